@@ -1,0 +1,140 @@
+/*
+ * Starts the real development backend (packages/backend) as a child process for
+ * end-to-end tests: real auth (oauth2-proxy sign-in), catalog, RBAC and both plugins.
+ * Each call gets its own free port and an in-memory SQLite database unless the
+ * given config says otherwise.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Options of {@link startBackendProcess}. */
+export interface BackendProcessOptions {
+  /** Config merged over app-config.yaml (objects merge, arrays replace). */
+  config?: Record<string, unknown>;
+  /** Extra environment variables for the process. */
+  env?: Record<string, string>;
+  /** How long to wait for the backend to answer and sign users in; default 60 s. */
+  startTimeoutMs?: number;
+}
+
+/** A running backend process. */
+export interface BackendProcess {
+  baseUrl: string;
+  port: number;
+  /** Signs a fixture user in through the oauth2-proxy provider and returns its Backstage token. */
+  signIn(userName: string): Promise<string>;
+  /** Everything the process printed so far (for diagnosing a failed test). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const backendRoot = path.resolve(__dirname, '..', '..');
+const repoRoot = path.resolve(backendRoot, '..', '..');
+
+/** Finds a free TCP port on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function signInOnce(baseUrl: string, userName: string): Promise<string | undefined> {
+  const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
+    headers: { 'X-Forwarded-User': userName },
+  });
+  if (!response.ok) return undefined;
+  const body = (await response.json()) as { backstageIdentity?: { token?: string } };
+  return body.backstageIdentity?.token;
+}
+
+/** Starts the development backend on a free port and waits until alice can sign in. */
+export async function startBackendProcess(
+  options: BackendProcessOptions = {},
+): Promise<BackendProcess> {
+  const port = await freePort();
+  const baseUrl = `http://localhost:${port}`;
+  const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'backend-e2e-'));
+  const overridePath = path.join(configDir, 'app-config.test.json');
+  const override = {
+    ...options.config,
+    backend: {
+      ...(options.config?.backend as object | undefined),
+      baseUrl,
+      listen: { port, host: '127.0.0.1' },
+    },
+  };
+  fs.writeFileSync(overridePath, JSON.stringify(override));
+
+  let output = '';
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--require',
+      require.resolve('@backstage/cli/config/nodeTransform.cjs'),
+      'src/index.ts',
+      '--config',
+      path.join(repoRoot, 'app-config.yaml'),
+      '--config',
+      overridePath,
+    ],
+    {
+      cwd: backendRoot,
+      env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.on('data', chunk => {
+    output += chunk;
+  });
+  child.stderr?.on('data', chunk => {
+    output += chunk;
+  });
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    fs.rmSync(configDir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`backend exited with code ${child.exitCode} during start:\n${output}`);
+    }
+    try {
+      if (await signInOnce(baseUrl, 'alice')) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`backend did not start within the time limit:\n${output}`);
+    }
+    await new Promise(resolve => setTimeout(resolve, 250));
+  }
+
+  return {
+    baseUrl,
+    port,
+    output: () => output,
+    stop,
+    async signIn(userName: string) {
+      const token = await signInOnce(baseUrl, userName);
+      if (!token) throw new Error(`could not sign in as ${userName}`);
+      return token;
+    },
+  };
+}

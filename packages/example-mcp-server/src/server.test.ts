@@ -1,0 +1,73 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ExampleMcpServer, startExampleMcpServer } from './server';
+
+describe('the example MCP server (official SDK client)', () => {
+  let server: ExampleMcpServer;
+  const clients: Client[] = [];
+
+  async function connect(capabilities = {}) {
+    const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    clients.push(client);
+    return client;
+  }
+
+  beforeEach(async () => {
+    server = await startExampleMcpServer({ port: 0 });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map(c => c.close()));
+    await server.close();
+  });
+
+  it('reports progress with the caller’s token, in order', async () => {
+    const client = await connect();
+    const progress: number[] = [];
+    const result = await client.callTool({ name: 'count', arguments: { steps: 3, delayMs: 1 } }, undefined, {
+      onprogress: p => progress.push(p.progress),
+    });
+    expect(progress).toEqual([1, 2, 3]);
+    expect(result.content).toEqual([{ type: 'text', text: 'counted to 3' }]);
+  });
+
+  it('asks for elicitation and returns the answer', async () => {
+    const client = await connect({ elicitation: {} });
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      expect(request.params.message).toBe('Ship it?');
+      return { action: 'accept', content: { confirmed: true } };
+    });
+    const result = await client.callTool({ name: 'confirm', arguments: { question: 'Ship it?' } });
+    expect(result.structuredContent).toEqual({ action: 'accept', content: { confirmed: true } });
+  });
+
+  it('adds and removes a tool on every session and sends tools/list_changed', async () => {
+    const watcher = await connect();
+    let changes = 0;
+    watcher.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changes++;
+    });
+    // The SDK opens the GET stream after connect() resolves; list once so it is up.
+    await watcher.listTools();
+    await new Promise(resolve => setTimeout(resolve, 200));
+    const actor = await connect();
+    await actor.callTool({ name: 'add_tool', arguments: { name: 'hello' } });
+    const names = async () => (await watcher.listTools()).tools.map(t => t.name);
+    expect(await names()).toContain('hello');
+    await actor.callTool({ name: 'remove_tool', arguments: { name: 'hello' } });
+    expect(await names()).not.toContain('hello');
+    await new Promise(resolve => setTimeout(resolve, 200));
+    expect(changes).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses requests without the bearer token when one is configured', async () => {
+    await server.close();
+    server = await startExampleMcpServer({ port: 0, bearerToken: 'sekrit' });
+    const response = await fetch(server.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(401);
+  });
+});

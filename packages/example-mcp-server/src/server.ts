@@ -1,0 +1,236 @@
+/*
+ * A small streamable-HTTP MCP server for development and tests.
+ *
+ * One McpServer per session (never shared across sessions). Tools:
+ * - `echo`: returns its message.
+ * - `count`: counts to `steps`, sending `notifications/progress` when the caller gave a progressToken.
+ * - `confirm`: asks the client through `elicitation/create` and reports the answer.
+ * - `add_tool` / `remove_tool`: add or remove a dynamic echo-like tool on every session,
+ *   which sends `notifications/tools/list_changed` on each session's GET stream.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/** Options of {@link startExampleMcpServer}. @public */
+export interface ExampleMcpServerOptions {
+  /** Port to listen on; 0 picks a free one. */
+  port: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** When set, requests must carry `Authorization: Bearer <token>`. */
+  bearerToken?: string;
+}
+
+/** A running example server. @public */
+export interface ExampleMcpServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3101/mcp`. */
+  url: string;
+  port: number;
+  /** Number of live sessions. */
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  dynamicTools: Map<string, RegisteredTool>;
+}
+
+const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** Starts the example MCP server. @public */
+export async function startExampleMcpServer(
+  options: ExampleMcpServerOptions,
+): Promise<ExampleMcpServer> {
+  const sessions = new Map<string, Session>();
+  const dynamicToolNames = new Set<string>();
+
+  function registerDynamicTool(session: Session, name: string) {
+    const tool = session.server.registerTool(
+      name,
+      {
+        description: `A tool added at runtime by add_tool (${name})`,
+        inputSchema: { text: z.string().optional() },
+      },
+      async ({ text }) => ({
+        content: [{ type: 'text', text: `${name}: ${text ?? ''}` }],
+      }),
+    );
+    session.dynamicTools.set(name, tool);
+  }
+
+  function createSessionServer(): { server: McpServer; dynamicTools: Map<string, RegisteredTool> } {
+    const server = new McpServer(
+      { name: 'example-mcp-server', version: '0.1.0' },
+      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } } },
+    );
+    server.registerTool(
+      'echo',
+      { description: 'Returns the message it is given', inputSchema: { message: z.string() } },
+      async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
+    );
+    server.registerTool(
+      'count',
+      {
+        description: 'Counts to `steps`, reporting progress after each step',
+        inputSchema: {
+          steps: z.number().int().min(1).max(1000).default(5),
+          delayMs: z.number().int().min(0).max(60000).default(100),
+        },
+      },
+      async ({ steps, delayMs }, extra) => {
+        const progressToken = extra._meta?.progressToken;
+        for (let i = 1; i <= steps; i++) {
+          await new Promise(resolve => setTimeout(resolve, delayMs));
+          if (extra.signal.aborted) {
+            return { content: [{ type: 'text', text: `cancelled at ${i}` }], isError: true };
+          }
+          if (progressToken !== undefined) {
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken, progress: i, total: steps, message: `step ${i} of ${steps}` },
+            });
+          }
+        }
+        return { content: [{ type: 'text', text: `counted to ${steps}` }] };
+      },
+    );
+    server.registerTool(
+      'confirm',
+      {
+        description: 'Asks the user (through elicitation) to confirm a question',
+        inputSchema: { question: z.string().default('Proceed?') },
+      },
+      async ({ question }) => {
+        const answer = await server.server.elicitInput({
+          message: question,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              confirmed: { type: 'boolean', title: 'Confirmed' },
+              comment: { type: 'string', title: 'Comment' },
+            },
+            required: ['confirmed'],
+          },
+        });
+        return {
+          content: [{ type: 'text', text: JSON.stringify(answer) }],
+          structuredContent: answer as unknown as Record<string, unknown>,
+        };
+      },
+    );
+    server.registerTool(
+      'add_tool',
+      {
+        description: 'Adds a tool with the given name on every session (sends tools/list_changed)',
+        inputSchema: { name: z.string().regex(DYNAMIC_TOOL_NAME) },
+      },
+      async ({ name }) => {
+        if (dynamicToolNames.has(name) || ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)) {
+          return { content: [{ type: 'text', text: `tool ${name} exists already` }], isError: true };
+        }
+        dynamicToolNames.add(name);
+        for (const session of sessions.values()) registerDynamicTool(session, name);
+        return { content: [{ type: 'text', text: `added ${name}` }] };
+      },
+    );
+    server.registerTool(
+      'remove_tool',
+      {
+        description: 'Removes a tool added by add_tool (sends tools/list_changed)',
+        inputSchema: { name: z.string() },
+      },
+      async ({ name }) => {
+        if (!dynamicToolNames.delete(name)) {
+          return { content: [{ type: 'text', text: `no tool ${name}` }], isError: true };
+        }
+        for (const session of sessions.values()) {
+          session.dynamicTools.get(name)?.remove();
+          session.dynamicTools.delete(name);
+        }
+        return { content: [{ type: 'text', text: `removed ${name}` }] };
+      },
+    );
+    server.registerPrompt(
+      'greeting',
+      { description: 'A greeting for someone', argsSchema: { name: z.string() } },
+      ({ name }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }] }),
+    );
+    server.registerResource(
+      'readme',
+      'example://readme',
+      { description: 'What this server is', mimeType: 'text/plain' },
+      async uri => ({ contents: [{ uri: uri.href, text: 'The example MCP server of this repository.' }] }),
+    );
+    return { server, dynamicTools: new Map() };
+  }
+
+  const app = express();
+  app.use(express.json({ limit: '1mb' }));
+  if (options.bearerToken !== undefined) {
+    const expected = `Bearer ${options.bearerToken}`;
+    app.use((req, res, next) => {
+      if (req.headers.authorization !== expected) {
+        res.status(401).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null });
+        return;
+      }
+      next();
+    });
+  }
+
+  app.all('/mcp', async (req, res) => {
+    const sessionId = req.header('mcp-session-id');
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      if (!session) {
+        res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+        return;
+      }
+      await session.transport.handleRequest(req, res, req.body);
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: no session id' }, id: null });
+      return;
+    }
+    const { server, dynamicTools } = createSessionServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: id => {
+        const session = { transport, server, dynamicTools };
+        sessions.set(id, session);
+        for (const name of dynamicToolNames) registerDynamicTool(session, name);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+
+  const httpServer = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = httpServer.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}/mcp`,
+    port,
+    sessionCount: () => sessions.size,
+    async close() {
+      for (const session of sessions.values()) await session.transport.close();
+      sessions.clear();
+      httpServer.closeAllConnections();
+      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+    },
+  };
+}

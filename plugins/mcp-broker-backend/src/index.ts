@@ -1,0 +1,6 @@
+/**
+ * The MCP broker backend plugin for Backstage.
+ *
+ * @packageDocumentation
+ */
+export { mcpBrokerPlugin as default } from './plugin';

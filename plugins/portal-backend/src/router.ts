@@ -1,0 +1,12 @@
+import express from 'express';
+import Router from 'express-promise-router';
+
+/** Builds the portal's Express router. */
+export async function createRouter(): Promise<express.Router> {
+  const router = Router();
+  router.use(express.json());
+  router.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  return router;
+}

@@ -1,0 +1,7 @@
+/**
+ * Permissions, resource types and API types of the portal backend plugin.
+ *
+ * @packageDocumentation
+ */
+export * from './permissions';
+export * from './types';

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// `yarn start`: the example MCP server and the backend side by side; Ctrl-C stops both.
+import { spawn } from 'node:child_process';
+
+const children = [
+  ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
+  ['backend', ['workspace', 'backend', 'start']],
+].map(([name, args]) => {
+  const child = spawn('yarn', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
+    stream.on('data', chunk => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop();
+      for (const line of lines) process.stdout.write(`[${name}] ${line}\n`);
+    });
+  }
+  return { name, child };
+});
+
+let stopping = false;
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const { child } of children) if (child.exitCode === null) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 3000).unref();
+}
+for (const { name, child } of children) {
+  child.on('exit', code => {
+    if (!stopping) {
+      process.stderr.write(`${name} exited with code ${code}; stopping the rest\n`);
+      stopAll(code ?? 1);
+    }
+  });
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
