@@ -1,0 +1,160 @@
+/*
+ * The storage contract of the portal. Two implementations pass one shared contract
+ * suite: DatabasePortalStore (Backstage's database: SQLite, PostgreSQL) and
+ * KubernetesPortalStore (custom resources).
+ *
+ * Guarantees every implementation gives:
+ * - Each method is atomic from the caller's point of view: it either happens whole or
+ *   throws, leaving nothing half-written (cascade deletes may be completed by a retry).
+ * - State changes are compare-and-set: `reviewKey` moves a key out of Pending only if it
+ *   is still Pending; `revealSecret` hands the secret out exactly once under any number of
+ *   concurrent callers; `replaceProduct` writes only over the resourceVersion it was given.
+ * - Errors are `@backstage/errors`: NotFoundError (no such record), ConflictError (already
+ *   exists, stale resourceVersion, wrong phase, secret already revealed),
+ *   ServiceUnavailableError (the backing store is unreachable or timed out).
+ * - Secrets never appear in returned objects; only `revealSecret` returns one.
+ * - Ownership filters are evaluated by the store (indexes, label selectors), never by
+ *   listing everything and filtering in memory.
+ *
+ * The store knows nothing of permissions or HTTP; the service enforces the business rules
+ * (validation, who may do what) and the store enforces atomicity.
+ */
+import type {
+  ApiKey,
+  ApiKeyPhase,
+  ApiKeySpec,
+  ApiProduct,
+  ApiProductSpec,
+  ObjectRef,
+} from '@devportal/plugin-portal-common';
+
+/** An API product as stored: `status.plans` is derived by the service, not stored. */
+export type StoredApiProduct = Omit<ApiProduct, 'status'>;
+
+/** Input of {@link PortalStore.createProduct}. */
+export interface NewApiProduct {
+  namespace: string;
+  name: string;
+  labels?: Record<string, string>;
+  /** Must include the owner annotation (`backstage.io/owner`). */
+  annotations: Record<string, string>;
+  spec: ApiProductSpec;
+}
+
+/** Input of {@link PortalStore.createKey}: the store generates the name. */
+export interface NewApiKey {
+  /** The product's namespace (keys live next to their product). */
+  namespace: string;
+  spec: ApiKeySpec;
+  /** Set for automatic approval: the key is created Approved with this secret. */
+  approval?: KeyApproval;
+}
+
+/** What an approval records. */
+export interface KeyApproval {
+  reviewedBy: string;
+  reason?: string;
+  /** The API key itself (≥ 32 random bytes, base64url); stored apart from the record. */
+  secret: string;
+}
+
+/** A review decision for {@link PortalStore.reviewKey}. */
+export type KeyReview =
+  | ({ phase: 'Approved' } & KeyApproval)
+  | { phase: 'Rejected'; reviewedBy: string; reason?: string };
+
+/** Changes to a Pending key; `expiresAt: null` clears it. */
+export interface PendingKeyUpdate {
+  planTier?: string;
+  useCase?: string;
+  expiresAt?: string | null;
+}
+
+/** Filter of {@link PortalStore.listProducts}. */
+export interface ProductFilter {
+  namespace?: string;
+  /** Only products whose owner annotation is one of these entity refs. */
+  ownerRefs?: string[];
+}
+
+/** Filter of {@link PortalStore.listKeys}; all given conditions must hold. */
+export interface KeyFilter {
+  namespace?: string;
+  phase?: ApiKeyPhase;
+  /** Only keys of this product (in `namespace`, which must then be given). */
+  productName?: string;
+  /** Only keys requested by this user entity ref. */
+  requestedBy?: string;
+  /**
+   * Only keys the caller owns: requested by `userRef`, or for a product whose owner is
+   * one of `ownershipRefs` (the caller's user ref and groups).
+   */
+  ownedBy?: { userRef: string; ownershipRefs: string[] };
+}
+
+/** Storage of API products, API keys and their secrets. */
+export interface PortalStore {
+  /** Creates a product; ConflictError when the namespace/name exists. */
+  createProduct(product: NewApiProduct): Promise<StoredApiProduct>;
+  getProduct(ref: ObjectRef): Promise<StoredApiProduct | undefined>;
+  listProducts(filter: ProductFilter): Promise<StoredApiProduct[]>;
+  /**
+   * Replaces spec, labels and annotations of a product, only if its current
+   * resourceVersion equals `product.metadata.resourceVersion` (ConflictError otherwise).
+   */
+  replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct>;
+  /**
+   * Deletes a product's keys and their secrets (same namespace only), then the product.
+   * NotFoundError when the product does not exist. If it fails part-way, a retry finishes.
+   */
+  deleteProduct(ref: ObjectRef): Promise<void>;
+
+  /**
+   * Creates a key request with a generated name. NotFoundError when its product is gone;
+   * ConflictError when the same requester already has a Pending key for the same
+   * product and tier.
+   */
+  createKey(key: NewApiKey): Promise<ApiKey>;
+  getKey(ref: ObjectRef): Promise<ApiKey | undefined>;
+  listKeys(filter: KeyFilter): Promise<ApiKey[]>;
+  /** Edits a key only while it is Pending (ConflictError naming the phase otherwise). */
+  updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey>;
+  /** Moves a key from Pending to Approved or Rejected (ConflictError naming the phase otherwise). */
+  reviewKey(ref: ObjectRef, review: KeyReview): Promise<ApiKey>;
+  /**
+   * Returns the secret of an Approved key the first time only and marks it revealed, in
+   * one atomic step. ConflictError when not Approved or already revealed.
+   */
+  revealSecret(ref: ObjectRef): Promise<string>;
+  /** Deletes a key in any phase, and its secret (which revokes it). */
+  deleteKey(ref: ObjectRef): Promise<void>;
+}
+
+/** The read-only Kuadrant and Gateway API kinds the portal lists. */
+export type ReadOnlyKind = 'HTTPRoute' | 'PlanPolicy' | 'AuthPolicy' | 'RateLimitPolicy';
+
+/** A read-only object as it comes from a manifest file or a cluster. */
+export interface ReadOnlyObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    namespace: string;
+    name: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: unknown;
+  status?: unknown;
+}
+
+/**
+ * Where HTTPRoutes and policies come from: manifest files (database storage) or the
+ * cluster (kubernetes storage).
+ */
+export interface ReadOnlyResourceSource {
+  list(kind: ReadOnlyKind, options?: { namespace?: string }): Promise<ReadOnlyObject[]>;
+  get(kind: ReadOnlyKind, ref: ObjectRef): Promise<ReadOnlyObject | undefined>;
+}
