@@ -1,0 +1,147 @@
+/*
+ * The seam between the broker's client-facing dispatcher (sessions, lists, events) and the
+ * tool-call machinery (progress, elicitation, cancellation). The dispatcher authenticates the
+ * client, finds its session, resolves the prefixed tool name, and then hands every
+ * tool-call-related message to one ToolCallHandler. Everything behind that interface may be
+ * replaced without touching the router.
+ */
+import type { Request, Response } from 'express';
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { BrokerConfig, BrokerServerConfig } from '../config';
+import type {
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+} from './jsonRpc';
+
+/**
+ * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
+ * credentials for it (`headers`, secret: never log them).
+ */
+export type BrokerBackend = BrokerServerConfig;
+
+/** What the broker knows about a client session. */
+export interface ClientSessionInfo {
+  /** The `Mcp-Session-Id` (≥ 128 random bits, base64url). */
+  readonly id: string;
+  /**
+   * The authenticated principal that owns the session: `user:<entity ref>` or
+   * `service:<subject>`. Requests with another principal's token never see this session.
+   */
+  readonly principal: string;
+  /** The protocol version negotiated with the client. */
+  readonly protocolVersion: string;
+  /** The capabilities the client declared in `initialize` (e.g. `elicitation`, `sampling`). */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** The client's `clientInfo` from `initialize`, if any. */
+  readonly clientInfo?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One SSE stream towards a client, with keep-alive comments and a bounded write buffer: a
+ * client that does not read is disconnected (the stream closes) instead of queueing without
+ * limit. Closed on shutdown by the broker.
+ */
+export interface ClientEventStream {
+  /** Sends one JSON-RPC message as an SSE `message` event; false when the stream is closed. */
+  send(message: JsonRpcMessage): boolean;
+  /** Ends the stream (idempotent). */
+  close(): void;
+  /** True once the stream is closed, by either side. */
+  readonly closed: boolean;
+  /** Aborted when the stream closes. */
+  readonly signal: AbortSignal;
+}
+
+/** Arguments of {@link ToolCallHandler.handleToolCall}. */
+export interface ToolCallContext {
+  readonly clientSession: ClientSessionInfo;
+  /** The backend that owns the tool. */
+  readonly backend: BrokerBackend;
+  /**
+   * The client's `tools/call` request, unchanged except `params.name`, which is already the
+   * backend's own (unprefixed) tool name. `id` and `params._meta.progressToken` are the client's.
+   */
+  readonly request: JsonRpcRequest;
+  /** The client's HTTP request and response. The handler must answer `res` exactly once. */
+  readonly req: Request;
+  readonly res: Response;
+  /**
+   * Turns `res` into an SSE stream (status 200, `text/event-stream`, keep-alive comments,
+   * bounded buffer). Use it to stream progress and elicitation requests, then `send` the
+   * final JSON-RPC response and `close`. Alternatively answer `res` with plain JSON.
+   */
+  openEventStream(): ClientEventStream;
+  /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
+  readonly signal: AbortSignal;
+}
+
+/** Arguments of {@link ToolCallHandler.handleClientResponse}. */
+export interface ClientResponseContext {
+  readonly clientSession: ClientSessionInfo;
+  /**
+   * A JSON-RPC response the client POSTed (its answer to a server→client request such as
+   * `elicitation/create`); its id is whatever the broker gave the client (e.g. `<server>:<random>`).
+   */
+  readonly message: JsonRpcResponse;
+  /** The handler must answer: 202 when accepted, 404 with a JSON-RPC error body when unknown. */
+  readonly res: Response;
+}
+
+/** Arguments of {@link ToolCallHandler.handleClientNotification}. */
+export interface ClientNotificationContext {
+  readonly clientSession: ClientSessionInfo;
+  /** Currently only `notifications/cancelled`; the router answers the client 202 itself. */
+  readonly notification: JsonRpcNotification;
+}
+
+/**
+ * The tool-call half of the broker. The router calls it for:
+ * - `tools/call` requests, after authenticating the client, checking its session and resolving
+ *   the prefixed tool name to a backend (unknown names never reach the handler: the router
+ *   answers `-32602`);
+ * - JSON-RPC responses POSTed by a client (answers to elicitation or sampling requests);
+ * - `notifications/cancelled` from a client;
+ * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
+ *
+ * Contract: `handleToolCall` and `handleClientResponse` answer `res` themselves, exactly once,
+ * and never throw for client mistakes (unexpected errors are mapped to a JSON-RPC error by the
+ * router only if nothing was written yet). The handler never forwards the client's credentials
+ * to a backend: it uses `backend.headers`. `close` releases every timer and connection.
+ */
+export interface ToolCallHandler {
+  handleToolCall(context: ToolCallContext): Promise<void>;
+  handleClientResponse(context: ClientResponseContext): Promise<void>;
+  handleClientNotification(context: ClientNotificationContext): Promise<void>;
+  /** The client session ended: end its backend sessions and drop its pending elicitations. */
+  closeClientSession(sessionId: string): Promise<void>;
+  /** The backend was removed from the configuration: drop everything that belongs to it. */
+  removeBackend(name: string): Promise<void>;
+  /** The broker is shutting down. */
+  close(): Promise<void>;
+}
+
+/** A request over the broker's own session with one backend (see `UpstreamConnection`). */
+export interface BackendRequester {
+  /**
+   * Sends a request over the broker's own backend session and resolves with its result.
+   * Rejects with `BackendRpcError` (the backend's JSON-RPC error) or `BackendUnavailableError`.
+   */
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<Record<string, unknown>>;
+}
+
+/** What a ToolCallHandler may use from the broker. */
+export interface ToolCallHandlerDeps {
+  readonly config: BrokerConfig;
+  readonly logger: LoggerService;
+  /** The broker's own session per backend name (undefined for unknown names). */
+  readonly backendSessions: { get(name: string): BackendRequester | undefined };
+}
+
+/** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
+export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;

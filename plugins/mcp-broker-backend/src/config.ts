@@ -1,0 +1,217 @@
+/*
+ * The broker's configuration, read once at start-up into typed objects. Every problem is an
+ * InputError naming the offending key, so a bad entry fails start-up with a message that says
+ * what to fix.
+ */
+import { Config, readDurationFromConfig } from '@backstage/config';
+import { InputError } from '@backstage/errors';
+import { durationToMilliseconds } from '@backstage/types';
+
+/** One backend MCP server the broker aggregates. */
+export interface BrokerServerConfig {
+  /** Unique name, `[a-z0-9-]+`. */
+  readonly name: string;
+  /** The server's streamable-HTTP endpoint. */
+  readonly url: string;
+  /** Prefix of this server's tool and prompt names (default `<name>_`, may be `''`). */
+  readonly toolPrefix: string;
+  /** The broker's own credentials and other headers for this server (secret). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Host/Origin checks on the client endpoint (DNS rebinding protection). */
+export interface DnsRebindingProtectionConfig {
+  readonly enabled: boolean;
+  /** Host names (without port, lower case) accepted in the `Host` header. */
+  readonly allowedHosts: ReadonlySet<string>;
+  /** Origins (`scheme://host[:port]`) accepted in the `Origin` header, when one is sent. */
+  readonly allowedOrigins: ReadonlySet<string>;
+}
+
+/** The broker's whole configuration, with defaults applied. Durations are in milliseconds. */
+export interface BrokerConfig {
+  readonly servers: readonly BrokerServerConfig[];
+  readonly elicitationTtlMs: number;
+  readonly toolCallTimeoutMs: number;
+  readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
+  readonly keepAliveMs: number;
+  /** Re-listing interval for backends without an event stream (GET answered 405). */
+  readonly pollIntervalMs: number;
+  /** Timeout of every request the broker sends to a backend (other than tool calls). */
+  readonly requestTimeoutMs: number;
+  /** Minimum spacing of list_changed notifications of one kind to clients. */
+  readonly coalesceWindowMs: number;
+  /** A client session without any request or open stream for this long is ended. */
+  readonly sessionIdleTimeoutMs: number;
+  /** Bytes that may queue on one client stream before the client is disconnected as too slow. */
+  readonly clientStreamBufferBytes: number;
+  readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
+}
+
+/** Defaults, with their units in the names. */
+export const DEFAULT_ELICITATION_TTL_MS = 10 * 60_000;
+export const DEFAULT_TOOL_CALL_TIMEOUT_MS = 5 * 60_000;
+export const DEFAULT_RECONNECT_INITIAL_DELAY_MS = 500;
+export const DEFAULT_RECONNECT_MAX_DELAY_MS = 30_000;
+export const DEFAULT_KEEP_ALIVE_MS = 15_000;
+export const DEFAULT_POLL_INTERVAL_MS = 30_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_COALESCE_WINDOW_MS = 250;
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
+export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
+
+const SERVER_NAME = /^[a-z0-9-]+$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the broker sets itself on backend requests; configuring them would break the protocol. */
+const RESERVED_HEADERS = new Set([
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'content-type',
+  'accept',
+  'content-length',
+  'host',
+  'last-event-id',
+]);
+
+function readOptionalDurationMs(
+  config: Config,
+  key: string,
+  fullKey: string,
+  fallbackMs: number,
+  minimumMs = 1,
+): number {
+  if (!config.has(key)) return fallbackMs;
+  let ms: number;
+  try {
+    ms = durationToMilliseconds(readDurationFromConfig(config, { key }));
+  } catch (error) {
+    throw new InputError(
+      `Invalid duration at ${fullKey}: ${(error as Error).message}. Use e.g. { seconds: 30 } or "30s"`,
+    );
+  }
+  if (!Number.isFinite(ms) || ms < minimumMs) {
+    throw new InputError(`Invalid duration at ${fullKey}: must be at least ${minimumMs} ms`);
+  }
+  return ms;
+}
+
+function readServer(entry: Config, index: number): BrokerServerConfig {
+  const at = `mcpBroker.servers[${index}]`;
+  const name = entry.getString('name');
+  if (!SERVER_NAME.test(name)) {
+    throw new InputError(`Invalid ${at}.name "${name}": use lower-case letters, digits and "-"`);
+  }
+  const rawUrl = entry.getString('url');
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new InputError(`Invalid ${at}.url: "${rawUrl}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InputError(`Invalid ${at}.url: only http and https are supported`);
+  }
+  const toolPrefix = entry.getOptionalString('toolPrefix') ?? `${name}_`;
+  if (!/^[A-Za-z0-9_.-]*$/.test(toolPrefix)) {
+    throw new InputError(`Invalid ${at}.toolPrefix "${toolPrefix}": use letters, digits, "_", "." or "-"`);
+  }
+  const headers: Record<string, string> = {};
+  const headersConfig = entry.getOptionalConfig('headers');
+  for (const key of headersConfig?.keys() ?? []) {
+    if (!HEADER_NAME.test(key) || RESERVED_HEADERS.has(key.toLowerCase())) {
+      throw new InputError(`Invalid ${at}.headers.${key}: not an allowed header name`);
+    }
+    const value = headersConfig!.getString(key);
+    if (/[\r\n]/.test(value)) {
+      throw new InputError(`Invalid ${at}.headers.${key}: header values must be one line`);
+    }
+    headers[key] = value;
+  }
+  return { name, url: url.toString(), toolPrefix, headers };
+}
+
+function hostOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+function originOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function readDnsRebindingProtection(root: Config, broker: Config | undefined): DnsRebindingProtectionConfig {
+  const section = broker?.getOptionalConfig('dnsRebindingProtection');
+  const backendBaseUrl = root.getOptionalString('backend.baseUrl');
+  const appBaseUrl = root.getOptionalString('app.baseUrl');
+  // By default accept the names this backend is known by, plus loopback names for local tools.
+  const defaultHosts = ['localhost', '127.0.0.1', '[::1]', hostOf(backendBaseUrl)].filter(
+    (h): h is string => h !== undefined,
+  );
+  const defaultOrigins = [originOf(backendBaseUrl), originOf(appBaseUrl)].filter(
+    (o): o is string => o !== undefined,
+  );
+  const allowedHosts = section?.getOptionalStringArray('allowedHosts')?.map(h => h.toLowerCase());
+  const allowedOrigins = section?.getOptionalStringArray('allowedOrigins');
+  for (const [i, origin] of (allowedOrigins ?? []).entries()) {
+    if (originOf(origin) !== origin) {
+      throw new InputError(
+        `Invalid mcpBroker.dnsRebindingProtection.allowedOrigins[${i}] "${origin}": write it as scheme://host[:port]`,
+      );
+    }
+  }
+  return {
+    enabled: section?.getOptionalBoolean('enabled') ?? true,
+    allowedHosts: new Set(allowedHosts ?? defaultHosts),
+    allowedOrigins: new Set(allowedOrigins ?? defaultOrigins),
+  };
+}
+
+/**
+ * Reads and validates the broker's configuration (`mcpBroker.*`) from the root config.
+ * Throws an InputError that names the key of the first invalid entry.
+ */
+export function readBrokerConfig(root: Config): BrokerConfig {
+  const broker = root.getOptionalConfig('mcpBroker');
+  const servers = (broker?.getOptionalConfigArray('servers') ?? []).map(readServer);
+  const seen = new Set<string>();
+  for (const [i, server] of servers.entries()) {
+    if (seen.has(server.name)) {
+      throw new InputError(`Invalid mcpBroker.servers[${i}].name: "${server.name}" is used twice`);
+    }
+    seen.add(server.name);
+  }
+  const duration = (key: string, fallbackMs: number, minimumMs?: number) =>
+    broker ? readOptionalDurationMs(broker, key, `mcpBroker.${key}`, fallbackMs, minimumMs) : fallbackMs;
+
+  const initialDelayMs = duration('reconnect.initialDelay', DEFAULT_RECONNECT_INITIAL_DELAY_MS);
+  const maxDelayMs = duration('reconnect.maxDelay', DEFAULT_RECONNECT_MAX_DELAY_MS);
+  if (maxDelayMs < initialDelayMs) {
+    throw new InputError('Invalid mcpBroker.reconnect.maxDelay: must not be shorter than initialDelay');
+  }
+  const bufferBytes = broker?.getOptionalNumber('clientStreamBufferBytes') ?? DEFAULT_CLIENT_STREAM_BUFFER_BYTES;
+  if (!Number.isInteger(bufferBytes) || bufferBytes < 1) {
+    throw new InputError('Invalid mcpBroker.clientStreamBufferBytes: must be a positive integer');
+  }
+  return {
+    servers,
+    elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
+    toolCallTimeoutMs: duration('toolCallTimeout', DEFAULT_TOOL_CALL_TIMEOUT_MS),
+    reconnect: { initialDelayMs, maxDelayMs },
+    keepAliveMs: duration('keepAlive', DEFAULT_KEEP_ALIVE_MS, 10),
+    pollIntervalMs: duration('pollInterval', DEFAULT_POLL_INTERVAL_MS, 10),
+    requestTimeoutMs: duration('requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
+    coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
+    sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
+    clientStreamBufferBytes: bufferBytes,
+    dnsRebindingProtection: readDnsRebindingProtection(root, broker),
+  };
+}
