@@ -3,6 +3,9 @@
 // PostgreSQL tests run when BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is set (as
 // .ci/run does, after starting a local PostgreSQL); otherwise they are skipped with a visible message.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 function run(command, args, env = {}) {
   process.stdout.write(`\n$ ${command} ${args.join(' ')}\n`);
@@ -17,4 +20,22 @@ if (!process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
   );
 }
 run('yarn', ['tsc']);
-run('yarn', ['backstage-cli', 'repo', 'test', ...process.argv.slice(2)], { CI: 'true', BACKSTAGE_TEST_DISABLE_DOCKER: '1' });
+
+// Jest's own summary is printed as usual; the JSON report gives one plain closing line
+// ("jest: N passed, N failed, N skipped") that CI systems read regardless of the runner.
+const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jest-report-'));
+const reportFile = path.join(reportDir, 'report.json');
+const jest = spawnSync(
+  'yarn',
+  ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...process.argv.slice(2)],
+  { stdio: 'inherit', env: { ...process.env, CI: 'true', BACKSTAGE_TEST_DISABLE_DOCKER: '1' } },
+);
+if (fs.existsSync(reportFile)) {
+  const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+  const skipped = report.numPendingTests + report.numTodoTests;
+  process.stdout.write(
+    `\njest: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped\n`,
+  );
+}
+fs.rmSync(reportDir, { recursive: true, force: true });
+process.exit(jest.status ?? 1);
