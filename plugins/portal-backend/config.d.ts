@@ -7,5 +7,12 @@ export interface Config {
      * `kubernetes`: custom resources in a cluster.
      */
     storage?: 'database' | 'kubernetes';
+    /**
+     * Kubernetes manifest files (multi-document YAML) with the read-only kinds the
+     * portal shows with the database store: HTTPRoute, PlanPolicy, AuthPolicy,
+     * RateLimitPolicy. Relative paths are relative to the backend's working directory.
+     * Default: none.
+     */
+    manifests?: string[];
   };
 }

@@ -4,3 +4,5 @@
  * @packageDocumentation
  */
 export { portalPlugin as default } from './plugin';
+export { portalRoutes, toOpenApiPath } from './router/routes';
+export type { PortalRoute, PortalOperationId } from './router/routes';

@@ -5,3 +5,4 @@
  */
 export * from './permissions';
 export * from './types';
+export * from './client';

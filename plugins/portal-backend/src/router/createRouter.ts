@@ -1,0 +1,228 @@
+/*
+ * The portal's HTTP surface under /api/portal (spec §4). Handlers are parse → call →
+ * respond: bodies and queries are validated here once (schemas.ts), every decision is
+ * made by the PortalService (permissions, business rules), and every error is thrown as
+ * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
+ * secret reveals are wrapped in audit events.
+ *
+ * Bodies are JSON (`application/json`, or `application/merge-patch+json` for PATCH), at
+ * most 64 KiB (413 beyond).
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import type { ObjectRef } from '@devportal/plugin-portal-common';
+import express, { type Request, type Response } from 'express';
+import Router from 'express-promise-router';
+import type { PortalAuditor } from '../audit/PortalAuditor';
+import type { PortalService } from '../service/AuthorizedPortalService';
+import { toBodyError, UnsupportedMediaTypeError } from './bodyErrors';
+import { portalRoutes, type PortalOperationId } from './routes';
+import {
+  apiProductPatchSchema,
+  bulkReviewSchema,
+  createApiKeyRequestSchema,
+  createApiProductSchema,
+  namespaceQuerySchema,
+  parseInput,
+  requestListQuerySchema,
+  reviewSchema,
+  updateApiKeyRequestSchema,
+} from './schemas';
+
+/** Largest accepted request body. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
+
+/** Options of {@link createRouter}. */
+export interface PortalRouterOptions {
+  service: PortalService;
+  httpAuth: HttpAuthService;
+  auditor: PortalAuditor;
+}
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+
+function refOf(req: Request): ObjectRef {
+  return { namespace: req.params.namespace, name: req.params.name };
+}
+
+/** Builds the portal's Express router over {@link portalRoutes}. */
+export async function createRouter(options: PortalRouterOptions): Promise<express.Router> {
+  const { service, httpAuth, auditor } = options;
+  const credentials = (req: Request) => httpAuth.credentials(req, { allow: ['user', 'service'] });
+  const body = (req: Request, schema: Parameters<typeof parseInput>[0]) =>
+    parseInput(schema, req.body ?? {}, 'request body');
+  const items = <T>(res: Response, list: T[]) => {
+    res.json({ items: list });
+  };
+
+  const review = (decision: 'approve' | 'reject'): Handler => async (req, res) => {
+    const { reason } = body(req, reviewSchema);
+    const ref = refOf(req);
+    const creds = await credentials(req);
+    const key = await auditor.run(
+      { eventId: 'apikey-request-review', request: req, meta: { ...ref, decision } },
+      () => service.reviewRequest(creds, ref, decision, reason),
+    );
+    res.json(key);
+  };
+
+  const bulkReview = (decision: 'approve' | 'reject'): Handler => async (req, res) => {
+    const { requests, reason } = body(req, bulkReviewSchema);
+    const creds = await credentials(req);
+    const results = await auditor.run(
+      {
+        eventId: 'apikey-request-bulk-review',
+        request: req,
+        meta: { decision, requests },
+        successMeta: list => ({
+          results: list.map(r => ({
+            namespace: r.namespace,
+            name: r.name,
+            statusCode: r.success ? 200 : r.error.statusCode,
+          })),
+        }),
+      },
+      () => service.bulkReview(creds, requests, decision, reason),
+    );
+    res.json({ results });
+  };
+
+  const handlers: Record<PortalOperationId, Handler> = {
+    async listApiProducts(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listProducts(await credentials(req), query));
+    },
+    async getApiProduct(req, res) {
+      res.json(await service.getProduct(await credentials(req), refOf(req)));
+    },
+    async createApiProduct(req, res) {
+      const product = body(req, createApiProductSchema);
+      const creds = await credentials(req);
+      const created = await auditor.run(
+        { eventId: 'apiproduct-create', request: req, meta: { namespace: product.metadata.namespace, name: product.metadata.name } },
+        () => service.createProduct(creds, product),
+      );
+      res.status(201).json(created);
+    },
+    async updateApiProduct(req, res) {
+      const patch = body(req, apiProductPatchSchema);
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      const updated = await auditor.run(
+        { eventId: 'apiproduct-update', request: req, meta: { ...ref, fields: changedFields(patch) } },
+        () => service.updateProduct(creds, ref, patch),
+      );
+      res.json(updated);
+    },
+    async deleteApiProduct(req, res) {
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      await auditor.run({ eventId: 'apiproduct-delete', request: req, meta: { ...ref } }, () =>
+        service.deleteProduct(creds, ref),
+      );
+      res.status(204).end();
+    },
+    async listHttpRoutes(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listReadOnly(await credentials(req), 'HTTPRoute', query));
+    },
+    async listPlanPolicies(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listReadOnly(await credentials(req), 'PlanPolicy', query));
+    },
+    async getPlanPolicy(req, res) {
+      res.json(await service.getPlanPolicy(await credentials(req), refOf(req)));
+    },
+    async listAuthPolicies(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listReadOnly(await credentials(req), 'AuthPolicy', query));
+    },
+    async listRateLimitPolicies(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listReadOnly(await credentials(req), 'RateLimitPolicy', query));
+    },
+    async listRequests(req, res) {
+      const query = parseInput(requestListQuerySchema, req.query, 'query');
+      items(res, await service.listRequests(await credentials(req), query));
+    },
+    async listMyRequests(req, res) {
+      const query = parseInput(namespaceQuerySchema, req.query, 'query');
+      items(res, await service.listMyRequests(await credentials(req), query));
+    },
+    async createRequest(req, res) {
+      const request = body(req, createApiKeyRequestSchema);
+      const creds = await credentials(req);
+      const key = await auditor.run(
+        {
+          eventId: 'apikey-request-create',
+          request: req,
+          meta: { product: request.apiProductRef, planTier: request.planTier },
+          successMeta: created => ({ ...created.metadata, phase: created.status?.phase ?? 'Pending' }),
+        },
+        () => service.createRequest(creds, request),
+      );
+      res.status(201).json(key);
+    },
+    bulkApproveRequests: bulkReview('approve'),
+    bulkRejectRequests: bulkReview('reject'),
+    async updateRequest(req, res) {
+      const update = body(req, updateApiKeyRequestSchema);
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      const key = await auditor.run(
+        { eventId: 'apikey-request-update', request: req, meta: { ...ref, fields: Object.keys(update) } },
+        () => service.updateRequest(creds, ref, update),
+      );
+      res.json(key);
+    },
+    async deleteRequest(req, res) {
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      await auditor.run({ eventId: 'apikey-request-delete', request: req, meta: { ...ref } }, () =>
+        service.deleteRequest(creds, ref),
+      );
+      res.status(204).end();
+    },
+    approveRequest: review('approve'),
+    rejectRequest: review('reject'),
+    async revealApiKeySecret(req, res) {
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      const apiKey = await auditor.run(
+        { eventId: 'apikey-secret-reveal', request: req, meta: { ...ref }, severityLevel: 'high' },
+        () => service.revealSecret(creds, ref),
+      );
+      // A secret is shown once: nothing between here and the client may keep a copy.
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ apiKey });
+    },
+  };
+
+  const router = Router();
+  const parseJson = express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES });
+  router.use((req, res, next) => {
+    // req.is() is null without a body and false for a body of another type.
+    if (req.is(JSON_TYPES) === false) {
+      next(
+        new UnsupportedMediaTypeError(
+          `request body must be JSON (Content-Type ${JSON_TYPES.join(' or ')}), got ${req.headers['content-type']}`,
+        ),
+      );
+      return;
+    }
+    parseJson(req, res, error => next(error ? toBodyError(error, '64 KiB') : undefined));
+  });
+  for (const route of portalRoutes) {
+    router[route.method](route.path, handlers[route.operationId]);
+  }
+  return router;
+}
+
+/** The top-level fields a product patch touches, for the audit record. */
+function changedFields(patch: { metadata?: object; spec?: object }): string[] {
+  return [
+    ...Object.keys(patch.metadata ?? {}).map(key => `metadata.${key}`),
+    ...Object.keys(patch.spec ?? {}).map(key => `spec.${key}`),
+  ];
+}

@@ -1,0 +1,241 @@
+/*
+ * Request validation at the edge (spec §1, §4): every body schema is `.strict()`, so an
+ * unknown field or one the server owns (status, uid, resourceVersion, requestedBy, ...)
+ * is a 400 whose message names the field. Query schemas only pick the parameters they
+ * know: unknown query parameters are ignored.
+ */
+import { InputError } from '@backstage/errors';
+import { z } from 'zod';
+
+/** Fields only the server sets; named as such in error messages. */
+const SERVER_OWNED_FIELDS = new Set([
+  'status',
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'generateName',
+  'managedFields',
+  'requestedBy',
+  'generation',
+  'deletionTimestamp',
+]);
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const dns1123Label = z
+  .string()
+  .max(63)
+  .regex(
+    DNS1123_LABEL,
+    'must be a DNS-1123 label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+  );
+
+const rfc3339 = z
+  .string()
+  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp, e.g. 2030-01-01T00:00:00Z' });
+
+const stringMap = z.record(z.string(), z.string());
+
+const targetRefSchema = z
+  .object({
+    group: z.literal('gateway.networking.k8s.io'),
+    kind: z.literal('HTTPRoute'),
+    name: z.string().min(1).max(253),
+  })
+  .strict();
+
+const documentationSchema = z
+  .object({ openAPISpecURL: z.string().url().optional(), docsURL: z.string().url().optional() })
+  .strict();
+
+const contactSchema = z
+  .object({
+    email: z.string().email().optional(),
+    team: z.string().max(253).optional(),
+    url: z.string().url().optional(),
+  })
+  .strict();
+
+const approvalMode = z.enum(['manual', 'automatic']);
+const publishStatus = z.enum(['Draft', 'Published']);
+const description = z.string().max(10_000);
+const version = z.string().max(253);
+const tags = z.array(z.string().min(1).max(253)).max(100);
+const displayName = z.string().min(1).max(253);
+
+/** `apiVersion` and `kind` are optional in bodies but must be right when sent. */
+const typeFields = (kind: string) => ({
+  apiVersion: z.literal('devportal.kuadrant.io/v1alpha1').optional(),
+  kind: z.literal(kind).optional(),
+});
+
+/** Body of `POST /apiproducts`. */
+export const createApiProductSchema = z
+  .object({
+    ...typeFields('APIProduct'),
+    metadata: z
+      .object({
+        namespace: dns1123Label,
+        name: dns1123Label,
+        labels: stringMap.optional(),
+        annotations: stringMap.optional(),
+      })
+      .strict(),
+    spec: z
+      .object({
+        displayName,
+        description: description.optional(),
+        version: version.optional(),
+        targetRef: targetRefSchema,
+        approvalMode: approvalMode.optional(),
+        publishStatus: publishStatus.optional(),
+        tags: tags.optional(),
+        documentation: documentationSchema.optional(),
+        contact: contactSchema.optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const nullableMembers = <T extends z.ZodRawShape>(shape: T) =>
+  z
+    .object(
+      Object.fromEntries(
+        Object.entries(shape).map(([key, schema]) => [key, (schema as z.ZodTypeAny).nullable().optional()]),
+      ) as { [K in keyof T]: z.ZodOptional<z.ZodNullable<T[K]>> },
+    )
+    .strict();
+
+/**
+ * Body of `PATCH /apiproducts/...`: a JSON merge patch. `null` removes optional fields;
+ * `displayName` and `targetRef` cannot be removed.
+ */
+export const apiProductPatchSchema = z
+  .object({
+    ...typeFields('APIProduct'),
+    metadata: z
+      .object({
+        labels: z.record(z.string(), z.string().nullable()).nullable().optional(),
+        annotations: z.object({ 'backstage.io/owner': z.string().min(1) }).strict().optional(),
+        resourceVersion: z.string().optional(),
+      })
+      .strict()
+      .optional(),
+    spec: z
+      .object({
+        displayName: displayName.optional(),
+        description: description.nullable().optional(),
+        version: version.nullable().optional(),
+        targetRef: targetRefSchema.optional(),
+        approvalMode: approvalMode.nullable().optional(),
+        publishStatus: publishStatus.nullable().optional(),
+        tags: tags.nullable().optional(),
+        documentation: nullableMembers({
+          openAPISpecURL: z.string().url(),
+          docsURL: z.string().url(),
+        })
+          .nullable()
+          .optional(),
+        contact: nullableMembers({
+          email: z.string().email(),
+          team: z.string().max(253),
+          url: z.string().url(),
+        })
+          .nullable()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const objectRefSchema = z.object({ namespace: dns1123Label, name: z.string().min(1).max(253) }).strict();
+const planTier = z.string().min(1).max(253);
+const useCase = z.string().max(1000);
+const reason = z.string().max(1000);
+
+/** Body of `POST /requests`. */
+export const createApiKeyRequestSchema = z
+  .object({
+    apiProductRef: objectRefSchema,
+    planTier,
+    useCase: useCase.optional(),
+    email: z.string().email().optional(),
+    expiresAt: rfc3339.optional(),
+  })
+  .strict();
+
+/** Body of `PATCH /requests/...`; `expiresAt: null` clears it. */
+export const updateApiKeyRequestSchema = z
+  .object({
+    planTier: planTier.optional(),
+    useCase: useCase.optional(),
+    expiresAt: rfc3339.nullable().optional(),
+  })
+  .strict();
+
+/** Body of approve and reject (optional). */
+export const reviewSchema = z.object({ reason: reason.optional() }).strict();
+
+/** Most items one bulk call may name. */
+export const MAX_BULK_ITEMS = 100;
+
+/** Body of `bulk-approve` and `bulk-reject`: 1–100 distinct requests. */
+export const bulkReviewSchema = z
+  .object({
+    requests: z.array(objectRefSchema).min(1).max(MAX_BULK_ITEMS),
+    reason: reason.optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    const seen = new Map<string, number>();
+    body.requests.forEach((ref, index) => {
+      const key = `${ref.namespace}/${ref.name}`;
+      const first = seen.get(key);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['requests', index],
+          message: `duplicates requests[${first}] (${key}); name each request once`,
+        });
+      } else {
+        seen.set(key, index);
+      }
+    });
+  });
+
+/** Query of `GET /requests`. */
+export const requestListQuerySchema = z.object({
+  status: z.enum(['Pending', 'Approved', 'Rejected']).optional(),
+  namespace: dns1123Label.optional(),
+});
+
+/** Query of the other lists. */
+export const namespaceQuerySchema = z.object({ namespace: dns1123Label.optional() });
+
+function describeIssue(issue: z.ZodIssue): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === z.ZodIssueCode.unrecognized_keys) {
+    return issue.keys
+      .map(key => {
+        const field = path ? `${path}.${key}` : key;
+        return SERVER_OWNED_FIELDS.has(key)
+          ? `${field} is set by the server and cannot be sent`
+          : `${field} is not a known field`;
+      })
+      .join('; ');
+  }
+  return `${path || 'body'}: ${issue.message}`;
+}
+
+/**
+ * Parses `input` with `schema`, or throws an InputError that names every offending field,
+ * e.g. `invalid request body: spec.displayName: Required; status is set by the server`.
+ */
+export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown, what: string): z.output<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    throw new InputError(`invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`);
+  }
+  return result.data;
+}
