@@ -1,0 +1,13 @@
+/**
+ * MCP servers for the broker's tests.
+ *
+ * @packageDocumentation
+ */
+export { startRawMcpBackend } from './rawBackend';
+export type {
+  RawMcpBackend,
+  RecordedAnswer,
+  RecordedCancellation,
+  RecordedRequest,
+} from './rawBackend';
+export { jsonIdType, rawTopLevelMember } from './rawJson';

@@ -1,0 +1,217 @@
+/*
+ * Backend sessions held on behalf of client sessions.
+ *
+ * One backend session per (client session, backend), created lazily at the client's first call
+ * to that backend: it carries the broker's credentials for the backend and declares the client
+ * capabilities the broker relays (elicitation, sampling) exactly as the client declared them, so
+ * the backend asks this client — and only this client — for input. Concurrent first calls share
+ * the one in-flight initialization. A failed initialization is forgotten so the next call retries.
+ * Sessions end (HTTP DELETE) with their client session, when their backend is removed, and on
+ * shutdown.
+ */
+import { LoggerService } from '@backstage/backend-plugin-api';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import {
+  BackendEndpoint,
+  BackendSessionRef,
+  deleteBackendSession,
+  postToBackend,
+  readBackendMessages,
+} from './backendTransport';
+import {
+  BackendCallError,
+  backendFailure,
+  backendHttpError,
+  backendMalformedResponse,
+  backendStreamEnded,
+} from './backendErrors';
+import { classifyJsonRpcMessage } from './jsonRpcMessage';
+
+/** The client capabilities the broker relays to backends. */
+export interface RelayedClientCapabilities {
+  elicitation?: Record<string, unknown>;
+  sampling?: Record<string, unknown>;
+}
+
+/** Options of {@link BackendSessionPool}. */
+export interface BackendSessionPoolOptions {
+  logger: LoggerService;
+  /** Longest an initialize or DELETE towards a backend may take. */
+  requestTimeoutMs: number;
+  /** `clientInfo` the broker presents to backends. */
+  clientInfo?: { name: string; version: string };
+}
+
+interface PoolEntry {
+  clientSessionId: string;
+  backend: string;
+  session: Promise<BackendSessionRef>;
+}
+
+/** Lazily created backend sessions, one per (client session, backend). */
+export class BackendSessionPool {
+  private readonly entries = new Map<string, PoolEntry>();
+  private readonly logger: LoggerService;
+  private readonly requestTimeoutMs: number;
+  private readonly clientInfo: { name: string; version: string };
+
+  constructor(options: BackendSessionPoolOptions) {
+    this.logger = options.logger;
+    this.requestTimeoutMs = options.requestTimeoutMs;
+    this.clientInfo = options.clientInfo ?? { name: 'backstage-mcp-broker', version: '0.1.0' };
+  }
+
+  /**
+   * The backend session for this client session, initializing it on first use. Concurrent
+   * callers share one initialization.
+   */
+  acquire(
+    clientSessionId: string,
+    endpoint: BackendEndpoint,
+    capabilities: RelayedClientCapabilities,
+  ): Promise<BackendSessionRef> {
+    const key = keyOf(clientSessionId, endpoint.name);
+    const existing = this.entries.get(key);
+    if (existing) return existing.session;
+    const session = this.initialize(endpoint, capabilities);
+    const entry: PoolEntry = { clientSessionId, backend: endpoint.name, session };
+    this.entries.set(key, entry);
+    session.catch(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    });
+    return session;
+  }
+
+  /**
+   * Forgets a session the backend no longer knows (it answered 404), so that the next
+   * {@link BackendSessionPool.acquire} initializes a fresh one. A newer session is left alone.
+   */
+  async invalidate(clientSessionId: string, session: BackendSessionRef): Promise<void> {
+    const key = keyOf(clientSessionId, session.endpoint.name);
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    const current = await entry.session.catch(() => undefined);
+    if (current === session && this.entries.get(key) === entry) this.entries.delete(key);
+  }
+
+  /** Number of sessions (including ones being initialized), for the status page and tests. */
+  size(): number {
+    return this.entries.size;
+  }
+
+  /** Backends with a session (or one being initialized) for this client session. */
+  backendsOf(clientSessionId: string): string[] {
+    return [...this.entries.values()]
+      .filter(e => e.clientSessionId === clientSessionId)
+      .map(e => e.backend);
+  }
+
+  /** Ends every backend session of a client session. */
+  async closeClientSession(clientSessionId: string): Promise<void> {
+    await this.closeWhere(e => e.clientSessionId === clientSessionId);
+  }
+
+  /** Ends every session with a backend that was removed from the configuration. */
+  async closeBackend(backend: string): Promise<void> {
+    await this.closeWhere(e => e.backend === backend);
+  }
+
+  /** Ends every session (shutdown). */
+  async closeAll(): Promise<void> {
+    await this.closeWhere(() => true);
+  }
+
+  private async closeWhere(predicate: (entry: PoolEntry) => boolean): Promise<void> {
+    const doomed: PoolEntry[] = [];
+    for (const [key, entry] of this.entries) {
+      if (predicate(entry)) {
+        this.entries.delete(key);
+        doomed.push(entry);
+      }
+    }
+    await Promise.all(
+      doomed.map(async entry => {
+        const session = await entry.session.catch(() => undefined);
+        if (!session) return;
+        try {
+          await deleteBackendSession(session, AbortSignal.timeout(this.requestTimeoutMs));
+        } catch (error) {
+          // The backend may be gone already; its session dies with it.
+          this.logger.debug(`Could not end a session with MCP server "${entry.backend}": ${error}`);
+        }
+      }),
+    );
+  }
+
+  private async initialize(
+    endpoint: BackendEndpoint,
+    capabilities: RelayedClientCapabilities,
+  ): Promise<BackendSessionRef> {
+    const signal = AbortSignal.timeout(this.requestTimeoutMs);
+    const declared: RelayedClientCapabilities = {};
+    if (capabilities.elicitation !== undefined) declared.elicitation = capabilities.elicitation;
+    if (capabilities.sampling !== undefined) declared.sampling = capabilities.sampling;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: declared,
+        clientInfo: this.clientInfo,
+      },
+    });
+    let response: Response;
+    try {
+      response = await postToBackend({ endpoint }, body, signal);
+    } catch (error) {
+      throw backendFailure(endpoint.name, error, false);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw backendHttpError(endpoint.name, response.status);
+    }
+    const sessionId = response.headers.get('mcp-session-id') ?? undefined;
+    let protocolVersion: string | undefined;
+    try {
+      for await (const item of readBackendMessages(response)) {
+        if (item.type !== 'message' || classifyJsonRpcMessage(item.parsed) !== 'response') continue;
+        if (item.parsed.message.id !== 1) continue;
+        const { result, error } = item.parsed.message as { result?: { protocolVersion?: unknown }; error?: { message?: unknown } };
+        if (error !== undefined) {
+          throw new BackendCallError(
+            endpoint.name,
+            'malformed-response',
+            `MCP server "${endpoint.name}" refused to initialize a session: ${String(error?.message)}`,
+          );
+        }
+        if (typeof result?.protocolVersion !== 'string') {
+          throw backendMalformedResponse(endpoint.name, 'an initialize result without protocolVersion');
+        }
+        protocolVersion = result.protocolVersion;
+        break;
+      }
+    } catch (error) {
+      throw backendFailure(endpoint.name, error, true);
+    }
+    if (protocolVersion === undefined) throw backendStreamEnded(endpoint.name);
+    const session: BackendSessionRef = { endpoint, sessionId, protocolVersion };
+    try {
+      const initialized = await postToBackend(
+        session,
+        JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        signal,
+      );
+      await initialized.body?.cancel();
+      if (!initialized.ok) throw backendHttpError(endpoint.name, initialized.status);
+    } catch (error) {
+      throw backendFailure(endpoint.name, error, false);
+    }
+    return session;
+  }
+}
+
+function keyOf(clientSessionId: string, backend: string): string {
+  // Backend names are [a-z0-9-]+, so a NUL separator cannot be forged from either side.
+  return `${clientSessionId}\u0000${backend}`;
+}

@@ -1,0 +1,121 @@
+/*
+ * The broker's ToolCallHandler: adapts the router's seam (broker/types.ts) to the
+ * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. HTTP answers for client
+ * responses are decided here: 202 when delivered, 404 with a JSON-RPC error body when the id is
+ * not one this session may answer, 502 when the backend could not take the answer.
+ */
+import type {
+  ClientNotificationContext,
+  ClientResponseContext,
+  ToolCallContext,
+  ToolCallHandler,
+  ToolCallHandlerDeps,
+} from '../broker/types';
+import type { JsonRpcMessage } from '../broker/jsonRpc';
+import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
+import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
+import { ToolCallForwarder } from './ToolCallForwarder';
+import { BackendEndpoint } from './backendTransport';
+
+/** How often expired gateway ids are swept (they are refused at claim time regardless). */
+const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
+
+/** The broker's ToolCallHandler; build it with {@link createStreamingToolCallHandler}. */
+export class StreamingToolCallHandler implements ToolCallHandler {
+  constructor(
+    /** Exposed for status reporting and tests. */
+    readonly forwarder: ToolCallForwarder,
+    readonly pool: BackendSessionPool,
+    readonly elicitations: ElicitationIdMap,
+  ) {}
+
+  async handleToolCall(context: ToolCallContext): Promise<void> {
+    const { clientSession, backend, request } = context;
+    const stream = context.openEventStream();
+    await this.forwarder.forward(
+      {
+        clientSessionId: clientSession.id,
+        clientCapabilities: relayedCapabilities(clientSession.clientCapabilities),
+        endpoint: endpointOf(backend),
+        clientRequestId: request.id,
+        params: request.params ?? {},
+      },
+      {
+        send: message => stream.send(message as unknown as JsonRpcMessage),
+        end: () => stream.close(),
+        clientGone: context.signal,
+      },
+    );
+  }
+
+  async handleClientResponse(context: ClientResponseContext): Promise<void> {
+    const outcome = await this.forwarder.answer(context.clientSession.id, context.message);
+    if (outcome.status === 202) {
+      context.res.status(202).end();
+    } else {
+      context.res.status(outcome.status).json(outcome.body);
+    }
+  }
+
+  async handleClientNotification(context: ClientNotificationContext): Promise<void> {
+    if (context.notification.method === 'notifications/cancelled') {
+      this.forwarder.cancel(context.clientSession.id, context.notification.params);
+    }
+  }
+
+  closeClientSession(sessionId: string): Promise<void> {
+    return this.forwarder.closeClientSession(sessionId);
+  }
+
+  removeBackend(name: string): Promise<void> {
+    return this.forwarder.removeBackend(name);
+  }
+
+  close(): Promise<void> {
+    return this.forwarder.close();
+  }
+}
+
+/**
+ * Builds the broker's ToolCallHandler (a `ToolCallHandlerFactory`). `store` replaces the
+ * in-memory elicitation id store, e.g. with a shared one for several replicas.
+ */
+export function createStreamingToolCallHandler(
+  deps: ToolCallHandlerDeps,
+  options: { store?: ElicitationIdStore } = {},
+): StreamingToolCallHandler {
+  const { config, logger } = deps;
+  const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
+  const elicitations = new ElicitationIdMap({ store: options.store, ttlMs: config.elicitationTtlMs });
+  elicitations.startSweeping(ELICITATION_SWEEP_INTERVAL_MS, error =>
+    logger.warn(`Could not sweep expired elicitation ids: ${error}`),
+  );
+  const forwarder = new ToolCallForwarder({
+    logger,
+    pool,
+    elicitations,
+    // Answers are routed by backend name; a backend removed since then has no endpoint.
+    endpointOf: name => {
+      const server = config.servers.find(s => s.name === name);
+      return server ? endpointOf(server) : undefined;
+    },
+    toolCallTimeoutMs: config.toolCallTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+  return new StreamingToolCallHandler(forwarder, pool, elicitations);
+}
+
+function endpointOf(server: { name: string; url: string; headers: Readonly<Record<string, string>> }): BackendEndpoint {
+  return { name: server.name, url: server.url, headers: { ...server.headers } };
+}
+
+function relayedCapabilities(declared: Readonly<Record<string, unknown>>): RelayedClientCapabilities {
+  const capabilities: RelayedClientCapabilities = {};
+  if (isObject(declared.elicitation)) capabilities.elicitation = declared.elicitation;
+  if (isObject(declared.sampling)) capabilities.sampling = declared.sampling;
+  return capabilities;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,417 @@
+/*
+ * Forwards a client's `tools/call` to its backend and streams the backend's answer back.
+ *
+ * Design: the call is POSTed to the client's own backend session (see BackendSessionPool) with
+ * an id the broker chooses, and the backend's response stream is read message by message.
+ * Everything on that stream belongs to this call and nothing else — that is the only correlation
+ * used. Notifications (progress, logging) pass through byte for byte: the progressToken is the
+ * client's own, which is safe because the backend session belongs to that client alone.
+ * Server-to-client requests (elicitation, sampling) get a gateway id from ElicitationIdMap. The
+ * final response goes out with the client's request id, also byte for byte apart from the id.
+ *
+ * Failure modes: backend errors become JSON-RPC errors (backendErrors.ts, the one mapping); a call
+ * that outlives `toolCallTimeout` is cancelled at the backend and answered with a timeout error; a
+ * client that disconnects or sends `notifications/cancelled` has its backend call cancelled with
+ * the backend's id; a backend session that vanished (404 before anything streamed) is
+ * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
+ */
+import { randomUUID } from 'node:crypto';
+import { LoggerService } from '@backstage/backend-plugin-api';
+import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
+import {
+  BackendEndpoint,
+  BackendSessionRef,
+  postToBackend,
+  readBackendMessages,
+} from './backendTransport';
+import {
+  BackendCallError,
+  backendFailure,
+  backendHttpError,
+  backendStreamEnded,
+  backendTimeout,
+} from './backendErrors';
+import { ElicitationIdMap } from './ElicitationIdMap';
+import type { JsonRpcId } from '../broker/jsonRpc';
+import { ParsedJsonRpcMessage, RawJsonRpcId, classifyJsonRpcMessage } from './jsonRpcMessage';
+
+/**
+ * Where a forwarded call writes what the client should see: the SSE response of the client's
+ * POST (see `ClientEventStream`), or anything else in tests.
+ */
+export interface ClientMessageSink {
+  /** Sends one JSON-RPC message to the client; false when the stream is gone. */
+  send(message: Record<string, unknown>): boolean;
+  /** Ends the stream (after the final response). */
+  end(): void;
+  /** Aborts when the client went away (its POST stream closed, or its session ended). */
+  readonly clientGone: AbortSignal;
+}
+
+/** A client's JSON-RPC response to a request the broker forwarded (elicitation, sampling). */
+export interface ClientAnswer {
+  id: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+/** A client's `tools/call`, already routed to a backend. */
+export interface ForwardedToolCall {
+  clientSessionId: string;
+  /** What the client declared at initialize; elicitation and sampling are relayed. */
+  clientCapabilities: RelayedClientCapabilities;
+  /** The backend that owns the tool. */
+  endpoint: BackendEndpoint;
+  /** The client's request id. */
+  clientRequestId: JsonRpcId;
+  /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
+  params: Record<string, unknown>;
+}
+
+/** How the broker answers the HTTP POST that carried a client's JSON-RPC response. */
+export interface ClientAnswerOutcome {
+  /** 202 when the answer reached its backend. */
+  status: 202 | 404 | 502;
+  /** A JSON-RPC error body for anything but 202. */
+  body?: { jsonrpc: '2.0'; id: null; error: { code: number; message: string; data?: unknown } };
+}
+
+/** Options of {@link ToolCallForwarder}. */
+export interface ToolCallForwarderOptions {
+  logger: LoggerService;
+  pool: BackendSessionPool;
+  elicitations: ElicitationIdMap;
+  /** Finds a configured backend by name (answers go to backends, possibly after a config change). */
+  endpointOf: (backend: string) => BackendEndpoint | undefined;
+  /** `mcpBroker.toolCallTimeout` in milliseconds. */
+  toolCallTimeoutMs: number;
+  /** Time limit of the broker's short requests to backends (answers, cancellations). */
+  requestTimeoutMs: number;
+}
+
+/** JSON-RPC error code of an answer the broker cannot route (unknown/used/expired/foreign id). */
+export const UNKNOWN_ANSWER_ERROR_CODE = -32600;
+
+type EndReason = 'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown';
+
+interface InFlightCall {
+  callId: string;
+  clientSessionId: string;
+  /** The client's id as JSON (`"7"` and `7` differ), for matching cancellations. */
+  clientRequestKey: string;
+  backend: string;
+  controller: AbortController;
+  endReason?: EndReason;
+  /** Set once the request is on its way to the backend (only then is there something to cancel). */
+  sent?: { session: BackendSessionRef; backendRequestId: number };
+}
+
+/** Forwards tool calls, client answers and cancellations; see the file comment. */
+export class ToolCallForwarder {
+  private readonly inFlight = new Map<string, InFlightCall>();
+  private nextBackendRequestId = 1;
+
+  constructor(private readonly options: ToolCallForwarderOptions) {}
+
+  /** Number of calls in flight (status and tests). */
+  inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Runs one call to completion, writing progress, server requests and the final response to
+   * `sink`, then ends it. Never throws: every failure is an error response to the client (or, when
+   * the client is gone or cancelled, nothing).
+   */
+  async forward(call: ForwardedToolCall, sink: ClientMessageSink): Promise<void> {
+    const entry: InFlightCall = {
+      callId: randomUUID(),
+      clientSessionId: call.clientSessionId,
+      clientRequestKey: JSON.stringify(call.clientRequestId),
+      backend: call.endpoint.name,
+      controller: new AbortController(),
+    };
+    this.inFlight.set(entry.callId, entry);
+    const end = (reason: EndReason) => {
+      entry.endReason ??= reason;
+      entry.controller.abort();
+    };
+    const timer = setTimeout(() => end('timeout'), this.options.toolCallTimeoutMs);
+    const onClientGone = () => end('client-gone');
+    sink.clientGone.addEventListener('abort', onClientGone);
+    if (sink.clientGone.aborted) onClientGone();
+
+    try {
+      const finalText = await this.runWithSessionRetry(call, entry, sink);
+      sink.send(finalText);
+    } catch (error) {
+      this.finishFailedCall(call, entry, sink, error);
+    } finally {
+      clearTimeout(timer);
+      sink.clientGone.removeEventListener('abort', onClientGone);
+      this.inFlight.delete(entry.callId);
+      sink.end();
+      await this.options.elicitations.releaseCall(entry.callId).catch(error =>
+        this.options.logger.warn(`Could not retire the elicitation ids of a call: ${error}`),
+      );
+    }
+  }
+
+  private finishFailedCall(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    sink: ClientMessageSink,
+    error: unknown,
+  ): void {
+    const reason = entry.endReason;
+    if (reason === 'client-gone' || reason === 'cancelled' || reason === 'shutdown') {
+      if (reason !== 'cancelled') this.cancelAtBackend(entry, reason === 'shutdown' ? 'the broker is shutting down' : 'the client disconnected');
+      return;
+    }
+    let failure: BackendCallError;
+    if (reason === 'timeout') {
+      this.cancelAtBackend(entry, 'the broker’s tool call timeout expired');
+      failure = backendTimeout(call.endpoint.name, this.options.toolCallTimeoutMs);
+    } else if (reason === 'backend-removed') {
+      failure = new BackendCallError(
+        call.endpoint.name,
+        'connection-lost',
+        `MCP server "${call.endpoint.name}" was removed from the broker during the call`,
+      );
+    } else {
+      failure = backendFailure(call.endpoint.name, error, entry.sent !== undefined);
+    }
+    this.options.logger.info(`tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`);
+    sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: failure.toJsonRpcError() });
+  }
+
+  private async runWithSessionRetry(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    sink: ClientMessageSink,
+  ): Promise<Record<string, unknown>> {
+    const signal = entry.controller.signal;
+    for (let attempt = 1; ; attempt++) {
+      const session = await untilAborted(
+        this.options.pool.acquire(call.clientSessionId, call.endpoint, call.clientCapabilities),
+        signal,
+      );
+      try {
+        return await this.runOnce(call, entry, session, sink);
+      } catch (error) {
+        if (error instanceof BackendCallError && error.reason === 'session-lost') {
+          // The backend restarted or expired our session before reading the call: nothing ran,
+          // so one fresh session and one retry are safe.
+          await this.options.pool.invalidate(call.clientSessionId, session);
+          if (attempt === 1) continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  private async runOnce(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    session: BackendSessionRef,
+    sink: ClientMessageSink,
+  ): Promise<Record<string, unknown>> {
+    const backend = call.endpoint.name;
+    const backendRequestId = this.nextBackendRequestId++;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: backendRequestId, method: 'tools/call', params: call.params });
+    entry.sent = { session, backendRequestId };
+    let response: Response;
+    try {
+      response = await postToBackend(session, body, entry.controller.signal);
+    } catch (error) {
+      throw backendFailure(backend, error, false);
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw backendHttpError(backend, response.status);
+    }
+    for await (const item of readBackendMessages(response)) {
+      if (item.type === 'malformed') {
+        this.options.logger.warn(`MCP server "${backend}" sent a message that is not JSON-RPC; dropped`);
+        continue;
+      }
+      const final = await this.relay(call, entry, session, item.parsed, backendRequestId, sink);
+      if (final !== undefined) return final;
+    }
+    throw backendStreamEnded(backend);
+  }
+
+  /** Relays one backend message; returns the client's final response text when it is the result. */
+  private async relay(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    session: BackendSessionRef,
+    parsed: ParsedJsonRpcMessage,
+    backendRequestId: number,
+    sink: ClientMessageSink,
+  ): Promise<Record<string, unknown> | undefined> {
+    const backend = call.endpoint.name;
+    switch (classifyJsonRpcMessage(parsed)) {
+      case 'notification':
+        sink.send(parsed.message);
+        return undefined;
+      case 'request': {
+        const mapping = await this.options.elicitations.register({
+          backendRequestId: parsed.rawId!,
+          backend,
+          backendSessionId: session.sessionId,
+          protocolVersion: session.protocolVersion,
+          clientSessionId: call.clientSessionId,
+          callId: entry.callId,
+        });
+        sink.send({ ...parsed.message, id: mapping.gatewayId });
+        return undefined;
+      }
+      case 'response':
+        if (parsed.message.id === backendRequestId) {
+          const { result, error } = parsed.message;
+          return error !== undefined
+            ? { jsonrpc: '2.0', id: call.clientRequestId, error }
+            : { jsonrpc: '2.0', id: call.clientRequestId, result };
+        }
+        this.options.logger.warn(`MCP server "${backend}" sent a response to a request the broker did not make; dropped`);
+        return undefined;
+      default:
+        this.options.logger.warn(`MCP server "${backend}" sent an invalid JSON-RPC message; dropped`);
+        return undefined;
+    }
+  }
+
+  /**
+   * Routes a client's JSON-RPC response (to an elicitation or sampling request) to the backend
+   * that asked, with the backend's original id. Unknown, used, expired or foreign ids reach nobody.
+   */
+  async answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientAnswerOutcome> {
+    const mapping = await this.options.elicitations.claim(answer.id, clientSessionId);
+    if (!mapping) {
+      return notFound(
+        'This response answers no pending request of this session: its id is unknown, expired or already answered',
+      );
+    }
+    const endpoint = this.options.endpointOf(mapping.backend);
+    if (!endpoint) {
+      return notFound(`MCP server "${mapping.backend}" is no longer configured in the broker`);
+    }
+    const body = responseWithRawId(mapping.backendRequestId, answer);
+    const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
+    try {
+      const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
+      await response.body?.cancel().catch(() => undefined);
+      if (!response.ok) throw backendHttpError(mapping.backend, response.status);
+    } catch (error) {
+      const failure = backendFailure(mapping.backend, error, false);
+      this.options.logger.info(`Could not deliver an answer to MCP server "${mapping.backend}": ${failure.message}`);
+      return { status: 502, body: { jsonrpc: '2.0', id: null, error: failure.toJsonRpcError() } };
+    }
+    return { status: 202 };
+  }
+
+  /**
+   * Handles the client's `notifications/cancelled`: the matching call of this session is
+   * cancelled at its backend with the backend's request id, and its stream ends without a result
+   * (as MCP prescribes for cancelled requests). Returns false when no such call is in flight.
+   */
+  cancel(clientSessionId: string, params: { requestId?: unknown; reason?: unknown } | undefined): boolean {
+    if (params === undefined || (typeof params.requestId !== 'string' && typeof params.requestId !== 'number')) {
+      return false;
+    }
+    const key = JSON.stringify(params.requestId);
+    for (const entry of this.inFlight.values()) {
+      if (entry.clientSessionId === clientSessionId && entry.clientRequestKey === key) {
+        this.cancelAtBackend(entry, typeof params.reason === 'string' ? params.reason : 'cancelled by the client');
+        entry.endReason ??= 'cancelled';
+        entry.controller.abort();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Ends everything a client session had: its calls (cancelled at the backends), ids and sessions. */
+  async closeClientSession(clientSessionId: string): Promise<void> {
+    for (const entry of this.inFlight.values()) {
+      if (entry.clientSessionId === clientSessionId) {
+        entry.endReason ??= 'client-gone';
+        entry.controller.abort();
+      }
+    }
+    await Promise.all([
+      this.options.elicitations.releaseClientSession(clientSessionId),
+      this.options.pool.closeClientSession(clientSessionId),
+    ]);
+  }
+
+  /** Ends every call to a backend that was removed and closes the sessions with it. */
+  async removeBackend(backend: string): Promise<void> {
+    for (const entry of this.inFlight.values()) {
+      if (entry.backend === backend) {
+        entry.endReason ??= 'backend-removed';
+        entry.controller.abort();
+      }
+    }
+    await this.options.pool.closeBackend(backend);
+  }
+
+  /** Shutdown: cancels every call and ends every backend session. */
+  async close(): Promise<void> {
+    for (const entry of this.inFlight.values()) {
+      entry.endReason ??= 'shutdown';
+      entry.controller.abort();
+    }
+    this.options.elicitations.stop();
+    await this.options.pool.closeAll();
+  }
+
+  private cancelAtBackend(entry: InFlightCall, reason: string): void {
+    if (!entry.sent) return;
+    const { session, backendRequestId } = entry.sent;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: backendRequestId, reason },
+    });
+    // Fire and forget: the client's call ends now whatever the backend does with it.
+    postToBackend(session, body, AbortSignal.timeout(this.options.requestTimeoutMs))
+      .then(response => response.body?.cancel())
+      .catch(error =>
+        this.options.logger.debug(`Could not cancel a call at MCP server "${entry.backend}": ${error}`),
+      );
+  }
+}
+
+function notFound(message: string): ClientAnswerOutcome {
+  return { status: 404, body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } } };
+}
+
+/** Waits for `promise`, but stops waiting (rejecting) as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      value => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      error => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Serialises the answer for the backend with the backend's id spliced in as its original JSON
+ * token, so that `7.5` stays a float, `7` an integer and `"7"` a string.
+ */
+function responseWithRawId(rawId: RawJsonRpcId, answer: ClientAnswer): string {
+  const member = answer.error !== undefined ? `"error":${JSON.stringify(answer.error)}` : `"result":${JSON.stringify(answer.result ?? {})}`;
+  return `{"jsonrpc":"2.0","id":${rawId},${member}}`;
+}

@@ -1,0 +1,146 @@
+/*
+ * The one place where failures talking to a backend become what the client sees.
+ *
+ * Policy (deliberate):
+ * - A backend's own JSON-RPC error and its `isError` tool results are the backend's answer: they
+ *   pass through unchanged (only the id is the client's).
+ * - Everything that prevented the broker from getting an answer — an HTTP error status, a network
+ *   error, a broken or truncated stream, an unusable message, the call timeout — becomes a
+ *   JSON-RPC error with the client's id, a message that names the backend and says what happened,
+ *   and `data: { backend, reason }` for programs. These are not `isError` results because the tool
+ *   may never have run (or its outcome is unknown), which is not a tool-level failure a model could
+ *   reason about.
+ * Codes follow the SDK's `ErrorCode`: -32001 (request timeout), -32000 (connection closed) and
+ * -32603 (internal error) for the rest.
+ */
+
+/** JSON-RPC error codes the broker uses for backend failures. */
+export const BackendErrorCodes = {
+  /** The backend closed the connection or the stream before answering. */
+  connectionClosed: -32000,
+  /** The call exceeded `mcpBroker.toolCallTimeout`. */
+  requestTimeout: -32001,
+  /** Any other failure to obtain an answer from the backend. */
+  internalError: -32603,
+} as const;
+
+/** Why a backend call failed, as reported in the error's `data.reason`. */
+export type BackendFailureReason =
+  | 'http-status'
+  | 'unreachable'
+  | 'stream-ended'
+  | 'connection-lost'
+  | 'malformed-response'
+  | 'timeout'
+  | 'session-lost';
+
+/** A failure to get an answer from a backend; {@link BackendCallError.toJsonRpcError} maps it. */
+export class BackendCallError extends Error {
+  readonly name = 'BackendCallError';
+
+  constructor(
+    readonly backend: string,
+    readonly reason: BackendFailureReason,
+    message: string,
+    readonly httpStatus?: number,
+  ) {
+    super(message);
+  }
+
+  /** The JSON-RPC `error` member the client receives. */
+  toJsonRpcError(): { code: number; message: string; data: Record<string, unknown> } {
+    const code =
+      this.reason === 'timeout'
+        ? BackendErrorCodes.requestTimeout
+        : this.reason === 'stream-ended' || this.reason === 'connection-lost'
+          ? BackendErrorCodes.connectionClosed
+          : BackendErrorCodes.internalError;
+    const data: Record<string, unknown> = { backend: this.backend, reason: this.reason };
+    if (this.httpStatus !== undefined) data.httpStatus = this.httpStatus;
+    return { code, message: this.message, data };
+  }
+}
+
+/** Maps a non-2xx HTTP answer of a backend to a {@link BackendCallError}. */
+export function backendHttpError(backend: string, status: number): BackendCallError {
+  if (status === 401 || status === 403) {
+    return new BackendCallError(
+      backend,
+      'http-status',
+      `MCP server "${backend}" rejected the broker's credentials (HTTP ${status}); check mcpBroker.servers[].headers`,
+      status,
+    );
+  }
+  if (status === 404) {
+    return new BackendCallError(
+      backend,
+      'session-lost',
+      `MCP server "${backend}" no longer knows the broker's session (HTTP 404)`,
+      status,
+    );
+  }
+  return new BackendCallError(
+    backend,
+    'http-status',
+    `MCP server "${backend}" answered HTTP ${status}`,
+    status,
+  );
+}
+
+/**
+ * Maps anything thrown while talking to a backend (fetch's `TypeError: fetch failed`, a stream
+ * reset, an abort) to a {@link BackendCallError}. `streamStarted` tells a refused connection from
+ * one that broke while the backend was answering.
+ */
+export function backendFailure(
+  backend: string,
+  error: unknown,
+  streamStarted: boolean,
+): BackendCallError {
+  if (error instanceof BackendCallError) return error;
+  const detail = describeCause(error);
+  if (!streamStarted) {
+    return new BackendCallError(backend, 'unreachable', `MCP server "${backend}" is unreachable (${detail})`);
+  }
+  return new BackendCallError(
+    backend,
+    'connection-lost',
+    `the connection to MCP server "${backend}" broke during the call (${detail})`,
+  );
+}
+
+/** The call's stream ended without a result. */
+export function backendStreamEnded(backend: string): BackendCallError {
+  return new BackendCallError(
+    backend,
+    'stream-ended',
+    `MCP server "${backend}" ended the call's stream without sending a result`,
+  );
+}
+
+/** The backend's final answer could not be used. */
+export function backendMalformedResponse(backend: string, what: string): BackendCallError {
+  return new BackendCallError(backend, 'malformed-response', `MCP server "${backend}" sent ${what}`);
+}
+
+/** The call exceeded `mcpBroker.toolCallTimeout`. */
+export function backendTimeout(backend: string, timeoutMs: number): BackendCallError {
+  return new BackendCallError(
+    backend,
+    'timeout',
+    `the call to MCP server "${backend}" exceeded the broker's tool call timeout of ${formatMs(timeoutMs)} (mcpBroker.toolCallTimeout)`,
+  );
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+function describeCause(error: unknown): string {
+  // fetch wraps the socket error in `cause`; its code (ECONNREFUSED, UND_ERR_SOCKET, …) is what helps.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  if (cause && typeof cause.message === 'string') return cause.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
