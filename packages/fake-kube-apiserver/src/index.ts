@@ -1,0 +1,30 @@
+/**
+ * A faithful fake of the Kubernetes API server at the HTTP level, for tests
+ * of code built on `@kubernetes/client-node` (no cluster runs on CI).
+ *
+ * @packageDocumentation
+ */
+export { startFakeKubeApiServer } from './startFakeKubeApiServer';
+export type {
+  FakeKubeApiServer,
+  FakeKubeApiServerOptions,
+  FaultOptions,
+} from './startFakeKubeApiServer';
+export type {
+  FaultHandle,
+  KubeRequestInfo,
+  KubeVerb,
+  RecordedRequest,
+  RequestMatcher,
+} from './faults';
+export type { ActiveWatchInfo } from './watchHub';
+export { customResource, resourcesFromCrd } from './resources';
+export type { CustomResourceDefinitionInput, KubeObject, ResourceType } from './resources';
+export {
+  configMapResource,
+  namespaceResource,
+  secretResource,
+  wellKnownResources,
+} from './wellKnownResources';
+export { parseManifests } from './manifests';
+export type { KubeStatus } from './statusErrors';
