@@ -2,7 +2,10 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { createRouter } from './router';
+import { createForwardingToolCallHandler } from './broker/forwardingToolCallHandler';
+import { McpBroker } from './broker/mcpBroker';
+import { readBrokerConfig } from './config';
+import { createRouter } from './router/createRouter';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -15,10 +18,21 @@ export const mcpBrokerPlugin = createBackendPlugin({
   register(env) {
     env.registerInit({
       deps: {
+        config: coreServices.rootConfig,
+        logger: coreServices.logger,
+        httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
+        lifecycle: coreServices.lifecycle,
       },
-      async init({ httpRouter }) {
-        httpRouter.use(await createRouter());
+      async init({ config, logger, httpAuth, httpRouter, lifecycle }) {
+        const brokerConfig = readBrokerConfig(config);
+        const broker = McpBroker.create({
+          config: brokerConfig,
+          logger,
+          toolCallHandlerFactory: createForwardingToolCallHandler,
+        });
+        lifecycle.addShutdownHook(() => broker.close());
+        httpRouter.use(await createRouter({ broker, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });

@@ -1,0 +1,418 @@
+/*
+ * The MCP broker end to end: the real backend process (real sign-in), the official SDK client,
+ * and real MCP servers — the repository's example server, server-everything as a child
+ * process, and scripted servers for behaviour real ones cannot show on demand (malformed events,
+ * forgotten sessions, no event stream).
+ */
+import http from 'node:http';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import {
+  ScriptedMcpServer,
+  startScriptedMcpServer,
+} from '@devportal/plugin-mcp-broker-backend/src/testing/scriptedMcpServer';
+import { BackendProcess, freePort, startBackendProcess } from '../testing/startBackendProcess';
+import {
+  BrokerClient,
+  EverythingServer,
+  connectBrokerClient,
+  sleep,
+  startEverythingServer,
+  waitFor,
+} from './brokerTestKit';
+
+interface BackendStatus {
+  name: string;
+  state: string;
+  eventStream: string;
+  nextRetryAt?: string;
+  lastConnectedAt?: string;
+  lastEventAt?: string;
+  droppedEvents: number;
+  counts: { tools: number; resources: number; prompts: number };
+}
+interface BrokerStatus {
+  backends: BackendStatus[];
+  clashes: Array<{ kind: string; name: string; owner: string; hidden: string }>;
+  clients: { sessions: number; eventStreams: number };
+}
+
+const BROKER_SECRET = 'Bearer broker-own-credential-for-scripted';
+
+describe('the MCP broker in the real backend process', () => {
+  let backend: BackendProcess;
+  let example: ExampleMcpServer;
+  let everything: EverythingServer;
+  let scripted: ScriptedMcpServer;
+  let poller: ScriptedMcpServer;
+  let alice: string;
+  let bob: string;
+  const clients: BrokerClient[] = [];
+
+  const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
+
+  async function status(): Promise<BrokerStatus> {
+    const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${alice}` },
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as BrokerStatus;
+  }
+
+  async function backendStatus(name: string): Promise<BackendStatus> {
+    return (await status()).backends.find(b => b.name === name)!;
+  }
+
+  /** Connects an SDK client and waits until its GET stream is open at the broker. */
+  async function connect(token = alice): Promise<BrokerClient> {
+    const before = (await status()).clients.eventStreams;
+    const client = await connectBrokerClient(backend.baseUrl, token);
+    clients.push(client);
+    await waitFor(async () => (await status()).clients.eventStreams > before, 10_000, 'the GET stream');
+    return client;
+  }
+
+  async function toolNames(client: BrokerClient): Promise<string[]> {
+    return (await client.client.listTools()).tools.map(t => t.name);
+  }
+
+  async function rawPost(token: string, body: unknown, sessionId?: string): Promise<Response> {
+    return fetch(mcpUrl(), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  }
+
+  async function rawInitialize(token: string): Promise<string> {
+    const response = await rawPost(token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.result.protocolVersion).toBe('2025-06-18');
+    return response.headers.get('mcp-session-id')!;
+  }
+
+  beforeAll(async () => {
+    example = await startExampleMcpServer({ port: 0 });
+    everything = await startEverythingServer(await freePort());
+    scripted = await startScriptedMcpServer({ tools: ['echo', 'scripted_only'], requiredAuthorization: BROKER_SECRET });
+    poller = await startScriptedMcpServer({ tools: ['first'], noEventStream: true });
+    const unreachablePort = await freePort();
+    backend = await startBackendProcess({
+      config: {
+        mcpBroker: {
+          servers: [
+            { name: 'example', url: example.url },
+            { name: 'everything', url: everything.url },
+            // Same prefix as `example`: its `echo` clashes with example's and loses (config order).
+            { name: 'scripted', url: scripted.url, toolPrefix: 'example_', headers: { Authorization: BROKER_SECRET } },
+            { name: 'poller', url: poller.url },
+            { name: 'unreachable', url: `http://127.0.0.1:${unreachablePort}/mcp` },
+          ],
+          reconnect: { initialDelay: { milliseconds: 100 }, maxDelay: { seconds: 1 } },
+          pollInterval: { milliseconds: 300 },
+          coalesceWindow: { milliseconds: 50 },
+          keepAlive: { seconds: 1 },
+        },
+      },
+    });
+    alice = await backend.signIn('alice');
+    bob = await backend.signIn('bob');
+    await waitFor(
+      async () => {
+        const s = await status();
+        return ['example', 'everything', 'scripted', 'poller'].every(
+          name => s.backends.find(b => b.name === name)?.state === 'connected',
+        );
+      },
+      30_000,
+      'the backends to connect',
+    );
+  }, 120_000);
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map(c => c.close()));
+  });
+
+  afterAll(async () => {
+    await backend?.stop();
+    await Promise.all([example?.close(), everything?.stop(), scripted?.close(), poller?.close()]);
+  }, 30_000);
+
+  it('answers 401 without a Backstage token', async () => {
+    const post = await fetch(mcpUrl(), { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } });
+    expect(post.status).toBe(401);
+    const statusResponse = await fetch(`${backend.baseUrl}/api/mcp-broker/status`);
+    expect(statusResponse.status).toBe(401);
+  });
+
+  it('lists every backend’s tools with prefixes, resolves clashes by config order and reports them', async () => {
+    const client = await connect();
+    const { tools } = await client.client.listTools();
+    const names = tools.map(t => t.name);
+    expect(names).toEqual(expect.arrayContaining([
+      'example_echo', 'example_count', 'example_add_tool', 'everything_echo', 'example_scripted_only', 'poller_first',
+    ]));
+    expect(names.filter(n => n === 'example_echo')).toHaveLength(1);
+    expect(tools.find(t => t.name === 'example_echo')!.description).toBe('Returns the message it is given');
+
+    const { prompts } = await client.client.listPrompts();
+    expect(prompts.map(p => p.name)).toContain('example_greeting');
+    const { resources } = await client.client.listResources();
+    expect(resources.map(r => r.uri)).toContain('example://readme');
+
+    const s = await status();
+    expect(s.clashes).toContainEqual({ kind: 'tool', name: 'example_echo', owner: 'example', hidden: 'scripted' });
+    const unreachable = s.backends.find(b => b.name === 'unreachable')!;
+    expect(unreachable.state).toBe('backing-off');
+    expect(Date.parse(unreachable.nextRetryAt!)).toBeGreaterThan(Date.now() - 2000);
+    expect(s.backends.find(b => b.name === 'example')!.counts.tools).toBeGreaterThanOrEqual(5);
+    expect(s.backends.find(b => b.name === 'poller')!.eventStream).toBe('polling');
+    expect(JSON.stringify(s)).not.toContain('broker-own-credential');
+  }, 30_000);
+
+  it('routes tools/call, prompts/get and resources/read to the owning backend', async () => {
+    const client = await connect();
+    const echoed = await client.client.callTool({ name: 'example_echo', arguments: { message: 'hi' } });
+    expect(echoed.content).toEqual([{ type: 'text', text: 'hi' }]);
+    const everythingEcho = await client.client.callTool({ name: 'everything_echo', arguments: { message: 'hey' } });
+    expect(JSON.stringify(everythingEcho.content)).toContain('hey');
+    const scriptedOnly = await client.client.callTool({ name: 'example_scripted_only', arguments: { message: 'x' } });
+    expect(scriptedOnly.content).toEqual([{ type: 'text', text: 'scripted scripted_only: x' }]);
+
+    const prompt = await client.client.getPrompt({ name: 'example_greeting', arguments: { name: 'Ada' } });
+    expect(prompt.messages[0].content).toEqual({ type: 'text', text: 'Hello, Ada!' });
+    const readme = await client.client.readResource({ uri: 'example://readme' });
+    expect(readme.contents[0]).toMatchObject({ text: 'The example MCP server of this repository.' });
+  }, 30_000);
+
+  it('answers unknown names with -32602 and unsupported methods with -32601', async () => {
+    const client = await connect();
+    const code = async (promise: Promise<unknown>) =>
+      promise.then(() => undefined, (error: unknown) => (error as McpError).code);
+    expect(await code(client.client.callTool({ name: 'nope_nothing', arguments: {} }))).toBe(-32602);
+    expect(await code(client.client.getPrompt({ name: 'nope' }))).toBe(-32602);
+    expect(await code(client.client.readResource({ uri: 'nowhere://x' }))).toBe(-32602);
+    expect(await code(client.client.setLoggingLevel('debug'))).toBe(-32601);
+    expect(await code(client.client.subscribeResource({ uri: 'example://readme' }))).toBe(-32601);
+    expect(await code(client.client.unsubscribeResource({ uri: 'example://readme' }))).toBe(-32601);
+    // The session survives client mistakes.
+    expect(await toolNames(client)).toContain('example_echo');
+  }, 30_000);
+
+  it('uses the broker’s own credentials towards a backend, never the client’s token', async () => {
+    const seen = scripted.authorizationHeaders();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(new Set(seen)).toEqual(new Set([BROKER_SECRET]));
+  });
+
+  it('fans tools/list_changed out to every open stream, but not to a client that connects later', async () => {
+    const first = await connect();
+    const second = await connect(bob);
+    await first.client.callTool({ name: 'example_add_tool', arguments: { name: 'fanout' } });
+    await waitFor(() => first.notifications.includes('notifications/tools/list_changed'), 5000, 'first client notified');
+    await waitFor(() => second.notifications.includes('notifications/tools/list_changed'), 5000, 'second client notified');
+    expect(await toolNames(second)).toContain('example_fanout');
+
+    const late = await connect();
+    await sleep(700);
+    expect(late.notifications).toEqual([]);
+    await first.client.callTool({ name: 'example_remove_tool', arguments: { name: 'fanout' } });
+    await waitFor(async () => !(await toolNames(late)).includes('example_fanout'), 5000, 'tool removed');
+    await waitFor(() => late.notifications.includes('notifications/tools/list_changed'), 5000, 'late client notified');
+  }, 30_000);
+
+  it('drops malformed backend events with a warning and forwards valid ones', async () => {
+    const client = await connect();
+    const droppedBefore = (await backendStatus('scripted')).droppedEvents;
+    const malformed = [
+      'data: not json\n\n',
+      `data: ${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'notifications/tools/list_changed' })}\n\n`,
+      `data: ${JSON.stringify({ jsonrpc: '1.0', method: 'notifications/tools/list_changed' })}\n\n`,
+      `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info' } })}\n\n`,
+      `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: [1] })}\n\n`,
+      `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { pad: 'x'.repeat(5000) } })}\n\n`,
+      // prompts listChanged was not advertised by this backend
+      `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' })}\n\n`,
+      `event: other\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`,
+    ];
+    for (const frame of malformed) scripted.sendRaw(frame);
+    await waitFor(async () => (await backendStatus('scripted')).droppedEvents >= droppedBefore + malformed.length, 5000, 'drops');
+    await sleep(300);
+    expect(client.notifications).toEqual([]);
+
+    scripted.sendListChanged('tools');
+    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'valid event forwarded');
+    expect((await backendStatus('scripted')).lastEventAt).toBeDefined();
+  }, 30_000);
+
+  it('coalesces a burst of backend events into few client notifications', async () => {
+    const client = await connect();
+    for (let i = 0; i < 200; i++) scripted.sendListChanged('tools');
+    await waitFor(() => client.notifications.length > 0, 5000, 'a notification');
+    await sleep(500);
+    expect(client.notifications.length).toBeGreaterThanOrEqual(1);
+    expect(client.notifications.length).toBeLessThanOrEqual(5);
+  }, 30_000);
+
+  it('re-lists a backend without an event stream (GET 405) periodically and tells clients', async () => {
+    const client = await connect();
+    poller.tools = ['first', 'second'];
+    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'poll noticed');
+    expect(await toolNames(client)).toContain('poller_second');
+  }, 30_000);
+
+  it('re-initializes a backend session that the backend forgot (404) and receives its events again', async () => {
+    const client = await connect();
+    const initializesBefore = scripted.initializeCount();
+    scripted.forgetSessions();
+    await waitFor(() => scripted.initializeCount() > initializesBefore && scripted.openEventStreams() === 1, 10_000, 're-initialize');
+    await waitFor(async () => (await backendStatus('scripted')).state === 'connected', 5000, 'connected');
+    // The view did not change, so clients were not bothered.
+    expect(client.notifications).toEqual([]);
+    scripted.sendListChanged('tools');
+    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'event after re-init');
+  }, 30_000);
+
+  it('reconnects to a backend that was killed and restarted, and its events flow again', async () => {
+    const client = await connect();
+    const port = example.port;
+    const connectedBefore = (await backendStatus('example')).lastConnectedAt;
+    await example.close();
+    await waitFor(async () => (await backendStatus('example')).state !== 'connected', 5000, 'backend seen down');
+    // Tools stay listed while the backend restarts.
+    expect(await toolNames(client)).toContain('example_echo');
+    example = await startExampleMcpServer({ port });
+    await waitFor(async () => {
+      const s = await backendStatus('example');
+      return s.state === 'connected' && s.lastConnectedAt !== connectedBefore;
+    }, 10_000, 'reconnected');
+    await client.client.callTool({ name: 'example_add_tool', arguments: { name: 'after_restart' } });
+    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'event after restart');
+    expect(await toolNames(client)).toContain('example_after_restart');
+
+    const everythingConnected = (await backendStatus('everything')).lastConnectedAt;
+    await everything.stop();
+    await waitFor(async () => (await backendStatus('everything')).state !== 'connected', 5000, 'everything seen down');
+    everything = await startEverythingServer(everything.port);
+    await waitFor(async () => {
+      const s = await backendStatus('everything');
+      return s.state === 'connected' && s.lastConnectedAt !== everythingConnected;
+    }, 15_000, 'everything reconnected');
+    expect(await toolNames(client)).toContain('everything_echo');
+  }, 60_000);
+
+  it('binds a session to its principal, allows one GET stream and ends it on DELETE', async () => {
+    const sessionId = await rawInitialize(alice);
+    expect(Buffer.from(sessionId, 'base64url').length).toBeGreaterThanOrEqual(16);
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    expect((await rawPost(alice, list, sessionId)).status).toBe(200);
+    const asBob = await rawPost(bob, list, sessionId);
+    expect(asBob.status).toBe(404);
+    expect((await asBob.json()).error.code).toBe(-32001);
+
+    const streamAbort = new AbortController();
+    const get = () =>
+      fetch(mcpUrl(), {
+        headers: { Authorization: `Bearer ${alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        signal: streamAbort.signal,
+      });
+    const firstGet = await get();
+    expect(firstGet.status).toBe(200);
+    expect(firstGet.headers.get('content-type')).toContain('text/event-stream');
+    const secondGet = await get();
+    expect(secondGet.status).toBe(409);
+    expect((await secondGet.json()).error.message).toMatch(/already has an open GET stream/);
+
+    const deleted = await fetch(mcpUrl(), {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${alice}`, 'Mcp-Session-Id': sessionId },
+    });
+    expect(deleted.status).toBe(204);
+    // The stream ends with the session.
+    const reader = firstGet.body!.getReader();
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) break;
+    }
+    expect((await rawPost(alice, list, sessionId)).status).toBe(404);
+    streamAbort.abort();
+  }, 30_000);
+
+  it('answers client mistakes with 4xx and a message saying what to fix', async () => {
+    const noSession = await rawPost(alice, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(noSession.status).toBe(400);
+    expect((await noSession.json()).error.message).toMatch(/Mcp-Session-Id/);
+    const notJson = await fetch(mcpUrl(), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json' },
+      body: '{oops',
+    });
+    expect(notJson.status).toBe(400);
+    expect((await notJson.json()).error.code).toBe(-32700);
+    const batch = await rawPost(alice, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(batch.status).toBe(400);
+  });
+
+  it('keeps notifying other clients while one client stops reading its stream', async () => {
+    const sessionId = await rawInitialize(alice);
+    // A client that opens its GET stream and never reads from it.
+    const url = new URL(mcpUrl());
+    const stalled = http.request({
+      host: '127.0.0.1',
+      port: url.port,
+      path: url.pathname,
+      headers: { Authorization: `Bearer ${alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, Host: url.host },
+    });
+    stalled.on('response', response => response.pause());
+    stalled.on('error', () => {});
+    stalled.end();
+    const reader = await connect();
+    for (let i = 0; i < 5; i++) {
+      reader.notifications.length = 0;
+      await reader.client.callTool({ name: 'example_add_tool', arguments: { name: `stall${i}` } });
+      await waitFor(() => reader.notifications.includes('notifications/tools/list_changed'), 3000, `notification ${i}`);
+    }
+    stalled.destroy();
+  }, 30_000);
+
+  it('refuses foreign Origin and Host headers (DNS rebinding protection)', async () => {
+    const foreignOrigin = await fetch(mcpUrl(), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json', Origin: 'http://evil.example' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(foreignOrigin.status).toBe(403);
+    expect((await foreignOrigin.json()).error.message).toMatch(/allowedOrigins/);
+
+    const url = new URL(mcpUrl());
+    const foreignHost = await new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { Host: `evil.example:${url.port}`, Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json' },
+        },
+        response => {
+          response.resume();
+          resolve(response.statusCode!);
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    });
+    expect(foreignHost).toBe(403);
+  });
+});

@@ -1,0 +1,179 @@
+/*
+ * The aggregated view clients see: every backend's lists merged in config order. Tool and
+ * prompt names get the backend's prefix; resource URIs stay as they are. Clash rule
+ * (deterministic): the backend that comes first in config order owns a name or URI; later
+ * backends' entries with the same name are hidden and reported as clashes on the status
+ * endpoint. Immutable: a new catalog is built whenever a backend's lists change.
+ */
+import type { UpstreamLists } from '../upstream/upstreamConnection';
+import type { BrokerBackend } from './types';
+
+/** A name or URI that two backends expose; `owner` serves it, `hidden` is not reachable. */
+export interface NameClash {
+  kind: 'tool' | 'prompt' | 'resource' | 'resourceTemplate';
+  name: string;
+  owner: string;
+  hidden: string;
+}
+
+/** Which backend serves a prefixed name, and under which name the backend knows it. */
+export interface Route {
+  backend: string;
+  originalName: string;
+}
+
+/** The kinds of the aggregated view that clients can list. */
+export type ViewKind = 'tools' | 'resources' | 'prompts';
+
+interface TemplateRoute {
+  backend: string;
+  pattern: RegExp;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Turns an RFC 6570 URI template into a loose matcher for routing `resources/read`. */
+export function uriTemplateMatcher(template: string): RegExp {
+  let source = '';
+  let last = 0;
+  for (const match of template.matchAll(/\{([^}]*)\}/g)) {
+    source += escapeRegExp(template.slice(last, match.index));
+    const operator = match[1].charAt(0);
+    if (operator === '+' || operator === '#') source += '.*';
+    else if (operator === '?' || operator === '&') source += '(?:[?&].*)?';
+    else if (operator === '/') source += '(?:/[^?#]*)?';
+    else if (operator === '.' || operator === ';') source += `(?:\\${operator}[^/?#]*)?`;
+    else source += '[^/?#]*';
+    last = (match.index ?? 0) + match[0].length;
+  }
+  source += escapeRegExp(template.slice(last));
+  return new RegExp(`^${source}$`);
+}
+
+/** The merged lists of all backends, with routing tables. */
+export class AggregatedCatalog {
+  private constructor(
+    readonly tools: readonly Record<string, unknown>[],
+    readonly prompts: readonly Record<string, unknown>[],
+    readonly resources: readonly Record<string, unknown>[],
+    readonly resourceTemplates: readonly Record<string, unknown>[],
+    private readonly toolRoutes: ReadonlyMap<string, Route>,
+    private readonly promptRoutes: ReadonlyMap<string, Route>,
+    private readonly resourceRoutes: ReadonlyMap<string, string>,
+    private readonly templateRoutes: readonly TemplateRoute[],
+    private readonly resourceBackends: readonly string[],
+    readonly clashes: readonly NameClash[],
+  ) {}
+
+  /** An empty catalog. */
+  static empty(): AggregatedCatalog {
+    return AggregatedCatalog.build([]);
+  }
+
+  /** Merges the lists of `backends`, which must be in config order. */
+  static build(backends: ReadonlyArray<{ backend: BrokerBackend; lists: UpstreamLists }>): AggregatedCatalog {
+    const clashes: NameClash[] = [];
+    const tools: Record<string, unknown>[] = [];
+    const prompts: Record<string, unknown>[] = [];
+    const resources: Record<string, unknown>[] = [];
+    const resourceTemplates: Record<string, unknown>[] = [];
+    const toolRoutes = new Map<string, Route>();
+    const promptRoutes = new Map<string, Route>();
+    const resourceRoutes = new Map<string, string>();
+    const templateOwners = new Map<string, string>();
+    const templateRoutes: TemplateRoute[] = [];
+    const resourceBackends: string[] = [];
+
+    const addNamed = (
+      kind: 'tool' | 'prompt',
+      backend: BrokerBackend,
+      items: Record<string, unknown>[],
+      routes: Map<string, Route>,
+      out: Record<string, unknown>[],
+    ) => {
+      for (const item of items) {
+        if (typeof item.name !== 'string') continue;
+        const name = `${backend.toolPrefix}${item.name}`;
+        const owner = routes.get(name);
+        if (owner) {
+          clashes.push({ kind, name, owner: owner.backend, hidden: backend.name });
+          continue;
+        }
+        routes.set(name, { backend: backend.name, originalName: item.name });
+        out.push({ ...item, name });
+      }
+    };
+
+    for (const { backend, lists } of backends) {
+      addNamed('tool', backend, lists.tools, toolRoutes, tools);
+      addNamed('prompt', backend, lists.prompts, promptRoutes, prompts);
+      if (lists.resources.length > 0 || lists.resourceTemplates.length > 0) {
+        resourceBackends.push(backend.name);
+      }
+      for (const resource of lists.resources) {
+        if (typeof resource.uri !== 'string') continue;
+        const owner = resourceRoutes.get(resource.uri);
+        if (owner !== undefined) {
+          clashes.push({ kind: 'resource', name: resource.uri, owner, hidden: backend.name });
+          continue;
+        }
+        resourceRoutes.set(resource.uri, backend.name);
+        resources.push(resource);
+      }
+      for (const template of lists.resourceTemplates) {
+        if (typeof template.uriTemplate !== 'string') continue;
+        const owner = templateOwners.get(template.uriTemplate);
+        if (owner !== undefined) {
+          clashes.push({ kind: 'resourceTemplate', name: template.uriTemplate, owner, hidden: backend.name });
+          continue;
+        }
+        templateOwners.set(template.uriTemplate, backend.name);
+        templateRoutes.push({ backend: backend.name, pattern: uriTemplateMatcher(template.uriTemplate) });
+        resourceTemplates.push(template);
+      }
+    }
+    return new AggregatedCatalog(
+      tools,
+      prompts,
+      resources,
+      resourceTemplates,
+      toolRoutes,
+      promptRoutes,
+      resourceRoutes,
+      templateRoutes,
+      resourceBackends,
+      clashes,
+    );
+  }
+
+  /** The backend and original name of a prefixed tool name. */
+  routeTool(name: string): Route | undefined {
+    return this.toolRoutes.get(name);
+  }
+
+  /** The backend and original name of a prefixed prompt name. */
+  routePrompt(name: string): Route | undefined {
+    return this.promptRoutes.get(name);
+  }
+
+  /**
+   * The backend that serves a resource URI: the listed owner, else the first (config order)
+   * backend with a matching template, else the only backend with resources at all.
+   */
+  routeResource(uri: string): string | undefined {
+    const owner = this.resourceRoutes.get(uri);
+    if (owner !== undefined) return owner;
+    const template = this.templateRoutes.find(t => t.pattern.test(uri));
+    if (template) return template.backend;
+    return this.resourceBackends.length === 1 ? this.resourceBackends[0] : undefined;
+  }
+
+  /** A comparable fingerprint of what clients see for one kind. */
+  fingerprint(kind: ViewKind): string {
+    if (kind === 'tools') return JSON.stringify(this.tools);
+    if (kind === 'prompts') return JSON.stringify(this.prompts);
+    return JSON.stringify([this.resources, this.resourceTemplates]);
+  }
+}

@@ -1,0 +1,222 @@
+/*
+ * McpBroker: the business side of the broker, independent of Express.
+ *
+ * It owns one UpstreamConnection per configured backend, the aggregated catalog built from
+ * their lists, the client sessions of this replica, and the notifier that fans list changes
+ * out to client GET streams. Guarantees: a backend's list change is refreshed before clients
+ * hear of it; clients hear of a change only through streams open at the moment of sending;
+ * after a reconnect clients are told only when their view actually changed; `close()` ends
+ * every stream, timer and backend session it owns.
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { BrokerConfig, BrokerServerConfig } from '../config';
+import { ClientSession, ClientSessionRegistry } from '../sessions/clientSessionRegistry';
+import { SseClientStream } from '../sessions/sseClientStream';
+import { advertisedListKinds } from '../upstream/listKinds';
+import {
+  ListsUpdate,
+  UpstreamConnection,
+  UpstreamStatus,
+} from '../upstream/upstreamConnection';
+import { AggregatedCatalog, NameClash, ViewKind } from './aggregatedCatalog';
+import { ListChangedNotifier } from './listChangedNotifier';
+import type { ClientEventStream, ToolCallHandler, ToolCallHandlerFactory } from './types';
+import type { Response } from 'express';
+
+/** The status endpoint's body. */
+export interface BrokerStatus {
+  backends: UpstreamStatus[];
+  clashes: NameClash[];
+  clients: { sessions: number; eventStreams: number };
+}
+
+/** Options of {@link McpBroker.create}. */
+export interface McpBrokerOptions {
+  config: BrokerConfig;
+  logger: LoggerService;
+  toolCallHandlerFactory: ToolCallHandlerFactory;
+}
+
+const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
+const IDLE_SWEEP_INTERVAL_MS = 60_000;
+
+/** The broker: backend connections, aggregated catalog, client sessions and notifications. */
+export class McpBroker {
+  readonly sessions = new ClientSessionRegistry();
+  readonly toolCalls: ToolCallHandler;
+  private readonly connections = new Map<string, UpstreamConnection>();
+  private servers: BrokerServerConfig[] = [];
+  private catalogSnapshot = AggregatedCatalog.empty();
+  private readonly notifier: ListChangedNotifier;
+  private readonly streams = new Set<ClientEventStream>();
+  private readonly lifetime = new AbortController();
+  private readonly idleSweep: NodeJS.Timeout;
+
+  private constructor(private readonly options: McpBrokerOptions) {
+    this.notifier = new ListChangedNotifier(options.config.coalesceWindowMs, () =>
+      this.sessions.openEventStreams(),
+    );
+    this.toolCalls = options.toolCallHandlerFactory({
+      config: options.config,
+      logger: options.logger,
+      backendSessions: { get: name => this.connections.get(name) },
+    });
+    this.idleSweep = setInterval(
+      () => this.endIdleSessions(),
+      Math.min(IDLE_SWEEP_INTERVAL_MS, options.config.sessionIdleTimeoutMs),
+    );
+    this.idleSweep.unref();
+  }
+
+  /** Creates the broker and starts connecting to the configured backends. */
+  static create(options: McpBrokerOptions): McpBroker {
+    const broker = new McpBroker(options);
+    broker.setServers(options.config.servers);
+    return broker;
+  }
+
+  /** The broker's configuration. */
+  get config(): BrokerConfig {
+    return this.options.config;
+  }
+
+  /** Aborted when the broker shuts down. */
+  get shutdownSignal(): AbortSignal {
+    return this.lifetime.signal;
+  }
+
+  /** The current aggregated catalog. */
+  catalog(): AggregatedCatalog {
+    return this.catalogSnapshot;
+  }
+
+  /** The connection of a backend by name. */
+  connection(name: string): UpstreamConnection | undefined {
+    return this.connections.get(name);
+  }
+
+  /** The configured backend by name. */
+  server(name: string): BrokerServerConfig | undefined {
+    return this.servers.find(s => s.name === name);
+  }
+
+  /**
+   * Replaces the set of backends: new ones are connected, removed ones are closed and their
+   * entries dropped (clients get list_changed), changed ones are reconnected.
+   */
+  setServers(servers: readonly BrokerServerConfig[]): void {
+    const next = new Map(servers.map(s => [s.name, s]));
+    let removed = false;
+    for (const [name, connection] of [...this.connections]) {
+      const wanted = next.get(name);
+      if (wanted && JSON.stringify(wanted) === JSON.stringify(connection.backend)) continue;
+      this.connections.delete(name);
+      removed = true;
+      void connection.close();
+      void this.toolCalls.removeBackend(name);
+    }
+    this.servers = [...servers];
+    for (const server of servers) {
+      if (this.connections.has(server.name)) continue;
+      const connection = new UpstreamConnection({
+        backend: server,
+        logger: this.options.logger,
+        requestTimeoutMs: this.options.config.requestTimeoutMs,
+        pollIntervalMs: this.options.config.pollIntervalMs,
+        reconnect: this.options.config.reconnect,
+        onListsUpdated: (name, update) => this.onListsUpdated(name, update),
+        onStateChanged: (name, state) => this.options.logger.info(`MCP backend ${name} is ${state}`),
+      });
+      this.connections.set(server.name, connection);
+      connection.start();
+    }
+    this.rebuildCatalog(removed ? new Set(['tools']) : new Set());
+  }
+
+  /** The capabilities the broker advertises to clients. */
+  serverCapabilities(): Record<string, unknown> {
+    const advertised = new Set<string>();
+    for (const connection of this.connections.values()) {
+      for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
+    }
+    return {
+      // The broker itself announces tool list changes (a backend removed or reconnected).
+      tools: { listChanged: true },
+      resources: { listChanged: advertised.has('resources') },
+      prompts: { listChanged: advertised.has('prompts') },
+    };
+  }
+
+  /**
+   * Turns `res` into an SSE stream owned by the broker (closed on shutdown) with the
+   * configured keep-alive and buffer bound.
+   */
+  openEventStream(res: Response, headers?: Record<string, string>): ClientEventStream {
+    const stream = SseClientStream.open(res, {
+      keepAliveMs: this.options.config.keepAliveMs,
+      maxBufferedBytes: this.options.config.clientStreamBufferBytes,
+      headers,
+      onClose: reason => {
+        this.streams.delete(stream);
+        if (reason === 'too-slow') {
+          this.options.logger.warn('MCP broker: disconnected a client stream that stopped reading');
+        }
+      },
+    });
+    this.streams.add(stream);
+    return stream;
+  }
+
+  /** Ends a client session and everything that belongs to it. */
+  async endSession(session: ClientSession): Promise<void> {
+    this.sessions.end(session.id);
+    await this.toolCalls.closeClientSession(session.id);
+  }
+
+  /** A snapshot for the status endpoint (no credentials). */
+  status(): BrokerStatus {
+    return {
+      backends: this.servers.map(s => this.connections.get(s.name)!.status()),
+      clashes: [...this.catalogSnapshot.clashes],
+      clients: { sessions: this.sessions.size, eventStreams: this.sessions.openEventStreams().length },
+    };
+  }
+
+  /** Closes every stream, timer and backend session. */
+  async close(): Promise<void> {
+    this.lifetime.abort();
+    clearInterval(this.idleSweep);
+    this.notifier.close();
+    for (const id of this.sessions.ids()) this.sessions.end(id);
+    for (const stream of [...this.streams]) stream.close();
+    await this.toolCalls.close();
+    await Promise.all([...this.connections.values()].map(c => c.close()));
+  }
+
+  private endIdleSessions() {
+    for (const id of this.sessions.endIdle(this.options.config.sessionIdleTimeoutMs)) {
+      void this.toolCalls.closeClientSession(id);
+    }
+  }
+
+  private onListsUpdated(name: string, update: ListsUpdate) {
+    if (!this.connections.has(name)) return; // a late answer from a removed backend
+    this.rebuildCatalog(update.eventKinds);
+    if (update.eventKinds.has('roots')) this.notifier.notify('roots');
+  }
+
+  /** Rebuilds the catalog; notifies kinds whose view changed, or that an event announced. */
+  private rebuildCatalog(eventKinds: ReadonlySet<string>) {
+    const previous = this.catalogSnapshot;
+    this.catalogSnapshot = AggregatedCatalog.build(
+      this.servers.map(server => ({
+        backend: server,
+        lists: this.connections.get(server.name)!.cachedLists,
+      })),
+    );
+    for (const kind of VIEW_KINDS) {
+      const changed = previous.fingerprint(kind) !== this.catalogSnapshot.fingerprint(kind);
+      if (changed || eventKinds.has(kind)) this.notifier.notify(kind);
+    }
+  }
+}

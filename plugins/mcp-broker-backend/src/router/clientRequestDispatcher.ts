@@ -1,0 +1,126 @@
+/*
+ * Answers a client's JSON-RPC requests within a session. List requests come from the
+ * aggregated catalog (no backend round trip); prompts/get and resources/read go to the owning
+ * backend over the broker's own session; tools/call goes to the ToolCallHandler. Unknown names
+ * are JSON-RPC -32602 and unsupported methods -32601: never an exception.
+ */
+import type { Request, Response } from 'express';
+import type { McpBroker } from '../broker/mcpBroker';
+import {
+  JsonRpcErrorCode,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  jsonRpcError,
+  jsonRpcResult,
+} from '../broker/jsonRpc';
+import type { ClientSession } from '../sessions/clientSessionRegistry';
+import { toClientError } from '../upstream/errors';
+
+/** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
+const UNSUPPORTED_METHODS = new Set(['logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+
+/** Everything one request needs. */
+export interface DispatchContext {
+  broker: McpBroker;
+  session: ClientSession;
+  request: JsonRpcRequest;
+  req: Request;
+  res: Response;
+}
+
+/** Dispatches one client request and answers `res`. */
+export async function dispatchClientRequest(context: DispatchContext): Promise<void> {
+  const { broker, request, res } = context;
+  if (request.method === 'tools/call') {
+    await callTool(context);
+    return;
+  }
+  const response = await answer(broker, request);
+  if (!res.headersSent) res.json(response);
+}
+
+async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+  const { id, method } = request;
+  const params = request.params ?? {};
+  const catalog = broker.catalog();
+  switch (method) {
+    case 'ping':
+      return jsonRpcResult(id, {});
+    case 'tools/list':
+      return jsonRpcResult(id, { tools: catalog.tools });
+    case 'prompts/list':
+      return jsonRpcResult(id, { prompts: catalog.prompts });
+    case 'resources/list':
+      return jsonRpcResult(id, { resources: catalog.resources });
+    case 'resources/templates/list':
+      return jsonRpcResult(id, { resourceTemplates: catalog.resourceTemplates });
+    case 'prompts/get': {
+      if (typeof params.name !== 'string') {
+        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'prompts/get needs params.name (a string)');
+      }
+      const route = catalog.routePrompt(params.name);
+      if (!route) return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${params.name}"`);
+      return forward(broker, id, route.backend, 'prompts/get', { ...params, name: route.originalName });
+    }
+    case 'resources/read': {
+      if (typeof params.uri !== 'string') {
+        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
+      }
+      const backend = catalog.routeResource(params.uri);
+      if (backend === undefined) {
+        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown resource "${params.uri}"`);
+      }
+      return forward(broker, id, backend, 'resources/read', params);
+    }
+    case 'initialize':
+      return jsonRpcError(id, JsonRpcErrorCode.InvalidRequest, 'this session is initialized already; start a new session without Mcp-Session-Id');
+    default:
+      if (UNSUPPORTED_METHODS.has(method)) {
+        return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `${method} is not supported by the MCP broker`);
+      }
+      return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `method "${method.slice(0, 100)}" not found`);
+  }
+}
+
+async function forward(
+  broker: McpBroker,
+  id: JsonRpcRequest['id'],
+  backend: string,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<JsonRpcResponse> {
+  const connection = broker.connection(backend);
+  if (!connection) return jsonRpcError(id, JsonRpcErrorCode.InternalError, `backend ${backend} is not configured`);
+  try {
+    return jsonRpcResult(id, await connection.request(method, params, { signal: broker.shutdownSignal }));
+  } catch (error) {
+    return { jsonrpc: '2.0', id, error: toClientError(error) };
+  }
+}
+
+async function callTool({ broker, session, request, req, res }: DispatchContext): Promise<void> {
+  const params = request.params ?? {};
+  if (typeof params.name !== 'string') {
+    res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'));
+    return;
+  }
+  const route = broker.catalog().routeTool(params.name);
+  const backend = route ? broker.server(route.backend) : undefined;
+  if (!route || !backend) {
+    res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, `unknown tool "${params.name.slice(0, 200)}"`));
+    return;
+  }
+  const clientGone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) clientGone.abort();
+  });
+  await broker.toolCalls.handleToolCall({
+    clientSession: session,
+    backend,
+    request: { ...request, params: { ...params, name: route.originalName } },
+    req,
+    res,
+    openEventStream: () => broker.openEventStream(res, { 'Mcp-Session-Id': session.id }),
+    signal: AbortSignal.any([clientGone.signal, session.ended.signal, broker.shutdownSignal]),
+  });
+}

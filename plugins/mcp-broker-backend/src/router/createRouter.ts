@@ -1,0 +1,64 @@
+/*
+ * The broker's HTTP surface under /api/mcp-broker:
+ *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
+ *   GET /status          backend states, clashes and client counts (authenticated)
+ *   GET /health          liveness (unauthenticated)
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import express from 'express';
+import Router from 'express-promise-router';
+import type { McpBroker } from '../broker/mcpBroker';
+import { JsonRpcErrorCode } from '../broker/jsonRpc';
+import { statusHandler } from '../status/statusHandler';
+import { hostOriginGuard } from './hostOriginGuard';
+import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
+import { sendTransportError } from './protocol';
+
+/** Largest accepted POST body. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Dependencies of {@link createRouter}. */
+export interface RouterOptions {
+  broker: McpBroker;
+  httpAuth: HttpAuthService;
+}
+
+/** Builds the broker's Express router. */
+export async function createRouter(options: RouterOptions): Promise<express.Router> {
+  const router = Router();
+  const deps = { broker: options.broker, httpAuth: options.httpAuth };
+
+  router.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/status', statusHandler(deps));
+
+  const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
+  const rawBody = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+  router.post(
+    '/mcp',
+    guard,
+    (req, res, next) =>
+      rawBody(req, res, error => {
+        if (error) {
+          const tooLarge = (error as { type?: string }).type === 'entity.too.large';
+          sendTransportError(
+            res,
+            tooLarge ? 413 : 400,
+            JsonRpcErrorCode.ParseError,
+            tooLarge ? `Body larger than ${MAX_BODY_BYTES} bytes` : 'Could not read the request body',
+          );
+          return;
+        }
+        next();
+      }),
+    postHandler(deps),
+  );
+  router.get('/mcp', guard, getHandler(deps));
+  router.delete('/mcp', guard, deleteHandler(deps));
+  router.all('/mcp', guard, (_req, res) => {
+    res.setHeader('Allow', 'GET, POST, DELETE');
+    sendTransportError(res, 405, JsonRpcErrorCode.InvalidRequest, 'Use POST, GET or DELETE on /mcp');
+  });
+  return router;
+}

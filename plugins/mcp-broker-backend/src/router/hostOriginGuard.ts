@@ -1,0 +1,47 @@
+/*
+ * DNS rebinding protection: a web page on another site must not reach the broker through a
+ * browser by pointing its own host name at this machine. Requests must name an allowed Host,
+ * and when a browser sends an Origin it must be an allowed one. Non-browser clients send no
+ * Origin and pass.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import type { DnsRebindingProtectionConfig } from '../config';
+import { JsonRpcErrorCode } from '../broker/jsonRpc';
+import { sendTransportError } from './protocol';
+
+function hostName(hostHeader: string): string {
+  // "[::1]:7007" → "[::1]", "localhost:7007" → "localhost"
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase();
+  return hostHeader.split(':')[0].toLowerCase();
+}
+
+/** Express middleware enforcing the configured Host and Origin allow-lists. */
+export function hostOriginGuard(config: DnsRebindingProtectionConfig) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!config.enabled) {
+      next();
+      return;
+    }
+    const host = req.headers.host;
+    if (host === undefined || !config.allowedHosts.has(hostName(host))) {
+      sendTransportError(
+        res,
+        403,
+        JsonRpcErrorCode.InvalidRequest,
+        `Host "${String(host ?? '').slice(0, 100)}" is not allowed; add it to mcpBroker.dnsRebindingProtection.allowedHosts`,
+      );
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !config.allowedOrigins.has(origin)) {
+      sendTransportError(
+        res,
+        403,
+        JsonRpcErrorCode.InvalidRequest,
+        `Origin "${origin.slice(0, 100)}" is not allowed; add it to mcpBroker.dnsRebindingProtection.allowedOrigins`,
+      );
+      return;
+    }
+    next();
+  };
+}

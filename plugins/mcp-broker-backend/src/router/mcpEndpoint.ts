@@ -1,0 +1,158 @@
+/*
+ * The client-facing MCP endpoint (streamable HTTP): POST for messages, GET for the session's
+ * event stream, DELETE to end the session. Each handler is parse → call → respond; the
+ * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import type { Request, Response } from 'express';
+import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isPlainObject } from '../broker/jsonRpc';
+import type { McpBroker } from '../broker/mcpBroker';
+import type { ClientSession } from '../sessions/clientSessionRegistry';
+import { dispatchClientRequest } from './clientRequestDispatcher';
+import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
+
+/** Dependencies of the endpoint handlers. */
+export interface McpEndpointDeps {
+  broker: McpBroker;
+  httpAuth: HttpAuthService;
+}
+
+/** The authenticated principal as a stable string: `user:<ref>` or `service:<subject>`. */
+async function principalOf(httpAuth: HttpAuthService, req: Request): Promise<string> {
+  const credentials = await httpAuth.credentials(req, { allow: ['user', 'service'] });
+  const principal = credentials.principal as { type: string; userEntityRef?: string; subject?: string };
+  return principal.type === 'user' ? `user:${principal.userEntityRef}` : `service:${principal.subject}`;
+}
+
+function headerValue(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
+async function requireSession(deps: McpEndpointDeps, req: Request, res: Response): Promise<ClientSession | undefined> {
+  const principal = await principalOf(deps.httpAuth, req);
+  const id = headerValue(req, 'mcp-session-id');
+  if (id === undefined || id === '') {
+    sendTransportError(res, 400, JsonRpcErrorCode.ServerError, 'Mcp-Session-Id header required; send initialize first to start a session');
+    return undefined;
+  }
+  const session = deps.broker.sessions.get(id, principal);
+  if (!session) {
+    sendTransportError(res, 404, SESSION_ERROR_CODE, 'Session not found; it ended or belongs to someone else. Initialize a new session');
+    return undefined;
+  }
+  const version = headerValue(req, 'mcp-protocol-version');
+  if (version !== undefined && !CLIENT_PROTOCOL_VERSIONS.includes(version)) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${CLIENT_PROTOCOL_VERSIONS.join(', ')}`);
+    return undefined;
+  }
+  return session;
+}
+
+/** POST /mcp: one JSON-RPC message (batches are not part of MCP since 2025-06-18). */
+export function postHandler(deps: McpEndpointDeps) {
+  return async (req: Request, res: Response) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      sendTransportError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the body must be one JSON-RPC message as JSON');
+      return;
+    }
+    if (Array.isArray(body)) {
+      sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'JSON-RPC batches are not supported; send one message per POST');
+      return;
+    }
+    const message = classifyJsonRpc(body);
+    if (!message) {
+      const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+      sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response', id);
+      return;
+    }
+    if (message.kind === 'request' && message.message.method === 'initialize') {
+      await initialize(deps, req, res, message.message);
+      return;
+    }
+    const session = await requireSession(deps, req, res);
+    if (!session) return;
+    if (message.kind === 'response') {
+      await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+      return;
+    }
+    if (message.kind === 'notification') {
+      if (message.message.method === 'notifications/cancelled') {
+        await deps.broker.toolCalls.handleClientNotification({ clientSession: session, notification: message.message });
+      }
+      res.status(202).end();
+      return;
+    }
+    await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
+  };
+}
+
+async function initialize(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+  request: { id: string | number; params?: Record<string, unknown> },
+) {
+  const principal = await principalOf(deps.httpAuth, req);
+  if (headerValue(req, 'mcp-session-id') !== undefined) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'initialize starts a new session: send it without Mcp-Session-Id', request.id);
+    return;
+  }
+  const params = request.params ?? {};
+  const requested = params.protocolVersion;
+  const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
+    ? requested
+    : CLIENT_PROTOCOL_VERSIONS[0];
+  const session = deps.broker.sessions.create({
+    principal,
+    protocolVersion,
+    clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
+    clientInfo: isPlainObject(params.clientInfo) ? params.clientInfo : undefined,
+  });
+  res.setHeader('Mcp-Session-Id', session.id);
+  res.json(
+    jsonRpcResult(request.id, {
+      protocolVersion,
+      capabilities: deps.broker.serverCapabilities(),
+      serverInfo: { name: 'backstage-mcp-broker', version: '0.1.0' },
+      instructions: 'Tools and prompts of several MCP servers; names carry each server\'s prefix.',
+    }),
+  );
+}
+
+/** GET /mcp: the session's event stream (one per session). */
+export function getHandler(deps: McpEndpointDeps) {
+  return async (req: Request, res: Response) => {
+    const session = await requireSession(deps, req, res);
+    if (!session) return;
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      sendTransportError(res, 406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
+      return;
+    }
+    if (session.eventStream && !session.eventStream.closed) {
+      sendTransportError(res, 409, JsonRpcErrorCode.InvalidRequest, 'This session already has an open GET stream; close it before opening another');
+      return;
+    }
+    const stream = deps.broker.openEventStream(res, { 'Mcp-Session-Id': session.id });
+    session.eventStream = stream;
+    stream.signal.addEventListener('abort', () => {
+      session.lastActiveAt = Date.now();
+      if (session.eventStream === stream) session.eventStream = undefined;
+    });
+  };
+}
+
+/** DELETE /mcp: ends the session, its stream and its backend sessions. */
+export function deleteHandler(deps: McpEndpointDeps) {
+  return async (req: Request, res: Response) => {
+    const session = await requireSession(deps, req, res);
+    if (!session) return;
+    await deps.broker.endSession(session);
+    res.status(204).end();
+  };
+}

@@ -1,0 +1,89 @@
+/*
+ * One server-sent-events stream towards a client. Guarantees: anti-buffering headers (no proxy
+ * or compression middleware holds events back), a keep-alive comment every `keepAliveMs`, and
+ * a bounded write buffer: when more than `maxBufferedBytes` are waiting for a client that does
+ * not read, the connection is destroyed rather than queueing without limit. Writes never wait,
+ * so one slow client cannot delay the others. Only JSON (which has no raw newlines) goes into
+ * `data:` lines; no untrusted text reaches `event:` or `id:` lines.
+ */
+import type { Response } from 'express';
+import type { ClientEventStream } from '../broker/types';
+import type { JsonRpcMessage } from '../broker/jsonRpc';
+
+/** Options of {@link SseClientStream.open}. */
+export interface SseClientStreamOptions {
+  keepAliveMs: number;
+  maxBufferedBytes: number;
+  /** Extra response headers (e.g. `Mcp-Session-Id`). */
+  headers?: Record<string, string>;
+  /** Called once when the stream closes, for whatever reason. */
+  onClose?: (reason: 'ended' | 'client-gone' | 'too-slow') => void;
+}
+
+/** An open SSE response. */
+export class SseClientStream implements ClientEventStream {
+  private readonly controller = new AbortController();
+  private readonly keepAlive: NodeJS.Timeout;
+
+  private constructor(
+    private readonly res: Response,
+    private readonly options: SseClientStreamOptions,
+  ) {
+    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs);
+    this.keepAlive.unref();
+    res.on('close', () => this.finish('client-gone'));
+  }
+
+  /** Sends the SSE headers on `res` and returns the stream. */
+  static open(res: Response, options: SseClientStreamOptions): SseClientStream {
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream');
+    // no-transform keeps compression middleware from buffering the stream.
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    const stream = new SseClientStream(res, options);
+    // A comment right away lets clients (and tests) see the stream is live.
+    stream.write(': stream open\n\n');
+    return stream;
+  }
+
+  get closed(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  send(message: JsonRpcMessage): boolean {
+    return this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    if (!this.res.writableEnded) this.res.end();
+    this.finish('ended');
+  }
+
+  private write(chunk: string): boolean {
+    if (this.closed) return false;
+    if (this.res.writableLength + Buffer.byteLength(chunk) > this.options.maxBufferedBytes) {
+      this.finish('too-slow');
+      this.res.destroy();
+      return false;
+    }
+    this.res.write(chunk);
+    return true;
+  }
+
+  private finish(reason: 'ended' | 'client-gone' | 'too-slow') {
+    if (this.closed) return;
+    clearInterval(this.keepAlive);
+    this.controller.abort();
+    this.options.onClose?.(reason);
+  }
+}

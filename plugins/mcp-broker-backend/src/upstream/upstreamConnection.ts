@@ -1,0 +1,452 @@
+/*
+ * UpstreamConnection: the broker's own session with one backend MCP server.
+ *
+ * Life cycle (one loop, owned by this object, ended by close()):
+ *   initialize (broker's credentials, client capabilities elicitation + sampling)
+ *   → notifications/initialized → list tools/resources/templates/prompts
+ *   → GET event stream when the backend advertises listChanged
+ *       (405 → re-list every pollInterval instead; no listChanged → just stay connected)
+ *   → on any drop: back off (exponential, jittered, forever; reset after a healthy connection)
+ *     and reconnect; a lost session (404) is re-initialized at once.
+ * Every reconnect re-lists, and the listener hears which lists changed. Events are validated
+ * (eventValidation.ts) and bursts are coalesced: while a refresh runs, further events only mark
+ * their kind dirty, and one more refresh follows.
+ *
+ * The last known lists survive a disconnect (clients keep seeing the backend's tools while it
+ * restarts); requests during a disconnect fail fast with a clear error.
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { EventSourceMessage } from 'eventsource-parser';
+import type { BrokerBackend, BackendRequester } from '../broker/types';
+import {
+  classifyJsonRpc,
+  isPlainObject,
+  JsonRpcErrorCode,
+  JsonRpcMessage,
+  JsonRpcRequest,
+} from '../broker/jsonRpc';
+import { ExponentialBackoff } from './backoff';
+import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './errors';
+import { validateListChangedEvent } from './eventValidation';
+import { advertisedListKinds, ListKind } from './listKinds';
+import { readSseStream } from './sseReader';
+import { redactUrl, StreamableHttpClient, UpstreamSession } from './streamableHttpClient';
+
+/** Protocol versions the broker speaks with backends, newest first. */
+export const UPSTREAM_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
+
+/** Largest number of pages the broker follows when listing one kind. */
+const MAX_LIST_PAGES = 50;
+
+/** State of an upstream connection, as shown on the status endpoint. */
+export type UpstreamState = 'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
+
+/** How the broker learns of a backend's list changes. */
+export type EventStreamMode = 'open' | 'polling' | 'none' | 'down';
+
+/** One backend's cached lists (items as the backend sent them, names unprefixed). */
+export interface UpstreamLists {
+  tools: Record<string, unknown>[];
+  resources: Record<string, unknown>[];
+  resourceTemplates: Record<string, unknown>[];
+  prompts: Record<string, unknown>[];
+}
+
+/** What an UpstreamConnection tells its owner after (re-)listing. */
+export interface ListsUpdate {
+  /** Kinds whose cached list differs from before. */
+  changedKinds: ReadonlySet<ListKind>;
+  /** Kinds a valid backend event announced (forwarded to clients even if nothing differs). */
+  eventKinds: ReadonlySet<ListKind>;
+}
+
+/** Status of one backend for the status endpoint. Contains no credentials. */
+export interface UpstreamStatus {
+  name: string;
+  url: string;
+  state: UpstreamState;
+  eventStream: EventStreamMode;
+  nextRetryAt?: string;
+  lastConnectedAt?: string;
+  lastEventAt?: string;
+  lastError?: string;
+  consecutiveFailures: number;
+  droppedEvents: number;
+  protocolVersion?: string;
+  counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
+}
+
+/** Options of an UpstreamConnection. */
+export interface UpstreamConnectionOptions {
+  backend: BrokerBackend;
+  logger: LoggerService;
+  requestTimeoutMs: number;
+  pollIntervalMs: number;
+  reconnect: { initialDelayMs: number; maxDelayMs: number };
+  /** Called after every (re-)listing with what changed. */
+  onListsUpdated(name: string, update: ListsUpdate): void;
+  /** Called whenever the state changes (for logging and tests). */
+  onStateChanged?(name: string, state: UpstreamState): void;
+}
+
+interface ActiveSession extends UpstreamSession {
+  readonly protocolVersion: string;
+  readonly capabilities: Record<string, unknown>;
+}
+
+const EMPTY_LISTS: UpstreamLists = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+function describe(error: unknown): string {
+  if (error instanceof BackendUnavailableError || error instanceof BackendRpcError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** The broker's own connection to one backend. */
+export class UpstreamConnection implements BackendRequester {
+  private readonly http: StreamableHttpClient;
+  private readonly backoff: ExponentialBackoff;
+  private readonly lifetime = new AbortController();
+  private cycle?: AbortController;
+  private loop?: Promise<void>;
+  private session?: ActiveSession;
+  private nextRequestId = 1;
+  private lists: UpstreamLists = EMPTY_LISTS;
+  private readonly pendingEventKinds = new Set<ListKind>();
+  private refreshing?: Promise<void>;
+  private state: UpstreamState = 'connecting';
+  private eventStream: EventStreamMode = 'down';
+  private nextRetryAt?: number;
+  private lastConnectedAt?: number;
+  private lastEventAt?: number;
+  private lastError?: string;
+  private droppedEvents = 0;
+  private previousFailureLostSession = false;
+
+  constructor(private readonly options: UpstreamConnectionOptions) {
+    this.http = new StreamableHttpClient(options.backend, options.requestTimeoutMs);
+    this.backoff = new ExponentialBackoff(options.reconnect.initialDelayMs, options.reconnect.maxDelayMs);
+  }
+
+  /** The backend this connection serves. */
+  get backend(): BrokerBackend {
+    return this.options.backend;
+  }
+
+  /** The backend's capabilities from its last `initialize`, or undefined before the first. */
+  get capabilities(): Record<string, unknown> | undefined {
+    return this.session?.capabilities;
+  }
+
+  /** The last known lists (kept across disconnects). */
+  get cachedLists(): UpstreamLists {
+    return this.lists;
+  }
+
+  /** Starts the connection loop (once). */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops the loop, closes the event stream and ends the backend session. */
+  async close(): Promise<void> {
+    this.lifetime.abort();
+    await this.loop;
+    const session = this.session;
+    this.session = undefined;
+    if (session) await this.http.deleteSession(session);
+    this.setState('closed');
+  }
+
+  /** {@inheritDoc BackendRequester.request} */
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<Record<string, unknown>> {
+    const session = this.session;
+    if (!session || this.state === 'closed') {
+      throw new BackendUnavailableError(this.backend.name, `not connected (${this.state})`);
+    }
+    return this.requestOn(session, method, params, {
+      signal: options.signal ? AbortSignal.any([options.signal, this.lifetime.signal]) : this.lifetime.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  /** A snapshot for the status endpoint. */
+  status(): UpstreamStatus {
+    return {
+      name: this.backend.name,
+      url: redactUrl(this.backend.url),
+      state: this.state,
+      eventStream: this.eventStream,
+      nextRetryAt: this.state === 'backing-off' && this.nextRetryAt !== undefined
+        ? new Date(this.nextRetryAt).toISOString()
+        : undefined,
+      lastConnectedAt: this.lastConnectedAt === undefined ? undefined : new Date(this.lastConnectedAt).toISOString(),
+      lastEventAt: this.lastEventAt === undefined ? undefined : new Date(this.lastEventAt).toISOString(),
+      lastError: this.lastError,
+      consecutiveFailures: this.backoff.failures,
+      droppedEvents: this.droppedEvents,
+      protocolVersion: this.session?.protocolVersion,
+      counts: {
+        tools: this.lists.tools.length,
+        resources: this.lists.resources.length,
+        resourceTemplates: this.lists.resourceTemplates.length,
+        prompts: this.lists.prompts.length,
+      },
+    };
+  }
+
+  private setState(state: UpstreamState) {
+    if (this.state === state) return;
+    this.state = state;
+    this.options.onStateChanged?.(this.backend.name, state);
+  }
+
+  private async requestOn(
+    session: ActiveSession,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<Record<string, unknown>> {
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: this.nextRequestId++, method };
+    if (params !== undefined) message.params = params;
+    try {
+      const { response } = await this.http.request(message, session, {
+        ...options,
+        onServerMessage: m => this.answerServerRequest(m, session),
+      });
+      if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
+      return response.result;
+    } catch (error) {
+      if (error instanceof BackendSessionLostError && this.session === session) {
+        // Make the loop re-initialize now rather than at the next event or poll.
+        this.session = undefined;
+        this.cycle?.abort();
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The broker's own session never relays server→client requests (tool calls that need them
+   * run on per-client sessions); answer them so the backend does not wait forever.
+   */
+  private answerServerRequest(message: JsonRpcMessage, session: ActiveSession) {
+    const parsed = classifyJsonRpc(message);
+    if (parsed?.kind !== 'request') return;
+    const answer = parsed.message.method === 'ping'
+      ? { jsonrpc: '2.0' as const, id: parsed.message.id, result: {} }
+      : {
+          jsonrpc: '2.0' as const,
+          id: parsed.message.id,
+          error: {
+            code: JsonRpcErrorCode.MethodNotFound,
+            message: `${parsed.message.method} is not available on the broker's own session`,
+          },
+        };
+    this.http.send(answer, session, { signal: this.lifetime.signal }).catch(() => {});
+  }
+
+  private async run(): Promise<void> {
+    while (!this.lifetime.signal.aborted) {
+      const cycle = new AbortController();
+      this.cycle = cycle;
+      const signal = AbortSignal.any([this.lifetime.signal, cycle.signal]);
+      let error: unknown;
+      try {
+        await this.connectAndWatch(signal);
+      } catch (e) {
+        error = e;
+      }
+      this.eventStream = 'down';
+      if (this.lifetime.signal.aborted) break;
+      this.lastError = error === undefined ? 'connection ended' : describe(error);
+      const sessionLost = error instanceof BackendSessionLostError || (cycle.signal.aborted && !this.session);
+      // A lost session is re-initialized at once; a second loss in a row waits like any failure,
+      // so a backend that forgets sessions immediately cannot make the broker spin.
+      const delay = sessionLost && !this.previousFailureLostSession ? 0 : this.backoff.nextDelayMs();
+      this.previousFailureLostSession = sessionLost;
+      const credentialsRejected = error instanceof BackendUnavailableError &&
+        (error.status === 401 || error.status === 403);
+      this.nextRetryAt = Date.now() + delay;
+      this.setState(credentialsRejected ? 'failed' : 'backing-off');
+      this.options.logger.warn(
+        `MCP backend ${this.backend.name}: ${this.lastError}; reconnecting in ${delay} ms`,
+      );
+      await sleep(delay, this.lifetime.signal);
+    }
+  }
+
+  private async connectAndWatch(signal: AbortSignal): Promise<void> {
+    this.setState('connecting');
+    if (!this.session) this.session = await this.initialize(signal);
+    const session = this.session;
+    await this.relist(session, signal, new Set());
+    this.lastConnectedAt = Date.now();
+    this.lastError = undefined;
+    this.backoff.reset();
+    this.previousFailureLostSession = false;
+    this.setState('connected');
+
+    const advertised = advertisedListKinds(session.capabilities);
+    if (advertised.size === 0) {
+      this.eventStream = 'none';
+      await waitForAbort(signal);
+      return;
+    }
+    const stream = await this.http.openEventStream(session, signal);
+    if (stream === 'not-supported') {
+      this.eventStream = 'polling';
+      while (!signal.aborted) {
+        await sleep(this.options.pollIntervalMs, signal);
+        if (!signal.aborted) await this.relist(session, signal, new Set());
+      }
+      return;
+    }
+    this.eventStream = 'open';
+    await readSseStream(stream.body!, { onEvent: e => this.onStreamEvent(e, session, advertised) }, signal);
+    if (!signal.aborted) throw new BackendUnavailableError(this.backend.name, 'event stream closed');
+  }
+
+  private async initialize(signal: AbortSignal): Promise<ActiveSession> {
+    const { response, sessionId } = await this.http.request(
+      {
+        jsonrpc: '2.0',
+        id: this.nextRequestId++,
+        method: 'initialize',
+        params: {
+          protocolVersion: UPSTREAM_PROTOCOL_VERSIONS[0],
+          // Declared so that backends which tailor their tools to the client list everything
+          // the broker can relay to its own clients.
+          capabilities: { elicitation: {}, sampling: {} },
+          clientInfo: { name: 'backstage-mcp-broker', version: '0.1.0' },
+        },
+      },
+      {},
+      { signal },
+    );
+    if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
+    const protocolVersion = response.result.protocolVersion;
+    if (typeof protocolVersion !== 'string' || !UPSTREAM_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+      throw new BackendUnavailableError(this.backend.name, `speaks unsupported protocol version ${String(protocolVersion).slice(0, 40)}`);
+    }
+    const capabilities = isPlainObject(response.result.capabilities) ? response.result.capabilities : {};
+    const session: ActiveSession = { id: sessionId, protocolVersion, capabilities };
+    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signal });
+    return session;
+  }
+
+  private onStreamEvent(event: EventSourceMessage, session: ActiveSession, advertised: ReadonlySet<ListKind>) {
+    let parsed;
+    try {
+      parsed = classifyJsonRpc(JSON.parse(event.data));
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed?.kind === 'request') {
+      this.answerServerRequest(parsed.message, session);
+      if (parsed.message.method === 'ping') return;
+    }
+    const validation = validateListChangedEvent(event, advertised);
+    if (!validation.ok) {
+      this.droppedEvents++;
+      this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${validation.reason})`);
+      return;
+    }
+    this.lastEventAt = Date.now();
+    this.pendingEventKinds.add(validation.kind);
+    this.refreshing ??= this.drainRefreshes(session).finally(() => {
+      this.refreshing = undefined;
+    });
+  }
+
+  /** Coalesces bursts: one refresh at a time, then one more for everything that arrived meanwhile. */
+  private async drainRefreshes(session: ActiveSession): Promise<void> {
+    while (this.pendingEventKinds.size > 0 && !this.lifetime.signal.aborted) {
+      const kinds = new Set(this.pendingEventKinds);
+      this.pendingEventKinds.clear();
+      try {
+        await this.relist(session, this.lifetime.signal, kinds);
+      } catch (error) {
+        this.options.logger.warn(`MCP backend ${this.backend.name}: re-listing after an event failed: ${describe(error)}`);
+      }
+    }
+  }
+
+  private async listAll(
+    session: ActiveSession,
+    method: string,
+    key: string,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.requestOn(session, method, cursor === undefined ? undefined : { cursor }, { signal });
+      const pageItems = result[key];
+      if (Array.isArray(pageItems)) items.push(...pageItems.filter(isPlainObject));
+      cursor = result.nextCursor;
+      if (typeof cursor !== 'string' || cursor === '') break;
+    }
+    return items;
+  }
+
+  private async relist(
+    session: ActiveSession,
+    signal: AbortSignal,
+    eventKinds: ReadonlySet<ListKind>,
+  ): Promise<void> {
+    const caps = session.capabilities;
+    const [tools, resources, resourceTemplates, prompts] = await Promise.all([
+      caps.tools !== undefined ? this.listAll(session, 'tools/list', 'tools', signal) : [],
+      caps.resources !== undefined ? this.listAll(session, 'resources/list', 'resources', signal) : [],
+      caps.resources !== undefined
+        ? this.listAll(session, 'resources/templates/list', 'resourceTemplates', signal).catch(
+            // Templates are optional even for servers with resources.
+            (error: unknown) => {
+              if (error instanceof BackendRpcError) return [];
+              throw error;
+            },
+          )
+        : [],
+      caps.prompts !== undefined ? this.listAll(session, 'prompts/list', 'prompts', signal) : [],
+    ]);
+    const next: UpstreamLists = { tools, resources, resourceTemplates, prompts };
+    const changedKinds = new Set<ListKind>();
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if (!same(this.lists.tools, next.tools)) changedKinds.add('tools');
+    if (!same(this.lists.resources, next.resources) || !same(this.lists.resourceTemplates, next.resourceTemplates)) {
+      changedKinds.add('resources');
+    }
+    if (!same(this.lists.prompts, next.prompts)) changedKinds.add('prompts');
+    this.lists = next;
+    this.options.onListsUpdated(this.backend.name, { changedKinds, eventKinds });
+  }
+}
