@@ -11,7 +11,9 @@ export interface Config {
      * Kubernetes manifest files (multi-document YAML) with the read-only kinds the
      * portal shows with the database store: HTTPRoute, PlanPolicy, AuthPolicy,
      * RateLimitPolicy. Relative paths are relative to the backend's working directory.
-     * Default: none.
+     * Read once at start-up; a missing file, invalid YAML, another kind, a wrong
+     * apiVersion or a document without `metadata.namespace` fails start-up with a message
+     * naming the file and document. Default: none.
      */
     manifests?: string[];
   };
