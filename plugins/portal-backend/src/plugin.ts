@@ -1,9 +1,21 @@
+/*
+ * Wiring only: reads the config once, builds the store, the read-only resource source and
+ * the services, registers the permissions and the `portal-apikey` resource type, and
+ * mounts the router. The rules live in service/, the HTTP surface in router/.
+ */
 import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
 import { portalPermissions } from '@devportal/plugin-portal-common';
-import { createRouter } from './router';
+import { PortalAuditor } from './audit/PortalAuditor';
+import { readPortalConfig } from './config';
+import { portalApiKeyResourceRef, portalApiKeyRules } from './permissions/rules';
+import { ManifestResourceSource } from './resources';
+import { createRouter } from './router/createRouter';
+import { AuthorizedPortalService } from './service/AuthorizedPortalService';
+import { DefaultPortalService } from './service/DefaultPortalService';
+import { DatabasePortalStore } from './store/DatabasePortalStore';
 
 /**
  * The portal backend plugin: the developer portal's REST API under `/api/portal`.
@@ -15,13 +27,51 @@ export const portalPlugin = createBackendPlugin({
   register(env) {
     env.registerInit({
       deps: {
+        config: coreServices.rootConfig,
+        logger: coreServices.logger,
+        database: coreServices.database,
         httpRouter: coreServices.httpRouter,
+        httpAuth: coreServices.httpAuth,
+        userInfo: coreServices.userInfo,
+        permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
+        auditor: coreServices.auditor,
       },
-      async init({ httpRouter, permissionsRegistry }) {
-        permissionsRegistry.addPermissions(portalPermissions);
-        httpRouter.use(await createRouter());
-        httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
+      async init(deps) {
+        const config = readPortalConfig(deps.config);
+        if (config.storage !== 'database') {
+          throw new Error(
+            `portal.storage "${config.storage}" is not available in this build; use "database"`,
+          );
+        }
+        if (!config.permissionEnabled) {
+          deps.logger.warn(
+            'permission.enabled is false: every signed-in user may do everything in the portal (see the plugin README)',
+          );
+        }
+        const store = await DatabasePortalStore.create({ database: deps.database, logger: deps.logger });
+        const resources = await ManifestResourceSource.fromFiles(config.manifests);
+        const service = DefaultPortalService.create({ store, resources });
+
+        deps.permissionsRegistry.addPermissions(portalPermissions);
+        deps.permissionsRegistry.addResourceType({
+          resourceRef: portalApiKeyResourceRef,
+          permissions: portalPermissions.filter(p => p.type === 'resource'),
+          rules: portalApiKeyRules,
+          getResources: refs => Promise.all(refs.map(ref => service.apiKeyResource(ref))),
+        });
+
+        deps.httpRouter.use(
+          await createRouter({
+            service: AuthorizedPortalService.create({
+              service,
+              permissions: deps.permissions,
+              userInfo: deps.userInfo,
+            }),
+            httpAuth: deps.httpAuth,
+            auditor: PortalAuditor.create(deps.auditor),
+          }),
+        );
       },
     });
   },

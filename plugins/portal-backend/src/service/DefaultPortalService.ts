@@ -25,8 +25,8 @@ import {
   type ApiProduct,
   type ApiProductSpec,
   type ObjectRef,
-  type Plan,
 } from '@devportal/plugin-portal-common';
+import { plansOfPolicies } from '../resources';
 import type { PortalApiKeyResource } from '../permissions/rules';
 import type {
   KeyFilter,
@@ -408,36 +408,12 @@ function assertTierOffered(product: ApiProduct, tier: string): void {
   }
 }
 
-/** The plans of the PlanPolicies (in the product's namespace) targeting its HTTPRoute. */
-export function plansForRoute(
-  namespace: string,
-  routeName: string,
-  policies: ReadOnlyObject[],
-): Plan[] {
-  const plans: Plan[] = [];
-  for (const policy of policies) {
-    const spec = policy.spec as
-      | { targetRef?: { kind?: string; name?: string }; plans?: Plan[] }
-      | undefined;
-    if (
-      policy.kind === 'PlanPolicy' &&
-      policy.metadata.namespace === namespace &&
-      spec?.targetRef?.kind === 'HTTPRoute' &&
-      spec.targetRef.name === routeName &&
-      Array.isArray(spec.plans)
-    ) {
-      plans.push(...spec.plans);
-    }
-  }
-  return plans;
-}
-
 function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiProduct {
   return {
     ...product,
     kind: 'APIProduct',
     status: {
-      plans: plansForRoute(product.metadata.namespace, product.spec.targetRef.name, policies),
+      plans: plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
     },
   };
 }

@@ -1,0 +1,64 @@
+/*
+ * Small helpers for end-to-end tests of the portal REST API on the real backend process:
+ * raw HTTP calls (to assert status codes and error bodies) and typed clients per user.
+ */
+import { PortalClient } from '@devportal/plugin-portal-common';
+import type { BackendProcess } from './startBackendProcess';
+
+/** The static token of app-config.yaml: a service principal. */
+export const STATIC_SERVICE_TOKEN = 'dev-only-static-token-0123456789';
+
+/** A raw answer: status and parsed JSON body (undefined when empty). */
+export interface PortalResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/** Options of {@link portalCall}. */
+export interface PortalCallOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is instead of JSON-encoding `body`. */
+  rawBody?: string;
+  contentType?: string;
+}
+
+/** Calls `{backend}/api/portal{path}` and returns status and JSON body. */
+export async function portalCall(
+  backend: BackendProcess,
+  method: string,
+  path: string,
+  options: PortalCallOptions = {},
+): Promise<PortalResponse> {
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
+  const hasBody = options.body !== undefined || options.rawBody !== undefined;
+  if (hasBody) headers['Content-Type'] = options.contentType ?? 'application/json';
+  const response = await fetch(`${backend.baseUrl}/api/portal${path}`, {
+    method,
+    headers,
+    body: options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text === '' ? undefined : JSON.parse(text),
+    headers: response.headers,
+  };
+}
+
+/** A typed portal client acting with `token`. */
+export function portalClient(backend: BackendProcess, token: string): PortalClient {
+  return new PortalClient({
+    baseUrl: `${backend.baseUrl}/api/portal`,
+    getToken: async () => token,
+  });
+}
+
+let counter = 0;
+/** A fresh DNS-1123 name for test records. */
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}`;
+}
