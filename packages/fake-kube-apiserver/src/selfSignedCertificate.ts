@@ -12,8 +12,18 @@ export interface SelfSignedCertificate {
   key: string;
 }
 
-/** Creates a certificate valid for `127.0.0.1` and `localhost`. */
-export function createSelfSignedCertificate(): SelfSignedCertificate {
+let shared: SelfSignedCertificate | undefined;
+
+/**
+ * A certificate valid for `127.0.0.1` and `localhost`, made on first use and
+ * shared by the servers of one process (an RSA key costs 50–300 ms).
+ */
+export function selfSignedCertificate(): SelfSignedCertificate {
+  shared ??= createSelfSignedCertificate();
+  return shared;
+}
+
+function createSelfSignedCertificate(): SelfSignedCertificate {
   // Node generates the key (fast, native); selfsigned/node-forge only signs.
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,

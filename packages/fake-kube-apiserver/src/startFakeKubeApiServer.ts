@@ -30,7 +30,7 @@ import { handleResourceRequest } from './resourceHandlers';
 import { applyManifests, parseManifests } from './manifests';
 import { KubeObject, ResourceRegistry, ResourceType } from './resources';
 import { wellKnownResources } from './wellKnownResources';
-import { createSelfSignedCertificate } from './selfSignedCertificate';
+import { selfSignedCertificate } from './selfSignedCertificate';
 import {
   KubeStatus,
   KubeStatusError,
@@ -320,7 +320,7 @@ export async function startFakeKubeApiServer(
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res);
   };
-  const certificate = options.tls === false ? undefined : createSelfSignedCertificate();
+  const certificate = options.tls === false ? undefined : selfSignedCertificate();
   const server = certificate
     ? https.createServer({ cert: certificate.cert, key: certificate.key }, listener)
     : http.createServer(listener);

@@ -29,9 +29,18 @@ export async function statusOf(call: Promise<unknown>): Promise<{ code: number; 
     await call;
   } catch (e: any) {
     if (typeof e?.code !== 'number') throw e;
-    return { code: e.code, body: typeof e.body === 'string' && e.body !== '' ? JSON.parse(e.body) : e.body };
+    return { code: e.code, body: parseBody(e.body) };
   }
   throw new Error('expected the call to fail');
+}
+
+function parseBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body; // e.g. the plain "404 page not found" of an unknown group
+  }
 }
 
 /** The Kuadrant developer-portal resource coordinates used across tests. */
