@@ -129,7 +129,35 @@ for (const { id, label } of ENGINES) {
   });
 }
 
+// knex logs every failed connection attempt; the assertions are the point here.
+const SILENT_KNEX_LOG = { warn() {}, error() {}, debug() {}, deprecate() {} };
+
 describe('DatabasePortalStore without a reachable database', () => {
+  it('answers ServiceUnavailableError when no connection frees up in time', async () => {
+    // SQLite has one connection; an open transaction holds it past the timeout.
+    const knex = knexFactory({
+      client: 'better-sqlite3',
+      connection: ':memory:',
+      useNullAsDefault: true,
+      acquireConnectionTimeout: 300,
+      log: SILENT_KNEX_LOG,
+    });
+    try {
+      const store = await DatabasePortalStore.create({
+        database: databaseService(knex),
+      });
+      const blocker = await knex.transaction();
+      await expect(store.listProducts({})).rejects.toMatchObject({
+        name: 'ServiceUnavailableError',
+        message: expect.stringContaining('retry'),
+      });
+      await blocker.rollback();
+      await expect(store.listProducts({})).resolves.toEqual([]);
+    } finally {
+      await knex.destroy();
+    }
+  }, 15_000);
+
   it('answers ServiceUnavailableError when PostgreSQL refuses connections', async () => {
     const knex = knexFactory({
       client: 'pg',
@@ -142,8 +170,7 @@ describe('DatabasePortalStore without a reachable database', () => {
       },
       pool: { min: 0, max: 1 },
       acquireConnectionTimeout: 2_000,
-      // knex logs every failed connection attempt; the assertions below are the point.
-      log: { warn() {}, error() {}, debug() {}, deprecate() {} },
+      log: SILENT_KNEX_LOG,
     });
     try {
       await expect(

@@ -99,7 +99,7 @@ export interface DatabaseErrorMessages {
  * The one place where database errors become `@backstage/errors`: unique violations →
  * ConflictError, foreign-key violations → NotFoundError, unreachable or overloaded
  * database → ServiceUnavailableError. Errors that are already Backstage errors, and
- * unknown errors (bugs), are returned unchanged.
+ * unknown errors (bugs), are returned as they are, minus any row values.
  *
  * The original message is not copied into mapped errors: driver messages may quote SQL
  * and constraint details that clients have no business seeing.
@@ -120,6 +120,18 @@ export function mapDatabaseError(
         'The portal database is unavailable or timed out; retry later',
       );
     default:
-      return error;
+      return withoutRowDetail(error);
   }
+}
+
+/**
+ * PostgreSQL puts the failing row's values in `detail` ("Failing row contains (…)"),
+ * which for the secrets table would be the secret itself; error handlers log it.
+ * The message (SQL with placeholders, constraint names) stays for debugging.
+ */
+function withoutRowDetail(error: unknown): unknown {
+  if (isError(error) && 'detail' in error) {
+    delete (error as { detail?: unknown }).detail;
+  }
+  return error;
 }
