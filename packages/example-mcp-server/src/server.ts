@@ -108,7 +108,9 @@ export async function startExampleMcpServer(
         description: 'Asks the user (through elicitation) to confirm a question',
         inputSchema: { question: z.string().default('Proceed?') },
       },
-      async ({ question }) => {
+      async ({ question }, extra) => {
+        // Sent on the call's own POST stream (relatedRequestId), so a gateway in between can tell
+        // which call it belongs to; without it the SDK would use the session's GET stream.
         const answer = await server.server.elicitInput({
           message: question,
           requestedSchema: {
@@ -119,7 +121,7 @@ export async function startExampleMcpServer(
             },
             required: ['confirmed'],
           },
-        });
+        }, { relatedRequestId: extra.requestId });
         return {
           content: [{ type: 'text', text: JSON.stringify(answer) }],
           structuredContent: answer as unknown as Record<string, unknown>,

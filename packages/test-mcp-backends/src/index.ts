@@ -11,3 +11,5 @@ export type {
   RecordedRequest,
 } from './rawBackend';
 export { jsonIdType, rawTopLevelMember } from './rawJson';
+export { startEverythingServer } from './everythingServer';
+export type { EverythingServer } from './everythingServer';
