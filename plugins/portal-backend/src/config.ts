@@ -26,9 +26,12 @@ export interface PortalConfig {
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
 export function readPortalConfig(config: Config): PortalConfig {
-  const storage = config.getOptionalString('portal.storage') ?? DEFAULT_PORTAL_STORAGE;
+  const storage =
+    config.getOptionalString('portal.storage') ?? DEFAULT_PORTAL_STORAGE;
   if (storage !== 'database' && storage !== 'kubernetes') {
-    throw new InputError(`portal.storage must be "database" or "kubernetes", got "${storage}"`);
+    throw new InputError(
+      `portal.storage must be "database" or "kubernetes", got "${storage}"`,
+    );
   }
   return {
     storage,

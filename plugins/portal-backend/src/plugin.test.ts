@@ -7,7 +7,11 @@
  */
 import path from 'node:path';
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
 import {
   AuthorizeResult,
   type AuthorizePermissionRequest,
@@ -16,8 +20,19 @@ import {
 import request from 'supertest';
 import { portalPlugin } from './plugin';
 
-const TOYSTORE_MANIFEST = path.resolve(__dirname, '..', '..', '..', 'examples', 'toystore.yaml');
-const ROUTE = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' };
+const TOYSTORE_MANIFEST = path.resolve(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'examples',
+  'toystore.yaml',
+);
+const ROUTE = {
+  group: 'gateway.networking.k8s.io',
+  kind: 'HTTPRoute',
+  name: 'toystore',
+};
 
 const ALICE = 'user:default/alice';
 const BOB = 'user:default/bob';
@@ -37,41 +52,69 @@ const CONSUMER = [
 ];
 const GRANTS: Record<string, string[]> = {
   [ALICE]: CONSUMER,
-  [BOB]: [...CONSUMER, 'portal.apiproduct.create', 'portal.apiproduct.update.own'],
+  [BOB]: [
+    ...CONSUMER,
+    'portal.apiproduct.create',
+    'portal.apiproduct.update.own',
+  ],
 };
 
-function userOf(options?: { credentials?: BackstageCredentials }): string | undefined {
-  return (options?.credentials?.principal as { userEntityRef?: string } | undefined)?.userEntityRef;
+function userOf(options?: {
+  credentials?: BackstageCredentials;
+}): string | undefined {
+  return (
+    options?.credentials?.principal as { userEntityRef?: string } | undefined
+  )?.userEntityRef;
 }
 
 async function startPortal(options: { allowEverything?: boolean } = {}) {
   const authorize = jest.fn(
-    async (requests: AuthorizePermissionRequest[], opts?: { credentials?: BackstageCredentials }) => {
+    async (
+      requests: AuthorizePermissionRequest[],
+      opts?: { credentials?: BackstageCredentials },
+    ) => {
       const user = userOf(opts);
       return requests.map(({ permission }) => ({
         result:
-          options.allowEverything || user === CAROL || (user !== undefined && GRANTS[user]?.includes(permission.name))
+          options.allowEverything ||
+          user === CAROL ||
+          (user !== undefined && GRANTS[user]?.includes(permission.name))
             ? AuthorizeResult.ALLOW
             : AuthorizeResult.DENY,
       })) as any;
     },
   );
-  const authorizeConditional = jest.fn(async (queries: unknown[], opts?: { credentials?: BackstageCredentials }) => {
-    const user = userOf(opts);
-    return queries.map((): PolicyDecision => {
-      if (options.allowEverything || user === CAROL) return { result: AuthorizeResult.ALLOW };
-      if (user === BOB) {
-        return {
-          result: AuthorizeResult.CONDITIONAL,
-          pluginId: 'portal',
-          resourceType: 'portal-apikey',
-          conditions: { rule: 'IS_PRODUCT_OWNER', resourceType: 'portal-apikey', params: { claims: [BOB, TEAM_A] } },
-        };
-      }
-      return { result: AuthorizeResult.DENY };
-    }) as any;
-  });
-  const events: Array<{ eventId: string; meta?: unknown; outcome?: string; error?: string }> = [];
+  const authorizeConditional = jest.fn(
+    async (
+      queries: unknown[],
+      opts?: { credentials?: BackstageCredentials },
+    ) => {
+      const user = userOf(opts);
+      return queries.map((): PolicyDecision => {
+        if (options.allowEverything || user === CAROL)
+          return { result: AuthorizeResult.ALLOW };
+        if (user === BOB) {
+          return {
+            result: AuthorizeResult.CONDITIONAL,
+            pluginId: 'portal',
+            resourceType: 'portal-apikey',
+            conditions: {
+              rule: 'IS_PRODUCT_OWNER',
+              resourceType: 'portal-apikey',
+              params: { claims: [BOB, TEAM_A] },
+            },
+          };
+        }
+        return { result: AuthorizeResult.DENY };
+      }) as any;
+    },
+  );
+  const events: Array<{
+    eventId: string;
+    meta?: unknown;
+    outcome?: string;
+    error?: string;
+  }> = [];
   const auditor = mockServices.auditor.mock({
     createEvent: jest.fn(async ({ eventId, meta }) => {
       const event: (typeof events)[number] = { eventId, meta };
@@ -79,7 +122,11 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
       return {
         success: async (params?: { meta?: unknown }) => {
           event.outcome = 'succeeded';
-          if (params?.meta) event.meta = { ...(event.meta as object), ...(params.meta as object) };
+          if (params?.meta)
+            event.meta = {
+              ...(event.meta as object),
+              ...(params.meta as object),
+            };
         },
         fail: async ({ error }: { error: Error }) => {
           event.outcome = 'failed';
@@ -92,31 +139,55 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     features: [
       portalPlugin,
       mockServices.rootConfig.factory({
-        data: { portal: { manifests: [TOYSTORE_MANIFEST] }, permission: { enabled: !options.allowEverything } },
+        data: {
+          portal: { manifests: [TOYSTORE_MANIFEST] },
+          permission: { enabled: !options.allowEverything },
+        },
       }),
-      mockServices.permissions.mock({ authorize, authorizeConditional }).factory,
+      mockServices.permissions.mock({ authorize, authorizeConditional })
+        .factory,
       mockServices.userInfo.mock({
         getUserInfo: async (credentials: BackstageCredentials) => {
-          const userEntityRef = (credentials.principal as { userEntityRef: string }).userEntityRef;
-          return { userEntityRef, ownershipEntityRefs: [userEntityRef, ...(GROUPS[userEntityRef] ?? [])] };
+          const userEntityRef = (
+            credentials.principal as { userEntityRef: string }
+          ).userEntityRef;
+          return {
+            userEntityRef,
+            ownershipEntityRefs: [
+              userEntityRef,
+              ...(GROUPS[userEntityRef] ?? []),
+            ],
+          };
         },
       }).factory,
       auditor.factory,
     ],
   });
-  const as = (user: string) => ({ Authorization: mockCredentials.user.header(user) });
+  const as = (user: string) => ({
+    Authorization: mockCredentials.user.header(user),
+  });
   const api = {
-    get: (p: string, user: string) => request(server).get(`/api/portal${p}`).set(as(user)),
-    post: (p: string, user: string, body: object = {}) => request(server).post(`/api/portal${p}`).set(as(user)).send(body),
+    get: (p: string, user: string) =>
+      request(server).get(`/api/portal${p}`).set(as(user)),
+    post: (p: string, user: string, body: object = {}) =>
+      request(server).post(`/api/portal${p}`).set(as(user)).send(body),
   };
   const product = async (name: string, owner?: string, user = CAROL) => {
     const response = await api.post('/apiproducts', user, {
-      metadata: { namespace: 'toystore', name, ...(owner && { annotations: { 'backstage.io/owner': owner } }) },
+      metadata: {
+        namespace: 'toystore',
+        name,
+        ...(owner && { annotations: { 'backstage.io/owner': owner } }),
+      },
       spec: { displayName: name, targetRef: ROUTE, publishStatus: 'Published' },
     });
     expect(response.status).toBe(201);
   };
-  const keyRequest = async (productName: string, user = ALICE, planTier = 'gold') => {
+  const keyRequest = async (
+    productName: string,
+    user = ALICE,
+    planTier = 'gold',
+  ) => {
     const response = await api.post('/requests', user, {
       apiProductRef: { namespace: 'toystore', name: productName },
       planTier,
@@ -124,7 +195,15 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     expect(response.status).toBe(201);
     return response.body.metadata.name as string;
   };
-  return { server, api, authorize, authorizeConditional, events, product, keyRequest };
+  return {
+    server,
+    api,
+    authorize,
+    authorizeConditional,
+    events,
+    product,
+    keyRequest,
+  };
 }
 
 describe('portal plugin (mocked auth, permissions and auditor; real SQLite store)', () => {
@@ -133,10 +212,9 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     portal.authorize.mockClear();
     expect((await portal.api.get('/requests', ALICE)).status).toBe(200);
     expect(portal.authorize).toHaveBeenCalledTimes(1);
-    expect(portal.authorize.mock.calls[0][0].map(r => r.permission.name)).toEqual([
-      'portal.apikey.read.all',
-      'portal.apikey.read.own',
-    ]);
+    expect(
+      portal.authorize.mock.calls[0][0].map(r => r.permission.name),
+    ).toEqual(['portal.apikey.read.all', 'portal.apikey.read.own']);
   });
 
   it('applies one conditional approval decision to each item of a bulk call', async () => {
@@ -149,25 +227,40 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     portal.authorizeConditional.mockClear();
 
     const response = await portal.api.post('/requests/bulk-approve', BOB, {
-      requests: [teamKey, carolsKey, bobsOwnKey].map(name => ({ namespace: 'toystore', name })),
+      requests: [teamKey, carolsKey, bobsOwnKey].map(name => ({
+        namespace: 'toystore',
+        name,
+      })),
     });
     expect(response.status).toBe(200);
     expect(portal.authorizeConditional).toHaveBeenCalledTimes(1);
-    expect(response.body.results.map((r: any) => r.success || r.error.statusCode)).toEqual([
+    expect(
+      response.body.results.map((r: any) => r.success || r.error.statusCode),
+    ).toEqual([
       true, // team-a owns the product: the condition holds
       404, // bob can neither approve nor read alice's key for carol's product
       403, // bob can read his own request but the condition does not hold
     ]);
-    expect(response.body.results[0].apiKey.status).toMatchObject({ phase: 'Approved', reviewedBy: BOB });
+    expect(response.body.results[0].apiKey.status).toMatchObject({
+      phase: 'Approved',
+      reviewedBy: BOB,
+    });
   });
 
   it('audits every change and secret reveal with its outcome, never the secret', async () => {
     const portal = await startPortal();
     await portal.product('audited', TEAM_A, BOB);
     const key = await portal.keyRequest('audited');
-    expect((await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status).toBe(200);
-    expect((await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status).toBe(409);
-    const secret = await portal.api.get(`/apikeys/toystore/${key}/secret`, ALICE);
+    expect(
+      (await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status,
+    ).toBe(200);
+    expect(
+      (await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status,
+    ).toBe(409);
+    const secret = await portal.api.get(
+      `/apikeys/toystore/${key}/secret`,
+      ALICE,
+    );
     expect(secret.status).toBe(200);
     expect(secret.headers['cache-control']).toBe('no-store');
 
@@ -178,15 +271,25 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
       ['apikey-request-review', 'failed', 'ConflictError'],
       ['apikey-secret-reveal', 'succeeded', undefined],
     ]);
-    expect(portal.events[2].meta).toMatchObject({ namespace: 'toystore', name: key, decision: 'approve' });
+    expect(portal.events[2].meta).toMatchObject({
+      namespace: 'toystore',
+      name: key,
+      decision: 'approve',
+    });
     expect(JSON.stringify(portal.events)).not.toContain(secret.body.apiKey);
   });
 
   it('registers the portal-apikey resource type, whose IS_PRODUCT_OWNER rule decides on stored keys', async () => {
     const portal = await startPortal();
-    const metadata = await portal.api.get('/.well-known/backstage/permissions/metadata', CAROL);
+    const metadata = await portal.api.get(
+      '/.well-known/backstage/permissions/metadata',
+      CAROL,
+    );
     expect(metadata.body.rules).toEqual([
-      expect.objectContaining({ name: 'IS_PRODUCT_OWNER', resourceType: 'portal-apikey' }),
+      expect.objectContaining({
+        name: 'IS_PRODUCT_OWNER',
+        resourceType: 'portal-apikey',
+      }),
     ]);
 
     await portal.product('conditions', TEAM_A, BOB);
@@ -201,8 +304,18 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
       .set({ Authorization: mockCredentials.service.header() })
       .send({
         items: [
-          { id: '1', resourceType: 'portal-apikey', resourceRef: `toystore/${key}`, conditions: condition([TEAM_A]) },
-          { id: '2', resourceType: 'portal-apikey', resourceRef: `toystore/${key}`, conditions: condition([BOB]) },
+          {
+            id: '1',
+            resourceType: 'portal-apikey',
+            resourceRef: `toystore/${key}`,
+            conditions: condition([TEAM_A]),
+          },
+          {
+            id: '2',
+            resourceType: 'portal-apikey',
+            resourceRef: `toystore/${key}`,
+            conditions: condition([BOB]),
+          },
         ],
       });
     expect(applied.status).toBe(200);
@@ -217,13 +330,20 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     const erin = 'user:default/erin';
     await portal.product('open', undefined, ALICE);
     const key = await portal.keyRequest('open', ALICE);
-    expect((await portal.api.post(`/requests/toystore/${key}/approve`, erin)).status).toBe(200);
-    expect((await portal.api.get(`/apikeys/toystore/${key}/secret`, erin)).status).toBe(200);
+    expect(
+      (await portal.api.post(`/requests/toystore/${key}/approve`, erin)).status,
+    ).toBe(200);
+    expect(
+      (await portal.api.get(`/apikeys/toystore/${key}/secret`, erin)).status,
+    ).toBe(200);
     // Service principals stay read-only even then.
     const service = await request(portal.server)
       .post('/api/portal/requests')
       .set({ Authorization: mockCredentials.service.header() })
-      .send({ apiProductRef: { namespace: 'toystore', name: 'open' }, planTier: 'gold' });
+      .send({
+        apiProductRef: { namespace: 'toystore', name: 'open' },
+        planTier: 'gold',
+      });
     expect(service.status).toBe(403);
   });
 });

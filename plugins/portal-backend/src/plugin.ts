@@ -10,7 +10,10 @@ import {
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
 import { readPortalConfig } from './config';
-import { portalApiKeyResourceRef, portalApiKeyRules } from './permissions/rules';
+import {
+  portalApiKeyResourceRef,
+  portalApiKeyRules,
+} from './permissions/rules';
 import { ManifestResourceSource } from './resources';
 import { createRouter } from './router/createRouter';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
@@ -49,8 +52,13 @@ export const portalPlugin = createBackendPlugin({
             'permission.enabled is false: every signed-in user may do everything in the portal (see the plugin README)',
           );
         }
-        const store = await DatabasePortalStore.create({ database: deps.database, logger: deps.logger });
-        const resources = await ManifestResourceSource.fromFiles(config.manifests);
+        const store = await DatabasePortalStore.create({
+          database: deps.database,
+          logger: deps.logger,
+        });
+        const resources = await ManifestResourceSource.fromFiles(
+          config.manifests,
+        );
         const service = DefaultPortalService.create({ store, resources });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);
@@ -58,7 +66,8 @@ export const portalPlugin = createBackendPlugin({
           resourceRef: portalApiKeyResourceRef,
           permissions: portalPermissions.filter(p => p.type === 'resource'),
           rules: portalApiKeyRules,
-          getResources: refs => Promise.all(refs.map(ref => service.apiKeyResource(ref))),
+          getResources: refs =>
+            Promise.all(refs.map(ref => service.apiKeyResource(ref))),
         });
 
         deps.httpRouter.use(

@@ -35,7 +35,10 @@ export interface ApiProductPatch {
 
 /** A read-only object (HTTPRoute, PlanPolicy, AuthPolicy, RateLimitPolicy). @public */
 export type ReadOnlyObject = Omit<KubeObject, 'metadata'> & {
-  metadata: Partial<KubeObject['metadata']> & { namespace: string; name: string };
+  metadata: Partial<KubeObject['metadata']> & {
+    namespace: string;
+    name: string;
+  };
 };
 
 /** Options of {@link PortalClient}. @public */
@@ -73,7 +76,9 @@ export class PortalClient {
     this.#options = options;
   }
 
-  listApiProducts(query: { namespace?: string } = {}): Promise<ItemList<ApiProduct>> {
+  listApiProducts(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ApiProduct>> {
     return this.#call('GET', '/apiproducts', { query });
   }
   getApiProduct(ref: ObjectRef): Promise<ApiProduct> {
@@ -82,7 +87,10 @@ export class PortalClient {
   createApiProduct(body: CreateApiProductRequest): Promise<ApiProduct> {
     return this.#call('POST', '/apiproducts', { body });
   }
-  updateApiProduct(ref: ObjectRef, patch: ApiProductPatch): Promise<ApiProduct> {
+  updateApiProduct(
+    ref: ObjectRef,
+    patch: ApiProductPatch,
+  ): Promise<ApiProduct> {
     return this.#call('PATCH', `/apiproducts/${path(ref)}`, {
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -91,25 +99,35 @@ export class PortalClient {
   deleteApiProduct(ref: ObjectRef): Promise<void> {
     return this.#call('DELETE', `/apiproducts/${path(ref)}`);
   }
-  listHttpRoutes(query: { namespace?: string } = {}): Promise<ItemList<ReadOnlyObject>> {
+  listHttpRoutes(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ReadOnlyObject>> {
     return this.#call('GET', '/httproutes', { query });
   }
-  listPlanPolicies(query: { namespace?: string } = {}): Promise<ItemList<ReadOnlyObject>> {
+  listPlanPolicies(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ReadOnlyObject>> {
     return this.#call('GET', '/planpolicies', { query });
   }
   getPlanPolicy(ref: ObjectRef): Promise<ReadOnlyObject> {
     return this.#call('GET', `/planpolicies/${path(ref)}`);
   }
-  listAuthPolicies(query: { namespace?: string } = {}): Promise<ItemList<ReadOnlyObject>> {
+  listAuthPolicies(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ReadOnlyObject>> {
     return this.#call('GET', '/authpolicies', { query });
   }
-  listRateLimitPolicies(query: { namespace?: string } = {}): Promise<ItemList<ReadOnlyObject>> {
+  listRateLimitPolicies(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ReadOnlyObject>> {
     return this.#call('GET', '/ratelimitpolicies', { query });
   }
   listRequests(query: RequestListQuery = {}): Promise<ItemList<ApiKey>> {
     return this.#call('GET', '/requests', { query });
   }
-  listMyRequests(query: { namespace?: string } = {}): Promise<ItemList<ApiKey>> {
+  listMyRequests(
+    query: { namespace?: string } = {},
+  ): Promise<ItemList<ApiKey>> {
     return this.#call('GET', '/requests/my', { query });
   }
   createRequest(body: CreateApiKeyRequest): Promise<ApiKey> {
@@ -121,16 +139,26 @@ export class PortalClient {
   deleteRequest(ref: ObjectRef): Promise<void> {
     return this.#call('DELETE', `/requests/${path(ref)}`);
   }
-  approveRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
+  approveRequest(
+    ref: ObjectRef,
+    body: { reason?: string } = {},
+  ): Promise<ApiKey> {
     return this.#call('POST', `/requests/${path(ref)}/approve`, { body });
   }
-  rejectRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
+  rejectRequest(
+    ref: ObjectRef,
+    body: { reason?: string } = {},
+  ): Promise<ApiKey> {
     return this.#call('POST', `/requests/${path(ref)}/reject`, { body });
   }
-  bulkApproveRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
+  bulkApproveRequests(
+    body: BulkReviewRequest,
+  ): Promise<{ results: BulkReviewResult[] }> {
     return this.#call('POST', '/requests/bulk-approve', { body });
   }
-  bulkRejectRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
+  bulkRejectRequests(
+    body: BulkReviewRequest,
+  ): Promise<{ results: BulkReviewResult[] }> {
     return this.#call('POST', '/requests/bulk-reject', { body });
   }
   /** The key's secret: answers on the first successful read only (409 afterwards). */
@@ -161,7 +189,8 @@ export class PortalClient {
     const response = await doFetch(url.toString(), {
       method,
       headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body:
+        options.body === undefined ? undefined : JSON.stringify(options.body),
     });
     if (!response.ok) {
       throw await ResponseError.fromResponse(response);

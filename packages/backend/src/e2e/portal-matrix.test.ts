@@ -14,7 +14,10 @@ import {
   type PortalOperationId,
 } from '@devportal/plugin-portal-backend';
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
-import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import {
+  BackendProcess,
+  startBackendProcess,
+} from '../testing/startBackendProcess';
 import {
   STATIC_SERVICE_TOKEN,
   portalCall,
@@ -22,7 +25,14 @@ import {
   uniqueName,
 } from '../testing/portalHttp';
 
-const PRINCIPALS = ['none', 'service', 'erin', 'owner', 'nonOwner', 'admin'] as const;
+const PRINCIPALS = [
+  'none',
+  'service',
+  'erin',
+  'owner',
+  'nonOwner',
+  'admin',
+] as const;
 type Principal = (typeof PRINCIPALS)[number];
 
 interface Fixture {
@@ -47,17 +57,26 @@ interface MatrixRow {
 const NS = 'toystore';
 
 /** A Published, manual product on the toystore route, owned by its creator. */
-async function product(client: PortalClient, options: { owner?: string } = {}): Promise<ObjectRef> {
+async function product(
+  client: PortalClient,
+  options: { owner?: string } = {},
+): Promise<ObjectRef> {
   const name = uniqueName('mx');
   await client.createApiProduct({
     metadata: {
       namespace: NS,
       name,
-      ...(options.owner !== undefined && { annotations: { 'backstage.io/owner': options.owner } }),
+      ...(options.owner !== undefined && {
+        annotations: { 'backstage.io/owner': options.owner },
+      }),
     },
     spec: {
       displayName: `Matrix ${name}`,
-      targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
+      targetRef: {
+        group: 'gateway.networking.k8s.io',
+        kind: 'HTTPRoute',
+        name: 'toystore',
+      },
       publishStatus: 'Published',
     },
   });
@@ -67,7 +86,10 @@ async function product(client: PortalClient, options: { owner?: string } = {}): 
 /** A Pending key requested by alice for a fresh product owned by bob. */
 async function pendingKey(fixture: Fixture): Promise<ObjectRef> {
   const productRef = await product(fixture.clients.bob);
-  const key = await fixture.clients.alice.createRequest({ apiProductRef: productRef, planTier: 'gold' });
+  const key = await fixture.clients.alice.createRequest({
+    apiProductRef: productRef,
+    planTier: 'gold',
+  });
   return { namespace: key.metadata.namespace, name: key.metadata.name };
 }
 
@@ -83,21 +105,42 @@ const reviewerUsers = { owner: 'bob', nonOwner: 'dave' };
 
 const readOnlyList = (path: string): MatrixRow => ({
   users: productUsers,
-  expected: { none: 401, service: 200, erin: 403, owner: 200, nonOwner: 200, admin: 200 },
+  expected: {
+    none: 401,
+    service: 200,
+    erin: 403,
+    owner: 200,
+    nonOwner: 200,
+    admin: 200,
+  },
   prepare: async () => ({ path }),
 });
 
 const ownerOnlyList = (path: string): MatrixRow => ({
   // alice has no role granting the auth/rate-limit policy lists.
   users: { owner: 'bob', nonOwner: 'alice' },
-  expected: { none: 401, service: 200, erin: 403, owner: 200, nonOwner: 403, admin: 200 },
+  expected: {
+    none: 401,
+    service: 200,
+    erin: 403,
+    owner: 200,
+    nonOwner: 403,
+    admin: 200,
+  },
   prepare: async () => ({ path }),
 });
 
 const review = (action: 'approve' | 'reject'): MatrixRow => ({
   users: reviewerUsers,
   // dave's conditional approval does not hold for bob's product and he cannot read the key.
-  expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 404, admin: 200 },
+  expected: {
+    none: 401,
+    service: 403,
+    erin: 403,
+    owner: 200,
+    nonOwner: 404,
+    admin: 200,
+  },
   prepare: async fixture => ({
     path: `/requests/${keyPath(await pendingKey(fixture))}/${action}`,
     body: { reason: 'matrix' },
@@ -107,7 +150,14 @@ const review = (action: 'approve' | 'reject'): MatrixRow => ({
 const bulk = (action: 'approve' | 'reject'): MatrixRow => ({
   users: reviewerUsers,
   // The call succeeds for anyone who may review at all; items are decided one by one.
-  expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 200, admin: 200 },
+  expected: {
+    none: 401,
+    service: 403,
+    erin: 403,
+    owner: 200,
+    nonOwner: 200,
+    admin: 200,
+  },
   prepare: async fixture => ({
     path: `/requests/bulk-${action}`,
     body: { requests: [await pendingKey(fixture)] },
@@ -118,26 +168,53 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   listApiProducts: readOnlyList('/apiproducts'),
   getApiProduct: {
     users: productUsers,
-    expected: { none: 401, service: 200, erin: 403, owner: 200, nonOwner: 200, admin: 200 },
-    prepare: async f => ({ path: `/apiproducts/${keyPath(await product(f.clients.bob))}` }),
+    expected: {
+      none: 401,
+      service: 200,
+      erin: 403,
+      owner: 200,
+      nonOwner: 200,
+      admin: 200,
+    },
+    prepare: async f => ({
+      path: `/apiproducts/${keyPath(await product(f.clients.bob))}`,
+    }),
   },
   createApiProduct: {
     users: { owner: 'bob', nonOwner: 'alice' },
-    expected: { none: 401, service: 403, erin: 403, owner: 201, nonOwner: 403, admin: 201 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 201,
+      nonOwner: 403,
+      admin: 201,
+    },
     prepare: async () => ({
       path: '/apiproducts',
       body: {
         metadata: { namespace: NS, name: uniqueName('mx-new') },
         spec: {
           displayName: 'Created by the matrix',
-          targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
+          targetRef: {
+            group: 'gateway.networking.k8s.io',
+            kind: 'HTTPRoute',
+            name: 'toystore',
+          },
         },
       },
     }),
   },
   updateApiProduct: {
     users: productUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 403, admin: 200 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 200,
+      nonOwner: 403,
+      admin: 200,
+    },
     prepare: async f => ({
       path: `/apiproducts/${keyPath(await product(f.clients.bob))}`,
       body: { spec: { description: 'patched by the matrix' } },
@@ -145,8 +222,17 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   },
   deleteApiProduct: {
     users: productUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 204, nonOwner: 403, admin: 204 },
-    prepare: async f => ({ path: `/apiproducts/${keyPath(await product(f.clients.bob))}` }),
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 204,
+      nonOwner: 403,
+      admin: 204,
+    },
+    prepare: async f => ({
+      path: `/apiproducts/${keyPath(await product(f.clients.bob))}`,
+    }),
   },
   listHttpRoutes: readOnlyList('/httproutes'),
   listPlanPolicies: readOnlyList('/planpolicies'),
@@ -155,17 +241,38 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   listRateLimitPolicies: ownerOnlyList('/ratelimitpolicies'),
   listRequests: {
     users: requesterUsers,
-    expected: { none: 401, service: 200, erin: 403, owner: 200, nonOwner: 200, admin: 200 },
+    expected: {
+      none: 401,
+      service: 200,
+      erin: 403,
+      owner: 200,
+      nonOwner: 200,
+      admin: 200,
+    },
     prepare: async () => ({ path: '/requests?status=Pending' }),
   },
   listMyRequests: {
     users: requesterUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 200, admin: 200 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 200,
+      nonOwner: 200,
+      admin: 200,
+    },
     prepare: async () => ({ path: '/requests/my' }),
   },
   createRequest: {
     users: requesterUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 201, nonOwner: 201, admin: 201 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 201,
+      nonOwner: 201,
+      admin: 201,
+    },
     prepare: async f => ({
       path: '/requests',
       body: { apiProductRef: await product(f.clients.bob), planTier: 'silver' },
@@ -175,7 +282,14 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   bulkRejectRequests: bulk('reject'),
   updateRequest: {
     users: requesterUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 404, admin: 200 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 200,
+      nonOwner: 404,
+      admin: 200,
+    },
     prepare: async f => ({
       path: `/requests/${keyPath(await pendingKey(f))}`,
       body: { useCase: 'edited by the matrix' },
@@ -183,7 +297,14 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   },
   deleteRequest: {
     users: requesterUsers,
-    expected: { none: 401, service: 403, erin: 403, owner: 204, nonOwner: 404, admin: 204 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 204,
+      nonOwner: 404,
+      admin: 204,
+    },
     prepare: async f => ({ path: `/requests/${keyPath(await pendingKey(f))}` }),
   },
   approveRequest: review('approve'),
@@ -191,7 +312,14 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   revealApiKeySecret: {
     users: requesterUsers,
     // carol holds apikey.read.all, which covers any key (spec §3: `.all` ⇒ any record).
-    expected: { none: 401, service: 403, erin: 403, owner: 200, nonOwner: 404, admin: 200 },
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 200,
+      nonOwner: 404,
+      admin: 200,
+    },
     prepare: async f => {
       const ref = await pendingKey(f);
       await f.clients.carol.approveRequest(ref);
@@ -205,7 +333,9 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
   const fixture: Fixture = { tokens: {}, clients: {} };
 
   beforeAll(async () => {
-    backend = await startBackendProcess({ config: { mcpBroker: { servers: [] } } });
+    backend = await startBackendProcess({
+      config: { mcpBroker: { servers: [] } },
+    });
     for (const user of ['alice', 'bob', 'dave', 'carol', 'erin']) {
       fixture.tokens[user] = await backend.signIn(user);
       fixture.clients[user] = portalClient(backend, fixture.tokens[user]);
@@ -217,7 +347,9 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
   });
 
   it('has a row for every route of the route table, and no other', () => {
-    expect(Object.keys(matrix).sort()).toEqual(portalRoutes.map(r => r.operationId).sort());
+    expect(Object.keys(matrix).sort()).toEqual(
+      portalRoutes.map(r => r.operationId).sort(),
+    );
   });
 
   function tokenOf(row: MatrixRow, principal: Principal): string | undefined {
@@ -237,30 +369,43 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
     }
   }
 
-  describe.each(portalRoutes.map(route => [`${route.method.toUpperCase()} ${route.path}`, route] as const))(
-    '%s',
-    (_title, route) => {
-      const row = matrix[route.operationId];
-      it.each(PRINCIPALS.map(principal => [principal, row.expected[principal]] as const))(
-        'answers %s with %i',
-        async (principal, expectedStatus) => {
-          const request = await row.prepare(fixture);
-          const response = await portalCall(backend, route.method.toUpperCase(), request.path, {
+  describe.each(
+    portalRoutes.map(
+      route => [`${route.method.toUpperCase()} ${route.path}`, route] as const,
+    ),
+  )('%s', (_title, route) => {
+    const row = matrix[route.operationId];
+    it.each(
+      PRINCIPALS.map(
+        principal => [principal, row.expected[principal]] as const,
+      ),
+    )(
+      'answers %s with %i',
+      async (principal, expectedStatus) => {
+        const request = await row.prepare(fixture);
+        const response = await portalCall(
+          backend,
+          route.method.toUpperCase(),
+          request.path,
+          {
             token: tokenOf(row, principal),
             body: request.body,
+          },
+        );
+        const detail = `${route.method.toUpperCase()} ${request.path} as ${principal}: ${JSON.stringify(response.body)}`;
+        expect({ status: response.status, detail }).toEqual({
+          status: expectedStatus,
+          detail,
+        });
+        if (response.status >= 400) {
+          // Backstage's error body, from @backstage/errors.
+          expect(response.body).toMatchObject({
+            error: { name: expect.any(String), message: expect.any(String) },
+            response: { statusCode: expectedStatus },
           });
-          const detail = `${route.method.toUpperCase()} ${request.path} as ${principal}: ${JSON.stringify(response.body)}`;
-          expect({ status: response.status, detail }).toEqual({ status: expectedStatus, detail });
-          if (response.status >= 400) {
-            // Backstage's error body, from @backstage/errors.
-            expect(response.body).toMatchObject({
-              error: { name: expect.any(String), message: expect.any(String) },
-              response: { statusCode: expectedStatus },
-            });
-          }
-        },
-        30_000,
-      );
-    },
-  );
+        }
+      },
+      30_000,
+    );
+  });
 });

@@ -4,7 +4,10 @@
  * credentials), what (event id and the records concerned) and the outcome. Metadata is
  * built by the callers from record references only: a secret never reaches an event.
  */
-import type { AuditorService, AuditorServiceEventSeverityLevel } from '@backstage/backend-plugin-api';
+import type {
+  AuditorService,
+  AuditorServiceEventSeverityLevel,
+} from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
 import type { Request } from 'express';
 
@@ -43,7 +46,10 @@ export class PortalAuditor {
   }
 
   /** Runs `operation` inside an audit event and returns its result; failures rethrow. */
-  async run<T>(options: AuditedOperation<T>, operation: () => Promise<T>): Promise<T> {
+  async run<T>(
+    options: AuditedOperation<T>,
+    operation: () => Promise<T>,
+  ): Promise<T> {
     const event = await this.#auditor.createEvent({
       eventId: options.eventId,
       severityLevel: options.severityLevel ?? 'medium',
@@ -57,7 +63,9 @@ export class PortalAuditor {
       await event.fail({ error: error as Error });
       throw error;
     }
-    await event.success(options.successMeta ? { meta: options.successMeta(result) } : undefined);
+    await event.success(
+      options.successMeta ? { meta: options.successMeta(result) } : undefined,
+    );
     return result;
   }
 }

@@ -58,7 +58,8 @@ const CLAIMS_JSON_SCHEMA = {
     claims: {
       type: 'array',
       items: { type: 'string' },
-      description: 'Entity refs of the caller (user and groups); one must own the product',
+      description:
+        'Entity refs of the caller (user and groups); one must own the product',
     },
   },
   required: ['claims'],
@@ -84,7 +85,9 @@ const claimsSchema = {
         claims.every(claim => typeof claim === 'string');
       return valid
         ? { value: value as IsProductOwnerParams }
-        : { issues: [{ message: 'expected {claims: string[]} (entity refs)' }] };
+        : {
+            issues: [{ message: 'expected {claims: string[]} (entity refs)' }],
+          };
     },
     jsonSchema: {
       input: () => CLAIMS_JSON_SCHEMA,
@@ -105,7 +108,7 @@ export const isProductOwnerRule = createPermissionRule<
 >({
   name: 'IS_PRODUCT_OWNER',
   description:
-    'Allow when the owner of the API key\'s product is one of the given claims (entity refs)',
+    "Allow when the owner of the API key's product is one of the given claims (entity refs)",
   resourceRef: portalApiKeyResourceRef,
   paramsSchema: claimsSchema,
   apply: (resource, { claims }) =>

@@ -30,7 +30,9 @@ export function toBodyError(error: unknown, limitDescription: string): Error {
   const type = isError(error) ? (error as { type?: unknown }).type : undefined;
   switch (type) {
     case 'entity.too.large':
-      return new PayloadTooLargeError(`request body is larger than the ${limitDescription} limit`);
+      return new PayloadTooLargeError(
+        `request body is larger than the ${limitDescription} limit`,
+      );
     case 'entity.parse.failed':
       return new InputError(`malformed JSON body: ${(error as Error).message}`);
     case 'charset.unsupported':

@@ -47,46 +47,57 @@ function refOf(req: Request): ObjectRef {
 }
 
 /** Builds the portal's Express router over {@link portalRoutes}. */
-export async function createRouter(options: PortalRouterOptions): Promise<express.Router> {
+export async function createRouter(
+  options: PortalRouterOptions,
+): Promise<express.Router> {
   const { service, httpAuth, auditor } = options;
-  const credentials = (req: Request) => httpAuth.credentials(req, { allow: ['user', 'service'] });
+  const credentials = (req: Request) =>
+    httpAuth.credentials(req, { allow: ['user', 'service'] });
   const body = (req: Request, schema: Parameters<typeof parseInput>[0]) =>
     parseInput(schema, req.body ?? {}, 'request body');
   const items = <T>(res: Response, list: T[]) => {
     res.json({ items: list });
   };
 
-  const review = (decision: 'approve' | 'reject'): Handler => async (req, res) => {
-    const { reason } = body(req, reviewSchema);
-    const ref = refOf(req);
-    const creds = await credentials(req);
-    const key = await auditor.run(
-      { eventId: 'apikey-request-review', request: req, meta: { ...ref, decision } },
-      () => service.reviewRequest(creds, ref, decision, reason),
-    );
-    res.json(key);
-  };
+  const review =
+    (decision: 'approve' | 'reject'): Handler =>
+    async (req, res) => {
+      const { reason } = body(req, reviewSchema);
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      const key = await auditor.run(
+        {
+          eventId: 'apikey-request-review',
+          request: req,
+          meta: { ...ref, decision },
+        },
+        () => service.reviewRequest(creds, ref, decision, reason),
+      );
+      res.json(key);
+    };
 
-  const bulkReview = (decision: 'approve' | 'reject'): Handler => async (req, res) => {
-    const { requests, reason } = body(req, bulkReviewSchema);
-    const creds = await credentials(req);
-    const results = await auditor.run(
-      {
-        eventId: 'apikey-request-bulk-review',
-        request: req,
-        meta: { decision, requests },
-        successMeta: list => ({
-          results: list.map(r => ({
-            namespace: r.namespace,
-            name: r.name,
-            statusCode: r.success ? 200 : r.error.statusCode,
-          })),
-        }),
-      },
-      () => service.bulkReview(creds, requests, decision, reason),
-    );
-    res.json({ results });
-  };
+  const bulkReview =
+    (decision: 'approve' | 'reject'): Handler =>
+    async (req, res) => {
+      const { requests, reason } = body(req, bulkReviewSchema);
+      const creds = await credentials(req);
+      const results = await auditor.run(
+        {
+          eventId: 'apikey-request-bulk-review',
+          request: req,
+          meta: { decision, requests },
+          successMeta: list => ({
+            results: list.map(r => ({
+              namespace: r.namespace,
+              name: r.name,
+              statusCode: r.success ? 200 : r.error.statusCode,
+            })),
+          }),
+        },
+        () => service.bulkReview(creds, requests, decision, reason),
+      );
+      res.json({ results });
+    };
 
   const handlers: Record<PortalOperationId, Handler> = {
     async listApiProducts(req, res) {
@@ -100,7 +111,14 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       const product = body(req, createApiProductSchema);
       const creds = await credentials(req);
       const created = await auditor.run(
-        { eventId: 'apiproduct-create', request: req, meta: { namespace: product.metadata.namespace, name: product.metadata.name } },
+        {
+          eventId: 'apiproduct-create',
+          request: req,
+          meta: {
+            namespace: product.metadata.namespace,
+            name: product.metadata.name,
+          },
+        },
         () => service.createProduct(creds, product),
       );
       res.status(201).json(created);
@@ -110,7 +128,11 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       const ref = refOf(req);
       const creds = await credentials(req);
       const updated = await auditor.run(
-        { eventId: 'apiproduct-update', request: req, meta: { ...ref, fields: changedFields(patch) } },
+        {
+          eventId: 'apiproduct-update',
+          request: req,
+          meta: { ...ref, fields: changedFields(patch) },
+        },
         () => service.updateProduct(creds, ref, patch),
       );
       res.json(updated);
@@ -118,29 +140,46 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     async deleteApiProduct(req, res) {
       const ref = refOf(req);
       const creds = await credentials(req);
-      await auditor.run({ eventId: 'apiproduct-delete', request: req, meta: { ...ref } }, () =>
-        service.deleteProduct(creds, ref),
+      await auditor.run(
+        { eventId: 'apiproduct-delete', request: req, meta: { ...ref } },
+        () => service.deleteProduct(creds, ref),
       );
       res.status(204).end();
     },
     async listHttpRoutes(req, res) {
       const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listReadOnly(await credentials(req), 'HTTPRoute', query));
+      items(
+        res,
+        await service.listReadOnly(await credentials(req), 'HTTPRoute', query),
+      );
     },
     async listPlanPolicies(req, res) {
       const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listReadOnly(await credentials(req), 'PlanPolicy', query));
+      items(
+        res,
+        await service.listReadOnly(await credentials(req), 'PlanPolicy', query),
+      );
     },
     async getPlanPolicy(req, res) {
       res.json(await service.getPlanPolicy(await credentials(req), refOf(req)));
     },
     async listAuthPolicies(req, res) {
       const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listReadOnly(await credentials(req), 'AuthPolicy', query));
+      items(
+        res,
+        await service.listReadOnly(await credentials(req), 'AuthPolicy', query),
+      );
     },
     async listRateLimitPolicies(req, res) {
       const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listReadOnly(await credentials(req), 'RateLimitPolicy', query));
+      items(
+        res,
+        await service.listReadOnly(
+          await credentials(req),
+          'RateLimitPolicy',
+          query,
+        ),
+      );
     },
     async listRequests(req, res) {
       const query = parseInput(requestListQuerySchema, req.query, 'query');
@@ -158,7 +197,10 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
           eventId: 'apikey-request-create',
           request: req,
           meta: { product: request.apiProductRef, planTier: request.planTier },
-          successMeta: created => ({ ...created.metadata, phase: created.status?.phase ?? 'Pending' }),
+          successMeta: created => ({
+            ...created.metadata,
+            phase: created.status?.phase ?? 'Pending',
+          }),
         },
         () => service.createRequest(creds, request),
       );
@@ -171,7 +213,11 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
-        { eventId: 'apikey-request-update', request: req, meta: { ...ref, fields: Object.keys(update) } },
+        {
+          eventId: 'apikey-request-update',
+          request: req,
+          meta: { ...ref, fields: Object.keys(update) },
+        },
         () => service.updateRequest(creds, ref, update),
       );
       res.json(key);
@@ -179,8 +225,9 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     async deleteRequest(req, res) {
       const ref = refOf(req);
       const creds = await credentials(req);
-      await auditor.run({ eventId: 'apikey-request-delete', request: req, meta: { ...ref } }, () =>
-        service.deleteRequest(creds, ref),
+      await auditor.run(
+        { eventId: 'apikey-request-delete', request: req, meta: { ...ref } },
+        () => service.deleteRequest(creds, ref),
       );
       res.status(204).end();
     },
@@ -190,7 +237,12 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       const ref = refOf(req);
       const creds = await credentials(req);
       const apiKey = await auditor.run(
-        { eventId: 'apikey-secret-reveal', request: req, meta: { ...ref }, severityLevel: 'high' },
+        {
+          eventId: 'apikey-secret-reveal',
+          request: req,
+          meta: { ...ref },
+          severityLevel: 'high',
+        },
         () => service.revealSecret(creds, ref),
       );
       // A secret is shown once: nothing between here and the client may keep a copy.
@@ -211,7 +263,9 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       );
       return;
     }
-    parseJson(req, res, error => next(error ? toBodyError(error, '64 KiB') : undefined));
+    parseJson(req, res, error =>
+      next(error ? toBodyError(error, '64 KiB') : undefined),
+    );
   });
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);

@@ -32,7 +32,10 @@ const dns1123Label = z
 
 const rfc3339 = z
   .string()
-  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp, e.g. 2030-01-01T00:00:00Z' });
+  .datetime({
+    offset: true,
+    message: 'must be an RFC 3339 timestamp, e.g. 2030-01-01T00:00:00Z',
+  });
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -45,7 +48,10 @@ const targetRefSchema = z
   .strict();
 
 const documentationSchema = z
-  .object({ openAPISpecURL: z.string().url().optional(), docsURL: z.string().url().optional() })
+  .object({
+    openAPISpecURL: z.string().url().optional(),
+    docsURL: z.string().url().optional(),
+  })
   .strict();
 
 const contactSchema = z
@@ -101,7 +107,10 @@ const nullableMembers = <T extends z.ZodRawShape>(shape: T) =>
   z
     .object(
       Object.fromEntries(
-        Object.entries(shape).map(([key, schema]) => [key, (schema as z.ZodTypeAny).nullable().optional()]),
+        Object.entries(shape).map(([key, schema]) => [
+          key,
+          (schema as z.ZodTypeAny).nullable().optional(),
+        ]),
       ) as { [K in keyof T]: z.ZodOptional<z.ZodNullable<T[K]>> },
     )
     .strict();
@@ -115,8 +124,14 @@ export const apiProductPatchSchema = z
     ...typeFields('APIProduct'),
     metadata: z
       .object({
-        labels: z.record(z.string(), z.string().nullable()).nullable().optional(),
-        annotations: z.object({ 'backstage.io/owner': z.string().min(1) }).strict().optional(),
+        labels: z
+          .record(z.string(), z.string().nullable())
+          .nullable()
+          .optional(),
+        annotations: z
+          .object({ 'backstage.io/owner': z.string().min(1) })
+          .strict()
+          .optional(),
         resourceVersion: z.string().optional(),
       })
       .strict()
@@ -149,7 +164,9 @@ export const apiProductPatchSchema = z
   })
   .strict();
 
-const objectRefSchema = z.object({ namespace: dns1123Label, name: z.string().min(1).max(253) }).strict();
+const objectRefSchema = z
+  .object({ namespace: dns1123Label, name: z.string().min(1).max(253) })
+  .strict();
 const planTier = z.string().min(1).max(253);
 const useCase = z.string().max(1000);
 const reason = z.string().max(1000);
@@ -211,7 +228,9 @@ export const requestListQuerySchema = z.object({
 });
 
 /** Query of the other lists. */
-export const namespaceQuerySchema = z.object({ namespace: dns1123Label.optional() });
+export const namespaceQuerySchema = z.object({
+  namespace: dns1123Label.optional(),
+});
 
 function describeIssue(issue: z.ZodIssue): string {
   const path = issue.path.map(String).join('.');
@@ -232,10 +251,16 @@ function describeIssue(issue: z.ZodIssue): string {
  * Parses `input` with `schema`, or throws an InputError that names every offending field,
  * e.g. `invalid request body: spec.displayName: Required; status is set by the server`.
  */
-export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown, what: string): z.output<T> {
+export function parseInput<T extends z.ZodTypeAny>(
+  schema: T,
+  input: unknown,
+  what: string,
+): z.output<T> {
   const result = schema.safeParse(input);
   if (!result.success) {
-    throw new InputError(`invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`);
+    throw new InputError(
+      `invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`,
+    );
   }
   return result.data;
 }

@@ -57,7 +57,10 @@ import {
   type BulkReviewResult,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import { portalApiKeyRules, type PortalApiKeyResource } from '../permissions/rules';
+import {
+  portalApiKeyRules,
+  type PortalApiKeyResource,
+} from '../permissions/rules';
 import type { ReadOnlyKind, ReadOnlyObject } from '../store/types';
 import {
   DefaultPortalService,
@@ -85,27 +88,80 @@ const READ_ONLY_LIST_PERMISSIONS: Record<ReadOnlyKind, BasicPermission> = {
   RateLimitPolicy: portalRateLimitPolicyListPermission,
 };
 
-const authorizeApproval = createConditionAuthorizer<PortalApiKeyResource, unknown>(
-  portalApiKeyRules,
-);
+const authorizeApproval = createConditionAuthorizer<
+  PortalApiKeyResource,
+  unknown
+>(portalApiKeyRules);
 
 /** The portal API as the router sees it: every method takes the caller's credentials. */
 export interface PortalService {
-  listProducts(credentials: BackstageCredentials, query: { namespace?: string }): Promise<ApiProduct[]>;
-  getProduct(credentials: BackstageCredentials, ref: ObjectRef): Promise<ApiProduct>;
-  createProduct(credentials: BackstageCredentials, request: CreateApiProductRequest): Promise<ApiProduct>;
-  updateProduct(credentials: BackstageCredentials, ref: ObjectRef, patch: ApiProductPatch): Promise<ApiProduct>;
-  deleteProduct(credentials: BackstageCredentials, ref: ObjectRef): Promise<void>;
-  listReadOnly(credentials: BackstageCredentials, kind: ReadOnlyKind, query: { namespace?: string }): Promise<ReadOnlyObject[]>;
-  getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef): Promise<ReadOnlyObject>;
-  listRequests(credentials: BackstageCredentials, query: RequestQuery): Promise<ApiKey[]>;
-  listMyRequests(credentials: BackstageCredentials, query: { namespace?: string }): Promise<ApiKey[]>;
-  createRequest(credentials: BackstageCredentials, request: CreateApiKeyRequest): Promise<ApiKey>;
-  updateRequest(credentials: BackstageCredentials, ref: ObjectRef, update: UpdateApiKeyRequest): Promise<ApiKey>;
-  deleteRequest(credentials: BackstageCredentials, ref: ObjectRef): Promise<void>;
-  reviewRequest(credentials: BackstageCredentials, ref: ObjectRef, decision: ReviewDecision, reason?: string): Promise<ApiKey>;
-  bulkReview(credentials: BackstageCredentials, refs: ObjectRef[], decision: ReviewDecision, reason?: string): Promise<BulkReviewResult[]>;
-  revealSecret(credentials: BackstageCredentials, ref: ObjectRef): Promise<string>;
+  listProducts(
+    credentials: BackstageCredentials,
+    query: { namespace?: string },
+  ): Promise<ApiProduct[]>;
+  getProduct(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<ApiProduct>;
+  createProduct(
+    credentials: BackstageCredentials,
+    request: CreateApiProductRequest,
+  ): Promise<ApiProduct>;
+  updateProduct(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    patch: ApiProductPatch,
+  ): Promise<ApiProduct>;
+  deleteProduct(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<void>;
+  listReadOnly(
+    credentials: BackstageCredentials,
+    kind: ReadOnlyKind,
+    query: { namespace?: string },
+  ): Promise<ReadOnlyObject[]>;
+  getPlanPolicy(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<ReadOnlyObject>;
+  listRequests(
+    credentials: BackstageCredentials,
+    query: RequestQuery,
+  ): Promise<ApiKey[]>;
+  listMyRequests(
+    credentials: BackstageCredentials,
+    query: { namespace?: string },
+  ): Promise<ApiKey[]>;
+  createRequest(
+    credentials: BackstageCredentials,
+    request: CreateApiKeyRequest,
+  ): Promise<ApiKey>;
+  updateRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    update: UpdateApiKeyRequest,
+  ): Promise<ApiKey>;
+  deleteRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<void>;
+  reviewRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    decision: ReviewDecision,
+    reason?: string,
+  ): Promise<ApiKey>;
+  bulkReview(
+    credentials: BackstageCredentials,
+    refs: ObjectRef[],
+    decision: ReviewDecision,
+    reason?: string,
+  ): Promise<BulkReviewResult[]>;
+  revealSecret(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<string>;
 }
 
 /** Options of {@link AuthorizedPortalService.create}. */
@@ -119,7 +175,10 @@ function sameRef(a: string, b: string): boolean {
   return a.toLocaleLowerCase('en-US') === b.toLocaleLowerCase('en-US');
 }
 
-function ownsRef(actor: PortalActor | undefined, owner: string | undefined): boolean {
+function ownsRef(
+  actor: PortalActor | undefined,
+  owner: string | undefined,
+): boolean {
   return (
     actor !== undefined &&
     owner !== undefined &&
@@ -128,7 +187,9 @@ function ownsRef(actor: PortalActor | undefined, owner: string | undefined): boo
 }
 
 function isRequester(actor: PortalActor | undefined, key: ApiKey): boolean {
-  return actor !== undefined && sameRef(key.spec.requestedBy.userId, actor.userRef);
+  return (
+    actor !== undefined && sameRef(key.spec.requestedBy.userId, actor.userRef)
+  );
 }
 
 function scopeOf(all: boolean, own: boolean): Scope {
@@ -142,7 +203,9 @@ export class AuthorizedPortalService implements PortalService {
   readonly #permissions: PermissionsService;
   readonly #userInfo: UserInfoService;
 
-  static create(options: AuthorizedPortalServiceOptions): AuthorizedPortalService {
+  static create(
+    options: AuthorizedPortalServiceOptions,
+  ): AuthorizedPortalService {
     return new AuthorizedPortalService(options);
   }
 
@@ -154,7 +217,10 @@ export class AuthorizedPortalService implements PortalService {
 
   // --- API products --------------------------------------------------------------------
 
-  async listProducts(credentials: BackstageCredentials, query: { namespace?: string }) {
+  async listProducts(
+    credentials: BackstageCredentials,
+    query: { namespace?: string },
+  ) {
     const [list, readAll, readOwn] = await this.#allowed(credentials, [
       portalApiProductListPermission,
       portalApiProductReadAllPermission,
@@ -162,50 +228,96 @@ export class AuthorizedPortalService implements PortalService {
     ]);
     const scope = scopeOf(readAll, readOwn);
     if (!list || scope === 'none') {
-      throw new NotAllowedError('listing API products needs portal.apiproduct.list and portal.apiproduct.read');
+      throw new NotAllowedError(
+        'listing API products needs portal.apiproduct.list and portal.apiproduct.read',
+      );
     }
     if (scope === 'all') {
       return this.#service.listProducts({ namespace: query.namespace });
     }
     const actor = await this.#actor(credentials);
     if (!actor) return [];
-    return this.#service.listProducts({ namespace: query.namespace, ownerRefs: actor.ownershipRefs });
+    return this.#service.listProducts({
+      namespace: query.namespace,
+      ownerRefs: actor.ownershipRefs,
+    });
   }
 
   async getProduct(credentials: BackstageCredentials, ref: ObjectRef) {
-    const scope = await this.#scope(credentials, portalApiProductReadAllPermission, portalApiProductReadOwnPermission);
+    const scope = await this.#scope(
+      credentials,
+      portalApiProductReadAllPermission,
+      portalApiProductReadOwnPermission,
+    );
     if (scope === 'none') {
-      throw new NotAllowedError('reading API products needs portal.apiproduct.read');
+      throw new NotAllowedError(
+        'reading API products needs portal.apiproduct.read',
+      );
     }
     const product = await this.#service.findProduct(ref);
     const actor = scope === 'own' ? await this.#actor(credentials) : undefined;
-    if (!product || (scope === 'own' && !ownsRef(actor, productOwnerOf(product)))) {
+    if (
+      !product ||
+      (scope === 'own' && !ownsRef(actor, productOwnerOf(product)))
+    ) {
       throw productNotFound(ref);
     }
     return product;
   }
 
-  async createProduct(credentials: BackstageCredentials, request: CreateApiProductRequest) {
-    const actor = await this.#requireUser(credentials, 'creating an API product');
-    const [create] = await this.#allowed(credentials, [portalApiProductCreatePermission]);
+  async createProduct(
+    credentials: BackstageCredentials,
+    request: CreateApiProductRequest,
+  ) {
+    const actor = await this.#requireUser(
+      credentials,
+      'creating an API product',
+    );
+    const [create] = await this.#allowed(credentials, [
+      portalApiProductCreatePermission,
+    ]);
     if (!create) {
-      throw new NotAllowedError('creating API products needs portal.apiproduct.create');
+      throw new NotAllowedError(
+        'creating API products needs portal.apiproduct.create',
+      );
     }
     return this.#service.createProduct(actor, request);
   }
 
-  async updateProduct(credentials: BackstageCredentials, ref: ObjectRef, patch: ApiProductPatch) {
-    const actor = await this.#requireUser(credentials, 'updating an API product');
-    const { product, scope } = await this.#productForChange(
-      credentials, actor, ref, portalApiProductUpdateAllPermission, portalApiProductUpdateOwnPermission, 'updating',
+  async updateProduct(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    patch: ApiProductPatch,
+  ) {
+    const actor = await this.#requireUser(
+      credentials,
+      'updating an API product',
     );
-    return this.#service.updateProduct(product, patch, { allowOwnerAndRouteChange: scope === 'all' });
+    const { product, scope } = await this.#productForChange(
+      credentials,
+      actor,
+      ref,
+      portalApiProductUpdateAllPermission,
+      portalApiProductUpdateOwnPermission,
+      'updating',
+    );
+    return this.#service.updateProduct(product, patch, {
+      allowOwnerAndRouteChange: scope === 'all',
+    });
   }
 
   async deleteProduct(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(credentials, 'deleting an API product');
+    const actor = await this.#requireUser(
+      credentials,
+      'deleting an API product',
+    );
     await this.#productForChange(
-      credentials, actor, ref, portalApiProductDeleteAllPermission, portalApiProductDeleteOwnPermission, 'deleting',
+      credentials,
+      actor,
+      ref,
+      portalApiProductDeleteAllPermission,
+      portalApiProductDeleteOwnPermission,
+      'deleting',
     );
     await this.#service.deleteProduct(ref);
   }
@@ -230,7 +342,9 @@ export class AuthorizedPortalService implements PortalService {
     ]);
     const scope = scopeOf(changeAll, changeOwn);
     if (scope === 'none') {
-      throw new NotAllowedError(`${verb} API products needs ${ownPermission.name} or ${allPermission.name}`);
+      throw new NotAllowedError(
+        `${verb} API products needs ${ownPermission.name} or ${allPermission.name}`,
+      );
     }
     const product = await this.#service.findProduct(ref);
     if (!product) throw productNotFound(ref);
@@ -248,7 +362,11 @@ export class AuthorizedPortalService implements PortalService {
 
   // --- read-only kinds ------------------------------------------------------------------
 
-  async listReadOnly(credentials: BackstageCredentials, kind: ReadOnlyKind, query: { namespace?: string }) {
+  async listReadOnly(
+    credentials: BackstageCredentials,
+    kind: ReadOnlyKind,
+    query: { namespace?: string },
+  ) {
     const permission = READ_ONLY_LIST_PERMISSIONS[kind];
     const [allowed] = await this.#allowed(credentials, [permission]);
     if (!allowed) {
@@ -258,9 +376,13 @@ export class AuthorizedPortalService implements PortalService {
   }
 
   async getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef) {
-    const [allowed] = await this.#allowed(credentials, [portalPlanPolicyReadPermission]);
+    const [allowed] = await this.#allowed(credentials, [
+      portalPlanPolicyReadPermission,
+    ]);
     if (!allowed) {
-      throw new NotAllowedError(`reading PlanPolicies needs ${portalPlanPolicyReadPermission.name}`);
+      throw new NotAllowedError(
+        `reading PlanPolicies needs ${portalPlanPolicyReadPermission.name}`,
+      );
     }
     return this.#service.getResource('PlanPolicy', ref);
   }
@@ -268,9 +390,15 @@ export class AuthorizedPortalService implements PortalService {
   // --- API key requests ----------------------------------------------------------------
 
   async listRequests(credentials: BackstageCredentials, query: RequestQuery) {
-    const scope = await this.#scope(credentials, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission);
+    const scope = await this.#scope(
+      credentials,
+      portalApiKeyReadAllPermission,
+      portalApiKeyReadOwnPermission,
+    );
     if (scope === 'none') {
-      throw new NotAllowedError('listing API key requests needs portal.apikey.read.own or portal.apikey.read.all');
+      throw new NotAllowedError(
+        'listing API key requests needs portal.apikey.read.own or portal.apikey.read.all',
+      );
     }
     const filter = { namespace: query.namespace, phase: query.status };
     if (scope === 'all') {
@@ -284,16 +412,34 @@ export class AuthorizedPortalService implements PortalService {
     });
   }
 
-  async listMyRequests(credentials: BackstageCredentials, query: { namespace?: string }) {
-    const actor = await this.#requireUser(credentials, 'listing your own requests');
-    const scope = await this.#scope(credentials, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission);
+  async listMyRequests(
+    credentials: BackstageCredentials,
+    query: { namespace?: string },
+  ) {
+    const actor = await this.#requireUser(
+      credentials,
+      'listing your own requests',
+    );
+    const scope = await this.#scope(
+      credentials,
+      portalApiKeyReadAllPermission,
+      portalApiKeyReadOwnPermission,
+    );
     if (scope === 'none') {
-      throw new NotAllowedError('listing your API key requests needs portal.apikey.read.own');
+      throw new NotAllowedError(
+        'listing your API key requests needs portal.apikey.read.own',
+      );
     }
-    return this.#service.listKeys({ namespace: query.namespace, requestedBy: actor.userRef });
+    return this.#service.listKeys({
+      namespace: query.namespace,
+      requestedBy: actor.userRef,
+    });
   }
 
-  async createRequest(credentials: BackstageCredentials, request: CreateApiKeyRequest) {
+  async createRequest(
+    credentials: BackstageCredentials,
+    request: CreateApiKeyRequest,
+  ) {
     const actor = await this.#requireUser(credentials, 'requesting an API key');
     const [create, readAll, readOwn] = await this.#allowed(credentials, [
       portalApiKeyCreatePermission,
@@ -301,38 +447,69 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductReadOwnPermission,
     ]);
     if (!create) {
-      throw new NotAllowedError('requesting API keys needs portal.apikey.create');
+      throw new NotAllowedError(
+        'requesting API keys needs portal.apikey.create',
+      );
     }
     const ref = request.apiProductRef;
     const product = await this.#service.findProduct(ref);
     const visible =
-      product !== undefined && (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
+      product !== undefined &&
+      (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
     if (!visible) {
       throw productNotFound(ref);
     }
     return this.#service.createKey(actor, request, product);
   }
 
-  async updateRequest(credentials: BackstageCredentials, ref: ObjectRef, update: UpdateApiKeyRequest) {
-    const actor = await this.#requireUser(credentials, 'editing an API key request');
+  async updateRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    update: UpdateApiKeyRequest,
+  ) {
+    const actor = await this.#requireUser(
+      credentials,
+      'editing an API key request',
+    );
     const key = await this.#keyForRequesterChange(
-      credentials, actor, ref, portalApiKeyUpdateAllPermission, portalApiKeyUpdateOwnPermission, 'editing',
+      credentials,
+      actor,
+      ref,
+      portalApiKeyUpdateAllPermission,
+      portalApiKeyUpdateOwnPermission,
+      'editing',
     );
     return this.#service.updateKey(key, update);
   }
 
   async deleteRequest(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(credentials, 'deleting an API key request');
+    const actor = await this.#requireUser(
+      credentials,
+      'deleting an API key request',
+    );
     await this.#keyForRequesterChange(
-      credentials, actor, ref, portalApiKeyDeleteAllPermission, portalApiKeyDeleteOwnPermission, 'deleting',
+      credentials,
+      actor,
+      ref,
+      portalApiKeyDeleteAllPermission,
+      portalApiKeyDeleteOwnPermission,
+      'deleting',
     );
     await this.#service.deleteKey(ref);
   }
 
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(credentials, 'reading an API key secret');
+    const actor = await this.#requireUser(
+      credentials,
+      'reading an API key secret',
+    );
     await this.#keyForRequesterChange(
-      credentials, actor, ref, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission, 'reading the secret of',
+      credentials,
+      actor,
+      ref,
+      portalApiKeyReadAllPermission,
+      portalApiKeyReadOwnPermission,
+      'reading the secret of',
     );
     return this.#service.revealSecret(ref);
   }
@@ -353,11 +530,21 @@ export class AuthorizedPortalService implements PortalService {
     const permissions =
       allPermission === portalApiKeyReadAllPermission
         ? [allPermission, ownPermission]
-        : [allPermission, ownPermission, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission];
-    const [all, own, readAll = all, readOwn = own] = await this.#allowed(credentials, permissions);
+        : [
+            allPermission,
+            ownPermission,
+            portalApiKeyReadAllPermission,
+            portalApiKeyReadOwnPermission,
+          ];
+    const [all, own, readAll = all, readOwn = own] = await this.#allowed(
+      credentials,
+      permissions,
+    );
     const scope = scopeOf(all, own);
     if (scope === 'none') {
-      throw new NotAllowedError(`${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`);
+      throw new NotAllowedError(
+        `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
+      );
     }
     const key = await this.#service.findKey(ref);
     if (!key) throw keyNotFound(ref);
@@ -365,7 +552,8 @@ export class AuthorizedPortalService implements PortalService {
       return key;
     }
     const readable =
-      readAll || (readOwn && ownsRef(actor, await this.#service.productOwnerOfKey(key)));
+      readAll ||
+      (readOwn && ownsRef(actor, await this.#service.productOwnerOfKey(key)));
     if (readable) {
       throw new NotAllowedError(
         `${verb} APIKey ${describeRef(ref)} is for its requester only (or needs ${allPermission.name})`,
@@ -397,7 +585,11 @@ export class AuthorizedPortalService implements PortalService {
     for (const ref of refs) {
       const item = { namespace: ref.namespace, name: ref.name };
       try {
-        results.push({ ...item, success: true, apiKey: await review(ref, decision, reason) });
+        results.push({
+          ...item,
+          success: true,
+          apiKey: await review(ref, decision, reason),
+        });
       } catch (error) {
         results.push({ ...item, success: false, error: toItemError(error) });
       }
@@ -410,19 +602,32 @@ export class AuthorizedPortalService implements PortalService {
    * it. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key.
    */
   async #startReview(credentials: BackstageCredentials) {
-    const actor = await this.#requireUser(credentials, 'reviewing API key requests');
+    const actor = await this.#requireUser(
+      credentials,
+      'reviewing API key requests',
+    );
     const [approval] = await this.#permissions.authorizeConditional(
       [{ permission: portalApiKeyApprovePermission }],
       { credentials },
     );
     if (approval.result === AuthorizeResult.DENY) {
-      throw new NotAllowedError('reviewing API key requests needs portal.apikey.approve');
+      throw new NotAllowedError(
+        'reviewing API key requests needs portal.apikey.approve',
+      );
     }
     let readScope: Promise<Scope> | undefined;
     const readScopeOnce = () =>
-      (readScope ??= this.#scope(credentials, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission));
+      (readScope ??= this.#scope(
+        credentials,
+        portalApiKeyReadAllPermission,
+        portalApiKeyReadOwnPermission,
+      ));
 
-    return async (ref: ObjectRef, decision: ReviewDecision, reason?: string) => {
+    return async (
+      ref: ObjectRef,
+      decision: ReviewDecision,
+      reason?: string,
+    ) => {
       const key = await this.#service.findKey(ref);
       if (!key) throw keyNotFound(ref);
       const productOwnerRef = await this.#service.productOwnerOfKey(key);
@@ -430,7 +635,8 @@ export class AuthorizedPortalService implements PortalService {
         const scope = await readScopeOnce();
         const readable =
           scope === 'all' ||
-          (scope === 'own' && (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
+          (scope === 'own' &&
+            (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
         if (!readable) throw keyNotFound(ref);
         throw new NotAllowedError(
           `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
@@ -440,14 +646,20 @@ export class AuthorizedPortalService implements PortalService {
     };
   }
 
-  #approvalAllows(decision: PolicyDecision, resource: PortalApiKeyResource): boolean {
+  #approvalAllows(
+    decision: PolicyDecision,
+    resource: PortalApiKeyResource,
+  ): boolean {
     return authorizeApproval(decision, resource);
   }
 
   // --- identity and permission helpers -------------------------------------------------
 
   /** The permissions' decisions, asked in one round trip, as booleans in input order. */
-  async #allowed(credentials: BackstageCredentials, permissions: BasicPermission[]): Promise<boolean[]> {
+  async #allowed(
+    credentials: BackstageCredentials,
+    permissions: BasicPermission[],
+  ): Promise<boolean[]> {
     const decisions = await this.#permissions.authorize(
       permissions.map(permission => ({ permission })),
       { credentials },
@@ -455,30 +667,52 @@ export class AuthorizedPortalService implements PortalService {
     return decisions.map(decision => decision.result === AuthorizeResult.ALLOW);
   }
 
-  async #scope(credentials: BackstageCredentials, all: BasicPermission, own: BasicPermission): Promise<Scope> {
-    const [allAllowed, ownAllowed] = await this.#allowed(credentials, [all, own]);
+  async #scope(
+    credentials: BackstageCredentials,
+    all: BasicPermission,
+    own: BasicPermission,
+  ): Promise<Scope> {
+    const [allAllowed, ownAllowed] = await this.#allowed(credentials, [
+      all,
+      own,
+    ]);
     return scopeOf(allAllowed, ownAllowed);
   }
 
   /** The calling user and its groups; undefined for service principals. */
-  async #actor(credentials: BackstageCredentials): Promise<PortalActor | undefined> {
-    const principal = credentials.principal as { type?: string; userEntityRef?: string };
+  async #actor(
+    credentials: BackstageCredentials,
+  ): Promise<PortalActor | undefined> {
+    const principal = credentials.principal as {
+      type?: string;
+      userEntityRef?: string;
+    };
     if (principal.type !== 'user' || principal.userEntityRef === undefined) {
       return undefined;
     }
     const info = await this.#userInfo.getUserInfo(
-      credentials as BackstageCredentials<{ type: 'user'; userEntityRef: string }>,
+      credentials as BackstageCredentials<{
+        type: 'user';
+        userEntityRef: string;
+      }>,
     );
-    const ownershipRefs = info.ownershipEntityRefs.some(ref => sameRef(ref, info.userEntityRef))
+    const ownershipRefs = info.ownershipEntityRefs.some(ref =>
+      sameRef(ref, info.userEntityRef),
+    )
       ? info.ownershipEntityRefs
       : [info.userEntityRef, ...info.ownershipEntityRefs];
     return { userRef: info.userEntityRef, ownershipRefs };
   }
 
-  async #requireUser(credentials: BackstageCredentials, what: string): Promise<PortalActor> {
+  async #requireUser(
+    credentials: BackstageCredentials,
+    what: string,
+  ): Promise<PortalActor> {
     const actor = await this.#actor(credentials);
     if (!actor) {
-      throw new NotAllowedError(`${what} needs a signed-in user; service principals may only read`);
+      throw new NotAllowedError(
+        `${what} needs a signed-in user; service principals may only read`,
+      );
     }
     return actor;
   }
@@ -506,9 +740,17 @@ const STATUS_BY_ERROR_NAME: Record<string, number> = {
  * unavailable store) become item results; anything else is a server fault and fails the
  * whole call, so it is logged by the error middleware instead of hidden in a 200.
  */
-function toItemError(error: unknown): { name: string; message: string; statusCode: number } {
+function toItemError(error: unknown): {
+  name: string;
+  message: string;
+  statusCode: number;
+} {
   if (isError(error) && STATUS_BY_ERROR_NAME[error.name] !== undefined) {
-    return { name: error.name, message: error.message, statusCode: STATUS_BY_ERROR_NAME[error.name] };
+    return {
+      name: error.name,
+      message: error.message,
+      statusCode: STATUS_BY_ERROR_NAME[error.name],
+    };
   }
   throw error;
 }

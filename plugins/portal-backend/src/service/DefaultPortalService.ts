@@ -93,7 +93,9 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /** The owner of a product (its owner annotation), if any. */
-export function productOwnerOf(product: { metadata: { annotations?: Record<string, string> } }) {
+export function productOwnerOf(product: {
+  metadata: { annotations?: Record<string, string> };
+}) {
   return product.metadata.annotations?.[OWNER_ANNOTATION];
 }
 
@@ -149,7 +151,10 @@ export class DefaultPortalService {
     request: CreateApiProductRequest,
   ): Promise<ApiProduct> {
     const { metadata, spec } = request;
-    const owner = this.#ownerForCreate(actor, metadata.annotations?.[OWNER_ANNOTATION]);
+    const owner = this.#ownerForCreate(
+      actor,
+      metadata.annotations?.[OWNER_ANNOTATION],
+    );
     await this.#assertRouteExists(metadata.namespace, spec.targetRef.name);
     const created = await this.#store.createProduct({
       namespace: metadata.namespace,
@@ -166,13 +171,21 @@ export class DefaultPortalService {
   }
 
   /** What applying `patch` to `current` would change among the guarded fields. */
-  summarizeProductPatch(current: StoredApiProduct, patch: ApiProductPatch): ProductChangeSummary {
+  summarizeProductPatch(
+    current: StoredApiProduct,
+    patch: ApiProductPatch,
+  ): ProductChangeSummary {
     const newOwner = patch.metadata?.annotations?.[OWNER_ANNOTATION];
     const currentOwner = productOwnerOf(current);
     const changesOwner =
       newOwner !== undefined &&
-      normalizeEntityRef(newOwner, `metadata.annotations["${OWNER_ANNOTATION}"]`) !==
-        (currentOwner === undefined ? undefined : normalizeEntityRef(currentOwner, 'owner'));
+      normalizeEntityRef(
+        newOwner,
+        `metadata.annotations["${OWNER_ANNOTATION}"]`,
+      ) !==
+        (currentOwner === undefined
+          ? undefined
+          : normalizeEntityRef(currentOwner, 'owner'));
     const newTarget = patch.spec?.targetRef;
     const changesTargetRef =
       newTarget !== undefined &&
@@ -191,28 +204,44 @@ export class DefaultPortalService {
     patch: ApiProductPatch,
     options: { allowOwnerAndRouteChange: boolean },
   ): Promise<ApiProduct> {
-    const { changesOwner, changesTargetRef } = this.summarizeProductPatch(current, patch);
-    if (!options.allowOwnerAndRouteChange && (changesOwner || changesTargetRef)) {
+    const { changesOwner, changesTargetRef } = this.summarizeProductPatch(
+      current,
+      patch,
+    );
+    if (
+      !options.allowOwnerAndRouteChange &&
+      (changesOwner || changesTargetRef)
+    ) {
       throw new NotAllowedError(
         `changing ${changesOwner ? 'the owner annotation' : 'spec.targetRef'} needs portal.apiproduct.update.all`,
       );
     }
     const expectedVersion = patch.metadata?.resourceVersion;
-    if (expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
+    if (
+      expectedVersion !== undefined &&
+      expectedVersion !== current.metadata.resourceVersion
+    ) {
       throw new ConflictError(
         `APIProduct ${describeRef(current.metadata)} has resourceVersion ${current.metadata.resourceVersion}, not ${expectedVersion}; read it again and retry`,
       );
     }
 
-    const spec = applyMergePatch(current.spec, patch.spec ?? {}) as ApiProductSpec;
+    const spec = applyMergePatch(
+      current.spec,
+      patch.spec ?? {},
+    ) as ApiProductSpec;
     spec.approvalMode = spec.approvalMode ?? 'manual';
     spec.publishStatus = spec.publishStatus ?? 'Draft';
     if (changesTargetRef) {
-      await this.#assertRouteExists(current.metadata.namespace, spec.targetRef.name);
+      await this.#assertRouteExists(
+        current.metadata.namespace,
+        spec.targetRef.name,
+      );
     }
-    const labels = applyMergePatch(current.metadata.labels ?? {}, patch.metadata?.labels ?? {}) as
-      | Record<string, string>
-      | undefined;
+    const labels = applyMergePatch(
+      current.metadata.labels ?? {},
+      patch.metadata?.labels ?? {},
+    ) as Record<string, string> | undefined;
     const annotations = { ...current.metadata.annotations };
     const newOwner = patch.metadata?.annotations?.[OWNER_ANNOTATION];
     if (newOwner !== undefined) {
@@ -255,13 +284,17 @@ export class DefaultPortalService {
    * A key as the permission framework sees it, by its `namespace/name` resource ref;
    * undefined for a malformed ref or a missing key.
    */
-  async apiKeyResource(resourceRef: string): Promise<PortalApiKeyResource | undefined> {
+  async apiKeyResource(
+    resourceRef: string,
+  ): Promise<PortalApiKeyResource | undefined> {
     const [namespace, name, ...rest] = resourceRef.split('/');
     if (!namespace || !name || rest.length > 0) {
       return undefined;
     }
     const apiKey = await this.findKey({ namespace, name });
-    return apiKey ? { apiKey, productOwnerRef: await this.productOwnerOfKey(apiKey) } : undefined;
+    return apiKey
+      ? { apiKey, productOwnerRef: await this.productOwnerOfKey(apiKey) }
+      : undefined;
   }
 
   async createKey(
@@ -289,10 +322,15 @@ export class DefaultPortalService {
           userId: actor.userRef,
           ...(request.email !== undefined && { email: request.email }),
         },
-        ...(request.expiresAt !== undefined && { expiresAt: request.expiresAt }),
+        ...(request.expiresAt !== undefined && {
+          expiresAt: request.expiresAt,
+        }),
       },
       ...(automatic && {
-        approval: { reviewedBy: AUTOMATIC_APPROVAL_REVIEWER, secret: generateApiKeySecret() },
+        approval: {
+          reviewedBy: AUTOMATIC_APPROVAL_REVIEWER,
+          secret: generateApiKeySecret(),
+        },
       }),
     });
   }
@@ -324,7 +362,10 @@ export class DefaultPortalService {
     decision: ReviewDecision,
     reason: string | undefined,
   ): Promise<ApiKey> {
-    const common = { reviewedBy: actor.userRef, ...(reason !== undefined && { reason }) };
+    const common = {
+      reviewedBy: actor.userRef,
+      ...(reason !== undefined && { reason }),
+    };
     return this.#store.reviewKey(
       ref,
       decision === 'approve'
@@ -344,11 +385,17 @@ export class DefaultPortalService {
 
   // --- read-only kinds ------------------------------------------------------------------
 
-  async listResources(kind: ReadOnlyKind, namespace?: string): Promise<ReadOnlyObject[]> {
+  async listResources(
+    kind: ReadOnlyKind,
+    namespace?: string,
+  ): Promise<ReadOnlyObject[]> {
     return this.#resources.list(kind, { namespace });
   }
 
-  async getResource(kind: ReadOnlyKind, ref: ObjectRef): Promise<ReadOnlyObject> {
+  async getResource(
+    kind: ReadOnlyKind,
+    ref: ObjectRef,
+  ): Promise<ReadOnlyObject> {
     const object = await this.#resources.get(kind, ref);
     if (!object) {
       throw new NotFoundError(`${kind} ${describeRef(ref)} not found`);
@@ -362,7 +409,10 @@ export class DefaultPortalService {
     if (requested === undefined) {
       return actor.userRef;
     }
-    const owner = normalizeEntityRef(requested, `metadata.annotations["${OWNER_ANNOTATION}"]`);
+    const owner = normalizeEntityRef(
+      requested,
+      `metadata.annotations["${OWNER_ANNOTATION}"]`,
+    );
     if (!actor.ownershipRefs.includes(owner)) {
       throw new NotAllowedError(
         `you may name only yourself or one of your groups as owner (${actor.ownershipRefs.join(', ')}), not ${owner}`,
@@ -371,8 +421,14 @@ export class DefaultPortalService {
     return owner;
   }
 
-  async #assertRouteExists(namespace: string, routeName: string): Promise<void> {
-    const route = await this.#resources.get('HTTPRoute', { namespace, name: routeName });
+  async #assertRouteExists(
+    namespace: string,
+    routeName: string,
+  ): Promise<void> {
+    const route = await this.#resources.get('HTTPRoute', {
+      namespace,
+      name: routeName,
+    });
     if (!route) {
       throw new InputError(
         `spec.targetRef: HTTPRoute ${namespace}/${routeName} does not exist (the route must be in the product's namespace)`,
@@ -381,7 +437,10 @@ export class DefaultPortalService {
   }
 
   #assertFuture(timestamp: string | undefined): void {
-    if (timestamp !== undefined && Date.parse(timestamp) <= this.#now().getTime()) {
+    if (
+      timestamp !== undefined &&
+      Date.parse(timestamp) <= this.#now().getTime()
+    ) {
       throw new InputError(`expiresAt must be in the future, got ${timestamp}`);
     }
   }
@@ -408,12 +467,19 @@ function assertTierOffered(product: ApiProduct, tier: string): void {
   }
 }
 
-function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiProduct {
+function withPlans(
+  product: StoredApiProduct,
+  policies: ReadOnlyObject[],
+): ApiProduct {
   return {
     ...product,
     kind: 'APIProduct',
     status: {
-      plans: plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
+      plans: plansOfPolicies(
+        policies,
+        product.metadata.namespace,
+        product.spec.targetRef.name,
+      ),
     },
   };
 }
