@@ -500,6 +500,23 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       const gone = await statusOf(c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' }));
       expect(gone.code).toBe(404);
     });
+
+    it('deletes a labelled collection, and changes nothing with dryRun=All', async () => {
+      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'a', labels: { app: 'x' } } } });
+      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'b', labels: { app: 'y' } } } });
+      await c.core.deleteNamespacedSecret({ namespace: NS, name: 'b', dryRun: 'All' });
+      await c.core.deleteCollectionNamespacedSecret({ namespace: NS, labelSelector: 'app=x' });
+      const left = await c.core.listNamespacedSecret({ namespace: NS });
+      expect(left.items.map(i => i.metadata!.name)).toEqual(['b']);
+    });
+
+    it('answers 405 to a create on the cluster-wide path of a namespaced kind', async () => {
+      const { code, body } = await statusOf(
+        c.custom.createClusterCustomObject({ ...apiKeys, body: apiKey('k1') }),
+      );
+      expect(code).toBe(405);
+      expect(body.reason).toBe('MethodNotAllowed');
+    });
   });
 
   describe('discovery', () => {
