@@ -111,6 +111,21 @@ export async function migrateDownAll(knex: Knex): Promise<void> {
   );
 }
 
+/** The largest resource version the integer column holds. */
+const MAX_RESOURCE_VERSION = 2_147_483_647;
+
+/**
+ * The counter a resourceVersion string stands for, or undefined when it cannot be one
+ * of ours (then it matches no record: a ConflictError, not a database error).
+ */
+function parseResourceVersion(resourceVersion: string): number | undefined {
+  if (!/^[1-9]\d{0,9}$/.test(resourceVersion)) {
+    return undefined;
+  }
+  const value = Number(resourceVersion);
+  return value <= MAX_RESOURCE_VERSION ? value : undefined;
+}
+
 function refText(ref: ObjectRef): string {
   return `${ref.namespace}/${ref.name}`;
 }
@@ -203,9 +218,10 @@ export class DatabasePortalStore implements PortalStore {
     const owner = ownerOf(product.metadata.annotations);
     try {
       return await this.db.transaction(async trx => {
-        const updated = /^\d+$/.test(resourceVersion)
+        const expected = parseResourceVersion(resourceVersion);
+        const updated = expected !== undefined
           ? await trx<ProductRow>(PRODUCTS_TABLE)
-              .where({ namespace, name, resource_version: Number(resourceVersion) })
+              .where({ namespace, name, resource_version: expected })
               .update({
                 owner,
                 labels: jsonOrNull(product.metadata.labels),

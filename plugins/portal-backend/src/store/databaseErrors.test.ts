@@ -14,6 +14,8 @@ describe('mapDatabaseError', () => {
     ['SQLITE_CONSTRAINT_UNIQUE', 'ConflictError'],
     ['23503', 'NotFoundError'],
     ['SQLITE_CONSTRAINT_FOREIGNKEY', 'NotFoundError'],
+    ['22001', 'InputError'],
+    ['22003', 'InputError'],
     ['ECONNREFUSED', 'ServiceUnavailableError'],
     ['08006', 'ServiceUnavailableError'],
     ['57014', 'ServiceUnavailableError'],

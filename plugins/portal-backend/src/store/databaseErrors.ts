@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  InputError,
   NotFoundError,
   ServiceUnavailableError,
   isError,
@@ -9,7 +10,12 @@ import {
 export type DatabaseErrorKind =
   | 'unique-violation'
   | 'foreign-key-violation'
+  | 'invalid-value'
   | 'unavailable';
+
+// PostgreSQL class 22 codes a client can cause: a value longer than its column, a
+// number out of range, text that is not a number.
+const PG_INVALID_VALUE_CODES = new Set(['22001', '22003', '22P02']);
 
 // PostgreSQL SQLSTATE codes: class 08 = connection exception, 53 = insufficient
 // resources, 57P0x = server shutting down, 57014 = statement timeout / cancel,
@@ -74,6 +80,9 @@ export function classifyDatabaseError(
   if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     return 'foreign-key-violation';
   }
+  if (PG_INVALID_VALUE_CODES.has(code)) {
+    return 'invalid-value';
+  }
   if (
     code.startsWith('08') ||
     PG_UNAVAILABLE_CODES.has(code) ||
@@ -97,7 +106,8 @@ export interface DatabaseErrorMessages {
 
 /**
  * The one place where database errors become `@backstage/errors`: unique violations →
- * ConflictError, foreign-key violations → NotFoundError, unreachable or overloaded
+ * ConflictError, foreign-key violations → NotFoundError, values too long or out of
+ * range → InputError, unreachable or overloaded
  * database → ServiceUnavailableError. Errors that are already Backstage errors, and
  * unknown errors (bugs), are returned as they are, minus any row values.
  *
@@ -114,6 +124,10 @@ export function mapDatabaseError(
     case 'foreign-key-violation':
       return new NotFoundError(
         messages.missingReference ?? 'A referenced record does not exist',
+      );
+    case 'invalid-value':
+      return new InputError(
+        'A value is too long or out of range for the portal database',
       );
     case 'unavailable':
       return new ServiceUnavailableError(

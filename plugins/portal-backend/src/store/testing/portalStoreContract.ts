@@ -246,12 +246,14 @@ export function runPortalStoreContract(
             spec: productSpec({ displayName: 'Stale' }),
           }),
         ).rejects.toMatchObject({ name: 'ConflictError' });
-        await expect(
-          store.replaceProduct({
-            ...created,
-            metadata: { ...created.metadata, resourceVersion: 'not-a-version' },
-          }),
-        ).rejects.toMatchObject({ name: 'ConflictError' });
+        for (const resourceVersion of ['not-a-version', '', '99999999999999999999', '-1']) {
+          await expect(
+            store.replaceProduct({
+              ...created,
+              metadata: { ...created.metadata, resourceVersion },
+            }),
+          ).rejects.toMatchObject({ name: 'ConflictError' });
+        }
         expect((await store.getProduct(refOf(created)))?.spec.displayName).toBe(
           'Renamed',
         );
