@@ -13,3 +13,5 @@ export type {
 export { jsonIdType, rawTopLevelMember } from './rawJson';
 export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
+export { startConformanceBackend } from './conformanceBackend';
+export type { ConformanceBackend } from './conformanceBackend';
