@@ -5,9 +5,11 @@ import {
 } from '@devportal/plugin-portal-common';
 import type { StoredApiProduct } from './types';
 
-/** Table names of the database store (see the migrations). */
+/** Table of API products (see the migrations). */
 export const PRODUCTS_TABLE = 'portal_api_products';
+/** Table of API keys (key requests), without their secrets. */
 export const KEYS_TABLE = 'portal_api_keys';
+/** Table of key secrets; read by `revealSecret` only. */
 export const SECRETS_TABLE = 'portal_api_key_secrets';
 
 /** A row of {@link PRODUCTS_TABLE}. */
