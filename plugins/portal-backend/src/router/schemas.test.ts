@@ -98,6 +98,16 @@ describe('request schemas', () => {
     ).toThrow(/100/);
   });
 
+  it('treats empty query values as absent', () => {
+    expect(
+      parseInput(
+        requestListQuerySchema,
+        { status: '', namespace: '' },
+        'query',
+      ),
+    ).toEqual({});
+  });
+
   it('checks the status query value and ignores unknown query parameters', () => {
     expect(
       parseInput(

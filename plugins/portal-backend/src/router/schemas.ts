@@ -30,12 +30,10 @@ const dns1123Label = z
     'must be a DNS-1123 label: at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
   );
 
-const rfc3339 = z
-  .string()
-  .datetime({
-    offset: true,
-    message: 'must be an RFC 3339 timestamp, e.g. 2030-01-01T00:00:00Z',
-  });
+const rfc3339 = z.string().datetime({
+  offset: true,
+  message: 'must be an RFC 3339 timestamp, e.g. 2030-01-01T00:00:00Z',
+});
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -221,15 +219,26 @@ export const bulkReviewSchema = z
     });
   });
 
+/**
+ * An optional query parameter; an empty value (`?status=`, as in the spec's
+ * `/requests?status=&namespace=`) means "not given", like an absent one.
+ */
+function optionalQueryValue<T extends z.ZodTypeAny>(schema: T) {
+  return z.preprocess(
+    value => (value === '' ? undefined : value),
+    schema.optional(),
+  );
+}
+
 /** Query of `GET /requests`. */
 export const requestListQuerySchema = z.object({
-  status: z.enum(['Pending', 'Approved', 'Rejected']).optional(),
-  namespace: dns1123Label.optional(),
+  status: optionalQueryValue(z.enum(['Pending', 'Approved', 'Rejected'])),
+  namespace: optionalQueryValue(dns1123Label),
 });
 
 /** Query of the other lists. */
 export const namespaceQuerySchema = z.object({
-  namespace: dns1123Label.optional(),
+  namespace: optionalQueryValue(dns1123Label),
 });
 
 function describeIssue(issue: z.ZodIssue): string {
