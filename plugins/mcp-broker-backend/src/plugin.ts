@@ -2,8 +2,8 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { createForwardingToolCallHandler } from './broker/forwardingToolCallHandler';
 import { McpBroker } from './broker/mcpBroker';
+import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { createRouter } from './router/createRouter';
 
@@ -29,7 +29,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const broker = McpBroker.create({
           config: brokerConfig,
           logger,
-          toolCallHandlerFactory: createForwardingToolCallHandler,
+          toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
         });
         lifecycle.addShutdownHook(() => broker.close());
         httpRouter.use(await createRouter({ broker, httpAuth }));
