@@ -111,7 +111,13 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new InputError(`Invalid ${at}.url: only http and https are supported`);
   }
-  const toolPrefix = entry.getOptionalString('toolPrefix') ?? `${name}_`;
+  // getOptionalString rejects "" (Backstage treats it as unset-but-present), yet "" is a legal
+  // prefix: read the raw value and check its type here.
+  const rawPrefix = entry.getOptional('toolPrefix');
+  if (rawPrefix !== undefined && typeof rawPrefix !== 'string') {
+    throw new InputError(`Invalid ${at}.toolPrefix: must be a string ("" for no prefix)`);
+  }
+  const toolPrefix = rawPrefix ?? `${name}_`;
   if (!/^[A-Za-z0-9_.-]*$/.test(toolPrefix)) {
     throw new InputError(`Invalid ${at}.toolPrefix "${toolPrefix}": use letters, digits, "_", "." or "-"`);
   }

@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// `node scripts/conformance.mjs`: runs the server scenarios of the MCP conformance suite
+// (@modelcontextprotocol/conformance 0.1.13) THROUGH the broker.
+//
+// 1. starts the conformance scenario backend (packages/test-mcp-backends) on a free port;
+// 2. starts the real development backend (packages/backend) with the broker pointed at that one
+//    server, `toolPrefix: ""`, so the scenario tools keep their exact names;
+// 3. starts a tiny local forwarding proxy that adds a Backstage token (the development static
+//    token) — the conformance CLI cannot send headers — and passes Host/Origin through unchanged,
+//    so the DNS rebinding scenario tests the broker's own checks;
+// 4. runs `conformance server --url <proxy>` with the baseline in scripts/conformance/
+//    (scenarios the broker refuses on purpose, see that file) and exits with its exit code.
+//
+// Options: --scenario <name> runs one scenario; --verbose passes through.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(path.join(repoRoot, 'packages', 'backend', 'package.json'));
+// Lets this script load the TypeScript test helpers the Jest suites use.
+require('@backstage/cli/config/nodeTransform.cjs');
+const { startBackendProcess } = require('./src/testing/startBackendProcess.ts');
+const { startConformanceBackend } = require('../test-mcp-backends/src/conformanceBackend.ts');
+
+const DEV_STATIC_TOKEN = 'dev-only-static-token-0123456789';
+const conformanceBin = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const baseline = path.join(repoRoot, 'scripts', 'conformance', 'broker-expected-failures.yaml');
+
+function log(line) {
+  process.stdout.write(`[conformance] ${line}\n`);
+}
+
+/**
+ * Forwards every request to the target (set later with `setTarget`) with the Authorization
+ * header added; streams both ways.
+ */
+function startForwardingProxy(token) {
+  let targetUrl;
+  const server = http.createServer((req, res) => {
+    const headers = { ...req.headers, authorization: `Bearer ${token}` };
+    const upstream = http.request(
+      {
+        hostname: targetUrl.hostname,
+        port: targetUrl.port,
+        path: targetUrl.pathname + (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
+        method: req.method,
+        headers,
+      },
+      upstreamRes => {
+        res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+        res.flushHeaders();
+        upstreamRes.pipe(res);
+      },
+    );
+    upstream.on('error', error => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`proxy error: ${error.message}`);
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  return new Promise(resolve => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}/mcp`,
+        setTarget: target => {
+          targetUrl = new URL(target);
+        },
+        close: () =>
+          new Promise(done => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+function runConformance(url, extraArgs, outputDir) {
+  return new Promise(resolve => {
+    const args = [conformanceBin, 'server', '--url', url, '--expected-failures', baseline, '-o', outputDir, ...extraArgs];
+    const child = spawn(process.execPath, args, { stdio: 'inherit' });
+    child.on('exit', code => resolve(code ?? 1));
+  });
+}
+
+async function main() {
+  const extraArgs = process.argv.slice(2);
+  const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-results-'));
+  let scenarioBackend;
+  let backend;
+  let proxy;
+  try {
+    scenarioBackend = await startConformanceBackend({ port: 0 });
+    log(`scenario backend at ${scenarioBackend.url}`);
+    // The proxy is what the conformance client sees as "the server", so its origin is the one
+    // the broker must accept (the DNS rebinding scenario sends it as Origin).
+    proxy = await startForwardingProxy(DEV_STATIC_TOKEN);
+    backend = await startBackendProcess({
+      config: {
+        mcpBroker: {
+          servers: [{ name: 'conformance', url: scenarioBackend.url, toolPrefix: '' }],
+          dnsRebindingProtection: { allowedOrigins: [new URL(proxy.url).origin] },
+        },
+      },
+    });
+    log(`backend with the broker at ${backend.baseUrl}`);
+    proxy.setTarget(`${backend.baseUrl}/api/mcp-broker/mcp`);
+    log(`forwarding proxy (adds the development static token) at ${proxy.url}`);
+    await waitUntilListed(proxy.url);
+    const code = await runConformance(proxy.url, extraArgs, outputDir);
+    log(code === 0 ? 'green: every scenario passed or failed exactly as the baseline expects' : `failed (exit code ${code}); results in ${outputDir}`);
+    if (code === 0) fs.rmSync(outputDir, { recursive: true, force: true });
+    return code;
+  } catch (error) {
+    log(`could not run: ${error instanceof Error ? error.stack : error}`);
+    if (backend) process.stderr.write(backend.output());
+    return 1;
+  } finally {
+    await proxy?.close();
+    await backend?.stop();
+    await scenarioBackend?.close();
+  }
+}
+
+/** Waits until the broker lists the scenario backend's tools (its first connection takes a moment). */
+async function waitUntilListed(url) {
+  const deadline = Date.now() + 30_000;
+  const post = (body, sessionId) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  for (;;) {
+    try {
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'conformance-wait', version: '0' } },
+      });
+      const sessionId = init.headers.get('mcp-session-id');
+      await init.text();
+      const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId);
+      const text = await list.text();
+      await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } });
+      if (text.includes('test_simple_text')) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error('the broker did not list the scenario backend within 30 s');
+    await new Promise(resolve => setTimeout(resolve, 250));
+  }
+}
+
+main().then(code => process.exit(code));
