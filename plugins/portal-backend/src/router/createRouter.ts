@@ -13,7 +13,7 @@ import type { ObjectRef } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
-import type { PortalService } from '../service/AuthorizedPortalService';
+import type { PortalService } from '../service/PortalService';
 import { toBodyError, UnsupportedMediaTypeError } from './bodyErrors';
 import { portalRoutes, type PortalOperationId } from './routes';
 import {

@@ -24,7 +24,7 @@ import type {
   PermissionsService,
   UserInfoService,
 } from '@backstage/backend-plugin-api';
-import { NotAllowedError, NotFoundError, isError } from '@backstage/errors';
+import { NotAllowedError } from '@backstage/errors';
 import {
   AuthorizeResult,
   type BasicPermission,
@@ -53,7 +53,6 @@ import {
   portalPlanPolicyReadPermission,
   portalRateLimitPolicyListPermission,
   type ApiKey,
-  type ApiProduct,
   type BulkReviewResult,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
@@ -61,7 +60,7 @@ import {
   portalApiKeyRules,
   type PortalApiKeyResource,
 } from '../permissions/rules';
-import type { ReadOnlyKind, ReadOnlyObject } from '../store/types';
+import type { ReadOnlyKind } from '../store/types';
 import {
   DefaultPortalService,
   describeRef,
@@ -76,9 +75,16 @@ import type {
   ReviewDecision,
   UpdateApiKeyRequest,
 } from './types';
-
-/** What the caller may see of a family: everything, its own records, or nothing. */
-type Scope = 'all' | 'own' | 'none';
+import type { PortalService } from './PortalService';
+import {
+  isRequester,
+  keyNotFound,
+  ownsRef,
+  productNotFound,
+  scopeOf,
+  toItemError,
+  type Scope,
+} from './ownership';
 
 /** The permission that guards each read-only kind's list. */
 const READ_ONLY_LIST_PERMISSIONS: Record<ReadOnlyKind, BasicPermission> = {
@@ -93,108 +99,11 @@ const authorizeApproval = createConditionAuthorizer<
   unknown
 >(portalApiKeyRules);
 
-/** The portal API as the router sees it: every method takes the caller's credentials. */
-export interface PortalService {
-  listProducts(
-    credentials: BackstageCredentials,
-    query: { namespace?: string },
-  ): Promise<ApiProduct[]>;
-  getProduct(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<ApiProduct>;
-  createProduct(
-    credentials: BackstageCredentials,
-    request: CreateApiProductRequest,
-  ): Promise<ApiProduct>;
-  updateProduct(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-    patch: ApiProductPatch,
-  ): Promise<ApiProduct>;
-  deleteProduct(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<void>;
-  listReadOnly(
-    credentials: BackstageCredentials,
-    kind: ReadOnlyKind,
-    query: { namespace?: string },
-  ): Promise<ReadOnlyObject[]>;
-  getPlanPolicy(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<ReadOnlyObject>;
-  listRequests(
-    credentials: BackstageCredentials,
-    query: RequestQuery,
-  ): Promise<ApiKey[]>;
-  listMyRequests(
-    credentials: BackstageCredentials,
-    query: { namespace?: string },
-  ): Promise<ApiKey[]>;
-  createRequest(
-    credentials: BackstageCredentials,
-    request: CreateApiKeyRequest,
-  ): Promise<ApiKey>;
-  updateRequest(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-    update: UpdateApiKeyRequest,
-  ): Promise<ApiKey>;
-  deleteRequest(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<void>;
-  reviewRequest(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-    decision: ReviewDecision,
-    reason?: string,
-  ): Promise<ApiKey>;
-  bulkReview(
-    credentials: BackstageCredentials,
-    refs: ObjectRef[],
-    decision: ReviewDecision,
-    reason?: string,
-  ): Promise<BulkReviewResult[]>;
-  revealSecret(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<string>;
-}
-
 /** Options of {@link AuthorizedPortalService.create}. */
 export interface AuthorizedPortalServiceOptions {
   service: DefaultPortalService;
   permissions: PermissionsService;
   userInfo: UserInfoService;
-}
-
-function sameRef(a: string, b: string): boolean {
-  return a.toLocaleLowerCase('en-US') === b.toLocaleLowerCase('en-US');
-}
-
-function ownsRef(
-  actor: PortalActor | undefined,
-  owner: string | undefined,
-): boolean {
-  return (
-    actor !== undefined &&
-    owner !== undefined &&
-    actor.ownershipRefs.some(ref => sameRef(ref, owner))
-  );
-}
-
-function isRequester(actor: PortalActor | undefined, key: ApiKey): boolean {
-  return (
-    actor !== undefined && sameRef(key.spec.requestedBy.userId, actor.userRef)
-  );
-}
-
-function scopeOf(all: boolean, own: boolean): Scope {
-  if (all) return 'all';
-  return own ? 'own' : 'none';
 }
 
 /** The permission decorator around {@link DefaultPortalService}. */
@@ -696,11 +605,15 @@ export class AuthorizedPortalService implements PortalService {
         userEntityRef: string;
       }>,
     );
-    const ownershipRefs = info.ownershipEntityRefs.some(ref =>
-      sameRef(ref, info.userEntityRef),
-    )
-      ? info.ownershipEntityRefs
-      : [info.userEntityRef, ...info.ownershipEntityRefs];
+    // Lower case: owner annotations are stored normalised that way (entity refs are
+    // case-insensitive), and the store compares owner refs exactly.
+    const ownershipRefs = [
+      ...new Set(
+        [info.userEntityRef, ...info.ownershipEntityRefs].map(ref =>
+          ref.toLocaleLowerCase('en-US'),
+        ),
+      ),
+    ];
     return { userRef: info.userEntityRef, ownershipRefs };
   }
 
@@ -716,41 +629,4 @@ export class AuthorizedPortalService implements PortalService {
     }
     return actor;
   }
-}
-
-function productNotFound(ref: ObjectRef) {
-  return new NotFoundError(`APIProduct ${describeRef(ref)} not found`);
-}
-
-function keyNotFound(ref: ObjectRef) {
-  return new NotFoundError(`APIKey ${describeRef(ref)} not found`);
-}
-
-const STATUS_BY_ERROR_NAME: Record<string, number> = {
-  InputError: 400,
-  AuthenticationError: 401,
-  NotAllowedError: 403,
-  NotFoundError: 404,
-  ConflictError: 409,
-  ServiceUnavailableError: 503,
-};
-
-/**
- * A bulk item's error. Only `@backstage/errors` (client mistakes, conflicts, an
- * unavailable store) become item results; anything else is a server fault and fails the
- * whole call, so it is logged by the error middleware instead of hidden in a 200.
- */
-function toItemError(error: unknown): {
-  name: string;
-  message: string;
-  statusCode: number;
-} {
-  if (isError(error) && STATUS_BY_ERROR_NAME[error.name] !== undefined) {
-    return {
-      name: error.name,
-      message: error.message,
-      statusCode: STATUS_BY_ERROR_NAME[error.name],
-    };
-  }
-  throw error;
 }

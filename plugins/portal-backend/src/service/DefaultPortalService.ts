@@ -57,10 +57,14 @@ export interface DefaultPortalServiceOptions {
   now?: () => Date;
 }
 
-/** Normalises an entity ref (`group:payments-team` → `group:default/payments-team`). */
+/**
+ * Normalises an entity ref: default namespace filled in and lower case, as entity refs
+ * are case-insensitive (`group:Payments-Team` → `group:default/payments-team`), so that
+ * owners compare equal in the store's filters.
+ */
 export function normalizeEntityRef(ref: string, field: string): string {
   try {
-    return stringifyEntityRef(parseEntityRef(ref));
+    return stringifyEntityRef(parseEntityRef(ref)).toLocaleLowerCase('en-US');
   } catch (error) {
     throw new InputError(
       `${field} must be an entity ref like "group:default/payments-team": ${(error as Error).message}`,
@@ -407,13 +411,15 @@ export class DefaultPortalService {
 
   #ownerForCreate(actor: PortalActor, requested: string | undefined): string {
     if (requested === undefined) {
-      return actor.userRef;
+      return normalizeEntityRef(actor.userRef, 'the caller');
     }
     const owner = normalizeEntityRef(
       requested,
       `metadata.annotations["${OWNER_ANNOTATION}"]`,
     );
-    if (!actor.ownershipRefs.includes(owner)) {
+    if (
+      !actor.ownershipRefs.some(ref => ref.toLocaleLowerCase('en-US') === owner)
+    ) {
       throw new NotAllowedError(
         `you may name only yourself or one of your groups as owner (${actor.ownershipRefs.join(', ')}), not ${owner}`,
       );
