@@ -264,7 +264,7 @@ export class ToolCallForwarder {
           clientSessionId: call.clientSessionId,
           callId: entry.callId,
         });
-        sink.send({ ...parsed.message, id: mapping.gatewayId });
+        sink.send({ jsonrpc: '2.0', id: mapping.gatewayId, ...withoutId(parsed.message) });
         return undefined;
       }
       case 'response':
@@ -386,6 +386,11 @@ export class ToolCallForwarder {
 
 function notFound(message: string): ClientAnswerOutcome {
   return { status: 404, body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } } };
+}
+
+function withoutId(message: Record<string, unknown>): Record<string, unknown> {
+  const { id: _backendId, ...rest } = message;
+  return rest;
 }
 
 /** Waits for `promise`, but stops waiting (rejecting) as soon as `signal` aborts. */
