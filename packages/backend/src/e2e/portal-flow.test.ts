@@ -43,6 +43,9 @@ describe.each(backendDatabases('portal end-to-end tests'))(
           mcpBroker: { servers: [] },
           ...(database && { backend: { database } }),
         },
+        // Info level, so that audit events are printed and the secret checks below
+        // look at everything the backend logs.
+        env: { LOG_LEVEL: 'info' },
       });
       for (const user of ['alice', 'bob', 'dave', 'carol', 'erin']) {
         tokens[user] = await backend.signIn(user);
@@ -218,6 +221,12 @@ describe.each(backendDatabases('portal end-to-end tests'))(
           })
         ).status,
       ).toBe(403);
+      // The reveal was audited (who, what, outcome) and the secret is in no log line.
+      expect(backend.output()).toMatch(
+        new RegExp(
+          `apikey-secret-reveal.*${requested.metadata.name}|${requested.metadata.name}.*apikey-secret-reveal`,
+        ),
+      );
       expect(backend.output()).not.toContain(apiKey);
     }, 60_000);
 
