@@ -1,0 +1,170 @@
+/*
+ * The one place where failures of calls to the Kubernetes API server become
+ * `@backstage/errors`. Every call of the Kubernetes client goes through
+ * `mapKubernetesError` (see kubernetesClient.ts), so the store only ever sees:
+ *
+ * - 404 → NotFoundError; 409 → ConflictError (AlreadyExistsError for reason
+ *   AlreadyExists, so the store can tell a taken name from a stale resourceVersion);
+ * - 400 and 422 → InputError with the API server's own message (it names the field);
+ * - 401 and 403 → ServiceUnavailableError: the portal's own credentials were refused,
+ *   which is an operator's problem, never the user's. Logged with the API server's
+ *   message (which names the service account, verb and resource, never a value);
+ * - 429, 5xx, timeouts and network failures → ServiceUnavailableError (retry later).
+ *
+ * Anything else (405, 410, 415, a non-HTTP error) is a bug in the portal and surfaces
+ * unchanged as a 500. Messages never carry request bodies, so a Secret's value can
+ * never leak through an error.
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  ConflictError,
+  InputError,
+  NotFoundError,
+  ServiceUnavailableError,
+  isError,
+} from '@backstage/errors';
+
+/** A 409 with reason AlreadyExists: the name is taken (not a stale resourceVersion). */
+export class AlreadyExistsError extends ConflictError {}
+
+/** What the failed call was, for messages: e.g. `get apikeys toystore/k-1`. */
+export interface KubernetesCallDescription {
+  verb: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_HAS_EXPIRED',
+]);
+
+/** The HTTP status and Kubernetes Status of a client-node ApiException, if it is one. */
+function apiStatusOf(
+  error: unknown,
+): { code: number; reason?: string; message?: string } | undefined {
+  if (!isError(error)) {
+    return undefined;
+  }
+  const { code, body } = error as { code?: unknown; body?: unknown };
+  if (typeof code !== 'number' || code < 100 || code > 599) {
+    return undefined;
+  }
+  // client-node gives the Status as a JSON string (undefined for 401, plain text for an
+  // unknown API group).
+  let status: { reason?: unknown; message?: unknown } | undefined;
+  if (typeof body === 'string') {
+    try {
+      status = JSON.parse(body);
+    } catch {
+      status = { message: body.trim() };
+    }
+  } else if (typeof body === 'object' && body !== null) {
+    status = body as typeof status;
+  }
+  return {
+    code,
+    reason: typeof status?.reason === 'string' ? status.reason : undefined,
+    message: typeof status?.message === 'string' ? status.message : undefined,
+  };
+}
+
+function isTimeoutOrNetworkError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; isError(e) && depth < 5; depth++) {
+    const { name, code, type } = e as { name: string; code?: unknown; type?: unknown };
+    if (
+      name === 'AbortError' ||
+      name === 'TimeoutError' ||
+      name === 'FetchError' ||
+      type === 'aborted' ||
+      (typeof code === 'string' && NETWORK_CODES.has(code))
+    ) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function describe(call: KubernetesCallDescription): string {
+  const where =
+    call.name === undefined
+      ? call.namespace === undefined
+        ? ''
+        : ` in namespace ${call.namespace}`
+      : ` ${call.namespace === undefined ? '' : `${call.namespace}/`}${call.name}`;
+  return `${call.verb} ${call.resource}${where}`;
+}
+
+/**
+ * Maps a failure of one Kubernetes API call to an `@backstage/errors` error (see the
+ * file comment). `logger` receives the refusals of the portal's own credentials.
+ */
+export function mapKubernetesError(
+  error: unknown,
+  call: KubernetesCallDescription,
+  logger: LoggerService,
+  timeoutMs: number,
+): Error {
+  const status = apiStatusOf(error);
+  if (status === undefined) {
+    if (isTimeoutOrNetworkError(error)) {
+      const timedOut = /abort|timeout/i.test(
+        `${(error as Error).name} ${(error as Error).message}`,
+      );
+      return new ServiceUnavailableError(
+        timedOut
+          ? `The Kubernetes API server did not answer ${describe(call)} within ${timeoutMs} ms; retry later`
+          : `The Kubernetes API server cannot be reached (${describe(call)}); retry later`,
+        error,
+      );
+    }
+    return isError(error) ? error : new Error(String(error));
+  }
+  const serverMessage = status.message ?? `HTTP ${status.code}`;
+  switch (status.code) {
+    case 404:
+      return new NotFoundError(serverMessage);
+    case 409:
+      return status.reason === 'AlreadyExists'
+        ? new AlreadyExistsError(serverMessage)
+        : new ConflictError(serverMessage);
+    case 400:
+    case 422:
+      return new InputError(serverMessage);
+    case 401:
+    case 403:
+      logger.error(
+        `The Kubernetes API server refused the portal's credentials (HTTP ${status.code}) for ${describe(call)}: ${serverMessage}. Check the service account's RBAC (deploy/rbac.yaml) or the kubeconfig in portal.kubernetes.`,
+      );
+      return new ServiceUnavailableError(
+        'The portal is not allowed to use its Kubernetes storage right now; an administrator has to check its credentials (see the backend log)',
+      );
+    case 429:
+      return new ServiceUnavailableError(
+        `The Kubernetes API server is overloaded (${describe(call)}); retry later`,
+      );
+    default:
+      if (status.code >= 500) {
+        return new ServiceUnavailableError(
+          `The Kubernetes API server failed (${describe(call)}, HTTP ${status.code}): ${serverMessage}; retry later`,
+        );
+      }
+      return new Error(
+        `Unexpected answer of the Kubernetes API server to ${describe(call)}: HTTP ${status.code} ${serverMessage}`,
+      );
+  }
+}
