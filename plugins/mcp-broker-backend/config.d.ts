@@ -1,9 +1,13 @@
 import { HumanDuration } from '@backstage/types';
 
 export interface Config {
-  /** Configuration of the MCP broker backend plugin. */
+  /** Configuration of the MCP broker backend plugin (`/api/mcp-broker`). */
   mcpBroker?: {
-    /** The backend MCP servers (streamable HTTP) that the broker aggregates. */
+    /**
+     * The backend MCP servers (streamable HTTP) that the broker aggregates, in priority order:
+     * when two servers expose the same tool name, prompt name or resource URI, the earlier one
+     * wins and the clash is reported on `/api/mcp-broker/status`.
+     */
     servers?: Array<{
       /** Unique name, `[a-z0-9-]+`; prefixes elicitation ids and, by default, tool names. */
       name: string;
@@ -12,7 +16,9 @@ export interface Config {
       /** Prefix of this server's tool and prompt names; default `<name>_`, `""` allowed. */
       toolPrefix?: string;
       /**
-       * Headers the broker sends to this server: its own credentials for it.
+       * Headers the broker sends to this server: its own credentials for it. The client's
+       * credentials are never forwarded. `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Accept`,
+       * `Content-Type` and `Host` are set by the broker and cannot be configured.
        * @visibility secret
        */
       headers?: { [name: string]: string };
@@ -21,7 +27,7 @@ export interface Config {
     elicitationTtl?: HumanDuration | string;
     /** Longest a tools/call may run; default 5 minutes. */
     toolCallTimeout?: HumanDuration | string;
-    /** Reconnect backoff towards backend servers. */
+    /** Reconnect backoff towards backend servers (exponential with jitter, forever). */
     reconnect?: {
       /** First retry delay; default 500 ms. */
       initialDelay?: HumanDuration | string;
@@ -30,5 +36,36 @@ export interface Config {
     };
     /** Interval of SSE keep-alive comments on every open stream; default 15 s. */
     keepAlive?: HumanDuration | string;
+    /** Re-listing interval for backends that offer no event stream (GET answers 405); default 30 s. */
+    pollInterval?: HumanDuration | string;
+    /** Timeout of each request the broker sends to a backend (tool calls excepted); default 30 s. */
+    requestTimeout?: HumanDuration | string;
+    /**
+     * Minimum spacing of list_changed notifications of one kind to clients; changes inside the
+     * window are sent as one notification at its end. Default 250 ms.
+     */
+    coalesceWindow?: HumanDuration | string;
+    /** A client session without requests and without an open stream ends after this; default 1 hour. */
+    sessionIdleTimeout?: HumanDuration | string;
+    /**
+     * Bytes that may queue on one client stream before that client is disconnected as too slow
+     * (it stops reading); default 1048576 (1 MiB).
+     */
+    clientStreamBufferBytes?: number;
+    /** Host/Origin checks on `/api/mcp-broker/mcp` (DNS rebinding protection). */
+    dnsRebindingProtection?: {
+      /** Default true. */
+      enabled?: boolean;
+      /**
+       * Host names (without port) accepted in the `Host` header; default `localhost`,
+       * `127.0.0.1`, `[::1]` and the host of `backend.baseUrl`.
+       */
+      allowedHosts?: string[];
+      /**
+       * Origins (`scheme://host[:port]`) accepted when a browser sends `Origin`; default the
+       * origins of `backend.baseUrl` and `app.baseUrl`. Requests without `Origin` pass.
+       */
+      allowedOrigins?: string[];
+    };
   };
 }

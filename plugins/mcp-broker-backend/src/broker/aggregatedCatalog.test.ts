@@ -1,0 +1,61 @@
+import { AggregatedCatalog, uriTemplateMatcher } from './aggregatedCatalog';
+
+const backend = (name: string, toolPrefix = `${name}_`) => ({ name, url: `http://${name}/mcp`, toolPrefix, headers: {} });
+const lists = (over: Partial<Record<'tools' | 'prompts' | 'resources' | 'resourceTemplates', Record<string, unknown>[]>>) => ({
+  tools: [],
+  prompts: [],
+  resources: [],
+  resourceTemplates: [],
+  ...over,
+});
+
+describe('AggregatedCatalog', () => {
+  it('prefixes tool and prompt names and routes them back to the original names', () => {
+    const catalog = AggregatedCatalog.build([
+      { backend: backend('a'), lists: lists({ tools: [{ name: 'echo' }], prompts: [{ name: 'hello' }] }) },
+      { backend: backend('b', ''), lists: lists({ tools: [{ name: 'echo' }] }) },
+    ]);
+    expect(catalog.tools.map(t => t.name)).toEqual(['a_echo', 'echo']);
+    expect(catalog.routeTool('a_echo')).toEqual({ backend: 'a', originalName: 'echo' });
+    expect(catalog.routeTool('echo')).toEqual({ backend: 'b', originalName: 'echo' });
+    expect(catalog.routePrompt('a_hello')).toEqual({ backend: 'a', originalName: 'hello' });
+    expect(catalog.routeTool('b_echo')).toBeUndefined();
+    expect(catalog.clashes).toEqual([]);
+  });
+
+  it('gives a clashing name to the first backend in config order and reports the clash', () => {
+    const catalog = AggregatedCatalog.build([
+      { backend: backend('a', ''), lists: lists({ tools: [{ name: 'echo', description: 'from a' }], resources: [{ uri: 'x://1' }] }) },
+      { backend: backend('b', ''), lists: lists({ tools: [{ name: 'echo', description: 'from b' }], resources: [{ uri: 'x://1' }] }) },
+    ]);
+    expect(catalog.tools).toEqual([{ name: 'echo', description: 'from a' }]);
+    expect(catalog.routeResource('x://1')).toBe('a');
+    expect(catalog.clashes).toEqual([
+      { kind: 'tool', name: 'echo', owner: 'a', hidden: 'b' },
+      { kind: 'resource', name: 'x://1', owner: 'a', hidden: 'b' },
+    ]);
+  });
+
+  it('routes resources by listed URI, then by template, and refuses unknown URIs when ambiguous', () => {
+    const catalog = AggregatedCatalog.build([
+      { backend: backend('a'), lists: lists({ resources: [{ uri: 'a://readme' }] }) },
+      { backend: backend('b'), lists: lists({ resourceTemplates: [{ uriTemplate: 'demo://resource/{id}' }] }) },
+    ]);
+    expect(catalog.routeResource('a://readme')).toBe('a');
+    expect(catalog.routeResource('demo://resource/42')).toBe('b');
+    expect(catalog.routeResource('other://x')).toBeUndefined();
+  });
+
+  it('matches RFC 6570 templates loosely', () => {
+    expect(uriTemplateMatcher('file:///{+path}').test('file:///a/b/c.txt')).toBe(true);
+    expect(uriTemplateMatcher('demo://r/{id}').test('demo://r/1/2')).toBe(false);
+    expect(uriTemplateMatcher('search://q{?term,limit}').test('search://q?term=x&limit=2')).toBe(true);
+    expect(uriTemplateMatcher('a.b://{x}').test('aXb://1')).toBe(false);
+  });
+
+  it('fingerprints views so unchanged lists compare equal', () => {
+    const build = () => AggregatedCatalog.build([{ backend: backend('a'), lists: lists({ tools: [{ name: 't' }] }) }]);
+    expect(build().fingerprint('tools')).toBe(build().fingerprint('tools'));
+    expect(build().fingerprint('tools')).not.toBe(AggregatedCatalog.empty().fingerprint('tools'));
+  });
+});

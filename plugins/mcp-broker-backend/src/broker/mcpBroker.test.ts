@@ -1,0 +1,128 @@
+/*
+ * McpBroker against real MCP servers (the example server and a scripted one), without HTTP on
+ * the client side: client GET streams are recorded by a test double of ClientEventStream.
+ */
+import { mockServices } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { readBrokerConfig } from '../config';
+import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
+import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
+import type { JsonRpcMessage } from './jsonRpc';
+import { McpBroker } from './mcpBroker';
+import type { ClientEventStream } from './types';
+
+function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {
+  const controller = new AbortController();
+  const messages: JsonRpcMessage[] = [];
+  return {
+    messages,
+    send: message => {
+      if (controller.signal.aborted) return false;
+      messages.push(message);
+      return true;
+    },
+    close: () => controller.abort(),
+    get closed() {
+      return controller.signal.aborted;
+    },
+    signal: controller.signal,
+  };
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
+describe('McpBroker with real MCP servers (client streams recorded in memory)', () => {
+  let example: ExampleMcpServer;
+  let scripted: ScriptedMcpServer;
+  let broker: McpBroker;
+
+  beforeEach(async () => {
+    example = await startExampleMcpServer({ port: 0 });
+    scripted = await startScriptedMcpServer({ tools: ['only_here'] });
+    const config = readBrokerConfig(
+      new ConfigReader({
+        mcpBroker: {
+          servers: [
+            { name: 'example', url: example.url },
+            { name: 'scripted', url: scripted.url },
+          ],
+          reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+          coalesceWindow: { milliseconds: 20 },
+        },
+      }),
+    );
+    broker = McpBroker.create({
+      config,
+      logger: mockServices.logger.mock(),
+      toolCallHandlerFactory: createForwardingToolCallHandler,
+    });
+    await waitFor(() => broker.status().backends.every(b => b.state === 'connected' && b.eventStream === 'open'));
+  });
+
+  afterEach(async () => {
+    await broker.close();
+    await example.close();
+    await scripted.close();
+  });
+
+  function openClient() {
+    const session = broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
+    const stream = recordingStream();
+    session.eventStream = stream;
+    return { session, stream };
+  }
+
+  it('drops a removed server’s entries, closes its session and tells clients tools/list_changed', async () => {
+    const { stream } = openClient();
+    expect(broker.catalog().tools.map(t => t.name)).toContain('scripted_only_here');
+    broker.setServers(broker.config.servers.filter(s => s.name === 'example'));
+    expect(broker.catalog().tools.map(t => t.name)).not.toContain('scripted_only_here');
+    // Sent at once, or at the end of the current coalescing window.
+    await waitFor(() => stream.messages.some(m => 'method' in m && m.method === 'notifications/tools/list_changed'));
+    await waitFor(() => scripted.openEventStreams() === 0);
+    expect(broker.status().backends.map(b => b.name)).toEqual(['example']);
+  });
+
+  it('connects a server added later and tells clients what changed', async () => {
+    const { stream } = openClient();
+    const another = await startScriptedMcpServer({ tools: ['fresh'] });
+    try {
+      broker.setServers([...broker.config.servers, { name: 'another', url: another.url, toolPrefix: 'another_', headers: {} }]);
+      await waitFor(() => broker.catalog().tools.some(t => t.name === 'another_fresh'));
+      expect(stream.messages).toContainEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    } finally {
+      await broker.close();
+      await another.close();
+    }
+  });
+
+  it('refreshes the cache before notifying, so a client listing on notification sees the new tool', async () => {
+    const { stream } = openClient();
+    let seenOnNotification: string[] = [];
+    const originalSend = stream.send;
+    stream.send = message => {
+      seenOnNotification = broker.catalog().tools.map(t => t.name as string);
+      return originalSend(message);
+    };
+    scripted.tools = ['only_here', 'added'];
+    scripted.sendListChanged('tools');
+    await waitFor(() => stream.messages.length > 0);
+    expect(seenOnNotification).toContain('scripted_added');
+  });
+
+  it('ends every backend session and client stream on close', async () => {
+    const { stream } = openClient();
+    expect(example.sessionCount()).toBe(1);
+    await broker.close();
+    expect(stream.closed).toBe(true);
+    await waitFor(() => example.sessionCount() === 0);
+    expect(broker.status().backends.every(b => b.state === 'closed')).toBe(true);
+  });
+});

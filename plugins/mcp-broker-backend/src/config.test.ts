@@ -1,0 +1,70 @@
+import { ConfigReader } from '@backstage/config';
+import { readBrokerConfig } from './config';
+
+const read = (mcpBroker: unknown, extra: Record<string, unknown> = {}) =>
+  readBrokerConfig(new ConfigReader({ ...extra, mcpBroker } as never));
+
+describe('readBrokerConfig', () => {
+  it('applies defaults: prefix "<name>_", no headers, documented durations', () => {
+    const config = read({ servers: [{ name: 'example', url: 'http://127.0.0.1:3101/mcp' }] });
+    expect(config.servers).toEqual([
+      { name: 'example', url: 'http://127.0.0.1:3101/mcp', toolPrefix: 'example_', headers: {} },
+    ]);
+    expect(config.reconnect).toEqual({ initialDelayMs: 500, maxDelayMs: 30_000 });
+    expect(config.keepAliveMs).toBe(15_000);
+    expect(config.elicitationTtlMs).toBe(600_000);
+    expect(config.toolCallTimeoutMs).toBe(300_000);
+  });
+
+  it('reads every duration form Backstage supports', () => {
+    const config = read({
+      servers: [],
+      reconnect: { initialDelay: { milliseconds: 100 }, maxDelay: '2s' },
+      keepAlive: 'PT1S',
+      elicitationTtl: { minutes: 1 },
+      toolCallTimeout: '1m',
+      pollInterval: { seconds: 5 },
+    });
+    expect(config.reconnect).toEqual({ initialDelayMs: 100, maxDelayMs: 2000 });
+    expect(config.keepAliveMs).toBe(1000);
+    expect(config.elicitationTtlMs).toBe(60_000);
+    expect(config.toolCallTimeoutMs).toBe(60_000);
+    expect(config.pollIntervalMs).toBe(5000);
+  });
+
+  it('allows an empty tool prefix and keeps the broker’s headers', () => {
+    const config = read({
+      servers: [{ name: 'a', url: 'https://a.example/mcp', toolPrefix: '', headers: { Authorization: 'Bearer x' } }],
+    });
+    expect(config.servers[0].toolPrefix).toBe('');
+    expect(config.servers[0].headers).toEqual({ Authorization: 'Bearer x' });
+  });
+
+  it.each([
+    [{ servers: [{ name: 'Bad Name', url: 'http://x/mcp' }] }, /mcpBroker\.servers\[0\]\.name/],
+    [{ servers: [{ name: 'a', url: 'not a url' }] }, /mcpBroker\.servers\[0\]\.url/],
+    [{ servers: [{ name: 'a', url: 'ftp://x/mcp' }] }, /mcpBroker\.servers\[0\]\.url/],
+    [{ servers: [{ name: 'a', url: 'http://x/mcp' }, { name: 'a', url: 'http://y/mcp' }] }, /mcpBroker\.servers\[1\]\.name.*twice/],
+    [{ servers: [{ name: 'a', url: 'http://x/mcp', headers: { 'Mcp-Session-Id': 'x' } }] }, /mcpBroker\.servers\[0\]\.headers\.Mcp-Session-Id/],
+    [{ servers: [{ url: 'http://x/mcp' }] }, /servers\[0\]\.name/],
+    [{ servers: [], keepAlive: 'soon' }, /mcpBroker\.keepAlive/],
+    [{ servers: [], reconnect: { initialDelay: '10s', maxDelay: '1s' } }, /mcpBroker\.reconnect\.maxDelay/],
+    [{ servers: [], dnsRebindingProtection: { allowedOrigins: ['http://a.example/path'] } }, /allowedOrigins\[0\]/],
+  ])('fails with a message naming the key for %j', (section, message) => {
+    expect(() => read(section)).toThrow(message);
+  });
+
+  it('derives the DNS rebinding allow-lists from backend.baseUrl and app.baseUrl', () => {
+    const config = read(
+      { servers: [] },
+      { backend: { baseUrl: 'https://portal.example.com' }, app: { baseUrl: 'https://app.example.com' } },
+    );
+    expect([...config.dnsRebindingProtection.allowedHosts]).toEqual(
+      expect.arrayContaining(['portal.example.com', 'localhost', '127.0.0.1']),
+    );
+    expect([...config.dnsRebindingProtection.allowedOrigins]).toEqual([
+      'https://portal.example.com',
+      'https://app.example.com',
+    ]);
+  });
+});

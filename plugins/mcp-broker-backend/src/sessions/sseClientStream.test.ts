@@ -1,0 +1,95 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { SseClientStream } from './sseClientStream';
+
+describe('SseClientStream (real HTTP connections on loopback)', () => {
+  let server: http.Server;
+  let baseUrl: string;
+  const streams: SseClientStream[] = [];
+  const closeReasons: string[] = [];
+
+  beforeEach(async () => {
+    const app = express();
+    app.get('/stream', (_req, res) => {
+      streams.push(
+        SseClientStream.open(res, {
+          keepAliveMs: 50,
+          maxBufferedBytes: 64 * 1024,
+          headers: { 'Mcp-Session-Id': 'abc' },
+          onClose: reason => closeReasons.push(reason),
+        }),
+      );
+    });
+    server = http.createServer(app);
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    streams.splice(0).forEach(s => s.close());
+    closeReasons.length = 0;
+    server.closeAllConnections();
+    await new Promise(resolve => server.close(resolve));
+  });
+
+  async function waitForStreams(count: number) {
+    while (streams.length < count) await new Promise(resolve => setTimeout(resolve, 10));
+  }
+
+  async function openReadingClient() {
+    const response = await fetch(`${baseUrl}/stream`);
+    let text = '';
+    const decoder = new TextDecoder();
+    const done = (async () => {
+      for await (const chunk of response.body!) text += decoder.decode(chunk as Uint8Array, { stream: true });
+    })().catch(() => {});
+    return { response, text: () => text, done };
+  }
+
+  it('sends anti-buffering headers, keep-alive comments and JSON messages', async () => {
+    const client = await openReadingClient();
+    expect(client.response.headers.get('content-type')).toBe('text/event-stream');
+    expect(client.response.headers.get('cache-control')).toContain('no-transform');
+    expect(client.response.headers.get('mcp-session-id')).toBe('abc');
+    await new Promise(resolve => setTimeout(resolve, 200));
+    expect(client.text()).toMatch(/: keep-alive\n\n/);
+    streams[0].send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    streams[0].close();
+    await client.done;
+    expect(client.text()).toContain(
+      'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n',
+    );
+    expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('disconnects a client that stops reading once its buffer bound is exceeded, while a reading client gets everything', async () => {
+    const reader = await openReadingClient();
+    // A raw socket that sends its GET and then never reads (paused sockets stop reading from the kernel).
+    const url = new URL(baseUrl);
+    const stalled = net.connect(Number(url.port), '127.0.0.1');
+    stalled.on('error', () => {});
+    stalled.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    stalled.pause();
+    await waitForStreams(2);
+    const [fast, slow] = streams;
+    const payload = 'x'.repeat(10_000);
+    let sent = 0;
+    // 15 MB in total: more than the kernel buffers of a socket that nobody reads.
+    for (let i = 0; i < 1500; i++) {
+      fast.send({ jsonrpc: '2.0', method: 'test/chunk', params: { i, payload } });
+      slow.send({ jsonrpc: '2.0', method: 'test/chunk', params: { i, payload } });
+      sent++;
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    // The paused socket cannot observe the close itself; the server side has dropped it.
+    expect(slow.closed).toBe(true);
+    stalled.destroy();
+    expect(closeReasons).toContain('too-slow');
+    expect(fast.closed).toBe(false);
+    fast.close();
+    await reader.done;
+    expect(reader.text().match(/event: message/g)).toHaveLength(sent);
+  }, 30_000);
+});
