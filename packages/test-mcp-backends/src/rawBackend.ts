@@ -11,6 +11,7 @@
  * - `progress {steps}`: sends `steps` progress notifications, then a result.
  * - `crash`: sends one progress notification and then destroys its connection, as a crashing
  *   server would.
+ * - `flood {megabytes}`: streams one SSE event that never ends, to test message size limits.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -90,6 +91,11 @@ const TOOLS = [
     inputSchema: { type: 'object', properties: { steps: { type: 'integer' } } },
   },
   { name: 'crash', description: 'Breaks its connection mid-call', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'flood',
+    description: 'Streams one never-ending SSE event of `megabytes` MiB',
+    inputSchema: { type: 'object', properties: { megabytes: { type: 'integer' } } },
+  },
 ];
 
 /** Starts the raw backend on a free loopback port. */
@@ -235,6 +241,22 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
         const steps = Number(params.arguments?.steps ?? 3);
         for (let i = 1; i <= steps; i++) progress(i, steps);
         finish({ content: [{ type: 'text', text: `${steps} steps` }] });
+        return;
+      }
+      case 'flood': {
+        const chunk = 'x'.repeat(1024 * 1024);
+        let left = Number(params.arguments?.megabytes ?? 20);
+        res.write('event: message\ndata: ');
+        const pump = () => {
+          while (left > 0 && !res.destroyed) {
+            left--;
+            if (!res.write(chunk)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
         return;
       }
       case 'crash':

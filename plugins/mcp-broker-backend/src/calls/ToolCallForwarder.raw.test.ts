@@ -204,6 +204,14 @@ describe('ToolCallForwarder with the raw backend', () => {
     expect(final).toMatchObject({ id: 8, error: { code: -32000, data: { backend: 'raw', reason: 'connection-lost' } } });
   });
 
+  it('cuts off a backend that streams an endless message instead of buffering it', async () => {
+    const sink = collectingSink();
+    await forwarder.forward(call('client-a', 15, 'flood', { megabytes: 20 }), sink);
+    expect(sink.messages).toEqual([
+      expect.objectContaining({ id: 15, error: expect.objectContaining({ code: -32603, data: { backend: 'raw', reason: 'malformed-response' } }) }),
+    ]);
+  }, 20_000);
+
   it('answers a call that outlives toolCallTimeout with a timeout error and cancels it at the backend', async () => {
     build({ toolCallTimeoutMs: 300 });
     const sink = collectingSink();

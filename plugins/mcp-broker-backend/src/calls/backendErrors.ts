@@ -14,6 +14,8 @@
  * -32603 (internal error) for the rest.
  */
 
+import { BackendMessageTooLargeError } from './backendTransport';
+
 /** JSON-RPC error codes the broker uses for backend failures. */
 export const BackendErrorCodes = {
   /** The backend closed the connection or the stream before answering. */
@@ -98,6 +100,9 @@ export function backendFailure(
   streamStarted: boolean,
 ): BackendCallError {
   if (error instanceof BackendCallError) return error;
+  if (error instanceof BackendMessageTooLargeError) {
+    return backendMalformedResponse(backend, `a message larger than the broker's limit of ${error.limitBytes} bytes`);
+  }
   const detail = describeCause(error);
   if (!streamStarted) {
     return new BackendCallError(backend, 'unreachable', `MCP server "${backend}" is unreachable (${detail})`);

@@ -75,18 +75,30 @@ function protocolHeaders(
 }
 
 /**
- * Reads the JSON-RPC messages of a successful POST response, in order. Ends when the backend
- * ends the stream; throws when the connection breaks (or the signal given to fetch aborts).
+ * Largest single message the broker accepts from a backend. A backend that sends more without
+ * finishing a message is cut off rather than buffered for without limit.
  */
-export async function* readBackendMessages(response: Response): AsyncGenerator<BackendStreamItem> {
-  const contentType = response.headers.get('content-type') ?? '';
-  if (!response.body) return;
-  if (!contentType.includes('text/event-stream')) {
-    const text = await response.text();
-    if (text.trim() === '') return;
-    yield itemOf(text, undefined);
-    return;
+export const MAX_BACKEND_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** A backend sent more than the message size limit without completing a message. */
+export class BackendMessageTooLargeError extends Error {
+  readonly name = 'BackendMessageTooLargeError';
+  constructor(readonly limitBytes: number) {
+    super(`a message larger than ${limitBytes} bytes`);
   }
+}
+
+/**
+ * Reads the JSON-RPC messages of a successful POST response, in order. Ends when the backend
+ * ends the stream; throws when the connection breaks (or the signal given to fetch aborts), and
+ * when one message exceeds {@link MAX_BACKEND_MESSAGE_BYTES}.
+ */
+export async function* readBackendMessages(
+  response: Response,
+  maxMessageBytes = MAX_BACKEND_MESSAGE_BYTES,
+): AsyncGenerator<BackendStreamItem> {
+  if (!response.body) return;
+  const isEventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
   const pending: BackendStreamItem[] = [];
   const parser = createParser({
     onEvent(event) {
@@ -98,17 +110,31 @@ export async function* readBackendMessages(response: Response): AsyncGenerator<B
   });
   const decoder = new TextDecoder();
   const reader = response.body.getReader();
+  let jsonBody = '';
+  let bytesSinceLastMessage = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      parser.feed(decoder.decode(value, { stream: true }));
+      bytesSinceLastMessage += value.byteLength;
+      if (bytesSinceLastMessage > maxMessageBytes) {
+        throw new BackendMessageTooLargeError(maxMessageBytes);
+      }
+      const text = decoder.decode(value, { stream: true });
+      if (!isEventStream) {
+        jsonBody += text;
+        continue;
+      }
+      parser.feed(text);
+      if (pending.length > 0) bytesSinceLastMessage = 0;
       while (pending.length > 0) yield pending.shift()!;
     }
   } finally {
     reader.releaseLock();
     await response.body.cancel().catch(() => undefined);
   }
+  jsonBody += decoder.decode();
+  if (!isEventStream && jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
 }
 
 function itemOf(text: string, eventId: string | undefined): BackendStreamItem {
