@@ -1,7 +1,9 @@
 /* The plugin's wiring in a test backend (startTestBackend: auth is mocked there). */
+import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 
 describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   it('fails start-up with a message naming the invalid key', async () => {
@@ -48,3 +50,54 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
     }
   });
 });
+
+describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocked auth, real scripted servers)', () => {
+  it('connects added servers and drops removed ones when the configuration changes', async () => {
+    const first = await startScriptedMcpServer({ tools: ['one'] });
+    const second = await startScriptedMcpServer({ tools: ['two'] });
+    const server = (name: string, url: string) => ({ name, url });
+    const rootConfig = mockServices.rootConfig({
+      data: {
+        mcpBroker: {
+          servers: [server('first', first.url)],
+          reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
+        },
+      },
+    });
+    const { server: http } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
+      ],
+    });
+    const states = async () =>
+      Object.fromEntries(
+        ((await request(http).get('/api/mcp-broker/status')).body.backends as Array<{ name: string; state: string }>).map(
+          b => [b.name, b.state],
+        ),
+      );
+    try {
+      await waitFor(async () => (await states()).first === 'connected');
+      rootConfig.update({ data: { mcpBroker: { servers: [server('second', second.url)] } } });
+      await waitFor(async () => JSON.stringify(await states()) === JSON.stringify({ second: 'connected' }));
+      await waitFor(async () => first.openEventStreams() === 0);
+      expect(second.openEventStreams()).toBe(1);
+
+      rootConfig.update({ data: { mcpBroker: { servers: [server('Bad Name', second.url)] } } });
+      await new Promise(resolve => setTimeout(resolve, 100));
+      expect(await states()).toEqual({ second: 'connected' });
+    } finally {
+      await http.stop?.();
+      await first.close();
+      await second.close();
+    }
+  }, 20_000);
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise(resolve => setTimeout(resolve, 25));
+  }
+}

@@ -31,7 +31,19 @@ export const mcpBrokerPlugin = createBackendPlugin({
           logger,
           toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
         });
-        lifecycle.addShutdownHook(() => broker.close());
+        // Servers may be added or removed while running (config reload); every other setting
+        // keeps its start-up value. A broken reload is refused and the running set kept.
+        const subscription = config.subscribe?.(() => {
+          try {
+            broker.setServers(readBrokerConfig(config).servers);
+          } catch (error) {
+            logger.error(`Ignored the reloaded mcpBroker configuration: ${(error as Error).message}`);
+          }
+        });
+        lifecycle.addShutdownHook(async () => {
+          subscription?.unsubscribe();
+          await broker.close();
+        });
         httpRouter.use(await createRouter({ broker, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
