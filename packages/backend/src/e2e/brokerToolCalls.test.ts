@@ -237,23 +237,48 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     expect(backendResponses().length).toBe(before);
   }, 30_000);
 
-  it('refuses an answer after the elicitation TTL, and the call then ends with the timeout error', async () => {
+  it('refuses an answer after the elicitation TTL and tells the backend the request expired', async () => {
     const { client } = await connect();
     const before = backendResponses().length;
+    let lateAnswerSent = false;
     client.setRequestHandler(ElicitRequestSchema, async () => {
       await new Promise(resolve => setTimeout(resolve, ELICITATION_TTL_MS + 500));
+      lateAnswerSent = true;
       return { action: 'accept', content: { ok: true } };
     });
     const started = Date.now();
+    const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '5' } });
+    // The tool resumed at the TTL with the broker's expiry error as its answer.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ELICITATION_TTL_MS - 200);
+    expect(Date.now() - started).toBeLessThan(TOOL_CALL_TIMEOUT_MS);
+    expect(result.structuredContent).toMatchObject({
+      receivedId: '5',
+      answer: { code: -32001, message: expect.stringContaining('mcpBroker.elicitationTtl') },
+    });
+    const deadline = Date.now() + 5_000;
+    while (!lateAnswerSent && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    await new Promise(r => setTimeout(r, 300));
+    // The late answer was refused (404 at the broker): only the expiry notice reached the backend.
+    const responses = backendResponses().slice(before);
+    expect(responses).toHaveLength(1);
+    expect(responses[0].text).not.toContain('accept');
+  }, 30_000);
+
+  it('ends a call that outlives toolCallTimeout with error -32001 and cancels it at the backend', async () => {
+    const { client } = await connect();
+    const cancellations = raw.cancellations.length;
+    const started = Date.now();
     const error: McpError = await client
-      .callTool({ name: 'raw_elicit', arguments: { id: '5' } }, undefined, { timeout: 30_000 })
+      .callTool({ name: 'raw_wait_for_cancel', arguments: {} }, undefined, { timeout: 30_000 })
       .then(() => {
         throw new Error('expected the call to fail');
       }, e => e);
     expect(error.code).toBe(-32001);
     expect(error.message).toMatch(/mcpBroker\.toolCallTimeout/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(TOOL_CALL_TIMEOUT_MS - 500);
-    expect(backendResponses().length).toBe(before);
+    const deadline = Date.now() + 5_000;
+    while (raw.cancellations.length === cancellations && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    expect(raw.cancellations.length).toBe(cancellations + 1);
   }, 30_000);
 
   it('ends the client’s call with an error within seconds when the backend is killed mid-call', async () => {

@@ -47,6 +47,11 @@ export interface ElicitationIdStore {
    * at `now`; otherwise returns undefined and changes nothing.
    */
   claim(gatewayId: string, clientSessionId: string, now: number): Promise<ElicitationMapping | undefined>;
+  /**
+   * Removes and returns the mapping whatever its session and expiry (atomically, like claim):
+   * used when an id expires, so that exactly one party — a late answer or the expiry — wins.
+   */
+  take(gatewayId: string): Promise<ElicitationMapping | undefined>;
   /** Reads a mapping without claiming it (diagnostics and tests). */
   peek(gatewayId: string): Promise<ElicitationMapping | undefined>;
   deleteByCall(callId: string): Promise<void>;
@@ -68,6 +73,12 @@ export class MemoryElicitationIdStore implements ElicitationIdStore {
     if (!mapping || mapping.clientSessionId !== clientSessionId || mapping.expiresAt <= now) {
       return undefined;
     }
+    this.mappings.delete(gatewayId);
+    return mapping;
+  }
+
+  async take(gatewayId: string) {
+    const mapping = this.mappings.get(gatewayId);
     this.mappings.delete(gatewayId);
     return mapping;
   }
@@ -109,7 +120,8 @@ export interface ElicitationIdMapOptions {
 /** Issues, resolves and retires gateway ids; see the file comment. */
 export class ElicitationIdMap {
   private readonly store: ElicitationIdStore;
-  private readonly ttlMs: number;
+  /** Lifetime of a gateway id in milliseconds. */
+  readonly ttlMs: number;
   private readonly now: () => number;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -137,6 +149,14 @@ export class ElicitationIdMap {
   async claim(gatewayId: unknown, clientSessionId: string): Promise<ElicitationMapping | undefined> {
     if (!isGatewayId(gatewayId)) return undefined;
     return this.store.claim(gatewayId, clientSessionId, this.now());
+  }
+
+  /**
+   * Retires an id whose time is up and returns its mapping, unless an answer claimed it first
+   * (then undefined): the caller then tells the backend that no answer will come.
+   */
+  expire(gatewayId: string): Promise<ElicitationMapping | undefined> {
+    return this.store.take(gatewayId);
   }
 
   /** Reads a mapping without claiming it. */

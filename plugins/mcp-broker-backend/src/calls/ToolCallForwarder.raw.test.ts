@@ -91,7 +91,7 @@ describe('ToolCallForwarder with the raw backend', () => {
     expect(responsesReachingBackend()).toHaveLength(1);
   });
 
-  it('refuses an answer after the elicitation TTL with 404, and nothing reaches the backend', async () => {
+  it('refuses an answer after the elicitation TTL with 404; the client’s answer never reaches the backend', async () => {
     build({ ttlMs: 150 });
     const sink = collectingSink();
     const done = forwarder.forward(call('client-a', 2, 'elicit', { id: '9' }), sink);
@@ -99,9 +99,27 @@ describe('ToolCallForwarder with the raw backend', () => {
     await new Promise(resolve => setTimeout(resolve, 300));
     const outcome = await forwarder.answer('client-a', { id: request.id, result: { action: 'accept', content: {} } });
     expect(outcome.status).toBe(404);
-    expect(responsesReachingBackend()).toHaveLength(0);
-    sink.disconnect();
     await done;
+    // The only response the backend got is the broker's expiry notice, not the late answer.
+    expect(responsesReachingBackend()).toHaveLength(1);
+    expect(responsesReachingBackend()[0].text).toContain('"error":{"code":-32001');
+    expect(responsesReachingBackend()[0].text).not.toContain('accept');
+  });
+
+  it('tells the backend, with its own id, that an elicitation expired unanswered, so the tool goes on', async () => {
+    build({ ttlMs: 150 });
+    const sink = collectingSink();
+    const started = Date.now();
+    await forwarder.forward(call('client-a', 16, 'elicit', { id: '8.25' }), sink);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const final = sink.messages[sink.messages.length - 1];
+    expect(final.id).toBe(16);
+    expect(final.result.structuredContent).toMatchObject({
+      sentId: '8.25',
+      receivedId: '8.25',
+      receivedType: 'float',
+      answer: { code: -32001, message: expect.stringContaining('mcpBroker.elicitationTtl') },
+    });
   });
 
   it('refuses an answer from another client session with 404 and keeps the id for its owner', async () => {

@@ -89,6 +89,9 @@ export interface ToolCallForwarderOptions {
   requestTimeoutMs: number;
 }
 
+/** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
+export const ELICITATION_EXPIRED_ERROR_CODE = -32001;
+
 /** JSON-RPC error code of an answer the broker cannot route (unknown/used/expired/foreign id). */
 export const UNKNOWN_ANSWER_ERROR_CODE = -32600;
 
@@ -102,6 +105,8 @@ interface InFlightCall {
   backend: string;
   controller: AbortController;
   endReason?: EndReason;
+  /** Timers that retire this call's unanswered gateway ids at their expiry. */
+  expiryTimers: NodeJS.Timeout[];
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
   sent?: { session: BackendSessionRef; backendRequestId: number };
 }
@@ -130,6 +135,7 @@ export class ToolCallForwarder {
       clientRequestKey: JSON.stringify(call.clientRequestId),
       backend: call.endpoint.name,
       controller: new AbortController(),
+      expiryTimers: [],
     };
     this.inFlight.set(entry.callId, entry);
     const end = (reason: EndReason) => {
@@ -148,6 +154,7 @@ export class ToolCallForwarder {
       this.finishFailedCall(call, entry, sink, error);
     } finally {
       clearTimeout(timer);
+      entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
       sink.end();
@@ -265,6 +272,12 @@ export class ToolCallForwarder {
           callId: entry.callId,
         });
         sink.send({ jsonrpc: '2.0', id: mapping.gatewayId, ...withoutId(parsed.message) });
+        const expiry = setTimeout(
+          () => void this.expireUnanswered(mapping.gatewayId),
+          Math.max(0, mapping.expiresAt - Date.now()),
+        );
+        expiry.unref();
+        entry.expiryTimers.push(expiry);
         return undefined;
       }
       case 'response':
@@ -309,6 +322,32 @@ export class ToolCallForwarder {
       return { status: 502, body: { jsonrpc: '2.0', id: null, error: failure.toJsonRpcError() } };
     }
     return { status: 202 };
+  }
+
+  /**
+   * An id expired unanswered while its call still runs: tell the backend that no answer will come
+   * (a JSON-RPC error with its own id), so the tool can go on instead of waiting for the call
+   * timeout. A late answer from the client is refused with 404 as for any expired id.
+   */
+  private async expireUnanswered(gatewayId: string): Promise<void> {
+    const mapping = await this.options.elicitations.expire(gatewayId);
+    if (!mapping) return; // answered (or the call ended) in time
+    const endpoint = this.options.endpointOf(mapping.backend);
+    if (!endpoint) return;
+    const body = responseWithRawId(mapping.backendRequestId, {
+      id: mapping.backendRequestId,
+      error: {
+        code: ELICITATION_EXPIRED_ERROR_CODE,
+        message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
+      },
+    });
+    const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
+    try {
+      const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
+      await response.body?.cancel().catch(() => undefined);
+    } catch (error) {
+      this.options.logger.debug(`Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`);
+    }
   }
 
   /**
