@@ -125,4 +125,19 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     await waitFor(() => example.sessionCount() === 0);
     expect(broker.status().backends.every(b => b.state === 'closed')).toBe(true);
   });
+
+  it('reports a backend that rejects the broker’s credentials as failed, with the next retry time', async () => {
+    const guarded = await startScriptedMcpServer({ requiredAuthorization: 'Bearer right' });
+    try {
+      broker.setServers([...broker.config.servers, { name: 'guarded', url: guarded.url, toolPrefix: 'g_', headers: { Authorization: 'Bearer wrong' } }]);
+      await waitFor(() => broker.status().backends.find(b => b.name === 'guarded')?.state === 'failed');
+      const status = broker.status().backends.find(b => b.name === 'guarded')!;
+      expect(status.lastError).toMatch(/rejected the broker's credentials \(HTTP 401\)/);
+      expect(status.nextRetryAt).toBeDefined();
+      expect(JSON.stringify(status)).not.toContain('wrong');
+    } finally {
+      await broker.close();
+      await guarded.close();
+    }
+  });
 });

@@ -49,6 +49,8 @@ export class McpBroker {
   private catalogSnapshot = AggregatedCatalog.empty();
   private readonly notifier: ListChangedNotifier;
   private readonly streams = new Set<ClientEventStream>();
+  /** Connections of removed servers that are still closing (awaited on shutdown). */
+  private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
 
@@ -112,7 +114,8 @@ export class McpBroker {
       if (wanted && JSON.stringify(wanted) === JSON.stringify(connection.backend)) continue;
       this.connections.delete(name);
       removed = true;
-      void connection.close();
+      const closed = connection.close().finally(() => this.closing.delete(closed));
+      this.closing.add(closed);
       void this.toolCalls.removeBackend(name);
     }
     this.servers = [...servers];
@@ -191,6 +194,7 @@ export class McpBroker {
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
+    await Promise.all([...this.closing]);
   }
 
   private endIdleSessions() {

@@ -205,7 +205,7 @@ export class UpstreamConnection implements BackendRequester {
       url: redactUrl(this.backend.url),
       state: this.state,
       eventStream: this.eventStream,
-      nextRetryAt: this.state === 'backing-off' && this.nextRetryAt !== undefined
+      nextRetryAt: (this.state === 'backing-off' || this.state === 'failed') && this.nextRetryAt !== undefined
         ? new Date(this.nextRetryAt).toISOString()
         : undefined,
       lastConnectedAt: this.lastConnectedAt === undefined ? undefined : new Date(this.lastConnectedAt).toISOString(),
