@@ -1,3 +1,5 @@
+import { HumanDuration } from '@backstage/types';
+
 export interface Config {
   /** Configuration of the portal backend plugin. */
   portal?: {
@@ -16,5 +18,38 @@ export interface Config {
      * naming the file and document. Default: none.
      */
     manifests?: string[];
+    /**
+     * How to reach the cluster with `storage: kubernetes` (ignored otherwise). APIProducts
+     * and APIKeys are `devportal.kuadrant.io/v1alpha1` custom resources (CRDs in the
+     * repository's `deploy/`), API keys live in Secrets, and the read-only kinds are read
+     * from the cluster. The client is built when the plugin starts: a missing kubeconfig
+     * or an unknown context fails start-up.
+     */
+    kubernetes?: {
+      /**
+       * Use the pod's service account (in-cluster config). Cannot be combined with
+       * `kubeconfig` or `context`. Default false.
+       */
+      inCluster?: boolean;
+      /**
+       * Path of a kubeconfig file (relative paths: the backend's working directory).
+       * Default: the client's defaults ($KUBECONFIG, ~/.kube/config, then in-cluster).
+       */
+      kubeconfig?: string;
+      /** The kubeconfig context to use. Default: the kubeconfig's current context. */
+      context?: string;
+      /**
+       * How long one request to the API server may take before the portal answers 503,
+       * e.g. `{ seconds: 10 }` or `'10s'`. Default 10 seconds.
+       */
+      requestTimeout?: HumanDuration | string;
+      /**
+       * The namespaces the portal serves (allow-list). Lists then go namespace by
+       * namespace (RoleBindings suffice), and objects in other namespaces do not exist for
+       * the portal; creating in them answers 400. Default: every namespace (cluster-wide
+       * lists; needs the ClusterRoleBinding of deploy/rbac.yaml).
+       */
+      namespaces?: string[];
+    };
   };
 }

@@ -19,6 +19,7 @@ import { createRouter } from './router/createRouter';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
+import { createKubernetesStorage } from './store/kubernetes/createKubernetesStorage';
 
 /**
  * The portal backend plugin: the developer portal's REST API under `/api/portal`.
@@ -42,23 +43,23 @@ export const portalPlugin = createBackendPlugin({
       },
       async init(deps) {
         const config = readPortalConfig(deps.config);
-        if (config.storage !== 'database') {
-          throw new Error(
-            `portal.storage "${config.storage}" is not available in this build; use "database"`,
-          );
-        }
         if (!config.permissionEnabled) {
           deps.logger.warn(
             'permission.enabled is false: every signed-in user may do everything in the portal (see the plugin README)',
           );
         }
-        const store = await DatabasePortalStore.create({
-          database: deps.database,
-          logger: deps.logger,
-        });
-        const resources = await ManifestResourceSource.fromFiles(
-          config.manifests,
-        );
+        const { store, resources } =
+          config.storage === 'kubernetes'
+            ? await createKubernetesStorage(deps)
+            : {
+                store: await DatabasePortalStore.create({
+                  database: deps.database,
+                  logger: deps.logger,
+                }),
+                resources: await ManifestResourceSource.fromFiles(
+                  config.manifests,
+                ),
+              };
         const service = DefaultPortalService.create({ store, resources });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);
