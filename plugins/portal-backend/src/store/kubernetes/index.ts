@@ -10,3 +10,4 @@ export {
   DEFAULT_KUBERNETES_REQUEST_TIMEOUT_MS,
   type KubernetesStoreConfig,
 } from './kubernetesConfig';
+export { createKubernetesStorage } from './createKubernetesStorage';
