@@ -1,0 +1,68 @@
+/*
+ * The shared ClientSessionStore on the plugin's database (PostgreSQL in production). Every
+ * statement is a single keyed statement; `extend` only moves an unexpired expiry forwards
+ * (`UPDATE … WHERE expires_at > now AND expires_at < new`), so an expired or deleted session is
+ * never revived by a late touch from another replica.
+ */
+import type { Knex } from 'knex';
+import type { ClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
+
+/** Table of client sessions (see migrations/). */
+export const CLIENT_SESSIONS_TABLE = 'mcp_broker_client_sessions';
+
+interface SessionRow {
+  id: string;
+  principal: string;
+  protocol_version: string;
+  client_capabilities: string;
+  client_info: string | null;
+  expires_at: string | number;
+}
+
+/** {@link ClientSessionStore} shared by every replica through the plugin's database. */
+export class DatabaseClientSessionStore implements ClientSessionStore {
+  constructor(private readonly knex: Knex) {}
+
+  async insert(session: StoredClientSession): Promise<void> {
+    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE).insert({
+      id: session.id,
+      principal: session.principal,
+      protocol_version: session.protocolVersion,
+      client_capabilities: JSON.stringify(session.clientCapabilities),
+      client_info: session.clientInfo === undefined ? null : JSON.stringify(session.clientInfo),
+      expires_at: session.expiresAt,
+    });
+  }
+
+  async get(id: string, now: number): Promise<StoredClientSession | undefined> {
+    const row = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where('id', id)
+      .andWhere('expires_at', '>', now)
+      .first();
+    if (row === undefined) return undefined;
+    return {
+      id: row.id,
+      principal: row.principal,
+      protocolVersion: row.protocol_version,
+      clientCapabilities: JSON.parse(row.client_capabilities),
+      clientInfo: row.client_info === null ? undefined : JSON.parse(row.client_info),
+      expiresAt: Number(row.expires_at),
+    };
+  }
+
+  async extend(id: string, expiresAt: number, now: number): Promise<void> {
+    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where('id', id)
+      .andWhere('expires_at', '>', now)
+      .andWhere('expires_at', '<', expiresAt)
+      .update({ expires_at: expiresAt });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.knex(CLIENT_SESSIONS_TABLE).where('id', id).delete()) > 0;
+  }
+
+  async deleteExpired(now: number): Promise<number> {
+    return this.knex(CLIENT_SESSIONS_TABLE).where('expires_at', '<=', now).delete();
+  }
+}

@@ -1,0 +1,4 @@
+/* Shared state for several broker replicas (spec §6): the database stores and their migrations. */
+export { DatabaseClientSessionStore, CLIENT_SESSIONS_TABLE } from './DatabaseClientSessionStore';
+export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicitationIdStore';
+export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';

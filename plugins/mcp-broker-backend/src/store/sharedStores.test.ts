@@ -1,0 +1,184 @@
+/*
+ * The broker's stores against one contract, on memory, SQLite and PostgreSQL: the in-memory
+ * stores are the single-replica default, the database stores are what several replicas share.
+ * The concurrency tests use separate connection pools, as separate replicas would.
+ */
+import { TestDatabases } from '@backstage/backend-test-utils';
+import knexFactory, { type Knex } from 'knex';
+import { ElicitationMapping, ElicitationIdStore, MemoryElicitationIdStore } from '../calls/ElicitationIdMap';
+import { ClientSessionStore, MemoryClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
+import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
+import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
+import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
+
+const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
+const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
+
+interface Engine {
+  label: string;
+  /** Two store sets that see the same data (two "replicas"). */
+  open(): Promise<{ replicas: Array<{ sessions: ClientSessionStore; elicitations: ElicitationIdStore }>; close(): Promise<void> }>;
+}
+
+const engines: Engine[] = [
+  {
+    label: 'memory',
+    async open() {
+      const stores = { sessions: new MemoryClientSessionStore(), elicitations: new MemoryElicitationIdStore() };
+      return { replicas: [stores, stores], close: async () => {} };
+    },
+  },
+];
+for (const { id, label } of [
+  { id: 'SQLITE_3', label: 'SQLite' },
+  { id: 'POSTGRES_15', label: 'PostgreSQL' },
+] as const) {
+  if (!databases.supports(id)) {
+    // eslint-disable-next-line no-console
+    console.warn(`broker shared store tests — ${label}: skipped, ${POSTGRES_ENV} not set`);
+    continue;
+  }
+  engines.push({
+    label,
+    async open() {
+      const first = await databases.init(id);
+      await migrateBrokerDatabase(first);
+      // SQLite in memory is one connection; PostgreSQL gets a second pool like a second replica.
+      const second = id === 'SQLITE_3' ? first : knexFactory(first.client.config);
+      const knexes: Knex[] = [first, second];
+      return {
+        replicas: knexes.map(knex => ({
+          sessions: new DatabaseClientSessionStore(knex),
+          elicitations: new DatabaseElicitationIdStore(knex),
+        })),
+        close: async () => {
+          if (second !== first) await second.destroy();
+        },
+      };
+    },
+  });
+}
+
+const NOW = 1_800_000_000_000;
+
+function session(overrides: Partial<StoredClientSession> = {}): StoredClientSession {
+  return {
+    id: `s-${Math.random().toString(36).slice(2)}`,
+    principal: 'user:default/alice',
+    protocolVersion: '2025-11-25',
+    clientCapabilities: { elicitation: { form: {} } },
+    clientInfo: { name: 'test', version: '1' },
+    expiresAt: NOW + 60_000,
+    ...overrides,
+  };
+}
+
+function mapping(overrides: Partial<ElicitationMapping> = {}): ElicitationMapping {
+  return {
+    gatewayId: `example:${Math.random().toString(36).slice(2)}AAAAAAAAAAAAAAAAAAAA`,
+    backendRequestId: '7.5',
+    backend: 'example',
+    backendSessionId: 'backend-session-1',
+    protocolVersion: '2025-11-25',
+    clientSessionId: 'client-1',
+    callId: 'call-1',
+    expiresAt: NOW + 60_000,
+    ...overrides,
+  };
+}
+
+describe.each(engines)('broker shared stores on $label', engine => {
+  let replicas: Awaited<ReturnType<Engine['open']>>['replicas'];
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ replicas, close } = await engine.open());
+  }, 60_000);
+  afterAll(async () => close());
+  const [a, b] = [0, 1].map(i => () => replicas[i]);
+
+  it('recognises a session created on one replica on the other, with everything a replica needs', async () => {
+    const s = session();
+    await a().sessions.insert(s);
+    expect(await b().sessions.get(s.id, NOW)).toEqual(s);
+  });
+
+  it('never returns an expired session, and extends only unexpired ones forwards', async () => {
+    const s = session({ expiresAt: NOW + 1_000 });
+    await a().sessions.insert(s);
+    expect(await b().sessions.get(s.id, NOW + 1_000)).toBeUndefined();
+    await b().sessions.extend(s.id, NOW + 5_000, NOW + 1_000); // too late: stays expired
+    expect(await a().sessions.get(s.id, NOW + 1_001)).toBeUndefined();
+
+    const live = session({ expiresAt: NOW + 1_000 });
+    await a().sessions.insert(live);
+    await b().sessions.extend(live.id, NOW + 9_000, NOW);
+    await b().sessions.extend(live.id, NOW + 2_000, NOW); // never backwards
+    expect((await a().sessions.get(live.id, NOW + 8_000))?.expiresAt).toBe(NOW + 9_000);
+  });
+
+  it('deletes sessions and sweeps expired ones', async () => {
+    const s = session();
+    await a().sessions.insert(s);
+    expect(await b().sessions.delete(s.id)).toBe(true);
+    expect(await a().sessions.delete(s.id)).toBe(false);
+    const old = session({ expiresAt: NOW - 1 });
+    await a().sessions.insert(old);
+    expect(await b().sessions.deleteExpired(NOW)).toBeGreaterThanOrEqual(1);
+    expect(await a().sessions.get(old.id, 0)).toBeUndefined();
+  });
+
+  it('keeps the backend id token, its backend session and expiry through a claim on another replica', async () => {
+    const m = mapping();
+    await a().elicitations.insert(m);
+    expect(await b().elicitations.peek(m.gatewayId)).toEqual(m);
+    expect(await b().elicitations.claim(m.gatewayId, 'client-1', NOW)).toEqual(m);
+    expect(await a().elicitations.claim(m.gatewayId, 'client-1', NOW)).toBeUndefined();
+  });
+
+  it('lets exactly one of many concurrent claims on two replicas win', async () => {
+    const m = mapping();
+    await a().elicitations.insert(m);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => replicas[i % 2].elicitations.claim(m.gatewayId, 'client-1', NOW)),
+    );
+    expect(results.filter(r => r !== undefined)).toEqual([m]);
+  });
+
+  it('refuses a claim from another client session or after expiry, and leaves the entry intact', async () => {
+    const m = mapping({ expiresAt: NOW + 10 });
+    await a().elicitations.insert(m);
+    expect(await b().elicitations.claim(m.gatewayId, 'client-2', NOW)).toBeUndefined();
+    expect(await b().elicitations.claim(m.gatewayId, 'client-1', NOW + 10)).toBeUndefined();
+    expect(await a().elicitations.peek(m.gatewayId)).toEqual(m);
+    // The expiry takes it whatever its session.
+    expect(await b().elicitations.take(m.gatewayId)).toEqual(m);
+    expect(await a().elicitations.take(m.gatewayId)).toBeUndefined();
+  });
+
+  it('releases ids by call, by client session and by expiry', async () => {
+    const byCall = mapping({ callId: 'call-x' });
+    const bySession = mapping({ clientSessionId: 'client-x', callId: 'call-y' });
+    const expired = mapping({ expiresAt: NOW - 1, callId: 'call-z' });
+    const kept = mapping({ callId: 'call-k' });
+    for (const m of [byCall, bySession, expired, kept]) await a().elicitations.insert(m);
+    await b().elicitations.deleteByCall('call-x');
+    await b().elicitations.deleteByClientSession('client-x');
+    await b().elicitations.deleteExpired(NOW);
+    for (const m of [byCall, bySession, expired]) expect(await a().elicitations.peek(m.gatewayId)).toBeUndefined();
+    expect(await a().elicitations.peek(kept.gatewayId)).toEqual(kept);
+  });
+});
+
+describe('broker migrations', () => {
+  it.each(databases.eachSupportedId())('go up and down on %p', async id => {
+    const knex = await databases.init(id);
+    await migrateBrokerDatabase(knex);
+    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+    expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
+    await rollbackBrokerDatabase(knex);
+    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
+    expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
+    await migrateBrokerDatabase(knex);
+    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+  }, 60_000);
+});
