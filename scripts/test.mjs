@@ -1,41 +1,52 @@
 #!/usr/bin/env node
-// `yarn test`: type-check, then every Jest test once (never watch mode).
+// `yarn test`: the whole suite, once (never watch mode):
+//   1. type check (`yarn tsc`);
+//   2. every Jest test (`backstage-cli repo test`);
+//   3. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
+//      and installed into a separate minimal Backstage backend.
 // PostgreSQL tests run when BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is set (as
-// .ci/run does, after starting a local PostgreSQL); otherwise they are skipped with a visible message.
+// .ci/run does, after starting a local PostgreSQL); otherwise they are skipped with a visible
+// message. Extra arguments go to Jest (e.g. a path pattern) and then skip step 3.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-function run(command, args, env = {}) {
+const jestArgs = process.argv.slice(2);
+const env = { ...process.env, CI: 'true', BACKSTAGE_TEST_DISABLE_DOCKER: '1' };
+
+function run(command, args) {
   process.stdout.write(`\n$ ${command} ${args.join(' ')}\n`);
-  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, ...env } });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  return spawnSync(command, args, { stdio: 'inherit', env }).status ?? 1;
 }
 
 if (!process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
   process.stdout.write(
     'note: BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set, so the PostgreSQL half ' +
-      'of the database tests is skipped (.ci/run installs PostgreSQL and sets it)\n',
+      'of the database tests and the pack-and-install test are skipped (.ci/run installs PostgreSQL ' +
+      'and sets it)\n',
   );
 }
-run('yarn', ['tsc']);
+if (run('yarn', ['tsc']) !== 0) process.exit(1);
 
-// Jest's own summary is printed as usual; the JSON report gives one plain closing line
-// ("jest: N passed, N failed, N skipped") that CI systems read regardless of the runner.
+// Jest's JSON report gives the counts for one plain closing line over every step.
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jest-report-'));
 const reportFile = path.join(reportDir, 'report.json');
-const jest = spawnSync(
-  'yarn',
-  ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...process.argv.slice(2)],
-  { stdio: 'inherit', env: { ...process.env, CI: 'true', BACKSTAGE_TEST_DISABLE_DOCKER: '1' } },
-);
+const jestStatus = run('yarn', ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...jestArgs]);
+const counts = { passed: 0, failed: jestStatus === 0 ? 0 : 1, skipped: 0 };
 if (fs.existsSync(reportFile)) {
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
-  const skipped = report.numPendingTests + report.numTodoTests;
-  process.stdout.write(
-    `\njest: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped\n`,
-  );
+  counts.passed = report.numPassedTests;
+  counts.failed = Math.max(report.numFailedTests, jestStatus === 0 ? 0 : 1);
+  counts.skipped = report.numPendingTests + report.numTodoTests;
 }
 fs.rmSync(reportDir, { recursive: true, force: true });
-process.exit(jest.status ?? 1);
+
+let packStatus = 0;
+if (jestArgs.length === 0 && process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
+  packStatus = run('node', ['scripts/pack-install-test.mjs']);
+  counts[packStatus === 0 ? 'passed' : 'failed'] += 1;
+}
+
+process.stdout.write(`\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+process.exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);
