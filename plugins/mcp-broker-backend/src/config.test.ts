@@ -8,7 +8,7 @@ describe('readBrokerConfig', () => {
   it('applies defaults: prefix "<name>_", no headers, documented durations', () => {
     const config = read({ servers: [{ name: 'example', url: 'http://127.0.0.1:3101/mcp' }] });
     expect(config.servers).toEqual([
-      { name: 'example', url: 'http://127.0.0.1:3101/mcp', toolPrefix: 'example_', headers: {} },
+      { name: 'example', url: 'http://127.0.0.1:3101/mcp', toolPrefix: 'example_', headers: {}, source: { type: 'config' } },
     ]);
     expect(config.reconnect).toEqual({ initialDelayMs: 500, maxDelayMs: 30_000 });
     expect(config.keepAliveMs).toBe(15_000);

@@ -7,6 +7,11 @@ import { Config, readDurationFromConfig } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
 
+/** Where a backend server entry came from (shown on the status endpoint). */
+export type ServerSource =
+  | { readonly type: 'config' }
+  | { readonly type: 'kubernetes'; readonly namespace: string; readonly name: string };
+
 /** One backend MCP server the broker aggregates. */
 export interface BrokerServerConfig {
   /** Unique name, `[a-z0-9-]+`. */
@@ -17,6 +22,8 @@ export interface BrokerServerConfig {
   readonly toolPrefix: string;
   /** The broker's own credentials and other headers for this server (secret). */
   readonly headers: Readonly<Record<string, string>>;
+  /** Where the entry came from; absent means `{ type: 'config' }`. */
+  readonly source?: ServerSource;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -61,6 +68,17 @@ export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
+const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
+
+/** True for a valid server name (`[a-z0-9-]+`). */
+export function isValidServerName(name: string): boolean {
+  return SERVER_NAME.test(name);
+}
+
+/** True for a valid tool prefix (letters, digits, `_`, `.`, `-`; may be empty). */
+export function isValidToolPrefix(prefix: string): boolean {
+  return TOOL_PREFIX.test(prefix);
+}
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the broker sets itself on backend requests; configuring them would break the protocol. */
 const RESERVED_HEADERS = new Set([
@@ -118,7 +136,7 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     throw new InputError(`Invalid ${at}.toolPrefix: must be a string ("" for no prefix)`);
   }
   const toolPrefix = rawPrefix ?? `${name}_`;
-  if (!/^[A-Za-z0-9_.-]*$/.test(toolPrefix)) {
+  if (!TOOL_PREFIX.test(toolPrefix)) {
     throw new InputError(`Invalid ${at}.toolPrefix "${toolPrefix}": use letters, digits, "_", "." or "-"`);
   }
   const headers: Record<string, string> = {};
@@ -133,7 +151,7 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     }
     headers[key] = value;
   }
-  return { name, url: url.toString(), toolPrefix, headers };
+  return { name, url: url.toString(), toolPrefix, headers, source: { type: 'config' } };
 }
 
 function hostOf(url: string | undefined): string | undefined {

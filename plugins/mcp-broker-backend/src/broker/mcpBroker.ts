@@ -9,7 +9,7 @@
  * every stream, timer and backend session it owns.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig, BrokerServerConfig } from '../config';
+import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
 import { ClientSession, ClientSessionRegistry } from '../sessions/clientSessionRegistry';
 import { SseClientStream } from '../sessions/sseClientStream';
 import { advertisedListKinds } from '../upstream/listKinds';
@@ -23,9 +23,12 @@ import { ListChangedNotifier } from './listChangedNotifier';
 import type { ClientEventStream, ToolCallHandler, ToolCallHandlerFactory } from './types';
 import type { Response } from 'express';
 
+/** One backend on the status endpoint: its connection status and where its entry came from. */
+export type BackendStatus = UpstreamStatus & { source: ServerSource };
+
 /** The status endpoint's body. */
 export interface BrokerStatus {
-  backends: UpstreamStatus[];
+  backends: BackendStatus[];
   clashes: NameClash[];
   clients: { sessions: number; eventStreams: number };
 }
@@ -40,6 +43,23 @@ export interface McpBrokerOptions {
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
 const IDLE_SWEEP_INTERVAL_MS = 60_000;
 
+/**
+ * Servers added together are announced together: clients hear one list_changed per kind once
+ * every added server has listed (or failed to connect), or after this long at most.
+ */
+const ADDED_SERVERS_SETTLE_MAX_MS = 10_000;
+
+/** A change of the server set whose notifications wait until the added servers have listed. */
+interface PendingServerChange {
+  /** The catalog clients last heard of (before the change). */
+  readonly baseline: AggregatedCatalog;
+  /** Added servers that have not listed or failed yet. */
+  readonly waiting: Set<string>;
+  /** Kinds announced by backend events meanwhile (sent even if the view did not change). */
+  readonly eventKinds: Set<string>;
+  readonly timer: NodeJS.Timeout;
+}
+
 /** The broker: backend connections, aggregated catalog, client sessions and notifications. */
 export class McpBroker {
   readonly sessions = new ClientSessionRegistry();
@@ -53,6 +73,7 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
+  private pendingChange: PendingServerChange | undefined;
 
   private constructor(private readonly options: McpBrokerOptions) {
     this.notifier = new ListChangedNotifier(options.config.coalesceWindowMs, () =>
@@ -62,6 +83,7 @@ export class McpBroker {
       config: options.config,
       logger: options.logger,
       backendSessions: { get: name => this.connections.get(name) },
+      servers: { get: name => this.server(name) },
     });
     this.idleSweep = setInterval(
       () => this.endIdleSessions(),
@@ -104,16 +126,19 @@ export class McpBroker {
 
   /**
    * Replaces the set of backends: new ones are connected, removed ones are closed and their
-   * entries dropped (clients get list_changed), changed ones are reconnected.
+   * entries dropped, changed ones (any field: url, headers, toolPrefix) are reconnected.
+   * Everything that belongs to a removed or changed backend goes with it: its backend sessions,
+   * in-flight calls (and so their pending elicitation ids) and cached lists. Clients get one
+   * list_changed per kind whose view changed, once the added servers have listed.
    */
   setServers(servers: readonly BrokerServerConfig[]): void {
+    if (this.lifetime.signal.aborted) return;
     const next = new Map(servers.map(s => [s.name, s]));
-    let removed = false;
+    const added: string[] = [];
     for (const [name, connection] of [...this.connections]) {
       const wanted = next.get(name);
       if (wanted && JSON.stringify(wanted) === JSON.stringify(connection.backend)) continue;
       this.connections.delete(name);
-      removed = true;
       const closed = connection.close().finally(() => this.closing.delete(closed));
       this.closing.add(closed);
       void this.toolCalls.removeBackend(name);
@@ -121,6 +146,7 @@ export class McpBroker {
     this.servers = [...servers];
     for (const server of servers) {
       if (this.connections.has(server.name)) continue;
+      added.push(server.name);
       const connection = new UpstreamConnection({
         backend: server,
         logger: this.options.logger,
@@ -128,12 +154,16 @@ export class McpBroker {
         pollIntervalMs: this.options.config.pollIntervalMs,
         reconnect: this.options.config.reconnect,
         onListsUpdated: (name, update) => this.onListsUpdated(name, update),
-        onStateChanged: (name, state) => this.options.logger.info(`MCP backend ${name} is ${state}`),
+        onStateChanged: (name, state) => {
+          this.options.logger.info(`MCP backend ${name} is ${state}`);
+          if (state === 'backing-off' || state === 'failed') this.settled(name);
+        },
       });
       this.connections.set(server.name, connection);
-      connection.start();
     }
-    this.rebuildCatalog(removed ? new Set(['tools']) : new Set());
+    this.beginChange(added);
+    for (const name of added) this.connections.get(name)!.start();
+    this.rebuildCatalog(new Set());
   }
 
   /** The capabilities the broker advertises to clients. */
@@ -179,7 +209,10 @@ export class McpBroker {
   /** A snapshot for the status endpoint (no credentials). */
   status(): BrokerStatus {
     return {
-      backends: this.servers.map(s => this.connections.get(s.name)!.status()),
+      backends: this.servers.map(s => ({
+        ...this.connections.get(s.name)!.status(),
+        source: s.source ?? { type: 'config' },
+      })),
       clashes: [...this.catalogSnapshot.clashes],
       clients: { sessions: this.sessions.size, eventStreams: this.sessions.openEventStreams().length },
     };
@@ -189,6 +222,8 @@ export class McpBroker {
   async close(): Promise<void> {
     this.lifetime.abort();
     clearInterval(this.idleSweep);
+    if (this.pendingChange) clearTimeout(this.pendingChange.timer);
+    this.pendingChange = undefined;
     this.notifier.close();
     for (const id of this.sessions.ids()) this.sessions.end(id);
     for (const stream of [...this.streams]) stream.close();
@@ -207,6 +242,40 @@ export class McpBroker {
     if (!this.connections.has(name)) return; // a late answer from a removed backend
     this.rebuildCatalog(update.eventKinds);
     if (update.eventKinds.has('roots')) this.notifier.notify('roots');
+    this.settled(name);
+  }
+
+  /**
+   * Starts holding back notifications until `added` servers have listed or failed, so that a
+   * reload adding several servers sends one list_changed per kind, not one per server. A change
+   * while one is pending extends it (the baseline stays what clients last heard of).
+   */
+  private beginChange(added: readonly string[]) {
+    const pending = this.pendingChange;
+    if (pending) {
+      for (const name of [...pending.waiting]) if (!this.connections.has(name)) pending.waiting.delete(name);
+      for (const name of added) pending.waiting.add(name);
+      return;
+    }
+    if (added.length === 0) return;
+    const timer = setTimeout(() => this.finishChange(), ADDED_SERVERS_SETTLE_MAX_MS);
+    timer.unref();
+    this.pendingChange = { baseline: this.catalogSnapshot, waiting: new Set(added), eventKinds: new Set(), timer };
+  }
+
+  /** An added server has listed or failed: when it was the last one, announce the change. */
+  private settled(name: string) {
+    const pending = this.pendingChange;
+    if (!pending || !pending.waiting.delete(name)) return;
+    if (pending.waiting.size === 0) this.finishChange();
+  }
+
+  private finishChange() {
+    const pending = this.pendingChange;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.pendingChange = undefined;
+    this.notifyChanges(pending.baseline, pending.eventKinds);
   }
 
   /** Rebuilds the catalog; notifies kinds whose view changed, or that an event announced. */
@@ -218,6 +287,14 @@ export class McpBroker {
         lists: this.connections.get(server.name)!.cachedLists,
       })),
     );
+    if (this.pendingChange) {
+      for (const kind of eventKinds) this.pendingChange.eventKinds.add(kind);
+      return;
+    }
+    this.notifyChanges(previous, eventKinds);
+  }
+
+  private notifyChanges(previous: AggregatedCatalog, eventKinds: ReadonlySet<string>) {
     for (const kind of VIEW_KINDS) {
       const changed = previous.fingerprint(kind) !== this.catalogSnapshot.fingerprint(kind);
       if (changed || eventKinds.has(kind)) this.notifier.notify(kind);

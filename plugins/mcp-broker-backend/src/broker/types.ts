@@ -141,6 +141,12 @@ export interface ToolCallHandlerDeps {
   readonly logger: LoggerService;
   /** The broker's own session per backend name (undefined for unknown names). */
   readonly backendSessions: { get(name: string): BackendRequester | undefined };
+  /**
+   * The live server set by name (it changes at runtime: config reload, Kubernetes discovery).
+   * Use it, not `config.servers` (the start-up list), to find a backend later, e.g. when a
+   * client answers an elicitation.
+   */
+  readonly servers: { get(name: string): BrokerBackend | undefined };
 }
 
 /** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */

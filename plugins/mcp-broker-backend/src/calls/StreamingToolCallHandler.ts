@@ -94,9 +94,10 @@ export function createStreamingToolCallHandler(
     logger,
     pool,
     elicitations,
-    // Answers are routed by backend name; a backend removed since then has no endpoint.
+    // Answers are routed by backend name through the live server set (servers come and go at
+    // runtime); a backend removed since then has no endpoint.
     endpointOf: name => {
-      const server = config.servers.find(s => s.name === name);
+      const server = deps.servers.get(name);
       return server ? endpointOf(server) : undefined;
     },
     toolCallTimeoutMs: config.toolCallTimeoutMs,
