@@ -45,8 +45,18 @@ export interface Config {
      * window are sent as one notification at its end. Default 250 ms.
      */
     coalesceWindow?: HumanDuration | string;
-    /** A client session without requests and without an open stream ends after this; default 1 hour. */
+    /**
+     * A client session without requests and without an open stream ends after this; default 1 hour.
+     * With several replicas this is the TTL of the shared session record.
+     */
     sessionIdleTimeout?: HumanDuration | string;
+    /**
+     * Where client sessions and elicitation gateway ids are kept. `memory` (default): in this
+     * process; right for one backend replica. `database`: in the plugin's database (PostgreSQL in
+     * production), so that several replicas behind one address without sticky sessions recognise
+     * every session and an elicitation id is claimed once across replicas (docs/deployment.md).
+     */
+    sessionStore?: 'memory' | 'database';
     /**
      * Bytes that may queue on one client stream before that client is disconnected as too slow
      * (it stops reading); default 1048576 (1 MiB).

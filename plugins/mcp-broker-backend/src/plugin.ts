@@ -5,7 +5,9 @@ import {
 import { McpBroker } from './broker/mcpBroker';
 import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
+import { startServerDiscovery } from './discovery/serverDiscovery';
 import { createRouter } from './router/createRouter';
+import { createSharedStateStores, readSessionStoreKind } from './store';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -23,25 +25,26 @@ export const mcpBrokerPlugin = createBackendPlugin({
         httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
         lifecycle: coreServices.lifecycle,
+        database: coreServices.database,
       },
-      async init({ config, logger, httpAuth, httpRouter, lifecycle }) {
+      async init({ config, logger, httpAuth, httpRouter, lifecycle, database }) {
         const brokerConfig = readBrokerConfig(config);
+        // Several replicas share sessions and elicitation ids through the database (spec §6).
+        const { sessionStore, elicitationStore } = await createSharedStateStores(
+          readSessionStoreKind(config),
+          database,
+        );
         const broker = McpBroker.create({
           config: brokerConfig,
           logger,
-          toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
+          sessionStore,
+          toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps, { store: elicitationStore }),
         });
-        // Servers may be added or removed while running (config reload); every other setting
-        // keeps its start-up value. A broken reload is refused and the running set kept.
-        const subscription = config.subscribe?.(() => {
-          try {
-            broker.setServers(readBrokerConfig(config).servers);
-          } catch (error) {
-            logger.error(`Ignored the reloaded mcpBroker configuration: ${(error as Error).message}`);
-          }
-        });
+        // Servers may be added, changed or removed while running (config reload, Kubernetes
+        // registrations); every other setting keeps its start-up value.
+        const discovery = startServerDiscovery({ config, logger, broker });
         lifecycle.addShutdownHook(async () => {
-          subscription?.unsubscribe();
+          await discovery.stop();
           await broker.close();
         });
         httpRouter.use(await createRouter({ broker, httpAuth }));

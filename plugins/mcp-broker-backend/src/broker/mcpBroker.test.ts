@@ -72,15 +72,15 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     await scripted.close();
   });
 
-  function openClient() {
-    const session = broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
+  async function openClient() {
+    const session = await broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
     const stream = recordingStream();
     session.eventStream = stream;
     return { session, stream };
   }
 
   it('drops a removed server’s entries, closes its session and tells clients tools/list_changed', async () => {
-    const { stream } = openClient();
+    const { stream } = await openClient();
     expect(broker.catalog().tools.map(t => t.name)).toContain('scripted_only_here');
     broker.setServers(broker.config.servers.filter(s => s.name === 'example'));
     expect(broker.catalog().tools.map(t => t.name)).not.toContain('scripted_only_here');
@@ -91,7 +91,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   });
 
   it('connects a server added later and tells clients what changed', async () => {
-    const { stream } = openClient();
+    const { stream } = await openClient();
     const another = await startScriptedMcpServer({ tools: ['fresh'] });
     try {
       broker.setServers([...broker.config.servers, { name: 'another', url: another.url, toolPrefix: 'another_', headers: {} }]);
@@ -104,7 +104,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   });
 
   it('refreshes the cache before notifying, so a client listing on notification sees the new tool', async () => {
-    const { stream } = openClient();
+    const { stream } = await openClient();
     let seenOnNotification: string[] = [];
     const originalSend = stream.send;
     stream.send = message => {
@@ -118,7 +118,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   });
 
   it('ends every backend session and client stream on close', async () => {
-    const { stream } = openClient();
+    const { stream } = await openClient();
     expect(example.sessionCount()).toBe(1);
     await broker.close();
     expect(stream.closed).toBe(true);

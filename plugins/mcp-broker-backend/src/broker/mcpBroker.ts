@@ -11,6 +11,7 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
 import { ClientSession, ClientSessionRegistry } from '../sessions/clientSessionRegistry';
+import type { ClientSessionStore } from '../sessions/clientSessionStore';
 import { SseClientStream } from '../sessions/sseClientStream';
 import { advertisedListKinds } from '../upstream/listKinds';
 import {
@@ -38,10 +39,11 @@ export interface McpBrokerOptions {
   config: BrokerConfig;
   logger: LoggerService;
   toolCallHandlerFactory: ToolCallHandlerFactory;
+  /** Where client sessions are recorded; default in memory (one replica). */
+  sessionStore?: ClientSessionStore;
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
-const IDLE_SWEEP_INTERVAL_MS = 60_000;
 
 /**
  * Servers added together are announced together: clients hear one list_changed per kind once
@@ -62,7 +64,7 @@ interface PendingServerChange {
 
 /** The broker: backend connections, aggregated catalog, client sessions and notifications. */
 export class McpBroker {
-  readonly sessions = new ClientSessionRegistry();
+  readonly sessions: ClientSessionRegistry;
   readonly toolCalls: ToolCallHandler;
   private readonly connections = new Map<string, UpstreamConnection>();
   private servers: BrokerServerConfig[] = [];
@@ -76,6 +78,12 @@ export class McpBroker {
   private pendingChange: PendingServerChange | undefined;
 
   private constructor(private readonly options: McpBrokerOptions) {
+    this.sessions = new ClientSessionRegistry({
+      store: options.sessionStore,
+      ttlMs: options.config.sessionIdleTimeoutMs,
+      // A session ended (here, on another replica, or by expiry): release what this replica holds.
+      onEnded: id => this.toolCalls.closeClientSession(id),
+    });
     this.notifier = new ListChangedNotifier(options.config.coalesceWindowMs, () =>
       this.sessions.openEventStreams(),
     );
@@ -86,8 +94,8 @@ export class McpBroker {
       servers: { get: name => this.server(name) },
     });
     this.idleSweep = setInterval(
-      () => this.endIdleSessions(),
-      Math.min(IDLE_SWEEP_INTERVAL_MS, options.config.sessionIdleTimeoutMs),
+      () => this.sweepSessions(),
+      this.sessions.sweepIntervalMs,
     );
     this.idleSweep.unref();
   }
@@ -202,8 +210,7 @@ export class McpBroker {
 
   /** Ends a client session and everything that belongs to it. */
   async endSession(session: ClientSession): Promise<void> {
-    this.sessions.end(session.id);
-    await this.toolCalls.closeClientSession(session.id);
+    await this.sessions.end(session.id);
   }
 
   /** A snapshot for the status endpoint (no credentials). */
@@ -225,17 +232,18 @@ export class McpBroker {
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();
-    for (const id of this.sessions.ids()) this.sessions.end(id);
+    this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
     await Promise.all([...this.closing]);
   }
 
-  private endIdleSessions() {
-    for (const id of this.sessions.endIdle(this.options.config.sessionIdleTimeoutMs)) {
-      void this.toolCalls.closeClientSession(id);
-    }
+  /** Extends sessions in use here, ends those gone from the store, removes expired records. */
+  private sweepSessions() {
+    this.sessions.sweep().catch(error => {
+      this.options.logger.warn(`Could not sweep MCP client sessions: ${error}`);
+    });
   }
 
   private onListsUpdated(name: string, update: ListsUpdate) {

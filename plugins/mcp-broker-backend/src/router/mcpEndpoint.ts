@@ -37,7 +37,7 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
     sendTransportError(res, 400, JsonRpcErrorCode.ServerError, 'Mcp-Session-Id header required; send initialize first to start a session');
     return undefined;
   }
-  const session = deps.broker.sessions.get(id, principal);
+  const session = await deps.broker.sessions.get(id, principal);
   if (!session) {
     sendTransportError(res, 404, SESSION_ERROR_CODE, 'Session not found; it ended or belongs to someone else. Initialize a new session');
     return undefined;
@@ -77,18 +77,24 @@ export function postHandler(deps: McpEndpointDeps) {
     }
     const session = await requireSession(deps, req, res);
     if (!session) return;
-    if (message.kind === 'response') {
-      await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
-      return;
-    }
-    if (message.kind === 'notification') {
-      if (message.message.method === 'notifications/cancelled') {
-        await deps.broker.toolCalls.handleClientNotification({ clientSession: session, notification: message.message });
+    // A running request (a long tool call) keeps the session alive in the shared store.
+    session.openRequests += 1;
+    try {
+      if (message.kind === 'response') {
+        await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+        return;
       }
-      res.status(202).end();
-      return;
+      if (message.kind === 'notification') {
+        if (message.message.method === 'notifications/cancelled') {
+          await deps.broker.toolCalls.handleClientNotification({ clientSession: session, notification: message.message });
+        }
+        res.status(202).end();
+        return;
+      }
+      await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
+    } finally {
+      session.openRequests -= 1;
     }
-    await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
   };
 }
 
@@ -108,7 +114,7 @@ async function initialize(
   const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
     ? requested
     : CLIENT_PROTOCOL_VERSIONS[0];
-  const session = deps.broker.sessions.create({
+  const session = await deps.broker.sessions.create({
     principal,
     protocolVersion,
     clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
@@ -147,7 +153,7 @@ export function getHandler(deps: McpEndpointDeps) {
   };
 }
 
-/** DELETE /mcp: ends the session, its stream and its backend sessions. */
+/** DELETE /mcp: ends the session (on every replica), its streams and its backend sessions. */
 export function deleteHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
     const session = await requireSession(deps, req, res);

@@ -27,8 +27,10 @@ export interface ClientSessionStore {
   insert(session: StoredClientSession): Promise<void>;
   /** The session if it exists and has not expired at `now`. */
   get(id: string, now: number): Promise<StoredClientSession | undefined>;
-  /** Moves the expiry of an existing, unexpired session to `expiresAt` (never backwards). */
-  extend(id: string, expiresAt: number, now: number): Promise<void>;
+  /** Moves the expiry of these sessions, where unexpired, to `expiresAt` (never backwards). */
+  extend(ids: readonly string[], expiresAt: number, now: number): Promise<void>;
+  /** Which of these sessions exist and have not expired at `now` (one query for a sweep). */
+  liveIds(ids: readonly string[], now: number): Promise<Set<string>>;
   /** Removes a session; true when it existed. */
   delete(id: string): Promise<boolean>;
   /** Removes every session expired at `now`; returns how many. */
@@ -48,11 +50,17 @@ export class MemoryClientSessionStore implements ClientSessionStore {
     return session && session.expiresAt > now ? session : undefined;
   }
 
-  async extend(id: string, expiresAt: number, now: number) {
-    const session = this.sessions.get(id);
-    if (session && session.expiresAt > now && session.expiresAt < expiresAt) {
-      this.sessions.set(id, { ...session, expiresAt });
+  async extend(ids: readonly string[], expiresAt: number, now: number) {
+    for (const id of ids) {
+      const session = this.sessions.get(id);
+      if (session && session.expiresAt > now && session.expiresAt < expiresAt) {
+        this.sessions.set(id, { ...session, expiresAt });
+      }
     }
+  }
+
+  async liveIds(ids: readonly string[], now: number) {
+    return new Set(ids.filter(id => (this.sessions.get(id)?.expiresAt ?? 0) > now));
   }
 
   async delete(id: string) {

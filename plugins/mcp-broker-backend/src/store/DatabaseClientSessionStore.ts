@@ -19,6 +19,15 @@ interface SessionRow {
   expires_at: string | number;
 }
 
+/** Ids per statement: well below SQLite's and PostgreSQL's bound-parameter limits. */
+const IDS_PER_STATEMENT = 500;
+
+function chunksOf(ids: readonly string[]): string[][] {
+  const chunks: string[][] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) chunks.push(ids.slice(i, i + IDS_PER_STATEMENT));
+  return chunks;
+}
+
 /** {@link ClientSessionStore} shared by every replica through the plugin's database. */
 export class DatabaseClientSessionStore implements ClientSessionStore {
   constructor(private readonly knex: Knex) {}
@@ -50,12 +59,26 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
     };
   }
 
-  async extend(id: string, expiresAt: number, now: number): Promise<void> {
-    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
-      .where('id', id)
-      .andWhere('expires_at', '>', now)
-      .andWhere('expires_at', '<', expiresAt)
-      .update({ expires_at: expiresAt });
+  async extend(ids: readonly string[], expiresAt: number, now: number): Promise<void> {
+    for (const chunk of chunksOf(ids)) {
+      await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+        .whereIn('id', chunk)
+        .andWhere('expires_at', '>', now)
+        .andWhere('expires_at', '<', expiresAt)
+        .update({ expires_at: expiresAt });
+    }
+  }
+
+  async liveIds(ids: readonly string[], now: number): Promise<Set<string>> {
+    const live = new Set<string>();
+    for (const chunk of chunksOf(ids)) {
+      const rows = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+        .whereIn('id', chunk)
+        .andWhere('expires_at', '>', now)
+        .select('id');
+      for (const row of rows) live.add(row.id);
+    }
+    return live;
   }
 
   async delete(id: string): Promise<boolean> {

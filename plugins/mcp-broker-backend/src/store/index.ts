@@ -2,3 +2,5 @@
 export { DatabaseClientSessionStore, CLIENT_SESSIONS_TABLE } from './DatabaseClientSessionStore';
 export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicitationIdStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
+export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
+export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';

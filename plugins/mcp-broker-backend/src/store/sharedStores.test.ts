@@ -106,14 +106,17 @@ describe.each(engines)('broker shared stores on $label', engine => {
     const s = session({ expiresAt: NOW + 1_000 });
     await a().sessions.insert(s);
     expect(await b().sessions.get(s.id, NOW + 1_000)).toBeUndefined();
-    await b().sessions.extend(s.id, NOW + 5_000, NOW + 1_000); // too late: stays expired
+    await b().sessions.extend([s.id], NOW + 5_000, NOW + 1_000); // too late: stays expired
     expect(await a().sessions.get(s.id, NOW + 1_001)).toBeUndefined();
 
     const live = session({ expiresAt: NOW + 1_000 });
+    const other = session({ expiresAt: NOW + 1_000 });
     await a().sessions.insert(live);
-    await b().sessions.extend(live.id, NOW + 9_000, NOW);
-    await b().sessions.extend(live.id, NOW + 2_000, NOW); // never backwards
+    await a().sessions.insert(other);
+    await b().sessions.extend([live.id, 'unknown'], NOW + 9_000, NOW);
+    await b().sessions.extend([live.id], NOW + 2_000, NOW); // never backwards
     expect((await a().sessions.get(live.id, NOW + 8_000))?.expiresAt).toBe(NOW + 9_000);
+    expect(await a().sessions.liveIds([live.id, other.id, s.id, 'unknown'], NOW + 5_000)).toEqual(new Set([live.id]));
   });
 
   it('deletes sessions and sweeps expired ones', async () => {

@@ -1,0 +1,50 @@
+/*
+ * `mcpBroker.sessionStore`: where the broker keeps client sessions and elicitation ids, and the
+ * stores that setting selects. Read once at start-up; a bad value fails start-up naming the key.
+ */
+import type { DatabaseService } from '@backstage/backend-plugin-api';
+import type { Config } from '@backstage/config';
+import { InputError } from '@backstage/errors';
+import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
+import type { ClientSessionStore } from '../sessions/clientSessionStore';
+import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
+import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
+import { migrateBrokerDatabase } from './migrations';
+
+/** `memory`: one replica (the default); `database`: shared by every replica. */
+export type SessionStoreKind = 'memory' | 'database';
+
+/** Reads `mcpBroker.sessionStore` from the root config. */
+export function readSessionStoreKind(config: Config): SessionStoreKind {
+  const value = config.getOptionalString('mcpBroker.sessionStore') ?? 'memory';
+  if (value !== 'memory' && value !== 'database') {
+    throw new InputError(
+      `Invalid mcpBroker.sessionStore "${value.slice(0, 40)}": use "memory" (one replica) or "database" (several replicas sharing the plugin's database)`,
+    );
+  }
+  return value;
+}
+
+/** The stores behind client sessions and elicitation ids; undefined members mean in memory. */
+export interface SharedStateStores {
+  sessionStore?: ClientSessionStore;
+  elicitationStore?: ElicitationIdStore;
+}
+
+/**
+ * Builds the stores for `kind`. For `database` it first migrates the plugin's database (unless
+ * the database service says migrations are skipped); several replicas starting together are
+ * serialised by knex's migration lock.
+ */
+export async function createSharedStateStores(
+  kind: SessionStoreKind,
+  database: DatabaseService,
+): Promise<SharedStateStores> {
+  if (kind === 'memory') return {};
+  const knex = await database.getClient();
+  if (!database.migrations?.skip) await migrateBrokerDatabase(knex);
+  return {
+    sessionStore: new DatabaseClientSessionStore(knex),
+    elicitationStore: new DatabaseElicitationIdStore(knex),
+  };
+}
