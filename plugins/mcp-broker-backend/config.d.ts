@@ -77,5 +77,47 @@ export interface Config {
        */
       allowedOrigins?: string[];
     };
+    /**
+     * Kubernetes discovery (optional): MCP servers registered as `mcp.kuadrant.io/v1alpha1`
+     * `MCPServerRegistration` resources (the kind Kuadrant's mcp-gateway uses) are watched and
+     * added, changed and removed at runtime like `servers` entries. Each becomes a server named
+     * `<namespace>-<name>`; a config entry with the same name wins. The URL comes from the
+     * referenced HTTPRoute (`spec.targetRef`: its first hostname, `routes.scheme`/`routes.port`,
+     * and `spec.path`, default `/mcp`) or from the annotation `devportal.kuadrant.io/mcp-server-url`;
+     * the tool prefix from `spec.toolPrefix` (default `<namespace>-<name>_`); credentials from the
+     * Secret in `spec.credentialRef` (key default `token`), sent as `Authorization` (as is when it
+     * starts with a scheme such as `Bearer `, else as a bearer token). These settings are read at
+     * start-up; the registrations themselves are watched.
+     */
+    kubernetes?: {
+      /** Default true when the section is present. */
+      enabled?: boolean;
+      /** Use the pod's service account (the broker runs in the cluster). */
+      inCluster?: boolean;
+      /** Path of a kubeconfig file; default: the usual kubeconfig lookup (`KUBECONFIG`, `~/.kube/config`). */
+      kubeconfig?: string;
+      /** Context of the kubeconfig to use; default its current context. */
+      context?: string;
+      /** Namespaces to watch (one watch each); default the whole cluster (one cluster-wide watch). */
+      namespaces?: string[];
+      /** Only registrations with matching labels, e.g. `mcp-broker=backstage`. */
+      labelSelector?: string;
+      /** Timeout of each list/get request to the API server; default 10 s. */
+      requestTimeout?: HumanDuration | string;
+      /** How an HTTPRoute hostname becomes the server URL. */
+      routes?: {
+        /** Default `http`. */
+        scheme?: 'http' | 'https';
+        /** Port of the gateway listener; default the scheme's port. */
+        port?: number;
+      };
+      /** Backoff between failed list/watch attempts (exponential with jitter, forever). */
+      retry?: {
+        /** Default 500 ms. */
+        initialDelay?: HumanDuration | string;
+        /** Default 30 s. */
+        maxDelay?: HumanDuration | string;
+      };
+    };
   };
 }

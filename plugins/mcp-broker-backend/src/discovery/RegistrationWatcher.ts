@@ -1,0 +1,297 @@
+/*
+ * Watches MCPServerRegistration resources with @kubernetes/client-node and keeps the broker's
+ * Kubernetes-sourced server set current.
+ *
+ * Per scope (the cluster, or each configured namespace) one loop: list (remember the list's
+ * resourceVersion) → watch from it (with bookmarks) → on a dropped or cleanly ended watch resume
+ * from the last seen resourceVersion (no re-list, so no duplicate events) → on 410 Gone re-list
+ * → on errors back off exponentially and try again, forever, until stopped. client-node's
+ * informer stops after errors other than 410, hence this loop instead.
+ *
+ * Every registration is resolved (HTTPRoute → URL, Secret → Authorization) when it is added or
+ * changes; `onServers` receives the complete set only when it differs from the last one, so a
+ * re-list that finds nothing new changes nothing downstream. Secret values are never logged.
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type * as k8s from '@kubernetes/client-node';
+import type { BrokerServerConfig } from '../config';
+import { ExponentialBackoff } from '../upstream/backoff';
+import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
+import {
+  KubeObjectLike,
+  RegistrationError,
+  RegistrationLookups,
+  resolveRegistration,
+} from './registrationMapping';
+
+const GROUP = 'mcp.kuadrant.io';
+const VERSION = 'v1alpha1';
+const PLURAL = 'mcpserverregistrations';
+/** A watch that ends sooner than this counts as a failed attempt (backoff before the next). */
+const QUICK_END_MS = 1000;
+
+/** Options of {@link RegistrationWatcher}. */
+export interface RegistrationWatcherOptions {
+  config: KubernetesDiscoveryConfig;
+  kubeConfig: k8s.KubeConfig;
+  /** The client-node module (loaded at plugin start, never at import time). */
+  lib: typeof k8s;
+  logger: LoggerService;
+  /** Called with the whole Kubernetes-sourced server set whenever it changes. */
+  onServers(servers: BrokerServerConfig[]): void;
+}
+
+interface Entry {
+  /** resourceVersion of the registration this entry was resolved from. */
+  resourceVersion: string | undefined;
+  server: BrokerServerConfig | undefined;
+}
+
+/** The list/watch loops for MCPServerRegistration resources. */
+export class RegistrationWatcher {
+  private readonly entries = new Map<string, Entry>();
+  /** Bumped per key on every change, so a slow resolution never overwrites a newer one. */
+  private readonly generations = new Map<string, number>();
+  private readonly lifetime = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly watch: k8s.Watch;
+  private lastEmitted = '[]';
+
+  constructor(private readonly options: RegistrationWatcherOptions) {
+    this.custom = options.kubeConfig.makeApiClient(options.lib.CustomObjectsApi);
+    this.core = options.kubeConfig.makeApiClient(options.lib.CoreV1Api);
+    this.watch = new options.lib.Watch(options.kubeConfig);
+  }
+
+  /** Starts one loop per scope. */
+  start(): void {
+    const scopes = this.options.config.namespaces ?? [undefined];
+    for (const namespace of scopes) this.loops.push(this.run(namespace));
+  }
+
+  /** Stops watching (the current server set stays with the broker). */
+  async stop(): Promise<void> {
+    this.lifetime.abort();
+    await Promise.all(this.loops);
+  }
+
+  private async run(namespace: string | undefined): Promise<void> {
+    const { backoff: settings } = this.options.config;
+    const backoff = new ExponentialBackoff(settings.initialDelayMs, settings.maxDelayMs);
+    const scope = namespace ? `namespace ${namespace}` : 'all namespaces';
+    let resourceVersion: string | undefined;
+    const signal = this.lifetime.signal;
+    while (!signal.aborted) {
+      try {
+        if (resourceVersion === undefined) {
+          resourceVersion = await this.relist(namespace);
+        }
+        const startedAt = Date.now();
+        const outcome = await this.watchFrom(namespace, resourceVersion, () => backoff.reset(), rv => {
+          resourceVersion = rv;
+        });
+        if (outcome === 'expired') {
+          this.options.logger.info(`MCPServerRegistration watch (${scope}): resourceVersion expired (410), re-listing`);
+          resourceVersion = undefined;
+        } else if (Date.now() - startedAt < QUICK_END_MS && !signal.aborted) {
+          // 'ended' (server timeout or dropped connection): resume from the last resourceVersion,
+          // but a watch that keeps ending at once must not spin.
+          await sleep(backoff.nextDelayMs(), signal);
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        const delay = backoff.nextDelayMs();
+        this.options.logger.warn(
+          `MCPServerRegistration list/watch (${scope}) failed: ${describe(error)}; retrying in ${delay} ms`,
+        );
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  /** Lists the scope, replaces its entries, and returns the list's resourceVersion. */
+  private async relist(namespace: string | undefined): Promise<string> {
+    const { labelSelector } = this.options.config;
+    const common = { group: GROUP, version: VERSION, plural: PLURAL, labelSelector };
+    const list = (namespace
+      ? await this.custom.listNamespacedCustomObject({ ...common, namespace }, this.timeout())
+      : await this.custom.listClusterCustomObject(common, this.timeout())) as {
+      items: KubeObjectLike[];
+      metadata?: { resourceVersion?: string };
+    };
+    const seen = new Set<string>();
+    for (const item of list.items) {
+      const key = keyOf(item);
+      seen.add(key);
+      this.upsert(key, item);
+    }
+    for (const key of [...this.entries.keys()]) {
+      if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`))) this.remove(key);
+    }
+    return list.metadata?.resourceVersion ?? '0';
+  }
+
+  /**
+   * One watch from `resourceVersion`. Resolves 'expired' on 410 Gone, 'ended' when the server
+   * ends the watch cleanly; rejects when the connection fails.
+   */
+  private watchFrom(
+    namespace: string | undefined,
+    resourceVersion: string,
+    onHealthy: () => void,
+    onResourceVersion: (rv: string) => void,
+  ): Promise<'expired' | 'ended'> {
+    const path = namespace
+      ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`
+      : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
+    const query: Record<string, string | boolean> = { resourceVersion, allowWatchBookmarks: true };
+    if (this.options.config.labelSelector) query.labelSelector = this.options.config.labelSelector;
+    return new Promise((resolve, reject) => {
+      let expired = false;
+      let controller: AbortController | undefined;
+      const onAbort = () => controller?.abort();
+      this.lifetime.signal.addEventListener('abort', onAbort, { once: true });
+      const finish = (error: unknown) => {
+        this.lifetime.signal.removeEventListener('abort', onAbort);
+        if (expired) resolve('expired');
+        else if (error && !this.lifetime.signal.aborted) reject(error);
+        else resolve('ended');
+      };
+      this.watch
+        .watch(
+          path,
+          query,
+          (phase: string, object: any) => {
+            if (phase === 'ERROR') {
+              if (object?.code === 410) expired = true;
+              else this.options.logger.warn(`MCPServerRegistration watch error: ${object?.message ?? 'unknown'}`);
+              return;
+            }
+            onHealthy();
+            const rv = object?.metadata?.resourceVersion;
+            if (typeof rv === 'string') onResourceVersion(rv);
+            if (phase === 'BOOKMARK') return;
+            const key = keyOf(object);
+            if (phase === 'DELETED') this.remove(key);
+            else this.upsert(key, object);
+          },
+          finish,
+        )
+        .then(c => {
+          controller = c;
+          if (this.lifetime.signal.aborted) c.abort();
+        }, reject);
+    });
+  }
+
+  private upsert(key: string, registration: KubeObjectLike) {
+    const rv = registration.metadata?.resourceVersion;
+    const current = this.entries.get(key);
+    // The same version again (a re-list, a replayed event): nothing to do.
+    if (current && rv !== undefined && current.resourceVersion === rv) return;
+    const generation = (this.generations.get(key) ?? 0) + 1;
+    this.generations.set(key, generation);
+    this.entries.set(key, { resourceVersion: rv, server: current?.server });
+    void resolveRegistration(registration, this.lookups, this.options.config.routes).then(
+      server => this.resolved(key, generation, server),
+      error => {
+        const reason = error instanceof RegistrationError ? error.message : describe(error);
+        this.options.logger.warn(`MCPServerRegistration ${key} is not used: ${reason}`);
+        this.resolved(key, generation, undefined);
+      },
+    );
+  }
+
+  private resolved(key: string, generation: number, server: BrokerServerConfig | undefined) {
+    if (this.generations.get(key) !== generation || !this.entries.has(key)) return;
+    this.entries.get(key)!.server = server;
+    this.emit();
+  }
+
+  private remove(key: string) {
+    this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    if (this.entries.delete(key)) this.emit();
+  }
+
+  private emit() {
+    const servers = [...this.entries.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([, entry]) => (entry.server ? [entry.server] : []));
+    const serialized = JSON.stringify(servers);
+    if (serialized === this.lastEmitted) return;
+    this.lastEmitted = serialized;
+    this.options.onServers(servers);
+  }
+
+  private readonly lookups: RegistrationLookups = {
+    httpRoute: (namespace, name) =>
+      this.readOrUndefined(() =>
+        this.custom.getNamespacedCustomObject(
+          { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace, name },
+          this.timeout(),
+        ),
+      ),
+    secret: (namespace, name) =>
+      this.readOrUndefined(() => this.core.readNamespacedSecret({ namespace, name }, this.timeout())),
+  };
+
+  private async readOrUndefined(read: () => Promise<unknown>): Promise<KubeObjectLike | undefined> {
+    try {
+      return (await read()) as KubeObjectLike;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Per-call options: client-node sets no timeout, so each request gets its own signal. */
+  private timeout(): k8s.ConfigurationOptions<k8s.ObservableMiddleware> {
+    const { lib } = this.options;
+    const ms = this.options.config.requestTimeoutMs;
+    return {
+      middleware: [
+        {
+          pre: ctx => {
+            ctx.setSignal(AbortSignal.timeout(ms));
+            return new lib.Observable(Promise.resolve(ctx));
+          },
+          post: res => new lib.Observable(Promise.resolve(res)),
+        },
+      ],
+      middlewareMergeStrategy: 'append',
+    };
+  }
+}
+
+function keyOf(object: KubeObjectLike): string {
+  return `${object?.metadata?.namespace ?? ''}/${object?.metadata?.name ?? ''}`;
+}
+
+/** An error for logs: HTTP status and reason for API errors, never a response body with data. */
+function describe(error: unknown): string {
+  const e = error as { code?: number; message?: string; body?: unknown };
+  if (typeof e?.code === 'number') {
+    let reason = '';
+    try {
+      reason = typeof e.body === 'string' ? ` ${JSON.parse(e.body).reason ?? ''}` : '';
+    } catch {
+      // not a Status body
+    }
+    return `HTTP ${e.code}${reason}`;
+  }
+  return e?.message ?? String(error);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,118 @@
+/*
+ * An MCPServerRegistration (mcp.kuadrant.io/v1alpha1, the kind Kuadrant's mcp-gateway uses) as a
+ * broker server entry. Field names follow Kuadrant's CRD: spec.targetRef (an HTTPRoute),
+ * spec.path (default /mcp), spec.toolPrefix, spec.credentialRef {name, key (default "token")}.
+ * The broker adds one thing Kuadrant's CRD does not have: the annotation
+ * `devportal.kuadrant.io/mcp-server-url` names the URL directly (annotations survive pruning).
+ */
+import { isValidServerName, isValidToolPrefix, type BrokerServerConfig } from '../config';
+
+/** Annotation with an explicit server URL (instead of resolving the HTTPRoute). */
+export const SERVER_URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
+
+/** The parts of a Kubernetes object the mapping reads. */
+export interface KubeObjectLike {
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string>; resourceVersion?: string };
+  spec?: any;
+  data?: Record<string, string>;
+}
+
+/** Why a registration could not become a server (shown in logs; never contains secrets). */
+export class RegistrationError extends Error {}
+
+/** The broker's name of a registration: `<namespace>-<name>`, `[a-z0-9-]`. */
+export function serverNameOf(namespace: string, name: string): string {
+  return `${namespace}-${name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+}
+
+/** What resolving a registration needs to read from the cluster. */
+export interface RegistrationLookups {
+  httpRoute(namespace: string, name: string): Promise<KubeObjectLike | undefined>;
+  secret(namespace: string, name: string): Promise<KubeObjectLike | undefined>;
+}
+
+/** Builds the server entry of a registration, reading its HTTPRoute and Secret. */
+export async function resolveRegistration(
+  registration: KubeObjectLike,
+  lookups: RegistrationLookups,
+  routes: { scheme: 'http' | 'https'; port?: number },
+): Promise<BrokerServerConfig> {
+  const namespace = registration.metadata?.namespace ?? '';
+  const resourceName = registration.metadata?.name ?? '';
+  const spec = registration.spec ?? {};
+  const name = serverNameOf(namespace, resourceName);
+  if (!isValidServerName(name)) throw new RegistrationError(`cannot derive a server name from ${namespace}/${resourceName}`);
+
+  const toolPrefix = typeof spec.toolPrefix === 'string' ? spec.toolPrefix : `${name}_`;
+  if (!isValidToolPrefix(toolPrefix)) {
+    throw new RegistrationError(`spec.toolPrefix "${toolPrefix}" must use letters, digits, "_", "." or "-"`);
+  }
+  const url = await urlOf(registration, namespace, spec, lookups, routes);
+  const headers: Record<string, string> = {};
+  if (spec.credentialRef !== undefined) {
+    headers.Authorization = await credentialOf(namespace, spec.credentialRef, lookups);
+  }
+  return { name, url, toolPrefix, headers, source: { type: 'kubernetes', namespace, name: resourceName } };
+}
+
+async function urlOf(
+  registration: KubeObjectLike,
+  namespace: string,
+  spec: any,
+  lookups: RegistrationLookups,
+  routes: { scheme: 'http' | 'https'; port?: number },
+): Promise<string> {
+  const explicit = registration.metadata?.annotations?.[SERVER_URL_ANNOTATION];
+  if (explicit !== undefined) return checkedUrl(explicit, `annotation ${SERVER_URL_ANNOTATION}`);
+  const ref = spec.targetRef;
+  if (typeof ref?.name !== 'string' || ref.name === '') {
+    throw new RegistrationError('spec.targetRef.name is required (an HTTPRoute)');
+  }
+  if ((ref.kind ?? 'HTTPRoute') !== 'HTTPRoute' || (ref.group ?? 'gateway.networking.k8s.io') !== 'gateway.networking.k8s.io') {
+    throw new RegistrationError('spec.targetRef must be a gateway.networking.k8s.io HTTPRoute');
+  }
+  const routeNamespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : namespace;
+  const route = await lookups.httpRoute(routeNamespace, ref.name);
+  if (!route) throw new RegistrationError(`HTTPRoute ${routeNamespace}/${ref.name} not found`);
+  const hostname = route.spec?.hostnames?.[0];
+  if (typeof hostname !== 'string' || hostname === '' || hostname.includes('*')) {
+    throw new RegistrationError(`HTTPRoute ${routeNamespace}/${ref.name} has no usable (non-wildcard) hostname`);
+  }
+  const path = typeof spec.path === 'string' && spec.path !== '' ? spec.path : '/mcp';
+  const port = routes.port !== undefined ? `:${routes.port}` : '';
+  return checkedUrl(`${routes.scheme}://${hostname}${port}${path.startsWith('/') ? path : `/${path}`}`, 'the HTTPRoute');
+}
+
+function checkedUrl(raw: string, from: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new RegistrationError(`${from} gives "${raw}", which is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new RegistrationError(`${from} gives a URL that is not http or https`);
+  }
+  return url.toString();
+}
+
+/**
+ * The Authorization header value from the referenced Secret: sent as is when it already has a
+ * scheme ("Bearer …", "Basic …"), else as a bearer token. Error messages name the Secret and
+ * key, never the value.
+ */
+async function credentialOf(namespace: string, ref: any, lookups: RegistrationLookups): Promise<string> {
+  if (typeof ref?.name !== 'string' || ref.name === '') {
+    throw new RegistrationError('spec.credentialRef.name is required when credentialRef is set');
+  }
+  const key = typeof ref.key === 'string' && ref.key !== '' ? ref.key : 'token';
+  const secret = await lookups.secret(namespace, ref.name);
+  if (!secret) throw new RegistrationError(`Secret ${namespace}/${ref.name} not found`);
+  const encoded = secret.data?.[key];
+  if (encoded === undefined) throw new RegistrationError(`Secret ${namespace}/${ref.name} has no key "${key}"`);
+  const value = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (value === '' || /[\r\n]/.test(value)) {
+    throw new RegistrationError(`Secret ${namespace}/${ref.name} key "${key}" is empty or spans lines`);
+  }
+  return /^[A-Za-z][A-Za-z0-9_-]* \S/.test(value) ? value : `Bearer ${value}`;
+}
