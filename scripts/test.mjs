@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // `yarn test`: the whole suite, once (never watch mode):
-//   1. type check (`yarn tsc`);
-//   2. every Jest test (`backstage-cli repo test`);
-//   3. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
+//   1. type check (`yarn tsc`, which also writes dist-types/);
+//   2. API reports (`yarn build:api-reports --ci`): each published package's report.api.md must
+//      match its current public API (from dist-types/); run `yarn build:api-reports` and commit
+//      the reports when it changes on purpose;
+//   3. every Jest test (`backstage-cli repo test`);
+//   4. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend.
 // PostgreSQL tests run when BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is set (as
 // .ci/run does, after starting a local PostgreSQL); otherwise they are skipped with a visible
-// message. Extra arguments go to Jest (e.g. a path pattern) and then skip step 3.
+// message. Extra arguments go to Jest (e.g. a path pattern) and then skip step 4.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,6 +31,10 @@ if (!process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
   );
 }
 if (run('yarn', ['tsc']) !== 0) process.exit(1);
+if (run('yarn', ['build:api-reports', '--ci']) !== 0) {
+  process.stdout.write('API reports are stale: run `yarn build:api-reports` and commit the report.api.md changes\n');
+  process.exit(1);
+}
 
 // Jest's JSON report gives the counts for one plain closing line over every step.
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jest-report-'));

@@ -3,6 +3,8 @@
  * to each entry by `operationId`, the OpenAPI document must list exactly these
  * operations, and the route × principal test matrix is built from this table, so a new
  * route cannot skip any of them.
+ *
+ * @public
  */
 export const portalRoutes = [
   { operationId: 'listApiProducts', method: 'get', path: '/apiproducts' },
@@ -75,13 +77,25 @@ export const portalRoutes = [
   },
 ] as const;
 
-/** One entry of {@link portalRoutes}. */
+/**
+ * One entry of {@link portalRoutes}.
+ *
+ * @public
+ */
 export type PortalRoute = (typeof portalRoutes)[number];
 
-/** The operation ids of {@link portalRoutes}. */
+/**
+ * The operation ids of {@link portalRoutes}.
+ *
+ * @public
+ */
 export type PortalOperationId = PortalRoute['operationId'];
 
-/** `/apiproducts/:namespace/:name` → `/apiproducts/{namespace}/{name}` (OpenAPI form). */
+/**
+ * `/apiproducts/:namespace/:name` → `/apiproducts/{namespace}/{name}` (OpenAPI form).
+ *
+ * @public
+ */
 export function toOpenApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z]+)/g, '{$1}');
 }
