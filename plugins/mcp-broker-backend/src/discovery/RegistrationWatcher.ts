@@ -58,6 +58,8 @@ export class RegistrationWatcher {
   private readonly core: k8s.CoreV1Api;
   private readonly watch: k8s.Watch;
   private lastEmitted = '[]';
+  /** While a re-list applies its result, changes are emitted once at its end. */
+  private holdEmits = false;
 
   constructor(private readonly options: RegistrationWatcherOptions) {
     this.custom = options.kubeConfig.makeApiClient(options.lib.CustomObjectsApi);
@@ -122,14 +124,20 @@ export class RegistrationWatcher {
       metadata?: { resourceVersion?: string };
     };
     const seen = new Set<string>();
-    for (const item of list.items) {
-      const key = keyOf(item);
-      seen.add(key);
-      this.upsert(key, item);
+    this.holdEmits = true;
+    try {
+      for (const item of list.items) {
+        const key = keyOf(item);
+        seen.add(key);
+        this.upsert(key, item);
+      }
+      for (const key of [...this.entries.keys()]) {
+        if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`))) this.remove(key);
+      }
+    } finally {
+      this.holdEmits = false;
     }
-    for (const key of [...this.entries.keys()]) {
-      if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`))) this.remove(key);
-    }
+    this.emit();
     return list.metadata?.resourceVersion ?? '0';
   }
 
@@ -216,6 +224,7 @@ export class RegistrationWatcher {
   }
 
   private emit() {
+    if (this.holdEmits) return;
     const servers = [...this.entries.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
       .flatMap(([, entry]) => (entry.server ? [entry.server] : []));

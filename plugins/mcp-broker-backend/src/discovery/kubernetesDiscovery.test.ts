@@ -1,0 +1,232 @@
+/*
+ * Kubernetes discovery through the real plugin: startTestBackend (auth mocked: a request without
+ * a token counts as a signed-in user), the fake Kubernetes API server over HTTPS (no cluster runs
+ * here; the real @kubernetes/client-node talks to it), real MCP servers as backends and the
+ * official SDK client on the broker's HTTP endpoint.
+ */
+import type { AddressInfo } from 'node:net';
+import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { FakeKubeApiServer, startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
+import * as k8s from '@kubernetes/client-node';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { mcpBrokerPlugin } from '../plugin';
+import { ScriptedMcpServer, startScriptedMcpServer } from '../testing/scriptedMcpServer';
+import { SERVER_URL_ANNOTATION } from './registrationMapping';
+
+const NS = 'mcp';
+const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', namespace: NS, plural: 'mcpserverregistrations' };
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API server, real MCP servers, SDK client)', () => {
+  let fake: FakeKubeApiServer;
+  let alpha: ScriptedMcpServer; // demands the credential from the Secret
+  let beta: ExampleMcpServer;
+  let http: Awaited<ReturnType<typeof startTestBackend>>['server'];
+  let base: string;
+  let client: Client;
+  let custom: k8s.CustomObjectsApi;
+  const listChanged: number[] = [];
+
+  const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
+  const status = async () =>
+    (await (await fetch(`${base}/status`)).json()) as {
+      backends: Array<{ name: string; state: string; url: string; lastConnectedAt?: string; source: unknown }>;
+    };
+  const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
+
+  beforeAll(async () => {
+    fake = await startFakeKubeApiServer({ namespaces: [NS] });
+    alpha = await startScriptedMcpServer({ tools: ['one'], requiredAuthorization: 'Bearer sekrit-alpha' });
+    beta = await startExampleMcpServer({ port: 0 });
+    fake.load([
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'alpha-cred', namespace: NS },
+        data: { token: Buffer.from('sekrit-alpha').toString('base64') },
+      },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'alpha-route', namespace: NS },
+        spec: { hostnames: ['127.0.0.1'], rules: [{ backendRefs: [{ name: 'alpha', port: 80 }] }] },
+      },
+      {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'alpha', namespace: NS },
+        spec: { targetRef: { name: 'alpha-route' }, toolPrefix: 'alpha_', credentialRef: { name: 'alpha-cred' } },
+      },
+    ]);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(fake.kubeConfigYaml);
+    custom = kc.makeApiClient(k8s.CustomObjectsApi);
+
+    const rootConfig = mockServices.rootConfig({
+      data: {
+        mcpBroker: {
+          reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+          coalesceWindow: { milliseconds: 20 },
+          kubernetes: {
+            kubeconfig: await fake.writeKubeConfigFile(),
+            namespaces: [NS],
+            routes: { scheme: 'http', port: alpha.port },
+            retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+          },
+        },
+      },
+    });
+    ({ server: http } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
+      ],
+    }));
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/mcp-broker`;
+    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'connected', 'mcp-alpha to connect');
+
+    client = new Client({ name: 'k8s-test', version: '1.0.0' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      listChanged.push(Date.now());
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    await sleep(300); // the SDK opens its GET stream after connect() resolves
+  }, 30_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await http?.stop?.();
+    await Promise.all([fake?.close(), alpha?.close(), beta?.close()]);
+  });
+
+  it('adds a registration found at start: HTTPRoute hostname → URL, Secret → Authorization, source on status', async () => {
+    const entry = await backend('mcp-alpha');
+    expect(entry).toMatchObject({
+      url: `http://127.0.0.1:${alpha.port}/mcp`,
+      state: 'connected',
+      source: { type: 'kubernetes', namespace: NS, name: 'alpha' },
+    });
+    expect(JSON.stringify(await status())).not.toContain('sekrit');
+    expect(await toolNames()).toContain('alpha_one');
+    // One cluster-scoped list, then a watch from the list's resourceVersion.
+    const watch = fake.requests({ verb: 'watch', resource: 'mcpserverregistrations' })[0];
+    expect(watch.query.resourceVersion).toMatch(/^[1-9]\d*$/);
+  });
+
+  it('create → the server is connected and clients get one tools/list_changed', async () => {
+    listChanged.length = 0;
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'beta', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
+      },
+    });
+    await waitFor(async () => (await toolNames()).includes('beta_confirm'), 'beta’s tools');
+    await waitFor(() => listChanged.length === 1, 'tools/list_changed');
+    await sleep(300);
+    expect(listChanged).toHaveLength(1);
+    expect(beta.sessionCount()).toBe(1);
+  }, 15_000);
+
+  it('modify → the server is reconnected with the new prefix', async () => {
+    listChanged.length = 0;
+    const before = (await backend('mcp-beta'))!.lastConnectedAt;
+    await custom.patchNamespacedCustomObject(
+      { ...registrations, name: 'beta', body: { spec: { toolPrefix: 'b2_' } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await waitFor(async () => {
+      const names = await toolNames();
+      return names.includes('b2_confirm') && !names.includes('beta_confirm');
+    }, 'the renamed tools');
+    expect((await backend('mcp-beta'))!.lastConnectedAt).not.toBe(before);
+    await waitFor(() => beta.sessionCount() === 1, 'the old session to close');
+    await sleep(300);
+    expect(listChanged).toHaveLength(1);
+  }, 15_000);
+
+  it('a dropped watch resumes from its resourceVersion without a re-list: the registration created in the gap arrives, nothing else is reconnected or announced twice', async () => {
+    listChanged.length = 0;
+    const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
+    const betaConnectedAt = (await backend('mcp-beta'))!.lastConnectedAt;
+    fake.clearRequestLog();
+    const slowWatch = fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    fake.dropWatches();
+    // Created while no watch is open: only the resumed watch's replay can deliver it.
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'delta', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
+      },
+    });
+    await waitFor(async () => (await toolNames()).includes('delta_confirm'), 'delta’s tools', 10_000);
+    expect(slowWatch.hits).toBe(1);
+    await sleep(300);
+    expect(fake.requests({ verb: 'list' })).toHaveLength(0);
+    const resumed = fake.requests({ verb: 'watch', resource: 'mcpserverregistrations' });
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0].query.resourceVersion).toMatch(/^[1-9]\d*$/);
+    expect(fake.activeWatches()).toHaveLength(1);
+    expect((await backend('mcp-alpha'))!.lastConnectedAt).toBe(alphaConnectedAt);
+    expect((await backend('mcp-beta'))!.lastConnectedAt).toBe(betaConnectedAt);
+    expect(alpha.openEventStreams()).toBe(1);
+    expect(beta.sessionCount()).toBe(2); // mcp-beta and mcp-delta, one broker session each
+    expect(listChanged).toHaveLength(1);
+  }, 15_000);
+
+  it('410 Gone forces a re-list, which finds the registrations deleted while no watch was open (one notification for both)', async () => {
+    listChanged.length = 0;
+    const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
+    fake.clearRequestLog();
+    fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    fake.dropWatches();
+    await custom.deleteNamespacedCustomObject({ ...registrations, name: 'beta' });
+    await custom.deleteNamespacedCustomObject({ ...registrations, name: 'delta' });
+    fake.compactHistory(); // the resumed watch's resourceVersion is now too old
+    await waitFor(async () => !(await toolNames()).some(n => n.startsWith('b2_') || n.startsWith('delta_')), 'beta’s and delta’s tools to go', 10_000);
+    await waitFor(() => beta.sessionCount() === 0, 'beta’s session to close');
+    expect(fake.requests({ verb: 'list', resource: 'mcpserverregistrations' }).length).toBeGreaterThanOrEqual(1);
+    await waitFor(() => fake.activeWatches().length === 1, 'a new watch after the re-list');
+    await sleep(300);
+    expect(listChanged).toHaveLength(1);
+    expect((await backend('mcp-alpha'))!.lastConnectedAt).toBe(alphaConnectedAt);
+    expect((await status()).backends.map(b => b.name)).toEqual(['mcp-alpha']);
+  }, 20_000);
+
+  it('keeps watching after API errors (backoff), then applies what it missed', async () => {
+    fake.clearRequestLog();
+    fake.failNext({ verb: 'watch' }, 500, { times: 2 });
+    fake.dropWatches();
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'gamma', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        spec: { targetRef: { name: 'unused-route' } },
+      },
+    });
+    await waitFor(async () => (await toolNames()).includes('mcp-gamma_confirm'), 'gamma’s tools (default prefix)', 10_000);
+    expect(fake.requests({ verb: 'watch' }).filter(r => r.status === 500)).toHaveLength(2);
+  }, 15_000);
+});
