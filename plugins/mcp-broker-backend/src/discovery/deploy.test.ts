@@ -1,0 +1,123 @@
+/*
+ * deploy/ against what the broker's discovery really does: the fake Kubernetes API server of
+ * @internal/fake-kube-apiserver serves MCPServerRegistration only because the CRD in
+ * deploy/crds registers it; the discovery runs (start, create, change, delete, 410 re-list, in
+ * cluster-wide and per-namespace mode); then the ClusterRole in deploy/mcp-broker-rbac.yaml must
+ * list exactly the (API group, resource, verb) triples of the request log.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { mockServices } from '@backstage/backend-test-utils';
+import {
+  parseManifests,
+  startFakeKubeApiServer,
+  wellKnownResources,
+  type FakeKubeApiServer,
+} from '@internal/fake-kube-apiserver';
+import * as k8s from '@kubernetes/client-node';
+import type { BrokerServerConfig } from '../config';
+import { createKubernetesDiscovery } from './createKubernetesDiscovery';
+import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
+import type { RegistrationWatcher } from './RegistrationWatcher';
+
+const DEPLOY = resolve(__dirname, '../../../../deploy');
+const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', plural: 'mcpserverregistrations' };
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 8000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(r => setTimeout(r, 20));
+  }
+}
+
+describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
+  let fake: FakeKubeApiServer;
+  const watchers: RegistrationWatcher[] = [];
+
+  afterAll(async () => {
+    await Promise.all(watchers.map(w => w.stop()));
+    await fake?.close();
+  });
+
+  it('the CRD serves MCPServerRegistration and the ClusterRole grants exactly what discovery uses', async () => {
+    fake = await startFakeKubeApiServer({
+      namespaces: ['team-a', 'team-b'],
+      // Without the CRD the kind would not exist: it must come from deploy/crds.
+      resources: wellKnownResources().filter(r => r.plural !== 'mcpserverregistrations'),
+    });
+    fake.load(readFileSync(`${DEPLOY}/crds/mcp.kuadrant.io_mcpserverregistrations.yaml`, 'utf8'));
+    fake.load([
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cred', namespace: 'team-a' }, data: { token: Buffer.from('s3cret').toString('base64') } },
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'route', namespace: 'team-a' }, spec: { hostnames: ['weather.example.com'] } },
+      {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'weather', namespace: 'team-a' },
+        spec: { targetRef: { name: 'route' }, toolPrefix: 'weather_', credentialRef: { name: 'cred' } },
+      },
+    ]);
+    const kubeconfig = await fake.writeKubeConfigFile();
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(fake.kubeConfigYaml);
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+
+    const seen: Record<string, BrokerServerConfig[]> = {};
+    const start = (key: string, namespaces?: string[]) => {
+      const config: KubernetesDiscoveryConfig = {
+        source: { type: 'kubeconfig', path: kubeconfig },
+        namespaces,
+        requestTimeoutMs: 5000,
+        routes: { scheme: 'https' },
+        backoff: { initialDelayMs: 20, maxDelayMs: 100 },
+      };
+      const watcher = createKubernetesDiscovery({
+        config,
+        logger: mockServices.logger.mock(),
+        onServers: servers => {
+          seen[key] = servers;
+        },
+      });
+      watchers.push(watcher);
+      watcher.start();
+    };
+    start('cluster');
+    start('namespaced', ['team-a', 'team-b']);
+    const names = (key: string) => (seen[key] ?? []).map(s => s.name).join(',');
+    await waitFor(() => names('cluster') === 'team-a-weather' && names('namespaced') === 'team-a-weather', 'the first registration');
+    expect(seen.cluster[0]).toMatchObject({ url: 'https://weather.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } });
+
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      namespace: 'team-b',
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'search', namespace: 'team-b', annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' } },
+        spec: { targetRef: { name: 'unused' } },
+      },
+    });
+    await waitFor(() => names('cluster') === 'team-a-weather,team-b-search' && names('namespaced') === names('cluster'), 'the second');
+    await custom.deleteNamespacedCustomObject({ ...registrations, namespace: 'team-a', name: 'weather' });
+    fake.compactHistory();
+    fake.dropWatches();
+    await waitFor(() => names('cluster') === 'team-b-search' && names('namespaced') === 'team-b-search', 'the deletion');
+    await waitFor(() => fake.activeWatches().length === 3, 'the watches to resume');
+
+    const used = new Set(
+      fake
+        .requests(r => r.isResourceRequest)
+        .map(r => `${r.apiGroup ?? ''} ${r.resource}${r.subresource ? `/${r.subresource}` : ''} ${r.verb}`),
+    );
+    const role = parseManifests(readFileSync(`${DEPLOY}/mcp-broker-rbac.yaml`, 'utf8')).find(o => o.kind === 'ClusterRole')!;
+    const granted = new Set<string>();
+    for (const rule of role.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
+      for (const group of rule.apiGroups)
+        for (const resource of rule.resources)
+          for (const verb of rule.verbs) granted.add(`${group} ${resource} ${verb}`);
+    }
+    // The test's own writes (create/delete of registrations) are not the broker's.
+    const brokerUsed = [...used].filter(t => !/ (create|delete)$/.test(t));
+    expect(brokerUsed.sort()).toEqual([...granted].sort());
+  }, 30_000);
+});
