@@ -111,6 +111,12 @@ export interface Config {
         /** Port of the gateway listener; default the scheme's port. */
         port?: number;
       };
+      /**
+       * How often every registration's HTTPRoute and Secret are read again (they are not
+       * watched): picks up rotated credentials and routes created after their registration.
+       * Default 5 minutes.
+       */
+      resyncInterval?: HumanDuration | string;
       /** Backoff between failed list/watch attempts (exponential with jitter, forever). */
       retry?: {
         /** Default 500 ms. */

@@ -42,9 +42,12 @@ export interface RegistrationWatcherOptions {
 }
 
 interface Entry {
-  /** resourceVersion of the registration this entry was resolved from. */
+  /** The registration as last seen, and its resourceVersion. */
+  registration: KubeObjectLike;
   resourceVersion: string | undefined;
   server: BrokerServerConfig | undefined;
+  /** The last reason it could not be used (logged once per distinct reason). */
+  problem?: string;
 }
 
 /** The list/watch loops for MCPServerRegistration resources. */
@@ -60,6 +63,7 @@ export class RegistrationWatcher {
   private lastEmitted = '[]';
   /** While a re-list applies its result, changes are emitted once at its end. */
   private holdEmits = false;
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RegistrationWatcherOptions) {
     this.custom = options.kubeConfig.makeApiClient(options.lib.CustomObjectsApi);
@@ -71,11 +75,16 @@ export class RegistrationWatcher {
   start(): void {
     const scopes = this.options.config.namespaces ?? [undefined];
     for (const namespace of scopes) this.loops.push(this.run(namespace));
+    // HTTPRoutes and Secrets are read, not watched: re-resolve every registration now and then,
+    // so a rotated credential, a moved route or a route created after its registration is used.
+    this.resyncTimer = setInterval(() => this.resolveAll(), this.options.config.resyncIntervalMs);
+    this.resyncTimer.unref();
   }
 
   /** Stops watching (the current server set stays with the broker). */
   async stop(): Promise<void> {
     this.lifetime.abort();
+    clearInterval(this.resyncTimer);
     await Promise.all(this.loops);
   }
 
@@ -199,22 +208,40 @@ export class RegistrationWatcher {
     const current = this.entries.get(key);
     // The same version again (a re-list, a replayed event): nothing to do.
     if (current && rv !== undefined && current.resourceVersion === rv) return;
+    this.entries.set(key, { registration, resourceVersion: rv, server: current?.server });
+    this.resolve(key, registration);
+  }
+
+  /** Re-resolves every registration (their HTTPRoutes and Secrets may have changed). */
+  private resolveAll() {
+    for (const [key, entry] of this.entries) this.resolve(key, entry.registration);
+  }
+
+  private resolve(key: string, registration: KubeObjectLike) {
     const generation = (this.generations.get(key) ?? 0) + 1;
     this.generations.set(key, generation);
-    this.entries.set(key, { resourceVersion: rv, server: current?.server });
     void resolveRegistration(registration, this.lookups, this.options.config.routes).then(
-      server => this.resolved(key, generation, server),
+      server => this.resolved(key, generation, server, undefined),
       error => {
-        const reason = error instanceof RegistrationError ? error.message : describe(error);
-        this.options.logger.warn(`MCPServerRegistration ${key} is not used: ${reason}`);
-        this.resolved(key, generation, undefined);
+        if (error instanceof RegistrationError) {
+          this.resolved(key, generation, undefined, error.message);
+        } else {
+          // The API server failed (not the registration): keep what works, retry at the next resync.
+          const entry = this.entries.get(key);
+          this.resolved(key, generation, entry?.server, `could not read its HTTPRoute or Secret: ${describe(error)}`);
+        }
       },
     );
   }
 
-  private resolved(key: string, generation: number, server: BrokerServerConfig | undefined) {
-    if (this.generations.get(key) !== generation || !this.entries.has(key)) return;
-    this.entries.get(key)!.server = server;
+  private resolved(key: string, generation: number, server: BrokerServerConfig | undefined, problem: string | undefined) {
+    const entry = this.entries.get(key);
+    if (this.generations.get(key) !== generation || !entry) return;
+    if (problem !== undefined && problem !== entry.problem) {
+      this.options.logger.warn(`MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem}`);
+    }
+    entry.problem = problem;
+    entry.server = server;
     this.emit();
   }
 

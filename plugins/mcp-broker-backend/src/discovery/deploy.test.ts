@@ -69,6 +69,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
         namespaces,
         requestTimeoutMs: 5000,
         routes: { scheme: 'https' },
+        resyncIntervalMs: 60_000,
         backoff: { initialDelayMs: 20, maxDelayMs: 100 },
       };
       const watcher = createKubernetesDiscovery({

@@ -39,6 +39,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   let base: string;
   let client: Client;
   let custom: k8s.CustomObjectsApi;
+  let core: k8s.CoreV1Api;
   const listChanged: number[] = [];
 
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
@@ -75,6 +76,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const kc = new k8s.KubeConfig();
     kc.loadFromString(fake.kubeConfigYaml);
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    core = kc.makeApiClient(k8s.CoreV1Api);
 
     const rootConfig = mockServices.rootConfig({
       data: {
@@ -86,6 +88,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
             namespaces: [NS],
             routes: { scheme: 'http', port: alpha.port },
             retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+            resyncInterval: { milliseconds: 300 },
           },
         },
       },
@@ -229,4 +232,43 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     await waitFor(async () => (await toolNames()).includes('mcp-gamma_confirm'), 'gamma’s tools (default prefix)', 10_000);
     expect(fake.requests({ verb: 'watch' }).filter(r => r.status === 500)).toHaveLength(2);
   }, 15_000);
+
+  it('re-reads HTTPRoutes and Secrets at each resync: a route created later is used, a rotated Secret reconnects', async () => {
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: { name: 'epsilon', namespace: NS },
+        spec: { targetRef: { name: 'late-route' }, toolPrefix: 'eps_', credentialRef: { name: 'alpha-cred' } },
+      },
+    });
+    await sleep(700); // two resyncs: the route is missing, so the registration is not used
+    expect(await backend('mcp-epsilon')).toBeUndefined();
+    await custom.createNamespacedCustomObject({
+      group: 'gateway.networking.k8s.io',
+      version: 'v1',
+      namespace: NS,
+      plural: 'httproutes',
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'late-route', namespace: NS },
+        spec: { hostnames: ['127.0.0.1'] },
+      },
+    });
+    await waitFor(async () => (await backend('mcp-epsilon'))?.state === 'connected', 'mcp-epsilon once its route exists');
+
+    const rotate = (value: string) =>
+      core.replaceNamespacedSecret({
+        namespace: NS,
+        name: 'alpha-cred',
+        body: { metadata: { name: 'alpha-cred', namespace: NS }, data: { token: Buffer.from(value).toString('base64') } },
+      });
+    await rotate('not-the-right-one');
+    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'failed', 'mcp-alpha to use the rotated (wrong) credential');
+    await rotate('sekrit-alpha');
+    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'connected', 'mcp-alpha to reconnect with the right one');
+    expect(JSON.stringify(await status())).not.toMatch(/sekrit|not-the-right-one/);
+  }, 20_000);
 });

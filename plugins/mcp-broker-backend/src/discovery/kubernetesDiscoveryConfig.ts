@@ -23,11 +23,14 @@ export interface KubernetesDiscoveryConfig {
   readonly requestTimeoutMs: number;
   /** How a registration's HTTPRoute hostname becomes a URL. */
   readonly routes: { readonly scheme: 'http' | 'https'; readonly port?: number };
+  /** How often every registration's HTTPRoute and Secret are read again. */
+  readonly resyncIntervalMs: number;
   /** Backoff between failed list/watch attempts. */
   readonly backoff: { readonly initialDelayMs: number; readonly maxDelayMs: number };
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 
 function durationMs(section: Config, key: string, fallback: number): number {
   if (!section.has(key)) return fallback;
@@ -75,6 +78,7 @@ export function readKubernetesDiscoveryConfig(root: Config): KubernetesDiscovery
     labelSelector: section.getOptionalString('labelSelector'),
     requestTimeoutMs: durationMs(section, 'requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
     routes: { scheme, port },
+    resyncIntervalMs: durationMs(section, 'resyncInterval', DEFAULT_RESYNC_INTERVAL_MS),
     backoff: {
       initialDelayMs: durationMs(section, 'retry.initialDelay', 500),
       maxDelayMs: durationMs(section, 'retry.maxDelay', 30_000),
