@@ -5,7 +5,7 @@
  * official SDK client on the broker's HTTP endpoint.
  */
 import type { AddressInfo } from 'node:net';
-import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
+import { coreServices, createServiceFactory, type RootLoggerService } from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { FakeKubeApiServer, startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
@@ -19,6 +19,21 @@ import { SERVER_URL_ANNOTATION } from './registrationMapping';
 
 const NS = 'mcp';
 const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', namespace: NS, plural: 'mcpserverregistrations' };
+/** Every log line of the backend (message and metadata), to check that no credential is logged. */
+const logLines: string[] = [];
+function capturingLogger(): RootLoggerService {
+  const record = (level: string) => (message: string, meta?: unknown) => {
+    logLines.push(`${level} ${message} ${meta === undefined ? '' : JSON.stringify(meta)}`);
+  };
+  return {
+    error: record('error'),
+    warn: record('warn'),
+    info: record('info'),
+    debug: record('debug'),
+    child: () => capturingLogger(),
+  };
+}
+
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 8000): Promise<T> {
@@ -97,6 +112,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       features: [
         mcpBrokerPlugin,
         createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
+        createServiceFactory({ service: coreServices.rootLogger, deps: {}, factory: () => capturingLogger() }),
       ],
     }));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/mcp-broker`;
@@ -270,5 +286,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     await rotate('sekrit-alpha');
     await waitFor(async () => (await backend('mcp-alpha'))?.state === 'connected', 'mcp-alpha to reconnect with the right one');
     expect(JSON.stringify(await status())).not.toMatch(/sekrit|not-the-right-one/);
+    // The skipped registration was reported once (not at every resync), by name, without values.
+    expect(logLines.filter(l => l.includes('mcp/epsilon is not used: HTTPRoute mcp/late-route not found'))).toHaveLength(1);
+    expect(logLines.some(l => /MCP backend mcp-alpha/.test(l))).toBe(true);
+    expect(logLines.join('\n')).not.toMatch(/sekrit|not-the-right-one|c2Vrcml0/);
   }, 20_000);
 });
