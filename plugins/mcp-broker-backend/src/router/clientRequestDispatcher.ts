@@ -1,7 +1,7 @@
 /*
  * Answers a client's JSON-RPC requests within a session. List requests come from the
- * aggregated catalog (no backend round trip); prompts/get and resources/read go to the owning
- * backend over the broker's own session; tools/call goes to the ToolCallHandler. Unknown names
+ * aggregated catalog (no backend round trip); prompts/get, resources/read and
+ * completion/complete go to the owning backend over the broker's own session; tools/call goes to the ToolCallHandler. Unknown names
  * are JSON-RPC -32602 and unsupported methods -32601: never an exception.
  */
 import type { Request, Response } from 'express';
@@ -72,6 +72,8 @@ async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonR
       }
       return forward(broker, id, backend, 'resources/read', params);
     }
+    case 'completion/complete':
+      return complete(broker, id, params);
     case 'initialize':
       return jsonRpcError(id, JsonRpcErrorCode.InvalidRequest, 'this session is initialized already; start a new session without Mcp-Session-Id');
     default:
@@ -80,6 +82,39 @@ async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonR
       }
       return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `method "${method.slice(0, 100)}" not found`);
   }
+}
+
+/**
+ * completion/complete goes to the backend that owns the referenced prompt (by its prefixed
+ * name, passed on unprefixed) or resource template (by URI, as resources/read routes it).
+ */
+async function complete(
+  broker: McpBroker,
+  id: JsonRpcRequest['id'],
+  params: Record<string, unknown>,
+): Promise<JsonRpcResponse> {
+  const ref = params.ref as Record<string, unknown> | undefined;
+  const catalog = broker.catalog();
+  if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+    const route = catalog.routePrompt(ref.name);
+    if (!route) return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${ref.name.slice(0, 200)}"`);
+    return forward(broker, id, route.backend, 'completion/complete', {
+      ...params,
+      ref: { ...ref, name: route.originalName },
+    });
+  }
+  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+    const backend = catalog.routeResource(ref.uri);
+    if (backend === undefined) {
+      return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown resource "${ref.uri.slice(0, 200)}"`);
+    }
+    return forward(broker, id, backend, 'completion/complete', params);
+  }
+  return jsonRpcError(
+    id,
+    JsonRpcErrorCode.InvalidParams,
+    'completion/complete needs params.ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}',
+  );
 }
 
 async function forward(
