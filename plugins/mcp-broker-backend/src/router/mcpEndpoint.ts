@@ -29,6 +29,15 @@ function headerValue(req: Request, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * The session store (the shared database with several replicas) failed: the client may retry,
+ * so 503 with a JSON-RPC body; the cause goes to the log, not to the client.
+ */
+function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unknown, id: string | number | null = null) {
+  deps.broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
+  sendTransportError(res, 503, JsonRpcErrorCode.InternalError, 'The MCP broker cannot reach its session store right now; retry shortly', id);
+}
+
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
 async function requireSession(deps: McpEndpointDeps, req: Request, res: Response): Promise<ClientSession | undefined> {
   const principal = await principalOf(deps.httpAuth, req);
@@ -37,7 +46,13 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
     sendTransportError(res, 400, JsonRpcErrorCode.ServerError, 'Mcp-Session-Id header required; send initialize first to start a session');
     return undefined;
   }
-  const session = await deps.broker.sessions.get(id, principal);
+  let session: ClientSession | undefined;
+  try {
+    session = await deps.broker.sessions.get(id, principal);
+  } catch (error) {
+    sendStoreUnavailable(deps, res, error);
+    return undefined;
+  }
   if (!session) {
     sendTransportError(res, 404, SESSION_ERROR_CODE, 'Session not found; it ended or belongs to someone else. Initialize a new session');
     return undefined;
@@ -81,7 +96,13 @@ export function postHandler(deps: McpEndpointDeps) {
     session.openRequests += 1;
     try {
       if (message.kind === 'response') {
-        await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+        try {
+          await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+        } catch (error) {
+          // Claiming the id needs the (possibly shared) store; nothing was delivered.
+          if (!res.headersSent) sendStoreUnavailable(deps, res, error);
+          else throw error;
+        }
         return;
       }
       if (message.kind === 'notification') {
@@ -114,12 +135,18 @@ async function initialize(
   const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
     ? requested
     : CLIENT_PROTOCOL_VERSIONS[0];
-  const session = await deps.broker.sessions.create({
-    principal,
-    protocolVersion,
-    clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
-    clientInfo: isPlainObject(params.clientInfo) ? params.clientInfo : undefined,
-  });
+  let session: ClientSession;
+  try {
+    session = await deps.broker.sessions.create({
+      principal,
+      protocolVersion,
+      clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
+      clientInfo: isPlainObject(params.clientInfo) ? params.clientInfo : undefined,
+    });
+  } catch (error) {
+    sendStoreUnavailable(deps, res, error, request.id);
+    return;
+  }
   res.setHeader('Mcp-Session-Id', session.id);
   res.json(
     jsonRpcResult(request.id, {
@@ -145,6 +172,9 @@ export function getHandler(deps: McpEndpointDeps) {
       return;
     }
     const stream = deps.broker.openEventStream(res, { 'Mcp-Session-Id': session.id });
+    // The stream may stay open for hours and nothing calls next() on it: drop Express's chain
+    // of routing closures (req.next → every router's restore state, ~5 KiB per stream).
+    req.next = undefined;
     session.eventStream = stream;
     stream.signal.addEventListener('abort', () => {
       session.lastActiveAt = Date.now();
