@@ -112,6 +112,11 @@ export class McpBroker {
     return this.options.config;
   }
 
+  /** The plugin's logger (the router logs the few failures it answers itself). */
+  get logger(): LoggerService {
+    return this.options.logger;
+  }
+
   /** Aborted when the broker shuts down. */
   get shutdownSignal(): AbortSignal {
     return this.lifetime.signal;
