@@ -29,6 +29,8 @@ export interface BackendProcess {
   /** Everything the process printed so far (for diagnosing a failed test). */
   output(): string;
   stop(): Promise<void>;
+  /** Kills the process at once (SIGKILL: no shutdown hooks), as a crashed replica would die. */
+  kill(): Promise<void>;
 }
 
 const backendRoot = path.resolve(__dirname, '..', '..');
@@ -131,6 +133,13 @@ export async function startBackendProcess(
     port,
     output: () => output,
     stop,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      fs.rmSync(configDir, { recursive: true, force: true });
+    },
     async signIn(userName: string) {
       const token = await signInOnce(baseUrl, userName);
       if (!token) throw new Error(`could not sign in as ${userName}`);

@@ -1,0 +1,367 @@
+/*
+ * Several replicas behind one address (broker spec §6, portal on one database): two real
+ * backend processes on one PostgreSQL database (the same `backend.database` connection and
+ * prefix), with `mcpBroker.sessionStore: database`. MCP clients go through a round-robin
+ * forwarder without stickiness (the official SDK client) or address a replica directly (raw
+ * HTTP, where a test must choose the replica). Backends: the example server and the raw test
+ * backend, which records exactly which ids and answers reach it.
+ *
+ * Runs only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, as .ci/run
+ * sets it): an in-memory SQLite database cannot be shared by two processes.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
+import { backendDatabases } from '../testing/backendDatabases';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
+import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
+
+const ELICITATION_TTL_MS = 3_000;
+const SESSION_TTL_MS = 4_000;
+const NS = 'toystore';
+const TOYSTORE_ROUTE = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' } as const;
+const PURPOSE = 'multi-replica tests (two backends on one PostgreSQL database)';
+const postgres = backendDatabases(PURPOSE).find(d => d.name === 'PostgreSQL');
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { Client: PgClient } = require('pg') as {
+  Client: new (options: Record<string, unknown>) => {
+    connect(): Promise<void>;
+    query<Row>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+    end(): Promise<void>;
+  };
+};
+
+if (postgres === undefined) {
+  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
+    it('is skipped only because no PostgreSQL server is configured', () => {
+      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
+    });
+  });
+} else {
+  describe('two backend replicas on one PostgreSQL database', () => {
+    let replicas: BackendProcess[] = [];
+    let forwarder: RoundRobinForwarder;
+    let example: ExampleMcpServer;
+    let raw: RawMcpBackend;
+    const tokens: Record<string, string> = {};
+    const clients: Client[] = [];
+
+    beforeAll(async () => {
+      [example, raw] = await Promise.all([
+        startExampleMcpServer({ port: 0, bearerToken: 'example-secret' }),
+        startRawMcpBackend(),
+      ]);
+      const config = {
+        backend: { database: postgres.config },
+        mcpBroker: {
+          sessionStore: 'database',
+          servers: [
+            { name: 'example', url: example.url, headers: { Authorization: 'Bearer example-secret' } },
+            { name: 'raw', url: raw.url, headers: { Authorization: 'Bearer raw-secret' } },
+          ],
+          elicitationTtl: { milliseconds: ELICITATION_TTL_MS },
+          sessionIdleTimeout: { milliseconds: SESSION_TTL_MS },
+          toolCallTimeout: { seconds: 30 },
+        },
+      };
+      // One after the other: the first creates the plugin databases and runs the migrations.
+      replicas.push(await startBackendProcess({ config }));
+      replicas.push(await startBackendProcess({ config }));
+      forwarder = await startRoundRobinForwarder(replicas.map(r => r.port));
+      // Signing keys live in the shared auth database: a token from one replica works on both.
+      for (const user of ['alice', 'bob']) tokens[user] = await replicas[0].signIn(user);
+      // Both replicas must have listed both backends before tools can be called on them.
+      for (const replica of replicas) {
+        const client = await connectDirect(replica);
+        await waitFor(async () => {
+          const names = (await client.listTools()).tools.map(t => t.name);
+          return names.includes('example_confirm') && names.includes('raw_elicit');
+        }, 20_000, 'both backends listed');
+      }
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all(clients.map(c => c.close().catch(() => undefined)));
+      await forwarder?.close();
+      await Promise.all(replicas.map(r => r.stop()));
+      await Promise.all([example?.close(), raw?.close()]);
+      await postgres.cleanup();
+    }, 60_000);
+
+    async function connectVia(baseUrl: string, token = tokens.alice) {
+      const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      });
+      const client = new Client({ name: 'replicas-e2e', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      const notifications: string[] = [];
+      client.fallbackNotificationHandler = async n => {
+        notifications.push(n.method);
+      };
+      await client.connect(transport);
+      clients.push(client);
+      return { client, transport, notifications };
+    }
+    const connectDirect = async (replica: BackendProcess) => (await connectVia(replica.baseUrl)).client;
+    const connectBalanced = () => connectVia(forwarder.baseUrl);
+
+    /** POSTs one JSON-RPC message to a chosen replica, as a client without the SDK would. */
+    function rawPost(replica: BackendProcess, sessionId: string | undefined, body: unknown, signal?: AbortSignal) {
+      return fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${tokens.alice}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...(sessionId !== undefined && { 'mcp-session-id': sessionId }),
+        },
+        body: JSON.stringify(body),
+        signal,
+      });
+    }
+
+    /** Starts a session on a chosen replica with raw HTTP (no GET stream: it idles). */
+    async function rawSession(replica: BackendProcess): Promise<string> {
+      const init = await rawPost(replica, undefined, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } },
+      });
+      expect(init.status).toBe(200);
+      const sessionId = init.headers.get('mcp-session-id')!;
+      await init.text();
+      const initialized = await rawPost(replica, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(initialized.status).toBe(202);
+      return sessionId;
+    }
+
+    /** An SSE reader that collects the JSON-RPC messages of one response. */
+    function sseMessages(response: Response) {
+      const messages: Array<Record<string, unknown>> = [];
+      let buffer = '';
+      const done = (async () => {
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+            buffer += decoder.decode(chunk, { stream: true });
+            let end: number;
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const event = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              const data = event.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trim()).join('\n');
+              if (data !== '') messages.push(JSON.parse(data));
+            }
+          }
+        } catch {
+          // aborted or cut off: the messages so far stay readable
+        }
+      })();
+      return { messages, done };
+    }
+
+    /** Calls raw_elicit with raw HTTP on `replica` and returns the gateway id the client was shown. */
+    async function startElicitingCall(replica: BackendProcess, sessionId: string, backendId: string) {
+      const response = await rawPost(replica, sessionId, {
+        jsonrpc: '2.0',
+        id: `call-${backendId}`,
+        method: 'tools/call',
+        params: { name: 'raw_elicit', arguments: { id: JSON.stringify(backendId) } },
+      });
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      const stream = sseMessages(response);
+      const request = await waitFor(
+        () => stream.messages.find(m => m.method === 'elicitation/create'),
+        10_000,
+        'elicitation/create on the call stream',
+      );
+      return { gatewayId: request.id as string, stream };
+    }
+
+    const answersFor = (sentId: string) => raw.answers.filter(a => a.sentId === sentId);
+
+    it('recognises a session on both replicas and runs tools/call on each (round robin, SDK client)', async () => {
+      const { client, transport } = await connectBalanced();
+      const start = forwarder.log.length;
+      for (let i = 1; i <= 4; i++) {
+        const seen: number[] = [];
+        const result = await client.callTool({ name: 'example_count', arguments: { steps: 2, delayMs: 10 } }, undefined, {
+          onprogress: p => seen.push(p.progress),
+        });
+        expect(result.content).toEqual([{ type: 'text', text: 'counted to 2' }]);
+        expect(seen).toEqual([1, 2]);
+      }
+      const calls = forwarder.log.slice(start).filter(r => r.body.includes('"tools/call"'));
+      expect(new Set(calls.map(c => c.replica))).toEqual(new Set([0, 1]));
+      expect(transport.sessionId).toBeDefined();
+    }, 60_000);
+
+    it('answers an elicitation raised on one replica through the other; the backend gets its own id back', async () => {
+      const { client } = await connectBalanced();
+      const answer = { action: 'accept' as const, content: { confirmed: true, comment: 'answered on another replica' } };
+      client.setRequestHandler(ElicitRequestSchema, async () => answer);
+      const start = forwarder.log.length;
+      const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '7.5' } });
+      expect(result.structuredContent).toMatchObject({ sentId: '7.5', receivedId: '7.5', receivedType: 'float', answer });
+      const served = forwarder.log.slice(start);
+      const call = served.find(r => r.body.includes('"tools/call"'))!;
+      const answerPost = served.find(r => r.body.includes('"result"') && r.body.includes('"raw:'))!;
+      expect(answerPost.replica).not.toBe(call.replica);
+
+      // The example server's confirm round trip, too, through whichever replicas come next.
+      const confirmed = await client.callTool({ name: 'example_confirm', arguments: { question: 'Ship it?' } });
+      expect(confirmed.structuredContent).toEqual(answer);
+    }, 60_000);
+
+    it('lets exactly one of two simultaneous answers on two replicas through; the other is 404', async () => {
+      const [a, b] = replicas;
+      const sessionId = await rawSession(a);
+      for (let round = 0; round < 4; round++) {
+        const backendId = `double-${round}`;
+        const { gatewayId, stream } = await startElicitingCall(round % 2 === 0 ? a : b, sessionId, backendId);
+        const answer = { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept', content: { round } } };
+        const responses = await Promise.all([rawPost(a, sessionId, answer), rawPost(b, sessionId, answer)]);
+        expect(responses.map(r => r.status).sort()).toEqual([202, 404]);
+        const refused = responses.find(r => r.status === 404)!;
+        expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining('already answered') } });
+        await stream.done;
+        expect(stream.messages.at(-1)).toMatchObject({ id: `call-${backendId}`, result: { structuredContent: { receivedId: `"${backendId}"` } } });
+        expect(answersFor(`"${backendId}"`)).toHaveLength(1);
+      }
+    }, 60_000);
+
+    it('gives a GET stream on either replica every list change exactly once', async () => {
+      const [a, b] = replicas;
+      const first = await connectVia(a.baseUrl);
+      const second = await connectVia(b.baseUrl);
+      // Opening the GET stream races connect() in the SDK: wait until both replicas count one.
+      await sleep(500);
+      const name = `replica_tool_${Date.now().toString(36)}`;
+      await first.client.callTool({ name: 'example_add_tool', arguments: { name } });
+      await waitFor(() => first.notifications.includes('notifications/tools/list_changed'), 5_000, 'stream on A notified');
+      await waitFor(() => second.notifications.includes('notifications/tools/list_changed'), 5_000, 'stream on B notified');
+      await sleep(1_000);
+      const count = (list: string[]) => list.filter(n => n === 'notifications/tools/list_changed').length;
+      expect([count(first.notifications), count(second.notifications)]).toEqual([1, 1]);
+      // And the new tool can be called through the other replica.
+      const called = await second.client.callTool({ name: `example_${name}`, arguments: { text: 'hi' } });
+      expect(called.content).toEqual([{ type: 'text', text: `${name}: hi` }]);
+    }, 60_000);
+
+    it('expires unused sessions and unanswered ids by TTL on every replica and removes their rows', async () => {
+      const [a, b] = replicas;
+      const idle = await rawSession(a);
+      const busy = await rawSession(b);
+      const { gatewayId, stream } = await startElicitingCall(b, busy, 'late');
+      await stream.done; // the raising replica answers the backend -32001 at the TTL, the call ends
+      expect(answersFor('"late"')).toEqual([
+        expect.objectContaining({ receivedId: '"late"', body: expect.objectContaining({ code: -32001 }) }),
+      ]);
+      const lateAnswer = await rawPost(a, busy, { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept' } });
+      expect(lateAnswer.status).toBe(404);
+      expect(answersFor('"late"')).toHaveLength(1);
+
+      await sleep(SESSION_TTL_MS + 1_500);
+      for (const replica of [a, b]) {
+        const response = await rawPost(replica, idle, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+        expect(response.status).toBe(404);
+      }
+      // The sweeps removed the records: nothing grows without bound.
+      const rows = await brokerRows(idle, gatewayId);
+      expect(rows).toEqual({ sessions: 0, elicitations: 0 });
+    }, 60_000);
+
+    it('two portal replicas: one approval wins across replicas, and the secret is revealed once', async () => {
+      const [a, b] = replicas;
+      const call = (replica: BackendProcess, user: string, method: string, path: string, body?: unknown) =>
+        portalCall(replica, method, path, { token: tokens[user], body });
+      const product = await portalClient(a, tokens.bob).createApiProduct({
+        metadata: { namespace: NS, name: uniqueName('replicas'), annotations: { 'backstage.io/owner': 'group:default/payments-team' } },
+        spec: { displayName: 'Replicas', targetRef: TOYSTORE_ROUTE, approvalMode: 'manual', publishStatus: 'Published' },
+      });
+      for (let round = 0; round < 3; round++) {
+        // Requested on one replica, raced on both.
+        const key = await portalClient(b, tokens.alice).createRequest({
+          apiProductRef: { namespace: NS, name: product.metadata.name },
+          planTier: 'gold',
+        });
+        const approvals = await Promise.all(
+          [a, b, a, b].map(replica => call(replica, 'bob', 'POST', `/requests/${NS}/${key.metadata.name}/approve`, {})),
+        );
+        expect(approvals.map(r => r.status).sort()).toEqual([200, 409, 409, 409]);
+        const reveals = await Promise.all(
+          [a, b, a, b, a, b].map(replica => call(replica, 'alice', 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`)),
+        );
+        expect(reveals.map(r => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+      }
+    }, 60_000);
+
+    it('keeps a session going on the other replica when one is killed mid-call; new clients start cleanly', async () => {
+      const { client } = await connectBalanced();
+      const errors: string[] = [];
+      client.onerror = error => errors.push(String(error));
+      const start = forwarder.log.length;
+      let streaming!: () => void;
+      const firstProgress = new Promise<void>(resolve => (streaming = resolve));
+      // The SDK ends a request whose stream broke only at the request's timeout.
+      const slow = client.callTool({ name: 'example_count', arguments: { steps: 40, delayMs: 100 } }, undefined, {
+        timeout: 3_000,
+        onprogress: () => streaming(),
+      });
+      const settled = slow.then(
+        () => 'resolved',
+        () => 'rejected',
+      );
+      await firstProgress;
+      const call = await waitFor(() => forwarder.log.slice(start).find(r => r.body.includes('"tools/call"')), 5_000, 'the call forwarded');
+      const doomed = replicas[call.replica];
+      const survivor = replicas[1 - call.replica];
+      await doomed.kill();
+      // The call's stream died with its replica at once (not at the count's end, 4 s later).
+      await waitFor(() => errors.some(e => /SSE stream disconnected/.test(e)), 2_000, 'the broken stream reported');
+      expect(await settled).toBe('rejected');
+
+      // The same session, now served by the survivor (the forwarder skips the dead replica).
+      const again = await client.callTool({ name: 'example_count', arguments: { steps: 2, delayMs: 10 } });
+      expect(again.content).toEqual([{ type: 'text', text: 'counted to 2' }]);
+      // A client that starts over initialises cleanly on the survivor.
+      const fresh = await connectBalanced();
+      const echoed = await fresh.client.callTool({ name: 'example_echo', arguments: { message: 'still here' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'still here' }]);
+      replicas = [survivor, doomed];
+    }, 60_000);
+
+    /** Rows left in the broker's tables for a session and a gateway id (the sweep's effect). */
+    async function brokerRows(sessionId: string, gatewayId: string) {
+      const connection = postgres!.config!.connection as Record<string, unknown>;
+      const prefix = postgres!.config!.prefix as string;
+      const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
+      await pg.connect();
+      try {
+        const sessions = await pg.query('SELECT 1 FROM mcp_broker_client_sessions WHERE id = $1', [sessionId]);
+        const elicitations = await pg.query('SELECT 1 FROM mcp_broker_elicitations WHERE gateway_id = $1', [gatewayId]);
+        return { sessions: sessions.rows.length, elicitations: elicitations.rows.length };
+      } finally {
+        await pg.end();
+      }
+    }
+  });
+}
+
+async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+function sleep(ms: number) {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}
