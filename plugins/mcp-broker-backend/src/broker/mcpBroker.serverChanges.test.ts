@@ -1,0 +1,143 @@
+/*
+ * McpBroker.setServers with real MCP servers: clients hear one list_changed per kind for a change
+ * of the server set, however many servers it adds or removes and however long each takes to
+ * list. One backend sits behind a small HTTP relay that delays every request (a slow server),
+ * so an un-batched broker would notify once per server. Client GET streams are recorded in
+ * memory (a test double of ClientEventStream).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mockServices } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { BrokerServerConfig, readBrokerConfig } from '../config';
+import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
+import type { JsonRpcMessage } from './jsonRpc';
+import { McpBroker } from './mcpBroker';
+import type { ClientEventStream } from './types';
+
+/** Relays HTTP to `target`, answering every request `delayMs` late (streams pass through). */
+async function startSlowRelay(target: string, delayMs: number) {
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    setTimeout(() => {
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host } },
+        answer => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      req.pipe(forward);
+    }, delayMs);
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 8000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
+describe('McpBroker server set changes (real example servers, one behind a slow relay; client streams recorded in memory)', () => {
+  let fast: ExampleMcpServer;
+  let slowBackend: ExampleMcpServer;
+  let slow: Awaited<ReturnType<typeof startSlowRelay>>;
+  let broker: McpBroker;
+  let sent: Array<{ method: string; toolsAtSend: string[] }>;
+
+  const server = (name: string, url: string): BrokerServerConfig => ({ name, url, toolPrefix: `${name}_`, headers: {} });
+  const tools = () => broker.catalog().tools.map(t => t.name as string);
+  /** How many notifications of each method were sent (the example server has tools, resources and prompts). */
+  const perKind = () => {
+    const counts: Record<string, number> = {};
+    for (const { method } of sent) counts[method] = (counts[method] ?? 0) + 1;
+    return counts;
+  };
+  const ONE_PER_KIND = {
+    'notifications/tools/list_changed': 1,
+    'notifications/resources/list_changed': 1,
+    'notifications/prompts/list_changed': 1,
+  };
+
+  beforeEach(async () => {
+    fast = await startExampleMcpServer({ port: 0 });
+    slowBackend = await startExampleMcpServer({ port: 0 });
+    slow = await startSlowRelay(slowBackend.url, 150);
+    broker = McpBroker.create({
+      config: readBrokerConfig(
+        new ConfigReader({
+          mcpBroker: {
+            servers: [],
+            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+            coalesceWindow: { milliseconds: 20 },
+          },
+        }),
+      ),
+      logger: mockServices.logger.mock(),
+      toolCallHandlerFactory: createForwardingToolCallHandler,
+    });
+    const session = await broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
+    const controller = new AbortController();
+    sent = [];
+    const stream: ClientEventStream = {
+      send: (message: JsonRpcMessage) => {
+        sent.push({ method: (message as { method: string }).method, toolsAtSend: tools() });
+        return true;
+      },
+      close: () => controller.abort(),
+      get closed() {
+        return controller.signal.aborted;
+      },
+      signal: controller.signal,
+    };
+    session.eventStream = stream;
+  });
+
+  afterEach(async () => {
+    await broker.close();
+    await slow.close();
+    await Promise.all([fast.close(), slowBackend.close()]);
+  });
+
+  it('adding a fast and a slow server sends one list_changed per kind, after both have listed', async () => {
+    broker.setServers([server('fast', fast.url), server('slow', slow.url)]);
+    await waitFor(() => tools().includes('fast_echo') && tools().includes('slow_echo'), 'both servers’ tools');
+    await waitFor(() => sent.length > 0, 'the notification');
+    await new Promise(resolve => setTimeout(resolve, 400));
+    expect(perKind()).toEqual(ONE_PER_KIND);
+    for (const { toolsAtSend } of sent) expect(toolsAtSend).toEqual(expect.arrayContaining(['fast_echo', 'slow_echo']));
+  }, 15_000);
+
+  it('a server that cannot be reached does not hold back the others’ announcement', async () => {
+    broker.setServers([server('fast', fast.url), server('nowhere', 'http://127.0.0.1:9/mcp')]);
+    await waitFor(() => sent.length > 0, 'the notification', 3000);
+    expect(sent[0].toolsAtSend).toContain('fast_echo');
+    expect(broker.status().backends.find(b => b.name === 'nowhere')!.state).toMatch(/backing-off|connecting/);
+  }, 10_000);
+
+  it('removing two servers sends one list_changed per kind and closes both connections', async () => {
+    broker.setServers([server('fast', fast.url), server('slow', slow.url)]);
+    await waitFor(() => sent.length === 3, 'the first announcement');
+    await new Promise(resolve => setTimeout(resolve, 100)); // past the coalescing window
+    sent.length = 0;
+    broker.setServers([]);
+    expect(tools()).toEqual([]);
+    await waitFor(() => fast.sessionCount() === 0 && slowBackend.sessionCount() === 0, 'both sessions to close');
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(perKind()).toEqual(ONE_PER_KIND);
+    for (const { toolsAtSend } of sent) expect(toolsAtSend).toEqual([]);
+  }, 15_000);
+});
