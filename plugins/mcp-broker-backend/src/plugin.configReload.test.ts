@@ -99,6 +99,12 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     expect(servers.c.sessionCount()).toBe(1);
   }, 15_000);
 
+  it('routes an elicitation answer to a server added at runtime (the live server set, not the start-up config)', async () => {
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { confirmed: true } }));
+    const result = await client.callTool({ name: 'b_confirm', arguments: { question: 'Ship it?' } });
+    expect(result.structuredContent).toEqual({ action: 'accept', content: { confirmed: true } });
+  }, 15_000);
+
   it('removes a server: its tools go, its sessions close, a pending elicitation for it answers 404', async () => {
     let gatewayId: string | number | undefined;
     let answer!: (result: ElicitResult) => void;
