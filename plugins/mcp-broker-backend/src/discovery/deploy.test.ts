@@ -63,10 +63,11 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 
     const seen: Record<string, BrokerServerConfig[]> = {};
-    const start = (key: string, namespaces?: string[]) => {
+    const start = (key: string, namespaces?: string[], labelSelector?: string) => {
       const config: KubernetesDiscoveryConfig = {
         source: { type: 'kubeconfig', path: kubeconfig },
         namespaces,
+        labelSelector,
         requestTimeoutMs: 5000,
         routes: { scheme: 'https' },
         resyncIntervalMs: 60_000,
@@ -84,6 +85,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     };
     start('cluster');
     start('namespaced', ['team-a', 'team-b']);
+    start('labelled', undefined, 'mcp-broker=backstage');
     const names = (key: string) => (seen[key] ?? []).map(s => s.name).join(',');
     await waitFor(() => names('cluster') === 'team-a-weather' && names('namespaced') === 'team-a-weather', 'the first registration');
     expect(seen.cluster[0]).toMatchObject({ url: 'https://weather.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } });
@@ -94,16 +96,19 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       body: {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
-        metadata: { name: 'search', namespace: 'team-b', annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' } },
+        metadata: { name: 'search', namespace: 'team-b', labels: { 'mcp-broker': 'backstage' }, annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' } },
         spec: { targetRef: { name: 'unused' } },
       },
     });
     await waitFor(() => names('cluster') === 'team-a-weather,team-b-search' && names('namespaced') === names('cluster'), 'the second');
+    await waitFor(() => names('labelled') === 'team-b-search', 'the labelled one only');
+    expect(fake.requests({ verb: ['list', 'watch'] }).filter(r => r.query.labelSelector === 'mcp-broker=backstage')).toHaveLength(2);
     await custom.deleteNamespacedCustomObject({ ...registrations, namespace: 'team-a', name: 'weather' });
     fake.compactHistory();
     fake.dropWatches();
     await waitFor(() => names('cluster') === 'team-b-search' && names('namespaced') === 'team-b-search', 'the deletion');
-    await waitFor(() => fake.activeWatches().length === 3, 'the watches to resume');
+    expect(names('labelled')).toBe('team-b-search');
+    await waitFor(() => fake.activeWatches().length === 4, 'the watches to resume');
 
     const used = new Set(
       fake
