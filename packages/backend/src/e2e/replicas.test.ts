@@ -18,6 +18,7 @@ import { backendDatabases } from '../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
+import { sleep, waitFor } from './brokerTestKit';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -179,7 +180,7 @@ if (postgres === undefined) {
         10_000,
         'elicitation/create on the call stream',
       );
-      return { gatewayId: request.id as string, stream };
+      return { gatewayId: request!.id as string, stream };
     }
 
     const answersFor = (sentId: string) => raw.answers.filter(a => a.sentId === sentId);
@@ -317,7 +318,7 @@ if (postgres === undefined) {
         () => 'rejected',
       );
       await firstProgress;
-      const call = await waitFor(() => forwarder.log.slice(start).find(r => r.body.includes('"tools/call"')), 5_000, 'the call forwarded');
+      const call = (await waitFor(() => forwarder.log.slice(start).find(r => r.body.includes('"tools/call"')), 5_000, 'the call forwarded'))!;
       const doomed = replicas[call.replica];
       const survivor = replicas[1 - call.replica];
       await doomed.kill();
@@ -350,18 +351,4 @@ if (postgres === undefined) {
       }
     }
   });
-}
-
-async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function sleep(ms: number) {
-  return new Promise(resolve => setTimeout(resolve, ms));
 }
