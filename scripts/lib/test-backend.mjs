@@ -89,8 +89,8 @@ export async function createTestBackend({ app, name, dependencies, resolutions =
 
 /**
  * Starts the backend, waits for readiness, calls GET /api/portal/apiproducts and the broker's
- * initialize, checks that both plugins' migration tables exist, and stops it. Throws with the
- * backend's output on any failure; always drops the databases it created.
+ * initialize, checks that both plugins' migration tables exist, and stops it. Returns the
+ * backend's output; throws with it on any failure; always drops the databases it created.
  */
 export async function probeTestBackend({ app, port, token, prefix, pgUrl }) {
   let output = '';
@@ -135,6 +135,7 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl }) {
     console.log(`POST /api/mcp-broker/mcp initialize → ${init.status}, session issued`);
     await assertMigrated(pgUrl, `${prefix}portal`, 'portal_api_products');
     await assertMigrated(pgUrl, `${prefix}mcp-broker`, 'mcp_broker__knex_migrations');
+    return output;
   } catch (error) {
     error.message += `\n--- backend output ---\n${output}`;
     throw error;
