@@ -16,6 +16,8 @@ export interface BackendProcessOptions {
   config?: Record<string, unknown>;
   /** Extra environment variables for the process. */
   env?: Record<string, string>;
+  /** Extra Node flags before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
   /** How long to wait for the backend to answer and sign users in; default 60 s. */
   startTimeoutMs?: number;
 }
@@ -24,6 +26,8 @@ export interface BackendProcessOptions {
 export interface BackendProcess {
   baseUrl: string;
   port: number;
+  /** The backend's process id (benchmarks read its CPU time and RSS from /proc). */
+  pid: number;
   /** Signs a fixture user in through the oauth2-proxy provider and returns its Backstage token. */
   signIn(userName: string): Promise<string>;
   /** Everything the process printed so far (for diagnosing a failed test). */
@@ -79,6 +83,7 @@ export async function startBackendProcess(
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       '--require',
       require.resolve('@backstage/cli/config/nodeTransform.cjs'),
       'src/index.ts',
@@ -131,6 +136,7 @@ export async function startBackendProcess(
   return {
     baseUrl,
     port,
+    pid: child.pid!,
     output: () => output,
     stop,
     async kill() {

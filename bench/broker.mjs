@@ -1,0 +1,370 @@
+#!/usr/bin/env node
+/*
+ * Broker benchmark: the real development backend with the broker in front of server-everything
+ * and the example MCP server, measured in one run against the same servers reached directly and
+ * through mcp-hub. Prints Markdown tables (paste them into docs/benchmarks.md).
+ *
+ *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
+ *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
+ *   node bench/broker.mjs --only calls,fanout,memory,elicitation
+ *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
+ *
+ * Sections:
+ *   calls        tools/call echo: direct vs broker vs mcp-hub, sequential and 50 in flight,
+ *                alternating rounds, p50/p99, calls/s, CPU per call of every process
+ *   fanout       N open GET streams, one backend tools/list_changed, delivery latency to all
+ *   memory       broker RSS per idle session (with its GET stream), RSS after all are DELETEd
+ *   elicitation  `confirm` (elicitation/create → answer → result) through the broker vs direct
+ */
+import { createRequire } from 'node:module';
+import { loadAverage, machineFacts } from './lib/machine.mjs';
+import { count, markdownTable, ms, summarize } from './lib/stats.mjs';
+import {
+  rssKiB,
+  startBrokerBackend,
+  startExampleServer,
+  startMcpHub,
+  startServerEverything,
+  waitForBrokerBackends,
+} from './lib/brokerProcesses.mjs';
+import { connectClient, findTool } from './lib/mcpClients.mjs';
+import { measureCalls } from './lib/brokerCalls.mjs';
+import { RawSessionSet } from './lib/rawSessions.mjs';
+import { connectInspector, inspectorUrl } from './lib/inspectorGc.mjs';
+
+const require = createRequire(import.meta.url);
+const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const only = new Set((argValue('--only') ?? 'calls,fanout,memory,elicitation').split(','));
+const cpuProfDir = argValue('--cpu-prof');
+
+const COUNTS = smoke
+  ? { rounds: 2, sequential: 20, concurrent: 40, inFlight: 10, fanout: [20], triggers: 1, memory: 20, elicitation: 4 }
+  : { rounds: 4, sequential: 1000, concurrent: 2000, inFlight: 50, fanout: [1000, 10000], triggers: 3, memory: 10000, elicitation: 200 };
+
+const TARGETS = {
+  throughputVsDirect: 0.85,
+  throughputVsHub: 1.3,
+  sequentialOverheadMs: 1.0,
+  brokerCpuMsPerCall: 1.0,
+  fanoutP99Ms: { 1000: 100, 10000: 1000 },
+  rssPerSessionKiB: 30,
+};
+
+const sleep = millis => new Promise(resolve => setTimeout(resolve, millis));
+const verdict = ok => (ok ? 'met' : '**missed**');
+const log = message => process.stderr.write(`[broker-bench] ${message}\n`);
+
+async function signIn(backend, user) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await backend.signIn(user);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(250);
+    }
+  }
+}
+
+/** Stops every process started so far (also on SIGINT/SIGTERM, so none is left behind). */
+const stoppers = [];
+async function stopAll() {
+  for (const stop of stoppers.splice(0).reverse()) await stop().catch(error => log(`stop failed: ${error}`));
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the processes started so far`);
+    stopAll().finally(() => process.exit(1));
+  });
+}
+
+/** Starts processes in parallel; each one that started is stopped at the end even if another failed. */
+async function startAll(starting) {
+  const settled = await Promise.allSettled(starting);
+  for (const result of settled) {
+    if (result.status === 'fulfilled') {
+      const started = result.value;
+      stoppers.push(() => (started.backend ?? started).stop());
+    }
+  }
+  const failure = settled.find(result => result.status === 'rejected');
+  if (failure) throw failure.reason;
+  return settled.map(result => result.value);
+}
+
+async function main() {
+  const started = performance.now();
+  const loadBefore = loadAverage();
+  log('starting server-everything, the example server, mcp-hub and the backend');
+  const output = [];
+  try {
+    const [everything, example] = await startAll([startServerEverything(), startExampleServer()]);
+    const [hub, broker] = await startAll([
+      startMcpHub({ everything: everything.url }),
+      startBrokerBackend(
+        { everything: everything.url, example: example.url },
+        // The inspector lets the memory section force full GCs before it reads RSS.
+        ['--inspect=127.0.0.1:0', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
+      ),
+    ]);
+    const token = await signIn(broker.backend, 'alice');
+    await waitForBrokerBackends(broker.backend, token, ['everything', 'example']);
+
+    const facts = machineFacts();
+    output.push(
+      `## Broker benchmark${smoke ? ' (smoke)' : ''}`,
+      '',
+      `Machine: ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}; Node ${facts.node}; ${facts.platform}.`,
+      `Load average before the run: ${loadBefore} (other jobs share this machine).`,
+      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\``,
+      '',
+    );
+
+    if (only.has('calls')) output.push(...(await callsSection({ everything, hub, broker, token })));
+    if (only.has('fanout') || only.has('memory')) output.push(...(await fanoutAndMemorySection({ broker, example, token })));
+    if (only.has('elicitation')) output.push(...(await elicitationSection({ broker, example, token })));
+
+    output.push(`Load average after the run: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`, '');
+  } finally {
+    await stopAll();
+  }
+  process.stdout.write(`${output.join('\n')}\n`);
+}
+
+/** tools/call echo: direct vs broker vs mcp-hub. */
+async function callsSection({ everything, hub, broker, token }) {
+  log('calls: connecting SDK clients');
+  const clients = {
+    direct: await connectClient({ url: everything.url }),
+    broker: await connectClient({ url: broker.url, token }),
+    'mcp-hub': await connectClient({ url: hub.url, kind: 'sse' }),
+  };
+  const pids = { 'server-everything': everything.pid, broker: broker.pid, 'mcp-hub': hub.pid };
+  const targets = [];
+  for (const [name, client] of Object.entries(clients)) {
+    const tool = await findTool(client, 'echo');
+    const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
+    // Warm-up: JIT, connection pools, the broker's backend session for this client.
+    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
+    const targetPids = { 'server-everything': pids['server-everything'] };
+    if (name !== 'direct') targetPids[name] = pids[name];
+    targets.push({ name, call, pids: targetPids });
+  }
+  const modes = [
+    { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
+    { name: `${COUNTS.inFlight} in flight`, total: COUNTS.concurrent, concurrency: COUNTS.inFlight },
+  ];
+  log(`calls: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`);
+  const results = await measureCalls({ targets, modes, rounds: COUNTS.rounds, onRound: r => log(`calls: round ${r} done`) });
+  for (const client of Object.values(clients)) await client.close();
+
+  const processes = ['server-everything', 'broker', 'mcp-hub', 'load generator'];
+  const lines = ['### tools/call `echo` (server-everything, official SDK client, one session per target)', ''];
+  const rows = [];
+  const summary = {};
+  for (const mode of modes) {
+    for (const target of targets) {
+      const entry = results[mode.name][target.name];
+      const stats = summarize(entry.latencies);
+      const callsPerSecond = (entry.calls / entry.wallMs) * 1000;
+      summary[`${mode.name}/${target.name}`] = { ...stats, callsPerSecond, cpu: entry.cpuMs, calls: entry.calls };
+      rows.push([
+        mode.name,
+        target.name,
+        count(entry.calls),
+        callsPerSecond.toFixed(0),
+        ms(stats.p50),
+        ms(stats.p99),
+        ...processes.map(label => (entry.cpuMs[label] === undefined ? '' : (entry.cpuMs[label] / entry.calls).toFixed(2))),
+      ]);
+    }
+  }
+  lines.push(
+    markdownTable(['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', ...processes.map(p => `CPU ms/call: ${p}`)], rows),
+    '',
+    'CPU per call is each process\'s utime+stime delta (/proc/<pid>/stat; the load generator from process.cpuUsage()) over its own runs, divided by their calls. "broker" is the whole Backstage backend process.',
+    '',
+  );
+
+  const concurrent = `${COUNTS.inFlight} in flight`;
+  const c = name => summary[`${concurrent}/${name}`];
+  const s = name => summary[`sequential/${name}`];
+  const vsDirect = c('broker').callsPerSecond / c('direct').callsPerSecond;
+  const vsHub = c('broker').callsPerSecond / c('mcp-hub').callsPerSecond;
+  const overhead = s('broker').p50 - s('direct').p50;
+  const brokerCpu = {
+    sequential: s('broker').cpu.broker / s('broker').calls,
+    concurrent: c('broker').cpu.broker / c('broker').calls,
+  };
+  lines.push(
+    markdownTable(
+      ['measure', 'value', 'target', 'result'],
+      [
+        [`broker ÷ direct throughput, ${concurrent}`, `${vsDirect.toFixed(2)}×`, `≥ ${TARGETS.throughputVsDirect}×`, verdict(vsDirect >= TARGETS.throughputVsDirect)],
+        [`broker ÷ mcp-hub throughput, ${concurrent}`, `${vsHub.toFixed(2)}×`, `≥ ${TARGETS.throughputVsHub}×`, verdict(vsHub >= TARGETS.throughputVsHub)],
+        ['sequential p50 overhead (broker − direct)', `${overhead.toFixed(2)} ms`, `≤ ${TARGETS.sequentialOverheadMs} ms`, verdict(overhead <= TARGETS.sequentialOverheadMs)],
+        ['broker CPU per call, sequential', `${brokerCpu.sequential.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.sequential <= TARGETS.brokerCpuMsPerCall)],
+        [`broker CPU per call, ${concurrent}`, `${brokerCpu.concurrent.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.concurrent <= TARGETS.brokerCpuMsPerCall)],
+        ['mcp-hub ÷ direct throughput, ' + concurrent, `${(c('mcp-hub').callsPerSecond / c('direct').callsPerSecond).toFixed(2)}×`, '', ''],
+      ],
+    ),
+    '',
+  );
+  return lines;
+}
+
+/** Fan-out of one backend tools/list_changed to N open GET streams, then RSS per session. */
+async function fanoutAndMemorySection({ broker, example, token }) {
+  const lines = [];
+  const trigger = await connectClient({ url: example.url });
+  const inspector = await connectInspector(inspectorUrl(broker.backend.output()));
+  const settledMemory = async () => {
+    await inspector.gc();
+    return { rss: rssKiB(broker.pid), heap: await inspector.heapUsedKiB() };
+  };
+  let added = 0;
+  const fanoutRows = [];
+  const memoryRows = [];
+  const sizes = only.has('fanout') ? COUNTS.fanout : [COUNTS.memory];
+  for (const n of sizes) {
+    const measureMemory = only.has('memory') && n === COUNTS.memory;
+    await sleep(1000);
+    const baseline = await settledMemory();
+    const set = new RawSessionSet(broker.url, token);
+    try {
+      log(`fanout: opening ${count(n)} sessions with GET streams`);
+      const openStarted = performance.now();
+      await set.open(n);
+      const openSeconds = (performance.now() - openStarted) / 1000;
+      await sleep(smoke ? 500 : 3000);
+      const rawWithSessions = rssKiB(broker.pid);
+      const withSessions = await settledMemory();
+      if (only.has('fanout')) {
+        const latencies = [];
+        let delivered = 0;
+        for (let t = 0; t < COUNTS.triggers; t += 1) {
+          set.resetReceipts();
+          // Past the broker's coalescing window (250 ms), so this notification goes out at once.
+          await sleep(1000);
+          added += 1;
+          const t0 = performance.now();
+          await trigger.callTool({ name: 'add_tool', arguments: { name: `bench_tool_${added}` } });
+          const received = await set.waitForAll(30_000);
+          delivered += received;
+          for (const session of set.sessions) if (session.receivedAt !== undefined) latencies.push(session.receivedAt - t0);
+        }
+        const stats = summarize(latencies);
+        const target = TARGETS.fanoutP99Ms[n];
+        fanoutRows.push([
+          count(n),
+          COUNTS.triggers,
+          `${count(delivered)} / ${count(n * COUNTS.triggers)}`,
+          ms(stats.p50),
+          ms(stats.p99),
+          ms(stats.max),
+          target ? `p99 ≤ ${target} ms` : '',
+          target ? verdict(stats.p99 <= target && delivered === n * COUNTS.triggers) : '',
+          openSeconds.toFixed(1),
+        ]);
+      }
+      log(`fanout: deleting ${count(n)} sessions`);
+      const deleted = await set.closeAll();
+      await sleep(smoke ? 1000 : 3000);
+      const after = await settledMemory();
+      if (measureMemory) {
+        const perSession = (withSessions.rss - baseline.rss) / n;
+        const mib = kib => `${(kib / 1024).toFixed(0)} MiB`;
+        const signedMib = kib => `${kib >= 0 ? '+' : ''}${(kib / 1024).toFixed(1)} MiB`;
+        memoryRows.push([
+          count(n),
+          mib(baseline.rss),
+          `${mib(withSessions.rss)} (${mib(rawWithSessions)} before GC)`,
+          `${perSession.toFixed(1)} KiB`,
+          `${((withSessions.heap - baseline.heap) / n).toFixed(1)} KiB`,
+          n >= 1000 ? `≤ ${TARGETS.rssPerSessionKiB} KiB: ${verdict(perSession <= TARGETS.rssPerSessionKiB)}` : '',
+          `${count(deleted)}`,
+          `${mib(after.rss)} (${signedMib(after.rss - baseline.rss)})`,
+          signedMib(after.heap - baseline.heap),
+        ]);
+      }
+    } finally {
+      set.destroy();
+    }
+  }
+  await trigger.close();
+  inspector.close();
+  if (fanoutRows.length) {
+    lines.push(
+      '### Fan-out: one backend `tools/list_changed` to N open GET streams',
+      '',
+      'Raw HTTP clients (initialize + GET per session) in the load generator; latency from just before the example server\'s `add_tool` call to the arrival of `notifications/tools/list_changed` on each stream (it includes the broker re-listing the backend\'s tools first).',
+      '',
+      markdownTable(['streams', 'triggers', 'delivered', 'p50 ms', 'p99 ms', 'max ms', 'target', 'result', 'open all s'], fanoutRows),
+      '',
+    );
+  }
+  if (memoryRows.length) {
+    lines.push(
+      '### Memory: broker backend RSS per idle client session (each with its open GET stream)',
+      '',
+      markdownTable(
+        ['sessions', 'RSS before', 'RSS with sessions', 'RSS per session', 'V8 heap per session', 'target', 'DELETE 204', 'RSS after DELETE (vs before)', 'V8 heap after DELETE (vs before)'],
+        memoryRows,
+      ),
+      '',
+      'Every reading follows two full garbage collections forced through the backend\'s inspector (it runs with `--inspect=127.0.0.1:0`); "before GC" is the raw reading. RSS counts the whole Backstage backend; the kernel\'s socket buffers are not in it.',
+      '',
+    );
+  }
+  return lines;
+}
+
+/** The example server's `confirm` tool (one elicitation round trip) through the broker vs direct. */
+async function elicitationSection({ broker, example, token }) {
+  const accept = async () => ({ action: 'accept', content: { confirmed: true } });
+  const clients = {
+    direct: await connectClient({ url: example.url, capabilities: { elicitation: {} } }),
+    broker: await connectClient({ url: broker.url, token, capabilities: { elicitation: {} } }),
+  };
+  const targets = [];
+  for (const [name, client] of Object.entries(clients)) {
+    client.setRequestHandler(ElicitRequestSchema, accept);
+    const tool = await findTool(client, 'confirm');
+    const call = async () => {
+      const result = await client.callTool({ name: tool, arguments: { question: 'Ship it?' } });
+      if (result.structuredContent?.action !== 'accept') throw new Error(`unexpected result ${JSON.stringify(result)}`);
+    };
+    for (let i = 0; i < (smoke ? 2 : 20); i += 1) await call();
+    targets.push({ name, call, pids: name === 'broker' ? { example: example.pid, broker: broker.pid } : { example: example.pid } });
+  }
+  log(`elicitation: ${COUNTS.elicitation} sequential round trips per target`);
+  const results = await measureCalls({
+    targets,
+    modes: [{ name: 'sequential', total: COUNTS.elicitation, concurrency: 1 }],
+    rounds: COUNTS.rounds,
+  });
+  for (const client of Object.values(clients)) await client.close();
+  const rows = targets.map(({ name }) => {
+    const entry = results.sequential[name];
+    const stats = summarize(entry.latencies);
+    return [name, count(entry.calls), ms(stats.p50), ms(stats.p99), entry.cpuMs.broker === undefined ? '' : (entry.cpuMs.broker / entry.calls).toFixed(2)];
+  });
+  const p50 = name => summarize(results.sequential[name].latencies).p50;
+  return [
+    '### Elicitation round trip: `confirm` (tools/call → elicitation/create → answer → result)',
+    '',
+    markdownTable(['target', 'round trips', 'p50 ms', 'p99 ms', 'broker CPU ms/round trip'], rows),
+    '',
+    `Broker overhead at p50: ${(p50('broker') - p50('direct')).toFixed(2)} ms per round trip (two client→server POSTs and one SSE response each).`,
+    '',
+  ];
+}
+
+main().catch(error => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});

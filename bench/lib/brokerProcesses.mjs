@@ -1,0 +1,159 @@
+/*
+ * The processes the broker benchmark measures, each started as its own OS process so that
+ * its CPU time and RSS can be read from /proc: server-everything (streamable HTTP), the
+ * example MCP server (tools/list_changed and elicitation), mcp-hub (the aggregator we compare
+ * against) and the real development backend with the broker pointed at the first two.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+require('@backstage/cli/config/nodeTransform.cjs');
+const { startBackendProcess, freePort } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU time (user + system) of a process so far, in milliseconds, from /proc/<pid>/stat. */
+export function cpuMillis(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** Resident set size of a process in KiB, from /proc/<pid>/status. */
+export function rssKiB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(status.match(/^VmRSS:\s+(\d+)/m)[1]);
+}
+
+/** Waits until `url` answers an HTTP request (any status) or `timeoutMs` passes. */
+async function waitForHttp(url, child, name, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start`);
+    try {
+      await fetch(url, { method: 'GET', signal: AbortSignal.timeout(1000) }).then(r => r.body?.cancel());
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${name} did not answer at ${url} within ${timeoutMs} ms`);
+      await new Promise(resolve => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** Spawns a Node process whose output is drained (server-everything logs every request). */
+function spawnNode(args, env, cwd = repoRoot) {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  const keepTail = chunk => {
+    tail = (tail + chunk).slice(-4000);
+  };
+  child.stdout.on('data', keepTail);
+  child.stderr.on('data', keepTail);
+  const exited = new Promise(resolve => child.once('exit', resolve));
+  return {
+    child,
+    pid: child.pid,
+    output: () => tail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** server-everything over streamable HTTP on a free port. */
+export async function startServerEverything() {
+  const port = await freePort();
+  const proc = spawnNode([require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], { PORT: String(port) });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await waitForHttp(url, proc.child, 'server-everything');
+  return { ...proc, url };
+}
+
+/** The example MCP server (packages/example-mcp-server) on a free port. */
+export async function startExampleServer() {
+  const port = await freePort();
+  const proc = spawnNode(
+    ['--require', require.resolve('@backstage/cli/config/nodeTransform.cjs'), 'src/main.ts'],
+    { PORT: String(port), HOST: '127.0.0.1' },
+    path.join(repoRoot, 'packages', 'example-mcp-server'),
+  );
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await waitForHttp(url, proc.child, 'example MCP server');
+  return { ...proc, url };
+}
+
+/** mcp-hub aggregating `servers` ({ name: url }); it serves legacy SSE at /mcp. */
+export async function startMcpHub(servers) {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-hub-'));
+  const configPath = path.join(dir, 'mcp-hub.json');
+  const mcpServers = Object.fromEntries(Object.entries(servers).map(([name, url]) => [name, { url }]));
+  fs.writeFileSync(configPath, JSON.stringify({ mcpServers }));
+  // XDG_STATE_HOME keeps mcp-hub's log and workspace cache out of the user's home.
+  const proc = spawnNode([require.resolve('mcp-hub/dist/cli.js'), '--port', String(port), '--config', configPath], {
+    XDG_STATE_HOME: dir,
+  });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const health = `http://127.0.0.1:${port}/api/health`;
+  const deadline = Date.now() + 30_000;
+  // Ready when every configured server is connected (mcp-hub connects in the background).
+  for (;;) {
+    await waitForHttp(health, proc.child, 'mcp-hub');
+    const body = await fetch(health).then(r => r.json()).catch(() => ({}));
+    const states = (body.servers ?? []).map(server => server.status);
+    if (states.length === Object.keys(servers).length && states.every(state => state === 'connected')) break;
+    if (Date.now() > deadline) throw new Error(`mcp-hub servers not connected: ${JSON.stringify(states)}\n${proc.output()}`);
+    await new Promise(resolve => setTimeout(resolve, 250));
+  }
+  return {
+    ...proc,
+    url,
+    async stop() {
+      await proc.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The real development backend with the broker pointed at `servers` ({ name: url }), at log
+ * level warn (request logging would be measured otherwise). `nodeArgs` may add Node flags
+ * such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
+ */
+export async function startBrokerBackend(servers, nodeArgs = []) {
+  const backend = await startBackendProcess({
+    config: {
+      mcpBroker: { servers: Object.entries(servers).map(([name, url]) => ({ name, url })) },
+    },
+    env: { LOG_LEVEL: 'warn' },
+    nodeArgs,
+    startTimeoutMs: 120_000,
+  });
+  return { backend, pid: backend.pid, url: `${backend.baseUrl}/api/mcp-broker/mcp` };
+}
+
+/** Polls the broker's status until every backend is connected. */
+export async function waitForBrokerBackends(backend, token, names, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${token}` },
+    }).then(r => r.json());
+    const connected = status.backends.filter(b => b.state === 'connected' && (b.eventStream === 'open' || b.eventStream === 'none'));
+    if (names.every(name => connected.some(b => b.name === name))) return status;
+    if (Date.now() > deadline) throw new Error(`broker backends not connected: ${JSON.stringify(status.backends)}`);
+    await new Promise(resolve => setTimeout(resolve, 250));
+  }
+}
