@@ -25,6 +25,9 @@
  * - deleteProduct / deleteKey: one transaction, plus FK cascades for rows written by
  *   transactions that commit while the delete waits.
  *
+ * On SQLite the store switches its database to the write-ahead log at start (one fsync
+ * per commit instead of several; see sqliteJournal.ts).
+ *
  * Failure modes: every database error passes `mapDatabaseError` once — unique
  * violations → ConflictError, FK violations → NotFoundError, connection loss, pool or
  * statement timeouts, lock contention → ServiceUnavailableError; anything else is a bug
@@ -34,7 +37,8 @@
  * a UNION ALL of two index-driven queries (by requester; by products whose owner is one
  * of the caller's refs, joined to keys by (namespace, product_name)), so its cost
  * follows the result size, not the table size: with 100,000 keys, 1,000 users and 100
- * products, a user's 100 keys list in ~3 ms on SQLite and PostgreSQL.
+ * products, a user's 100 keys list in about 1 ms on SQLite and PostgreSQL, as fast as
+ * with 1,000 keys (bench/portal.mjs; docs/benchmarks.md).
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -67,6 +71,7 @@ import {
   type ProductRow,
 } from './databaseRows';
 import { generateKeyName } from './generateKeyName';
+import { preferWriteAheadLog } from './sqliteJournal';
 import type {
   KeyFilter,
   KeyReview,
@@ -158,6 +163,7 @@ export class DatabasePortalStore implements PortalStore {
         throw mapDatabaseError(error);
       }
     }
+    await preferWriteAheadLog(knex, options.logger);
     return new DatabasePortalStore(knex);
   }
 
