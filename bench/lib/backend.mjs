@@ -1,0 +1,45 @@
+/*
+ * The real development backend (packages/backend: auth with oauth2-proxy sign-in, the
+ * catalog with the fixture users, the RBAC plugin with the example policies, the portal)
+ * started as a child process on a free port, through the same helper the end-to-end
+ * tests use. The broker gets no MCP servers, so nothing but the portal is measured.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+require('@backstage/cli/config/nodeTransform.cjs');
+const { startBackendProcess } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+
+/**
+ * Starts the backend on `database` (a `backend.database` config) at `logLevel` and
+ * signs `users` in. Returns `{ backend, tokens, startSeconds }`.
+ */
+export async function startPortalBackend({ database, logLevel, users }) {
+  const started = performance.now();
+  const backend = await startBackendProcess({
+    config: { mcpBroker: { servers: [] }, backend: { database } },
+    env: { LOG_LEVEL: logLevel },
+    startTimeoutMs: 120_000,
+  });
+  const tokens = {};
+  try {
+    for (const user of users) tokens[user] = await signInWhenIngested(backend, user);
+  } catch (error) {
+    await backend.stop();
+    throw error;
+  }
+  return { backend, tokens, startSeconds: (performance.now() - started) / 1000 };
+}
+
+/** Signs a fixture user in, retrying while the catalog is still ingesting the users. */
+async function signInWhenIngested(backend, user) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await backend.signIn(user);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise(resolve => setTimeout(resolve, 250));
+    }
+  }
+}

@@ -1,0 +1,189 @@
+/*
+ * The portal benchmark's measurements. Each takes every run (one per database and
+ * scale, each with its own backend process and database) and interleaves them: sample i
+ * of a route is taken on every run before sample i+1 on any, so that the load other
+ * processes put on the machine falls on every scale and database alike and the ratios
+ * between them stay fair even when the absolute numbers drift.
+ */
+import { countCalls, accessLogRequests } from './accessLog.mjs';
+import { portalStoreOn, resetToPending } from './portalDatabases.mjs';
+import {
+  HTTP_ROUTES,
+  STORE_QUERIES,
+  bulkApprove,
+  bulkBatch,
+  routeCall,
+} from './portalScenario.mjs';
+import { summarize } from './stats.mjs';
+
+function statsOf(samples) {
+  return Object.fromEntries(Object.entries(samples).map(([id, values]) => [id, summarize(values)]));
+}
+
+/**
+ * p50/p99 of each route and of the bulk approval on every run; sets `run.http` to
+ * `{ stats: {routeId: summary}, rows: {routeId: rows answered} }`.
+ */
+export async function measureHttp(runs, { iterations, warmup, bulkIterations }) {
+  const samples = new Map(runs.map(run => [run, Object.fromEntries(HTTP_ROUTES.map(r => [r.id, []]))]));
+  const rows = new Map(runs.map(run => [run, {}]));
+  for (let i = 0; i < warmup; i++) {
+    for (const route of HTTP_ROUTES) {
+      for (const run of runs) await routeCall(run.backend, run.tokens, route);
+    }
+  }
+  for (let i = 0; i < iterations; i++) {
+    for (const route of HTTP_ROUTES) {
+      if (route.every !== undefined && i % route.every !== 0) continue;
+      for (const run of runs) {
+        const { elapsed, json } = await routeCall(run.backend, run.tokens, route);
+        samples.get(run)[route.id].push(elapsed);
+        rows.get(run)[route.id] = json.items?.length;
+      }
+    }
+  }
+  for (const run of runs) {
+    samples.get(run).bulk = [];
+    rows.get(run).bulk = bulkBatch(run.records).length;
+  }
+  // Between repetitions the same keys go back to Pending (outside the timed call).
+  for (let i = 0; i < bulkIterations; i++) {
+    for (const run of runs) {
+      const names = bulkBatch(run.records);
+      await resetToPending(run.knex, names);
+      samples.get(run).bulk.push(await bulkApprove(run.backend, run.tokens.carol, names));
+      await resetToPending(run.knex, names);
+    }
+  }
+  for (const run of runs) run.http = { stats: statsOf(samples.get(run)), rows: rows.get(run) };
+}
+
+/** Waits until the backend's output has been quiet for a moment (log lines flushed). */
+async function settleLog(backend) {
+  let length = -1;
+  while (backend.output().length !== length) {
+    length = backend.output().length;
+    await new Promise(resolve => setTimeout(resolve, 150));
+  }
+}
+
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+/** Backstage's CachedUserInfoService keeps a token's user info this long (5 s). */
+const USER_INFO_CACHE_MS = 5_000;
+
+/**
+ * Internal calls per portal request, by route, from the access log of a backend at
+ * LOG_LEVEL=info. Each route is called once to warm up (the first call of a user also
+ * fetches its user info and the JWKS), then `countIterations` times back to back; with
+ * `coldUserInfo`, one more case waits out the user-info cache before each call.
+ */
+export async function countRoundTrips(run, { countIterations, coldUserInfo }) {
+  const { backend, tokens, knex } = run;
+  const names = bulkBatch(run.records);
+  const myRoute = HTTP_ROUTES.find(route => route.id === 'my');
+  const cases = [
+    ...HTTP_ROUTES.filter(route => route.url === undefined).map(route => ({
+      label: `${route.route} (${route.caller})`,
+      call: () => routeCall(backend, tokens, route),
+    })),
+    {
+      label: `POST /requests/bulk-approve of ${names.length} (carol)`,
+      call: async () => {
+        await resetToPending(knex, names);
+        await bulkApprove(backend, tokens.carol, names);
+      },
+    },
+    ...(coldUserInfo
+      ? [
+          {
+            label: 'GET /requests/my (alice), after 5.5 s idle: user-info cache expired',
+            iterations: 1,
+            call: async () => {
+              await sleep(USER_INFO_CACHE_MS + 500);
+              await routeCall(backend, tokens, myRoute);
+            },
+          },
+        ]
+      : []),
+  ];
+  const results = [];
+  for (const testCase of cases) {
+    await testCase.call();
+    await settleLog(backend);
+    const before = backend.output().length;
+    let lastStart = before;
+    for (let i = 0; i < (testCase.iterations ?? countIterations); i++) {
+      lastStart = backend.output().length;
+      await testCase.call();
+    }
+    await settleLog(backend);
+    const isPortalCall = (_method, url) => url.startsWith('/api/portal/');
+    results.push({
+      label: testCase.label,
+      counts: countCalls(backend.output().slice(before), isPortalCall),
+      // The calls of the last request, in the order the access log wrote them.
+      lastRequest: accessLogRequests(backend.output().slice(lastStart)).map(
+        ([method, url]) => `${method} ${url}`,
+      ),
+    });
+  }
+  await resetToPending(knex, names);
+  run.counts = results;
+}
+
+/**
+ * The store queries on every run's database through DatabasePortalStore in this
+ * process (no HTTP, no permissions); sets `run.store[queryId] = {stats, rows}`.
+ */
+export async function measureStore(runs, { iterations, warmup }) {
+  const stores = new Map();
+  for (const run of runs) stores.set(run, await portalStoreOn(run.knex));
+  const samples = new Map(runs.map(run => [run, Object.fromEntries(STORE_QUERIES.map(q => [q.id, []]))]));
+  const rows = new Map(runs.map(run => [run, {}]));
+  for (let i = 0; i < warmup + iterations; i++) {
+    for (const query of STORE_QUERIES) {
+      if (query.every !== undefined && i % query.every !== 0) continue;
+      for (const run of runs) {
+        const started = performance.now();
+        const keys = await stores.get(run).listKeys(query.filter);
+        const elapsed = performance.now() - started;
+        if (i < warmup) continue;
+        samples.get(run)[query.id].push(elapsed);
+        rows.get(run)[query.id] = keys.length;
+      }
+    }
+  }
+  for (const run of runs) {
+    const stats = statsOf(samples.get(run));
+    run.store = Object.fromEntries(
+      STORE_QUERIES.map(query => [query.id, { stats: stats[query.id], rows: rows.get(run)[query.id] }]),
+    );
+  }
+}
+
+/** The database's plan for the SQL that listKeys sends for each store query. */
+export async function queryPlans(run) {
+  const store = await portalStoreOn(run.knex);
+  const plans = {};
+  for (const query of STORE_QUERIES) plans[query.id] = await planOf(run.knex, store, query);
+  run.plans = plans;
+}
+
+async function planOf(knex, store, query) {
+  const statements = [];
+  const listener = event => statements.push(event);
+  knex.on('query', listener);
+  try {
+    await store.listKeys(query.filter);
+  } finally {
+    knex.off('query', listener);
+  }
+  const { sql, bindings } = statements[statements.length - 1];
+  const positional = sql.replace(/\$\d+/g, '?');
+  if (knex.client.config.client === 'pg') {
+    const result = await knex.raw(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${positional}`, bindings);
+    return result.rows.map(row => row['QUERY PLAN']).join('\n');
+  }
+  const result = await knex.raw(`EXPLAIN QUERY PLAN ${positional}`, bindings);
+  return result.map(row => row.detail).join('\n');
+}
