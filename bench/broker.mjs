@@ -45,6 +45,8 @@ const COUNTS = smoke
   ? { rounds: 2, sequential: 20, concurrent: 40, inFlight: 10, fanout: [20], triggers: 1, memory: 20, elicitation: 4 }
   : { rounds: 4, sequential: 1000, concurrent: 2000, inFlight: 50, fanout: [1000, 10000], triggers: 3, memory: 10000, elicitation: 200 };
 
+const STATIC_TOKEN = 'dev-only-static-token-0123456789';
+
 const TARGETS = {
   throughputVsDirect: 0.85,
   throughputVsHub: 1.3,
@@ -142,6 +144,9 @@ async function callsSection({ everything, hub, broker, token }) {
     direct: await connectClient({ url: everything.url }),
     broker: await connectClient({ url: broker.url, token }),
     'mcp-hub': await connectClient({ url: hub.url, kind: 'sse' }),
+    // app-config.yaml's development static token: a string compare instead of verifying a
+    // signed user token, which shows what authentication costs per call.
+    'broker, static token': await connectClient({ url: broker.url, token: STATIC_TOKEN }),
   };
   const pids = { 'server-everything': everything.pid, broker: broker.pid, 'mcp-hub': hub.pid };
   const targets = [];
@@ -151,7 +156,8 @@ async function callsSection({ everything, hub, broker, token }) {
     // Warm-up: JIT, connection pools, the broker's backend session for this client.
     for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
     const targetPids = { 'server-everything': pids['server-everything'] };
-    if (name !== 'direct') targetPids[name] = pids[name];
+    const gateway = name.startsWith('broker') ? 'broker' : name;
+    if (gateway !== 'direct') targetPids[gateway] = pids[gateway];
     targets.push({ name, call, pids: targetPids });
   }
   const modes = [
@@ -163,7 +169,11 @@ async function callsSection({ everything, hub, broker, token }) {
   for (const client of Object.values(clients)) await client.close();
 
   const processes = ['server-everything', 'broker', 'mcp-hub', 'load generator'];
-  const lines = ['### tools/call `echo` (server-everything, official SDK client, one session per target)', ''];
+  const lines = ['### tools/call `echo` (server-everything, official SDK client, one session per target)',
+    '',
+    '"broker" uses alice\'s user token (a signed JWT verified on every request); "broker, static token" the development static token of app-config.yaml (a string compare). Direct and mcp-hub have no authentication.',
+    '',
+  ];
   const rows = [];
   const summary = {};
   for (const mode of modes) {
@@ -209,6 +219,7 @@ async function callsSection({ everything, hub, broker, token }) {
         ['sequential p50 overhead (broker − direct)', `${overhead.toFixed(2)} ms`, `≤ ${TARGETS.sequentialOverheadMs} ms`, verdict(overhead <= TARGETS.sequentialOverheadMs)],
         ['broker CPU per call, sequential', `${brokerCpu.sequential.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.sequential <= TARGETS.brokerCpuMsPerCall)],
         [`broker CPU per call, ${concurrent}`, `${brokerCpu.concurrent.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.concurrent <= TARGETS.brokerCpuMsPerCall)],
+        [`broker CPU per call with the static token, sequential / ${concurrent}`, `${(s('broker, static token').cpu.broker / s('broker, static token').calls).toFixed(2)} / ${(c('broker, static token').cpu.broker / c('broker, static token').calls).toFixed(2)} ms`, '', ''],
         ['mcp-hub ÷ direct throughput, ' + concurrent, `${(c('mcp-hub').callsPerSecond / c('direct').callsPerSecond).toFixed(2)}×`, '', ''],
       ],
     ),

@@ -65,9 +65,11 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
       ['sequential', 'direct', '20'],
       ['sequential', 'broker', '20'],
       ['sequential', 'mcp-hub', '20'],
+      ['sequential', 'broker, static token', '20'],
       ['10 in flight', 'direct', '40'],
       ['10 in flight', 'broker', '40'],
       ['10 in flight', 'mcp-hub', '40'],
+      ['10 in flight', 'broker, static token', '40'],
     ]);
     for (const row of calls) {
       expect(Number(row[3])).toBeGreaterThan(0); // calls/s
