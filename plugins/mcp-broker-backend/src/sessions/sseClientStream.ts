@@ -85,8 +85,9 @@ export class SseClientStream implements ClientEventStream {
 
   /**
    * Writes of one tick leave in one packet: the headers with the opening comment, and a tool
-   * call's result with the end of the response. With Nagle off every write would otherwise be
-   * its own syscall and TCP segment (4 per tool call instead of 2), on both ends.
+   * call's result with the end of the response. Node corks chunked body writes by itself but
+   * sends flushHeaders() at once, so with Nagle off a tool call took 3 syscalls and TCP
+   * segments on each end instead of 2.
    */
   private corkUntilNextTick() {
     if (this.corked) return;
