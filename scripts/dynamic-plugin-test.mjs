@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestBackend, installedVersion, probeTestBackend, repoRoot, sh } from './lib/test-backend.mjs';
+import { createTestBackend, installedVersion, probeTestBackend, repoRoot, sh, shLocked } from './lib/test-backend.mjs';
 
 // The feature-service release of Backstage 1.55 (its dependencies ask for backend-defaults ^0.18.0).
 const DYNAMIC_FEATURE_SERVICE_VERSION = '0.8.7';
@@ -52,7 +52,7 @@ try {
   const pluginNames = [];
   fs.mkdirSync(pluginsRoot, { recursive: true });
   for (const { dir, args } of exported) {
-    sh(rhdhCli, ['plugin', 'export', '--clean', ...args], { cwd: path.join(repoRoot, dir) });
+    shLocked(rhdhCli, ['plugin', 'export', '--clean', ...args], { cwd: path.join(repoRoot, dir) });
     const distDynamic = path.join(repoRoot, dir, 'dist-dynamic');
     const manifest = JSON.parse(fs.readFileSync(path.join(distDynamic, 'package.json'), 'utf8'));
     if (!manifest.name.endsWith('-dynamic')) throw new Error(`${dir}: exported package is named ${manifest.name}`);

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkTarball, publishedPackages } from './lib/published-packages.mjs';
-import { createTestBackend, installedVersion, probeTestBackend, repoRoot, sh } from './lib/test-backend.mjs';
+import { createTestBackend, installedVersion, probeTestBackend, repoRoot, shLocked } from './lib/test-backend.mjs';
 
 const keep = process.argv.includes('--keep');
 const pgUrl = process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING;
@@ -34,9 +34,10 @@ try {
   // workspace: ranges into real versions, exactly as a publish would.
   const tarballOf = {};
   for (const pkg of publishedPackages) {
-    sh('yarn', ['backstage-cli', 'package', 'build'], { cwd: path.join(repoRoot, pkg.dir) });
     const out = path.join(tarballs, `${pkg.workspace.replace('@', '').replace('/', '-')}.tgz`);
-    sh('yarn', ['pack', '--out', out], { cwd: path.join(repoRoot, pkg.dir) });
+    shLocked('sh', ['-c', `yarn backstage-cli package build && yarn pack --out '${out}'`], {
+      cwd: path.join(repoRoot, pkg.dir),
+    });
     tarballOf[pkg.workspace] = out;
     const problems = checkTarball(pkg, out);
     if (problems.length > 0) throw new Error(`${pkg.workspace} tarball:\n  ${problems.join('\n  ')}`);

@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +27,17 @@ export function installedVersion(name) {
 export function sh(command, args, options = {}) {
   console.log(`$ ${command} ${args.join(' ')}`);
   return execFileSync(command, args, { stdio: 'inherit', ...options });
+}
+
+/**
+ * Runs a command under an exclusive lock shared by every install test on this machine.
+ * `yarn pack` (backstage-cli prepack/postpack) and `rhdh-cli plugin export` rewrite the plugin's
+ * package.json in place for a moment and rebuild dist/; two runs at once in one working tree
+ * (developers running `yarn test` side by side) would otherwise pack each other's halfway state
+ * or leave a rewritten package.json behind.
+ */
+export function shLocked(command, args, options = {}) {
+  return sh('flock', [path.join(os.tmpdir(), 'devportal-pack.lock'), command, ...args], options);
 }
 
 async function freePort() {
