@@ -29,6 +29,13 @@ const VERSION = 'v1alpha1';
 const PLURAL = 'mcpserverregistrations';
 /** A watch that ends sooner than this counts as a failed attempt (backoff before the next). */
 const QUICK_END_MS = 1000;
+/**
+ * Each watch asks the API server to end it after this long (`timeoutSeconds`), and is abandoned
+ * by the broker WATCH_GRACE_MS later if it is still open: a connection that went silent (a
+ * half-open socket after a network partition) cannot stall discovery for longer than that.
+ */
+const WATCH_TIMEOUT_SECONDS = 300;
+const WATCH_GRACE_MS = 30_000;
 
 /** Options of {@link RegistrationWatcher}. */
 export interface RegistrationWatcherOptions {
@@ -93,13 +100,15 @@ export class RegistrationWatcher {
     const backoff = new ExponentialBackoff(settings.initialDelayMs, settings.maxDelayMs);
     const scope = namespace ? `namespace ${namespace}` : 'all namespaces';
     let resourceVersion: string | undefined;
+    let startedAt: number | undefined;
     const signal = this.lifetime.signal;
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
+          startedAt = undefined;
           resourceVersion = await this.relist(namespace);
         }
-        const startedAt = Date.now();
+        startedAt = Date.now();
         const outcome = await this.watchFrom(namespace, resourceVersion, () => backoff.reset(), rv => {
           resourceVersion = rv;
         });
@@ -110,9 +119,12 @@ export class RegistrationWatcher {
           // 'ended' (server timeout or dropped connection): resume from the last resourceVersion,
           // but a watch that keeps ending at once must not spin.
           await sleep(backoff.nextDelayMs(), signal);
+        } else {
+          backoff.reset(); // a watch that ran for a while was healthy
         }
       } catch (error) {
         if (signal.aborted) break;
+        if (startedAt !== undefined && Date.now() - startedAt >= QUICK_END_MS) backoff.reset();
         const delay = backoff.nextDelayMs();
         this.options.logger.warn(
           `MCPServerRegistration list/watch (${scope}) failed: ${describe(error)}; retrying in ${delay} ms`,
@@ -163,24 +175,40 @@ export class RegistrationWatcher {
     const path = namespace
       ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`
       : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
-    const query: Record<string, string | boolean> = { resourceVersion, allowWatchBookmarks: true };
+    const query: Record<string, string | number | boolean> = {
+      resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+    };
     if (this.options.config.labelSelector) query.labelSelector = this.options.config.labelSelector;
     return new Promise((resolve, reject) => {
       let expired = false;
+      let settled = false;
+      // client-node hands out the watch's AbortController only once the response has started.
       let controller: AbortController | undefined;
-      const onAbort = () => controller?.abort();
-      this.lifetime.signal.addEventListener('abort', onAbort, { once: true });
-      const finish = (error: unknown) => {
-        this.lifetime.signal.removeEventListener('abort', onAbort);
+      const finish = (error: unknown, outcome?: 'ended') => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(silentConnection);
+        this.lifetime.signal.removeEventListener('abort', onStop);
+        controller?.abort();
         if (expired) resolve('expired');
-        else if (error && !this.lifetime.signal.aborted) reject(error);
+        else if (error && outcome === undefined && !this.lifetime.signal.aborted) reject(error);
         else resolve('ended');
       };
+      // Stopping, or a connection that stayed silent past the server-side timeout, ends the watch
+      // at once, even while the request itself is still hanging.
+      const onStop = () => finish(null, 'ended');
+      this.lifetime.signal.addEventListener('abort', onStop, { once: true });
+      const silentConnection = setTimeout(onStop, WATCH_TIMEOUT_SECONDS * 1000 + WATCH_GRACE_MS);
+      silentConnection.unref();
+      if (this.lifetime.signal.aborted) onStop();
       this.watch
         .watch(
           path,
           query,
           (phase: string, object: any) => {
+            if (settled) return;
             if (phase === 'ERROR') {
               if (object?.code === 410) expired = true;
               else this.options.logger.warn(`MCPServerRegistration watch error: ${object?.message ?? 'unknown'}`);
@@ -194,12 +222,15 @@ export class RegistrationWatcher {
             if (phase === 'DELETED') this.remove(key);
             else this.upsert(key, object);
           },
-          finish,
+          error => finish(error),
         )
-        .then(c => {
-          controller = c;
-          if (this.lifetime.signal.aborted) c.abort();
-        }, reject);
+        .then(
+          c => {
+            controller = c;
+            if (settled) c.abort();
+          },
+          error => finish(error),
+        );
     });
   }
 

@@ -38,7 +38,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
   afterAll(async () => {
     await Promise.all(watchers.map(w => w.stop()));
     await fake?.close();
-  });
+  }, 15_000);
 
   it('the CRD serves MCPServerRegistration and the ClusterRole grants exactly what discovery uses', async () => {
     fake = await startFakeKubeApiServer({
@@ -126,4 +126,16 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     const brokerUsed = [...used].filter(t => !/ (create|delete)$/.test(t));
     expect(brokerUsed.sort()).toEqual([...granted].sort());
   }, 30_000);
+
+  it('stops promptly even while a watch request hangs, and leaves no watch open (uses the watchers of the test above)', async () => {
+    fake.hangNext({ verb: 'watch' }, { times: 1 });
+    fake.dropWatches();
+    await waitFor(() => fake.requests({ verb: 'watch' }).some(r => r.status === 0), 'a hanging watch request');
+    const started = Date.now();
+    await Promise.all(watchers.splice(0).map(w => w.stop()));
+    expect(Date.now() - started).toBeLessThan(1000);
+    // A watch request already on its way when stop() ran is closed as soon as it is answered
+    // (client-node hands out a watch's AbortController only then).
+    await waitFor(() => fake.activeWatches().length === 0, 'every watch stream to close', 3000);
+  }, 10_000);
 });
