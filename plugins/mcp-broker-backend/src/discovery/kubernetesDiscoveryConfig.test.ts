@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigReader } from '@backstage/config';
 import { mockServices } from '@backstage/backend-test-utils';
-import { createKubernetesDiscovery, ServerSetComposer } from './createKubernetesDiscovery';
+import { createKubernetesDiscovery } from './createKubernetesDiscovery';
+import { ServerSetComposer } from './serverSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 
 const read = (kubernetes: unknown) => readKubernetesDiscoveryConfig(new ConfigReader({ mcpBroker: { kubernetes } } as any));

@@ -7,7 +7,8 @@
 import type { LoggerService, RootConfigService } from '@backstage/backend-plugin-api';
 import type { McpBroker } from '../broker/mcpBroker';
 import { readBrokerConfig } from '../config';
-import { createKubernetesDiscovery, ServerSetComposer } from './createKubernetesDiscovery';
+import { createKubernetesDiscovery } from './createKubernetesDiscovery';
+import { ServerSetComposer } from './serverSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 
 /** The running discovery; `stop` ends the config subscription and the Kubernetes watch. */
