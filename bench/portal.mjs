@@ -108,8 +108,8 @@ try {
         });
         const seedSeconds = await seedPortal(knex, records);
         const run = { kind, records, database, knex };
-        const { backend, tokens, startSeconds } = await startBackendOn(run, smoke ? 'info' : 'warn');
-        Object.assign(run, { backend, tokens });
+        const { backend, tokens, startSeconds, pid } = await startBackendOn(run, smoke ? 'info' : 'warn');
+        Object.assign(run, { backend, tokens, pid });
         byDatabase[kind].push(run);
         seeds.push({ kind, records, seedSeconds, startSeconds });
         log(`${DB_NAMES[kind]} ${count(records)}: seeded in ${seedSeconds.toFixed(1)} s, backend up in ${startSeconds.toFixed(1)} s`);

@@ -5,6 +5,7 @@
  * tests use. The broker gets no MCP servers, so nothing but the portal is measured.
  */
 import { createRequire } from 'node:module';
+import { childPids } from './procStat.mjs';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
@@ -12,10 +13,13 @@ const { startBackendProcess } = require('../../packages/backend/src/testing/star
 
 /**
  * Starts the backend on `database` (a `backend.database` config) at `logLevel` and
- * signs `users` in. Returns `{ backend, tokens, startSeconds }`.
+ * signs `users` in. Returns `{ backend, tokens, startSeconds, pid }` (`pid`: the backend
+ * process, for its CPU counters; undefined when it cannot be told apart). Start backends
+ * one after the other, or the pids cannot be told apart.
  */
 export async function startPortalBackend({ database, logLevel, users }) {
   const started = performance.now();
+  const earlier = new Set(childPids('src/index.ts'));
   const backend = await startBackendProcess({
     config: { mcpBroker: { servers: [] }, backend: { database } },
     env: { LOG_LEVEL: logLevel },
@@ -28,7 +32,13 @@ export async function startPortalBackend({ database, logLevel, users }) {
     await backend.stop();
     throw error;
   }
-  return { backend, tokens, startSeconds: (performance.now() - started) / 1000 };
+  const fresh = childPids('src/index.ts').filter(pid => !earlier.has(pid));
+  return {
+    backend,
+    tokens,
+    startSeconds: (performance.now() - started) / 1000,
+    pid: fresh.length === 1 ? fresh[0] : undefined,
+  };
 }
 
 /** Signs a fixture user in, retrying while the catalog is still ingesting the users. */

@@ -7,6 +7,7 @@
  */
 import { countCalls, accessLogRequests } from './accessLog.mjs';
 import { portalStoreOn, resetToPending } from './portalDatabases.mjs';
+import { schedDelta, schedStat } from './procStat.mjs';
 import {
   HTTP_ROUTES,
   STORE_QUERIES,
@@ -20,13 +21,39 @@ function statsOf(samples) {
   return Object.fromEntries(Object.entries(samples).map(([id, values]) => [id, summarize(values)]));
 }
 
+/** Mean of the defined values, or NaN. */
+function mean(values) {
+  const defined = values.filter(value => value !== undefined);
+  return defined.length === 0 ? Number.NaN : defined.reduce((a, b) => a + b, 0) / defined.length;
+}
+
 /**
- * p50/p99 of each route and of the bulk approval on every run; sets `run.http` to
- * `{ stats: {routeId: summary}, rows: {routeId: rows answered} }`.
+ * Times `call` and reads the backend's scheduler counters around it: `{elapsed, json,
+ * cpuMs, waitMs}` (the last two undefined off Linux or without a pid).
+ */
+async function timedWithCpu(run, call) {
+  const before = schedStat(run.pid);
+  const result = await call();
+  const delta = schedDelta(before, schedStat(run.pid));
+  return { ...result, cpuMs: delta?.cpuMs, waitMs: delta?.waitMs };
+}
+
+/**
+ * p50/p99 of each route and of the bulk approval on every run, and the backend's mean
+ * CPU and run-queue wait per request; sets `run.http` to `{ stats, rows, cpu, wait }`
+ * (each keyed by route id, plus `bulk`).
  */
 export async function measureHttp(runs, { iterations, warmup, bulkIterations }) {
-  const samples = new Map(runs.map(run => [run, Object.fromEntries(HTTP_ROUTES.map(r => [r.id, []]))]));
+  const ids = [...HTTP_ROUTES.map(route => route.id), 'bulk'];
+  const empty = () => Object.fromEntries(ids.map(id => [id, []]));
+  const samples = new Map(runs.map(run => [run, { elapsed: empty(), cpu: empty(), wait: empty() }]));
   const rows = new Map(runs.map(run => [run, {}]));
+  const record = (run, id, { elapsed, cpuMs, waitMs }) => {
+    const s = samples.get(run);
+    s.elapsed[id].push(elapsed);
+    s.cpu[id].push(cpuMs);
+    s.wait[id].push(waitMs);
+  };
   for (let i = 0; i < warmup; i++) {
     for (const route of HTTP_ROUTES) {
       for (const run of runs) await routeCall(run.backend, run.tokens, route);
@@ -36,26 +63,34 @@ export async function measureHttp(runs, { iterations, warmup, bulkIterations }) 
     for (const route of HTTP_ROUTES) {
       if (route.every !== undefined && i % route.every !== 0) continue;
       for (const run of runs) {
-        const { elapsed, json } = await routeCall(run.backend, run.tokens, route);
-        samples.get(run)[route.id].push(elapsed);
-        rows.get(run)[route.id] = json.items?.length;
+        const result = await timedWithCpu(run, () => routeCall(run.backend, run.tokens, route));
+        record(run, route.id, result);
+        rows.get(run)[route.id] = result.json.items?.length;
       }
     }
-  }
-  for (const run of runs) {
-    samples.get(run).bulk = [];
-    rows.get(run).bulk = bulkBatch(run.records).length;
   }
   // Between repetitions the same keys go back to Pending (outside the timed call).
   for (let i = 0; i < bulkIterations; i++) {
     for (const run of runs) {
       const names = bulkBatch(run.records);
+      rows.get(run).bulk = names.length;
       await resetToPending(run.knex, names);
-      samples.get(run).bulk.push(await bulkApprove(run.backend, run.tokens.carol, names));
+      const result = await timedWithCpu(run, async () => ({
+        elapsed: await bulkApprove(run.backend, run.tokens.carol, names),
+      }));
+      record(run, 'bulk', result);
       await resetToPending(run.knex, names);
     }
   }
-  for (const run of runs) run.http = { stats: statsOf(samples.get(run)), rows: rows.get(run) };
+  for (const run of runs) {
+    const s = samples.get(run);
+    run.http = {
+      stats: statsOf(s.elapsed),
+      rows: rows.get(run),
+      cpu: Object.fromEntries(ids.map(id => [id, mean(s.cpu[id])])),
+      wait: Object.fromEntries(ids.map(id => [id, mean(s.wait[id])])),
+    };
+  }
 }
 
 /** Waits until the backend's output has been quiet for a moment (log lines flushed). */
@@ -111,24 +146,29 @@ export async function countRoundTrips(run, { countIterations, coldUserInfo }) {
     await testCase.call();
     await settleLog(backend);
     const before = backend.output().length;
-    let lastStart = before;
-    for (let i = 0; i < (testCase.iterations ?? countIterations); i++) {
-      lastStart = backend.output().length;
-      await testCase.call();
-    }
+    for (let i = 0; i < (testCase.iterations ?? countIterations); i++) await testCase.call();
     await settleLog(backend);
     const isPortalCall = (_method, url) => url.startsWith('/api/portal/');
+    const slice = backend.output().slice(before);
     results.push({
       label: testCase.label,
-      counts: countCalls(backend.output().slice(before), isPortalCall),
-      // The calls of the last request, in the order the access log wrote them.
-      lastRequest: accessLogRequests(backend.output().slice(lastStart)).map(
-        ([method, url]) => `${method} ${url}`,
-      ),
+      counts: countCalls(slice, isPortalCall),
+      lastRequest: lastPortalRequest(accessLogRequests(slice), isPortalCall),
     });
   }
   await resetToPending(knex, names);
   run.counts = results;
+}
+
+/**
+ * The last portal request of an access log and the internal calls logged just before it
+ * (a request's own line is written when it finishes, after the calls it made).
+ */
+function lastPortalRequest(requests, isPortalCall) {
+  const last = requests.findLastIndex(([method, url]) => isPortalCall(method, url));
+  let first = last;
+  while (first > 0 && !isPortalCall(...requests[first - 1])) first -= 1;
+  return requests.slice(first, last + 1).map(([method, url]) => `${method} ${url}`);
 }
 
 /**

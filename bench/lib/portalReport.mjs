@@ -49,6 +49,25 @@ function httpLines(bulkSize) {
   ];
 }
 
+/**
+ * The backend process's mean CPU time and run-queue wait per request (its threads'
+ * scheduler counters around each call): what a request costs, and what the machine's
+ * load added to its wall time.
+ */
+function cpuTable(runs, bulkSize) {
+  const lines = [
+    ...HTTP_ROUTES.map(route => ({ id: route.id, label: describeRoute(route) })),
+    { id: 'bulk', label: `POST /requests/bulk-approve — carol (${bulkSize} Pending keys)` },
+  ];
+  return markdownTable(
+    ['request', ...runs.map(run => `${count(run.records)}: backend CPU (all threads) / main thread waiting for a CPU, ms`)],
+    lines.map(line => [
+      line.label,
+      ...runs.map(run => `${ms(run.http.cpu[line.id])} / ${ms(run.http.wait[line.id])}`),
+    ]),
+  );
+}
+
 function storeLines() {
   return STORE_QUERIES.map(query => ({
     label: query.label,
@@ -165,6 +184,8 @@ export function portalReport({ header, byDatabase, phases, seeds, scales }) {
   for (const [kind, runs] of Object.entries(byDatabase)) {
     out.push('', `### HTTP on the real backend — ${DB_NAMES[kind]} (client-side ms)`, '');
     out.push(growthTable(runs, 'request', httpLines(runs[0].http.rows.bulk)));
+    out.push('', `Backend process per request — ${DB_NAMES[kind]} (means over the same samples):`, '');
+    out.push(cpuTable(runs, runs[0].http.rows.bulk));
     out.push('', `### Store alone — ${DB_NAMES[kind]} (DatabasePortalStore.listKeys in the benchmark process)`, '');
     out.push(growthTable(runs, 'store query (no HTTP, no permissions)', storeLines()));
   }
