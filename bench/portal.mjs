@@ -5,7 +5,7 @@
  * sign-in, the RBAC plugin with the example policies), the same queries on the store
  * alone, and the internal calls (authorize round trips) per portal request.
  *
- *   node bench/portal.mjs                 # full run (see bench/README.md), ~6–8 minutes
+ *   node bench/portal.mjs                 # full run (see bench/README.md), 3–7 minutes
  *   node bench/portal.mjs --smoke         # 200 records, SQLite, a few iterations (~15 s)
  *
  * Options: --databases sqlite,postgres  --scales 1000,10000,100000  --iterations 80

@@ -37,7 +37,7 @@ export async function startPortalBackend({ database, logLevel, users }) {
     backend,
     tokens,
     startSeconds: (performance.now() - started) / 1000,
-    pid: fresh.length === 1 ? fresh[0] : undefined,
+    pid: backend.pid ?? (fresh.length === 1 ? fresh[0] : undefined),
   };
 }
 
