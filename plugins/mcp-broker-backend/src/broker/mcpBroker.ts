@@ -182,14 +182,18 @@ export class McpBroker {
   /** The capabilities the broker advertises to clients. */
   serverCapabilities(): Record<string, unknown> {
     const advertised = new Set<string>();
+    let completions = false;
     for (const connection of this.connections.values()) {
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
+      if (connection.capabilities?.completions !== undefined) completions = true;
     }
     return {
       // The broker itself announces tool list changes (a backend removed or reconnected).
       tools: { listChanged: true },
       resources: { listChanged: advertised.has('resources') },
       prompts: { listChanged: advertised.has('prompts') },
+      // completion/complete is routed to the owner of the prompt or resource template.
+      ...(completions ? { completions: {} } : {}),
     };
   }
 
