@@ -51,11 +51,7 @@ import {
   InputError,
   NotFoundError,
 } from '@backstage/errors';
-import {
-  OWNER_ANNOTATION,
-  type ApiKey,
-  type ObjectRef,
-} from '@devportal/plugin-portal-common';
+import type { ApiKey, ObjectRef } from '@devportal/plugin-portal-common';
 import type { Knex } from 'knex';
 import { classifyDatabaseError, mapDatabaseError } from './databaseErrors';
 import {
@@ -82,6 +78,7 @@ import type {
   ProductFilter,
   StoredApiProduct,
 } from './types';
+import { ownerOf, refText } from './productOwner';
 
 /** The migrations directory, resolved so that it works from source and from dist. */
 const MIGRATIONS_DIRECTORY = resolvePackagePath(
@@ -129,20 +126,6 @@ function parseResourceVersion(resourceVersion: string): number | undefined {
   }
   const value = Number(resourceVersion);
   return value <= MAX_RESOURCE_VERSION ? value : undefined;
-}
-
-function refText(ref: ObjectRef): string {
-  return `${ref.namespace}/${ref.name}`;
-}
-
-function ownerOf(annotations: Record<string, string> | undefined): string {
-  const owner = annotations?.[OWNER_ANNOTATION];
-  if (owner === undefined || owner === '') {
-    throw new InputError(
-      `An API product needs the annotation ${OWNER_ANNOTATION} (its owner's entity ref)`,
-    );
-  }
-  return owner;
 }
 
 /**

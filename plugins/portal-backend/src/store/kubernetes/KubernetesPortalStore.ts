@@ -96,6 +96,7 @@ import {
   reservedKeysOf,
 } from './labels';
 import { acquirePendingClaim } from './pendingClaims';
+import { ownerOf, refText } from '../productOwner';
 
 /** Attempts at a fresh generated key name when one is taken (odds ~1e-11 each). */
 const KEY_NAME_ATTEMPTS = 5;
@@ -113,20 +114,6 @@ const USER_ID_ANNOTATION = 'secret.kuadrant.io/user-id';
 export interface KubernetesPortalStoreOptions {
   config: KubernetesStoreConfig;
   logger: LoggerService;
-}
-
-function refText(ref: ObjectRef): string {
-  return `${ref.namespace}/${ref.name}`;
-}
-
-function ownerOf(annotations: Record<string, string> | undefined): string {
-  const owner = annotations?.[OWNER_ANNOTATION];
-  if (owner === undefined || owner === '') {
-    throw new InputError(
-      `An API product needs the annotation ${OWNER_ANNOTATION} (its owner's entity ref)`,
-    );
-  }
-  return owner;
 }
 
 function byNamespaceAndName(a: { metadata: ObjectRef }, b: { metadata: ObjectRef }): number {
