@@ -5,57 +5,14 @@
  * not asserted; what does not depend on the machine is: every call completed on every
  * target, every stream got the notification, every session was deleted with 204.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-
-const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
-
-let running: ChildProcess | undefined;
+import { runBenchSmoke, stopRunningSmoke, tableAfter } from '../testing/benchSmoke';
 
 // A timed-out run is stopped with SIGTERM; the script then stops the processes it started.
-afterEach(() => {
-  if (running && running.exitCode === null) running.kill('SIGTERM');
-  running = undefined;
-});
-
-function runSmoke(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = (running = spawn(process.execPath, ['bench/broker.mjs', '--smoke'], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', chunk => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', code => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The body rows of the first Markdown table after `heading` in `text`, as cells. */
-function tableAfter(text: string, heading: string): string[][] {
-  const start = text.indexOf(heading);
-  if (start < 0) return [];
-  const lines = text.slice(start).split('\n');
-  const first = lines.findIndex(line => line.startsWith('|'));
-  if (first < 0) return [];
-  const table: string[] = [];
-  for (const line of lines.slice(first)) {
-    if (!line.startsWith('|')) break;
-    table.push(line);
-  }
-  return table.slice(2).map(line => line.split('|').slice(1, -1).map(cell => cell.trim()));
-}
+afterEach(stopRunningSmoke);
 
 describe('bench/broker.mjs --smoke (real backend, server-everything, example server, mcp-hub)', () => {
   it('completes every call, delivers every notification, deletes every session and prints its tables', async () => {
-    const { code, stdout, stderr } = await runSmoke();
+    const { code, stdout, stderr } = await runBenchSmoke('bench/broker.mjs');
     if (code !== 0) {
       throw new Error(`bench/broker.mjs --smoke exited with ${code}:\n${stderr.slice(-4000)}\n${stdout}`);
     }

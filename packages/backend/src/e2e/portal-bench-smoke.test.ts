@@ -5,50 +5,11 @@
  * internal calls is, because it does not depend on the machine: every portal request
  * must cost exactly one authorize round trip.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-
-const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
-
-function runSmoke(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bench/portal.mjs', '--smoke'], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', chunk => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', code => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The body rows of the first Markdown table after `heading` in `text`, as cells. */
-function tableAfter(text: string, heading: string): string[][] {
-  const start = text.indexOf(heading);
-  if (start < 0) return [];
-  const lines = text.slice(start).split('\n');
-  const first = lines.findIndex(line => line.startsWith('|'));
-  if (first < 0) return [];
-  const table: string[] = [];
-  for (const line of lines.slice(first)) {
-    if (!line.startsWith('|')) break;
-    table.push(line);
-  }
-  // Skip the header and the `| --- |` line.
-  return table.slice(2).map(line => line.split('|').slice(1, -1).map(cell => cell.trim()));
-}
+import { runBenchSmoke, tableAfter } from '../testing/benchSmoke';
 
 describe('bench/portal.mjs --smoke (real backend, 200 records on SQLite)', () => {
   it('completes, prints the latency tables and counts one authorize per portal request', async () => {
-    const { code, stdout, stderr } = await runSmoke();
+    const { code, stdout, stderr } = await runBenchSmoke('bench/portal.mjs');
     if (code !== 0) {
       throw new Error(`bench/portal.mjs --smoke exited with ${code}:\n${stderr}\n${stdout}`);
     }
