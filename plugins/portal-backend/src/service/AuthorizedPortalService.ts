@@ -83,6 +83,7 @@ import {
   productNotFound,
   scopeOf,
   toItemError,
+  requireScope,
   type Scope,
 } from './ownership';
 
@@ -153,16 +154,14 @@ export class AuthorizedPortalService implements PortalService {
   }
 
   async getProduct(credentials: BackstageCredentials, ref: ObjectRef) {
-    const scope = await this.#scope(
-      credentials,
-      portalApiProductReadAllPermission,
-      portalApiProductReadOwnPermission,
+    const scope = requireScope(
+      await this.#scope(
+        credentials,
+        portalApiProductReadAllPermission,
+        portalApiProductReadOwnPermission,
+      ),
+      'reading API products needs portal.apiproduct.read',
     );
-    if (scope === 'none') {
-      throw new NotAllowedError(
-        'reading API products needs portal.apiproduct.read',
-      );
-    }
     const product = await this.#service.findProduct(ref);
     const actor = scope === 'own' ? await this.#actor(credentials) : undefined;
     if (
@@ -249,12 +248,10 @@ export class AuthorizedPortalService implements PortalService {
       ownPermission,
       portalApiProductReadAllPermission,
     ]);
-    const scope = scopeOf(changeAll, changeOwn);
-    if (scope === 'none') {
-      throw new NotAllowedError(
-        `${verb} API products needs ${ownPermission.name} or ${allPermission.name}`,
-      );
-    }
+    const scope = requireScope(
+      scopeOf(changeAll, changeOwn),
+      `${verb} API products needs ${ownPermission.name} or ${allPermission.name}`,
+    );
     const product = await this.#service.findProduct(ref);
     if (!product) throw productNotFound(ref);
     const owned = ownsRef(actor, productOwnerOf(product));
@@ -299,16 +296,14 @@ export class AuthorizedPortalService implements PortalService {
   // --- API key requests ----------------------------------------------------------------
 
   async listRequests(credentials: BackstageCredentials, query: RequestQuery) {
-    const scope = await this.#scope(
-      credentials,
-      portalApiKeyReadAllPermission,
-      portalApiKeyReadOwnPermission,
+    const scope = requireScope(
+      await this.#scope(
+        credentials,
+        portalApiKeyReadAllPermission,
+        portalApiKeyReadOwnPermission,
+      ),
+      'listing API key requests needs portal.apikey.read.own or portal.apikey.read.all',
     );
-    if (scope === 'none') {
-      throw new NotAllowedError(
-        'listing API key requests needs portal.apikey.read.own or portal.apikey.read.all',
-      );
-    }
     const filter = { namespace: query.namespace, phase: query.status };
     if (scope === 'all') {
       return this.#service.listKeys(filter);
@@ -329,16 +324,14 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'listing your own requests',
     );
-    const scope = await this.#scope(
-      credentials,
-      portalApiKeyReadAllPermission,
-      portalApiKeyReadOwnPermission,
+    requireScope(
+      await this.#scope(
+        credentials,
+        portalApiKeyReadAllPermission,
+        portalApiKeyReadOwnPermission,
+      ),
+      'listing your API key requests needs portal.apikey.read.own',
     );
-    if (scope === 'none') {
-      throw new NotAllowedError(
-        'listing your API key requests needs portal.apikey.read.own',
-      );
-    }
     return this.#service.listKeys({
       namespace: query.namespace,
       requestedBy: actor.userRef,
@@ -449,12 +442,10 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       permissions,
     );
-    const scope = scopeOf(all, own);
-    if (scope === 'none') {
-      throw new NotAllowedError(
-        `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
-      );
-    }
+    const scope = requireScope(
+      scopeOf(all, own),
+      `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
+    );
     const key = await this.#service.findKey(ref);
     if (!key) throw keyNotFound(ref);
     if (scope === 'all' || isRequester(actor, key)) {

@@ -2,7 +2,7 @@
  * Ownership and permission-scope helpers of AuthorizedPortalService. Entity refs are
  * compared case-insensitively, as the catalog does.
  */
-import { isError, NotFoundError } from '@backstage/errors';
+import { isError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import type { ApiKey, ObjectRef } from '@devportal/plugin-portal-common';
 import { describeRef } from './DefaultPortalService';
 import type { PortalActor } from './types';
@@ -37,6 +37,12 @@ export function isRequester(
 export function scopeOf(all: boolean, own: boolean): Scope {
   if (all) return 'all';
   return own ? 'own' : 'none';
+}
+
+/** The scope when the caller has one; NotAllowedError with `message` when it has neither. */
+export function requireScope(scope: Scope, message: string): 'all' | 'own' {
+  if (scope === 'none') throw new NotAllowedError(message);
+  return scope;
 }
 
 export function productNotFound(ref: ObjectRef) {
