@@ -116,6 +116,10 @@ export interface KubernetesPortalStoreOptions {
   logger: LoggerService;
 }
 
+function keyNotFound(ref: ObjectRef): NotFoundError {
+  return new NotFoundError(`API key ${refText(ref)} not found`);
+}
+
 function byNamespaceAndName(a: { metadata: ObjectRef }, b: { metadata: ObjectRef }): number {
   return (
     a.metadata.namespace.localeCompare(b.metadata.namespace) ||
@@ -192,6 +196,13 @@ export class KubernetesPortalStore implements PortalStore {
     return this.isServed(ref.namespace)
       ? this.api.getCustom(API_KEYS, ref.namespace, ref.name)
       : undefined;
+  }
+
+  /** The APIKey object; NotFoundError when it does not exist or its namespace is not served. */
+  private async requireKeyObject(ref: ObjectRef): Promise<KubeObject> {
+    const object = await this.readKeyObject(ref);
+    if (object === undefined) throw keyNotFound(ref);
+    return object;
   }
 
   private async readProductObject(ref: ObjectRef): Promise<KubeObject | undefined> {
@@ -597,10 +608,7 @@ export class KubernetesPortalStore implements PortalStore {
 
   async updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey> {
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-      const current = await this.readKeyObject(ref);
-      if (current === undefined) {
-        throw new NotFoundError(`API key ${refText(ref)} not found`);
-      }
+      const current = await this.requireKeyObject(ref);
       this.assertPhase(ref, current, 'Pending', 'edited');
       const tier = update.planTier ?? current.spec.planTier;
       if (tier !== current.spec.planTier) {
@@ -623,7 +631,7 @@ export class KubernetesPortalStore implements PortalStore {
         return keyFromObject(patched);
       } catch (error) {
         if (isNotFound(error)) {
-          throw new NotFoundError(`API key ${refText(ref)} not found`);
+          throw keyNotFound(ref);
         }
         if (!isConflict(error)) {
           throw error;
@@ -636,10 +644,7 @@ export class KubernetesPortalStore implements PortalStore {
   async reviewKey(ref: ObjectRef, review: KeyReview): Promise<ApiKey> {
     const verb = review.phase === 'Approved' ? 'approved' : 'rejected';
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-      const current = await this.readKeyObject(ref);
-      if (current === undefined) {
-        throw new NotFoundError(`API key ${refText(ref)} not found`);
-      }
+      const current = await this.requireKeyObject(ref);
       this.assertPhase(ref, current, 'Pending', verb);
       const secretName =
         review.phase === 'Approved'
@@ -664,7 +669,7 @@ export class KubernetesPortalStore implements PortalStore {
           await this.discardSecret(ref.namespace, secretName);
         }
         if (isNotFound(error)) {
-          throw new NotFoundError(`API key ${refText(ref)} not found`);
+          throw keyNotFound(ref);
         }
         if (!isConflict(error)) {
           throw error;
@@ -676,10 +681,7 @@ export class KubernetesPortalStore implements PortalStore {
 
   async revealSecret(ref: ObjectRef): Promise<string> {
     for (let attempt = 1; attempt <= MAX_CAS_ATTEMPTS; attempt++) {
-      const current = await this.readKeyObject(ref);
-      if (current === undefined) {
-        throw new NotFoundError(`API key ${refText(ref)} not found`);
-      }
+      const current = await this.requireKeyObject(ref);
       const phase = phaseOf(current);
       if (phase !== 'Approved') {
         throw new ConflictError(
@@ -709,7 +711,7 @@ export class KubernetesPortalStore implements PortalStore {
         return Buffer.from(encoded, 'base64').toString('utf8');
       } catch (error) {
         if (isNotFound(error)) {
-          throw new NotFoundError(`API key ${refText(ref)} not found`);
+          throw keyNotFound(ref);
         }
         if (!isConflict(error)) {
           throw error;
@@ -720,10 +722,7 @@ export class KubernetesPortalStore implements PortalStore {
   }
 
   async deleteKey(ref: ObjectRef): Promise<void> {
-    const current = await this.readKeyObject(ref);
-    if (current === undefined) {
-      throw new NotFoundError(`API key ${refText(ref)} not found`);
-    }
+    const current = await this.requireKeyObject(ref);
     try {
       await this.deleteKeyObject(current);
     } catch (error) {
