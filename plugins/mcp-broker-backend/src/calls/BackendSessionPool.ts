@@ -13,6 +13,7 @@ import { LoggerService } from '@backstage/backend-plugin-api';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import {
   BackendEndpoint,
+  BackendResponse,
   BackendSessionRef,
   deleteBackendSession,
   postToBackend,
@@ -161,17 +162,17 @@ export class BackendSessionPool {
         clientInfo: this.clientInfo,
       },
     });
-    let response: Response;
+    let response: BackendResponse;
     try {
       response = await postToBackend({ endpoint }, body, signal);
     } catch (error) {
       throw backendFailure(endpoint.name, error, false);
     }
     if (!response.ok) {
-      await response.body?.cancel();
+      response.discard();
       throw backendHttpError(endpoint.name, response.status);
     }
-    const sessionId = response.headers.get('mcp-session-id') ?? undefined;
+    const sessionId = response.header('mcp-session-id');
     let protocolVersion: string | undefined;
     try {
       for await (const item of readBackendMessages(response)) {
@@ -202,7 +203,7 @@ export class BackendSessionPool {
         JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
         signal,
       );
-      await initialized.body?.cancel();
+      initialized.discard();
       if (!initialized.ok) throw backendHttpError(endpoint.name, initialized.status);
     } catch (error) {
       throw backendFailure(endpoint.name, error, false);

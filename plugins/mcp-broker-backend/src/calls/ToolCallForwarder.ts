@@ -20,6 +20,7 @@ import { LoggerService } from '@backstage/backend-plugin-api';
 import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
 import {
   BackendEndpoint,
+  BackendResponse,
   BackendSessionRef,
   postToBackend,
   readBackendMessages,
@@ -227,14 +228,14 @@ export class ToolCallForwarder {
     const backendRequestId = this.nextBackendRequestId++;
     const body = JSON.stringify({ jsonrpc: '2.0', id: backendRequestId, method: 'tools/call', params: call.params });
     entry.sent = { session, backendRequestId };
-    let response: Response;
+    let response: BackendResponse;
     try {
       response = await postToBackend(session, body, entry.controller.signal);
     } catch (error) {
       throw backendFailure(backend, error, false);
     }
     if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
+      response.discard();
       throw backendHttpError(backend, response.status);
     }
     for await (const item of readBackendMessages(response)) {
@@ -314,7 +315,7 @@ export class ToolCallForwarder {
     const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
     try {
       const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
-      await response.body?.cancel().catch(() => undefined);
+      response.discard();
       if (!response.ok) throw backendHttpError(mapping.backend, response.status);
     } catch (error) {
       const failure = backendFailure(mapping.backend, error, false);
@@ -344,7 +345,7 @@ export class ToolCallForwarder {
     const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
     try {
       const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
-      await response.body?.cancel().catch(() => undefined);
+      response.discard();
     } catch (error) {
       this.options.logger.debug(`Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`);
     }
@@ -416,7 +417,7 @@ export class ToolCallForwarder {
     });
     // Fire and forget: the client's call ends now whatever the backend does with it.
     postToBackend(session, body, AbortSignal.timeout(this.options.requestTimeoutMs))
-      .then(response => response.body?.cancel())
+      .then(response => response.discard())
       .catch(error =>
         this.options.logger.debug(`Could not cancel a call at MCP server "${entry.backend}": ${error}`),
       );

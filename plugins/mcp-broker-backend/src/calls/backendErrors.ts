@@ -90,7 +90,7 @@ export function backendHttpError(backend: string, status: number): BackendCallEr
 }
 
 /**
- * Maps anything thrown while talking to a backend (fetch's `TypeError: fetch failed`, a stream
+ * Maps anything thrown while talking to a backend (a socket error, a stream
  * reset, an abort) to a {@link BackendCallError}. `streamStarted` tells a refused connection from
  * one that broke while the backend was answering.
  */
@@ -142,7 +142,9 @@ function formatMs(ms: number): string {
 }
 
 function describeCause(error: unknown): string {
-  // fetch wraps the socket error in `cause`; its code (ECONNREFUSED, UND_ERR_SOCKET, …) is what helps.
+  // The socket error's code (ECONNREFUSED, ECONNRESET, …) is what helps; fetch wraps it in `cause`.
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   if (cause && typeof cause.code === 'string') return cause.code;
   if (cause && typeof cause.message === 'string') return cause.message;

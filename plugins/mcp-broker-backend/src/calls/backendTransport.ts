@@ -6,6 +6,9 @@
  * belongs to the call whose stream carried it). A POST answered with SSE is read message by
  * message; one answered with JSON yields its single message.
  */
+import http from 'node:http';
+import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 import { ParsedJsonRpcMessage, parseJsonRpcMessage } from './jsonRpcMessage';
 
@@ -33,21 +36,87 @@ export type BackendStreamItem =
   | { type: 'message'; parsed: ParsedJsonRpcMessage; eventId: string | undefined }
   | { type: 'malformed'; text: string };
 
+/**
+ * Connections to backends are kept open between requests (one TCP and, for https, one TLS
+ * handshake per connection instead of per call). Node's `fetch` would do the same, but costs
+ * several times more CPU per request (WHATWG streams, header objects, transferable signals),
+ * which on the tool-call path was the broker's largest single cost.
+ */
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
+  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+};
+
+/** A backend's answer to one request: status, headers, and the body still to be read. */
+export class BackendResponse {
+  /** @internal */
+  constructor(private readonly message: http.IncomingMessage) {}
+
+  /** The HTTP status code. */
+  get status(): number {
+    return this.message.statusCode ?? 0;
+  }
+
+  /** True for a 2xx status. */
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** A response header (first value), by lower-case name. */
+  header(name: string): string | undefined {
+    const value = this.message.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  /** True when the body is a server-sent-events stream. */
+  get isEventStream(): boolean {
+    return (this.header('content-type') ?? '').includes('text/event-stream');
+  }
+
+  /**
+   * The body's bytes, in order; the iteration throws when the connection breaks. Leaving the
+   * loop early does not close the connection: call {@link BackendResponse.discard} or
+   * {@link BackendResponse.close}.
+   */
+  get body(): AsyncIterable<Buffer> {
+    return this.message.iterator({ destroyOnReturn: false });
+  }
+
+  /**
+   * Throws the rest of the body away, reading it to its end so that the connection goes back to
+   * the pool. A backend ends a POST's event stream right after the response (MCP says it
+   * SHOULD); one that keeps it open longer than `graceMs` has it closed.
+   */
+  discard(graceMs = DISCARD_GRACE_MS): void {
+    if (this.message.complete || this.message.destroyed) return;
+    const giveUp = setTimeout(() => this.message.destroy(), graceMs);
+    giveUp.unref();
+    this.message.once('close', () => clearTimeout(giveUp));
+    this.message.resume();
+  }
+
+  /** Closes the connection without reading further (after a broken or oversized stream). */
+  close(): void {
+    this.message.destroy();
+  }
+}
+
+/** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
+export const DISCARD_GRACE_MS = 5_000;
+
 /** Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers. */
-export async function postToBackend(
+export function postToBackend(
   target: { endpoint: BackendEndpoint; sessionId?: string; protocolVersion?: string },
   body: string,
   signal: AbortSignal,
-): Promise<Response> {
-  return fetch(target.endpoint.url, {
-    method: 'POST',
-    headers: protocolHeaders(target, {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    }),
+): Promise<BackendResponse> {
+  return requestBackend(
+    'POST',
+    target,
+    { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body,
     signal,
-  });
+  );
 }
 
 /** Ends a backend session (HTTP DELETE); backends that do not support it answer 405, which is fine. */
@@ -56,12 +125,41 @@ export async function deleteBackendSession(
   signal: AbortSignal,
 ): Promise<void> {
   if (session.sessionId === undefined) return;
-  const response = await fetch(session.endpoint.url, {
-    method: 'DELETE',
-    headers: protocolHeaders(session, {}),
-    signal,
+  const response = await requestBackend('DELETE', session, {}, undefined, signal);
+  response.discard();
+}
+
+/**
+ * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
+ * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
+ */
+function requestBackend(
+  method: 'POST' | 'DELETE',
+  target: { endpoint: BackendEndpoint; sessionId?: string; protocolVersion?: string },
+  extraHeaders: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<BackendResponse> {
+  return new Promise((resolve, reject) => {
+    let url: URL;
+    try {
+      url = new URL(target.endpoint.url);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    const transport = url.protocol === 'https:' ? https : http;
+    const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
+    const request = transport.request(url, {
+      method,
+      agent,
+      headers: protocolHeaders(target, extraHeaders),
+      signal,
+    });
+    request.once('response', message => resolve(new BackendResponse(message)));
+    request.once('error', reject);
+    request.end(body);
   });
-  await response.body?.cancel();
 }
 
 function protocolHeaders(
@@ -90,15 +188,14 @@ export class BackendMessageTooLargeError extends Error {
 
 /**
  * Reads the JSON-RPC messages of a successful POST response, in order. Ends when the backend
- * ends the stream; throws when the connection breaks (or the signal given to fetch aborts), and
- * when one message exceeds {@link MAX_BACKEND_MESSAGE_BYTES}.
+ * ends the stream; throws when the connection breaks (or the request's signal aborts), and
+ * when one message exceeds {@link MAX_BACKEND_MESSAGE_BYTES}. Stopping early discards the rest.
  */
 export async function* readBackendMessages(
-  response: Response,
+  response: BackendResponse,
   maxMessageBytes = MAX_BACKEND_MESSAGE_BYTES,
 ): AsyncGenerator<BackendStreamItem> {
-  if (!response.body) return;
-  const isEventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+  const isEventStream = response.isEventStream;
   const pending: BackendStreamItem[] = [];
   const parser = createParser({
     onEvent(event) {
@@ -108,19 +205,17 @@ export async function* readBackendMessages(
       pending.push(itemOf(event.data, event.id));
     },
   });
-  const decoder = new TextDecoder();
-  const reader = response.body.getReader();
+  const decoder = new StringDecoder('utf8');
   let jsonBody = '';
   let bytesSinceLastMessage = 0;
+  let outcome: 'ended' | 'stopped' | 'failed' = 'stopped';
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytesSinceLastMessage += value.byteLength;
+    for await (const chunk of response.body) {
+      bytesSinceLastMessage += chunk.byteLength;
       if (bytesSinceLastMessage > maxMessageBytes) {
         throw new BackendMessageTooLargeError(maxMessageBytes);
       }
-      const text = decoder.decode(value, { stream: true });
+      const text = decoder.write(chunk);
       if (!isEventStream) {
         jsonBody += text;
         continue;
@@ -129,11 +224,16 @@ export async function* readBackendMessages(
       if (pending.length > 0) bytesSinceLastMessage = 0;
       while (pending.length > 0) yield pending.shift()!;
     }
+    outcome = 'ended';
+  } catch (error) {
+    outcome = 'failed';
+    throw error;
   } finally {
-    reader.releaseLock();
-    await response.body.cancel().catch(() => undefined);
+    // The caller stopped early (it had its answer): let the rest arrive and keep the connection.
+    if (outcome === 'stopped') response.discard();
+    else if (outcome === 'failed') response.close();
   }
-  jsonBody += decoder.decode();
+  jsonBody += decoder.end();
   if (!isEventStream && jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
 }
 

@@ -1,0 +1,182 @@
+/*
+ * The HTTP transport towards backends against a real HTTP server on loopback whose answers each
+ * test scripts: connection reuse, SSE and JSON bodies split at awkward places, the size limit,
+ * streams left open, aborts and refused connections.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  BackendEndpoint,
+  BackendMessageTooLargeError,
+  BackendResponse,
+  postToBackend,
+  readBackendMessages,
+} from './backendTransport';
+import { backendFailure } from './backendErrors';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+
+describe('backendTransport', () => {
+  let server: http.Server;
+  let endpoint: BackendEndpoint;
+  let handler: Handler;
+  let connections: number;
+
+  beforeEach(async () => {
+    connections = 0;
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', chunk => (body += chunk));
+      req.on('end', () => handler(req, res, body));
+    });
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    endpoint = { name: 'scripted', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer broker-own' } };
+  });
+
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise(resolve => server.close(resolve));
+  });
+
+  const post = (body = '{"jsonrpc":"2.0","id":1,"method":"ping"}', signal = new AbortController().signal) =>
+    postToBackend({ endpoint, sessionId: 's-1', protocolVersion: '2025-06-18' }, body, signal);
+
+  async function collect(response: BackendResponse, maxBytes?: number) {
+    const items = [];
+    for await (const item of readBackendMessages(response, maxBytes)) items.push(item);
+    return items;
+  }
+
+  function sse(res: http.ServerResponse) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+  }
+
+  it('sends the body with the broker’s headers, the session and the protocol version', async () => {
+    let seen: { headers: http.IncomingHttpHeaders; body: string; method?: string } | undefined;
+    handler = (req, res, body) => {
+      seen = { headers: req.headers, body, method: req.method };
+      res.writeHead(202).end();
+    };
+    const response = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    expect(response.status).toBe(202);
+    expect(response.ok).toBe(true);
+    response.discard();
+    expect(seen).toMatchObject({
+      method: 'POST',
+      body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      headers: {
+        authorization: 'Bearer broker-own',
+        'mcp-session-id': 's-1',
+        'mcp-protocol-version': '2025-06-18',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'content-length': '54',
+      },
+    });
+  });
+
+  it('reads SSE messages split across chunks, including a UTF-8 character cut in two', async () => {
+    const event = Buffer.from('event: message\nid: e1\ndata: {"jsonrpc":"2.0","id":1,"result":{"text":"grüße €"}}\n\n');
+    const cut = event.indexOf(Buffer.from('€')) + 1; // inside the 3-byte euro sign
+    handler = (_req, res) => {
+      sse(res);
+      res.write(': priming comment\n\n');
+      res.write(event.subarray(0, cut));
+      setTimeout(() => res.end(event.subarray(cut)), 20);
+    };
+    const items = await collect(await post());
+    expect(items).toEqual([
+      {
+        type: 'message',
+        eventId: 'e1',
+        parsed: expect.objectContaining({ message: { jsonrpc: '2.0', id: 1, result: { text: 'grüße €' } } }),
+      },
+    ]);
+  });
+
+  it('reads a JSON body as one message, and a line that is not JSON-RPC as malformed', async () => {
+    handler = (req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body.includes('ping') ? '{"jsonrpc":"2.0","id":1,"result":{}}' : 'not json');
+    };
+    expect(await collect(await post())).toEqual([
+      { type: 'message', eventId: undefined, parsed: expect.objectContaining({ message: { jsonrpc: '2.0', id: 1, result: {} } }) },
+    ]);
+    expect(await collect(await post('{"jsonrpc":"2.0","id":2,"method":"other"}'))).toEqual([
+      { type: 'malformed', text: 'not json' },
+    ]);
+  });
+
+  it('keeps one connection for sequential calls, also when the reader stops at its answer before the stream ends', async () => {
+    handler = (_req, res) => {
+      sse(res);
+      res.write('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      setTimeout(() => res.end(), 10); // the stream ends a little after the answer
+    };
+    for (let i = 0; i < 5; i++) {
+      const response = await post();
+      for await (const item of readBackendMessages(response)) {
+        expect(item.type).toBe('message');
+        break; // the caller has its answer
+      }
+      await new Promise(resolve => setTimeout(resolve, 30));
+    }
+    expect(connections).toBe(1);
+  });
+
+  it('closes a discarded event stream that the backend never ends, after the grace period', async () => {
+    const closed = new Promise<void>(resolve => {
+      handler = (_req, res) => {
+        sse(res);
+        res.write(': open\n\n');
+        res.on('close', () => resolve());
+      };
+    });
+    const response = await post();
+    response.discard(50);
+    await closed; // would time out the test if the connection stayed open
+    expect(response.ok).toBe(true);
+  });
+
+  it('refuses a message larger than the limit and closes the connection', async () => {
+    const closed = new Promise<void>(resolve => {
+      handler = (_req, res) => {
+        sse(res);
+        res.write(`data: {"jsonrpc":"2.0","id":1,"result":{"big":"${'x'.repeat(3000)}`);
+        res.on('close', () => resolve());
+      };
+    });
+    await expect(collect(await post(), 1024)).rejects.toBeInstanceOf(BackendMessageTooLargeError);
+    await closed;
+  });
+
+  it('breaks the body’s iteration when the signal aborts mid-stream', async () => {
+    handler = (_req, res) => {
+      sse(res);
+      res.write(': open\n\n');
+    };
+    const controller = new AbortController();
+    const response = await post(undefined, controller.signal);
+    const reading = collect(response);
+    setTimeout(() => controller.abort(), 20);
+    await expect(reading).rejects.toThrow();
+  });
+
+  it('rejects with the socket error’s code when nothing listens, which the error mapping names', async () => {
+    const { port } = server.address() as AddressInfo;
+    server.closeAllConnections();
+    await new Promise(resolve => server.close(resolve));
+    server = http.createServer(); // for afterEach
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    const error = await postToBackend(
+      { endpoint: { ...endpoint, url: `http://127.0.0.1:${port}/mcp` } },
+      '{}',
+      new AbortController().signal,
+    ).catch(e => e);
+    expect(error.code).toBe('ECONNREFUSED');
+    expect(backendFailure('scripted', error, false).message).toBe('MCP server "scripted" is unreachable (ECONNREFUSED)');
+  });
+});
