@@ -201,11 +201,16 @@ export class McpBroker {
    * Turns `res` into an SSE stream owned by the broker (closed on shutdown) with the
    * configured keep-alive and buffer bound.
    */
-  openEventStream(res: Response, headers?: Record<string, string>): ClientEventStream {
+  openEventStream(
+    res: Response,
+    headers?: Record<string, string>,
+    options: { deferHeadersMs?: number } = {},
+  ): ClientEventStream {
     const stream = SseClientStream.open(res, {
       keepAliveMs: this.options.config.keepAliveMs,
       maxBufferedBytes: this.options.config.clientStreamBufferBytes,
       headers,
+      deferHeadersMs: options.deferHeadersMs,
       onClose: reason => {
         this.streams.delete(stream);
         if (reason === 'too-slow') {

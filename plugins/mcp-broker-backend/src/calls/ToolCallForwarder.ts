@@ -108,6 +108,8 @@ interface InFlightCall {
   endReason?: EndReason;
   /** Timers that retire this call's unanswered gateway ids at their expiry. */
   expiryTimers: NodeJS.Timeout[];
+  /** Set before the call's first gateway id is registered: only then are there ids to retire. */
+  registeredIds?: true;
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
   sent?: { session: BackendSessionRef; backendRequestId: number };
 }
@@ -159,9 +161,12 @@ export class ToolCallForwarder {
       sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
       sink.end();
-      await this.options.elicitations.releaseCall(entry.callId).catch(error =>
-        this.options.logger.warn(`Could not retire the elicitation ids of a call: ${error}`),
-      );
+      // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
+      if (entry.registeredIds) {
+        await this.options.elicitations.releaseCall(entry.callId).catch(error =>
+          this.options.logger.warn(`Could not retire the elicitation ids of a call: ${error}`),
+        );
+      }
     }
   }
 
@@ -264,6 +269,7 @@ export class ToolCallForwarder {
         sink.send(parsed.message);
         return undefined;
       case 'request': {
+        entry.registeredIds = true;
         const mapping = await this.options.elicitations.register({
           backendRequestId: parsed.rawId!,
           backend,

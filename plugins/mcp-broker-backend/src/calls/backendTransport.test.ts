@@ -98,7 +98,7 @@ describe('backendTransport', () => {
   });
 
   it('reads a JSON body as one message, and a line that is not JSON-RPC as malformed', async () => {
-    handler = (req, res, body) => {
+    handler = (_req, res, body) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(body.includes('ping') ? '{"jsonrpc":"2.0","id":1,"result":{}}' : 'not json');
     };

@@ -14,6 +14,7 @@ import {
   jsonRpcResult,
 } from '../broker/jsonRpc';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
+import { callEndSignal } from './callEndSignal';
 import { toClientError } from '../upstream/errors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
@@ -145,17 +146,25 @@ async function callTool({ broker, session, request, req, res }: DispatchContext)
     res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, `unknown tool "${params.name.slice(0, 200)}"`));
     return;
   }
-  const clientGone = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) clientGone.abort();
-  });
-  await broker.toolCalls.handleToolCall({
-    clientSession: session,
-    backend,
-    request: { ...request, params: { ...params, name: route.originalName } },
-    req,
-    res,
-    openEventStream: () => broker.openEventStream(res, { 'Mcp-Session-Id': session.id }),
-    signal: AbortSignal.any([clientGone.signal, session.ended.signal, broker.shutdownSignal]),
-  });
+  const ended = callEndSignal(res, [session.ended.signal, broker.shutdownSignal]);
+  try {
+    await broker.toolCalls.handleToolCall({
+      clientSession: session,
+      backend,
+      request: { ...request, params: { ...params, name: route.originalName } },
+      req,
+      res,
+      openEventStream: () =>
+        broker.openEventStream(res, { 'Mcp-Session-Id': session.id }, { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS }),
+      signal: ended.signal,
+    });
+  } finally {
+    ended.release();
+  }
 }
+
+/**
+ * A tool call's response stream sends its headers with its first event (usually the result, so
+ * a quick call leaves in one packet), or after this long when the tool is slow and silent.
+ */
+const TOOL_CALL_HEADER_DEADLINE_MS = 1_000;

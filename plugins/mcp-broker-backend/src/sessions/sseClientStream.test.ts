@@ -22,6 +22,16 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
         }),
       );
     });
+    app.get('/deferred', (_req, res) => {
+      streams.push(
+        SseClientStream.open(res, {
+          keepAliveMs: 60_000,
+          maxBufferedBytes: 64 * 1024,
+          deferHeadersMs: 150,
+          onClose: reason => closeReasons.push(reason),
+        }),
+      );
+    });
     server = http.createServer(app);
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -92,4 +102,44 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     await reader.done;
     expect(reader.text().match(/event: message/g)).toHaveLength(sent);
   }, 30_000);
+
+  /** A raw client that records each chunk the kernel hands it, with its arrival time. */
+  function rawClient(path: string) {
+    const url = new URL(baseUrl);
+    const socket = net.connect(Number(url.port), '127.0.0.1');
+    const chunks: { at: number; text: string }[] = [];
+    const start = Date.now();
+    socket.on('data', data => chunks.push({ at: Date.now() - start, text: data.toString('utf8') }));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    return { socket, chunks };
+  }
+
+  it('with deferred headers, sends headers, the message and the end of the stream together', async () => {
+    const client = rawClient('/deferred');
+    await waitForStreams(1);
+    await new Promise(resolve => setTimeout(resolve, 30));
+    expect(client.chunks).toEqual([]); // nothing before the first event
+    streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
+    streams[0].close();
+    await new Promise(resolve => setTimeout(resolve, 50));
+    client.socket.destroy();
+    expect(client.chunks).toHaveLength(1); // one write: one segment on loopback
+    const text = client.chunks[0].text;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text).toContain('Content-Type: text/event-stream');
+    expect(text).toContain('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    expect(text).toMatch(/\r\n0\r\n\r\n$/); // the chunked body's end
+    expect(text).not.toContain(': stream open');
+    expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('with deferred headers, a silent stream still sends its headers at the deadline', async () => {
+    const client = rawClient('/deferred');
+    await waitForStreams(1);
+    await new Promise(resolve => setTimeout(resolve, 300));
+    client.socket.destroy();
+    expect(client.chunks).toHaveLength(1);
+    expect(client.chunks[0].at).toBeGreaterThanOrEqual(140);
+    expect(client.chunks[0].text).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*: stream open\n\n/);
+  });
 });

@@ -16,14 +16,28 @@ export interface SseClientStreamOptions {
   maxBufferedBytes: number;
   /** Extra response headers (e.g. `Mcp-Session-Id`). */
   headers?: Record<string, string>;
+  /**
+   * Hold the headers back until the first event, or this many milliseconds at the latest. A
+   * tool call's response stream uses it: a quick call then leaves as one packet (headers, result
+   * and end of stream) instead of two. Without it the headers go out at once (GET streams, whose
+   * clients wait for them to know the stream is live).
+   */
+  deferHeadersMs?: number;
   /** Called once when the stream closes, for whatever reason. */
   onClose?: (reason: 'ended' | 'client-gone' | 'too-slow') => void;
 }
+
+/**
+ * The reason of a closed stream's signal. One shared value: `abort()` without a reason builds a
+ * DOMException with a stack trace, a measurable cost when every tool call has its own stream.
+ */
+const STREAM_CLOSED = Object.freeze({ name: 'StreamClosed', message: 'the event stream closed' });
 
 /** An open SSE response. */
 export class SseClientStream implements ClientEventStream {
   private readonly controller = new AbortController();
   private readonly keepAlive: NodeJS.Timeout;
+  private headerDeadline: NodeJS.Timeout | undefined;
   private corked = false;
 
   private constructor(
@@ -46,6 +60,14 @@ export class SseClientStream implements ClientEventStream {
     for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
     res.socket?.setNoDelay(true);
     const stream = new SseClientStream(res, options);
+    if (options.deferHeadersMs !== undefined) {
+      // The headers leave with the first write; this comment is the latest that happens.
+      stream.headerDeadline = setTimeout(() => {
+        if (!res.headersSent) stream.write(': stream open\n\n');
+      }, options.deferHeadersMs);
+      stream.headerDeadline.unref();
+      return stream;
+    }
     stream.corkUntilNextTick();
     res.flushHeaders();
     // A comment right away lets clients (and tests) see the stream is live.
@@ -102,7 +124,8 @@ export class SseClientStream implements ClientEventStream {
   private finish(reason: 'ended' | 'client-gone' | 'too-slow') {
     if (this.closed) return;
     clearInterval(this.keepAlive);
-    this.controller.abort();
+    clearTimeout(this.headerDeadline);
+    this.controller.abort(STREAM_CLOSED);
     this.options.onClose?.(reason);
   }
 }
