@@ -12,10 +12,11 @@ export function percentile(samples, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
-/** p50, p99 and max of a sample array (milliseconds in, milliseconds out). */
+/** min, p50, p99 and max of a sample array (milliseconds in, milliseconds out). */
 export function summarize(samples) {
   return {
     n: samples.length,
+    min: samples.length === 0 ? Number.NaN : Math.min(...samples),
     p50: percentile(samples, 50),
     p99: percentile(samples, 99),
     max: samples.length === 0 ? Number.NaN : Math.max(...samples),
