@@ -7,6 +7,7 @@ import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { createRouter } from './router/createRouter';
+import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 
 /**
@@ -49,6 +50,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         httpRouter.use(await createRouter({ broker, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
+        // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
+        // paths itself (requirePrincipal), remembering verified tokens, where the barrier would
+        // verify the same token's signature again on every request of a session.
+        for (const path of SELF_AUTHENTICATED_PATHS) httpRouter.addAuthPolicy({ path, allow: 'unauthenticated' });
       },
     });
   },

@@ -7,12 +7,14 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import express from 'express';
 import Router from 'express-promise-router';
+import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
 import type { McpBroker } from '../broker/mcpBroker';
 import { JsonRpcErrorCode } from '../broker/jsonRpc';
 import { statusHandler } from '../status/statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';
+import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 
 /** Largest accepted POST body. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -23,14 +25,19 @@ export interface RouterOptions {
   httpAuth: HttpAuthService;
 }
 
-/** Builds the broker's Express router. */
+/**
+ * Builds the broker's Express router. It authenticates {@link SELF_AUTHENTICATED_PATHS} itself
+ * (the plugin exempts them from Backstage's barrier), remembering verified tokens.
+ */
 export async function createRouter(options: RouterOptions): Promise<express.Router> {
   const router = Router();
-  const deps = { broker: options.broker, httpAuth: options.httpAuth };
+  const deps = { broker: options.broker };
 
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // First on these paths (sub-paths included), so every method and every mistake is 401 without a token.
+  router.use([...SELF_AUTHENTICATED_PATHS], requirePrincipal(VerifiedPrincipalCache.create({ httpAuth: options.httpAuth })));
   router.get('/status', statusHandler(deps));
 
   const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);

@@ -3,25 +3,20 @@
  * event stream, DELETE to end the session. Each handler is parse → call → respond; the
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
-import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
 import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isPlainObject } from '../broker/jsonRpc';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
+import { principalOf } from './requirePrincipal';
 
-/** Dependencies of the endpoint handlers. */
+/**
+ * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
+ * request before a handler runs; handlers read the principal with principalOf(res).
+ */
 export interface McpEndpointDeps {
   broker: McpBroker;
-  httpAuth: HttpAuthService;
-}
-
-/** The authenticated principal as a stable string: `user:<ref>` or `service:<subject>`. */
-async function principalOf(httpAuth: HttpAuthService, req: Request): Promise<string> {
-  const credentials = await httpAuth.credentials(req, { allow: ['user', 'service'] });
-  const principal = credentials.principal as { type: string; userEntityRef?: string; subject?: string };
-  return principal.type === 'user' ? `user:${principal.userEntityRef}` : `service:${principal.subject}`;
 }
 
 function headerValue(req: Request, name: string): string | undefined {
@@ -40,7 +35,7 @@ function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unkno
 
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
 async function requireSession(deps: McpEndpointDeps, req: Request, res: Response): Promise<ClientSession | undefined> {
-  const principal = await principalOf(deps.httpAuth, req);
+  const principal = principalOf(res);
   const id = headerValue(req, 'mcp-session-id');
   if (id === undefined || id === '') {
     sendTransportError(res, 400, JsonRpcErrorCode.ServerError, 'Mcp-Session-Id header required; send initialize first to start a session');
@@ -125,7 +120,7 @@ async function initialize(
   res: Response,
   request: { id: string | number; params?: Record<string, unknown> },
 ) {
-  const principal = await principalOf(deps.httpAuth, req);
+  const principal = principalOf(res);
   if (headerValue(req, 'mcp-session-id') !== undefined) {
     sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'initialize starts a new session: send it without Mcp-Session-Id', request.id);
     return;

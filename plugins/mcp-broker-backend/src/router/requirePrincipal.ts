@@ -1,0 +1,30 @@
+/*
+ * The broker authenticates /mcp and /status itself instead of through Backstage's default
+ * credentials barrier (plugin.ts declares those paths 'unauthenticated' to the barrier): the
+ * barrier verifies the token's signature on every request, before the router could use the
+ * VerifiedPrincipalCache. This middleware runs first on those paths, so the order of answers is
+ * unchanged: 401/403 before 403 (Host/Origin), 400, 404 or 405.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+
+const PRINCIPAL = 'mcpBrokerPrincipal';
+
+/** Paths the router authenticates itself; everything else stays behind Backstage's barrier. */
+export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status'] as const;
+
+/** Middleware: authenticates the request (401/403 through Backstage's error handler) and keeps its principal. */
+export function requirePrincipal(principals: VerifiedPrincipalCache): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    res.locals[PRINCIPAL] = await principals.principalOf(req);
+    next();
+  };
+}
+
+/** The principal {@link requirePrincipal} stored for this request. */
+export function principalOf(res: Response): string {
+  const principal: unknown = res.locals[PRINCIPAL];
+  // Reaching a handler without it would be a wiring mistake in createRouter, never a client's.
+  if (typeof principal !== 'string') throw new Error('MCP broker: requirePrincipal did not run for this route');
+  return principal;
+}
