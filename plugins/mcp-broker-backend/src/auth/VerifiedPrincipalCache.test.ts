@@ -1,5 +1,6 @@
 import type { AuthService, BackstageCredentials, DiscoveryService } from '@backstage/backend-plugin-api';
 import { DefaultHttpAuthService } from '@backstage/backend-defaults/httpAuth';
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthenticationError, NotAllowedError } from '@backstage/errors';
 import type { Request } from 'express';
 import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
@@ -174,5 +175,25 @@ describe('VerifiedPrincipalCache (real DefaultHttpAuthService over a scripted Au
     await principal('Bearer alice-token');
     await principal('bearer alice-token');
     expect(verified).toEqual(['alice-token', 'alice-token']);
+  });
+});
+
+describe('VerifiedPrincipalCache with Backstage mockServices.httpAuth (test double that accepts requests without a token)', () => {
+  it('remembers nothing for a request without a bearer token, even when httpAuth accepts it', async () => {
+    const inner = mockServices.httpAuth({ defaultCredentials: mockCredentials.user('user:default/guest') });
+    let calls = 0;
+    const httpAuth = {
+      ...inner,
+      credentials: ((req, options) => {
+        calls += 1;
+        return inner.credentials(req, options);
+      }) as typeof inner.credentials,
+    };
+    const cache = VerifiedPrincipalCache.create({ httpAuth });
+    for (const headers of [{}, { authorization: 'Basic YWxpY2U6cHc=' }, {}, { authorization: 'Basic YWxpY2U6cHc=' }]) {
+      await expect(cache.principalOf({ headers } as Request)).resolves.toBe('user:user:default/guest');
+    }
+    expect(calls).toBe(4);
+    expect(cache.size).toBe(0);
   });
 });
