@@ -9,6 +9,8 @@ import {
   BackendEndpoint,
   BackendMessageTooLargeError,
   BackendResponse,
+  deleteBackendSession,
+  openBackendEventStream,
   postToBackend,
   readBackendMessages,
 } from './backendTransport';
@@ -124,6 +126,61 @@ describe('backendTransport', () => {
       }
       await new Promise(resolve => setTimeout(resolve, 30));
     }
+    expect(connections).toBe(1);
+  });
+
+  it('gives the connection of a discarded empty answer (202) back for the next request', async () => {
+    handler = (_req, res) => res.writeHead(202).end();
+    for (let i = 0; i < 3; i++) {
+      (await post('{"jsonrpc":"2.0","method":"notifications/initialized"}')).discard();
+      await new Promise(resolve => setTimeout(resolve, 20));
+    }
+    await deleteBackendSession({ endpoint, sessionId: 's-1' }, new AbortController().signal);
+    await new Promise(resolve => setTimeout(resolve, 20));
+    await post();
+    expect(connections).toBe(1);
+  });
+
+  it('opens an event stream with GET and the session headers, and reads it until closed', async () => {
+    let seen: http.IncomingMessage | undefined;
+    const closed = new Promise<void>(resolve => {
+      handler = (req, res) => {
+        seen = req;
+        sse(res);
+        res.write('data: one\n\n');
+        res.on('close', () => resolve());
+      };
+    });
+    const response = await openBackendEventStream(
+      { endpoint, sessionId: 's-1', protocolVersion: '2025-06-18' },
+      new AbortController().signal,
+    );
+    expect(response.isEventStream).toBe(true);
+    expect(seen?.method).toBe('GET');
+    expect(seen?.headers).toMatchObject({
+      accept: 'text/event-stream',
+      authorization: 'Bearer broker-own',
+      'mcp-session-id': 's-1',
+      'mcp-protocol-version': '2025-06-18',
+    });
+    for await (const chunk of response.body) {
+      expect(chunk.toString()).toBe('data: one\n\n');
+      break;
+    }
+    let onCloseCalled = false;
+    response.onClose(() => (onCloseCalled = true));
+    response.close();
+    await closed;
+    expect(onCloseCalled).toBe(true);
+  });
+
+  it('reads an error body as text, cut at the limit, and keeps the connection', async () => {
+    handler = (_req, res) => res.writeHead(400, { 'content-type': 'text/plain' }).end(`session ${'€'.repeat(100)}`);
+    const first = await post();
+    expect(first.status).toBe(400);
+    expect(await first.text(12)).toBe('session €'); // 8 + 3 bytes; the next '€' is cut, so dropped
+    await new Promise(resolve => setTimeout(resolve, 20));
+    expect((await (await post()).text()).length).toBe(108);
     expect(connections).toBe(1);
   });
 

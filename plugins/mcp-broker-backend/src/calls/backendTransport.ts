@@ -31,6 +31,15 @@ export interface BackendSessionRef {
   protocolVersion: string;
 }
 
+/** Where one request goes: the backend and, once there is one, the session's headers. */
+export interface BackendTarget {
+  endpoint: BackendEndpoint;
+  /** Sent as `Mcp-Session-Id` when defined. */
+  sessionId?: string;
+  /** Sent as `Mcp-Protocol-Version` when defined. */
+  protocolVersion?: string;
+}
+
 /** One message read from a backend response stream (or a line that was not one). */
 export type BackendStreamItem =
   | { type: 'message'; parsed: ParsedJsonRpcMessage; eventId: string | undefined }
@@ -88,25 +97,65 @@ export class BackendResponse {
    * SHOULD); one that keeps it open longer than `graceMs` has it closed.
    */
   discard(graceMs = DISCARD_GRACE_MS): void {
-    if (this.message.complete || this.message.destroyed) return;
+    if (this.message.readableEnded || this.message.destroyed) return;
+    // Even a body that has fully arrived (`complete`, e.g. an empty 202) must be read to its
+    // end: only then does the socket go back to the pool, unreferenced. Left unread, it stays
+    // assigned to this response, is never reused, and keeps the process alive.
+    this.message.resume();
+    if (this.message.complete) return;
     const giveUp = setTimeout(() => this.message.destroy(), graceMs);
     giveUp.unref();
     this.message.once('close', () => clearTimeout(giveUp));
-    this.message.resume();
   }
 
-  /** Closes the connection without reading further (after a broken or oversized stream). */
+  /**
+   * Reads the body as UTF-8 text, keeping at most `maxBytes` (error bodies are only shown or
+   * searched, so a large one is cut rather than buffered). The whole body is read, so the
+   * connection goes back to the pool.
+   */
+  async text(maxBytes = MAX_TEXT_BYTES): Promise<string> {
+    const decoder = new StringDecoder('utf8');
+    let text = '';
+    let kept = 0;
+    let cut = false;
+    for await (const chunk of this.body) {
+      if (kept >= maxBytes) {
+        cut = true;
+        continue;
+      }
+      const part = chunk.subarray(0, maxBytes - kept);
+      cut ||= part.byteLength < chunk.byteLength;
+      kept += part.byteLength;
+      text += decoder.write(part);
+    }
+    // A character cut in two at the limit is dropped rather than shown as U+FFFD.
+    return cut ? text : text + decoder.end();
+  }
+
+  /**
+   * Closes the connection without reading further (after a broken or oversized stream, or to
+   * end an event stream).
+   */
   close(): void {
     this.message.destroy();
   }
+
+  /** Calls `listener` once the body has ended or the connection closed, whichever comes first. */
+  onClose(listener: () => void): void {
+    if (this.message.destroyed) listener();
+    else this.message.once('close', listener);
+  }
 }
+
+/** How much of a body {@link BackendResponse.text} keeps by default. */
+const MAX_TEXT_BYTES = 64 * 1024;
 
 /** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
 export const DISCARD_GRACE_MS = 5_000;
 
 /** Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers. */
 export function postToBackend(
-  target: { endpoint: BackendEndpoint; sessionId?: string; protocolVersion?: string },
+  target: BackendTarget,
   body: string,
   signal: AbortSignal,
 ): Promise<BackendResponse> {
@@ -119,9 +168,17 @@ export function postToBackend(
   );
 }
 
+/**
+ * Opens a session's GET event stream (`accept: text/event-stream`). Resolves once the headers
+ * arrived, whatever the status; the stream lives until `signal` aborts or either side closes it.
+ */
+export function openBackendEventStream(target: BackendTarget, signal: AbortSignal): Promise<BackendResponse> {
+  return requestBackend('GET', target, { accept: 'text/event-stream' }, undefined, signal);
+}
+
 /** Ends a backend session (HTTP DELETE); backends that do not support it answer 405, which is fine. */
 export async function deleteBackendSession(
-  session: BackendSessionRef,
+  session: BackendTarget,
   signal: AbortSignal,
 ): Promise<void> {
   if (session.sessionId === undefined) return;
@@ -134,8 +191,8 @@ export async function deleteBackendSession(
  * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
  */
 function requestBackend(
-  method: 'POST' | 'DELETE',
-  target: { endpoint: BackendEndpoint; sessionId?: string; protocolVersion?: string },
+  method: 'GET' | 'POST' | 'DELETE',
+  target: BackendTarget,
   extraHeaders: Record<string, string>,
   body: string | undefined,
   signal: AbortSignal,
@@ -163,7 +220,7 @@ function requestBackend(
 }
 
 function protocolHeaders(
-  target: { endpoint: BackendEndpoint; sessionId?: string; protocolVersion?: string },
+  target: BackendTarget,
   extra: Record<string, string>,
 ): Record<string, string> {
   const headers: Record<string, string> = { ...target.endpoint.headers, ...extra };
