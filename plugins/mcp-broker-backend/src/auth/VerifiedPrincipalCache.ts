@@ -72,10 +72,11 @@ function jwtExpiry(authorization: string): number | undefined {
  * 1.55 reads them once at start-up, and if a later version re-reads them on a config reload, a
  * removed token keeps working for at most `maxAgeMs`.
  *
- * Keys are the SHA-256 of the whole `Authorization` header (~1.4 µs per request against ~250 µs
- * of ES256 verification): the cache holds no usable token, and a key is 43 characters however
- * large the header (up to 16 KiB in Node), so `maxEntries` bounds memory to a few MB. Requests
- * without a bearer header are passed to `httpAuth` every time (it answers 401 as before).
+ * Keys are the SHA-256 of the whole `Authorization` header (~1.4 µs per request, measured here,
+ * against the ~0.25 ms per call that verifying a user token cost in the broker benchmark): the
+ * cache holds no usable token, and a key is 43 characters however large the header (up to
+ * 16 KiB in Node), so `maxEntries` bounds memory to a few MB. Requests without a bearer header
+ * are passed to `httpAuth` every time (it answers 401 as before).
  * Failures (401, 403) are never cached. Tokens are never logged.
  */
 export class VerifiedPrincipalCache {
