@@ -1,20 +1,32 @@
 /*
- * The client half of MCP streamable HTTP, spoken directly with fetch so the broker controls
- * every detail the SDK client hides: which POST stream a message arrived on, 404/405 handling,
- * the GET stream's lifetime, and ids of any JSON type. One instance per backend; it holds no
- * session state itself (the caller passes the session id and protocol version).
+ * The client half of MCP streamable HTTP, spoken directly so the broker controls every detail
+ * the SDK client hides: which POST stream a message arrived on, 404/405 handling, the GET
+ * stream's lifetime, and ids of any JSON type. One instance per backend; it holds no session
+ * state itself (the caller passes the session id and protocol version).
+ *
+ * It goes over the same HTTP transport as tool calls (calls/backendTransport: node:http with
+ * shared keep-alive agents; fetch cost several times more CPU per request). Timeouts and
+ * aborts are per-request signals (requestSignal.ts) that detach from long-lived ones when done.
  */
 import type { BrokerBackend } from '../broker/types';
 import {
   classifyJsonRpc,
-  JsonRpcId,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../broker/jsonRpc';
+import {
+  BackendMessageTooLargeError,
+  BackendResponse,
+  BackendTarget,
+  deleteBackendSession,
+  openBackendEventStream,
+  postToBackend,
+  readBackendMessages,
+} from '../calls/backendTransport';
 import { BackendSessionLostError, BackendUnavailableError } from './errors';
-import { readSseStream } from './sseReader';
+import { RequestSignal, requestSignal } from './requestSignal';
 
 /** The broker's session with a backend, as far as HTTP is concerned. */
 export interface UpstreamSession {
@@ -24,7 +36,8 @@ export interface UpstreamSession {
 
 /** Options of a single backend request. */
 export interface UpstreamRequestOptions {
-  signal?: AbortSignal;
+  /** Signals that abort the request (e.g. the caller's and the connection's lifetime). */
+  signals?: ReadonlyArray<AbortSignal | undefined>;
   timeoutMs?: number;
   /** Called for every other message the backend sends on this request's stream. */
   onServerMessage?: (message: JsonRpcMessage) => void;
@@ -48,10 +61,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && error.name === 'TimeoutError';
-}
-
 /** Speaks streamable HTTP to one backend with the broker's own credentials. */
 export class StreamableHttpClient {
   constructor(
@@ -59,32 +68,27 @@ export class StreamableHttpClient {
     private readonly defaultTimeoutMs: number,
   ) {}
 
-  private headers(session: UpstreamSession, accept: string): Record<string, string> {
-    const headers: Record<string, string> = { ...this.backend.headers, accept };
-    if (session.id !== undefined) headers['mcp-session-id'] = session.id;
-    if (session.protocolVersion !== undefined) {
-      headers['mcp-protocol-version'] = session.protocolVersion;
-    }
-    return headers;
+  private target(session: UpstreamSession): BackendTarget {
+    return { endpoint: this.backend, sessionId: session.id, protocolVersion: session.protocolVersion };
   }
 
-  private signalFor(options: { signal?: AbortSignal; timeoutMs?: number }): AbortSignal {
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.defaultTimeoutMs);
-    return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  }
-
-  private async fetch(url: string, init: RequestInit, session: UpstreamSession): Promise<Response> {
-    let response: Response;
+  /**
+   * Waits for a response's headers and turns failures into the upstream errors: connection
+   * failures and timeouts into BackendUnavailableError, a lost session into
+   * BackendSessionLostError, rejected credentials into 401/403. An abort by a parent signal
+   * throws the parent's reason (see `abortError`). Resolves with 2xx and 405 responses (the
+   * body unread); other bodies are read (at most 64 KiB kept), so the connection is reused.
+   */
+  private async check(
+    pending: Promise<BackendResponse>,
+    session: UpstreamSession,
+    scope: RequestSignal,
+  ): Promise<BackendResponse> {
+    let response: BackendResponse;
     try {
-      response = await fetch(url, init);
+      response = await pending;
     } catch (error) {
-      if (isTimeout(error)) throw new BackendUnavailableError(this.backend.name, 'timed out');
-      if (error instanceof Error && error.name === 'AbortError') throw error;
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      throw new BackendUnavailableError(
-        this.backend.name,
-        `cannot reach ${redactUrl(url)}${cause ? ` (${cause})` : ''}`,
-      );
+      throw this.failure(error, scope, 'timed out');
     }
     if (response.ok || response.status === 405) return response;
     const text = await response.text().catch(() => '');
@@ -104,6 +108,25 @@ export class StreamableHttpClient {
     throw new BackendUnavailableError(this.backend.name, `answered HTTP ${response.status}`, response.status);
   }
 
+  /** The upstream error for a failed request or body read (`timeoutText` if it timed out). */
+  private failure(error: unknown, scope: RequestSignal, timeoutText: string): unknown {
+    if (scope.timedOut) return new BackendUnavailableError(this.backend.name, timeoutText);
+    if (scope.abortedParent) {
+      const reason: unknown = scope.abortedParent.reason;
+      // A caller's own deadline (e.g. `AbortSignal.timeout`) counts as a timeout, as with fetch.
+      if (reason instanceof Error && reason.name === 'TimeoutError') {
+        return new BackendUnavailableError(this.backend.name, timeoutText);
+      }
+      return abortError(reason);
+    }
+    if (error instanceof BackendUnavailableError) return error;
+    const code = (error as { code?: unknown })?.code;
+    return new BackendUnavailableError(
+      this.backend.name,
+      `cannot reach ${redactUrl(this.backend.url)}${typeof code === 'string' ? ` (${code})` : ''}`,
+    );
+  }
+
   /**
    * POSTs a request and resolves with its response, whether the backend answers with JSON or
    * with an SSE stream (other messages on that stream go to `onServerMessage`).
@@ -113,83 +136,65 @@ export class StreamableHttpClient {
     session: UpstreamSession,
     options: UpstreamRequestOptions = {},
   ): Promise<UpstreamRequestResult> {
-    const signal = this.signalFor(options);
-    const response = await this.fetch(
-      this.backend.url,
-      {
-        method: 'POST',
-        headers: {
-          ...this.headers(session, 'application/json, text/event-stream'),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify(message),
-        signal,
-      },
-      session,
-    );
-    if (response.status === 405) {
-      throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
-    }
-    const sessionId = response.headers.get('mcp-session-id') ?? undefined;
-    const contentType = response.headers.get('content-type') ?? '';
+    const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
     try {
-      if (contentType.includes('text/event-stream') && response.body) {
-        const found = await this.readResponseFromStream(response.body, message.id, signal, options);
-        return { response: found, sessionId };
+      const response = await this.check(
+        postToBackend(this.target(session), JSON.stringify(message), scope.signal),
+        session,
+        scope,
+      );
+      if (response.status === 405) {
+        response.discard();
+        throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
       }
-      if (contentType.includes('application/json')) {
-        const parsed = classifyJsonRpc(await response.json());
-        if (parsed?.kind === 'response' && parsed.message.id === message.id) {
-          return { response: parsed.message, sessionId };
-        }
-        throw new BackendUnavailableError(this.backend.name, `answered ${message.method} without a matching JSON-RPC response`);
+      const sessionId = response.header('mcp-session-id');
+      const contentType = response.header('content-type') ?? '';
+      if (!contentType.includes('text/event-stream') && !contentType.includes('application/json')) {
+        response.discard();
+        throw new BackendUnavailableError(
+          this.backend.name,
+          `answered ${message.method} with unexpected content type "${contentType.slice(0, 60)}"`,
+        );
       }
-    } catch (error) {
-      if (isTimeout(error) || (signal.aborted && isTimeout(signal.reason))) {
-        throw new BackendUnavailableError(this.backend.name, `${message.method} timed out`);
-      }
-      if (error instanceof SyntaxError) {
-        throw new BackendUnavailableError(this.backend.name, `answered ${message.method} with invalid JSON`);
-      }
-      throw error;
+      return { response: await this.readResponse(response, message, scope, options), sessionId };
+    } finally {
+      scope.release();
     }
-    throw new BackendUnavailableError(
-      this.backend.name,
-      `answered ${message.method} with unexpected content type "${contentType.slice(0, 60)}"`,
-    );
   }
 
-  private async readResponseFromStream(
-    body: ReadableStream<Uint8Array>,
-    id: JsonRpcId,
-    signal: AbortSignal,
+  /**
+   * Reads the response to `message` from a JSON body or an event stream. Stopping at the
+   * answer leaves the rest of the stream to arrive, so the connection is reused.
+   */
+  private async readResponse(
+    response: BackendResponse,
+    message: JsonRpcRequest,
+    scope: RequestSignal,
     options: UpstreamRequestOptions,
   ): Promise<JsonRpcResponse> {
-    let found: JsonRpcResponse | undefined;
-    const done = new AbortController();
-    await readSseStream(
-      body,
-      {
-        onEvent: event => {
-          if (found) return;
-          let parsed;
-          try {
-            parsed = classifyJsonRpc(JSON.parse(event.data));
-          } catch {
-            return; // not JSON: not a message for us
-          }
-          if (parsed?.kind === 'response' && parsed.message.id === id) {
-            found = parsed.message;
-            done.abort();
-          } else if (parsed) {
-            options.onServerMessage?.(parsed.message);
-          }
-        },
-      },
-      AbortSignal.any([signal, done.signal]),
-    );
-    if (found) return found;
-    if (signal.aborted) throw signal.reason;
+    const isEventStream = response.isEventStream;
+    try {
+      for await (const item of readBackendMessages(response)) {
+        if (item.type === 'malformed') {
+          if (isEventStream) continue; // not JSON: not a message for us
+          throw new BackendUnavailableError(this.backend.name, `answered ${message.method} with invalid JSON`);
+        }
+        const parsed = classifyJsonRpc(item.parsed.message);
+        if (parsed?.kind === 'response' && parsed.message.id === message.id) return parsed.message;
+        if (!isEventStream) break;
+        if (parsed) options.onServerMessage?.(parsed.message);
+      }
+    } catch (error) {
+      if (error instanceof BackendUnavailableError) throw error;
+      if (error instanceof BackendMessageTooLargeError) {
+        throw new BackendUnavailableError(this.backend.name, `answered ${message.method} with ${error.message}`);
+      }
+      if (scope.timedOut || scope.abortedParent) throw this.failure(error, scope, `${message.method} timed out`);
+      throw new BackendUnavailableError(this.backend.name, 'closed the response stream before answering');
+    }
+    if (!isEventStream) {
+      throw new BackendUnavailableError(this.backend.name, `answered ${message.method} without a matching JSON-RPC response`);
+    }
     throw new BackendUnavailableError(this.backend.name, 'closed the response stream before answering');
   }
 
@@ -197,74 +202,77 @@ export class StreamableHttpClient {
   async send(
     message: JsonRpcNotification | JsonRpcResponse,
     session: UpstreamSession,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+    options: { signals?: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number } = {},
   ): Promise<void> {
-    const response = await this.fetch(
-      this.backend.url,
-      {
-        method: 'POST',
-        headers: {
-          ...this.headers(session, 'application/json, text/event-stream'),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify(message),
-        signal: this.signalFor(options),
-      },
-      session,
-    );
-    await response.body?.cancel().catch(() => {});
-    if (response.status === 405) {
-      throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
+    const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
+    try {
+      const response = await this.check(
+        postToBackend(this.target(session), JSON.stringify(message), scope.signal),
+        session,
+        scope,
+      );
+      response.discard();
+      if (response.status === 405) {
+        throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
+      }
+    } finally {
+      scope.release();
     }
   }
 
   /**
    * Opens the session's GET event stream. Resolves with the open response, or with
-   * `'not-supported'` when the backend answers 405 (it offers no event stream).
+   * `'not-supported'` when the backend answers 405 (it offers no event stream). The request
+   * timeout limits only the wait for the headers; the stream lives until `signal` aborts, the
+   * backend ends it, or the caller closes it.
    */
-  async openEventStream(session: UpstreamSession, signal: AbortSignal): Promise<Response | 'not-supported'> {
-    const connectTimeout = AbortSignal.timeout(this.defaultTimeoutMs);
-    // The timeout guards only the wait for headers; the stream itself lives until `signal`.
-    const headersSignal = new AbortController();
-    const onTimeout = () => headersSignal.abort(connectTimeout.reason);
-    connectTimeout.addEventListener('abort', onTimeout, { once: true });
+  async openEventStream(session: UpstreamSession, signal: AbortSignal): Promise<BackendResponse | 'not-supported'> {
+    const scope = requestSignal([signal], this.defaultTimeoutMs);
+    let response: BackendResponse;
     try {
-      const response = await this.fetch(
-        this.backend.url,
-        {
-          method: 'GET',
-          headers: this.headers(session, 'text/event-stream'),
-          signal: AbortSignal.any([signal, headersSignal.signal]),
-        },
-        session,
-      );
-      if (response.status === 405) {
-        await response.body?.cancel().catch(() => {});
-        return 'not-supported';
-      }
-      const contentType = response.headers.get('content-type') ?? '';
-      if (!contentType.includes('text/event-stream') || !response.body) {
-        await response.body?.cancel().catch(() => {});
-        throw new BackendUnavailableError(this.backend.name, 'answered GET without an event stream');
-      }
-      return response;
-    } finally {
-      connectTimeout.removeEventListener('abort', onTimeout);
+      response = await this.check(openBackendEventStream(this.target(session), scope.signal), session, scope);
+    } catch (error) {
+      scope.release();
+      throw error;
     }
+    if (response.status === 405) {
+      scope.release();
+      response.discard();
+      return 'not-supported';
+    }
+    if (!response.isEventStream) {
+      scope.release();
+      response.close();
+      throw new BackendUnavailableError(this.backend.name, 'answered GET without an event stream');
+    }
+    // The stream's tie to `signal` ends with the stream, not with this call.
+    scope.stopTimer();
+    response.onClose(() => scope.release());
+    return response;
   }
 
   /** Ends the session on the backend (best effort, short timeout). */
   async deleteSession(session: UpstreamSession): Promise<void> {
     if (session.id === undefined) return;
+    const scope = requestSignal([], Math.min(this.defaultTimeoutMs, 2000));
     try {
-      const response = await fetch(this.backend.url, {
-        method: 'DELETE',
-        headers: this.headers(session, 'application/json'),
-        signal: AbortSignal.timeout(Math.min(this.defaultTimeoutMs, 2000)),
-      });
-      await response.body?.cancel().catch(() => {});
+      await deleteBackendSession(this.target(session), scope.signal);
     } catch {
       // The backend may already be gone; its session then expires there.
+    } finally {
+      scope.release();
     }
   }
+}
+
+/**
+ * What a request aborted by a parent signal throws: the parent's reason when it is an error
+ * (as `fetch` did; `AbortController.abort()` gives a DOMException named AbortError), else an
+ * AbortError that carries the reason as its cause.
+ */
+function abortError(reason: unknown): Error {
+  if (reason instanceof Error) return reason;
+  const error = new Error('request aborted', { cause: reason });
+  error.name = 'AbortError';
+  return error;
 }

@@ -29,6 +29,7 @@ import { ExponentialBackoff } from './backoff';
 import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './errors';
 import { validateListChangedEvent } from './eventValidation';
 import { advertisedListKinds, ListKind } from './listKinds';
+import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
 import { redactUrl, StreamableHttpClient, UpstreamSession } from './streamableHttpClient';
 
@@ -193,7 +194,7 @@ export class UpstreamConnection implements BackendRequester {
       throw new BackendUnavailableError(this.backend.name, `not connected (${this.state})`);
     }
     return this.requestOn(session, method, params, {
-      signal: options.signal ? AbortSignal.any([options.signal, this.lifetime.signal]) : this.lifetime.signal,
+      signals: [options.signal, this.lifetime.signal],
       timeoutMs: options.timeoutMs,
     });
   }
@@ -233,7 +234,7 @@ export class UpstreamConnection implements BackendRequester {
     session: ActiveSession,
     method: string,
     params: Record<string, unknown> | undefined,
-    options: { signal?: AbortSignal; timeoutMs?: number },
+    options: { signals: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number },
   ): Promise<Record<string, unknown>> {
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: this.nextRequestId++, method };
     if (params !== undefined) message.params = params;
@@ -271,19 +272,22 @@ export class UpstreamConnection implements BackendRequester {
             message: `${parsed.message.method} is not available on the broker's own session`,
           },
         };
-    this.http.send(answer, session, { signal: this.lifetime.signal }).catch(() => {});
+    this.http.send(answer, session, { signals: [this.lifetime.signal] }).catch(() => {});
   }
 
   private async run(): Promise<void> {
     while (!this.lifetime.signal.aborted) {
       const cycle = new AbortController();
       this.cycle = cycle;
-      const signal = AbortSignal.any([this.lifetime.signal, cycle.signal]);
+      // The cycle's signal: aborted by close() or by cycle.abort() (a lost session).
+      const scope = requestSignal([this.lifetime.signal, cycle.signal]);
       let error: unknown;
       try {
-        await this.connectAndWatch(signal);
+        await this.connectAndWatch(scope.signal);
       } catch (e) {
         error = e;
+      } finally {
+        scope.release();
       }
       this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
@@ -331,7 +335,11 @@ export class UpstreamConnection implements BackendRequester {
       return;
     }
     this.eventStream = 'open';
-    await readSseStream(stream.body!, { onEvent: e => this.onStreamEvent(e, session, advertised) }, signal);
+    try {
+      await readSseStream(stream.body, { onEvent: e => this.onStreamEvent(e, session, advertised) }, signal);
+    } finally {
+      stream.close();
+    }
     if (!signal.aborted) throw new BackendUnavailableError(this.backend.name, 'event stream closed');
   }
 
@@ -350,7 +358,7 @@ export class UpstreamConnection implements BackendRequester {
         },
       },
       {},
-      { signal },
+      { signals: [signal] },
     );
     if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
     const protocolVersion = response.result.protocolVersion;
@@ -359,7 +367,7 @@ export class UpstreamConnection implements BackendRequester {
     }
     const capabilities = isPlainObject(response.result.capabilities) ? response.result.capabilities : {};
     const session: ActiveSession = { id: sessionId, protocolVersion, capabilities };
-    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signal });
+    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signals: [signal] });
     return session;
   }
 
@@ -409,7 +417,9 @@ export class UpstreamConnection implements BackendRequester {
     const items: Record<string, unknown>[] = [];
     let cursor: unknown;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.requestOn(session, method, cursor === undefined ? undefined : { cursor }, { signal });
+      const result = await this.requestOn(session, method, cursor === undefined ? undefined : { cursor }, {
+        signals: [signal],
+      });
       const pageItems = result[key];
       if (Array.isArray(pageItems)) items.push(...pageItems.filter(isPlainObject));
       cursor = result.nextCursor;

@@ -1,0 +1,25 @@
+/*
+ * Child process of idleConnections.test.ts: talks to the backend URL in argv[2] the way the
+ * broker's own session does (request, notification, event stream, DELETE), prints `done` and
+ * then has nothing left to do. Idle keep-alive connections must not keep it alive: it has to
+ * exit by itself while the server still holds those connections open.
+ */
+import { StreamableHttpClient } from '../streamableHttpClient';
+
+async function main() {
+  const client = new StreamableHttpClient({ name: 'exit-check', url: process.argv[2], toolPrefix: '', headers: {} }, 5000);
+  const session = { id: 'exit-session', protocolVersion: '2025-06-18' };
+  await client.request({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
+  await client.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+  const cycle = new AbortController();
+  const stream = await client.openEventStream(session, cycle.signal);
+  if (stream === 'not-supported') throw new Error('expected an event stream');
+  cycle.abort(); // how UpstreamConnection.close() ends its stream
+  await client.deleteSession(session);
+  process.stdout.write('done\n');
+}
+
+main().catch(error => {
+  process.stderr.write(`${error}\n`);
+  process.exit(1);
+});
