@@ -9,7 +9,7 @@
  *   node bench/portal.mjs --smoke         # 200 records, SQLite, a few iterations (~15 s)
  *
  * Options: --databases sqlite,postgres  --scales 1000,10000,100000  --iterations 80
- *          --bulk-iterations 5  --count-iterations 10
+ *          --bulk-iterations 5  --count-iterations 10  --node-env development
  *
  * Every (database, scale) pair gets a fresh database, seeded BEFORE a backend process
  * starts on it (the plugin's migrations plus batch inserts). All those backends run at
@@ -36,6 +36,7 @@ const { values: options } = parseArgs({
     iterations: { type: 'string' },
     'bulk-iterations': { type: 'string' },
     'count-iterations': { type: 'string' },
+    'node-env': { type: 'string', default: 'development' },
   },
 });
 const smoke = options.smoke;
@@ -48,6 +49,12 @@ const settings = {
   warmup: smoke ? 2 : 15,
   coldUserInfo: !smoke,
 };
+// NODE_ENV of the timing backends. The counting backends stay in development: their access
+// log is parsed as the development log format prints it. --smoke runs one backend for both.
+const nodeEnv = smoke ? 'development' : options['node-env'];
+if (!['development', 'production'].includes(nodeEnv)) {
+  throw new Error(`--node-env takes development or production, not ${nodeEnv}`);
+}
 for (const kind of databases) {
   if (DB_NAMES[kind] === undefined) throw new Error(`unknown database ${kind}: use sqlite or postgres`);
 }
@@ -81,11 +88,12 @@ async function phase(name, body) {
   return result;
 }
 
-async function startBackendOn(run, logLevel) {
+async function startBackendOn(run, logLevel, env = 'development') {
   const started = await startPortalBackend({
     database: run.database.backendConfig,
     logLevel,
     users: USERS,
+    env: { NODE_ENV: env },
   });
   cleanups.push(() => started.backend.stop());
   return started;
@@ -108,7 +116,7 @@ try {
         });
         const seedSeconds = await seedPortal(knex, records);
         const run = { kind, records, database, knex };
-        const { backend, tokens, startSeconds, pid } = await startBackendOn(run, smoke ? 'info' : 'warn');
+        const { backend, tokens, startSeconds, pid } = await startBackendOn(run, smoke ? 'info' : 'warn', nodeEnv);
         Object.assign(run, { backend, tokens, pid });
         byDatabase[kind].push(run);
         seeds.push({ kind, records, seedSeconds, startSeconds });
@@ -160,6 +168,7 @@ const header = [
   `Data: ${USER_COUNT} users, ${PRODUCT_COUNT} products; the fixture slice is ${FIXTURE_SLICE_SIZE} keys ` +
     `(alice 100, payments-api ${PAYMENTS_API_KEYS}); ${settings.iterations} samples per list (the admin list every ` +
     `${ADMIN_EVERY}th), ${settings.bulkIterations} bulk approvals, ${settings.warmup} warm-up rounds.`,
+  `Timing backends: NODE_ENV=${nodeEnv}${nodeEnv === 'development' ? ' (pretty-printed JSON answers)' : ' (compact JSON answers, JSON logs)'}; the internal-call count: NODE_ENV=development.`,
   `Command: node bench/portal.mjs ${process.argv.slice(2).join(' ')}`.trimEnd(),
 ];
 process.stdout.write(portalReport({ header, byDatabase, phases, seeds, scales }));

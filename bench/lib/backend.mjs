@@ -13,16 +13,18 @@ const { startBackendProcess } = require('../../packages/backend/src/testing/star
 
 /**
  * Starts the backend on `database` (a `backend.database` config) at `logLevel` and
- * signs `users` in. Returns `{ backend, tokens, startSeconds, pid }` (`pid`: the backend
+ * signs `users` in; `nodeArgs` and `env` go to the process as they are (e.g. an
+ * `--inspect` flag, `NODE_ENV`). Returns `{ backend, tokens, startSeconds, pid }` (`pid`: the backend
  * process, for its CPU counters; undefined when it cannot be told apart). Start backends
  * one after the other, or the pids cannot be told apart.
  */
-export async function startPortalBackend({ database, logLevel, users }) {
+export async function startPortalBackend({ database, logLevel, users, nodeArgs = [], env = {} }) {
   const started = performance.now();
   const earlier = new Set(childPids('src/index.ts'));
   const backend = await startBackendProcess({
     config: { mcpBroker: { servers: [] }, backend: { database } },
-    env: { LOG_LEVEL: logLevel },
+    env: { LOG_LEVEL: logLevel, ...env },
+    nodeArgs,
     startTimeoutMs: 120_000,
   });
   const tokens = {};

@@ -15,7 +15,10 @@ export function inspectorUrl(output) {
   return match[1];
 }
 
-/** An inspector session: `gc()` collects garbage, `heapUsedKiB()` reads V8's used heap. */
+/**
+ * An inspector session: `gc()` collects garbage, `heapUsedKiB()` reads V8's used heap,
+ * `send(method, params)` sends any other inspector command (e.g. `Profiler.start`).
+ */
 export async function connectInspector(url) {
   const socket = new WebSocket(url);
   await new Promise((resolve, reject) => {
@@ -39,6 +42,7 @@ export async function connectInspector(url) {
       socket.send(JSON.stringify({ id, method, params }));
     });
   return {
+    send,
     async gc() {
       // Twice: the first pass may only queue finalizers that free more on the second.
       await send('HeapProfiler.collectGarbage');
