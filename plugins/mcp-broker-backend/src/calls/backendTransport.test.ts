@@ -4,6 +4,7 @@
  * streams left open, aborts and refused connections.
  */
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import {
   BackendEndpoint,
@@ -182,6 +183,37 @@ describe('backendTransport', () => {
     await new Promise(resolve => setTimeout(resolve, 20));
     expect((await (await post()).text()).length).toBe(108);
     expect(connections).toBe(1);
+  });
+
+  it('sends a request again when its reused connection turns out closed by the backend', async () => {
+    // A raw TCP server that answers the first request of each connection and closes the
+    // connection on the second without answering: what a backend's keep-alive timeout does
+    // when it fires just as the broker reuses the connection.
+    const rawSockets: net.Socket[] = [];
+    const raw = net.createServer(socket => {
+      rawSockets.push(socket);
+      let requests = 0;
+      socket.on('data', chunk => {
+        if (!chunk.toString('latin1').includes('\r\n\r\n')) return; // headers and body come in one chunk here
+        requests += 1;
+        if (requests === 1) socket.write('HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n');
+        else socket.destroy();
+      });
+    });
+    await new Promise<void>(resolve => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const rawEndpoint = { ...endpoint, url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/mcp` };
+      const send = () => postToBackend({ endpoint: rawEndpoint }, '{}', new AbortController().signal);
+      (await send()).discard();
+      await new Promise(resolve => setTimeout(resolve, 20));
+      const second = await send();
+      second.discard();
+      expect(second.status).toBe(202);
+      expect(rawSockets).toHaveLength(2);
+    } finally {
+      rawSockets.forEach(socket => socket.destroy());
+      await new Promise(resolve => raw.close(resolve));
+    }
   });
 
   it('closes a discarded event stream that the backend never ends, after the grace period', async () => {

@@ -207,16 +207,36 @@ function requestBackend(
     }
     const transport = url.protocol === 'https:' ? https : http;
     const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
-    const request = transport.request(url, {
-      method,
-      agent,
-      headers: protocolHeaders(target, extraHeaders),
-      signal,
-    });
-    request.once('response', message => resolve(new BackendResponse(message)));
-    request.once('error', reject);
-    request.end(body);
+    const headers = protocolHeaders(target, extraHeaders);
+    const attempt = (retriesLeft: number) => {
+      const request = transport.request(url, { method, agent, headers, signal });
+      let answered = false;
+      request.once('response', message => {
+        answered = true;
+        resolve(new BackendResponse(message));
+      });
+      request.once('error', error => {
+        // A backend closes an idle kept-alive connection when it likes (Node servers after
+        // 5 s); one that closed it just as the broker reused it fails before any answer, and
+        // the backend has not seen the request. Send it again (Node's documented remedy).
+        if (!answered && request.reusedSocket && isStaleConnectionError(error) && retriesLeft > 0 && !signal.aborted) {
+          attempt(retriesLeft - 1);
+        } else {
+          reject(error);
+        }
+      });
+      request.end(body);
+    };
+    attempt(STALE_CONNECTION_RETRIES);
   });
+}
+
+/** How often a request is sent again after finding its reused connection closed. */
+const STALE_CONNECTION_RETRIES = 3;
+
+function isStaleConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function protocolHeaders(
