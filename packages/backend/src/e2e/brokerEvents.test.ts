@@ -142,6 +142,9 @@ describe('the MCP broker in the real backend process', () => {
 
   afterEach(async () => {
     await Promise.all(clients.splice(0).map(c => c.close()));
+    // connect() counts open GET streams; a closed client's stream that the broker has not yet
+    // seen go would be counted there and hide the new one (seen as before=1, now=1).
+    await waitFor(async () => (await status()).clients.eventStreams === 0, 5000, 'closed clients’ streams to end');
   });
 
   afterAll(async () => {
