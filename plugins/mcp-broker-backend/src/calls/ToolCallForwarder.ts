@@ -235,7 +235,8 @@ export class ToolCallForwarder {
     entry.sent = { session, backendRequestId };
     let response: BackendResponse;
     try {
-      response = await postToBackend(session, body, entry.controller.signal);
+      // Never replayed: the tool may have run when a connection fails (see requestBackend).
+      response = await postToBackend(session, body, entry.controller.signal, { replayable: false });
     } catch (error) {
       throw backendFailure(backend, error, false);
     }

@@ -185,7 +185,10 @@ describe('backendTransport', () => {
     expect(connections).toBe(1);
   });
 
-  it('sends a request again when its reused connection turns out closed by the backend', async () => {
+  it.each([
+    { replayable: true, outcome: 'sends it again on a new connection' },
+    { replayable: false, outcome: 'fails it (a tools/call is never sent twice)' },
+  ])('when a reused connection turns out closed by the backend, replayable=$replayable $outcome', async ({ replayable }) => {
     // A raw TCP server that answers the first request of each connection and closes the
     // connection on the second without answering: what a backend's keep-alive timeout does
     // when it fires just as the broker reuses the connection.
@@ -203,17 +206,37 @@ describe('backendTransport', () => {
     await new Promise<void>(resolve => raw.listen(0, '127.0.0.1', resolve));
     try {
       const rawEndpoint = { ...endpoint, url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/mcp` };
-      const send = () => postToBackend({ endpoint: rawEndpoint }, '{}', new AbortController().signal);
+      const send = () => postToBackend({ endpoint: rawEndpoint }, '{}', new AbortController().signal, { replayable });
       (await send()).discard();
       await new Promise(resolve => setTimeout(resolve, 20));
-      const second = await send();
-      second.discard();
-      expect(second.status).toBe(202);
-      expect(rawSockets).toHaveLength(2);
+      if (replayable) {
+        const second = await send();
+        second.discard();
+        expect(second.status).toBe(202);
+        expect(rawSockets).toHaveLength(2);
+      } else {
+        await expect(send()).rejects.toMatchObject({ code: 'ECONNRESET' });
+        expect(rawSockets).toHaveLength(1);
+      }
     } finally {
       rawSockets.forEach(socket => socket.destroy());
       await new Promise(resolve => raw.close(resolve));
     }
+  });
+
+  it('closes an idle kept-alive connection 1 s before the backend’s Keep-Alive hint says the backend will', async () => {
+    server.keepAliveTimeout = 2_000; // Node then answers with `Keep-Alive: timeout=2`
+    const serverSideClosed = new Promise<number>(resolve => {
+      server.once('connection', socket => socket.once('close', () => resolve(Date.now())));
+    });
+    handler = (_req, res) => res.writeHead(202).end();
+    const response = await post();
+    expect(response.header('keep-alive')).toBe('timeout=2');
+    response.discard();
+    const idleSince = Date.now();
+    const closedAfter = (await serverSideClosed) - idleSince;
+    expect(closedAfter).toBeGreaterThanOrEqual(900);
+    expect(closedAfter).toBeLessThan(1_800); // the broker closed it, not the backend (2 s)
   });
 
   it('closes a discarded event stream that the backend never ends, after the grace period', async () => {

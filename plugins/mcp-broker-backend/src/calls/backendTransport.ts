@@ -51,9 +51,17 @@ export type BackendStreamItem =
  * several times more CPU per request (WHATWG streams, header objects, transferable signals),
  * which on the tool-call path was the broker's largest single cost.
  */
+/**
+ * An idle kept-alive connection is closed after this long, or 1 s before the backend's own
+ * `Keep-Alive: timeout=…` hint when that is shorter (Node's agent reads it). Node servers close
+ * idle connections after 5 s: closing first keeps the broker from reusing a connection just as
+ * the backend closes it (the request would then fail). Connections in use are not affected.
+ */
+const IDLE_CONNECTION_TIMEOUT_MS = 4_000;
+
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_TIMEOUT_MS }),
+  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_TIMEOUT_MS }),
 };
 
 /** A backend's answer to one request: status, headers, and the body still to be read. */
@@ -153,11 +161,16 @@ const MAX_TEXT_BYTES = 64 * 1024;
 /** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
 export const DISCARD_GRACE_MS = 5_000;
 
-/** Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers. */
+/**
+ * Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers.
+ * `replayable: false` (a `tools/call`, which may have effects) is never sent twice: a reused
+ * connection found closed fails the request instead (see {@link requestBackend}).
+ */
 export function postToBackend(
   target: BackendTarget,
   body: string,
   signal: AbortSignal,
+  options: { replayable?: boolean } = {},
 ): Promise<BackendResponse> {
   return requestBackend(
     'POST',
@@ -165,6 +178,7 @@ export function postToBackend(
     { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body,
     signal,
+    options.replayable ?? true,
   );
 }
 
@@ -189,6 +203,11 @@ export async function deleteBackendSession(
 /**
  * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
  * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
+ *
+ * A reused connection that fails before any answer (ECONNRESET, EPIPE) was most likely closed
+ * by the backend as idle just as it was reused; a `replayable` request is then sent again on a
+ * new connection. Not a `tools/call`: the same error is what a backend that crashed while
+ * running the tool produces, and running a tool twice is worse than reporting the failure.
  */
 function requestBackend(
   method: 'GET' | 'POST' | 'DELETE',
@@ -196,6 +215,7 @@ function requestBackend(
   extraHeaders: Record<string, string>,
   body: string | undefined,
   signal: AbortSignal,
+  replayable = true,
 ): Promise<BackendResponse> {
   return new Promise((resolve, reject) => {
     let url: URL;
@@ -216,10 +236,8 @@ function requestBackend(
         resolve(new BackendResponse(message));
       });
       request.once('error', error => {
-        // A backend closes an idle kept-alive connection when it likes (Node servers after
-        // 5 s); one that closed it just as the broker reused it fails before any answer, and
-        // the backend has not seen the request. Send it again (Node's documented remedy).
-        if (!answered && request.reusedSocket && isStaleConnectionError(error) && retriesLeft > 0 && !signal.aborted) {
+        // Node's documented remedy for a kept-alive connection the server closed meanwhile.
+        if (replayable && !answered && request.reusedSocket && isStaleConnectionError(error) && retriesLeft > 0 && !signal.aborted) {
           attempt(retriesLeft - 1);
         } else {
           reject(error);
