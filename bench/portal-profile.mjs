@@ -135,6 +135,10 @@ try {
 
   log(`${requests} requests, timing the pieces`);
   process.kill(pid, 'SIGUSR1');
+  for (let waited = 0; !fs.existsSync(`${piecesFile}.reset`); waited += 20) {
+    if (waited > 10_000) throw new Error('the backend did not acknowledge SIGUSR1 (bench/lib/requestPieces.cjs)');
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
   const timed = await run(call, requests, pid);
   process.kill(pid, 'SIGUSR2');
   for (let waited = 0; !fs.existsSync(piecesFile) && waited < 5000; waited += 50) {

@@ -8,7 +8,8 @@
  * call and reach into package internals that may move in another Backstage release (a
  * missing file fails the start loudly rather than measuring nothing).
  *
- * SIGUSR1 clears what was recorded (after a warm-up); SIGUSR2 writes a JSON summary
+ * SIGUSR1 clears what was recorded (after a warm-up) and acknowledges by creating
+ * `<REQUEST_PIECES_OUT>.reset`; SIGUSR2 writes a JSON summary
  * `{ [piece]: { n, meanMs, p50Ms } }` to the file named by REQUEST_PIECES_OUT.
  */
 'use strict';
@@ -138,6 +139,9 @@ new PerformanceObserver(list => {
 process.on('SIGUSR1', () => {
   recorded.clear();
   measuring = true;
+  // Signals arrive asynchronously: the caller waits for this file before its measured requests,
+  // or the first of them could be recorded and then cleared.
+  fs.writeFileSync(`${process.env.REQUEST_PIECES_OUT}.reset`, '');
 });
 process.on('SIGUSR2', () => {
   const summary = {};
