@@ -171,7 +171,7 @@ async function callsSection({ everything, hub, broker, token }) {
   const processes = ['server-everything', 'broker', 'mcp-hub', 'load generator'];
   const lines = ['### tools/call `echo` (server-everything, official SDK client, one session per target)',
     '',
-    '"broker" uses alice\'s user token (a signed JWT verified on every request); "broker, static token" the development static token of app-config.yaml (a string compare). Direct and mcp-hub have no authentication.',
+    '"broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct and mcp-hub have no authentication.',
     '',
   ];
   const rows = [];
