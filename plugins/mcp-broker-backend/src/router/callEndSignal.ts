@@ -3,9 +3,10 @@
  * or the broker is stopping.
  */
 import type { ServerResponse } from 'node:http';
+import { requestSignal } from '../upstream/requestSignal';
 
-/** Shared reason of a call's end signal (a DOMException per call would cost a stack trace). */
-const CALL_ENDED = Object.freeze({ name: 'CallEnded', message: 'the client went away, its session ended or the broker stopped' });
+/** Reason when the client's connection closed before its answer was finished. */
+const CLIENT_GONE = Object.freeze({ name: 'ClientGone', message: 'the client closed its connection before the answer' });
 
 /**
  * A signal that aborts when the client's POST connection closes early or any of `sources` aborts.
@@ -16,21 +17,17 @@ export function callEndSignal(
   res: Pick<ServerResponse, 'on' | 'off' | 'writableFinished'>,
   sources: AbortSignal[],
 ): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const abort = () => controller.abort(CALL_ENDED);
+  const clientGone = new AbortController();
   const onClose = () => {
-    if (!res.writableFinished) abort();
+    if (!res.writableFinished) clientGone.abort(CLIENT_GONE);
   };
   res.on('close', onClose);
-  for (const source of sources) {
-    if (source.aborted) abort();
-    else source.addEventListener('abort', abort);
-  }
+  const linked = requestSignal([clientGone.signal, ...sources]);
   return {
-    signal: controller.signal,
+    signal: linked.signal,
     release: () => {
       res.off('close', onClose);
-      for (const source of sources) source.removeEventListener('abort', abort);
+      linked.release();
     },
   };
 }
