@@ -20,6 +20,7 @@ import {
   startEverythingServer,
   waitFor,
 } from './brokerTestKit';
+import { mcpRawPost } from '../testing/mcpRawPost';
 
 interface BackendStatus {
   name: string;
@@ -76,18 +77,8 @@ describe('the MCP broker in the real backend process', () => {
     return (await client.client.listTools()).tools.map(t => t.name);
   }
 
-  async function rawPost(token: string, body: unknown, sessionId?: string): Promise<Response> {
-    return fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${token}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-  }
+  const rawPost = (token: string, body: unknown, sessionId?: string) =>
+    mcpRawPost(mcpUrl(), token, body, { sessionId: sessionId || undefined });
 
   async function rawInitialize(token: string): Promise<string> {
     const response = await rawPost(token, {

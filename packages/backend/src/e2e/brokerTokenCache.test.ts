@@ -4,6 +4,7 @@
  * development token, and tokens that must never be answered from the cache.
  */
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { mcpRawPost } from '../testing/mcpRawPost';
 
 const STATIC_TOKEN = 'dev-only-static-token-0123456789'; // app-config.yaml, development only
 
@@ -13,18 +14,7 @@ describe('the broker with remembered token verifications (real backend process, 
   let bob: string;
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
-  async function post(token: string, body: unknown, sessionId?: string): Promise<Response> {
-    return fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${token}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        ...(sessionId === undefined ? {} : { 'Mcp-Session-Id': sessionId }),
-      },
-      body: JSON.stringify(body),
-    });
-  }
+  const post = (token: string, body: unknown, sessionId?: string) => mcpRawPost(mcpUrl(), token, body, { sessionId });
   const initialize = {
     jsonrpc: '2.0',
     id: 1,

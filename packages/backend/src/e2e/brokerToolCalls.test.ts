@@ -15,6 +15,7 @@ import {
   startRawMcpBackend,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
 const TOOL_CALL_TIMEOUT_MS = 6_000;
@@ -77,18 +78,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
 
   /** POSTs a raw JSON-RPC message on a client session, as a client would without the SDK. */
   function rawPost(sessionId: string, body: unknown, init: { signal?: AbortSignal } = {}): Promise<Response> {
-    return fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${alice}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': sessionId,
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: JSON.stringify(body),
-      signal: init.signal,
-    });
+    return mcpRawPost(mcpUrl(), alice, body, { sessionId, protocolVersion: '2025-11-25', signal: init.signal });
   }
 
   const backendResponses = () => raw.requests.filter(r => r.method === undefined);

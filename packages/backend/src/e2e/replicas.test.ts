@@ -19,6 +19,7 @@ import { BackendProcess, startBackendProcess } from '../testing/startBackendProc
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { sleep, waitFor } from './brokerTestKit';
+import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -111,16 +112,9 @@ if (postgres === undefined) {
 
     /** POSTs one JSON-RPC message to a chosen replica, as a client without the SDK would. */
     function rawPost(replica: BackendProcess, sessionId: string | undefined, body: unknown, signal?: AbortSignal) {
-      return fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${tokens.alice}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-          ...(sessionId !== undefined && { 'mcp-session-id': sessionId }),
-        },
-        body: JSON.stringify(body),
+      return mcpRawPost(`${replica.baseUrl}/api/mcp-broker/mcp`, tokens.alice, body, {
+        sessionId,
+        protocolVersion: '2025-11-25',
         signal,
       });
     }

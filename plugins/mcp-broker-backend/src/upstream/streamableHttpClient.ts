@@ -127,6 +127,20 @@ export class StreamableHttpClient {
     );
   }
 
+  /** POSTs one message under `scope`; a 2xx response (body unread), or the upstream error. */
+  private async post(message: JsonRpcMessage, session: UpstreamSession, scope: RequestSignal): Promise<BackendResponse> {
+    const response = await this.check(
+      postToBackend(this.target(session), JSON.stringify(message), scope.signal),
+      session,
+      scope,
+    );
+    if (response.status === 405) {
+      response.discard();
+      throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
+    }
+    return response;
+  }
+
   /**
    * POSTs a request and resolves with its response, whether the backend answers with JSON or
    * with an SSE stream (other messages on that stream go to `onServerMessage`).
@@ -138,15 +152,7 @@ export class StreamableHttpClient {
   ): Promise<UpstreamRequestResult> {
     const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
     try {
-      const response = await this.check(
-        postToBackend(this.target(session), JSON.stringify(message), scope.signal),
-        session,
-        scope,
-      );
-      if (response.status === 405) {
-        response.discard();
-        throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
-      }
+      const response = await this.post(message, session, scope);
       const sessionId = response.header('mcp-session-id');
       const contentType = response.header('content-type') ?? '';
       if (!contentType.includes('text/event-stream') && !contentType.includes('application/json')) {
@@ -206,15 +212,7 @@ export class StreamableHttpClient {
   ): Promise<void> {
     const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
     try {
-      const response = await this.check(
-        postToBackend(this.target(session), JSON.stringify(message), scope.signal),
-        session,
-        scope,
-      );
-      response.discard();
-      if (response.status === 405) {
-        throw new BackendUnavailableError(this.backend.name, 'does not accept POST (HTTP 405)', 405);
-      }
+      (await this.post(message, session, scope)).discard();
     } finally {
       scope.release();
     }
