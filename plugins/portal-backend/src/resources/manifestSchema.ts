@@ -26,6 +26,24 @@ const DNS1123_SUBDOMAIN =
   /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+// Kubernetes' label syntax (validation.IsQualifiedName / IsValidLabelValue): a label a
+// Secret cannot carry would make the approval's Secret creation fail.
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
+function isLabelKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash === -1) {
+    return LABEL_NAME.test(key);
+  }
+  const prefix = key.slice(0, slash);
+  return (
+    prefix.length <= 253 &&
+    DNS1123_SUBDOMAIN.test(prefix) &&
+    LABEL_NAME.test(key.slice(slash + 1))
+  );
+}
+
 const metadataSchema = z
   .object({
     name: z
@@ -69,6 +87,46 @@ export const planPolicySpecSchema = z
           .passthrough(),
       )
       .min(1),
+  })
+  .passthrough();
+
+/**
+ * The part of a Kuadrant v1 AuthPolicy spec the portal reads: its target and the label
+ * selector of each apiKey authentication rule under `spec.rules.authentication`. Every
+ * other field (credentials, `when`, `patterns`, other rule kinds, other authentication
+ * methods) passes through unchecked: the portal neither reads nor enforces them.
+ */
+export const authPolicySpecSchema = z
+  .object({
+    targetRef: targetRefSchema,
+    rules: z
+      .object({
+        authentication: z
+          .record(
+            z
+              .object({
+                apiKey: z
+                  .object({
+                    selector: z
+                      .object({
+                        matchLabels: z
+                          .record(
+                            z.string().refine(isLabelKey, 'must be a Kubernetes label key'),
+                            z.string().regex(LABEL_VALUE, 'must be a Kubernetes label value'),
+                          )
+                          .optional(),
+                      })
+                      .passthrough(),
+                  })
+                  .passthrough()
+                  .optional(),
+              })
+              .passthrough(),
+          )
+          .optional(),
+      })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 

@@ -5,6 +5,21 @@ import { planPolicySpecSchema } from './manifestSchema';
 const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 
 /**
+ * Whether a policy's `spec.targetRef` is the HTTPRoute `routeName` (of the policy's own
+ * namespace; a group, when given, must be the Gateway API's).
+ */
+export function targetsHttpRoute(
+  targetRef: { group?: string; kind: string; name: string },
+  routeName: string,
+): boolean {
+  return (
+    targetRef.kind === 'HTTPRoute' &&
+    targetRef.name === routeName &&
+    (targetRef.group === undefined || targetRef.group === GATEWAY_API_GROUP)
+  );
+}
+
+/**
  * The plans that `policies` offer on the HTTPRoute `namespace/routeName`: those of every
  * PlanPolicy in that namespace whose `spec.targetRef` names the route (group, when
  * given, must be the Gateway API's). Policies are taken in name order and a tier offered
@@ -26,12 +41,7 @@ export function plansOfPolicies(
     if (!spec.success) {
       continue;
     }
-    const { targetRef } = spec.data;
-    if (
-      targetRef.kind !== 'HTTPRoute' ||
-      targetRef.name !== routeName ||
-      (targetRef.group !== undefined && targetRef.group !== GATEWAY_API_GROUP)
-    ) {
+    if (!targetsHttpRoute(spec.data.targetRef, routeName)) {
       continue;
     }
     for (const plan of spec.data.plans) {
