@@ -16,6 +16,7 @@ import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 const NS = 'toystore';
 const TOYSTORE = path.resolve(__dirname, '../../../../examples/toystore.yaml');
 const DEVPORTAL = 'devportal.kuadrant.io/v1alpha1';
+const GATEWAY_LABELS = { app: 'toystore', 'authorino.kuadrant.io/managed-by': 'authorino' };
 
 describe('portal API end to end on Kubernetes storage (real backend, fake Kubernetes API server)', () => {
   let fake: FakeKubeApiServer;
@@ -104,6 +105,18 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
       .listObjects('v1', 'Secret', NS)
       .filter(s => s.metadata!.ownerReferences?.[0]?.uid === key.metadata.uid);
     expect(Buffer.from(secrets[0].data!.api_key, 'base64').toString()).toBe(revealed[0].body.apiKey);
+    // The labels the toystore AuthPolicy selects key Secrets by, and Authorino's own.
+    expect(secrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
+
+    // A bulk approval labels the Secret the same way.
+    const second = await clients.alice.createRequest({ apiProductRef: refOf(product), planTier: 'silver' });
+    const bulk = await clients.bob.bulkApproveRequests({ requests: [refOf(second)] });
+    expect(bulk.results.map(r => r.success)).toEqual([true]);
+    const bulkSecrets = fake
+      .listObjects('v1', 'Secret', NS)
+      .filter(s => s.metadata!.ownerReferences?.[0]?.uid === second.metadata.uid);
+    expect(bulkSecrets).toHaveLength(1);
+    expect(bulkSecrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
 
     // Deleting the product takes its keys and their Secrets along.
     await clients.bob.deleteApiProduct(refOf(product));

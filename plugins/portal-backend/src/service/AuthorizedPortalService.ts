@@ -542,7 +542,7 @@ export class AuthorizedPortalService implements PortalService {
           `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
         );
       }
-      return this.#service.reviewKey(ref, actor, decision, reason);
+      return this.#service.reviewKey(key, actor, decision, reason);
     };
   }
 

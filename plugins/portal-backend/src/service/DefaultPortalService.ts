@@ -26,7 +26,7 @@ import {
   type ApiProductSpec,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import { plansOfPolicies } from '../resources';
+import { keySecretLabelsForRoute, plansOfPolicies } from '../resources';
 import type { PortalApiKeyResource } from '../permissions/rules';
 import type {
   KeyFilter,
@@ -334,6 +334,7 @@ export class DefaultPortalService {
         approval: {
           reviewedBy: AUTOMATIC_APPROVAL_REVIEWER,
           secret: generateApiKeySecret(),
+          secretLabels: await this.#secretLabelsFor(product),
         },
       }),
     });
@@ -359,23 +360,37 @@ export class DefaultPortalService {
     return this.#store.updatePendingKey(key.metadata, update);
   }
 
-  /** Moves a Pending key to Approved (with a new secret) or Rejected. */
+  /**
+   * Moves a Pending key (as last read by the caller) to Approved, with a new secret and
+   * the labels its product's route needs on it, or to Rejected. The store decides
+   * atomically on its own read, so a stale `key` only supplies its product reference,
+   * which never changes.
+   */
   async reviewKey(
-    ref: ObjectRef,
+    key: ApiKey,
     actor: PortalActor,
     decision: ReviewDecision,
     reason: string | undefined,
   ): Promise<ApiKey> {
+    const ref = { namespace: key.metadata.namespace, name: key.metadata.name };
     const common = {
       reviewedBy: actor.userRef,
       ...(reason !== undefined && { reason }),
     };
-    return this.#store.reviewKey(
-      ref,
-      decision === 'approve'
-        ? { phase: 'Approved', ...common, secret: generateApiKeySecret() }
-        : { phase: 'Rejected', ...common },
-    );
+    if (decision !== 'approve') {
+      return this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
+    }
+    const product = await this.#store.getProduct({
+      namespace: key.metadata.namespace,
+      name: key.spec.apiProductRef.name,
+    });
+    return this.#store.reviewKey(ref, {
+      phase: 'Approved',
+      ...common,
+      secret: generateApiKeySecret(),
+      // A key of a deleted product gets none; the store then reports the key's fate.
+      ...(product && { secretLabels: await this.#secretLabelsFor(product) }),
+    });
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */
@@ -449,6 +464,20 @@ export class DefaultPortalService {
     ) {
       throw new InputError(`expiresAt must be in the future, got ${timestamp}`);
     }
+  }
+
+  /**
+   * The labels a key Secret of `product` needs for the gateway to accept it: those the
+   * AuthPolicies on the product's route select API keys by (see keySecretLabelsOfPolicies).
+   */
+  async #secretLabelsFor(
+    product: StoredApiProduct,
+  ): Promise<Record<string, string>> {
+    return keySecretLabelsForRoute(
+      this.#resources,
+      product.metadata.namespace,
+      product.spec.targetRef.name,
+    );
   }
 
   async #withPlans(product: StoredApiProduct): Promise<ApiProduct> {

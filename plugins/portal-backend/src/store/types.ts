@@ -56,6 +56,13 @@ export interface KeyApproval {
   reason?: string;
   /** The API key itself (≥ 32 random bytes, base64url); stored apart from the record. */
   secret: string;
+  /**
+   * Labels the stored secret needs so the gateway accepts the key (those the route's
+   * AuthPolicies select API key Secrets by, see `keySecretLabelsOfPolicies`). The
+   * Kubernetes store puts them on the key's Secret, its own labels winning; the database
+   * store ignores them (no gateway reads its secrets).
+   */
+  secretLabels?: Record<string, string>;
 }
 
 /** A review decision for {@link PortalStore.reviewKey}. */

@@ -7,6 +7,9 @@ import { OWNER_ANNOTATION, type ApiProductSpec } from '@devportal/plugin-portal-
 import type { FakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import type { KubernetesPortalStore } from './KubernetesPortalStore';
 import {
+  KEY_UID_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   OWNER_LABEL,
   PRODUCT_LABEL,
   REQUESTER_LABEL,
@@ -121,6 +124,58 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
       });
       await store.deleteKey(ref(key));
       expect(fake.getObject('v1', 'Secret', 'toystore', secrets[0].metadata!.name!)).toBeUndefined();
+    });
+
+    it('puts the approval\'s secretLabels on the key Secret, its own labels winning', async () => {
+      await createProduct();
+      const secretLabels = {
+        app: 'toystore',
+        'authorino.kuadrant.io/managed-by': 'authorino',
+        // A policy cannot take over the store's labels.
+        [MANAGED_BY_LABEL]: 'someone-else',
+        [KEY_UID_LABEL]: 'forged',
+        [PRODUCT_LABEL]: 'forged',
+        'portal.backstage.io/extra': 'forged',
+      };
+      const expected = (key: { metadata: { uid?: string } }) => ({
+        app: 'toystore',
+        'authorino.kuadrant.io/managed-by': 'authorino',
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [KEY_UID_LABEL]: key.metadata.uid,
+        [PRODUCT_LABEL]: 'toys',
+      });
+      const secretOf = (key: { metadata: { name: string } }) =>
+        fake
+          .listObjects('v1', 'Secret', 'toystore')
+          .filter(s => s.metadata!.ownerReferences?.[0]?.name === key.metadata.name);
+
+      // Reviewed approval.
+      const reviewed = await store.createKey(newKey());
+      await store.reviewKey(ref(reviewed), {
+        phase: 'Approved',
+        reviewedBy: BOB,
+        secret: 'reviewed-key',
+        secretLabels,
+      });
+      const [reviewedSecret] = secretOf(reviewed);
+      expect(reviewedSecret.metadata!.labels).toEqual(expected(reviewed));
+
+      // Automatic approval (created Approved).
+      const automatic = await store.createKey({
+        ...newKey(ALICE, 'silver'),
+        approval: { reviewedBy: 'system', secret: 'automatic-key', secretLabels },
+      });
+      const [automaticSecret] = secretOf(automatic);
+      expect(automaticSecret.metadata!.labels).toEqual(expected(automatic));
+
+      // Without secretLabels: the store's labels only (as before).
+      const plain = await store.createKey(newKey(ALICE, 'bronze'));
+      await store.reviewKey(ref(plain), { phase: 'Approved', reviewedBy: BOB, secret: 'plain-key' });
+      expect(secretOf(plain)[0].metadata!.labels).toEqual({
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [KEY_UID_LABEL]: plain.metadata.uid,
+        [PRODUCT_LABEL]: 'toys',
+      });
     });
 
     it('refuses labels and annotations under the reserved prefix, and reports the API server\'s 422 message', async () => {

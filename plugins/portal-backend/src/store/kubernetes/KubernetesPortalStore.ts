@@ -52,6 +52,7 @@ import {
 } from '@devportal/plugin-portal-common';
 import { generateKeyName } from '../generateKeyName';
 import type {
+  KeyApproval,
   KeyFilter,
   KeyReview,
   NewApiKey,
@@ -94,6 +95,7 @@ import {
   inSelector,
   productLabelValue,
   reservedKeysOf,
+  withoutReservedKeys,
 } from './labels';
 import { acquirePendingClaim } from './pendingClaims';
 import { ownerOf, refText } from '../productOwner';
@@ -391,7 +393,7 @@ export class KubernetesPortalStore implements PortalStore {
         throw missingProduct();
       }
       if (key.approval !== undefined) {
-        secretName = await this.createKeySecret(created, key.approval.secret);
+        secretName = await this.createKeySecret(created, key.approval);
       }
     } catch (error) {
       await this.discardKey(created);
@@ -462,7 +464,13 @@ export class KubernetesPortalStore implements PortalStore {
   }
 
   /** Creates the immutable Secret holding a key's value; returns its generated name. */
-  private async createKeySecret(key: KubeObject, secret: string): Promise<string> {
+  /**
+   * Creates the Secret of an approved key: the approval's `secretLabels` (what the
+   * gateway selects key Secrets by) plus the store's own labels, which win, so an
+   * AuthPolicy cannot take over the store's bookkeeping labels.
+   */
+  private async createKeySecret(key: KubeObject, approval: KeyApproval): Promise<string> {
+    const { secret, secretLabels } = approval;
     const created = await this.api.createSecret(key.metadata.namespace!, {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -470,6 +478,7 @@ export class KubernetesPortalStore implements PortalStore {
         generateName: `${key.metadata.name}-`,
         namespace: key.metadata.namespace,
         labels: {
+          ...withoutReservedKeys(secretLabels),
           [MANAGED_BY_LABEL]: MANAGED_BY,
           [KEY_UID_LABEL]: key.metadata.uid!,
           [PRODUCT_LABEL]: productLabelValue(key.spec.apiProductRef.name),
@@ -648,7 +657,7 @@ export class KubernetesPortalStore implements PortalStore {
       this.assertPhase(ref, current, 'Pending', verb);
       const secretName =
         review.phase === 'Approved'
-          ? await this.createKeySecret(current, review.secret)
+          ? await this.createKeySecret(current, review)
           : undefined;
       const status: StoredKeyStatus = {
         phase: review.phase,
