@@ -108,15 +108,23 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     // The labels the toystore AuthPolicy selects key Secrets by, and Authorino's own.
     expect(secrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
 
-    // A bulk approval labels the Secret the same way.
-    const second = await clients.alice.createRequest({ apiProductRef: refOf(product), planTier: 'silver' });
-    const bulk = await clients.bob.bulkApproveRequests({ requests: [refOf(second)] });
-    expect(bulk.results.map(r => r.success)).toEqual([true]);
-    const bulkSecrets = fake
-      .listObjects('v1', 'Secret', NS)
-      .filter(s => s.metadata!.ownerReferences?.[0]?.uid === second.metadata.uid);
-    expect(bulkSecrets).toHaveLength(1);
-    expect(bulkSecrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
+    // A bulk approval labels every Secret the same way, reading the route's AuthPolicies
+    // once for the product, not once per key.
+    const more = [];
+    for (const planTier of ['silver', 'bronze', 'gold']) {
+      more.push(await clients.alice.createRequest({ apiProductRef: refOf(product), planTier }));
+    }
+    fake.clearRequestLog();
+    const bulk = await clients.bob.bulkApproveRequests({ requests: more.map(refOf) });
+    expect(bulk.results.map(r => r.success)).toEqual([true, true, true]);
+    expect(fake.requests({ verb: 'list', resource: 'authpolicies' })).toHaveLength(1);
+    for (const second of more) {
+      const bulkSecrets = fake
+        .listObjects('v1', 'Secret', NS)
+        .filter(s => s.metadata!.ownerReferences?.[0]?.uid === second.metadata.uid);
+      expect(bulkSecrets).toHaveLength(1);
+      expect(bulkSecrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
+    }
 
     // Deleting the product takes its keys and their Secrets along.
     await clients.bob.deleteApiProduct(refOf(product));

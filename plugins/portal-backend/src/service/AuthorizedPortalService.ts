@@ -515,6 +515,20 @@ export class AuthorizedPortalService implements PortalService {
         'reviewing API key requests needs portal.apikey.approve',
       );
     }
+    // Every key of one product needs the same Secret labels: one product read and one
+    // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
+    const labelsByProduct = new Map<string, Promise<Record<string, string> | undefined>>();
+    const secretLabelsOnce = (key: ApiKey) => {
+      const id = `${key.metadata.namespace}/${key.spec.apiProductRef.name}`;
+      let labels = labelsByProduct.get(id);
+      if (!labels) {
+        labels = this.#service.secretLabelsForKey(key);
+        labelsByProduct.set(id, labels);
+        // A failed read is tried again by the next key rather than failing all of them.
+        labels.catch(() => labelsByProduct.delete(id));
+      }
+      return labels;
+    };
     let readScope: Promise<Scope> | undefined;
     const readScopeOnce = () =>
       (readScope ??= this.#scope(
@@ -542,7 +556,9 @@ export class AuthorizedPortalService implements PortalService {
           `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
         );
       }
-      return this.#service.reviewKey(key, actor, decision, reason);
+      const secretLabels =
+        decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
+      return this.#service.reviewKey(key, actor, decision, reason, { secretLabels });
     };
   }
 

@@ -364,13 +364,16 @@ export class DefaultPortalService {
    * Moves a Pending key (as last read by the caller) to Approved, with a new secret and
    * the labels its product's route needs on it, or to Rejected. The store decides
    * atomically on its own read, so a stale `key` only supplies its product reference,
-   * which never changes.
+   * which never changes. `options.secretLabels` are used as given (a caller reviewing many
+   * keys of one product computes them once, see {@link DefaultPortalService.secretLabelsForKey});
+   * without them they are computed here.
    */
   async reviewKey(
     key: ApiKey,
     actor: PortalActor,
     decision: ReviewDecision,
     reason: string | undefined,
+    options: { secretLabels?: Record<string, string> } = {},
   ): Promise<ApiKey> {
     const ref = { namespace: key.metadata.namespace, name: key.metadata.name };
     const common = {
@@ -380,17 +383,26 @@ export class DefaultPortalService {
     if (decision !== 'approve') {
       return this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
     }
-    const product = await this.#store.getProduct({
-      namespace: key.metadata.namespace,
-      name: key.spec.apiProductRef.name,
-    });
+    const secretLabels = options.secretLabels ?? (await this.secretLabelsForKey(key));
     return this.#store.reviewKey(ref, {
       phase: 'Approved',
       ...common,
       secret: generateApiKeySecret(),
-      // A key of a deleted product gets none; the store then reports the key's fate.
-      ...(product && { secretLabels: await this.#secretLabelsFor(product) }),
+      ...(secretLabels && { secretLabels }),
     });
+  }
+
+  /**
+   * The labels the Secret of `key` needs once approved (those its product's route's
+   * AuthPolicies select API keys by); undefined when its product is gone (the store then
+   * reports the key's fate).
+   */
+  async secretLabelsForKey(key: ApiKey): Promise<Record<string, string> | undefined> {
+    const product = await this.#store.getProduct({
+      namespace: key.metadata.namespace,
+      name: key.spec.apiProductRef.name,
+    });
+    return product && this.#secretLabelsFor(product);
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */
