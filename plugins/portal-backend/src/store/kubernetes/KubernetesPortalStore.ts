@@ -148,6 +148,19 @@ const isConflict = isNamed('ConflictError');
 const isNotFound = isNamed('NotFoundError');
 
 /**
+ * Classifies the failure of a key's compare-and-set write: returns when another writer won
+ * (409: read again and retry), throws otherwise (404: the key was deleted meanwhile).
+ */
+function rethrowUnlessLostRace(ref: ObjectRef, error: unknown): void {
+  if (isNotFound(error)) {
+    throw keyNotFound(ref);
+  }
+  if (!isConflict(error)) {
+    throw error;
+  }
+}
+
+/**
  * The {@link PortalStore} on Kubernetes custom resources. See the comment at the top of
  * this file for the mapping and its guarantees.
  */
@@ -639,12 +652,7 @@ export class KubernetesPortalStore implements PortalStore {
         });
         return keyFromObject(patched);
       } catch (error) {
-        if (isNotFound(error)) {
-          throw keyNotFound(ref);
-        }
-        if (!isConflict(error)) {
-          throw error;
-        }
+        rethrowUnlessLostRace(ref, error);
       }
     }
     throw this.tooMuchChurn(ref);
@@ -677,12 +685,7 @@ export class KubernetesPortalStore implements PortalStore {
         if (secretName !== undefined) {
           await this.discardSecret(ref.namespace, secretName);
         }
-        if (isNotFound(error)) {
-          throw keyNotFound(ref);
-        }
-        if (!isConflict(error)) {
-          throw error;
-        }
+        rethrowUnlessLostRace(ref, error);
       }
     }
     throw this.tooMuchChurn(ref);
@@ -719,12 +722,7 @@ export class KubernetesPortalStore implements PortalStore {
         });
         return Buffer.from(encoded, 'base64').toString('utf8');
       } catch (error) {
-        if (isNotFound(error)) {
-          throw keyNotFound(ref);
-        }
-        if (!isConflict(error)) {
-          throw error;
-        }
+        rethrowUnlessLostRace(ref, error);
       }
     }
     throw this.tooMuchChurn(ref);
