@@ -5,6 +5,7 @@ import {
   ServiceUnavailableError,
   isError,
 } from '@backstage/errors';
+import { NODE_NETWORK_ERROR_CODES } from './networkErrorCodes';
 
 /** What a database error means to the portal, independent of the engine. */
 export type DatabaseErrorKind =
@@ -31,16 +32,6 @@ const PG_UNAVAILABLE_CODES = new Set([
   '57014',
   '40001',
   '40P01',
-]);
-const NODE_NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'EAI_AGAIN',
 ]);
 const SQLITE_UNAVAILABLE_CODES = new Set([
   'SQLITE_BUSY',
@@ -86,7 +77,7 @@ export function classifyDatabaseError(
   if (
     code.startsWith('08') ||
     PG_UNAVAILABLE_CODES.has(code) ||
-    NODE_NETWORK_CODES.has(code) ||
+    NODE_NETWORK_ERROR_CODES.has(code) ||
     SQLITE_UNAVAILABLE_CODES.has(code) ||
     error.name === 'KnexTimeoutError' ||
     UNAVAILABLE_MESSAGES.some(pattern => pattern.test(error.message))

@@ -23,6 +23,7 @@ import {
   ServiceUnavailableError,
   isError,
 } from '@backstage/errors';
+import { NODE_NETWORK_ERROR_CODES } from '../networkErrorCodes';
 
 /** A 409 with reason AlreadyExists: the name is taken (not a stale resourceVersion). */
 export class AlreadyExistsError extends ConflictError {}
@@ -35,15 +36,9 @@ export interface KubernetesCallDescription {
   name?: string;
 }
 
+/** Node's network codes, plus the fetch client's socket error and TLS failures to reach the API server. */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'EAI_AGAIN',
+  ...NODE_NETWORK_ERROR_CODES,
   'UND_ERR_SOCKET',
   'ERR_SSL_WRONG_VERSION_NUMBER',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
