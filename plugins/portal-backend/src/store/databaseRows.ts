@@ -88,17 +88,24 @@ function optional<K extends string, V>(
   };
 }
 
+/** The object metadata every row carries (the same columns in both tables). */
+function metadataOfRow(row: ProductRow | KeyRow) {
+  return {
+    namespace: row.namespace,
+    name: row.name,
+    uid: row.uid,
+    resourceVersion: String(row.resource_version),
+    creationTimestamp: row.created_at,
+  };
+}
+
 /** The API object of a product row. */
 export function productFromRow(row: ProductRow): StoredApiProduct {
   return {
     apiVersion: DEVPORTAL_API_VERSION,
     kind: 'APIProduct',
     metadata: {
-      namespace: row.namespace,
-      name: row.name,
-      uid: row.uid,
-      resourceVersion: String(row.resource_version),
-      creationTimestamp: row.created_at,
+      ...metadataOfRow(row),
       ...optional('labels', row.labels === null ? null : JSON.parse(row.labels)),
       ...optional(
         'annotations',
@@ -114,13 +121,7 @@ export function keyFromRow(row: KeyRow): ApiKey {
   return {
     apiVersion: DEVPORTAL_API_VERSION,
     kind: 'APIKey',
-    metadata: {
-      namespace: row.namespace,
-      name: row.name,
-      uid: row.uid,
-      resourceVersion: String(row.resource_version),
-      creationTimestamp: row.created_at,
-    },
+    metadata: metadataOfRow(row),
     spec: {
       apiProductRef: { name: row.product_name },
       planTier: row.plan_tier,
