@@ -60,18 +60,6 @@ const sleep = millis => new Promise(resolve => setTimeout(resolve, millis));
 const verdict = ok => (ok ? 'met' : '**missed**');
 const log = message => process.stderr.write(`[broker-bench] ${message}\n`);
 
-async function signIn(backend, user) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      return await backend.signIn(user);
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(250);
-    }
-  }
-}
-
 /** Stops every process started so far (also on SIGINT/SIGTERM, so none is left behind). */
 const stoppers = [];
 async function stopAll() {
@@ -113,7 +101,8 @@ async function main() {
         ['--inspect=127.0.0.1:0', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
       ),
     ]);
-    const token = await signIn(broker.backend, 'alice');
+    // startBackendProcess returns once alice can sign in: no retry needed.
+    const token = await broker.backend.signIn('alice');
     await waitForBrokerBackends(broker.backend, token, ['everything', 'example']);
 
     const facts = machineFacts();
