@@ -24,6 +24,7 @@ const pg = require('pg');
 const { migrateUp, DatabasePortalStore } = require(
   '../../plugins/portal-backend/src/store/DatabasePortalStore.ts',
 );
+const { connectionObject } = require('../../packages/backend/src/testing/backendDatabases.ts');
 
 /** Rows per INSERT statement (17 columns: well inside SQLite's and PostgreSQL's limits). */
 const INSERT_BATCH = 500;
@@ -35,16 +36,6 @@ export function postgresUrl() {
     process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING ??
     'postgresql://postgres:postgres@127.0.0.1:5432'
   );
-}
-
-function connectionObject(connectionString) {
-  const url = new URL(connectionString);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 5432),
-    user: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
-  };
 }
 
 /**

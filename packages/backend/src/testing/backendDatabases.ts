@@ -29,9 +29,9 @@ export interface BackendDatabase {
 
 /**
  * `postgresql://user:password@host:port` as a connection object: the RBAC plugin refuses
- * PostgreSQL connection strings.
+ * PostgreSQL connection strings. Also used by bench/lib/portalDatabases.mjs.
  */
-function connectionObject(connectionString: string) {
+export function connectionObject(connectionString: string) {
   const url = new URL(connectionString);
   return {
     host: url.hostname,
