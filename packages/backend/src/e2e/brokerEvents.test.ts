@@ -12,14 +12,8 @@ import {
   startScriptedMcpServer,
 } from '@devportal/plugin-mcp-broker-backend/src/testing/scriptedMcpServer';
 import { BackendProcess, freePort, startBackendProcess } from '../testing/startBackendProcess';
-import {
-  BrokerClient,
-  EverythingServer,
-  connectBrokerClient,
-  sleep,
-  startEverythingServer,
-  waitFor,
-} from './brokerTestKit';
+import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
+import { BrokerClient, connectBrokerClient, sleep, waitFor } from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 interface BackendStatus {
@@ -95,7 +89,7 @@ describe('the MCP broker in the real backend process', () => {
 
   beforeAll(async () => {
     example = await startExampleMcpServer({ port: 0 });
-    everything = await startEverythingServer(await freePort());
+    everything = await startEverythingServer();
     scripted = await startScriptedMcpServer({ tools: ['echo', 'scripted_only'], requiredAuthorization: BROKER_SECRET });
     poller = await startScriptedMcpServer({ tools: ['first'], noEventStream: true });
     const unreachablePort = await freePort();
@@ -140,7 +134,7 @@ describe('the MCP broker in the real backend process', () => {
 
   afterAll(async () => {
     await backend?.stop();
-    await Promise.all([example?.close(), everything?.stop(), scripted?.close(), poller?.close()]);
+    await Promise.all([example?.close(), everything?.kill(), scripted?.close(), poller?.close()]);
   }, 30_000);
 
   it('answers 401 without a Backstage token', async () => {
@@ -296,9 +290,9 @@ describe('the MCP broker in the real backend process', () => {
     expect(await toolNames(client)).toContain('example_after_restart');
 
     const everythingConnected = (await backendStatus('everything')).lastConnectedAt;
-    await everything.stop();
+    await everything.kill();
     await waitFor(async () => (await backendStatus('everything')).state !== 'connected', 5000, 'everything seen down');
-    everything = await startEverythingServer(everything.port);
+    everything = await startEverythingServer({ port: everything.port });
     await waitFor(async () => {
       const s = await backendStatus('everything');
       return s.state === 'connected' && s.lastConnectedAt !== everythingConnected;

@@ -1,9 +1,8 @@
 /*
- * Helpers for the broker's end-to-end tests: real MCP servers (the repository's example server,
- * @modelcontextprotocol/server-everything as a child process) and official SDK clients
- * connected to the broker in the real backend process.
+ * Helpers for the broker's end-to-end tests: waiting, and official SDK clients connected to the
+ * broker in the real backend process (the MCP servers come from @internal/example-mcp-server and
+ * @internal/test-mcp-backends).
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -20,52 +19,6 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000
 
 /** Sleeps (to show that something does NOT happen within a window). */
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
-
-/** server-everything in streamable-HTTP mode as a child process. */
-export interface EverythingServer {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
-/** Starts `@modelcontextprotocol/server-everything streamableHttp` on `port` and waits until it answers. */
-export async function startEverythingServer(port: number): Promise<EverythingServer> {
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    // It logs every request to stdout; nobody needs that here.
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', chunk => {
-    stderr += chunk;
-  });
-  const url = `http://127.0.0.1:${port}/mcp`;
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`server-everything exited: ${stderr}`);
-      try {
-        await fetch(url, { method: 'GET' });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    20_000,
-    'server-everything to listen',
-  );
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
-  return {
-    url,
-    port,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    },
-  };
-}
 
 /** An SDK client connected to the broker, recording the notifications it receives. */
 export interface BrokerClient {
