@@ -17,18 +17,10 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from './plugin';
+import { waitFor } from './testing/waitFor';
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
-async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as the file watcher, real example servers, SDK client)', () => {
   let servers: Record<'a' | 'b' | 'c', ExampleMcpServer>;

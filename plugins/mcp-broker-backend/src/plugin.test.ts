@@ -4,6 +4,7 @@ import { mockCredentials, mockServices, startTestBackend } from '@backstage/back
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
+import { waitFor } from './testing/waitFor';
 
 describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   it('fails start-up with a message naming the invalid key', async () => {
@@ -94,10 +95,3 @@ describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocke
   }, 20_000);
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise(resolve => setTimeout(resolve, 25));
-  }
-}

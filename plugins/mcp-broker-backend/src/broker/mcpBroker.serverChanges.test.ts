@@ -15,6 +15,7 @@ import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
 import type { JsonRpcMessage } from './jsonRpc';
 import { McpBroker } from './mcpBroker';
 import type { ClientEventStream } from './types';
+import { waitFor } from '../testing/waitFor';
 
 /** Relays HTTP to `target`, answering every request `delayMs` late (streams pass through). */
 async function startSlowRelay(target: string, delayMs: number) {
@@ -43,13 +44,6 @@ async function startSlowRelay(target: string, delayMs: number) {
   };
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 8000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
 
 describe('McpBroker server set changes (real example servers, one behind a slow relay; client streams recorded in memory)', () => {
   let fast: ExampleMcpServer;

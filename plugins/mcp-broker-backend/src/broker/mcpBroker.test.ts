@@ -11,6 +11,7 @@ import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
 import type { JsonRpcMessage } from './jsonRpc';
 import { McpBroker } from './mcpBroker';
 import type { ClientEventStream } from './types';
+import { waitFor } from '../testing/waitFor';
 
 function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {
   const controller = new AbortController();
@@ -30,13 +31,6 @@ function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {
   };
 }
 
-async function waitFor(check: () => boolean, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
 
 describe('McpBroker with real MCP servers (client streams recorded in memory)', () => {
   let example: ExampleMcpServer;

@@ -19,17 +19,11 @@ import type { BrokerServerConfig } from '../config';
 import { createKubernetesDiscovery } from './createKubernetesDiscovery';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 import type { RegistrationWatcher } from './RegistrationWatcher';
+import { waitFor } from '../testing/waitFor';
 
 const DEPLOY = resolve(__dirname, '../../../../deploy');
 const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', plural: 'mcpserverregistrations' };
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 8000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(r => setTimeout(r, 20));
-  }
-}
 
 describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
   let fake: FakeKubeApiServer;

@@ -16,6 +16,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { mcpBrokerPlugin } from '../plugin';
 import { ScriptedMcpServer, startScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { SERVER_URL_ANNOTATION } from './registrationMapping';
+import { waitFor } from '../testing/waitFor';
 
 const NS = 'mcp';
 const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', namespace: NS, plural: 'mcpserverregistrations' };
@@ -36,15 +37,6 @@ function capturingLogger(): RootLoggerService {
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
-async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API server, real MCP servers, SDK client)', () => {
   let fake: FakeKubeApiServer;

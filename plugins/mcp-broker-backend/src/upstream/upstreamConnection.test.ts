@@ -9,14 +9,8 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { ListsUpdate, UpstreamConnection } from './upstreamConnection';
+import { waitFor } from '../testing/waitFor';
 
-async function waitFor(check: () => boolean, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
-}
 
 function connect(name: string, url: string, updates: ListsUpdate[] = []) {
   const connection = new UpstreamConnection({
