@@ -72,6 +72,22 @@ function dryRunOf(query: Record<string, string>): boolean {
   return true;
 }
 
+/** Which objects a list, watch or deletecollection request means: its namespace and selectors. */
+function selectorFilter(
+  rt: ResourceType,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+  fieldSelector: string | undefined,
+) {
+  return {
+    namespace,
+    labelSelector: labelSelector ? parseLabelSelector(labelSelector) : undefined,
+    fieldSelector: fieldSelector
+      ? parseFieldSelector(fieldSelector, ['metadata.name', 'metadata.namespace', ...rt.extraSelectableFields])
+      : undefined,
+  };
+}
+
 function listObject(rt: ResourceType, items: KubeObject[], metadata: Record<string, unknown>) {
   return {
     kind: rt.listKind,
@@ -137,13 +153,7 @@ export function handleResourceRequest(
       return { status: 200, body: store.get(rt, ns, name!) };
 
     case 'list': {
-      const filter = {
-        namespace,
-        labelSelector: q.labelSelector ? parseLabelSelector(q.labelSelector) : undefined,
-        fieldSelector: q.fieldSelector
-          ? parseFieldSelector(q.fieldSelector, ['metadata.name', 'metadata.namespace', ...rt.extraSelectableFields])
-          : undefined,
-      };
+      const filter = selectorFilter(rt, namespace, q.labelSelector, q.fieldSelector);
       if (q.resourceVersionMatch === 'Exact' && q.resourceVersion !== String(store.currentRevision())) {
         // Only the latest state is kept, so an exact older snapshot is as gone as after compaction.
         throw expired('The resourceVersion for the provided list is too old.');
@@ -179,13 +189,7 @@ export function handleResourceRequest(
       }
       const request = {
         rt,
-        filter: {
-          namespace,
-          labelSelector: q.labelSelector ? parseLabelSelector(q.labelSelector) : undefined,
-          fieldSelector: fieldSelector
-            ? parseFieldSelector(fieldSelector, ['metadata.name', 'metadata.namespace', ...rt.extraSelectableFields])
-            : undefined,
-        },
+        filter: selectorFilter(rt, namespace, q.labelSelector, fieldSelector),
         resourceVersion: q.resourceVersion,
         allowBookmarks: q.allowWatchBookmarks === 'true',
         sendInitialEvents: q.sendInitialEvents === 'true',
@@ -238,13 +242,7 @@ export function handleResourceRequest(
       return { status: 200, body: store.delete(rt, ns, name!, deleteOptions(body, q)) };
 
     case 'deletecollection': {
-      const filter = {
-        namespace,
-        labelSelector: q.labelSelector ? parseLabelSelector(q.labelSelector) : undefined,
-        fieldSelector: q.fieldSelector
-          ? parseFieldSelector(q.fieldSelector, ['metadata.name', 'metadata.namespace', ...rt.extraSelectableFields])
-          : undefined,
-      };
+      const filter = selectorFilter(rt, namespace, q.labelSelector, q.fieldSelector);
       const options = deleteOptions(body, q);
       const deleted = store
         .list(rt, filter)
