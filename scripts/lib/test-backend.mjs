@@ -40,6 +40,16 @@ export function shLocked(command, args, options = {}) {
   return sh('flock', [path.join(os.tmpdir(), 'devportal-pack.lock'), command, ...args], options);
 }
 
+/** The monorepo's resolutions, with paths into it (`portal:./tools/node-gyp`) made absolute. */
+function rootResolutions() {
+  return Object.fromEntries(
+    Object.entries(rootPkg.resolutions).map(([name, range]) => {
+      const local = /^(portal|link|file):(\.\.?\/.*)$/.exec(range);
+      return [name, local ? `${local[1]}:${path.resolve(repoRoot, local[2])}` : range];
+    }),
+  );
+}
+
 async function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -68,7 +78,7 @@ export async function createTestBackend({ app, name, dependencies, resolutions =
         private: true,
         packageManager: rootPkg.packageManager,
         dependencies,
-        resolutions: { ...rootPkg.resolutions, ...resolutions },
+        resolutions: { ...rootResolutions(), ...resolutions },
         dependenciesMeta: rootPkg.dependenciesMeta,
       },
       null,

@@ -20,6 +20,8 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
   let fake: FakeKubeApiServer;
   let service: DefaultPortalService;
 
+  // The first start in a worker loads @kubernetes/client-node (large, ESM): seconds on a busy
+  // 2-core machine, so this hook gets more than Jest's default 5 s.
   beforeEach(async () => {
     const started = await storeOnFakeApiServer();
     fake = started.fake;
@@ -27,7 +29,7 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
     });
-  });
+  }, 30_000);
 
   afterEach(async () => {
     await fake?.close();

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Checks a running development backend (`yarn start`) the way a newcomer would use it: signs in
+// as alice through the development oauth2-proxy sign-in, then connects the official MCP SDK
+// client to the broker and lists the example MCP server's tools. Waits (polling, up to
+// --timeout seconds, default 600: the README's run command installs first) until the backend
+// answers; exits 0 when alice signed in and the example tools are listed, 1 otherwise.
+//   node scripts/check-dev-backend.mjs [--base-url http://127.0.0.1:7007] [--timeout 600]
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const index = args.indexOf(name);
+  return index === -1 ? fallback : args[index + 1];
+};
+const baseUrl = option('--base-url', 'http://127.0.0.1:7007');
+const deadline = Date.now() + Number(option('--timeout', '600')) * 1000;
+const POLL_MS = 1000;
+
+async function signIn(user) {
+  const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
+    headers: { 'X-Forwarded-User': user },
+  });
+  if (!response.ok) throw new Error(`sign-in as ${user}: HTTP ${response.status}`);
+  const token = (await response.json())?.backstageIdentity?.token;
+  if (typeof token !== 'string') throw new Error(`sign-in as ${user}: no token in the answer`);
+  return token;
+}
+
+async function listBrokerTools(token) {
+  const client = new Client({ name: 'check-dev-backend', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  try {
+    return (await client.listTools()).tools.map(tool => tool.name);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Retries `attempt` until it succeeds or the deadline passes; returns its value. */
+async function untilDeadline(what, attempt) {
+  let lastError;
+  while (Date.now() < deadline) {
+    try {
+      return await attempt();
+    } catch (error) {
+      lastError = error;
+      await new Promise(resolve => setTimeout(resolve, POLL_MS));
+    }
+  }
+  throw new Error(`${what} did not succeed in time: ${lastError?.message ?? lastError}`);
+}
+
+try {
+  const token = await untilDeadline('alice signing in', () => signIn('alice'));
+  process.stdout.write('check-dev-backend: alice signed in\n');
+  const tools = await untilDeadline('listing the example tools through the broker', async () => {
+    const names = await listBrokerTools(token);
+    if (!names.some(name => name.startsWith('example_'))) {
+      throw new Error(`no example_* tool among [${names.join(', ')}]`);
+    }
+    return names;
+  });
+  process.stdout.write(`check-dev-backend: the broker lists ${tools.join(', ')}\n`);
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`check-dev-backend: ${error.message}\n`);
+  process.exit(1);
+}
