@@ -57,6 +57,8 @@ import type {
   KeyReview,
   NewApiKey,
   NewApiProduct,
+  Page,
+  PageRequest,
   PendingKeyUpdate,
   PortalStore,
   ProductFilter,
@@ -82,6 +84,7 @@ import {
 } from './kubernetesClient';
 import type { KubernetesStoreConfig } from './kubernetesConfig';
 import { AlreadyExistsError } from './kubernetesErrors';
+import { namespaceSegments, pageSegments, type ListSegment } from './kubernetesPaging';
 import {
   DELETING_ANNOTATION,
   KEY_UID_LABEL,
@@ -262,6 +265,30 @@ export class KubernetesPortalStore implements PortalStore {
   async listProducts(filter: ProductFilter): Promise<StoredApiProduct[]> {
     const products = await this.listProductObjects(filter.namespace, filter.ownerRefs);
     return products.map(productFromObject).sort(byNamespaceAndName);
+  }
+
+  async listProductsPage(
+    filter: ProductFilter,
+    page: PageRequest,
+  ): Promise<Page<StoredApiProduct>> {
+    const { ownerRefs } = filter;
+    const namespaces = this.scope(filter.namespace);
+    if (ownerRefs?.length === 0 || namespaces?.length === 0) {
+      return { items: [] };
+    }
+    const labelSelector =
+      ownerRefs === undefined
+        ? undefined
+        : inSelector(OWNER_LABEL, ownerRefs.map(entityRefLabelValue));
+    const { items, cursor } = await pageSegments(
+      namespaceSegments(namespaces, labelSelector),
+      options => this.api.listCustomChunk(API_PRODUCTS, options),
+      o =>
+        ownerRefs === undefined ||
+        ownerRefs.includes(o.metadata.annotations?.[OWNER_ANNOTATION] ?? ''),
+      page,
+    );
+    return { items: items.map(productFromObject), cursor };
   }
 
   /** Products by owner-label selector, re-checked against the exact owner annotation. */
@@ -594,6 +621,83 @@ export class KubernetesPortalStore implements PortalStore {
       )
       .map(keyFromObject)
       .sort(byNamespaceAndName);
+  }
+
+  /**
+   * One page of keys (see kubernetesPaging.ts). The ownership filter walks two disjoint
+   * selector lists one after the other: the caller's own requests, then the other
+   * requests for the caller's products (`requester!=` the caller).
+   */
+  async listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>> {
+    if (filter.productName !== undefined && filter.namespace === undefined) {
+      throw new InputError('A key filter by product name needs the namespace');
+    }
+    const namespaces = this.scope(filter.namespace);
+    if (namespaces?.length === 0) {
+      return { items: [] };
+    }
+    const productTerm =
+      filter.productName === undefined
+        ? undefined
+        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`;
+    const requesterTerm = (userRef: string, operator = '=') =>
+      `${REQUESTER_LABEL}${operator}${entityRefLabelValue(userRef)}`;
+    const matches = (k: KubeObject) =>
+      (filter.phase === undefined || phaseOf(k) === filter.phase) &&
+      (filter.productName === undefined ||
+        k.spec?.apiProductRef?.name === filter.productName) &&
+      (filter.requestedBy === undefined ||
+        k.spec?.requestedBy?.userId === filter.requestedBy);
+
+    let segments: ListSegment[];
+    let keep = matches;
+    if (filter.ownedBy === undefined) {
+      segments = namespaceSegments(
+        namespaces,
+        selector(
+          productTerm,
+          filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
+        ),
+      );
+    } else {
+      const { userRef, ownershipRefs } = filter.ownedBy;
+      const mine =
+        filter.requestedBy === undefined || filter.requestedBy === userRef
+          ? namespaceSegments(namespaces, selector(productTerm, requesterTerm(userRef)))
+          : [];
+      let products = await this.listProductObjects(filter.namespace, ownershipRefs);
+      if (filter.productName !== undefined) {
+        products = products.filter(p => p.metadata.name === filter.productName);
+      }
+      const owned = new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`));
+      const ofOwnedProducts =
+        products.length === 0
+          ? []
+          : namespaceSegments(
+              namespaces,
+              selector(
+                inSelector(
+                  PRODUCT_LABEL,
+                  products.map(p => productLabelValue(p.metadata.name!)),
+                ),
+                filter.requestedBy === undefined
+                  ? requesterTerm(userRef, '!=')
+                  : requesterTerm(filter.requestedBy),
+              ),
+            );
+      segments = [...mine, ...ofOwnedProducts];
+      keep = k =>
+        matches(k) &&
+        (k.spec?.requestedBy?.userId === userRef ||
+          owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`));
+    }
+    const { items, cursor } = await pageSegments(
+      segments,
+      options => this.api.listCustomChunk(API_KEYS, options),
+      keep,
+      page,
+    );
+    return { items: items.map(keyFromObject), cursor };
   }
 
   /** Keys of the products owned by one of `ownershipRefs`: two selector-driven lists. */
