@@ -5,6 +5,10 @@
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
  *
+ * Lists take `limit`/`continue` (spec §9): the router opens the client's page token
+ * against the route, the filters and the caller, passes the store cursor inside to the
+ * service, and seals the next one (pageTokens.ts).
+ *
  * Bodies are JSON (`application/json`, or `application/merge-patch+json` for PATCH), at
  * most 64 KiB (413 beyond).
  */

@@ -33,9 +33,15 @@
  * statement timeouts, lock contention → ServiceUnavailableError; anything else is a bug
  * and surfaces unchanged. Nothing here logs record contents, and never a secret.
  *
- * Lists are ordered by namespace, then name (like Kubernetes). The ownership filter is
+ * Pages (listProductsPage, listKeysPage) are keyset queries in (created_at, namespace,
+ * name) order on the indexes of migrations/20261124000000_pagination.js: `limit + 1` rows
+ * of one index range, so a page costs the same at any position and table size; the
+ * cursor is the last row's sort key (keysetCursor.ts). Whole lists (listProducts,
+ * listKeys) are ordered by namespace, then name (like Kubernetes). The ownership filter is
  * a UNION ALL of two index-driven queries (by requester; by products whose owner is one
- * of the caller's refs, joined to keys by (namespace, product_name)), so its cost
+ * of the caller's refs, joined to keys by (namespace, product_name)); in pages each half
+ * is a keyset query of its own (the requester half an index range, the product-owner
+ * half sorts only the keys of the caller's products after the cursor), so its cost
  * follows the result size, not the table size: with 100,000 keys, 1,000 users and 100
  * products, a user's 100 keys list in about 1 ms on SQLite and PostgreSQL, as fast as
  * with 1,000 keys (bench/portal.mjs; docs/benchmarks.md).
