@@ -576,12 +576,7 @@ export class KubernetesPortalStore implements PortalStore {
     if (namespaces?.length === 0) {
       return [];
     }
-    const productTerm =
-      filter.productName === undefined
-        ? undefined
-        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`;
-    const requesterTerm = (userRef: string) =>
-      `${REQUESTER_LABEL}=${entityRefLabelValue(userRef)}`;
+    const { productTerm, matches } = keyFilterTerms(filter);
 
     let objects: KubeObject[];
     if (filter.ownedBy === undefined) {
@@ -611,14 +606,7 @@ export class KubernetesPortalStore implements PortalStore {
     }
 
     return objects
-      .filter(
-        k =>
-          (filter.phase === undefined || phaseOf(k) === filter.phase) &&
-          (filter.productName === undefined ||
-            k.spec?.apiProductRef?.name === filter.productName) &&
-          (filter.requestedBy === undefined ||
-            k.spec?.requestedBy?.userId === filter.requestedBy),
-      )
+      .filter(matches)
       .map(keyFromObject)
       .sort(byNamespaceAndName);
   }
@@ -636,18 +624,7 @@ export class KubernetesPortalStore implements PortalStore {
     if (namespaces?.length === 0) {
       return { items: [] };
     }
-    const productTerm =
-      filter.productName === undefined
-        ? undefined
-        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`;
-    const requesterTerm = (userRef: string, operator = '=') =>
-      `${REQUESTER_LABEL}${operator}${entityRefLabelValue(userRef)}`;
-    const matches = (k: KubeObject) =>
-      (filter.phase === undefined || phaseOf(k) === filter.phase) &&
-      (filter.productName === undefined ||
-        k.spec?.apiProductRef?.name === filter.productName) &&
-      (filter.requestedBy === undefined ||
-        k.spec?.requestedBy?.userId === filter.requestedBy);
+    const { productTerm, matches } = keyFilterTerms(filter);
 
     let segments: ListSegment[];
     let keep = matches;
@@ -665,21 +642,14 @@ export class KubernetesPortalStore implements PortalStore {
         filter.requestedBy === undefined || filter.requestedBy === userRef
           ? namespaceSegments(namespaces, selector(productTerm, requesterTerm(userRef)))
           : [];
-      let products = await this.listProductObjects(filter.namespace, ownershipRefs);
-      if (filter.productName !== undefined) {
-        products = products.filter(p => p.metadata.name === filter.productName);
-      }
-      const owned = new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`));
+      const { owned, productSelector } = await this.ownedProducts(filter, ownershipRefs);
       const ofOwnedProducts =
-        products.length === 0
+        productSelector === undefined
           ? []
           : namespaceSegments(
               namespaces,
               selector(
-                inSelector(
-                  PRODUCT_LABEL,
-                  products.map(p => productLabelValue(p.metadata.name!)),
-                ),
+                productSelector,
                 filter.requestedBy === undefined
                   ? requesterTerm(userRef, '!=')
                   : requesterTerm(filter.requestedBy),
@@ -700,30 +670,43 @@ export class KubernetesPortalStore implements PortalStore {
     return { items: items.map(keyFromObject), cursor };
   }
 
+  /**
+   * The products owned by one of `ownershipRefs` (within the filter's namespace and
+   * product): their `namespace/name` set and a label selector for their keys
+   * (undefined when there are none).
+   */
+  private async ownedProducts(filter: KeyFilter, ownershipRefs: string[]) {
+    let products = await this.listProductObjects(filter.namespace, ownershipRefs);
+    if (filter.productName !== undefined) {
+      products = products.filter(p => p.metadata.name === filter.productName);
+    }
+    return {
+      owned: new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`)),
+      productSelector:
+        products.length === 0
+          ? undefined
+          : inSelector(
+              PRODUCT_LABEL,
+              products.map(p => productLabelValue(p.metadata.name!)),
+            ),
+    };
+  }
+
   /** Keys of the products owned by one of `ownershipRefs`: two selector-driven lists. */
   private async keysOfOwnedProducts(
     filter: KeyFilter,
     ownershipRefs: string[],
     namespaces: NamespaceScope,
   ): Promise<KubeObject[]> {
-    let products = await this.listProductObjects(filter.namespace, ownershipRefs);
-    if (filter.productName !== undefined) {
-      products = products.filter(p => p.metadata.name === filter.productName);
-    }
-    if (products.length === 0) {
+    const { owned, productSelector } = await this.ownedProducts(filter, ownershipRefs);
+    if (productSelector === undefined) {
       return [];
     }
-    const owned = new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`));
     const keys = await this.api.listCustom(API_KEYS, {
       namespaces,
       labelSelector: selector(
-        inSelector(
-          PRODUCT_LABEL,
-          products.map(p => productLabelValue(p.metadata.name!)),
-        ),
-        filter.requestedBy === undefined
-          ? undefined
-          : `${REQUESTER_LABEL}=${entityRefLabelValue(filter.requestedBy)}`,
+        productSelector,
+        filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
       ),
     });
     // Same product name in a namespace where the caller owns nothing: not theirs.
@@ -874,4 +857,28 @@ export class KubernetesPortalStore implements PortalStore {
       `API key ${refText(ref)} kept changing while this request tried to update it; retry`,
     );
   }
+}
+
+/** `requester<operator><user's label value>`, a label-selector term. */
+function requesterTerm(userRef: string, operator: '=' | '!=' = '='): string {
+  return `${REQUESTER_LABEL}${operator}${entityRefLabelValue(userRef)}`;
+}
+
+/**
+ * The product label-selector term of a key filter, and the exact re-check of every
+ * condition (label values are truncated or hashed, and the phase is in the status).
+ */
+function keyFilterTerms(filter: KeyFilter) {
+  return {
+    productTerm:
+      filter.productName === undefined
+        ? undefined
+        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`,
+    matches: (k: KubeObject) =>
+      (filter.phase === undefined || phaseOf(k) === filter.phase) &&
+      (filter.productName === undefined ||
+        k.spec?.apiProductRef?.name === filter.productName) &&
+      (filter.requestedBy === undefined ||
+        k.spec?.requestedBy?.userId === filter.requestedBy),
+  };
 }
