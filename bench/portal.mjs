@@ -3,7 +3,9 @@
  * Portal benchmark: API key request lists and bulk approval at 1,000, 10,000 and 100,000
  * records, on SQLite and PostgreSQL, through HTTP on the real development backend (real
  * sign-in, the RBAC plugin with the example policies), the same queries on the store
- * alone, and the internal calls (authorize round trips) per portal request.
+ * alone, and the internal calls (authorize round trips) per portal request. Pages: the
+ * first and the last page of 100 of the admin's Pending list, side by side with their
+ * ratio (a keyset page costs the same wherever it is and however big the table).
  *
  *   node bench/portal.mjs                 # full run (see bench/README.md), 3–7 minutes
  *   node bench/portal.mjs --smoke         # 200 records, SQLite, a few iterations (~15 s)
@@ -23,7 +25,13 @@ import { startPortalBackend } from './lib/backend.mjs';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
 import { FIXTURE_SLICE_SIZE, PAYMENTS_API_KEYS, PRODUCT_COUNT, USER_COUNT } from './lib/portalData.mjs';
 import { createBenchDatabase, seedPortal } from './lib/portalDatabases.mjs';
-import { countRoundTrips, measureHttp, measureStore, queryPlans } from './lib/portalMeasure.mjs';
+import {
+  countRoundTrips,
+  measureHttp,
+  measureStore,
+  prepareLastPages,
+  queryPlans,
+} from './lib/portalMeasure.mjs';
 import { DB_NAMES, portalReport } from './lib/portalReport.mjs';
 import { ADMIN_EVERY, USERS } from './lib/portalScenario.mjs';
 import { count } from './lib/stats.mjs';
@@ -125,6 +133,7 @@ try {
     }
   });
   const runs = Object.values(byDatabase).flat();
+  await phase("find the last page of the admin's Pending list", () => prepareLastPages(runs));
   await phase('HTTP timings (all runs interleaved)', () => measureHttp(runs, settings));
   if (smoke) {
     await phase('internal calls per request (same backend, info level)', () =>

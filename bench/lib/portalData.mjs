@@ -38,6 +38,16 @@ const PLAN_TIERS = ['gold', 'silver', 'bronze'];
 const FIRST_FILLER_USER = FIXTURE_USERS.length;
 const FILLER_USER_COUNT = USER_COUNT - FIRST_FILLER_USER;
 const CREATED_AT = '2026-01-01T00:00:00Z';
+const CREATED_AT_MS = Date.parse(CREATED_AT);
+
+/**
+ * Key number `position` was created `position` seconds after the products: creation
+ * times spread like real ones, so the keyset pages of the database store (creation
+ * time, namespace, name) order by time and not only by the name tie-break.
+ */
+function keyCreatedAt(position) {
+  return new Date(CREATED_AT_MS + (position + 1) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+}
 
 /** The user entity ref of user number `index`. */
 export function userRef(index) {
@@ -132,7 +142,7 @@ export function keyBatch(from, to) {
       name,
       uid: `10000000-0000-4000-8000-${String(position).padStart(12, '0')}`,
       resource_version: phase === 'Pending' ? 1 : 2,
-      created_at: CREATED_AT,
+      created_at: keyCreatedAt(position),
       product_name: productName(product),
       plan_tier: tier,
       use_case: 'load test',

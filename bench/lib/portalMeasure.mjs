@@ -13,7 +13,9 @@ import {
   STORE_QUERIES,
   bulkApprove,
   bulkBatch,
+  findLastPages,
   routeCall,
+  storeQuery,
 } from './portalScenario.mjs';
 import { summarize } from './stats.mjs';
 
@@ -56,14 +58,14 @@ export async function measureHttp(runs, { iterations, warmup, bulkIterations }) 
   };
   for (let i = 0; i < warmup; i++) {
     for (const route of HTTP_ROUTES) {
-      for (const run of runs) await routeCall(run.backend, run.tokens, route);
+      for (const run of runs) await routeCall(run.backend, run.tokens, route, run);
     }
   }
   for (let i = 0; i < iterations; i++) {
     for (const route of HTTP_ROUTES) {
       if (route.every !== undefined && i % route.every !== 0) continue;
       for (const run of runs) {
-        const result = await timedWithCpu(run, () => routeCall(run.backend, run.tokens, route));
+        const result = await timedWithCpu(run, () => routeCall(run.backend, run.tokens, route, run));
         record(run, route.id, result);
         rows.get(run)[route.id] = result.json.items?.length;
       }
@@ -93,6 +95,11 @@ export async function measureHttp(runs, { iterations, warmup, bulkIterations }) 
   }
 }
 
+/** Finds the last page of the admin's Pending list on every run (HTTP and store). */
+export async function prepareLastPages(runs) {
+  for (const run of runs) await findLastPages(run, await portalStoreOn(run.knex));
+}
+
 /** Waits until the backend's output has been quiet for a moment (log lines flushed). */
 async function settleLog(backend) {
   let length = -1;
@@ -119,7 +126,7 @@ export async function countRoundTrips(run, { countIterations, coldUserInfo }) {
   const cases = [
     ...HTTP_ROUTES.filter(route => route.url === undefined).map(route => ({
       label: `${route.route} (${route.caller})`,
-      call: () => routeCall(backend, tokens, route),
+      call: () => routeCall(backend, tokens, route, run),
     })),
     {
       label: `POST /requests/bulk-approve of ${names.length} (carol)`,
@@ -135,7 +142,7 @@ export async function countRoundTrips(run, { countIterations, coldUserInfo }) {
             iterations: 1,
             call: async () => {
               await sleep(USER_INFO_CACHE_MS + 500);
-              await routeCall(backend, tokens, myRoute);
+              await routeCall(backend, tokens, myRoute, run);
             },
           },
         ]
@@ -185,7 +192,7 @@ export async function measureStore(runs, { iterations, warmup }) {
       if (query.every !== undefined && i % query.every !== 0) continue;
       for (const run of runs) {
         const started = performance.now();
-        const keys = await stores.get(run).listKeys(query.filter);
+        const keys = await storeQuery(stores.get(run), query, run);
         const elapsed = performance.now() - started;
         if (i < warmup) continue;
         samples.get(run)[query.id].push(elapsed);
@@ -205,16 +212,17 @@ export async function measureStore(runs, { iterations, warmup }) {
 export async function queryPlans(run) {
   const store = await portalStoreOn(run.knex);
   const plans = {};
-  for (const query of STORE_QUERIES) plans[query.id] = await planOf(run.knex, store, query);
+  for (const query of STORE_QUERIES) plans[query.id] = await planOf(run, store, query);
   run.plans = plans;
 }
 
-async function planOf(knex, store, query) {
+async function planOf(run, store, query) {
+  const { knex } = run;
   const statements = [];
   const listener = event => statements.push(event);
   knex.on('query', listener);
   try {
-    await store.listKeys(query.filter);
+    await storeQuery(store, query, run);
   } finally {
     knex.off('query', listener);
   }

@@ -143,6 +143,16 @@ function targetsTable(byDatabase, smallest, largest) {
         ]);
       }
     }
+    for (const run of [small, big].filter((r, i, all) => all.indexOf(r) === i)) {
+      const http = run.http.stats['page-last'].p50 / run.http.stats['page-first'].p50;
+      const store = run.store['page-last'].stats.p50 / run.store['page-first'].stats.p50;
+      rows.push([
+        `last page of 100 of the Pending list costs the first's at ${count(run.records)} (≤ ${FLAT}×)`,
+        DB_NAMES[kind],
+        `HTTP ${http.toFixed(2)}×, store ${store.toFixed(2)}×`,
+        http <= FLAT && store <= FLAT ? 'met' : 'missed',
+      ]);
+    }
     const bulk = big.http.stats.bulk;
     rows.push([
       `bulk-approve of ${big.http.rows.bulk}: ≤ 1 s at ${count(largest)}`,
@@ -161,6 +171,45 @@ function targetsTable(byDatabase, smallest, largest) {
     }
   }
   return markdownTable(['target', 'database', 'measured', 'result'], rows);
+}
+
+/**
+ * First vs last page of 100 of the admin's Pending list, per database and scale, with
+ * the ratio last / first (HTTP and store alone).
+ */
+function pagesTable(byDatabase) {
+  const rows = [];
+  for (const [kind, runs] of Object.entries(byDatabase)) {
+    for (const run of runs) {
+      const pending = run.store['admin-pending'].rows;
+      for (const [where, stats] of [
+        ['HTTP', run.http.stats],
+        ['store', Object.fromEntries(Object.entries(run.store).map(([id, q]) => [id, q.stats]))],
+      ]) {
+        rows.push([
+          DB_NAMES[kind],
+          count(run.records),
+          pending === undefined ? '–' : count(pending),
+          where,
+          p50p99(stats['page-first']),
+          p50p99(stats['page-last']),
+          ratio(stats['page-last'].p50, stats['page-first'].p50),
+        ]);
+      }
+    }
+  }
+  return markdownTable(
+    [
+      'database',
+      'records',
+      'Pending rows',
+      'measured',
+      'first page of 100: p50 / p99 ms',
+      'last page of 100: p50 / p99 ms',
+      'p50 last / first',
+    ],
+    rows,
+  );
 }
 
 function phasesTable(phases) {
@@ -190,6 +239,12 @@ export function portalReport({ header, byDatabase, phases, seeds, scales }) {
     out.push(growthTable(runs, 'store query (no HTTP, no permissions)', storeLines()));
   }
   out.push('', `### Side by side at ${count(largest)} records`, '', sideBySideTable(byDatabase, largest));
+  out.push(
+    '',
+    "### Pages: first vs last page of 100 of the admin's Pending list",
+    '',
+    pagesTable(byDatabase),
+  );
   out.push('', '### Internal calls per portal request (access log at LOG_LEVEL=info)', '', countsTable(byDatabase));
   const counted = Object.values(byDatabase).flat().find(run => run.counts !== undefined);
   for (const { label, lastRequest } of counted?.counts ?? []) {

@@ -28,6 +28,21 @@ export const HTTP_ROUTES = [
     every: ADMIN_EVERY,
   },
   {
+    id: 'page-first',
+    route: 'GET /requests?status=Pending&limit=100',
+    caller: 'carol',
+    note: 'admin, first page',
+    path: '/requests?status=Pending&limit=100',
+  },
+  {
+    id: 'page-last',
+    route: 'GET /requests?status=Pending&limit=100&continue=…',
+    caller: 'carol',
+    note: 'admin, last page',
+    // The token of the last page, found by walking the list once (see findLastPages).
+    path: run => run.lastPage.path,
+  },
+  {
     id: 'floor-empty',
     route: 'GET /requests/my?namespace=empty',
     caller: 'alice',
@@ -68,7 +83,51 @@ export const STORE_QUERIES = [
     filter: { phase: 'Pending' },
     every: ADMIN_EVERY,
   },
+  {
+    id: 'page-first',
+    label: "listKeysPage({phase: 'Pending'}, first 100)",
+    filter: { phase: 'Pending' },
+    page: () => ({ limit: PAGE_SIZE }),
+  },
+  {
+    id: 'page-last',
+    label: "listKeysPage({phase: 'Pending'}, last 100)",
+    filter: { phase: 'Pending' },
+    page: run => ({ limit: PAGE_SIZE, cursor: run.lastPage.cursor }),
+  },
 ];
+
+/** The page size of the paging measurements. */
+export const PAGE_SIZE = 100;
+
+/**
+ * Finds the last page of the admin's Pending list, once per run, by walking it: over
+ * HTTP as carol (`run.lastPage.path` carries that page's continue token) and on the
+ * store (`run.lastPage.cursor`). With as many Pending keys as one page holds, the first
+ * page is the last.
+ */
+export async function findLastPages(run, store) {
+  let path = `/requests?status=Pending&limit=${PAGE_SIZE}`;
+  for (;;) {
+    const { json } = await timedCall(run.backend, run.tokens.carol, 'GET', `/api/portal${path}`);
+    const token = json.metadata?.continue;
+    if (token === undefined) break;
+    path = `/requests?status=Pending&limit=${PAGE_SIZE}&continue=${encodeURIComponent(token)}`;
+  }
+  let cursor;
+  for (;;) {
+    const page = await store.listKeysPage({ phase: 'Pending' }, { limit: PAGE_SIZE, cursor });
+    if (page.cursor === undefined) break;
+    cursor = page.cursor;
+  }
+  run.lastPage = { path, cursor };
+}
+
+/** One store query of STORE_QUERIES on `store`: the keys it returns. */
+export async function storeQuery(store, query, run) {
+  if (query.page === undefined) return store.listKeys(query.filter);
+  return (await store.listKeysPage(query.filter, query.page(run))).items;
+}
 
 /** `GET /requests/my — alice (note)`: how tables name a route. */
 export function describeRoute(route) {
@@ -94,10 +153,11 @@ export async function timedCall(backend, token, method, url, body) {
   return { elapsed, json: JSON.parse(text) };
 }
 
-/** Sends one of HTTP_ROUTES as its caller. */
-export function routeCall(backend, tokens, route) {
+/** Sends one of HTTP_ROUTES as its caller (`run` resolves a path that depends on it). */
+export function routeCall(backend, tokens, route, run) {
+  const path = typeof route.path === 'function' ? route.path(run) : route.path;
   return route.url === undefined
-    ? timedCall(backend, tokens[route.caller], 'GET', `/api/portal${route.path}`)
+    ? timedCall(backend, tokens[route.caller], 'GET', `/api/portal${path}`)
     : timedCall(backend, tokens[route.caller], 'POST', route.url, route.body);
 }
 

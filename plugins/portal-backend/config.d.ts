@@ -18,6 +18,19 @@ export interface Config {
      * naming the file and document. Default: none.
      */
     manifests?: string[];
+    /** Pagination of the list routes (`limit` / `continue`). */
+    pagination?: {
+      /**
+       * The HMAC key that signs `continue` tokens (at least 32 bytes), so that a token
+       * cannot be altered or used for another list or caller. Every replica must have the
+       * same value. Default: with `storage: database`, a random key generated once and
+       * kept in the plugin's database (shared by the replicas on that database); with
+       * `storage: kubernetes`, a random key per process, so set this when several
+       * replicas serve the portal.
+       * @visibility secret
+       */
+      tokenSecret?: string;
+    };
     /**
      * How to reach the cluster with `storage: kubernetes` (ignored otherwise). APIProducts
      * and APIKeys are `devportal.kuadrant.io/v1alpha1` custom resources (CRDs in the

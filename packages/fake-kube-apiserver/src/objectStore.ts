@@ -160,11 +160,14 @@ export class ObjectStore {
       if (!this.matches(rt, obj, filter)) continue;
       items.push(this.render(rt, obj));
     }
-    return items.sort((a, b) =>
-      `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(
-        `${b.metadata.namespace ?? ''}/${b.metadata.name}`,
-      ),
-    );
+    // etcd's key order: byte order of `<namespace>/<name>` (not the locale's), which is
+    // also the order `continue` resumes in.
+    return items.sort((a, b) => {
+      const left = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+      const right = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+      if (left === right) return 0;
+      return left < right ? -1 : 1;
+    });
   }
 
   /** Whether an object passes namespace, label and field filters. */

@@ -4,6 +4,7 @@
  */
 import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
+import { MIN_PAGE_TOKEN_KEY_BYTES } from './router/pageTokens';
 
 /** Where products and keys live. */
 export type PortalStorage = 'database' | 'kubernetes';
@@ -22,6 +23,8 @@ export interface PortalConfig {
   manifests: string[];
   /** Whether the permission framework is enabled (`permission.enabled`, default false). */
   permissionEnabled: boolean;
+  /** `portal.pagination.tokenSecret`: the HMAC key of page tokens, when configured. */
+  pageTokenSecret?: Buffer;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -37,5 +40,19 @@ export function readPortalConfig(config: Config): PortalConfig {
     storage,
     manifests: config.getOptionalStringArray('portal.manifests') ?? [],
     permissionEnabled: config.getOptionalBoolean('permission.enabled') ?? false,
+    pageTokenSecret: readPageTokenSecret(config),
   };
+}
+
+/** The configured page token key; too short a secret fails start-up. */
+function readPageTokenSecret(config: Config): Buffer | undefined {
+  const secret = config.getOptionalString('portal.pagination.tokenSecret');
+  if (secret === undefined) return undefined;
+  const key = Buffer.from(secret, 'utf8');
+  if (key.length < MIN_PAGE_TOKEN_KEY_BYTES) {
+    throw new InputError(
+      `portal.pagination.tokenSecret must be at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes long (e.g. the output of "openssl rand -base64 32")`,
+    );
+  }
+  return key;
 }

@@ -346,4 +346,108 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
       });
     expect(service.status).toBe(403);
   });
+
+  describe('pagination (spec §9)', () => {
+    const LIST_ROUTES = [
+      '/apiproducts',
+      '/requests',
+      '/requests/my',
+      '/httproutes',
+      '/planpolicies',
+      '/authpolicies',
+      '/ratelimitpolicies',
+    ];
+
+    it('answers 400 naming the fix for a bad limit or a continue without limit, on every list', async () => {
+      const portal = await startPortal();
+      for (const route of LIST_ROUTES) {
+        for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=2.5']) {
+          const response = await portal.api.get(`${route}?${query}`, CAROL);
+          expect({ route, query, status: response.status }).toEqual({
+            route,
+            query,
+            status: 400,
+          });
+          expect(response.body.error.message).toContain(
+            'limit: must be an integer from 1 to 1000',
+          );
+        }
+        const bare = await portal.api.get(`${route}?continue=abc`, CAROL);
+        expect(bare.status).toBe(400);
+        expect(bare.body.error.message).toContain('continue needs limit');
+        // Without limit: the whole list, in the old shape plus an empty metadata.
+        const whole = await portal.api.get(route, CAROL);
+        expect(whole.status).toBe(200);
+        expect(whole.body).toEqual({ items: expect.any(Array), metadata: {} });
+      }
+    });
+
+    it('walks a list in pages; continue is present exactly while more follow', async () => {
+      const portal = await startPortal();
+      for (const name of ['p1', 'p2', 'p3']) await portal.product(name);
+      const first = await portal.api.get('/apiproducts?limit=2', ALICE);
+      expect(first.status).toBe(200);
+      expect(first.body.items).toHaveLength(2);
+      expect(typeof first.body.metadata.continue).toBe('string');
+      const second = await portal.api.get(
+        `/apiproducts?limit=2&continue=${encodeURIComponent(first.body.metadata.continue)}`,
+        ALICE,
+      );
+      expect(second.status).toBe(200);
+      expect(second.body.metadata).toEqual({});
+      const walked = [...first.body.items, ...second.body.items].map(
+        (p: { metadata: { name: string } }) => p.metadata.name,
+      );
+      expect(walked.sort()).toEqual(['p1', 'p2', 'p3']);
+      const exact = await portal.api.get('/apiproducts?limit=3', ALICE);
+      expect(exact.body.items).toHaveLength(3);
+      expect(exact.body.metadata).toEqual({});
+      // Products keep their plans on every page.
+      expect(second.body.items[0].status.plans.length).toBeGreaterThan(0);
+    });
+
+    it('refuses a continue token used with other filters, by another caller, on another route, or altered', async () => {
+      const portal = await startPortal();
+      for (const name of ['p1', 'p2', 'p3']) {
+        await portal.product(name);
+        await portal.keyRequest(name, ALICE);
+      }
+      const first = await portal.api.get('/requests?limit=1&namespace=toystore', ALICE);
+      expect(first.status).toBe(200);
+      const token = first.body.metadata.continue as string;
+      const next = (route: string, user: string, extra = 'namespace=toystore', t = token) =>
+        portal.api.get(`${route}?limit=1&${extra}&continue=${encodeURIComponent(t)}`, user);
+
+      const same = await next('/requests', ALICE);
+      expect(same.status).toBe(200);
+      expect(same.body.items[0].metadata.name).not.toBe(first.body.items[0].metadata.name);
+      // Unknown query parameters do not count as filters.
+      expect((await next('/requests', ALICE, 'namespace=toystore&foo=1')).status).toBe(200);
+
+      const refusals = [
+        await next('/requests', ALICE, 'namespace=toystore&status=Pending'),
+        await next('/requests', ALICE, ''),
+        await next('/requests', BOB),
+        await next('/requests', CAROL),
+        await next('/requests/my', ALICE),
+      ];
+      for (const refused of refusals) {
+        expect(refused.status).toBe(400);
+        expect(refused.body.error.message).toContain('continue token belongs to another list');
+      }
+      const [body, signature] = token.split('.');
+      const altered = [
+        `${body}x.${signature}`,
+        `${body}.${signature.slice(0, -2)}AA`,
+        body,
+        'garbage',
+        `${Buffer.from('{"v":1,"c":"x","b":"y"}').toString('base64url')}.${signature}`,
+      ];
+      for (const bad of altered) {
+        const refused = await next('/requests', ALICE, 'namespace=toystore', bad);
+        expect(refused.status).toBe(400);
+        expect(refused.body.error.message).toContain('continue token is not valid');
+      }
+    });
+  });
 });

@@ -3,6 +3,7 @@
  * the services, registers the permissions and the `portal-apikey` resource type, and
  * mounts the router. The rules live in service/, the HTTP surface in router/.
  */
+import { randomBytes } from 'node:crypto';
 import {
   coreServices,
   createBackendPlugin,
@@ -16,6 +17,7 @@ import {
 } from './permissions/rules';
 import { ManifestResourceSource } from './resources';
 import { createRouter } from './router/createRouter';
+import { MIN_PAGE_TOKEN_KEY_BYTES, PageTokens } from './router/pageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
@@ -60,6 +62,12 @@ export const portalPlugin = createBackendPlugin({
                   config.manifests,
                 ),
               };
+        // Page tokens: see router/pageTokens.ts for where the key comes from and why.
+        const pageTokenKey =
+          config.pageTokenSecret ??
+          (store instanceof DatabasePortalStore
+            ? await store.pageTokenKey()
+            : randomBytes(MIN_PAGE_TOKEN_KEY_BYTES));
         const service = DefaultPortalService.create({ store, resources });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);
@@ -80,6 +88,7 @@ export const portalPlugin = createBackendPlugin({
             }),
             httpAuth: deps.httpAuth,
             auditor: PortalAuditor.create(deps.auditor),
+            pageTokens: new PageTokens(pageTokenKey),
           }),
         );
       },

@@ -2,6 +2,10 @@
  * A typed client of the portal REST API (`/api/portal`) for frontends, scripts and other
  * backends. It speaks the exact shapes of ./types.ts and throws `ResponseError` (from
  * `@backstage/errors`) for every non-2xx answer, carrying the server's error body.
+ *
+ * Every list takes `limit` / `continue` (one page), and has a `...Pages` twin: an async
+ * iterator that walks every page, sending each page's `continue` with the same filters
+ * (`for await (const page of client.listRequestsPages({ status: 'Pending' })) ...`).
  */
 import { ResponseError } from '@backstage/errors';
 import type {
@@ -12,9 +16,10 @@ import type {
   BulkReviewResult,
   CreateApiKeyRequest,
   CreateApiProductRequest,
-  ItemList,
   KubeObject,
+  ListPage,
   ObjectRef,
+  PageQuery,
   UpdateApiKeyRequest,
 } from './types';
 
@@ -60,6 +65,20 @@ export interface RequestListQuery {
   namespace?: string;
 }
 
+/** Filter of the lists that filter by namespace only. @public */
+export interface NamespaceListQuery {
+  namespace?: string;
+}
+
+/** Options of the `...Pages` iterators. @public */
+export interface PageWalkOptions {
+  /** Items per page, 1–1000; default {@link DEFAULT_PAGE_LIMIT}. */
+  limit?: number;
+}
+
+/** The page size of the `...Pages` iterators when none is given. @public */
+export const DEFAULT_PAGE_LIMIT = 100;
+
 function path(ref: ObjectRef): string {
   return `${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
 }
@@ -77,9 +96,16 @@ export class PortalClient {
   }
 
   listApiProducts(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ApiProduct>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ApiProduct>> {
     return this.#call('GET', '/apiproducts', { query });
+  }
+  /** Every page of {@link PortalClient.listApiProducts}. */
+  listApiProductsPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ApiProduct>> {
+    return this.#pages('/apiproducts', query, options);
   }
   getApiProduct(ref: ObjectRef): Promise<ApiProduct> {
     return this.#call('GET', `/apiproducts/${path(ref)}`);
@@ -100,35 +126,79 @@ export class PortalClient {
     return this.#call('DELETE', `/apiproducts/${path(ref)}`);
   }
   listHttpRoutes(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ReadOnlyObject>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/httproutes', { query });
   }
+  /** Every page of {@link PortalClient.listHttpRoutes}. */
+  listHttpRoutesPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
+    return this.#pages('/httproutes', query, options);
+  }
   listPlanPolicies(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ReadOnlyObject>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/planpolicies', { query });
+  }
+  /** Every page of {@link PortalClient.listPlanPolicies}. */
+  listPlanPoliciesPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
+    return this.#pages('/planpolicies', query, options);
   }
   getPlanPolicy(ref: ObjectRef): Promise<ReadOnlyObject> {
     return this.#call('GET', `/planpolicies/${path(ref)}`);
   }
   listAuthPolicies(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ReadOnlyObject>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/authpolicies', { query });
   }
+  /** Every page of {@link PortalClient.listAuthPolicies}. */
+  listAuthPoliciesPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
+    return this.#pages('/authpolicies', query, options);
+  }
   listRateLimitPolicies(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ReadOnlyObject>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/ratelimitpolicies', { query });
   }
-  listRequests(query: RequestListQuery = {}): Promise<ItemList<ApiKey>> {
+  /** Every page of {@link PortalClient.listRateLimitPolicies}. */
+  listRateLimitPoliciesPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
+    return this.#pages('/ratelimitpolicies', query, options);
+  }
+  listRequests(
+    query: RequestListQuery & PageQuery = {},
+  ): Promise<ListPage<ApiKey>> {
     return this.#call('GET', '/requests', { query });
   }
+  /** Every page of {@link PortalClient.listRequests}. */
+  listRequestsPages(
+    query: RequestListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ApiKey>> {
+    return this.#pages('/requests', query, options);
+  }
   listMyRequests(
-    query: { namespace?: string } = {},
-  ): Promise<ItemList<ApiKey>> {
+    query: NamespaceListQuery & PageQuery = {},
+  ): Promise<ListPage<ApiKey>> {
     return this.#call('GET', '/requests/my', { query });
+  }
+  /** Every page of {@link PortalClient.listMyRequests}. */
+  listMyRequestsPages(
+    query: NamespaceListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<ApiKey>> {
+    return this.#pages('/requests/my', query, options);
   }
   createRequest(body: CreateApiKeyRequest): Promise<ApiKey> {
     return this.#call('POST', '/requests', { body });
@@ -164,6 +234,22 @@ export class PortalClient {
   /** The key's secret: answers on the first successful read only (409 afterwards). */
   revealApiKeySecret(ref: ObjectRef): Promise<{ apiKey: string }> {
     return this.#call('GET', `/apikeys/${path(ref)}/secret`);
+  }
+
+  async *#pages<T>(
+    route: string,
+    filters: object,
+    options: PageWalkOptions,
+  ): AsyncIterableIterator<ListPage<T>> {
+    const limit = options.limit ?? DEFAULT_PAGE_LIMIT;
+    let token: string | undefined;
+    do {
+      const page: ListPage<T> = await this.#call('GET', route, {
+        query: { ...filters, limit, continue: token },
+      });
+      yield page;
+      token = page.metadata?.continue;
+    } while (token !== undefined);
   }
 
   async #call<T>(

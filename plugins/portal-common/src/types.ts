@@ -150,3 +150,27 @@ export type BulkReviewResult =
 export interface ItemList<T> {
   items: T[];
 }
+
+/**
+ * Paging state of a list answer: `continue` is present exactly when more items follow.
+ * @public
+ */
+export interface ListMetadata {
+  continue?: string;
+}
+
+/** A list answer, whole or one page: `{items, metadata: {continue?}}`. @public */
+export interface ListPage<T> extends ItemList<T> {
+  metadata: ListMetadata;
+}
+
+/**
+ * Paging parameters of every list (spec §9): `limit` 1–1000; `continue` is the
+ * previous page's `metadata.continue` (opaque, bound to the route, the filters and the
+ * caller). Without `limit` the whole list comes back.
+ * @public
+ */
+export interface PageQuery {
+  limit?: number;
+  continue?: string;
+}

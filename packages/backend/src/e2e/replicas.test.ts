@@ -295,6 +295,33 @@ if (postgres === undefined) {
       }
     }, 60_000);
 
+    it('two portal replicas: a list page token from one replica continues on the other', async () => {
+      const [a, b] = replicas;
+      const names: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const product = await portalClient(a, tokens.bob).createApiProduct({
+          metadata: { namespace: NS, name: uniqueName('pages'), annotations: { 'backstage.io/owner': 'group:default/payments-team' } },
+          spec: { displayName: 'Pages', targetRef: TOYSTORE_ROUTE, publishStatus: 'Published' },
+        });
+        names.push(product.metadata.name);
+      }
+      // No portal.pagination.tokenSecret configured: the key comes from the shared database.
+      const walked: string[] = [];
+      let token: string | undefined;
+      let page = 0;
+      do {
+        const replica = page % 2 === 0 ? a : b;
+        const query = `namespace=${NS}&limit=1${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
+        const response = await portalCall(replica, 'GET', `/apiproducts?${query}`, { token: tokens.alice });
+        expect(response.status).toBe(200);
+        walked.push(...response.body.items.map((p: { metadata: { name: string } }) => p.metadata.name));
+        token = response.body.metadata.continue;
+        page += 1;
+      } while (token !== undefined);
+      expect(new Set(walked).size).toBe(walked.length);
+      expect(walked).toEqual(expect.arrayContaining(names));
+    }, 60_000);
+
     it('keeps a session going on the other replica when one is killed mid-call; new clients start cleanly', async () => {
       const { client } = await connectBalanced();
       const errors: string[] = [];

@@ -27,6 +27,9 @@ function withoutServerFields(objects: ReadOnlyObject[]) {
   });
 }
 
+/** Starting a fake API server (a fresh certificate) can take seconds on a busy machine. */
+const TEST_TIMEOUT_MS = 20_000;
+
 describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
   let fake: FakeKubeApiServer;
   const logger = mockServices.logger.mock();
@@ -91,7 +94,7 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
     expect(fake.requests({ verb: 'list', namespace: undefined }).map(r => r.path)).toContain(
       '/apis/gateway.networking.k8s.io/v1/httproutes',
     );
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('keeps to the namespace allow-list', async () => {
     fake = await startFakeKubeApiServer();
@@ -116,6 +119,45 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
       '/apis/gateway.networking.k8s.io/v1/namespaces/toystore/httproutes',
     ]);
   });
+
+  it("pages a kind with the API server's limit and continue, namespace by namespace", async () => {
+    fake = await startFakeKubeApiServer();
+    await fake.loadFile(TOYSTORE);
+    fake.load(
+      ['a', 'b', 'c'].map(name => ({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { namespace: 'elsewhere', name },
+        spec: {},
+      })),
+    );
+    const walk = async (namespaces?: string[]) => {
+      const source = await sourceFor(namespaces);
+      const refs: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await source.listPage('HTTPRoute', {}, { limit: 2, cursor });
+        refs.push(...page.items.map(r => `${r.metadata.namespace}/${r.metadata.name}`));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      return refs;
+    };
+    const inServerOrder = [
+      'elsewhere/a',
+      'elsewhere/b',
+      'elsewhere/c',
+      'toystore/toystore',
+      'toystore/toystore-admin',
+    ];
+    fake.clearRequestLog();
+    expect(await walk()).toEqual(inServerOrder);
+    expect(fake.requests({ verb: 'list' }).every(r => r.query.limit !== undefined)).toBe(true);
+    expect(await walk(['toystore', 'elsewhere'])).toEqual(inServerOrder);
+    const source = await sourceFor();
+    expect(
+      (await source.listPage('HTTPRoute', { namespace: 'toystore' }, { limit: 5 })).cursor,
+    ).toBeUndefined();
+  }, TEST_TIMEOUT_MS);
 
   it('lists none of a kind whose CRD is not installed, and says so once in the log', async () => {
     fake = await startFakeKubeApiServer({

@@ -20,7 +20,10 @@ import type {
   KubeObject,
   KubernetesApi,
 } from '../store/kubernetes/kubernetesClient';
+import { namespaceSegments, pageSegments } from '../store/kubernetes/kubernetesPaging';
 import type {
+  Page,
+  PageRequest,
   ReadOnlyKind,
   ReadOnlyObject,
   ReadOnlyResourceSource,
@@ -98,6 +101,20 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
     return this.servedNamespaces === undefined || this.servedNamespaces.includes(namespace);
   }
 
+  /** Whether a list failed because the kind's CRD is not installed (warned once). */
+  private isMissingKind(kind: ReadOnlyKind, error: unknown): boolean {
+    if (!isError(error) || error.name !== 'NotFoundError') {
+      return false;
+    }
+    if (!this.warnedMissing.has(kind)) {
+      this.warnedMissing.add(kind);
+      this.logger.warn(
+        `The cluster does not serve ${READ_ONLY_API_VERSIONS[kind]} ${kind} (is its CRD installed?); the portal lists none`,
+      );
+    }
+    return true;
+  }
+
   /** Objects of one kind, optionally in one namespace, ordered by namespace and name. */
   async list(kind: ReadOnlyKind, options?: { namespace?: string }): Promise<ReadOnlyObject[]> {
     const namespace = options?.namespace;
@@ -114,13 +131,7 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
     try {
       objects = await this.api.listCustom(resourceType(kind), { namespaces });
     } catch (error) {
-      if (isError(error) && error.name === 'NotFoundError') {
-        if (!this.warnedMissing.has(kind)) {
-          this.warnedMissing.add(kind);
-          this.logger.warn(
-            `The cluster does not serve ${READ_ONLY_API_VERSIONS[kind]} ${kind} (is its CRD installed?); the portal lists none`,
-          );
-        }
+      if (this.isMissingKind(kind, error)) {
         return [];
       }
       throw error;
@@ -132,6 +143,35 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
           a.metadata.namespace.localeCompare(b.metadata.namespace) ||
           a.metadata.name.localeCompare(b.metadata.name),
       );
+  }
+
+  /** One page of {@link KubernetesResourceSource.list}, in the API server's order. */
+  async listPage(
+    kind: ReadOnlyKind,
+    options: { namespace?: string },
+    page: PageRequest,
+  ): Promise<Page<ReadOnlyObject>> {
+    const { namespace } = options;
+    const namespaces =
+      namespace === undefined
+        ? this.servedNamespaces
+        : this.isServed(namespace)
+          ? [namespace]
+          : [];
+    try {
+      const { items, cursor } = await pageSegments(
+        namespaceSegments(namespaces),
+        chunk => this.api.listCustomChunk(resourceType(kind), chunk),
+        () => true,
+        page,
+      );
+      return { items: items.map(o => toReadOnlyObject(kind, o)), cursor };
+    } catch (error) {
+      if (this.isMissingKind(kind, error)) {
+        return { items: [] };
+      }
+      throw error;
+    }
   }
 
   /** One object, or undefined when there is none (or its namespace is not served). */

@@ -124,6 +124,39 @@ describe('ManifestResourceSource', () => {
     });
   });
 
+  it('pages a kind in creation-time order, then namespace and name, the cursor only while more follow', async () => {
+    const route = (namespace: string, name: string, created?: string) =>
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: ${name}
+  namespace: ${namespace}
+${created === undefined ? '' : `  creationTimestamp: "${created}"\n`}spec: {}
+`;
+    const source = ManifestResourceSource.fromManifests([
+      {
+        source: 'routes.yaml',
+        text: [
+          route('b', 'late', '2030-01-02T00:00:00Z'),
+          route('a', 'early', '2030-01-01T00:00:00Z'),
+          route('b', 'early', '2030-01-01T00:00:00Z'),
+          route('z', 'undated'),
+        ].join('---\n'),
+      },
+    ]);
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await source.listPage('HTTPRoute', {}, { limit: 1, cursor });
+      walked.push(...page.items.map(r => `${r.metadata.namespace}/${r.metadata.name}`));
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    expect(walked).toEqual(['z/undated', 'a/early', 'b/early', 'b/late']);
+    const inB = await source.listPage('HTTPRoute', { namespace: 'b' }, { limit: 2 });
+    expect(inB.items).toHaveLength(2);
+    expect(inB.cursor).toBeUndefined();
+  });
+
   it('reads several files, multi-document, skipping empty documents', async () => {
     const a = await file('a.yaml', `# leading comment\n---\n${ROUTE}---\n# nothing\n---\n`);
     const b = await file('b.yaml', `${planPolicy('shop-plans', 'shop', ['free'])}`);

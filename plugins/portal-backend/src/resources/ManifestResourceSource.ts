@@ -15,7 +15,10 @@ import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import yaml from 'js-yaml';
 import type { ObjectRef } from '@devportal/plugin-portal-common';
+import { pageInMemory } from '../store/keysetCursor';
 import type {
+  Page,
+  PageRequest,
   ReadOnlyKind,
   ReadOnlyObject,
   ReadOnlyResourceSource,
@@ -165,6 +168,26 @@ export class ManifestResourceSource implements ReadOnlyResourceSource {
     return (this.byKind.get(kind) ?? [])
       .filter(o => namespace === undefined || o.metadata.namespace === namespace)
       .map(o => structuredClone(o));
+  }
+
+  /**
+   * One page of {@link ManifestResourceSource.list}, in the database store's page order
+   * (creation time, namespace, name; a manifest without creationTimestamp sorts first).
+   */
+  async listPage(
+    kind: ReadOnlyKind,
+    options: { namespace?: string },
+    page: PageRequest,
+  ): Promise<Page<ReadOnlyObject>> {
+    return pageInMemory(
+      await this.list(kind, options),
+      object => ({
+        createdAt: object.metadata.creationTimestamp ?? '',
+        namespace: object.metadata.namespace,
+        name: object.metadata.name,
+      }),
+      page,
+    );
   }
 
   /** One object, or undefined when there is none of that kind, namespace and name. */

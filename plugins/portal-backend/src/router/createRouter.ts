@@ -5,15 +5,25 @@
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
  *
+ * Lists take `limit`/`continue` (spec §9): the router opens the client's page token
+ * against the route, the filters and the caller, passes the store cursor inside to the
+ * service, and seals the next one (pageTokens.ts).
+ *
  * Bodies are JSON (`application/json`, or `application/merge-patch+json` for PATCH), at
  * most 64 KiB (413 beyond).
  */
-import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import type {
+  BackstageCredentials,
+  HttpAuthService,
+} from '@backstage/backend-plugin-api';
 import type { ObjectRef } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
 import type { PortalService } from '../service/PortalService';
+import type { RequestQuery } from '../service/types';
+import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
+import type { PageTokens } from './pageTokens';
 import { toBodyError, UnsupportedMediaTypeError } from './bodyErrors';
 import { portalRoutes, type PortalOperationId } from './routes';
 import {
@@ -38,6 +48,8 @@ export interface PortalRouterOptions {
   service: PortalService;
   httpAuth: HttpAuthService;
   auditor: PortalAuditor;
+  /** Seals and opens the `continue` tokens of list pages. */
+  pageTokens: PageTokens;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void>;
@@ -50,14 +62,52 @@ function refOf(req: Request): ObjectRef {
 export async function createRouter(
   options: PortalRouterOptions,
 ): Promise<express.Router> {
-  const { service, httpAuth, auditor } = options;
+  const { service, httpAuth, auditor, pageTokens } = options;
   const credentials = (req: Request) =>
     httpAuth.credentials(req, { allow: ['user', 'service'] });
   const body = (req: Request, schema: Parameters<typeof parseInput>[0]) =>
     parseInput(schema, req.body ?? {}, 'request body');
-  const items = <T>(res: Response, list: T[]) => {
-    res.json({ items: list });
+  /**
+   * Parse → call → respond for every list (spec §9): the page token is opened against
+   * this route, the filters and the caller before the call and sealed after it.
+   */
+  const list = async <F extends Record<string, string | undefined>>(
+    req: Request,
+    res: Response,
+    route: PortalOperationId,
+    schema: typeof namespaceQuerySchema | typeof requestListQuerySchema,
+    call: (
+      creds: BackstageCredentials,
+      filters: F,
+      page?: PageRequest,
+    ) => Promise<Page<unknown>>,
+  ) => {
+    const { limit, continue: token, ...filters } = parseInput(
+      schema,
+      req.query,
+      'query',
+    ) as { limit?: number; continue?: string } & F;
+    const creds = await credentials(req);
+    const binding = { route, filters: filters as F, credentials: creds };
+    const page =
+      limit === undefined
+        ? undefined
+        : {
+            limit,
+            cursor:
+              token === undefined ? undefined : pageTokens.open(token, binding),
+          };
+    const { items, cursor } = await call(creds, filters as F, page);
+    const next = pageTokens.seal(cursor, binding);
+    res.json({ items, metadata: next === undefined ? {} : { continue: next } });
   };
+
+  const readOnlyList =
+    (route: PortalOperationId, kind: ReadOnlyKind): Handler =>
+    (req, res) =>
+      list(req, res, route, namespaceQuerySchema, (c, f, p) =>
+        service.listReadOnly(c, kind, f, p),
+      );
 
   const review =
     (decision: 'approve' | 'reject'): Handler =>
@@ -101,8 +151,9 @@ export async function createRouter(
 
   const handlers: Record<PortalOperationId, Handler> = {
     async listApiProducts(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listProducts(await credentials(req), query));
+      await list(req, res, 'listApiProducts', namespaceQuerySchema, (c, f, p) =>
+        service.listProducts(c, f, p),
+      );
     },
     async getApiProduct(req, res) {
       res.json(await service.getProduct(await credentials(req), refOf(req)));
@@ -146,48 +197,25 @@ export async function createRouter(
       );
       res.status(204).end();
     },
-    async listHttpRoutes(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(
-        res,
-        await service.listReadOnly(await credentials(req), 'HTTPRoute', query),
-      );
-    },
-    async listPlanPolicies(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(
-        res,
-        await service.listReadOnly(await credentials(req), 'PlanPolicy', query),
-      );
-    },
+    listHttpRoutes: readOnlyList('listHttpRoutes', 'HTTPRoute'),
+    listPlanPolicies: readOnlyList('listPlanPolicies', 'PlanPolicy'),
     async getPlanPolicy(req, res) {
       res.json(await service.getPlanPolicy(await credentials(req), refOf(req)));
     },
-    async listAuthPolicies(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(
-        res,
-        await service.listReadOnly(await credentials(req), 'AuthPolicy', query),
-      );
-    },
-    async listRateLimitPolicies(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(
-        res,
-        await service.listReadOnly(
-          await credentials(req),
-          'RateLimitPolicy',
-          query,
-        ),
-      );
-    },
+    listAuthPolicies: readOnlyList('listAuthPolicies', 'AuthPolicy'),
+    listRateLimitPolicies: readOnlyList(
+      'listRateLimitPolicies',
+      'RateLimitPolicy',
+    ),
     async listRequests(req, res) {
-      const query = parseInput(requestListQuerySchema, req.query, 'query');
-      items(res, await service.listRequests(await credentials(req), query));
+      await list(req, res, 'listRequests', requestListQuerySchema, (c, f, p) =>
+        service.listRequests(c, f as RequestQuery, p),
+      );
     },
     async listMyRequests(req, res) {
-      const query = parseInput(namespaceQuerySchema, req.query, 'query');
-      items(res, await service.listMyRequests(await credentials(req), query));
+      await list(req, res, 'listMyRequests', namespaceQuerySchema, (c, f, p) =>
+        service.listMyRequests(c, f, p),
+      );
     },
     async createRequest(req, res) {
       const request = body(req, createApiKeyRequestSchema);

@@ -1,31 +1,48 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import yaml from 'js-yaml';
-import { portalRoutes, toOpenApiPath } from './routes';
+import fs from "node:fs";
+import path from "node:path";
+import yaml from "js-yaml";
+import { portalRoutes, toOpenApiPath } from "./routes";
+import { MAX_PAGE_LIMIT } from "./schemas";
 
 const HTTP_METHODS = [
-  'get',
-  'put',
-  'post',
-  'delete',
-  'options',
-  'head',
-  'patch',
-  'trace',
+  "get",
+  "put",
+  "post",
+  "delete",
+  "options",
+  "head",
+  "patch",
+  "trace",
 ];
 
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, { operationId?: string }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string;
+        parameters?: Array<{ $ref?: string; name?: string }>;
+      }
+    >
+  >;
+  components: {
+    parameters: Record<string, { name: string; schema: object }>;
+  };
+}
+
+function loadDocument(): OpenApiDocument {
+  return yaml.load(
+    fs.readFileSync(
+      path.resolve(__dirname, "..", "..", "openapi.yaml"),
+      "utf8",
+    ),
+  ) as OpenApiDocument;
 }
 
 function documentedOperations(): string[] {
-  const document = yaml.load(
-    fs.readFileSync(
-      path.resolve(__dirname, '..', '..', 'openapi.yaml'),
-      'utf8',
-    ),
-  ) as OpenApiDocument;
+  const document = loadDocument();
   expect(document.openapi).toMatch(/^3\./);
   return Object.entries(document.paths).flatMap(([route, item]) =>
     Object.entries(item)
@@ -38,25 +55,51 @@ function documentedOperations(): string[] {
 }
 
 const routedOperations = portalRoutes.map(
-  route =>
+  (route) =>
     `${route.method.toUpperCase()} ${toOpenApiPath(route.path)} ${route.operationId}`,
 );
 
-describe('openapi.yaml', () => {
-  it('documents every route of the router, with its operationId', () => {
+describe("openapi.yaml", () => {
+  it("documents every route of the router, with its operationId", () => {
     expect(documentedOperations()).toEqual(
       expect.arrayContaining(routedOperations),
     );
   });
 
-  it('documents no operation that the router does not serve', () => {
+  it("documents no operation that the router does not serve", () => {
     expect(routedOperations).toEqual(
       expect.arrayContaining(documentedOperations()),
     );
   });
 
-  it('matches the 20 endpoints of the specification', () => {
+  it("matches the 20 endpoints of the specification", () => {
     expect(new Set(routedOperations).size).toBe(20);
     expect(documentedOperations()).toHaveLength(20);
+  });
+
+  it("documents limit and continue on every list route, with the router's bounds", () => {
+    const document = loadDocument();
+    const lists = portalRoutes.filter(
+      (route) => route.method === "get" && route.operationId.startsWith("list"),
+    );
+    expect(lists).toHaveLength(7);
+    for (const route of lists) {
+      const operation = document.paths[toOpenApiPath(route.path)].get;
+      const names = (operation.parameters ?? []).map(
+        (parameter) =>
+          parameter.name ??
+          document.components.parameters[parameter.$ref!.split("/").pop()!]
+            .name,
+      );
+      expect({ route: route.path, names }).toEqual({
+        route: route.path,
+        names: expect.arrayContaining(["limit", "continue"]),
+      });
+    }
+    expect(document.components.parameters.limit.schema).toEqual({
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_PAGE_LIMIT,
+    });
   });
 });

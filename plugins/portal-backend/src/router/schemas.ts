@@ -230,16 +230,59 @@ function optionalQueryValue<T extends z.ZodTypeAny>(schema: T) {
   );
 }
 
+/** The largest page a list answers (spec §9). */
+export const MAX_PAGE_LIMIT = 1000;
+/** Longer `continue` values cannot be ours: refused before any decoding. */
+const MAX_CONTINUE_LENGTH = 4096;
+
+/** `limit` and `continue` of every list (spec §9); `continue` needs `limit`. */
+const pageQueryFields = {
+  limit: optionalQueryValue(
+    z
+      .string()
+      .regex(/^\d+$/, `must be an integer from 1 to ${MAX_PAGE_LIMIT}`)
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(1, `must be an integer from 1 to ${MAX_PAGE_LIMIT}`)
+          .max(MAX_PAGE_LIMIT, `must be an integer from 1 to ${MAX_PAGE_LIMIT}`),
+      ),
+  ),
+  continue: optionalQueryValue(
+    z
+      .string()
+      .max(MAX_CONTINUE_LENGTH, 'is not a continue token of this portal'),
+  ),
+};
+
+/** Refuses `continue` without `limit`: a token continues a walk of pages of one size. */
+function continueNeedsLimit(query: { limit?: number; continue?: string }) {
+  return query.continue === undefined || query.limit !== undefined;
+}
+const CONTINUE_NEEDS_LIMIT = {
+  message:
+    'continue needs limit: send the page size again with the token from the previous page',
+  path: ['continue'],
+};
+
 /** Query of `GET /requests`. */
-export const requestListQuerySchema = z.object({
-  status: optionalQueryValue(z.enum(['Pending', 'Approved', 'Rejected'])),
-  namespace: optionalQueryValue(dns1123Label),
-});
+export const requestListQuerySchema = z
+  .object({
+    status: optionalQueryValue(z.enum(['Pending', 'Approved', 'Rejected'])),
+    namespace: optionalQueryValue(dns1123Label),
+    ...pageQueryFields,
+  })
+  .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);
 
 /** Query of the other lists. */
-export const namespaceQuerySchema = z.object({
-  namespace: optionalQueryValue(dns1123Label),
-});
+export const namespaceQuerySchema = z
+  .object({
+    namespace: optionalQueryValue(dns1123Label),
+    ...pageQueryFields,
+  })
+  .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);
 
 function describeIssue(issue: z.ZodIssue): string {
   const path = issue.path.map(String).join('.');

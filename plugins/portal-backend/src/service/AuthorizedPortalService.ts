@@ -53,6 +53,7 @@ import {
   portalPlanPolicyReadPermission,
   portalRateLimitPolicyListPermission,
   type ApiKey,
+  type ApiProduct,
   type BulkReviewResult,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
@@ -60,7 +61,7 @@ import {
   portalApiKeyRules,
   type PortalApiKeyResource,
 } from '../permissions/rules';
-import type { ReadOnlyKind } from '../store/types';
+import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import {
   DefaultPortalService,
   describeRef,
@@ -130,7 +131,8 @@ export class AuthorizedPortalService implements PortalService {
   async listProducts(
     credentials: BackstageCredentials,
     query: { namespace?: string },
-  ) {
+    page?: PageRequest,
+  ): Promise<Page<ApiProduct>> {
     const [list, readAll, readOwn] = await this.#allowed(credentials, [
       portalApiProductListPermission,
       portalApiProductReadAllPermission,
@@ -143,14 +145,14 @@ export class AuthorizedPortalService implements PortalService {
       );
     }
     if (scope === 'all') {
-      return this.#service.listProducts({ namespace: query.namespace });
+      return this.#service.listProductsPage({ namespace: query.namespace }, page);
     }
     const actor = await this.#actor(credentials);
-    if (!actor) return [];
-    return this.#service.listProducts({
-      namespace: query.namespace,
-      ownerRefs: actor.ownershipRefs,
-    });
+    if (!actor) return { items: [] };
+    return this.#service.listProductsPage(
+      { namespace: query.namespace, ownerRefs: actor.ownershipRefs },
+      page,
+    );
   }
 
   async getProduct(credentials: BackstageCredentials, ref: ObjectRef) {
@@ -272,13 +274,14 @@ export class AuthorizedPortalService implements PortalService {
     credentials: BackstageCredentials,
     kind: ReadOnlyKind,
     query: { namespace?: string },
+    page?: PageRequest,
   ) {
     const permission = READ_ONLY_LIST_PERMISSIONS[kind];
     const [allowed] = await this.#allowed(credentials, [permission]);
     if (!allowed) {
       throw new NotAllowedError(`listing ${kind}s needs ${permission.name}`);
     }
-    return this.#service.listResources(kind, query.namespace);
+    return this.#service.listResourcesPage(kind, query.namespace, page);
   }
 
   async getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef) {
@@ -295,7 +298,11 @@ export class AuthorizedPortalService implements PortalService {
 
   // --- API key requests ----------------------------------------------------------------
 
-  async listRequests(credentials: BackstageCredentials, query: RequestQuery) {
+  async listRequests(
+    credentials: BackstageCredentials,
+    query: RequestQuery,
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>> {
     const scope = requireScope(
       await this.#scope(
         credentials,
@@ -306,20 +313,24 @@ export class AuthorizedPortalService implements PortalService {
     );
     const filter = { namespace: query.namespace, phase: query.status };
     if (scope === 'all') {
-      return this.#service.listKeys(filter);
+      return this.#service.listKeysPage(filter, page);
     }
     const actor = await this.#actor(credentials);
-    if (!actor) return [];
-    return this.#service.listKeys({
-      ...filter,
-      ownedBy: { userRef: actor.userRef, ownershipRefs: actor.ownershipRefs },
-    });
+    if (!actor) return { items: [] };
+    return this.#service.listKeysPage(
+      {
+        ...filter,
+        ownedBy: { userRef: actor.userRef, ownershipRefs: actor.ownershipRefs },
+      },
+      page,
+    );
   }
 
   async listMyRequests(
     credentials: BackstageCredentials,
     query: { namespace?: string },
-  ) {
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>> {
     const actor = await this.#requireUser(
       credentials,
       'listing your own requests',
@@ -332,10 +343,10 @@ export class AuthorizedPortalService implements PortalService {
       ),
       'listing your API key requests needs portal.apikey.read.own',
     );
-    return this.#service.listKeys({
-      namespace: query.namespace,
-      requestedBy: actor.userRef,
-    });
+    return this.#service.listKeysPage(
+      { namespace: query.namespace, requestedBy: actor.userRef },
+      page,
+    );
   }
 
   async createRequest(

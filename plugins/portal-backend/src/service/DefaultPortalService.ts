@@ -30,6 +30,8 @@ import { keySecretLabelsForRoute, plansOfPolicies } from '../resources';
 import type { PortalApiKeyResource } from '../permissions/rules';
 import type {
   KeyFilter,
+  Page,
+  PageRequest,
   PortalStore,
   ProductFilter,
   ReadOnlyKind,
@@ -133,6 +135,21 @@ export class DefaultPortalService {
       namespace: filter.namespace,
     });
     return products.map(product => withPlans(product, policies));
+  }
+
+  /** One page of products (the whole list as one page without `page`). */
+  async listProductsPage(
+    filter: ProductFilter,
+    page?: PageRequest,
+  ): Promise<Page<ApiProduct>> {
+    if (page === undefined) {
+      return { items: await this.listProducts(filter) };
+    }
+    const { items, cursor } = await this.#store.listProductsPage(filter, page);
+    const policies = await this.#resources.list('PlanPolicy', {
+      namespace: filter.namespace,
+    });
+    return { items: items.map(product => withPlans(product, policies)), cursor };
   }
 
   /** A product, or undefined when it does not exist. */
@@ -268,6 +285,16 @@ export class DefaultPortalService {
 
   async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
     return this.#store.listKeys(filter);
+  }
+
+  /** One page of keys (the whole list as one page without `page`). */
+  async listKeysPage(
+    filter: KeyFilter,
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>> {
+    return page === undefined
+      ? { items: await this.#store.listKeys(filter) }
+      : this.#store.listKeysPage(filter, page);
   }
 
   /** A key, or undefined when it does not exist. */
@@ -421,6 +448,17 @@ export class DefaultPortalService {
     namespace?: string,
   ): Promise<ReadOnlyObject[]> {
     return this.#resources.list(kind, { namespace });
+  }
+
+  /** One page of a read-only kind (the whole list as one page without `page`). */
+  async listResourcesPage(
+    kind: ReadOnlyKind,
+    namespace: string | undefined,
+    page?: PageRequest,
+  ): Promise<Page<ReadOnlyObject>> {
+    return page === undefined
+      ? { items: await this.#resources.list(kind, { namespace }) }
+      : this.#resources.listPage(kind, { namespace }, page);
   }
 
   async getResource(

@@ -9,7 +9,12 @@ import type {
   BulkReviewResult,
   ObjectRef,
 } from '@devportal/plugin-portal-common';
-import type { ReadOnlyKind, ReadOnlyObject } from '../store/types';
+import type {
+  Page,
+  PageRequest,
+  ReadOnlyKind,
+  ReadOnlyObject,
+} from '../store/types';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
@@ -19,12 +24,17 @@ import type {
   UpdateApiKeyRequest,
 } from './types';
 
-/** The portal API as the router sees it: every method takes the caller's credentials. */
+/**
+ * The portal API as the router sees it: every method takes the caller's credentials.
+ * Lists answer one page when given a {@link PageRequest} (its cursor already unsealed
+ * from the client's token), otherwise the whole list as one page without cursor.
+ */
 export interface PortalService {
   listProducts(
     credentials: BackstageCredentials,
     query: { namespace?: string },
-  ): Promise<ApiProduct[]>;
+    page?: PageRequest,
+  ): Promise<Page<ApiProduct>>;
   getProduct(
     credentials: BackstageCredentials,
     ref: ObjectRef,
@@ -46,7 +56,8 @@ export interface PortalService {
     credentials: BackstageCredentials,
     kind: ReadOnlyKind,
     query: { namespace?: string },
-  ): Promise<ReadOnlyObject[]>;
+    page?: PageRequest,
+  ): Promise<Page<ReadOnlyObject>>;
   getPlanPolicy(
     credentials: BackstageCredentials,
     ref: ObjectRef,
@@ -54,11 +65,13 @@ export interface PortalService {
   listRequests(
     credentials: BackstageCredentials,
     query: RequestQuery,
-  ): Promise<ApiKey[]>;
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>>;
   listMyRequests(
     credentials: BackstageCredentials,
     query: { namespace?: string },
-  ): Promise<ApiKey[]>;
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>>;
   createRequest(
     credentials: BackstageCredentials,
     request: CreateApiKeyRequest,

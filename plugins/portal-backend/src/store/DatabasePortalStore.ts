@@ -33,14 +33,20 @@
  * statement timeouts, lock contention → ServiceUnavailableError; anything else is a bug
  * and surfaces unchanged. Nothing here logs record contents, and never a secret.
  *
- * Lists are ordered by namespace, then name (like Kubernetes). The ownership filter is
+ * Pages (listProductsPage, listKeysPage) are keyset queries in (created_at, namespace,
+ * name) order on the indexes of migrations/20261124000000_pagination.js: `limit + 1` rows
+ * of one index range, so a page costs the same at any position and table size; the
+ * cursor is the last row's sort key (keysetCursor.ts). Whole lists (listProducts,
+ * listKeys) are ordered by namespace, then name (like Kubernetes). The ownership filter is
  * a UNION ALL of two index-driven queries (by requester; by products whose owner is one
- * of the caller's refs, joined to keys by (namespace, product_name)), so its cost
+ * of the caller's refs, joined to keys by (namespace, product_name)); in pages each half
+ * is a keyset query of its own (the requester half an index range, the product-owner
+ * half sorts only the keys of the caller's products after the cursor), so its cost
  * follows the result size, not the table size: with 100,000 keys, 1,000 users and 100
  * products, a user's 100 keys list in about 1 ms on SQLite and PostgreSQL, as fast as
  * with 1,000 keys (bench/portal.mjs; docs/benchmarks.md).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type {
   DatabaseService,
   LoggerService,
@@ -67,12 +73,19 @@ import {
   type ProductRow,
 } from './databaseRows';
 import { generateKeyName } from './generateKeyName';
+import {
+  decodeKeysetCursor,
+  encodeKeysetCursor,
+  type KeysetPosition,
+} from './keysetCursor';
 import { preferWriteAheadLog } from './sqliteJournal';
 import type {
   KeyFilter,
   KeyReview,
   NewApiKey,
   NewApiProduct,
+  Page,
+  PageRequest,
   PendingKeyUpdate,
   PortalStore,
   ProductFilter,
@@ -87,6 +100,10 @@ const MIGRATIONS_DIRECTORY = resolvePackagePath(
 );
 /** A table name of our own, so a shared database never mixes migration histories. */
 const MIGRATIONS_TABLE = 'portal__knex_migrations';
+/** The page token key's table (migrations/20261124000000_pagination.js) and row. */
+const PAGE_TOKEN_KEYS_TABLE = 'portal_page_token_keys';
+const PAGE_TOKEN_KEY_ID = 'v1';
+const PAGE_TOKEN_KEY_BYTES = 32;
 /** Attempts at a fresh generated key name when one collides (odds ~1e-11 each). */
 const KEY_NAME_ATTEMPTS = 5;
 
@@ -152,6 +169,28 @@ export class DatabasePortalStore implements PortalStore {
 
   private constructor(private readonly db: Knex) {}
 
+  /**
+   * The key that signs page tokens, shared by every replica on this database: the first
+   * caller generates it (insert-if-absent, so concurrent first starts agree on one).
+   */
+  async pageTokenKey(): Promise<Buffer> {
+    try {
+      await this.db(PAGE_TOKEN_KEYS_TABLE)
+        .insert({
+          id: PAGE_TOKEN_KEY_ID,
+          secret: randomBytes(PAGE_TOKEN_KEY_BYTES).toString('base64url'),
+        })
+        .onConflict('id')
+        .ignore();
+      const row = await this.db(PAGE_TOKEN_KEYS_TABLE)
+        .where({ id: PAGE_TOKEN_KEY_ID })
+        .first('secret');
+      return Buffer.from(row.secret as string, 'base64url');
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
   async createProduct(product: NewApiProduct): Promise<StoredApiProduct> {
     const row: ProductRow = {
       namespace: product.namespace,
@@ -187,18 +226,40 @@ export class DatabasePortalStore implements PortalStore {
 
   async listProducts(filter: ProductFilter): Promise<StoredApiProduct[]> {
     try {
-      const query = this.db<ProductRow>(PRODUCTS_TABLE);
-      if (filter.namespace !== undefined) {
-        query.where('namespace', filter.namespace);
-      }
-      if (filter.ownerRefs !== undefined) {
-        query.whereIn('owner', filter.ownerRefs);
-      }
-      const rows = await query.orderBy(['namespace', 'name']);
+      const rows = await this.productQuery(filter).orderBy(['namespace', 'name']);
       return rows.map(productFromRow);
     } catch (error) {
       throw mapDatabaseError(error);
     }
+  }
+
+  async listProductsPage(
+    filter: ProductFilter,
+    page: PageRequest,
+  ): Promise<Page<StoredApiProduct>> {
+    const after = cursorPosition(page);
+    try {
+      const rows: ProductRow[] = await pageQuery(
+        this.productQuery(filter),
+        '',
+        after,
+        page.limit,
+      );
+      return pageOf(rows, page.limit, productFromRow);
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
+  private productQuery(filter: ProductFilter) {
+    const query = this.db<ProductRow>(PRODUCTS_TABLE);
+    if (filter.namespace !== undefined) {
+      query.where('namespace', filter.namespace);
+    }
+    if (filter.ownerRefs !== undefined) {
+      query.whereIn('owner', filter.ownerRefs);
+    }
+    return query;
   }
 
   async replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct> {
@@ -353,6 +414,56 @@ export class DatabasePortalStore implements PortalStore {
   }
 
   async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
+    const parts = this.keyQueries(filter);
+    try {
+      const rows: KeyRow[] =
+        parts.length === 1
+          ? await parts[0].orderBy(['k.namespace', 'k.name'])
+          : await this.db
+              .select<KeyRow[]>('*')
+              .from(parts[0].unionAll(parts[1]).as('owned'))
+              .orderBy(['namespace', 'name']);
+      return rows.map(keyFromRow);
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
+  async listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>> {
+    const parts = this.keyQueries(filter);
+    const after = cursorPosition(page);
+    try {
+      let rows: KeyRow[];
+      if (parts.length === 1) {
+        rows = await pageQuery(parts[0], 'k.', after, page.limit);
+      } else {
+        // Each half is a keyset page of its own (an index range, `limit + 1` rows at
+        // most); the page is the first `limit + 1` of both, so the cost follows the page
+        // size, not the table or the position.
+        const [first, second] = parts.map((part, index) =>
+          this.db
+            .select('*')
+            .from(pageQuery(part, 'k.', after, page.limit).as(`half${index}`)),
+        );
+        rows = await pageQuery(
+          this.db.select('*').from(first.unionAll(second).as('owned')),
+          '',
+          undefined,
+          page.limit,
+        );
+      }
+      return pageOf(rows, page.limit, keyFromRow);
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
+  /**
+   * The key queries of a filter: one, or for an ownership filter two disjoint
+   * index-driven halves (by requester; by products whose owner is one of the caller's
+   * refs) instead of one OR that would scan every key.
+   */
+  private keyQueries(filter: KeyFilter): Knex.QueryBuilder[] {
     if (filter.productName !== undefined && filter.namespace === undefined) {
       throw new InputError('A key filter by product name needs the namespace');
     }
@@ -374,32 +485,21 @@ export class DatabasePortalStore implements PortalStore {
       }
       return query;
     };
-    try {
-      let rows: KeyRow[];
-      if (filter.ownedBy === undefined) {
-        rows = await filtered().orderBy(['k.namespace', 'k.name']);
-      } else {
-        const { userRef, ownershipRefs } = filter.ownedBy;
-        // Two index-driven halves instead of one OR that would scan every key; the
-        // second excludes the first's rows, so UNION ALL needs no deduplication.
-        const asRequester = filtered().where('k.requested_by', userRef);
-        const asProductOwner = filtered()
-          .join(`${PRODUCTS_TABLE} as p`, join =>
-            join
-              .on('p.namespace', '=', 'k.namespace')
-              .andOn('p.name', '=', 'k.product_name'),
-          )
-          .whereIn('p.owner', ownershipRefs)
-          .whereNot('k.requested_by', userRef);
-        rows = await this.db
-          .select<KeyRow[]>('*')
-          .from(asRequester.unionAll(asProductOwner).as('owned'))
-          .orderBy(['namespace', 'name']);
-      }
-      return rows.map(keyFromRow);
-    } catch (error) {
-      throw mapDatabaseError(error);
+    if (filter.ownedBy === undefined) {
+      return [filtered()];
     }
+    const { userRef, ownershipRefs } = filter.ownedBy;
+    // The second half excludes the first's rows, so UNION ALL needs no deduplication.
+    const asRequester = filtered().where('k.requested_by', userRef);
+    const asProductOwner = filtered()
+      .join(`${PRODUCTS_TABLE} as p`, join =>
+        join
+          .on('p.namespace', '=', 'k.namespace')
+          .andOn('p.name', '=', 'k.product_name'),
+      )
+      .whereIn('p.owner', ownershipRefs)
+      .whereNot('k.requested_by', userRef);
+    return [asRequester, asProductOwner];
   }
 
   async updatePendingKey(
@@ -550,4 +650,62 @@ export class DatabasePortalStore implements PortalStore {
     }
     return keyFromRow(row);
   }
+}
+
+/** The position a page starts after, from its cursor (InputError for a foreign one). */
+function cursorPosition(page: PageRequest): KeysetPosition | undefined {
+  return page.cursor === undefined ? undefined : decodeKeysetCursor(page.cursor);
+}
+
+/**
+ * A keyset page: rows strictly after `after` in (created_at, namespace, name) order,
+ * `limit + 1` of them (the extra row only tells whether more follow). `prefix` is the
+ * table alias with its dot (or ''). The row-value comparison is an index range on the
+ * pagination indexes (migrations/20261124000000_pagination.js) in SQLite and PostgreSQL;
+ * the redundant `created_at >=` lets either planner start the range even where the
+ * filter's equality columns come first.
+ */
+function pageQuery<Q extends Knex.QueryBuilder>(
+  query: Q,
+  prefix: string,
+  after: KeysetPosition | undefined,
+  limit: number,
+): Q {
+  const [createdAt, namespace, name] = ['created_at', 'namespace', 'name'].map(
+    column => `${prefix}${column}`,
+  );
+  if (after !== undefined) {
+    query
+      .where(createdAt, '>=', after.createdAt)
+      .whereRaw('(??, ??, ??) > (?, ?, ?)', [
+        createdAt,
+        namespace,
+        name,
+        after.createdAt,
+        after.namespace,
+        after.name,
+      ]);
+  }
+  return query.orderBy([createdAt, namespace, name]).limit(limit + 1) as Q;
+}
+
+/** A page from `limit + 1` rows: the cursor marks the last item kept when more follow. */
+function pageOf<R extends { created_at: string; namespace: string; name: string }, T>(
+  rows: R[],
+  limit: number,
+  toItem: (row: R) => T,
+): Page<T> {
+  const kept = rows.slice(0, limit);
+  const last = kept[kept.length - 1];
+  return {
+    items: kept.map(toItem),
+    cursor:
+      rows.length > limit
+        ? encodeKeysetCursor({
+            createdAt: last.created_at,
+            namespace: last.namespace,
+            name: last.name,
+          })
+        : undefined,
+  };
 }

@@ -99,12 +99,41 @@ export interface KeyFilter {
   ownedBy?: { userRef: string; ownershipRefs: string[] };
 }
 
+/**
+ * One page of a list: at most `limit` items after the position `cursor` marks. The
+ * cursor is the store's own opaque text (the router seals it into the client's token).
+ */
+export interface PageRequest {
+  /** Most items in the page (1–1000 from the router). */
+  limit: number;
+  /** The position after which the page starts: `Page.cursor` of the previous page. */
+  cursor?: string;
+}
+
+/**
+ * A page of a list. `cursor` is present exactly when more items follow. Pages follow a
+ * stable order in which an item keeps its place while it exists, so a walk never
+ * returns an item twice and never skips one that existed before the walk began (items
+ * created during the walk may or may not appear). The database store orders by
+ * creation time, namespace, name; the Kubernetes store by the API server's order
+ * (namespace, name).
+ */
+export interface Page<T> {
+  items: T[];
+  cursor?: string;
+}
+
 /** Storage of API products, API keys and their secrets. */
 export interface PortalStore {
   /** Creates a product; ConflictError when the namespace/name exists. */
   createProduct(product: NewApiProduct): Promise<StoredApiProduct>;
   getProduct(ref: ObjectRef): Promise<StoredApiProduct | undefined>;
   listProducts(filter: ProductFilter): Promise<StoredApiProduct[]>;
+  /** One page of {@link PortalStore.listProducts}; InputError for a cursor not its own. */
+  listProductsPage(
+    filter: ProductFilter,
+    page: PageRequest,
+  ): Promise<Page<StoredApiProduct>>;
   /**
    * Replaces spec, labels and annotations of a product, only if its current
    * resourceVersion equals `product.metadata.resourceVersion` (ConflictError otherwise).
@@ -124,6 +153,8 @@ export interface PortalStore {
   createKey(key: NewApiKey): Promise<ApiKey>;
   getKey(ref: ObjectRef): Promise<ApiKey | undefined>;
   listKeys(filter: KeyFilter): Promise<ApiKey[]>;
+  /** One page of {@link PortalStore.listKeys}; InputError for a cursor not its own. */
+  listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>>;
   /** Edits a key only while it is Pending (ConflictError naming the phase otherwise). */
   updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey>;
   /** Moves a key from Pending to Approved or Rejected (ConflictError naming the phase otherwise). */
@@ -163,5 +194,11 @@ export interface ReadOnlyObject {
  */
 export interface ReadOnlyResourceSource {
   list(kind: ReadOnlyKind, options?: { namespace?: string }): Promise<ReadOnlyObject[]>;
+  /** One page of {@link ReadOnlyResourceSource.list} (see {@link Page} for the order). */
+  listPage(
+    kind: ReadOnlyKind,
+    options: { namespace?: string },
+    page: PageRequest,
+  ): Promise<Page<ReadOnlyObject>>;
   get(kind: ReadOnlyKind, ref: ObjectRef): Promise<ReadOnlyObject | undefined>;
 }

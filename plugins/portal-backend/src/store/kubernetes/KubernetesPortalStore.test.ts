@@ -253,6 +253,57 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
     });
   });
 
+  describe("pages through the API server's limit and continue", () => {
+    beforeEach(() => start());
+
+    it('asks the API server for a page at a time, with the selector, continuing with its token', async () => {
+      await createProduct();
+      for (const tier of ['gold', 'silver', 'bronze']) {
+        await store.createKey(newKey(ALICE, tier));
+      }
+      await store.createKey(newKey(BOB));
+      fake.clearRequestLog();
+      const first = await store.listKeysPage({ requestedBy: ALICE }, { limit: 2 });
+      expect(first.items.map(k => k.spec.requestedBy.userId)).toEqual([ALICE, ALICE]);
+      const lists = fake.requests({ verb: 'list', resource: 'apikeys' });
+      expect(lists[0].query).toEqual({
+        labelSelector: `${REQUESTER_LABEL}=${entityRefLabelValue(ALICE)}`,
+        limit: '2',
+      });
+      // The peek for "more follow": one more object, from the page's continue token.
+      expect(lists[1].query).toMatchObject({ limit: '1', continue: expect.any(String) });
+      expect(lists).toHaveLength(2);
+
+      const second = await store.listKeysPage(
+        { requestedBy: ALICE },
+        { limit: 2, cursor: first.cursor },
+      );
+      expect(second.items).toHaveLength(1);
+      expect(second.cursor).toBeUndefined();
+      expect([...first.items, ...second.items].map(k => k.spec.planTier).sort()).toEqual([
+        'bronze',
+        'gold',
+        'silver',
+      ]);
+    }, TEST_TIMEOUT_MS);
+
+    it('answers InputError, start again, when the API server no longer continues the token (410)', async () => {
+      await createProduct();
+      for (const tier of ['gold', 'silver', 'bronze']) {
+        await store.createKey(newKey(ALICE, tier));
+      }
+      const first = await store.listKeysPage({}, { limit: 1 });
+      expect(first.cursor).toBeDefined();
+      // A write after the token's revision, then etcd compaction up to the latest one.
+      await store.createKey(newKey(BOB));
+      fake.compactHistory();
+      await expect(store.listKeysPage({}, { limit: 1, cursor: first.cursor })).rejects.toMatchObject({
+        name: 'InputError',
+        message: expect.stringContaining('start the list again without continue'),
+      });
+    }, TEST_TIMEOUT_MS);
+  });
+
   describe('compare-and-set under concurrency', () => {
     beforeEach(() => start());
 

@@ -57,6 +57,8 @@ import type {
   KeyReview,
   NewApiKey,
   NewApiProduct,
+  Page,
+  PageRequest,
   PendingKeyUpdate,
   PortalStore,
   ProductFilter,
@@ -82,6 +84,7 @@ import {
 } from './kubernetesClient';
 import type { KubernetesStoreConfig } from './kubernetesConfig';
 import { AlreadyExistsError } from './kubernetesErrors';
+import { namespaceSegments, pageSegments, type ListSegment } from './kubernetesPaging';
 import {
   DELETING_ANNOTATION,
   KEY_UID_LABEL,
@@ -262,6 +265,30 @@ export class KubernetesPortalStore implements PortalStore {
   async listProducts(filter: ProductFilter): Promise<StoredApiProduct[]> {
     const products = await this.listProductObjects(filter.namespace, filter.ownerRefs);
     return products.map(productFromObject).sort(byNamespaceAndName);
+  }
+
+  async listProductsPage(
+    filter: ProductFilter,
+    page: PageRequest,
+  ): Promise<Page<StoredApiProduct>> {
+    const { ownerRefs } = filter;
+    const namespaces = this.scope(filter.namespace);
+    if (ownerRefs?.length === 0 || namespaces?.length === 0) {
+      return { items: [] };
+    }
+    const labelSelector =
+      ownerRefs === undefined
+        ? undefined
+        : inSelector(OWNER_LABEL, ownerRefs.map(entityRefLabelValue));
+    const { items, cursor } = await pageSegments(
+      namespaceSegments(namespaces, labelSelector),
+      options => this.api.listCustomChunk(API_PRODUCTS, options),
+      o =>
+        ownerRefs === undefined ||
+        ownerRefs.includes(o.metadata.annotations?.[OWNER_ANNOTATION] ?? ''),
+      page,
+    );
+    return { items: items.map(productFromObject), cursor };
   }
 
   /** Products by owner-label selector, re-checked against the exact owner annotation. */
@@ -549,12 +576,7 @@ export class KubernetesPortalStore implements PortalStore {
     if (namespaces?.length === 0) {
       return [];
     }
-    const productTerm =
-      filter.productName === undefined
-        ? undefined
-        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`;
-    const requesterTerm = (userRef: string) =>
-      `${REQUESTER_LABEL}=${entityRefLabelValue(userRef)}`;
+    const { productTerm, matches } = keyFilterTerms(filter);
 
     let objects: KubeObject[];
     if (filter.ownedBy === undefined) {
@@ -584,16 +606,90 @@ export class KubernetesPortalStore implements PortalStore {
     }
 
     return objects
-      .filter(
-        k =>
-          (filter.phase === undefined || phaseOf(k) === filter.phase) &&
-          (filter.productName === undefined ||
-            k.spec?.apiProductRef?.name === filter.productName) &&
-          (filter.requestedBy === undefined ||
-            k.spec?.requestedBy?.userId === filter.requestedBy),
-      )
+      .filter(matches)
       .map(keyFromObject)
       .sort(byNamespaceAndName);
+  }
+
+  /**
+   * One page of keys (see kubernetesPaging.ts). The ownership filter walks two disjoint
+   * selector lists one after the other: the caller's own requests, then the other
+   * requests for the caller's products (`requester!=` the caller).
+   */
+  async listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>> {
+    if (filter.productName !== undefined && filter.namespace === undefined) {
+      throw new InputError('A key filter by product name needs the namespace');
+    }
+    const namespaces = this.scope(filter.namespace);
+    if (namespaces?.length === 0) {
+      return { items: [] };
+    }
+    const { productTerm, matches } = keyFilterTerms(filter);
+
+    let segments: ListSegment[];
+    let keep = matches;
+    if (filter.ownedBy === undefined) {
+      segments = namespaceSegments(
+        namespaces,
+        selector(
+          productTerm,
+          filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
+        ),
+      );
+    } else {
+      const { userRef, ownershipRefs } = filter.ownedBy;
+      const mine =
+        filter.requestedBy === undefined || filter.requestedBy === userRef
+          ? namespaceSegments(namespaces, selector(productTerm, requesterTerm(userRef)))
+          : [];
+      const { owned, productSelector } = await this.ownedProducts(filter, ownershipRefs);
+      const ofOwnedProducts =
+        productSelector === undefined
+          ? []
+          : namespaceSegments(
+              namespaces,
+              selector(
+                productSelector,
+                filter.requestedBy === undefined
+                  ? requesterTerm(userRef, '!=')
+                  : requesterTerm(filter.requestedBy),
+              ),
+            );
+      segments = [...mine, ...ofOwnedProducts];
+      keep = k =>
+        matches(k) &&
+        (k.spec?.requestedBy?.userId === userRef ||
+          owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`));
+    }
+    const { items, cursor } = await pageSegments(
+      segments,
+      options => this.api.listCustomChunk(API_KEYS, options),
+      keep,
+      page,
+    );
+    return { items: items.map(keyFromObject), cursor };
+  }
+
+  /**
+   * The products owned by one of `ownershipRefs` (within the filter's namespace and
+   * product): their `namespace/name` set and a label selector for their keys
+   * (undefined when there are none).
+   */
+  private async ownedProducts(filter: KeyFilter, ownershipRefs: string[]) {
+    let products = await this.listProductObjects(filter.namespace, ownershipRefs);
+    if (filter.productName !== undefined) {
+      products = products.filter(p => p.metadata.name === filter.productName);
+    }
+    return {
+      owned: new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`)),
+      productSelector:
+        products.length === 0
+          ? undefined
+          : inSelector(
+              PRODUCT_LABEL,
+              products.map(p => productLabelValue(p.metadata.name!)),
+            ),
+    };
   }
 
   /** Keys of the products owned by one of `ownershipRefs`: two selector-driven lists. */
@@ -602,24 +698,15 @@ export class KubernetesPortalStore implements PortalStore {
     ownershipRefs: string[],
     namespaces: NamespaceScope,
   ): Promise<KubeObject[]> {
-    let products = await this.listProductObjects(filter.namespace, ownershipRefs);
-    if (filter.productName !== undefined) {
-      products = products.filter(p => p.metadata.name === filter.productName);
-    }
-    if (products.length === 0) {
+    const { owned, productSelector } = await this.ownedProducts(filter, ownershipRefs);
+    if (productSelector === undefined) {
       return [];
     }
-    const owned = new Set(products.map(p => `${p.metadata.namespace}/${p.metadata.name}`));
     const keys = await this.api.listCustom(API_KEYS, {
       namespaces,
       labelSelector: selector(
-        inSelector(
-          PRODUCT_LABEL,
-          products.map(p => productLabelValue(p.metadata.name!)),
-        ),
-        filter.requestedBy === undefined
-          ? undefined
-          : `${REQUESTER_LABEL}=${entityRefLabelValue(filter.requestedBy)}`,
+        productSelector,
+        filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
       ),
     });
     // Same product name in a namespace where the caller owns nothing: not theirs.
@@ -770,4 +857,28 @@ export class KubernetesPortalStore implements PortalStore {
       `API key ${refText(ref)} kept changing while this request tried to update it; retry`,
     );
   }
+}
+
+/** `requester<operator><user's label value>`, a label-selector term. */
+function requesterTerm(userRef: string, operator: '=' | '!=' = '='): string {
+  return `${REQUESTER_LABEL}${operator}${entityRefLabelValue(userRef)}`;
+}
+
+/**
+ * The product label-selector term of a key filter, and the exact re-check of every
+ * condition (label values are truncated or hashed, and the phase is in the status).
+ */
+function keyFilterTerms(filter: KeyFilter) {
+  return {
+    productTerm:
+      filter.productName === undefined
+        ? undefined
+        : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`,
+    matches: (k: KubeObject) =>
+      (filter.phase === undefined || phaseOf(k) === filter.phase) &&
+      (filter.productName === undefined ||
+        k.spec?.apiProductRef?.name === filter.productName) &&
+      (filter.requestedBy === undefined ||
+        k.spec?.requestedBy?.userId === filter.requestedBy),
+  };
 }

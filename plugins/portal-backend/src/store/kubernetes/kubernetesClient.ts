@@ -69,6 +69,22 @@ export interface DeletePreconditions {
  */
 export type NamespaceScope = string[] | undefined;
 
+/** Options of {@link KubernetesApi.listCustomChunk}. */
+export interface ListChunkOptions {
+  namespace?: string;
+  labelSelector?: string;
+  /** The most items the API server returns. */
+  limit: number;
+  /** The API server's continue token of the previous chunk. */
+  continue?: string;
+}
+
+/** One chunk of a list. */
+export interface ListChunk {
+  items: KubeObject[];
+  continue?: string;
+}
+
 /** The Kubernetes calls of the portal; every failure is an `@backstage/errors` error. */
 export interface KubernetesApi {
   /** Per-request timeout in milliseconds. */
@@ -79,6 +95,11 @@ export interface KubernetesApi {
     type: CustomResourceType,
     options: { namespaces: NamespaceScope; labelSelector?: string },
   ): Promise<KubeObject[]>;
+  /**
+   * One chunk of a list in the API server's order (namespace, name): `namespace`
+   * undefined = cluster-wide. `continue` is present when the server has more.
+   */
+  listCustomChunk(type: CustomResourceType, options: ListChunkOptions): Promise<ListChunk>;
   createCustom(type: CustomResourceType, namespace: string, body: KubeObject): Promise<KubeObject>;
   /** PUT; `body.metadata.resourceVersion` is the compare-and-set precondition. */
   replaceCustom(type: CustomResourceType, namespace: string, name: string, body: KubeObject): Promise<KubeObject>;
@@ -247,6 +268,19 @@ class ClientNodeKubernetesApi implements KubernetesApi {
       ),
     );
     return lists.flatMap(list => (list as { items: KubeObject[] }).items);
+  }
+
+  async listCustomChunk(type: CustomResourceType, options: ListChunkOptions): Promise<ListChunk> {
+    const { namespace, labelSelector, limit } = options;
+    const query = { ...coordinates(type), labelSelector, limit, _continue: options.continue };
+    const list = (await this.call({ verb: 'list', resource: type.plural, namespace }, () =>
+      namespace === undefined
+        ? this.custom.listClusterCustomObject(query, this.timeout())
+        : this.custom.listNamespacedCustomObject({ ...query, namespace }, this.timeout()),
+    )) as { items: KubeObject[]; metadata?: { continue?: string } };
+    // The API server sends `continue: ""` on the last chunk.
+    const next = list.metadata?.continue;
+    return { items: list.items, continue: next === undefined || next === '' ? undefined : next };
   }
 
   createCustom(type: CustomResourceType, namespace: string, body: KubeObject) {

@@ -11,7 +11,9 @@
  *   message (which names the service account, verb and resource, never a value);
  * - 429, 5xx, timeouts and network failures → ServiceUnavailableError (retry later).
  *
- * Anything else (405, 410, 415, a non-HTTP error) is a bug in the portal and surfaces
+ * - 410 on a list (an expired `continue`) → InputError: the client restarts its walk.
+ *
+ * Anything else (405, 415, other 410s, a non-HTTP error) is a bug in the portal and surfaces
  * unchanged as a 500. Messages never carry request bodies, so a Secret's value can
  * never leak through an error.
  */
@@ -147,6 +149,17 @@ export function mapKubernetesError(
       );
       return new ServiceUnavailableError(
         'The portal is not allowed to use its Kubernetes storage right now; an administrator has to check its credentials (see the backend log)',
+      );
+    case 410:
+      // Only a list with `continue` can get 410 (Expired): the page token outlived the
+      // API server's history. The client's fix is to start its walk again.
+      if (call.verb === 'list') {
+        return new InputError(
+          `continue token expired: the Kubernetes API server no longer keeps the list it continues (${serverMessage}); start the list again without continue`,
+        );
+      }
+      return new Error(
+        `Unexpected answer of the Kubernetes API server to ${describe(call)}: HTTP 410 ${serverMessage}`,
       );
     case 429:
       return new ServiceUnavailableError(

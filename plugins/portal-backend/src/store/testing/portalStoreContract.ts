@@ -9,7 +9,13 @@ import {
   type ApiProductSpec,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import type { KeyFilter, NewApiKey, PortalStore } from '../types';
+import type {
+  KeyFilter,
+  NewApiKey,
+  Page,
+  PageRequest,
+  PortalStore,
+} from '../types';
 
 /** One fresh, empty store for one test. */
 export interface PortalStoreUnderTest {
@@ -852,6 +858,161 @@ export function runPortalStoreContract(
         expect(await store.listKeys({})).toEqual([]);
         // The pending slot is free again.
         await store.createKey(newKey('toystore', 'toys', ALICE, 'gold'));
+      });
+    });
+
+    describe('pages', () => {
+      /** Walks every page of a list; checks that only the last page lacks a cursor. */
+      async function walk<T>(
+        list: (page: PageRequest) => Promise<Page<T>>,
+        limit: number,
+        betweenPages: (pageIndex: number) => Promise<void> = async () => {},
+      ): Promise<T[][]> {
+        const pages: T[][] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await list({ limit, cursor });
+          expect(page.items.length).toBeLessThanOrEqual(limit);
+          pages.push(page.items);
+          cursor = page.cursor;
+          if (cursor !== undefined) {
+            // A cursor means more follow: no page but the last may be empty.
+            expect(page.items.length).toBeGreaterThan(0);
+            await betweenPages(pages.length);
+          }
+        } while (cursor !== undefined);
+        return pages;
+      }
+      const refsOf = (items: Array<{ metadata: ObjectRef }>) =>
+        items.map(item => `${item.metadata.namespace}/${item.metadata.name}`);
+
+      it('walks products page by page, the cursor present exactly when more follow', async () => {
+        for (const [namespace, productName] of [
+          ['toystore', 'a'],
+          ['toystore', 'b'],
+          ['other', 'c'],
+          ['toystore', 'd'],
+          ['other', 'e'],
+        ]) {
+          await createProduct(namespace, productName, BOB);
+        }
+        const all = refsOf(await store.listProducts({}));
+        const pages = await walk(page => store.listProductsPage({}, page), 2);
+        expect(pages.map(p => p.length)).toEqual([2, 2, 1]);
+        const walked = refsOf(pages.flat());
+        expect([...walked].sort()).toEqual([...all].sort());
+        // The order is stable: a second walk in other page sizes gives the same sequence.
+        expect(refsOf((await walk(page => store.listProductsPage({}, page), 3)).flat())).toEqual(
+          walked,
+        );
+        // A page holding everything has no cursor; so does a page of exactly the rest.
+        expect((await store.listProductsPage({}, { limit: 5 })).cursor).toBeUndefined();
+        expect((await store.listProductsPage({}, { limit: 6 })).cursor).toBeUndefined();
+        expect((await store.listProductsPage({}, { limit: 4 })).cursor).toBeDefined();
+        // Filters hold on every page.
+        const ofOther = await walk(
+          page => store.listProductsPage({ namespace: 'other' }, page),
+          1,
+        );
+        expect(refsOf(ofOther.flat()).sort()).toEqual(['other/c', 'other/e']);
+        await createProduct('toystore', 'f', ALICE);
+        const alices = await walk(
+          page => store.listProductsPage({ ownerRefs: [ALICE, PAYMENTS] }, page),
+          1,
+        );
+        expect(refsOf(alices.flat())).toEqual(['toystore/f']);
+        expect(
+          (await store.listProductsPage({ ownerRefs: [] }, { limit: 10 })).items,
+        ).toEqual([]);
+      }, TEST_TIMEOUT_MS);
+
+      it('neither repeats nor skips a key that existed before the walk, under concurrent inserts and deletes', async () => {
+        await createProduct('toystore', 'toys', BOB);
+        await createProduct('other', 'toys', BOB);
+        const before: ApiKey[] = [];
+        for (let i = 0; i < 8; i++) {
+          const namespace = i % 2 === 0 ? 'toystore' : 'other';
+          before.push(
+            await store.createKey(newKey(namespace, 'toys', `user:default/u${i}`)),
+          );
+        }
+        const added: ApiKey[] = [];
+        const pages = await walk(
+          page => store.listKeysPage({}, page),
+          3,
+          async pageIndex => {
+            // Between pages: new requests in both namespaces, and one earlier key gone.
+            const [a, b] = await Promise.all([
+              store.createKey(newKey('toystore', 'toys', `user:default/new${pageIndex}`)),
+              store.createKey(newKey('other', 'toys', `user:default/new${pageIndex}`)),
+            ]);
+            added.push(a, b);
+            if (pageIndex === 1) {
+              await store.deleteKey(refOf(before[7]));
+            }
+          },
+        );
+        const walked = refsOf(pages.flat());
+        expect(new Set(walked).size).toBe(walked.length);
+        const expected = refsOf(before.slice(0, 7));
+        expect(walked).toEqual(expect.arrayContaining(expected));
+        // Nothing else than keys that existed at some point of the walk.
+        const known = new Set([...refsOf(before), ...refsOf(added)]);
+        expect(walked.filter(ref => !known.has(ref))).toEqual([]);
+      }, TEST_TIMEOUT_MS);
+
+      it('pages filtered key lists (phase, requester, ownership) exactly like the whole lists', async () => {
+        await createProduct('toystore', 'toys', BOB);
+        await createProduct('toystore', 'games', PAYMENTS);
+        await createProduct('other', 'toys', ALICE);
+        const keys: ApiKey[] = [];
+        for (const [namespace, product, requester] of [
+          ['toystore', 'toys', ALICE],
+          ['toystore', 'games', ALICE],
+          ['toystore', 'toys', DAVE],
+          ['other', 'toys', DAVE],
+          ['toystore', 'games', BOB],
+          ['other', 'toys', BOB],
+          ['toystore', 'toys', 'user:default/erin'],
+        ]) {
+          keys.push(await store.createKey(newKey(namespace, product, requester)));
+        }
+        await store.reviewKey(refOf(keys[1]), { phase: 'Rejected', reviewedBy: BOB });
+        await store.reviewKey(refOf(keys[5]), { phase: 'Rejected', reviewedBy: ALICE });
+        const filters: KeyFilter[] = [
+          { phase: 'Pending' },
+          { phase: 'Rejected', namespace: 'toystore' },
+          { requestedBy: DAVE },
+          { namespace: 'toystore', productName: 'toys' },
+          { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] } },
+          { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] }, phase: 'Pending' },
+          { ownedBy: { userRef: ALICE, ownershipRefs: [ALICE] }, namespace: 'other' },
+          { ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } },
+          { ownedBy: { userRef: 'user:default/nobody', ownershipRefs: [] } },
+        ];
+        for (const filter of filters) {
+          const whole = refsOf(await store.listKeys(filter)).sort();
+          for (const limit of [1, 2]) {
+            const walked = refsOf((await walk(page => store.listKeysPage(filter, page), limit)).flat());
+            expect({ filter, limit, walked: [...walked].sort() }).toEqual({
+              filter,
+              limit,
+              walked: whole,
+            });
+          }
+        }
+      }, TEST_TIMEOUT_MS);
+
+      it('refuses a cursor it did not issue with an InputError', async () => {
+        await createProduct('toystore', 'toys', BOB);
+        for (const cursor of ['not-a-cursor', Buffer.from('{"x":1}').toString('base64url')]) {
+          await expect(store.listKeysPage({}, { limit: 1, cursor })).rejects.toMatchObject({
+            name: 'InputError',
+          });
+          await expect(store.listProductsPage({}, { limit: 1, cursor })).rejects.toMatchObject({
+            name: 'InputError',
+          });
+        }
       });
     });
 
