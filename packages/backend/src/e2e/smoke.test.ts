@@ -3,7 +3,7 @@ import os from 'node:os';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 
-/** This machine's non-loopback IPv4 addresses (a backend bound to every interface answers there). */
+/** This machine's non-loopback IPv4 addresses (a backend bound to all interfaces answers there). */
 const networkAddresses = Object.values(os.networkInterfaces())
   .flat()
   .filter(address => address !== undefined && !address.internal && address.family === 'IPv4')
