@@ -2,14 +2,19 @@
  * The portal's configuration (see config.d.ts), read once at start-up into a typed
  * object with named defaults.
  */
-import type { Config } from '@backstage/config';
+import { readDurationFromConfig, type Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
+import { durationToMilliseconds } from '@backstage/types';
+
 
 /** Where products and keys live. */
 export type PortalStorage = 'database' | 'kubernetes';
 
 /** The default of `portal.storage`. */
 export const DEFAULT_PORTAL_STORAGE: PortalStorage = 'database';
+
+/** The default of `portal.requestBodyTimeout`: how long a request body may take to arrive. */
+export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 
 /** The portal's configuration as the plugin uses it. */
 export interface PortalConfig {
@@ -22,6 +27,8 @@ export interface PortalConfig {
   manifests: string[];
   /** Whether the permission framework is enabled (`permission.enabled`, default false). */
   permissionEnabled: boolean;
+  /** How long a request body may take to arrive (`portal.requestBodyTimeout`), ms. */
+  requestBodyTimeoutMs: number;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -37,5 +44,23 @@ export function readPortalConfig(config: Config): PortalConfig {
     storage,
     manifests: config.getOptionalStringArray('portal.manifests') ?? [],
     permissionEnabled: config.getOptionalBoolean('permission.enabled') ?? false,
+    requestBodyTimeoutMs: readRequestBodyTimeoutMs(config),
   };
+}
+
+function readRequestBodyTimeoutMs(config: Config): number {
+  const key = 'portal.requestBodyTimeout';
+  if (!config.has(key)) return DEFAULT_REQUEST_BODY_TIMEOUT_MS;
+  let ms: number;
+  try {
+    ms = durationToMilliseconds(readDurationFromConfig(config, { key }));
+  } catch (error) {
+    throw new InputError(
+      `Invalid duration at ${key}: ${(error as Error).message}. Use e.g. { seconds: 30 } or "30s"`,
+    );
+  }
+  if (!Number.isFinite(ms) || ms < 1) {
+    throw new InputError(`Invalid ${key}: must be a positive duration`);
+  }
+  return ms;
 }

@@ -80,6 +80,7 @@ export const portalPlugin = createBackendPlugin({
             }),
             httpAuth: deps.httpAuth,
             auditor: PortalAuditor.create(deps.auditor),
+            requestBodyTimeoutMs: config.requestBodyTimeoutMs,
           }),
         );
       },

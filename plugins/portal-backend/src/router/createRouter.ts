@@ -5,8 +5,8 @@
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
  *
- * Bodies are JSON (`application/json`, or `application/merge-patch+json` for PATCH), at
- * most 64 KiB (413 beyond).
+ * Bodies are read once, in front of every route, by jsonBody.ts: JSON, UTF-8, at most
+ * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { ObjectRef } from '@devportal/plugin-portal-common';
@@ -14,7 +14,8 @@ import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
 import type { PortalService } from '../service/PortalService';
-import { toBodyError, UnsupportedMediaTypeError } from './bodyErrors';
+import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
+import { jsonBody } from './jsonBody';
 import { portalRoutes, type PortalOperationId } from './routes';
 import {
   apiProductPatchSchema,
@@ -28,16 +29,13 @@ import {
   updateApiKeyRequestSchema,
 } from './schemas';
 
-/** Largest accepted request body. */
-export const MAX_BODY_BYTES = 64 * 1024;
-
-const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
-
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
   service: PortalService;
   httpAuth: HttpAuthService;
   auditor: PortalAuditor;
+  /** How long a request body may take to arrive (408 after); default 30 s. */
+  requestBodyTimeoutMs?: number;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void>;
@@ -252,21 +250,11 @@ export async function createRouter(
   };
 
   const router = Router();
-  const parseJson = express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES });
-  router.use((req, res, next) => {
-    // req.is() is null without a body and false for a body of another type.
-    if (req.is(JSON_TYPES) === false) {
-      next(
-        new UnsupportedMediaTypeError(
-          `request body must be JSON (Content-Type ${JSON_TYPES.join(' or ')}), got ${req.headers['content-type']}`,
-        ),
-      );
-      return;
-    }
-    parseJson(req, res, error =>
-      next(error ? toBodyError(error, '64 KiB') : undefined),
-    );
-  });
+  router.use(
+    jsonBody({
+      timeoutMs: options.requestBodyTimeoutMs ?? DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+    }),
+  );
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }
