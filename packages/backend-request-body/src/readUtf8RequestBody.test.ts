@@ -105,8 +105,7 @@ describe('readUtf8RequestBody', () => {
     expect(answer.status).toBe(408);
     expect(answer.body).toEqual({
       failure: 'timeout',
-      message:
-        'request body did not arrive within 100 ms; send the whole body at once',
+      message: 'request body did not arrive within 100 ms; send the whole body at once',
     });
     expect(answer.connection).toBe('close');
     await answer.closed;
@@ -150,7 +149,11 @@ describe('readUtf8RequestBody', () => {
 
   it('refuses bytes that are not UTF-8 with 400 instead of storing U+FFFD', async () => {
     const port = await startServer(LIMITS);
-    const body = Buffer.concat([Buffer.from('{"useCase":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"useCase":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
     const answer = await send(port, JSON_TYPE, [body], true);
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({
@@ -165,7 +168,10 @@ describe('readUtf8RequestBody', () => {
     const answer = await send(
       port,
       JSON_TYPE,
-      [Buffer.concat([Buffer.from('"'), euro.subarray(0, 1)]), Buffer.concat([euro.subarray(1), Buffer.from('"')])],
+      [
+        Buffer.concat([Buffer.from('"'), euro.subarray(0, 1)]),
+        Buffer.concat([euro.subarray(1), Buffer.from('"')]),
+      ],
       true,
     );
     expect(answer).toMatchObject({ status: 200, body: { text: '"€"' } });
@@ -173,7 +179,12 @@ describe('readUtf8RequestBody', () => {
 
   it('accepts a body of exactly the limit', async () => {
     const port = await startServer(LIMITS);
-    const answer = await send(port, { ...JSON_TYPE, 'content-length': '1024' }, ['y'.repeat(1024)], true);
+    const answer = await send(
+      port,
+      { ...JSON_TYPE, 'content-length': '1024' },
+      ['y'.repeat(1024)],
+      true,
+    );
     expect(answer.status).toBe(200);
     expect(answer.body.text).toHaveLength(1024);
   });

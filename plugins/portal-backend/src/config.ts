@@ -6,7 +6,6 @@ import { readDurationFromConfig, type Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
 
-
 /** Where products and keys live. */
 export type PortalStorage = 'database' | 'kubernetes';
 

@@ -26,7 +26,10 @@ export function readRequestBody(limits: RequestBodyLimits): RequestHandler {
     } catch (error) {
       if (!(error instanceof RequestBodyError)) throw error;
       // -32700 for bytes that are not text; the other refusals are about the request itself.
-      const code = error.failure === 'invalid-utf8' ? JsonRpcErrorCode.ParseError : JsonRpcErrorCode.InvalidRequest;
+      const code =
+        error.failure === 'invalid-utf8'
+          ? JsonRpcErrorCode.ParseError
+          : JsonRpcErrorCode.InvalidRequest;
       sendTransportError(res, error.status, code, error.message);
       return;
     }
