@@ -15,6 +15,11 @@
  * per request, applied to each key with the IS_PRODUCT_OWNER rule, so a bulk call decides
  * each item on its own.
  *
+ * Existence never shows in timing: a 404 for a key that is missing and one for a key the
+ * caller may not see take the same steps in the same order (permission round trips first,
+ * then the key read and its product read — a missing key's product read goes to the name
+ * it asked for), and the rest is decided in process (issue #20).
+ *
  * Service principals may read (the permission framework allows them everything unless
  * their token has access restrictions); every change and the user-only routes need a
  * signed-in user (403 otherwise), since they record who did it.
@@ -446,14 +451,12 @@ export class AuthorizedPortalService implements PortalService {
       scopeOf(all, own),
       `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
     );
-    const key = await this.#service.findKey(ref);
+    const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
     if (!key) throw keyNotFound(ref);
     if (scope === 'all' || isRequester(actor, key)) {
       return key;
     }
-    const readable =
-      readAll ||
-      (readOwn && ownsRef(actor, await this.#service.productOwnerOfKey(key)));
+    const readable = readAll || (readOwn && ownsRef(actor, productOwnerRef));
     if (readable) {
       throw new NotAllowedError(
         `${verb} APIKey ${describeRef(ref)} is for its requester only (or needs ${allPermission.name})`,
@@ -506,10 +509,19 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'reviewing API key requests',
     );
-    const [approval] = await this.#permissions.authorizeConditional(
-      [{ permission: portalApiKeyApprovePermission }],
-      { credentials },
-    );
+    // The read scope only matters for a key the caller may not approve, but asking for it
+    // always (in parallel) keeps "hidden" as cheap as "missing".
+    const [[approval], readScope] = await Promise.all([
+      this.#permissions.authorizeConditional(
+        [{ permission: portalApiKeyApprovePermission }],
+        { credentials },
+      ),
+      this.#scope(
+        credentials,
+        portalApiKeyReadAllPermission,
+        portalApiKeyReadOwnPermission,
+      ),
+    ]);
     if (approval.result === AuthorizeResult.DENY) {
       throw new NotAllowedError(
         'reviewing API key requests needs portal.apikey.approve',
@@ -529,27 +541,17 @@ export class AuthorizedPortalService implements PortalService {
       }
       return labels;
     };
-    let readScope: Promise<Scope> | undefined;
-    const readScopeOnce = () =>
-      (readScope ??= this.#scope(
-        credentials,
-        portalApiKeyReadAllPermission,
-        portalApiKeyReadOwnPermission,
-      ));
-
     return async (
       ref: ObjectRef,
       decision: ReviewDecision,
       reason?: string,
     ) => {
-      const key = await this.#service.findKey(ref);
+      const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
       if (!key) throw keyNotFound(ref);
-      const productOwnerRef = await this.#service.productOwnerOfKey(key);
       if (!this.#approvalAllows(approval, { apiKey: key, productOwnerRef })) {
-        const scope = await readScopeOnce();
         const readable =
-          scope === 'all' ||
-          (scope === 'own' &&
+          readScope === 'all' ||
+          (readScope === 'own' &&
             (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
         if (!readable) throw keyNotFound(ref);
         throw new NotAllowedError(
@@ -560,6 +562,21 @@ export class AuthorizedPortalService implements PortalService {
         decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
       return this.#service.reviewKey(key, actor, decision, reason, { secretLabels });
     };
+  }
+
+  /**
+   * A key and its product's owner, always in two store reads: for a missing key the
+   * second reads the product named like the key, so that "missing" costs what "hidden"
+   * costs.
+   */
+  async #keyAndProductOwner(
+    ref: ObjectRef,
+  ): Promise<{ key?: ApiKey; productOwnerRef?: string }> {
+    const key = await this.#service.findKey(ref);
+    const productOwnerRef = key
+      ? await this.#service.productOwnerOfKey(key)
+      : await this.#service.findProductOwner(ref);
+    return { key, productOwnerRef };
   }
 
   #approvalAllows(
