@@ -15,7 +15,10 @@ import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
-import { OWNER_ANNOTATION, type ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  OWNER_ANNOTATION,
+  type ObjectRef,
+} from '@devportal/plugin-portal-common';
 import path from 'node:path';
 import { ManifestResourceSource } from '../resources';
 import { DatabasePortalStore } from '../store/DatabasePortalStore';
@@ -60,26 +63,26 @@ async function setUp() {
   const permissions = mockServices.permissions.mock({
     authorize: jest.fn(async requests => {
       steps.push('authorize');
-      return requests.map(({ permission }: { permission: { name: string } }) => ({
-        result: MALLORY_GRANTS.includes(permission.name)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
-      })) as any;
+      return requests.map(
+        ({ permission }: { permission: { name: string } }) => ({
+          result: MALLORY_GRANTS.includes(permission.name)
+            ? AuthorizeResult.ALLOW
+            : AuthorizeResult.DENY,
+        }),
+      ) as any;
     }),
     authorizeConditional: jest.fn(async queries => {
       steps.push('authorizeConditional');
-      return queries.map(
-        (): PolicyDecision => ({
-          result: AuthorizeResult.CONDITIONAL,
-          pluginId: 'portal',
+      return queries.map((): PolicyDecision => ({
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'portal',
+        resourceType: 'portal-apikey',
+        conditions: {
+          rule: 'IS_PRODUCT_OWNER',
           resourceType: 'portal-apikey',
-          conditions: {
-            rule: 'IS_PRODUCT_OWNER',
-            resourceType: 'portal-apikey',
-            params: { claims: [MALLORY] },
-          },
-        }),
-      ) as any;
+          params: { claims: [MALLORY] },
+        },
+      })) as any;
     }),
   });
   const userInfo = mockServices.userInfo.mock({
@@ -142,23 +145,38 @@ async function setUp() {
 
 describe('AuthorizedPortalService: a hidden key costs what a missing one does (mocked permissions, real SQLite store)', () => {
   type Setup = Awaited<ReturnType<typeof setUp>>;
-  const routes: Array<[string, (s: Setup, ref: ObjectRef) => Promise<unknown>]> = [
-    ['approve', (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'approve')],
-    ['reject', (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'reject')],
-    ['update', (s, ref) => s.authorized.updateRequest(s.credentials, ref, { useCase: 'x' })],
+  const routes: Array<
+    [string, (s: Setup, ref: ObjectRef) => Promise<unknown>]
+  > = [
+    [
+      'approve',
+      (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'approve'),
+    ],
+    [
+      'reject',
+      (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'reject'),
+    ],
+    [
+      'update',
+      (s, ref) =>
+        s.authorized.updateRequest(s.credentials, ref, { useCase: 'x' }),
+    ],
     ['delete', (s, ref) => s.authorized.deleteRequest(s.credentials, ref)],
     ['secret', (s, ref) => s.authorized.revealSecret(s.credentials, ref)],
   ];
 
-  it.each(routes)('%s: the same steps, in the same order, for both 404s', async (_, call) => {
-    const s = await setUp();
-    const missing = await s.stepsOf(() => call(s, s.missing));
-    const hidden = await s.stepsOf(() => call(s, s.hidden));
-    expect(missing.error).toBe('NotFoundError');
-    expect(hidden.error).toBe('NotFoundError');
-    expect(hidden.steps).toEqual(missing.steps);
-    expect(missing.steps).toContain('store.getKey');
-  });
+  it.each(routes)(
+    '%s: the same steps, in the same order, for both 404s',
+    async (_, call) => {
+      const s = await setUp();
+      const missing = await s.stepsOf(() => call(s, s.missing));
+      const hidden = await s.stepsOf(() => call(s, s.hidden));
+      expect(missing.error).toBe('NotFoundError');
+      expect(hidden.error).toBe('NotFoundError');
+      expect(hidden.steps).toEqual(missing.steps);
+      expect(missing.steps).toContain('store.getKey');
+    },
+  );
 
   it('bulk approve: the same steps for a missing and a hidden item', async () => {
     const s = await setUp();
