@@ -49,15 +49,16 @@ const STATUS_BY_FAILURE: Record<RequestBodyFailure, number> = {
  * @public
  */
 export class RequestBodyError extends Error {
+  /** Always `RequestBodyError`. */
   readonly name = 'RequestBodyError';
+  /** Why the body was refused. */
+  readonly failure: RequestBodyFailure;
   /** The HTTP status that fits the failure (413, 408, 415 or 400). */
   readonly status: number;
 
-  constructor(
-    readonly failure: RequestBodyFailure,
-    message: string,
-  ) {
+  constructor(failure: RequestBodyFailure, message: string) {
     super(message);
+    this.failure = failure;
     this.status = STATUS_BY_FAILURE[failure];
   }
 }
