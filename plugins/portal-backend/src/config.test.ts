@@ -1,7 +1,8 @@
 import { ConfigReader } from '@backstage/config';
+import type { JsonObject } from '@backstage/types';
 import { readPortalConfig } from './config';
 
-const read = (portal: Record<string, unknown>) =>
+const read = (portal: JsonObject) =>
   readPortalConfig(new ConfigReader({ portal }));
 
 describe('readPortalConfig', () => {
