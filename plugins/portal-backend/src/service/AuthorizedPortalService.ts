@@ -16,9 +16,10 @@
  * each item on its own.
  *
  * Existence never shows in timing: a 404 for a key that is missing and one for a key the
- * caller may not see take the same steps in the same order (permission round trips first,
- * then the key read and its product read — a missing key's product read goes to the name
- * it asked for), and the rest is decided in process (issue #20).
+ * caller may not see take the same steps in the same order — the key read, then its
+ * product read (for a missing key: the product named like the key), then, when reviewing
+ * under a conditional approval, the read-scope round trip that tells 404 from 403; the
+ * rest is decided in process (issue #20).
  *
  * Service principals may read (the permission framework allows them everything unless
  * their token has access restrictions); every change and the user-only routes need a
@@ -509,19 +510,10 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'reviewing API key requests',
     );
-    // The read scope only matters for a key the caller may not approve, but asking for it
-    // always (in parallel) keeps "hidden" as cheap as "missing".
-    const [[approval], readScope] = await Promise.all([
-      this.#permissions.authorizeConditional(
-        [{ permission: portalApiKeyApprovePermission }],
-        { credentials },
-      ),
-      this.#scope(
-        credentials,
-        portalApiKeyReadAllPermission,
-        portalApiKeyReadOwnPermission,
-      ),
-    ]);
+    const [approval] = await this.#permissions.authorizeConditional(
+      [{ permission: portalApiKeyApprovePermission }],
+      { credentials },
+    );
     if (approval.result === AuthorizeResult.DENY) {
       throw new NotAllowedError(
         'reviewing API key requests needs portal.apikey.approve',
@@ -541,17 +533,33 @@ export class AuthorizedPortalService implements PortalService {
       }
       return labels;
     };
+    // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
+    // once per call, and only then, so that a call that approves costs one round trip.
+    let readScope: Promise<Scope> | undefined;
+    const readScopeOnce = () =>
+      (readScope ??= this.#scope(
+        credentials,
+        portalApiKeyReadAllPermission,
+        portalApiKeyReadOwnPermission,
+      ));
+
     return async (
       ref: ObjectRef,
       decision: ReviewDecision,
       reason?: string,
     ) => {
       const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
-      if (!key) throw keyNotFound(ref);
+      if (!key) {
+        // Where a key can be hidden (a conditional approval), a missing one takes the
+        // hidden one's round trip too: the two 404s must not differ in cost.
+        if (approval.result !== AuthorizeResult.ALLOW) await readScopeOnce();
+        throw keyNotFound(ref);
+      }
       if (!this.#approvalAllows(approval, { apiKey: key, productOwnerRef })) {
+        const scope = await readScopeOnce();
         const readable =
-          readScope === 'all' ||
-          (readScope === 'own' &&
+          scope === 'all' ||
+          (scope === 'own' &&
             (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
         if (!readable) throw keyNotFound(ref);
         throw new NotAllowedError(
