@@ -55,8 +55,12 @@ try {
       '@devportal/plugin-mcp-broker-backend': `file:${tarballOf['@devportal/plugin-mcp-broker-backend']}`,
       pg: '^8.11.0',
     },
-    // The portal backend depends on portal-common by version; point that version at its tarball.
-    resolutions: { '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}` },
+    // The plugins depend on portal-common and backend-request-body by version; point those
+    // versions at their tarballs.
+    resolutions: {
+      '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
+      '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
+    },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');
 const backend = createBackend();
 backend.add(import('@devportal/plugin-portal-backend'));

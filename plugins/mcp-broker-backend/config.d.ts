@@ -62,6 +62,17 @@ export interface Config {
      * (it stops reading); default 1048576 (1 MiB).
      */
     clientStreamBufferBytes?: number;
+    /**
+     * Largest request body a client may send to `/api/mcp-broker/mcp`, in bytes. A larger
+     * declared Content-Length is refused with 413 before a byte is read; a chunked body as
+     * soon as it passes the limit. Default 4194304 (4 MiB).
+     */
+    maxRequestBodyBytes?: number;
+    /**
+     * How long a request body may take to arrive, e.g. `{ seconds: 30 }` or `'30s'`; a slower
+     * body gets 408 (with a JSON-RPC error body) and its connection is closed. Default 30 s.
+     */
+    requestBodyTimeout?: HumanDuration | string;
     /** Host/Origin checks on `/api/mcp-broker/mcp` (DNS rebinding protection). */
     dnsRebindingProtection?: {
       /** Default true. */

@@ -32,6 +32,13 @@ export interface Config {
       tokenSecret?: string;
     };
     /**
+     * How long a request body may take to arrive, from the end of its headers' processing
+     * to its last byte, e.g. `{ seconds: 30 }` or `'30s'`. A slower body is answered 408
+     * and its connection closed. Bodies are at most 64 KiB (413, refused on the declared
+     * Content-Length before a byte is read). Default 30 seconds.
+     */
+    requestBodyTimeout?: HumanDuration | string;
+    /**
      * How to reach the cluster with `storage: kubernetes` (ignored otherwise). APIProducts
      * and APIKeys are `devportal.kuadrant.io/v1alpha1` custom resources (CRDs in the
      * repository's `deploy/`), API keys live in Secrets, and the read-only kinds are read

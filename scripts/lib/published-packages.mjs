@@ -9,6 +9,7 @@ import { repoRoot } from './test-backend.mjs';
 
 /** The published workspaces (in dependency order). */
 export const publishedPackages = [
+  { workspace: '@devportal/backend-request-body', dir: 'packages/backend-request-body', role: 'node-library' },
   { workspace: '@devportal/plugin-portal-common', dir: 'plugins/portal-common', role: 'common-library', pluginId: 'portal' },
   {
     workspace: '@devportal/plugin-portal-backend',
@@ -59,7 +60,9 @@ export function checkTarball({ workspace, dir, role, pluginId, configKey }, tarb
   }
   if (manifest.backstage?.role !== role) problems.push(`backstage.role is ${manifest.backstage?.role}, expected ${role}`);
   if (manifest.backstage?.pluginId !== pluginId) problems.push(`backstage.pluginId is ${manifest.backstage?.pluginId}, expected ${pluginId}`);
-  if (!manifest.backstage?.pluginPackages?.includes(workspace)) problems.push('backstage.pluginPackages does not list the package itself');
+  if (pluginId !== undefined && !manifest.backstage?.pluginPackages?.includes(workspace)) {
+    problems.push('backstage.pluginPackages does not list the package itself');
+  }
   if (!Array.isArray(manifest.files)) problems.push('package.json lacks "files"');
   for (const field of ['main', 'types']) {
     const target = manifest[field]?.replace(/^\.\//, '');

@@ -14,6 +14,14 @@ describe('readBrokerConfig', () => {
     expect(config.keepAliveMs).toBe(15_000);
     expect(config.elicitationTtlMs).toBe(600_000);
     expect(config.toolCallTimeoutMs).toBe(300_000);
+    expect(config.maxRequestBodyBytes).toBe(4 * 1024 * 1024);
+    expect(config.requestBodyTimeoutMs).toBe(30_000);
+  });
+
+  it('reads the request body limits', () => {
+    const config = read({ servers: [], maxRequestBodyBytes: 65_536, requestBodyTimeout: '5s' });
+    expect(config.maxRequestBodyBytes).toBe(65_536);
+    expect(config.requestBodyTimeoutMs).toBe(5000);
   });
 
   it('reads every duration form Backstage supports', () => {
@@ -48,6 +56,8 @@ describe('readBrokerConfig', () => {
     [{ servers: [{ name: 'a', url: 'http://x/mcp', headers: { 'Mcp-Session-Id': 'x' } }] }, /mcpBroker\.servers\[0\]\.headers\.Mcp-Session-Id/],
     [{ servers: [{ url: 'http://x/mcp' }] }, /servers\[0\]\.name/],
     [{ servers: [], keepAlive: 'soon' }, /mcpBroker\.keepAlive/],
+    [{ servers: [], maxRequestBodyBytes: 0 }, /mcpBroker\.maxRequestBodyBytes: must be a positive integer/],
+    [{ servers: [], requestBodyTimeout: 'later' }, /mcpBroker\.requestBodyTimeout/],
     [{ servers: [], reconnect: { initialDelay: '10s', maxDelay: '1s' } }, /mcpBroker\.reconnect\.maxDelay/],
     [{ servers: [], dnsRebindingProtection: { allowedOrigins: ['http://a.example/path'] } }, /allowedOrigins\[0\]/],
   ])('fails with a message naming the key for %j', (section, message) => {

@@ -52,6 +52,10 @@ export interface BrokerConfig {
   readonly sessionIdleTimeoutMs: number;
   /** Bytes that may queue on one client stream before the client is disconnected as too slow. */
   readonly clientStreamBufferBytes: number;
+  /** Largest request body a client may send (413 beyond, on the declared length at once). */
+  readonly maxRequestBodyBytes: number;
+  /** Longest a request body may take to arrive (408 after). */
+  readonly requestBodyTimeoutMs: number;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -66,6 +70,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_COALESCE_WINDOW_MS = 250;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -221,10 +227,13 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   if (maxDelayMs < initialDelayMs) {
     throw new InputError('Invalid mcpBroker.reconnect.maxDelay: must not be shorter than initialDelay');
   }
-  const bufferBytes = broker?.getOptionalNumber('clientStreamBufferBytes') ?? DEFAULT_CLIENT_STREAM_BUFFER_BYTES;
-  if (!Number.isInteger(bufferBytes) || bufferBytes < 1) {
-    throw new InputError('Invalid mcpBroker.clientStreamBufferBytes: must be a positive integer');
-  }
+  const bytes = (key: string, fallback: number) => {
+    const value = broker?.getOptionalNumber(key) ?? fallback;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new InputError(`Invalid mcpBroker.${key}: must be a positive integer`);
+    }
+    return value;
+  };
   return {
     servers,
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
@@ -235,7 +244,9 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     requestTimeoutMs: duration('requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
-    clientStreamBufferBytes: bufferBytes,
+    clientStreamBufferBytes: bytes('clientStreamBufferBytes', DEFAULT_CLIENT_STREAM_BUFFER_BYTES),
+    maxRequestBodyBytes: bytes('maxRequestBodyBytes', DEFAULT_MAX_REQUEST_BODY_BYTES),
+    requestBodyTimeoutMs: duration('requestBodyTimeout', DEFAULT_REQUEST_BODY_TIMEOUT_MS),
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

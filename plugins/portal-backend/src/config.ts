@@ -2,8 +2,9 @@
  * The portal's configuration (see config.d.ts), read once at start-up into a typed
  * object with named defaults.
  */
-import type { Config } from '@backstage/config';
+import { readDurationFromConfig, type Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
+import { durationToMilliseconds } from '@backstage/types';
 import { MIN_PAGE_TOKEN_KEY_BYTES } from './router/pageTokens';
 
 /** Where products and keys live. */
@@ -11,6 +12,9 @@ export type PortalStorage = 'database' | 'kubernetes';
 
 /** The default of `portal.storage`. */
 export const DEFAULT_PORTAL_STORAGE: PortalStorage = 'database';
+
+/** The default of `portal.requestBodyTimeout`: how long a request body may take to arrive. */
+export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 
 /** The portal's configuration as the plugin uses it. */
 export interface PortalConfig {
@@ -25,6 +29,8 @@ export interface PortalConfig {
   permissionEnabled: boolean;
   /** `portal.pagination.tokenSecret`: the HMAC key of page tokens, when configured. */
   pageTokenSecret?: Buffer;
+  /** How long a request body may take to arrive (`portal.requestBodyTimeout`), ms. */
+  requestBodyTimeoutMs: number;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -41,6 +47,7 @@ export function readPortalConfig(config: Config): PortalConfig {
     manifests: config.getOptionalStringArray('portal.manifests') ?? [],
     permissionEnabled: config.getOptionalBoolean('permission.enabled') ?? false,
     pageTokenSecret: readPageTokenSecret(config),
+    requestBodyTimeoutMs: readRequestBodyTimeoutMs(config),
   };
 }
 
@@ -55,4 +62,21 @@ function readPageTokenSecret(config: Config): Buffer | undefined {
     );
   }
   return key;
+}
+
+function readRequestBodyTimeoutMs(config: Config): number {
+  const key = 'portal.requestBodyTimeout';
+  if (!config.has(key)) return DEFAULT_REQUEST_BODY_TIMEOUT_MS;
+  let ms: number;
+  try {
+    ms = durationToMilliseconds(readDurationFromConfig(config, { key }));
+  } catch (error) {
+    throw new InputError(
+      `Invalid duration at ${key}: ${(error as Error).message}. Use e.g. { seconds: 30 } or "30s"`,
+    );
+  }
+  if (!Number.isFinite(ms) || ms < 1) {
+    throw new InputError(`Invalid ${key}: must be a positive duration`);
+  }
+  return ms;
 }

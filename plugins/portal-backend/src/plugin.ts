@@ -89,6 +89,7 @@ export const portalPlugin = createBackendPlugin({
             httpAuth: deps.httpAuth,
             auditor: PortalAuditor.create(deps.auditor),
             pageTokens: new PageTokens(pageTokenKey),
+            requestBodyTimeoutMs: config.requestBodyTimeoutMs,
           }),
         );
       },

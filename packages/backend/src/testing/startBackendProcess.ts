@@ -74,7 +74,8 @@ export async function startBackendProcess(
     backend: {
       ...(options.config?.backend as object | undefined),
       baseUrl,
-      listen: { port, host: '127.0.0.1' },
+      // Only the port: the interface is app-config.yaml's (loopback), as under `yarn start`.
+      listen: { port },
     },
   };
   fs.writeFileSync(overridePath, JSON.stringify(override));

@@ -5,7 +5,7 @@
  *   GET /health          liveness (unauthenticated)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
-import express from 'express';
+import type express from 'express';
 import Router from 'express-promise-router';
 import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
 import type { McpBroker } from '../broker/mcpBroker';
@@ -14,10 +14,8 @@ import { statusHandler } from '../status/statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';
+import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
-
-/** Largest accepted POST body. */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Dependencies of {@link createRouter}. */
 export interface RouterOptions {
@@ -38,29 +36,16 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   });
   // First on these paths (sub-paths included), so every method and every mistake is 401 without a token.
   router.use([...SELF_AUTHENTICATED_PATHS], requirePrincipal(VerifiedPrincipalCache.create({ httpAuth: options.httpAuth })));
+  // Every body on these paths is read here, within the configured size and time limits.
+  const { maxRequestBodyBytes, requestBodyTimeoutMs } = options.broker.config;
+  router.use(
+    [...SELF_AUTHENTICATED_PATHS],
+    readRequestBody({ maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs }),
+  );
   router.get('/status', statusHandler(deps));
 
   const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
-  const rawBody = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
-  router.post(
-    '/mcp',
-    guard,
-    (req, res, next) =>
-      rawBody(req, res, error => {
-        if (error) {
-          const tooLarge = (error as { type?: string }).type === 'entity.too.large';
-          sendTransportError(
-            res,
-            tooLarge ? 413 : 400,
-            JsonRpcErrorCode.ParseError,
-            tooLarge ? `Body larger than ${MAX_BODY_BYTES} bytes` : 'Could not read the request body',
-          );
-          return;
-        }
-        next();
-      }),
-    postHandler(deps),
-  );
+  router.post('/mcp', guard, postHandler(deps));
   router.get('/mcp', guard, getHandler(deps));
   router.delete('/mcp', guard, deleteHandler(deps));
   router.all('/mcp', guard, (_req, res) => {

@@ -63,7 +63,7 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
 /** POST /mcp: one JSON-RPC message (batches are not part of MCP since 2025-06-18). */
 export function postHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
-    const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    const raw = typeof req.body === 'string' ? req.body : '';
     let body: unknown;
     try {
       body = JSON.parse(raw);

@@ -1,9 +1,11 @@
 /*
- * Turns body-parser failures into `@backstage/errors`-style errors, so Backstage's error
- * middleware renders them like every other error: 413 for a body over the limit, 400 for
- * malformed JSON, 415 for an unsupported charset or encoding.
+ * Errors for refused request bodies, as `@backstage/errors`-style errors so that Backstage's
+ * error middleware renders them like every other error: 413 for a body over the limit, 408
+ * for one that arrives too slowly, 415 for a content type, charset or encoding the portal
+ * does not read, 400 for bytes that are not UTF-8 or not JSON.
  */
-import { CustomErrorBase, InputError, isError } from '@backstage/errors';
+import { CustomErrorBase, InputError } from '@backstage/errors';
+import { RequestBodyError } from '@devportal/backend-request-body';
 
 /**
  * 413: the request body is larger than the portal accepts. `@backstage/errors` has no
@@ -17,6 +19,14 @@ export class PayloadTooLargeError extends CustomErrorBase {
   }
 }
 
+/** 408: the request body did not arrive within the configured time. */
+export class RequestTimeoutError extends CustomErrorBase {
+  name = 'RequestTimeoutError' as const;
+  get statusCode(): number {
+    return 408;
+  }
+}
+
 /** 415: the body's content type, charset or encoding is not supported. */
 export class UnsupportedMediaTypeError extends CustomErrorBase {
   name = 'UnsupportedMediaTypeError' as const;
@@ -25,23 +35,18 @@ export class UnsupportedMediaTypeError extends CustomErrorBase {
   }
 }
 
-/** Maps one body-parser error (which carries a `type`) to the error the client sees. */
-export function toBodyError(error: unknown, limitDescription: string): Error {
-  const type = isError(error) ? (error as { type?: unknown }).type : undefined;
-  switch (type) {
-    case 'entity.too.large':
-      return new PayloadTooLargeError(
-        `request body is larger than the ${limitDescription} limit`,
-      );
-    case 'entity.parse.failed':
-      return new InputError(`malformed JSON body: ${(error as Error).message}`);
-    case 'charset.unsupported':
-    case 'encoding.unsupported':
-      return new UnsupportedMediaTypeError((error as Error).message);
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new InputError((error as Error).message);
+/** Maps a refused body to the error the client sees; any other error passes unchanged. */
+export function toBodyError(error: unknown): unknown {
+  if (!(error instanceof RequestBodyError)) return error;
+  switch (error.failure) {
+    case 'too-large':
+      return new PayloadTooLargeError(error.message);
+    case 'timeout':
+      return new RequestTimeoutError(error.message);
+    case 'unsupported-charset':
+    case 'unsupported-encoding':
+      return new UnsupportedMediaTypeError(error.message);
     default:
-      return isError(error) ? error : new Error(String(error));
+      return new InputError(error.message);
   }
 }

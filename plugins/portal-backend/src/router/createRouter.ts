@@ -9,8 +9,8 @@
  * against the route, the filters and the caller, passes the store cursor inside to the
  * service, and seals the next one (pageTokens.ts).
  *
- * Bodies are JSON (`application/json`, or `application/merge-patch+json` for PATCH), at
- * most 64 KiB (413 beyond).
+ * Bodies are read once, in front of every route, by jsonBody.ts: JSON, UTF-8, at most
+ * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
  */
 import type {
   BackstageCredentials,
@@ -24,7 +24,8 @@ import type { PortalService } from '../service/PortalService';
 import type { RequestQuery } from '../service/types';
 import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import type { PageTokens } from './pageTokens';
-import { toBodyError, UnsupportedMediaTypeError } from './bodyErrors';
+import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
+import { jsonBody } from './jsonBody';
 import { portalRoutes, type PortalOperationId } from './routes';
 import {
   apiProductPatchSchema,
@@ -38,11 +39,6 @@ import {
   updateApiKeyRequestSchema,
 } from './schemas';
 
-/** Largest accepted request body. */
-export const MAX_BODY_BYTES = 64 * 1024;
-
-const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
-
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
   service: PortalService;
@@ -50,6 +46,8 @@ export interface PortalRouterOptions {
   auditor: PortalAuditor;
   /** Seals and opens the `continue` tokens of list pages. */
   pageTokens: PageTokens;
+  /** How long a request body may take to arrive (408 after); default 30 s. */
+  requestBodyTimeoutMs?: number;
 }
 
 type Handler = (req: Request, res: Response) => Promise<void>;
@@ -280,21 +278,11 @@ export async function createRouter(
   };
 
   const router = Router();
-  const parseJson = express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES });
-  router.use((req, res, next) => {
-    // req.is() is null without a body and false for a body of another type.
-    if (req.is(JSON_TYPES) === false) {
-      next(
-        new UnsupportedMediaTypeError(
-          `request body must be JSON (Content-Type ${JSON_TYPES.join(' or ')}), got ${req.headers['content-type']}`,
-        ),
-      );
-      return;
-    }
-    parseJson(req, res, error =>
-      next(error ? toBodyError(error, '64 KiB') : undefined),
-    );
-  });
+  router.use(
+    jsonBody({
+      timeoutMs: options.requestBodyTimeoutMs ?? DEFAULT_REQUEST_BODY_TIMEOUT_MS,
+    }),
+  );
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }

@@ -15,6 +15,12 @@
  * per request, applied to each key with the IS_PRODUCT_OWNER rule, so a bulk call decides
  * each item on its own.
  *
+ * Existence never shows in timing: a 404 for a key that is missing and one for a key the
+ * caller may not see take the same steps in the same order — the key read, then its
+ * product read (for a missing key: the product named like the key), then, when reviewing
+ * under a conditional approval, the read-scope round trip that tells 404 from 403; the
+ * rest is decided in process (issue #20).
+ *
  * Service principals may read (the permission framework allows them everything unless
  * their token has access restrictions); every change and the user-only routes need a
  * signed-in user (403 otherwise), since they record who did it.
@@ -457,14 +463,12 @@ export class AuthorizedPortalService implements PortalService {
       scopeOf(all, own),
       `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
     );
-    const key = await this.#service.findKey(ref);
+    const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
     if (!key) throw keyNotFound(ref);
     if (scope === 'all' || isRequester(actor, key)) {
       return key;
     }
-    const readable =
-      readAll ||
-      (readOwn && ownsRef(actor, await this.#service.productOwnerOfKey(key)));
+    const readable = readAll || (readOwn && ownsRef(actor, productOwnerRef));
     if (readable) {
       throw new NotAllowedError(
         `${verb} APIKey ${describeRef(ref)} is for its requester only (or needs ${allPermission.name})`,
@@ -540,6 +544,8 @@ export class AuthorizedPortalService implements PortalService {
       }
       return labels;
     };
+    // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
+    // once per call, and only then, so that a call that approves costs one round trip.
     let readScope: Promise<Scope> | undefined;
     const readScopeOnce = () =>
       (readScope ??= this.#scope(
@@ -553,9 +559,13 @@ export class AuthorizedPortalService implements PortalService {
       decision: ReviewDecision,
       reason?: string,
     ) => {
-      const key = await this.#service.findKey(ref);
-      if (!key) throw keyNotFound(ref);
-      const productOwnerRef = await this.#service.productOwnerOfKey(key);
+      const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
+      if (!key) {
+        // Where a key can be hidden (a conditional approval), a missing one takes the
+        // hidden one's round trip too: the two 404s must not differ in cost.
+        if (approval.result !== AuthorizeResult.ALLOW) await readScopeOnce();
+        throw keyNotFound(ref);
+      }
       if (!this.#approvalAllows(approval, { apiKey: key, productOwnerRef })) {
         const scope = await readScopeOnce();
         const readable =
@@ -571,6 +581,21 @@ export class AuthorizedPortalService implements PortalService {
         decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
       return this.#service.reviewKey(key, actor, decision, reason, { secretLabels });
     };
+  }
+
+  /**
+   * A key and its product's owner, always in two store reads: for a missing key the
+   * second reads the product named like the key, so that "missing" costs what "hidden"
+   * costs.
+   */
+  async #keyAndProductOwner(
+    ref: ObjectRef,
+  ): Promise<{ key?: ApiKey; productOwnerRef?: string }> {
+    const key = await this.#service.findKey(ref);
+    const productOwnerRef = key
+      ? await this.#service.productOwnerOfKey(key)
+      : await this.#service.findProductOwner(ref);
+    return { key, productOwnerRef };
   }
 
   #approvalAllows(

@@ -304,10 +304,15 @@ export class DefaultPortalService {
 
   /** The owner of a key's product (undefined when the product is gone). */
   async productOwnerOfKey(key: ApiKey): Promise<string | undefined> {
-    const product = await this.#store.getProduct({
+    return this.findProductOwner({
       namespace: key.metadata.namespace,
       name: key.spec.apiProductRef.name,
     });
+  }
+
+  /** The owner of a product (undefined when it does not exist): one store read. */
+  async findProductOwner(ref: ObjectRef): Promise<string | undefined> {
+    const product = await this.#store.getProduct(ref);
     return product ? productOwnerOf(product) : undefined;
   }
 

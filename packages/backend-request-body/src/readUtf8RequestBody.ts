@@ -1,0 +1,202 @@
+/*
+ * Reads one HTTP request body as UTF-8 text, with hard limits, for plugins that parse
+ * JSON themselves (body-parser is not used: on a limit it keeps reading the whole body
+ * before it answers, so a slow 20 MB body held a socket for minutes).
+ *
+ * Guarantees, in this order, before the plugin sees a byte:
+ * - a declared charset other than UTF-8, or any Content-Encoding but `identity`, is refused
+ *   from the headers alone (415);
+ * - a declared Content-Length over the limit is refused at once, nothing read (413);
+ * - a body without Content-Length (chunked) is counted as it arrives and refused the moment
+ *   it passes the limit (413);
+ * - a body that has not fully arrived `timeoutMs` after reading began is refused (408);
+ * - bytes that are not valid UTF-8 are refused (400), never replaced by U+FFFD.
+ *
+ * Failure modes: every refusal rejects with a {@link RequestBodyError}; the caller renders
+ * it in its own error format. When body bytes may still be on the way, the response is
+ * marked `Connection: close` and whatever still arrives is discarded, so the socket closes
+ * once the error response is written instead of being held until the body ends.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * Why a body was refused, with the HTTP status a server should answer:
+ * `too-large` 413, `timeout` 408, `unsupported-charset` and `unsupported-encoding` 415,
+ * `invalid-utf8` and `incomplete` (the client closed the connection mid-body) 400.
+ *
+ * @public
+ */
+export type RequestBodyFailure =
+  | 'too-large'
+  | 'timeout'
+  | 'unsupported-charset'
+  | 'unsupported-encoding'
+  | 'invalid-utf8'
+  | 'incomplete';
+
+const STATUS_BY_FAILURE: Record<RequestBodyFailure, number> = {
+  'too-large': 413,
+  timeout: 408,
+  'unsupported-charset': 415,
+  'unsupported-encoding': 415,
+  'invalid-utf8': 400,
+  incomplete: 400,
+};
+
+/**
+ * A request body was refused. `message` says what the client should change.
+ *
+ * @public
+ */
+export class RequestBodyError extends Error {
+  /** Always `RequestBodyError`. */
+  readonly name = 'RequestBodyError';
+  /** Why the body was refused. */
+  readonly failure: RequestBodyFailure;
+  /** The HTTP status that fits the failure (413, 408, 415 or 400). */
+  readonly status: number;
+
+  constructor(failure: RequestBodyFailure, message: string) {
+    super(message);
+    this.failure = failure;
+    this.status = STATUS_BY_FAILURE[failure];
+  }
+}
+
+/**
+ * Limits of {@link readUtf8RequestBody}.
+ *
+ * @public
+ */
+export interface ReadUtf8RequestBodyOptions {
+  /** Largest accepted body, in bytes (declared or counted). */
+  maxBytes: number;
+  /** Longest time, in milliseconds, the whole body may take to arrive once reading begins. */
+  timeoutMs: number;
+}
+
+/**
+ * Reads the request's body as UTF-8 text within the limits. Resolves `undefined` for a
+ * request without a body (neither Content-Length nor Transfer-Encoding), `''` for an empty
+ * one. Rejects with {@link RequestBodyError}; see the package README for the guarantees.
+ *
+ * @public
+ */
+export function readUtf8RequestBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ReadUtf8RequestBodyOptions,
+): Promise<string | undefined> {
+  const { maxBytes, timeoutMs } = options;
+  const refuse = (failure: RequestBodyFailure, message: string) => {
+    // The rest of the body is not wanted: drop it as it comes and close after the answer.
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+    req.resume();
+    return Promise.reject(new RequestBodyError(failure, message));
+  };
+
+  const lengthHeader = req.headers['content-length'];
+  if (lengthHeader === undefined && req.headers['transfer-encoding'] === undefined) {
+    return Promise.resolve(undefined);
+  }
+  if (req.readableEnded) {
+    return Promise.reject(new Error('the request body was already read by another handler'));
+  }
+  const charset = declaredCharset(req.headers['content-type']);
+  if (charset !== undefined && !UTF8_NAMES.has(charset.toLowerCase())) {
+    return refuse(
+      'unsupported-charset',
+      `request body must be UTF-8, but Content-Type declares charset "${clip(charset)}"; ` +
+        'send charset=utf-8 or no charset',
+    );
+  }
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    return refuse(
+      'unsupported-encoding',
+      `Content-Encoding "${clip(encoding)}" is not supported; send the body uncompressed`,
+    );
+  }
+  const limit = describeBytes(maxBytes);
+  if (lengthHeader !== undefined && Number(lengthHeader) > maxBytes) {
+    return refuse(
+      'too-large',
+      `request body of ${lengthHeader} bytes is larger than the ${limit} limit`,
+    );
+  }
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const settle = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onIncomplete);
+      req.off('error', onIncomplete);
+    };
+    const fail = (failure: RequestBodyFailure, message: string) => {
+      settle();
+      refuse(failure, message).catch(reject);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        fail('too-large', `request body is larger than the ${limit} limit`);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      settle();
+      try {
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+      } catch {
+        reject(
+          new RequestBodyError(
+            'invalid-utf8',
+            'request body is not valid UTF-8; encode the JSON text as UTF-8',
+          ),
+        );
+      }
+    };
+    const onIncomplete = () => {
+      fail('incomplete', 'the connection closed before the whole request body arrived');
+    };
+    const timer = setTimeout(() => {
+      fail(
+        'timeout',
+        `request body did not arrive within ${describeMilliseconds(timeoutMs)}; ` +
+          'send the whole body at once',
+      );
+    }, timeoutMs);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onIncomplete);
+    req.on('error', onIncomplete);
+  });
+}
+
+const UTF8_NAMES = new Set(['utf-8', 'utf8']);
+
+/** The `charset` parameter of a Content-Type header, quoted or not; undefined without one. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
+/** Client text echoed in a message, kept short. */
+function clip(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+function describeBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+function describeMilliseconds(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}

@@ -1,0 +1,33 @@
+import { ConfigReader } from '@backstage/config';
+import type { JsonObject } from '@backstage/types';
+import { readPortalConfig } from './config';
+
+const read = (portal: JsonObject) =>
+  readPortalConfig(new ConfigReader({ portal }));
+
+describe('readPortalConfig', () => {
+  it('applies the documented defaults', () => {
+    expect(read({})).toEqual({
+      storage: 'database',
+      manifests: [],
+      permissionEnabled: false,
+      requestBodyTimeoutMs: 30_000,
+    });
+  });
+
+  it.each([[{ seconds: 5 }], ['5s'], ['PT5S']])(
+    'reads portal.requestBodyTimeout in every duration form (%j)',
+    requestBodyTimeout => {
+      expect(read({ requestBodyTimeout }).requestBodyTimeoutMs).toBe(5000);
+    },
+  );
+
+  it.each([['soon'], [{ seconds: 0 }]])(
+    'fails start-up naming portal.requestBodyTimeout for %j',
+    requestBodyTimeout => {
+      expect(() => read({ requestBodyTimeout })).toThrow(
+        /portal\.requestBodyTimeout/,
+      );
+    },
+  );
+});
