@@ -62,6 +62,15 @@ export interface Config {
      * (it stops reading); default 1048576 (1 MiB).
      */
     clientStreamBufferBytes?: number;
+    /**
+     * On shutdown (SIGTERM), how long tool calls in flight may still finish. Meanwhile new
+     * requests and GET streams get HTTP 503 (JSON-RPC error -32000, retry elsewhere); at the
+     * deadline each remaining call is answered with a JSON-RPC error (-32000, `data.reason`
+     * `shutting-down`, `data.retryable` true) and cancelled at its backend, and only then are the
+     * streams closed. Default 10 s; keep it below the orchestrator's grace period (Kubernetes
+     * `terminationGracePeriodSeconds`, default 30 s).
+     */
+    shutdownDrainTimeout?: HumanDuration | string;
     /** Host/Origin checks on `/api/mcp-broker/mcp` (DNS rebinding protection). */
     dnsRebindingProtection?: {
       /** Default true. */

@@ -52,6 +52,8 @@ export interface BrokerConfig {
   readonly sessionIdleTimeoutMs: number;
   /** Bytes that may queue on one client stream before the client is disconnected as too slow. */
   readonly clientStreamBufferBytes: number;
+  /** On shutdown, how long calls in flight may still finish before they are answered "retry". */
+  readonly shutdownDrainTimeoutMs: number;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -66,6 +68,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_COALESCE_WINDOW_MS = 250;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
+export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -236,6 +239,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
     clientStreamBufferBytes: bufferBytes,
+    shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

@@ -5,8 +5,10 @@
  * their lists, the client sessions of this replica, and the notifier that fans list changes
  * out to client GET streams. Guarantees: a backend's list change is refreshed before clients
  * hear of it; clients hear of a change only through streams open at the moment of sending;
- * after a reconnect clients are told only when their view actually changed; `close()` ends
- * every stream, timer and backend session it owns.
+ * after a reconnect clients are told only when their view actually changed; `close()` first
+ * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
+ * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
+ * session it owns.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
@@ -76,6 +78,7 @@ export class McpBroker {
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
+  private drained: Promise<void> | undefined;
 
   private constructor(private readonly options: McpBrokerOptions) {
     this.sessions = new ClientSessionRegistry({
@@ -117,7 +120,24 @@ export class McpBroker {
     return this.options.logger;
   }
 
-  /** Aborted when the broker shuts down. */
+  /** True once shutdown began: new requests and streams are refused, calls in flight drain. */
+  get draining(): boolean {
+    return this.drained !== undefined;
+  }
+
+  /**
+   * Shutdown, first half (idempotent): from now on new requests and streams are refused; calls
+   * in flight may finish until `shutdownDrainTimeout`, then each remaining one is answered
+   * "shutting down, may be retried". Resolves when no call is in flight. Run it while the
+   * HTTP router still serves the plugin (Backstage refuses every request to a plugin once its
+   * own shutdown hooks run), so that clients can still answer elicitations of draining calls.
+   */
+  drain(): Promise<void> {
+    this.drained ??= this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
+    return this.drained;
+  }
+
+  /** Aborted when the broker shuts down (after the drain). */
   get shutdownSignal(): AbortSignal {
     return this.lifetime.signal;
   }
@@ -239,8 +259,12 @@ export class McpBroker {
     };
   }
 
-  /** Closes every stream, timer and backend session. */
+  /**
+   * Drains (see the file comment), then closes every stream, timer and backend session. The
+   * calls' answers go out on their own streams before any stream is closed.
+   */
   async close(): Promise<void> {
+    await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);

@@ -118,6 +118,12 @@ export interface ToolCallHandler {
   closeClientSession(sessionId: string): Promise<void>;
   /** The backend was removed from the configuration: drop everything that belongs to it. */
   removeBackend(name: string): Promise<void>;
+  /**
+   * Shutdown begins: let the calls in flight finish for up to `deadlineMs`, then answer each
+   * remaining one with a "shutting down, may be retried" JSON-RPC error. Resolves when no call
+   * is in flight. Optional: a handler without it has its calls ended by `close`.
+   */
+  drain?(deadlineMs: number): Promise<void>;
   /** The broker is shutting down. */
   close(): Promise<void>;
 }

@@ -71,6 +71,10 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     return this.forwarder.removeBackend(name);
   }
 
+  drain(deadlineMs: number): Promise<void> {
+    return this.forwarder.drain(deadlineMs);
+  }
+
   close(): Promise<void> {
     return this.forwarder.close();
   }

@@ -4,7 +4,8 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
-import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isPlainObject } from '../broker/jsonRpc';
+import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isJsonRpcId, isPlainObject } from '../broker/jsonRpc';
+import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
 import { dispatchClientRequest } from './clientRequestDispatcher';
@@ -31,6 +32,12 @@ function headerValue(req: Request, name: string): string | undefined {
 function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unknown, id: string | number | null = null) {
   deps.broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
   sendTransportError(res, 503, JsonRpcErrorCode.InternalError, 'The MCP broker cannot reach its session store right now; retry shortly', id);
+}
+
+/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
+function sendShuttingDown(res: Response, id: string | number | null = null) {
+  res.setHeader('Retry-After', '1');
+  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, 'The MCP broker is shutting down; send the request again (another replica, or after the restart)', id);
 }
 
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
@@ -75,10 +82,22 @@ export function postHandler(deps: McpEndpointDeps) {
       sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'JSON-RPC batches are not supported; send one message per POST');
       return;
     }
+    const id = isPlainObject(body) && isJsonRpcId(body.id) ? body.id : null;
+    // Before anything walks the message (serialising it for a backend recurses per level).
+    const tooDeep = isPlainObject(body) ? memberNestedTooDeep(body) : undefined;
+    if (tooDeep !== undefined) {
+      const code = tooDeep === 'params' ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.InvalidRequest;
+      sendTransportError(res, 400, code, `${tooDeep.slice(0, 40)} nested deeper than ${MAX_CLIENT_JSON_DEPTH} levels`, id);
+      return;
+    }
     const message = classifyJsonRpc(body);
     if (!message) {
-      const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
       sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response', id);
+      return;
+    }
+    if (message.kind === 'request' && deps.broker.draining) {
+      // Answers and cancellations still go through: the calls in flight are draining.
+      sendShuttingDown(res, message.message.id);
       return;
     }
     if (message.kind === 'request' && message.message.method === 'initialize') {
@@ -156,6 +175,10 @@ async function initialize(
 /** GET /mcp: the session's event stream (one per session). */
 export function getHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
+    if (deps.broker.draining) {
+      sendShuttingDown(res);
+      return;
+    }
     const session = await requireSession(deps, req, res);
     if (!session) return;
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
