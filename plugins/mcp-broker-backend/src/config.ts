@@ -54,6 +54,8 @@ export interface BrokerConfig {
   readonly clientStreamBufferBytes: number;
   /** On shutdown, how long calls in flight may still finish before they are answered "retry". */
   readonly shutdownDrainTimeoutMs: number;
+  /** Most client sessions per principal (all replicas) and per replica. */
+  readonly sessionLimits: { readonly perPrincipal: number; readonly perReplica: number };
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -69,6 +71,8 @@ export const DEFAULT_COALESCE_WINDOW_MS = 250;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
 export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
+export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -228,6 +232,13 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   if (!Number.isInteger(bufferBytes) || bufferBytes < 1) {
     throw new InputError('Invalid mcpBroker.clientStreamBufferBytes: must be a positive integer');
   }
+  const limit = (key: string, fallback: number) => {
+    const value = broker?.getOptionalNumber(`sessionLimits.${key}`) ?? fallback;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new InputError(`Invalid mcpBroker.sessionLimits.${key}: must be a positive integer`);
+    }
+    return value;
+  };
   return {
     servers,
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
@@ -239,6 +250,10 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
     clientStreamBufferBytes: bufferBytes,
+    sessionLimits: {
+      perPrincipal: limit('perPrincipal', DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
+      perReplica: limit('perReplica', DEFAULT_MAX_SESSIONS_PER_REPLICA),
+    },
     shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };

@@ -5,7 +5,8 @@
  * sessions. Clients are the official SDK client or raw HTTP where the test is about bytes.
  */
 import type { AddressInfo } from 'node:net';
-import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import knexFactory, { Knex } from 'knex';
 import type { JsonObject } from '@backstage/types';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,10 +34,11 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     await raw.close();
   });
 
-  async function startBroker(extra: JsonObject = {}) {
+  async function startBroker(extra: JsonObject = {}, knex?: Knex) {
     backend = await startTestBackend({
       features: [
         mcpBrokerPlugin,
+        ...(knex ? [mockServices.database.factory({ knex })] : []),
         mockServices.rootConfig.factory({
           data: {
             mcpBroker: {
@@ -171,6 +173,104 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       expect(response.status).toBe(200);
       expect(await response.text()).toContain('1 steps');
       expect(toolCallsReachingBackend()).toHaveLength(1);
+    });
+  });
+  describe('bounded sessions', () => {
+    const initialize = (params: Record<string, unknown> = {}) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, ...params },
+    });
+    const as = (user: string) => ({ authorization: mockCredentials.user.header(`user:default/${user}`) });
+
+    /** Starts a session with raw HTTP; returns the response (a session id header when 200). */
+    const open = (user = 'alice', params?: Record<string, unknown>) => post(initialize(params), as(user));
+    const sessionOf = async (user = 'alice') => {
+      const response = await open(user);
+      expect(response.status).toBe(200);
+      return response.headers.get('mcp-session-id')!;
+    };
+    const ping = (user: string, sessionId: string) =>
+      post({ jsonrpc: '2.0', id: 'p', method: 'ping' }, { ...as(user), 'mcp-session-id': sessionId });
+
+    /** Opens the session's GET stream (the session is then not idle) until `close`. */
+    const streams: AbortController[] = [];
+    async function openStream(user: string, sessionId: string) {
+      const controller = new AbortController();
+      streams.push(controller);
+      const response = await fetch(endpoint, {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, ...as(user) },
+        signal: controller.signal,
+      });
+      expect(response.status).toBe(200);
+      return { close: () => controller.abort() };
+    }
+    afterEach(() => streams.splice(0).forEach(s => s.abort()));
+
+    it('keeps only bounded fields of initialize: a 1 MiB clientInfo is stored in a few hundred bytes', async () => {
+      const knex = knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+      await startBroker({ sessionStore: 'database' }, knex);
+      const huge = 'x'.repeat(1024 * 1024);
+      const response = await open('alice', {
+        clientInfo: { name: huge, version: 'v'.repeat(300), extra: huge },
+        capabilities: { elicitation: { form: {} }, experimental: { blob: 'z'.repeat(100_000) } },
+      });
+      expect(response.status).toBe(200);
+      const [row] = await knex('mcp_broker_client_sessions').where('id', response.headers.get('mcp-session-id'));
+      const stored = JSON.stringify(row);
+      // Before: over 2 MiB (clientInfo and capabilities kept whole). Now bounded whatever was sent.
+      expect(stored.length).toBeLessThan(1_024);
+      expect(JSON.parse(row.client_info)).toEqual({ name: 'x'.repeat(256), version: 'v'.repeat(256) });
+      expect(JSON.parse(row.client_capabilities)).toEqual({ elicitation: { form: {} } });
+      await backend!.stop();
+      backend = undefined;
+      await knex.destroy();
+    });
+
+    it('refuses malformed or oversized capabilities with -32602 naming them', async () => {
+      await startBroker();
+      const wrong = await open('alice', { capabilities: { elicitation: 'yes' } });
+      expect(wrong.status).toBe(400);
+      expect((await wrong.json()).error).toEqual({ code: -32602, message: 'params.capabilities.elicitation must be an object' });
+      const large = await open('alice', { capabilities: { sampling: { note: 'y'.repeat(5_000) } } });
+      expect(large.status).toBe(400);
+      expect((await large.json()).error.message).toMatch(/params\.capabilities .* at most 4096 are accepted/);
+    });
+
+    it('caps sessions per principal: the oldest idle one makes room, and with none idle a 429 names the limit', async () => {
+      await startBroker({ sessionLimits: { perPrincipal: 2 } });
+      const first = await sessionOf();
+      const second = await sessionOf();
+      expect((await ping('alice', second)).status).toBe(200); // first is now the oldest idle one
+      const third = await sessionOf();
+      expect((await ping('alice', first)).status).toBe(404);
+      expect((await ping('alice', second)).status).toBe(200);
+      await openStream('alice', second);
+      await openStream('alice', third);
+      const refused = await open();
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32000, message: expect.stringMatching(/at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/) },
+      });
+      expect((await open('bob')).status).toBe(200); // another principal is not affected
+    });
+
+    it('caps sessions per replica the same way, across principals', async () => {
+      await startBroker({ sessionLimits: { perReplica: 2 } });
+      const alice = await sessionOf('alice');
+      const bob = await sessionOf('bob');
+      const aliceStream = await openStream('alice', alice);
+      await openStream('bob', bob);
+      const refused = await open('carol');
+      expect(refused.status).toBe(429);
+      expect((await refused.json()).error.message).toMatch(/maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/);
+      aliceStream.close();
+      await waitFor(async () => (await open('carol')).status === 200, 'room once alice’s session is idle');
+      expect((await ping('alice', alice)).status).toBe(404);
+      expect((await ping('bob', bob)).status).toBe(200);
     });
   });
 });

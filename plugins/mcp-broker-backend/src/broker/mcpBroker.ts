@@ -84,6 +84,10 @@ export class McpBroker {
     this.sessions = new ClientSessionRegistry({
       store: options.sessionStore,
       ttlMs: options.config.sessionIdleTimeoutMs,
+      limits: options.config.sessionLimits,
+      sharedStore: options.sessionStore !== undefined,
+      // Released to make room on this replica (the session goes on): close its backend sessions here.
+      onReleased: id => this.toolCalls.closeBackendSessionsOf?.(id) ?? Promise.resolve(),
       // A session ended (here, on another replica, or by expiry): release what this replica holds.
       onEnded: id => this.toolCalls.closeClientSession(id),
     });

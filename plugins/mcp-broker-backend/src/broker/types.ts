@@ -116,6 +116,12 @@ export interface ToolCallHandler {
   handleClientNotification(context: ClientNotificationContext): Promise<void>;
   /** The client session ended: end its backend sessions and drop its pending elicitations. */
   closeClientSession(sessionId: string): Promise<void>;
+  /**
+   * This replica no longer serves the client session, which goes on elsewhere (it was idle and
+   * made room under mcpBroker.sessionLimits.perReplica): close the backend sessions held for it
+   * here, and nothing else. Optional: without it they close with the session.
+   */
+  closeBackendSessionsOf?(sessionId: string): Promise<void>;
   /** The backend was removed from the configuration: drop everything that belongs to it. */
   removeBackend(name: string): Promise<void>;
   /**

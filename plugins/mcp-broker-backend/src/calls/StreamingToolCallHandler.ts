@@ -67,6 +67,10 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     return this.forwarder.closeClientSession(sessionId);
   }
 
+  closeBackendSessionsOf(sessionId: string): Promise<void> {
+    return this.pool.closeClientSession(sessionId);
+  }
+
   removeBackend(name: string): Promise<void> {
     return this.forwarder.removeBackend(name);
   }

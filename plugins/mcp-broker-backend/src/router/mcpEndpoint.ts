@@ -7,7 +7,8 @@ import type { Request, Response } from 'express';
 import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isJsonRpcId, isPlainObject } from '../broker/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
-import type { ClientSession } from '../sessions/clientSessionRegistry';
+import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
+import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
@@ -52,7 +53,8 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
   try {
     session = await deps.broker.sessions.get(id, principal);
   } catch (error) {
-    sendStoreUnavailable(deps, res, error);
+    if (error instanceof SessionLimitError) sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message);
+    else sendStoreUnavailable(deps, res, error);
     return undefined;
   }
   if (!session) {
@@ -145,6 +147,11 @@ async function initialize(
     return;
   }
   const params = request.params ?? {};
+  const bounded = boundSessionInit(params);
+  if (!bounded.ok) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidParams, bounded.message, request.id);
+    return;
+  }
   const requested = params.protocolVersion;
   const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
     ? requested
@@ -154,11 +161,11 @@ async function initialize(
     session = await deps.broker.sessions.create({
       principal,
       protocolVersion,
-      clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
-      clientInfo: isPlainObject(params.clientInfo) ? params.clientInfo : undefined,
+      ...bounded.init,
     });
   } catch (error) {
-    sendStoreUnavailable(deps, res, error, request.id);
+    if (error instanceof SessionLimitError) sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message, request.id);
+    else sendStoreUnavailable(deps, res, error, request.id);
     return;
   }
   res.setHeader('Mcp-Session-Id', session.id);

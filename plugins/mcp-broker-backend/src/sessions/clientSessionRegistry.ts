@@ -16,6 +16,14 @@
  * stream or a running request here. The sweep also ends the local half of every session whose
  * record is gone — ended through another replica, or expired — so a DELETE on one replica reaches
  * the others within one sweep interval. Shutting a replica down ends only its local halves.
+ *
+ * Limits (mcpBroker.sessionLimits): a principal may hold `perPrincipal` sessions (counted in the
+ * store, so across replicas) and a replica `perReplica` local halves. At a limit, the oldest idle
+ * session makes room — idle meaning no GET stream and no request running. With the memory store
+ * this replica sees every use of a session, so the oldest idle one of the principal is ended.
+ * With a shared store another replica may be using it unseen, so a principal at its limit is
+ * refused; for the replica limit only the local half of an idle session is released (the session
+ * goes on and comes back on its next request). When nothing can make room, SessionLimitError.
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../broker/types';
@@ -33,6 +41,30 @@ export interface ClientSession extends ClientSessionInfo {
   readonly ended: AbortController;
 }
 
+/** Limits on client sessions (mcpBroker.sessionLimits). */
+export interface SessionLimits {
+  /** Sessions one principal may hold at once (all replicas together). */
+  readonly perPrincipal: number;
+  /** Sessions one replica serves at once (local halves). */
+  readonly perReplica: number;
+}
+
+/** A session limit is reached and no idle session could make room. The message names the limit. */
+export class SessionLimitError extends Error {
+  readonly name = 'SessionLimitError';
+  constructor(
+    readonly limit: keyof SessionLimits,
+    readonly max: number,
+    principal: string,
+  ) {
+    super(
+      limit === 'perPrincipal'
+        ? `Too many MCP sessions for ${principal.slice(0, 200)}: at most ${max} at once (mcpBroker.sessionLimits.perPrincipal). End sessions you no longer use (DELETE) or wait until one idles out`
+        : `This MCP broker replica serves its maximum of ${max} sessions (mcpBroker.sessionLimits.perReplica) and none is idle; retry later`,
+    );
+  }
+}
+
 /** Options of {@link ClientSessionRegistry}. */
 export interface ClientSessionRegistryOptions {
   /** Where session records live; default: in this process's memory. */
@@ -41,6 +73,15 @@ export interface ClientSessionRegistryOptions {
   ttlMs: number;
   /** Clock, for tests; default `Date.now`. */
   now?: () => number;
+  /** Default: no limits. */
+  limits?: SessionLimits;
+  /** True when `store` is shared by several replicas (changes what may be evicted; see above). */
+  sharedStore?: boolean;
+  /**
+   * Called when the local half of a session is released to make room (shared store only): the
+   * session goes on, but what this replica holds for it (backend sessions) should be closed.
+   */
+  onReleased?: (id: string) => Promise<void>;
   /**
    * Called once when a session's local half ends because the session ended (DELETE here or on
    * another replica, expiry): release its calls, backend sessions and elicitation ids here.
@@ -60,12 +101,20 @@ export class ClientSessionRegistry {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly onEnded: ((id: string) => Promise<void>) | undefined;
+  private readonly onReleased: ((id: string) => Promise<void>) | undefined;
+  private readonly limits: SessionLimits;
+  private readonly sharedStore: boolean;
+  /** Sessions being created here, by principal (counted against the limits before they exist). */
+  private readonly creating = new Map<string, number>();
 
   constructor(options: ClientSessionRegistryOptions) {
     this.store = options.store ?? new MemoryClientSessionStore();
     this.ttlMs = options.ttlMs;
     this.now = options.now ?? Date.now;
     this.onEnded = options.onEnded;
+    this.onReleased = options.onReleased;
+    this.limits = options.limits ?? { perPrincipal: Infinity, perReplica: Infinity };
+    this.sharedStore = options.sharedStore ?? false;
   }
 
   /** How often {@link ClientSessionRegistry.sweep} should run. */
@@ -77,12 +126,61 @@ export class ClientSessionRegistry {
     return Math.max(250, Math.min(MAX_REFRESH_INTERVAL_MS, this.ttlMs / 4));
   }
 
-  /** Creates and records a session for `init.principal`. */
+  /**
+   * Creates and records a session for `init.principal`, first making room under the limits.
+   * Throws SessionLimitError when a limit is reached and no idle session can make room.
+   */
   async create(init: Omit<ClientSessionInfo, 'id'>): Promise<ClientSession> {
-    const now = this.now();
-    const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
-    await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
-    return this.materialise({ ...init, id }, now);
+    const { principal } = init;
+    this.creating.set(principal, (this.creating.get(principal) ?? 0) + 1);
+    try {
+      await this.makeRoomForPrincipal(principal);
+      await this.makeRoomOnReplica(principal);
+      const now = this.now();
+      const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
+      await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
+      return this.materialise({ ...init, id }, now);
+    } finally {
+      const left = this.creating.get(principal)! - 1;
+      if (left === 0) this.creating.delete(principal);
+      else this.creating.set(principal, left);
+    }
+  }
+
+  private async makeRoomForPrincipal(principal: string): Promise<void> {
+    const max = this.limits.perPrincipal;
+    const othersCreating = this.creating.get(principal)! - 1;
+    if ((await this.store.countLive(principal, this.now())) + othersCreating < max) return;
+    const idle = this.sharedStore ? undefined : this.oldestIdle(s => s.principal === principal);
+    if (idle === undefined) throw new SessionLimitError('perPrincipal', max, principal);
+    await this.end(idle.id);
+  }
+
+  private async makeRoomOnReplica(principal: string): Promise<void> {
+    const max = this.limits.perReplica;
+    let creating = 0;
+    for (const count of this.creating.values()) creating += count;
+    // `creating` counts this session too; a session materialised by `get` is not counted there.
+    if (this.local.size + Math.max(0, creating - 1) < max) return;
+    const idle = this.oldestIdle(() => true);
+    if (idle === undefined) throw new SessionLimitError('perReplica', max, principal);
+    if (this.sharedStore) {
+      this.dropLocal(idle);
+      await this.onReleased?.(idle.id);
+    } else {
+      await this.end(idle.id);
+    }
+  }
+
+  /** The least recently active local session without a GET stream or a running request. */
+  private oldestIdle(matches: (session: ClientSession) => boolean): ClientSession | undefined {
+    let oldest: ClientSession | undefined;
+    for (const session of this.local.values()) {
+      const streaming = session.eventStream !== undefined && !session.eventStream.closed;
+      if (streaming || session.openRequests > 0 || !matches(session)) continue;
+      if (oldest === undefined || session.lastActiveAt < oldest.lastActiveAt) oldest = session;
+    }
+    return oldest;
   }
 
   /**
@@ -97,7 +195,12 @@ export class ClientSessionRegistry {
       return undefined;
     }
     if (record.principal !== principal) return undefined;
-    const session = this.local.get(id) ?? this.materialise(record, now);
+    let session = this.local.get(id);
+    if (session === undefined) {
+      // A session created on another replica (or released here) takes a place on this one.
+      await this.makeRoomOnReplica(principal);
+      session = this.local.get(id) ?? this.materialise(record, now);
+    }
     session.lastActiveAt = now;
     if (record.expiresAt - now < this.ttlMs - this.refreshIntervalMs) {
       await this.store.extend([id], now + this.ttlMs, now);

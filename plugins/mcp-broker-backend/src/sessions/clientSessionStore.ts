@@ -29,6 +29,8 @@ export interface ClientSessionStore {
   get(id: string, now: number): Promise<StoredClientSession | undefined>;
   /** Moves the expiry of these sessions, where unexpired, to `expiresAt` (never backwards). */
   extend(ids: readonly string[], expiresAt: number, now: number): Promise<void>;
+  /** How many unexpired sessions `principal` has at `now` (for the per-principal limit). */
+  countLive(principal: string, now: number): Promise<number>;
   /** Which of these sessions exist and have not expired at `now` (one query for a sweep). */
   liveIds(ids: readonly string[], now: number): Promise<Set<string>>;
   /** Removes a session; true when it existed. */
@@ -57,6 +59,14 @@ export class MemoryClientSessionStore implements ClientSessionStore {
         this.sessions.set(id, { ...session, expiresAt });
       }
     }
+  }
+
+  async countLive(principal: string, now: number) {
+    let count = 0;
+    for (const session of this.sessions.values()) {
+      if (session.principal === principal && session.expiresAt > now) count += 1;
+    }
+    return count;
   }
 
   async liveIds(ids: readonly string[], now: number) {

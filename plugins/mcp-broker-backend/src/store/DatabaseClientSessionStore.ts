@@ -69,6 +69,14 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
     }
   }
 
+  async countLive(principal: string, now: number): Promise<number> {
+    const [row] = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where('principal', principal)
+      .andWhere('expires_at', '>', now)
+      .count({ count: '*' });
+    return Number(row?.count ?? 0);
+  }
+
   async liveIds(ids: readonly string[], now: number): Promise<Set<string>> {
     const live = new Set<string>();
     for (const chunk of chunksOf(ids)) {

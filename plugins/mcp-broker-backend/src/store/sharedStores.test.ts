@@ -119,6 +119,16 @@ describe.each(engines)('broker shared stores on $label', engine => {
     expect(await a().sessions.liveIds([live.id, other.id, s.id, 'unknown'], NOW + 5_000)).toEqual(new Set([live.id]));
   });
 
+  it('counts a principal’s unexpired sessions across replicas (the per-principal limit)', async () => {
+    const principal = `user:default/count-${Math.random().toString(36).slice(2)}`;
+    await a().sessions.insert(session({ principal }));
+    await b().sessions.insert(session({ principal }));
+    await b().sessions.insert(session({ principal, expiresAt: NOW - 1 }));
+    await a().sessions.insert(session({ principal: `${principal}-other` }));
+    expect(await a().sessions.countLive(principal, NOW)).toBe(2);
+    expect(await b().sessions.countLive(principal, NOW + 60_000)).toBe(0);
+  });
+
   it('deletes sessions and sweeps expired ones', async () => {
     const s = session();
     await a().sessions.insert(s);
