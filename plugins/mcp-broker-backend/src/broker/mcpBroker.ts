@@ -12,7 +12,11 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
-import { ClientSession, ClientSessionRegistry } from '../sessions/clientSessionRegistry';
+import {
+  ClientSession,
+  ClientSessionRegistry,
+  STREAM_LEASE_RENEW_MS,
+} from '../sessions/clientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/clientSessionStore';
 import { SseClientStream } from '../sessions/sseClientStream';
 import { advertisedListKinds } from '../upstream/listKinds';
@@ -77,6 +81,7 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
+  private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
   private drained: Promise<void> | undefined;
 
@@ -105,6 +110,13 @@ export class McpBroker {
       this.sessions.sweepIntervalMs,
     );
     this.idleSweep.unref();
+    // Open GET streams keep their session's stream lease (one stream per session, all replicas).
+    this.leaseRenewal = setInterval(() => {
+      this.sessions.renewEventStreams().catch(error => {
+        this.options.logger.warn(`Could not renew the leases of MCP client streams: ${error}`);
+      });
+    }, STREAM_LEASE_RENEW_MS);
+    this.leaseRenewal.unref();
   }
 
   /** Creates the broker and starts connecting to the configured backends. */
@@ -271,6 +283,7 @@ export class McpBroker {
     await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
+    clearInterval(this.leaseRenewal);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();

@@ -192,8 +192,22 @@ export function getHandler(deps: McpEndpointDeps) {
       sendTransportError(res, 406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
       return;
     }
-    if (session.eventStream && !session.eventStream.closed) {
+    const alreadyOpen = () =>
       sendTransportError(res, 409, JsonRpcErrorCode.InvalidRequest, 'This session already has an open GET stream; close it before opening another');
+    if (session.eventStream && !session.eventStream.closed) {
+      alreadyOpen();
+      return;
+    }
+    // The same rule on every replica: the stream lease lives in the (possibly shared) store.
+    let claimed: boolean;
+    try {
+      claimed = await deps.broker.sessions.claimEventStream(session);
+    } catch (error) {
+      sendStoreUnavailable(deps, res, error);
+      return;
+    }
+    if (!claimed) {
+      alreadyOpen();
       return;
     }
     const stream = deps.broker.openEventStream(res, { 'Mcp-Session-Id': session.id });
@@ -204,7 +218,13 @@ export function getHandler(deps: McpEndpointDeps) {
     stream.signal.addEventListener('abort', () => {
       session.lastActiveAt = Date.now();
       if (session.eventStream === stream) session.eventStream = undefined;
+      deps.broker.sessions.releaseEventStream(session).catch(error => {
+        // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
+        deps.broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`);
+      });
     });
+    // The client may have gone while the lease was taken: then no close event will come.
+    if (res.destroyed) stream.close();
   };
 }
 

@@ -24,6 +24,11 @@
  * With a shared store another replica may be using it unseen, so a principal at its limit is
  * refused; for the replica limit only the local half of an idle session is released (the session
  * goes on and comes back on its next request). When nothing can make room, SessionLimitError.
+ *
+ * One GET stream per session across replicas: opening one takes the session's stream lease in
+ * the store (claimEventStream), the broker renews the leases of open streams every
+ * STREAM_LEASE_RENEW_MS, and closing the stream releases it. A crashed replica's lease lapses
+ * after STREAM_LEASE_MS, so a session's stream is blocked at most that long by a dead replica.
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../broker/types';
@@ -37,6 +42,8 @@ export interface ClientSession extends ClientSessionInfo {
   openRequests: number;
   /** The session's GET stream on this replica, while one is open (at most one). */
   eventStream?: ClientEventStream;
+  /** Holder token of the session's stream lease, while this replica holds it. */
+  streamLease?: string;
   /** Aborted when the session ends (DELETE, expiry, shutdown of this replica). */
   readonly ended: AbortController;
 }
@@ -91,6 +98,12 @@ export interface ClientSessionRegistryOptions {
 
 /** Bytes of randomness in a session id (≥ 128 bits required; 256 used). */
 const SESSION_ID_BYTES = 32;
+/** Lifetime of a stream lease that is not renewed (a crashed replica blocks a GET at most this long). */
+export const STREAM_LEASE_MS = 30_000;
+
+/** How often the leases of open GET streams are renewed. */
+export const STREAM_LEASE_RENEW_MS = 10_000;
+
 /** Longest time between two expiry extensions of one session (writes are rate-limited by it). */
 const MAX_REFRESH_INTERVAL_MS = 60_000;
 
@@ -206,6 +219,37 @@ export class ClientSessionRegistry {
       await this.store.extend([id], now + this.ttlMs, now);
     }
     return session;
+  }
+
+  /**
+   * Takes the session's stream lease for a GET stream opened here. False when a stream of the
+   * session is open elsewhere (another replica, or a concurrent GET here).
+   */
+  async claimEventStream(session: ClientSession): Promise<boolean> {
+    const holder = randomBytes(16).toString('base64url');
+    const now = this.now();
+    if (!(await this.store.acquireStreamLease(session.id, holder, now + STREAM_LEASE_MS, now))) return false;
+    session.streamLease = holder;
+    return true;
+  }
+
+  /** Gives up the session's stream lease (its GET stream here ended). */
+  async releaseEventStream(session: ClientSession): Promise<void> {
+    const holder = session.streamLease;
+    if (holder === undefined) return;
+    session.streamLease = undefined;
+    await this.store.releaseStreamLease(session.id, holder);
+  }
+
+  /** Renews the stream leases of every GET stream open here (every STREAM_LEASE_RENEW_MS). */
+  async renewEventStreams(): Promise<void> {
+    const holders: string[] = [];
+    for (const session of this.local.values()) {
+      if (session.streamLease !== undefined && session.eventStream !== undefined && !session.eventStream.closed) {
+        holders.push(session.streamLease);
+      }
+    }
+    if (holders.length > 0) await this.store.renewStreamLeases(holders, this.now() + STREAM_LEASE_MS);
   }
 
   /** Ends a session everywhere: removes its record and ends its local half here. */
