@@ -42,7 +42,7 @@ export interface RecordedCancellation {
 
 /** Something that happened to a call in flight, in arrival order (see `callEvents`). */
 export interface RecordedCallEvent {
-  /** `cancelled`: its `notifications/cancelled` arrived; `stream-closed`: the broker closed its stream. */
+  /** `cancelled`: its `notifications/cancelled` arrived; `stream-closed`: the broker closed it. */
   type: 'cancelled' | 'stream-closed';
   /** The call's raw request id. */
   requestId: string | undefined;
@@ -102,7 +102,11 @@ const TOOLS = [
     description: 'Sends progress notifications',
     inputSchema: { type: 'object', properties: { steps: { type: 'integer' } } },
   },
-  { name: 'hold', description: 'Never answers, even when cancelled', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'hold',
+    description: 'Never answers, even when cancelled',
+    inputSchema: { type: 'object', properties: {} },
+  },
   { name: 'crash', description: 'Breaks its connection mid-call', inputSchema: { type: 'object', properties: {} } },
   {
     name: 'flood',
@@ -121,7 +125,9 @@ export interface RawMcpBackendOptions {
 }
 
 /** Starts the raw backend on a free loopback port. */
-export async function startRawMcpBackend(options: RawMcpBackendOptions = {}): Promise<RawMcpBackend> {
+export async function startRawMcpBackend(
+  options: RawMcpBackendOptions = {},
+): Promise<RawMcpBackend> {
   const sessions = new Map<string, Session>();
   const requests: RecordedRequest[] = [];
   const answers: RecordedAnswer[] = [];
@@ -212,10 +218,17 @@ export async function startRawMcpBackend(options: RawMcpBackendOptions = {}): Pr
     res.end(`{"jsonrpc":"2.0","id":${rawId},"error":{"code":-32601,"message":"Method not found"}}`);
   }
 
-  function takeNotification(sessionId: string, session: Session, message: Record<string, any>, text: string, res: http.ServerResponse) {
+  function takeNotification(
+    sessionId: string,
+    session: Session,
+    message: Record<string, any>,
+    text: string,
+    res: http.ServerResponse,
+  ) {
     if (message.method === 'notifications/cancelled') {
       const rawParams = rawTopLevelMember(text, 'params');
-      const requestId = rawParams === undefined ? undefined : rawTopLevelMember(rawParams, 'requestId');
+      const requestId =
+        rawParams === undefined ? undefined : rawTopLevelMember(rawParams, 'requestId');
       cancellations.push({ sessionId, requestId, reason: message.params?.reason });
       callEvents.push({ type: 'cancelled', requestId });
       const call = requestId === undefined ? undefined : session.calls.get(requestId);

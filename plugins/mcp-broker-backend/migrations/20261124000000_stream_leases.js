@@ -12,8 +12,14 @@
  */
 exports.up = async function up(knex) {
   await knex.schema.alterTable('mcp_broker_client_sessions', table => {
-    table.string('stream_holder', 64).nullable().comment('random token of the open GET stream, if any');
-    table.bigInteger('stream_lease_expires_at').nullable().comment('epoch ms; renewed while the stream is open');
+    table
+      .string('stream_holder', 64)
+      .nullable()
+      .comment('random token of the open GET stream, if any');
+    table
+      .bigInteger('stream_lease_expires_at')
+      .nullable()
+      .comment('epoch ms; renewed while the stream is open');
     table.index('principal', 'mcp_broker_client_sessions_principal_idx');
   });
 };

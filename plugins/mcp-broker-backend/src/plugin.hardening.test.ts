@@ -54,11 +54,17 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
   }
 
   async function connect(options: { onElicit?: () => Promise<Record<string, unknown>> } = {}) {
-    const client = new Client({ name: 'hardening-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const client = new Client(
+      { name: 'hardening-test', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
     if (options.onElicit) client.setRequestHandler(ElicitRequestSchema, options.onElicit as never);
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)));
     clients.push(client);
-    await waitFor(async () => (await client.listTools()).tools.some(t => t.name === 'raw_hold'), 'the raw backend listed');
+    await waitFor(
+      async () => (await client.listTools()).tools.some(t => t.name === 'raw_hold'),
+      'the raw backend listed',
+    );
     return client;
   }
 
@@ -66,7 +72,11 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
   function post(body: unknown, headers: Record<string, string> = {}) {
     return fetch(endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
   }
@@ -87,22 +97,37 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
           return { action: 'accept', content: { ok: true } };
         },
       });
-      const call = client.callTool({ name: 'raw_elicit', arguments: { id: '"drain-1"' } }, undefined, { timeout: 60_000 });
+      const call = client.callTool(
+        { name: 'raw_elicit', arguments: { id: '"drain-1"' } },
+        undefined,
+        { timeout: 60_000 },
+      );
       await elicited;
       const stopped = backend!.stop();
       const refused = await waitFor(async () => {
-        const response = await post({ jsonrpc: '2.0', id: 'late', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } });
+        const response = await post({
+          jsonrpc: '2.0',
+          id: 'late',
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {} },
+        });
         return response.status === 503 ? response : undefined;
       }, 'the broker to refuse new requests');
       expect(refused!.headers.get('retry-after')).toBe('1');
       expect(await refused!.json()).toEqual({
         jsonrpc: '2.0',
         id: 'late',
-        error: { code: -32000, message: expect.stringMatching(/shutting down; send the request again/) },
+        error: {
+          code: -32000,
+          message: expect.stringMatching(/shutting down; send the request again/),
+        },
       });
       answer(); // the client's answer (a JSON-RPC response) still goes through while draining
       const result = await call;
-      expect(result.structuredContent).toMatchObject({ sentId: '"drain-1"', answer: { action: 'accept' } });
+      expect(result.structuredContent).toMatchObject({
+        sentId: '"drain-1"',
+        answer: { action: 'accept' },
+      });
       await stopped;
       backend = undefined;
     }, 30_000);
@@ -111,7 +136,9 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       await startBroker({ shutdownDrainTimeout: { milliseconds: 200 } });
       const client = await connect();
       // The client's own timeout is far away: the error must come from the broker.
-      const call = client.callTool({ name: 'raw_hold', arguments: {} }, undefined, { timeout: 120_000 });
+      const call = client.callTool({ name: 'raw_hold', arguments: {} }, undefined, {
+        timeout: 120_000,
+      });
       const outcome = call.then(
         () => undefined,
         (error: unknown) => error,
@@ -128,7 +155,10 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       await stopped;
       backend = undefined;
       const backendId = toolCallsReachingBackend()[0].id;
-      await waitFor(() => raw.callEvents.length === 2, 'the backend to see the cancellation and the close');
+      await waitFor(
+        () => raw.callEvents.length === 2,
+        'the backend to see the cancellation and the close',
+      );
       expect(raw.callEvents).toEqual([
         { type: 'cancelled', requestId: backendId },
         { type: 'stream-closed', requestId: backendId },
@@ -140,7 +170,12 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
     async function rawSession(): Promise<string> {
-      const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } });
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {} },
+      });
       expect(init.status).toBe(200);
       return init.headers.get('mcp-session-id')!;
     }
@@ -159,9 +194,14 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       });
       expect(toolCallsReachingBackend()).toHaveLength(0);
       // An answer to an elicitation nested as deep is refused the same way, naming its member.
-      const answer = await post(`{"jsonrpc":"2.0","id":"raw:x","result":${nested(10_000)}}`, { 'mcp-session-id': sessionId });
+      const answer = await post(`{"jsonrpc":"2.0","id":"raw:x","result":${nested(10_000)}}`, {
+        'mcp-session-id': sessionId,
+      });
       expect(answer.status).toBe(400);
-      expect((await answer.json()).error).toEqual({ code: -32600, message: 'result nested deeper than 64 levels' });
+      expect((await answer.json()).error).toEqual({
+        code: -32600,
+        message: 'result nested deeper than 64 levels',
+      });
     });
 
     it('passes arguments nested 60 levels deep to the backend', async () => {
@@ -180,19 +220,30 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' }, ...params },
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'c', version: '1' },
+        ...params,
+      },
     });
-    const as = (user: string) => ({ authorization: mockCredentials.user.header(`user:default/${user}`) });
+    const as = (user: string) => ({
+      authorization: mockCredentials.user.header(`user:default/${user}`),
+    });
 
     /** Starts a session with raw HTTP; returns the response (a session id header when 200). */
-    const open = (user = 'alice', params?: Record<string, unknown>) => post(initialize(params), as(user));
+    const open = (user = 'alice', params?: Record<string, unknown>) =>
+      post(initialize(params), as(user));
     const sessionOf = async (user = 'alice') => {
       const response = await open(user);
       expect(response.status).toBe(200);
       return response.headers.get('mcp-session-id')!;
     };
     const ping = (user: string, sessionId: string) =>
-      post({ jsonrpc: '2.0', id: 'p', method: 'ping' }, { ...as(user), 'mcp-session-id': sessionId });
+      post(
+        { jsonrpc: '2.0', id: 'p', method: 'ping' },
+        { ...as(user), 'mcp-session-id': sessionId },
+      );
 
     /** Opens the session's GET stream (the session is then not idle) until `close`. */
     const streams: AbortController[] = [];
@@ -209,7 +260,11 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     afterEach(() => streams.splice(0).forEach(s => s.abort()));
 
     it('keeps only bounded fields of initialize: a 1 MiB clientInfo is stored in a few hundred bytes', async () => {
-      const knex = knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+      const knex = knexFactory({
+        client: 'better-sqlite3',
+        connection: { filename: ':memory:' },
+        useNullAsDefault: true,
+      });
       await startBroker({ sessionStore: 'database' }, knex);
       const huge = 'x'.repeat(1024 * 1024);
       const response = await open('alice', {
@@ -217,11 +272,17 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
         capabilities: { elicitation: { form: {} }, experimental: { blob: 'z'.repeat(100_000) } },
       });
       expect(response.status).toBe(200);
-      const [row] = await knex('mcp_broker_client_sessions').where('id', response.headers.get('mcp-session-id'));
+      const [row] = await knex('mcp_broker_client_sessions').where(
+        'id',
+        response.headers.get('mcp-session-id'),
+      );
       const stored = JSON.stringify(row);
       // Before: over 2 MiB (clientInfo and capabilities kept whole). Now bounded whatever was sent.
       expect(stored.length).toBeLessThan(1_024);
-      expect(JSON.parse(row.client_info)).toEqual({ name: 'x'.repeat(256), version: 'v'.repeat(256) });
+      expect(JSON.parse(row.client_info)).toEqual({
+        name: 'x'.repeat(256),
+        version: 'v'.repeat(256),
+      });
       expect(JSON.parse(row.client_capabilities)).toEqual({ elicitation: { form: {} } });
       await backend!.stop();
       backend = undefined;
@@ -232,10 +293,17 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       await startBroker();
       const wrong = await open('alice', { capabilities: { elicitation: 'yes' } });
       expect(wrong.status).toBe(400);
-      expect((await wrong.json()).error).toEqual({ code: -32602, message: 'params.capabilities.elicitation must be an object' });
-      const large = await open('alice', { capabilities: { sampling: { note: 'y'.repeat(5_000) } } });
+      expect((await wrong.json()).error).toEqual({
+        code: -32602,
+        message: 'params.capabilities.elicitation must be an object',
+      });
+      const large = await open('alice', {
+        capabilities: { sampling: { note: 'y'.repeat(5_000) } },
+      });
       expect(large.status).toBe(400);
-      expect((await large.json()).error.message).toMatch(/params\.capabilities .* at most 4096 are accepted/);
+      expect((await large.json()).error.message).toMatch(
+        /params\.capabilities .* at most 4096 are accepted/,
+      );
     });
 
     it('caps sessions per principal: the oldest idle one makes room, and with none idle a 429 names the limit', async () => {
@@ -253,7 +321,12 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       expect(await refused.json()).toEqual({
         jsonrpc: '2.0',
         id: 1,
-        error: { code: -32000, message: expect.stringMatching(/at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/) },
+        error: {
+          code: -32000,
+          message: expect.stringMatching(
+            /at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/,
+          ),
+        },
       });
       expect((await open('bob')).status).toBe(200); // another principal is not affected
     });
@@ -266,9 +339,14 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       await openStream('bob', bob);
       const refused = await open('carol');
       expect(refused.status).toBe(429);
-      expect((await refused.json()).error.message).toMatch(/maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/);
+      expect((await refused.json()).error.message).toMatch(
+        /maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/,
+      );
       aliceStream.close();
-      await waitFor(async () => (await open('carol')).status === 200, 'room once alice’s session is idle');
+      await waitFor(
+        async () => (await open('carol')).status === 200,
+        'room once alice’s session is idle',
+      );
       expect((await ping('alice', alice)).status).toBe(404);
       expect((await ping('bob', bob)).status).toBe(200);
     });

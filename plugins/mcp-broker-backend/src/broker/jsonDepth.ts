@@ -38,7 +38,8 @@ export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
     if (typeof current !== 'object' || current === null) continue;
     if (depth + 1 > maxDepth) return true;
     for (const child of Array.isArray(current) ? current : Object.values(current)) {
-      if (typeof child === 'object' && child !== null) pending.push({ value: child, depth: depth + 1 });
+      if (typeof child === 'object' && child !== null)
+        pending.push({ value: child, depth: depth + 1 });
     }
   }
   return false;

@@ -91,7 +91,7 @@ export class McpBroker {
       ttlMs: options.config.sessionIdleTimeoutMs,
       limits: options.config.sessionLimits,
       sharedStore: options.sessionStore !== undefined,
-      // Released to make room on this replica (the session goes on): close its backend sessions here.
+      // Released to make room here (the session goes on): close its backend sessions here.
       onReleased: id => this.toolCalls.closeBackendSessionsOf?.(id) ?? Promise.resolve(),
       // A session ended (here, on another replica, or by expiry): release what this replica holds.
       onEnded: id => this.toolCalls.closeClientSession(id),
@@ -149,7 +149,8 @@ export class McpBroker {
    * own shutdown hooks run), so that clients can still answer elicitations of draining calls.
    */
   drain(): Promise<void> {
-    this.drained ??= this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
+    this.drained ??=
+      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
     return this.drained;
   }
 

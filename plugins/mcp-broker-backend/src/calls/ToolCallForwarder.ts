@@ -370,7 +370,8 @@ export class ToolCallForwarder {
     const key = JSON.stringify(params.requestId);
     for (const entry of this.inFlight.values()) {
       if (entry.clientSessionId === clientSessionId && entry.clientRequestKey === key) {
-        this.endCall(entry, 'cancelled', typeof params.reason === 'string' ? params.reason : undefined);
+        const reason = typeof params.reason === 'string' ? params.reason : undefined;
+        this.endCall(entry, 'cancelled', reason);
         return true;
       }
     }
@@ -419,7 +420,7 @@ export class ToolCallForwarder {
     await new Promise<void>(resolve => this.idleWaiters.push(resolve));
   }
 
-  /** Shutdown, second half: ends every call still running (without an answer) and every backend session. */
+  /** Shutdown, second half: ends every call still running (unanswered), every backend session. */
   async close(): Promise<void> {
     for (const entry of this.inFlight.values()) {
       entry.endReason ??= 'shutdown';
@@ -452,7 +453,7 @@ export class ToolCallForwarder {
     );
   }
 
-  /** Sends the backend `notifications/cancelled` for the call; resolves once it was taken or failed. */
+  /** Sends the backend `notifications/cancelled`; resolves once it was taken or failed. */
   private async cancelAtBackend(entry: InFlightCall, reason: string): Promise<void> {
     if (!entry.sent) return;
     const { session, backendRequestId } = entry.sent;
@@ -466,7 +467,8 @@ export class ToolCallForwarder {
       const response = await postToBackend(session, body, AbortSignal.timeout(waitMs));
       response.discard();
     } catch (error) {
-      this.options.logger.debug(`Could not cancel a call at MCP server "${entry.backend}": ${error}`);
+      const backend = entry.backend;
+      this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
 }

@@ -37,6 +37,13 @@ export type BackendFailureReason =
   | 'session-lost'
   | 'shutting-down';
 
+/** Reasons reported with code `connectionClosed`. */
+const CONNECTION_CLOSED_REASONS = new Set<BackendFailureReason>([
+  'stream-ended',
+  'connection-lost',
+  'shutting-down',
+]);
+
 /** A failure to get an answer from a backend; {@link BackendCallError.toJsonRpcError} maps it. */
 export class BackendCallError extends Error {
   readonly name = 'BackendCallError';
@@ -55,7 +62,7 @@ export class BackendCallError extends Error {
     const code =
       this.reason === 'timeout'
         ? BackendErrorCodes.requestTimeout
-        : this.reason === 'stream-ended' || this.reason === 'connection-lost' || this.reason === 'shutting-down'
+        : CONNECTION_CLOSED_REASONS.has(this.reason)
           ? BackendErrorCodes.connectionClosed
           : BackendErrorCodes.internalError;
     const data: Record<string, unknown> = { backend: this.backend, reason: this.reason };
@@ -147,7 +154,8 @@ export function brokerShuttingDown(backend: string): BackendCallError {
   return new BackendCallError(
     backend,
     'shutting-down',
-    `the MCP broker is shutting down and stopped the call to MCP server "${backend}" before it finished; the call may be retried`,
+    `the MCP broker is shutting down and stopped the call to MCP server "${backend}" ` +
+      'before it finished; the call may be retried',
   );
 }
 

@@ -4,7 +4,14 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
-import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isJsonRpcId, isPlainObject } from '../broker/jsonRpc';
+import {
+  classifyJsonRpc,
+  JsonRpcErrorCode,
+  jsonRpcResult,
+  isJsonRpcId,
+  isPlainObject,
+  type JsonRpcId,
+} from '../broker/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
 import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
@@ -38,7 +45,14 @@ function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unkno
 /** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
 function sendShuttingDown(res: Response, id: string | number | null = null) {
   res.setHeader('Retry-After', '1');
-  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, 'The MCP broker is shutting down; send the request again (another replica, or after the restart)', id);
+  const message =
+    'The MCP broker is shutting down; send the request again (on another replica, or later)';
+  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
+}
+
+/** A session limit is reached (the message names it). */
+function sendSessionLimit(res: Response, error: SessionLimitError, id: JsonRpcId | null = null) {
+  sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message, id);
 }
 
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
@@ -53,7 +67,7 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
   try {
     session = await deps.broker.sessions.get(id, principal);
   } catch (error) {
-    if (error instanceof SessionLimitError) sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message);
+    if (error instanceof SessionLimitError) sendSessionLimit(res, error);
     else sendStoreUnavailable(deps, res, error);
     return undefined;
   }
@@ -88,8 +102,10 @@ export function postHandler(deps: McpEndpointDeps) {
     // Before anything walks the message (serialising it for a backend recurses per level).
     const tooDeep = isPlainObject(body) ? memberNestedTooDeep(body) : undefined;
     if (tooDeep !== undefined) {
-      const code = tooDeep === 'params' ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.InvalidRequest;
-      sendTransportError(res, 400, code, `${tooDeep.slice(0, 40)} nested deeper than ${MAX_CLIENT_JSON_DEPTH} levels`, id);
+      const code =
+        tooDeep === 'params' ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.InvalidRequest;
+      const message = `${tooDeep.slice(0, 40)} nested deeper than ${MAX_CLIENT_JSON_DEPTH} levels`;
+      sendTransportError(res, 400, code, message, id);
       return;
     }
     const message = classifyJsonRpc(body);
@@ -164,7 +180,7 @@ async function initialize(
       ...bounded.init,
     });
   } catch (error) {
-    if (error instanceof SessionLimitError) sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message, request.id);
+    if (error instanceof SessionLimitError) sendSessionLimit(res, error, request.id);
     else sendStoreUnavailable(deps, res, error, request.id);
     return;
   }

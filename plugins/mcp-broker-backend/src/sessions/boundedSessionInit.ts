@@ -32,12 +32,16 @@ export function boundSessionInit(
   params: Record<string, unknown>,
 ): { ok: true; init: BoundedSessionInit } | { ok: false; message: string } {
   const declared = params.capabilities ?? {};
-  if (!isPlainObject(declared)) return { ok: false, message: 'params.capabilities must be an object' };
+  if (!isPlainObject(declared)) {
+    return { ok: false, message: 'params.capabilities must be an object' };
+  }
   const clientCapabilities: Record<string, Record<string, unknown>> = {};
   for (const name of KEPT_CAPABILITIES) {
     const value = declared[name];
     if (value === undefined) continue;
-    if (!isPlainObject(value)) return { ok: false, message: `params.capabilities.${name} must be an object` };
+    if (!isPlainObject(value)) {
+      return { ok: false, message: `params.capabilities.${name} must be an object` };
+    }
     clientCapabilities[name] = value;
   }
   const serialized = JSON.stringify(clientCapabilities);
@@ -45,7 +49,9 @@ export function boundSessionInit(
   if (size > MAX_CLIENT_CAPABILITIES_BYTES) {
     return {
       ok: false,
-      message: `params.capabilities (${KEPT_CAPABILITIES.join(', ')}) take ${size} bytes as JSON; at most ${MAX_CLIENT_CAPABILITIES_BYTES} are accepted`,
+      message:
+        `params.capabilities (${KEPT_CAPABILITIES.join(', ')}) take ${size} bytes as JSON; ` +
+        `at most ${MAX_CLIENT_CAPABILITIES_BYTES} are accepted`,
     };
   }
   // A copy: the parsed values may share memory with the (much larger) request body.
@@ -60,5 +66,7 @@ export function boundSessionInit(
 
 function cut(text: string): string {
   // Copied rather than sliced: a slice can keep the whole original string alive in V8.
-  return text.length <= MAX_CLIENT_INFO_FIELD_CHARS ? text : Buffer.from(text.slice(0, MAX_CLIENT_INFO_FIELD_CHARS)).toString();
+  return text.length <= MAX_CLIENT_INFO_FIELD_CHARS
+    ? text
+    : Buffer.from(text.slice(0, MAX_CLIENT_INFO_FIELD_CHARS)).toString();
 }

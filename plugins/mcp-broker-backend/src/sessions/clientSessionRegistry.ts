@@ -66,8 +66,11 @@ export class SessionLimitError extends Error {
   ) {
     super(
       limit === 'perPrincipal'
-        ? `Too many MCP sessions for ${principal.slice(0, 200)}: at most ${max} at once (mcpBroker.sessionLimits.perPrincipal). End sessions you no longer use (DELETE) or wait until one idles out`
-        : `This MCP broker replica serves its maximum of ${max} sessions (mcpBroker.sessionLimits.perReplica) and none is idle; retry later`,
+        ? `Too many MCP sessions for ${principal.slice(0, 200)}: at most ${max} at once ` +
+            '(mcpBroker.sessionLimits.perPrincipal). End sessions you no longer use (DELETE) ' +
+            'or wait until one idles out'
+        : `This MCP broker replica serves its maximum of ${max} sessions ` +
+            '(mcpBroker.sessionLimits.perReplica) and none is idle; retry later',
     );
   }
 }
@@ -98,7 +101,7 @@ export interface ClientSessionRegistryOptions {
 
 /** Bytes of randomness in a session id (≥ 128 bits required; 256 used). */
 const SESSION_ID_BYTES = 32;
-/** Lifetime of a stream lease that is not renewed (a crashed replica blocks a GET at most this long). */
+/** Lifetime of an unrenewed stream lease (a crashed replica blocks a GET at most this long). */
 export const STREAM_LEASE_MS = 30_000;
 
 /** How often the leases of open GET streams are renewed. */
@@ -228,7 +231,9 @@ export class ClientSessionRegistry {
   async claimEventStream(session: ClientSession): Promise<boolean> {
     const holder = randomBytes(16).toString('base64url');
     const now = this.now();
-    if (!(await this.store.acquireStreamLease(session.id, holder, now + STREAM_LEASE_MS, now))) return false;
+    const leaseExpiresAt = now + STREAM_LEASE_MS;
+    const taken = await this.store.acquireStreamLease(session.id, holder, leaseExpiresAt, now);
+    if (!taken) return false;
     session.streamLease = holder;
     return true;
   }
@@ -245,11 +250,11 @@ export class ClientSessionRegistry {
   async renewEventStreams(): Promise<void> {
     const holders: string[] = [];
     for (const session of this.local.values()) {
-      if (session.streamLease !== undefined && session.eventStream !== undefined && !session.eventStream.closed) {
-        holders.push(session.streamLease);
-      }
+      const open = session.eventStream !== undefined && !session.eventStream.closed;
+      if (open && session.streamLease !== undefined) holders.push(session.streamLease);
     }
-    if (holders.length > 0) await this.store.renewStreamLeases(holders, this.now() + STREAM_LEASE_MS);
+    if (holders.length === 0) return;
+    await this.store.renewStreamLeases(holders, this.now() + STREAM_LEASE_MS);
   }
 
   /** Ends a session everywhere: removes its record and ends its local half here. */

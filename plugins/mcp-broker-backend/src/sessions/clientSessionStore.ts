@@ -42,7 +42,12 @@ export interface ClientSessionStore {
    * Takes the stream lease of a live session for `holder` until `leaseExpiresAt`, unless another
    * holder's lease is still valid at `now`. True when taken. Atomic across replicas.
    */
-  acquireStreamLease(id: string, holder: string, leaseExpiresAt: number, now: number): Promise<boolean>;
+  acquireStreamLease(
+    id: string,
+    holder: string,
+    leaseExpiresAt: number,
+    now: number,
+  ): Promise<boolean>;
   /** Moves the expiry of the leases these holders still hold to `leaseExpiresAt`. */
   renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<void>;
   /** Gives the lease up, if `holder` still holds it. */

@@ -3,8 +3,8 @@
  * statement is a single keyed statement; `extend` only moves an unexpired expiry forwards
  * (`UPDATE … WHERE expires_at > now AND expires_at < new`), so an expired or deleted session is
  * never revived by a late touch from another replica. The stream lease is taken with one
- * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired)`, so of
- * two replicas opening a GET stream for one session at once exactly one gets it.
+ * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired)`,
+ * so of two replicas opening a GET stream for one session at once exactly one gets it.
  */
 import type { Knex } from 'knex';
 import type { ClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
@@ -93,11 +93,18 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
     return live;
   }
 
-  async acquireStreamLease(id: string, holder: string, leaseExpiresAt: number, now: number): Promise<boolean> {
+  async acquireStreamLease(
+    id: string,
+    holder: string,
+    leaseExpiresAt: number,
+    now: number,
+  ): Promise<boolean> {
     const updated = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
       .where('id', id)
       .andWhere('expires_at', '>', now)
-      .andWhere(free => free.whereNull('stream_holder').orWhere('stream_lease_expires_at', '<=', now))
+      .andWhere(free =>
+        free.whereNull('stream_holder').orWhere('stream_lease_expires_at', '<=', now),
+      )
       .update({ stream_holder: holder, stream_lease_expires_at: leaseExpiresAt });
     return updated === 1;
   }
