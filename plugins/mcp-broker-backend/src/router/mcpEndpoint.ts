@@ -144,6 +144,12 @@ export function postHandler(deps: McpEndpointDeps) {
         res.status(202).end();
         return;
       }
+      // Checked again after the session look-up: from here to the call's registration nothing
+      // waits, so a drain that began meanwhile either refuses the request or sees its call.
+      if (deps.broker.draining) {
+        sendShuttingDown(res, message.message.id);
+        return;
+      }
       await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
     } finally {
       session.openRequests -= 1;
