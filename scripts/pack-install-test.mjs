@@ -8,7 +8,7 @@
  * 3. starts it on fresh PostgreSQL databases (so both plugins' migrations run from scratch),
  *    calls one portal route and the broker's `initialize`, and checks the migrated tables.
  *
- * Needs: BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING (as .ci/run sets), network access
+ * Needs: BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING (yarn test sets it), network access
  * to the npm registry (or a warm Yarn cache). Usage: node scripts/pack-install-test.mjs [--keep]
  */
 import fs from 'node:fs';

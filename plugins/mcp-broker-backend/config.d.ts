@@ -73,6 +73,31 @@ export interface Config {
      * body gets 408 (with a JSON-RPC error body) and its connection is closed. Default 30 s.
      */
     requestBodyTimeout?: HumanDuration | string;
+    /**
+     * Most client sessions at once. At a limit the least recently used idle session (no GET
+     * stream, no request running) makes room; when none is idle, `initialize` gets HTTP 429 with
+     * a JSON-RPC error (-32000) naming the limit. With `sessionStore: database` a principal at
+     * its limit is always refused (a replica cannot see whether another one is using a session),
+     * and the replica limit only releases this replica's part of an idle session, which goes on.
+     * Each session keeps only `clientInfo.name` and `clientInfo.version` (cut to 256 characters)
+     * and the `elicitation`, `sampling` and `roots` capabilities (objects, at most 4096 bytes as
+     * JSON; more is refused with -32602).
+     */
+    sessionLimits?: {
+      /** Sessions one principal (user or service) may hold, across all replicas; default 32. */
+      perPrincipal?: number;
+      /** Sessions one replica serves; default 5000. */
+      perReplica?: number;
+    };
+    /**
+     * On shutdown (SIGTERM), how long tool calls in flight may still finish. Meanwhile new
+     * requests and GET streams get HTTP 503 (JSON-RPC error -32000, retry elsewhere); at the
+     * deadline each remaining call is answered with a JSON-RPC error (-32000, `data.reason`
+     * `shutting-down`, `data.retryable` true) and cancelled at its backend, and only then are the
+     * streams closed. Default 10 s; keep it below the orchestrator's grace period (Kubernetes
+     * `terminationGracePeriodSeconds`, default 30 s).
+     */
+    shutdownDrainTimeout?: HumanDuration | string;
     /** Host/Origin checks on `/api/mcp-broker/mcp` (DNS rebinding protection). */
     dnsRebindingProtection?: {
       /** Default true. */

@@ -6,8 +6,10 @@
 export { startRawMcpBackend } from './rawBackend';
 export type {
   RawMcpBackend,
+  RawMcpBackendOptions,
   RecordedAnswer,
   RecordedCancellation,
+  RecordedCallEvent,
   RecordedRequest,
 } from './rawBackend';
 export { jsonIdType, rawTopLevelMember } from './rawJson';

@@ -9,6 +9,8 @@
  * - `wait_for_cancel`: sends one progress notification (when asked for progress) and then waits
  *   until the call is cancelled; the stream then ends without a result, as MCP prescribes.
  * - `progress {steps}`: sends `steps` progress notifications, then a result.
+ * - `hold`: never answers and ignores cancellation, so only the broker can end the call (by
+ *   closing its stream); `callEvents` shows in which order cancellation and close arrived.
  * - `crash`: sends one progress notification and then destroys its connection, as a crashing
  *   server would.
  * - `flood {megabytes}`: streams one SSE event that never ends, to test message size limits.
@@ -38,6 +40,14 @@ export interface RecordedCancellation {
   reason: unknown;
 }
 
+/** Something that happened to a call in flight, in arrival order (see `callEvents`). */
+export interface RecordedCallEvent {
+  /** `cancelled`: its `notifications/cancelled` arrived; `stream-closed`: the broker closed it. */
+  type: 'cancelled' | 'stream-closed';
+  /** The call's raw request id. */
+  requestId: string | undefined;
+}
+
 /** A request as the raw backend received it. */
 export interface RecordedRequest {
   sessionId: string | undefined;
@@ -55,6 +65,8 @@ export interface RawMcpBackend {
   readonly requests: RecordedRequest[];
   readonly answers: RecordedAnswer[];
   readonly cancellations: RecordedCancellation[];
+  /** Cancellations and broker-side stream closes of calls, in the order they arrived. */
+  readonly callEvents: RecordedCallEvent[];
   /** Sessions ended by DELETE. */
   readonly deletedSessions: string[];
   /** Declared client capabilities per session. */
@@ -90,6 +102,11 @@ const TOOLS = [
     description: 'Sends progress notifications',
     inputSchema: { type: 'object', properties: { steps: { type: 'integer' } } },
   },
+  {
+    name: 'hold',
+    description: 'Never answers, even when cancelled',
+    inputSchema: { type: 'object', properties: {} },
+  },
   { name: 'crash', description: 'Breaks its connection mid-call', inputSchema: { type: 'object', properties: {} } },
   {
     name: 'flood',
@@ -98,12 +115,24 @@ const TOOLS = [
   },
 ];
 
+/** Options of {@link startRawMcpBackend}. */
+export interface RawMcpBackendOptions {
+  /**
+   * Takes each notification (and answers its POST) only after this long, as a busy backend
+   * would: shows whether a sender waits for a notification to be taken before acting on.
+   */
+  notificationDelayMs?: number;
+}
+
 /** Starts the raw backend on a free loopback port. */
-export async function startRawMcpBackend(): Promise<RawMcpBackend> {
+export async function startRawMcpBackend(
+  options: RawMcpBackendOptions = {},
+): Promise<RawMcpBackend> {
   const sessions = new Map<string, Session>();
   const requests: RecordedRequest[] = [];
   const answers: RecordedAnswer[] = [];
   const cancellations: RecordedCancellation[] = [];
+  const callEvents: RecordedCallEvent[] = [];
   const deletedSessions: string[] = [];
 
   const server = http.createServer((req, res) => {
@@ -171,14 +200,9 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
       return;
     }
     if (rawId === undefined) {
-      if (message.method === 'notifications/cancelled') {
-        const rawParams = rawTopLevelMember(text, 'params');
-        const requestId = rawParams === undefined ? undefined : rawTopLevelMember(rawParams, 'requestId');
-        cancellations.push({ sessionId: sessionId!, requestId, reason: message.params?.reason });
-        const call = requestId === undefined ? undefined : session.calls.get(requestId);
-        call?.onCancel();
-      }
-      res.writeHead(202).end();
+      const take = () => takeNotification(sessionId!, session, message, text, res);
+      if ((options.notificationDelayMs ?? 0) > 0) setTimeout(take, options.notificationDelayMs);
+      else take();
       return;
     }
     if (message.method === 'tools/list') {
@@ -192,6 +216,25 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(`{"jsonrpc":"2.0","id":${rawId},"error":{"code":-32601,"message":"Method not found"}}`);
+  }
+
+  function takeNotification(
+    sessionId: string,
+    session: Session,
+    message: Record<string, any>,
+    text: string,
+    res: http.ServerResponse,
+  ) {
+    if (message.method === 'notifications/cancelled') {
+      const rawParams = rawTopLevelMember(text, 'params');
+      const requestId =
+        rawParams === undefined ? undefined : rawTopLevelMember(rawParams, 'requestId');
+      cancellations.push({ sessionId, requestId, reason: message.params?.reason });
+      callEvents.push({ type: 'cancelled', requestId });
+      const call = requestId === undefined ? undefined : session.calls.get(requestId);
+      call?.onCancel();
+    }
+    res.writeHead(202).end();
   }
 
   function callTool(sessionId: string, session: Session, rawId: string, params: any, res: http.ServerResponse) {
@@ -209,7 +252,10 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
     };
     const call: PendingCall = { callId: rawId, res, onCancel: () => undefined };
     session.calls.set(rawId, call);
-    res.on('close', () => session.calls.delete(rawId));
+    res.on('close', () => {
+      session.calls.delete(rawId);
+      if (!res.writableFinished) callEvents.push({ type: 'stream-closed', requestId: rawId });
+    });
     switch (params.name) {
       case 'elicit': {
         const sentId = String(params.arguments?.id ?? '1');
@@ -236,6 +282,9 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
           session.calls.delete(rawId);
           res.end(); // no result for a cancelled request
         };
+        return;
+      case 'hold':
+        progress(1);
         return;
       case 'progress': {
         const steps = Number(params.arguments?.steps ?? 3);
@@ -277,6 +326,7 @@ export async function startRawMcpBackend(): Promise<RawMcpBackend> {
     requests,
     answers,
     cancellations,
+    callEvents,
     deletedSessions,
     capabilitiesOf: id => sessions.get(id)?.capabilities,
     sessionIds: () => [...sessions.keys()],

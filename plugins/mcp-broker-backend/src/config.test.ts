@@ -77,4 +77,24 @@ describe('readBrokerConfig', () => {
       'https://app.example.com',
     ]);
   });
+
+  it('reads the session limits and the shutdown drain, with documented defaults', () => {
+    expect(read({ servers: [] })).toMatchObject({
+      sessionLimits: { perPrincipal: 32, perReplica: 5_000 },
+      shutdownDrainTimeoutMs: 10_000,
+    });
+    const config = read({
+      servers: [],
+      sessionLimits: { perPrincipal: 4 },
+      shutdownDrainTimeout: { seconds: 0 },
+    });
+    expect(config.sessionLimits).toEqual({ perPrincipal: 4, perReplica: 5_000 });
+    expect(config.shutdownDrainTimeoutMs).toBe(0);
+    expect(() => read({ servers: [], sessionLimits: { perReplica: 0 } })).toThrow(
+      'Invalid mcpBroker.sessionLimits.perReplica: must be a positive integer',
+    );
+    expect(() => read({ servers: [], sessionLimits: { perPrincipal: 1.5 } })).toThrow(
+      /mcpBroker\.sessionLimits\.perPrincipal/,
+    );
+  });
 });

@@ -56,6 +56,10 @@ export interface BrokerConfig {
   readonly maxRequestBodyBytes: number;
   /** Longest a request body may take to arrive (408 after). */
   readonly requestBodyTimeoutMs: number;
+  /** On shutdown, how long calls in flight may still finish before they are answered "retry". */
+  readonly shutdownDrainTimeoutMs: number;
+  /** Most client sessions per principal (all replicas) and per replica. */
+  readonly sessionLimits: { readonly perPrincipal: number; readonly perReplica: number };
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -72,6 +76,9 @@ export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
+export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
+export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -227,7 +234,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   if (maxDelayMs < initialDelayMs) {
     throw new InputError('Invalid mcpBroker.reconnect.maxDelay: must not be shorter than initialDelay');
   }
-  const bytes = (key: string, fallback: number) => {
+  const positiveInteger = (key: string, fallback: number) => {
     const value = broker?.getOptionalNumber(key) ?? fallback;
     if (!Number.isInteger(value) || value < 1) {
       throw new InputError(`Invalid mcpBroker.${key}: must be a positive integer`);
@@ -244,9 +251,14 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     requestTimeoutMs: duration('requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
-    clientStreamBufferBytes: bytes('clientStreamBufferBytes', DEFAULT_CLIENT_STREAM_BUFFER_BYTES),
-    maxRequestBodyBytes: bytes('maxRequestBodyBytes', DEFAULT_MAX_REQUEST_BODY_BYTES),
+    clientStreamBufferBytes: positiveInteger('clientStreamBufferBytes', DEFAULT_CLIENT_STREAM_BUFFER_BYTES),
+    maxRequestBodyBytes: positiveInteger('maxRequestBodyBytes', DEFAULT_MAX_REQUEST_BODY_BYTES),
     requestBodyTimeoutMs: duration('requestBodyTimeout', DEFAULT_REQUEST_BODY_TIMEOUT_MS),
+    sessionLimits: {
+      perPrincipal: positiveInteger('sessionLimits.perPrincipal', DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
+      perReplica: positiveInteger('sessionLimits.perReplica', DEFAULT_MAX_SESSIONS_PER_REPLICA),
+    },
+    shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

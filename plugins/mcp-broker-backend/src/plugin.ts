@@ -26,9 +26,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
         httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
         lifecycle: coreServices.lifecycle,
+        rootLifecycle: coreServices.rootLifecycle,
         database: coreServices.database,
       },
-      async init({ config, logger, httpAuth, httpRouter, lifecycle, database }) {
+      async init({ config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database }) {
         const brokerConfig = readBrokerConfig(config);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const { sessionStore, elicitationStore } = await createSharedStateStores(
@@ -44,6 +45,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
         const discovery = startServerDiscovery({ config, logger, broker });
+        // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
+        // request to the plugin 503 itself, and draining calls may still need client answers.
+        rootLifecycle.addBeforeShutdownHook(() => broker.drain());
         lifecycle.addShutdownHook(async () => {
           await discovery.stop();
           await broker.close();

@@ -6,7 +6,7 @@
  * HTTP, where a test must choose the replica). Backends: the example server and the raw test
  * backend, which records exactly which ids and answers reach it.
  *
- * Runs only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, as .ci/run
+ * Runs only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, as yarn test
  * sets it): an in-memory SQLite database cannot be shared by two processes.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -245,6 +245,36 @@ if (postgres === undefined) {
       // And the new tool can be called through the other replica.
       const called = await second.client.callTool({ name: `example_${name}`, arguments: { text: 'hi' } });
       expect(called.content).toEqual([{ type: 'text', text: `${name}: hi` }]);
+    }, 60_000);
+
+    /** Opens a session's GET stream on a chosen replica with raw HTTP; abort the controller to end it. */
+    async function rawGet(replica: BackendProcess, sessionId: string) {
+      const controller = new AbortController();
+      const response = await fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
+        headers: { Authorization: `Bearer ${tokens.alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        signal: controller.signal,
+      });
+      if (response.status !== 200) await response.text();
+      return { status: response.status, response, close: () => controller.abort() };
+    }
+
+    it('refuses a second GET stream of a session with 409 on both replicas until the first one ends', async () => {
+      const [a, b] = replicas;
+      const sessionId = await rawSession(a);
+      const first = await rawGet(a, sessionId);
+      expect(first.status).toBe(200);
+      for (const replica of [b, a, b]) {
+        const second = await rawGet(replica, sessionId);
+        expect(second.status).toBe(409);
+      }
+      first.close();
+      // Released when the stream ends (the replica notices the close, then clears the lease).
+      const onB = await waitFor(async () => {
+        const attempt = await rawGet(b, sessionId);
+        return attempt.status === 200 ? attempt : undefined;
+      }, 5_000, 'the stream lease released');
+      expect((await rawGet(a, sessionId)).status).toBe(409);
+      onB!.close();
     }, 60_000);
 
     it('expires unused sessions and unanswered ids by TTL on every replica and removes their rows', async () => {

@@ -5,12 +5,18 @@
  * their lists, the client sessions of this replica, and the notifier that fans list changes
  * out to client GET streams. Guarantees: a backend's list change is refreshed before clients
  * hear of it; clients hear of a change only through streams open at the moment of sending;
- * after a reconnect clients are told only when their view actually changed; `close()` ends
- * every stream, timer and backend session it owns.
+ * after a reconnect clients are told only when their view actually changed; `close()` first
+ * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
+ * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
+ * session it owns.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
-import { ClientSession, ClientSessionRegistry } from '../sessions/clientSessionRegistry';
+import {
+  ClientSession,
+  ClientSessionRegistry,
+  STREAM_LEASE_RENEW_MS,
+} from '../sessions/clientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/clientSessionStore';
 import { SseClientStream } from '../sessions/sseClientStream';
 import { advertisedListKinds } from '../upstream/listKinds';
@@ -75,12 +81,18 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
+  private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
+  private drained: Promise<void> | undefined;
 
   private constructor(private readonly options: McpBrokerOptions) {
     this.sessions = new ClientSessionRegistry({
       store: options.sessionStore,
       ttlMs: options.config.sessionIdleTimeoutMs,
+      limits: options.config.sessionLimits,
+      sharedStore: options.sessionStore !== undefined,
+      // Released to make room here (the session goes on): close its backend sessions here.
+      onReleased: id => this.toolCalls.closeBackendSessionsOf?.(id) ?? Promise.resolve(),
       // A session ended (here, on another replica, or by expiry): release what this replica holds.
       onEnded: id => this.toolCalls.closeClientSession(id),
     });
@@ -98,6 +110,13 @@ export class McpBroker {
       this.sessions.sweepIntervalMs,
     );
     this.idleSweep.unref();
+    // Open GET streams keep their session's stream lease (one stream per session, all replicas).
+    this.leaseRenewal = setInterval(() => {
+      this.sessions.renewEventStreams().catch(error => {
+        this.options.logger.warn(`Could not renew the leases of MCP client streams: ${error}`);
+      });
+    }, STREAM_LEASE_RENEW_MS);
+    this.leaseRenewal.unref();
   }
 
   /** Creates the broker and starts connecting to the configured backends. */
@@ -117,7 +136,25 @@ export class McpBroker {
     return this.options.logger;
   }
 
-  /** Aborted when the broker shuts down. */
+  /** True once shutdown began: new requests and streams are refused, calls in flight drain. */
+  get draining(): boolean {
+    return this.drained !== undefined;
+  }
+
+  /**
+   * Shutdown, first half (idempotent): from now on new requests and streams are refused; calls
+   * in flight may finish until `shutdownDrainTimeout`, then each remaining one is answered
+   * "shutting down, may be retried". Resolves when no call is in flight. Run it while the
+   * HTTP router still serves the plugin (Backstage refuses every request to a plugin once its
+   * own shutdown hooks run), so that clients can still answer elicitations of draining calls.
+   */
+  drain(): Promise<void> {
+    this.drained ??=
+      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
+    return this.drained;
+  }
+
+  /** Aborted when the broker shuts down (after the drain). */
   get shutdownSignal(): AbortSignal {
     return this.lifetime.signal;
   }
@@ -239,10 +276,15 @@ export class McpBroker {
     };
   }
 
-  /** Closes every stream, timer and backend session. */
+  /**
+   * Drains (see the file comment), then closes every stream, timer and backend session. The
+   * calls' answers go out on their own streams before any stream is closed.
+   */
   async close(): Promise<void> {
+    await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
+    clearInterval(this.leaseRenewal);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();

@@ -116,8 +116,20 @@ export interface ToolCallHandler {
   handleClientNotification(context: ClientNotificationContext): Promise<void>;
   /** The client session ended: end its backend sessions and drop its pending elicitations. */
   closeClientSession(sessionId: string): Promise<void>;
+  /**
+   * This replica no longer serves the client session, which goes on elsewhere (it was idle and
+   * made room under mcpBroker.sessionLimits.perReplica): close the backend sessions held for it
+   * here, and nothing else. Optional: without it they close with the session.
+   */
+  closeBackendSessionsOf?(sessionId: string): Promise<void>;
   /** The backend was removed from the configuration: drop everything that belongs to it. */
   removeBackend(name: string): Promise<void>;
+  /**
+   * Shutdown begins: let the calls in flight finish for up to `deadlineMs`, then answer each
+   * remaining one with a "shutting down, may be retried" JSON-RPC error. Resolves when no call
+   * is in flight. Optional: a handler without it has its calls ended by `close`.
+   */
+  drain?(deadlineMs: number): Promise<void>;
   /** The broker is shutting down. */
   close(): Promise<void>;
 }

@@ -67,8 +67,16 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     return this.forwarder.closeClientSession(sessionId);
   }
 
+  closeBackendSessionsOf(sessionId: string): Promise<void> {
+    return this.pool.closeClientSession(sessionId);
+  }
+
   removeBackend(name: string): Promise<void> {
     return this.forwarder.removeBackend(name);
+  }
+
+  drain(deadlineMs: number): Promise<void> {
+    return this.forwarder.drain(deadlineMs);
   }
 
   close(): Promise<void> {

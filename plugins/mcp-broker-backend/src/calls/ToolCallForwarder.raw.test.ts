@@ -189,6 +189,42 @@ describe('ToolCallForwarder with the raw backend', () => {
     expect(forwarder.inFlightCount()).toBe(0);
   });
 
+  /** A backend that takes notifications only after a while, as a busy one does. */
+  async function useSlowNotificationBackend() {
+    await forwarder.close();
+    await backend.close();
+    backend = await startRawMcpBackend({ notificationDelayMs: 200 });
+    endpoint = { name: 'raw', url: backend.url, headers: {} };
+    build();
+  }
+
+  it('sends the backend its cancellation before closing the call’s stream (a backend that ignores it)', async () => {
+    await useSlowNotificationBackend();
+    const sink = collectingSink();
+    const done = forwarder.forward(call('client-a', 'hold-1', 'hold', {}, { progressToken: 1 }), sink);
+    await sink.waitFor(m => m.method === 'notifications/progress');
+    expect(forwarder.cancel('client-a', { requestId: 'hold-1' })).toBe(true);
+    await done;
+    const backendCall = backend.requests.find(r => r.method === 'tools/call')!;
+    await waitUntil(() => backend.callEvents.length === 2);
+    expect(backend.callEvents).toEqual([
+      { type: 'cancelled', requestId: backendCall.id },
+      { type: 'stream-closed', requestId: backendCall.id },
+    ]);
+    expect(sink.messages.some(m => m.id === 'hold-1')).toBe(false);
+  });
+
+  it('cancels before closing also when the client disconnects', async () => {
+    await useSlowNotificationBackend();
+    const sink = collectingSink();
+    const done = forwarder.forward(call('client-a', 'hold-2', 'hold', {}, { progressToken: 1 }), sink);
+    await sink.waitFor(m => m.method === 'notifications/progress');
+    sink.disconnect();
+    await done;
+    await waitUntil(() => backend.callEvents.length === 2);
+    expect(backend.callEvents.map(e => e.type)).toEqual(['cancelled', 'stream-closed']);
+  });
+
   it('does not cancel a call of another client session that uses the same request id', async () => {
     const sink = collectingSink();
     const done = forwarder.forward(call('client-a', 5, 'wait_for_cancel'), sink);

@@ -31,6 +31,7 @@ import {
   backendHttpError,
   backendStreamEnded,
   backendTimeout,
+  brokerShuttingDown,
 } from './backendErrors';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import type { JsonRpcId } from '../broker/jsonRpc';
@@ -117,6 +118,8 @@ interface InFlightCall {
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
+  /** Resolved (and emptied) whenever the last call in flight ends. */
+  private readonly idleWaiters: Array<() => void> = [];
   private nextBackendRequestId = 1;
 
   constructor(private readonly options: ToolCallForwarderOptions) {}
@@ -141,18 +144,15 @@ export class ToolCallForwarder {
       expiryTimers: [],
     };
     this.inFlight.set(entry.callId, entry);
-    const end = (reason: EndReason) => {
-      entry.endReason ??= reason;
-      entry.controller.abort();
-    };
-    const timer = setTimeout(() => end('timeout'), this.options.toolCallTimeoutMs);
-    const onClientGone = () => end('client-gone');
+    const timer = setTimeout(() => this.endCall(entry, 'timeout'), this.options.toolCallTimeoutMs);
+    const onClientGone = () => this.endCall(entry, 'client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
 
     try {
-      const finalText = await this.runWithSessionRetry(call, entry, sink);
-      sink.send(finalText);
+      const final = await this.runWithSessionRetry(call, entry, sink);
+      // A result that arrived while the cancellation was on its way is not the client's to see.
+      if (entry.endReason !== 'cancelled') sink.send(final);
     } catch (error) {
       this.finishFailedCall(call, entry, sink, error);
     } finally {
@@ -160,6 +160,7 @@ export class ToolCallForwarder {
       entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
+      if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
@@ -177,13 +178,12 @@ export class ToolCallForwarder {
     error: unknown,
   ): void {
     const reason = entry.endReason;
-    if (reason === 'client-gone' || reason === 'cancelled' || reason === 'shutdown') {
-      if (reason !== 'cancelled') this.cancelAtBackend(entry, reason === 'shutdown' ? 'the broker is shutting down' : 'the client disconnected');
-      return;
-    }
+    // Cancelled calls end without a response (MCP), and a client that is gone cannot read one.
+    if (reason === 'client-gone' || reason === 'cancelled') return;
     let failure: BackendCallError;
-    if (reason === 'timeout') {
-      this.cancelAtBackend(entry, 'the broker’s tool call timeout expired');
+    if (reason === 'shutdown') {
+      failure = brokerShuttingDown(call.endpoint.name);
+    } else if (reason === 'timeout') {
       failure = backendTimeout(call.endpoint.name, this.options.toolCallTimeoutMs);
     } else if (reason === 'backend-removed') {
       failure = new BackendCallError(
@@ -370,9 +370,8 @@ export class ToolCallForwarder {
     const key = JSON.stringify(params.requestId);
     for (const entry of this.inFlight.values()) {
       if (entry.clientSessionId === clientSessionId && entry.clientRequestKey === key) {
-        this.cancelAtBackend(entry, typeof params.reason === 'string' ? params.reason : 'cancelled by the client');
-        entry.endReason ??= 'cancelled';
-        entry.controller.abort();
+        const reason = typeof params.reason === 'string' ? params.reason : undefined;
+        this.endCall(entry, 'cancelled', reason);
         return true;
       }
     }
@@ -382,10 +381,7 @@ export class ToolCallForwarder {
   /** Ends everything a client session had: its calls (cancelled at the backends), ids and sessions. */
   async closeClientSession(clientSessionId: string): Promise<void> {
     for (const entry of this.inFlight.values()) {
-      if (entry.clientSessionId === clientSessionId) {
-        entry.endReason ??= 'client-gone';
-        entry.controller.abort();
-      }
+      if (entry.clientSessionId === clientSessionId) this.endCall(entry, 'client-gone');
     }
     await Promise.all([
       this.options.elicitations.releaseClientSession(clientSessionId),
@@ -404,17 +400,61 @@ export class ToolCallForwarder {
     await this.options.pool.closeBackend(backend);
   }
 
-  /** Shutdown: cancels every call and ends every backend session. */
+  /**
+   * Shutdown, first half: lets the calls in flight finish for up to `deadlineMs`, then ends each
+   * remaining one with a "shutting down, retry" error to its client (and a cancellation to its
+   * backend). Resolves once no call is in flight.
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    if (this.inFlight.size > 0) {
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(resolve, deadlineMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (this.inFlight.size === 0) return;
+    for (const entry of this.inFlight.values()) this.endCall(entry, 'shutdown');
+    await new Promise<void>(resolve => this.idleWaiters.push(resolve));
+  }
+
+  /** Shutdown, second half: ends every call still running (unanswered), every backend session. */
   async close(): Promise<void> {
     for (const entry of this.inFlight.values()) {
       entry.endReason ??= 'shutdown';
       entry.controller.abort();
     }
+    this.notifyIdle();
     this.options.elicitations.stop();
     await this.options.pool.closeAll();
   }
 
-  private cancelAtBackend(entry: InFlightCall, reason: string): void {
+  private notifyIdle(): void {
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Ends a call once, for `reason`. A call already sent to its backend is cancelled there first
+   * (`notifications/cancelled` with the backend's id) and its backend stream closed only after
+   * the backend took the notification (or could not within the wait below): a backend that
+   * treats a closed stream as the end of the call can still match the notification to it.
+   */
+  private endCall(entry: InFlightCall, reason: EndReason, clientReason?: string): void {
+    if (entry.endReason !== undefined) return;
+    entry.endReason = reason;
+    if (entry.sent === undefined) {
+      entry.controller.abort();
+      return;
+    }
+    void this.cancelAtBackend(entry, clientReason ?? CANCELLATION_REASONS[reason]).finally(() =>
+      entry.controller.abort(),
+    );
+  }
+
+  /** Sends the backend `notifications/cancelled`; resolves once it was taken or failed. */
+  private async cancelAtBackend(entry: InFlightCall, reason: string): Promise<void> {
     if (!entry.sent) return;
     const { session, backendRequestId } = entry.sent;
     const body = JSON.stringify({
@@ -422,14 +462,31 @@ export class ToolCallForwarder {
       method: 'notifications/cancelled',
       params: { requestId: backendRequestId, reason },
     });
-    // Fire and forget: the client's call ends now whatever the backend does with it.
-    postToBackend(session, body, AbortSignal.timeout(this.options.requestTimeoutMs))
-      .then(response => response.discard())
-      .catch(error =>
-        this.options.logger.debug(`Could not cancel a call at MCP server "${entry.backend}": ${error}`),
-      );
+    const waitMs = Math.min(this.options.requestTimeoutMs, MAX_CANCELLATION_WAIT_MS);
+    try {
+      const response = await postToBackend(session, body, AbortSignal.timeout(waitMs));
+      response.discard();
+    } catch (error) {
+      const backend = entry.backend;
+      this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
+    }
   }
 }
+
+/**
+ * Longest wait for a backend to take a cancellation before the call's stream is closed anyway
+ * (the client's call must not hang on a backend that stopped answering).
+ */
+const MAX_CANCELLATION_WAIT_MS = 5_000;
+
+/** What the backend is told when the broker, not the client, ends a call. */
+const CANCELLATION_REASONS: Record<EndReason, string> = {
+  timeout: 'the broker’s tool call timeout expired',
+  'client-gone': 'the client disconnected',
+  cancelled: 'cancelled by the client',
+  'backend-removed': 'the server was removed from the broker',
+  shutdown: 'the broker is shutting down',
+};
 
 function notFound(message: string): ClientAnswerOutcome {
   return { status: 404, body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } } };

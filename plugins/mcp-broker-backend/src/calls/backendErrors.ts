@@ -34,7 +34,15 @@ export type BackendFailureReason =
   | 'connection-lost'
   | 'malformed-response'
   | 'timeout'
-  | 'session-lost';
+  | 'session-lost'
+  | 'shutting-down';
+
+/** Reasons reported with code `connectionClosed`. */
+const CONNECTION_CLOSED_REASONS = new Set<BackendFailureReason>([
+  'stream-ended',
+  'connection-lost',
+  'shutting-down',
+]);
 
 /** A failure to get an answer from a backend; {@link BackendCallError.toJsonRpcError} maps it. */
 export class BackendCallError extends Error {
@@ -54,11 +62,12 @@ export class BackendCallError extends Error {
     const code =
       this.reason === 'timeout'
         ? BackendErrorCodes.requestTimeout
-        : this.reason === 'stream-ended' || this.reason === 'connection-lost'
+        : CONNECTION_CLOSED_REASONS.has(this.reason)
           ? BackendErrorCodes.connectionClosed
           : BackendErrorCodes.internalError;
     const data: Record<string, unknown> = { backend: this.backend, reason: this.reason };
     if (this.httpStatus !== undefined) data.httpStatus = this.httpStatus;
+    if (this.reason === 'shutting-down') data.retryable = true;
     return { code, message: this.message, data };
   }
 }
@@ -134,6 +143,19 @@ export function backendTimeout(backend: string, timeoutMs: number): BackendCallE
     backend,
     'timeout',
     `the call to MCP server "${backend}" exceeded the broker's tool call timeout of ${formatMs(timeoutMs)} (mcpBroker.toolCallTimeout)`,
+  );
+}
+
+/**
+ * The broker shut down (its drain deadline, `mcpBroker.shutdownDrainTimeout`, passed) before the
+ * call finished: the client may send the call again, to another replica or after the restart.
+ */
+export function brokerShuttingDown(backend: string): BackendCallError {
+  return new BackendCallError(
+    backend,
+    'shutting-down',
+    `the MCP broker is shutting down and stopped the call to MCP server "${backend}" ` +
+      'before it finished; the call may be retried',
   );
 }
 

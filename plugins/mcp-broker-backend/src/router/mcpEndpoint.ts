@@ -4,9 +4,18 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
-import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isPlainObject } from '../broker/jsonRpc';
+import {
+  classifyJsonRpc,
+  JsonRpcErrorCode,
+  jsonRpcResult,
+  isJsonRpcId,
+  isPlainObject,
+  type JsonRpcId,
+} from '../broker/jsonRpc';
+import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
-import type { ClientSession } from '../sessions/clientSessionRegistry';
+import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
+import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
@@ -33,6 +42,19 @@ function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unkno
   sendTransportError(res, 503, JsonRpcErrorCode.InternalError, 'The MCP broker cannot reach its session store right now; retry shortly', id);
 }
 
+/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
+function sendShuttingDown(res: Response, id: string | number | null = null) {
+  res.setHeader('Retry-After', '1');
+  const message =
+    'The MCP broker is shutting down; send the request again (on another replica, or later)';
+  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
+}
+
+/** A session limit is reached (the message names it). */
+function sendSessionLimit(res: Response, error: SessionLimitError, id: JsonRpcId | null = null) {
+  sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message, id);
+}
+
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
 async function requireSession(deps: McpEndpointDeps, req: Request, res: Response): Promise<ClientSession | undefined> {
   const principal = principalOf(res);
@@ -45,7 +67,8 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
   try {
     session = await deps.broker.sessions.get(id, principal);
   } catch (error) {
-    sendStoreUnavailable(deps, res, error);
+    if (error instanceof SessionLimitError) sendSessionLimit(res, error);
+    else sendStoreUnavailable(deps, res, error);
     return undefined;
   }
   if (!session) {
@@ -75,10 +98,24 @@ export function postHandler(deps: McpEndpointDeps) {
       sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'JSON-RPC batches are not supported; send one message per POST');
       return;
     }
+    const id = isPlainObject(body) && isJsonRpcId(body.id) ? body.id : null;
+    // Before anything walks the message (serialising it for a backend recurses per level).
+    const tooDeep = isPlainObject(body) ? memberNestedTooDeep(body) : undefined;
+    if (tooDeep !== undefined) {
+      const code =
+        tooDeep === 'params' ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.InvalidRequest;
+      const message = `${tooDeep.slice(0, 40)} nested deeper than ${MAX_CLIENT_JSON_DEPTH} levels`;
+      sendTransportError(res, 400, code, message, id);
+      return;
+    }
     const message = classifyJsonRpc(body);
     if (!message) {
-      const id = isPlainObject(body) && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
       sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response', id);
+      return;
+    }
+    if (message.kind === 'request' && deps.broker.draining) {
+      // Answers and cancellations still go through: the calls in flight are draining.
+      sendShuttingDown(res, message.message.id);
       return;
     }
     if (message.kind === 'request' && message.message.method === 'initialize') {
@@ -107,6 +144,12 @@ export function postHandler(deps: McpEndpointDeps) {
         res.status(202).end();
         return;
       }
+      // Checked again after the session look-up: from here to the call's registration nothing
+      // waits, so a drain that began meanwhile either refuses the request or sees its call.
+      if (deps.broker.draining) {
+        sendShuttingDown(res, message.message.id);
+        return;
+      }
       await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
     } finally {
       session.openRequests -= 1;
@@ -126,6 +169,11 @@ async function initialize(
     return;
   }
   const params = request.params ?? {};
+  const bounded = boundSessionInit(params);
+  if (!bounded.ok) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidParams, bounded.message, request.id);
+    return;
+  }
   const requested = params.protocolVersion;
   const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
     ? requested
@@ -135,11 +183,11 @@ async function initialize(
     session = await deps.broker.sessions.create({
       principal,
       protocolVersion,
-      clientCapabilities: isPlainObject(params.capabilities) ? params.capabilities : {},
-      clientInfo: isPlainObject(params.clientInfo) ? params.clientInfo : undefined,
+      ...bounded.init,
     });
   } catch (error) {
-    sendStoreUnavailable(deps, res, error, request.id);
+    if (error instanceof SessionLimitError) sendSessionLimit(res, error, request.id);
+    else sendStoreUnavailable(deps, res, error, request.id);
     return;
   }
   res.setHeader('Mcp-Session-Id', session.id);
@@ -156,14 +204,32 @@ async function initialize(
 /** GET /mcp: the session's event stream (one per session). */
 export function getHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
+    if (deps.broker.draining) {
+      sendShuttingDown(res);
+      return;
+    }
     const session = await requireSession(deps, req, res);
     if (!session) return;
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
       sendTransportError(res, 406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
       return;
     }
-    if (session.eventStream && !session.eventStream.closed) {
+    const alreadyOpen = () =>
       sendTransportError(res, 409, JsonRpcErrorCode.InvalidRequest, 'This session already has an open GET stream; close it before opening another');
+    if (session.eventStream && !session.eventStream.closed) {
+      alreadyOpen();
+      return;
+    }
+    // The same rule on every replica: the stream lease lives in the (possibly shared) store.
+    let claimed: boolean;
+    try {
+      claimed = await deps.broker.sessions.claimEventStream(session);
+    } catch (error) {
+      sendStoreUnavailable(deps, res, error);
+      return;
+    }
+    if (!claimed) {
+      alreadyOpen();
       return;
     }
     const stream = deps.broker.openEventStream(res, { 'Mcp-Session-Id': session.id });
@@ -174,7 +240,13 @@ export function getHandler(deps: McpEndpointDeps) {
     stream.signal.addEventListener('abort', () => {
       session.lastActiveAt = Date.now();
       if (session.eventStream === stream) session.eventStream = undefined;
+      deps.broker.sessions.releaseEventStream(session).catch(error => {
+        // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
+        deps.broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`);
+      });
     });
+    // The client may have gone while the lease was taken: then no close event will come.
+    if (res.destroyed) stream.close();
   };
 }
 

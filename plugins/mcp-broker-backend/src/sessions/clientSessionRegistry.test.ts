@@ -100,3 +100,48 @@ describe('ClientSessionRegistry across replicas', () => {
     expect(await b.get(created.id, ALICE)).toBeDefined();
   });
 });
+
+describe('ClientSessionRegistry limits with a shared store (two replicas over one store)', () => {
+  function sharedReplicas(limits: { perPrincipal: number; perReplica: number }) {
+    let now = 1_000_000;
+    const store = new MemoryClientSessionStore();
+    const released: string[] = [];
+    const make = () =>
+      new ClientSessionRegistry({
+        store,
+        ttlMs: TTL_MS,
+        now: () => (now += 1),
+        limits,
+        sharedStore: true,
+        onReleased: async id => {
+          released.push(id);
+        },
+      });
+    return { a: make(), b: make(), released };
+  }
+
+  it('refuses a principal at its limit on any replica instead of ending a session another replica may be using', async () => {
+    const { a, b } = sharedReplicas({ perPrincipal: 2, perReplica: 100 });
+    const first = await a.create(init);
+    await b.create(init);
+    await expect(b.create(init)).rejects.toThrow(/at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/);
+    expect(await a.get(first.id, ALICE)).toBeDefined();
+    await expect(a.create({ ...init, principal: 'user:default/bob' })).resolves.toBeDefined();
+  });
+
+  it('makes room on a full replica by releasing only the local half of its oldest idle session', async () => {
+    const { a, b, released } = sharedReplicas({ perPrincipal: 10, perReplica: 2 });
+    const oldest = await a.create(init);
+    const busy = await a.create(init);
+    busy.eventStream = openStream();
+    await a.create(init);
+    expect(released).toEqual([oldest.id]);
+    expect(a.size).toBe(2);
+    // The session goes on: the other replica, and this one, still serve it.
+    expect(await b.get(oldest.id, ALICE)).toBeDefined();
+    await expect(a.get(oldest.id, ALICE)).resolves.toBeDefined();
+    // Full of sessions in use: nothing to release.
+    for (const session of [busy, (await a.get(oldest.id, ALICE))!]) session.eventStream = openStream();
+    await expect(a.create(init)).rejects.toThrow(/maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/);
+  });
+});

@@ -16,6 +16,19 @@
  * stream or a running request here. The sweep also ends the local half of every session whose
  * record is gone — ended through another replica, or expired — so a DELETE on one replica reaches
  * the others within one sweep interval. Shutting a replica down ends only its local halves.
+ *
+ * Limits (mcpBroker.sessionLimits): a principal may hold `perPrincipal` sessions (counted in the
+ * store, so across replicas) and a replica `perReplica` local halves. At a limit, the oldest idle
+ * session makes room — idle meaning no GET stream and no request running. With the memory store
+ * this replica sees every use of a session, so the oldest idle one of the principal is ended.
+ * With a shared store another replica may be using it unseen, so a principal at its limit is
+ * refused; for the replica limit only the local half of an idle session is released (the session
+ * goes on and comes back on its next request). When nothing can make room, SessionLimitError.
+ *
+ * One GET stream per session across replicas: opening one takes the session's stream lease in
+ * the store (claimEventStream), the broker renews the leases of open streams every
+ * STREAM_LEASE_RENEW_MS, and closing the stream releases it. A crashed replica's lease lapses
+ * after STREAM_LEASE_MS, so a session's stream is blocked at most that long by a dead replica.
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../broker/types';
@@ -29,8 +42,37 @@ export interface ClientSession extends ClientSessionInfo {
   openRequests: number;
   /** The session's GET stream on this replica, while one is open (at most one). */
   eventStream?: ClientEventStream;
+  /** Holder token of the session's stream lease, while this replica holds it. */
+  streamLease?: string;
   /** Aborted when the session ends (DELETE, expiry, shutdown of this replica). */
   readonly ended: AbortController;
+}
+
+/** Limits on client sessions (mcpBroker.sessionLimits). */
+export interface SessionLimits {
+  /** Sessions one principal may hold at once (all replicas together). */
+  readonly perPrincipal: number;
+  /** Sessions one replica serves at once (local halves). */
+  readonly perReplica: number;
+}
+
+/** A session limit is reached and no idle session could make room. The message names the limit. */
+export class SessionLimitError extends Error {
+  readonly name = 'SessionLimitError';
+  constructor(
+    readonly limit: keyof SessionLimits,
+    readonly max: number,
+    principal: string,
+  ) {
+    super(
+      limit === 'perPrincipal'
+        ? `Too many MCP sessions for ${principal.slice(0, 200)}: at most ${max} at once ` +
+            '(mcpBroker.sessionLimits.perPrincipal). End sessions you no longer use (DELETE) ' +
+            'or wait until one idles out'
+        : `This MCP broker replica serves its maximum of ${max} sessions ` +
+            '(mcpBroker.sessionLimits.perReplica) and none is idle; retry later',
+    );
+  }
 }
 
 /** Options of {@link ClientSessionRegistry}. */
@@ -41,6 +83,15 @@ export interface ClientSessionRegistryOptions {
   ttlMs: number;
   /** Clock, for tests; default `Date.now`. */
   now?: () => number;
+  /** Default: no limits. */
+  limits?: SessionLimits;
+  /** True when `store` is shared by several replicas (changes what may be evicted; see above). */
+  sharedStore?: boolean;
+  /**
+   * Called when the local half of a session is released to make room (shared store only): the
+   * session goes on, but what this replica holds for it (backend sessions) should be closed.
+   */
+  onReleased?: (id: string) => Promise<void>;
   /**
    * Called once when a session's local half ends because the session ended (DELETE here or on
    * another replica, expiry): release its calls, backend sessions and elicitation ids here.
@@ -50,6 +101,12 @@ export interface ClientSessionRegistryOptions {
 
 /** Bytes of randomness in a session id (≥ 128 bits required; 256 used). */
 const SESSION_ID_BYTES = 32;
+/** Lifetime of an unrenewed stream lease (a crashed replica blocks a GET at most this long). */
+export const STREAM_LEASE_MS = 30_000;
+
+/** How often the leases of open GET streams are renewed. */
+export const STREAM_LEASE_RENEW_MS = 10_000;
+
 /** Longest time between two expiry extensions of one session (writes are rate-limited by it). */
 const MAX_REFRESH_INTERVAL_MS = 60_000;
 
@@ -60,12 +117,20 @@ export class ClientSessionRegistry {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly onEnded: ((id: string) => Promise<void>) | undefined;
+  private readonly onReleased: ((id: string) => Promise<void>) | undefined;
+  private readonly limits: SessionLimits;
+  private readonly sharedStore: boolean;
+  /** Sessions being created here, by principal (counted against the limits before they exist). */
+  private readonly creating = new Map<string, number>();
 
   constructor(options: ClientSessionRegistryOptions) {
     this.store = options.store ?? new MemoryClientSessionStore();
     this.ttlMs = options.ttlMs;
     this.now = options.now ?? Date.now;
     this.onEnded = options.onEnded;
+    this.onReleased = options.onReleased;
+    this.limits = options.limits ?? { perPrincipal: Infinity, perReplica: Infinity };
+    this.sharedStore = options.sharedStore ?? false;
   }
 
   /** How often {@link ClientSessionRegistry.sweep} should run. */
@@ -77,12 +142,61 @@ export class ClientSessionRegistry {
     return Math.max(250, Math.min(MAX_REFRESH_INTERVAL_MS, this.ttlMs / 4));
   }
 
-  /** Creates and records a session for `init.principal`. */
+  /**
+   * Creates and records a session for `init.principal`, first making room under the limits.
+   * Throws SessionLimitError when a limit is reached and no idle session can make room.
+   */
   async create(init: Omit<ClientSessionInfo, 'id'>): Promise<ClientSession> {
-    const now = this.now();
-    const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
-    await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
-    return this.materialise({ ...init, id }, now);
+    const { principal } = init;
+    this.creating.set(principal, (this.creating.get(principal) ?? 0) + 1);
+    try {
+      await this.makeRoomForPrincipal(principal);
+      await this.makeRoomOnReplica(principal);
+      const now = this.now();
+      const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
+      await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
+      return this.materialise({ ...init, id }, now);
+    } finally {
+      const left = this.creating.get(principal)! - 1;
+      if (left === 0) this.creating.delete(principal);
+      else this.creating.set(principal, left);
+    }
+  }
+
+  private async makeRoomForPrincipal(principal: string): Promise<void> {
+    const max = this.limits.perPrincipal;
+    const othersCreating = this.creating.get(principal)! - 1;
+    if ((await this.store.countLive(principal, this.now())) + othersCreating < max) return;
+    const idle = this.sharedStore ? undefined : this.oldestIdle(s => s.principal === principal);
+    if (idle === undefined) throw new SessionLimitError('perPrincipal', max, principal);
+    await this.end(idle.id);
+  }
+
+  private async makeRoomOnReplica(principal: string): Promise<void> {
+    const max = this.limits.perReplica;
+    let creating = 0;
+    for (const count of this.creating.values()) creating += count;
+    // `creating` counts this session too; a session materialised by `get` is not counted there.
+    if (this.local.size + Math.max(0, creating - 1) < max) return;
+    const idle = this.oldestIdle(() => true);
+    if (idle === undefined) throw new SessionLimitError('perReplica', max, principal);
+    if (this.sharedStore) {
+      this.dropLocal(idle);
+      await this.onReleased?.(idle.id);
+    } else {
+      await this.end(idle.id);
+    }
+  }
+
+  /** The least recently active local session without a GET stream or a running request. */
+  private oldestIdle(matches: (session: ClientSession) => boolean): ClientSession | undefined {
+    let oldest: ClientSession | undefined;
+    for (const session of this.local.values()) {
+      const streaming = session.eventStream !== undefined && !session.eventStream.closed;
+      if (streaming || session.openRequests > 0 || !matches(session)) continue;
+      if (oldest === undefined || session.lastActiveAt < oldest.lastActiveAt) oldest = session;
+    }
+    return oldest;
   }
 
   /**
@@ -97,12 +211,50 @@ export class ClientSessionRegistry {
       return undefined;
     }
     if (record.principal !== principal) return undefined;
-    const session = this.local.get(id) ?? this.materialise(record, now);
+    let session = this.local.get(id);
+    if (session === undefined) {
+      // A session created on another replica (or released here) takes a place on this one.
+      await this.makeRoomOnReplica(principal);
+      session = this.local.get(id) ?? this.materialise(record, now);
+    }
     session.lastActiveAt = now;
     if (record.expiresAt - now < this.ttlMs - this.refreshIntervalMs) {
       await this.store.extend([id], now + this.ttlMs, now);
     }
     return session;
+  }
+
+  /**
+   * Takes the session's stream lease for a GET stream opened here. False when a stream of the
+   * session is open elsewhere (another replica, or a concurrent GET here).
+   */
+  async claimEventStream(session: ClientSession): Promise<boolean> {
+    const holder = randomBytes(16).toString('base64url');
+    const now = this.now();
+    const leaseExpiresAt = now + STREAM_LEASE_MS;
+    const taken = await this.store.acquireStreamLease(session.id, holder, leaseExpiresAt, now);
+    if (!taken) return false;
+    session.streamLease = holder;
+    return true;
+  }
+
+  /** Gives up the session's stream lease (its GET stream here ended). */
+  async releaseEventStream(session: ClientSession): Promise<void> {
+    const holder = session.streamLease;
+    if (holder === undefined) return;
+    session.streamLease = undefined;
+    await this.store.releaseStreamLease(session.id, holder);
+  }
+
+  /** Renews the stream leases of every GET stream open here (every STREAM_LEASE_RENEW_MS). */
+  async renewEventStreams(): Promise<void> {
+    const holders: string[] = [];
+    for (const session of this.local.values()) {
+      const open = session.eventStream !== undefined && !session.eventStream.closed;
+      if (open && session.streamLease !== undefined) holders.push(session.streamLease);
+    }
+    if (holders.length === 0) return;
+    await this.store.renewStreamLeases(holders, this.now() + STREAM_LEASE_MS);
   }
 
   /** Ends a session everywhere: removes its record and ends its local half here. */

@@ -8,6 +8,11 @@
  *
  * Expiry is a sliding TTL: replicas extend it while the session is used or holds a stream, and
  * `get` never returns an expired record, whether or not the sweep has removed it yet.
+ *
+ * A session has at most one GET stream across all replicas: the replica that opens one takes the
+ * session's stream lease (a holder token and an expiry), renews it while the stream is open, and
+ * releases it when the stream ends. A replica that crashes stops renewing, so its lease lapses
+ * and the session can open a stream elsewhere.
  */
 
 /** A client session as every replica sees it. */
@@ -29,8 +34,24 @@ export interface ClientSessionStore {
   get(id: string, now: number): Promise<StoredClientSession | undefined>;
   /** Moves the expiry of these sessions, where unexpired, to `expiresAt` (never backwards). */
   extend(ids: readonly string[], expiresAt: number, now: number): Promise<void>;
+  /** How many unexpired sessions `principal` has at `now` (for the per-principal limit). */
+  countLive(principal: string, now: number): Promise<number>;
   /** Which of these sessions exist and have not expired at `now` (one query for a sweep). */
   liveIds(ids: readonly string[], now: number): Promise<Set<string>>;
+  /**
+   * Takes the stream lease of a live session for `holder` until `leaseExpiresAt`, unless another
+   * holder's lease is still valid at `now`. True when taken. Atomic across replicas.
+   */
+  acquireStreamLease(
+    id: string,
+    holder: string,
+    leaseExpiresAt: number,
+    now: number,
+  ): Promise<boolean>;
+  /** Moves the expiry of the leases these holders still hold to `leaseExpiresAt`. */
+  renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<void>;
+  /** Gives the lease up, if `holder` still holds it. */
+  releaseStreamLease(id: string, holder: string): Promise<void>;
   /** Removes a session; true when it existed. */
   delete(id: string): Promise<boolean>;
   /** Removes every session expired at `now`; returns how many. */
@@ -40,6 +61,7 @@ export interface ClientSessionStore {
 /** The single-process {@link ClientSessionStore} (the default). */
 export class MemoryClientSessionStore implements ClientSessionStore {
   private readonly sessions = new Map<string, StoredClientSession>();
+  private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
 
   async insert(session: StoredClientSession): Promise<void> {
     this.sessions.set(session.id, session);
@@ -59,11 +81,39 @@ export class MemoryClientSessionStore implements ClientSessionStore {
     }
   }
 
+  async countLive(principal: string, now: number) {
+    let count = 0;
+    for (const session of this.sessions.values()) {
+      if (session.principal === principal && session.expiresAt > now) count += 1;
+    }
+    return count;
+  }
+
   async liveIds(ids: readonly string[], now: number) {
     return new Set(ids.filter(id => (this.sessions.get(id)?.expiresAt ?? 0) > now));
   }
 
+  async acquireStreamLease(id: string, holder: string, leaseExpiresAt: number, now: number) {
+    if ((this.sessions.get(id)?.expiresAt ?? 0) <= now) return false;
+    const lease = this.leases.get(id);
+    if (lease !== undefined && lease.expiresAt > now) return false;
+    this.leases.set(id, { holder, expiresAt: leaseExpiresAt });
+    return true;
+  }
+
+  async renewStreamLeases(holders: readonly string[], leaseExpiresAt: number) {
+    const renewed = new Set(holders);
+    for (const lease of this.leases.values()) {
+      if (renewed.has(lease.holder)) lease.expiresAt = leaseExpiresAt;
+    }
+  }
+
+  async releaseStreamLease(id: string, holder: string) {
+    if (this.leases.get(id)?.holder === holder) this.leases.delete(id);
+  }
+
   async delete(id: string) {
+    this.leases.delete(id);
     return this.sessions.delete(id);
   }
 
@@ -72,6 +122,7 @@ export class MemoryClientSessionStore implements ClientSessionStore {
     for (const [id, session] of this.sessions) {
       if (session.expiresAt <= now) {
         this.sessions.delete(id);
+        this.leases.delete(id);
         removed += 1;
       }
     }

@@ -2,7 +2,9 @@
  * The shared ClientSessionStore on the plugin's database (PostgreSQL in production). Every
  * statement is a single keyed statement; `extend` only moves an unexpired expiry forwards
  * (`UPDATE … WHERE expires_at > now AND expires_at < new`), so an expired or deleted session is
- * never revived by a late touch from another replica.
+ * never revived by a late touch from another replica. The stream lease is taken with one
+ * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired)`,
+ * so of two replicas opening a GET stream for one session at once exactly one gets it.
  */
 import type { Knex } from 'knex';
 import type { ClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
@@ -17,6 +19,8 @@ interface SessionRow {
   client_capabilities: string;
   client_info: string | null;
   expires_at: string | number;
+  stream_holder: string | null;
+  stream_lease_expires_at: string | number | null;
 }
 
 /** Ids per statement: well below SQLite's and PostgreSQL's bound-parameter limits. */
@@ -69,6 +73,14 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
     }
   }
 
+  async countLive(principal: string, now: number): Promise<number> {
+    const [row] = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where('principal', principal)
+      .andWhere('expires_at', '>', now)
+      .count({ count: '*' });
+    return Number(row?.count ?? 0);
+  }
+
   async liveIds(ids: readonly string[], now: number): Promise<Set<string>> {
     const live = new Set<string>();
     for (const chunk of chunksOf(ids)) {
@@ -79,6 +91,36 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
       for (const row of rows) live.add(row.id);
     }
     return live;
+  }
+
+  async acquireStreamLease(
+    id: string,
+    holder: string,
+    leaseExpiresAt: number,
+    now: number,
+  ): Promise<boolean> {
+    const updated = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where('id', id)
+      .andWhere('expires_at', '>', now)
+      .andWhere(free =>
+        free.whereNull('stream_holder').orWhere('stream_lease_expires_at', '<=', now),
+      )
+      .update({ stream_holder: holder, stream_lease_expires_at: leaseExpiresAt });
+    return updated === 1;
+  }
+
+  async renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<void> {
+    for (const chunk of chunksOf(holders)) {
+      await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+        .whereIn('stream_holder', chunk)
+        .update({ stream_lease_expires_at: leaseExpiresAt });
+    }
+  }
+
+  async releaseStreamLease(id: string, holder: string): Promise<void> {
+    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+      .where({ id, stream_holder: holder })
+      .update({ stream_holder: null, stream_lease_expires_at: null });
   }
 
   async delete(id: string): Promise<boolean> {

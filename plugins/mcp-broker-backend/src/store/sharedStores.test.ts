@@ -119,6 +119,42 @@ describe.each(engines)('broker shared stores on $label', engine => {
     expect(await a().sessions.liveIds([live.id, other.id, s.id, 'unknown'], NOW + 5_000)).toEqual(new Set([live.id]));
   });
 
+  it('counts a principal’s unexpired sessions across replicas (the per-principal limit)', async () => {
+    const principal = `user:default/count-${Math.random().toString(36).slice(2)}`;
+    await a().sessions.insert(session({ principal }));
+    await b().sessions.insert(session({ principal }));
+    await b().sessions.insert(session({ principal, expiresAt: NOW - 1 }));
+    await a().sessions.insert(session({ principal: `${principal}-other` }));
+    expect(await a().sessions.countLive(principal, NOW)).toBe(2);
+    expect(await b().sessions.countLive(principal, NOW + 60_000)).toBe(0);
+  });
+
+  it('lets one replica hold a session’s stream lease until it releases it or the lease lapses', async () => {
+    const s = session({ expiresAt: NOW + 100_000 });
+    await a().sessions.insert(s);
+    const both = await Promise.all([
+      a().sessions.acquireStreamLease(s.id, 'stream-a', NOW + 30_000, NOW),
+      b().sessions.acquireStreamLease(s.id, 'stream-b', NOW + 30_000, NOW),
+    ]);
+    expect(both.filter(Boolean)).toHaveLength(1);
+    const [holder, other] = both[0] ? ['stream-a', b()] : ['stream-b', a()];
+    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 40_000, NOW + 10_000)).toBe(false);
+    // Renewed while open: still held after the first expiry.
+    await a().sessions.renewStreamLeases([holder, 'unknown'], NOW + 60_000);
+    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(false);
+    // A foreign release changes nothing; the holder's release frees it at once.
+    await other.sessions.releaseStreamLease(s.id, 'stream-c');
+    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(false);
+    await b().sessions.releaseStreamLease(s.id, holder);
+    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(true);
+    // Not renewed (its replica crashed): another stream may take it once it lapsed.
+    expect(await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 69_999)).toBe(false);
+    expect(await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 70_000)).toBe(true);
+    // Never for an unknown or expired session.
+    expect(await a().sessions.acquireStreamLease('unknown', 'stream-e', NOW + 30_000, NOW)).toBe(false);
+    expect(await b().sessions.acquireStreamLease(s.id, 'stream-e', NOW + 130_000, NOW + 100_000)).toBe(false);
+  });
+
   it('deletes sessions and sweeps expired ones', async () => {
     const s = session();
     await a().sessions.insert(s);
