@@ -993,7 +993,8 @@ export function runPortalStoreContract(
         for (const filter of filters) {
           const whole = refsOf(await store.listKeys(filter)).sort();
           for (const limit of [1, 2]) {
-            const walked = refsOf((await walk(page => store.listKeysPage(filter, page), limit)).flat());
+            const pages = await walk(page => store.listKeysPage(filter, page), limit);
+            const walked = refsOf(pages.flat());
             expect({ filter, limit, walked: [...walked].sort() }).toEqual({
               filter,
               limit,
