@@ -65,7 +65,8 @@ export async function measureHttp(runs, { iterations, warmup, bulkIterations }) 
     for (const route of HTTP_ROUTES) {
       if (route.every !== undefined && i % route.every !== 0) continue;
       for (const run of runs) {
-        const result = await timedWithCpu(run, () => routeCall(run.backend, run.tokens, route, run));
+        const call = () => routeCall(run.backend, run.tokens, route, run);
+        const result = await timedWithCpu(run, call);
         record(run, route.id, result);
         rows.get(run)[route.id] = result.json.items?.length;
       }

@@ -86,6 +86,19 @@ function timestamp(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * etcd's key order: byte order of `<namespace>/<name>` (not the locale's), which is also
+ * the order `continue` resumes in.
+ */
+function byKeyOrder(items: KubeObject[]): KubeObject[] {
+  return items.sort((a, b) => {
+    const left = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+    const right = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+    if (left === right) return 0;
+    return left < right ? -1 : 1;
+  });
+}
+
 function withoutVersion(obj: KubeObject): KubeObject {
   const copy = structuredClone(obj);
   delete copy.metadata.resourceVersion;
@@ -160,14 +173,36 @@ export class ObjectStore {
       if (!this.matches(rt, obj, filter)) continue;
       items.push(this.render(rt, obj));
     }
-    // etcd's key order: byte order of `<namespace>/<name>` (not the locale's), which is
-    // also the order `continue` resumes in.
-    return items.sort((a, b) => {
-      const left = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
-      const right = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
-      if (left === right) return 0;
-      return left < right ? -1 : 1;
-    });
+    return byKeyOrder(items);
+  }
+
+  /**
+   * Objects of a type as they were at `revision`, sorted like {@link ObjectStore.list}:
+   * the snapshot a `continue` token reads, as the API server serves every page of a list
+   * from the revision of its first page. Rebuilt from the current objects by undoing the
+   * history after `revision` (each event keeps the object before the change); the caller
+   * answers 410 first when that history was compacted.
+   */
+  listAt(rt: ResourceType, filter: ListFilter, revision: number): KubeObject[] {
+    const prefix = `${rt.group}/${rt.plural}/`;
+    const state = new Map<string, KubeObject>();
+    for (const [key, obj] of this.objects) {
+      if (key.startsWith(prefix)) state.set(key, obj);
+    }
+    for (let i = this.history.length - 1; i >= 0; i--) {
+      const event = this.history[i];
+      if (event.resourceVersion <= revision) break;
+      if (event.group !== rt.group || event.plural !== rt.plural) continue;
+      const key = this.key(rt, event.namespace, event.object.metadata!.name!);
+      if (event.previous === undefined) {
+        state.delete(key);
+      } else {
+        state.set(key, event.previous);
+      }
+    }
+    return byKeyOrder(
+      [...state.values()].filter(obj => this.matches(rt, obj, filter)).map(obj => this.render(rt, obj)),
+    );
   }
 
   /** Whether an object passes namespace, label and field filters. */

@@ -1,10 +1,11 @@
 /*
  * `limit` / `continue` of lists, driven by the real @kubernetes/client-node: pages in
- * etcd key order (bytes of namespace/name), selectors applied before paging, the
- * remaining count, and 410 Expired once the token's revision is compacted away.
+ * etcd key order (bytes of namespace/name), selectors applied before paging, every page
+ * from the snapshot of the first, the remaining count, and 410 Expired once the token's
+ * revision is compacted away.
  */
 import { FakeKubeApiServer, startFakeKubeApiServer } from './index';
-import { apiKeys, clientsFor, statusOf } from './testClients';
+import { apiKeys, clientsFor, mergePatch, statusOf } from './testClients';
 
 const NAMES = ['a-b', 'a.b', 'a0', 'ab', 'A1', 'b', 'z-9'];
 
@@ -89,6 +90,59 @@ describe('fake kube-apiserver: list pages with limit and continue', () => {
     });
     expect(first.metadata.remainingItemCount).toBe(2);
     expect(typeof first.metadata.continue).toBe('string');
+  });
+
+  it('serves every page from the snapshot of the first: later creates, changes and deletes do not show', async () => {
+    const first = await c.custom.listNamespacedCustomObject({
+      ...apiKeys,
+      namespace: 'team-a',
+      limit: 2,
+      labelSelector: 'parity=even',
+    });
+    expect(first.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual([
+      'a-b',
+      'a0',
+    ]);
+    // After the first page: a new even key, one even key deleted, one relabelled odd.
+    await c.custom.createNamespacedCustomObject({
+      ...apiKeys,
+      namespace: 'team-a',
+      body: apiKey('zz-new', { parity: 'even' }),
+    });
+    await c.custom.deleteNamespacedCustomObject({ ...apiKeys, namespace: 'team-a', name: 'a1' });
+    await c.custom.patchNamespacedCustomObject(
+      {
+        ...apiKeys,
+        namespace: 'team-a',
+        name: 'z-9',
+        body: { metadata: { labels: { parity: 'odd' } } },
+      },
+      mergePatch(),
+    );
+    const rest = await c.custom.listNamespacedCustomObject({
+      ...apiKeys,
+      namespace: 'team-a',
+      limit: 10,
+      labelSelector: 'parity=even',
+      _continue: first.metadata.continue,
+    });
+    expect(rest.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual([
+      'a1',
+      'z-9',
+    ]);
+    expect(rest.items[1].metadata.labels).toEqual({ parity: 'even' });
+    expect(rest.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    // A new list sees the present.
+    const now = await c.custom.listNamespacedCustomObject({
+      ...apiKeys,
+      namespace: 'team-a',
+      labelSelector: 'parity=even',
+    });
+    expect(now.items.map((o: { metadata: { name: string } }) => o.metadata.name)).toEqual([
+      'a-b',
+      'a0',
+      'zz-new',
+    ]);
   });
 
   it('answers 410 Expired for a token whose revision was compacted, 400 for a foreign one', async () => {

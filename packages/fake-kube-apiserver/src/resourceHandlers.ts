@@ -158,7 +158,7 @@ export function handleResourceRequest(
         // Only the latest state is kept, so an exact older snapshot is as gone as after compaction.
         throw expired('The resourceVersion for the provided list is too old.');
       }
-      let items = store.list(rt, filter);
+      let items: KubeObject[];
       let revision = store.currentRevision();
       if (q.continue) {
         const token = decodeContinue(q.continue);
@@ -167,8 +167,13 @@ export function handleResourceRequest(
             'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
           );
         }
+        // Every page of a list comes from the snapshot of its first page.
         revision = token.rv;
-        items = items.filter(o => `${o.metadata!.namespace ?? ''}/${o.metadata!.name}` > token.start);
+        items = store
+          .listAt(rt, filter, token.rv)
+          .filter(o => `${o.metadata!.namespace ?? ''}/${o.metadata!.name}` > token.start);
+      } else {
+        items = store.list(rt, filter);
       }
       const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
       const limit = q.limit !== undefined ? Number(q.limit) : 0;

@@ -58,7 +58,8 @@ function readPageTokenSecret(config: Config): Buffer | undefined {
   const key = Buffer.from(secret, 'utf8');
   if (key.length < MIN_PAGE_TOKEN_KEY_BYTES) {
     throw new InputError(
-      `portal.pagination.tokenSecret must be at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes long (e.g. the output of "openssl rand -base64 32")`,
+      `portal.pagination.tokenSecret must be at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes ` +
+        'long (e.g. the output of "openssl rand -base64 32")',
     );
   }
   return key;

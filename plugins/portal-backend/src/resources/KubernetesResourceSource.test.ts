@@ -13,6 +13,7 @@ import {
 } from '@internal/fake-kube-apiserver';
 import { createKubernetesApi } from '../store/kubernetes/kubernetesClient';
 import type { ReadOnlyKind, ReadOnlyObject } from '../store/types';
+import { walkPages } from '../store/testing/walkPages';
 import { KubernetesResourceSource } from './KubernetesResourceSource';
 import { ManifestResourceSource } from './ManifestResourceSource';
 
@@ -133,14 +134,8 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
     );
     const walk = async (namespaces?: string[]) => {
       const source = await sourceFor(namespaces);
-      const refs: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await source.listPage('HTTPRoute', {}, { limit: 2, cursor });
-        refs.push(...page.items.map(r => `${r.metadata.namespace}/${r.metadata.name}`));
-        cursor = page.cursor;
-      } while (cursor !== undefined);
-      return refs;
+      const pages = await walkPages(page => source.listPage('HTTPRoute', {}, page), 2);
+      return pages.flat().map(r => `${r.metadata.namespace}/${r.metadata.name}`);
     };
     const inServerOrder = [
       'elsewhere/a',

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { walkPages } from '../store/testing/walkPages';
 import { ManifestResourceSource } from './ManifestResourceSource';
 import { plansForRoute, plansOfPolicies } from './plansForRoute';
 
@@ -144,13 +145,8 @@ ${created === undefined ? '' : `  creationTimestamp: "${created}"\n`}spec: {}
         ].join('---\n'),
       },
     ]);
-    const walked: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await source.listPage('HTTPRoute', {}, { limit: 1, cursor });
-      walked.push(...page.items.map(r => `${r.metadata.namespace}/${r.metadata.name}`));
-      cursor = page.cursor;
-    } while (cursor !== undefined);
+    const pages = await walkPages(page => source.listPage('HTTPRoute', {}, page), 1);
+    const walked = pages.flat().map(r => `${r.metadata.namespace}/${r.metadata.name}`);
     expect(walked).toEqual(['z/undated', 'a/early', 'b/early', 'b/late']);
     const inB = await source.listPage('HTTPRoute', { namespace: 'b' }, { limit: 2 });
     expect(inB.items).toHaveLength(2);

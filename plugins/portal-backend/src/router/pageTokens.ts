@@ -46,9 +46,12 @@ const TOKEN_VERSION = 1;
 export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
 const ALTERED =
-  'continue token is not valid: it was altered or issued by another portal; start the list again without continue';
+  'continue token is not valid: it was altered or issued by another portal; ' +
+  'start the list again without continue';
 const OTHER_LIST =
-  'continue token belongs to another list: it was issued for another route, other filters or another caller; send the same filters as for the first page, or start again without continue';
+  'continue token belongs to another list: it was issued for another route, other ' +
+  'filters or another caller; send the same filters as for the first page, or start ' +
+  'again without continue';
 
 /** Seals and opens page tokens with one HMAC key. */
 export class PageTokens {

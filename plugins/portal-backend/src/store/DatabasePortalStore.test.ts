@@ -8,6 +8,7 @@ import {
   migrateUp,
 } from './DatabasePortalStore';
 import { runPortalStoreContract } from './testing/portalStoreContract';
+import { walkPages } from './testing/walkPages';
 
 const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
 const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
@@ -143,13 +144,8 @@ for (const { id, label } of ENGINES) {
       await knex('portal_api_products')
         .where({ namespace: 'c' })
         .update({ created_at: '2030-01-01T00:00:00Z' });
-      const walked: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await store.listProductsPage({}, { limit: 1, cursor });
-        walked.push(...page.items.map(p => `${p.metadata.namespace}/${p.metadata.name}`));
-        cursor = page.cursor;
-      } while (cursor !== undefined);
+      const pages = await walkPages(page => store.listProductsPage({}, page), 1);
+      const walked = pages.flat().map(p => `${p.metadata.namespace}/${p.metadata.name}`);
       expect(walked).toEqual(['c/p0', 'a/p1', 'a/p2', 'b/p1']);
       await knex.destroy();
     }, 30_000);

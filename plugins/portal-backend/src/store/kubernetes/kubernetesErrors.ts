@@ -155,11 +155,13 @@ export function mapKubernetesError(
       // API server's history. The client's fix is to start its walk again.
       if (call.verb === 'list') {
         return new InputError(
-          `continue token expired: the Kubernetes API server no longer keeps the list it continues (${serverMessage}); start the list again without continue`,
+          'continue token expired: the Kubernetes API server no longer keeps the list it ' +
+            `continues (${serverMessage}); start the list again without continue`,
         );
       }
       return new Error(
-        `Unexpected answer of the Kubernetes API server to ${describe(call)}: HTTP 410 ${serverMessage}`,
+        `Unexpected answer of the Kubernetes API server to ${describe(call)}: ` +
+          `HTTP 410 ${serverMessage}`,
       );
     case 429:
       return new ServiceUnavailableError(

@@ -9,13 +9,8 @@ import {
   type ApiProductSpec,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import type {
-  KeyFilter,
-  NewApiKey,
-  Page,
-  PageRequest,
-  PortalStore,
-} from '../types';
+import type { KeyFilter, NewApiKey, PortalStore } from '../types';
+import { walkPages } from './walkPages';
 
 /** One fresh, empty store for one test. */
 export interface PortalStoreUnderTest {
@@ -862,27 +857,6 @@ export function runPortalStoreContract(
     });
 
     describe('pages', () => {
-      /** Walks every page of a list; checks that only the last page lacks a cursor. */
-      async function walk<T>(
-        list: (page: PageRequest) => Promise<Page<T>>,
-        limit: number,
-        betweenPages: (pageIndex: number) => Promise<void> = async () => {},
-      ): Promise<T[][]> {
-        const pages: T[][] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await list({ limit, cursor });
-          expect(page.items.length).toBeLessThanOrEqual(limit);
-          pages.push(page.items);
-          cursor = page.cursor;
-          if (cursor !== undefined) {
-            // A cursor means more follow: no page but the last may be empty.
-            expect(page.items.length).toBeGreaterThan(0);
-            await betweenPages(pages.length);
-          }
-        } while (cursor !== undefined);
-        return pages;
-      }
       const refsOf = (items: Array<{ metadata: ObjectRef }>) =>
         items.map(item => `${item.metadata.namespace}/${item.metadata.name}`);
 
@@ -897,12 +871,12 @@ export function runPortalStoreContract(
           await createProduct(namespace, productName, BOB);
         }
         const all = refsOf(await store.listProducts({}));
-        const pages = await walk(page => store.listProductsPage({}, page), 2);
+        const pages = await walkPages(page => store.listProductsPage({}, page), 2);
         expect(pages.map(p => p.length)).toEqual([2, 2, 1]);
         const walked = refsOf(pages.flat());
         expect([...walked].sort()).toEqual([...all].sort());
         // The order is stable: a second walk in other page sizes gives the same sequence.
-        expect(refsOf((await walk(page => store.listProductsPage({}, page), 3)).flat())).toEqual(
+        expect(refsOf((await walkPages(page => store.listProductsPage({}, page), 3)).flat())).toEqual(
           walked,
         );
         // A page holding everything has no cursor; so does a page of exactly the rest.
@@ -910,13 +884,13 @@ export function runPortalStoreContract(
         expect((await store.listProductsPage({}, { limit: 6 })).cursor).toBeUndefined();
         expect((await store.listProductsPage({}, { limit: 4 })).cursor).toBeDefined();
         // Filters hold on every page.
-        const ofOther = await walk(
+        const ofOther = await walkPages(
           page => store.listProductsPage({ namespace: 'other' }, page),
           1,
         );
         expect(refsOf(ofOther.flat()).sort()).toEqual(['other/c', 'other/e']);
         await createProduct('toystore', 'f', ALICE);
-        const alices = await walk(
+        const alices = await walkPages(
           page => store.listProductsPage({ ownerRefs: [ALICE, PAYMENTS] }, page),
           1,
         );
@@ -937,7 +911,7 @@ export function runPortalStoreContract(
           );
         }
         const added: ApiKey[] = [];
-        const pages = await walk(
+        const pages = await walkPages(
           page => store.listKeysPage({}, page),
           3,
           async pageIndex => {
@@ -993,7 +967,8 @@ export function runPortalStoreContract(
         for (const filter of filters) {
           const whole = refsOf(await store.listKeys(filter)).sort();
           for (const limit of [1, 2]) {
-            const walked = refsOf((await walk(page => store.listKeysPage(filter, page), limit)).flat());
+            const pages = await walkPages(page => store.listKeysPage(filter, page), limit);
+            const walked = refsOf(pages.flat());
             expect({ filter, limit, walked: [...walked].sort() }).toEqual({
               filter,
               limit,
