@@ -18,6 +18,7 @@ import {
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import request from 'supertest';
+import { productOwnerApproval } from './permissions/testing';
 import { portalPlugin } from './plugin';
 
 const TOYSTORE_MANIFEST = path.resolve(
@@ -93,18 +94,7 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
       return queries.map((): PolicyDecision => {
         if (options.allowEverything || user === CAROL)
           return { result: AuthorizeResult.ALLOW };
-        if (user === BOB) {
-          return {
-            result: AuthorizeResult.CONDITIONAL,
-            pluginId: 'portal',
-            resourceType: 'portal-apikey',
-            conditions: {
-              rule: 'IS_PRODUCT_OWNER',
-              resourceType: 'portal-apikey',
-              params: { claims: [BOB, TEAM_A] },
-            },
-          };
-        }
+        if (user === BOB) return productOwnerApproval([BOB, TEAM_A]);
         return { result: AuthorizeResult.DENY };
       }) as any;
     },

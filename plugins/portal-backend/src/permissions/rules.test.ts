@@ -1,7 +1,3 @@
-import {
-  AuthorizeResult,
-  type PolicyDecision,
-} from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import type { ApiKey } from '@devportal/plugin-portal-common';
 import {
@@ -9,6 +5,7 @@ import {
   portalApiKeyRules,
   type PortalApiKeyResource,
 } from './rules';
+import { productOwnerApproval } from './testing';
 
 const key = { metadata: { namespace: 'toystore', name: 'k' } } as ApiKey;
 const resource = (productOwnerRef?: string): PortalApiKeyResource => ({
@@ -18,16 +15,7 @@ const resource = (productOwnerRef?: string): PortalApiKeyResource => ({
 const authorize = createConditionAuthorizer<PortalApiKeyResource, unknown>(
   portalApiKeyRules,
 );
-const conditional = (claims: string[]): PolicyDecision => ({
-  result: AuthorizeResult.CONDITIONAL,
-  pluginId: 'portal',
-  resourceType: 'portal-apikey',
-  conditions: {
-    rule: 'IS_PRODUCT_OWNER',
-    resourceType: 'portal-apikey',
-    params: { claims },
-  },
-});
+const conditional = productOwnerApproval;
 
 describe('IS_PRODUCT_OWNER', () => {
   it('holds when the product owner is one of the claims (as RBAC passes $ownerRefs)', () => {

@@ -11,15 +11,13 @@ import {
   mockServices,
   TestDatabases,
 } from '@backstage/backend-test-utils';
-import {
-  AuthorizeResult,
-  type PolicyDecision,
-} from '@backstage/plugin-permission-common';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   OWNER_ANNOTATION,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import path from 'node:path';
+import { productOwnerApproval } from '../permissions/testing';
 import { ManifestResourceSource } from '../resources';
 import { DatabasePortalStore } from '../store/DatabasePortalStore';
 import type { PortalStore } from '../store/types';
@@ -73,16 +71,7 @@ async function setUp() {
     }),
     authorizeConditional: jest.fn(async queries => {
       steps.push('authorizeConditional');
-      return queries.map((): PolicyDecision => ({
-        result: AuthorizeResult.CONDITIONAL,
-        pluginId: 'portal',
-        resourceType: 'portal-apikey',
-        conditions: {
-          rule: 'IS_PRODUCT_OWNER',
-          resourceType: 'portal-apikey',
-          params: { claims: [MALLORY] },
-        },
-      })) as any;
+      return queries.map(() => productOwnerApproval([MALLORY])) as any;
     }),
   });
   const userInfo = mockServices.userInfo.mock({
