@@ -1,12 +1,14 @@
 /*
  * Wiring only: reads the config once, builds the store, the read-only resource source and
- * the services, registers the permissions and the `portal-apikey` resource type, and
+ * the services (with the events and notifications they announce changes through), registers the permissions and the `portal-apikey` resource type, and
  * mounts the router. The rules live in service/, the HTTP surface in router/.
  */
 import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
+import { eventsServiceRef } from '@backstage/plugin-events-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
 import { readPortalConfig } from './config';
@@ -18,6 +20,8 @@ import { ManifestResourceSource } from './resources';
 import { createRouter } from './router/createRouter';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
+import { PortalEventPublisher } from './service/PortalEventPublisher';
+import { PortalNotifier } from './service/PortalNotifier';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
 import { createKubernetesStorage } from './store/kubernetes/createKubernetesStorage';
 
@@ -40,6 +44,8 @@ export const portalPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        events: eventsServiceRef,
+        notifications: notificationService,
       },
       async init(deps) {
         const config = readPortalConfig(deps.config);
@@ -60,7 +66,12 @@ export const portalPlugin = createBackendPlugin({
                   config.manifests,
                 ),
               };
-        const service = DefaultPortalService.create({ store, resources });
+        const service = DefaultPortalService.create({
+          store,
+          resources,
+          events: PortalEventPublisher.create(deps),
+          notifier: PortalNotifier.create(deps),
+        });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);
         deps.permissionsRegistry.addResourceType({

@@ -209,7 +209,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductUpdateOwnPermission,
       'updating',
     );
-    return this.#service.updateProduct(product, patch, {
+    return this.#service.updateProduct(actor, product, patch, {
       allowOwnerAndRouteChange: scope === 'all',
     });
   }
@@ -227,7 +227,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteProduct(ref);
+    await this.#service.deleteProduct(actor, ref);
   }
 
   /**
@@ -389,7 +389,7 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'deleting an API key request',
     );
-    await this.#keyForRequesterChange(
+    const key = await this.#keyForRequesterChange(
       credentials,
       actor,
       ref,
@@ -397,7 +397,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiKeyDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteKey(ref);
+    await this.#service.deleteKey(actor, key);
   }
 
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
@@ -405,7 +405,7 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'reading an API key secret',
     );
-    await this.#keyForRequesterChange(
+    const key = await this.#keyForRequesterChange(
       credentials,
       actor,
       ref,
@@ -413,7 +413,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiKeyReadOwnPermission,
       'reading the secret of',
     );
-    return this.#service.revealSecret(ref);
+    return this.#service.revealSecret(actor, key);
   }
 
   /**
@@ -468,8 +468,12 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ) {
-    const review = await this.#startReview(credentials);
-    return review(ref, decision, reason);
+    const review = await this.#startReview(credentials, decision, reason);
+    try {
+      return await review.review(ref);
+    } finally {
+      await review.finish();
+    }
   }
 
   async bulkReview(
@@ -478,7 +482,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ): Promise<BulkReviewResult[]> {
-    const review = await this.#startReview(credentials);
+    const review = await this.#startReview(credentials, decision, reason);
     const results: BulkReviewResult[] = [];
     // One item after the other: each is an independent compare-and-set in the store, and
     // the answer must list them in input order.
@@ -488,20 +492,27 @@ export class AuthorizedPortalService implements PortalService {
         results.push({
           ...item,
           success: true,
-          apiKey: await review(ref, decision, reason),
+          apiKey: await review.review(ref),
         });
       } catch (error) {
         results.push({ ...item, success: false, error: toItemError(error) });
       }
     }
+    await review.finish();
     return results;
   }
 
   /**
-   * Asks for the approval decision once and returns a function that reviews one key with
-   * it. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key.
+   * Asks for the approval decision once and returns `review`, which reviews one key with
+   * it, and `finish`, which sends the call's notifications (the business service's
+   * {@link DefaultPortalService.beginReview}). A DENY answers 403 at once; a CONDITIONAL
+   * decision is applied to each key.
    */
-  async #startReview(credentials: BackstageCredentials) {
+  async #startReview(
+    credentials: BackstageCredentials,
+    decision: ReviewDecision,
+    reason: string | undefined,
+  ) {
     const actor = await this.#requireUser(
       credentials,
       'reviewing API key requests',
@@ -537,11 +548,8 @@ export class AuthorizedPortalService implements PortalService {
         portalApiKeyReadOwnPermission,
       ));
 
-    return async (
-      ref: ObjectRef,
-      decision: ReviewDecision,
-      reason?: string,
-    ) => {
+    const keyReview = this.#service.beginReview(actor, decision, reason);
+    const review = async (ref: ObjectRef) => {
       const key = await this.#service.findKey(ref);
       if (!key) throw keyNotFound(ref);
       const productOwnerRef = await this.#service.productOwnerOfKey(key);
@@ -558,8 +566,9 @@ export class AuthorizedPortalService implements PortalService {
       }
       const secretLabels =
         decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
-      return this.#service.reviewKey(key, actor, decision, reason, { secretLabels });
+      return keyReview.review(key, { secretLabels });
     };
+    return { review, finish: keyReview.finish };
   }
 
   #approvalAllows(
