@@ -12,6 +12,8 @@ backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 backend.add(import('@backstage/plugin-auth-backend-module-oauth2-proxy-provider'));
 backend.add(import('@backstage/plugin-catalog-backend'));
+// Published API products of the portal as API entities (full sync + the portal's events).
+backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
 // Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
