@@ -45,6 +45,7 @@ export const PORTAL_ENTITY_PROVIDER_NAME = 'portal-api-products';
 export interface PortalEntityProviderOptions {
   /** A client of the portal that may list every product (a service token). */
   client: PortalClient;
+  /** Where failed reads and syncs are reported. */
   logger: LoggerService;
   /** The address of a product in the portal's frontend: see ProductEntityOptions. */
   productUrlTemplate: string;
@@ -65,6 +66,7 @@ export class PortalEntityProvider implements EntityProvider {
   /** The tail of the queue that runs syncs and deltas one at a time. */
   #queue: Promise<void> = Promise.resolve();
 
+  /** Builds the provider; nothing runs until the catalog connects it. */
   static create(options: PortalEntityProviderOptions): PortalEntityProvider {
     return new PortalEntityProvider(options);
   }
@@ -79,10 +81,12 @@ export class PortalEntityProvider implements EntityProvider {
     };
   }
 
+  /** {@inheritDoc @backstage/plugin-catalog-node#EntityProvider.getProviderName} */
   getProviderName(): string {
     return PORTAL_ENTITY_PROVIDER_NAME;
   }
 
+  /** Keeps the connection and starts the scheduled full synchronisation. */
   async connect(connection: EntityProviderConnection): Promise<void> {
     this.#connection = connection;
     // Scheduled only now: a sync before the catalog connects would have nowhere to go.

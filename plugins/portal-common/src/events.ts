@@ -27,6 +27,7 @@ export type PortalEventType =
  * @public
  */
 export interface PortalEventPayload {
+  /** What happened. */
   type: PortalEventType;
   /** The record that changed (the product for `apiproduct.*`, the key for `apikey.*`). */
   ref: ObjectRef;
