@@ -107,7 +107,8 @@ export class PortalEntityProvider implements EntityProvider {
         .filter((entity): entity is DeferredEntity => entity !== undefined);
       await connection.applyMutation({ type: 'full', entities });
       this.#logger.info(
-        `Synchronised ${entities.length} Published API products of ${items.length} into the catalog`,
+        `Synchronised ${entities.length} Published API products of ${items.length} ` +
+          'into the catalog',
       );
     });
   }
@@ -119,10 +120,14 @@ export class PortalEntityProvider implements EntityProvider {
    */
   async onPortalEvent(payload: unknown): Promise<void> {
     if (!isApiProductEvent(payload) || this.#connection === undefined) return;
-    const ref = { namespace: payload.product.namespace, name: payload.product.name };
+    const ref = {
+      namespace: payload.product.namespace,
+      name: payload.product.name,
+    };
     this.#enqueue(() => this.#applyDelta(ref)).catch(error =>
       this.#logger.warn(
-        `Could not update the API entity of ${ref.namespace}/${ref.name}; the next full sync will: ${error}`,
+        `Could not update the API entity of ${ref.namespace}/${ref.name} ` +
+          `(the next full sync will): ${error}`,
       ),
     );
   }
@@ -141,9 +146,15 @@ export class PortalEntityProvider implements EntityProvider {
       throw error;
     });
     const entity =
-      product !== undefined && isPublished(product) ? this.#deferred(product) : undefined;
+      product !== undefined && isPublished(product)
+        ? this.#deferred(product)
+        : undefined;
     if (entity !== undefined) {
-      await connection.applyMutation({ type: 'delta', added: [entity], removed: [] });
+      await connection.applyMutation({
+        type: 'delta',
+        added: [entity],
+        removed: [],
+      });
       return;
     }
     const entityRef = stringifyEntityRef({
@@ -158,11 +169,14 @@ export class PortalEntityProvider implements EntityProvider {
     });
   }
 
-  #deferred(product: Parameters<typeof productToEntity>[0]): DeferredEntity | undefined {
+  #deferred(
+    product: Parameters<typeof productToEntity>[0],
+  ): DeferredEntity | undefined {
     const entity = productToEntity(product, this.#entityOptions);
     if (entity === undefined) {
       this.#logger.warn(
-        `API product ${product.metadata.namespace}/${product.metadata.name} has no owner; it gets no API entity`,
+        `API product ${product.metadata.namespace}/${product.metadata.name} has no owner; ` +
+          'it gets no API entity',
       );
       return undefined;
     }
@@ -175,7 +189,9 @@ export class PortalEntityProvider implements EntityProvider {
 
   #requireConnection(): EntityProviderConnection {
     if (this.#connection === undefined) {
-      throw new Error('the catalog has not connected the portal entity provider yet');
+      throw new Error(
+        'the catalog has not connected the portal entity provider yet',
+      );
     }
     return this.#connection;
   }

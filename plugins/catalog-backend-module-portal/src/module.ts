@@ -49,8 +49,19 @@ export const catalogModulePortalEntityProvider = createBackendModule({
         lifecycle: coreServices.lifecycle,
         events: eventsServiceRef,
       },
-      async init({ catalog, config, logger, scheduler, discovery, auth, lifecycle, events }) {
-        const providerConfig = config.getOptionalConfig('catalog.providers.portal');
+      async init({
+        catalog,
+        config,
+        logger,
+        scheduler,
+        discovery,
+        auth,
+        lifecycle,
+        events,
+      }) {
+        const providerConfig = config.getOptionalConfig(
+          'catalog.providers.portal',
+        );
         const schedule = providerConfig?.has('schedule')
           ? readSchedulerServiceTaskScheduleDefinitionFromConfig(
               providerConfig.getConfig('schedule'),

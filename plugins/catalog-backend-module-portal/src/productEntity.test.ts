@@ -33,7 +33,11 @@ const product = (overrides: Partial<ApiProduct['spec']> = {}): ApiProduct => ({
   },
   spec: {
     displayName: 'Toys',
-    targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
+    targetRef: {
+      group: 'gateway.networking.k8s.io',
+      kind: 'HTTPRoute',
+      name: 'toystore',
+    },
     approvalMode: 'manual',
     publishStatus: 'Published',
     ...overrides,
@@ -43,7 +47,9 @@ const product = (overrides: Partial<ApiProduct['spec']> = {}): ApiProduct => ({
 
 describe('apiEntityName', () => {
   it('joins namespace and name with a dot, which neither DNS label can contain', () => {
-    expect(apiEntityName({ namespace: 'toystore', name: 'toys' })).toBe('toystore.toys');
+    expect(apiEntityName({ namespace: 'toystore', name: 'toys' })).toBe(
+      'toystore.toys',
+    );
     expect(apiEntityName({ namespace: 'a-b', name: 'c' })).not.toBe(
       apiEntityName({ namespace: 'a', name: 'b-c' }),
     );
@@ -64,7 +70,10 @@ describe('apiEntityName', () => {
 
   it('does not leave a separator before the hash when the cut falls on one', () => {
     // namespace (51) + '.' puts the dot at position 52, the last character of the prefix.
-    const name = apiEntityName({ namespace: 'n'.repeat(51), name: 'x'.repeat(20) });
+    const name = apiEntityName({
+      namespace: 'n'.repeat(51),
+      name: 'x'.repeat(20),
+    });
     expect(name).toMatch(/^n{51}-[0-9a-f]{10}$/);
     expect(KubernetesValidatorFunctions.isValidObjectName(name)).toBe(true);
   });
@@ -78,7 +87,15 @@ describe('apiEntityName', () => {
 describe('normalizeTags', () => {
   it('lower-cases, turns other characters into single dashes and drops duplicates', () => {
     expect(
-      normalizeTags(['Payments', 'public API', 'public_api', '  v2 / beta ', 'c++', '#1', '---']),
+      normalizeTags([
+        'Payments',
+        'public API',
+        'public_api',
+        '  v2 / beta ',
+        'c++',
+        '#1',
+        '---',
+      ]),
     ).toEqual(['payments', 'public-api', 'v2-beta', 'c++', '#1']);
   });
 
@@ -89,8 +106,16 @@ describe('normalizeTags', () => {
   });
 
   it('gives only tags the catalog accepts', () => {
-    const tags = normalizeTags(['ÜBER api', 'x'.repeat(100), 'a:b', 'café', 'ok']);
-    expect(tags.every(tag => CommonValidatorFunctions.isValidTag(tag))).toBe(true);
+    const tags = normalizeTags([
+      'ÜBER api',
+      'x'.repeat(100),
+      'a:b',
+      'café',
+      'ok',
+    ]);
+    expect(tags.every(tag => CommonValidatorFunctions.isValidTag(tag))).toBe(
+      true,
+    );
   });
 
   it('accepts no tags', () => {
@@ -118,11 +143,20 @@ describe('productToEntity', () => {
         tags: ['toys'],
         annotations: { [PORTAL_API_PRODUCT_ANNOTATION]: 'toystore/toys' },
       },
-      spec: { type: 'other', lifecycle: 'production', owner: 'group:default/payments-team' },
+      spec: {
+        type: 'other',
+        lifecycle: 'production',
+        owner: 'group:default/payments-team',
+      },
     });
     expect(entity.metadata.links).toEqual([
-      expect.objectContaining({ url: 'https://portal.example.com/products/toystore/toys' }),
-      expect.objectContaining({ url: 'https://docs.example.com/toys', title: 'Documentation' }),
+      expect.objectContaining({
+        url: 'https://portal.example.com/products/toystore/toys',
+      }),
+      expect.objectContaining({
+        url: 'https://docs.example.com/toys',
+        title: 'Documentation',
+      }),
     ]);
     expect(entity.spec.definition).toContain('# Toys');
     expect(entity.spec.definition).toContain('Plans: gold, silver.');
@@ -131,15 +165,24 @@ describe('productToEntity', () => {
 
   it('points an openapi entity at the OpenAPI URL through a $text placeholder', () => {
     const entity = productToEntity(
-      product({ documentation: { openAPISpecURL: 'https://api.example.com/openapi.yaml' } }),
+      product({
+        documentation: {
+          openAPISpecURL: 'https://api.example.com/openapi.yaml',
+        },
+      }),
       OPTIONS,
     )!;
     expect(entity.spec.type).toBe('openapi');
-    expect(entity.spec.definition).toEqual({ $text: 'https://api.example.com/openapi.yaml' });
+    expect(entity.spec.definition).toEqual({
+      $text: 'https://api.example.com/openapi.yaml',
+    });
   });
 
   it('never leaves the definition empty, even for a bare product', () => {
-    const entity = productToEntity({ ...product(), status: undefined }, OPTIONS)!;
+    const entity = productToEntity(
+      { ...product(), status: undefined },
+      OPTIONS,
+    )!;
     expect(entity.spec.definition.trim()).not.toBe('');
     expect(entity.metadata.description).toBeUndefined();
     expect(entity.metadata.tags).toEqual([]);

@@ -15,8 +15,15 @@ import {
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
 import { backendDatabases } from '../testing/backendDatabases';
 import { apiEntityOfProduct } from '../testing/catalogEntities';
-import { STATIC_SERVICE_TOKEN, portalClient, uniqueName } from '../testing/portalHttp';
-import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import {
+  STATIC_SERVICE_TOKEN,
+  portalClient,
+  uniqueName,
+} from '../testing/portalHttp';
+import {
+  BackendProcess,
+  startBackendProcess,
+} from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
 
 const NS = 'toystore';
@@ -31,7 +38,13 @@ const PRELOADED = 'preloaded-api';
 const schedule = (initialDelay: { seconds: number } | { hours: number }) => ({
   catalog: {
     providers: {
-      portal: { schedule: { frequency: { hours: 1 }, timeout: { minutes: 1 }, initialDelay } },
+      portal: {
+        schedule: {
+          frequency: { hours: 1 },
+          timeout: { minutes: 1 },
+          initialDelay,
+        },
+      },
     },
   },
 });
@@ -42,41 +55,53 @@ interface Setup {
   preloaded: boolean;
 }
 
-const databaseSetups: Setup[] = backendDatabases('catalog module tests').map(db => ({
-  name: `the database store on ${db.name}`,
-  preloaded: false,
-  async start() {
-    const backend = await startBackendProcess({
-      config: {
-        mcpBroker: { servers: [] },
-        ...schedule({ hours: 1 }),
-        ...(db.config && { backend: { database: db.config } }),
-      },
-    });
-    return {
-      backend,
-      cleanup: async () => {
-        await backend.stop();
-        await db.cleanup();
-      },
-    };
-  },
-}));
+const databaseSetups: Setup[] = backendDatabases('catalog module tests').map(
+  db => ({
+    name: `the database store on ${db.name}`,
+    preloaded: false,
+    async start() {
+      const backend = await startBackendProcess({
+        config: {
+          mcpBroker: { servers: [] },
+          ...schedule({ hours: 1 }),
+          ...(db.config && { backend: { database: db.config } }),
+        },
+      });
+      return {
+        backend,
+        cleanup: async () => {
+          await backend.stop();
+          await db.cleanup();
+        },
+      };
+    },
+  }),
+);
 
 const kubernetesSetup: Setup = {
   name: 'the Kubernetes store (fake API server)',
   preloaded: true,
   async start() {
-    const fake: FakeKubeApiServer = await startFakeKubeApiServer({ namespaces: [NS] });
+    const fake: FakeKubeApiServer = await startFakeKubeApiServer({
+      namespaces: [NS],
+    });
     await fake.loadFile(TOYSTORE);
     fake.load([
       {
         apiVersion: 'devportal.kuadrant.io/v1alpha1',
         kind: 'APIProduct',
-        metadata: { namespace: NS, name: PRELOADED, annotations: { 'backstage.io/owner': TEAM } },
+        metadata: {
+          namespace: NS,
+          name: PRELOADED,
+          annotations: { 'backstage.io/owner': TEAM },
+        },
         spec: {
           displayName: 'Preloaded',
-          targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
+          targetRef: {
+            group: 'gateway.networking.k8s.io',
+            kind: 'HTTPRoute',
+            name: 'toystore',
+          },
           approvalMode: 'manual',
           publishStatus: 'Published',
         },
@@ -119,7 +144,8 @@ describe.each([...databaseSetups, kubernetesSetup])(
       await cleanup?.();
     }, 60_000);
 
-    const entityOf = (ref: ObjectRef) => apiEntityOfProduct(backend, STATIC_SERVICE_TOKEN, ref);
+    const entityOf = (ref: ObjectRef) =>
+      apiEntityOfProduct(backend, STATIC_SERVICE_TOKEN, ref);
     const waitForEntity = async (ref: ObjectRef) =>
       (await waitFor(
         () => entityOf(ref),
@@ -144,7 +170,11 @@ describe.each([...databaseSetups, kubernetesSetup])(
           displayName: 'Catalogued API',
           description: 'Toys for the catalog',
           tags: ['Payments', 'public API'],
-          targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
+          targetRef: {
+            group: 'gateway.networking.k8s.io',
+            kind: 'HTTPRoute',
+            name: 'toystore',
+          },
           documentation: { docsURL: 'https://docs.example.com/toys' },
           publishStatus,
         },
@@ -169,7 +199,9 @@ describe.each([...databaseSetups, kubernetesSetup])(
           title: 'Catalogued API',
           description: 'Toys for the catalog',
           tags: ['payments', 'public-api'],
-          annotations: { 'portal.devportal.io/api-product': `${NS}/${ref.name}` },
+          annotations: {
+            'portal.devportal.io/api-product': `${NS}/${ref.name}`,
+          },
         },
         spec: { type: 'other', lifecycle: 'production', owner: TEAM },
       });
@@ -203,7 +235,9 @@ describe.each([...databaseSetups, kubernetesSetup])(
       const published = await createProduct('Published');
       await waitForEntity(published);
       expect(await entityOf(draft)).toBeUndefined();
-      await bob.updateApiProduct(draft, { spec: { publishStatus: 'Published' } });
+      await bob.updateApiProduct(draft, {
+        spec: { publishStatus: 'Published' },
+      });
       await waitForEntity(draft);
     }, 90_000);
   },

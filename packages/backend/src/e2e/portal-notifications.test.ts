@@ -72,9 +72,12 @@ describe.each(backendDatabases('portal notification tests'))(
       return { ref, topic: `APIProduct ${NS}/${ref.name}` };
     };
 
-    it('tells bob and dave of alice\'s request, and alice of bob\'s approval with the reason', async () => {
+    it("tells bob and dave of alice's request, then alice of the approval and its reason", async () => {
       const { ref, topic } = await createProduct('toystore');
-      const key = await clients.alice.createRequest({ apiProductRef: ref, planTier: 'gold' });
+      const key = await clients.alice.createRequest({
+        apiProductRef: ref,
+        planTier: 'gold',
+      });
       const link = `/portal/requests/${NS}/${key.metadata.name}`;
 
       for (const owner of ['bob', 'dave']) {
@@ -84,11 +87,15 @@ describe.each(backendDatabases('portal notification tests'))(
           link,
           topic,
         });
-        expect(notification.payload.description).toContain('user:default/alice');
+        expect(notification.payload.description).toContain(
+          'user:default/alice',
+        );
       }
       expect(await notificationsOf(backend, tokens.alice, topic)).toEqual([]);
 
-      await clients.bob.approveRequest(key.metadata, { reason: 'welcome aboard' });
+      await clients.bob.approveRequest(key.metadata, {
+        reason: 'welcome aboard',
+      });
       const approval = await firstNotification('alice', topic);
       expect(approval.payload).toMatchObject({
         title: `Your gold API key request for ${NS}/${ref.name} was approved`,
@@ -102,7 +109,10 @@ describe.each(backendDatabases('portal notification tests'))(
       const keys = [];
       for (let i = 1; i <= 20; i++) {
         keys.push(
-          await clients.alice.createRequest({ apiProductRef: ref, planTier: `tier-${i}` }),
+          await clients.alice.createRequest({
+            apiProductRef: ref,
+            planTier: `tier-${i}`,
+          }),
         );
       }
       const { results } = await clients.bob.bulkApproveRequests({
@@ -118,7 +128,9 @@ describe.each(backendDatabases('portal notification tests'))(
       ]);
       expect(received[0].payload.description).toContain('all at once');
       // The owners heard of each of the 20 requests.
-      expect(await notificationsOf(backend, tokens.dave, topic)).toHaveLength(20);
+      expect(await notificationsOf(backend, tokens.dave, topic)).toHaveLength(
+        20,
+      );
     }, 120_000);
   },
 );

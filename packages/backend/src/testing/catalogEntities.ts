@@ -15,7 +15,12 @@ export interface CatalogEntity {
     links?: Array<{ url: string; title?: string }>;
     annotations?: Record<string, string>;
   };
-  spec?: { type?: string; lifecycle?: string; owner?: string; definition?: string };
+  spec?: {
+    type?: string;
+    lifecycle?: string;
+    owner?: string;
+    definition?: string;
+  };
 }
 
 /** The annotation the module puts on every entity (see the module's README). */
@@ -30,11 +35,16 @@ export async function apiEntityOfProduct(
   const query = new URLSearchParams({
     filter: `kind=API,metadata.annotations.${API_PRODUCT_ANNOTATION}=${product.namespace}/${product.name}`,
   });
-  const response = await fetch(`${backend.baseUrl}/api/catalog/entities/by-query?${query}`, {
-    headers: { Authorization: `Bearer ${token}` },
-  });
+  const response = await fetch(
+    `${backend.baseUrl}/api/catalog/entities/by-query?${query}`,
+    {
+      headers: { Authorization: `Bearer ${token}` },
+    },
+  );
   if (!response.ok) {
-    throw new Error(`the catalog answered ${response.status}: ${await response.text()}`);
+    throw new Error(
+      `the catalog answered ${response.status}: ${await response.text()}`,
+    );
   }
   const body = (await response.json()) as { items: CatalogEntity[] };
   return body.items[0];

@@ -34,6 +34,8 @@ export async function notificationsOf(
       `GET /api/notifications/notifications answered ${response.status}: ${await response.text()}`,
     );
   }
-  const body = (await response.json()) as { notifications: ListedNotification[] };
+  const body = (await response.json()) as {
+    notifications: ListedNotification[];
+  };
   return body.notifications;
 }

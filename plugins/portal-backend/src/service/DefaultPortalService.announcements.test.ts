@@ -180,19 +180,28 @@ describe('DefaultPortalService: events and notifications after each change', () 
       expect(events.map(event => [event.type, event.ref.name])).toEqual(
         keys.map(key => ['apikey.approved', key.metadata.name]),
       );
-      expect(sent.map(n => [n.recipients, n.payload.title, n.payload.description]))
-        .toEqual([
-          [
-            { type: 'entity', entityRef: ALICE.userRef, excludeEntityRef: BOB.userRef },
-            '3 of your API key requests for toystore/toys were approved',
-            '3 of your API key requests for toystore/toys were approved: welcome',
-          ],
-          [
-            { type: 'entity', entityRef: DAVE.userRef, excludeEntityRef: BOB.userRef },
-            'Your gold API key request for toystore/toys was approved',
-            'Your gold API key request for toystore/toys was approved: welcome',
-          ],
-        ]);
+      expect(
+        sent.map(n => [n.recipients, n.payload.title, n.payload.description]),
+      ).toEqual([
+        [
+          {
+            type: 'entity',
+            entityRef: ALICE.userRef,
+            excludeEntityRef: BOB.userRef,
+          },
+          '3 of your API key requests for toystore/toys were approved',
+          '3 of your API key requests for toystore/toys were approved: welcome',
+        ],
+        [
+          {
+            type: 'entity',
+            entityRef: DAVE.userRef,
+            excludeEntityRef: BOB.userRef,
+          },
+          'Your gold API key request for toystore/toys was approved',
+          'Your gold API key request for toystore/toys was approved: welcome',
+        ],
+      ]);
       expect(sent.map(n => n.payload.topic)).toEqual([
         'APIProduct toystore/toys',
         'APIProduct toystore/toys',
@@ -236,7 +245,8 @@ describe('DefaultPortalService: events and notifications after each change', () 
       await review.finish();
       expect(sent).toHaveLength(1);
       expect(sent[0].payload).toMatchObject({
-        title: '2 of your API key requests for toystore/toys, toystore/games were rejected',
+        title:
+          '2 of your API key requests for toystore/toys, toystore/games were rejected',
         topic: 'API key requests',
         link: '/portal/requests',
       });
@@ -257,7 +267,8 @@ describe('DefaultPortalService: events and notifications after each change', () 
       );
       expect(sent.at(-1)?.payload).toMatchObject({
         title: 'Your silver API key request for toystore/toys was rejected',
-        description: 'Your silver API key request for toystore/toys was rejected: use gold',
+        description:
+          'Your silver API key request for toystore/toys was rejected: use gold',
         severity: 'high',
       });
       const approved = await service.reviewKey(
@@ -289,7 +300,10 @@ describe('DefaultPortalService: events and notifications after each change', () 
       const key = await request(ALICE);
       expect(key.status?.phase).toBe('Approved');
       expect(events.slice(-2)).toEqual([
-        expect.objectContaining({ type: 'apikey.requested', actor: ALICE.userRef }),
+        expect.objectContaining({
+          type: 'apikey.requested',
+          actor: ALICE.userRef,
+        }),
         expect.objectContaining({
           type: 'apikey.approved',
           actor: 'system:automatic-approval',

@@ -27,7 +27,8 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
     });
-  });
+    // The first fake API server of a worker takes seconds to start on a loaded machine.
+  }, TEST_TIMEOUT_MS);
 
   afterEach(async () => {
     await fake?.close();

@@ -27,7 +27,10 @@ export interface PortalEventPublisherOptions {
 
 /** The product a key belongs to (keys live in their product's namespace). */
 export function productRefOfKey(key: ApiKey): ObjectRef {
-  return { namespace: key.metadata.namespace, name: key.spec.apiProductRef.name };
+  return {
+    namespace: key.metadata.namespace,
+    name: key.spec.apiProductRef.name,
+  };
 }
 
 /** Publishes portal events; never throws. */
@@ -77,7 +80,8 @@ export class PortalEventPublisher {
       });
     } catch (error) {
       this.#logger.warn(
-        `Could not publish portal event ${payload.type} for ${payload.ref.namespace}/${payload.ref.name}: ${(error as Error).message}`,
+        `Could not publish portal event ${payload.type} for ` +
+          `${payload.ref.namespace}/${payload.ref.name}: ${(error as Error).message}`,
       );
     }
   }

@@ -90,12 +90,15 @@ export class PortalNotifier {
     for (const [requester, ofRequester] of groupByRequester(keys)) {
       const [first] = ofRequester;
       const products = [
-        ...new Set(ofRequester.map(key => describeProduct(productRefOfKey(key)))),
+        ...new Set(
+          ofRequester.map(key => describeProduct(productRefOfKey(key))),
+        ),
       ];
       const what =
         ofRequester.length === 1
           ? `Your ${first.spec.planTier} API key request for ${products[0]} was ${verb}`
-          : `${ofRequester.length} of your API key requests for ${products.join(', ')} were ${verb}`;
+          : `${ofRequester.length} of your API key requests for ` +
+            `${products.join(', ')} were ${verb}`;
       await this.#send(requester, reviewer, {
         title: what,
         description: reason === undefined ? `${what}.` : `${what}: ${reason}`,
@@ -129,7 +132,8 @@ export class PortalNotifier {
       });
     } catch (error) {
       this.#logger.warn(
-        `Could not send the portal notification on ${payload.topic} to ${recipient}: ${(error as Error).message}`,
+        `Could not send the portal notification on ${payload.topic} to ${recipient}: ` +
+          (error as Error).message,
       );
     }
   }
