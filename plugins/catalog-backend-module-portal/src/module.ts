@@ -91,6 +91,9 @@ export const catalogModulePortalEntityProvider = createBackendModule({
             : template,
         });
         catalog.addEntityProvider(provider);
+        // Subscribed at once, so no event of this process is missed. A subscription made
+        // while the events backend is still starting stays local to this process unless
+        // `events.useEventBus: always` (see the README: only split deployments need the bus).
         await events.subscribe({
           id: 'portal-entity-provider',
           topics: [PORTAL_EVENTS_TOPIC],
