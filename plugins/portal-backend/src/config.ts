@@ -11,6 +11,19 @@ export type PortalStorage = 'database' | 'kubernetes';
 /** The default of `portal.storage`. */
 export const DEFAULT_PORTAL_STORAGE: PortalStorage = 'database';
 
+/** The default of `portal.notifications.requestUrlTemplate`. */
+export const DEFAULT_REQUEST_URL_TEMPLATE = '/portal/requests/{namespace}/{name}';
+/** The default of `portal.notifications.requestsUrl`. */
+export const DEFAULT_REQUESTS_URL = '/portal/requests';
+
+/** Where notifications link to (see config.d.ts). */
+export interface NotificationLinks {
+  /** One request: `{namespace}` and `{name}` are replaced. */
+  requestUrlTemplate: string;
+  /** The request list. */
+  requestsUrl: string;
+}
+
 /** The portal's configuration as the plugin uses it. */
 export interface PortalConfig {
   storage: PortalStorage;
@@ -22,6 +35,7 @@ export interface PortalConfig {
   manifests: string[];
   /** Whether the permission framework is enabled (`permission.enabled`, default false). */
   permissionEnabled: boolean;
+  notificationLinks: NotificationLinks;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -37,5 +51,13 @@ export function readPortalConfig(config: Config): PortalConfig {
     storage,
     manifests: config.getOptionalStringArray('portal.manifests') ?? [],
     permissionEnabled: config.getOptionalBoolean('permission.enabled') ?? false,
+    notificationLinks: {
+      requestUrlTemplate:
+        config.getOptionalString('portal.notifications.requestUrlTemplate') ??
+        DEFAULT_REQUEST_URL_TEMPLATE,
+      requestsUrl:
+        config.getOptionalString('portal.notifications.requestsUrl') ??
+        DEFAULT_REQUESTS_URL,
+    },
   };
 }

@@ -70,7 +70,10 @@ export const portalPlugin = createBackendPlugin({
           store,
           resources,
           events: PortalEventPublisher.create(deps),
-          notifier: PortalNotifier.create(deps),
+          notifier: PortalNotifier.create({
+            ...deps,
+            links: config.notificationLinks,
+          }),
         });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);

@@ -21,6 +21,7 @@ import {
   type PortalEventPayload,
 } from '@devportal/plugin-portal-common';
 import type { FakeKubeApiServer } from '@internal/fake-kube-apiserver';
+import type { NotificationLinks } from '../config';
 import { ManifestResourceSource } from '../resources';
 import { storeOnFakeApiServer } from '../store/kubernetes/testing';
 import { DefaultPortalService } from './DefaultPortalService';
@@ -47,7 +48,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
   let notifications: NotificationService;
   let logger: ReturnType<typeof mockServices.logger.mock>;
 
-  const start = async () => {
+  const start = async (links?: NotificationLinks) => {
     const started = await storeOnFakeApiServer();
     fake = started.fake;
     const eventsService = DefaultEventsService.create({ logger });
@@ -62,7 +63,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
       events: PortalEventPublisher.create({ events: eventsService, logger }),
-      notifier: PortalNotifier.create({ notifications, logger }),
+      notifier: PortalNotifier.create({ notifications, logger, links }),
     });
   };
 
@@ -288,6 +289,30 @@ describe('DefaultPortalService: events and notifications after each change', () 
         rejected.metadata.name,
       );
       expect(JSON.stringify([events, sent])).not.toContain(secret);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'links to the configured frontend paths',
+    async () => {
+      await start({
+        requestUrlTemplate: '/kuadrant/requests/{namespace}?key={name}',
+        requestsUrl: '/kuadrant/requests',
+      });
+      await createToys();
+      const keys = [
+        await request(ALICE, 'gold'),
+        await request(ALICE, 'silver'),
+      ];
+      const review = service.beginReview(BOB, 'approve', undefined);
+      for (const key of keys) await review.review(key);
+      await review.finish();
+      expect(sent.map(n => n.payload.link)).toEqual([
+        `/kuadrant/requests/toystore?key=${keys[0].metadata.name}`,
+        `/kuadrant/requests/toystore?key=${keys[1].metadata.name}`,
+        '/kuadrant/requests',
+      ]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -21,16 +21,13 @@ import type {
   ApiProduct,
   ObjectRef,
 } from '@devportal/plugin-portal-common';
+import {
+  DEFAULT_REQUESTS_URL,
+  DEFAULT_REQUEST_URL_TEMPLATE,
+  type NotificationLinks,
+} from '../config';
 import { productRefOfKey } from './PortalEventPublisher';
 import type { ReviewDecision } from './types';
-
-/** Where a notification about one request links to (relative to the app's base URL). */
-export function apiKeyRequestLink(ref: ObjectRef): string {
-  return `/portal/requests/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
-}
-
-/** Where a notification about several requests links to. */
-export const API_KEY_REQUESTS_LINK = '/portal/requests';
 
 /** The topic of a notification about keys of several products. */
 export const SEVERAL_PRODUCTS_TOPIC = 'API key requests';
@@ -45,12 +42,15 @@ export interface PortalNotifierOptions {
   /** The notifications service; without one, nobody is notified (unit tests). */
   notifications?: NotificationService;
   logger: LoggerService;
+  /** Where notifications link to; default `portal.notifications`' defaults. */
+  links?: NotificationLinks;
 }
 
 /** Sends the portal's notifications; never throws. */
 export class PortalNotifier {
   readonly #notifications: NotificationService | undefined;
   readonly #logger: LoggerService;
+  readonly #links: NotificationLinks;
 
   static create(options: PortalNotifierOptions): PortalNotifier {
     return new PortalNotifier(options);
@@ -59,6 +59,10 @@ export class PortalNotifier {
   private constructor(options: PortalNotifierOptions) {
     this.#notifications = options.notifications;
     this.#logger = options.logger;
+    this.#links = options.links ?? {
+      requestUrlTemplate: DEFAULT_REQUEST_URL_TEMPLATE,
+      requestsUrl: DEFAULT_REQUESTS_URL,
+    };
   }
 
   /** A new Pending request: tells the product's owners, except the requester. */
@@ -70,7 +74,7 @@ export class PortalNotifier {
       description: `${requester} requests a ${key.spec.planTier} key for ${productName}${
         key.spec.useCase === undefined ? '' : `: ${key.spec.useCase}`
       }`,
-      link: apiKeyRequestLink(key.metadata),
+      link: this.#requestLink(key.metadata),
       severity: 'normal',
       topic: productTopic(productRefOfKey(key)),
     });
@@ -104,8 +108,8 @@ export class PortalNotifier {
         description: reason === undefined ? `${what}.` : `${what}: ${reason}`,
         link:
           ofRequester.length === 1
-            ? apiKeyRequestLink(first.metadata)
-            : API_KEY_REQUESTS_LINK,
+            ? this.#requestLink(first.metadata)
+            : this.#links.requestsUrl,
         severity: decision === 'approve' ? 'normal' : 'high',
         topic:
           products.length === 1
@@ -113,6 +117,12 @@ export class PortalNotifier {
             : SEVERAL_PRODUCTS_TOPIC,
       });
     }
+  }
+
+  #requestLink(ref: ObjectRef): string {
+    return this.#links.requestUrlTemplate
+      .replace(/\{namespace\}/g, encodeURIComponent(ref.namespace))
+      .replace(/\{name\}/g, encodeURIComponent(ref.name));
   }
 
   async #send(
