@@ -129,15 +129,18 @@ export interface ProductChangeSummary {
  */
 export interface KeyReview {
   /**
-   * Moves one Pending key (as last read by the caller) to the decision's phase and
-   * publishes its event. `secretLabels` are used as given for an approval (a caller
+   * Moves one Pending key (as last read by the caller) to the decision's phase and starts
+   * publishing its event. `secretLabels` are used as given for an approval (a caller
    * reviewing many keys of one product computes them once); without them they are computed.
    */
   review(
     key: ApiKey,
     options?: { secretLabels?: Record<string, string> },
   ): Promise<ApiKey>;
-  /** Sends the notifications of every key reviewed so far, one per requester and product. */
+  /**
+   * Waits for the events of every key reviewed so far and sends their notifications, one
+   * per requester. Never throws.
+   */
   finish(): Promise<void>;
 }
 
@@ -428,8 +431,8 @@ export class DefaultPortalService {
    * Starts reviewing keys for one call. Each `review` moves a Pending key (as last read by
    * the caller) to Approved, with a new secret and the labels its product's route needs on
    * it, or to Rejected; the store decides atomically on its own read, so a stale key only
-   * supplies its product reference, which never changes. `finish` then notifies each
-   * requester once per product, so a bulk call does not send one notification per item.
+   * supplies its product reference, which never changes. `finish` then waits for the events
+   * and notifies each requester once, so a bulk call does not send one notification per item.
    */
   beginReview(
     actor: PortalActor,
@@ -437,6 +440,9 @@ export class DefaultPortalService {
     reason: string | undefined,
   ): KeyReview {
     const reviewed: ApiKey[] = [];
+    // A bulk call publishes its items' events side by side (each may be a round trip to the
+    // events backend) and waits for all of them in `finish`.
+    const publishing: Promise<void>[] = [];
     const common = {
       reviewedBy: actor.userRef,
       ...(reason !== undefined && { reason }),
@@ -458,14 +464,19 @@ export class DefaultPortalService {
           result = await this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
         }
         reviewed.push(result);
-        await this.#events?.keyChanged(
-          decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
-          result,
-          actor.userRef,
-        );
+        if (this.#events) {
+          publishing.push(
+            this.#events.keyChanged(
+              decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
+              result,
+              actor.userRef,
+            ),
+          );
+        }
         return result;
       },
       finish: async () => {
+        await Promise.all(publishing.splice(0));
         const keys = reviewed.splice(0);
         await this.#notifier?.keysReviewed(keys, decision, reason, actor.userRef);
       },
