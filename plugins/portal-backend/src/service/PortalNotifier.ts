@@ -10,8 +10,8 @@
  * wins over one topic per product). It links to the request, or to the request list when
  * it covers several.
  *
- * Guarantees: a notification names records, people, tiers and reasons only, never a
- * secret. Failure mode: notifying is best effort — the change is already stored, so a
+ * Guarantees: a notification names records, people, tiers, the use case and the reason
+ * only, never a secret. Failure mode: notifying is best effort — the change is already stored, so a
  * failed send is logged (recipients and product, nothing else) and the call succeeds.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
