@@ -82,11 +82,20 @@ describe('DefaultPortalService: events and notifications after each change', () 
     await fake?.close();
   });
 
-  const createToys = (approvalMode: 'manual' | 'automatic' = 'manual') =>
+  /** A Published product of payments-team on the toystore route. */
+  const createProduct = (
+    name: string,
+    displayName: string,
+    approvalMode: 'manual' | 'automatic' = 'manual',
+  ) =>
     service.createProduct(BOB, {
-      metadata: { ...TOYS, annotations: { [OWNER_ANNOTATION]: TEAM } },
+      metadata: {
+        namespace: 'toystore',
+        name,
+        annotations: { [OWNER_ANNOTATION]: TEAM },
+      },
       spec: {
-        displayName: 'Toys',
+        displayName,
         targetRef: {
           group: 'gateway.networking.k8s.io',
           kind: 'HTTPRoute',
@@ -96,6 +105,8 @@ describe('DefaultPortalService: events and notifications after each change', () 
         publishStatus: 'Published',
       },
     });
+  const createToys = (approvalMode: 'manual' | 'automatic' = 'manual') =>
+    createProduct(TOYS.name, 'Toys', approvalMode);
   const request = async (who: typeof ALICE, planTier = 'gold') =>
     service.createKey(
       who,
@@ -216,22 +227,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
     async () => {
       await start();
       await createToys();
-      const other = await service.createProduct(BOB, {
-        metadata: {
-          namespace: 'toystore',
-          name: 'games',
-          annotations: { [OWNER_ANNOTATION]: TEAM },
-        },
-        spec: {
-          displayName: 'Games',
-          targetRef: {
-            group: 'gateway.networking.k8s.io',
-            kind: 'HTTPRoute',
-            name: 'toystore',
-          },
-          publishStatus: 'Published',
-        },
-      });
+      const other = await createProduct('games', 'Games');
       const keys = [
         await request(ALICE),
         await service.createKey(
