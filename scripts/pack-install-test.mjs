@@ -6,7 +6,9 @@
  * 2. creates a minimal Backstage backend in a temporary folder from public packages only, with
  *    the tarballs as its only link to this repository, and `backend.add(import(...))` for each;
  * 3. starts it on fresh PostgreSQL databases (so both plugins' migrations run from scratch),
- *    calls one portal route and the broker's `initialize`, and checks the migrated tables.
+ *    calls one portal route and the broker's `initialize`, checks the migrated tables, and waits
+ *    for the catalog module's first full sync (it reads the portal's products with a service
+ *    token, through discovery).
  *
  * Needs: BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING (yarn test sets it), network access
  * to the npm registry (or a warm Yarn cache). Usage: node scripts/pack-install-test.mjs [--keep]
@@ -53,6 +55,10 @@ try {
       '@backstage/backend-defaults': installedVersion('@backstage/backend-defaults'),
       '@devportal/plugin-portal-backend': `file:${tarballOf['@devportal/plugin-portal-backend']}`,
       '@devportal/plugin-mcp-broker-backend': `file:${tarballOf['@devportal/plugin-mcp-broker-backend']}`,
+      '@backstage/plugin-catalog-backend': installedVersion('@backstage/plugin-catalog-backend'),
+      '@devportal/plugin-catalog-backend-module-portal': `file:${
+        tarballOf['@devportal/plugin-catalog-backend-module-portal']
+      }`,
       pg: '^8.11.0',
     },
     // The plugins depend on portal-common and backend-request-body by version; point those
@@ -65,12 +71,21 @@ try {
 const backend = createBackend();
 backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));
+backend.add(import('@backstage/plugin-catalog-backend'));
+backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 backend.start();
 `,
+    config: {
+      catalog: {
+        providers: {
+          portal: { schedule: { frequency: { hours: 1 }, timeout: { minutes: 1 }, initialDelay: { seconds: 1 } } },
+        },
+      },
+    },
   });
 
   // 3. Start it and call the plugins.
-  await probeTestBackend(backend);
+  await probeTestBackend({ ...backend, expectOutput: /Synchronised 0 Published API products of 0/ });
 } catch (error) {
   failure = error;
 } finally {

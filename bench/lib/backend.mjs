@@ -22,7 +22,17 @@ export async function startPortalBackend({ database, logLevel, users, nodeArgs =
   const started = performance.now();
   const earlier = new Set(childPids('src/index.ts'));
   const backend = await startBackendProcess({
-    config: { mcpBroker: { servers: [] }, backend: { database } },
+    config: {
+      mcpBroker: { servers: [] },
+      backend: { database },
+      // The catalog module's full sync reads the portal with a service token: its calls would
+      // land in the measured access log. Nothing here needs the API entities.
+      catalog: {
+        providers: {
+          portal: { schedule: { frequency: { hours: 24 }, timeout: { minutes: 3 }, initialDelay: { hours: 24 } } },
+        },
+      },
+    },
     env: { LOG_LEVEL: logLevel, ...env },
     nodeArgs,
     startTimeoutMs: 120_000,

@@ -71,5 +71,18 @@ export interface Config {
        */
       namespaces?: string[];
     };
+    /**
+     * Where the portal's notifications link to (paths of your frontend; relative ones are
+     * resolved against `app.baseUrl` by the notifications UI).
+     */
+    notifications?: {
+      /**
+       * One API key request; `{namespace}` and `{name}` are replaced (URL-encoded).
+       * Default `/portal/requests/{namespace}/{name}`.
+       */
+      requestUrlTemplate?: string;
+      /** The list of API key requests (a notification about several). Default `/portal/requests`. */
+      requestsUrl?: string;
+    };
   };
 }

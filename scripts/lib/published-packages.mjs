@@ -25,6 +25,13 @@ export const publishedPackages = [
     pluginId: 'mcp-broker',
     configKey: 'mcpBroker',
   },
+  {
+    workspace: '@devportal/plugin-catalog-backend-module-portal',
+    dir: 'plugins/catalog-backend-module-portal',
+    role: 'backend-plugin-module',
+    pluginId: 'catalog',
+    configKey: 'catalog',
+  },
 ];
 
 /**

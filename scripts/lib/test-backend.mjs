@@ -114,7 +114,7 @@ export async function createTestBackend({ app, name, dependencies, resolutions =
  * initialize, checks that both plugins' migration tables exist, and stops it. Returns the
  * backend's output; throws with it on any failure; always drops the databases it created.
  */
-export async function probeTestBackend({ app, port, token, prefix, pgUrl }) {
+export async function probeTestBackend({ app, port, token, prefix, pgUrl, expectOutput }) {
   let output = '';
   const child = spawn(process.execPath, ['index.js', '--config', 'app-config.yaml'], {
     cwd: app,
@@ -155,6 +155,15 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl }) {
       throw new Error(`initialize answered ${init.status}: ${initBody}`);
     }
     console.log(`POST /api/mcp-broker/mcp initialize → ${init.status}, session issued`);
+    if (expectOutput) {
+      // Something the backend logs on its own (e.g. a scheduled task's first run).
+      const outputDeadline = Date.now() + 30_000;
+      while (!expectOutput.test(output)) {
+        if (Date.now() > outputDeadline) throw new Error(`the backend never logged ${expectOutput}`);
+        await new Promise(r => setTimeout(r, 250));
+      }
+      console.log(`backend logged ${expectOutput}`);
+    }
     await assertMigrated(pgUrl, `${prefix}portal`, 'portal_api_products');
     await assertMigrated(pgUrl, `${prefix}mcp-broker`, 'mcp_broker__knex_migrations');
     return output;

@@ -1,6 +1,8 @@
 /*
  * The development and test backend: a real Backstage backend (new backend system)
- * with auth, catalog, the RBAC permission backend and this repository's two plugins.
+ * with auth, catalog, the RBAC permission backend, events, notifications and signals, and
+ * this repository's plugins (the portal, the broker and the catalog module that publishes
+ * the portal's API products as API entities).
  */
 import { createBackend } from '@backstage/backend-defaults';
 
@@ -10,8 +12,14 @@ backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 backend.add(import('@backstage/plugin-auth-backend-module-oauth2-proxy-provider'));
 backend.add(import('@backstage/plugin-catalog-backend'));
+// Published API products of the portal as API entities (full sync + the portal's events).
+backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
+// Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
+backend.add(import('@backstage/plugin-events-backend'));
+backend.add(import('@backstage/plugin-notifications-backend'));
+backend.add(import('@backstage/plugin-signals-backend'));
 
 backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));

@@ -15,6 +15,18 @@ export const DEFAULT_PORTAL_STORAGE: PortalStorage = 'database';
 
 /** The default of `portal.requestBodyTimeout`: how long a request body may take to arrive. */
 export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
+/** The default of `portal.notifications.requestUrlTemplate`. */
+export const DEFAULT_REQUEST_URL_TEMPLATE = '/portal/requests/{namespace}/{name}';
+/** The default of `portal.notifications.requestsUrl`. */
+export const DEFAULT_REQUESTS_URL = '/portal/requests';
+
+/** Where notifications link to (see config.d.ts). */
+export interface NotificationLinks {
+  /** One request: `{namespace}` and `{name}` are replaced. */
+  requestUrlTemplate: string;
+  /** The request list. */
+  requestsUrl: string;
+}
 
 /** The portal's configuration as the plugin uses it. */
 export interface PortalConfig {
@@ -31,6 +43,7 @@ export interface PortalConfig {
   pageTokenSecret?: Buffer;
   /** How long a request body may take to arrive (`portal.requestBodyTimeout`), ms. */
   requestBodyTimeoutMs: number;
+  notificationLinks: NotificationLinks;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -48,6 +61,14 @@ export function readPortalConfig(config: Config): PortalConfig {
     permissionEnabled: config.getOptionalBoolean('permission.enabled') ?? false,
     pageTokenSecret: readPageTokenSecret(config),
     requestBodyTimeoutMs: readRequestBodyTimeoutMs(config),
+    notificationLinks: {
+      requestUrlTemplate:
+        config.getOptionalString('portal.notifications.requestUrlTemplate') ??
+        DEFAULT_REQUEST_URL_TEMPLATE,
+      requestsUrl:
+        config.getOptionalString('portal.notifications.requestsUrl') ??
+        DEFAULT_REQUESTS_URL,
+    },
   };
 }
 

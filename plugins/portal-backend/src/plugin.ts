@@ -1,6 +1,6 @@
 /*
  * Wiring only: reads the config once, builds the store, the read-only resource source and
- * the services, registers the permissions and the `portal-apikey` resource type, and
+ * the services (with the events and notifications they announce changes through), registers the permissions and the `portal-apikey` resource type, and
  * mounts the router. The rules live in service/, the HTTP surface in router/.
  */
 import { randomBytes } from 'node:crypto';
@@ -8,6 +8,8 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
+import { eventsServiceRef } from '@backstage/plugin-events-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
 import { readPortalConfig } from './config';
@@ -20,6 +22,8 @@ import { createRouter } from './router/createRouter';
 import { MIN_PAGE_TOKEN_KEY_BYTES, PageTokens } from './router/pageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
+import { PortalEventPublisher } from './service/PortalEventPublisher';
+import { PortalNotifier } from './service/PortalNotifier';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
 import { createKubernetesStorage } from './store/kubernetes/createKubernetesStorage';
 
@@ -42,6 +46,8 @@ export const portalPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        events: eventsServiceRef,
+        notifications: notificationService,
       },
       async init(deps) {
         const config = readPortalConfig(deps.config);
@@ -68,7 +74,15 @@ export const portalPlugin = createBackendPlugin({
           (store instanceof DatabasePortalStore
             ? await store.pageTokenKey()
             : randomBytes(MIN_PAGE_TOKEN_KEY_BYTES));
-        const service = DefaultPortalService.create({ store, resources });
+        const service = DefaultPortalService.create({
+          store,
+          resources,
+          events: PortalEventPublisher.create(deps),
+          notifier: PortalNotifier.create({
+            ...deps,
+            links: config.notificationLinks,
+          }),
+        });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);
         deps.permissionsRegistry.addResourceType({

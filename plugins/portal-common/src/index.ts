@@ -6,3 +6,4 @@
 export * from './permissions';
 export * from './types';
 export * from './client';
+export * from './events';

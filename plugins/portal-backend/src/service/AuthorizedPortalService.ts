@@ -217,7 +217,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductUpdateOwnPermission,
       'updating',
     );
-    return this.#service.updateProduct(product, patch, {
+    return this.#service.updateProduct(actor, product, patch, {
       allowOwnerAndRouteChange: scope === 'all',
     });
   }
@@ -235,7 +235,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteProduct(ref);
+    await this.#service.deleteProduct(actor, ref);
   }
 
   /**
@@ -406,7 +406,7 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'deleting an API key request',
     );
-    await this.#keyForRequesterChange(
+    const key = await this.#keyForRequesterChange(
       credentials,
       actor,
       ref,
@@ -414,7 +414,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiKeyDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteKey(ref);
+    await this.#service.deleteKey(actor, key);
   }
 
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
@@ -422,7 +422,7 @@ export class AuthorizedPortalService implements PortalService {
       credentials,
       'reading an API key secret',
     );
-    await this.#keyForRequesterChange(
+    const key = await this.#keyForRequesterChange(
       credentials,
       actor,
       ref,
@@ -430,7 +430,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiKeyReadOwnPermission,
       'reading the secret of',
     );
-    return this.#service.revealSecret(ref);
+    return this.#service.revealSecret(actor, key);
   }
 
   /**
@@ -483,8 +483,12 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ) {
-    const review = await this.#startReview(credentials);
-    return review(ref, decision, reason);
+    const review = await this.#startReview(credentials, decision, reason);
+    try {
+      return await review.review(ref);
+    } finally {
+      await review.finish();
+    }
   }
 
   async bulkReview(
@@ -493,7 +497,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ): Promise<BulkReviewResult[]> {
-    const review = await this.#startReview(credentials);
+    const review = await this.#startReview(credentials, decision, reason);
     const results: BulkReviewResult[] = [];
     // One item after the other: each is an independent compare-and-set in the store, and
     // the answer must list them in input order.
@@ -503,20 +507,27 @@ export class AuthorizedPortalService implements PortalService {
         results.push({
           ...item,
           success: true,
-          apiKey: await review(ref, decision, reason),
+          apiKey: await review.review(ref),
         });
       } catch (error) {
         results.push({ ...item, success: false, error: toItemError(error) });
       }
     }
+    await review.finish();
     return results;
   }
 
   /**
-   * Asks for the approval decision once and returns a function that reviews one key with
-   * it. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key.
+   * Asks for the approval decision once and returns `review`, which reviews one key with
+   * it, and `finish`, which sends the call's notifications (the business service's
+   * {@link DefaultPortalService.beginReview}). A DENY answers 403 at once; a CONDITIONAL
+   * decision is applied to each key.
    */
-  async #startReview(credentials: BackstageCredentials) {
+  async #startReview(
+    credentials: BackstageCredentials,
+    decision: ReviewDecision,
+    reason: string | undefined,
+  ) {
     const actor = await this.#requireUser(
       credentials,
       'reviewing API key requests',
@@ -554,11 +565,8 @@ export class AuthorizedPortalService implements PortalService {
         portalApiKeyReadOwnPermission,
       ));
 
-    return async (
-      ref: ObjectRef,
-      decision: ReviewDecision,
-      reason?: string,
-    ) => {
+    const keyReview = this.#service.beginReview(actor, decision, reason);
+    const review = async (ref: ObjectRef) => {
       const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
       if (!key) {
         // Where a key can be hidden (a conditional approval), a missing one takes the
@@ -579,8 +587,9 @@ export class AuthorizedPortalService implements PortalService {
       }
       const secretLabels =
         decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
-      return this.#service.reviewKey(key, actor, decision, reason, { secretLabels });
+      return keyReview.review(key, { secretLabels });
     };
+    return { review, finish: keyReview.finish };
   }
 
   /**

@@ -29,7 +29,7 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
     });
-  }, 30_000);
+  }, TEST_TIMEOUT_MS);
 
   afterEach(async () => {
     await fake?.close();

@@ -9,6 +9,9 @@
  *
  * Who may call what is decided by AuthorizedPortalService, which wraps this class. Atomic
  * state changes (Pending → Approved/Rejected, one-time reveal) are the store's job.
+ *
+ * After each stored change the service publishes its event (PortalEventPublisher) and
+ * sends its notifications (PortalNotifier); both are best effort and never fail a call.
  */
 import { randomBytes } from 'node:crypto';
 import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
@@ -39,6 +42,8 @@ import type {
   ReadOnlyResourceSource,
   StoredApiProduct,
 } from '../store/types';
+import { PortalEventPublisher } from './PortalEventPublisher';
+import { PortalNotifier } from './PortalNotifier';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
@@ -55,6 +60,10 @@ export const API_KEY_SECRET_BYTES = 32;
 export interface DefaultPortalServiceOptions {
   store: PortalStore;
   resources: ReadOnlyResourceSource;
+  /** Publishes every state change; default: nothing is published. */
+  events?: PortalEventPublisher;
+  /** Notifies owners and requesters; default: nobody is notified. */
+  notifier?: PortalNotifier;
   /** The current time; injectable so tests can pin it. */
   now?: () => Date;
 }
@@ -72,6 +81,11 @@ export function normalizeEntityRef(ref: string, field: string): string {
       `${field} must be an entity ref like "group:default/payments-team": ${(error as Error).message}`,
     );
   }
+}
+
+/** The `{namespace, name}` of a key. */
+function refOfKey(key: ApiKey): ObjectRef {
+  return { namespace: key.metadata.namespace, name: key.metadata.name };
 }
 
 /** Formats `namespace/name` for messages. */
@@ -111,10 +125,33 @@ export interface ProductChangeSummary {
   changesTargetRef: boolean;
 }
 
+/**
+ * Keys reviewed in one call (one key, or the items of a bulk call): see
+ * {@link DefaultPortalService.beginReview}.
+ */
+export interface KeyReview {
+  /**
+   * Moves one Pending key (as last read by the caller) to the decision's phase and starts
+   * publishing its event. `secretLabels` are used as given for an approval (a caller
+   * reviewing many keys of one product computes them once); without them they are computed.
+   */
+  review(
+    key: ApiKey,
+    options?: { secretLabels?: Record<string, string> },
+  ): Promise<ApiKey>;
+  /**
+   * Waits for the events of every key reviewed so far and sends their notifications, one
+   * per requester. Never throws.
+   */
+  finish(): Promise<void>;
+}
+
 /** The portal's business service. See the file comment for the rules it enforces. */
 export class DefaultPortalService {
   readonly #store: PortalStore;
   readonly #resources: ReadOnlyResourceSource;
+  readonly #events: PortalEventPublisher | undefined;
+  readonly #notifier: PortalNotifier | undefined;
   readonly #now: () => Date;
 
   static create(options: DefaultPortalServiceOptions): DefaultPortalService {
@@ -124,6 +161,8 @@ export class DefaultPortalService {
   private constructor(options: DefaultPortalServiceOptions) {
     this.#store = options.store;
     this.#resources = options.resources;
+    this.#events = options.events;
+    this.#notifier = options.notifier;
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -188,6 +227,11 @@ export class DefaultPortalService {
         publishStatus: spec.publishStatus ?? 'Draft',
       },
     });
+    await this.#events?.productChanged(
+      'apiproduct.created',
+      created.metadata,
+      actor.userRef,
+    );
     return this.#withPlans(created);
   }
 
@@ -221,6 +265,7 @@ export class DefaultPortalService {
    * The write is a compare-and-set on the patch's `resourceVersion` (or the one read).
    */
   async updateProduct(
+    actor: PortalActor,
     current: StoredApiProduct,
     patch: ApiProductPatch,
     options: { allowOwnerAndRouteChange: boolean },
@@ -274,11 +319,18 @@ export class DefaultPortalService {
       metadata: { ...current.metadata, labels: labels ?? {}, annotations },
       spec,
     });
+    await this.#events?.productChanged(
+      'apiproduct.updated',
+      replaced.metadata,
+      actor.userRef,
+    );
     return this.#withPlans(replaced);
   }
 
-  async deleteProduct(ref: ObjectRef): Promise<void> {
+  /** Deletes a product and its keys (no `apikey.deleted` event for those: the product's). */
+  async deleteProduct(actor: PortalActor, ref: ObjectRef): Promise<void> {
     await this.#store.deleteProduct(ref);
+    await this.#events?.productChanged('apiproduct.deleted', ref, actor.userRef);
   }
 
   // --- API key requests ----------------------------------------------------------------
@@ -348,7 +400,7 @@ export class DefaultPortalService {
     this.#assertFuture(request.expiresAt);
 
     const automatic = product.spec.approvalMode === 'automatic';
-    return this.#store.createKey({
+    const created = await this.#store.createKey({
       namespace: product.metadata.namespace,
       spec: {
         apiProductRef: { name: product.metadata.name },
@@ -370,6 +422,21 @@ export class DefaultPortalService {
         },
       }),
     });
+    await this.#events?.keyChanged('apikey.requested', created, actor.userRef);
+    if (automatic) {
+      // Approved at once: the requester sees it in the answer, the owners need not act.
+      await this.#events?.keyChanged(
+        'apikey.approved',
+        created,
+        AUTOMATIC_APPROVAL_REVIEWER,
+      );
+    } else {
+      const owner = productOwnerOf(product);
+      if (owner !== undefined) {
+        await this.#notifier?.keyRequested(created, product, owner);
+      }
+    }
+    return created;
   }
 
   /** Edits a Pending key; a new tier must be offered by the product. */
@@ -393,13 +460,62 @@ export class DefaultPortalService {
   }
 
   /**
-   * Moves a Pending key (as last read by the caller) to Approved, with a new secret and
-   * the labels its product's route needs on it, or to Rejected. The store decides
-   * atomically on its own read, so a stale `key` only supplies its product reference,
-   * which never changes. `options.secretLabels` are used as given (a caller reviewing many
-   * keys of one product computes them once, see {@link DefaultPortalService.secretLabelsForKey});
-   * without them they are computed here.
+   * Starts reviewing keys for one call. Each `review` moves a Pending key (as last read by
+   * the caller) to Approved, with a new secret and the labels its product's route needs on
+   * it, or to Rejected; the store decides atomically on its own read, so a stale key only
+   * supplies its product reference, which never changes. `finish` then waits for the events
+   * and notifies each requester once, so a bulk call does not send one notification per item.
    */
+  beginReview(
+    actor: PortalActor,
+    decision: ReviewDecision,
+    reason: string | undefined,
+  ): KeyReview {
+    const reviewed: ApiKey[] = [];
+    // A bulk call publishes its items' events side by side (each may be a round trip to the
+    // events backend) and waits for all of them in `finish`.
+    const publishing: Promise<void>[] = [];
+    const common = {
+      reviewedBy: actor.userRef,
+      ...(reason !== undefined && { reason }),
+    };
+    return {
+      review: async (key, options = {}) => {
+        const ref = refOfKey(key);
+        let result: ApiKey;
+        if (decision === 'approve') {
+          const secretLabels =
+            options.secretLabels ?? (await this.secretLabelsForKey(key));
+          result = await this.#store.reviewKey(ref, {
+            phase: 'Approved',
+            ...common,
+            secret: generateApiKeySecret(),
+            ...(secretLabels && { secretLabels }),
+          });
+        } else {
+          result = await this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
+        }
+        reviewed.push(result);
+        if (this.#events) {
+          publishing.push(
+            this.#events.keyChanged(
+              decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
+              result,
+              actor.userRef,
+            ),
+          );
+        }
+        return result;
+      },
+      finish: async () => {
+        await Promise.all(publishing.splice(0));
+        const keys = reviewed.splice(0);
+        await this.#notifier?.keysReviewed(keys, decision, reason, actor.userRef);
+      },
+    };
+  }
+
+  /** Reviews one key: {@link DefaultPortalService.beginReview} with a single item. */
   async reviewKey(
     key: ApiKey,
     actor: PortalActor,
@@ -407,21 +523,12 @@ export class DefaultPortalService {
     reason: string | undefined,
     options: { secretLabels?: Record<string, string> } = {},
   ): Promise<ApiKey> {
-    const ref = { namespace: key.metadata.namespace, name: key.metadata.name };
-    const common = {
-      reviewedBy: actor.userRef,
-      ...(reason !== undefined && { reason }),
-    };
-    if (decision !== 'approve') {
-      return this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
+    const review = this.beginReview(actor, decision, reason);
+    try {
+      return await review.review(key, options);
+    } finally {
+      await review.finish();
     }
-    const secretLabels = options.secretLabels ?? (await this.secretLabelsForKey(key));
-    return this.#store.reviewKey(ref, {
-      phase: 'Approved',
-      ...common,
-      secret: generateApiKeySecret(),
-      ...(secretLabels && { secretLabels }),
-    });
   }
 
   /**
@@ -438,12 +545,15 @@ export class DefaultPortalService {
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */
-  async revealSecret(ref: ObjectRef): Promise<string> {
-    return this.#store.revealSecret(ref);
+  async revealSecret(actor: PortalActor, key: ApiKey): Promise<string> {
+    const secret = await this.#store.revealSecret(refOfKey(key));
+    await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef);
+    return secret;
   }
 
-  async deleteKey(ref: ObjectRef): Promise<void> {
-    await this.#store.deleteKey(ref);
+  async deleteKey(actor: PortalActor, key: ApiKey): Promise<void> {
+    await this.#store.deleteKey(refOfKey(key));
+    await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
   }
 
   // --- read-only kinds ------------------------------------------------------------------

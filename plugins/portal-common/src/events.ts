@@ -1,0 +1,52 @@
+/*
+ * The portal's events on Backstage's events service (spec §11): one event per state
+ * change, on topic `portal`, for other plugins (the catalog module, audit pipelines,
+ * chat bots). A payload names records and people only: never a secret, never a body.
+ * Only the payload travels across replicas (the events backend's bus drops metadata), so
+ * everything a subscriber needs is in it.
+ */
+import type { ObjectRef } from './types';
+
+/** The events service topic the portal publishes on. @public */
+export const PORTAL_EVENTS_TOPIC = 'portal';
+
+/** What happened, one per kind of state change. @public */
+export type PortalEventType =
+  | 'apiproduct.created'
+  | 'apiproduct.updated'
+  | 'apiproduct.deleted'
+  | 'apikey.requested'
+  | 'apikey.approved'
+  | 'apikey.rejected'
+  | 'apikey.deleted'
+  | 'apikey.secret-revealed';
+
+/**
+ * The payload of a portal event.
+ *
+ * @public
+ */
+export interface PortalEventPayload {
+  /** What happened. */
+  type: PortalEventType;
+  /** The record that changed (the product for `apiproduct.*`, the key for `apikey.*`). */
+  ref: ObjectRef;
+  /** Who made the change: a user entity ref, or `system:automatic-approval`. */
+  actor: string;
+  /** The product concerned (the record itself for `apiproduct.*`). */
+  product: ObjectRef;
+}
+
+/** Whether an event payload is a portal event of an API product. @public */
+export function isApiProductEvent(
+  payload: unknown,
+): payload is PortalEventPayload {
+  const type = (payload as Partial<PortalEventPayload> | null)?.type;
+  const product = (payload as Partial<PortalEventPayload> | null)?.product;
+  return (
+    typeof type === 'string' &&
+    type.startsWith('apiproduct.') &&
+    typeof product?.namespace === 'string' &&
+    typeof product?.name === 'string'
+  );
+}
