@@ -55,8 +55,12 @@ try {
       '@devportal/plugin-mcp-broker-backend': `file:${tarballOf['@devportal/plugin-mcp-broker-backend']}`,
       pg: '^8.11.0',
     },
-    // The portal backend depends on portal-common by version; point that version at its tarball.
-    resolutions: { '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}` },
+    // Each backend plugin depends on its common package by version; point that version at its
+    // tarball.
+    resolutions: {
+      '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
+      '@devportal/plugin-mcp-broker-common': `file:${tarballOf['@devportal/plugin-mcp-broker-common']}`,
+    },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');
 const backend = createBackend();
 backend.add(import('@devportal/plugin-portal-backend'));

@@ -52,6 +52,8 @@ export interface BrokerConfig {
   readonly sessionIdleTimeoutMs: number;
   /** Bytes that may queue on one client stream before the client is disconnected as too slow. */
   readonly clientStreamBufferBytes: number;
+  /** Longest time a principal's permission decision is used (at most 30 s, spec §8). */
+  readonly permissionDecisionMaxAgeMs: number;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -66,6 +68,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_COALESCE_WINDOW_MS = 250;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
+/** Also the largest allowed value: a policy change must land within 30 s. */
+export const MAX_PERMISSION_DECISION_AGE_MS = 30_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -225,6 +229,10 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   if (!Number.isInteger(bufferBytes) || bufferBytes < 1) {
     throw new InputError('Invalid mcpBroker.clientStreamBufferBytes: must be a positive integer');
   }
+  const permissionDecisionMaxAgeMs = duration('permissionDecisionMaxAge', MAX_PERMISSION_DECISION_AGE_MS);
+  if (permissionDecisionMaxAgeMs > MAX_PERMISSION_DECISION_AGE_MS) {
+    throw new InputError('Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds');
+  }
   return {
     servers,
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
@@ -236,6 +244,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
     clientStreamBufferBytes: bufferBytes,
+    permissionDecisionMaxAgeMs,
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

@@ -2,10 +2,13 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
+import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/mcpBroker';
 import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
+import { BrokerAccessControl } from './permissions/BrokerAccessControl';
+import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
@@ -27,8 +30,11 @@ export const mcpBrokerPlugin = createBackendPlugin({
         httpRouter: coreServices.httpRouter,
         lifecycle: coreServices.lifecycle,
         database: coreServices.database,
+        permissions: coreServices.permissions,
+        permissionsRegistry: coreServices.permissionsRegistry,
+        auditor: coreServices.auditor,
       },
-      async init({ config, logger, httpAuth, httpRouter, lifecycle, database }) {
+      async init({ config, logger, httpAuth, httpRouter, lifecycle, database, permissions, permissionsRegistry, auditor }) {
         const brokerConfig = readBrokerConfig(config);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const { sessionStore, elicitationStore } = await createSharedStateStores(
@@ -48,7 +54,15 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await discovery.stop();
           await broker.close();
         });
-        httpRouter.use(await createRouter({ broker, httpAuth }));
+        registerBrokerPermissions(permissionsRegistry, () => broker.catalog());
+        httpRouter.use(
+          await createRouter({
+            broker,
+            httpAuth,
+            access: BrokerAccessControl.create({ permissions, maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs }),
+            toolCallAuditor: ToolCallAuditor.create({ auditor, logger }),
+          }),
+        );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

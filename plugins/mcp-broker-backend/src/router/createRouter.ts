@@ -1,14 +1,16 @@
 /*
  * The broker's HTTP surface under /api/mcp-broker:
  *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
- *   GET /status          backend states, clashes and client counts (authenticated)
+ *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
  *   GET /health          liveness (unauthenticated)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import express from 'express';
 import Router from 'express-promise-router';
 import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/mcpBroker';
+import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../broker/jsonRpc';
 import { statusHandler } from '../status/statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
@@ -23,6 +25,9 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export interface RouterOptions {
   broker: McpBroker;
   httpAuth: HttpAuthService;
+  /** Permission decisions per principal (spec §8). */
+  access: BrokerAccessControl;
+  toolCallAuditor: ToolCallAuditor;
 }
 
 /**
@@ -31,7 +36,12 @@ export interface RouterOptions {
  */
 export async function createRouter(options: RouterOptions): Promise<express.Router> {
   const router = Router();
-  const deps = { broker: options.broker };
+  const deps = {
+    broker: options.broker,
+    httpAuth: options.httpAuth,
+    access: options.access,
+    toolCallAuditor: options.toolCallAuditor,
+  };
 
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });

@@ -4,10 +4,14 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
+import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { classifyJsonRpc, JsonRpcErrorCode, jsonRpcResult, isPlainObject } from '../broker/jsonRpc';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
+import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { dispatchClientRequest } from './clientRequestDispatcher';
+import { accessOf, PrincipalAccessDeps } from './principalAccess';
 import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
 
@@ -15,8 +19,9 @@ import { principalOf } from './requirePrincipal';
  * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
  * request before a handler runs; handlers read the principal with principalOf(res).
  */
-export interface McpEndpointDeps {
+export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
+  toolCallAuditor: ToolCallAuditor;
 }
 
 function headerValue(req: Request, name: string): string | undefined {
@@ -107,11 +112,36 @@ export function postHandler(deps: McpEndpointDeps) {
         res.status(202).end();
         return;
       }
-      await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
+      const access = await requestAccess(deps, req, res, message.message.id);
+      if (!access) return;
+      await dispatchClientRequest({
+        broker: deps.broker,
+        session,
+        request: message.message,
+        req,
+        res,
+        catalog: access.catalog,
+        toolCallAuditor: deps.toolCallAuditor,
+      });
     } finally {
       session.openRequests -= 1;
     }
   };
+}
+
+/** The principal's access, or undefined after answering 503 (permission backend unreachable). */
+async function requestAccess(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+  id: string | number,
+): Promise<PrincipalAccess | undefined> {
+  try {
+    return await accessOf(deps, req, res);
+  } catch (error) {
+    sendTransportError(res, 503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
+    return undefined;
+  }
 }
 
 async function initialize(
@@ -123,6 +153,18 @@ async function initialize(
   const principal = principalOf(res);
   if (headerValue(req, 'mcp-session-id') !== undefined) {
     sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'initialize starts a new session: send it without Mcp-Session-Id', request.id);
+    return;
+  }
+  const access = await requestAccess(deps, req, res, request.id);
+  if (!access) return;
+  if (!access.mayCreateSession) {
+    sendTransportError(
+      res,
+      403,
+      JsonRpcErrorCode.InvalidRequest,
+      `Forbidden: ${principal} lacks the permission ${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
+      request.id,
+    );
     return;
   }
   const params = request.params ?? {};
