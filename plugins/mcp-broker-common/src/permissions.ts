@@ -7,22 +7,22 @@
 import { createPermission } from '@backstage/plugin-permission-common';
 
 /**
- * Resource type of backend tools (ref `<server>:<tool's own name>`).
+ * Resource type of backend tools (ref `server:name`, the tool's own name).
  *
  * @public
  */
 export const MCP_BROKER_TOOL_RESOURCE_TYPE = 'mcp-broker-tool';
 
 /**
- * Resource type of backend prompts (ref `<server>:<prompt's own name>`).
+ * Resource type of backend prompts (ref `server:name`, the prompt's own name).
  *
  * @public
  */
 export const MCP_BROKER_PROMPT_RESOURCE_TYPE = 'mcp-broker-prompt';
 
 /**
- * Resource type of backend resources and resource templates (ref `<server>:<URI or URI
- * template>`).
+ * Resource type of backend resources and resource templates (ref `server:uri`, where `uri` is
+ * the resource URI or the URI template).
  *
  * @public
  */

@@ -18,7 +18,7 @@ export interface McpBrokerItemRef {
 }
 
 /**
- * The resource ref of an item: `<server>:<own name or URI>`.
+ * The resource ref of an item: `server:name` (the server name, a colon, the own name or URI).
  *
  * @public
  */
