@@ -61,7 +61,7 @@ export class ToolCallAuditor {
         severityLevel: 'medium',
         meta: metaOf(call),
       });
-      await event.fail({ error: new Error(reason), meta: { outcome, durationMs: 0 } });
+      await event.fail({ error: auditError(reason), meta: { outcome, durationMs: 0 } });
     });
   }
 
@@ -70,7 +70,7 @@ export class ToolCallAuditor {
     const started = performance.now();
     let final: JsonRpcMessage | undefined;
     const event = await this.#guard(() =>
-      this.#auditor.createEvent({ eventId: TOOL_CALL_EVENT_ID, severityLevel: 'low', meta: metaOf(call) }),
+      this.#auditor.createEvent({ eventId: TOOL_CALL_EVENT_ID, severityLevel: 'medium', meta: metaOf(call) }),
     );
     return {
       observe: stream => ({
@@ -95,7 +95,7 @@ export class ToolCallAuditor {
         await this.#guard(() =>
           failure === undefined
             ? event.success({ meta: { outcome: 'succeeded', durationMs } })
-            : event.fail({ error: new Error(failure), meta: { outcome: 'failed', durationMs } }),
+            : event.fail({ error: auditError(failure), meta: { outcome: 'failed', durationMs } }),
         );
       },
     };
@@ -112,7 +112,22 @@ export class ToolCallAuditor {
 }
 
 function metaOf(call: AuditedToolCall): JsonObject {
-  return { principal: call.principal, server: call.server ?? null, tool: call.tool.slice(0, 200) };
+  return { principal: auditPrincipal(call.principal), server: call.server ?? null, tool: call.tool.slice(0, 200) };
+}
+
+/**
+ * The principal as the audit trail names it: a user's entity ref (`user:default/alice`), or
+ * `service:<subject>` for a service (the broker's session principal is `user:<ref>`).
+ */
+function auditPrincipal(principal: string): string {
+  return principal.startsWith('user:') ? principal.slice('user:'.length) : principal;
+}
+
+/** An error for the auditor's `fail`: the reason only (its stack would point at this file). */
+function auditError(reason: string): Error {
+  const error = new Error(reason);
+  error.stack = `Error: ${reason}`;
+  return error;
 }
 
 /**
