@@ -16,6 +16,8 @@ import { mcpRawPost } from '../testing/mcpRawPost';
 import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
+/** A static token restricted as the plugin README shows (sessions and tools only). */
+const RESTRICTED_TOKEN = 'restricted-static-token-0123456789';
 
 /** The error a rejected SDK call carries (code and message), for comparing answers. */
 async function errorOf(call: Promise<unknown>): Promise<{ code: number; message: string }> {
@@ -69,6 +71,19 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     [example, everything] = await Promise.all([startExampleMcpServer({ port: 0 }), startEverythingServer()]);
     backend = await startBackendProcess({
       config: {
+        backend: {
+          auth: {
+            externalAccess: [
+              {
+                type: 'static',
+                options: { token: RESTRICTED_TOKEN, subject: 'mcp-automation' },
+                accessRestrictions: [
+                  { plugin: 'mcp-broker', permission: ['mcp-broker.session.create', 'mcp-broker.tool.use'] },
+                ],
+              },
+            ],
+          },
+        },
         permission: {
           enabled: true,
           rbac: {
@@ -200,6 +215,19 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       expect.objectContaining({ server: 'example', tool: 'add_tool', status: 'failed', outcome: 'denied' }),
     );
     expect(backend.output()).not.toContain('audit-secret-argument');
+  }, 30_000);
+
+  it("limits a static token to its accessRestrictions (README's example)", async () => {
+    tokens.restricted = RESTRICTED_TOKEN;
+    const service = await connect('restricted');
+    expect(await toolNames(service)).toContain('example_add_tool');
+    expect((await service.client.listPrompts()).prompts).toEqual([]);
+    expect((await errorOf(service.client.getPrompt({ name: 'example_greeting', arguments: { name: 'x' } }))).code).toBe(-32602);
+    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, { headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` } });
+    expect(status.status).toBe(403);
+    // And nothing of other plugins.
+    const catalog = await fetch(`${backend.baseUrl}/api/catalog/entities`, { headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` } });
+    expect(catalog.status).toBe(403);
   }, 30_000);
 
   it('applies a policy file edit within the decision age (no restart, no new session)', async () => {
