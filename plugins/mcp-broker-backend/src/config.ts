@@ -229,7 +229,10 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   if (!Number.isInteger(bufferBytes) || bufferBytes < 1) {
     throw new InputError('Invalid mcpBroker.clientStreamBufferBytes: must be a positive integer');
   }
-  const permissionDecisionMaxAgeMs = duration('permissionDecisionMaxAge', MAX_PERMISSION_DECISION_AGE_MS);
+  const permissionDecisionMaxAgeMs = duration(
+    'permissionDecisionMaxAge',
+    MAX_PERMISSION_DECISION_AGE_MS,
+  );
   if (permissionDecisionMaxAgeMs > MAX_PERMISSION_DECISION_AGE_MS) {
     throw new InputError('Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds');
   }

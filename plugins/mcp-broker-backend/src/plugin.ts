@@ -34,7 +34,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
       },
-      async init({ config, logger, httpAuth, httpRouter, lifecycle, database, permissions, permissionsRegistry, auditor }) {
+      async init(deps) {
+        const { config, logger, httpAuth, httpRouter, lifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const { sessionStore, elicitationStore } = await createSharedStateStores(
@@ -54,15 +55,13 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await discovery.stop();
           await broker.close();
         });
-        registerBrokerPermissions(permissionsRegistry, () => broker.catalog());
-        httpRouter.use(
-          await createRouter({
-            broker,
-            httpAuth,
-            access: BrokerAccessControl.create({ permissions, maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs }),
-            toolCallAuditor: ToolCallAuditor.create({ auditor, logger }),
-          }),
-        );
+        registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
+        const access = BrokerAccessControl.create({
+          permissions: deps.permissions,
+          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
+        });
+        const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
+        httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

@@ -61,14 +61,18 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     clients.push(client);
     return client;
   };
-  const toolNames = async (client: BrokerClient) => (await client.client.listTools()).tools.map(t => t.name).sort();
+  const toolNames = async (client: BrokerClient) =>
+    (await client.client.listTools()).tools.map(t => t.name).sort();
 
   beforeAll(async () => {
     policyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'broker-rbac-'));
     for (const file of ['rbac-policy.csv', 'rbac-conditional-policies.yaml']) {
       fs.copyFileSync(path.join(examplesDir, file), path.join(policyDir, file));
     }
-    [example, everything] = await Promise.all([startExampleMcpServer({ port: 0 }), startEverythingServer()]);
+    [example, everything] = await Promise.all([
+      startExampleMcpServer({ port: 0 }),
+      startEverythingServer(),
+    ]);
     backend = await startBackendProcess({
       config: {
         backend: {
@@ -78,7 +82,10 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
                 type: 'static',
                 options: { token: RESTRICTED_TOKEN, subject: 'mcp-automation' },
                 accessRestrictions: [
-                  { plugin: 'mcp-broker', permission: ['mcp-broker.session.create', 'mcp-broker.tool.use'] },
+                  {
+                    plugin: 'mcp-broker',
+                    permission: ['mcp-broker.session.create', 'mcp-broker.tool.use'],
+                  },
                 ],
               },
             ],
@@ -108,10 +115,14 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     for (const user of ['alice', 'carol', 'erin']) tokens[user] = await backend.signIn(user);
     // Both backends listed (carol sees everything).
     const carol = await connect('carol');
-    await waitFor(async () => {
-      const names = await toolNames(carol);
-      return names.includes('example_add_tool') && names.includes('everything_echo');
-    }, 30_000, 'both backends to be listed');
+    await waitFor(
+      async () => {
+        const names = await toolNames(carol);
+        return names.includes('example_add_tool') && names.includes('everything_echo');
+      },
+      30_000,
+      'both backends to be listed',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -126,7 +137,11 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'erin', version: '1' } },
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'erin', version: '1' },
+      },
     });
     expect(response.status).toBe(403);
     expect(response.headers.get('mcp-session-id')).toBeNull();
@@ -139,7 +154,14 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     const alice = await connect('alice');
     const names = await toolNames(alice);
     // The example server's three named tools, and server-everything's read-only tools only.
-    expect(names).toEqual(expect.arrayContaining(['example_echo', 'example_count', 'example_confirm', 'everything_echo']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'example_echo',
+        'example_count',
+        'example_confirm',
+        'everything_echo',
+      ]),
+    );
     expect(names).not.toContain('example_add_tool');
     expect(names).not.toContain('example_remove_tool');
     expect(names).toContain('everything_trigger-long-running-operation'); // declares readOnlyHint
@@ -149,8 +171,12 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     for (const tool of everythingTools.filter(t => t.name.startsWith('everything_'))) {
       expect(tool.annotations?.readOnlyHint).toBe(true);
     }
-    expect((await alice.client.listPrompts()).prompts.map(p => p.name)).toContain('example_greeting');
-    expect((await alice.client.listResources()).resources.map(r => r.uri)).toContain('example://readme');
+    expect((await alice.client.listPrompts()).prompts.map(p => p.name)).toContain(
+      'example_greeting',
+    );
+    expect((await alice.client.listResources()).resources.map(r => r.uri)).toContain(
+      'example://readme',
+    );
     const readme = await alice.client.readResource({ uri: 'example://readme' });
     expect(readme.contents[0]).toMatchObject({ uri: 'example://readme' });
   }, 30_000);
@@ -158,16 +184,26 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
   it("answers alice's call of a denied tool exactly like an unknown tool, and nothing reaches the backend", async () => {
     const alice = await connect('alice');
     const sessionsBefore = example.sessionCount();
-    const denied = await errorOf(alice.client.callTool({ name: 'example_add_tool', arguments: { name: 'sneaky' } }));
-    const unknown = await errorOf(alice.client.callTool({ name: 'example_no_such_tool', arguments: {} }));
+    const denied = await errorOf(
+      alice.client.callTool({ name: 'example_add_tool', arguments: { name: 'sneaky' } }),
+    );
+    const unknown = await errorOf(
+      alice.client.callTool({ name: 'example_no_such_tool', arguments: {} }),
+    );
     expect(denied.code).toBe(-32602);
-    expect(denied).toEqual({ code: unknown.code, message: unknown.message.replace('example_no_such_tool', 'example_add_tool') });
+    expect(denied).toEqual({
+      code: unknown.code,
+      message: unknown.message.replace('example_no_such_tool', 'example_add_tool'),
+    });
     // No backend session was opened for alice's session, and the tool was not added.
     expect(example.sessionCount()).toBe(sessionsBefore);
     const carol = await connect('carol');
     expect(await toolNames(carol)).not.toContain('example_sneaky');
     // A permitted call goes through.
-    const echoed = await alice.client.callTool({ name: 'example_echo', arguments: { message: 'allowed' } });
+    const echoed = await alice.client.callTool({
+      name: 'example_echo',
+      arguments: { message: 'allowed' },
+    });
     expect(echoed.content).toEqual([{ type: 'text', text: 'allowed' }]);
   }, 30_000);
 
@@ -175,14 +211,28 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     const carol = await connect('carol');
     const names = await toolNames(carol);
     expect(names).toEqual(
-      expect.arrayContaining(['example_add_tool', 'example_remove_tool', 'everything_toggle-simulated-logging']),
+      expect.arrayContaining([
+        'example_add_tool',
+        'example_remove_tool',
+        'everything_toggle-simulated-logging',
+      ]),
     );
-    const count = await carol.client.callTool({ name: 'everything_get-sum', arguments: { a: 2, b: 3 } });
+    const count = await carol.client.callTool({
+      name: 'everything_get-sum',
+      arguments: { a: 2, b: 3 },
+    });
     expect(JSON.stringify(count.content)).toContain('5');
-    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, { headers: { Authorization: `Bearer ${tokens.carol}` } });
+    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${tokens.carol}` },
+    });
     expect(status.status).toBe(200);
-    expect((await status.json()).backends.map((b: { name: string }) => b.name)).toEqual(['example', 'everything']);
-    const forbidden = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, { headers: { Authorization: `Bearer ${tokens.alice}` } });
+    expect((await status.json()).backends.map((b: { name: string }) => b.name)).toEqual([
+      'example',
+      'everything',
+    ]);
+    const forbidden = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${tokens.alice}` },
+    });
     expect(forbidden.status).toBe(403);
     expect(await forbidden.text()).toContain('mcp-broker.status.read');
   }, 30_000);
@@ -193,26 +243,56 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     const before = await toolNames(alice);
     await carol.client.callTool({ name: 'example_add_tool', arguments: { name: 'perm_probe' } });
     // Carol sees it once the broker has re-listed the example server; alice never does.
-    await waitFor(async () => (await toolNames(carol)).includes('example_perm_probe'), 15_000, 'carol to see the new tool');
+    await waitFor(
+      async () => (await toolNames(carol)).includes('example_perm_probe'),
+      15_000,
+      'carol to see the new tool',
+    );
     expect(await toolNames(alice)).toEqual(before);
-    expect((await errorOf(alice.client.callTool({ name: 'example_perm_probe', arguments: {} }))).code).toBe(-32602);
+    expect(
+      (await errorOf(alice.client.callTool({ name: 'example_perm_probe', arguments: {} }))).code,
+    ).toBe(-32602);
     await carol.client.callTool({ name: 'example_remove_tool', arguments: { name: 'perm_probe' } });
   }, 30_000);
 
   it('records every tool call in the audit trail (principal, server, tool, outcome, duration), never its arguments', async () => {
     const alice = await connect('alice');
-    await alice.client.callTool({ name: 'example_echo', arguments: { message: 'audit-secret-argument' } });
-    await errorOf(alice.client.callTool({ name: 'example_add_tool', arguments: { name: 'audit_probe' } }));
-    const lines = await waitFor(() => {
-      const found = toolCallAuditLines(backend.output()).filter(line => line.principal === 'user:default/alice');
-      const done = found.some(l => l.status === 'succeeded' && l.tool === 'echo') && found.some(l => l.outcome === 'denied');
-      return done ? found : undefined;
-    }, 10_000, "alice's audit events");
-    expect(lines).toContainEqual(
-      expect.objectContaining({ server: 'example', tool: 'echo', status: 'succeeded', outcome: 'succeeded', durationMs: expect.any(Number) }),
+    await alice.client.callTool({
+      name: 'example_echo',
+      arguments: { message: 'audit-secret-argument' },
+    });
+    await errorOf(
+      alice.client.callTool({ name: 'example_add_tool', arguments: { name: 'audit_probe' } }),
+    );
+    const lines = await waitFor(
+      () => {
+        const found = toolCallAuditLines(backend.output()).filter(
+          line => line.principal === 'user:default/alice',
+        );
+        const done =
+          found.some(l => l.status === 'succeeded' && l.tool === 'echo') &&
+          found.some(l => l.outcome === 'denied');
+        return done ? found : undefined;
+      },
+      10_000,
+      "alice's audit events",
     );
     expect(lines).toContainEqual(
-      expect.objectContaining({ server: 'example', tool: 'add_tool', status: 'failed', outcome: 'denied' }),
+      expect.objectContaining({
+        server: 'example',
+        tool: 'echo',
+        status: 'succeeded',
+        outcome: 'succeeded',
+        durationMs: expect.any(Number),
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        server: 'example',
+        tool: 'add_tool',
+        status: 'failed',
+        outcome: 'denied',
+      }),
     );
     expect(backend.output()).not.toContain('audit-secret-argument');
   }, 30_000);
@@ -222,11 +302,21 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     const service = await connect('restricted');
     expect(await toolNames(service)).toContain('example_add_tool');
     expect((await service.client.listPrompts()).prompts).toEqual([]);
-    expect((await errorOf(service.client.getPrompt({ name: 'example_greeting', arguments: { name: 'x' } }))).code).toBe(-32602);
-    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, { headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` } });
+    expect(
+      (
+        await errorOf(
+          service.client.getPrompt({ name: 'example_greeting', arguments: { name: 'x' } }),
+        )
+      ).code,
+    ).toBe(-32602);
+    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` },
+    });
     expect(status.status).toBe(403);
     // And nothing of other plugins.
-    const catalog = await fetch(`${backend.baseUrl}/api/catalog/entities`, { headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` } });
+    const catalog = await fetch(`${backend.baseUrl}/api/catalog/entities`, {
+      headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` },
+    });
     expect(catalog.status).toBe(403);
   }, 30_000);
 
@@ -240,15 +330,28 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     // leaves mcp-user: the RBAC 6.1.0 rule the fixture notes describe.)
     fs.writeFileSync(
       csv,
-      original.replace('g, user:default/alice, role:default/mcp-user', 'g, user:default/alice, role:default/portal-admin'),
+      original.replace(
+        'g, user:default/alice, role:default/mcp-user',
+        'g, user:default/alice, role:default/portal-admin',
+      ),
     );
     try {
-      await waitFor(async () => (await toolNames(alice)).includes('example_add_tool'), 30_000, 'the policy edit to take effect');
-      const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, { headers: { Authorization: `Bearer ${tokens.alice}` } });
+      await waitFor(
+        async () => (await toolNames(alice)).includes('example_add_tool'),
+        30_000,
+        'the policy edit to take effect',
+      );
+      const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+        headers: { Authorization: `Bearer ${tokens.alice}` },
+      });
       expect(status.status).toBe(200);
     } finally {
       fs.writeFileSync(csv, original);
     }
-    await waitFor(async () => !(await toolNames(alice)).includes('example_add_tool'), 30_000, 'the policy to be restored');
+    await waitFor(
+      async () => !(await toolNames(alice)).includes('example_add_tool'),
+      30_000,
+      'the policy to be restored',
+    );
   }, 90_000);
 });

@@ -54,7 +54,11 @@ export class ToolCallAuditor {
   }
 
   /** Records a call that was refused (denied, or of a tool that exists nowhere) in one event. */
-  async refused(call: AuditedToolCall, outcome: 'denied' | 'failed', reason: string): Promise<void> {
+  async refused(
+    call: AuditedToolCall,
+    outcome: 'denied' | 'failed',
+    reason: string,
+  ): Promise<void> {
     await this.#guard(async () => {
       const event = await this.#auditor.createEvent({
         eventId: TOOL_CALL_EVENT_ID,
@@ -70,12 +74,20 @@ export class ToolCallAuditor {
     const started = performance.now();
     let final: JsonRpcMessage | undefined;
     const event = await this.#guard(() =>
-      this.#auditor.createEvent({ eventId: TOOL_CALL_EVENT_ID, severityLevel: 'medium', meta: metaOf(call) }),
+      this.#auditor.createEvent({
+        eventId: TOOL_CALL_EVENT_ID,
+        severityLevel: 'medium',
+        meta: metaOf(call),
+      }),
     );
     return {
       observe: stream => ({
         send(message) {
-          if ('id' in message && message.id === requestId && ('result' in message || 'error' in message)) {
+          if (
+            'id' in message &&
+            message.id === requestId &&
+            ('result' in message || 'error' in message)
+          ) {
             final = message;
           }
           return stream.send(message);
@@ -112,7 +124,11 @@ export class ToolCallAuditor {
 }
 
 function metaOf(call: AuditedToolCall): JsonObject {
-  return { principal: auditPrincipal(call.principal), server: call.server ?? null, tool: call.tool.slice(0, 200) };
+  return {
+    principal: auditPrincipal(call.principal),
+    server: call.server ?? null,
+    tool: call.tool.slice(0, 200),
+  };
 }
 
 /**
@@ -135,7 +151,8 @@ function auditError(reason: string): Error {
  * A JSON-RPC error and a tool result with `isError: true` both count as failed.
  */
 function failureOf(final: JsonRpcMessage | undefined): string | undefined {
-  if (final === undefined) return 'the call ended without a result (cancelled, client gone, or shutdown)';
+  if (final === undefined)
+    return 'the call ended without a result (cancelled, client gone, or shutdown)';
   if ('error' in final) return `JSON-RPC error ${final.error.code}`;
   const result = (final as { result?: { isError?: unknown } }).result;
   return result?.isError === true ? 'the tool reported an error (isError)' : undefined;

@@ -187,7 +187,8 @@ export class AggregatedCatalog {
     if (owner !== undefined) return { backend: owner, name: uri };
     const template = this.templateRoutes.find(t => t.pattern.test(uri));
     if (template) return { backend: template.backend, name: template.uriTemplate };
-    return this.resourceBackends.length === 1 ? { backend: this.resourceBackends[0], name: uri } : undefined;
+    if (this.resourceBackends.length !== 1) return undefined;
+    return { backend: this.resourceBackends[0], name: uri };
   }
 
   /** The backend that owns a listed resource template, if any. */

@@ -30,7 +30,6 @@ import { MAX_PERMISSION_DECISION_AGE_MS } from '../config';
 import { PermittedCatalog } from './PermittedCatalog';
 import { PrincipalDecisionCache } from './PrincipalDecisionCache';
 
-
 /** What one principal may do, for one catalog version. */
 export interface PrincipalAccess {
   /** `mcp-broker.session.create`: may `initialize`. */
@@ -77,7 +76,10 @@ export class BrokerAccessControl {
   private constructor(options: BrokerAccessControlOptions) {
     this.#permissions = options.permissions;
     this.#cache = new PrincipalDecisionCache({
-      maxAgeMs: Math.min(options.maxAgeMs ?? MAX_PERMISSION_DECISION_AGE_MS, MAX_PERMISSION_DECISION_AGE_MS),
+      maxAgeMs: Math.min(
+        options.maxAgeMs ?? MAX_PERMISSION_DECISION_AGE_MS,
+        MAX_PERMISSION_DECISION_AGE_MS,
+      ),
       now: options.now,
     });
   }
@@ -99,9 +101,10 @@ export class BrokerAccessControl {
     return this.#cache.get(principal, catalog, async () => {
       const caller = await credentials();
       this.#authorizeCalls += 1;
-      const [session, status, tool, prompt, resource] = (await this.#permissions.authorizeConditional(QUERY, {
-        credentials: caller,
-      })) as PolicyDecision[];
+      const [session, status, tool, prompt, resource] =
+        (await this.#permissions.authorizeConditional(QUERY, {
+          credentials: caller,
+        })) as PolicyDecision[];
       return {
         mayCreateSession: session.result === AuthorizeResult.ALLOW,
         mayReadStatus: status.result === AuthorizeResult.ALLOW,

@@ -2,7 +2,12 @@ import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-co
 import { AggregatedCatalog } from '../broker/aggregatedCatalog';
 import { PermittedCatalog } from './PermittedCatalog';
 
-const backend = (name: string) => ({ name, url: `http://${name}/mcp`, toolPrefix: `${name}_`, headers: {} });
+const backend = (name: string) => ({
+  name,
+  url: `http://${name}/mcp`,
+  toolPrefix: `${name}_`,
+  headers: {},
+});
 
 const catalog = AggregatedCatalog.build([
   {
@@ -16,7 +21,12 @@ const catalog = AggregatedCatalog.build([
   },
   {
     backend: backend('db'),
-    lists: { tools: [{ name: 'query', annotations: { readOnlyHint: true } }], prompts: [], resources: [], resourceTemplates: [] },
+    lists: {
+      tools: [{ name: 'query', annotations: { readOnlyHint: true } }],
+      prompts: [],
+      resources: [],
+      resourceTemplates: [],
+    },
   },
 ]);
 
@@ -33,9 +43,17 @@ describe('PermittedCatalog', () => {
   it('keeps everything on ALLOW and hides everything on DENY, as if it did not exist', () => {
     const all = PermittedCatalog.of(catalog, { tool: allow, prompt: allow, resource: allow });
     expect(all.tools).toBe(catalog.tools);
-    expect(all.routeTool('docs_delete_page')).toEqual({ backend: 'docs', originalName: 'delete_page' });
+    expect(all.routeTool('docs_delete_page')).toEqual({
+      backend: 'docs',
+      originalName: 'delete_page',
+    });
     const none = PermittedCatalog.of(catalog, { tool: deny, prompt: deny, resource: deny });
-    expect([none.tools, none.prompts, none.resources, none.resourceTemplates]).toEqual([[], [], [], []]);
+    expect([none.tools, none.prompts, none.resources, none.resourceTemplates]).toEqual([
+      [],
+      [],
+      [],
+      [],
+    ]);
     expect(none.routeTool('docs_search')).toBeUndefined();
     expect(none.routePrompt('docs_summarise')).toBeUndefined();
     expect(none.routeResource('docs://index')).toBeUndefined();
@@ -45,7 +63,11 @@ describe('PermittedCatalog', () => {
     const permitted = PermittedCatalog.of(catalog, {
       tool: conditional('mcp-broker-tool', {
         anyOf: [
-          { rule: 'HAS_TOOL_ANNOTATION', resourceType: 'mcp-broker-tool', params: { annotation: 'readOnlyHint', value: true } },
+          {
+            rule: 'HAS_TOOL_ANNOTATION',
+            resourceType: 'mcp-broker-tool',
+            params: { annotation: 'readOnlyHint', value: true },
+          },
           { rule: 'IS_ON_SERVER', resourceType: 'mcp-broker-tool', params: { servers: ['db'] } },
         ],
       }),

@@ -31,7 +31,11 @@ const allowedTool = createConditionAuthorizer(toolRules);
 const allowedPrompt = createConditionAuthorizer(promptRules);
 const allowedResource = createConditionAuthorizer(resourceRules);
 
-function isAllowed<T>(decision: PolicyDecision, authorizer: (d: PolicyDecision, r: T) => boolean, item: T): boolean {
+function isAllowed<T>(
+  decision: PolicyDecision,
+  authorizer: (d: PolicyDecision, r: T) => boolean,
+  item: T,
+): boolean {
   if (decision.result === AuthorizeResult.ALLOW) return true;
   if (decision.result === AuthorizeResult.DENY) return false;
   return authorizer(decision, item);
@@ -52,15 +56,22 @@ export class PermittedCatalog {
 
   /** Applies `decisions` to every item of `catalog`. */
   static of(catalog: AggregatedCatalog, decisions: CatalogDecisions): PermittedCatalog {
-    const tools = filterNamed(catalog.tools, decisions.tool, name => catalog.routeTool(name), (route, item) =>
-      allowedTool(decisions.tool, {
-        server: route.backend,
-        name: route.originalName,
-        annotations: isRecord(item.annotations) ? item.annotations : undefined,
-      } satisfies BrokerToolResource),
+    const tools = filterNamed(
+      catalog.tools,
+      decisions.tool,
+      name => catalog.routeTool(name),
+      (route, item) =>
+        allowedTool(decisions.tool, {
+          server: route.backend,
+          name: route.originalName,
+          annotations: isRecord(item.annotations) ? item.annotations : undefined,
+        } satisfies BrokerToolResource),
     );
-    const prompts = filterNamed(catalog.prompts, decisions.prompt, name => catalog.routePrompt(name), route =>
-      allowedPrompt(decisions.prompt, { server: route.backend, name: route.originalName }),
+    const prompts = filterNamed(
+      catalog.prompts,
+      decisions.prompt,
+      name => catalog.routePrompt(name),
+      route => allowedPrompt(decisions.prompt, { server: route.backend, name: route.originalName }),
     );
     const resourceAllowed = (server: string | undefined, name: unknown) =>
       server !== undefined &&
@@ -68,7 +79,9 @@ export class PermittedCatalog {
       isAllowed(decisions.resource, allowedResource, { server, name } satisfies BrokerItemResource);
     const resources =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
-        ? catalog.resources.filter(r => resourceAllowed(catalog.routeResource(String(r.uri)), r.uri))
+        ? catalog.resources.filter(r =>
+            resourceAllowed(catalog.routeResource(String(r.uri)), r.uri),
+          )
         : kept(catalog.resources, decisions.resource);
     const resourceTemplates =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
@@ -90,12 +103,16 @@ export class PermittedCatalog {
 
   /** The route of a permitted tool (prefixed name); undefined when unknown or denied. */
   routeTool(name: string): Route | undefined {
-    return this.toolNames === 'all' || this.toolNames.has(name) ? this.catalog.routeTool(name) : undefined;
+    return this.toolNames === 'all' || this.toolNames.has(name)
+      ? this.catalog.routeTool(name)
+      : undefined;
   }
 
   /** The route of a permitted prompt (prefixed name); undefined when unknown or denied. */
   routePrompt(name: string): Route | undefined {
-    return this.promptNames === 'all' || this.promptNames.has(name) ? this.catalog.routePrompt(name) : undefined;
+    return this.promptNames === 'all' || this.promptNames.has(name)
+      ? this.catalog.routePrompt(name)
+      : undefined;
   }
 
   /**

@@ -14,7 +14,8 @@ describe('PrincipalDecisionCache (fake timers)', () => {
     const cache = new PrincipalDecisionCache<string>({ maxAgeMs: 30_000 });
     const { decide, calls } = counting();
     const version = {};
-    for (let i = 0; i < 1000; i++) expect(await cache.get('user:default/alice', version, decide)).toBe('decision 1');
+    for (let i = 0; i < 1000; i++)
+      expect(await cache.get('user:default/alice', version, decide)).toBe('decision 1');
     expect(calls()).toBe(1);
     await cache.get('user:default/bob', version, decide);
     expect(calls()).toBe(2);

@@ -10,7 +10,10 @@ import type { JsonObject } from '@backstage/types';
  * A Standard Schema (with JSON Schema) for rule params: `validate` answers the problem in
  * words when `value` does not fit, so a misconfigured policy fails with a readable message.
  */
-export function ruleParamsSchema<T>(jsonSchema: JsonObject, problemOf: (value: unknown) => string | undefined) {
+export function ruleParamsSchema<T>(
+  jsonSchema: JsonObject,
+  problemOf: (value: unknown) => string | undefined,
+) {
   return {
     '~standard': {
       version: 1,
@@ -29,7 +32,8 @@ export function ruleParamsSchema<T>(jsonSchema: JsonObject, problemOf: (value: u
 
 /** A problem when `value` is not an object with exactly `keys`, else undefined. */
 export function objectProblem(value: unknown, keys: readonly string[]): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'expected an object';
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'expected an object';
   const extra = Object.keys(value).filter(key => !keys.includes(key));
   if (extra.length > 0) return `unexpected parameter ${extra.map(key => `"${key}"`).join(', ')}`;
   const missing = keys.filter(key => !(key in value));

@@ -51,15 +51,27 @@ describe('HAS_TOOL_ANNOTATION', () => {
   });
 
   it('uses declared booleans and ignores declared values of another type', () => {
-    const tool = { ...bare, annotations: { readOnlyHint: true, destructiveHint: 'no', openWorldHint: false } };
-    expect(hasToolAnnotationRule.apply(tool, { annotation: 'readOnlyHint', value: true })).toBe(true);
-    expect(hasToolAnnotationRule.apply(tool, { annotation: 'destructiveHint', value: true })).toBe(true);
-    expect(hasToolAnnotationRule.apply(tool, { annotation: 'openWorldHint', value: false })).toBe(true);
-    expect(hasToolAnnotationRule.apply(bare, { annotation: 'readOnlyHint', value: true })).toBe(false);
+    const tool = {
+      ...bare,
+      annotations: { readOnlyHint: true, destructiveHint: 'no', openWorldHint: false },
+    };
+    expect(hasToolAnnotationRule.apply(tool, { annotation: 'readOnlyHint', value: true })).toBe(
+      true,
+    );
+    expect(hasToolAnnotationRule.apply(tool, { annotation: 'destructiveHint', value: true })).toBe(
+      true,
+    );
+    expect(hasToolAnnotationRule.apply(tool, { annotation: 'openWorldHint', value: false })).toBe(
+      true,
+    );
+    expect(hasToolAnnotationRule.apply(bare, { annotation: 'readOnlyHint', value: true })).toBe(
+      false,
+    );
   });
 
   it('refuses parameters a policy could misspell, with a message that says what to fix', () => {
-    const validate = (value: unknown) => hasToolAnnotationRule.paramsSchema!['~standard'].validate(value);
+    const validate = (value: unknown) =>
+      hasToolAnnotationRule.paramsSchema!['~standard'].validate(value);
     expect(validate({ annotation: 'readOnlyHint', value: true })).toEqual({
       value: { annotation: 'readOnlyHint', value: true },
     });
@@ -80,11 +92,23 @@ describe('tool rules combined in a conditional decision (as RBAC sends them)', (
     resourceType: 'mcp-broker-tool',
     conditions: {
       anyOf: [
-        { rule: 'HAS_TOOL_ANNOTATION', resourceType: 'mcp-broker-tool', params: { annotation: 'readOnlyHint', value: true } },
+        {
+          rule: 'HAS_TOOL_ANNOTATION',
+          resourceType: 'mcp-broker-tool',
+          params: { annotation: 'readOnlyHint', value: true },
+        },
         {
           allOf: [
-            { rule: 'IS_ON_SERVER', resourceType: 'mcp-broker-tool', params: { servers: ['example'] } },
-            { rule: 'HAS_NAME', resourceType: 'mcp-broker-tool', params: { patterns: ['echo', 'count', 'confirm'] } },
+            {
+              rule: 'IS_ON_SERVER',
+              resourceType: 'mcp-broker-tool',
+              params: { servers: ['example'] },
+            },
+            {
+              rule: 'HAS_NAME',
+              resourceType: 'mcp-broker-tool',
+              params: { patterns: ['echo', 'count', 'confirm'] },
+            },
           ],
         },
       ],
@@ -93,10 +117,22 @@ describe('tool rules combined in a conditional decision (as RBAC sends them)', (
   const allowed = createConditionAuthorizer(toolRules);
 
   it('allows read-only tools of any server and the named tools of the named server only', () => {
-    expect(allowed(decision, { server: 'everything', name: 'get-env', annotations: { readOnlyHint: true } })).toBe(true);
+    expect(
+      allowed(decision, {
+        server: 'everything',
+        name: 'get-env',
+        annotations: { readOnlyHint: true },
+      }),
+    ).toBe(true);
     expect(allowed(decision, { server: 'example', name: 'echo' })).toBe(true);
     expect(allowed(decision, { server: 'other', name: 'echo' })).toBe(false);
-    expect(allowed(decision, { server: 'example', name: 'add_tool', annotations: { readOnlyHint: false } })).toBe(false);
+    expect(
+      allowed(decision, {
+        server: 'example',
+        name: 'add_tool',
+        annotations: { readOnlyHint: false },
+      }),
+    ).toBe(false);
     expect(allowed(decision, { server: 'example', name: 'Echo' })).toBe(false);
   });
 });

@@ -34,30 +34,38 @@ export interface BrokerToolResource extends BrokerItemResource {
 
 /** The query form of the rules (what `toQuery` produces; never run against a store). */
 export type BrokerItemQuery =
-  | { servers: string[] }
-  | { patterns: string[] }
-  | { annotation: ToolAnnotation; value: boolean };
+  { servers: string[] } | { patterns: string[] } | { annotation: ToolAnnotation; value: boolean };
 
 /** Resource ref of `mcp-broker-tool`. */
-export const toolResourceRef = createPermissionResourceRef<BrokerToolResource, BrokerItemQuery>().with({
+export const toolResourceRef = createPermissionResourceRef<
+  BrokerToolResource,
+  BrokerItemQuery
+>().with({
   pluginId: 'mcp-broker',
   resourceType: MCP_BROKER_TOOL_RESOURCE_TYPE,
 });
 
 /** Resource ref of `mcp-broker-prompt`. */
-export const promptResourceRef = createPermissionResourceRef<BrokerItemResource, BrokerItemQuery>().with({
+export const promptResourceRef = createPermissionResourceRef<
+  BrokerItemResource,
+  BrokerItemQuery
+>().with({
   pluginId: 'mcp-broker',
   resourceType: MCP_BROKER_PROMPT_RESOURCE_TYPE,
 });
 
 /** Resource ref of `mcp-broker-resource` (resources and resource templates). */
-export const resourceResourceRef = createPermissionResourceRef<BrokerItemResource, BrokerItemQuery>().with({
+export const resourceResourceRef = createPermissionResourceRef<
+  BrokerItemResource,
+  BrokerItemQuery
+>().with({
   pluginId: 'mcp-broker',
   resourceType: MCP_BROKER_RESOURCE_RESOURCE_TYPE,
 });
 
 /** The tool annotations HAS_TOOL_ANNOTATION can test. */
-export type ToolAnnotation = 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
+export type ToolAnnotation =
+  'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
 
 /** The MCP specification's value of each annotation when a tool does not declare it. */
 export const TOOL_ANNOTATION_DEFAULTS: Readonly<Record<ToolAnnotation, boolean>> = {
@@ -112,7 +120,9 @@ const serversSchema = ruleParamsSchema<IsOnServerParams>(
   },
   value =>
     objectProblem(value, ['servers']) ??
-    (isStringArray((value as IsOnServerParams).servers) ? undefined : 'servers must be an array of server names'),
+    (isStringArray((value as IsOnServerParams).servers)
+      ? undefined
+      : 'servers must be an array of server names'),
 );
 
 const patternsSchema = ruleParamsSchema<HasNameParams>(
@@ -122,7 +132,8 @@ const patternsSchema = ruleParamsSchema<HasNameParams>(
       patterns: {
         type: 'array',
         items: { type: 'string' },
-        description: 'Case-sensitive glob patterns of the own name or URI; * matches any run of characters',
+        description:
+          'Case-sensitive glob patterns of the own name or URI; * matches any run of characters',
       },
     },
     required: ['patterns'],
@@ -130,15 +141,24 @@ const patternsSchema = ruleParamsSchema<HasNameParams>(
   },
   value =>
     objectProblem(value, ['patterns']) ??
-    (isStringArray((value as HasNameParams).patterns) ? undefined : 'patterns must be an array of glob patterns'),
+    (isStringArray((value as HasNameParams).patterns)
+      ? undefined
+      : 'patterns must be an array of glob patterns'),
 );
 
 const annotationSchema = ruleParamsSchema<HasToolAnnotationParams>(
   {
     type: 'object',
     properties: {
-      annotation: { type: 'string', enum: TOOL_ANNOTATIONS, description: 'A tool annotation of MCP' },
-      value: { type: 'boolean', description: 'The value it must have (absent annotations take MCP defaults)' },
+      annotation: {
+        type: 'string',
+        enum: TOOL_ANNOTATIONS,
+        description: 'A tool annotation of MCP',
+      },
+      value: {
+        type: 'boolean',
+        description: 'The value it must have (absent annotations take MCP defaults)',
+      },
     },
     required: ['annotation', 'value'],
     additionalProperties: false,
@@ -147,7 +167,8 @@ const annotationSchema = ruleParamsSchema<HasToolAnnotationParams>(
     const problem = objectProblem(value, ['annotation', 'value']);
     if (problem !== undefined) return problem;
     const params = value as HasToolAnnotationParams;
-    if (!TOOL_ANNOTATIONS.includes(params.annotation)) return `annotation must be one of ${TOOL_ANNOTATIONS.join(', ')}`;
+    if (!TOOL_ANNOTATIONS.includes(params.annotation))
+      return `annotation must be one of ${TOOL_ANNOTATIONS.join(', ')}`;
     return typeof params.value === 'boolean' ? undefined : 'value must be true or false';
   },
 );

@@ -45,7 +45,11 @@ export async function dispatchClientRequest(context: DispatchContext): Promise<v
   if (!res.headersSent) res.json(response);
 }
 
-async function answer(broker: McpBroker, catalog: PermittedCatalog, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+async function answer(
+  broker: McpBroker,
+  catalog: PermittedCatalog,
+  request: JsonRpcRequest,
+): Promise<JsonRpcResponse> {
   const { id, method } = request;
   const params = request.params ?? {};
   switch (method) {
@@ -150,8 +154,9 @@ async function callTool(context: DispatchContext): Promise<void> {
   if (!route || !backend) {
     // Denied and unknown answer alike; only the audit trail tells them apart.
     const hidden = broker.catalog().routeTool(params.name);
+    const tool = hidden?.originalName ?? params.name;
     await toolCallAuditor.refused(
-      { principal: session.principal, server: hidden?.backend, tool: hidden?.originalName ?? params.name },
+      { principal: session.principal, server: hidden?.backend, tool },
       hidden ? 'denied' : 'failed',
       hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
     );
@@ -172,7 +177,11 @@ async function callTool(context: DispatchContext): Promise<void> {
       res,
       openEventStream: () =>
         audit.observe(
-          broker.openEventStream(res, { 'Mcp-Session-Id': session.id }, { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS }),
+          broker.openEventStream(
+            res,
+            { 'Mcp-Session-Id': session.id },
+            { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS },
+          ),
         ),
       signal: ended.signal,
     });

@@ -19,13 +19,19 @@ export interface PrincipalAccessDeps {
 }
 
 /** What the request's principal may do; throws ServiceUnavailableError (503) when unknown. */
-export async function accessOf(deps: PrincipalAccessDeps, req: Request, res: Response): Promise<PrincipalAccess> {
+export async function accessOf(
+  deps: PrincipalAccessDeps,
+  req: Request,
+  res: Response,
+): Promise<PrincipalAccess> {
   try {
     return await deps.access.forPrincipal(principalOf(res), deps.broker.catalog(), () =>
       deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
     );
   } catch (error) {
     deps.broker.logger.warn(`MCP broker: could not take a permission decision: ${error}`);
-    throw new ServiceUnavailableError('The MCP broker cannot reach the permission backend right now; retry shortly');
+    throw new ServiceUnavailableError(
+      'The MCP broker cannot reach the permission backend right now; retry shortly',
+    );
   }
 }

@@ -12,8 +12,11 @@ export function statusHandler(deps: PrincipalAccessDeps) {
   return async (req: Request, res: Response) => {
     const access = await accessOf(deps, req, res);
     if (!access.mayReadStatus) {
-      throw new NotAllowedError(`Reading the MCP broker status needs the permission ${mcpBrokerStatusReadPermission.name}`);
+      throw new NotAllowedError(
+        `Reading the MCP broker status needs the permission ${mcpBrokerStatusReadPermission.name}`,
+      );
     }
-    res.json({ ...deps.broker.status(), permissions: { authorizeCalls: deps.access.authorizeCalls } });
+    const permissions = { authorizeCalls: deps.access.authorizeCalls };
+    res.json({ ...deps.broker.status(), permissions });
   };
 }
