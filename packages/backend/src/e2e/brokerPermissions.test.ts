@@ -61,6 +61,10 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     clients.push(client);
     return client;
   };
+  const statusAs = (token: string) =>
+    fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
   const toolNames = async (client: BrokerClient) =>
     (await client.client.listTools()).tools.map(t => t.name).sort();
 
@@ -222,17 +226,13 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       arguments: { a: 2, b: 3 },
     });
     expect(JSON.stringify(count.content)).toContain('5');
-    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${tokens.carol}` },
-    });
+    const status = await statusAs(tokens.carol);
     expect(status.status).toBe(200);
     expect((await status.json()).backends.map((b: { name: string }) => b.name)).toEqual([
       'example',
       'everything',
     ]);
-    const forbidden = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${tokens.alice}` },
-    });
+    const forbidden = await statusAs(tokens.alice);
     expect(forbidden.status).toBe(403);
     expect(await forbidden.text()).toContain('mcp-broker.status.read');
   }, 30_000);
@@ -309,9 +309,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
         )
       ).code,
     ).toBe(-32602);
-    const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` },
-    });
+    const status = await statusAs(RESTRICTED_TOKEN);
     expect(status.status).toBe(403);
     // And nothing of other plugins.
     const catalog = await fetch(`${backend.baseUrl}/api/catalog/entities`, {
@@ -341,9 +339,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
         30_000,
         'the policy edit to take effect',
       );
-      const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-        headers: { Authorization: `Bearer ${tokens.alice}` },
-      });
+      const status = await statusAs(tokens.alice);
       expect(status.status).toBe(200);
     } finally {
       fs.writeFileSync(csv, original);
