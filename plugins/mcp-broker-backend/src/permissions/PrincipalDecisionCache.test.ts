@@ -61,6 +61,16 @@ describe('PrincipalDecisionCache (fake timers)', () => {
     expect(await cache.get('user:default/alice', 'v1', async () => 'recovered')).toBe('recovered');
   });
 
+  it('drops expired decisions of idle principals as new decisions arrive', async () => {
+    const cache = new PrincipalDecisionCache<string>({ maxAgeMs: 30_000 });
+    const { decide } = counting();
+    await cache.get('idle-1', 'v1', decide);
+    await cache.get('idle-2', 'v1', decide);
+    jest.advanceTimersByTime(30_000);
+    await cache.get('active', 'v2', decide);
+    expect(cache.size).toBe(1);
+  });
+
   it('keeps at most maxEntries principals, dropping the oldest decision', async () => {
     const cache = new PrincipalDecisionCache<string>({ maxAgeMs: 30_000, maxEntries: 2 });
     const { decide, calls } = counting();

@@ -7,7 +7,9 @@
  * Guarantees: a value is never served for another catalog version, nor after `maxAgeMs` from
  * the moment it was asked for (counted from the start of the decision, so a slow permission
  * backend cannot extend it); a failed decision is never remembered (the next request asks
- * again); memory is bounded by `maxEntries` principals (the least recently decided makes room).
+ * again); memory is bounded by `maxEntries` principals (the least recently decided makes room),
+ * and expired decisions are dropped as new ones arrive, so an idle principal does not keep an
+ * old catalog alive for long.
  */
 
 /** Options of {@link PrincipalDecisionCache}. */
@@ -61,10 +63,12 @@ export class PrincipalDecisionCache<T> {
     const value = decide();
     const fresh: Entry<T> = { version, askedAt: now, value };
     this.#entries.delete(principal);
-    while (this.#entries.size >= this.#maxEntries && this.#maxEntries > 0) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
+    // Insertion order is decision order: expired entries (which would hold on to an old catalog)
+    // and, beyond maxEntries, the oldest decisions go first.
+    for (const [oldest, old] of this.#entries) {
+      const expired = now - old.askedAt >= this.#maxAgeMs;
+      if (!expired && this.#entries.size < this.#maxEntries) break;
+      this.#entries.delete(oldest);
     }
     this.#entries.set(principal, fresh);
     value.catch(() => {
