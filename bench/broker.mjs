@@ -403,10 +403,13 @@ async function permissionsSection({ broker, token, adminToken }) {
     { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
     { name: `${COUNTS.inFlight} in flight`, total: COUNTS.concurrent, concurrency: COUNTS.inFlight },
   ];
-  log(`permissions: ${COUNTS.rounds} alternating rounds per target`);
+  // Two targets doing the same per-call work: many short alternating rounds, so that the
+  // machine's background load (other jobs) lands on both alike.
+  const rounds = smoke ? COUNTS.rounds : 20;
+  log(`permissions: ${rounds} alternating rounds per target`);
   const authorizeBefore = await authorizeCalls(broker, adminToken);
   const started = performance.now();
-  const results = await measureCalls({ targets, modes, rounds: COUNTS.rounds });
+  const results = await measureCalls({ targets, modes, rounds });
   const seconds = (performance.now() - started) / 1000;
   const authorizeDuring = (await authorizeCalls(broker, adminToken)) - authorizeBefore;
   for (const client of Object.values(clients)) await client.close();
@@ -437,7 +440,7 @@ async function permissionsSection({ broker, token, adminToken }) {
   return [
     '### Permissions: tools/call `everything_echo` with the fixture policy vs a policy that allows everything',
     '',
-    'One backend, one session per user, alternating rounds. Alice holds the development fixture\'s `mcp-user` role (a CONDITIONAL decision for `mcp-broker.tool.use`, applied in the broker to every catalog item); carol holds `portal-admin` (ALLOW for every `mcp-broker.*` permission). Both go through the same decision cache (one permission round trip per user and catalog version, at most 30 s old).',
+    `One backend, one session per user, ${rounds} alternating rounds. ` + 'Alice holds the development fixture\'s `mcp-user` role (a CONDITIONAL decision for `mcp-broker.tool.use`, applied in the broker to every catalog item); carol holds `portal-admin` (ALLOW for every `mcp-broker.*` permission). Both go through the same decision cache (one permission round trip per user and catalog version, at most 30 s old).',
     '',
     markdownTable(['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'broker CPU ms/call'], rows),
     '',

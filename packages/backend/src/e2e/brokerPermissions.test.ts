@@ -136,6 +136,34 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     fs.rmSync(policyDir, { recursive: true, force: true });
   }, 30_000);
 
+  it('lists its permissions and rules for policy tools (RBAC UI) at the metadata endpoint', async () => {
+    const response = await fetch(
+      `${backend.baseUrl}/api/mcp-broker/.well-known/backstage/permissions/metadata`,
+      { headers: { Authorization: `Bearer ${tokens.carol}` } },
+    );
+    expect(response.status).toBe(200);
+    const metadata = await response.json();
+    expect(metadata.permissions.map((p: { name: string }) => p.name).sort()).toEqual([
+      'mcp-broker.prompt.use',
+      'mcp-broker.resource.read',
+      'mcp-broker.session.create',
+      'mcp-broker.status.read',
+      'mcp-broker.tool.use',
+    ]);
+    const rules = metadata.rules.map(
+      (r: { name: string; resourceType: string }) => `${r.resourceType}/${r.name}`,
+    );
+    expect(rules.sort()).toEqual([
+      'mcp-broker-prompt/HAS_NAME',
+      'mcp-broker-prompt/IS_ON_SERVER',
+      'mcp-broker-resource/HAS_NAME',
+      'mcp-broker-resource/IS_ON_SERVER',
+      'mcp-broker-tool/HAS_NAME',
+      'mcp-broker-tool/HAS_TOOL_ANNOTATION',
+      'mcp-broker-tool/IS_ON_SERVER',
+    ]);
+  });
+
   it("answers erin's initialize with 403 and a JSON-RPC error naming the permission", async () => {
     const response = await mcpRawPost(mcpUrl(), tokens.erin, {
       jsonrpc: '2.0',
