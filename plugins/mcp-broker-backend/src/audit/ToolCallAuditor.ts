@@ -8,6 +8,10 @@
  * auditor would verify the request's token again on every call, which the broker avoids (see
  * VerifiedPrincipalCache). The auditor's own actor is then the broker plugin.
  *
+ * The outcome is read from the final response the ToolCallHandler sends on the call's event
+ * stream (`observe`), which is how the broker's handler always answers; a handler that answered
+ * with plain JSON instead (the test-only forwarding handler) would be recorded as failed.
+ *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
  */
