@@ -162,8 +162,8 @@ async function initialize(
       res,
       403,
       JsonRpcErrorCode.InvalidRequest,
-      `Forbidden: ${principal} lacks the permission ${mcpBrokerSessionCreatePermission.name}; ` +
-        'ask an admin to grant it',
+      `Forbidden: starting an MCP session needs the permission ` +
+        `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
       request.id,
     );
     return;
