@@ -15,6 +15,9 @@
  *   fanout       N open GET streams, one backend tools/list_changed, delivery latency to all
  *   memory       broker RSS per idle session (with its GET stream), RSS after all are DELETEd
  *   elicitation  `confirm` (elicitation/create → answer → result) through the broker vs direct
+ *   permissions  tools/call echo through the broker as alice (the fixture's conditional policy)
+ *                vs carol (a policy that allows everything), alternating rounds in one backend;
+ *                permission-service calls per 1,000 tool calls (from /status)
  */
 import { createRequire } from 'node:module';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
@@ -38,7 +41,7 @@ const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const only = new Set((argValue('--only') ?? 'calls,fanout,memory,elicitation').split(','));
+const only = new Set((argValue('--only') ?? 'calls,fanout,memory,elicitation,permissions').split(','));
 const cpuProfDir = argValue('--cpu-prof');
 
 const COUNTS = smoke
@@ -54,6 +57,8 @@ const TARGETS = {
   brokerCpuMsPerCall: 1.0,
   fanoutP99Ms: { 1000: 100, 10000: 1000 },
   rssPerSessionKiB: 30,
+  /** Throughput with the fixture's conditional policy ÷ with a policy that allows everything. */
+  permissionsThroughputRatio: 0.95,
 };
 
 const sleep = millis => new Promise(resolve => setTimeout(resolve, millis));
@@ -101,9 +106,12 @@ async function main() {
         ['--inspect=127.0.0.1:0', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
       ),
     ]);
-    // startBackendProcess returns once alice can sign in: no retry needed.
+    // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
+    // development fixture's mcp-user role (read-only tools and the example server's echo, count
+    // and confirm); carol may use everything and read the status.
     const token = await broker.backend.signIn('alice');
-    await waitForBrokerBackends(broker.backend, token, ['everything', 'example']);
+    const adminToken = await broker.backend.signIn('carol');
+    await waitForBrokerBackends(broker.backend, adminToken, ['everything', 'example']);
 
     const facts = machineFacts();
     output.push(
@@ -118,6 +126,7 @@ async function main() {
     if (only.has('calls')) output.push(...(await callsSection({ everything, hub, broker, token })));
     if (only.has('fanout') || only.has('memory')) output.push(...(await fanoutAndMemorySection({ broker, example, token })));
     if (only.has('elicitation')) output.push(...(await elicitationSection({ broker, example, token })));
+    if (only.has('permissions')) output.push(...(await permissionsSection({ broker, token, adminToken })));
 
     output.push(`Load average after the run: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`, '');
   } finally {
@@ -361,6 +370,97 @@ async function elicitationSection({ broker, example, token }) {
     markdownTable(['target', 'round trips', 'p50 ms', 'p99 ms', 'broker CPU ms/round trip'], rows),
     '',
     `Broker overhead at p50: ${(p50('broker') - p50('direct')).toFixed(2)} ms per round trip (two client→server POSTs and one SSE response each).`,
+    '',
+  ];
+}
+
+/** The broker's count of permission-service calls so far (GET /status, read as carol). */
+async function authorizeCalls(broker, adminToken) {
+  const response = await fetch(`${broker.backend.baseUrl}/api/mcp-broker/status`, {
+    headers: { Authorization: `Bearer ${adminToken}` },
+  });
+  if (!response.ok) throw new Error(`GET /status answered ${response.status}`);
+  return (await response.json()).permissions.authorizeCalls;
+}
+
+/**
+ * tools/call `everything_echo` as alice (the fixture's conditional tool policy, applied in the
+ * broker to each catalog item) vs carol (a policy that allows everything), in one backend and
+ * alternating rounds; and how many permission-service calls the whole run cost.
+ */
+async function permissionsSection({ broker, token, adminToken }) {
+  const clients = {
+    'alice (conditional policy)': await connectClient({ url: broker.url, token }),
+    'carol (allows everything)': await connectClient({ url: broker.url, token: adminToken }),
+  };
+  const targets = [];
+  for (const [name, client] of Object.entries(clients)) {
+    const call = () => client.callTool({ name: 'everything_echo', arguments: { message: 'hello' } });
+    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
+    targets.push({ name, call, pids: { broker: broker.pid } });
+  }
+  const modes = [
+    { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
+    { name: `${COUNTS.inFlight} in flight`, total: COUNTS.concurrent, concurrency: COUNTS.inFlight },
+  ];
+  // Two targets doing the same per-call work: many short alternating rounds, so that the
+  // machine's background load (other jobs) lands on both alike.
+  const rounds = smoke ? COUNTS.rounds : 20;
+  log(`permissions: ${rounds} alternating rounds per target`);
+  const authorizeBefore = await authorizeCalls(broker, adminToken);
+  const started = performance.now();
+  const results = await measureCalls({ targets, modes, rounds });
+  const seconds = (performance.now() - started) / 1000;
+  const authorizeDuring = (await authorizeCalls(broker, adminToken)) - authorizeBefore;
+  for (const client of Object.values(clients)) await client.close();
+
+  let toolCalls = 0;
+  const rows = [];
+  const callsPerSecond = {};
+  for (const mode of modes) {
+    for (const { name } of targets) {
+      const entry = results[mode.name][name];
+      const stats = summarize(entry.latencies);
+      toolCalls += entry.calls;
+      callsPerSecond[`${mode.name}/${name}`] = (entry.calls / entry.wallMs) * 1000;
+      rows.push([
+        mode.name,
+        name,
+        count(entry.calls),
+        callsPerSecond[`${mode.name}/${name}`].toFixed(0),
+        ms(stats.p50),
+        ms(stats.p99),
+        (entry.cpuMs.broker / entry.calls).toFixed(2),
+      ]);
+    }
+  }
+  const [conditional, allowAll] = targets.map(t => t.name);
+  const ratio = mode => callsPerSecond[`${mode.name}/${conditional}`] / callsPerSecond[`${mode.name}/${allowAll}`];
+  const perThousand = (authorizeDuring / toolCalls) * 1000;
+  return [
+    '### Permissions: tools/call `everything_echo` with the fixture policy vs a policy that allows everything',
+    '',
+    `One backend, one session per user, ${rounds} alternating rounds. ` + 'Alice holds the development fixture\'s `mcp-user` role (a CONDITIONAL decision for `mcp-broker.tool.use`, applied in the broker to every catalog item); carol holds `portal-admin` (ALLOW for every `mcp-broker.*` permission). Both go through the same decision cache (one permission round trip per user and catalog version, at most 30 s old).',
+    '',
+    markdownTable(['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'broker CPU ms/call'], rows),
+    '',
+    markdownTable(
+      ['measure', 'value', 'target', 'result'],
+      [
+        ...modes.map(mode => [
+          `throughput with permissions ÷ allow-everything, ${mode.name}`,
+          `${ratio(mode).toFixed(2)}×`,
+          mode.concurrency > 1 ? `≥ ${TARGETS.permissionsThroughputRatio}×` : '',
+          mode.concurrency > 1 ? verdict(ratio(mode) >= TARGETS.permissionsThroughputRatio) : '',
+        ]),
+        [
+          'permission-service calls per 1,000 tool calls',
+          `${perThousand.toFixed(2)} (${authorizeDuring} calls for ${count(toolCalls)} tool calls in ${seconds.toFixed(0)} s)`,
+          '≤ 2 users × (1 + run seconds ÷ 30) in total',
+          verdict(authorizeDuring <= 2 * (1 + Math.ceil(seconds / 30)) + 1),
+        ],
+      ],
+    ),
     '',
   ];
 }

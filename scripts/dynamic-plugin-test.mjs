@@ -3,9 +3,9 @@
  * Red Hat Developer Hub route: both backend plugins exported as dynamic plugins and loaded by
  * `@backstage/backend-dynamic-feature-service`, the way RHDH loads them.
  * 1. exports each plugin with the pinned RHDH CLI (`rhdh-cli plugin export`, tools/rhdh-cli,
- *    installed with `npm ci` on first use) into its git-ignored dist-dynamic/; the portal
- *    embeds @devportal/plugin-portal-common and both embed @devportal/backend-request-body
- *    (not on a registry yet);
+ *    installed with `npm ci` on first use) into its git-ignored dist-dynamic/; each plugin
+ *    embeds its common package (@devportal/plugin-portal-common, -mcp-broker-common) and
+ *    @devportal/backend-request-body (not on a registry yet);
  * 2. copies the exports into a dynamic-plugins root of a minimal backend in a temporary folder
  *    whose only feature is `dynamicPluginsFeatureLoader` (no import of our packages anywhere);
  * 3. starts it on fresh PostgreSQL databases, calls one portal route and the broker's
@@ -26,7 +26,10 @@ const exported = [
     dir: 'plugins/portal-backend',
     args: ['--embed-package', '@devportal/plugin-portal-common', '@devportal/backend-request-body'],
   },
-  { dir: 'plugins/mcp-broker-backend', args: ['--embed-package', '@devportal/backend-request-body'] },
+  {
+    dir: 'plugins/mcp-broker-backend',
+    args: ['--embed-package', '@devportal/plugin-mcp-broker-common', '@devportal/backend-request-body'],
+  },
 ];
 
 const keep = process.argv.includes('--keep');

@@ -61,10 +61,11 @@ try {
       }`,
       pg: '^8.11.0',
     },
-    // The plugins depend on portal-common and backend-request-body by version; point those
-    // versions at their tarballs.
+    // The plugins depend on their common packages and backend-request-body by version; point
+    // those versions at their tarballs.
     resolutions: {
       '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
+      '@devportal/plugin-mcp-broker-common': `file:${tarballOf['@devportal/plugin-mcp-broker-common']}`,
       '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
     },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');

@@ -51,6 +51,12 @@ export interface Config {
      */
     sessionIdleTimeout?: HumanDuration | string;
     /**
+     * Longest time a user's permission decision (`mcp-broker.*` permissions) is used before the
+     * permission backend is asked again, so a policy change takes effect within this time.
+     * Default and maximum 30 s; a change of the aggregated catalog is decided again at once.
+     */
+    permissionDecisionMaxAge?: HumanDuration | string;
+    /**
      * Where client sessions and elicitation gateway ids are kept. `memory` (default): in this
      * process; right for one backend replica. `database`: in the plugin's database (PostgreSQL in
      * production), so that several replicas behind one address without sticky sessions recognise

@@ -19,6 +19,12 @@ export const publishedPackages = [
     configKey: 'portal',
   },
   {
+    workspace: '@devportal/plugin-mcp-broker-common',
+    dir: 'plugins/mcp-broker-common',
+    role: 'common-library',
+    pluginId: 'mcp-broker',
+  },
+  {
     workspace: '@devportal/plugin-mcp-broker-backend',
     dir: 'plugins/mcp-broker-backend',
     role: 'backend-plugin',

@@ -7,6 +7,8 @@
  * - `confirm`: asks the client through `elicitation/create` and reports the answer.
  * - `add_tool` / `remove_tool`: add or remove a dynamic echo-like tool on every session,
  *   which sends `notifications/tools/list_changed` on each session's GET stream.
+ * Every tool declares MCP annotations honestly (permission policies select tools by them): the
+ * first three are read-only; the dynamic tools declare none, so MCP's defaults apply to them.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -73,7 +75,11 @@ export async function startExampleMcpServer(
     );
     server.registerTool(
       'echo',
-      { description: 'Returns the message it is given', inputSchema: { message: z.string() } },
+      {
+        description: 'Returns the message it is given',
+        inputSchema: { message: z.string() },
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
       async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
     );
     server.registerTool(
@@ -84,6 +90,7 @@ export async function startExampleMcpServer(
           steps: z.number().int().min(1).max(1000).default(5),
           delayMs: z.number().int().min(0).max(60000).default(100),
         },
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       },
       async ({ steps, delayMs }, extra) => {
         const progressToken = extra._meta?.progressToken;
@@ -107,6 +114,8 @@ export async function startExampleMcpServer(
       {
         description: 'Asks the user (through elicitation) to confirm a question',
         inputSchema: { question: z.string().default('Proceed?') },
+        // It changes nothing; asking twice asks the user twice, so it is not idempotent.
+        annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
       },
       async ({ question }, extra) => {
         // Sent on the call's own POST stream (relatedRequestId), so a gateway in between can tell
@@ -133,6 +142,8 @@ export async function startExampleMcpServer(
       {
         description: 'Adds a tool with the given name on every session (sends tools/list_changed)',
         inputSchema: { name: z.string().regex(DYNAMIC_TOOL_NAME) },
+        // Changes every client's tool list, adds without removing; a second call fails.
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       async ({ name }) => {
         if (dynamicToolNames.has(name) || ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)) {
@@ -148,6 +159,8 @@ export async function startExampleMcpServer(
       {
         description: 'Removes a tool added by add_tool (sends tools/list_changed)',
         inputSchema: { name: z.string() },
+        // Removing the same tool again changes nothing more.
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       },
       async ({ name }) => {
         if (!dynamicToolNames.delete(name)) {

@@ -24,6 +24,14 @@ describe('readBrokerConfig', () => {
     expect(config.requestBodyTimeoutMs).toBe(5000);
   });
 
+  it('keeps permission decisions at most 30 s (default), shorter when configured, never longer', () => {
+    expect(read({ servers: [] }).permissionDecisionMaxAgeMs).toBe(30_000);
+    expect(read({ servers: [], permissionDecisionMaxAge: { seconds: 2 } }).permissionDecisionMaxAgeMs).toBe(2000);
+    expect(() => read({ servers: [], permissionDecisionMaxAge: { minutes: 1 } })).toThrow(
+      'Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds',
+    );
+  });
+
   it('reads every duration form Backstage supports', () => {
     const config = read({
       servers: [],

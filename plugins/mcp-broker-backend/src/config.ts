@@ -60,6 +60,8 @@ export interface BrokerConfig {
   readonly shutdownDrainTimeoutMs: number;
   /** Most client sessions per principal (all replicas) and per replica. */
   readonly sessionLimits: { readonly perPrincipal: number; readonly perReplica: number };
+  /** Longest time a principal's permission decision is used (at most 30 s, spec §8). */
+  readonly permissionDecisionMaxAgeMs: number;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -79,6 +81,8 @@ export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
+/** Also the largest allowed value: a policy change must land within 30 s. */
+export const MAX_PERMISSION_DECISION_AGE_MS = 30_000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
@@ -241,6 +245,13 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     }
     return value;
   };
+  const permissionDecisionMaxAgeMs = duration(
+    'permissionDecisionMaxAge',
+    MAX_PERMISSION_DECISION_AGE_MS,
+  );
+  if (permissionDecisionMaxAgeMs > MAX_PERMISSION_DECISION_AGE_MS) {
+    throw new InputError('Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds');
+  }
   return {
     servers,
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
@@ -259,6 +270,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
       perReplica: positiveInteger('sessionLimits.perReplica', DEFAULT_MAX_SESSIONS_PER_REPLICA),
     },
     shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
+    permissionDecisionMaxAgeMs,
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

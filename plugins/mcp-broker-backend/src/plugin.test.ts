@@ -52,6 +52,51 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   });
 });
 
+describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissions test double)', () => {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
+
+  it('fails closed with 503 while the permission backend cannot be asked, then recovers', async () => {
+    let available = false;
+    const allowAll = mockServices.permissions();
+    const flaky = createServiceFactory({
+      service: coreServices.permissions,
+      deps: {},
+      factory: () => ({
+        authorize: (requests: any, options: any) => allowAll.authorize(requests, options),
+        authorizeConditional: async (requests: any, options: any) => {
+          if (!available) throw new Error('connect ECONNREFUSED permission backend');
+          return allowAll.authorizeConditional(requests, options);
+        },
+      }),
+    });
+    const { server } = await startTestBackend({
+      features: [mcpBrokerPlugin, flaky, mockServices.rootConfig.factory({ data: { mcpBroker: { servers: [] } } })],
+    });
+    try {
+      const post = () =>
+        request(server)
+          .post('/api/mcp-broker/mcp')
+          .set('Content-Type', 'application/json')
+          .set('Accept', 'application/json, text/event-stream')
+          .send(JSON.stringify(initialize));
+      const refused = await post();
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { message: expect.stringMatching(/retry/) } });
+      expect(JSON.stringify(refused.body)).not.toContain('ECONNREFUSED');
+      expect((await request(server).get('/api/mcp-broker/status')).status).toBe(503);
+      available = true;
+      expect((await post()).status).toBe(200);
+    } finally {
+      await server.stop?.();
+    }
+  });
+});
+
 describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocked auth, real scripted servers)', () => {
   it('connects added servers and drops removed ones when the configuration changes', async () => {
     const first = await startScriptedMcpServer({ tools: ['one'] });

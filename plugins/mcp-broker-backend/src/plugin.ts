@@ -2,10 +2,13 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
+import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/mcpBroker';
 import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
+import { BrokerAccessControl } from './permissions/BrokerAccessControl';
+import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
@@ -28,8 +31,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         lifecycle: coreServices.lifecycle,
         rootLifecycle: coreServices.rootLifecycle,
         database: coreServices.database,
+        permissions: coreServices.permissions,
+        permissionsRegistry: coreServices.permissionsRegistry,
+        auditor: coreServices.auditor,
       },
-      async init({ config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database }) {
+      async init(deps) {
+        const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const { sessionStore, elicitationStore } = await createSharedStateStores(
@@ -52,7 +59,13 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await discovery.stop();
           await broker.close();
         });
-        httpRouter.use(await createRouter({ broker, httpAuth }));
+        registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
+        const access = BrokerAccessControl.create({
+          permissions: deps.permissions,
+          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
+        });
+        const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
+        httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

@@ -47,6 +47,17 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
       ['direct', '4'],
       ['broker', '4'],
     ]);
+    const permissions = tableAfter(stdout, '### Permissions');
+    expect(permissions.map(([mode, target, callCount]) => [mode, target, callCount])).toEqual([
+      ['sequential', 'alice (conditional policy)', '20'],
+      ['sequential', 'carol (allows everything)', '20'],
+      ['10 in flight', 'alice (conditional policy)', '40'],
+      ['10 in flight', 'carol (allows everything)', '40'],
+    ]);
+    // The decision cache: a handful of permission calls for the whole run, never one per call.
+    const perThousand = /permission-service calls per 1,000 tool calls \| ([\d.]+) \((\d+) calls/.exec(stdout);
+    expect(perThousand).not.toBeNull();
+    expect(Number(perThousand![2])).toBeLessThan(10); // one per call would be 120
     // ~25 s alone; the limit leaves room for a machine busy with the rest of the suite.
   }, 150_000);
 });

@@ -40,7 +40,7 @@ describe('the MCP broker in the real backend process', () => {
   let everything: EverythingServer;
   let scripted: ScriptedMcpServer;
   let poller: ScriptedMcpServer;
-  let alice: string;
+  let carol: string;
   let bob: string;
   const clients: BrokerClient[] = [];
 
@@ -48,7 +48,7 @@ describe('the MCP broker in the real backend process', () => {
 
   async function status(): Promise<BrokerStatus> {
     const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${alice}` },
+      headers: { Authorization: `Bearer ${carol}` },
     });
     expect(response.status).toBe(200);
     return (await response.json()) as BrokerStatus;
@@ -59,7 +59,7 @@ describe('the MCP broker in the real backend process', () => {
   }
 
   /** Connects an SDK client and waits until its GET stream is open at the broker. */
-  async function connect(token = alice): Promise<BrokerClient> {
+  async function connect(token = carol): Promise<BrokerClient> {
     const before = (await status()).clients.eventStreams;
     const client = await connectBrokerClient(backend.baseUrl, token);
     clients.push(client);
@@ -111,7 +111,9 @@ describe('the MCP broker in the real backend process', () => {
         },
       },
     });
-    alice = await backend.signIn('alice');
+    // Carol (portal-admin) may use every tool and read the status: these tests are about
+    // aggregation, events and sessions; access control is brokerPermissions.test.ts's subject.
+    carol = await backend.signIn('carol');
     bob = await backend.signIn('bob');
     await waitFor(
       async () => {
@@ -210,7 +212,9 @@ describe('the MCP broker in the real backend process', () => {
     await first.client.callTool({ name: 'example_add_tool', arguments: { name: 'fanout' } });
     await waitFor(() => first.notifications.includes('notifications/tools/list_changed'), 5000, 'first client notified');
     await waitFor(() => second.notifications.includes('notifications/tools/list_changed'), 5000, 'second client notified');
-    expect(await toolNames(second)).toContain('example_fanout');
+    expect(await toolNames(first)).toContain('example_fanout');
+    // Bob hears of the change too, but his mcp-user policy hides a tool without readOnlyHint.
+    expect(await toolNames(second)).not.toContain('example_fanout');
 
     const late = await connect();
     await sleep(700);
@@ -301,10 +305,10 @@ describe('the MCP broker in the real backend process', () => {
   }, 60_000);
 
   it('binds a session to its principal, allows one GET stream and ends it on DELETE', async () => {
-    const sessionId = await rawInitialize(alice);
+    const sessionId = await rawInitialize(carol);
     expect(Buffer.from(sessionId, 'base64url').length).toBeGreaterThanOrEqual(16);
     const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
-    expect((await rawPost(alice, list, sessionId)).status).toBe(200);
+    expect((await rawPost(carol, list, sessionId)).status).toBe(200);
     const asBob = await rawPost(bob, list, sessionId);
     expect(asBob.status).toBe(404);
     expect((await asBob.json()).error.code).toBe(-32001);
@@ -312,7 +316,7 @@ describe('the MCP broker in the real backend process', () => {
     const streamAbort = new AbortController();
     const get = () =>
       fetch(mcpUrl(), {
-        headers: { Authorization: `Bearer ${alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        headers: { Authorization: `Bearer ${carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
         signal: streamAbort.signal,
       });
     const firstGet = await get();
@@ -324,7 +328,7 @@ describe('the MCP broker in the real backend process', () => {
 
     const deleted = await fetch(mcpUrl(), {
       method: 'DELETE',
-      headers: { Authorization: `Bearer ${alice}`, 'Mcp-Session-Id': sessionId },
+      headers: { Authorization: `Bearer ${carol}`, 'Mcp-Session-Id': sessionId },
     });
     expect(deleted.status).toBe(204);
     // The stream ends with the session.
@@ -333,34 +337,34 @@ describe('the MCP broker in the real backend process', () => {
       const { done } = await reader.read();
       if (done) break;
     }
-    expect((await rawPost(alice, list, sessionId)).status).toBe(404);
+    expect((await rawPost(carol, list, sessionId)).status).toBe(404);
     streamAbort.abort();
   }, 30_000);
 
   it('answers client mistakes with 4xx and a message saying what to fix', async () => {
-    const noSession = await rawPost(alice, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const noSession = await rawPost(carol, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     expect(noSession.status).toBe(400);
     expect((await noSession.json()).error.message).toMatch(/Mcp-Session-Id/);
     const notJson = await fetch(mcpUrl(), {
       method: 'POST',
-      headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${carol}`, 'Content-Type': 'application/json' },
       body: '{oops',
     });
     expect(notJson.status).toBe(400);
     expect((await notJson.json()).error.code).toBe(-32700);
-    const batch = await rawPost(alice, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    const batch = await rawPost(carol, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
     expect(batch.status).toBe(400);
   });
 
   it('keeps notifying other clients while one client stops reading its stream', async () => {
-    const sessionId = await rawInitialize(alice);
+    const sessionId = await rawInitialize(carol);
     // A client that opens its GET stream and never reads from it.
     const url = new URL(mcpUrl());
     const stalled = http.request({
       host: '127.0.0.1',
       port: url.port,
       path: url.pathname,
-      headers: { Authorization: `Bearer ${alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, Host: url.host },
+      headers: { Authorization: `Bearer ${carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, Host: url.host },
     });
     stalled.on('response', response => response.pause());
     stalled.on('error', () => {});
@@ -377,7 +381,7 @@ describe('the MCP broker in the real backend process', () => {
   it('refuses foreign Origin and Host headers (DNS rebinding protection)', async () => {
     const foreignOrigin = await fetch(mcpUrl(), {
       method: 'POST',
-      headers: { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json', Origin: 'http://evil.example' },
+      headers: { Authorization: `Bearer ${carol}`, 'Content-Type': 'application/json', Origin: 'http://evil.example' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(foreignOrigin.status).toBe(403);
@@ -391,7 +395,7 @@ describe('the MCP broker in the real backend process', () => {
           port: url.port,
           path: url.pathname,
           method: 'POST',
-          headers: { Host: `evil.example:${url.port}`, Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json' },
+          headers: { Host: `evil.example:${url.port}`, Authorization: `Bearer ${carol}`, 'Content-Type': 'application/json' },
         },
         response => {
           response.resume();

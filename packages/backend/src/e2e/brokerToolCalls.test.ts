@@ -25,7 +25,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   let example: ExampleMcpServer;
   let everything: EverythingServer;
   let raw: RawMcpBackend;
-  let alice: string;
+  let carol: string;
   const clients: Client[] = [];
 
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
@@ -49,7 +49,9 @@ describe('tool calls through the MCP broker (real backend process)', () => {
         },
       },
     });
-    alice = await backend.signIn('alice');
+    // Carol (portal-admin) may use every tool: these tests are about tool calls, not access
+    // (brokerPermissions.test.ts).
+    carol = await backend.signIn('carol');
   }, 120_000);
 
   afterAll(async () => {
@@ -58,7 +60,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     await Promise.all([example?.close(), everything?.kill(), raw?.close()]);
   }, 30_000);
 
-  async function connect(token = alice): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  async function connect(token = carol): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
@@ -78,7 +80,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
 
   /** POSTs a raw JSON-RPC message on a client session, as a client would without the SDK. */
   function rawPost(sessionId: string, body: unknown, init: { signal?: AbortSignal } = {}): Promise<Response> {
-    return mcpRawPost(mcpUrl(), alice, body, { sessionId, protocolVersion: '2025-11-25', signal: init.signal });
+    return mcpRawPost(mcpUrl(), carol, body, { sessionId, protocolVersion: '2025-11-25', signal: init.signal });
   }
 
   const backendResponses = () => raw.requests.filter(r => r.method === undefined);
@@ -142,7 +144,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     expect(call.length).toBeGreaterThan(0);
     for (const request of raw.requests) {
       expect(request.headers.authorization).toBe('Bearer raw-secret');
-      expect(request.text).not.toContain(alice);
+      expect(request.text).not.toContain(carol);
     }
   });
 

@@ -75,7 +75,9 @@ if (postgres === undefined) {
       replicas.push(await startBackendProcess({ config }));
       forwarder = await startRoundRobinForwarder(replicas.map(r => r.port));
       // Signing keys live in the shared auth database: a token from one replica works on both.
-      for (const user of ['alice', 'bob']) tokens[user] = await replicas[0].signIn(user);
+      // Carol (portal-admin) may use every broker tool; the broker tests here are about replicas,
+      // not access (brokerPermissions.test.ts).
+      for (const user of ['alice', 'bob', 'carol']) tokens[user] = await replicas[0].signIn(user);
       // Both replicas must have listed both backends before tools can be called on them.
       for (const replica of replicas) {
         const client = await connectDirect(replica);
@@ -94,7 +96,7 @@ if (postgres === undefined) {
       await postgres.cleanup();
     }, 60_000);
 
-    async function connectVia(baseUrl: string, token = tokens.alice) {
+    async function connectVia(baseUrl: string, token = tokens.carol) {
       const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
         requestInit: { headers: { Authorization: `Bearer ${token}` } },
       });
@@ -112,7 +114,7 @@ if (postgres === undefined) {
 
     /** POSTs one JSON-RPC message to a chosen replica, as a client without the SDK would. */
     function rawPost(replica: BackendProcess, sessionId: string | undefined, body: unknown, signal?: AbortSignal) {
-      return mcpRawPost(`${replica.baseUrl}/api/mcp-broker/mcp`, tokens.alice, body, {
+      return mcpRawPost(`${replica.baseUrl}/api/mcp-broker/mcp`, tokens.carol, body, {
         sessionId,
         protocolVersion: '2025-11-25',
         signal,

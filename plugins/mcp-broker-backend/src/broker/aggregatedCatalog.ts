@@ -27,7 +27,18 @@ export type ViewKind = 'tools' | 'resources' | 'prompts';
 
 interface TemplateRoute {
   backend: string;
+  uriTemplate: string;
   pattern: RegExp;
+}
+
+/**
+ * Which backend serves a resource URI, and the name that identifies it there for permissions:
+ * the URI itself when listed (or when the only backend with resources serves it unlisted), the
+ * URI template when only a template covers it.
+ */
+export interface ResourceRoute {
+  backend: string;
+  name: string;
 }
 
 function escapeRegExp(text: string): string {
@@ -130,7 +141,11 @@ export class AggregatedCatalog {
           continue;
         }
         templateOwners.set(template.uriTemplate, backend.name);
-        templateRoutes.push({ backend: backend.name, pattern: uriTemplateMatcher(template.uriTemplate) });
+        templateRoutes.push({
+          backend: backend.name,
+          uriTemplate: template.uriTemplate,
+          pattern: uriTemplateMatcher(template.uriTemplate),
+        });
         resourceTemplates.push(template);
       }
     }
@@ -163,11 +178,22 @@ export class AggregatedCatalog {
    * backend with a matching template, else the only backend with resources at all.
    */
   routeResource(uri: string): string | undefined {
+    return this.resolveResource(uri)?.backend;
+  }
+
+  /** Like {@link AggregatedCatalog.routeResource}, with the listed URI or template that matched. */
+  resolveResource(uri: string): ResourceRoute | undefined {
     const owner = this.resourceRoutes.get(uri);
-    if (owner !== undefined) return owner;
+    if (owner !== undefined) return { backend: owner, name: uri };
     const template = this.templateRoutes.find(t => t.pattern.test(uri));
-    if (template) return template.backend;
-    return this.resourceBackends.length === 1 ? this.resourceBackends[0] : undefined;
+    if (template) return { backend: template.backend, name: template.uriTemplate };
+    if (this.resourceBackends.length !== 1) return undefined;
+    return { backend: this.resourceBackends[0], name: uri };
+  }
+
+  /** The backend that owns a listed resource template, if any. */
+  templateOwner(uriTemplate: string): string | undefined {
+    return this.templateRoutes.find(t => t.uriTemplate === uriTemplate)?.backend;
   }
 
   /** A comparable fingerprint of what clients see for one kind. */

@@ -13,6 +13,8 @@ import {
   jsonRpcError,
   jsonRpcResult,
 } from '../broker/jsonRpc';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
 import { callEndSignal } from './callEndSignal';
 import { toClientError } from '../upstream/errors';
@@ -27,6 +29,9 @@ export interface DispatchContext {
   request: JsonRpcRequest;
   req: Request;
   res: Response;
+  /** The catalog as the session's principal may see and use it (denied items are unknown). */
+  catalog: PermittedCatalog;
+  toolCallAuditor: ToolCallAuditor;
 }
 
 /** Dispatches one client request and answers `res`. */
@@ -36,14 +41,17 @@ export async function dispatchClientRequest(context: DispatchContext): Promise<v
     await callTool(context);
     return;
   }
-  const response = await answer(broker, request);
+  const response = await answer(broker, context.catalog, request);
   if (!res.headersSent) res.json(response);
 }
 
-async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+async function answer(
+  broker: McpBroker,
+  catalog: PermittedCatalog,
+  request: JsonRpcRequest,
+): Promise<JsonRpcResponse> {
   const { id, method } = request;
   const params = request.params ?? {};
-  const catalog = broker.catalog();
   switch (method) {
     case 'ping':
       return jsonRpcResult(id, {});
@@ -74,7 +82,7 @@ async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonR
       return forward(broker, id, backend, 'resources/read', params);
     }
     case 'completion/complete':
-      return complete(broker, id, params);
+      return complete(broker, catalog, id, params);
     case 'initialize':
       return jsonRpcError(id, JsonRpcErrorCode.InvalidRequest, 'this session is initialized already; start a new session without Mcp-Session-Id');
     default:
@@ -91,11 +99,11 @@ async function answer(broker: McpBroker, request: JsonRpcRequest): Promise<JsonR
  */
 async function complete(
   broker: McpBroker,
+  catalog: PermittedCatalog,
   id: JsonRpcRequest['id'],
   params: Record<string, unknown>,
 ): Promise<JsonRpcResponse> {
   const ref = params.ref as Record<string, unknown> | undefined;
-  const catalog = broker.catalog();
   if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
     const route = catalog.routePrompt(ref.name);
     if (!route) return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${ref.name.slice(0, 200)}"`);
@@ -134,18 +142,31 @@ async function forward(
   }
 }
 
-async function callTool({ broker, session, request, req, res }: DispatchContext): Promise<void> {
+async function callTool(context: DispatchContext): Promise<void> {
+  const { broker, session, request, req, res, catalog, toolCallAuditor } = context;
   const params = request.params ?? {};
   if (typeof params.name !== 'string') {
     res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'));
     return;
   }
-  const route = broker.catalog().routeTool(params.name);
+  const route = catalog.routeTool(params.name);
   const backend = route ? broker.server(route.backend) : undefined;
   if (!route || !backend) {
+    // Denied and unknown answer alike; only the audit trail tells them apart.
+    const hidden = broker.catalog().routeTool(params.name);
+    const tool = hidden?.originalName ?? params.name;
+    await toolCallAuditor.refused(
+      { principal: session.principal, server: hidden?.backend, tool },
+      hidden ? 'denied' : 'failed',
+      hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
+    );
     res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, `unknown tool "${params.name.slice(0, 200)}"`));
     return;
   }
+  const audit = await toolCallAuditor.begin(
+    { principal: session.principal, server: backend.name, tool: route.originalName },
+    request.id,
+  );
   const ended = callEndSignal(res, [session.ended.signal, broker.shutdownSignal]);
   try {
     await broker.toolCalls.handleToolCall({
@@ -155,11 +176,18 @@ async function callTool({ broker, session, request, req, res }: DispatchContext)
       req,
       res,
       openEventStream: () =>
-        broker.openEventStream(res, { 'Mcp-Session-Id': session.id }, { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS }),
+        audit.observe(
+          broker.openEventStream(
+            res,
+            { 'Mcp-Session-Id': session.id },
+            { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS },
+          ),
+        ),
       signal: ended.signal,
     });
   } finally {
     ended.release();
+    await audit.finish();
   }
 }
 

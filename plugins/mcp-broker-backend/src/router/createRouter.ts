@@ -1,14 +1,16 @@
 /*
  * The broker's HTTP surface under /api/mcp-broker:
  *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
- *   GET /status          backend states, clashes and client counts (authenticated)
+ *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
  *   GET /health          liveness (unauthenticated)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
 import Router from 'express-promise-router';
 import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/mcpBroker';
+import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../broker/jsonRpc';
 import { statusHandler } from '../status/statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
@@ -21,6 +23,9 @@ import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 export interface RouterOptions {
   broker: McpBroker;
   httpAuth: HttpAuthService;
+  /** Permission decisions per principal (spec §8). */
+  access: BrokerAccessControl;
+  toolCallAuditor: ToolCallAuditor;
 }
 
 /**
@@ -29,7 +34,12 @@ export interface RouterOptions {
  */
 export async function createRouter(options: RouterOptions): Promise<express.Router> {
   const router = Router();
-  const deps = { broker: options.broker };
+  const deps = {
+    broker: options.broker,
+    httpAuth: options.httpAuth,
+    access: options.access,
+    toolCallAuditor: options.toolCallAuditor,
+  };
 
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });

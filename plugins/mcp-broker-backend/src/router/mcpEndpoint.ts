@@ -4,6 +4,8 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
+import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import {
   classifyJsonRpc,
   JsonRpcErrorCode,
@@ -14,9 +16,11 @@ import {
 } from '../broker/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
+import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
+import { accessOf, PrincipalAccessDeps } from './principalAccess';
 import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
 
@@ -24,8 +28,9 @@ import { principalOf } from './requirePrincipal';
  * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
  * request before a handler runs; handlers read the principal with principalOf(res).
  */
-export interface McpEndpointDeps {
+export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
+  toolCallAuditor: ToolCallAuditor;
 }
 
 function headerValue(req: Request, name: string): string | undefined {
@@ -144,17 +149,43 @@ export function postHandler(deps: McpEndpointDeps) {
         res.status(202).end();
         return;
       }
-      // Checked again after the session look-up: from here to the call's registration nothing
-      // waits, so a drain that began meanwhile either refuses the request or sees its call.
+      const access = await requestAccess(deps, req, res, message.message.id);
+      if (!access) return;
+      // Checked again after the session look-up and the permission decision: from here to the
+      // call's registration nothing waits, so a drain that began meanwhile either refuses the
+      // request or sees its call.
       if (deps.broker.draining) {
         sendShuttingDown(res, message.message.id);
         return;
       }
-      await dispatchClientRequest({ broker: deps.broker, session, request: message.message, req, res });
+      await dispatchClientRequest({
+        broker: deps.broker,
+        session,
+        request: message.message,
+        req,
+        res,
+        catalog: access.catalog,
+        toolCallAuditor: deps.toolCallAuditor,
+      });
     } finally {
       session.openRequests -= 1;
     }
   };
+}
+
+/** The principal's access, or undefined after answering 503 (permission backend unreachable). */
+async function requestAccess(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+  id: string | number,
+): Promise<PrincipalAccess | undefined> {
+  try {
+    return await accessOf(deps, req, res);
+  } catch (error) {
+    sendTransportError(res, 503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
+    return undefined;
+  }
 }
 
 async function initialize(
@@ -166,6 +197,19 @@ async function initialize(
   const principal = principalOf(res);
   if (headerValue(req, 'mcp-session-id') !== undefined) {
     sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'initialize starts a new session: send it without Mcp-Session-Id', request.id);
+    return;
+  }
+  const access = await requestAccess(deps, req, res, request.id);
+  if (!access) return;
+  if (!access.mayCreateSession) {
+    sendTransportError(
+      res,
+      403,
+      JsonRpcErrorCode.InvalidRequest,
+      `Forbidden: starting an MCP session needs the permission ` +
+        `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
+      request.id,
+    );
     return;
   }
   const params = request.params ?? {};

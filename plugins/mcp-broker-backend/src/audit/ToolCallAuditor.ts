@@ -1,0 +1,163 @@
+/*
+ * Audit events of tool calls (spec §8): every `tools/call` is one `mcp-broker.tool-call` event
+ * through Backstage's auditor service, with the principal, the server, the tool (the backend's
+ * own name), the outcome (`succeeded`, `failed` or `denied`) and the duration. Arguments and
+ * results are never recorded: the event's metadata is built from names only.
+ *
+ * The principal is in the metadata rather than taken by the auditor from the request: the
+ * auditor would verify the request's token again on every call, which the broker avoids (see
+ * VerifiedPrincipalCache). The auditor's own actor is then the broker plugin.
+ *
+ * The outcome is read from the final response the ToolCallHandler sends on the call's event
+ * stream (`observe`), which is how the broker's handler always answers; a handler that answered
+ * with plain JSON instead (the test-only forwarding handler) would be recorded as failed.
+ *
+ * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
+ * the tool call's answer to the client never depends on the audit trail's health.
+ */
+import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
+import type { JsonObject } from '@backstage/types';
+import type { JsonRpcMessage } from '../broker/jsonRpc';
+import type { ClientEventStream } from '../broker/types';
+
+/** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
+export const TOOL_CALL_EVENT_ID = 'tool-call';
+
+/** How a tool call ended, as the audit trail records it. */
+export type ToolCallOutcome = 'succeeded' | 'failed' | 'denied';
+
+/** What a tool call is, for its audit event. */
+export interface AuditedToolCall {
+  principal: string;
+  /** The configured server name; undefined for a tool that exists nowhere. */
+  server: string | undefined;
+  /** The backend's own tool name, or the name the client asked for when it is unknown. */
+  tool: string;
+}
+
+/** One tool call's audit event in progress. */
+export interface ToolCallAuditRecord {
+  /** Wraps the call's response stream to see how the call ends (the final response). */
+  observe(stream: ClientEventStream): ClientEventStream;
+  /** Records the end: from the final response seen on the stream, or `failed` without one. */
+  finish(): Promise<void>;
+}
+
+/** Records tool calls through the auditor service. */
+export class ToolCallAuditor {
+  readonly #auditor: AuditorService;
+  readonly #logger: LoggerService;
+
+  static create(options: { auditor: AuditorService; logger: LoggerService }): ToolCallAuditor {
+    return new ToolCallAuditor(options.auditor, options.logger);
+  }
+
+  private constructor(auditor: AuditorService, logger: LoggerService) {
+    this.#auditor = auditor;
+    this.#logger = logger;
+  }
+
+  /** Records a call that was refused (denied, or of a tool that exists nowhere) in one event. */
+  async refused(
+    call: AuditedToolCall,
+    outcome: 'denied' | 'failed',
+    reason: string,
+  ): Promise<void> {
+    await this.#guard(async () => {
+      const event = await this.#auditor.createEvent({
+        eventId: TOOL_CALL_EVENT_ID,
+        severityLevel: 'medium',
+        meta: metaOf(call),
+      });
+      await event.fail({ error: auditError(reason), meta: { outcome, durationMs: 0 } });
+    });
+  }
+
+  /** Starts the event of a call that goes to its backend. */
+  async begin(call: AuditedToolCall, requestId: string | number): Promise<ToolCallAuditRecord> {
+    const started = performance.now();
+    let final: JsonRpcMessage | undefined;
+    const event = await this.#guard(() =>
+      this.#auditor.createEvent({
+        eventId: TOOL_CALL_EVENT_ID,
+        severityLevel: 'medium',
+        meta: metaOf(call),
+      }),
+    );
+    return {
+      observe: stream => ({
+        send(message) {
+          if (
+            'id' in message &&
+            message.id === requestId &&
+            ('result' in message || 'error' in message)
+          ) {
+            final = message;
+          }
+          return stream.send(message);
+        },
+        close: () => stream.close(),
+        get closed() {
+          return stream.closed;
+        },
+        get signal() {
+          return stream.signal;
+        },
+      }),
+      finish: async () => {
+        if (event === undefined) return;
+        const durationMs = Math.round(performance.now() - started);
+        const failure = failureOf(final);
+        await this.#guard(() =>
+          failure === undefined
+            ? event.success({ meta: { outcome: 'succeeded', durationMs } })
+            : event.fail({ error: auditError(failure), meta: { outcome: 'failed', durationMs } }),
+        );
+      },
+    };
+  }
+
+  async #guard<T>(record: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await record();
+    } catch (error) {
+      this.#logger.warn(`MCP broker: could not record a tool-call audit event: ${error}`);
+      return undefined;
+    }
+  }
+}
+
+function metaOf(call: AuditedToolCall): JsonObject {
+  return {
+    principal: auditPrincipal(call.principal),
+    server: call.server ?? null,
+    tool: call.tool.slice(0, 200),
+  };
+}
+
+/**
+ * The principal as the audit trail names it: a user's entity ref (`user:default/alice`), or
+ * `service:<subject>` for a service (the broker's session principal is `user:<ref>`).
+ */
+function auditPrincipal(principal: string): string {
+  return principal.startsWith('user:') ? principal.slice('user:'.length) : principal;
+}
+
+/** An error for the auditor's `fail`: the reason only (its stack would point at this file). */
+function auditError(reason: string): Error {
+  const error = new Error(reason);
+  error.stack = `Error: ${reason}`;
+  return error;
+}
+
+/**
+ * Why the call failed, in words that hold no result content; undefined when it succeeded.
+ * A JSON-RPC error and a tool result with `isError: true` both count as failed.
+ */
+function failureOf(final: JsonRpcMessage | undefined): string | undefined {
+  if (final === undefined)
+    return 'the call ended without a result (cancelled, client gone, or shutdown)';
+  if ('error' in final) return `JSON-RPC error ${final.error.code}`;
+  const result = (final as { result?: { isError?: unknown } }).result;
+  return result?.isError === true ? 'the tool reported an error (isError)' : undefined;
+}

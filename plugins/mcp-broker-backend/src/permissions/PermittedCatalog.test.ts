@@ -1,0 +1,99 @@
+import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
+import { AggregatedCatalog } from '../broker/aggregatedCatalog';
+import { PermittedCatalog } from './PermittedCatalog';
+
+const backend = (name: string) => ({
+  name,
+  url: `http://${name}/mcp`,
+  toolPrefix: `${name}_`,
+  headers: {},
+});
+
+const catalog = AggregatedCatalog.build([
+  {
+    backend: backend('docs'),
+    lists: {
+      tools: [{ name: 'search', annotations: { readOnlyHint: true } }, { name: 'delete_page' }],
+      prompts: [{ name: 'summarise' }],
+      resources: [{ uri: 'docs://index' }, { uri: 'docs://secret' }],
+      resourceTemplates: [{ uriTemplate: 'docs://pages/{id}' }],
+    },
+  },
+  {
+    backend: backend('db'),
+    lists: {
+      tools: [{ name: 'query', annotations: { readOnlyHint: true } }],
+      prompts: [],
+      resources: [],
+      resourceTemplates: [],
+    },
+  },
+]);
+
+const allow: PolicyDecision = { result: AuthorizeResult.ALLOW };
+const deny: PolicyDecision = { result: AuthorizeResult.DENY };
+const conditional = (resourceType: string, conditions: any): PolicyDecision => ({
+  result: AuthorizeResult.CONDITIONAL,
+  pluginId: 'mcp-broker',
+  resourceType,
+  conditions,
+});
+
+describe('PermittedCatalog', () => {
+  it('keeps everything on ALLOW and hides everything on DENY, as if it did not exist', () => {
+    const all = PermittedCatalog.of(catalog, { tool: allow, prompt: allow, resource: allow });
+    expect(all.tools).toBe(catalog.tools);
+    expect(all.routeTool('docs_delete_page')).toEqual({
+      backend: 'docs',
+      originalName: 'delete_page',
+    });
+    const none = PermittedCatalog.of(catalog, { tool: deny, prompt: deny, resource: deny });
+    expect([none.tools, none.prompts, none.resources, none.resourceTemplates]).toEqual([
+      [],
+      [],
+      [],
+      [],
+    ]);
+    expect(none.routeTool('docs_search')).toBeUndefined();
+    expect(none.routePrompt('docs_summarise')).toBeUndefined();
+    expect(none.routeResource('docs://index')).toBeUndefined();
+  });
+
+  it('applies conditions per item: read-only tools, or any tool of one server', () => {
+    const permitted = PermittedCatalog.of(catalog, {
+      tool: conditional('mcp-broker-tool', {
+        anyOf: [
+          {
+            rule: 'HAS_TOOL_ANNOTATION',
+            resourceType: 'mcp-broker-tool',
+            params: { annotation: 'readOnlyHint', value: true },
+          },
+          { rule: 'IS_ON_SERVER', resourceType: 'mcp-broker-tool', params: { servers: ['db'] } },
+        ],
+      }),
+      prompt: allow,
+      resource: allow,
+    });
+    expect(permitted.tools.map(t => t.name)).toEqual(['docs_search', 'db_query']);
+    expect(permitted.routeTool('docs_delete_page')).toBeUndefined();
+    expect(permitted.routeTool('db_query')).toEqual({ backend: 'db', originalName: 'query' });
+  });
+
+  it('decides resources on the listed URI, and unlisted URIs on the template that covers them', () => {
+    const permitted = PermittedCatalog.of(catalog, {
+      tool: allow,
+      prompt: allow,
+      resource: conditional('mcp-broker-resource', {
+        rule: 'HAS_NAME',
+        resourceType: 'mcp-broker-resource',
+        params: { patterns: ['docs://index', 'docs://pages/*'] },
+      }),
+    });
+    expect(permitted.resources).toEqual([{ uri: 'docs://index' }]);
+    expect(permitted.resourceTemplates).toEqual([{ uriTemplate: 'docs://pages/{id}' }]);
+    expect(permitted.routeResource('docs://index')).toBe('docs');
+    expect(permitted.routeResource('docs://secret')).toBeUndefined();
+    // Read through the template: decided on `docs:docs://pages/{id}`, which the pattern covers.
+    expect(permitted.routeResource('docs://pages/42')).toBe('docs');
+  });
+});

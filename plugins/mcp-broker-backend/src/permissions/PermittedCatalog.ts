@@ -1,0 +1,152 @@
+/*
+ * What one principal may see and use of the aggregated catalog: the catalog's lists without
+ * the items its decisions deny, and routes that answer `undefined` for a denied item exactly as
+ * for a name that exists nowhere (spec §8: a denied item is indistinguishable from an unknown
+ * one, and nothing denied reaches a backend).
+ *
+ * Built once per (principal, catalog version) from three decisions (tool, prompt, resource):
+ * ALLOW keeps the catalog's own arrays (no copy), DENY empties them, CONDITIONAL applies the
+ * conditions to each item in process with the plugin's rules. A `resources/read` of a URI
+ * that is not listed is decided when asked, with the same conditions (no round trip).
+ */
+import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
+import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
+import type { AggregatedCatalog, Route } from '../broker/aggregatedCatalog';
+import {
+  BrokerItemResource,
+  BrokerToolResource,
+  promptRules,
+  resourceRules,
+  toolRules,
+} from './rules';
+
+/** The three resource decisions of one principal. */
+export interface CatalogDecisions {
+  tool: PolicyDecision;
+  prompt: PolicyDecision;
+  resource: PolicyDecision;
+}
+
+const allowedTool = createConditionAuthorizer(toolRules);
+const allowedPrompt = createConditionAuthorizer(promptRules);
+const allowedResource = createConditionAuthorizer(resourceRules);
+
+function isAllowed<T>(
+  decision: PolicyDecision,
+  authorizer: (d: PolicyDecision, r: T) => boolean,
+  item: T,
+): boolean {
+  if (decision.result === AuthorizeResult.ALLOW) return true;
+  if (decision.result === AuthorizeResult.DENY) return false;
+  return authorizer(decision, item);
+}
+
+/** The aggregated catalog as one principal may see and use it. */
+export class PermittedCatalog {
+  private constructor(
+    private readonly catalog: AggregatedCatalog,
+    private readonly decisions: CatalogDecisions,
+    readonly tools: readonly Record<string, unknown>[],
+    readonly prompts: readonly Record<string, unknown>[],
+    readonly resources: readonly Record<string, unknown>[],
+    readonly resourceTemplates: readonly Record<string, unknown>[],
+    private readonly toolNames: ReadonlySet<string> | 'all',
+    private readonly promptNames: ReadonlySet<string> | 'all',
+  ) {}
+
+  /** Applies `decisions` to every item of `catalog`. */
+  static of(catalog: AggregatedCatalog, decisions: CatalogDecisions): PermittedCatalog {
+    const tools = filterNamed(
+      catalog.tools,
+      decisions.tool,
+      name => catalog.routeTool(name),
+      (route, item) =>
+        allowedTool(decisions.tool, {
+          server: route.backend,
+          name: route.originalName,
+          annotations: isRecord(item.annotations) ? item.annotations : undefined,
+        } satisfies BrokerToolResource),
+    );
+    const prompts = filterNamed(
+      catalog.prompts,
+      decisions.prompt,
+      name => catalog.routePrompt(name),
+      route => allowedPrompt(decisions.prompt, { server: route.backend, name: route.originalName }),
+    );
+    const resourceAllowed = (server: string | undefined, name: unknown) =>
+      server !== undefined &&
+      typeof name === 'string' &&
+      isAllowed(decisions.resource, allowedResource, { server, name } satisfies BrokerItemResource);
+    const resources =
+      decisions.resource.result === AuthorizeResult.CONDITIONAL
+        ? catalog.resources.filter(r =>
+            resourceAllowed(catalog.routeResource(String(r.uri)), r.uri),
+          )
+        : kept(catalog.resources, decisions.resource);
+    const resourceTemplates =
+      decisions.resource.result === AuthorizeResult.CONDITIONAL
+        ? catalog.resourceTemplates.filter(t =>
+            resourceAllowed(catalog.templateOwner(String(t.uriTemplate)), t.uriTemplate),
+          )
+        : kept(catalog.resourceTemplates, decisions.resource);
+    return new PermittedCatalog(
+      catalog,
+      decisions,
+      tools.items,
+      prompts.items,
+      resources,
+      resourceTemplates,
+      tools.names,
+      prompts.names,
+    );
+  }
+
+  /** The route of a permitted tool (prefixed name); undefined when unknown or denied. */
+  routeTool(name: string): Route | undefined {
+    return this.toolNames === 'all' || this.toolNames.has(name)
+      ? this.catalog.routeTool(name)
+      : undefined;
+  }
+
+  /** The route of a permitted prompt (prefixed name); undefined when unknown or denied. */
+  routePrompt(name: string): Route | undefined {
+    return this.promptNames === 'all' || this.promptNames.has(name)
+      ? this.catalog.routePrompt(name)
+      : undefined;
+  }
+
+  /**
+   * The backend serving a resource URI the principal may read; undefined when no backend serves
+   * it or it is denied (decided on the listed URI, else on the template that covers it).
+   */
+  routeResource(uri: string): string | undefined {
+    const route = this.catalog.resolveResource(uri);
+    if (route === undefined) return undefined;
+    const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
+    return isAllowed(this.decisions.resource, allowedResource, item) ? route.backend : undefined;
+  }
+}
+
+function kept<T>(items: readonly T[], decision: PolicyDecision): readonly T[] {
+  return decision.result === AuthorizeResult.ALLOW ? items : [];
+}
+
+/** Filters prefixed-name items (tools, prompts) and collects the permitted names. */
+function filterNamed(
+  items: readonly Record<string, unknown>[],
+  decision: PolicyDecision,
+  routeOf: (name: string) => Route | undefined,
+  allowed: (route: Route, item: Record<string, unknown>) => boolean,
+): { items: readonly Record<string, unknown>[]; names: ReadonlySet<string> | 'all' } {
+  if (decision.result === AuthorizeResult.ALLOW) return { items, names: 'all' };
+  if (decision.result === AuthorizeResult.DENY) return { items: [], names: new Set() };
+  const permitted = items.filter(item => {
+    const route = typeof item.name === 'string' ? routeOf(item.name) : undefined;
+    return route !== undefined && allowed(route, item);
+  });
+  return { items: permitted, names: new Set(permitted.map(item => item.name as string)) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

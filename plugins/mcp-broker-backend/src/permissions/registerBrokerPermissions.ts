@@ -1,0 +1,91 @@
+/*
+ * Registers the broker's permissions, its three resource types and their rules with
+ * Backstage (coreServices.permissionsRegistry), so that they are listed at
+ * /api/mcp-broker/.well-known/backstage/permissions/metadata and policies (the RBAC plugin's
+ * CSV, UI and conditional policies) can grant them.
+ *
+ * `getResources` answers the framework's apply-conditions endpoint from the current catalog:
+ * a resource ref `<server>:<own name or URI>` that no backend lists is unknown (undefined).
+ */
+import type { PermissionsRegistryService } from '@backstage/backend-plugin-api';
+import {
+  mcpBrokerPermissions,
+  mcpBrokerPromptUsePermission,
+  mcpBrokerResourceReadPermission,
+  mcpBrokerToolUsePermission,
+  parseMcpBrokerResourceRef,
+} from '@devportal/plugin-mcp-broker-common';
+import type { AggregatedCatalog } from '../broker/aggregatedCatalog';
+import {
+  BrokerItemResource,
+  BrokerToolResource,
+  promptResourceRef,
+  promptRules,
+  resourceResourceRef,
+  resourceRules,
+  toolResourceRef,
+  toolRules,
+} from './rules';
+
+/** Registers permissions, resource types and rules; `catalog` gives the current catalog. */
+export function registerBrokerPermissions(
+  registry: PermissionsRegistryService,
+  catalog: () => AggregatedCatalog,
+): void {
+  registry.addPermissions(mcpBrokerPermissions);
+  registry.addResourceType({
+    resourceRef: toolResourceRef,
+    permissions: [mcpBrokerToolUsePermission],
+    rules: toolRules,
+    getResources: async refs => refs.map(ref => findTool(catalog(), ref)),
+  });
+  registry.addResourceType({
+    resourceRef: promptResourceRef,
+    permissions: [mcpBrokerPromptUsePermission],
+    rules: promptRules,
+    getResources: async refs => refs.map(ref => findPrompt(catalog(), ref)),
+  });
+  registry.addResourceType({
+    resourceRef: resourceResourceRef,
+    permissions: [mcpBrokerResourceReadPermission],
+    rules: resourceRules,
+    getResources: async refs => refs.map(ref => findResource(catalog(), ref)),
+  });
+}
+
+function findTool(catalog: AggregatedCatalog, ref: string): BrokerToolResource | undefined {
+  const found = findListed(catalog.tools, ref, name => catalog.routeTool(name));
+  if (found === undefined) return undefined;
+  const annotations = found.item.annotations;
+  return typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations)
+    ? { ...found.ref, annotations: annotations as Record<string, unknown> }
+    : found.ref;
+}
+
+function findPrompt(catalog: AggregatedCatalog, ref: string): BrokerItemResource | undefined {
+  return findListed(catalog.prompts, ref, name => catalog.routePrompt(name))?.ref;
+}
+
+/** The listed tool or prompt a ref names (by its server and own name), with the parsed ref. */
+function findListed(
+  items: readonly Record<string, unknown>[],
+  ref: string,
+  routeOf: (name: string) => { backend: string; originalName: string } | undefined,
+): { ref: BrokerItemResource; item: Record<string, unknown> } | undefined {
+  const wanted = parseMcpBrokerResourceRef(ref);
+  if (wanted === undefined) return undefined;
+  const item = items.find(candidate => {
+    const route = typeof candidate.name === 'string' ? routeOf(candidate.name) : undefined;
+    return route?.backend === wanted.server && route.originalName === wanted.name;
+  });
+  return item === undefined ? undefined : { ref: wanted, item };
+}
+
+function findResource(catalog: AggregatedCatalog, ref: string): BrokerItemResource | undefined {
+  const wanted = parseMcpBrokerResourceRef(ref);
+  if (wanted === undefined) return undefined;
+  const listed =
+    catalog.resolveResource(wanted.name)?.backend === wanted.server ||
+    catalog.templateOwner(wanted.name) === wanted.server;
+  return listed ? wanted : undefined;
+}

@@ -1,0 +1,236 @@
+/*
+ * The broker's permission resources and rules (spec §8): IS_ON_SERVER and HAS_NAME for
+ * tools, prompts and resources, HAS_TOOL_ANNOTATION for tools. Policies (RBAC conditional
+ * policies) combine them with anyOf / allOf / not.
+ *
+ * The broker applies conditional decisions itself, in process, to each item of its
+ * aggregated catalog (see PermittedCatalog), so a decision costs one permission round trip
+ * per principal and catalog version, never one per item or call. `toQuery` exists because
+ * the framework requires it; the broker never queries a store with it.
+ */
+import {
+  createPermissionResourceRef,
+  createPermissionRule,
+} from '@backstage/plugin-permission-node';
+import {
+  MCP_BROKER_PROMPT_RESOURCE_TYPE,
+  MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+  MCP_BROKER_TOOL_RESOURCE_TYPE,
+} from '@devportal/plugin-mcp-broker-common';
+import { isStringArray, objectProblem, ruleParamsSchema } from './paramsSchema';
+
+/** A backend item as the rules see it: its configured server and its own name (or URI). */
+export interface BrokerItemResource {
+  /** The configured server name. */
+  server: string;
+  /** The backend's own (unprefixed) tool or prompt name, or the resource URI / URI template. */
+  name: string;
+}
+
+/** A tool as the rules see it: also its declared annotations (absent ones take MCP's defaults). */
+export interface BrokerToolResource extends BrokerItemResource {
+  annotations?: Readonly<Record<string, unknown>>;
+}
+
+/** The query form of the rules (what `toQuery` produces; never run against a store). */
+export type BrokerItemQuery =
+  { servers: string[] } | { patterns: string[] } | { annotation: ToolAnnotation; value: boolean };
+
+/** Resource ref of `mcp-broker-tool`. */
+export const toolResourceRef = createPermissionResourceRef<
+  BrokerToolResource,
+  BrokerItemQuery
+>().with({
+  pluginId: 'mcp-broker',
+  resourceType: MCP_BROKER_TOOL_RESOURCE_TYPE,
+});
+
+/** Resource ref of `mcp-broker-prompt`. */
+export const promptResourceRef = createPermissionResourceRef<
+  BrokerItemResource,
+  BrokerItemQuery
+>().with({
+  pluginId: 'mcp-broker',
+  resourceType: MCP_BROKER_PROMPT_RESOURCE_TYPE,
+});
+
+/** Resource ref of `mcp-broker-resource` (resources and resource templates). */
+export const resourceResourceRef = createPermissionResourceRef<
+  BrokerItemResource,
+  BrokerItemQuery
+>().with({
+  pluginId: 'mcp-broker',
+  resourceType: MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+});
+
+/** The tool annotations HAS_TOOL_ANNOTATION can test. */
+export type ToolAnnotation =
+  'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
+
+/** The MCP specification's value of each annotation when a tool does not declare it. */
+export const TOOL_ANNOTATION_DEFAULTS: Readonly<Record<ToolAnnotation, boolean>> = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+const TOOL_ANNOTATIONS = Object.keys(TOOL_ANNOTATION_DEFAULTS) as ToolAnnotation[];
+
+/**
+ * A tool's annotation as the rules read it: the declared boolean, else MCP's default (a
+ * declared non-boolean is treated as absent: a hint of the wrong type promises nothing).
+ */
+export function toolAnnotation(tool: BrokerToolResource, annotation: ToolAnnotation): boolean {
+  const declared = tool.annotations?.[annotation];
+  return typeof declared === 'boolean' ? declared : TOOL_ANNOTATION_DEFAULTS[annotation];
+}
+
+/**
+ * A matcher for case-sensitive glob patterns where `*` matches any run of characters
+ * (including none) and every other character, `?` and `[` included, matches only itself.
+ */
+export function globMatcher(patterns: readonly string[]): (name: string) => boolean {
+  const sources = patterns.map(pattern =>
+    pattern
+      .split('*')
+      .map(part => part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))
+      .join('.*'),
+  );
+  if (sources.length === 0) return () => false;
+  const regExp = new RegExp(`^(?:${sources.join('|')})$`, 's');
+  return name => regExp.test(name);
+}
+
+/** Parameters of IS_ON_SERVER. */
+export type IsOnServerParams = { servers: string[] };
+/** Parameters of HAS_NAME. */
+export type HasNameParams = { patterns: string[] };
+/** Parameters of HAS_TOOL_ANNOTATION. */
+export type HasToolAnnotationParams = { annotation: ToolAnnotation; value: boolean };
+
+const serversSchema = ruleParamsSchema<IsOnServerParams>(
+  {
+    type: 'object',
+    properties: {
+      servers: { type: 'array', items: { type: 'string' }, description: 'Configured server names' },
+    },
+    required: ['servers'],
+    additionalProperties: false,
+  },
+  value =>
+    objectProblem(value, ['servers']) ??
+    (isStringArray((value as IsOnServerParams).servers)
+      ? undefined
+      : 'servers must be an array of server names'),
+);
+
+const patternsSchema = ruleParamsSchema<HasNameParams>(
+  {
+    type: 'object',
+    properties: {
+      patterns: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'Case-sensitive glob patterns of the own name or URI; * matches any run of characters',
+      },
+    },
+    required: ['patterns'],
+    additionalProperties: false,
+  },
+  value =>
+    objectProblem(value, ['patterns']) ??
+    (isStringArray((value as HasNameParams).patterns)
+      ? undefined
+      : 'patterns must be an array of glob patterns'),
+);
+
+const annotationSchema = ruleParamsSchema<HasToolAnnotationParams>(
+  {
+    type: 'object',
+    properties: {
+      annotation: {
+        type: 'string',
+        enum: TOOL_ANNOTATIONS,
+        description: 'A tool annotation of MCP',
+      },
+      value: {
+        type: 'boolean',
+        description: 'The value it must have (absent annotations take MCP defaults)',
+      },
+    },
+    required: ['annotation', 'value'],
+    additionalProperties: false,
+  },
+  value => {
+    const problem = objectProblem(value, ['annotation', 'value']);
+    if (problem !== undefined) return problem;
+    const params = value as HasToolAnnotationParams;
+    if (!TOOL_ANNOTATIONS.includes(params.annotation))
+      return `annotation must be one of ${TOOL_ANNOTATIONS.join(', ')}`;
+    return typeof params.value === 'boolean' ? undefined : 'value must be true or false';
+  },
+);
+
+/**
+ * One pattern matcher per distinct `patterns` array: rules are applied to every catalog item
+ * with the same params object, so the regular expression is built once per decision.
+ */
+const matchers = new WeakMap<readonly string[], (name: string) => boolean>();
+function matcherOf(patterns: readonly string[]): (name: string) => boolean {
+  let matcher = matchers.get(patterns);
+  if (matcher === undefined) {
+    matcher = globMatcher(patterns);
+    matchers.set(patterns, matcher);
+  }
+  return matcher;
+}
+
+/** IS_ON_SERVER, without its resource ref (the same rule exists for all three types). */
+const isOnServer = {
+  name: 'IS_ON_SERVER',
+  description: 'Allow items of these MCP servers (configured server names)',
+  paramsSchema: serversSchema,
+  apply: (item: BrokerItemResource, { servers }: IsOnServerParams) => servers.includes(item.server),
+  toQuery: ({ servers }: IsOnServerParams) => ({ servers }),
+};
+
+/** HAS_NAME, without its resource ref (the same rule exists for all three types). */
+const hasName = {
+  name: 'HAS_NAME',
+  description:
+    'Allow items whose own (unprefixed) name or URI matches one of these case-sensitive glob patterns (* matches any run of characters)',
+  paramsSchema: patternsSchema,
+  apply: (item: BrokerItemResource, { patterns }: HasNameParams) => matcherOf(patterns)(item.name),
+  toQuery: ({ patterns }: HasNameParams) => ({ patterns }),
+};
+
+/** HAS_TOOL_ANNOTATION: the tool's annotation (or MCP's default) equals `value`. */
+export const hasToolAnnotationRule = createPermissionRule({
+  name: 'HAS_TOOL_ANNOTATION',
+  description:
+    "Allow tools whose annotation equals the value; absent annotations take MCP's defaults (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true)",
+  resourceRef: toolResourceRef,
+  paramsSchema: annotationSchema,
+  apply: (tool: BrokerToolResource, { annotation, value }: HasToolAnnotationParams) =>
+    toolAnnotation(tool, annotation) === value,
+  toQuery: ({ annotation, value }: HasToolAnnotationParams) => ({ annotation, value }),
+});
+
+/** Every rule of `mcp-broker-tool`. */
+export const toolRules = [
+  createPermissionRule({ ...isOnServer, resourceRef: toolResourceRef }),
+  createPermissionRule({ ...hasName, resourceRef: toolResourceRef }),
+  hasToolAnnotationRule,
+];
+/** Every rule of `mcp-broker-prompt`. */
+export const promptRules = [
+  createPermissionRule({ ...isOnServer, resourceRef: promptResourceRef }),
+  createPermissionRule({ ...hasName, resourceRef: promptResourceRef }),
+];
+/** Every rule of `mcp-broker-resource`. */
+export const resourceRules = [
+  createPermissionRule({ ...isOnServer, resourceRef: resourceResourceRef }),
+  createPermissionRule({ ...hasName, resourceRef: resourceResourceRef }),
+];

@@ -1,0 +1,37 @@
+/*
+ * The router's one way to learn what the request's principal may do (BrokerAccessControl,
+ * decided per principal and catalog version). Credentials are re-read from the request only
+ * when a decision must be taken. When the permission backend cannot be asked the answer is a
+ * 503 the client may retry (fail closed), with the cause in the log only.
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import { ServiceUnavailableError } from '@backstage/errors';
+import type { Request, Response } from 'express';
+import type { McpBroker } from '../broker/mcpBroker';
+import type { BrokerAccessControl, PrincipalAccess } from '../permissions/BrokerAccessControl';
+import { principalOf } from './requirePrincipal';
+
+/** What {@link accessOf} needs. */
+export interface PrincipalAccessDeps {
+  broker: McpBroker;
+  access: BrokerAccessControl;
+  httpAuth: HttpAuthService;
+}
+
+/** What the request's principal may do; throws ServiceUnavailableError (503) when unknown. */
+export async function accessOf(
+  deps: PrincipalAccessDeps,
+  req: Request,
+  res: Response,
+): Promise<PrincipalAccess> {
+  try {
+    return await deps.access.forPrincipal(principalOf(res), deps.broker.catalog(), () =>
+      deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
+    );
+  } catch (error) {
+    deps.broker.logger.warn(`MCP broker: could not take a permission decision: ${error}`);
+    throw new ServiceUnavailableError(
+      'The MCP broker cannot reach the permission backend right now; retry shortly',
+    );
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * Permissions, resource types and resource refs of the MCP broker backend plugin
+ * (`@devportal/plugin-mcp-broker-backend`), for policies, frontends and other backends.
+ *
+ * @packageDocumentation
+ */
+export * from './permissions';
+export * from './resourceRefs';

@@ -1,0 +1,95 @@
+/*
+ * The broker's five permissions and three resource types (spec §8), defined once: the
+ * backend registers them, policies (RBAC CSV and conditional files) grant them by name.
+ * Resource permissions carry no `action` attribute except `resource.read`: RBAC then shows
+ * and matches them with its `use` action.
+ */
+import { createPermission } from '@backstage/plugin-permission-common';
+
+/**
+ * Resource type of backend tools (ref `server:name`, the tool's own name).
+ *
+ * @public
+ */
+export const MCP_BROKER_TOOL_RESOURCE_TYPE = 'mcp-broker-tool';
+
+/**
+ * Resource type of backend prompts (ref `server:name`, the prompt's own name).
+ *
+ * @public
+ */
+export const MCP_BROKER_PROMPT_RESOURCE_TYPE = 'mcp-broker-prompt';
+
+/**
+ * Resource type of backend resources and resource templates (ref `server:uri`, where `uri` is
+ * the resource URI or the URI template).
+ *
+ * @public
+ */
+export const MCP_BROKER_RESOURCE_RESOURCE_TYPE = 'mcp-broker-resource';
+
+/**
+ * Start an MCP session (`initialize`). Without it the broker answers HTTP 403.
+ *
+ * @public
+ */
+export const mcpBrokerSessionCreatePermission = createPermission({
+  name: 'mcp-broker.session.create',
+  attributes: { action: 'create' },
+});
+
+/**
+ * See a tool in `tools/list` and call it. A denied tool answers like one that exists nowhere.
+ *
+ * @public
+ */
+export const mcpBrokerToolUsePermission = createPermission({
+  name: 'mcp-broker.tool.use',
+  attributes: {},
+  resourceType: MCP_BROKER_TOOL_RESOURCE_TYPE,
+});
+
+/**
+ * See a prompt in `prompts/list` and get it.
+ *
+ * @public
+ */
+export const mcpBrokerPromptUsePermission = createPermission({
+  name: 'mcp-broker.prompt.use',
+  attributes: {},
+  resourceType: MCP_BROKER_PROMPT_RESOURCE_TYPE,
+});
+
+/**
+ * See a resource or resource template in the lists and read it.
+ *
+ * @public
+ */
+export const mcpBrokerResourceReadPermission = createPermission({
+  name: 'mcp-broker.resource.read',
+  attributes: { action: 'read' },
+  resourceType: MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+});
+
+/**
+ * Read the broker's status endpoint (`GET /api/mcp-broker/status`).
+ *
+ * @public
+ */
+export const mcpBrokerStatusReadPermission = createPermission({
+  name: 'mcp-broker.status.read',
+  attributes: { action: 'read' },
+});
+
+/**
+ * Every `mcp-broker.*` permission, in the order the spec lists them.
+ *
+ * @public
+ */
+export const mcpBrokerPermissions = [
+  mcpBrokerSessionCreatePermission,
+  mcpBrokerToolUsePermission,
+  mcpBrokerPromptUsePermission,
+  mcpBrokerResourceReadPermission,
+  mcpBrokerStatusReadPermission,
+];
