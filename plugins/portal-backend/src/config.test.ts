@@ -12,6 +12,10 @@ describe('readPortalConfig', () => {
       manifests: [],
       permissionEnabled: false,
       requestBodyTimeoutMs: 30_000,
+      notificationLinks: {
+        requestUrlTemplate: '/portal/requests/{namespace}/{name}',
+        requestsUrl: '/portal/requests',
+      },
     });
   });
 

@@ -253,7 +253,7 @@ if (postgres === undefined) {
     async function rawGet(replica: BackendProcess, sessionId: string) {
       const controller = new AbortController();
       const response = await fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
-        headers: { Authorization: `Bearer ${tokens.alice}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        headers: { Authorization: `Bearer ${tokens.carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
         signal: controller.signal,
       });
       if (response.status !== 200) await response.text();
