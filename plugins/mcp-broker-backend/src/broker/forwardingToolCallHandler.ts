@@ -5,14 +5,14 @@
  * responses are answered 404 because this handler never issues server→client requests.
  */
 import { toClientError } from '../upstream/errors';
-import { JsonRpcErrorCode, jsonRpcError, jsonRpcResult } from './jsonRpc';
+import { JsonRpcErrorCode, jsonRpcError, jsonRpcResult } from '../protocol/jsonRpc';
 import type {
   ClientNotificationContext,
   ClientResponseContext,
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
-} from './types';
+} from '../types';
 
 /** Creates the forwarding handler (a {@link ToolCallHandlerFactory}). */
 export function createForwardingToolCallHandler(deps: ToolCallHandlerDeps): ToolCallHandler {

@@ -10,9 +10,10 @@ import type {
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
-} from '../broker/types';
-import type { JsonRpcMessage } from '../broker/jsonRpc';
-import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
+} from '../types';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import { relayedCapabilities } from '../protocol/capabilities';
+import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
 import { BackendEndpoint } from './backendTransport';
@@ -116,15 +117,4 @@ export function createStreamingToolCallHandler(
 
 function endpointOf(server: { name: string; url: string; headers: Readonly<Record<string, string>> }): BackendEndpoint {
   return { name: server.name, url: server.url, headers: { ...server.headers } };
-}
-
-function relayedCapabilities(declared: Readonly<Record<string, unknown>>): RelayedClientCapabilities {
-  const capabilities: RelayedClientCapabilities = {};
-  if (isObject(declared.elicitation)) capabilities.elicitation = declared.elicitation;
-  if (isObject(declared.sampling)) capabilities.sampling = declared.sampling;
-  return capabilities;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

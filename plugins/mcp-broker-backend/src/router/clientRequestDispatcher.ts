@@ -12,11 +12,12 @@ import {
   JsonRpcResponse,
   jsonRpcError,
   jsonRpcResult,
-} from '../broker/jsonRpc';
+} from '../protocol/jsonRpc';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
 import { callEndSignal } from './callEndSignal';
+import { openBrokerEventStream } from './sseClientStream';
 import { toClientError } from '../upstream/errors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
@@ -177,7 +178,8 @@ async function callTool(context: DispatchContext): Promise<void> {
       res,
       openEventStream: () =>
         audit.observe(
-          broker.openEventStream(
+          openBrokerEventStream(
+            broker,
             res,
             { 'Mcp-Session-Id': session.id },
             { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS },

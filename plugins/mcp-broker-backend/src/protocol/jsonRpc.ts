@@ -1,5 +1,6 @@
 /*
- * JSON-RPC 2.0 shapes as the broker sees them on the wire. The broker parses traffic itself
+ * JSON-RPC 2.0 shapes, ids and error codes as the broker sees them on the wire (protocol layer:
+ * no HTTP here). The broker parses traffic itself
  * instead of with the SDK's schemas because those reject legal ids (floats such as 7.5) that
  * the broker must pass through unchanged.
  */
@@ -37,7 +38,11 @@ export type JsonRpcResponse =
 /** Any JSON-RPC message. */
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
-/** JSON-RPC and MCP error codes the broker uses. */
+/**
+ * The JSON-RPC and MCP error codes the broker uses, on both sides: every code the broker sends
+ * comes from here. The MCP-specific ones follow the SDK's `ErrorCode` (-32000 connection closed,
+ * -32001 request timeout); several names share a number where MCP gives one code two uses.
+ */
 export const JsonRpcErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
@@ -46,6 +51,14 @@ export const JsonRpcErrorCode = {
   InternalError: -32603,
   /** Used by MCP servers for "session not found" and similar transport-level errors. */
   ServerError: -32000,
+  /** A backend closed the connection or the stream before answering (SDK `ConnectionClosed`). */
+  ConnectionClosed: -32000,
+  /** A request exceeded its time limit (SDK `RequestTimeout`). */
+  RequestTimeout: -32001,
+  /** The client's `Mcp-Session-Id` is unknown, ended, or another principal's (with HTTP 404). */
+  SessionNotFound: -32001,
+  /** Sent to a backend whose `elicitation/create` the client did not answer in time. */
+  ElicitationExpired: -32001,
 } as const;
 
 /** True for a plain (non-array, non-null) object. */

@@ -7,13 +7,13 @@
  */
 import type { Request, Response } from 'express';
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig, BrokerServerConfig } from '../config';
+import type { BrokerConfig, BrokerServerConfig } from './config';
 import type {
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
-} from './jsonRpc';
+} from './protocol/jsonRpc';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -53,6 +53,19 @@ export interface ClientEventStream {
   /** Aborted when the stream closes. */
   readonly signal: AbortSignal;
 }
+
+/** What the broker sets on every client stream it owns. */
+export interface ClientEventStreamSettings {
+  /** Interval of keep-alive comments. */
+  keepAliveMs: number;
+  /** Bytes waiting for a client that does not read before it is disconnected. */
+  maxBufferedBytes: number;
+  /** Called once when the stream closes, for whatever reason. */
+  onClose?: (reason: 'ended' | 'client-gone' | 'too-slow') => void;
+}
+
+/** Opens one client stream with the broker's settings (the transport's side: SSE over HTTP). */
+export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => ClientEventStream;
 
 /** Arguments of {@link ToolCallHandler.handleToolCall}. */
 export interface ToolCallContext {
