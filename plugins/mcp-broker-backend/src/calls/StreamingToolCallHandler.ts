@@ -1,5 +1,5 @@
 /*
- * The broker's ToolCallHandler: adapts the router's seam (broker/types.ts) to the
+ * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the
  * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. HTTP answers for client
  * responses are decided here: 202 when delivered, 404 with a JSON-RPC error body when the id is
  * not one this session may answer, 502 when the backend could not take the answer.
