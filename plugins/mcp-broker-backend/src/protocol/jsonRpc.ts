@@ -71,7 +71,36 @@ export function isJsonRpcId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
-/** Classifies a parsed JSON value as a JSON-RPC message, or undefined when it is not one. */
+/** How a message is to be treated, by the members JSON-RPC 2.0 says each kind must have. */
+export type JsonRpcMessageKind = 'request' | 'notification' | 'response' | 'invalid';
+
+/**
+ * The one JSON-RPC classification, by the envelope alone: `jsonrpc: "2.0"`; a method with a legal
+ * id is a request, a method without an `id` member a notification; exactly one of `result` and
+ * `error` with a legal id (or `null`) a response. Members' contents are not looked at, so traffic
+ * the broker only relays (a backend's result) passes whatever it holds; {@link classifyJsonRpc}
+ * adds the shape checks for messages the broker reads itself.
+ */
+export function jsonRpcMessageKind(message: unknown): JsonRpcMessageKind {
+  if (!isPlainObject(message) || message.jsonrpc !== '2.0') return 'invalid';
+  if (typeof message.method === 'string') {
+    if (!('id' in message)) return 'notification';
+    return isJsonRpcId(message.id) ? 'request' : 'invalid';
+  }
+  if (
+    ('result' in message) !== ('error' in message) &&
+    (isJsonRpcId(message.id) || message.id === null)
+  ) {
+    return 'response';
+  }
+  return 'invalid';
+}
+
+/**
+ * Classifies a parsed JSON value as a JSON-RPC message the broker reads itself, or undefined when
+ * it is not one: {@link jsonRpcMessageKind}, plus `params` an object when present, a result an
+ * object for a non-null id, and an error with a numeric `code` and a string `message`.
+ */
 export function classifyJsonRpc(
   value: unknown,
 ):
@@ -79,30 +108,21 @@ export function classifyJsonRpc(
   | { kind: 'notification'; message: JsonRpcNotification }
   | { kind: 'response'; message: JsonRpcResponse }
   | undefined {
-  if (!isPlainObject(value) || value.jsonrpc !== '2.0') return undefined;
-  if (value.params !== undefined && !isPlainObject(value.params)) return undefined;
-  if (typeof value.method === 'string') {
-    if (!('id' in value)) {
-      return { kind: 'notification', message: value as unknown as JsonRpcNotification };
-    }
-    if (isJsonRpcId(value.id)) {
-      return { kind: 'request', message: value as unknown as JsonRpcRequest };
-    }
-    return undefined;
+  const kind = jsonRpcMessageKind(value);
+  if (kind === 'invalid') return undefined;
+  const message = value as Record<string, unknown>;
+  if (message.params !== undefined && !isPlainObject(message.params)) return undefined;
+  if (kind === 'request') return { kind, message: message as unknown as JsonRpcRequest };
+  if (kind === 'notification') {
+    return { kind, message: message as unknown as JsonRpcNotification };
   }
-  if ('result' in value && isJsonRpcId(value.id) && isPlainObject(value.result)) {
-    return { kind: 'response', message: value as unknown as JsonRpcResponse };
-  }
-  if (
-    'error' in value &&
-    (isJsonRpcId(value.id) || value.id === null) &&
-    isPlainObject(value.error) &&
-    typeof value.error.code === 'number' &&
-    typeof value.error.message === 'string'
-  ) {
-    return { kind: 'response', message: value as unknown as JsonRpcResponse };
-  }
-  return undefined;
+  const wellFormed =
+    'result' in message
+      ? message.id !== null && isPlainObject(message.result)
+      : isPlainObject(message.error) &&
+        typeof message.error.code === 'number' &&
+        typeof message.error.message === 'string';
+  return wellFormed ? { kind, message: message as unknown as JsonRpcResponse } : undefined;
 }
 
 /** Builds a JSON-RPC error response. */
