@@ -52,9 +52,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   async handleClientResponse(context: ClientResponseContext): Promise<void> {
     const outcome = await this.forwarder.answer(context.clientSession.id, context.message);
     if (outcome.status === 202) {
-      context.res.status(202).end();
+      context.reply.empty(202);
     } else {
-      context.res.status(outcome.status).json(outcome.body);
+      context.reply.json(outcome.body, outcome.status);
     }
   }
 

@@ -7,7 +7,7 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
 import Router from 'express-promise-router';
-import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';

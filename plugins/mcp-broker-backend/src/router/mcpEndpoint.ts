@@ -22,6 +22,7 @@ import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 import { sendTransportError } from './protocol';
+import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './sseClientStream';
 import {
   BROKER_IMPLEMENTATION,
@@ -141,7 +142,11 @@ export function postHandler(deps: McpEndpointDeps) {
     try {
       if (message.kind === 'response') {
         try {
-          await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+          await deps.broker.toolCalls.handleClientResponse({
+            clientSession: session,
+            message: message.message,
+            reply: clientReplyOf(res),
+          });
         } catch (error) {
           // Claiming the id needs the (possibly shared) store; nothing was delivered.
           if (!res.headersSent) sendStoreUnavailable(deps, res, error);
