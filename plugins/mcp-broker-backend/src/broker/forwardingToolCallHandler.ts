@@ -22,7 +22,8 @@ export function createForwardingToolCallHandler(deps: ToolCallHandlerDeps): Tool
     async handleToolCall({ clientSession, backend, request, reply, signal }: ToolCallContext) {
       const connection = deps.backendSessions.get(backend.name);
       if (!connection) {
-        reply.json(jsonRpcError(request.id, JsonRpcErrorCode.InternalError, `backend ${backend.name} is not configured`));
+        const message = `backend ${backend.name} is not configured`;
+        reply.json(jsonRpcError(request.id, JsonRpcErrorCode.InternalError, message));
         return;
       }
       const controller = new AbortController();
@@ -36,7 +37,9 @@ export function createForwardingToolCallHandler(deps: ToolCallHandlerDeps): Tool
         });
         if (!reply.answered) reply.json(jsonRpcResult(request.id, result));
       } catch (error) {
-        if (!reply.answered) reply.json({ jsonrpc: '2.0', id: request.id, error: toClientError(error) });
+        if (!reply.answered) {
+          reply.json({ jsonrpc: '2.0', id: request.id, error: toClientError(error) });
+        }
       } finally {
         calls.delete(controller);
         if (calls.size === 0) inFlight.delete(clientSession.id);

@@ -231,7 +231,9 @@ async function initialize(
     return;
   }
   const requested = params.protocolVersion;
-  const protocolVersion = isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  const protocolVersion = isSupportedProtocolVersion(requested)
+    ? requested
+    : LATEST_PROTOCOL_VERSION;
   let session: ClientSession;
   try {
     session = await deps.broker.sessions.create({

@@ -2,14 +2,14 @@
  * The folder dependency graph of a TypeScript source tree, and its cycles, for a test that keeps
  * the layers a DAG.
  *
- * Every non-test `.ts` file under a root is read; each relative `import … from`, `export … from`
- * and `import('…')` (type-only ones too: a type import is a dependency of the design) becomes an
- * edge from the importing file's folder to the imported file's folder. Files directly in the root
- * (`plugin.ts`, `config.ts`) are nodes of their own, since the root is the wiring above every
- * folder and not a layer. Cycles are the strongly connected components with more than one node
- * (Tarjan's algorithm), reported with one concrete loop each so a failure names what to cut.
- * Package imports (`express`, `@backstage/…`) are ignored. Deterministic: files and edges are
- * sorted before the search.
+ * Every non-test `.ts` file under a root is read; each relative `import … from`,
+ * `export … from` and `import('…')` (type-only ones too: a type import is a dependency of the
+ * design) becomes an edge from the importing file's folder to the imported file's folder.
+ * Files directly in the root (`plugin.ts`, `config.ts`) are nodes of their own, since the root
+ * is the wiring above every folder and not a layer. Cycles are the strongly connected
+ * components with more than one node (Tarjan's algorithm), reported with one concrete loop each
+ * so a failure names what to cut. Package imports (`express`, `@backstage/…`) are ignored.
+ * Deterministic: files and edges are sorted before the search.
  */
 import fs from 'node:fs';
 import path from 'node:path';
