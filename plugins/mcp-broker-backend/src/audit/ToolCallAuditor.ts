@@ -17,8 +17,8 @@
  */
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
-import type { JsonRpcMessage } from '../broker/jsonRpc';
-import type { ClientEventStream } from '../broker/types';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import type { ClientEventStream } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';

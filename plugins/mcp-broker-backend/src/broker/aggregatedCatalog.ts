@@ -6,7 +6,7 @@
  * endpoint. Immutable: a new catalog is built whenever a backend's lists change.
  */
 import type { UpstreamLists } from '../upstream/upstreamConnection';
-import type { BrokerBackend } from './types';
+import type { BrokerBackend } from '../types';
 
 /** A name or URI that two backends expose; `owner` serves it, `hidden` is not reachable. */
 export interface NameClash {

@@ -5,24 +5,25 @@
  * responses are answered 404 because this handler never issues server→client requests.
  */
 import { toClientError } from '../upstream/errors';
-import { JsonRpcErrorCode, jsonRpcError, jsonRpcResult } from './jsonRpc';
+import { JsonRpcErrorCode, jsonRpcError, jsonRpcResult } from '../protocol/jsonRpc';
 import type {
   ClientNotificationContext,
   ClientResponseContext,
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
-} from './types';
+} from '../types';
 
 /** Creates the forwarding handler (a {@link ToolCallHandlerFactory}). */
 export function createForwardingToolCallHandler(deps: ToolCallHandlerDeps): ToolCallHandler {
   const inFlight = new Map<string, Set<AbortController>>();
 
   return {
-    async handleToolCall({ clientSession, backend, request, res, signal }: ToolCallContext) {
+    async handleToolCall({ clientSession, backend, request, reply, signal }: ToolCallContext) {
       const connection = deps.backendSessions.get(backend.name);
       if (!connection) {
-        res.json(jsonRpcError(request.id, JsonRpcErrorCode.InternalError, `backend ${backend.name} is not configured`));
+        const message = `backend ${backend.name} is not configured`;
+        reply.json(jsonRpcError(request.id, JsonRpcErrorCode.InternalError, message));
         return;
       }
       const controller = new AbortController();
@@ -34,19 +35,22 @@ export function createForwardingToolCallHandler(deps: ToolCallHandlerDeps): Tool
           signal: AbortSignal.any([signal, controller.signal]),
           timeoutMs: deps.config.toolCallTimeoutMs,
         });
-        if (!res.headersSent) res.json(jsonRpcResult(request.id, result));
+        if (!reply.answered) reply.json(jsonRpcResult(request.id, result));
       } catch (error) {
-        if (!res.headersSent && !res.destroyed) res.json({ jsonrpc: '2.0', id: request.id, error: toClientError(error) });
+        if (!reply.answered) {
+          reply.json({ jsonrpc: '2.0', id: request.id, error: toClientError(error) });
+        }
       } finally {
         calls.delete(controller);
         if (calls.size === 0) inFlight.delete(clientSession.id);
       }
     },
 
-    async handleClientResponse({ message, res }: ClientResponseContext) {
-      res
-        .status(404)
-        .json(jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, 'no pending request with this id'));
+    async handleClientResponse({ message, reply }: ClientResponseContext) {
+      reply.json(
+        jsonRpcError(message.id, JsonRpcErrorCode.InvalidParams, 'no pending request with this id'),
+        404,
+      );
     },
 
     async handleClientNotification(_context: ClientNotificationContext) {

@@ -4,8 +4,8 @@
  * window collapse into one trailing notification. A backend that floods events therefore
  * costs clients at most one notification per kind and window.
  */
-import { LIST_CHANGED_METHOD, ListKind } from '../upstream/listKinds';
-import type { ClientEventStream } from './types';
+import { LIST_CHANGED_METHOD, ListKind } from '../protocol/listKinds';
+import type { ClientEventStream } from '../types';
 
 /** Coalescing broadcaster of list_changed notifications. */
 export class ListChangedNotifier {

@@ -12,9 +12,9 @@ import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { BrokerServerConfig, readBrokerConfig } from '../config';
 import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
-import type { JsonRpcMessage } from './jsonRpc';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { McpBroker } from './mcpBroker';
-import type { ClientEventStream } from './types';
+import type { ClientEventStream } from '../types';
 import { waitFor } from '../testing/waitFor';
 
 /** Relays HTTP to `target`, answering every request `delayMs` late (streams pass through). */

@@ -8,9 +8,9 @@ import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-s
 import { readBrokerConfig } from '../config';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
-import type { JsonRpcMessage } from './jsonRpc';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { McpBroker } from './mcpBroker';
-import type { ClientEventStream } from './types';
+import type { ClientEventStream } from '../types';
 import { waitFor } from '../testing/waitFor';
 
 function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {

@@ -18,8 +18,7 @@ import {
   STREAM_LEASE_RENEW_MS,
 } from '../sessions/clientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/clientSessionStore';
-import { SseClientStream } from '../sessions/sseClientStream';
-import { advertisedListKinds } from '../upstream/listKinds';
+import { advertisedListKinds } from '../protocol/listKinds';
 import {
   ListsUpdate,
   UpstreamConnection,
@@ -27,8 +26,12 @@ import {
 } from '../upstream/upstreamConnection';
 import { AggregatedCatalog, NameClash, ViewKind } from './aggregatedCatalog';
 import { ListChangedNotifier } from './listChangedNotifier';
-import type { ClientEventStream, ToolCallHandler, ToolCallHandlerFactory } from './types';
-import type { Response } from 'express';
+import type {
+  ClientEventStream,
+  ClientEventStreamOpener,
+  ToolCallHandler,
+  ToolCallHandlerFactory,
+} from '../types';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = UpstreamStatus & { source: ServerSource };
@@ -235,19 +238,13 @@ export class McpBroker {
   }
 
   /**
-   * Turns `res` into an SSE stream owned by the broker (closed on shutdown) with the
-   * configured keep-alive and buffer bound.
+   * Opens a client stream owned by the broker (closed on shutdown) with the configured
+   * keep-alive and buffer bound; `open` is the transport's (the router's SSE response).
    */
-  openEventStream(
-    res: Response,
-    headers?: Record<string, string>,
-    options: { deferHeadersMs?: number } = {},
-  ): ClientEventStream {
-    const stream = SseClientStream.open(res, {
+  openEventStream(open: ClientEventStreamOpener): ClientEventStream {
+    const stream = open({
       keepAliveMs: this.options.config.keepAliveMs,
       maxBufferedBytes: this.options.config.clientStreamBufferBytes,
-      headers,
-      deferHeadersMs: options.deferHeadersMs,
       onClose: reason => {
         this.streams.delete(stream);
         if (reason === 'too-slow') {

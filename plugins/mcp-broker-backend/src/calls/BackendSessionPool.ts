@@ -10,7 +10,6 @@
  * shutdown.
  */
 import { LoggerService } from '@backstage/backend-plugin-api';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import {
   BackendEndpoint,
   BackendResponse,
@@ -26,13 +25,10 @@ import {
   backendMalformedResponse,
   backendStreamEnded,
 } from './backendErrors';
-import { classifyJsonRpcMessage } from './jsonRpcMessage';
+import { classifyJsonRpcMessage } from '../protocol/jsonRpcMessage';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
+import { BROKER_IMPLEMENTATION, LATEST_PROTOCOL_VERSION } from '../protocol/versions';
 
-/** The client capabilities the broker relays to backends. */
-export interface RelayedClientCapabilities {
-  elicitation?: Record<string, unknown>;
-  sampling?: Record<string, unknown>;
-}
 
 /** Options of {@link BackendSessionPool}. */
 export interface BackendSessionPoolOptions {
@@ -59,7 +55,7 @@ export class BackendSessionPool {
   constructor(options: BackendSessionPoolOptions) {
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
-    this.clientInfo = options.clientInfo ?? { name: 'backstage-mcp-broker', version: '0.1.0' };
+    this.clientInfo = options.clientInfo ?? BROKER_IMPLEMENTATION;
   }
 
   /**

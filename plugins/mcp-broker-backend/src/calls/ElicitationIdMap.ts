@@ -13,7 +13,7 @@
  * can share it.
  */
 import { randomBytes } from 'node:crypto';
-import { RawJsonRpcId } from './jsonRpcMessage';
+import { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 
 /** What the broker remembers about one request it forwarded to a client. */
 export interface ElicitationMapping {

@@ -1,5 +1,5 @@
 /*
- * The broker's ToolCallHandler: adapts the router's seam (broker/types.ts) to the
+ * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the
  * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. HTTP answers for client
  * responses are decided here: 202 when delivered, 404 with a JSON-RPC error body when the id is
  * not one this session may answer, 502 when the backend could not take the answer.
@@ -10,9 +10,10 @@ import type {
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
-} from '../broker/types';
-import type { JsonRpcMessage } from '../broker/jsonRpc';
-import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
+} from '../types';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import { relayedCapabilities } from '../protocol/capabilities';
+import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
 import { BackendEndpoint } from './backendTransport';
@@ -51,9 +52,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   async handleClientResponse(context: ClientResponseContext): Promise<void> {
     const outcome = await this.forwarder.answer(context.clientSession.id, context.message);
     if (outcome.status === 202) {
-      context.res.status(202).end();
+      context.reply.empty(202);
     } else {
-      context.res.status(outcome.status).json(outcome.body);
+      context.reply.json(outcome.body, outcome.status);
     }
   }
 
@@ -116,15 +117,4 @@ export function createStreamingToolCallHandler(
 
 function endpointOf(server: { name: string; url: string; headers: Readonly<Record<string, string>> }): BackendEndpoint {
   return { name: server.name, url: server.url, headers: { ...server.headers } };
-}
-
-function relayedCapabilities(declared: Readonly<Record<string, unknown>>): RelayedClientCapabilities {
-  const capabilities: RelayedClientCapabilities = {};
-  if (isObject(declared.elicitation)) capabilities.elicitation = declared.elicitation;
-  if (isObject(declared.sampling)) capabilities.sampling = declared.sampling;
-  return capabilities;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

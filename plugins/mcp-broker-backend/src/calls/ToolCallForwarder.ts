@@ -17,7 +17,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
-import { BackendSessionPool, RelayedClientCapabilities } from './BackendSessionPool';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
+import { BackendSessionPool } from './BackendSessionPool';
 import {
   BackendEndpoint,
   BackendResponse,
@@ -34,8 +35,8 @@ import {
   brokerShuttingDown,
 } from './backendErrors';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import type { JsonRpcId } from '../broker/jsonRpc';
-import { ParsedJsonRpcMessage, RawJsonRpcId, classifyJsonRpcMessage } from './jsonRpcMessage';
+import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
+import { ParsedJsonRpcMessage, RawJsonRpcId, classifyJsonRpcMessage } from '../protocol/jsonRpcMessage';
 
 /**
  * Where a forwarded call writes what the client should see: the SSE response of the client's
@@ -92,10 +93,10 @@ export interface ToolCallForwarderOptions {
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
-export const ELICITATION_EXPIRED_ERROR_CODE = -32001;
+export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpired;
 
 /** JSON-RPC error code of an answer the broker cannot route (unknown/used/expired/foreign id). */
-export const UNKNOWN_ANSWER_ERROR_CODE = -32600;
+export const UNKNOWN_ANSWER_ERROR_CODE = JsonRpcErrorCode.InvalidRequest;
 
 type EndReason = 'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown';
 

@@ -14,16 +14,17 @@
  * -32603 (internal error) for the rest.
  */
 
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { BackendMessageTooLargeError } from './backendTransport';
 
 /** JSON-RPC error codes the broker uses for backend failures. */
-export const BackendErrorCodes = {
+const BackendErrorCodes = {
   /** The backend closed the connection or the stream before answering. */
-  connectionClosed: -32000,
+  connectionClosed: JsonRpcErrorCode.ConnectionClosed,
   /** The call exceeded `mcpBroker.toolCallTimeout`. */
-  requestTimeout: -32001,
+  requestTimeout: JsonRpcErrorCode.RequestTimeout,
   /** Any other failure to obtain an answer from the backend. */
-  internalError: -32603,
+  internalError: JsonRpcErrorCode.InternalError,
 } as const;
 
 /** Why a backend call failed, as reported in the error's `data.reason`. */

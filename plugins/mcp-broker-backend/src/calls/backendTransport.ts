@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
-import { ParsedJsonRpcMessage, parseJsonRpcMessage } from './jsonRpcMessage';
+import { ParsedJsonRpcMessage, parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
 
 /** Where a backend lives and the broker's own credentials for it. */
 export interface BackendEndpoint {

@@ -12,11 +12,13 @@ import {
   JsonRpcResponse,
   jsonRpcError,
   jsonRpcResult,
-} from '../broker/jsonRpc';
+} from '../protocol/jsonRpc';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/clientSessionRegistry';
 import { callEndSignal } from './callEndSignal';
+import { clientReplyOf } from './clientReply';
+import { openBrokerEventStream } from './sseClientStream';
 import { toClientError } from '../upstream/errors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
@@ -143,7 +145,7 @@ async function forward(
 }
 
 async function callTool(context: DispatchContext): Promise<void> {
-  const { broker, session, request, req, res, catalog, toolCallAuditor } = context;
+  const { broker, session, request, res, catalog, toolCallAuditor } = context;
   const params = request.params ?? {};
   if (typeof params.name !== 'string') {
     res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'));
@@ -173,11 +175,11 @@ async function callTool(context: DispatchContext): Promise<void> {
       clientSession: session,
       backend,
       request: { ...request, params: { ...params, name: route.originalName } },
-      req,
-      res,
+      reply: clientReplyOf(res),
       openEventStream: () =>
         audit.observe(
-          broker.openEventStream(
+          openBrokerEventStream(
+            broker,
             res,
             { 'Mcp-Session-Id': session.id },
             { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS },

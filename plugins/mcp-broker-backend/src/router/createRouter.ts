@@ -7,12 +7,12 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
 import Router from 'express-promise-router';
-import { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
-import { JsonRpcErrorCode } from '../broker/jsonRpc';
-import { statusHandler } from '../status/statusHandler';
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { statusHandler } from './statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';

@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { DnsRebindingProtectionConfig } from '../config';
-import { JsonRpcErrorCode } from '../broker/jsonRpc';
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { sendTransportError } from './protocol';
 
 function hostName(hostHeader: string): string {

@@ -13,15 +13,23 @@ import {
   isJsonRpcId,
   isPlainObject,
   type JsonRpcId,
-} from '../broker/jsonRpc';
-import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../broker/jsonDepth';
+} from '../protocol/jsonRpc';
+import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
 import type { McpBroker } from '../broker/mcpBroker';
 import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
-import { CLIENT_PROTOCOL_VERSIONS, SESSION_ERROR_CODE, sendTransportError } from './protocol';
+import { sendTransportError } from './protocol';
+import { clientReplyOf } from './clientReply';
+import { openBrokerEventStream } from './sseClientStream';
+import {
+  BROKER_IMPLEMENTATION,
+  isSupportedProtocolVersion,
+  LATEST_PROTOCOL_VERSION,
+  PROTOCOL_VERSIONS,
+} from '../protocol/versions';
 import { principalOf } from './requirePrincipal';
 
 /**
@@ -77,12 +85,12 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
     return undefined;
   }
   if (!session) {
-    sendTransportError(res, 404, SESSION_ERROR_CODE, 'Session not found; it ended or belongs to someone else. Initialize a new session');
+    sendTransportError(res, 404, JsonRpcErrorCode.SessionNotFound, 'Session not found; it ended or belongs to someone else. Initialize a new session');
     return undefined;
   }
   const version = headerValue(req, 'mcp-protocol-version');
-  if (version !== undefined && !CLIENT_PROTOCOL_VERSIONS.includes(version)) {
-    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${CLIENT_PROTOCOL_VERSIONS.join(', ')}`);
+  if (version !== undefined && !PROTOCOL_VERSIONS.includes(version)) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${PROTOCOL_VERSIONS.join(', ')}`);
     return undefined;
   }
   return session;
@@ -134,7 +142,11 @@ export function postHandler(deps: McpEndpointDeps) {
     try {
       if (message.kind === 'response') {
         try {
-          await deps.broker.toolCalls.handleClientResponse({ clientSession: session, message: message.message, res });
+          await deps.broker.toolCalls.handleClientResponse({
+            clientSession: session,
+            message: message.message,
+            reply: clientReplyOf(res),
+          });
         } catch (error) {
           // Claiming the id needs the (possibly shared) store; nothing was delivered.
           if (!res.headersSent) sendStoreUnavailable(deps, res, error);
@@ -219,9 +231,9 @@ async function initialize(
     return;
   }
   const requested = params.protocolVersion;
-  const protocolVersion = typeof requested === 'string' && CLIENT_PROTOCOL_VERSIONS.includes(requested)
+  const protocolVersion = isSupportedProtocolVersion(requested)
     ? requested
-    : CLIENT_PROTOCOL_VERSIONS[0];
+    : LATEST_PROTOCOL_VERSION;
   let session: ClientSession;
   try {
     session = await deps.broker.sessions.create({
@@ -239,7 +251,7 @@ async function initialize(
     jsonRpcResult(request.id, {
       protocolVersion,
       capabilities: deps.broker.serverCapabilities(),
-      serverInfo: { name: 'backstage-mcp-broker', version: '0.1.0' },
+      serverInfo: BROKER_IMPLEMENTATION,
       instructions: 'Tools and prompts of several MCP servers; names carry each server\'s prefix.',
     }),
   );
@@ -276,7 +288,7 @@ export function getHandler(deps: McpEndpointDeps) {
       alreadyOpen();
       return;
     }
-    const stream = deps.broker.openEventStream(res, { 'Mcp-Session-Id': session.id });
+    const stream = openBrokerEventStream(deps.broker, res, { 'Mcp-Session-Id': session.id });
     // The stream may stay open for hours and nothing calls next() on it: drop Express's chain
     // of routing closures (req.next → every router's restore state, ~5 KiB per stream).
     req.next = undefined;

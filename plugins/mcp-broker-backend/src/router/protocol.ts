@@ -1,12 +1,6 @@
-/* Client-side protocol constants and the one way the MCP endpoint answers with an HTTP error. */
+/* The one way the MCP endpoint answers with an HTTP error (codes and versions: `protocol/`). */
 import type { Response } from 'express';
-import { JsonRpcId, jsonRpcError } from '../broker/jsonRpc';
-
-/** Protocol versions clients may negotiate, newest first (the first is offered by default). */
-export const CLIENT_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
-
-/** MCP's "session not found" style error code, used with HTTP 404. */
-export const SESSION_ERROR_CODE = -32001;
+import { JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
 
 /**
  * Answers an MCP request with an HTTP error status and a JSON-RPC error body (what MCP

@@ -8,7 +8,7 @@
  */
 import { readUtf8RequestBody, RequestBodyError } from '@devportal/backend-request-body';
 import type { RequestHandler } from 'express';
-import { JsonRpcErrorCode } from '../broker/jsonRpc';
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { sendTransportError } from './protocol';
 
 /** Limits of {@link readRequestBody}. */

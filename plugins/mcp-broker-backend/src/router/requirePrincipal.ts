@@ -6,7 +6,7 @@
  * unchanged: 401/403 before 403 (Host/Origin), 400, 404 or 405.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { VerifiedPrincipalCache } from '../auth/VerifiedPrincipalCache';
+import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 
 const PRINCIPAL = 'mcpBrokerPrincipal';
 

@@ -10,7 +10,7 @@
  * else the client sent is dropped. A malformed or oversized capability is the client's mistake
  * and is refused with a message naming it (the caller answers -32602).
  */
-import { isPlainObject } from '../broker/jsonRpc';
+import { isPlainObject } from '../protocol/jsonRpc';
 
 /** Longest `clientInfo.name` / `clientInfo.version` kept (longer ones are cut). */
 export const MAX_CLIENT_INFO_FIELD_CHARS = 256;

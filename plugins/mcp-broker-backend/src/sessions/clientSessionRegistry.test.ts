@@ -5,7 +5,7 @@
  * store contract in store/sharedStores.test.ts, and the real replicas are tested end to end in
  * packages/backend/src/e2e/brokerReplicas.test.ts.)
  */
-import type { ClientEventStream } from '../broker/types';
+import type { ClientEventStream } from '../types';
 import { ClientSessionRegistry } from './clientSessionRegistry';
 import { MemoryClientSessionStore } from './clientSessionStore';
 

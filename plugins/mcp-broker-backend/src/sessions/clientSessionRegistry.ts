@@ -31,7 +31,7 @@
  * after STREAM_LEASE_MS, so a session's stream is blocked at most that long by a dead replica.
  */
 import { randomBytes } from 'node:crypto';
-import type { ClientEventStream, ClientSessionInfo } from '../broker/types';
+import type { ClientEventStream, ClientSessionInfo } from '../types';
 import { ClientSessionStore, MemoryClientSessionStore } from './clientSessionStore';
 
 /** A client session with this replica's live parts. */

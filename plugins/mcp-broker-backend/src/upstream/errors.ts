@@ -2,7 +2,7 @@
  * Errors of the broker's backend (upstream) traffic, and the one place where they become
  * JSON-RPC errors for clients. Messages name the backend, never its credentials.
  */
-import { JsonRpcErrorCode, JsonRpcErrorObject } from '../broker/jsonRpc';
+import { JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
 
 /** The backend answered a request with a JSON-RPC error; passed to the client as it is. */
 export class BackendRpcError extends Error {

@@ -4,8 +4,8 @@
  * advertised is dropped (the caller logs why).
  */
 import type { EventSourceMessage } from 'eventsource-parser';
-import { isPlainObject } from '../broker/jsonRpc';
-import { ListKind, listKindOfMethod } from './listKinds';
+import { isPlainObject } from '../protocol/jsonRpc';
+import { ListKind, listKindOfMethod } from '../protocol/listKinds';
 
 /** Largest accepted `params` of a list_changed notification, in bytes of JSON. */
 export const MAX_EVENT_PARAMS_BYTES = 1024;

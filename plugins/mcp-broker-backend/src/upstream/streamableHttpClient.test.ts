@@ -7,8 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
-import type { BrokerBackend } from '../broker/types';
-import type { JsonRpcMessage } from '../broker/jsonRpc';
+import type { BrokerBackend } from '../types';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { BackendSessionLostError, BackendUnavailableError } from './errors';
 import { readSseStream } from './sseReader';
 import { StreamableHttpClient } from './streamableHttpClient';

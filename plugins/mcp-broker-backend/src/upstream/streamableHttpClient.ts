@@ -8,14 +8,14 @@
  * shared keep-alive agents; fetch cost several times more CPU per request). Timeouts and
  * aborts are per-request signals (requestSignal.ts) that detach from long-lived ones when done.
  */
-import type { BrokerBackend } from '../broker/types';
+import type { BrokerBackend } from '../types';
 import {
   classifyJsonRpc,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
-} from '../broker/jsonRpc';
+} from '../protocol/jsonRpc';
 import {
   BackendMessageTooLargeError,
   BackendResponse,

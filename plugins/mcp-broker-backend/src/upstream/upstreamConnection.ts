@@ -17,24 +17,28 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { BrokerBackend, BackendRequester } from '../broker/types';
+import type { BrokerBackend, BackendRequester } from '../types';
 import {
   classifyJsonRpc,
   isPlainObject,
   JsonRpcErrorCode,
   JsonRpcMessage,
   JsonRpcRequest,
-} from '../broker/jsonRpc';
+} from '../protocol/jsonRpc';
 import { ExponentialBackoff } from './backoff';
 import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './errors';
 import { validateListChangedEvent } from './eventValidation';
-import { advertisedListKinds, ListKind } from './listKinds';
+import { advertisedListKinds, ListKind } from '../protocol/listKinds';
+import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
+import {
+  BROKER_IMPLEMENTATION,
+  isSupportedProtocolVersion,
+  LATEST_PROTOCOL_VERSION,
+} from '../protocol/versions';
 import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
 import { redactUrl, StreamableHttpClient, UpstreamSession } from './streamableHttpClient';
 
-/** Protocol versions the broker speaks with backends, newest first. */
-export const UPSTREAM_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
@@ -350,11 +354,11 @@ export class UpstreamConnection implements BackendRequester {
         id: this.nextRequestId++,
         method: 'initialize',
         params: {
-          protocolVersion: UPSTREAM_PROTOCOL_VERSIONS[0],
+          protocolVersion: LATEST_PROTOCOL_VERSION,
           // Declared so that backends which tailor their tools to the client list everything
           // the broker can relay to its own clients.
-          capabilities: { elicitation: {}, sampling: {} },
-          clientInfo: { name: 'backstage-mcp-broker', version: '0.1.0' },
+          capabilities: BROKER_CLIENT_CAPABILITIES,
+          clientInfo: BROKER_IMPLEMENTATION,
         },
       },
       {},
@@ -362,7 +366,7 @@ export class UpstreamConnection implements BackendRequester {
     );
     if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
     const protocolVersion = response.result.protocolVersion;
-    if (typeof protocolVersion !== 'string' || !UPSTREAM_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+    if (!isSupportedProtocolVersion(protocolVersion)) {
       throw new BackendUnavailableError(this.backend.name, `speaks unsupported protocol version ${String(protocolVersion).slice(0, 40)}`);
     }
     const capabilities = isPlainObject(response.result.capabilities) ? response.result.capabilities : {};

@@ -5,15 +5,14 @@
  * tool-call-related message to one ToolCallHandler. Everything behind that interface may be
  * replaced without touching the router.
  */
-import type { Request, Response } from 'express';
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig, BrokerServerConfig } from '../config';
+import type { BrokerConfig, BrokerServerConfig } from './config';
 import type {
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
-} from './jsonRpc';
+} from './protocol/jsonRpc';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -54,6 +53,32 @@ export interface ClientEventStream {
   readonly signal: AbortSignal;
 }
 
+/** What the broker sets on every client stream it owns. */
+export interface ClientEventStreamSettings {
+  /** Interval of keep-alive comments. */
+  keepAliveMs: number;
+  /** Bytes waiting for a client that does not read before it is disconnected. */
+  maxBufferedBytes: number;
+  /** Called once when the stream closes, for whatever reason. */
+  onClose?: (reason: 'ended' | 'client-gone' | 'too-slow') => void;
+}
+
+/** Opens one client stream with the broker's settings (the transport's side: SSE over HTTP). */
+export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => ClientEventStream;
+
+/**
+ * The client's pending HTTP answer as a tool-call handler sees it (the router adapts its HTTP
+ * response): one answer, a JSON body or an empty status. Nothing of HTTP beyond the status.
+ */
+export interface ClientReply {
+  /** Answers with `body` as JSON and HTTP `status` (200 when omitted). */
+  json(body: unknown, status?: number): void;
+  /** Answers with `status` and no body (e.g. 202 for an accepted client response). */
+  empty(status: number): void;
+  /** True once an answer has begun (headers sent) or the client's connection is gone. */
+  readonly answered: boolean;
+}
+
 /** Arguments of {@link ToolCallHandler.handleToolCall}. */
 export interface ToolCallContext {
   readonly clientSession: ClientSessionInfo;
@@ -64,13 +89,12 @@ export interface ToolCallContext {
    * backend's own (unprefixed) tool name. `id` and `params._meta.progressToken` are the client's.
    */
   readonly request: JsonRpcRequest;
-  /** The client's HTTP request and response. The handler must answer `res` exactly once. */
-  readonly req: Request;
-  readonly res: Response;
+  /** The client's answer. The handler answers exactly once: here, or through the stream. */
+  readonly reply: ClientReply;
   /**
-   * Turns `res` into an SSE stream (status 200, `text/event-stream`, keep-alive comments,
+   * Turns the answer into an SSE stream (status 200, `text/event-stream`, keep-alive comments,
    * bounded buffer). Use it to stream progress and elicitation requests, then `send` the
-   * final JSON-RPC response and `close`. Alternatively answer `res` with plain JSON.
+   * final JSON-RPC response and `close`. Alternatively answer `reply` with plain JSON.
    */
   openEventStream(): ClientEventStream;
   /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
@@ -86,7 +110,7 @@ export interface ClientResponseContext {
    */
   readonly message: JsonRpcResponse;
   /** The handler must answer: 202 when accepted, 404 with a JSON-RPC error body when unknown. */
-  readonly res: Response;
+  readonly reply: ClientReply;
 }
 
 /** Arguments of {@link ToolCallHandler.handleClientNotification}. */
@@ -105,7 +129,7 @@ export interface ClientNotificationContext {
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
  *
- * Contract: `handleToolCall` and `handleClientResponse` answer `res` themselves, exactly once,
+ * Contract: `handleToolCall` and `handleClientResponse` answer `reply` themselves, exactly once,
  * and never throw for client mistakes (unexpected errors are mapped to a JSON-RPC error by the
  * router only if nothing was written yet). The handler never forwards the client's credentials
  * to a backend: it uses `backend.headers`. `close` releases every timer and connection.

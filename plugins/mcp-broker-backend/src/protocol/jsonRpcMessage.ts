@@ -9,6 +9,8 @@
  * messages with float ids.
  */
 
+import { jsonRpcMessageKind, type JsonRpcMessageKind } from './jsonRpc';
+
 /** The exact JSON text of a JSON-RPC id, e.g. `"abc"`, `42` or `7.5`. */
 export type RawJsonRpcId = string;
 
@@ -22,8 +24,7 @@ export interface ParsedJsonRpcMessage {
   text: string;
 }
 
-/** How a message from a backend or client is to be treated. */
-export type JsonRpcMessageKind = 'request' | 'notification' | 'response' | 'invalid';
+export type { JsonRpcMessageKind };
 
 /**
  * Reads one JSON-RPC message from text. Returns undefined when the text is not a JSON object;
@@ -42,24 +43,12 @@ export function parseJsonRpcMessage(text: string): ParsedJsonRpcMessage | undefi
   return { message: message as Record<string, unknown>, rawId: findRawTopLevelMember(text, 'id'), text };
 }
 
-/** Classifies a parsed message by the members JSON-RPC 2.0 says it must have. */
+/**
+ * Classifies a message read from text (the envelope only: {@link jsonRpcMessageKind}, the one
+ * classifier; an `id` member always has its raw token here, since the text is valid JSON).
+ */
 export function classifyJsonRpcMessage(parsed: ParsedJsonRpcMessage): JsonRpcMessageKind {
-  const { message, rawId } = parsed;
-  if (message.jsonrpc !== '2.0') return 'invalid';
-  const hasValidId = rawId !== undefined && isValidIdValue(message.id);
-  if (typeof message.method === 'string') {
-    if (!('id' in message)) return 'notification';
-    return hasValidId ? 'request' : 'invalid';
-  }
-  if (('result' in message) !== ('error' in message) && (hasValidId || message.id === null)) {
-    return 'response';
-  }
-  return 'invalid';
-}
-
-/** True for the id values JSON-RPC allows in requests: strings and finite numbers. */
-export function isValidIdValue(id: unknown): id is string | number {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  return jsonRpcMessageKind(parsed.message);
 }
 
 /**

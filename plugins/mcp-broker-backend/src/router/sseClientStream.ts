@@ -7,13 +7,12 @@
  * `data:` lines; no untrusted text reaches `event:` or `id:` lines.
  */
 import type { Response } from 'express';
-import type { ClientEventStream } from '../broker/types';
-import type { JsonRpcMessage } from '../broker/jsonRpc';
+import type { McpBroker } from '../broker/mcpBroker';
+import type { ClientEventStream, ClientEventStreamSettings } from '../types';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
 
 /** Options of {@link SseClientStream.open}. */
-export interface SseClientStreamOptions {
-  keepAliveMs: number;
-  maxBufferedBytes: number;
+export interface SseClientStreamOptions extends ClientEventStreamSettings {
   /** Extra response headers (e.g. `Mcp-Session-Id`). */
   headers?: Record<string, string>;
   /**
@@ -23,8 +22,21 @@ export interface SseClientStreamOptions {
    * clients wait for them to know the stream is live).
    */
   deferHeadersMs?: number;
-  /** Called once when the stream closes, for whatever reason. */
-  onClose?: (reason: 'ended' | 'client-gone' | 'too-slow') => void;
+}
+
+/**
+ * Turns `res` into an SSE stream owned by the broker (closed on shutdown, with the broker's
+ * keep-alive and buffer bound).
+ */
+export function openBrokerEventStream(
+  broker: Pick<McpBroker, 'openEventStream'>,
+  res: Response,
+  headers: Record<string, string>,
+  options: { deferHeadersMs?: number } = {},
+): ClientEventStream {
+  return broker.openEventStream(settings =>
+    SseClientStream.open(res, { ...settings, headers, deferHeadersMs: options.deferHeadersMs }),
+  );
 }
 
 /**

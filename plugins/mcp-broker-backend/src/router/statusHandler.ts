@@ -2,7 +2,7 @@
 import { NotAllowedError } from '@backstage/errors';
 import { mcpBrokerStatusReadPermission } from '@devportal/plugin-mcp-broker-common';
 import type { Request, Response } from 'express';
-import { accessOf, PrincipalAccessDeps } from '../router/principalAccess';
+import { accessOf, PrincipalAccessDeps } from './principalAccess';
 
 /**
  * Answers the broker status to principals with `mcp-broker.status.read` (403 otherwise; the

@@ -1,0 +1,24 @@
+/*
+ * The router's side of ClientReply: a tool-call handler answers the client without knowing
+ * Express. `answered` is what the handlers checked on the response before (headers sent, or
+ * the connection destroyed), so an answer after a stream began or after the client left is
+ * skipped by the handler, never thrown by Express.
+ */
+import type { Response } from 'express';
+import type { ClientReply } from '../types';
+
+/** Adapts an Express response to the {@link ClientReply} a ToolCallHandler answers through. */
+export function clientReplyOf(res: Response): ClientReply {
+  return {
+    json(body: unknown, status?: number) {
+      if (status !== undefined) res.status(status);
+      res.json(body);
+    },
+    empty(status: number) {
+      res.status(status).end();
+    },
+    get answered() {
+      return res.headersSent || res.destroyed;
+    },
+  };
+}
