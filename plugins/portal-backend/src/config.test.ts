@@ -12,6 +12,11 @@ describe('readPortalConfig', () => {
       manifests: [],
       permissionEnabled: false,
       requestBodyTimeoutMs: 30_000,
+      pageTokenSecret: undefined,
+      notificationLinks: {
+        requestUrlTemplate: '/portal/requests/{namespace}/{name}',
+        requestsUrl: '/portal/requests',
+      },
     });
   });
 
