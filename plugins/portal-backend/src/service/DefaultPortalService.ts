@@ -41,6 +41,7 @@ import {
 import { keySecretLabelsForRoute } from '../resources/keySecretLabelsForRoute';
 import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
+  KeyFilter,
   Page,
   PageRequest,
   PortalStore,
@@ -287,14 +288,14 @@ export class DefaultPortalService implements PortalService {
     query: RequestQuery,
     page?: PageRequest,
   ): Promise<Page<ApiKey>> {
-    const filter = {
-      namespace: query.namespace,
-      phase: query.status,
-      ...(query.ownedBy !== undefined && { ownedBy: query.ownedBy }),
-    };
-    return page === undefined
-      ? { items: await this.#store.listKeys(filter) }
-      : this.#store.listKeysPage(filter, page);
+    return this.#keysPage(
+      {
+        namespace: query.namespace,
+        phase: query.status,
+        ...(query.ownedBy !== undefined && { ownedBy: query.ownedBy }),
+      },
+      page,
+    );
   }
 
   async listMyRequests(
@@ -306,10 +307,10 @@ export class DefaultPortalService implements PortalService {
       credentials,
       'listing your own requests',
     );
-    const filter = { namespace: query.namespace, requestedBy: actor.userRef };
-    return page === undefined
-      ? { items: await this.#store.listKeys(filter) }
-      : this.#store.listKeysPage(filter, page);
+    return this.#keysPage(
+      { namespace: query.namespace, requestedBy: actor.userRef },
+      page,
+    );
   }
 
   async createRequest(
@@ -554,6 +555,13 @@ export class DefaultPortalService implements PortalService {
   }
 
   // --- helpers --------------------------------------------------------------------------
+
+  /** One page of keys (the whole list as one page without `page`). */
+  async #keysPage(filter: KeyFilter, page?: PageRequest): Promise<Page<ApiKey>> {
+    return page === undefined
+      ? { items: await this.#store.listKeys(filter) }
+      : this.#store.listKeysPage(filter, page);
+  }
 
   /** The product a call acts on, after its check; 404 when it does not exist. */
   async #checkedProduct(
