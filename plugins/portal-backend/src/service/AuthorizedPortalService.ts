@@ -26,10 +26,10 @@
  * each item on its own.
  *
  * Existence never shows in timing: a 404 for a key that is missing and one for a key the
- * caller may not see take the same steps in the same order — the key read, then its
- * product read (for a missing key: the product named like the key), then, when reviewing
- * under a conditional approval, the read-scope round trip that tells 404 from 403; the
- * rest is decided in process (issue #20).
+ * caller may not see take the same steps in the same order — the inner service's key read,
+ * then its product read (for a missing key: the product named like the key), then the
+ * check, which, when reviewing under a conditional approval, makes the read-scope round
+ * trip that tells 404 from 403; the rest is decided in process (issue #20).
  *
  * Service principals may read (the permission framework allows them everything unless
  * their token has access restrictions); every change and the user-only routes need a
@@ -236,7 +236,7 @@ export class AuthorizedPortalService implements PortalService {
         await check(product, productRef);
         // The owner and the route are `.all` matters even for the product's owner.
         const { changesOwner, changesTargetRef } = summarizeProductPatch(
-          product!,
+          product!, // the check throws for a missing product
           patch,
         );
         if (scope === 'own' && (changesOwner || changesTargetRef)) {
