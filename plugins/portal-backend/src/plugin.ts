@@ -13,19 +13,21 @@ import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
 import { readPortalConfig } from './config';
+import { createKubernetesStorage } from './createKubernetesStorage';
+import { loadApiKeyResource } from './permissions/apiKeyResources';
 import {
   portalApiKeyResourceRef,
   portalApiKeyRules,
 } from './permissions/rules';
-import { ManifestResourceSource } from './resources';
+import { ManifestResourceSource } from './resources/ManifestResourceSource';
 import { createRouter } from './router/createRouter';
 import { MIN_PAGE_TOKEN_KEY_BYTES, PageTokens } from './router/pageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
+import { PortalActors } from './service/PortalActors';
 import { PortalEventPublisher } from './service/PortalEventPublisher';
 import { PortalNotifier } from './service/PortalNotifier';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
-import { createKubernetesStorage } from './store/kubernetes/createKubernetesStorage';
 
 /**
  * The portal backend plugin: the developer portal's REST API under `/api/portal`.
@@ -74,9 +76,12 @@ export const portalPlugin = createBackendPlugin({
           (store instanceof DatabasePortalStore
             ? await store.pageTokenKey()
             : randomBytes(MIN_PAGE_TOKEN_KEY_BYTES));
+        // One per plugin, shared by both service layers: one user look-up a request.
+        const actors = PortalActors.create(deps);
         const service = DefaultPortalService.create({
           store,
           resources,
+          actors,
           events: PortalEventPublisher.create(deps),
           notifier: PortalNotifier.create({
             ...deps,
@@ -90,7 +95,7 @@ export const portalPlugin = createBackendPlugin({
           permissions: portalPermissions.filter(p => p.type === 'resource'),
           rules: portalApiKeyRules,
           getResources: refs =>
-            Promise.all(refs.map(ref => service.apiKeyResource(ref))),
+            Promise.all(refs.map(ref => loadApiKeyResource(store, ref))),
         });
 
         deps.httpRouter.use(
@@ -98,7 +103,7 @@ export const portalPlugin = createBackendPlugin({
             service: AuthorizedPortalService.create({
               service,
               permissions: deps.permissions,
-              userInfo: deps.userInfo,
+              actors,
             }),
             httpAuth: deps.httpAuth,
             auditor: PortalAuditor.create(deps.auditor),

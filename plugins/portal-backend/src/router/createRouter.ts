@@ -1,6 +1,7 @@
 /*
  * The portal's HTTP surface under /api/portal (spec §4). Handlers are parse → call →
- * respond: bodies and queries are validated here once (schemas.ts), every decision is
+ * respond: bodies and queries are validated here once (the schemas of operationInputs.ts,
+ * from which openapi.yaml's request schemas are generated), every decision is
  * made by the PortalService (permissions, business rules), and every error is thrown as
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
@@ -26,18 +27,9 @@ import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import type { PageTokens } from './pageTokens';
 import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
+import { operationInputs } from './operationInputs';
 import { portalRoutes, type PortalOperationId } from './routes';
-import {
-  apiProductPatchSchema,
-  bulkReviewSchema,
-  createApiKeyRequestSchema,
-  createApiProductSchema,
-  namespaceQuerySchema,
-  parseInput,
-  requestListQuerySchema,
-  reviewSchema,
-  updateApiKeyRequestSchema,
-} from './schemas';
+import { parseInput } from './schemas';
 
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
@@ -51,6 +43,13 @@ export interface PortalRouterOptions {
 }
 
 type Handler = (req: Request, res: Response) => Promise<void>;
+
+/** The operations that validate a query: the lists. */
+type ListOperationId = {
+  [K in PortalOperationId]: (typeof operationInputs)[K] extends { query: unknown }
+    ? K
+    : never;
+}[PortalOperationId];
 
 function refOf(req: Request): ObjectRef {
   return { namespace: req.params.namespace, name: req.params.name };
@@ -72,8 +71,7 @@ export async function createRouter(
   const list = async <F extends Record<string, string | undefined>>(
     req: Request,
     res: Response,
-    route: PortalOperationId,
-    schema: typeof namespaceQuerySchema | typeof requestListQuerySchema,
+    route: ListOperationId,
     call: (
       creds: BackstageCredentials,
       filters: F,
@@ -81,7 +79,7 @@ export async function createRouter(
     ) => Promise<Page<unknown>>,
   ) => {
     const { limit, continue: token, ...filters } = parseInput(
-      schema,
+      operationInputs[route].query,
       req.query,
       'query',
     ) as { limit?: number; continue?: string } & F;
@@ -101,16 +99,19 @@ export async function createRouter(
   };
 
   const readOnlyList =
-    (route: PortalOperationId, kind: ReadOnlyKind): Handler =>
+    (route: ListOperationId, kind: ReadOnlyKind): Handler =>
     (req, res) =>
-      list(req, res, route, namespaceQuerySchema, (c, f, p) =>
+      list(req, res, route, (c, f, p) =>
         service.listReadOnly(c, kind, f, p),
       );
 
   const review =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { reason } = body(req, reviewSchema);
+      const { reason } = body(
+        req,
+        operationInputs[`${decision}Request`].body,
+      );
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
@@ -127,7 +128,11 @@ export async function createRouter(
   const bulkReview =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { requests, reason } = body(req, bulkReviewSchema);
+      const { requests, reason } = body(
+        req,
+        operationInputs[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests']
+          .body,
+      );
       const creds = await credentials(req);
       const results = await auditor.run(
         {
@@ -149,7 +154,7 @@ export async function createRouter(
 
   const handlers: Record<PortalOperationId, Handler> = {
     async listApiProducts(req, res) {
-      await list(req, res, 'listApiProducts', namespaceQuerySchema, (c, f, p) =>
+      await list(req, res, 'listApiProducts', (c, f, p) =>
         service.listProducts(c, f, p),
       );
     },
@@ -157,7 +162,7 @@ export async function createRouter(
       res.json(await service.getProduct(await credentials(req), refOf(req)));
     },
     async createApiProduct(req, res) {
-      const product = body(req, createApiProductSchema);
+      const product = body(req, operationInputs.createApiProduct.body);
       const creds = await credentials(req);
       const created = await auditor.run(
         {
@@ -173,7 +178,7 @@ export async function createRouter(
       res.status(201).json(created);
     },
     async updateApiProduct(req, res) {
-      const patch = body(req, apiProductPatchSchema);
+      const patch = body(req, operationInputs.updateApiProduct.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const updated = await auditor.run(
@@ -206,17 +211,17 @@ export async function createRouter(
       'RateLimitPolicy',
     ),
     async listRequests(req, res) {
-      await list(req, res, 'listRequests', requestListQuerySchema, (c, f, p) =>
+      await list(req, res, 'listRequests', (c, f, p) =>
         service.listRequests(c, f as RequestQuery, p),
       );
     },
     async listMyRequests(req, res) {
-      await list(req, res, 'listMyRequests', namespaceQuerySchema, (c, f, p) =>
+      await list(req, res, 'listMyRequests', (c, f, p) =>
         service.listMyRequests(c, f, p),
       );
     },
     async createRequest(req, res) {
-      const request = body(req, createApiKeyRequestSchema);
+      const request = body(req, operationInputs.createRequest.body);
       const creds = await credentials(req);
       const key = await auditor.run(
         {
@@ -235,7 +240,7 @@ export async function createRouter(
     bulkApproveRequests: bulkReview('approve'),
     bulkRejectRequests: bulkReview('reject'),
     async updateRequest(req, res) {
-      const update = body(req, updateApiKeyRequestSchema);
+      const update = body(req, operationInputs.updateRequest.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(

@@ -2,7 +2,10 @@ import fs from "node:fs";
 import path from "node:path";
 import yaml from "js-yaml";
 import { portalRoutes, toOpenApiPath } from "./routes";
+import { withGeneratedRequestSchemas } from "./openapiSchemas";
 import { MAX_PAGE_LIMIT } from "./schemas";
+
+const DOCUMENT_PATH = path.resolve(__dirname, "..", "..", "openapi.yaml");
 
 const HTTP_METHODS = [
   "get",
@@ -34,10 +37,7 @@ interface OpenApiDocument {
 
 function loadDocument(): OpenApiDocument {
   return yaml.load(
-    fs.readFileSync(
-      path.resolve(__dirname, "..", "..", "openapi.yaml"),
-      "utf8",
-    ),
+    fs.readFileSync(DOCUMENT_PATH, "utf8"),
   ) as OpenApiDocument;
 }
 
@@ -101,5 +101,46 @@ describe("openapi.yaml", () => {
       minimum: 1,
       maximum: MAX_PAGE_LIMIT,
     });
+  });
+});
+
+describe("openapi.yaml request schemas (generated from the router's zod schemas)", () => {
+  const text = fs.readFileSync(DOCUMENT_PATH, "utf8");
+
+  it("are what yarn build:openapi generates from operationInputs.ts", () => {
+    const generated = withGeneratedRequestSchemas(text);
+    if (process.env.UPDATE_OPENAPI === "1") {
+      fs.writeFileSync(DOCUMENT_PATH, generated);
+      return;
+    }
+    // On failure: run `yarn build:openapi` in plugins/portal-backend and commit the result.
+    expect(text).toBe(generated);
+  });
+
+  it("drift in a body schema, a query parameter or a body reference is caught", () => {
+    const bodyDrift = text.replace(
+      /(CreateAPIKeyRequest:[\s\S]*?useCase: \{ type: string, maxLength: )1000/,
+      "$12000",
+    );
+    expect(bodyDrift).not.toBe(text);
+    expect(withGeneratedRequestSchemas(bodyDrift)).not.toBe(bodyDrift);
+
+    const queryDrift = text.replace(
+      "        - $ref: '#/components/parameters/status'\n",
+      "",
+    );
+    expect(queryDrift).not.toBe(text);
+    expect(() => withGeneratedRequestSchemas(queryDrift)).toThrow(
+      "openapi.yaml: listRequests documents query parameters [continue, limit, namespace] but the router reads [continue, limit, namespace, status]",
+    );
+
+    const wrongBody = text.replace(
+      /(operationId: createRequest[\s\S]*?schema: \{ \$ref: '#\/components\/schemas\/)CreateAPIKeyRequest/,
+      "$1Review",
+    );
+    expect(wrongBody).not.toBe(text);
+    expect(() => withGeneratedRequestSchemas(wrongBody)).toThrow(
+      /createRequest and approveRequest both reference Review|approveRequest and createRequest both reference Review/,
+    );
   });
 });

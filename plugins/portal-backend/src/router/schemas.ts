@@ -82,7 +82,11 @@ export const createApiProductSchema = z
         namespace: dns1123Label,
         name: dns1123Label,
         labels: stringMap.optional(),
-        annotations: stringMap.optional(),
+        annotations: stringMap
+          .optional()
+          .describe(
+            '`backstage.io/owner` may name the caller or one of its groups (403 otherwise)',
+          ),
       })
       .strict(),
     spec: z
@@ -91,8 +95,8 @@ export const createApiProductSchema = z
         description: description.optional(),
         version: version.optional(),
         targetRef: targetRefSchema,
-        approvalMode: approvalMode.optional(),
-        publishStatus: publishStatus.optional(),
+        approvalMode: approvalMode.optional().describe('default: manual'),
+        publishStatus: publishStatus.optional().describe('default: Draft'),
         tags: tags.optional(),
         documentation: documentationSchema.optional(),
         contact: contactSchema.optional(),
@@ -130,7 +134,10 @@ export const apiProductPatchSchema = z
           .object({ 'backstage.io/owner': z.string().min(1) })
           .strict()
           .optional(),
-        resourceVersion: z.string().optional(),
+        resourceVersion: z
+          .string()
+          .optional()
+          .describe('precondition; 409 on mismatch'),
       })
       .strict()
       .optional(),
@@ -158,7 +165,8 @@ export const apiProductPatchSchema = z
           .optional(),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe('Any APIProductSpec field; null removes an optional one'),
   })
   .strict();
 
@@ -176,7 +184,7 @@ export const createApiKeyRequestSchema = z
     planTier,
     useCase: useCase.optional(),
     email: z.string().email().optional(),
-    expiresAt: rfc3339.optional(),
+    expiresAt: rfc3339.optional().describe('RFC 3339, in the future'),
   })
   .strict();
 
@@ -185,7 +193,7 @@ export const updateApiKeyRequestSchema = z
   .object({
     planTier: planTier.optional(),
     useCase: useCase.optional(),
-    expiresAt: rfc3339.nullable().optional(),
+    expiresAt: rfc3339.nullable().optional().describe('null clears it'),
   })
   .strict();
 
@@ -198,7 +206,11 @@ export const MAX_BULK_ITEMS = 100;
 /** Body of `bulk-approve` and `bulk-reject`: 1–100 distinct requests. */
 export const bulkReviewSchema = z
   .object({
-    requests: z.array(objectRefSchema).min(1).max(MAX_BULK_ITEMS),
+    requests: z
+      .array(objectRefSchema)
+      .min(1)
+      .max(MAX_BULK_ITEMS)
+      .describe('each request named once (400 for a duplicate)'),
     reason: reason.optional(),
   })
   .strict()

@@ -18,11 +18,12 @@ import {
 } from '@devportal/plugin-portal-common';
 import path from 'node:path';
 import { productOwnerApproval } from '../permissions/testing';
-import { ManifestResourceSource } from '../resources';
+import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { DatabasePortalStore } from '../store/DatabasePortalStore';
 import type { PortalStore } from '../store/types';
 import { AuthorizedPortalService } from './AuthorizedPortalService';
 import { DefaultPortalService } from './DefaultPortalService';
+import { PortalActors } from './PortalActors';
 
 const TOYSTORE = path.resolve(__dirname, '../../../../examples/toystore.yaml');
 const ALICE = 'user:default/alice';
@@ -54,9 +55,19 @@ async function setUp() {
       };
     },
   }) as PortalStore;
+  const userInfo = mockServices.userInfo.mock({
+    getUserInfo: async (credentials: BackstageCredentials) => {
+      steps.push('userInfo');
+      const userEntityRef = (credentials.principal as { userEntityRef: string })
+        .userEntityRef;
+      return { userEntityRef, ownershipEntityRefs: [userEntityRef] };
+    },
+  });
+  const actors = PortalActors.create({ userInfo });
   const service = DefaultPortalService.create({
     store,
     resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
+    actors,
   });
   const permissions = mockServices.permissions.mock({
     authorize: jest.fn(async requests => {
@@ -74,23 +85,14 @@ async function setUp() {
       return queries.map(() => productOwnerApproval([MALLORY])) as any;
     }),
   });
-  const userInfo = mockServices.userInfo.mock({
-    getUserInfo: async (credentials: BackstageCredentials) => {
-      steps.push('userInfo');
-      const userEntityRef = (credentials.principal as { userEntityRef: string })
-        .userEntityRef;
-      return { userEntityRef, ownershipEntityRefs: [userEntityRef] };
-    },
-  });
   const authorized = AuthorizedPortalService.create({
     service,
     permissions,
-    userInfo,
+    actors,
   });
 
   // Bob's product and a key Alice asked for: neither is Mallory's.
-  const bob = { userRef: BOB, ownershipRefs: [BOB] };
-  const product = await service.createProduct(bob, {
+  const product = await service.createProduct(mockCredentials.user(BOB), {
     metadata: {
       namespace: 'toystore',
       name: 'toys',
@@ -106,11 +108,10 @@ async function setUp() {
       publishStatus: 'Published',
     },
   });
-  const key = await service.createKey(
-    { userRef: ALICE, ownershipRefs: [ALICE] },
-    { apiProductRef: product.metadata, planTier: 'gold' },
-    product,
-  );
+  const key = await service.createRequest(mockCredentials.user(ALICE), {
+    apiProductRef: product.metadata,
+    planTier: 'gold',
+  });
   const hidden: ObjectRef = { namespace: 'toystore', name: key.metadata.name };
   const missing: ObjectRef = { namespace: 'toystore', name: 'no-such-key' };
 
@@ -125,7 +126,11 @@ async function setUp() {
   };
   return {
     authorized,
-    credentials: mockCredentials.user(MALLORY),
+    // Fresh per call, as the router makes them per request (the actor is remembered per
+    // credentials object).
+    get credentials() {
+      return mockCredentials.user(MALLORY);
+    },
     hidden,
     missing,
     stepsOf,

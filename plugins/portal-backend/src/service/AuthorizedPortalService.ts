@@ -1,5 +1,15 @@
 /*
- * Permission checks around DefaultPortalService (the catalog's Authorized* pattern).
+ * The permission decorator of the portal: it implements PortalService and wraps a
+ * PortalService (DefaultPortalService in the plugin), as the catalog's
+ * AuthorizedLocationService wraps a LocationService. This layer decides; the inner service
+ * does. Permission types live here only; business rules (validation, the bulk loop, Secret
+ * labels, events, notifications) only in the inner service.
+ *
+ * How it decides on a record it does not read itself: it asks the permission framework
+ * first (one round trip), then hands the inner service a `check` built from the decisions
+ * (see PortalService.ts). The inner service reads the record, calls the check, and acts
+ * only if the check returns; lists get the `.own` narrowing as a filter. So a decision
+ * applies to the very record that is changed, read once.
  *
  * For every family the caller's `.all` and `.own` permissions are asked in ONE `authorize`
  * call: `.all` ALLOW ⇒ any record, else `.own` ALLOW ⇒ owned records only, neither ⇒ 403.
@@ -16,10 +26,10 @@
  * each item on its own.
  *
  * Existence never shows in timing: a 404 for a key that is missing and one for a key the
- * caller may not see take the same steps in the same order — the key read, then its
- * product read (for a missing key: the product named like the key), then, when reviewing
- * under a conditional approval, the read-scope round trip that tells 404 from 403; the
- * rest is decided in process (issue #20).
+ * caller may not see take the same steps in the same order — the inner service's key read,
+ * then its product read (for a missing key: the product named like the key), then the
+ * check, which, when reviewing under a conditional approval, makes the read-scope round
+ * trip that tells 404 from 403; the rest is decided in process (issue #20).
  *
  * Service principals may read (the permission framework allows them everything unless
  * their token has access restrictions); every change and the user-only routes need a
@@ -28,13 +38,11 @@
 import type {
   BackstageCredentials,
   PermissionsService,
-  UserInfoService,
 } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
 import {
   AuthorizeResult,
   type BasicPermission,
-  type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import {
@@ -68,11 +76,21 @@ import {
   type PortalApiKeyResource,
 } from '../permissions/rules';
 import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
+import type { PortalActors } from './PortalActors';
+import type {
+  KeyCheck,
+  KeyRecord,
+  PortalService,
+  ProductCheck,
+  ProductQuery,
+} from './PortalService';
+import { summarizeProductPatch } from './productPatch';
 import {
-  DefaultPortalService,
   describeRef,
+  keyNotFound,
+  productNotFound,
   productOwnerOf,
-} from './DefaultPortalService';
+} from './records';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
@@ -82,14 +100,10 @@ import type {
   ReviewDecision,
   UpdateApiKeyRequest,
 } from './types';
-import type { PortalService } from './PortalService';
 import {
   isRequester,
-  keyNotFound,
   ownsRef,
-  productNotFound,
   scopeOf,
-  toItemError,
   requireScope,
   type Scope,
 } from './ownership';
@@ -109,16 +123,18 @@ const authorizeApproval = createConditionAuthorizer<
 
 /** Options of {@link AuthorizedPortalService.create}. */
 export interface AuthorizedPortalServiceOptions {
-  service: DefaultPortalService;
+  /** The service that does the work (DefaultPortalService in the plugin). */
+  service: PortalService;
   permissions: PermissionsService;
-  userInfo: UserInfoService;
+  /** Who the caller is (the same instance as the inner service's: one look-up a request). */
+  actors: PortalActors;
 }
 
-/** The permission decorator around {@link DefaultPortalService}. */
+/** The permission decorator around a {@link PortalService}. */
 export class AuthorizedPortalService implements PortalService {
-  readonly #service: DefaultPortalService;
+  readonly #service: PortalService;
   readonly #permissions: PermissionsService;
-  readonly #userInfo: UserInfoService;
+  readonly #actors: PortalActors;
 
   static create(
     options: AuthorizedPortalServiceOptions,
@@ -129,14 +145,14 @@ export class AuthorizedPortalService implements PortalService {
   private constructor(options: AuthorizedPortalServiceOptions) {
     this.#service = options.service;
     this.#permissions = options.permissions;
-    this.#userInfo = options.userInfo;
+    this.#actors = options.actors;
   }
 
   // --- API products --------------------------------------------------------------------
 
   async listProducts(
     credentials: BackstageCredentials,
-    query: { namespace?: string },
+    query: ProductQuery,
     page?: PageRequest,
   ): Promise<Page<ApiProduct>> {
     const [list, readAll, readOwn] = await this.#allowed(credentials, [
@@ -151,12 +167,13 @@ export class AuthorizedPortalService implements PortalService {
       );
     }
     if (scope === 'all') {
-      return this.#service.listProductsPage({ namespace: query.namespace }, page);
+      return this.#service.listProducts(credentials, query, page);
     }
-    const actor = await this.#actor(credentials);
+    const actor = await this.#actors.actorOf(credentials);
     if (!actor) return { items: [] };
-    return this.#service.listProductsPage(
-      { namespace: query.namespace, ownerRefs: actor.ownershipRefs },
+    return this.#service.listProducts(
+      credentials,
+      { ...query, ownerRefs: actor.ownershipRefs },
       page,
     );
   }
@@ -170,25 +187,20 @@ export class AuthorizedPortalService implements PortalService {
       ),
       'reading API products needs portal.apiproduct.read',
     );
-    const product = await this.#service.findProduct(ref);
-    const actor = scope === 'own' ? await this.#actor(credentials) : undefined;
-    if (
-      !product ||
-      (scope === 'own' && !ownsRef(actor, productOwnerOf(product)))
-    ) {
-      throw productNotFound(ref);
-    }
-    return product;
+    return this.#service.getProduct(credentials, ref, async product => {
+      if (!product) throw productNotFound(ref);
+      if (scope === 'own') {
+        const actor = await this.#actors.actorOf(credentials);
+        if (!ownsRef(actor, productOwnerOf(product))) throw productNotFound(ref);
+      }
+    });
   }
 
   async createProduct(
     credentials: BackstageCredentials,
     request: CreateApiProductRequest,
   ) {
-    const actor = await this.#requireUser(
-      credentials,
-      'creating an API product',
-    );
+    await this.#actors.requireUser(credentials, 'creating an API product');
     const [create] = await this.#allowed(credentials, [
       portalApiProductCreatePermission,
     ]);
@@ -197,7 +209,7 @@ export class AuthorizedPortalService implements PortalService {
         'creating API products needs portal.apiproduct.create',
       );
     }
-    return this.#service.createProduct(actor, request);
+    return this.#service.createProduct(credentials, request);
   }
 
   async updateProduct(
@@ -205,51 +217,63 @@ export class AuthorizedPortalService implements PortalService {
     ref: ObjectRef,
     patch: ApiProductPatch,
   ) {
-    const actor = await this.#requireUser(
+    const actor = await this.#actors.requireUser(
       credentials,
       'updating an API product',
     );
-    const { product, scope } = await this.#productForChange(
+    const { scope, check } = await this.#productChangeCheck(
       credentials,
       actor,
-      ref,
       portalApiProductUpdateAllPermission,
       portalApiProductUpdateOwnPermission,
       'updating',
     );
-    return this.#service.updateProduct(actor, product, patch, {
-      allowOwnerAndRouteChange: scope === 'all',
-    });
+    return this.#service.updateProduct(
+      credentials,
+      ref,
+      patch,
+      async (product, productRef) => {
+        await check(product, productRef);
+        // The owner and the route are `.all` matters even for the product's owner.
+        const { changesOwner, changesTargetRef } = summarizeProductPatch(
+          product!, // the check throws for a missing product
+          patch,
+        );
+        if (scope === 'own' && (changesOwner || changesTargetRef)) {
+          throw new NotAllowedError(
+            `changing ${changesOwner ? 'the owner annotation' : 'spec.targetRef'} needs portal.apiproduct.update.all`,
+          );
+        }
+      },
+    );
   }
 
   async deleteProduct(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(
+    const actor = await this.#actors.requireUser(
       credentials,
       'deleting an API product',
     );
-    await this.#productForChange(
+    const { check } = await this.#productChangeCheck(
       credentials,
       actor,
-      ref,
       portalApiProductDeleteAllPermission,
       portalApiProductDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteProduct(actor, ref);
+    await this.#service.deleteProduct(credentials, ref, check);
   }
 
   /**
-   * The product a change applies to, after the checks: neither permission → 403; missing
-   * or not readable → 404; readable but `.own` only and not owned → 403.
+   * The check of a change to a product: neither permission → 403 at once; missing or not
+   * readable → 404; readable but `.own` only and not owned → 403.
    */
-  async #productForChange(
+  async #productChangeCheck(
     credentials: BackstageCredentials,
     actor: PortalActor,
-    ref: ObjectRef,
     allPermission: BasicPermission,
     ownPermission: BasicPermission,
     verb: string,
-  ) {
+  ): Promise<{ scope: 'all' | 'own'; check: ProductCheck }> {
     // read.own adds nothing here: a product the caller owns is changeable, so visible.
     const [changeAll, changeOwn, readAll] = await this.#allowed(credentials, [
       allPermission,
@@ -260,18 +284,18 @@ export class AuthorizedPortalService implements PortalService {
       scopeOf(changeAll, changeOwn),
       `${verb} API products needs ${ownPermission.name} or ${allPermission.name}`,
     );
-    const product = await this.#service.findProduct(ref);
-    if (!product) throw productNotFound(ref);
-    const owned = ownsRef(actor, productOwnerOf(product));
-    if (scope === 'own' && !owned) {
-      if (readAll) {
-        throw new NotAllowedError(
-          `${verb} APIProduct ${describeRef(ref)} needs ${allPermission.name}: you do not own it`,
-        );
+    const check: ProductCheck = async (product, ref) => {
+      if (!product) throw productNotFound(ref);
+      if (scope === 'own' && !ownsRef(actor, productOwnerOf(product))) {
+        if (readAll) {
+          throw new NotAllowedError(
+            `${verb} APIProduct ${describeRef(ref)} needs ${allPermission.name}: you do not own it`,
+          );
+        }
+        throw productNotFound(ref);
       }
-      throw productNotFound(ref);
-    }
-    return { product, scope };
+    };
+    return { scope, check };
   }
 
   // --- read-only kinds ------------------------------------------------------------------
@@ -287,7 +311,7 @@ export class AuthorizedPortalService implements PortalService {
     if (!allowed) {
       throw new NotAllowedError(`listing ${kind}s needs ${permission.name}`);
     }
-    return this.#service.listResourcesPage(kind, query.namespace, page);
+    return this.#service.listReadOnly(credentials, kind, query, page);
   }
 
   async getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef) {
@@ -299,7 +323,7 @@ export class AuthorizedPortalService implements PortalService {
         `reading PlanPolicies needs ${portalPlanPolicyReadPermission.name}`,
       );
     }
-    return this.#service.getResource('PlanPolicy', ref);
+    return this.#service.getPlanPolicy(credentials, ref);
   }
 
   // --- API key requests ----------------------------------------------------------------
@@ -317,15 +341,15 @@ export class AuthorizedPortalService implements PortalService {
       ),
       'listing API key requests needs portal.apikey.read.own or portal.apikey.read.all',
     );
-    const filter = { namespace: query.namespace, phase: query.status };
     if (scope === 'all') {
-      return this.#service.listKeysPage(filter, page);
+      return this.#service.listRequests(credentials, query, page);
     }
-    const actor = await this.#actor(credentials);
+    const actor = await this.#actors.actorOf(credentials);
     if (!actor) return { items: [] };
-    return this.#service.listKeysPage(
+    return this.#service.listRequests(
+      credentials,
       {
-        ...filter,
+        ...query,
         ownedBy: { userRef: actor.userRef, ownershipRefs: actor.ownershipRefs },
       },
       page,
@@ -337,10 +361,7 @@ export class AuthorizedPortalService implements PortalService {
     query: { namespace?: string },
     page?: PageRequest,
   ): Promise<Page<ApiKey>> {
-    const actor = await this.#requireUser(
-      credentials,
-      'listing your own requests',
-    );
+    await this.#actors.requireUser(credentials, 'listing your own requests');
     requireScope(
       await this.#scope(
         credentials,
@@ -349,17 +370,17 @@ export class AuthorizedPortalService implements PortalService {
       ),
       'listing your API key requests needs portal.apikey.read.own',
     );
-    return this.#service.listKeysPage(
-      { namespace: query.namespace, requestedBy: actor.userRef },
-      page,
-    );
+    return this.#service.listMyRequests(credentials, query, page);
   }
 
   async createRequest(
     credentials: BackstageCredentials,
     request: CreateApiKeyRequest,
   ) {
-    const actor = await this.#requireUser(credentials, 'requesting an API key');
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'requesting an API key',
+    );
     const [create, readAll, readOwn] = await this.#allowed(credentials, [
       portalApiKeyCreatePermission,
       portalApiProductReadAllPermission,
@@ -370,15 +391,12 @@ export class AuthorizedPortalService implements PortalService {
         'requesting API keys needs portal.apikey.create',
       );
     }
-    const ref = request.apiProductRef;
-    const product = await this.#service.findProduct(ref);
-    const visible =
-      product !== undefined &&
-      (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
-    if (!visible) {
-      throw productNotFound(ref);
-    }
-    return this.#service.createKey(actor, request, product);
+    return this.#service.createRequest(credentials, request, async (product, ref) => {
+      const visible =
+        product !== undefined &&
+        (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
+      if (!visible) throw productNotFound(ref);
+    });
   }
 
   async updateRequest(
@@ -386,66 +404,51 @@ export class AuthorizedPortalService implements PortalService {
     ref: ObjectRef,
     update: UpdateApiKeyRequest,
   ) {
-    const actor = await this.#requireUser(
+    const check = await this.#requesterChangeCheck(
       credentials,
       'editing an API key request',
-    );
-    const key = await this.#keyForRequesterChange(
-      credentials,
-      actor,
-      ref,
       portalApiKeyUpdateAllPermission,
       portalApiKeyUpdateOwnPermission,
       'editing',
     );
-    return this.#service.updateKey(key, update);
+    return this.#service.updateRequest(credentials, ref, update, check);
   }
 
   async deleteRequest(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(
+    const check = await this.#requesterChangeCheck(
       credentials,
       'deleting an API key request',
-    );
-    const key = await this.#keyForRequesterChange(
-      credentials,
-      actor,
-      ref,
       portalApiKeyDeleteAllPermission,
       portalApiKeyDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteKey(actor, key);
+    await this.#service.deleteRequest(credentials, ref, check);
   }
 
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#requireUser(
+    const check = await this.#requesterChangeCheck(
       credentials,
       'reading an API key secret',
-    );
-    const key = await this.#keyForRequesterChange(
-      credentials,
-      actor,
-      ref,
       portalApiKeyReadAllPermission,
       portalApiKeyReadOwnPermission,
       'reading the secret of',
     );
-    return this.#service.revealSecret(actor, key);
+    return this.#service.revealSecret(credentials, ref, check);
   }
 
   /**
-   * A key for an action where `.own` means the requester only (edit, delete, secret):
-   * neither permission → 403; missing or not readable → 404; readable (e.g. as product
-   * owner) but not the requester → 403.
+   * The check of an action on a key where `.own` means the requester only (edit, delete,
+   * secret): neither permission → 403 at once; missing or not readable → 404; readable
+   * (e.g. as product owner) but not the requester → 403.
    */
-  async #keyForRequesterChange(
+  async #requesterChangeCheck(
     credentials: BackstageCredentials,
-    actor: PortalActor,
-    ref: ObjectRef,
+    what: string,
     allPermission: BasicPermission,
     ownPermission: BasicPermission,
     verb: string,
-  ): Promise<ApiKey> {
+  ): Promise<KeyCheck> {
+    const actor = await this.#actors.requireUser(credentials, what);
     const permissions =
       allPermission === portalApiKeyReadAllPermission
         ? [allPermission, ownPermission]
@@ -463,18 +466,17 @@ export class AuthorizedPortalService implements PortalService {
       scopeOf(all, own),
       `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
     );
-    const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
-    if (!key) throw keyNotFound(ref);
-    if (scope === 'all' || isRequester(actor, key)) {
-      return key;
-    }
-    const readable = readAll || (readOwn && ownsRef(actor, productOwnerRef));
-    if (readable) {
-      throw new NotAllowedError(
-        `${verb} APIKey ${describeRef(ref)} is for its requester only (or needs ${allPermission.name})`,
-      );
-    }
-    throw keyNotFound(ref);
+    return async ({ key, productOwnerRef }, ref) => {
+      if (!key) throw keyNotFound(ref);
+      if (scope === 'all' || isRequester(actor, key)) return;
+      const readable = readAll || (readOwn && ownsRef(actor, productOwnerRef));
+      if (readable) {
+        throw new NotAllowedError(
+          `${verb} APIKey ${describeRef(ref)} is for its requester only (or needs ${allPermission.name})`,
+        );
+      }
+      throw keyNotFound(ref);
+    };
   }
 
   async reviewRequest(
@@ -483,12 +485,8 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ) {
-    const review = await this.#startReview(credentials, decision, reason);
-    try {
-      return await review.review(ref);
-    } finally {
-      await review.finish();
-    }
+    const check = await this.#reviewCheck(credentials);
+    return this.#service.reviewRequest(credentials, ref, decision, reason, check);
   }
 
   async bulkReview(
@@ -497,38 +495,17 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ): Promise<BulkReviewResult[]> {
-    const review = await this.#startReview(credentials, decision, reason);
-    const results: BulkReviewResult[] = [];
-    // One item after the other: each is an independent compare-and-set in the store, and
-    // the answer must list them in input order.
-    for (const ref of refs) {
-      const item = { namespace: ref.namespace, name: ref.name };
-      try {
-        results.push({
-          ...item,
-          success: true,
-          apiKey: await review.review(ref),
-        });
-      } catch (error) {
-        results.push({ ...item, success: false, error: toItemError(error) });
-      }
-    }
-    await review.finish();
-    return results;
+    const check = await this.#reviewCheck(credentials);
+    return this.#service.bulkReview(credentials, refs, decision, reason, check);
   }
 
   /**
-   * Asks for the approval decision once and returns `review`, which reviews one key with
-   * it, and `finish`, which sends the call's notifications (the business service's
-   * {@link DefaultPortalService.beginReview}). A DENY answers 403 at once; a CONDITIONAL
-   * decision is applied to each key.
+   * Asks for the approval decision once per call and returns the check that applies it to
+   * each key. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key
+   * with the IS_PRODUCT_OWNER rule, so a bulk call decides every item on its own.
    */
-  async #startReview(
-    credentials: BackstageCredentials,
-    decision: ReviewDecision,
-    reason: string | undefined,
-  ) {
-    const actor = await this.#requireUser(
+  async #reviewCheck(credentials: BackstageCredentials): Promise<KeyCheck> {
+    const actor = await this.#actors.requireUser(
       credentials,
       'reviewing API key requests',
     );
@@ -541,20 +518,6 @@ export class AuthorizedPortalService implements PortalService {
         'reviewing API key requests needs portal.apikey.approve',
       );
     }
-    // Every key of one product needs the same Secret labels: one product read and one
-    // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
-    const labelsByProduct = new Map<string, Promise<Record<string, string> | undefined>>();
-    const secretLabelsOnce = (key: ApiKey) => {
-      const id = `${key.metadata.namespace}/${key.spec.apiProductRef.name}`;
-      let labels = labelsByProduct.get(id);
-      if (!labels) {
-        labels = this.#service.secretLabelsForKey(key);
-        labelsByProduct.set(id, labels);
-        // A failed read is tried again by the next key rather than failing all of them.
-        labels.catch(() => labelsByProduct.delete(id));
-      }
-      return labels;
-    };
     // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
     // once per call, and only then, so that a call that approves costs one round trip.
     let readScope: Promise<Scope> | undefined;
@@ -564,57 +527,27 @@ export class AuthorizedPortalService implements PortalService {
         portalApiKeyReadAllPermission,
         portalApiKeyReadOwnPermission,
       ));
-
-    const keyReview = this.#service.beginReview(actor, decision, reason);
-    const review = async (ref: ObjectRef) => {
-      const { key, productOwnerRef } = await this.#keyAndProductOwner(ref);
+    return async ({ key, productOwnerRef }: KeyRecord, ref: ObjectRef) => {
       if (!key) {
         // Where a key can be hidden (a conditional approval), a missing one takes the
         // hidden one's round trip too: the two 404s must not differ in cost.
         if (approval.result !== AuthorizeResult.ALLOW) await readScopeOnce();
         throw keyNotFound(ref);
       }
-      if (!this.#approvalAllows(approval, { apiKey: key, productOwnerRef })) {
-        const scope = await readScopeOnce();
-        const readable =
-          scope === 'all' ||
-          (scope === 'own' &&
-            (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
-        if (!readable) throw keyNotFound(ref);
-        throw new NotAllowedError(
-          `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
-        );
-      }
-      const secretLabels =
-        decision === 'approve' ? ((await secretLabelsOnce(key)) ?? {}) : undefined;
-      return keyReview.review(key, { secretLabels });
+      if (authorizeApproval(approval, { apiKey: key, productOwnerRef })) return;
+      const scope = await readScopeOnce();
+      const readable =
+        scope === 'all' ||
+        (scope === 'own' &&
+          (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
+      if (!readable) throw keyNotFound(ref);
+      throw new NotAllowedError(
+        `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
+      );
     };
-    return { review, finish: keyReview.finish };
   }
 
-  /**
-   * A key and its product's owner, always in two store reads: for a missing key the
-   * second reads the product named like the key, so that "missing" costs what "hidden"
-   * costs.
-   */
-  async #keyAndProductOwner(
-    ref: ObjectRef,
-  ): Promise<{ key?: ApiKey; productOwnerRef?: string }> {
-    const key = await this.#service.findKey(ref);
-    const productOwnerRef = key
-      ? await this.#service.productOwnerOfKey(key)
-      : await this.#service.findProductOwner(ref);
-    return { key, productOwnerRef };
-  }
-
-  #approvalAllows(
-    decision: PolicyDecision,
-    resource: PortalApiKeyResource,
-  ): boolean {
-    return authorizeApproval(decision, resource);
-  }
-
-  // --- identity and permission helpers -------------------------------------------------
+  // --- permission helpers ---------------------------------------------------------------
 
   /** The permissions' decisions, asked in one round trip, as booleans in input order. */
   async #allowed(
@@ -638,47 +571,5 @@ export class AuthorizedPortalService implements PortalService {
       own,
     ]);
     return scopeOf(allAllowed, ownAllowed);
-  }
-
-  /** The calling user and its groups; undefined for service principals. */
-  async #actor(
-    credentials: BackstageCredentials,
-  ): Promise<PortalActor | undefined> {
-    const principal = credentials.principal as {
-      type?: string;
-      userEntityRef?: string;
-    };
-    if (principal.type !== 'user' || principal.userEntityRef === undefined) {
-      return undefined;
-    }
-    const info = await this.#userInfo.getUserInfo(
-      credentials as BackstageCredentials<{
-        type: 'user';
-        userEntityRef: string;
-      }>,
-    );
-    // Lower case: owner annotations are stored normalised that way (entity refs are
-    // case-insensitive), and the store compares owner refs exactly.
-    const ownershipRefs = [
-      ...new Set(
-        [info.userEntityRef, ...info.ownershipEntityRefs].map(ref =>
-          ref.toLocaleLowerCase('en-US'),
-        ),
-      ),
-    ];
-    return { userRef: info.userEntityRef, ownershipRefs };
-  }
-
-  async #requireUser(
-    credentials: BackstageCredentials,
-    what: string,
-  ): Promise<PortalActor> {
-    const actor = await this.#actor(credentials);
-    if (!actor) {
-      throw new NotAllowedError(
-        `${what} needs a signed-in user; service principals may only read`,
-      );
-    }
-    return actor;
   }
 }

@@ -22,9 +22,11 @@ import {
 } from '@devportal/plugin-portal-common';
 import type { FakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import type { NotificationLinks } from '../config';
-import { ManifestResourceSource } from '../resources';
+import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { storeOnFakeApiServer } from '../store/kubernetes/testing';
 import { DefaultPortalService } from './DefaultPortalService';
+import { refOfKey } from './records';
+import { credentialsOf as as, testActors } from './testing';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
 
@@ -62,6 +64,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
     service = DefaultPortalService.create({
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
+      actors: testActors([ALICE, DAVE, BOB]),
       events: PortalEventPublisher.create({ events: eventsService, logger }),
       notifier: PortalNotifier.create({ notifications, logger, links }),
     });
@@ -88,7 +91,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
     displayName: string,
     approvalMode: 'manual' | 'automatic' = 'manual',
   ) =>
-    service.createProduct(BOB, {
+    service.createProduct(as(BOB), {
       metadata: {
         namespace: 'toystore',
         name,
@@ -108,26 +111,21 @@ describe('DefaultPortalService: events and notifications after each change', () 
   const createToys = (approvalMode: 'manual' | 'automatic' = 'manual') =>
     createProduct(TOYS.name, 'Toys', approvalMode);
   const request = async (who: typeof ALICE, planTier = 'gold') =>
-    service.createKey(
-      who,
-      { apiProductRef: TOYS, planTier, useCase: 'checkout' },
-      await service.getProduct(TOYS),
-    );
+    service.createRequest(as(who), {
+      apiProductRef: TOYS,
+      planTier,
+      useCase: 'checkout',
+    });
 
   it(
     'publishes apiproduct.created, updated and deleted with the actor and the product',
     async () => {
       await start();
-      const created = await createToys();
-      await service.updateProduct(
-        BOB,
-        created,
-        { spec: { description: 'toys' } },
-        {
-          allowOwnerAndRouteChange: false,
-        },
-      );
-      await service.deleteProduct(BOB, TOYS);
+      await createToys();
+      await service.updateProduct(as(BOB), TOYS, {
+        spec: { description: 'toys' },
+      });
+      await service.deleteProduct(as(BOB), TOYS);
       expect(events).toEqual(
         ['created', 'updated', 'deleted'].map(what => ({
           type: `apiproduct.${what}`,
@@ -184,10 +182,12 @@ describe('DefaultPortalService: events and notifications after each change', () 
       ];
       sent = [];
       events = [];
-      const review = service.beginReview(BOB, 'approve', 'welcome');
-      for (const key of keys) await review.review(key);
-      expect(sent).toEqual([]);
-      await review.finish();
+      await service.bulkReview(
+        as(BOB),
+        keys.map(refOfKey),
+        'approve',
+        'welcome',
+      );
 
       expect(events.map(event => [event.type, event.ref.name])).toEqual(
         keys.map(key => ['apikey.approved', key.metadata.name]),
@@ -230,16 +230,13 @@ describe('DefaultPortalService: events and notifications after each change', () 
       const other = await createProduct('games', 'Games');
       const keys = [
         await request(ALICE),
-        await service.createKey(
-          ALICE,
-          { apiProductRef: other.metadata, planTier: 'gold' },
-          other,
-        ),
+        await service.createRequest(as(ALICE), {
+          apiProductRef: other.metadata,
+          planTier: 'gold',
+        }),
       ];
       sent = [];
-      const review = service.beginReview(BOB, 'reject', undefined);
-      for (const key of keys) await review.review(key);
-      await review.finish();
+      await service.bulkReview(as(BOB), keys.map(refOfKey), 'reject');
       expect(sent).toHaveLength(1);
       expect(sent[0].payload).toMatchObject({
         title:
@@ -256,9 +253,9 @@ describe('DefaultPortalService: events and notifications after each change', () 
     async () => {
       await start();
       await createToys();
-      const rejected = await service.reviewKey(
-        await request(ALICE, 'silver'),
-        BOB,
+      const rejected = await service.reviewRequest(
+        as(BOB),
+        refOfKey(await request(ALICE, 'silver')),
         'reject',
         'use gold',
       );
@@ -268,14 +265,13 @@ describe('DefaultPortalService: events and notifications after each change', () 
           'Your silver API key request for toystore/toys was rejected: use gold',
         severity: 'high',
       });
-      const approved = await service.reviewKey(
-        await request(ALICE, 'gold'),
-        BOB,
+      const approved = await service.reviewRequest(
+        as(BOB),
+        refOfKey(await request(ALICE, 'gold')),
         'approve',
-        undefined,
       );
-      const secret = await service.revealSecret(ALICE, approved);
-      await service.deleteKey(ALICE, approved);
+      const secret = await service.revealSecret(as(ALICE), refOfKey(approved));
+      await service.deleteRequest(as(ALICE), refOfKey(approved));
       expect(events.slice(-3).map(event => event.type)).toEqual([
         'apikey.approved',
         'apikey.secret-revealed',
@@ -301,9 +297,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
         await request(ALICE, 'gold'),
         await request(ALICE, 'silver'),
       ];
-      const review = service.beginReview(BOB, 'approve', undefined);
-      for (const key of keys) await review.review(key);
-      await review.finish();
+      await service.bulkReview(as(BOB), keys.map(refOfKey), 'approve');
       expect(sent.map(n => n.payload.link)).toEqual([
         `/kuadrant/requests/toystore?key=${keys[0].metadata.name}`,
         `/kuadrant/requests/toystore?key=${keys[1].metadata.name}`,
@@ -345,9 +339,9 @@ describe('DefaultPortalService: events and notifications after each change', () 
       };
       await start();
       await createToys();
-      const approved = await service.reviewKey(
-        await request(ALICE),
-        BOB,
+      const approved = await service.reviewRequest(
+        as(BOB),
+        refOfKey(await request(ALICE)),
         'approve',
         'ok',
       );
@@ -355,7 +349,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining('notifications backend unavailable'),
       );
-      const secret = await service.revealSecret(ALICE, approved);
+      const secret = await service.revealSecret(as(ALICE), refOfKey(approved));
       expect(JSON.stringify(logger.warn.mock.calls)).not.toContain(secret);
     },
     TEST_TIMEOUT_MS,

@@ -6,9 +6,11 @@
 import path from 'node:path';
 import { OWNER_ANNOTATION, type ApiKey } from '@devportal/plugin-portal-common';
 import type { FakeKubeApiServer } from '@internal/fake-kube-apiserver';
-import { ManifestResourceSource } from '../resources';
+import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { storeOnFakeApiServer } from '../store/kubernetes/testing';
 import { DefaultPortalService } from './DefaultPortalService';
+import { refOfKey } from './records';
+import { credentialsOf as as, testActors } from './testing';
 
 const TEST_TIMEOUT_MS = 20_000;
 const TOYSTORE = path.resolve(__dirname, '../../../../examples/toystore.yaml');
@@ -28,6 +30,7 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
     service = DefaultPortalService.create({
       store: started.store,
       resources: await ManifestResourceSource.fromFiles([TOYSTORE]),
+      actors: testActors([ALICE, BOB]),
     });
   }, TEST_TIMEOUT_MS);
 
@@ -36,7 +39,7 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
   });
 
   const createProduct = (name: string, route: string, approvalMode: 'manual' | 'automatic') =>
-    service.createProduct(BOB, {
+    service.createProduct(as(BOB), {
       metadata: {
         namespace: 'toystore',
         name,
@@ -60,23 +63,23 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
 
   it('labels the Secret of an approved key with app: toystore and the Authorino label', async () => {
     const product = await createProduct('toys', 'toystore', 'manual');
-    const key = await service.createKey(ALICE, { apiProductRef: product.metadata, planTier: 'gold' }, product);
-    const approved = await service.reviewKey(key, BOB, 'approve', undefined);
+    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
+    const approved = await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
     expect(approved.status?.phase).toBe('Approved');
     expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
   }, TEST_TIMEOUT_MS);
 
   it('labels the Secret of an automatically approved key the same way', async () => {
     const product = await createProduct('toys', 'toystore', 'automatic');
-    const key = await service.createKey(ALICE, { apiProductRef: product.metadata, planTier: 'gold' }, product);
+    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
     expect(key.status?.phase).toBe('Approved');
     expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
   }, TEST_TIMEOUT_MS);
 
   it('adds no gateway labels for a route without an apiKey AuthPolicy', async () => {
     const product = await createProduct('admin', 'toystore-admin', 'manual');
-    const key = await service.createKey(ALICE, { apiProductRef: product.metadata, planTier: 'gold' }, product);
-    await service.reviewKey(key, BOB, 'approve', undefined);
+    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
+    await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
     const labels = secretLabelsOf(key)!;
     expect(labels.app).toBeUndefined();
     expect(labels['authorino.kuadrant.io/managed-by']).toBeUndefined();

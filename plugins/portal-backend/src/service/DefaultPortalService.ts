@@ -4,20 +4,28 @@
  *   one of the caller's groups; PATCH is a JSON merge patch guarded by resourceVersion
  *   (compare-and-set in the store, so concurrent edits never get lost);
  * - key requests: the product must exist, be Published and offer the tier; automatic
- *   approval mode approves at once; approval generates the secret with a CSPRNG;
+ *   approval mode approves at once; approval generates the secret with a CSPRNG and labels
+ *   it as its product's route's AuthPolicies require (read once per product and call);
+ * - bulk reviews: each item moved on its own (a compare-and-set in the store), answered in
+ *   input order, one notification per recipient;
  * - `status.plans` of a product is derived from the PlanPolicies targeting its route.
  *
- * Who may call what is decided by AuthorizedPortalService, which wraps this class. Atomic
- * state changes (Pending → Approved/Rejected, one-time reveal) are the store's job.
+ * It implements PortalService; who may call what is decided by AuthorizedPortalService,
+ * which wraps it and takes part through the `check` of each call on one record (see
+ * PortalService.ts): this class reads the record, calls the check, then acts. A key is
+ * always read with its product's owner (for a missing key: the product named like the key),
+ * so a key the check hides costs what a missing key costs. Atomic state changes
+ * (Pending → Approved/Rejected, one-time reveal) are the store's job.
  *
  * After each stored change the service publishes its event (PortalEventPublisher) and
  * sends its notifications (PortalNotifier); both are best effort and never fail a call.
  */
 import { randomBytes } from 'node:crypto';
-import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   ConflictError,
   InputError,
+  isError,
   NotAllowedError,
   NotFoundError,
 } from '@backstage/errors';
@@ -27,28 +35,46 @@ import {
   type ApiKey,
   type ApiProduct,
   type ApiProductSpec,
+  type BulkReviewResult,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import { keySecretLabelsForRoute, plansOfPolicies } from '../resources';
-import type { PortalApiKeyResource } from '../permissions/rules';
+import { keySecretLabelsForRoute } from '../resources/keySecretLabelsForRoute';
+import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
   KeyFilter,
   Page,
   PageRequest,
   PortalStore,
-  ProductFilter,
   ReadOnlyKind,
   ReadOnlyObject,
   ReadOnlyResourceSource,
   StoredApiProduct,
 } from '../store/types';
+import { PortalActors } from './PortalActors';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
+import type {
+  KeyCheck,
+  KeyRecord,
+  PortalService,
+  ProductCheck,
+  ProductQuery,
+} from './PortalService';
+import { applyMergePatch, normalizeEntityRef } from './productPatch';
+import {
+  describeRef,
+  keyNotFound,
+  productNotFound,
+  productOwnerOf,
+  productRefOfKey,
+  refOfKey,
+} from './records';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
   CreateApiProductRequest,
   PortalActor,
+  RequestQuery,
   ReviewDecision,
   UpdateApiKeyRequest,
 } from './types';
@@ -60,6 +86,8 @@ export const API_KEY_SECRET_BYTES = 32;
 export interface DefaultPortalServiceOptions {
   store: PortalStore;
   resources: ReadOnlyResourceSource;
+  /** Who the caller is (share one with AuthorizedPortalService: one look-up a request). */
+  actors: PortalActors;
   /** Publishes every state change; default: nothing is published. */
   events?: PortalEventPublisher;
   /** Notifies owners and requesters; default: nobody is notified. */
@@ -68,88 +96,14 @@ export interface DefaultPortalServiceOptions {
   now?: () => Date;
 }
 
-/**
- * Normalises an entity ref: default namespace filled in and lower case, as entity refs
- * are case-insensitive (`group:Payments-Team` → `group:default/payments-team`), so that
- * owners compare equal in the store's filters.
- */
-export function normalizeEntityRef(ref: string, field: string): string {
-  try {
-    return stringifyEntityRef(parseEntityRef(ref)).toLocaleLowerCase('en-US');
-  } catch (error) {
-    throw new InputError(
-      `${field} must be an entity ref like "group:default/payments-team": ${(error as Error).message}`,
-    );
-  }
-}
-
-/** The `{namespace, name}` of a key. */
-function refOfKey(key: ApiKey): ObjectRef {
-  return { namespace: key.metadata.namespace, name: key.metadata.name };
-}
-
-/** Formats `namespace/name` for messages. */
-export function describeRef(ref: ObjectRef): string {
-  return `${ref.namespace}/${ref.name}`;
-}
-
-/** RFC 7396 JSON merge patch: objects merge recursively, `null` removes, the rest replaces. */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
-    return patch;
-  }
-  const result: Record<string, unknown> =
-    target !== null && typeof target === 'object' && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) {
-      delete result[key];
-    } else if (value !== undefined) {
-      result[key] = applyMergePatch(result[key], value);
-    }
-  }
-  return result;
-}
-
-/** The owner of a product (its owner annotation), if any. */
-export function productOwnerOf(product: {
-  metadata: { annotations?: Record<string, string> };
-}) {
-  return product.metadata.annotations?.[OWNER_ANNOTATION];
-}
-
-/** What a product update would change that needs `update.all`. */
-export interface ProductChangeSummary {
-  changesOwner: boolean;
-  changesTargetRef: boolean;
-}
-
-/**
- * Keys reviewed in one call (one key, or the items of a bulk call): see
- * {@link DefaultPortalService.beginReview}.
- */
-export interface KeyReview {
-  /**
-   * Moves one Pending key (as last read by the caller) to the decision's phase and starts
-   * publishing its event. `secretLabels` are used as given for an approval (a caller
-   * reviewing many keys of one product computes them once); without them they are computed.
-   */
-  review(
-    key: ApiKey,
-    options?: { secretLabels?: Record<string, string> },
-  ): Promise<ApiKey>;
-  /**
-   * Waits for the events of every key reviewed so far and sends their notifications, one
-   * per requester. Never throws.
-   */
-  finish(): Promise<void>;
-}
+/** Lets every record through: what a call without a check means. */
+const noCheck = async () => {};
 
 /** The portal's business service. See the file comment for the rules it enforces. */
-export class DefaultPortalService {
+export class DefaultPortalService implements PortalService {
   readonly #store: PortalStore;
   readonly #resources: ReadOnlyResourceSource;
+  readonly #actors: PortalActors;
   readonly #events: PortalEventPublisher | undefined;
   readonly #notifier: PortalNotifier | undefined;
   readonly #now: () => Date;
@@ -161,6 +115,7 @@ export class DefaultPortalService {
   private constructor(options: DefaultPortalServiceOptions) {
     this.#store = options.store;
     this.#resources = options.resources;
+    this.#actors = options.actors;
     this.#events = options.events;
     this.#notifier = options.notifier;
     this.#now = options.now ?? (() => new Date());
@@ -168,48 +123,39 @@ export class DefaultPortalService {
 
   // --- API products --------------------------------------------------------------------
 
-  async listProducts(filter: ProductFilter): Promise<ApiProduct[]> {
-    const products = await this.#store.listProducts(filter);
-    const policies = await this.#resources.list('PlanPolicy', {
-      namespace: filter.namespace,
-    });
-    return products.map(product => withPlans(product, policies));
-  }
-
-  /** One page of products (the whole list as one page without `page`). */
-  async listProductsPage(
-    filter: ProductFilter,
+  async listProducts(
+    _credentials: BackstageCredentials,
+    query: ProductQuery,
     page?: PageRequest,
   ): Promise<Page<ApiProduct>> {
-    if (page === undefined) {
-      return { items: await this.listProducts(filter) };
-    }
-    const { items, cursor } = await this.#store.listProductsPage(filter, page);
+    const filter = { namespace: query.namespace, ownerRefs: query.ownerRefs };
+    const { items, cursor } =
+      page === undefined
+        ? { items: await this.#store.listProducts(filter), cursor: undefined }
+        : await this.#store.listProductsPage(filter, page);
     const policies = await this.#resources.list('PlanPolicy', {
       namespace: filter.namespace,
     });
-    return { items: items.map(product => withPlans(product, policies)), cursor };
+    const products = items.map(product => withPlans(product, policies));
+    return cursor === undefined ? { items: products } : { items: products, cursor };
   }
 
-  /** A product, or undefined when it does not exist. */
-  async findProduct(ref: ObjectRef): Promise<ApiProduct | undefined> {
-    const product = await this.#store.getProduct(ref);
-    return product ? this.#withPlans(product) : undefined;
-  }
-
-  /** A product; NotFoundError when it does not exist. */
-  async getProduct(ref: ObjectRef): Promise<ApiProduct> {
-    const product = await this.findProduct(ref);
-    if (!product) {
-      throw new NotFoundError(`APIProduct ${describeRef(ref)} not found`);
-    }
-    return product;
+  async getProduct(
+    _credentials: BackstageCredentials,
+    ref: ObjectRef,
+    check: ProductCheck = noCheck,
+  ): Promise<ApiProduct> {
+    return this.#withPlans(await this.#checkedProduct(ref, check));
   }
 
   async createProduct(
-    actor: PortalActor,
+    credentials: BackstageCredentials,
     request: CreateApiProductRequest,
   ): Promise<ApiProduct> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'creating an API product',
+    );
     const { metadata, spec } = request;
     const owner = this.#ownerForCreate(
       actor,
@@ -235,53 +181,21 @@ export class DefaultPortalService {
     return this.#withPlans(created);
   }
 
-  /** What applying `patch` to `current` would change among the guarded fields. */
-  summarizeProductPatch(
-    current: StoredApiProduct,
-    patch: ApiProductPatch,
-  ): ProductChangeSummary {
-    const newOwner = patch.metadata?.annotations?.[OWNER_ANNOTATION];
-    const currentOwner = productOwnerOf(current);
-    const changesOwner =
-      newOwner !== undefined &&
-      normalizeEntityRef(
-        newOwner,
-        `metadata.annotations["${OWNER_ANNOTATION}"]`,
-      ) !==
-        (currentOwner === undefined
-          ? undefined
-          : normalizeEntityRef(currentOwner, 'owner'));
-    const newTarget = patch.spec?.targetRef;
-    const changesTargetRef =
-      newTarget !== undefined &&
-      newTarget !== null &&
-      newTarget.name !== current.spec.targetRef.name;
-    return { changesOwner, changesTargetRef };
-  }
-
   /**
-   * Applies a merge patch to `current`. `allowOwnerAndRouteChange` is false unless the
-   * caller holds `update.all`; changing the owner or the route then throws NotAllowedError.
-   * The write is a compare-and-set on the patch's `resourceVersion` (or the one read).
+   * Applies a merge patch. The write is a compare-and-set on the patch's `resourceVersion`
+   * (or the one read), so the check's decision holds for what is written.
    */
   async updateProduct(
-    actor: PortalActor,
-    current: StoredApiProduct,
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
     patch: ApiProductPatch,
-    options: { allowOwnerAndRouteChange: boolean },
+    check: ProductCheck = noCheck,
   ): Promise<ApiProduct> {
-    const { changesOwner, changesTargetRef } = this.summarizeProductPatch(
-      current,
-      patch,
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'updating an API product',
     );
-    if (
-      !options.allowOwnerAndRouteChange &&
-      (changesOwner || changesTargetRef)
-    ) {
-      throw new NotAllowedError(
-        `changing ${changesOwner ? 'the owner annotation' : 'spec.targetRef'} needs portal.apiproduct.update.all`,
-      );
-    }
+    const current = await this.#checkedProduct(ref, check);
     const expectedVersion = patch.metadata?.resourceVersion;
     if (
       expectedVersion !== undefined &&
@@ -298,7 +212,7 @@ export class DefaultPortalService {
     ) as ApiProductSpec;
     spec.approvalMode = spec.approvalMode ?? 'manual';
     spec.publishStatus = spec.publishStatus ?? 'Draft';
-    if (changesTargetRef) {
+    if (spec.targetRef.name !== current.spec.targetRef.name) {
       await this.#assertRouteExists(
         current.metadata.namespace,
         spec.targetRef.name,
@@ -328,68 +242,92 @@ export class DefaultPortalService {
   }
 
   /** Deletes a product and its keys (no `apikey.deleted` event for those: the product's). */
-  async deleteProduct(actor: PortalActor, ref: ObjectRef): Promise<void> {
+  async deleteProduct(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    check: ProductCheck = noCheck,
+  ): Promise<void> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'deleting an API product',
+    );
+    await this.#checkedProduct(ref, check);
     await this.#store.deleteProduct(ref);
     await this.#events?.productChanged('apiproduct.deleted', ref, actor.userRef);
   }
 
+  // --- read-only kinds ------------------------------------------------------------------
+
+  async listReadOnly(
+    _credentials: BackstageCredentials,
+    kind: ReadOnlyKind,
+    query: { namespace?: string },
+    page?: PageRequest,
+  ): Promise<Page<ReadOnlyObject>> {
+    const { namespace } = query;
+    return page === undefined
+      ? { items: await this.#resources.list(kind, { namespace }) }
+      : this.#resources.listPage(kind, { namespace }, page);
+  }
+
+  async getPlanPolicy(
+    _credentials: BackstageCredentials,
+    ref: ObjectRef,
+  ): Promise<ReadOnlyObject> {
+    const object = await this.#resources.get('PlanPolicy', ref);
+    if (!object) {
+      throw new NotFoundError(`PlanPolicy ${describeRef(ref)} not found`);
+    }
+    return object;
+  }
+
   // --- API key requests ----------------------------------------------------------------
 
-  async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
-    return this.#store.listKeys(filter);
-  }
-
-  /** One page of keys (the whole list as one page without `page`). */
-  async listKeysPage(
-    filter: KeyFilter,
+  async listRequests(
+    _credentials: BackstageCredentials,
+    query: RequestQuery,
     page?: PageRequest,
   ): Promise<Page<ApiKey>> {
-    return page === undefined
-      ? { items: await this.#store.listKeys(filter) }
-      : this.#store.listKeysPage(filter, page);
+    return this.#keysPage(
+      {
+        namespace: query.namespace,
+        phase: query.status,
+        ...(query.ownedBy !== undefined && { ownedBy: query.ownedBy }),
+      },
+      page,
+    );
   }
 
-  /** A key, or undefined when it does not exist. */
-  async findKey(ref: ObjectRef): Promise<ApiKey | undefined> {
-    return this.#store.getKey(ref);
+  async listMyRequests(
+    credentials: BackstageCredentials,
+    query: { namespace?: string },
+    page?: PageRequest,
+  ): Promise<Page<ApiKey>> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'listing your own requests',
+    );
+    return this.#keysPage(
+      { namespace: query.namespace, requestedBy: actor.userRef },
+      page,
+    );
   }
 
-  /** The owner of a key's product (undefined when the product is gone). */
-  async productOwnerOfKey(key: ApiKey): Promise<string | undefined> {
-    return this.findProductOwner({
-      namespace: key.metadata.namespace,
-      name: key.spec.apiProductRef.name,
-    });
-  }
-
-  /** The owner of a product (undefined when it does not exist): one store read. */
-  async findProductOwner(ref: ObjectRef): Promise<string | undefined> {
-    const product = await this.#store.getProduct(ref);
-    return product ? productOwnerOf(product) : undefined;
-  }
-
-  /**
-   * A key as the permission framework sees it, by its `namespace/name` resource ref;
-   * undefined for a malformed ref or a missing key.
-   */
-  async apiKeyResource(
-    resourceRef: string,
-  ): Promise<PortalApiKeyResource | undefined> {
-    const [namespace, name, ...rest] = resourceRef.split('/');
-    if (!namespace || !name || rest.length > 0) {
-      return undefined;
-    }
-    const apiKey = await this.findKey({ namespace, name });
-    return apiKey
-      ? { apiKey, productOwnerRef: await this.productOwnerOfKey(apiKey) }
-      : undefined;
-  }
-
-  async createKey(
-    actor: PortalActor,
+  async createRequest(
+    credentials: BackstageCredentials,
     request: CreateApiKeyRequest,
-    product: ApiProduct,
+    check: ProductCheck = noCheck,
   ): Promise<ApiKey> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'requesting an API key',
+    );
+    const ref = request.apiProductRef;
+    const found = await this.#store.getProduct(ref);
+    const product = found && (await this.#withPlans(found));
+    await check(product, ref);
+    if (!product) throw productNotFound(ref);
+
     const productRef = describeRef(product.metadata);
     if (product.spec.publishStatus !== 'Published') {
       throw new ConflictError(
@@ -440,154 +378,222 @@ export class DefaultPortalService {
   }
 
   /** Edits a Pending key; a new tier must be offered by the product. */
-  async updateKey(key: ApiKey, update: UpdateApiKeyRequest): Promise<ApiKey> {
+  async updateRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    update: UpdateApiKeyRequest,
+    check: KeyCheck = noCheck,
+  ): Promise<ApiKey> {
+    await this.#actors.requireUser(credentials, 'editing an API key request');
+    const key = await this.#checkedKey(ref, check);
     if (key.status?.phase !== 'Pending') {
       throw new ConflictError(
         `APIKey ${describeRef(key.metadata)} is ${key.status?.phase}; only Pending requests can be edited`,
       );
     }
     if (update.planTier !== undefined) {
-      const product = await this.findProduct({
-        namespace: key.metadata.namespace,
-        name: key.spec.apiProductRef.name,
-      });
+      const product = await this.#store.getProduct(productRefOfKey(key));
       if (product) {
-        assertTierOffered(product, update.planTier);
+        assertTierOffered(await this.#withPlans(product), update.planTier);
       }
     }
     this.#assertFuture(update.expiresAt ?? undefined);
     return this.#store.updatePendingKey(key.metadata, update);
   }
 
-  /**
-   * Starts reviewing keys for one call. Each `review` moves a Pending key (as last read by
-   * the caller) to Approved, with a new secret and the labels its product's route needs on
-   * it, or to Rejected; the store decides atomically on its own read, so a stale key only
-   * supplies its product reference, which never changes. `finish` then waits for the events
-   * and notifies each requester once, so a bulk call does not send one notification per item.
-   */
-  beginReview(
-    actor: PortalActor,
-    decision: ReviewDecision,
-    reason: string | undefined,
-  ): KeyReview {
-    const reviewed: ApiKey[] = [];
-    // A bulk call publishes its items' events side by side (each may be a round trip to the
-    // events backend) and waits for all of them in `finish`.
-    const publishing: Promise<void>[] = [];
-    const common = {
-      reviewedBy: actor.userRef,
-      ...(reason !== undefined && { reason }),
-    };
-    return {
-      review: async (key, options = {}) => {
-        const ref = refOfKey(key);
-        let result: ApiKey;
-        if (decision === 'approve') {
-          const secretLabels =
-            options.secretLabels ?? (await this.secretLabelsForKey(key));
-          result = await this.#store.reviewKey(ref, {
-            phase: 'Approved',
-            ...common,
-            secret: generateApiKeySecret(),
-            ...(secretLabels && { secretLabels }),
-          });
-        } else {
-          result = await this.#store.reviewKey(ref, { phase: 'Rejected', ...common });
-        }
-        reviewed.push(result);
-        if (this.#events) {
-          publishing.push(
-            this.#events.keyChanged(
-              decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
-              result,
-              actor.userRef,
-            ),
-          );
-        }
-        return result;
-      },
-      finish: async () => {
-        await Promise.all(publishing.splice(0));
-        const keys = reviewed.splice(0);
-        await this.#notifier?.keysReviewed(keys, decision, reason, actor.userRef);
-      },
-    };
-  }
-
-  /** Reviews one key: {@link DefaultPortalService.beginReview} with a single item. */
-  async reviewKey(
-    key: ApiKey,
-    actor: PortalActor,
-    decision: ReviewDecision,
-    reason: string | undefined,
-    options: { secretLabels?: Record<string, string> } = {},
-  ): Promise<ApiKey> {
-    const review = this.beginReview(actor, decision, reason);
-    try {
-      return await review.review(key, options);
-    } finally {
-      await review.finish();
-    }
-  }
-
-  /**
-   * The labels the Secret of `key` needs once approved (those its product's route's
-   * AuthPolicies select API keys by); undefined when its product is gone (the store then
-   * reports the key's fate).
-   */
-  async secretLabelsForKey(key: ApiKey): Promise<Record<string, string> | undefined> {
-    const product = await this.#store.getProduct({
-      namespace: key.metadata.namespace,
-      name: key.spec.apiProductRef.name,
-    });
-    return product && this.#secretLabelsFor(product);
+  /** Deletes a key in any phase; deleting an Approved key revokes it (its secret goes). */
+  async deleteRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    check: KeyCheck = noCheck,
+  ): Promise<void> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'deleting an API key request',
+    );
+    const key = await this.#checkedKey(ref, check);
+    await this.#store.deleteKey(refOfKey(key));
+    await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */
-  async revealSecret(actor: PortalActor, key: ApiKey): Promise<string> {
+  async revealSecret(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    check: KeyCheck = noCheck,
+  ): Promise<string> {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'reading an API key secret',
+    );
+    const key = await this.#checkedKey(ref, check);
     const secret = await this.#store.revealSecret(refOfKey(key));
     await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef);
     return secret;
   }
 
-  async deleteKey(actor: PortalActor, key: ApiKey): Promise<void> {
-    await this.#store.deleteKey(refOfKey(key));
-    await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
-  }
-
-  // --- read-only kinds ------------------------------------------------------------------
-
-  async listResources(
-    kind: ReadOnlyKind,
-    namespace?: string,
-  ): Promise<ReadOnlyObject[]> {
-    return this.#resources.list(kind, { namespace });
-  }
-
-  /** One page of a read-only kind (the whole list as one page without `page`). */
-  async listResourcesPage(
-    kind: ReadOnlyKind,
-    namespace: string | undefined,
-    page?: PageRequest,
-  ): Promise<Page<ReadOnlyObject>> {
-    return page === undefined
-      ? { items: await this.#resources.list(kind, { namespace }) }
-      : this.#resources.listPage(kind, { namespace }, page);
-  }
-
-  async getResource(
-    kind: ReadOnlyKind,
+  async reviewRequest(
+    credentials: BackstageCredentials,
     ref: ObjectRef,
-  ): Promise<ReadOnlyObject> {
-    const object = await this.#resources.get(kind, ref);
-    if (!object) {
-      throw new NotFoundError(`${kind} ${describeRef(ref)} not found`);
+    decision: ReviewDecision,
+    reason?: string,
+    check: KeyCheck = noCheck,
+  ): Promise<ApiKey> {
+    const review = await this.#beginReview(credentials, decision, reason, check);
+    try {
+      return await review.review(ref);
+    } finally {
+      await review.finish();
     }
-    return object;
+  }
+
+  async bulkReview(
+    credentials: BackstageCredentials,
+    refs: ObjectRef[],
+    decision: ReviewDecision,
+    reason?: string,
+    check: KeyCheck = noCheck,
+  ): Promise<BulkReviewResult[]> {
+    const review = await this.#beginReview(credentials, decision, reason, check);
+    const results: BulkReviewResult[] = [];
+    // One item after the other: each is an independent compare-and-set in the store, and
+    // the answer must list them in input order.
+    for (const ref of refs) {
+      const item = { namespace: ref.namespace, name: ref.name };
+      try {
+        results.push({
+          ...item,
+          success: true,
+          apiKey: await review.review(ref),
+        });
+      } catch (error) {
+        results.push({ ...item, success: false, error: toItemError(error) });
+      }
+    }
+    await review.finish();
+    return results;
+  }
+
+  /**
+   * Starts reviewing keys for one call. Each `review` reads the key (with its product's
+   * owner), lets `check` decide, then moves it to Approved — with a new secret and the
+   * labels its product's route needs on it, read once per product and call — or to
+   * Rejected; the store decides atomically on its own read. `finish` then waits for the
+   * events and notifies each requester once, so a bulk call does not send one notification
+   * per item. `finish` never throws.
+   */
+  async #beginReview(
+    credentials: BackstageCredentials,
+    decision: ReviewDecision,
+    reason: string | undefined,
+    check: KeyCheck,
+  ) {
+    const actor = await this.#actors.requireUser(
+      credentials,
+      'reviewing API key requests',
+    );
+    const reviewed: ApiKey[] = [];
+    // A bulk call publishes its items' events side by side (each may be a round trip to the
+    // events backend) and waits for all of them in `finish`.
+    const publishing: Promise<void>[] = [];
+    // Every key of one product needs the same Secret labels: one product read and one
+    // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
+    const labelsByProduct = new Map<
+      string,
+      Promise<Record<string, string> | undefined>
+    >();
+    const secretLabelsOnce = (key: ApiKey) => {
+      const id = describeRef(productRefOfKey(key));
+      let labels = labelsByProduct.get(id);
+      if (!labels) {
+        labels = this.#secretLabelsForKey(key);
+        labelsByProduct.set(id, labels);
+        // A failed read is tried again by the next key rather than failing all of them.
+        labels.catch(() => labelsByProduct.delete(id));
+      }
+      return labels;
+    };
+    const common = {
+      reviewedBy: actor.userRef,
+      ...(reason !== undefined && { reason }),
+    };
+    const review = async (ref: ObjectRef): Promise<ApiKey> => {
+      const key = await this.#checkedKey(ref, check);
+      let result: ApiKey;
+      if (decision === 'approve') {
+        const secretLabels = await secretLabelsOnce(key);
+        result = await this.#store.reviewKey(ref, {
+          phase: 'Approved',
+          ...common,
+          secret: generateApiKeySecret(),
+          ...(secretLabels && { secretLabels }),
+        });
+      } else {
+        result = await this.#store.reviewKey(ref, {
+          phase: 'Rejected',
+          ...common,
+        });
+      }
+      reviewed.push(result);
+      if (this.#events) {
+        publishing.push(
+          this.#events.keyChanged(
+            decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
+            result,
+            actor.userRef,
+          ),
+        );
+      }
+      return result;
+    };
+    const finish = async () => {
+      await Promise.all(publishing.splice(0));
+      const keys = reviewed.splice(0);
+      await this.#notifier?.keysReviewed(keys, decision, reason, actor.userRef);
+    };
+    return { review, finish };
   }
 
   // --- helpers --------------------------------------------------------------------------
+
+  /** One page of keys (the whole list as one page without `page`). */
+  async #keysPage(filter: KeyFilter, page?: PageRequest): Promise<Page<ApiKey>> {
+    return page === undefined
+      ? { items: await this.#store.listKeys(filter) }
+      : this.#store.listKeysPage(filter, page);
+  }
+
+  /** The product a call acts on, after its check; 404 when it does not exist. */
+  async #checkedProduct(
+    ref: ObjectRef,
+    check: ProductCheck,
+  ): Promise<StoredApiProduct> {
+    const product = await this.#store.getProduct(ref);
+    await check(product, ref);
+    if (!product) throw productNotFound(ref);
+    return product;
+  }
+
+  /** The key a call acts on, after its check; 404 when it does not exist. */
+  async #checkedKey(ref: ObjectRef, check: KeyCheck): Promise<ApiKey> {
+    const record = await this.#keyRecord(ref);
+    await check(record, ref);
+    if (!record.key) throw keyNotFound(ref);
+    return record.key;
+  }
+
+  /**
+   * A key and its product's owner, always in two store reads: for a missing key the
+   * second reads the product named like the key, so that "missing" costs what "hidden"
+   * costs.
+   */
+  async #keyRecord(ref: ObjectRef): Promise<KeyRecord> {
+    const key = await this.#store.getKey(ref);
+    const product = await this.#store.getProduct(
+      key ? productRefOfKey(key) : ref,
+    );
+    return { key, productOwnerRef: product && productOwnerOf(product) };
+  }
 
   #ownerForCreate(actor: PortalActor, requested: string | undefined): string {
     if (requested === undefined) {
@@ -632,6 +638,17 @@ export class DefaultPortalService {
   }
 
   /**
+   * The labels the Secret of `key` needs once approved; undefined when its product is gone
+   * (the store then reports the key's fate).
+   */
+  async #secretLabelsForKey(
+    key: ApiKey,
+  ): Promise<Record<string, string> | undefined> {
+    const product = await this.#store.getProduct(productRefOfKey(key));
+    return product && this.#secretLabelsFor(product);
+  }
+
+  /**
    * The labels a key Secret of `product` needs for the gateway to accept it: those the
    * AuthPolicies on the product's route select API keys by (see keySecretLabelsOfPolicies).
    */
@@ -665,6 +682,35 @@ function assertTierOffered(product: ApiProduct, tier: string): void {
       `planTier "${tier}" is not offered by APIProduct ${describeRef(product.metadata)}; choose one of: ${tiers.join(', ')}`,
     );
   }
+}
+
+const STATUS_BY_ERROR_NAME: Record<string, number> = {
+  InputError: 400,
+  AuthenticationError: 401,
+  NotAllowedError: 403,
+  NotFoundError: 404,
+  ConflictError: 409,
+  ServiceUnavailableError: 503,
+};
+
+/**
+ * A bulk item's error. Only `@backstage/errors` (client mistakes, conflicts, an
+ * unavailable store) become item results; anything else is a server fault and fails the
+ * whole call, so it is logged by the error middleware instead of hidden in a 200.
+ */
+function toItemError(error: unknown): {
+  name: string;
+  message: string;
+  statusCode: number;
+} {
+  if (isError(error) && STATUS_BY_ERROR_NAME[error.name] !== undefined) {
+    return {
+      name: error.name,
+      message: error.message,
+      statusCode: STATUS_BY_ERROR_NAME[error.name],
+    };
+  }
+  throw error;
 }
 
 function withPlans(

@@ -1,6 +1,17 @@
 /*
- * The portal API as the router sees it: every method takes the caller's credentials and
- * returns records the caller may see. AuthorizedPortalService implements it.
+ * The portal API as the router sees it, implemented twice, like the catalog's
+ * LocationService: DefaultPortalService does the work, AuthorizedPortalService wraps a
+ * PortalService and decides who may do it (the router gets the authorized one).
+ *
+ * How the decorator takes part in a call without doing the service's work (the analogue of
+ * the catalog's permission filter, which AuthorizedEntitiesCatalog hands down to the
+ * catalog it wraps):
+ * - lists take a narrowing filter (`ownerRefs`, `ownedBy`) the decorator adds for `.own`;
+ * - calls on one record take a `check`: the service reads the record (a key always with its
+ *   product's owner), hands it to `check`, and acts only if `check` returns. So the record
+ *   is read once, the decision applies to what is changed, and a record the caller may not
+ *   see costs what a missing one costs (the same reads, then the check).
+ * The router never passes a check: without one, every record is allowed.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import type {
@@ -12,8 +23,10 @@ import type {
 import type {
   Page,
   PageRequest,
+  ProductFilter,
   ReadOnlyKind,
   ReadOnlyObject,
+  StoredApiProduct,
 } from '../store/types';
 import type {
   ApiProductPatch,
@@ -24,6 +37,29 @@ import type {
   UpdateApiKeyRequest,
 } from './types';
 
+/** Query of the product list; `ownerRefs` narrows it to products those refs own. */
+export type ProductQuery = ProductFilter;
+
+/** A key as read for a call on it, with its product's owner; `key` undefined if missing. */
+export interface KeyRecord {
+  key: ApiKey | undefined;
+  /** The owner of the key's product (for a missing key: of the product named like it). */
+  productOwnerRef: string | undefined;
+}
+
+/**
+ * A decision on the record a call acts on, made by the authorized layer: called with the
+ * record as read (undefined, or a KeyRecord without key, when it does not exist); throws
+ * (NotFoundError, NotAllowedError) to refuse. See the file comment.
+ */
+export type RecordCheck<R> = (record: R, ref: ObjectRef) => Promise<void>;
+
+/** Checks the product a call acts on. */
+export type ProductCheck = RecordCheck<StoredApiProduct | undefined>;
+
+/** Checks the key a call acts on. */
+export type KeyCheck = RecordCheck<KeyRecord>;
+
 /**
  * The portal API as the router sees it: every method takes the caller's credentials.
  * Lists answer one page when given a {@link PageRequest} (its cursor already unsealed
@@ -32,12 +68,13 @@ import type {
 export interface PortalService {
   listProducts(
     credentials: BackstageCredentials,
-    query: { namespace?: string },
+    query: ProductQuery,
     page?: PageRequest,
   ): Promise<Page<ApiProduct>>;
   getProduct(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    check?: ProductCheck,
   ): Promise<ApiProduct>;
   createProduct(
     credentials: BackstageCredentials,
@@ -47,10 +84,12 @@ export interface PortalService {
     credentials: BackstageCredentials,
     ref: ObjectRef,
     patch: ApiProductPatch,
+    check?: ProductCheck,
   ): Promise<ApiProduct>;
   deleteProduct(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    check?: ProductCheck,
   ): Promise<void>;
   listReadOnly(
     credentials: BackstageCredentials,
@@ -72,33 +111,41 @@ export interface PortalService {
     query: { namespace?: string },
     page?: PageRequest,
   ): Promise<Page<ApiKey>>;
+  /** `check` is given the product the key is requested for. */
   createRequest(
     credentials: BackstageCredentials,
     request: CreateApiKeyRequest,
+    check?: ProductCheck,
   ): Promise<ApiKey>;
   updateRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
     update: UpdateApiKeyRequest,
+    check?: KeyCheck,
   ): Promise<ApiKey>;
   deleteRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    check?: KeyCheck,
   ): Promise<void>;
   reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
     decision: ReviewDecision,
     reason?: string,
+    check?: KeyCheck,
   ): Promise<ApiKey>;
+  /** `check` decides each item on its own; a refused item fails alone. */
   bulkReview(
     credentials: BackstageCredentials,
     refs: ObjectRef[],
     decision: ReviewDecision,
     reason?: string,
+    check?: KeyCheck,
   ): Promise<BulkReviewResult[]>;
   revealSecret(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    check?: KeyCheck,
   ): Promise<string>;
 }

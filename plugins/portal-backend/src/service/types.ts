@@ -31,10 +31,12 @@ export interface ApiProductPatch {
   spec?: { [K in keyof ApiProductSpec]?: ApiProductSpec[K] | null };
 }
 
-/** Query of `GET /requests`. */
+/** Query of `GET /requests`; `ownedBy` narrows it to keys the caller owns (`.own`). */
 export interface RequestQuery {
   status?: ApiKeyPhase;
   namespace?: string;
+  /** Keys requested by `userRef` or for a product one of `ownershipRefs` owns. */
+  ownedBy?: { userRef: string; ownershipRefs: string[] };
 }
 
 export type {

@@ -23,13 +23,13 @@ import {
   type FakeKubeApiServer,
   type KubeObject,
 } from '@internal/fake-kube-apiserver';
-import { KubernetesResourceSource } from '../../resources/KubernetesResourceSource';
-import { KubernetesPortalStore } from './KubernetesPortalStore';
-import { createKubernetesApi } from './kubernetesClient';
-import { readKubernetesStoreConfig } from './kubernetesConfig';
+import { KubernetesResourceSource } from './resources/KubernetesResourceSource';
+import { KubernetesPortalStore } from './store/kubernetes/KubernetesPortalStore';
+import { createKubernetesApi } from './store/kubernetes/kubernetesClient';
+import { readKubernetesStoreConfig } from './store/kubernetes/kubernetesConfig';
 
-const DEPLOY = resolve(__dirname, '../../../../../deploy');
-const TOYSTORE = resolve(__dirname, '../../../../../examples/toystore.yaml');
+const DEPLOY = resolve(__dirname, '../../../deploy');
+const TOYSTORE = resolve(__dirname, '../../../examples/toystore.yaml');
 const BOB = 'user:default/bob';
 
 function loadYaml(path: string): KubeObject[] {

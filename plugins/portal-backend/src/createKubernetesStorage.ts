@@ -1,12 +1,17 @@
+/*
+ * Wiring of `portal.storage: kubernetes`: the store (store/) and the read-only source
+ * (resources/) over one client. It lives beside plugin.ts because it joins both folders;
+ * store/ never imports resources/ (resources/ builds on store/'s types and paging).
+ */
 import type {
   LoggerService,
   RootConfigService,
 } from '@backstage/backend-plugin-api';
-import { KubernetesResourceSource } from '../../resources/KubernetesResourceSource';
-import type { PortalStore, ReadOnlyResourceSource } from '../types';
-import { KubernetesPortalStore } from './KubernetesPortalStore';
-import { createKubernetesApi } from './kubernetesClient';
-import { readKubernetesStoreConfig } from './kubernetesConfig';
+import { KubernetesResourceSource } from './resources/KubernetesResourceSource';
+import { KubernetesPortalStore } from './store/kubernetes/KubernetesPortalStore';
+import { createKubernetesApi } from './store/kubernetes/kubernetesClient';
+import { readKubernetesStoreConfig } from './store/kubernetes/kubernetesConfig';
+import type { PortalStore, ReadOnlyResourceSource } from './store/types';
 
 /**
  * The store and the read-only source of `portal.storage: kubernetes`, sharing one
