@@ -5,7 +5,9 @@
 import { readDurationFromConfig, type Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
-import { MIN_PAGE_TOKEN_KEY_BYTES } from './router/pageTokens';
+
+/** Minimum HMAC key size of page tokens in bytes (`portal.pagination.tokenSecret` at least). */
+export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
 /** Where products and keys live. */
 export type PortalStorage = 'database' | 'kubernetes';

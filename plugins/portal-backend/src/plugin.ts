@@ -12,7 +12,7 @@ import { eventsServiceRef } from '@backstage/plugin-events-node';
 import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
-import { readPortalConfig } from './config';
+import { MIN_PAGE_TOKEN_KEY_BYTES, readPortalConfig } from './config';
 import { createKubernetesStorage } from './createKubernetesStorage';
 import { loadApiKeyResource } from './permissions/apiKeyResources';
 import {
@@ -21,7 +21,7 @@ import {
 } from './permissions/rules';
 import { ManifestResourceSource } from './resources/ManifestResourceSource';
 import { createRouter } from './router/createRouter';
-import { MIN_PAGE_TOKEN_KEY_BYTES, PageTokens } from './router/pageTokens';
+import { PageTokens } from './router/pageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
 import { PortalActors } from './service/PortalActors';

@@ -21,6 +21,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import { InputError } from '@backstage/errors';
+import { MIN_PAGE_TOKEN_KEY_BYTES } from '../config';
 
 /** What a token is bound to; every field must match when it comes back. */
 export interface PageBinding {
@@ -42,8 +43,6 @@ interface TokenPayload {
 }
 
 const TOKEN_VERSION = 1;
-/** Minimum HMAC key size in bytes (the configured secret must be at least this long). */
-export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
 const ALTERED =
   'continue token is not valid: it was altered or issued by another portal; ' +
