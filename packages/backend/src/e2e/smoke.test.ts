@@ -57,7 +57,7 @@ describe('the development backend (real process)', () => {
   });
 
   // Issue #20: app-config.yaml has development sign-in and a static token; it binds loopback only.
-  (networkAddresses.length > 0 ? describe : describe.skip)('on a host with a network address', () => {
+  (networkAddresses.length > 0 ? describe : describe.skip)('with a network address', () => {
     it('listens on the loopback interface only (app-config.yaml backend.listen.host)', async () => {
       expect(await tryConnect('127.0.0.1', backend.port)).toBe('connected');
       for (const address of networkAddresses) {

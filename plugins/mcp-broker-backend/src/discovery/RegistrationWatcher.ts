@@ -112,7 +112,12 @@ export class RegistrationWatcher {
           resourceVersion = await this.relist(namespace);
         }
         startedAt = Date.now();
-        const outcome = await this.watchFrom(namespace, resourceVersion, () => backoff.reset(), onResourceVersion);
+        const outcome = await this.watchFrom(
+          namespace,
+          resourceVersion,
+          () => backoff.reset(),
+          onResourceVersion,
+        );
         if (outcome === 'expired') {
           this.options.logger.info(`MCPServerRegistration watch (${scope}): resourceVersion expired (410), re-listing`);
           resourceVersion = undefined;

@@ -13,7 +13,7 @@ import type { KeyFilter, NewApiKey, PortalStore } from '../types';
 import { walkPages } from './walkPages';
 
 /** One fresh, empty store for one test. */
-// eslint-disable-next-line jest/no-export -- a shared contract suite: each store's test file runs it
+// eslint-disable-next-line jest/no-export -- the store tests share this suite
 export interface PortalStoreUnderTest {
   store: PortalStore;
   /** Releases the store's resources (connections, temporary databases). */
@@ -88,7 +88,7 @@ async function outcome<T>(
  * Defines Jest tests for every guarantee of {@link PortalStore} (see `../types.ts`),
  * run against stores made by `createStore` (one fresh store per test).
  */
-// eslint-disable-next-line jest/no-export -- a shared contract suite: each store's test file runs it
+// eslint-disable-next-line jest/no-export -- the store tests share this suite
 export function runPortalStoreContract(
   name: string,
   createStore: () => Promise<PortalStoreUnderTest>,
