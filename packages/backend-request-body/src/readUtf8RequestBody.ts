@@ -43,6 +43,8 @@ const STATUS_BY_FAILURE: Record<RequestBodyFailure, number> = {
   incomplete: 400,
 };
 
+const UTF8_NAMES = new Set(['utf-8', 'utf8']);
+
 /**
  * A request body was refused. `message` says what the client should change.
  *
@@ -128,26 +130,33 @@ export function readUtf8RequestBody(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    const settle = () => {
+    const timer = setTimeout(() => {
+      fail(
+        'timeout',
+        `request body did not arrive within ${describeMilliseconds(timeoutMs)}; ` +
+          'send the whole body at once',
+      );
+    }, timeoutMs);
+    function settle() {
       clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('close', onIncomplete);
       req.off('error', onIncomplete);
-    };
-    const fail = (failure: RequestBodyFailure, message: string) => {
+    }
+    function fail(failure: RequestBodyFailure, message: string) {
       settle();
       refuse(failure, message).catch(reject);
-    };
-    const onData = (chunk: Buffer) => {
+    }
+    function onData(chunk: Buffer) {
       received += chunk.length;
       if (received > maxBytes) {
         fail('too-large', `request body is larger than the ${limit} limit`);
         return;
       }
       chunks.push(chunk);
-    };
-    const onEnd = () => {
+    }
+    function onEnd() {
       settle();
       try {
         resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
@@ -159,25 +168,16 @@ export function readUtf8RequestBody(
           ),
         );
       }
-    };
-    const onIncomplete = () => {
+    }
+    function onIncomplete() {
       fail('incomplete', 'the connection closed before the whole request body arrived');
-    };
-    const timer = setTimeout(() => {
-      fail(
-        'timeout',
-        `request body did not arrive within ${describeMilliseconds(timeoutMs)}; ` +
-          'send the whole body at once',
-      );
-    }, timeoutMs);
+    }
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('close', onIncomplete);
     req.on('error', onIncomplete);
   });
 }
-
-const UTF8_NAMES = new Set(['utf-8', 'utf8']);
 
 /** The `charset` parameter of a Content-Type header, quoted or not; undefined without one. */
 function declaredCharset(contentType: string | undefined): string | undefined {

@@ -65,7 +65,7 @@ describe('fake kube-apiserver: list pages with limit and continue', () => {
   it('walks in byte order of namespace/name, every object once, continue only while more follow', async () => {
     const whole = (await walk(100)).flat();
     expect(whole).toHaveLength(14);
-    const byteOrder = [...whole].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const byteOrder = [...whole].sort((a, b) => Number(a > b) - Number(a < b));
     expect(whole).toEqual(byteOrder);
     for (const limit of [1, 3, 14]) {
       const pages = await walk(limit);

@@ -144,7 +144,7 @@ export function parseLabelSelector(input: string): LabelSelector {
         fail(valueToken, 'identifier');
       }
       const operator: Operator =
-        opText === '!=' ? '!=' : opText === '>' ? '>' : opText === '<' ? '<' : '=';
+        opText === '!=' || opText === '>' || opText === '<' ? opText : '=';
       if (opText === '!') fail(t, "'=', '!=', '==', 'in', 'notin'");
       if ((operator === '>' || operator === '<') && !/^-?\d+$/.test(value)) {
         throw badRequest(

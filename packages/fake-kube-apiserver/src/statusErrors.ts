@@ -31,8 +31,11 @@ export interface KubeStatus {
 
 /** An error carrying the Status the HTTP layer answers with. */
 export class KubeStatusError extends Error {
-  constructor(readonly status: KubeStatus) {
-    super(status.message);
+  readonly status: KubeStatus;
+
+  constructor(kubeStatus: KubeStatus) {
+    super(kubeStatus.message);
+    this.status = kubeStatus;
     this.name = 'KubeStatusError';
   }
 }

@@ -3,6 +3,7 @@
  * package's tests (never mocks: every call is HTTP to the fake).
  */
 import https from 'node:https';
+// eslint-disable-next-line @backstage/no-undeclared-imports -- only this package's tests use it
 import * as k8s from '@kubernetes/client-node';
 import type { FakeKubeApiServer } from './startFakeKubeApiServer';
 

@@ -30,7 +30,8 @@ export function jsonIdType(raw: string | undefined): 'string' | 'integer' | 'flo
   return 'other';
 }
 
-function ws(text: string, i: number): number {
+function ws(text: string, start: number): number {
+  let i = start;
   while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
   return i;
 }

@@ -47,7 +47,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           config: brokerConfig,
           logger,
           sessionStore,
-          toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps, { store: elicitationStore }),
+          toolCallHandlerFactory: handlerDeps =>
+            createStreamingToolCallHandler(handlerDeps, { store: elicitationStore }),
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.

@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+// eslint-disable-next-line @backstage/no-forbidden-package-imports -- the broker's test-only server
 import {
   ScriptedMcpServer,
   startScriptedMcpServer,

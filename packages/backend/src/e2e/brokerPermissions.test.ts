@@ -30,6 +30,7 @@ async function errorOf(call: Promise<unknown>): Promise<{ code: number; message:
   throw new Error('the call succeeded');
 }
 
+// eslint-disable-next-line no-control-regex -- ESC starts the log's colour codes
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /**

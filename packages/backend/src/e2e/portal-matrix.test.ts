@@ -397,13 +397,12 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
           status: expectedStatus,
           detail,
         });
-        if (response.status >= 400) {
-          // Backstage's error body, from @backstage/errors.
-          expect(response.body).toMatchObject({
-            error: { name: expect.any(String), message: expect.any(String) },
-            response: { statusCode: expectedStatus },
-          });
-        }
+        if (response.status < 400) return;
+        // Backstage's error body, from @backstage/errors.
+        expect(response.body).toMatchObject({
+          error: { name: expect.any(String), message: expect.any(String) },
+          response: { statusCode: expectedStatus },
+        });
       },
       30_000,
     );

@@ -126,6 +126,7 @@ describe.each(STORAGES)('portal page walks on $name (real backend)', storage => 
     expect(before.length).toBeGreaterThanOrEqual(12);
     const walked: ApiKey[] = [];
     let pages = 0;
+    const shortPagesBeforeTheLast: number[] = [];
     for await (const page of clients.carol.listRequestsPages(
       { status: 'Pending', namespace: NS },
       { limit: 5 },
@@ -133,7 +134,7 @@ describe.each(STORAGES)('portal page walks on $name (real backend)', storage => 
       pages += 1;
       expect(page.items.length).toBeLessThanOrEqual(5);
       if (page.metadata.continue !== undefined) {
-        expect(page.items).toHaveLength(5);
+        if (page.items.length !== 5) shortPagesBeforeTheLast.push(pages);
         // Someone else requests a key between two pages.
         await clients.dave.createRequest({
           apiProductRef: products[pages % products.length],
@@ -143,6 +144,7 @@ describe.each(STORAGES)('portal page walks on $name (real backend)', storage => 
       walked.push(...page.items);
     }
     expect(pages).toBeGreaterThanOrEqual(3);
+    expect(shortPagesBeforeTheLast).toEqual([]);
     const refs = walked.map(refText);
     expect(new Set(refs).size).toBe(refs.length);
     expect(refs).toEqual(expect.arrayContaining(before.map(refText)));

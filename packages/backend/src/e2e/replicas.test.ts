@@ -109,7 +109,9 @@ if (postgres === undefined) {
       clients.push(client);
       return { client, transport, notifications };
     }
-    const connectDirect = async (replica: BackendProcess) => (await connectVia(replica.baseUrl)).client;
+    async function connectDirect(replica: BackendProcess) {
+      return (await connectVia(replica.baseUrl)).client;
+    }
     const connectBalanced = () => connectVia(forwarder.baseUrl);
 
     /** POSTs one JSON-RPC message to a chosen replica, as a client without the SDK would. */
@@ -146,8 +148,7 @@ if (postgres === undefined) {
         try {
           for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
             buffer += decoder.decode(chunk, { stream: true });
-            let end: number;
-            while ((end = buffer.indexOf('\n\n')) >= 0) {
+            for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
               const event = buffer.slice(0, end);
               buffer = buffer.slice(end + 2);
               const data = event.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trim()).join('\n');

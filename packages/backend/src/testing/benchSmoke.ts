@@ -3,9 +3,9 @@
  * rotting, and reads the Markdown tables the scripts print.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { resolvePackagePath } from '@backstage/backend-plugin-api';
 
-const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
+const repoRoot = resolvePackagePath('backend', '..', '..');
 
 /** What a smoke run printed. */
 export interface SmokeRun {

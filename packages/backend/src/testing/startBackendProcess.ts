@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { resolvePackagePath } from '@backstage/backend-plugin-api';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {
@@ -37,7 +38,7 @@ export interface BackendProcess {
   kill(): Promise<void>;
 }
 
-const backendRoot = path.resolve(__dirname, '..', '..');
+const backendRoot = resolvePackagePath('backend');
 const repoRoot = path.resolve(backendRoot, '..', '..');
 
 /** Finds a free TCP port on the loopback interface. */

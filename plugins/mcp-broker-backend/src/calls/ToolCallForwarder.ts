@@ -116,6 +116,21 @@ interface InFlightCall {
   sent?: { session: BackendSessionRef; backendRequestId: number };
 }
 
+/**
+ * Longest wait for a backend to take a cancellation before the call's stream is closed anyway
+ * (the client's call must not hang on a backend that stopped answering).
+ */
+const MAX_CANCELLATION_WAIT_MS = 5_000;
+
+/** What the backend is told when the broker, not the client, ends a call. */
+const CANCELLATION_REASONS: Record<EndReason, string> = {
+  timeout: 'the broker’s tool call timeout expired',
+  'client-gone': 'the client disconnected',
+  cancelled: 'cancelled by the client',
+  'backend-removed': 'the server was removed from the broker',
+  shutdown: 'the broker is shutting down',
+};
+
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
@@ -473,21 +488,6 @@ export class ToolCallForwarder {
     }
   }
 }
-
-/**
- * Longest wait for a backend to take a cancellation before the call's stream is closed anyway
- * (the client's call must not hang on a backend that stopped answering).
- */
-const MAX_CANCELLATION_WAIT_MS = 5_000;
-
-/** What the backend is told when the broker, not the client, ends a call. */
-const CANCELLATION_REASONS: Record<EndReason, string> = {
-  timeout: 'the broker’s tool call timeout expired',
-  'client-gone': 'the client disconnected',
-  cancelled: 'cancelled by the client',
-  'backend-removed': 'the server was removed from the broker',
-  shutdown: 'the broker is shutting down',
-};
 
 function notFound(message: string): ClientAnswerOutcome {
   return { status: 404, body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } } };

@@ -60,12 +60,9 @@ export class BackendCallError extends Error {
 
   /** The JSON-RPC `error` member the client receives. */
   toJsonRpcError(): { code: number; message: string; data: Record<string, unknown> } {
-    const code =
-      this.reason === 'timeout'
-        ? BackendErrorCodes.requestTimeout
-        : CONNECTION_CLOSED_REASONS.has(this.reason)
-          ? BackendErrorCodes.connectionClosed
-          : BackendErrorCodes.internalError;
+    let code: number = BackendErrorCodes.internalError;
+    if (this.reason === 'timeout') code = BackendErrorCodes.requestTimeout;
+    else if (CONNECTION_CLOSED_REASONS.has(this.reason)) code = BackendErrorCodes.connectionClosed;
     const data: Record<string, unknown> = { backend: this.backend, reason: this.reason };
     if (this.httpStatus !== undefined) data.httpStatus = this.httpStatus;
     if (this.reason === 'shutting-down') data.retryable = true;

@@ -64,6 +64,12 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_TIMEOUT_MS }),
 };
 
+/** How much of a body {@link BackendResponse.text} keeps by default. */
+const MAX_TEXT_BYTES = 64 * 1024;
+
+/** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
+export const DISCARD_GRACE_MS = 5_000;
+
 /** A backend's answer to one request: status, headers, and the body still to be read. */
 export class BackendResponse {
   /** @internal */
@@ -155,12 +161,6 @@ export class BackendResponse {
   }
 }
 
-/** How much of a body {@link BackendResponse.text} keeps by default. */
-const MAX_TEXT_BYTES = 64 * 1024;
-
-/** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
-export const DISCARD_GRACE_MS = 5_000;
-
 /**
  * Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers.
  * `replayable: false` (a `tools/call`, which may have effects) is never sent twice: a reused
@@ -199,6 +199,9 @@ export async function deleteBackendSession(
   const response = await requestBackend('DELETE', session, {}, undefined, signal);
   response.discard();
 }
+
+/** How often a request is sent again after finding its reused connection closed. */
+const STALE_CONNECTION_RETRIES = 3;
 
 /**
  * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
@@ -248,9 +251,6 @@ function requestBackend(
     attempt(STALE_CONNECTION_RETRIES);
   });
 }
-
-/** How often a request is sent again after finding its reused connection closed. */
-const STALE_CONNECTION_RETRIES = 3;
 
 function isStaleConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;

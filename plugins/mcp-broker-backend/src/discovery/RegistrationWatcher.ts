@@ -102,6 +102,9 @@ export class RegistrationWatcher {
     let resourceVersion: string | undefined;
     let startedAt: number | undefined;
     const signal = this.lifetime.signal;
+    const onResourceVersion = (rv: string) => {
+      resourceVersion = rv;
+    };
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
@@ -109,9 +112,12 @@ export class RegistrationWatcher {
           resourceVersion = await this.relist(namespace);
         }
         startedAt = Date.now();
-        const outcome = await this.watchFrom(namespace, resourceVersion, () => backoff.reset(), rv => {
-          resourceVersion = rv;
-        });
+        const outcome = await this.watchFrom(
+          namespace,
+          resourceVersion,
+          () => backoff.reset(),
+          onResourceVersion,
+        );
         if (outcome === 'expired') {
           this.options.logger.info(`MCPServerRegistration watch (${scope}): resourceVersion expired (410), re-listing`);
           resourceVersion = undefined;
@@ -186,22 +192,25 @@ export class RegistrationWatcher {
       let settled = false;
       // client-node hands out the watch's AbortController only once the response has started.
       let controller: AbortController | undefined;
-      const finish = (error: unknown, outcome?: 'ended') => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(silentConnection);
-        this.lifetime.signal.removeEventListener('abort', onStop);
-        controller?.abort();
-        if (expired) resolve('expired');
-        else if (error && outcome === undefined && !this.lifetime.signal.aborted) reject(error);
-        else resolve('ended');
-      };
+      const lifetimeSignal = this.lifetime.signal;
       // Stopping, or a connection that stayed silent past the server-side timeout, ends the watch
       // at once, even while the request itself is still hanging.
-      const onStop = () => finish(null, 'ended');
+      function onStop() {
+        finish(null, 'ended');
+      }
       this.lifetime.signal.addEventListener('abort', onStop, { once: true });
       const silentConnection = setTimeout(onStop, WATCH_TIMEOUT_SECONDS * 1000 + WATCH_GRACE_MS);
       silentConnection.unref();
+      function finish(error: unknown, outcome?: 'ended') {
+        if (settled) return;
+        settled = true;
+        clearTimeout(silentConnection);
+        lifetimeSignal.removeEventListener('abort', onStop);
+        controller?.abort();
+        if (expired) resolve('expired');
+        else if (error && outcome === undefined && !lifetimeSignal.aborted) reject(error);
+        else resolve('ended');
+      }
       if (this.lifetime.signal.aborted) onStop();
       this.watch
         .watch(

@@ -82,7 +82,8 @@ export function rawTopLevelMembers(text: string): Array<[string, string]> {
   return members;
 }
 
-function skipWhitespace(text: string, i: number): number {
+function skipWhitespace(text: string, start: number): number {
+  let i = start;
   while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
   return i;
 }

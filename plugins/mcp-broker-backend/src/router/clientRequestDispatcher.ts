@@ -36,6 +36,12 @@ export interface DispatchContext {
   toolCallAuditor: ToolCallAuditor;
 }
 
+/**
+ * A tool call's response stream sends its headers with its first event (usually the result, so
+ * a quick call leaves in one packet), or after this long when the tool is slow and silent.
+ */
+const TOOL_CALL_HEADER_DEADLINE_MS = 1_000;
+
 /** Dispatches one client request and answers `res`. */
 export async function dispatchClientRequest(context: DispatchContext): Promise<void> {
   const { broker, request, res } = context;
@@ -192,9 +198,3 @@ async function callTool(context: DispatchContext): Promise<void> {
     await audit.finish();
   }
 }
-
-/**
- * A tool call's response stream sends its headers with its first event (usually the result, so
- * a quick call leaves in one packet), or after this long when the tool is slow and silent.
- */
-const TOOL_CALL_HEADER_DEADLINE_MS = 1_000;

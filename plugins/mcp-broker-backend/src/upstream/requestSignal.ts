@@ -39,9 +39,10 @@ export function requestSignal(
   let abortedParent: AbortSignal | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  function onParentAbort(this: AbortSignal) {
-    abortedParent ??= this;
-    controller.abort(this.reason);
+  function onParentAbort(event: Event) {
+    const parent = event.currentTarget as AbortSignal;
+    abortedParent ??= parent;
+    controller.abort(parent.reason);
     release();
   }
   function stopTimer() {

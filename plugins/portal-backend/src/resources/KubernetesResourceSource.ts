@@ -97,6 +97,12 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
     private readonly logger: LoggerService,
   ) {}
 
+  /** The served namespaces, or just `namespace` ([] when it is not served). */
+  private namespacesToList(namespace: string | undefined): string[] | undefined {
+    if (namespace === undefined) return this.servedNamespaces;
+    return this.isServed(namespace) ? [namespace] : [];
+  }
+
   private isServed(namespace: string): boolean {
     return this.servedNamespaces === undefined || this.servedNamespaces.includes(namespace);
   }
@@ -118,12 +124,7 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
   /** Objects of one kind, optionally in one namespace, ordered by namespace and name. */
   async list(kind: ReadOnlyKind, options?: { namespace?: string }): Promise<ReadOnlyObject[]> {
     const namespace = options?.namespace;
-    const namespaces =
-      namespace === undefined
-        ? this.servedNamespaces
-        : this.isServed(namespace)
-          ? [namespace]
-          : [];
+    const namespaces = this.namespacesToList(namespace);
     if (namespaces?.length === 0) {
       return [];
     }
@@ -152,12 +153,7 @@ export class KubernetesResourceSource implements ReadOnlyResourceSource {
     page: PageRequest,
   ): Promise<Page<ReadOnlyObject>> {
     const { namespace } = options;
-    const namespaces =
-      namespace === undefined
-        ? this.servedNamespaces
-        : this.isServed(namespace)
-          ? [namespace]
-          : [];
+    const namespaces = this.namespacesToList(namespace);
     try {
       const { items, cursor } = await pageSegments(
         namespaceSegments(namespaces),

@@ -139,8 +139,8 @@ export async function createRouter(
           eventId: 'apikey-request-bulk-review',
           request: req,
           meta: { decision, requests },
-          successMeta: list => ({
-            results: list.map(r => ({
+          successMeta: outcomes => ({
+            results: outcomes.map(r => ({
               namespace: r.namespace,
               name: r.name,
               statusCode: r.success ? 200 : r.error.statusCode,

@@ -141,9 +141,9 @@ export class PortalNotifier {
         payload,
       });
     } catch (error) {
+      const reason = (error as Error).message;
       this.#logger.warn(
-        `Could not send the portal notification on ${payload.topic} to ${recipient}: ` +
-          (error as Error).message,
+        `Could not send the portal notification on ${payload.topic} to ${recipient}: ${reason}`,
       );
     }
   }

@@ -62,7 +62,7 @@ for (const { id, label } of ENGINES) {
     const reason = `${label}: skipped, ${POSTGRES_ENV} not set`;
     // eslint-disable-next-line no-console
     console.warn(`DatabasePortalStore tests — ${reason}`);
-    describe(reason, () => {
+    describe(`${label}: skipped, ${POSTGRES_ENV} not set`, () => {
       it('is skipped only because no PostgreSQL server is configured', () => {
         expect(process.env[POSTGRES_ENV]).toBeFalsy();
       });

@@ -174,27 +174,6 @@ function loadKubeConfig(lib: typeof k8s, source: KubernetesStoreConfig['source']
   return kc;
 }
 
-/**
- * Builds the portal's Kubernetes API from config (reads the kubeconfig or the pod's
- * service account now, so a wrong path or context fails plugin start with a clear
- * message). No request is made here.
- */
-export async function createKubernetesApi(options: CreateKubernetesApiOptions): Promise<KubernetesApi> {
-  // A require at call time, not a top-level import: the module (ESM-only, loaded through
-  // Node's require(esm)) is loaded only when the Kubernetes store is chosen. A dynamic
-  // import() would be kept as is by Jest's CommonJS transform and fail there.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const lib: typeof k8s = require('@kubernetes/client-node');
-  const kc = loadKubeConfig(lib, options.config.source);
-  return new ClientNodeKubernetesApi(
-    lib,
-    kc.makeApiClient(lib.CustomObjectsApi),
-    kc.makeApiClient(lib.CoreV1Api),
-    options.logger,
-    options.config.requestTimeoutMs,
-  );
-}
-
 class ClientNodeKubernetesApi implements KubernetesApi {
   constructor(
     private readonly lib: typeof k8s,
@@ -367,6 +346,27 @@ class ClientNodeKubernetesApi implements KubernetesApi {
       this.core.deleteNamespacedConfigMap({ namespace, name, body: preconditions && { preconditions } }, this.timeout()),
     );
   }
+}
+
+/**
+ * Builds the portal's Kubernetes API from config (reads the kubeconfig or the pod's
+ * service account now, so a wrong path or context fails plugin start with a clear
+ * message). No request is made here.
+ */
+export async function createKubernetesApi(options: CreateKubernetesApiOptions): Promise<KubernetesApi> {
+  // A require at call time, not a top-level import: the module (ESM-only, loaded through
+  // Node's require(esm)) is loaded only when the Kubernetes store is chosen. A dynamic
+  // import() would be kept as is by Jest's CommonJS transform and fail there.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const lib: typeof k8s = require('@kubernetes/client-node');
+  const kc = loadKubeConfig(lib, options.config.source);
+  return new ClientNodeKubernetesApi(
+    lib,
+    kc.makeApiClient(lib.CustomObjectsApi),
+    kc.makeApiClient(lib.CoreV1Api),
+    options.logger,
+    options.config.requestTimeoutMs,
+  );
 }
 
 function coordinates(type: CustomResourceType) {

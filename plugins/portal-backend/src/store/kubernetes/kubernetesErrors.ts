@@ -97,12 +97,11 @@ function isTimeoutOrNetworkError(error: unknown): boolean {
 }
 
 function describe(call: KubernetesCallDescription): string {
-  const where =
-    call.name === undefined
-      ? call.namespace === undefined
-        ? ''
-        : ` in namespace ${call.namespace}`
-      : ` ${call.namespace === undefined ? '' : `${call.namespace}/`}${call.name}`;
+  if (call.name !== undefined) {
+    const prefix = call.namespace === undefined ? '' : `${call.namespace}/`;
+    return `${call.verb} ${call.resource} ${prefix}${call.name}`;
+  }
+  const where = call.namespace === undefined ? '' : ` in namespace ${call.namespace}`;
   return `${call.verb} ${call.resource}${where}`;
 }
 

@@ -4,7 +4,9 @@
  * on CI). Only for tests.
  */
 import { ConfigReader } from '@backstage/config';
+// eslint-disable-next-line @backstage/no-undeclared-imports -- test-only helper: a devDependency
 import { mockServices } from '@backstage/backend-test-utils';
+// eslint-disable-next-line @backstage/no-undeclared-imports -- test-only helper: a devDependency
 import {
   startFakeKubeApiServer,
   type FakeKubeApiServer,
