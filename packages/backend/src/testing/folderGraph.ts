@@ -69,7 +69,8 @@ function listSourceFiles(dir: string): string[] {
 }
 
 function byName(a: fs.Dirent, b: fs.Dirent): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  if (a.name === b.name) return 0;
+  return a.name < b.name ? -1 : 1;
 }
 
 /** The file a relative specifier names (`x.ts`, `x/index.ts`), or undefined when none exists. */

@@ -25,21 +25,6 @@ export interface SseClientStreamOptions extends ClientEventStreamSettings {
 }
 
 /**
- * Turns `res` into an SSE stream owned by the broker (closed on shutdown, with the broker's
- * keep-alive and buffer bound).
- */
-export function openBrokerEventStream(
-  broker: Pick<McpBroker, 'openEventStream'>,
-  res: Response,
-  headers: Record<string, string>,
-  options: { deferHeadersMs?: number } = {},
-): ClientEventStream {
-  return broker.openEventStream(settings =>
-    SseClientStream.open(res, { ...settings, headers, deferHeadersMs: options.deferHeadersMs }),
-  );
-}
-
-/**
  * The reason of a closed stream's signal. One shared value: `abort()` without a reason builds a
  * DOMException with a stack trace, a measurable cost when every tool call has its own stream.
  */
@@ -140,4 +125,19 @@ export class SseClientStream implements ClientEventStream {
     this.controller.abort(STREAM_CLOSED);
     this.options.onClose?.(reason);
   }
+}
+
+/**
+ * Turns `res` into an SSE stream owned by the broker (closed on shutdown, with the broker's
+ * keep-alive and buffer bound).
+ */
+export function openBrokerEventStream(
+  broker: Pick<McpBroker, 'openEventStream'>,
+  res: Response,
+  headers: Record<string, string>,
+  options: { deferHeadersMs?: number } = {},
+): ClientEventStream {
+  return broker.openEventStream(settings =>
+    SseClientStream.open(res, { ...settings, headers, deferHeadersMs: options.deferHeadersMs }),
+  );
 }

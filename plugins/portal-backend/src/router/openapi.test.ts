@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import yaml from "js-yaml";
 import { portalRoutes, toOpenApiPath } from "./routes";
-import { withGeneratedRequestSchemas } from "./openapiSchemas";
+import { withGeneratedRequestSchemas } from "./__testUtils__/openapiSchemas";
 import { MAX_PAGE_LIMIT } from "./schemas";
 
 const DOCUMENT_PATH = path.resolve(__dirname, "..", "..", "openapi.yaml");

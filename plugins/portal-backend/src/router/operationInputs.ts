@@ -1,7 +1,7 @@
 /*
  * What the router validates, per operation: the zod schema of its request body and of its
  * query. The router takes its schemas from this table, and openapi.yaml's request schemas
- * are generated from it (openapiSchemas.ts, `yarn build:openapi`), so the document and
+ * are generated from it (__testUtils__/openapiSchemas.ts, `yarn build:openapi`), so the document and
  * the validation cannot drift: the OpenAPI test regenerates them and compares.
  */
 import type { z } from 'zod';

@@ -26,7 +26,7 @@ import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { storeOnFakeApiServer } from '../store/kubernetes/testing';
 import { DefaultPortalService } from './DefaultPortalService';
 import { refOfKey } from './records';
-import { credentialsOf as as, testActors } from './testing';
+import { credentialsOf as as, testActors } from './__testUtils__/testActors';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
 

@@ -10,7 +10,7 @@ import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { storeOnFakeApiServer } from '../store/kubernetes/testing';
 import { DefaultPortalService } from './DefaultPortalService';
 import { refOfKey } from './records';
-import { credentialsOf as as, testActors } from './testing';
+import { credentialsOf as as, testActors } from './__testUtils__/testActors';
 
 const TEST_TIMEOUT_MS = 20_000;
 const TOYSTORE = path.resolve(__dirname, '../../../../examples/toystore.yaml');

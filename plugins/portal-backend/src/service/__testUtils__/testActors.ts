@@ -5,8 +5,8 @@
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
-import { PortalActors } from './PortalActors';
-import type { PortalActor } from './types';
+import { PortalActors } from '../PortalActors';
+import type { PortalActor } from '../types';
 
 /** PortalActors that know `users` (their groups); anyone else owns only itself. */
 export function testActors(users: PortalActor[]): PortalActors {

@@ -15,8 +15,8 @@
 import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import type { z } from 'zod';
 import { zodToJsonSchema } from 'zod-to-json-schema';
-import { operationInputs } from './operationInputs';
-import { portalRoutes, toOpenApiPath } from './routes';
+import { operationInputs } from '../operationInputs';
+import { portalRoutes, toOpenApiPath } from '../routes';
 
 type JsonSchema = Record<string, unknown>;
 
