@@ -4,7 +4,8 @@
  * `@backstage/backend-dynamic-feature-service`, the way RHDH loads them.
  * 1. exports each plugin with the pinned RHDH CLI (`rhdh-cli plugin export`, tools/rhdh-cli,
  *    installed with `npm ci` on first use) into its git-ignored dist-dynamic/; the portal
- *    embeds @devportal/plugin-portal-common and both embed @devportal/backend-request-body
+ *    embeds @devportal/plugin-portal-common and both embed @devportal/backend-request-body and
+ *    @devportal/backend-kubernetes-client
  *    (not on a registry yet);
  * 2. copies the exports into a dynamic-plugins root of a minimal backend in a temporary folder
  *    whose only feature is `dynamicPluginsFeatureLoader` (no import of our packages anywhere);
@@ -24,9 +25,17 @@ const DYNAMIC_FEATURE_SERVICE_VERSION = '0.8.7';
 const exported = [
   {
     dir: 'plugins/portal-backend',
-    args: ['--embed-package', '@devportal/plugin-portal-common', '@devportal/backend-request-body'],
+    args: [
+      '--embed-package',
+      '@devportal/plugin-portal-common',
+      '@devportal/backend-request-body',
+      '@devportal/backend-kubernetes-client',
+    ],
   },
-  { dir: 'plugins/mcp-broker-backend', args: ['--embed-package', '@devportal/backend-request-body'] },
+  {
+    dir: 'plugins/mcp-broker-backend',
+    args: ['--embed-package', '@devportal/backend-request-body', '@devportal/backend-kubernetes-client'],
+  },
 ];
 
 const keep = process.argv.includes('--keep');
