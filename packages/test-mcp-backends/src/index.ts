@@ -17,3 +17,5 @@ export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
 export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';
+export { startUnreachableServer } from './unreachableServer';
+export type { UnreachableServer } from './unreachableServer';
