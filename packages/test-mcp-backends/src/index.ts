@@ -19,3 +19,5 @@ export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';
 export { startUnreachableServer } from './unreachableServer';
 export type { UnreachableServer } from './unreachableServer';
+export { reservePortForChild } from './handedOverPort';
+export type { HandedOverPort } from './handedOverPort';
