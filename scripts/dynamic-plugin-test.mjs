@@ -34,7 +34,11 @@ const exported = [
   },
   {
     dir: 'plugins/mcp-broker-backend',
-    args: ['--embed-package', '@devportal/backend-request-body', '@devportal/backend-kubernetes-client'],
+    args: [
+      '--embed-package',
+      '@devportal/backend-request-body',
+      '@devportal/backend-kubernetes-client',
+    ],
   },
 ];
 

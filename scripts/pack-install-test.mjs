@@ -60,7 +60,8 @@ try {
     resolutions: {
       '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
       '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
-      '@devportal/backend-kubernetes-client': `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
+      '@devportal/backend-kubernetes-client':
+        `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
     },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');
 const backend = createBackend();

@@ -13,9 +13,8 @@ describe('readKubeConfigSource', () => {
     expect(readKubeConfigSource(section({ inCluster: true }), 'x.kubernetes')).toEqual({
       type: 'in-cluster',
     });
-    expect(readKubeConfigSource(section({ kubeconfig: '/k', context: 'c' }), 'x.kubernetes')).toEqual(
-      { type: 'kubeconfig', path: '/k', context: 'c' },
-    );
+    const fromFile = readKubeConfigSource(section({ kubeconfig: '/k', context: 'c' }), 'x');
+    expect(fromFile).toEqual({ type: 'kubeconfig', path: '/k', context: 'c' });
     expect(readKubeConfigSource(section({ context: 'c' }), 'x.kubernetes')).toEqual({
       type: 'default',
       context: 'c',

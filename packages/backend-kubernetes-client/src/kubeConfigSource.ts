@@ -72,7 +72,8 @@ export function readPositiveDurationMs(
   }
   if (ms === undefined || !(ms > 0)) {
     throw new InputError(
-      `Invalid ${options.configPath}.${key}: use a positive duration, e.g. "10s" or { seconds: 10 }`,
+      `Invalid ${options.configPath}.${key}: ` +
+        'use a positive duration, e.g. "10s" or { seconds: 10 }',
     );
   }
   return ms;

@@ -131,7 +131,10 @@ describe('runListWatch (fake Kubernetes API server, real client-node)', () => {
     expect(backoff.nextDelayMs).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith(
       expect.stringMatching(
-        /^MCPServerRegistration list\/watch \(namespace mcp\) failed: HTTP 500 \w+; retrying in 0 ms$/,
+        new RegExp(
+          '^MCPServerRegistration list/watch \\(namespace mcp\\) failed: HTTP 500 \\w+; ' +
+            'retrying in 0 ms$',
+        ),
       ),
     );
     expect(JSON.stringify(logger.warn.mock.calls)).not.toContain('etcd is on fire');

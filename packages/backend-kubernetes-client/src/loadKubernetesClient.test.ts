@@ -42,7 +42,8 @@ describe('loadKubernetesClient', () => {
     const file = path.join(dir, 'empty');
     fs.writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
     expect(() => loadKubernetesClient({ type: 'kubeconfig', path: file }, 'x.kubernetes')).toThrow(
-      'The kubeconfig for x.kubernetes has no current cluster; set x.kubernetes.context or inCluster',
+      'The kubeconfig for x.kubernetes has no current cluster; ' +
+        'set x.kubernetes.context or inCluster',
     );
   });
 

@@ -70,7 +70,8 @@ function loadKubeConfig(
         .map(c => c.name)
         .join(', ');
       throw new InputError(
-        `${configPath}.context "${source.context}" is not in the kubeconfig (contexts: ${contexts})`,
+        `${configPath}.context "${source.context}" is not in the kubeconfig ` +
+          `(contexts: ${contexts})`,
       );
     }
     kc.setCurrentContext(source.context);

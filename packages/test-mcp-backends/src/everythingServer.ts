@@ -1,8 +1,9 @@
 /*
  * @modelcontextprotocol/server-everything in streamable-HTTP mode as a child process, on a
  * loopback port reserved for it (handedOverPort.ts). Quirks worth knowing: on a port of its own
- * it binds every interface; it logs each request to stdout (discarded here), answers unknown sessions with 400 rather than 404, and offers
- * `trigger-elicitation-request` only to sessions whose client declared elicitation.
+ * it binds every interface; it logs each request to stdout (discarded here), answers unknown
+ * sessions with 400 rather than 404, and offers `trigger-elicitation-request` only to sessions
+ * whose client declared elicitation.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { reservePortForChild } from './handedOverPort';

@@ -136,7 +136,9 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
     await waitFor(() => sent.length > 0, 'the notification');
     const announced = await sentBeforeMarker([server('fast', fast.url), server('slow', slow.url)]);
     expect(perKind(announced)).toEqual(ONE_PER_KIND);
-    for (const { toolsAtSend } of announced) expect(toolsAtSend).toEqual(expect.arrayContaining(['fast_echo', 'slow_echo']));
+    for (const { toolsAtSend } of announced) {
+      expect(toolsAtSend).toEqual(expect.arrayContaining(['fast_echo', 'slow_echo']));
+    }
   }, 15_000);
 
   it('a server that cannot be reached does not hold back the others’ announcement', async () => {

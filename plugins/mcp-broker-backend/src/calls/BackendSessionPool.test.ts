@@ -1,5 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { RawMcpBackend, startRawMcpBackend, startUnreachableServer } from '@internal/test-mcp-backends';
+import {
+  RawMcpBackend,
+  startRawMcpBackend,
+  startUnreachableServer,
+} from '@internal/test-mcp-backends';
 import { BackendSessionPool } from './BackendSessionPool';
 import { BackendEndpoint } from './backendTransport';
 
@@ -70,7 +74,9 @@ describe('BackendSessionPool (raw backend)', () => {
     const nowhere = await startUnreachableServer();
     try {
       const dead: BackendEndpoint = { ...endpoint, url: nowhere.url };
-      await expect(pool.acquire('client-a', dead, {})).rejects.toThrow(/MCP server "raw" is unreachable/);
+      await expect(pool.acquire('client-a', dead, {})).rejects.toThrow(
+        /MCP server "raw" is unreachable/,
+      );
       expect(nowhere.connections()).toBeGreaterThan(0);
       expect(pool.size()).toBe(0);
       await expect(pool.acquire('client-a', endpoint, {})).resolves.toMatchObject({ endpoint });

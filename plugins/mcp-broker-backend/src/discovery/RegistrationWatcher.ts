@@ -156,7 +156,8 @@ export class RegistrationWatcher {
         } else {
           // The API server failed (not the registration): keep what works, retry at the next resync.
           const entry = this.entries.get(key);
-          this.resolved(key, generation, entry?.server, `could not read its HTTPRoute or Secret: ${describeKubernetesFailure(error)}`);
+          const problem = `could not read its HTTPRoute or Secret: ${describeKubernetesFailure(error)}`;
+          this.resolved(key, generation, entry?.server, problem);
         }
       },
     );

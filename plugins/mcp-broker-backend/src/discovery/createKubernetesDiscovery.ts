@@ -6,7 +6,10 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { loadKubernetesClient } from '@devportal/backend-kubernetes-client';
 import type { BrokerServerConfig } from '../config';
-import { KUBERNETES_CONFIG_PATH, type KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
+import {
+  KUBERNETES_CONFIG_PATH,
+  type KubernetesDiscoveryConfig,
+} from './kubernetesDiscoveryConfig';
 import { RegistrationWatcher } from './RegistrationWatcher';
 
 /** Creates (but does not start) the MCPServerRegistration watcher. */
@@ -15,6 +18,7 @@ export function createKubernetesDiscovery(options: {
   logger: LoggerService;
   onServers(servers: BrokerServerConfig[]): void;
 }): RegistrationWatcher {
-  const { lib, kubeConfig } = loadKubernetesClient(options.config.source, KUBERNETES_CONFIG_PATH);
+  const { source } = options.config;
+  const { lib, kubeConfig } = loadKubernetesClient(source, KUBERNETES_CONFIG_PATH);
   return new RegistrationWatcher({ ...options, lib, kubeConfig });
 }

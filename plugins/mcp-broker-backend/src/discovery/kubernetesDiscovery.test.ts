@@ -117,7 +117,10 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
     // The SDK opens its GET stream after connect() resolves: wait until the broker has it.
-    await waitFor(async () => (await status()).clients.eventStreams === 1, 'the client’s event stream');
+    await waitFor(
+      async () => (await status()).clients.eventStreams === 1,
+      'the client’s event stream',
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -255,7 +258,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     });
     // Two resyncs (two reads of the missing route) later, the registration is still not used.
     const routeReads = () =>
-      fake.requests({ verb: 'get', resource: 'httproutes', name: 'late-route' }).filter(r => r.status === 404).length;
+      fake
+        .requests({ verb: 'get', resource: 'httproutes', name: 'late-route' })
+        .filter(r => r.status === 404).length;
     await waitFor(() => routeReads() >= 3, 'the first read and two resyncs of the missing route');
     expect(await backend('mcp-epsilon')).toBeUndefined();
     await custom.createNamespacedCustomObject({

@@ -143,7 +143,10 @@ export interface CreateKubernetesApiOptions {
  */
 export async function createKubernetesApi(options: CreateKubernetesApiOptions): Promise<KubernetesApi> {
   // client-node (ESM-only) is loaded here, only when the Kubernetes store is chosen.
-  const { lib, kubeConfig: kc } = loadKubernetesClient(options.config.source, KUBERNETES_CONFIG_PATH);
+  const { lib, kubeConfig: kc } = loadKubernetesClient(
+    options.config.source,
+    KUBERNETES_CONFIG_PATH,
+  );
   return new ClientNodeKubernetesApi(
     lib,
     kc.makeApiClient(lib.CustomObjectsApi),
