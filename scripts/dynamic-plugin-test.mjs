@@ -4,8 +4,9 @@
  * `@backstage/backend-dynamic-feature-service`, the way RHDH loads them.
  * 1. exports each plugin with the pinned RHDH CLI (`rhdh-cli plugin export`, tools/rhdh-cli,
  *    installed with `npm ci` on first use) into its git-ignored dist-dynamic/; each plugin
- *    embeds its common package (@devportal/plugin-portal-common, -mcp-broker-common) and
- *    @devportal/backend-request-body (not on a registry yet);
+ *    embeds its common package (@devportal/plugin-portal-common, -mcp-broker-common),
+ *    @devportal/backend-request-body and @devportal/backend-kubernetes-client (not on a
+ *    registry yet);
  * 2. copies the exports into a dynamic-plugins root of a minimal backend in a temporary folder
  *    whose only feature is `dynamicPluginsFeatureLoader` (no import of our packages anywhere);
  * 3. starts it on fresh PostgreSQL databases, calls one portal route and the broker's
@@ -24,11 +25,21 @@ const DYNAMIC_FEATURE_SERVICE_VERSION = '0.8.7';
 const exported = [
   {
     dir: 'plugins/portal-backend',
-    args: ['--embed-package', '@devportal/plugin-portal-common', '@devportal/backend-request-body'],
+    args: [
+      '--embed-package',
+      '@devportal/plugin-portal-common',
+      '@devportal/backend-request-body',
+      '@devportal/backend-kubernetes-client',
+    ],
   },
   {
     dir: 'plugins/mcp-broker-backend',
-    args: ['--embed-package', '@devportal/plugin-mcp-broker-common', '@devportal/backend-request-body'],
+    args: [
+      '--embed-package',
+      '@devportal/plugin-mcp-broker-common',
+      '@devportal/backend-request-body',
+      '@devportal/backend-kubernetes-client',
+    ],
   },
 ];
 

@@ -61,12 +61,14 @@ try {
       }`,
       pg: '^8.11.0',
     },
-    // The plugins depend on their common packages and backend-request-body by version; point
-    // those versions at their tarballs.
+    // The plugins depend on their common packages, backend-request-body and
+    // backend-kubernetes-client by version; point those versions at their tarballs.
     resolutions: {
       '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
       '@devportal/plugin-mcp-broker-common': `file:${tarballOf['@devportal/plugin-mcp-broker-common']}`,
       '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
+      '@devportal/backend-kubernetes-client':
+        `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
     },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');
 const backend = createBackend();

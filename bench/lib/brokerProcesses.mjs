@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
-const { startBackendProcess, freePort } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+const { startBackendProcess } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+const { reservePortForChild } = require('../../packages/test-mcp-backends/src/handedOverPort.ts');
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -47,9 +48,17 @@ async function waitForHttp(url, child, name, timeoutMs = 30_000) {
   }
 }
 
-/** Spawns a Node process whose output is drained (server-everything logs every request). */
-function spawnNode(args, env, cwd = repoRoot) {
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawns a Node process whose output is drained (server-everything logs every request). With
+ * `reserved` (reservePortForChild), the process listens on that port, held from here on.
+ */
+async function spawnNode(args, env, cwd = repoRoot, reserved = undefined) {
+  const child = spawn(process.execPath, [...(reserved?.nodeArgs ?? []), ...args], {
+    cwd,
+    env: { ...process.env, ...env, ...reserved?.env },
+    stdio: reserved ? reserved.stdio(['ignore', 'pipe', 'pipe']) : ['ignore', 'pipe', 'pipe'],
+  });
+  await reserved?.handOver(child);
   let tail = '';
   const keepTail = chunk => {
     tail = (tail + chunk).slice(-4000);
@@ -72,22 +81,26 @@ function spawnNode(args, env, cwd = repoRoot) {
   };
 }
 
-/** server-everything over streamable HTTP on a free port. */
+/** server-everything over streamable HTTP on a port of its own. */
 export async function startServerEverything() {
-  const port = await freePort();
-  const proc = spawnNode([require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], { PORT: String(port) });
+  const reserved = await reservePortForChild();
+  const port = reserved.port;
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const proc = await spawnNode([entry, 'streamableHttp'], { PORT: String(port) }, repoRoot, reserved);
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url, proc.child, 'server-everything');
   return { ...proc, url };
 }
 
-/** The example MCP server (packages/example-mcp-server) on a free port. */
+/** The example MCP server (packages/example-mcp-server) on a port of its own. */
 export async function startExampleServer() {
-  const port = await freePort();
-  const proc = spawnNode(
+  const reserved = await reservePortForChild();
+  const port = reserved.port;
+  const proc = await spawnNode(
     ['--require', require.resolve('@backstage/cli/config/nodeTransform.cjs'), 'src/main.ts'],
     { PORT: String(port), HOST: '127.0.0.1' },
     path.join(repoRoot, 'packages', 'example-mcp-server'),
+    reserved,
   );
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url, proc.child, 'example MCP server');
@@ -96,15 +109,19 @@ export async function startExampleServer() {
 
 /** mcp-hub aggregating `servers` ({ name: url }); it serves legacy SSE at /mcp. */
 export async function startMcpHub(servers) {
-  const port = await freePort();
+  const reserved = await reservePortForChild();
+  const port = reserved.port;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-hub-'));
   const configPath = path.join(dir, 'mcp-hub.json');
   const mcpServers = Object.fromEntries(Object.entries(servers).map(([name, url]) => [name, { url }]));
   fs.writeFileSync(configPath, JSON.stringify({ mcpServers }));
   // XDG_STATE_HOME keeps mcp-hub's log and workspace cache out of the user's home.
-  const proc = spawnNode([require.resolve('mcp-hub/dist/cli.js'), '--port', String(port), '--config', configPath], {
-    XDG_STATE_HOME: dir,
-  });
+  const proc = await spawnNode(
+    [require.resolve('mcp-hub/dist/cli.js'), '--port', String(port), '--config', configPath],
+    { XDG_STATE_HOME: dir },
+    repoRoot,
+    reserved,
+  );
   const url = `http://127.0.0.1:${port}/mcp`;
   const health = `http://127.0.0.1:${port}/api/health`;
   const deadline = Date.now() + 30_000;

@@ -9,6 +9,11 @@ import { repoRoot } from './test-backend.mjs';
 
 /** The published workspaces (in dependency order). */
 export const publishedPackages = [
+  {
+    workspace: '@devportal/backend-kubernetes-client',
+    dir: 'packages/backend-kubernetes-client',
+    role: 'node-library',
+  },
   { workspace: '@devportal/backend-request-body', dir: 'packages/backend-request-body', role: 'node-library' },
   { workspace: '@devportal/plugin-portal-common', dir: 'plugins/portal-common', role: 'common-library', pluginId: 'portal' },
   {

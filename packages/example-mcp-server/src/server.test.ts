@@ -48,8 +48,10 @@ describe('the example MCP server (official SDK client)', () => {
   it('adds and removes a tool on every session and sends tools/list_changed', async () => {
     const watcher = await connect();
     let changes = 0;
+    let twoChanges: () => void = () => {};
+    const twoChangesArrived = new Promise<void>(resolve => (twoChanges = resolve));
     watcher.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      changes++;
+      if (++changes === 2) twoChanges();
     });
     // The SDK opens the GET stream after connect() resolves; list once so it is up.
     await watcher.listTools();
@@ -60,8 +62,7 @@ describe('the example MCP server (official SDK client)', () => {
     expect(await names()).toContain('hello');
     await actor.callTool({ name: 'remove_tool', arguments: { name: 'hello' } });
     expect(await names()).not.toContain('hello');
-    await new Promise(resolve => setTimeout(resolve, 200));
-    expect(changes).toBeGreaterThanOrEqual(2);
+    await twoChangesArrived; // one tools/list_changed for the add, one for the remove
   });
 
   it('refuses requests without the bearer token when one is configured', async () => {

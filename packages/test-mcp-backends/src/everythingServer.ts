@@ -1,11 +1,12 @@
 /*
- * @modelcontextprotocol/server-everything in streamable-HTTP mode as a child process, on a free
- * loopback port. Quirks worth knowing: it binds every interface, logs each request to stdout
- * (discarded here), answers unknown sessions with 400 rather than 404, and offers
- * `trigger-elicitation-request` only to sessions whose client declared elicitation.
+ * @modelcontextprotocol/server-everything in streamable-HTTP mode as a child process, on a
+ * loopback port reserved for it (handedOverPort.ts). Quirks worth knowing: on a port of its own
+ * it binds every interface; it logs each request to stdout (discarded here), answers unknown
+ * sessions with 400 rather than 404, and offers `trigger-elicitation-request` only to sessions
+ * whose client declared elicitation.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
+import { reservePortForChild } from './handedOverPort';
 
 /** A running server-everything. */
 export interface EverythingServer {
@@ -15,25 +16,18 @@ export interface EverythingServer {
   kill(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts server-everything and waits until it answers HTTP. */
 export async function startEverythingServer(options: { port?: number } = {}): Promise<EverythingServer> {
-  const port = options.port ?? (await freePort());
+  // A port of our own, held until the child listens on it (see handedOverPort.ts).
+  const reserved = options.port === undefined ? await reservePortForChild() : undefined;
+  const port = options.port ?? reserved!.port;
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child: ChildProcess = spawn(process.execPath, [entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const args = [...(reserved?.nodeArgs ?? []), entry, 'streamableHttp'];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { ...process.env, ...reserved?.env, PORT: String(port) },
+    stdio: reserved ? reserved.stdio(['ignore', 'ignore', 'pipe']) : ['ignore', 'ignore', 'pipe'],
   });
+  await reserved?.handOver(child);
   let stderr = '';
   child.stderr?.on('data', chunk => {
     stderr += chunk;

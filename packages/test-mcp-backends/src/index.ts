@@ -17,3 +17,7 @@ export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
 export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';
+export { startUnreachableServer } from './unreachableServer';
+export type { UnreachableServer } from './unreachableServer';
+export { reservePortForChild } from './handedOverPort';
+export type { HandedOverPort } from './handedOverPort';

@@ -67,8 +67,12 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     transport = new StreamableHTTPClientTransport(new URL(endpoint));
     await client.connect(transport);
     await waitFor(async () => (await toolNames()).includes('a_confirm'), 'a’s tools');
-    // connect() resolves before the SDK's GET stream is open; give it a moment.
-    await sleep(300);
+    // connect() resolves before the SDK's GET stream is open: wait until the broker has it.
+    const statusUrl = endpoint.replace(/\/mcp$/, '/status');
+    await waitFor(
+      async () => (await (await fetch(statusUrl)).json()).clients.eventStreams === 1,
+      'the client’s event stream',
+    );
   }, 30_000);
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { coreServices, createServiceFactory } from '@backstage/backend-plugin-ap
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { startUnreachableServer } from '@internal/test-mcp-backends';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 
@@ -13,7 +14,7 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
         features: [
           mcpBrokerPlugin,
           mockServices.rootConfig.factory({
-            data: { mcpBroker: { servers: [{ name: 'ok', url: 'http://127.0.0.1:1/mcp' }, { name: 'Not OK', url: 'http://x/mcp' }] } },
+            data: { mcpBroker: { servers: [{ name: 'ok', url: 'http://x/mcp' }, { name: 'Not OK', url: 'http://x/mcp' }] } },
           }),
         ],
       }),
@@ -21,13 +22,14 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   });
 
   it('serves the status of configured servers to authenticated callers only', async () => {
+    const nowhere = await startUnreachableServer();
     const { server } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
         mockServices.rootConfig.factory({
           data: {
             mcpBroker: {
-              servers: [{ name: 'nowhere', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer sekrit' } }],
+              servers: [{ name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } }],
               reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
             },
           },
@@ -40,7 +42,7 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
       const response = await request(server).get('/api/mcp-broker/status');
       expect(response.status).toBe(200);
       expect(response.body.backends).toEqual([
-        expect.objectContaining({ name: 'nowhere', url: 'http://127.0.0.1:9/mcp' }),
+        expect.objectContaining({ name: 'nowhere', url: nowhere.url }),
       ]);
       expect(['connecting', 'backing-off']).toContain(response.body.backends[0].state);
       expect(JSON.stringify(response.body)).not.toContain('sekrit');
@@ -48,6 +50,7 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
       expect(health.status).toBe(200);
     } finally {
       await server.stop?.();
+      await nowhere.close();
     }
   });
 });
@@ -129,8 +132,9 @@ describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocke
       await waitFor(async () => first.openEventStreams() === 0);
       expect(second.openEventStreams()).toBe(1);
 
+      // Subscribers run inside update(): when it returns, the reload has been refused or applied
+      // (an applied one would already have dropped "second" from the set).
       rootConfig.update({ data: { mcpBroker: { servers: [server('Bad Name', second.url)] } } });
-      await new Promise(resolve => setTimeout(resolve, 100));
       expect(await states()).toEqual({ second: 'connected' });
     } finally {
       await http.stop?.();

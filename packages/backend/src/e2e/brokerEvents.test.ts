@@ -12,8 +12,13 @@ import {
   ScriptedMcpServer,
   startScriptedMcpServer,
 } from '@devportal/plugin-mcp-broker-backend/src/testing/scriptedMcpServer';
-import { BackendProcess, freePort, startBackendProcess } from '../testing/startBackendProcess';
-import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import {
+  EverythingServer,
+  startEverythingServer,
+  startUnreachableServer,
+  type UnreachableServer,
+} from '@internal/test-mcp-backends';
 import { BrokerClient, connectBrokerClient, sleep, waitFor } from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
@@ -39,6 +44,7 @@ describe('the MCP broker in the real backend process', () => {
   let backend: BackendProcess;
   let example: ExampleMcpServer;
   let everything: EverythingServer;
+  let unreachableServer: UnreachableServer;
   let scripted: ScriptedMcpServer;
   let poller: ScriptedMcpServer;
   let carol: string;
@@ -93,7 +99,7 @@ describe('the MCP broker in the real backend process', () => {
     everything = await startEverythingServer();
     scripted = await startScriptedMcpServer({ tools: ['echo', 'scripted_only'], requiredAuthorization: BROKER_SECRET });
     poller = await startScriptedMcpServer({ tools: ['first'], noEventStream: true });
-    const unreachablePort = await freePort();
+    unreachableServer = await startUnreachableServer();
     backend = await startBackendProcess({
       config: {
         mcpBroker: {
@@ -103,7 +109,7 @@ describe('the MCP broker in the real backend process', () => {
             // Same prefix as `example`: its `echo` clashes with example's and loses (config order).
             { name: 'scripted', url: scripted.url, toolPrefix: 'example_', headers: { Authorization: BROKER_SECRET } },
             { name: 'poller', url: poller.url },
-            { name: 'unreachable', url: `http://127.0.0.1:${unreachablePort}/mcp` },
+            { name: 'unreachable', url: unreachableServer.url },
           ],
           reconnect: { initialDelay: { milliseconds: 100 }, maxDelay: { seconds: 1 } },
           pollInterval: { milliseconds: 300 },
@@ -137,7 +143,13 @@ describe('the MCP broker in the real backend process', () => {
 
   afterAll(async () => {
     await backend?.stop();
-    await Promise.all([example?.close(), everything?.kill(), scripted?.close(), poller?.close()]);
+    await Promise.all([
+      example?.close(),
+      everything?.kill(),
+      scripted?.close(),
+      poller?.close(),
+      unreachableServer?.close(),
+    ]);
   }, 30_000);
 
   it('answers 401 without a Backstage token', async () => {

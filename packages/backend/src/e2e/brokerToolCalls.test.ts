@@ -233,16 +233,18 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     const { client } = await connect();
     const before = backendResponses().length;
     let lateAnswerSent = false;
+    let toolReturned: () => void = () => {};
+    const returned = new Promise<void>(resolve => (toolReturned = resolve));
     client.setRequestHandler(ElicitRequestSchema, async () => {
-      await new Promise(resolve => setTimeout(resolve, ELICITATION_TTL_MS + 500));
+      await returned; // answer only after the tool went on without the answer: surely late
       lateAnswerSent = true;
       return { action: 'accept', content: { ok: true } };
     });
     const started = Date.now();
     const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '5' } });
-    // The tool resumed at the TTL with the broker's expiry error as its answer.
+    toolReturned();
+    // The tool resumed at the TTL (not before) with the broker's expiry error as its answer.
     expect(Date.now() - started).toBeGreaterThanOrEqual(ELICITATION_TTL_MS - 200);
-    expect(Date.now() - started).toBeLessThan(TOOL_CALL_TIMEOUT_MS);
     expect(result.structuredContent).toMatchObject({
       receivedId: '5',
       answer: { code: -32001, message: expect.stringContaining('mcpBroker.elicitationTtl') },
@@ -292,8 +294,8 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     const error: McpError = await call.then(() => {
       throw new Error('expected the call to fail');
     }, e => e);
+    // Ended by the lost backend (-32000 naming it), not by the tool-call timeout (-32001).
     expect(killedAt).toBeGreaterThan(0);
-    expect(Date.now() - killedAt).toBeLessThan(5_000);
     expect(error.code).toBe(-32000);
     expect(error.message).toMatch(/MCP server "everything"/);
   }, 30_000);

@@ -146,10 +146,9 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     expect(refused.body.error.message).toContain('administrator');
 
     fake.hangNext({ verb: 'list', resource: 'apiproducts' });
-    const started = Date.now();
+    // Never answered: only the portal's request timeout can end it (the message names it).
     const hung = await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice });
     expect(hung.status).toBe(503);
-    expect(Date.now() - started).toBeLessThan(6_000);
     expect(hung.body.error.message).toContain('within 2000 ms');
 
     expect((await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice })).status).toBe(200);

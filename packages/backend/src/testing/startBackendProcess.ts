@@ -1,15 +1,16 @@
 /*
  * Starts the real development backend (packages/backend) as a child process for
  * end-to-end tests: real auth (oauth2-proxy sign-in), catalog, RBAC and both plugins.
- * Each call gets its own free port and an in-memory SQLite database unless the
- * given config says otherwise.
+ * Each call gets its own port (bound here and handed over to the process, so no other process
+ * can take it in between) and an in-memory SQLite database unless the given config says
+ * otherwise.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
+import { reservePortForChild } from '@internal/test-mcp-backends';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {
@@ -41,18 +42,6 @@ export interface BackendProcess {
 const backendRoot = resolvePackagePath('backend');
 const repoRoot = path.resolve(backendRoot, '..', '..');
 
-/** Finds a free TCP port on the loopback interface. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function signInOnce(baseUrl: string, userName: string): Promise<string | undefined> {
   const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
     headers: { 'X-Forwarded-User': userName },
@@ -66,7 +55,9 @@ async function signInOnce(baseUrl: string, userName: string): Promise<string | u
 export async function startBackendProcess(
   options: BackendProcessOptions = {},
 ): Promise<BackendProcess> {
-  const port = await freePort();
+  // app-config.yaml's interface (loopback).
+  const reserved = await reservePortForChild('127.0.0.1');
+  const port = reserved.port;
   const baseUrl = `http://localhost:${port}`;
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'backend-e2e-'));
   const overridePath = path.join(configDir, 'app-config.test.json');
@@ -85,6 +76,7 @@ export async function startBackendProcess(
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      ...reserved.nodeArgs,
       ...(options.nodeArgs ?? []),
       '--require',
       require.resolve('@backstage/cli/config/nodeTransform.cjs'),
@@ -96,10 +88,17 @@ export async function startBackendProcess(
     ],
     {
       cwd: backendRoot,
-      env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'warn',
+        ...options.env,
+        ...reserved.env,
+      },
+      stdio: reserved.stdio(['ignore', 'pipe', 'pipe']),
     },
   );
+  await reserved.handOver(child);
   child.stdout?.on('data', chunk => {
     output += chunk;
   });

@@ -3,13 +3,15 @@
  * of the server set, however many servers it adds or removes and however long each takes to
  * list. One backend sits behind a small HTTP relay that delays every request (a slow server),
  * so an un-batched broker would notify once per server. Client GET streams are recorded in
- * memory (a test double of ClientEventStream).
+ * memory (a test double of ClientEventStream). "Nothing else arrives" is an event: one more
+ * server (the marker) is added and its announcement awaited.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { startUnreachableServer, type UnreachableServer } from '@internal/test-mcp-backends';
 import { BrokerServerConfig, readBrokerConfig } from '../config';
 import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
@@ -49,16 +51,36 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
   let fast: ExampleMcpServer;
   let slowBackend: ExampleMcpServer;
   let slow: Awaited<ReturnType<typeof startSlowRelay>>;
+  let marker: ExampleMcpServer;
+  let nowhere: UnreachableServer;
   let broker: McpBroker;
   let sent: Array<{ method: string; toolsAtSend: string[] }>;
 
   const server = (name: string, url: string): BrokerServerConfig => ({ name, url, toolPrefix: `${name}_`, headers: {} });
   const tools = () => broker.catalog().tools.map(t => t.name as string);
   /** How many notifications of each method were sent (the example server has tools, resources and prompts). */
-  const perKind = () => {
+  const perKind = (notifications = sent) => {
     const counts: Record<string, number> = {};
-    for (const { method } of sent) counts[method] = (counts[method] ?? 0) + 1;
+    for (const { method } of notifications) counts[method] = (counts[method] ?? 0) + 1;
     return counts;
+  };
+  /**
+   * An event-driven "nothing else arrives": adds one more server (the marker) to `servers` and
+   * waits for its announcement. Notifications go out in order, so whatever the change before it
+   * still had to send was sent before; returns those.
+   */
+  const sentBeforeMarker = async (servers: BrokerServerConfig[]) => {
+    broker.setServers([...servers, server('marker', marker.url)]);
+    const isMarker = (n: { toolsAtSend: string[] }) => n.toolsAtSend.includes('marker_echo');
+    // Its tools and prompts are new (its resources clash with fast's, so they may not be).
+    const markerKinds = () => new Set(sent.filter(isMarker).map(n => n.method));
+    await waitFor(
+      () =>
+        markerKinds().has('notifications/tools/list_changed') &&
+        markerKinds().has('notifications/prompts/list_changed'),
+      'the marker’s announcement',
+    );
+    return sent.filter(n => !isMarker(n));
   };
   const ONE_PER_KIND = {
     'notifications/tools/list_changed': 1,
@@ -70,6 +92,8 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
     fast = await startExampleMcpServer({ port: 0 });
     slowBackend = await startExampleMcpServer({ port: 0 });
     slow = await startSlowRelay(slowBackend.url, 150);
+    marker = await startExampleMcpServer({ port: 0 });
+    nowhere = await startUnreachableServer();
     broker = McpBroker.create({
       config: readBrokerConfig(
         new ConfigReader({
@@ -103,20 +127,22 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
   afterEach(async () => {
     await broker.close();
     await slow.close();
-    await Promise.all([fast.close(), slowBackend.close()]);
+    await Promise.all([fast.close(), slowBackend.close(), marker.close(), nowhere.close()]);
   });
 
   it('adding a fast and a slow server sends one list_changed per kind, after both have listed', async () => {
     broker.setServers([server('fast', fast.url), server('slow', slow.url)]);
     await waitFor(() => tools().includes('fast_echo') && tools().includes('slow_echo'), 'both servers’ tools');
     await waitFor(() => sent.length > 0, 'the notification');
-    await new Promise(resolve => setTimeout(resolve, 400));
-    expect(perKind()).toEqual(ONE_PER_KIND);
-    for (const { toolsAtSend } of sent) expect(toolsAtSend).toEqual(expect.arrayContaining(['fast_echo', 'slow_echo']));
+    const announced = await sentBeforeMarker([server('fast', fast.url), server('slow', slow.url)]);
+    expect(perKind(announced)).toEqual(ONE_PER_KIND);
+    for (const { toolsAtSend } of announced) {
+      expect(toolsAtSend).toEqual(expect.arrayContaining(['fast_echo', 'slow_echo']));
+    }
   }, 15_000);
 
   it('a server that cannot be reached does not hold back the others’ announcement', async () => {
-    broker.setServers([server('fast', fast.url), server('nowhere', 'http://127.0.0.1:9/mcp')]);
+    broker.setServers([server('fast', fast.url), server('nowhere', nowhere.url)]);
     await waitFor(() => sent.length > 0, 'the notification', 3000);
     expect(sent[0].toolsAtSend).toContain('fast_echo');
     expect(broker.status().backends.find(b => b.name === 'nowhere')!.state).toMatch(/backing-off|connecting/);
@@ -125,13 +151,13 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
   it('removing two servers sends one list_changed per kind and closes both connections', async () => {
     broker.setServers([server('fast', fast.url), server('slow', slow.url)]);
     await waitFor(() => sent.length === 3, 'the first announcement');
-    await new Promise(resolve => setTimeout(resolve, 100)); // past the coalescing window
+    await sentBeforeMarker([server('fast', fast.url), server('slow', slow.url)]);
     sent.length = 0;
     broker.setServers([]);
     expect(tools()).toEqual([]);
     await waitFor(() => fast.sessionCount() === 0 && slowBackend.sessionCount() === 0, 'both sessions to close');
-    await new Promise(resolve => setTimeout(resolve, 300));
-    expect(perKind()).toEqual(ONE_PER_KIND);
-    for (const { toolsAtSend } of sent) expect(toolsAtSend).toEqual([]);
+    const removed = await sentBeforeMarker([]);
+    expect(perKind(removed)).toEqual(ONE_PER_KIND);
+    for (const { toolsAtSend } of removed) expect(toolsAtSend).toEqual([]);
   }, 15_000);
 });

@@ -1,5 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
+import {
+  RawMcpBackend,
+  startRawMcpBackend,
+  startUnreachableServer,
+} from '@internal/test-mcp-backends';
 import { BackendSessionPool } from './BackendSessionPool';
 import { BackendEndpoint } from './backendTransport';
 
@@ -67,9 +71,17 @@ describe('BackendSessionPool (raw backend)', () => {
   });
 
   it('forgets a failed initialization so the next call retries', async () => {
-    const dead: BackendEndpoint = { ...endpoint, url: 'http://127.0.0.1:1/mcp' };
-    await expect(pool.acquire('client-a', dead, {})).rejects.toThrow(/MCP server "raw" is unreachable/);
-    expect(pool.size()).toBe(0);
-    await expect(pool.acquire('client-a', endpoint, {})).resolves.toMatchObject({ endpoint });
+    const nowhere = await startUnreachableServer();
+    try {
+      const dead: BackendEndpoint = { ...endpoint, url: nowhere.url };
+      await expect(pool.acquire('client-a', dead, {})).rejects.toThrow(
+        /MCP server "raw" is unreachable/,
+      );
+      expect(nowhere.connections()).toBeGreaterThan(0);
+      expect(pool.size()).toBe(0);
+      await expect(pool.acquire('client-a', endpoint, {})).resolves.toMatchObject({ endpoint });
+    } finally {
+      await nowhere.close();
+    }
   });
 });

@@ -96,7 +96,8 @@ describe('ToolCallForwarder with the raw backend', () => {
     const sink = collectingSink();
     const done = forwarder.forward(call('client-a', 2, 'elicit', { id: '9' }), sink);
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
-    await new Promise(resolve => setTimeout(resolve, 300));
+    // Expired: the broker has told the backend so.
+    await waitUntil(() => responsesReachingBackend().length === 1);
     const outcome = await forwarder.answer('client-a', { id: request.id, result: { action: 'accept', content: {} } });
     expect(outcome.status).toBe(404);
     await done;
@@ -109,9 +110,8 @@ describe('ToolCallForwarder with the raw backend', () => {
   it('tells the backend, with its own id, that an elicitation expired unanswered, so the tool goes on', async () => {
     build({ ttlMs: 150 });
     const sink = collectingSink();
-    const started = Date.now();
+    // The backend answers the call only once it heard of the expiry (its result says so below).
     await forwarder.forward(call('client-a', 16, 'elicit', { id: '8.25' }), sink);
-    expect(Date.now() - started).toBeLessThan(2_000);
     const final = sink.messages[sink.messages.length - 1];
     expect(final.id).toBe(16);
     expect(final.result.structuredContent).toMatchObject({
@@ -251,9 +251,8 @@ describe('ToolCallForwarder with the raw backend', () => {
 
   it('ends a call whose backend breaks the connection with a connection-closed error within seconds', async () => {
     const sink = collectingSink();
-    const started = Date.now();
+    // Ended by the broken connection (reason connection-lost), not by a call timeout.
     await forwarder.forward(call('client-a', 8, 'crash', {}, { progressToken: 'p' }), sink);
-    expect(Date.now() - started).toBeLessThan(3_000);
     const final = sink.messages[sink.messages.length - 1];
     expect(final).toMatchObject({ id: 8, error: { code: -32000, data: { backend: 'raw', reason: 'connection-lost' } } });
   });

@@ -165,13 +165,11 @@ describe('ToolCallForwarder with server-everything', () => {
       sink,
     );
     await sink.waitFor(m => m.method === 'notifications/progress', 10_000);
-    const killedAt = Date.now();
     await everything.kill();
-    await done;
-    expect(Date.now() - killedAt).toBeLessThan(3_000);
+    await done; // ended by the lost connection (the reason below), not by a call timeout
     expect(sink.messages[sink.messages.length - 1]).toMatchObject({
       id: 7,
-      error: { code: -32000, data: { backend: 'everything' } },
+      error: { code: -32000, data: { backend: 'everything', reason: 'connection-lost' } },
     });
     expect(forwarder.inFlightCount()).toBe(0);
     await forwarder.close();

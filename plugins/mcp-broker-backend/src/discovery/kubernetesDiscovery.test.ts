@@ -53,6 +53,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   const status = async () =>
     (await (await fetch(`${base}/status`)).json()) as {
       backends: Array<{ name: string; state: string; url: string; lastConnectedAt?: string; source: unknown }>;
+      clients: { sessions: number; eventStreams: number };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
 
@@ -115,7 +116,11 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       listChanged.push(Date.now());
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
-    await sleep(300); // the SDK opens its GET stream after connect() resolves
+    // The SDK opens its GET stream after connect() resolves: wait until the broker has it.
+    await waitFor(
+      async () => (await status()).clients.eventStreams === 1,
+      'the client’s event stream',
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -251,7 +256,12 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         spec: { targetRef: { name: 'late-route' }, toolPrefix: 'eps_', credentialRef: { name: 'alpha-cred' } },
       },
     });
-    await sleep(700); // two resyncs: the route is missing, so the registration is not used
+    // Two resyncs (two reads of the missing route) later, the registration is still not used.
+    const routeReads = () =>
+      fake
+        .requests({ verb: 'get', resource: 'httproutes', name: 'late-route' })
+        .filter(r => r.status === 404).length;
+    await waitFor(() => routeReads() >= 3, 'the first read and two resyncs of the missing route');
     expect(await backend('mcp-epsilon')).toBeUndefined();
     await custom.createNamespacedCustomObject({
       group: 'gateway.networking.k8s.io',

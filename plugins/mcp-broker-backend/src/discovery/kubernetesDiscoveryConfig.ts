@@ -2,15 +2,18 @@
  * `mcpBroker.kubernetes`: where the broker finds MCPServerRegistration resources. Read at
  * plugin start; every problem is an InputError naming the key.
  */
-import { Config, readDurationFromConfig } from '@backstage/config';
+import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
-import { durationToMilliseconds } from '@backstage/types';
+import {
+  DEFAULT_KUBERNETES_REQUEST_TIMEOUT_MS,
+  isNamespaceName,
+  readKubeConfigSource,
+  readPositiveDurationMs,
+  type KubeConfigSource,
+} from '@devportal/backend-kubernetes-client';
 
-/** How the Kubernetes client is built. */
-export type KubeConfigSource =
-  | { type: 'in-cluster' }
-  | { type: 'kubeconfig'; path: string; context?: string }
-  | { type: 'default'; context?: string };
+/** The config section this file reads, for messages. */
+export const KUBERNETES_CONFIG_PATH = 'mcpBroker.kubernetes';
 
 /** Kubernetes discovery settings, with defaults applied. */
 export interface KubernetesDiscoveryConfig {
@@ -29,38 +32,21 @@ export interface KubernetesDiscoveryConfig {
   readonly backoff: { readonly initialDelayMs: number; readonly maxDelayMs: number };
 }
 
-const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 
-function durationMs(section: Config, key: string, fallback: number): number {
-  if (!section.has(key)) return fallback;
-  try {
-    const ms = durationToMilliseconds(readDurationFromConfig(section, { key }));
-    if (ms >= 1) return ms;
-  } catch {
-    // reported below
-  }
-  throw new InputError(`Invalid mcpBroker.kubernetes.${key}: use a positive duration, e.g. { seconds: 10 }`);
+function durationMs(section: Config, key: string, fallbackMs: number): number {
+  return readPositiveDurationMs(section, key, { configPath: KUBERNETES_CONFIG_PATH, fallbackMs });
 }
 
 /** Reads `mcpBroker.kubernetes`; undefined when absent or `enabled: false`. */
 export function readKubernetesDiscoveryConfig(root: Config): KubernetesDiscoveryConfig | undefined {
   const section = root.getOptionalConfig('mcpBroker.kubernetes');
   if (!section || section.getOptionalBoolean('enabled') === false) return undefined;
-  const inCluster = section.getOptionalBoolean('inCluster') ?? false;
-  const kubeconfig = section.getOptionalString('kubeconfig');
-  const context = section.getOptionalString('context');
-  if (inCluster && (kubeconfig !== undefined || context !== undefined)) {
-    throw new InputError('Invalid mcpBroker.kubernetes: set either inCluster or kubeconfig/context, not both');
-  }
-  let source: KubeConfigSource;
-  if (inCluster) source = { type: 'in-cluster' };
-  else if (kubeconfig !== undefined) source = { type: 'kubeconfig', path: kubeconfig, context };
-  else source = { type: 'default', context };
+  const source: KubeConfigSource = readKubeConfigSource(section, KUBERNETES_CONFIG_PATH);
 
   const namespaces = section.getOptionalStringArray('namespaces');
   for (const [i, ns] of (namespaces ?? []).entries()) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) {
+    if (!isNamespaceName(ns)) {
       throw new InputError(`Invalid mcpBroker.kubernetes.namespaces[${i}] "${ns}": not a namespace name`);
     }
   }
@@ -76,7 +62,7 @@ export function readKubernetesDiscoveryConfig(root: Config): KubernetesDiscovery
     source,
     namespaces: namespaces && namespaces.length > 0 ? namespaces : undefined,
     labelSelector: section.getOptionalString('labelSelector'),
-    requestTimeoutMs: durationMs(section, 'requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
+    requestTimeoutMs: durationMs(section, 'requestTimeout', DEFAULT_KUBERNETES_REQUEST_TIMEOUT_MS),
     routes: { scheme, port },
     resyncIntervalMs: durationMs(section, 'resyncInterval', DEFAULT_RESYNC_INTERVAL_MS),
     backoff: {

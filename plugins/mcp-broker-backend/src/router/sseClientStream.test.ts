@@ -44,8 +44,12 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     await new Promise(resolve => server.close(resolve));
   });
 
+  async function waitUntil(condition: () => boolean) {
+    while (!condition()) await new Promise(resolve => setTimeout(resolve, 10));
+  }
+
   async function waitForStreams(count: number) {
-    while (streams.length < count) await new Promise(resolve => setTimeout(resolve, 10));
+    await waitUntil(() => streams.length >= count);
   }
 
   async function openReadingClient() {
@@ -63,8 +67,7 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     expect(client.response.headers.get('content-type')).toBe('text/event-stream');
     expect(client.response.headers.get('cache-control')).toContain('no-transform');
     expect(client.response.headers.get('mcp-session-id')).toBe('abc');
-    await new Promise(resolve => setTimeout(resolve, 200));
-    expect(client.text()).toMatch(/: keep-alive\n\n/);
+    await waitUntil(() => /: keep-alive\n\n/.test(client.text()));
     streams[0].send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     streams[0].close();
     await client.done;
@@ -121,7 +124,8 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     expect(client.chunks).toEqual([]); // nothing before the first event
     streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
     streams[0].close();
-    await new Promise(resolve => setTimeout(resolve, 50));
+    // The chunked body's end is the last thing the stream writes.
+    await waitUntil(() => client.chunks.map(c => c.text).join('').endsWith('\r\n0\r\n\r\n'));
     client.socket.destroy();
     expect(client.chunks).toHaveLength(1); // one write: one segment on loopback
     const text = client.chunks[0].text;
@@ -136,7 +140,7 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
   it('with deferred headers, a silent stream still sends its headers at the deadline', async () => {
     const client = rawClient('/deferred');
     await waitForStreams(1);
-    await new Promise(resolve => setTimeout(resolve, 300));
+    await waitUntil(() => client.chunks.some(c => c.text.includes(': stream open')));
     client.socket.destroy();
     expect(client.chunks).toHaveLength(1);
     expect(client.chunks[0].at).toBeGreaterThanOrEqual(140);

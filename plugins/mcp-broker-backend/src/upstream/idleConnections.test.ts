@@ -43,14 +43,11 @@ describe('idle keep-alive connections to a backend', () => {
       child.stdout.on('data', chunk => {
         if (String(chunk).includes('done')) server.getConnections((_e, n) => (openWhenDone = n));
       });
-      const exit = await new Promise<{ code: number | null; ms: number }>(resolve => {
-        let doneAt = 0;
-        child.stdout.on('data', () => (doneAt ||= Date.now()));
-        child.on('exit', code => resolve({ code, ms: doneAt ? Date.now() - doneAt : -1 }));
-      });
-      expect({ code: exit.code, stderr }).toEqual({ code: 0, stderr: '' });
+      // The server keeps idle connections for 60 s, twice the test's time limit: a child that
+      // waited for them could not exit within the test.
+      const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
       expect(openWhenDone).toBeGreaterThanOrEqual(1); // an idle kept-alive connection existed
-      expect(exit.ms).toBeLessThan(3000); // and the process did not wait for it
     } finally {
       server.closeAllConnections();
       await new Promise(resolve => server.close(resolve));

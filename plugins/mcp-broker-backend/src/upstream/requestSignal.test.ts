@@ -41,9 +41,17 @@ describe('requestSignal', () => {
     for (let i = 0; i < 1000; i++) requestSignal([lifetime.signal], 20).release();
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(0);
 
-    const stream = requestSignal([lifetime.signal], 20);
-    stream.stopTimer();
-    await new Promise(resolve => setTimeout(resolve, 50));
+    // Fake timers: "no timer fires later" is checked by running every pending timer now.
+    jest.useFakeTimers();
+    let stream: ReturnType<typeof requestSignal>;
+    try {
+      stream = requestSignal([lifetime.signal], 20);
+      stream.stopTimer();
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(60_000);
+    } finally {
+      jest.useRealTimers();
+    }
     expect(stream.signal.aborted).toBe(false); // the stream outlives the header timeout
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(1);
     lifetime.abort();

@@ -12,6 +12,7 @@ import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { BackendSessionLostError, BackendUnavailableError } from './errors';
 import { readSseStream } from './sseReader';
 import { StreamableHttpClient } from './streamableHttpClient';
+import { waitFor } from '../testing/waitFor';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
@@ -181,8 +182,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
 
     answer = false;
     const caller = new AbortController();
+    const sent = requests.length;
     const pending = errorOf(c.request(ping(21), SESSION, { signals: [caller.signal, lifetime.signal] }));
-    await new Promise(resolve => setTimeout(resolve, 50));
+    await waitFor(() => requests.length > sent, 'the request to reach the server');
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(1); // while the request runs
     caller.abort();
     const error = await pending;
@@ -210,7 +212,7 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const reading = readSseStream(response.body, { onEvent: e => events.push(e.data) }, cycle.signal);
     await new Promise(resolve => setTimeout(resolve, 200)); // four header timeouts later
     stream!.write('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
-    await new Promise(resolve => setTimeout(resolve, 50));
+    await waitFor(() => events.length > 0, 'the event');
     expect(events).toEqual(['{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']);
     expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(1);
 

@@ -5,7 +5,7 @@ import {
   ServiceUnavailableError,
   isError,
 } from '@backstage/errors';
-import { NODE_NETWORK_ERROR_CODES } from './networkErrorCodes';
+import { NODE_NETWORK_ERROR_CODES } from '@devportal/backend-kubernetes-client';
 
 /** What a database error means to the portal, independent of the engine. */
 export type DatabaseErrorKind =

@@ -1,6 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { type Knex } from 'knex';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabasePortalStore } from './DatabasePortalStore';
@@ -53,15 +54,31 @@ describe('the SQLite journal mode of the portal store', () => {
   });
 
   it('does nothing on PostgreSQL (no query is sent)', async () => {
-    // Nothing listens on port 1: a query would fail to connect and be logged.
-    const knex = knexFactory({
-      client: 'pg',
-      connection: { host: '127.0.0.1', port: 1, user: 'nobody', database: 'none' },
+    // A listener of ours that counts connections and drops them: a query would have to connect.
+    let connections = 0;
+    const listener = net.createServer(socket => {
+      connections++;
+      socket.destroy();
     });
-    opened.push(knex);
-    const logger = mockServices.logger.mock();
-    await expect(preferWriteAheadLog(knex, logger)).resolves.toBeUndefined();
-    expect(logger.warn).not.toHaveBeenCalled();
+    await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve));
+    try {
+      const knex = knexFactory({
+        client: 'pg',
+        connection: {
+          host: '127.0.0.1',
+          port: (listener.address() as net.AddressInfo).port,
+          user: 'nobody',
+          database: 'none',
+        },
+      });
+      opened.push(knex);
+      const logger = mockServices.logger.mock();
+      await expect(preferWriteAheadLog(knex, logger)).resolves.toBeUndefined();
+      expect(logger.warn).not.toHaveBeenCalled();
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise(resolve => listener.close(resolve));
+    }
   });
 
   it('logs and goes on when the journal mode cannot be changed', async () => {

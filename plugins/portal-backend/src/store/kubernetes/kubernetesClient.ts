@@ -4,17 +4,20 @@
  * - The client is built from config when the plugin starts (`createKubernetesApi`),
  *   never at import time: client-node 1.x (an ES module) is loaded here only when the
  *   Kubernetes store is chosen.
- * - Every call has its own timeout (client-node sets none): an AbortSignal through
- *   Observable-style per-call middleware.
- * - Merge patches send `application/merge-patch+json` (client-node's default for
- *   `patch*` is JSON patch, which the API server refuses for an object body).
+ * - Every call has its own timeout and merge patches send `application/merge-patch+json`
+ *   (client-node 1.4 quirks handled in @devportal/backend-kubernetes-client, which also loads
+ *   the kubeconfig the way the broker does).
  * - Every failure passes `mapKubernetesError` here, and only here.
  */
-import { readFileSync } from 'node:fs';
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { InputError, NotFoundError } from '@backstage/errors';
+import { NotFoundError } from '@backstage/errors';
+import {
+  loadKubernetesClient,
+  mergePatchOptions,
+  requestTimeoutOptions,
+} from '@devportal/backend-kubernetes-client';
 import type * as k8s from '@kubernetes/client-node';
-import type { KubernetesStoreConfig } from './kubernetesConfig';
+import { KUBERNETES_CONFIG_PATH, type KubernetesStoreConfig } from './kubernetesConfig';
 import {
   mapKubernetesError,
   type KubernetesCallDescription,
@@ -133,47 +136,6 @@ export interface CreateKubernetesApiOptions {
   logger: LoggerService;
 }
 
-/** Loads the kubeconfig the way the config says. */
-function loadKubeConfig(lib: typeof k8s, source: KubernetesStoreConfig['source']): k8s.KubeConfig {
-  const kc = new lib.KubeConfig();
-  switch (source.type) {
-    case 'in-cluster':
-      kc.loadFromCluster();
-      break;
-    case 'kubeconfig': {
-      let text: string;
-      try {
-        text = readFileSync(source.path, 'utf8');
-      } catch (error) {
-        throw new InputError(
-          `portal.kubernetes.kubeconfig ${source.path} cannot be read: ${(error as Error).message}`,
-        );
-      }
-      kc.loadFromString(text);
-      break;
-    }
-    default:
-      kc.loadFromDefault();
-  }
-  if ('context' in source && source.context !== undefined) {
-    if (!kc.getContextObject(source.context)) {
-      throw new InputError(
-        `portal.kubernetes.context "${source.context}" is not in the kubeconfig (contexts: ${kc
-          .getContexts()
-          .map(c => c.name)
-          .join(', ')})`,
-      );
-    }
-    kc.setCurrentContext(source.context);
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new InputError(
-      'The kubeconfig for portal.kubernetes has no current cluster; set portal.kubernetes.context or inCluster',
-    );
-  }
-  return kc;
-}
-
 class ClientNodeKubernetesApi implements KubernetesApi {
   constructor(
     private readonly lib: typeof k8s,
@@ -184,25 +146,12 @@ class ClientNodeKubernetesApi implements KubernetesApi {
   ) {}
 
   /** Per-call options: a fresh timeout signal for this one request. */
-  private timeout(): k8s.ConfigurationOptions<k8s.ObservableMiddleware> {
-    const lib = this.lib;
-    const ms = this.requestTimeoutMs;
-    return {
-      middleware: [
-        {
-          pre: ctx => {
-            ctx.setSignal(AbortSignal.timeout(ms));
-            return new lib.Observable(Promise.resolve(ctx));
-          },
-          post: res => new lib.Observable(Promise.resolve(res)),
-        },
-      ],
-      middlewareMergeStrategy: 'append',
-    };
+  private timeout() {
+    return requestTimeoutOptions(this.lib, this.requestTimeoutMs);
   }
 
   private mergePatchOptions() {
-    return this.lib.setHeaderOptions('Content-Type', this.lib.PatchStrategy.MergePatch, this.timeout());
+    return mergePatchOptions(this.lib, this.requestTimeoutMs);
   }
 
   private async call<T>(description: KubernetesCallDescription, run: () => Promise<T>): Promise<T> {
@@ -354,12 +303,11 @@ class ClientNodeKubernetesApi implements KubernetesApi {
  * message). No request is made here.
  */
 export async function createKubernetesApi(options: CreateKubernetesApiOptions): Promise<KubernetesApi> {
-  // A require at call time, not a top-level import: the module (ESM-only, loaded through
-  // Node's require(esm)) is loaded only when the Kubernetes store is chosen. A dynamic
-  // import() would be kept as is by Jest's CommonJS transform and fail there.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const lib: typeof k8s = require('@kubernetes/client-node');
-  const kc = loadKubeConfig(lib, options.config.source);
+  // client-node (ESM-only) is loaded here, only when the Kubernetes store is chosen.
+  const { lib, kubeConfig: kc } = loadKubernetesClient(
+    options.config.source,
+    KUBERNETES_CONFIG_PATH,
+  );
   return new ClientNodeKubernetesApi(
     lib,
     kc.makeApiClient(lib.CustomObjectsApi),

@@ -25,7 +25,10 @@ import {
   ServiceUnavailableError,
   isError,
 } from '@backstage/errors';
-import { NODE_NETWORK_ERROR_CODES } from '../networkErrorCodes';
+import {
+  isTimeoutOrNetworkError,
+  kubernetesApiStatusOf,
+} from '@devportal/backend-kubernetes-client';
 
 /** A 409 with reason AlreadyExists: the name is taken (not a stale resourceVersion). */
 export class AlreadyExistsError extends ConflictError {}
@@ -36,64 +39,6 @@ export interface KubernetesCallDescription {
   resource: string;
   namespace?: string;
   name?: string;
-}
-
-/** Node's network codes, plus the fetch client's socket error and TLS failures to reach the API server. */
-const NETWORK_CODES = new Set([
-  ...NODE_NETWORK_ERROR_CODES,
-  'UND_ERR_SOCKET',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_HAS_EXPIRED',
-]);
-
-/** The HTTP status and Kubernetes Status of a client-node ApiException, if it is one. */
-function apiStatusOf(
-  error: unknown,
-): { code: number; reason?: string; message?: string } | undefined {
-  if (!isError(error)) {
-    return undefined;
-  }
-  const { code, body } = error as { code?: unknown; body?: unknown };
-  if (typeof code !== 'number' || code < 100 || code > 599) {
-    return undefined;
-  }
-  // client-node gives the Status as a JSON string (undefined for 401, plain text for an
-  // unknown API group).
-  let status: { reason?: unknown; message?: unknown } | undefined;
-  if (typeof body === 'string') {
-    try {
-      status = JSON.parse(body);
-    } catch {
-      status = { message: body.trim() };
-    }
-  } else if (typeof body === 'object' && body !== null) {
-    status = body as typeof status;
-  }
-  return {
-    code,
-    reason: typeof status?.reason === 'string' ? status.reason : undefined,
-    message: typeof status?.message === 'string' ? status.message : undefined,
-  };
-}
-
-function isTimeoutOrNetworkError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; isError(e) && depth < 5; depth++) {
-    const { name, code, type } = e as { name: string; code?: unknown; type?: unknown };
-    if (
-      name === 'AbortError' ||
-      name === 'TimeoutError' ||
-      name === 'FetchError' ||
-      type === 'aborted' ||
-      (typeof code === 'string' && NETWORK_CODES.has(code))
-    ) {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 function describe(call: KubernetesCallDescription): string {
@@ -115,7 +60,7 @@ export function mapKubernetesError(
   logger: LoggerService,
   timeoutMs: number,
 ): Error {
-  const status = apiStatusOf(error);
+  const status = kubernetesApiStatusOf(error);
   if (status === undefined) {
     if (isTimeoutOrNetworkError(error)) {
       const timedOut = /abort|timeout/i.test(
