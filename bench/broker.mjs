@@ -41,12 +41,32 @@ const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const only = new Set((argValue('--only') ?? 'calls,fanout,memory,elicitation,permissions').split(','));
+const only = new Set(
+  (argValue('--only') ?? 'calls,fanout,memory,elicitation,permissions').split(','),
+);
 const cpuProfDir = argValue('--cpu-prof');
 
 const COUNTS = smoke
-  ? { rounds: 2, sequential: 20, concurrent: 40, inFlight: 10, fanout: [20], triggers: 1, memory: 20, elicitation: 4 }
-  : { rounds: 4, sequential: 1000, concurrent: 2000, inFlight: 50, fanout: [1000, 10000], triggers: 3, memory: 10000, elicitation: 200 };
+  ? {
+      rounds: 2,
+      sequential: 20,
+      concurrent: 40,
+      inFlight: 10,
+      fanout: [20],
+      triggers: 1,
+      memory: 20,
+      elicitation: 4,
+    }
+  : {
+      rounds: 4,
+      sequential: 1000,
+      concurrent: 2000,
+      inFlight: 50,
+      fanout: [1000, 10000],
+      triggers: 3,
+      memory: 10000,
+      elicitation: 200,
+    };
 
 const STATIC_TOKEN = 'dev-only-static-token-0123456789';
 
@@ -68,7 +88,8 @@ const log = message => process.stderr.write(`[broker-bench] ${message}\n`);
 /** Stops every process started so far (also on SIGINT/SIGTERM, so none is left behind). */
 const stoppers = [];
 async function stopAll() {
-  for (const stop of stoppers.splice(0).reverse()) await stop().catch(error => log(`stop failed: ${error}`));
+  for (const stop of stoppers.splice(0).reverse())
+    await stop().catch(error => log(`stop failed: ${error}`));
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
@@ -103,7 +124,10 @@ async function main() {
       startBrokerBackend(
         { everything: everything.url, example: example.url },
         // The inspector lets the memory section force full GCs before it reads RSS.
-        ['--inspect=127.0.0.1:0', ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])],
+        [
+          '--inspect=127.0.0.1:0',
+          ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
+        ],
       ),
     ]);
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
@@ -124,11 +148,17 @@ async function main() {
     );
 
     if (only.has('calls')) output.push(...(await callsSection({ everything, hub, broker, token })));
-    if (only.has('fanout') || only.has('memory')) output.push(...(await fanoutAndMemorySection({ broker, example, token })));
-    if (only.has('elicitation')) output.push(...(await elicitationSection({ broker, example, token })));
-    if (only.has('permissions')) output.push(...(await permissionsSection({ broker, token, adminToken })));
+    if (only.has('fanout') || only.has('memory'))
+      output.push(...(await fanoutAndMemorySection({ broker, example, token })));
+    if (only.has('elicitation'))
+      output.push(...(await elicitationSection({ broker, example, token })));
+    if (only.has('permissions'))
+      output.push(...(await permissionsSection({ broker, token, adminToken })));
 
-    output.push(`Load average after the run: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`, '');
+    output.push(
+      `Load average after the run: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+      '',
+    );
   } finally {
     await stopAll();
   }
@@ -160,14 +190,26 @@ async function callsSection({ everything, hub, broker, token }) {
   }
   const modes = [
     { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
-    { name: `${COUNTS.inFlight} in flight`, total: COUNTS.concurrent, concurrency: COUNTS.inFlight },
+    {
+      name: `${COUNTS.inFlight} in flight`,
+      total: COUNTS.concurrent,
+      concurrency: COUNTS.inFlight,
+    },
   ];
-  log(`calls: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`);
-  const results = await measureCalls({ targets, modes, rounds: COUNTS.rounds, onRound: r => log(`calls: round ${r} done`) });
+  log(
+    `calls: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`,
+  );
+  const results = await measureCalls({
+    targets,
+    modes,
+    rounds: COUNTS.rounds,
+    onRound: r => log(`calls: round ${r} done`),
+  });
   for (const client of Object.values(clients)) await client.close();
 
   const processes = ['server-everything', 'broker', 'mcp-hub', 'load generator'];
-  const lines = ['### tools/call `echo` (server-everything, official SDK client, one session per target)',
+  const lines = [
+    '### tools/call `echo` (server-everything, official SDK client, one session per target)',
     '',
     '"broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct and mcp-hub have no authentication.',
     '',
@@ -179,7 +221,12 @@ async function callsSection({ everything, hub, broker, token }) {
       const entry = results[mode.name][target.name];
       const stats = summarize(entry.latencies);
       const callsPerSecond = (entry.calls / entry.wallMs) * 1000;
-      summary[`${mode.name}/${target.name}`] = { ...stats, callsPerSecond, cpu: entry.cpuMs, calls: entry.calls };
+      summary[`${mode.name}/${target.name}`] = {
+        ...stats,
+        callsPerSecond,
+        cpu: entry.cpuMs,
+        calls: entry.calls,
+      };
       rows.push([
         mode.name,
         target.name,
@@ -187,12 +234,25 @@ async function callsSection({ everything, hub, broker, token }) {
         callsPerSecond.toFixed(0),
         ms(stats.p50),
         ms(stats.p99),
-        ...processes.map(label => (entry.cpuMs[label] === undefined ? '' : (entry.cpuMs[label] / entry.calls).toFixed(2))),
+        ...processes.map(label =>
+          entry.cpuMs[label] === undefined ? '' : (entry.cpuMs[label] / entry.calls).toFixed(2),
+        ),
       ]);
     }
   }
   lines.push(
-    markdownTable(['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', ...processes.map(p => `CPU ms/call: ${p}`)], rows),
+    markdownTable(
+      [
+        'mode',
+        'target',
+        'calls',
+        'calls/s',
+        'p50 ms',
+        'p99 ms',
+        ...processes.map(p => `CPU ms/call: ${p}`),
+      ],
+      rows,
+    ),
     '',
     'CPU per call is each process\'s utime+stime delta (/proc/<pid>/stat; the load generator from process.cpuUsage()) over its own runs, divided by their calls. "broker" is the whole Backstage backend process.',
     '',
@@ -212,13 +272,48 @@ async function callsSection({ everything, hub, broker, token }) {
     markdownTable(
       ['measure', 'value', 'target', 'result'],
       [
-        [`broker ÷ direct throughput, ${concurrent}`, `${vsDirect.toFixed(2)}×`, `≥ ${TARGETS.throughputVsDirect}×`, verdict(vsDirect >= TARGETS.throughputVsDirect)],
-        [`broker ÷ mcp-hub throughput, ${concurrent}`, `${vsHub.toFixed(2)}×`, `≥ ${TARGETS.throughputVsHub}×`, verdict(vsHub >= TARGETS.throughputVsHub)],
-        ['sequential p50 overhead (broker − direct)', `${overhead.toFixed(2)} ms`, `≤ ${TARGETS.sequentialOverheadMs} ms`, verdict(overhead <= TARGETS.sequentialOverheadMs)],
-        ['broker CPU per call, sequential', `${brokerCpu.sequential.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.sequential <= TARGETS.brokerCpuMsPerCall)],
-        [`broker CPU per call, ${concurrent}`, `${brokerCpu.concurrent.toFixed(2)} ms`, `≤ ${TARGETS.brokerCpuMsPerCall} ms`, verdict(brokerCpu.concurrent <= TARGETS.brokerCpuMsPerCall)],
-        [`broker CPU per call with the static token, sequential / ${concurrent}`, `${(s('broker, static token').cpu.broker / s('broker, static token').calls).toFixed(2)} / ${(c('broker, static token').cpu.broker / c('broker, static token').calls).toFixed(2)} ms`, '', ''],
-        ['mcp-hub ÷ direct throughput, ' + concurrent, `${(c('mcp-hub').callsPerSecond / c('direct').callsPerSecond).toFixed(2)}×`, '', ''],
+        [
+          `broker ÷ direct throughput, ${concurrent}`,
+          `${vsDirect.toFixed(2)}×`,
+          `≥ ${TARGETS.throughputVsDirect}×`,
+          verdict(vsDirect >= TARGETS.throughputVsDirect),
+        ],
+        [
+          `broker ÷ mcp-hub throughput, ${concurrent}`,
+          `${vsHub.toFixed(2)}×`,
+          `≥ ${TARGETS.throughputVsHub}×`,
+          verdict(vsHub >= TARGETS.throughputVsHub),
+        ],
+        [
+          'sequential p50 overhead (broker − direct)',
+          `${overhead.toFixed(2)} ms`,
+          `≤ ${TARGETS.sequentialOverheadMs} ms`,
+          verdict(overhead <= TARGETS.sequentialOverheadMs),
+        ],
+        [
+          'broker CPU per call, sequential',
+          `${brokerCpu.sequential.toFixed(2)} ms`,
+          `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
+          verdict(brokerCpu.sequential <= TARGETS.brokerCpuMsPerCall),
+        ],
+        [
+          `broker CPU per call, ${concurrent}`,
+          `${brokerCpu.concurrent.toFixed(2)} ms`,
+          `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
+          verdict(brokerCpu.concurrent <= TARGETS.brokerCpuMsPerCall),
+        ],
+        [
+          `broker CPU per call with the static token, sequential / ${concurrent}`,
+          `${(s('broker, static token').cpu.broker / s('broker, static token').calls).toFixed(2)} / ${(c('broker, static token').cpu.broker / c('broker, static token').calls).toFixed(2)} ms`,
+          '',
+          '',
+        ],
+        [
+          'mcp-hub ÷ direct throughput, ' + concurrent,
+          `${(c('mcp-hub').callsPerSecond / c('direct').callsPerSecond).toFixed(2)}×`,
+          '',
+          '',
+        ],
       ],
     ),
     '',
@@ -264,7 +359,8 @@ async function fanoutAndMemorySection({ broker, example, token }) {
           await trigger.callTool({ name: 'add_tool', arguments: { name: `bench_tool_${added}` } });
           const received = await set.waitForAll(30_000);
           delivered += received;
-          for (const session of set.sessions) if (session.receivedAt !== undefined) latencies.push(session.receivedAt - t0);
+          for (const session of set.sessions)
+            if (session.receivedAt !== undefined) latencies.push(session.receivedAt - t0);
         }
         const stats = summarize(latencies);
         const target = TARGETS.fanoutP99Ms[n];
@@ -295,7 +391,9 @@ async function fanoutAndMemorySection({ broker, example, token }) {
           `${mib(withSessions.rss)} (${mib(rawWithSessions)} before GC)`,
           `${perSession.toFixed(1)} KiB`,
           `${((withSessions.heap - baseline.heap) / n).toFixed(1)} KiB`,
-          n >= 1000 ? `≤ ${TARGETS.rssPerSessionKiB} KiB: ${verdict(perSession <= TARGETS.rssPerSessionKiB)}` : '',
+          n >= 1000
+            ? `≤ ${TARGETS.rssPerSessionKiB} KiB: ${verdict(perSession <= TARGETS.rssPerSessionKiB)}`
+            : '',
           `${count(deleted)}`,
           `${mib(after.rss)} (${signedMib(after.rss - baseline.rss)})`,
           signedMib(after.heap - baseline.heap),
@@ -313,7 +411,21 @@ async function fanoutAndMemorySection({ broker, example, token }) {
       '',
       'Raw HTTP clients (initialize + GET per session) in the load generator; latency from just before the example server\'s `add_tool` call to the arrival of `notifications/tools/list_changed` on each stream (it includes the broker re-listing the backend\'s tools first). "first" is the earliest delivery of any trigger: the fixed part before the broker writes to the streams.',
       '',
-      markdownTable(['streams', 'triggers', 'delivered', 'first ms', 'p50 ms', 'p99 ms', 'max ms', 'target', 'result', 'open all s'], fanoutRows),
+      markdownTable(
+        [
+          'streams',
+          'triggers',
+          'delivered',
+          'first ms',
+          'p50 ms',
+          'p99 ms',
+          'max ms',
+          'target',
+          'result',
+          'open all s',
+        ],
+        fanoutRows,
+      ),
       '',
     );
   }
@@ -322,7 +434,17 @@ async function fanoutAndMemorySection({ broker, example, token }) {
       '### Memory: broker backend RSS per idle client session (each with its open GET stream)',
       '',
       markdownTable(
-        ['sessions', 'RSS before', 'RSS with sessions', 'RSS per session', 'V8 heap per session', 'target', 'DELETE 204', 'RSS after DELETE (vs before)', 'V8 heap after DELETE (vs before)'],
+        [
+          'sessions',
+          'RSS before',
+          'RSS with sessions',
+          'RSS per session',
+          'V8 heap per session',
+          'target',
+          'DELETE 204',
+          'RSS after DELETE (vs before)',
+          'V8 heap after DELETE (vs before)',
+        ],
         memoryRows,
       ),
       '',
@@ -346,10 +468,16 @@ async function elicitationSection({ broker, example, token }) {
     const tool = await findTool(client, 'confirm');
     const call = async () => {
       const result = await client.callTool({ name: tool, arguments: { question: 'Ship it?' } });
-      if (result.structuredContent?.action !== 'accept') throw new Error(`unexpected result ${JSON.stringify(result)}`);
+      if (result.structuredContent?.action !== 'accept')
+        throw new Error(`unexpected result ${JSON.stringify(result)}`);
     };
     for (let i = 0; i < (smoke ? 2 : 20); i += 1) await call();
-    targets.push({ name, call, pids: name === 'broker' ? { example: example.pid, broker: broker.pid } : { example: example.pid } });
+    targets.push({
+      name,
+      call,
+      pids:
+        name === 'broker' ? { example: example.pid, broker: broker.pid } : { example: example.pid },
+    });
   }
   log(`elicitation: ${COUNTS.elicitation} sequential round trips per target`);
   const results = await measureCalls({
@@ -361,7 +489,13 @@ async function elicitationSection({ broker, example, token }) {
   const rows = targets.map(({ name }) => {
     const entry = results.sequential[name];
     const stats = summarize(entry.latencies);
-    return [name, count(entry.calls), ms(stats.p50), ms(stats.p99), entry.cpuMs.broker === undefined ? '' : (entry.cpuMs.broker / entry.calls).toFixed(2)];
+    return [
+      name,
+      count(entry.calls),
+      ms(stats.p50),
+      ms(stats.p99),
+      entry.cpuMs.broker === undefined ? '' : (entry.cpuMs.broker / entry.calls).toFixed(2),
+    ];
   });
   const p50 = name => summarize(results.sequential[name].latencies).p50;
   return [
@@ -395,13 +529,18 @@ async function permissionsSection({ broker, token, adminToken }) {
   };
   const targets = [];
   for (const [name, client] of Object.entries(clients)) {
-    const call = () => client.callTool({ name: 'everything_echo', arguments: { message: 'hello' } });
+    const call = () =>
+      client.callTool({ name: 'everything_echo', arguments: { message: 'hello' } });
     for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
     targets.push({ name, call, pids: { broker: broker.pid } });
   }
   const modes = [
     { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
-    { name: `${COUNTS.inFlight} in flight`, total: COUNTS.concurrent, concurrency: COUNTS.inFlight },
+    {
+      name: `${COUNTS.inFlight} in flight`,
+      total: COUNTS.concurrent,
+      concurrency: COUNTS.inFlight,
+    },
   ];
   // Two targets doing the same per-call work: many short alternating rounds, so that the
   // machine's background load (other jobs) lands on both alike.
@@ -435,14 +574,19 @@ async function permissionsSection({ broker, token, adminToken }) {
     }
   }
   const [conditional, allowAll] = targets.map(t => t.name);
-  const ratio = mode => callsPerSecond[`${mode.name}/${conditional}`] / callsPerSecond[`${mode.name}/${allowAll}`];
+  const ratio = mode =>
+    callsPerSecond[`${mode.name}/${conditional}`] / callsPerSecond[`${mode.name}/${allowAll}`];
   const perThousand = (authorizeDuring / toolCalls) * 1000;
   return [
     '### Permissions: tools/call `everything_echo` with the fixture policy vs a policy that allows everything',
     '',
-    `One backend, one session per user, ${rounds} alternating rounds. ` + 'Alice holds the development fixture\'s `mcp-user` role (a CONDITIONAL decision for `mcp-broker.tool.use`, applied in the broker to every catalog item); carol holds `portal-admin` (ALLOW for every `mcp-broker.*` permission). Both go through the same decision cache (one permission round trip per user and catalog version, at most 30 s old).',
+    `One backend, one session per user, ${rounds} alternating rounds. ` +
+      "Alice holds the development fixture's `mcp-user` role (a CONDITIONAL decision for `mcp-broker.tool.use`, applied in the broker to every catalog item); carol holds `portal-admin` (ALLOW for every `mcp-broker.*` permission). Both go through the same decision cache (one permission round trip per user and catalog version, at most 30 s old).",
     '',
-    markdownTable(['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'broker CPU ms/call'], rows),
+    markdownTable(
+      ['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'broker CPU ms/call'],
+      rows,
+    ),
     '',
     markdownTable(
       ['measure', 'value', 'target', 'result'],

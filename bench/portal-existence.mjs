@@ -15,7 +15,9 @@ import { parseArgs } from 'node:util';
 import { startPortalBackend } from './lib/backend.mjs';
 import { ms, summarize } from './lib/stats.mjs';
 
-const { values: options } = parseArgs({ options: { iterations: { type: 'string', default: '200' } } });
+const { values: options } = parseArgs({
+  options: { iterations: { type: 'string', default: '200' } },
+});
 const iterations = Number(options.iterations);
 const WARMUP = 20;
 
@@ -45,7 +47,8 @@ try {
       publishStatus: 'Published',
     },
   });
-  if (product.status !== 201) throw new Error(`creating the product: ${JSON.stringify(product.json)}`);
+  if (product.status !== 201)
+    throw new Error(`creating the product: ${JSON.stringify(product.json)}`);
   const key = await call('alice', 'POST', '/requests', {
     apiProductRef: { namespace: 'toystore', name: 'existence-bench' },
     planTier: 'gold',
@@ -68,7 +71,9 @@ try {
   console.log('|---|---|---|---|---|');
   for (const kind of ['missing', 'hidden']) {
     const s = summarize(samples[kind]);
-    console.log(`| ${kind} key | ${s.n} | ${ms(s.p50)} | ${ms(s.p99)} | ${(s.p50 / missing.p50).toFixed(2)} |`);
+    console.log(
+      `| ${kind} key | ${s.n} | ${ms(s.p50)} | ${ms(s.p99)} | ${(s.p50 / missing.p50).toFixed(2)} |`,
+    );
   }
 } finally {
   await backend.stop();

@@ -67,13 +67,18 @@ function requestFor(backend, token) {
   const url = route === 'authorize' ? '/api/permission/authorize' : route;
   const init =
     route === 'authorize'
-      ? { method: 'POST', body: JSON.stringify(AUTHORIZE_BODY), headers: { 'Content-Type': 'application/json' } }
+      ? {
+          method: 'POST',
+          body: JSON.stringify(AUTHORIZE_BODY),
+          headers: { 'Content-Type': 'application/json' },
+        }
       : { method: 'GET', headers: {} };
   init.headers.Authorization = `Bearer ${token}`;
   return async () => {
     const response = await fetch(`${backend.baseUrl}${url}`, init);
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`${init.method} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
+    if (response.status !== 200)
+      throw new Error(`${init.method} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
   };
 }
 
@@ -103,8 +108,10 @@ const database = createBenchDatabase('sqlite', 'profile');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-profile-'));
 const piecesFile = path.join(scratch, 'pieces.json');
 // The smoke run exercises every table (profiles into the scratch directory unless asked).
-const cpuProfFile = options['cpu-prof'] ?? (smoke ? path.join(scratch, 'smoke.cpuprofile') : undefined);
-const heapProfFile = options['heap-prof'] ?? (smoke ? path.join(scratch, 'smoke.heapprofile') : undefined);
+const cpuProfFile =
+  options['cpu-prof'] ?? (smoke ? path.join(scratch, 'smoke.cpuprofile') : undefined);
+const heapProfFile =
+  options['heap-prof'] ?? (smoke ? path.join(scratch, 'smoke.heapprofile') : undefined);
 let started;
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
@@ -136,7 +143,8 @@ try {
   log(`${requests} requests, timing the pieces`);
   process.kill(pid, 'SIGUSR1');
   for (let waited = 0; !fs.existsSync(`${piecesFile}.reset`); waited += 20) {
-    if (waited > 10_000) throw new Error('the backend did not acknowledge SIGUSR1 (bench/lib/requestPieces.cjs)');
+    if (waited > 10_000)
+      throw new Error('the backend did not acknowledge SIGUSR1 (bench/lib/requestPieces.cjs)');
     await new Promise(resolve => setTimeout(resolve, 20));
   }
   const timed = await run(call, requests, pid);
@@ -206,9 +214,13 @@ try {
   print('');
   print('| measured | client p50 ms | client mean ms | backend CPU ms / request (all threads) |');
   print('| --- | --- | --- | --- |');
-  print(`| pieces timed | ${fixed(timed.p50)} | ${fixed(timed.mean)} | ${fixed(timed.cpuPerRequest)} |`);
+  print(
+    `| pieces timed | ${fixed(timed.p50)} | ${fixed(timed.mean)} | ${fixed(timed.cpuPerRequest)} |`,
+  );
   if (cpu) {
-    print(`| under the CPU profiler | ${fixed(cpu.profiled.p50)} | ${fixed(cpu.profiled.mean)} | ${fixed(cpu.profiled.cpuPerRequest)} |`);
+    print(
+      `| under the CPU profiler | ${fixed(cpu.profiled.p50)} | ${fixed(cpu.profiled.mean)} | ${fixed(cpu.profiled.cpuPerRequest)} |`,
+    );
   }
   print('');
   print('### Pieces (wall time inside the backend, nested: a piece includes the pieces it calls)');
@@ -221,10 +233,14 @@ try {
     if (piece.startsWith('new TCP')) continue;
     print(`| ${piece} | ${(n / requests).toFixed(2)} | ${fixed(meanMs)} | ${fixed(p50Ms)} |`);
   }
-  print(`| new TCP connections accepted | ${((pieces['new TCP connections accepted']?.n ?? 0) / requests).toFixed(2)} | | |`);
+  print(
+    `| new TCP connections accepted | ${((pieces['new TCP connections accepted']?.n ?? 0) / requests).toFixed(2)} | | |`,
+  );
   if (cpu) {
     print('');
-    print(`### CPU profile by package (main thread, ${fixed(cpu.busyMs / requests)} ms busy per request)`);
+    print(
+      `### CPU profile by package (main thread, ${fixed(cpu.busyMs / requests)} ms busy per request)`,
+    );
     print('');
     print('| package | self ms / request | self share | inclusive ms / request |');
     print('| --- | --- | --- | --- |');
@@ -238,11 +254,14 @@ try {
     print('');
     print('| function | self ms / request |');
     print('| --- | --- |');
-    for (const row of cpu.functions.slice(0, 15)) print(`| ${row.name} | ${fixed(row.selfMs / requests)} |`);
+    for (const row of cpu.functions.slice(0, 15))
+      print(`| ${row.name} | ${fixed(row.selfMs / requests)} |`);
   }
   if (heap) {
     print('');
-    print(`### Allocations by package (sampled, ${(heap.totalBytes / requests / 1024).toFixed(0)} KiB per request)`);
+    print(
+      `### Allocations by package (sampled, ${(heap.totalBytes / requests / 1024).toFixed(0)} KiB per request)`,
+    );
     print('');
     print('| package | self KiB / request | share | inclusive KiB / request |');
     print('| --- | --- | --- | --- |');

@@ -23,7 +23,12 @@
 import { parseArgs } from 'node:util';
 import { startPortalBackend } from './lib/backend.mjs';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
-import { FIXTURE_SLICE_SIZE, PAYMENTS_API_KEYS, PRODUCT_COUNT, USER_COUNT } from './lib/portalData.mjs';
+import {
+  FIXTURE_SLICE_SIZE,
+  PAYMENTS_API_KEYS,
+  PRODUCT_COUNT,
+  USER_COUNT,
+} from './lib/portalData.mjs';
 import { createBenchDatabase, seedPortal } from './lib/portalDatabases.mjs';
 import {
   countRoundTrips,
@@ -64,7 +69,8 @@ if (!['development', 'production'].includes(nodeEnv)) {
   throw new Error(`--node-env takes development or production, not ${nodeEnv}`);
 }
 for (const kind of databases) {
-  if (DB_NAMES[kind] === undefined) throw new Error(`unknown database ${kind}: use sqlite or postgres`);
+  if (DB_NAMES[kind] === undefined)
+    throw new Error(`unknown database ${kind}: use sqlite or postgres`);
 }
 if (scales.some(records => !Number.isInteger(records) || records < 1)) {
   throw new Error(`--scales takes positive whole numbers, not ${options.scales}`);
@@ -77,7 +83,10 @@ function log(message) {
 /** What to undo when the run ends or is interrupted: backends first, then databases. */
 const cleanups = [];
 async function cleanUp() {
-  while (cleanups.length > 0) await cleanups.pop()().catch(error => log(`cleanup: ${error}`));
+  while (cleanups.length > 0)
+    await cleanups
+      .pop()()
+      .catch(error => log(`cleanup: ${error}`));
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
@@ -124,11 +133,17 @@ try {
         });
         const seedSeconds = await seedPortal(knex, records);
         const run = { kind, records, database, knex };
-        const { backend, tokens, startSeconds, pid } = await startBackendOn(run, smoke ? 'info' : 'warn', nodeEnv);
+        const { backend, tokens, startSeconds, pid } = await startBackendOn(
+          run,
+          smoke ? 'info' : 'warn',
+          nodeEnv,
+        );
         Object.assign(run, { backend, tokens, pid });
         byDatabase[kind].push(run);
         seeds.push({ kind, records, seedSeconds, startSeconds });
-        log(`${DB_NAMES[kind]} ${count(records)}: seeded in ${seedSeconds.toFixed(1)} s, backend up in ${startSeconds.toFixed(1)} s`);
+        log(
+          `${DB_NAMES[kind]} ${count(records)}: seeded in ${seedSeconds.toFixed(1)} s, backend up in ${startSeconds.toFixed(1)} s`,
+        );
       }
     }
   });
@@ -146,16 +161,19 @@ try {
   if (!smoke) {
     for (const kind of databases) {
       const run = byDatabase[kind][0];
-      await phase(`internal calls per request: ${DB_NAMES[kind]} ${count(run.records)}, new backend at LOG_LEVEL=info`, async () => {
-        const { backend, tokens } = await startBackendOn(run, 'info');
-        try {
-          const counted = { ...run, backend, tokens };
-          await countRoundTrips(counted, settings);
-          run.counts = counted.counts;
-        } finally {
-          await backend.stop();
-        }
-      });
+      await phase(
+        `internal calls per request: ${DB_NAMES[kind]} ${count(run.records)}, new backend at LOG_LEVEL=info`,
+        async () => {
+          const { backend, tokens } = await startBackendOn(run, 'info');
+          try {
+            const counted = { ...run, backend, tokens };
+            await countRoundTrips(counted, settings);
+            run.counts = counted.counts;
+          } finally {
+            await backend.stop();
+          }
+        },
+      );
     }
   }
   await phase('store timings (all databases interleaved)', () => measureStore(runs, settings));

@@ -28,7 +28,14 @@ const { startBackendProcess } = require('./src/testing/startBackendProcess.ts');
 const { startConformanceBackend } = require('../test-mcp-backends/src/conformanceBackend.ts');
 
 const DEV_STATIC_TOKEN = 'dev-only-static-token-0123456789';
-const conformanceBin = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const conformanceBin = path.join(
+  repoRoot,
+  'node_modules',
+  '@modelcontextprotocol',
+  'conformance',
+  'dist',
+  'index.js',
+);
 const baseline = path.join(repoRoot, 'scripts', 'conformance', 'broker-expected-failures.yaml');
 
 function log(line) {
@@ -47,7 +54,8 @@ function startForwardingProxy(token) {
       {
         hostname: targetUrl.hostname,
         port: targetUrl.port,
-        path: targetUrl.pathname + (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
+        path:
+          targetUrl.pathname + (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
         method: req.method,
         headers,
       },
@@ -83,7 +91,17 @@ function startForwardingProxy(token) {
 
 function runConformance(url, extraArgs, outputDir) {
   return new Promise(resolve => {
-    const args = [conformanceBin, 'server', '--url', url, '--expected-failures', baseline, '-o', outputDir, ...extraArgs];
+    const args = [
+      conformanceBin,
+      'server',
+      '--url',
+      url,
+      '--expected-failures',
+      baseline,
+      '-o',
+      outputDir,
+      ...extraArgs,
+    ];
     const child = spawn(process.execPath, args, { stdio: 'inherit' });
     child.on('exit', code => resolve(code ?? 1));
   });
@@ -114,7 +132,11 @@ async function main() {
     log(`forwarding proxy (adds the development static token) at ${proxy.url}`);
     await waitUntilListed(proxy.url);
     const code = await runConformance(proxy.url, extraArgs, outputDir);
-    log(code === 0 ? 'green: every scenario passed or failed exactly as the baseline expects' : `failed (exit code ${code}); results in ${outputDir}`);
+    log(
+      code === 0
+        ? 'green: every scenario passed or failed exactly as the baseline expects'
+        : `failed (exit code ${code}); results in ${outputDir}`,
+    );
     if (code === 0) fs.rmSync(outputDir, { recursive: true, force: true });
     return code;
   } catch (error) {
@@ -148,7 +170,11 @@ async function waitUntilListed(url) {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'conformance-wait', version: '0' } },
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'conformance-wait', version: '0' },
+        },
       });
       const sessionId = init.headers.get('mcp-session-id');
       await init.text();
@@ -159,7 +185,8 @@ async function waitUntilListed(url) {
     } catch {
       // not up yet
     }
-    if (Date.now() > deadline) throw new Error('the broker did not list the scenario backend within 30 s');
+    if (Date.now() > deadline)
+      throw new Error('the broker did not list the scenario backend within 30 s');
     await new Promise(resolve => setTimeout(resolve, 250));
   }
 }

@@ -18,7 +18,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestBackend, installedVersion, probeTestBackend, repoRoot, sh, shLocked } from './lib/test-backend.mjs';
+import {
+  createTestBackend,
+  installedVersion,
+  probeTestBackend,
+  repoRoot,
+  sh,
+  shLocked,
+} from './lib/test-backend.mjs';
 
 // The feature-service release of Backstage 1.55 (its dependencies ask for backend-defaults ^0.18.0).
 const DYNAMIC_FEATURE_SERVICE_VERSION = '0.8.7';
@@ -46,7 +53,9 @@ const exported = [
 const keep = process.argv.includes('--keep');
 const pgUrl = process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING;
 if (!pgUrl) {
-  console.log('dynamic-plugins: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set');
+  console.log(
+    'dynamic-plugins: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set',
+  );
   process.exit(0);
 }
 
@@ -63,7 +72,11 @@ try {
   // npm keeps a copy of the lockfile it installed from: reinstall when ours is newer.
   const installedLock = path.join(toolDir, 'node_modules/.package-lock.json');
   const lock = path.join(toolDir, 'package-lock.json');
-  if (!fs.existsSync(rhdhCli) || !fs.existsSync(installedLock) || fs.statSync(installedLock).mtimeMs < fs.statSync(lock).mtimeMs) {
+  if (
+    !fs.existsSync(rhdhCli) ||
+    !fs.existsSync(installedLock) ||
+    fs.statSync(installedLock).mtimeMs < fs.statSync(lock).mtimeMs
+  ) {
     sh('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: toolDir });
   }
   const hostPeers = {};
@@ -73,18 +86,26 @@ try {
     shLocked(rhdhCli, ['plugin', 'export', '--clean', ...args], { cwd: path.join(repoRoot, dir) });
     const distDynamic = path.join(repoRoot, dir, 'dist-dynamic');
     const manifest = JSON.parse(fs.readFileSync(path.join(distDynamic, 'package.json'), 'utf8'));
-    if (!manifest.name.endsWith('-dynamic')) throw new Error(`${dir}: exported package is named ${manifest.name}`);
+    if (!manifest.name.endsWith('-dynamic'))
+      throw new Error(`${dir}: exported package is named ${manifest.name}`);
     for (const [name, range] of Object.entries(manifest.dependencies ?? {})) {
-      if (name.startsWith('@backstage/')) throw new Error(`${manifest.name} bundles ${name}@${range} instead of sharing it`);
+      if (name.startsWith('@backstage/'))
+        throw new Error(`${manifest.name} bundles ${name}@${range} instead of sharing it`);
     }
     Object.assign(hostPeers, manifest.peerDependencies);
     pluginNames.push(manifest.name);
     // RHDH's installer unpacks the exported package (bundled node_modules included) into its
     // dynamic-plugins root, one folder per plugin; a copy gives the same layout.
-    fs.cpSync(distDynamic, path.join(pluginsRoot, manifest.name.replace('@', '').replace('/', '-')), {
-      recursive: true,
-    });
-    console.log(`${manifest.name}: exported, shares ${Object.keys(manifest.peerDependencies ?? {}).join(', ')}`);
+    fs.cpSync(
+      distDynamic,
+      path.join(pluginsRoot, manifest.name.replace('@', '').replace('/', '-')),
+      {
+        recursive: true,
+      },
+    );
+    console.log(
+      `${manifest.name}: exported, shares ${Object.keys(manifest.peerDependencies ?? {}).join(', ')}`,
+    );
   }
 
   // 2. The host backend: public packages only, plus the Backstage packages the plugins share

@@ -17,12 +17,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkTarball, publishedPackages } from './lib/published-packages.mjs';
-import { createTestBackend, installedVersion, probeTestBackend, repoRoot, shLocked } from './lib/test-backend.mjs';
+import {
+  createTestBackend,
+  installedVersion,
+  probeTestBackend,
+  repoRoot,
+  shLocked,
+} from './lib/test-backend.mjs';
 
 const keep = process.argv.includes('--keep');
 const pgUrl = process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING;
 if (!pgUrl) {
-  console.log('pack-install: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set');
+  console.log(
+    'pack-install: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING is not set',
+  );
   process.exit(0);
 }
 
@@ -42,7 +50,8 @@ try {
     });
     tarballOf[pkg.workspace] = out;
     const problems = checkTarball(pkg, out);
-    if (problems.length > 0) throw new Error(`${pkg.workspace} tarball:\n  ${problems.join('\n  ')}`);
+    if (problems.length > 0)
+      throw new Error(`${pkg.workspace} tarball:\n  ${problems.join('\n  ')}`);
     console.log(`${pkg.workspace}: tarball manifest and files OK`);
   }
 
@@ -67,8 +76,7 @@ try {
       '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
       '@devportal/plugin-mcp-broker-common': `file:${tarballOf['@devportal/plugin-mcp-broker-common']}`,
       '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
-      '@devportal/backend-kubernetes-client':
-        `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
+      '@devportal/backend-kubernetes-client': `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
     },
     indexJs: `const { createBackend } = require('@backstage/backend-defaults');
 const backend = createBackend();
@@ -81,14 +89,23 @@ backend.start();
     config: {
       catalog: {
         providers: {
-          portal: { schedule: { frequency: { hours: 1 }, timeout: { minutes: 1 }, initialDelay: { seconds: 1 } } },
+          portal: {
+            schedule: {
+              frequency: { hours: 1 },
+              timeout: { minutes: 1 },
+              initialDelay: { seconds: 1 },
+            },
+          },
         },
       },
     },
   });
 
   // 3. Start it and call the plugins.
-  await probeTestBackend({ ...backend, expectOutput: /Synchronised 0 Published API products of 0/ });
+  await probeTestBackend({
+    ...backend,
+    expectOutput: /Synchronised 0 Published API products of 0/,
+  });
 } catch (error) {
   failure = error;
 } finally {

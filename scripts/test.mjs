@@ -4,7 +4,9 @@
 //   2. API reports (`yarn build:api-reports --ci`): each published package's report.api.md must
 //      match its current public API (from dist-types/); run `yarn build:api-reports` and commit
 //      the reports when it changes on purpose;
-//   3. lint (`backstage-cli repo lint`): Backstage's ESLint config on every package;
+//   3. lint (`backstage-cli repo lint`): Backstage's ESLint config on every package, and the
+//      formatting (`prettier --check .`: Backstage's Prettier settings, 100 columns; `yarn format`
+//      rewrites);
 //   4. every Jest test (`backstage-cli repo test`);
 //   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend.
@@ -60,7 +62,9 @@ const exit = async code => {
 
 if ((await run('yarn', ['tsc'])) !== 0) await exit(1);
 if ((await run('yarn', ['build:api-reports', '--ci'])) !== 0) {
-  process.stdout.write('API reports are stale: run `yarn build:api-reports` and commit the report.api.md changes\n');
+  process.stdout.write(
+    'API reports are stale: run `yarn build:api-reports` and commit the report.api.md changes\n',
+  );
   await exit(1);
 }
 if ((await run('yarn', ['backstage-cli', 'repo', 'lint'])) !== 0) {
@@ -70,11 +74,22 @@ if ((await run('yarn', ['backstage-cli', 'repo', 'lint'])) !== 0) {
   );
   await exit(1);
 }
+if ((await run('yarn', ['prettier', '--check', '.'])) !== 0) {
+  process.stdout.write('Formatting differs in the files listed above: run `yarn format`\n');
+  await exit(1);
+}
 
 // Jest's JSON report gives the counts for one plain closing line over every step.
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jest-report-'));
 const reportFile = path.join(reportDir, 'report.json');
-const jestStatus = await run('yarn', ['backstage-cli', 'repo', 'test', '--json', `--outputFile=${reportFile}`, ...jestArgs]);
+const jestStatus = await run('yarn', [
+  'backstage-cli',
+  'repo',
+  'test',
+  '--json',
+  `--outputFile=${reportFile}`,
+  ...jestArgs,
+]);
 const counts = { passed: 0, failed: jestStatus === 0 ? 0 : 1, skipped: 0 };
 if (fs.existsSync(reportFile)) {
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
@@ -90,5 +105,7 @@ if (jestArgs.length === 0 && env[POSTGRES_ENV]) {
   counts[packStatus === 0 ? 'passed' : 'failed'] += 1;
 }
 
-process.stdout.write(`\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+process.stdout.write(
+  `\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+);
 await exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);

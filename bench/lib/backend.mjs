@@ -9,7 +9,9 @@ import { childPids } from './procStat.mjs';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
-const { startBackendProcess } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+const {
+  startBackendProcess,
+} = require('../../packages/backend/src/testing/startBackendProcess.ts');
 
 /**
  * Starts the backend on `database` (a `backend.database` config) at `logLevel` and
@@ -29,7 +31,13 @@ export async function startPortalBackend({ database, logLevel, users, nodeArgs =
       // land in the measured access log. Nothing here needs the API entities.
       catalog: {
         providers: {
-          portal: { schedule: { frequency: { hours: 24 }, timeout: { minutes: 3 }, initialDelay: { hours: 24 } } },
+          portal: {
+            schedule: {
+              frequency: { hours: 24 },
+              timeout: { minutes: 3 },
+              initialDelay: { hours: 24 },
+            },
+          },
         },
       },
     },

@@ -42,7 +42,9 @@ export async function measureCalls({ targets, modes, rounds, onRound }) {
     for (const mode of modes) {
       const perRound = Math.ceil(mode.total / rounds);
       for (const target of order) {
-        const before = Object.fromEntries(Object.entries(target.pids).map(([label, pid]) => [label, cpuMillis(pid)]));
+        const before = Object.fromEntries(
+          Object.entries(target.pids).map(([label, pid]) => [label, cpuMillis(pid)]),
+        );
         const selfBefore = process.cpuUsage();
         const { latencies, wallMs } = await runCalls(target.call, perRound, mode.concurrency);
         const self = process.cpuUsage(selfBefore);
@@ -53,7 +55,8 @@ export async function measureCalls({ targets, modes, rounds, onRound }) {
         for (const [label, pid] of Object.entries(target.pids)) {
           entry.cpuMs[label] = (entry.cpuMs[label] ?? 0) + cpuMillis(pid) - before[label];
         }
-        entry.cpuMs['load generator'] = (entry.cpuMs['load generator'] ?? 0) + (self.user + self.system) / 1000;
+        entry.cpuMs['load generator'] =
+          (entry.cpuMs['load generator'] ?? 0) + (self.user + self.system) / 1000;
       }
     }
     onRound?.(round + 1);

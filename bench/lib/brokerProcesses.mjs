@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
-const { startBackendProcess } = require('../../packages/backend/src/testing/startBackendProcess.ts');
+const {
+  startBackendProcess,
+} = require('../../packages/backend/src/testing/startBackendProcess.ts');
 const { reservePortForChild } = require('../../packages/test-mcp-backends/src/handedOverPort.ts');
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -37,12 +39,16 @@ export function rssKiB(pid) {
 async function waitForHttp(url, child, name, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start`);
+    if (child.exitCode !== null)
+      throw new Error(`${name} exited with code ${child.exitCode} during start`);
     try {
-      await fetch(url, { method: 'GET', signal: AbortSignal.timeout(1000) }).then(r => r.body?.cancel());
+      await fetch(url, { method: 'GET', signal: AbortSignal.timeout(1000) }).then(r =>
+        r.body?.cancel(),
+      );
       return;
     } catch {
-      if (Date.now() > deadline) throw new Error(`${name} did not answer at ${url} within ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`${name} did not answer at ${url} within ${timeoutMs} ms`);
       await new Promise(resolve => setTimeout(resolve, 200));
     }
   }
@@ -86,7 +92,12 @@ export async function startServerEverything() {
   const reserved = await reservePortForChild();
   const port = reserved.port;
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const proc = await spawnNode([entry, 'streamableHttp'], { PORT: String(port) }, repoRoot, reserved);
+  const proc = await spawnNode(
+    [entry, 'streamableHttp'],
+    { PORT: String(port) },
+    repoRoot,
+    reserved,
+  );
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url, proc.child, 'server-everything');
   return { ...proc, url };
@@ -113,7 +124,9 @@ export async function startMcpHub(servers) {
   const port = reserved.port;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mcp-hub-'));
   const configPath = path.join(dir, 'mcp-hub.json');
-  const mcpServers = Object.fromEntries(Object.entries(servers).map(([name, url]) => [name, { url }]));
+  const mcpServers = Object.fromEntries(
+    Object.entries(servers).map(([name, url]) => [name, { url }]),
+  );
   fs.writeFileSync(configPath, JSON.stringify({ mcpServers }));
   // XDG_STATE_HOME keeps mcp-hub's log and workspace cache out of the user's home.
   const proc = await spawnNode(
@@ -128,10 +141,17 @@ export async function startMcpHub(servers) {
   // Ready when every configured server is connected (mcp-hub connects in the background).
   for (;;) {
     await waitForHttp(health, proc.child, 'mcp-hub');
-    const body = await fetch(health).then(r => r.json()).catch(() => ({}));
+    const body = await fetch(health)
+      .then(r => r.json())
+      .catch(() => ({}));
     const states = (body.servers ?? []).map(server => server.status);
-    if (states.length === Object.keys(servers).length && states.every(state => state === 'connected')) break;
-    if (Date.now() > deadline) throw new Error(`mcp-hub servers not connected: ${JSON.stringify(states)}\n${proc.output()}`);
+    if (
+      states.length === Object.keys(servers).length &&
+      states.every(state => state === 'connected')
+    )
+      break;
+    if (Date.now() > deadline)
+      throw new Error(`mcp-hub servers not connected: ${JSON.stringify(states)}\n${proc.output()}`);
     await new Promise(resolve => setTimeout(resolve, 250));
   }
   return {
@@ -168,9 +188,12 @@ export async function waitForBrokerBackends(backend, token, names, timeoutMs = 3
     const status = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
       headers: { Authorization: `Bearer ${token}` },
     }).then(r => r.json());
-    const connected = status.backends.filter(b => b.state === 'connected' && (b.eventStream === 'open' || b.eventStream === 'none'));
+    const connected = status.backends.filter(
+      b => b.state === 'connected' && (b.eventStream === 'open' || b.eventStream === 'none'),
+    );
     if (names.every(name => connected.some(b => b.name === name))) return status;
-    if (Date.now() > deadline) throw new Error(`broker backends not connected: ${JSON.stringify(status.backends)}`);
+    if (Date.now() > deadline)
+      throw new Error(`broker backends not connected: ${JSON.stringify(status.backends)}`);
     await new Promise(resolve => setTimeout(resolve, 250));
   }
 }

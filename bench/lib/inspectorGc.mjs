@@ -11,7 +11,8 @@ const WebSocket = require('ws');
 /** The inspector's WebSocket URL from the process output ("Debugger listening on ws://…"). */
 export function inspectorUrl(output) {
   const match = output.match(/Debugger listening on (ws:\/\/\S+)/);
-  if (!match) throw new Error('the process printed no inspector URL (start it with --inspect=127.0.0.1:0)');
+  if (!match)
+    throw new Error('the process printed no inspector URL (start it with --inspect=127.0.0.1:0)');
   return match[1];
 }
 

@@ -26,5 +26,8 @@ export function machineFacts() {
 
 /** The 1, 5 and 15 minute load averages, as `uptime` prints them. */
 export function loadAverage() {
-  return os.loadavg().map(value => value.toFixed(2)).join(', ');
+  return os
+    .loadavg()
+    .map(value => value.toFixed(2))
+    .join(', ');
 }

@@ -7,7 +7,9 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
-const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const {
+  StreamableHTTPClientTransport,
+} = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { SSEClientTransport } = require('@modelcontextprotocol/sdk/client/sse.js');
 
 /**
@@ -40,7 +42,9 @@ export async function connectClient({ url, kind = 'streamable', token, capabilit
 /** The one listed tool whose name ends with `suffix` (each gateway prefixes differently). */
 export async function findTool(client, suffix) {
   const { tools } = await client.listTools();
-  const tool = tools.find(candidate => candidate.name === suffix || candidate.name.endsWith(`_${suffix}`));
+  const tool = tools.find(
+    candidate => candidate.name === suffix || candidate.name.endsWith(`_${suffix}`),
+  );
   if (!tool) throw new Error(`no tool named *${suffix} among ${tools.map(t => t.name).join(', ')}`);
   return tool.name;
 }

@@ -21,9 +21,10 @@ const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
 const knexFactory = require('knex');
 const pg = require('pg');
-const { migrateUp, DatabasePortalStore } = require(
-  '../../plugins/portal-backend/src/store/DatabasePortalStore.ts',
-);
+const {
+  migrateUp,
+  DatabasePortalStore,
+} = require('../../plugins/portal-backend/src/store/DatabasePortalStore.ts');
 const { connectionObject } = require('../../packages/backend/src/testing/backendDatabases.ts');
 
 /** Rows per INSERT statement (17 columns: well inside SQLite's and PostgreSQL's limits). */

@@ -48,7 +48,9 @@ async function timedWithCpu(run, call) {
 export async function measureHttp(runs, { iterations, warmup, bulkIterations }) {
   const ids = [...HTTP_ROUTES.map(route => route.id), 'bulk'];
   const empty = () => Object.fromEntries(ids.map(id => [id, []]));
-  const samples = new Map(runs.map(run => [run, { elapsed: empty(), cpu: empty(), wait: empty() }]));
+  const samples = new Map(
+    runs.map(run => [run, { elapsed: empty(), cpu: empty(), wait: empty() }]),
+  );
   const rows = new Map(runs.map(run => [run, {}]));
   const record = (run, id, { elapsed, cpuMs, waitMs }) => {
     const s = samples.get(run);
@@ -186,7 +188,9 @@ function lastPortalRequest(requests, isPortalCall) {
 export async function measureStore(runs, { iterations, warmup }) {
   const stores = new Map();
   for (const run of runs) stores.set(run, await portalStoreOn(run.knex));
-  const samples = new Map(runs.map(run => [run, Object.fromEntries(STORE_QUERIES.map(q => [q.id, []]))]));
+  const samples = new Map(
+    runs.map(run => [run, Object.fromEntries(STORE_QUERIES.map(q => [q.id, []]))]),
+  );
   const rows = new Map(runs.map(run => [run, {}]));
   for (let i = 0; i < warmup + iterations; i++) {
     for (const query of STORE_QUERIES) {
@@ -204,7 +208,10 @@ export async function measureStore(runs, { iterations, warmup }) {
   for (const run of runs) {
     const stats = statsOf(samples.get(run));
     run.store = Object.fromEntries(
-      STORE_QUERIES.map(query => [query.id, { stats: stats[query.id], rows: rows.get(run)[query.id] }]),
+      STORE_QUERIES.map(query => [
+        query.id,
+        { stats: stats[query.id], rows: rows.get(run)[query.id] },
+      ]),
     );
   }
 }
@@ -230,7 +237,10 @@ async function planOf(run, store, query) {
   const { sql, bindings } = statements[statements.length - 1];
   const positional = sql.replace(/\$\d+/g, '?');
   if (knex.client.config.client === 'pg') {
-    const result = await knex.raw(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${positional}`, bindings);
+    const result = await knex.raw(
+      `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${positional}`,
+      bindings,
+    );
     return result.rows.map(row => row['QUERY PLAN']).join('\n');
   }
   const result = await knex.raw(`EXPLAIN QUERY PLAN ${positional}`, bindings);

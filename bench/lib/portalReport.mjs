@@ -60,7 +60,13 @@ function cpuTable(runs, bulkSize) {
     { id: 'bulk', label: `POST /requests/bulk-approve — carol (${bulkSize} Pending keys)` },
   ];
   return markdownTable(
-    ['request', ...runs.map(run => `${count(run.records)}: backend CPU (all threads) / main thread waiting for a CPU, ms`)],
+    [
+      'request',
+      ...runs.map(
+        run =>
+          `${count(run.records)}: backend CPU (all threads) / main thread waiting for a CPU, ms`,
+      ),
+    ],
     lines.map(line => [
       line.label,
       ...runs.map(run => `${ms(run.http.cpu[line.id])} / ${ms(run.http.wait[line.id])}`),
@@ -227,29 +233,58 @@ export function portalReport({ header, byDatabase, phases, seeds, scales }) {
   out.push(
     markdownTable(
       ['database', 'records', 'seed s (migrations + batch inserts)', 'backend start s'],
-      seeds.map(seed => [DB_NAMES[seed.kind], count(seed.records), seed.seedSeconds.toFixed(1), seed.startSeconds.toFixed(1)]),
+      seeds.map(seed => [
+        DB_NAMES[seed.kind],
+        count(seed.records),
+        seed.seedSeconds.toFixed(1),
+        seed.startSeconds.toFixed(1),
+      ]),
     ),
   );
   for (const [kind, runs] of Object.entries(byDatabase)) {
     out.push('', `### HTTP on the real backend — ${DB_NAMES[kind]} (client-side ms)`, '');
     out.push(growthTable(runs, 'request', httpLines(runs[0].http.rows.bulk)));
-    out.push('', `Backend process per request — ${DB_NAMES[kind]} (means over the same samples):`, '');
+    out.push(
+      '',
+      `Backend process per request — ${DB_NAMES[kind]} (means over the same samples):`,
+      '',
+    );
     out.push(cpuTable(runs, runs[0].http.rows.bulk));
-    out.push('', `### Store alone — ${DB_NAMES[kind]} (DatabasePortalStore.listKeys in the benchmark process)`, '');
+    out.push(
+      '',
+      `### Store alone — ${DB_NAMES[kind]} (DatabasePortalStore.listKeys in the benchmark process)`,
+      '',
+    );
     out.push(growthTable(runs, 'store query (no HTTP, no permissions)', storeLines()));
   }
-  out.push('', `### Side by side at ${count(largest)} records`, '', sideBySideTable(byDatabase, largest));
+  out.push(
+    '',
+    `### Side by side at ${count(largest)} records`,
+    '',
+    sideBySideTable(byDatabase, largest),
+  );
   out.push(
     '',
     "### Pages: first vs last page of 100 of the admin's Pending list",
     '',
     pagesTable(byDatabase),
   );
-  out.push('', '### Internal calls per portal request (access log at LOG_LEVEL=info)', '', countsTable(byDatabase));
-  const counted = Object.values(byDatabase).flat().find(run => run.counts !== undefined);
+  out.push(
+    '',
+    '### Internal calls per portal request (access log at LOG_LEVEL=info)',
+    '',
+    countsTable(byDatabase),
+  );
+  const counted = Object.values(byDatabase)
+    .flat()
+    .find(run => run.counts !== undefined);
   for (const { label, lastRequest } of counted?.counts ?? []) {
     if (!label.startsWith('GET /requests/my (alice)')) continue;
-    out.push('', `Access log of one ${label} (${DB_NAMES[counted.kind]}), in the order the lines were written:`, '');
+    out.push(
+      '',
+      `Access log of one ${label} (${DB_NAMES[counted.kind]}), in the order the lines were written:`,
+      '',
+    );
     out.push('```', ...lastRequest, '```');
   }
   out.push('', '### Targets', '', targetsTable(byDatabase, smallest, largest));

@@ -18,7 +18,13 @@ export const BULK_SIZE = 100;
 export const HTTP_ROUTES = [
   { id: 'my', route: 'GET /requests/my', caller: 'alice', path: '/requests/my' },
   { id: 'list-alice', route: 'GET /requests', caller: 'alice', path: '/requests' },
-  { id: 'list-bob', route: 'GET /requests', caller: 'bob', note: 'owner of payments-api', path: '/requests' },
+  {
+    id: 'list-bob',
+    route: 'GET /requests',
+    caller: 'bob',
+    note: 'owner of payments-api',
+    path: '/requests',
+  },
   {
     id: 'admin-pending',
     route: 'GET /requests?status=Pending',
@@ -168,13 +174,21 @@ export function bulkBatch(records) {
 
 /** Carol approves `names` in one bulk call; throws unless every item succeeded. */
 export async function bulkApprove(backend, token, names) {
-  const { elapsed, json } = await timedCall(backend, token, 'POST', '/api/portal/requests/bulk-approve', {
-    requests: names.map(name => ({ namespace: 'bench', name })),
-    reason: 'benchmark',
-  });
+  const { elapsed, json } = await timedCall(
+    backend,
+    token,
+    'POST',
+    '/api/portal/requests/bulk-approve',
+    {
+      requests: names.map(name => ({ namespace: 'bench', name })),
+      reason: 'benchmark',
+    },
+  );
   const failed = json.results.filter(result => !result.success);
   if (failed.length > 0) {
-    throw new Error(`bulk-approve: ${failed.length} items failed, e.g. ${JSON.stringify(failed[0])}`);
+    throw new Error(
+      `bulk-approve: ${failed.length} items failed, e.g. ${JSON.stringify(failed[0])}`,
+    );
   }
   return elapsed;
 }

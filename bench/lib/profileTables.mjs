@@ -39,7 +39,8 @@ function functionOf(node) {
 export function cpuByPackage(profile) {
   const nodes = new Map(profile.nodes.map(node => [node.id, node]));
   const parents = new Map();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parents.set(child, node.id);
   const self = new Map();
   const inclusive = new Map();
   const functions = new Map();
@@ -68,7 +69,9 @@ export function cpuByPackage(profile) {
     packages: [...self]
       .map(([name, selfMs]) => ({ name, selfMs, inclusiveMs: inclusive.get(name) }))
       .sort((a, b) => b.selfMs - a.selfMs),
-    functions: [...functions].map(([name, selfMs]) => ({ name, selfMs })).sort((a, b) => b.selfMs - a.selfMs),
+    functions: [...functions]
+      .map(([name, selfMs]) => ({ name, selfMs }))
+      .sort((a, b) => b.selfMs - a.selfMs),
   };
 }
 

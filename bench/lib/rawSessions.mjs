@@ -14,7 +14,13 @@ function request(agent, url, { method, headers, body }) {
     const req = http.request(url, { method, headers, agent }, res => {
       const chunks = [];
       res.on('data', chunk => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -70,12 +76,21 @@ export class RawSessionSet {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw-bench', version: '1' } },
+        params: {
+          protocolVersion: PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'raw-bench', version: '1' },
+        },
       }),
     });
     const id = init.headers['mcp-session-id'];
-    if (init.status !== 200 || !id) throw new Error(`initialize answered ${init.status}: ${init.body.slice(0, 200)}`);
-    const sessionHeaders = { ...headers, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': PROTOCOL_VERSION };
+    if (init.status !== 200 || !id)
+      throw new Error(`initialize answered ${init.status}: ${init.body.slice(0, 200)}`);
+    const sessionHeaders = {
+      ...headers,
+      'Mcp-Session-Id': id,
+      'MCP-Protocol-Version': PROTOCOL_VERSION,
+    };
     const ack = await request(this.agent, this.url, {
       method: 'POST',
       headers: sessionHeaders,
@@ -87,7 +102,12 @@ export class RawSessionSet {
       const req = http.request(this.url, {
         method: 'GET',
         agent: false,
-        headers: { Authorization: this.auth, Accept: 'text/event-stream', 'Mcp-Session-Id': id, 'MCP-Protocol-Version': PROTOCOL_VERSION },
+        headers: {
+          Authorization: this.auth,
+          Accept: 'text/event-stream',
+          'Mcp-Session-Id': id,
+          'MCP-Protocol-Version': PROTOCOL_VERSION,
+        },
       });
       req.on('response', res => {
         if (res.statusCode !== 200) {
@@ -97,7 +117,10 @@ export class RawSessionSet {
         }
         res.setEncoding('utf8');
         res.on('data', chunk => {
-          if (session.receivedAt === undefined && chunk.includes('notifications/tools/list_changed')) {
+          if (
+            session.receivedAt === undefined &&
+            chunk.includes('notifications/tools/list_changed')
+          ) {
             session.receivedAt = performance.now();
           }
         });
@@ -133,7 +156,10 @@ export class RawSessionSet {
     this.sessions = [];
     await pool(sessions.length, concurrency, async i => {
       const session = sessions[i];
-      const res = await request(this.agent, this.url, { method: 'DELETE', headers: session.headers });
+      const res = await request(this.agent, this.url, {
+        method: 'DELETE',
+        headers: session.headers,
+      });
       if (res.status === 204) ok += 1;
       session.stream?.destroy();
     });

@@ -48,7 +48,11 @@ function timeAsync(proto, name, piece) {
 
 // Authentication: verifying tokens and minting the plugin-to-plugin tokens.
 const { DefaultAuthService } = load('auth/DefaultAuthService.cjs.js');
-timeAsync(DefaultAuthService.prototype, 'authenticate', auth => `auth.authenticate (in ${auth.pluginId})`);
+timeAsync(
+  DefaultAuthService.prototype,
+  'authenticate',
+  auth => `auth.authenticate (in ${auth.pluginId})`,
+);
 timeAsync(
   DefaultAuthService.prototype,
   'getPluginRequestToken',
@@ -57,8 +61,16 @@ timeAsync(
 const { UserTokenHandler } = load('auth/user/UserTokenHandler.cjs.js');
 timeAsync(UserTokenHandler.prototype, 'verifyToken', 'user token verification (ES256 verify)');
 const { DefaultPluginTokenHandler } = load('auth/plugin/PluginTokenHandler.cjs.js');
-timeAsync(DefaultPluginTokenHandler.prototype, 'verifyToken', 'plugin token check (ES256 verify when it is one)');
-timeAsync(DefaultPluginTokenHandler.prototype, 'issueToken', 'plugin token minting (importJWK + ES256 sign)');
+timeAsync(
+  DefaultPluginTokenHandler.prototype,
+  'verifyToken',
+  'plugin token check (ES256 verify when it is one)',
+);
+timeAsync(
+  DefaultPluginTokenHandler.prototype,
+  'issueToken',
+  'plugin token minting (importJWK + ES256 sign)',
+);
 const { CachedUserInfoService } = load('userInfo/CachedUserInfoService.cjs.js');
 timeAsync(CachedUserInfoService.prototype, 'getUserInfo', 'userInfo.getUserInfo (5 s cache)');
 const { DefaultAuditorService } = load('auditor/DefaultAuditorService.cjs.js');
@@ -69,15 +81,30 @@ timeAsync(DefaultAuditorService.prototype, 'log', 'auditor.log');
 const { ServerPermissionClient } = require(
   path.join(nodeModules, '@backstage/plugin-permission-node/dist/ServerPermissionClient.cjs.js'),
 );
-timeAsync(ServerPermissionClient.prototype, 'authorize', 'permissions.authorize (token + HTTP round trip)');
+timeAsync(
+  ServerPermissionClient.prototype,
+  'authorize',
+  'permissions.authorize (token + HTTP round trip)',
+);
 const { PermissionClient } = require(
   path.join(nodeModules, '@backstage/plugin-permission-common/dist/PermissionClient.cjs.js'),
 );
-timeAsync(PermissionClient.prototype, 'authorize', 'PermissionClient.authorize (the HTTP round trip)');
-const { RBACPermissionPolicy } = require(
-  path.join(nodeModules, '@backstage-community/plugin-rbac-backend/dist/policies/permission-policy.cjs.js'),
+timeAsync(
+  PermissionClient.prototype,
+  'authorize',
+  'PermissionClient.authorize (the HTTP round trip)',
 );
-timeAsync(RBACPermissionPolicy.prototype, 'handle', 'RBAC policy.handle (one per permission, run concurrently)');
+const { RBACPermissionPolicy } = require(
+  path.join(
+    nodeModules,
+    '@backstage-community/plugin-rbac-backend/dist/policies/permission-policy.cjs.js',
+  ),
+);
+timeAsync(
+  RBACPermissionPolicy.prototype,
+  'handle',
+  'RBAC policy.handle (one per permission, run concurrently)',
+);
 
 // The portal's store, when the backend loads the plugin.
 const originalLoad = Module._load;
@@ -99,7 +126,10 @@ const originalCredentials = DefaultHttpAuthService.prototype.credentials;
 DefaultHttpAuthService.prototype.credentials = function credentials(req, ...rest) {
   if (req.requestPiecesStart !== undefined && !req.requestPiecesHandled) {
     req.requestPiecesHandled = true;
-    record(`middleware: request event → route handler (${req.baseUrl})`, performance.now() - req.requestPiecesStart);
+    record(
+      `middleware: request event → route handler (${req.baseUrl})`,
+      performance.now() - req.requestPiecesStart,
+    );
   }
   return originalCredentials.call(this, req, ...rest);
 };
@@ -107,7 +137,9 @@ const originalJson = express.response.json;
 express.response.json = function json(...args) {
   const started = performance.now();
   const where = this.req.baseUrl;
-  this.once('finish', () => record(`response: res.json → last byte written (${where})`, performance.now() - started));
+  this.once('finish', () =>
+    record(`response: res.json → last byte written (${where})`, performance.now() - started),
+  );
   try {
     return originalJson.apply(this, args);
   } finally {
@@ -121,13 +153,20 @@ http.Server.prototype.emit = function emit(event, req, res) {
     const started = performance.now();
     req.requestPiecesStart = started;
     const route = `${req.method} ${req.url.split('?')[0].split('/').slice(0, 3).join('/')}`;
-    res.once('finish', () => record(`server: request event → response finished (${route})`, performance.now() - started));
+    res.once('finish', () =>
+      record(`server: request event → response finished (${route})`, performance.now() - started),
+    );
   }
   return originalEmit.apply(this, arguments);
 };
 
 // Garbage collection pauses of the main thread.
-const gcKinds = { 1: 'minor (scavenge)', 2: 'major (mark-compact)', 4: 'incremental marking', 8: 'weak callbacks' };
+const gcKinds = {
+  1: 'minor (scavenge)',
+  2: 'major (mark-compact)',
+  4: 'incremental marking',
+  8: 'weak callbacks',
+};
 new PerformanceObserver(list => {
   if (!measuring) return;
   for (const entry of list.getEntries()) {

@@ -14,8 +14,17 @@ export const publishedPackages = [
     dir: 'packages/backend-kubernetes-client',
     role: 'node-library',
   },
-  { workspace: '@devportal/backend-request-body', dir: 'packages/backend-request-body', role: 'node-library' },
-  { workspace: '@devportal/plugin-portal-common', dir: 'plugins/portal-common', role: 'common-library', pluginId: 'portal' },
+  {
+    workspace: '@devportal/backend-request-body',
+    dir: 'packages/backend-request-body',
+    role: 'node-library',
+  },
+  {
+    workspace: '@devportal/plugin-portal-common',
+    dir: 'plugins/portal-common',
+    role: 'common-library',
+    pluginId: 'portal',
+  },
   {
     workspace: '@devportal/plugin-portal-backend',
     dir: 'plugins/portal-backend',
@@ -54,7 +63,9 @@ export const publishedPackages = [
  */
 export function checkTarball({ workspace, dir, role, pluginId, configKey }, tarball) {
   const problems = [];
-  const manifest = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+  const manifest = JSON.parse(
+    execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }),
+  );
   const entries = new Set(
     execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
       .split('\n')
@@ -63,29 +74,38 @@ export function checkTarball({ workspace, dir, role, pluginId, configKey }, tarb
   );
   const sourceDir = path.join(repoRoot, dir);
 
-  const runtime = { ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies };
+  const runtime = {
+    ...manifest.dependencies,
+    ...manifest.peerDependencies,
+    ...manifest.optionalDependencies,
+  };
   for (const [name, range] of Object.entries(runtime)) {
     if (String(range).startsWith('workspace:') || name.startsWith('@internal/')) {
       problems.push(`depends on ${name}@${range}: not installable outside the monorepo`);
     }
   }
   for (const [name, range] of Object.entries(manifest.devDependencies ?? {})) {
-    if (String(range).startsWith('workspace:')) problems.push(`devDependency ${name}@${range} kept its workspace: range`);
+    if (String(range).startsWith('workspace:'))
+      problems.push(`devDependency ${name}@${range} kept its workspace: range`);
   }
   if (manifest.private) problems.push('is private');
   for (const field of ['description', 'license', 'version']) {
     if (!manifest[field]) problems.push(`package.json lacks "${field}"`);
   }
-  if (manifest.backstage?.role !== role) problems.push(`backstage.role is ${manifest.backstage?.role}, expected ${role}`);
-  if (manifest.backstage?.pluginId !== pluginId) problems.push(`backstage.pluginId is ${manifest.backstage?.pluginId}, expected ${pluginId}`);
+  if (manifest.backstage?.role !== role)
+    problems.push(`backstage.role is ${manifest.backstage?.role}, expected ${role}`);
+  if (manifest.backstage?.pluginId !== pluginId)
+    problems.push(`backstage.pluginId is ${manifest.backstage?.pluginId}, expected ${pluginId}`);
   if (pluginId !== undefined && !manifest.backstage?.pluginPackages?.includes(workspace)) {
     problems.push('backstage.pluginPackages does not list the package itself');
   }
   if (!Array.isArray(manifest.files)) problems.push('package.json lacks "files"');
   for (const field of ['main', 'types']) {
     const target = manifest[field]?.replace(/^\.\//, '');
-    if (!target?.startsWith('dist/')) problems.push(`"${field}" is ${manifest[field]}: publishConfig not applied`);
-    else if (!entries.has(target)) problems.push(`"${field}" points at ${target}, which the tarball lacks`);
+    if (!target?.startsWith('dist/'))
+      problems.push(`"${field}" is ${manifest[field]}: publishConfig not applied`);
+    else if (!entries.has(target))
+      problems.push(`"${field}" points at ${target}, which the tarball lacks`);
   }
 
   // `backstage-cli package prepack` compiles config.d.ts into config.schema.json and points
@@ -93,13 +113,17 @@ export function checkTarball({ workspace, dir, role, pluginId, configKey }, tarb
   if (configKey) {
     const schemaFile = manifest.configSchema;
     if (!schemaFile) problems.push('package.json lacks "configSchema"');
-    else if (!entries.has(schemaFile)) problems.push(`configSchema points at ${schemaFile}, which the tarball lacks`);
+    else if (!entries.has(schemaFile))
+      problems.push(`configSchema points at ${schemaFile}, which the tarball lacks`);
     else {
-      const schema = execFileSync('tar', ['-xzOf', tarball, `package/${schemaFile}`], { encoding: 'utf8' });
+      const schema = execFileSync('tar', ['-xzOf', tarball, `package/${schemaFile}`], {
+        encoding: 'utf8',
+      });
       const describesKey = schemaFile.endsWith('.json')
         ? Boolean(JSON.parse(schema).properties?.[configKey])
         : schema.includes(`${configKey}?:`);
-      if (!describesKey) problems.push(`${schemaFile} does not describe the "${configKey}" config key`);
+      if (!describesKey)
+        problems.push(`${schemaFile} does not describe the "${configKey}" config key`);
     }
   }
   const migrationsDir = path.join(sourceDir, 'migrations');
@@ -109,7 +133,8 @@ export function checkTarball({ workspace, dir, role, pluginId, configKey }, tarb
     }
   }
   for (const entry of entries) {
-    if (/\.test\.|^src\/|^dist-dynamic\/|report\.api\.md$/.test(entry)) problems.push(`the tarball ships ${entry}`);
+    if (/\.test\.|^src\/|^dist-dynamic\/|report\.api\.md$/.test(entry))
+      problems.push(`the tarball ships ${entry}`);
   }
   return problems;
 }

@@ -20,7 +20,9 @@ export const rootPkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.j
 
 /** The version of an installed package in the monorepo (to pin the test backend to the same). */
 export function installedVersion(name) {
-  return JSON.parse(fs.readFileSync(path.join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
+  return JSON.parse(
+    fs.readFileSync(path.join(repoRoot, 'node_modules', name, 'package.json'), 'utf8'),
+  ).version;
 }
 
 /** Runs a command, echoing it, with its output on ours. */
@@ -68,7 +70,15 @@ async function freePort() {
  * plugin) with a static token for the probes. Both plugins use their database stores so that
  * their migrations run from scratch. Then `yarn install` (no lockfile: public packages only).
  */
-export async function createTestBackend({ app, name, dependencies, resolutions = {}, indexJs, config = {}, pgUrl }) {
+export async function createTestBackend({
+  app,
+  name,
+  dependencies,
+  resolutions = {},
+  indexJs,
+  config = {},
+  pgUrl,
+}) {
   fs.mkdirSync(app, { recursive: true });
   fs.writeFileSync(
     path.join(app, 'package.json'),
@@ -85,7 +95,10 @@ export async function createTestBackend({ app, name, dependencies, resolutions =
       2,
     ),
   );
-  fs.writeFileSync(path.join(app, '.yarnrc.yml'), 'nodeLinker: node-modules\nenableTelemetry: false\nenableScripts: false\n');
+  fs.writeFileSync(
+    path.join(app, '.yarnrc.yml'),
+    'nodeLinker: node-modules\nenableTelemetry: false\nenableScripts: false\n',
+  );
   fs.writeFileSync(path.join(app, 'yarn.lock'), '');
   fs.writeFileSync(path.join(app, 'index.js'), indexJs);
   const port = await freePort();
@@ -105,7 +118,10 @@ export async function createTestBackend({ app, name, dependencies, resolutions =
       ...config,
     }),
   );
-  sh('yarn', ['install'], { cwd: app, env: { ...process.env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' } });
+  sh('yarn', ['install'], {
+    cwd: app,
+    env: { ...process.env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' },
+  });
   return { app, port, token, prefix, pgUrl };
 }
 
@@ -129,7 +145,10 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl, expect
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`backend exited with ${child.exitCode}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/.backstage/health/v1/readiness`).then(r => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/.backstage/health/v1/readiness`).then(
+        r => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error('backend did not start in 60 s');
       await new Promise(r => setTimeout(r, 500));
@@ -142,16 +161,28 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl, expect
     console.log(`GET /api/portal/apiproducts → ${products.status} ${productsBody}`);
     const init = await fetch(`${base}/mcp-broker/mcp`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'install-test', version: '1' } },
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'install-test', version: '1' },
+        },
       }),
     });
     const initBody = await init.text();
-    if (init.status !== 200 || !init.headers.get('mcp-session-id') || !initBody.includes('"protocolVersion"')) {
+    if (
+      init.status !== 200 ||
+      !init.headers.get('mcp-session-id') ||
+      !initBody.includes('"protocolVersion"')
+    ) {
       throw new Error(`initialize answered ${init.status}: ${initBody}`);
     }
     console.log(`POST /api/mcp-broker/mcp initialize → ${init.status}, session issued`);
@@ -159,7 +190,8 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl, expect
       // Something the backend logs on its own (e.g. a scheduled task's first run).
       const outputDeadline = Date.now() + 30_000;
       while (!expectOutput.test(output)) {
-        if (Date.now() > outputDeadline) throw new Error(`the backend never logged ${expectOutput}`);
+        if (Date.now() > outputDeadline)
+          throw new Error(`the backend never logged ${expectOutput}`);
         await new Promise(r => setTimeout(r, 250));
       }
       console.log(`backend logged ${expectOutput}`);
@@ -196,7 +228,8 @@ async function assertMigrated(pgUrl, database, table) {
   }
   try {
     const { rows } = await client.query('SELECT to_regclass($1) AS found', [`public.${table}`]);
-    if (!rows[0].found) throw new Error(`database ${database} has no table ${table}: migrations did not run`);
+    if (!rows[0].found)
+      throw new Error(`database ${database} has no table ${table}: migrations did not run`);
     console.log(`database ${database}: table ${table} exists (migrations ran)`);
   } finally {
     await client.end();
@@ -207,8 +240,11 @@ async function assertMigrated(pgUrl, database, table) {
 async function dropDatabases(pgUrl, prefix) {
   const client = await pgClient(pgUrl);
   try {
-    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${prefix}%`]);
-    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `${prefix}%`,
+    ]);
+    for (const { datname } of rows)
+      await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {
     await client.end();
   }

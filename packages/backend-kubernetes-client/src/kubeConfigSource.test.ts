@@ -1,9 +1,5 @@
 import { ConfigReader } from '@backstage/config';
-import {
-  isNamespaceName,
-  readKubeConfigSource,
-  readPositiveDurationMs,
-} from './kubeConfigSource';
+import { isNamespaceName, readKubeConfigSource, readPositiveDurationMs } from './kubeConfigSource';
 
 const section = (data: object) => new ConfigReader(data);
 

@@ -98,9 +98,7 @@ export async function runListWatch(options: ListWatchOptions): Promise<void> {
       startedAt = Date.now();
       const outcome = await watchFrom(options, watch, resourceVersion, onResourceVersion);
       if (outcome === 'expired') {
-        logger.info(
-          `${resource.kind} watch (${scope}): resourceVersion expired (410), re-listing`,
-        );
+        logger.info(`${resource.kind} watch (${scope}): resourceVersion expired (410), re-listing`);
         resourceVersion = undefined;
       } else if (Date.now() - startedAt < QUICK_END_MS && !signal.aborted) {
         // 'ended' (server timeout or dropped connection): resume from the last resourceVersion,
@@ -132,9 +130,11 @@ async function list(options: ListWatchOptions, custom: k8s.CustomObjectsApi): Pr
     labelSelector,
   };
   const timeout = requestTimeoutOptions(options.lib, options.requestTimeoutMs);
-  const result = (namespace
-    ? await custom.listNamespacedCustomObject({ ...common, namespace }, timeout)
-    : await custom.listClusterCustomObject(common, timeout)) as {
+  const result = (
+    namespace
+      ? await custom.listNamespacedCustomObject({ ...common, namespace }, timeout)
+      : await custom.listClusterCustomObject(common, timeout)
+  ) as {
     items: WatchedObject[];
     metadata?: { resourceVersion?: string };
   };

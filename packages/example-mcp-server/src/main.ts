@@ -9,7 +9,10 @@ async function main() {
   });
   process.stdout.write(`example MCP server listening on ${server.url}\n`);
   const stop = () => {
-    server.close().then(() => process.exit(0), () => process.exit(1));
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -28,9 +28,13 @@ describe('the example MCP server (official SDK client)', () => {
   it('reports progress with the caller’s token, in order', async () => {
     const client = await connect();
     const progress: number[] = [];
-    const result = await client.callTool({ name: 'count', arguments: { steps: 3, delayMs: 1 } }, undefined, {
-      onprogress: p => progress.push(p.progress),
-    });
+    const result = await client.callTool(
+      { name: 'count', arguments: { steps: 3, delayMs: 1 } },
+      undefined,
+      {
+        onprogress: p => progress.push(p.progress),
+      },
+    );
     expect(progress).toEqual([1, 2, 3]);
     expect(result.content).toEqual([{ type: 'text', text: 'counted to 3' }]);
   });
@@ -68,7 +72,11 @@ describe('the example MCP server (official SDK client)', () => {
   it('refuses requests without the bearer token when one is configured', async () => {
     await server.close();
     server = await startExampleMcpServer({ port: 0, bearerToken: 'sekrit' });
-    const response = await fetch(server.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await fetch(server.url, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(401);
   });
 });

@@ -71,7 +71,13 @@ export async function startExampleMcpServer(
   function createSessionServer(): { server: McpServer; dynamicTools: Map<string, RegisteredTool> } {
     const server = new McpServer(
       { name: 'example-mcp-server', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { listChanged: true },
+        },
+      },
     );
     server.registerTool(
       'echo',
@@ -102,7 +108,12 @@ export async function startExampleMcpServer(
           if (progressToken !== undefined) {
             await extra.sendNotification({
               method: 'notifications/progress',
-              params: { progressToken, progress: i, total: steps, message: `step ${i} of ${steps}` },
+              params: {
+                progressToken,
+                progress: i,
+                total: steps,
+                message: `step ${i} of ${steps}`,
+              },
             });
           }
         }
@@ -120,17 +131,20 @@ export async function startExampleMcpServer(
       async ({ question }, extra) => {
         // Sent on the call's own POST stream (relatedRequestId), so a gateway in between can tell
         // which call it belongs to; without it the SDK would use the session's GET stream.
-        const answer = await server.server.elicitInput({
-          message: question,
-          requestedSchema: {
-            type: 'object',
-            properties: {
-              confirmed: { type: 'boolean', title: 'Confirmed' },
-              comment: { type: 'string', title: 'Comment' },
+        const answer = await server.server.elicitInput(
+          {
+            message: question,
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                confirmed: { type: 'boolean', title: 'Confirmed' },
+                comment: { type: 'string', title: 'Comment' },
+              },
+              required: ['confirmed'],
             },
-            required: ['confirmed'],
           },
-        }, { relatedRequestId: extra.requestId });
+          { relatedRequestId: extra.requestId },
+        );
         return {
           content: [{ type: 'text', text: JSON.stringify(answer) }],
           structuredContent: answer as unknown as Record<string, unknown>,
@@ -143,11 +157,22 @@ export async function startExampleMcpServer(
         description: 'Adds a tool with the given name on every session (sends tools/list_changed)',
         inputSchema: { name: z.string().regex(DYNAMIC_TOOL_NAME) },
         // Changes every client's tool list, adds without removing; a second call fails.
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
       },
       async ({ name }) => {
-        if (dynamicToolNames.has(name) || ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)) {
-          return { content: [{ type: 'text', text: `tool ${name} exists already` }], isError: true };
+        if (
+          dynamicToolNames.has(name) ||
+          ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)
+        ) {
+          return {
+            content: [{ type: 'text', text: `tool ${name} exists already` }],
+            isError: true,
+          };
         }
         dynamicToolNames.add(name);
         for (const session of sessions.values()) registerDynamicTool(session, name);
@@ -160,7 +185,12 @@ export async function startExampleMcpServer(
         description: 'Removes a tool added by add_tool (sends tools/list_changed)',
         inputSchema: { name: z.string() },
         // Removing the same tool again changes nothing more.
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: true,
+          openWorldHint: false,
+        },
       },
       async ({ name }) => {
         if (!dynamicToolNames.delete(name)) {
@@ -176,13 +206,17 @@ export async function startExampleMcpServer(
     server.registerPrompt(
       'greeting',
       { description: 'A greeting for someone', argsSchema: { name: z.string() } },
-      ({ name }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }] }),
+      ({ name }) => ({
+        messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }],
+      }),
     );
     server.registerResource(
       'readme',
       'example://readme',
       { description: 'What this server is', mimeType: 'text/plain' },
-      async uri => ({ contents: [{ uri: uri.href, text: 'The example MCP server of this repository.' }] }),
+      async uri => ({
+        contents: [{ uri: uri.href, text: 'The example MCP server of this repository.' }],
+      }),
     );
     return { server, dynamicTools: new Map() };
   }
@@ -193,7 +227,9 @@ export async function startExampleMcpServer(
     const expected = `Bearer ${options.bearerToken}`;
     app.use((req, res, next) => {
       if (req.headers.authorization !== expected) {
-        res.status(401).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null });
+        res
+          .status(401)
+          .json({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' }, id: null });
         return;
       }
       next();
@@ -205,14 +241,22 @@ export async function startExampleMcpServer(
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       if (!session) {
-        res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+        res.status(404).json({
+          jsonrpc: '2.0',
+          error: { code: -32001, message: 'Session not found' },
+          id: null,
+        });
         return;
       }
       await session.transport.handleRequest(req, res, req.body);
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-      res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: no session id' }, id: null });
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Bad Request: no session id' },
+        id: null,
+      });
       return;
     }
     const { server, dynamicTools } = createSessionServer();

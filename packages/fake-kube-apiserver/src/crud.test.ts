@@ -4,7 +4,11 @@ import { apiKeys, apiProducts, clientsFor, fetchAs, mergePatch, statusOf } from 
 
 const NS = 'team-a';
 
-function apiKey(name: string, labels: Record<string, string> = {}, spec: object = { plan: 'gold' }) {
+function apiKey(
+  name: string,
+  labels: Record<string, string> = {},
+  spec: object = { plan: 'gold' },
+) {
   return {
     apiVersion: 'devportal.kuadrant.io/v1alpha1',
     kind: 'APIKey',
@@ -39,12 +43,20 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       expect(created.metadata.namespace).toBe(NS);
       expect(created.status).toBeUndefined();
 
-      const read = await c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
+      const read = await c.custom.getNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       expect(read).toEqual(created);
     });
 
     it('answers 409 AlreadyExists with the real Status shape', async () => {
-      await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1') });
+      await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        body: apiKey('k1'),
+      });
       const { code, body } = await statusOf(
         c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1') }),
       );
@@ -108,12 +120,18 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
 
     it('answers 404 for a namespace that does not exist, and for a missing object', async () => {
       const noNamespace = await statusOf(
-        c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: 'nope', body: apiKey('k1') }),
+        c.custom.createNamespacedCustomObject({
+          ...apiKeys,
+          namespace: 'nope',
+          body: apiKey('k1'),
+        }),
       );
       expect(noNamespace.code).toBe(404);
       expect(noNamespace.body.message).toBe('namespaces "nope" not found');
 
-      const missing = await statusOf(c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'ghost' }));
+      const missing = await statusOf(
+        c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'ghost' }),
+      );
       expect(missing.code).toBe(404);
       expect(missing.body).toMatchObject({
         reason: 'NotFound',
@@ -156,33 +174,57 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
         ['k-nolabel', {}],
       ];
       for (const [name, l] of labels) {
-        await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey(name, l) });
+        await c.custom.createNamespacedCustomObject({
+          ...apiKeys,
+          namespace: NS,
+          body: apiKey(name, l),
+        });
       }
-      await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: 'default', body: apiKey('k-other-ns', { owner: 'alice' }) });
+      await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: 'default',
+        body: apiKey('k-other-ns', { owner: 'alice' }),
+      });
     });
 
     const names = (list: any) => list.items.map((i: any) => i.metadata.name);
     const list = (labelSelector?: string, fieldSelector?: string) =>
-      c.custom.listNamespacedCustomObject({ ...apiKeys, namespace: NS, labelSelector, fieldSelector });
+      c.custom.listNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        labelSelector,
+        fieldSelector,
+      });
 
     it('filters with equality, inequality, set-based and existence label selectors', async () => {
       expect(names(await list('owner=alice'))).toEqual(['k-alice-1', 'k-alice-2']);
       expect(names(await list('owner==alice,tier=gold'))).toEqual(['k-alice-1']);
       expect(names(await list('owner!=alice'))).toEqual(['k-bob-1', 'k-nolabel']);
-      expect(names(await list('tier in (gold, silver),owner notin (bob)'))).toEqual(['k-alice-1', 'k-alice-2']);
+      expect(names(await list('tier in (gold, silver),owner notin (bob)'))).toEqual([
+        'k-alice-1',
+        'k-alice-2',
+      ]);
       expect(names(await list('owner'))).toEqual(['k-alice-1', 'k-alice-2', 'k-bob-1']);
       expect(names(await list('!owner'))).toEqual(['k-nolabel']);
     });
 
     it('filters with field selectors on name and namespace', async () => {
       expect(names(await list(undefined, 'metadata.name=k-bob-1'))).toEqual(['k-bob-1']);
-      expect(names(await list(undefined, 'metadata.name!=k-bob-1,metadata.namespace=team-a'))).toHaveLength(3);
+      expect(
+        names(await list(undefined, 'metadata.name!=k-bob-1,metadata.namespace=team-a')),
+      ).toHaveLength(3);
       const unsupported = await statusOf(list(undefined, 'spec.plan=gold'));
-      expect(unsupported).toMatchObject({ code: 400, body: { message: 'field label not supported: spec.plan' } });
+      expect(unsupported).toMatchObject({
+        code: 400,
+        body: { message: 'field label not supported: spec.plan' },
+      });
     });
 
     it('lists across namespaces on the cluster-wide path', async () => {
-      const all = await c.custom.listClusterCustomObject({ ...apiKeys, labelSelector: 'owner=alice' });
+      const all = await c.custom.listClusterCustomObject({
+        ...apiKeys,
+        labelSelector: 'owner=alice',
+      });
       expect(all.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).toEqual([
         'default/k-other-ns',
         'team-a/k-alice-1',
@@ -197,11 +239,17 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       const bad = await statusOf(list('owner in alice'));
       expect(bad.code).toBe(400);
       expect(bad.body.reason).toBe('BadRequest');
-      expect(bad.body.message).toContain("unable to parse requirement: found 'alice', expected: '('");
+      expect(bad.body.message).toContain(
+        "unable to parse requirement: found 'alice', expected: '('",
+      );
     });
 
     it('pages with limit and continue', async () => {
-      const first = await c.custom.listNamespacedCustomObject({ ...apiKeys, namespace: NS, limit: 3 });
+      const first = await c.custom.listNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        limit: 3,
+      });
       expect(names(first)).toEqual(['k-alice-1', 'k-alice-2', 'k-bob-1']);
       expect(first.metadata.remainingItemCount).toBe(1);
       const second = await c.custom.listNamespacedCustomObject({
@@ -230,10 +278,16 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
 
     it('omits kind and apiVersion on items of built-in lists, as typed lists do', async () => {
       await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 's1' } } });
-      const secrets = JSON.parse(await (await fetchAs(fake, `/api/v1/namespaces/${NS}/secrets`)).text());
+      const secrets = JSON.parse(
+        await (await fetchAs(fake, `/api/v1/namespaces/${NS}/secrets`)).text(),
+      );
       expect(secrets).toMatchObject({ kind: 'SecretList', apiVersion: 'v1' });
       expect(secrets.items[0].kind).toBeUndefined();
-      const keys = JSON.parse(await (await fetchAs(fake, `/apis/devportal.kuadrant.io/v1alpha1/namespaces/${NS}/apikeys`)).text());
+      const keys = JSON.parse(
+        await (
+          await fetchAs(fake, `/apis/devportal.kuadrant.io/v1alpha1/namespaces/${NS}/apikeys`)
+        ).text(),
+      );
       expect(keys.items[0].kind).toBe('APIKey');
     });
   });
@@ -241,17 +295,28 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
   describe('updates with compare-and-set on resourceVersion', () => {
     let created: any;
     beforeEach(async () => {
-      created = await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1', { owner: 'alice' }) });
+      created = await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        body: apiKey('k1', { owner: 'alice' }),
+      });
     });
 
     it('merge-patches with the content type set per call, bumping resourceVersion and generation', async () => {
       const patched = await c.custom.patchNamespacedCustomObject(
-        { ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'silver' }, metadata: { labels: { tier: 'x' } } } },
+        {
+          ...apiKeys,
+          namespace: NS,
+          name: 'k1',
+          body: { spec: { plan: 'silver' }, metadata: { labels: { tier: 'x' } } },
+        },
         mergePatch(),
       );
       expect(patched.spec).toEqual({ plan: 'silver' });
       expect(patched.metadata.labels).toEqual({ owner: 'alice', tier: 'x' });
-      expect(Number(patched.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
+      expect(Number(patched.metadata.resourceVersion)).toBeGreaterThan(
+        Number(created.metadata.resourceVersion),
+      );
       expect(patched.metadata.generation).toBe(2);
 
       // A label-only change is metadata: generation stays.
@@ -263,23 +328,40 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       expect(relabelled.metadata.generation).toBe(2);
     });
 
-    it('answers 400 when a merge-patch body is sent with client-node\'s default JSON-patch content type', async () => {
+    it("answers 400 when a merge-patch body is sent with client-node's default JSON-patch content type", async () => {
       const { code, body } = await statusOf(
-        c.custom.patchNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'x' } } }),
+        c.custom.patchNamespacedCustomObject({
+          ...apiKeys,
+          namespace: NS,
+          name: 'k1',
+          body: { spec: { plan: 'x' } },
+        }),
       );
       expect(code).toBe(400);
-      expect(body.message).toBe('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+      expect(body.message).toBe(
+        'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+      );
     });
 
     it('treats metadata.resourceVersion in a merge patch as a precondition (409 when stale)', async () => {
       const stale = created.metadata.resourceVersion;
       await c.custom.patchNamespacedCustomObject(
-        { ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'silver' }, metadata: { resourceVersion: stale } } },
+        {
+          ...apiKeys,
+          namespace: NS,
+          name: 'k1',
+          body: { spec: { plan: 'silver' }, metadata: { resourceVersion: stale } },
+        },
         mergePatch(),
       );
       const { code, body } = await statusOf(
         c.custom.patchNamespacedCustomObject(
-          { ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'bronze' }, metadata: { resourceVersion: stale } } },
+          {
+            ...apiKeys,
+            namespace: NS,
+            name: 'k1',
+            body: { spec: { plan: 'bronze' }, metadata: { resourceVersion: stale } },
+          },
           mergePatch(),
         ),
       );
@@ -289,7 +371,9 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
         message:
           'Operation cannot be fulfilled on apikeys.devportal.kuadrant.io "k1": the object has been modified; please apply your changes to the latest version and try again',
       });
-      expect(fake.getObject('devportal.kuadrant.io/v1alpha1', 'APIKey', NS, 'k1')?.spec.plan).toBe('silver');
+      expect(fake.getObject('devportal.kuadrant.io/v1alpha1', 'APIKey', NS, 'k1')?.spec.plan).toBe(
+        'silver',
+      );
     });
 
     it('applies JSON patches, with test operations as preconditions (422 when they fail)', async () => {
@@ -310,14 +394,21 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
           ...apiKeys,
           namespace: NS,
           name: 'k1',
-          body: [{ op: 'test', path: '/spec/plan', value: 'gold' }, { op: 'replace', path: '/spec/plan', value: 'x' }],
+          body: [
+            { op: 'test', path: '/spec/plan', value: 'gold' },
+            { op: 'replace', path: '/spec/plan', value: 'x' },
+          ],
         }),
       );
       expect(failed.code).toBe(422);
     });
 
     it('replaces with PUT only at the current resourceVersion, and requires one for custom resources', async () => {
-      const current = await c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
+      const current = await c.custom.getNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       const replaced = await c.custom.replaceNamespacedCustomObject({
         ...apiKeys,
         namespace: NS,
@@ -327,7 +418,12 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       expect(replaced.spec.plan).toBe('bronze');
 
       const stale = await statusOf(
-        c.custom.replaceNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1', body: { ...current, spec: { plan: 'x' } } }),
+        c.custom.replaceNamespacedCustomObject({
+          ...apiKeys,
+          namespace: NS,
+          name: 'k1',
+          body: { ...current, spec: { plan: 'x' } },
+        }),
       );
       expect(stale.code).toBe(409);
       expect(stale.body.reason).toBe('Conflict');
@@ -358,9 +454,17 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
     });
 
     it('patches built-in kinds through KubernetesObjectApi with an explicit patch strategy', async () => {
-      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 's1' }, stringData: { a: '1' } } });
+      await c.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 's1' }, stringData: { a: '1' } },
+      });
       const patched = await c.objects.patch(
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1', namespace: NS }, stringData: { b: '2' } } as k8s.KubernetesObject,
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 's1', namespace: NS },
+          stringData: { b: '2' },
+        } as k8s.KubernetesObject,
         undefined,
         undefined,
         undefined,
@@ -373,7 +477,11 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
 
   describe('status subresource', () => {
     beforeEach(async () => {
-      await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1') });
+      await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        body: apiKey('k1'),
+      });
     });
 
     it('changes only status through /status, and ignores status on main-resource writes', async () => {
@@ -382,7 +490,11 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
           ...apiKeys,
           namespace: NS,
           name: 'k1',
-          body: { status: { phase: 'Approved' }, spec: { plan: 'ignored' }, metadata: { labels: { ignored: 'yes' } } },
+          body: {
+            status: { phase: 'Approved' },
+            spec: { plan: 'ignored' },
+            metadata: { labels: { ignored: 'yes' } },
+          },
         },
         mergePatch(),
       );
@@ -392,7 +504,12 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       expect(withStatus.metadata.generation).toBe(1);
 
       const mainWrite = await c.custom.patchNamespacedCustomObject(
-        { ...apiKeys, namespace: NS, name: 'k1', body: { status: { phase: 'Rejected' }, spec: { plan: 'silver' } } },
+        {
+          ...apiKeys,
+          namespace: NS,
+          name: 'k1',
+          body: { status: { phase: 'Rejected' }, spec: { plan: 'silver' } },
+        },
         mergePatch(),
       );
       expect(mainWrite.status).toEqual({ phase: 'Approved' });
@@ -400,7 +517,11 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
     });
 
     it('compare-and-sets status with PUT /status', async () => {
-      const current = await c.custom.getNamespacedCustomObjectStatus({ ...apiKeys, namespace: NS, name: 'k1' });
+      const current = await c.custom.getNamespacedCustomObjectStatus({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       const first = await c.custom.replaceNamespacedCustomObjectStatus({
         ...apiKeys,
         namespace: NS,
@@ -429,11 +550,20 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
 
   describe('delete', () => {
     it('answers 404 for a missing object and 409 for a stale precondition', async () => {
-      const missing = await statusOf(c.custom.deleteNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'ghost' }));
+      const missing = await statusOf(
+        c.custom.deleteNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'ghost' }),
+      );
       expect(missing.code).toBe(404);
 
-      const created = await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1') });
-      await c.custom.patchNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'x' } } }, mergePatch());
+      const created = await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        body: apiKey('k1'),
+      });
+      await c.custom.patchNamespacedCustomObject(
+        { ...apiKeys, namespace: NS, name: 'k1', body: { spec: { plan: 'x' } } },
+        mergePatch(),
+      );
       const stale = await statusOf(
         c.custom.deleteNamespacedCustomObject({
           ...apiKeys,
@@ -451,12 +581,29 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
     });
 
     it('garbage-collects dependents: deleting an APIKey deletes the Secret it owns', async () => {
-      const key = await c.custom.createNamespacedCustomObject({ ...apiKeys, namespace: NS, body: apiKey('k1') });
+      const key = await c.custom.createNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        body: apiKey('k1'),
+      });
       const ownerReferences = [
-        { apiVersion: 'devportal.kuadrant.io/v1alpha1', kind: 'APIKey', name: 'k1', uid: key.metadata.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'devportal.kuadrant.io/v1alpha1',
+          kind: 'APIKey',
+          name: 'k1',
+          uid: key.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ];
-      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'k1-secret', ownerReferences }, stringData: { api_key: 'x' } } });
-      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'unrelated' } } });
+      await c.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 'k1-secret', ownerReferences }, stringData: { api_key: 'x' } },
+      });
+      await c.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 'unrelated' } },
+      });
 
       await c.custom.deleteNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
       const left = await c.core.listNamespacedSecret({ namespace: NS });
@@ -467,18 +614,42 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       const product = await c.custom.createNamespacedCustomObject({
         ...apiProducts,
         namespace: NS,
-        body: { apiVersion: 'devportal.kuadrant.io/v1alpha1', kind: 'APIProduct', metadata: { name: 'p1' }, spec: {} },
+        body: {
+          apiVersion: 'devportal.kuadrant.io/v1alpha1',
+          kind: 'APIProduct',
+          metadata: { name: 'p1' },
+          spec: {},
+        },
       });
       await c.custom.createNamespacedCustomObject({
         ...apiKeys,
         namespace: NS,
         body: {
           ...apiKey('k1'),
-          metadata: { name: 'k1', ownerReferences: [{ apiVersion: 'devportal.kuadrant.io/v1alpha1', kind: 'APIProduct', name: 'p1', uid: product.metadata.uid }] },
+          metadata: {
+            name: 'k1',
+            ownerReferences: [
+              {
+                apiVersion: 'devportal.kuadrant.io/v1alpha1',
+                kind: 'APIProduct',
+                name: 'p1',
+                uid: product.metadata.uid,
+              },
+            ],
+          },
         },
       });
-      await c.custom.deleteNamespacedCustomObject({ ...apiProducts, namespace: NS, name: 'p1', propagationPolicy: 'Orphan' });
-      const orphan = await c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
+      await c.custom.deleteNamespacedCustomObject({
+        ...apiProducts,
+        namespace: NS,
+        name: 'p1',
+        propagationPolicy: 'Orphan',
+      });
+      const orphan = await c.custom.getNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       expect(orphan.metadata.ownerReferences).toBeUndefined();
     });
 
@@ -486,24 +657,43 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
       await c.custom.createNamespacedCustomObject({
         ...apiKeys,
         namespace: NS,
-        body: { ...apiKey('k1'), metadata: { name: 'k1', finalizers: ['devportal.kuadrant.io/cleanup'] } },
+        body: {
+          ...apiKey('k1'),
+          metadata: { name: 'k1', finalizers: ['devportal.kuadrant.io/cleanup'] },
+        },
       });
-      const deleting = await c.custom.deleteNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
+      const deleting = await c.custom.deleteNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       expect(deleting.metadata.deletionTimestamp).toBeDefined();
-      const still = await c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' });
+      const still = await c.custom.getNamespacedCustomObject({
+        ...apiKeys,
+        namespace: NS,
+        name: 'k1',
+      });
       expect(still.metadata.deletionTimestamp).toBeDefined();
 
       await c.custom.patchNamespacedCustomObject(
         { ...apiKeys, namespace: NS, name: 'k1', body: { metadata: { finalizers: null } } },
         mergePatch(),
       );
-      const gone = await statusOf(c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' }));
+      const gone = await statusOf(
+        c.custom.getNamespacedCustomObject({ ...apiKeys, namespace: NS, name: 'k1' }),
+      );
       expect(gone.code).toBe(404);
     });
 
     it('deletes a labelled collection, and changes nothing with dryRun=All', async () => {
-      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'a', labels: { app: 'x' } } } });
-      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'b', labels: { app: 'y' } } } });
+      await c.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 'a', labels: { app: 'x' } } },
+      });
+      await c.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: 'b', labels: { app: 'y' } } },
+      });
       await c.core.deleteNamespacedSecret({ namespace: NS, name: 'b', dryRun: 'All' });
       await c.core.deleteCollectionNamespacedSecret({ namespace: NS, labelSelector: 'app=x' });
       const left = await c.core.listNamespacedSecret({ namespace: NS });
@@ -528,7 +718,11 @@ describe('fake kube-apiserver driven by the real @kubernetes/client-node', () =>
         spec: { toolPrefix: 'weather_' },
       } as k8s.KubernetesObject);
       expect(created.metadata!.uid).toBeDefined();
-      const ns = await c.objects.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      const ns = await c.objects.read({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: NS },
+      });
       expect((ns as k8s.V1Namespace).status?.phase).toBe('Active');
       expect(fake.requests(r => r.path === '/apis/mcp.kuadrant.io/v1alpha1')).toHaveLength(1);
     });

@@ -5,7 +5,16 @@
  */
 import { ResourceRegistry, ResourceType } from './resources';
 
-const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const RESOURCE_VERBS = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
 
 /** The discovery document for a path, or undefined when the path is not a discovery path. */
 export function discoveryDocument(
@@ -72,7 +81,15 @@ function resourceList(types: ResourceType[]): object[] {
       ...(rt.shortNames ? { shortNames: rt.shortNames } : {}),
     },
     ...(rt.statusSubresource
-      ? [{ name: `${rt.plural}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] }]
+      ? [
+          {
+            name: `${rt.plural}/status`,
+            singularName: '',
+            namespaced: rt.namespaced,
+            kind: rt.kind,
+            verbs: ['get', 'patch', 'update'],
+          },
+        ]
       : []),
   ]);
 }

@@ -29,7 +29,10 @@ describe('auth and fault injection, seen through client-node', () => {
   beforeEach(async () => {
     fake = await startFakeKubeApiServer();
     c = clientsFor(fake);
-    await c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's1' } } });
+    await c.core.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: 's1' } },
+    });
   });
   afterEach(async () => {
     await fake.close();
@@ -38,7 +41,9 @@ describe('auth and fault injection, seen through client-node', () => {
   it('answers 401 to a wrong bearer token', async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromString(fake.kubeConfigYaml.replace(fake.token, 'wrong-token'));
-    const { code } = await statusOf(kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: 'default' }));
+    const { code } = await statusOf(
+      kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: 'default' }),
+    );
     expect(code).toBe(401);
     expect(fake.requests({ verb: 'list' }).map(r => r.status)).toEqual([401]);
   });
@@ -53,7 +58,9 @@ describe('auth and fault injection, seen through client-node', () => {
         'secrets is forbidden: User "system:serviceaccount:backstage:backstage" cannot list resource "secrets" in API group "" in the namespace "default"',
       details: { kind: 'secrets' },
     });
-    await expect(c.core.readNamespacedSecret({ namespace: 'default', name: 's1' })).resolves.toBeDefined();
+    await expect(
+      c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }),
+    ).resolves.toBeDefined();
     expect(rule.hits).toBe(1);
     rule.remove();
     await expect(c.core.listNamespacedSecret({ namespace: 'default' })).resolves.toBeDefined();
@@ -62,10 +69,14 @@ describe('auth and fault injection, seen through client-node', () => {
   it('fails the next N matching requests with 503, then recovers', async () => {
     fake.failNext({ verb: 'get', resource: 'secrets' }, 503, { times: 2 });
     const first = await statusOf(c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }));
-    const second = await statusOf(c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }));
+    const second = await statusOf(
+      c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }),
+    );
     expect([first.code, second.code]).toEqual([503, 503]);
     expect(first.body.reason).toBe('ServiceUnavailable');
-    await expect(c.core.readNamespacedSecret({ namespace: 'default', name: 's1' })).resolves.toBeDefined();
+    await expect(
+      c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }),
+    ).resolves.toBeDefined();
   });
 
   it('answers 500 InternalError with the message given', async () => {
@@ -74,7 +85,10 @@ describe('auth and fault injection, seen through client-node', () => {
       c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's2' } } }),
     );
     expect(code).toBe(500);
-    expect(body).toMatchObject({ reason: 'InternalError', message: 'Internal error occurred: etcdserver: request timed out' });
+    expect(body).toMatchObject({
+      reason: 'InternalError',
+      message: 'Internal error occurred: etcdserver: request timed out',
+    });
     expect(fake.getObject('v1', 'Secret', 'default', 's2')).toBeUndefined();
   });
 
@@ -94,7 +108,9 @@ describe('auth and fault injection, seen through client-node', () => {
       c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }, withTimeout(200)),
     ).rejects.toMatchObject({ name: 'AbortError' });
     expect(hang.hits).toBe(1);
-    await expect(c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }, withTimeout(2000))).resolves.toBeDefined();
+    await expect(
+      c.core.readNamespacedSecret({ namespace: 'default', name: 's1' }, withTimeout(2000)),
+    ).resolves.toBeDefined();
   });
 
   it('resets the connection of a matching request', async () => {

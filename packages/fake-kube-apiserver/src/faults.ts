@@ -6,14 +6,7 @@
 
 /** Kubernetes API verbs, as authorization sees them. */
 export type KubeVerb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'delete'
-  | 'deletecollection';
+  'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
 /** The parsed attributes of one request (kube-apiserver's `RequestInfo`). */
 export interface KubeRequestInfo {

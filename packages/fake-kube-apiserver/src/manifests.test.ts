@@ -62,7 +62,12 @@ describe('seeding from manifests', () => {
     try {
       const c = clientsFor(fake);
       const before = await statusOf(
-        c.custom.listNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'shop', plural: 'widgets' }),
+        c.custom.listNamespacedCustomObject({
+          group: 'example.com',
+          version: 'v1',
+          namespace: 'shop',
+          plural: 'widgets',
+        }),
       );
       expect(before).toEqual({ code: 404, body: '404 page not found\n' });
 

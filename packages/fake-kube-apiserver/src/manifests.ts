@@ -18,7 +18,10 @@ export function parseManifests(text: string): KubeObject[] {
       throw badRequest('every YAML document must be a Kubernetes object');
     }
     const obj = doc as KubeObject;
-    if (obj.kind === 'List' || (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items))) {
+    if (
+      obj.kind === 'List' ||
+      (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items))
+    ) {
       objects.push(...(obj.items as KubeObject[]));
     } else {
       objects.push(obj);
@@ -48,7 +51,10 @@ export function applyManifests(
 ): KubeObject[] {
   const applied: KubeObject[] = [];
   for (const raw of objects) {
-    if (raw.apiVersion?.startsWith('apiextensions.k8s.io/') && raw.kind === 'CustomResourceDefinition') {
+    if (
+      raw.apiVersion?.startsWith('apiextensions.k8s.io/') &&
+      raw.kind === 'CustomResourceDefinition'
+    ) {
       for (const rt of resourcesFromCrd(raw)) registry.register(rt);
       continue;
     }
@@ -60,15 +66,25 @@ export function applyManifests(
     }
     const obj = structuredClone(raw);
     obj.metadata = obj.metadata ?? {};
-    for (const serverField of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields']) {
+    for (const serverField of [
+      'uid',
+      'resourceVersion',
+      'creationTimestamp',
+      'generation',
+      'managedFields',
+    ]) {
       delete obj.metadata[serverField];
     }
-    const namespace = rt.namespaced ? obj.metadata.namespace ?? options.defaultNamespace : '';
+    const namespace = rt.namespaced ? (obj.metadata.namespace ?? options.defaultNamespace) : '';
     if (rt.namespaced) {
       obj.metadata.namespace = namespace;
       const nsType = registry.find('', 'v1', 'namespaces');
       if (options.createNamespaces && nsType && !store.peek(nsType, '', namespace)) {
-        store.create(nsType, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+        store.create(nsType, '', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: namespace },
+        });
       }
     }
     const existing = store.peek(rt, namespace, obj.metadata.name ?? '');
@@ -79,7 +95,13 @@ export function applyManifests(
         })
       : store.create(rt, namespace, obj);
     if (raw.status !== undefined && rt.statusSubresource) {
-      result = store.update(rt, namespace, result.metadata!.name, { ...result, status: raw.status }, { subresource: 'status' });
+      result = store.update(
+        rt,
+        namespace,
+        result.metadata!.name,
+        { ...result, status: raw.status },
+        { subresource: 'status' },
+      );
     }
     applied.push(result);
   }

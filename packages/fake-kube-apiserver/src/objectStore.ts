@@ -138,9 +138,7 @@ export class ObjectStore {
   /** Events after `resourceVersion`, or 410 Expired when they were compacted away. */
   eventsSince(resourceVersion: number): StoreEvent[] {
     if (resourceVersion < this.compactedRevision) {
-      throw expired(
-        `too old resource version: ${resourceVersion} (${this.compactedRevision + 1})`,
-      );
+      throw expired(`too old resource version: ${resourceVersion} (${this.compactedRevision + 1})`);
     }
     return this.history.filter(e => e.resourceVersion > resourceVersion);
   }
@@ -201,17 +199,24 @@ export class ObjectStore {
       }
     }
     return byKeyOrder(
-      [...state.values()].filter(obj => this.matches(rt, obj, filter)).map(obj => this.render(rt, obj)),
+      [...state.values()]
+        .filter(obj => this.matches(rt, obj, filter))
+        .map(obj => this.render(rt, obj)),
     );
   }
 
   /** Whether an object passes namespace, label and field filters. */
   matches(rt: ResourceType, obj: KubeObject, filter: ListFilter): boolean {
-    if (filter.namespace !== undefined && rt.namespaced && obj.metadata?.namespace !== filter.namespace) {
+    if (
+      filter.namespace !== undefined &&
+      rt.namespaced &&
+      obj.metadata?.namespace !== filter.namespace
+    ) {
       return false;
     }
     if (filter.labelSelector && !filter.labelSelector.matches(obj.metadata?.labels)) return false;
-    if (filter.fieldSelector && !filter.fieldSelector.matches(selectableFields(rt, obj))) return false;
+    if (filter.fieldSelector && !filter.fieldSelector.matches(selectableFields(rt, obj)))
+      return false;
     return true;
   }
 
@@ -245,7 +250,8 @@ export class ObjectStore {
       throw unknownServerError('resourceVersion should not be set on objects to be created');
     }
     delete meta.resourceVersion;
-    const generateName = (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string';
+    const generateName =
+      (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string';
 
     // BeforeCreate: server-owned fields, kind-specific defaulting.
     meta.uid = randomUUID();
@@ -314,7 +320,12 @@ export class ObjectStore {
         `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
       );
     }
-    if (rt.namespaced && meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace) {
+    if (
+      rt.namespaced &&
+      meta.namespace !== undefined &&
+      meta.namespace !== '' &&
+      meta.namespace !== namespace
+    ) {
       throw badRequest(
         'the namespace of the provided object does not match the namespace sent on the request',
       );
@@ -338,7 +349,12 @@ export class ObjectStore {
     }
     if (meta.uid !== undefined && meta.uid !== '' && meta.uid !== current.metadata!.uid) {
       throw invalid({ group: rt.group, kind: rt.kind }, name, [
-        { type: 'FieldValueInvalid', field: 'metadata.uid', value: meta.uid, detail: 'field is immutable' },
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.uid',
+          value: meta.uid,
+          detail: 'field is immutable',
+        },
       ]);
     }
 
@@ -365,7 +381,9 @@ export class ObjectStore {
       if (cm.deletionTimestamp !== undefined) {
         meta.deletionTimestamp = cm.deletionTimestamp;
         meta.deletionGracePeriodSeconds = cm.deletionGracePeriodSeconds;
-        const added = (meta.finalizers ?? []).filter((f: string) => !(cm.finalizers ?? []).includes(f));
+        const added = (meta.finalizers ?? []).filter(
+          (f: string) => !(cm.finalizers ?? []).includes(f),
+        );
         if (added.length > 0) {
           throw invalid({ group: rt.group, kind: rt.kind }, name, [
             {
@@ -404,7 +422,10 @@ export class ObjectStore {
     candidate.metadata!.resourceVersion = String(++this.revision);
     this.objects.set(key, candidate);
     this.emit({ type: 'MODIFIED', rt, object: candidate, previous: current });
-    if (candidate.metadata!.deletionTimestamp !== undefined && (candidate.metadata!.finalizers ?? []).length === 0) {
+    if (
+      candidate.metadata!.deletionTimestamp !== undefined &&
+      (candidate.metadata!.finalizers ?? []).length === 0
+    ) {
       // The last finalizer went away: the object is deleted now.
       this.remove(rt, key, candidate, 'Background');
     }
@@ -412,7 +433,12 @@ export class ObjectStore {
   }
 
   /** DELETE semantics: preconditions, finalizers, then garbage collection. */
-  delete(rt: ResourceType, namespace: string, name: string, options: DeleteOptions = {}): KubeObject {
+  delete(
+    rt: ResourceType,
+    namespace: string,
+    name: string,
+    options: DeleteOptions = {},
+  ): KubeObject {
     const key = this.key(rt, namespace, name);
     const current = this.objects.get(key);
     const gr = groupResource(rt);
@@ -428,8 +454,15 @@ export class ObjectStore {
     if (pre.uid !== undefined && pre.uid !== current.metadata!.uid) {
       throw preconditionFailed('UID', pre.uid, current.metadata!.uid);
     }
-    if (pre.resourceVersion !== undefined && pre.resourceVersion !== current.metadata!.resourceVersion) {
-      throw preconditionFailed('ResourceVersion', pre.resourceVersion, current.metadata!.resourceVersion);
+    if (
+      pre.resourceVersion !== undefined &&
+      pre.resourceVersion !== current.metadata!.resourceVersion
+    ) {
+      throw preconditionFailed(
+        'ResourceVersion',
+        pre.resourceVersion,
+        current.metadata!.resourceVersion,
+      );
     }
     if (options.dryRun) return this.render(rt, current);
     const finalizers: string[] = current.metadata!.finalizers ?? [];
@@ -466,7 +499,12 @@ export class ObjectStore {
     return this.options.registry.findByGroupResource(group, plural)[0];
   }
 
-  private remove(rt: ResourceType, key: string, current: KubeObject, policy: DeleteOptions['propagationPolicy']): void {
+  private remove(
+    rt: ResourceType,
+    key: string,
+    current: KubeObject,
+    policy: DeleteOptions['propagationPolicy'],
+  ): void {
     this.objects.delete(key);
     const tombstone = structuredClone(current);
     tombstone.metadata!.resourceVersion = String(++this.revision);
@@ -491,7 +529,8 @@ export class ObjectStore {
       if (policy === 'Orphan' || remaining.length > 0) {
         const updated = structuredClone(obj);
         updated.metadata!.ownerReferences = refs.filter(r => r.uid !== ownerUid);
-        if (updated.metadata!.ownerReferences.length === 0) delete updated.metadata!.ownerReferences;
+        if (updated.metadata!.ownerReferences.length === 0)
+          delete updated.metadata!.ownerReferences;
         updated.metadata!.resourceVersion = String(++this.revision);
         this.objects.set(key, updated);
         this.emit({ type: 'MODIFIED', rt, object: updated, previous: obj });
@@ -509,7 +548,12 @@ export class ObjectStore {
     return false;
   }
 
-  private emit(change: { type: StoreEvent['type']; rt: ResourceType; object: KubeObject; previous?: KubeObject }): void {
+  private emit(change: {
+    type: StoreEvent['type'];
+    rt: ResourceType;
+    object: KubeObject;
+    previous?: KubeObject;
+  }): void {
     const event: StoreEvent = {
       type: change.type,
       resourceVersion: Number(change.object.metadata!.resourceVersion),

@@ -154,7 +154,11 @@ describe('fake kube-apiserver: list pages with limit and continue', () => {
     });
     fake.compactHistory();
     const expired = await statusOf(
-      c.custom.listClusterCustomObject({ ...apiKeys, limit: 2, _continue: first.metadata.continue }),
+      c.custom.listClusterCustomObject({
+        ...apiKeys,
+        limit: 2,
+        _continue: first.metadata.continue,
+      }),
     );
     expect(expired.code).toBe(410);
     expect(expired.body.reason).toBe('Expired');

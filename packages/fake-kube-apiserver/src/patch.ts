@@ -64,9 +64,7 @@ export function parseJsonPatch(body: string): JsonPatchOp[] {
   }
   if (!Array.isArray(parsed)) {
     // What evanphx/json-patch's DecodePatch says when handed a merge patch.
-    throw badRequest(
-      'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
-    );
+    throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   }
   return parsed as JsonPatchOp[];
 }

@@ -18,7 +18,10 @@ export function resolveRequestInfo(method: string, url: URL): KubeRequestInfo {
     query,
     isResourceRequest: false,
   };
-  const parts = url.pathname.split('/').filter(p => p !== '').map(decodeURIComponent);
+  const parts = url.pathname
+    .split('/')
+    .filter(p => p !== '')
+    .map(decodeURIComponent);
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 3) {
     info.apiGroup = '';

@@ -49,12 +49,16 @@ function parseJsonBody(body: string): KubeObject {
 function checkTypeMeta(rt: ResourceType, obj: KubeObject, body: string): void {
   if (rt.builtIn) {
     if (obj.kind !== undefined && obj.kind !== rt.kind) {
-      throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${rt.kind})`);
+      throw badRequest(
+        `the kind in the data (${obj.kind}) does not match the expected kind (${rt.kind})`,
+      );
     }
   } else if (obj.kind === undefined || obj.kind === '') {
     throw badRequest(`Object 'Kind' is missing in '${body.slice(0, 512)}'`);
   } else if (obj.kind !== rt.kind) {
-    throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${rt.kind})`);
+    throw badRequest(
+      `the kind in the data (${obj.kind}) does not match the expected kind (${rt.kind})`,
+    );
   }
   if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersionOf(rt)) {
     throw badRequest(
@@ -83,7 +87,11 @@ function selectorFilter(
     namespace,
     labelSelector: labelSelector ? parseLabelSelector(labelSelector) : undefined,
     fieldSelector: fieldSelector
-      ? parseFieldSelector(fieldSelector, ['metadata.name', 'metadata.namespace', ...rt.extraSelectableFields])
+      ? parseFieldSelector(fieldSelector, [
+          'metadata.name',
+          'metadata.namespace',
+          ...rt.extraSelectableFields,
+        ])
       : undefined,
   };
 }
@@ -94,9 +102,7 @@ function listObject(rt: ResourceType, items: KubeObject[], metadata: Record<stri
     apiVersion: apiVersionOf(rt),
     metadata,
     // Typed (built-in) lists carry no per-item type meta; unstructured (CR) lists do.
-    items: rt.builtIn
-      ? items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest)
-      : items,
+    items: rt.builtIn ? items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest) : items,
   };
 }
 
@@ -107,7 +113,9 @@ interface ContinueToken {
 }
 
 function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start } satisfies ContinueToken)).toString('base64url');
+  return Buffer.from(
+    JSON.stringify({ v: 'meta.k8s.io/v1', rv, start } satisfies ContinueToken),
+  ).toString('base64url');
 }
 
 function decodeContinue(token: string): ContinueToken {
@@ -116,7 +124,9 @@ function decodeContinue(token: string): ContinueToken {
     if (parsed.v !== 'meta.k8s.io/v1' || typeof parsed.start !== 'string') throw new Error();
     return parsed;
   } catch {
-    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+    throw badRequest(
+      'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+    );
   }
 }
 
@@ -139,7 +149,11 @@ export function handleResourceRequest(
     if (name !== undefined) throw resourceNotServed();
     if (info.verb !== 'list' && info.verb !== 'watch') throw methodNotAllowed();
   }
-  if (!rt.namespaced && info.namespace !== undefined && !(rt.group === '' && rt.plural === 'namespaces')) {
+  if (
+    !rt.namespaced &&
+    info.namespace !== undefined &&
+    !(rt.group === '' && rt.plural === 'namespaces')
+  ) {
     throw resourceNotServed();
   }
   if (info.subresource !== undefined) {
@@ -154,7 +168,10 @@ export function handleResourceRequest(
 
     case 'list': {
       const filter = selectorFilter(rt, namespace, q.labelSelector, q.fieldSelector);
-      if (q.resourceVersionMatch === 'Exact' && q.resourceVersion !== String(store.currentRevision())) {
+      if (
+        q.resourceVersionMatch === 'Exact' &&
+        q.resourceVersion !== String(store.currentRevision())
+      ) {
         // Only the latest state is kept, so an exact older snapshot is as gone as after compaction.
         throw expired('The resourceVersion for the provided list is too old.');
       }
@@ -179,7 +196,10 @@ export function handleResourceRequest(
       const limit = q.limit !== undefined ? Number(q.limit) : 0;
       if (limit > 0 && items.length > limit) {
         const last = items[limit - 1];
-        metadata.continue = encodeContinue(revision, `${last.metadata!.namespace ?? ''}/${last.metadata!.name}`);
+        metadata.continue = encodeContinue(
+          revision,
+          `${last.metadata!.namespace ?? ''}/${last.metadata!.name}`,
+        );
         metadata.remainingItemCount = items.length - limit;
         items = items.slice(0, limit);
       }
@@ -215,14 +235,20 @@ export function handleResourceRequest(
       const obj = parseJsonBody(body);
       checkTypeMeta(rt, obj, body);
       const subresource = info.subresource === 'status' ? 'status' : undefined;
-      return { status: 200, body: store.update(rt, ns, name!, obj, { subresource, dryRun: dryRunOf(q) }) };
+      return {
+        status: 200,
+        body: store.update(rt, ns, name!, obj, { subresource, dryRun: dryRunOf(q) }),
+      };
     }
 
     case 'patch': {
       const type = contentType.split(';')[0].trim().toLowerCase();
       const current = store.get(rt, ns, name!);
       let patched: unknown;
-      if (type === PATCH_CONTENT_TYPES.merge || (rt.builtIn && type === PATCH_CONTENT_TYPES.strategicMerge)) {
+      if (
+        type === PATCH_CONTENT_TYPES.merge ||
+        (rt.builtIn && type === PATCH_CONTENT_TYPES.strategicMerge)
+      ) {
         // Strategic merge on built-ins is treated as a merge patch (the fake
         // has no patch-strategy metadata); custom resources reject it as the real server does.
         patched = applyMergePatch(current, parseMergePatch(body));
@@ -239,7 +265,11 @@ export function handleResourceRequest(
       const subresource = info.subresource === 'status' ? 'status' : undefined;
       return {
         status: 200,
-        body: store.update(rt, ns, name!, patched as KubeObject, { subresource, dryRun: dryRunOf(q), viaPatch: true }),
+        body: store.update(rt, ns, name!, patched as KubeObject, {
+          subresource,
+          dryRun: dryRunOf(q),
+          viaPatch: true,
+        }),
       };
     }
 
@@ -252,7 +282,10 @@ export function handleResourceRequest(
       const deleted = store
         .list(rt, filter)
         .map(o => store.delete(rt, o.metadata!.namespace ?? '', o.metadata!.name, options));
-      return { status: 200, body: listObject(rt, deleted, { resourceVersion: String(store.currentRevision()) }) };
+      return {
+        status: 200,
+        body: listObject(rt, deleted, { resourceVersion: String(store.currentRevision()) }),
+      };
     }
 
     default:
@@ -269,13 +302,19 @@ function deleteOptions(body: string, q: Record<string, string>): DeleteOptions {
       throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
     }
   }
-  const policy: string | undefined = q.propagationPolicy ?? parsed.propagationPolicy ??
+  const policy: string | undefined =
+    q.propagationPolicy ??
+    parsed.propagationPolicy ??
     (q.orphanDependents === 'true' || parsed.orphanDependents === true ? 'Orphan' : undefined);
   if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
     throw new KubeStatusError({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
       message: `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
-      reason: 'Invalid', code: 422,
+      reason: 'Invalid',
+      code: 422,
     });
   }
   return {

@@ -28,19 +28,23 @@ describe('label selectors (labels.Parse grammar)', () => {
     expect(parseLabelSelector('app=').matches({ app: '' })).toBe(true);
   });
 
-  it.each(['app in toystore', 'app=a b', 'tier in ()', 'a=user:default/alice', 'bad key=1', 'a=(b)'])(
-    'rejects %j with 400 BadRequest',
-    selector => {
-      let error: unknown;
-      try {
-        parseLabelSelector(selector);
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(KubeStatusError);
-      expect((error as KubeStatusError).status).toMatchObject({ code: 400, reason: 'BadRequest' });
-    },
-  );
+  it.each([
+    'app in toystore',
+    'app=a b',
+    'tier in ()',
+    'a=user:default/alice',
+    'bad key=1',
+    'a=(b)',
+  ])('rejects %j with 400 BadRequest', selector => {
+    let error: unknown;
+    try {
+      parseLabelSelector(selector);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KubeStatusError);
+    expect((error as KubeStatusError).status).toMatchObject({ code: 400, reason: 'BadRequest' });
+  });
 });
 
 describe('field selectors', () => {
@@ -49,7 +53,11 @@ describe('field selectors', () => {
     const supported = ['metadata.name', 'metadata.namespace'];
     expect(parseFieldSelector('metadata.name=a', supported).matches(fields)).toBe(true);
     expect(parseFieldSelector('metadata.name==b', supported).matches(fields)).toBe(false);
-    expect(parseFieldSelector('metadata.name!=b,metadata.namespace=ns', supported).matches(fields)).toBe(true);
-    expect(() => parseFieldSelector('spec.x=1', supported)).toThrow('field label not supported: spec.x');
+    expect(
+      parseFieldSelector('metadata.name!=b,metadata.namespace=ns', supported).matches(fields),
+    ).toBe(true);
+    expect(() => parseFieldSelector('spec.x=1', supported)).toThrow(
+      'field label not supported: spec.x',
+    );
   });
 });

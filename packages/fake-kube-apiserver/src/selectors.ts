@@ -143,8 +143,7 @@ export function parseLabelSelector(input: string): LabelSelector {
       } else if (valueToken.kind !== 'comma' && valueToken.kind !== 'end') {
         fail(valueToken, 'identifier');
       }
-      const operator: Operator =
-        opText === '!=' || opText === '>' || opText === '<' ? opText : '=';
+      const operator: Operator = opText === '!=' || opText === '>' || opText === '<' ? opText : '=';
       if (opText === '!') fail(t, "'=', '!=', '==', 'in', 'notin'");
       if ((operator === '>' || operator === '<') && !/^-?\d+$/.test(value)) {
         throw badRequest(

@@ -105,7 +105,12 @@ export interface FakeKubeApiServer {
   registerResource(rt: ResourceType): void;
 
   /** Reads an object as stored (no request, no log entry). */
-  getObject(apiVersion: string, kind: string, namespace: string, name: string): KubeObject | undefined;
+  getObject(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+  ): KubeObject | undefined;
   /** Lists objects as stored. */
   listObjects(apiVersion: string, kind: string, namespace?: string): KubeObject[];
   /** The current cluster-wide resourceVersion. */
@@ -116,7 +121,11 @@ export interface FakeKubeApiServer {
   clearRequestLog(): void;
 
   /** Answers the next matching requests with a Status of this code (500, 503, 429, 504, 401, 403, 409…). */
-  failNext(matcher: RequestMatcher, code: number, options?: FaultOptions & { message?: string }): FaultHandle;
+  failNext(
+    matcher: RequestMatcher,
+    code: number,
+    options?: FaultOptions & { message?: string },
+  ): FaultHandle;
   /** Delays matching responses by `ms` (default: every match until removed). */
   delay(matcher: RequestMatcher, ms: number, options?: FaultOptions): FaultHandle;
   /** Never answers the next matching requests (the client's timeout must fire). */
@@ -148,9 +157,13 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > MAX_REQUEST_BODY_BYTES) {
         reject(
           new KubeStatusError({
-            kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
             message: `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`,
-            reason: 'RequestEntityTooLarge', code: 413,
+            reason: 'RequestEntityTooLarge',
+            code: 413,
           }),
         );
         req.destroy();
@@ -163,7 +176,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json',
@@ -183,11 +201,11 @@ function sendStatus(res: ServerResponse, status: KubeStatus): void {
 }
 
 function forbiddenFor(info: KubeRequestInfo, user: string): KubeStatusError {
-  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource ?? '';
+  const resource = info.subresource
+    ? `${info.resource}/${info.subresource}`
+    : (info.resource ?? '');
   const where =
-    info.namespace !== undefined
-      ? `in the namespace "${info.namespace}"`
-      : 'at the cluster scope';
+    info.namespace !== undefined ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
   return forbidden(
     { group: info.apiGroup ?? '', resource: info.resource ?? '' },
     info.name,
@@ -195,7 +213,12 @@ function forbiddenFor(info: KubeRequestInfo, user: string): KubeStatusError {
   );
 }
 
-function statusForCode(code: number, info: KubeRequestInfo, user: string, message?: string): KubeStatusError {
+function statusForCode(
+  code: number,
+  info: KubeRequestInfo,
+  user: string,
+  message?: string,
+): KubeStatusError {
   switch (code) {
     case 401:
       return unauthorized();
@@ -205,7 +228,8 @@ function statusForCode(code: number, info: KubeRequestInfo, user: string, messag
       return conflict(
         { group: info.apiGroup ?? '', resource: info.resource ?? '' },
         info.name ?? '',
-        message ?? 'the object has been modified; please apply your changes to the latest version and try again',
+        message ??
+          'the object has been modified; please apply your changes to the latest version and try again',
       );
     case 429:
       return tooManyRequests(1);
@@ -215,14 +239,25 @@ function statusForCode(code: number, info: KubeRequestInfo, user: string, messag
       return serviceUnavailable(message ?? 'the server is currently unable to handle the request');
     case 504:
       return new KubeStatusError({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-        message: message ?? 'Timeout: request did not complete within requested timeout - context deadline exceeded',
-        reason: 'Timeout', details: {}, code: 504,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          message ??
+          'Timeout: request did not complete within requested timeout - context deadline exceeded',
+        reason: 'Timeout',
+        details: {},
+        code: 504,
       });
     default:
       return new KubeStatusError({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-        message: message ?? `injected status ${code}`, code,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: message ?? `injected status ${code}`,
+        code,
       });
   }
 }
@@ -338,7 +373,10 @@ export async function startFakeKubeApiServer(
       {
         name: 'fake',
         cluster: certificate
-          ? { server: url, 'certificate-authority-data': Buffer.from(certificate.cert).toString('base64') }
+          ? {
+              server: url,
+              'certificate-authority-data': Buffer.from(certificate.cert).toString('base64'),
+            }
           : { server: url, 'insecure-skip-tls-verify': true },
       },
     ],
@@ -359,8 +397,11 @@ export async function startFakeKubeApiServer(
     if (!rt) throw new Error(`no resource type registered for ${apiVersion} ${kind}`);
     return rt;
   };
-  const addFault = (matcher: RequestMatcher, fault: Parameters<FaultRules['add']>[1], times: number) =>
-    faults.add(matcher, fault, times);
+  const addFault = (
+    matcher: RequestMatcher,
+    fault: Parameters<FaultRules['add']>[1],
+    times: number,
+  ) => faults.add(matcher, fault, times);
 
   return {
     url,

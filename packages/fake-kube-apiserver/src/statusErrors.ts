@@ -101,19 +101,11 @@ export function notFound(gr: GroupResource, name: string): KubeStatusError {
 
 /** 404 for a path the server has no handler for inside a known group/version. */
 export function resourceNotServed(): KubeStatusError {
-  return status(
-    404,
-    'NotFound',
-    'the server could not find the requested resource',
-    {},
-  );
+  return status(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
 /** 409 AlreadyExists on create. */
-export function alreadyExists(
-  gr: GroupResource,
-  name: string,
-): KubeStatusError {
+export function alreadyExists(gr: GroupResource, name: string): KubeStatusError {
   return status(
     409,
     'AlreadyExists',
@@ -127,11 +119,7 @@ export const OPTIMISTIC_LOCK_MESSAGE =
   'the object has been modified; please apply your changes to the latest version and try again';
 
 /** 409 Conflict: `Operation cannot be fulfilled on … : <why>`. */
-export function conflict(
-  gr: GroupResource,
-  name: string,
-  why: string,
-): KubeStatusError {
+export function conflict(gr: GroupResource, name: string, why: string): KubeStatusError {
   return status(
     409,
     'Conflict',
@@ -167,14 +155,9 @@ function renderValue(value: unknown): string {
 }
 
 /** 422 Invalid: `Secret "x" is invalid: metadata.name: Invalid value: …`. */
-export function invalid(
-  gk: GroupKind,
-  name: string,
-  errors: FieldError[],
-): KubeStatusError {
+export function invalid(gk: GroupKind, name: string, errors: FieldError[]): KubeStatusError {
   const rendered = errors.map(e => `${e.field}: ${renderFieldError(e)}`);
-  const aggregate =
-    rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
+  const aggregate = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
   return status(422, 'Invalid', `${qualifiedKind(gk)} "${name}" is invalid: ${aggregate}`, {
     ...(name !== '' ? { name } : {}),
     ...(gk.group !== '' ? { group: gk.group } : {}),
@@ -226,10 +209,7 @@ export function expired(message: string): KubeStatusError {
 }
 
 /** 415 for patch types the endpoint does not accept. */
-export function unsupportedMediaType(
-  contentType: string,
-  accepted: string[],
-): KubeStatusError {
+export function unsupportedMediaType(contentType: string, accepted: string[]): KubeStatusError {
   return status(
     415,
     'UnsupportedMediaType',
@@ -253,12 +233,9 @@ export function unknownServerError(message: string): KubeStatusError {
 
 /** 500 InternalError (used by fault injection). */
 export function internalError(message: string): KubeStatusError {
-  return status(
-    500,
-    'InternalError',
-    `Internal error occurred: ${message}`,
-    { causes: [{ reason: '', message }] },
-  );
+  return status(500, 'InternalError', `Internal error occurred: ${message}`, {
+    causes: [{ reason: '', message }],
+  });
 }
 
 /** 503 ServiceUnavailable (used by fault injection). */
@@ -268,10 +245,7 @@ export function serviceUnavailable(message: string): KubeStatusError {
 
 /** 429 TooManyRequests as API Priority and Fairness answers it. */
 export function tooManyRequests(retryAfterSeconds: number): KubeStatusError {
-  return status(
-    429,
-    'TooManyRequests',
-    'Too many requests, please try again later.',
-    { retryAfterSeconds },
-  );
+  return status(429, 'TooManyRequests', 'Too many requests, please try again later.', {
+    retryAfterSeconds,
+  });
 }

@@ -21,8 +21,7 @@ export function clientsFor(fake: FakeKubeApiServer) {
 }
 
 /** Per-call options that make CustomObjectsApi send a JSON merge patch. */
-export const mergePatch = () =>
-  k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+export const mergePatch = () => k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
 /** The Status body of a failed client-node call, with its HTTP code. */
 export async function statusOf(call: Promise<unknown>): Promise<{ code: number; body: any }> {
@@ -71,7 +70,10 @@ export async function fetchAs(
         const chunks: Buffer[] = [];
         res.on('data', chunk => chunks.push(chunk));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: async () => Buffer.concat(chunks).toString('utf8') }),
+          resolve({
+            status: res.statusCode ?? 0,
+            text: async () => Buffer.concat(chunks).toString('utf8'),
+          }),
         );
       },
     );

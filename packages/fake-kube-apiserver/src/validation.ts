@@ -109,14 +109,24 @@ export function validateObjectMeta(
   }
   const labels = metadata.labels ?? {};
   if (typeof labels !== 'object' || Array.isArray(labels)) {
-    errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: String(labels), detail: 'must be a map of string to string' });
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.labels',
+      value: String(labels),
+      detail: 'must be a map of string to string',
+    });
   } else {
     for (const [key, value] of Object.entries(labels)) {
       for (const detail of validateQualifiedName(key)) {
         errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: key, detail });
       }
       if (typeof value !== 'string') {
-        errors.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: String(value), detail: 'label values must be strings' });
+        errors.push({
+          type: 'FieldValueInvalid',
+          field: 'metadata.labels',
+          value: String(value),
+          detail: 'label values must be strings',
+        });
         continue;
       }
       for (const detail of validateLabelValue(value)) {
@@ -142,7 +152,12 @@ export function validateObjectMeta(
   }
   const owners = metadata.ownerReferences ?? [];
   if (!Array.isArray(owners)) {
-    errors.push({ type: 'FieldValueInvalid', field: 'metadata.ownerReferences', value: '', detail: 'must be a list' });
+    errors.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.ownerReferences',
+      value: '',
+      detail: 'must be a list',
+    });
   } else {
     owners.forEach((ref: any, i: number) => {
       for (const required of ['apiVersion', 'kind', 'name', 'uid']) {

@@ -3,7 +3,11 @@ import { FakeKubeApiServer, startFakeKubeApiServer } from './index';
 import { clientsFor, mergePatch } from './testClients';
 
 const NS = 'mcp';
-const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', plural: 'mcpserverregistrations' } as const;
+const registrations = {
+  group: 'mcp.kuadrant.io',
+  version: 'v1alpha1',
+  plural: 'mcpserverregistrations',
+} as const;
 const PATH = `/apis/mcp.kuadrant.io/v1alpha1/namespaces/${NS}/mcpserverregistrations`;
 
 function registration(name: string, labels?: Record<string, string>) {
@@ -23,7 +27,10 @@ interface Seen {
 }
 
 /** Opens a watch with the real client-node Watch and records what arrives. */
-async function openWatch(watch: k8s.Watch, query: Record<string, string | number | boolean | undefined>) {
+async function openWatch(
+  watch: k8s.Watch,
+  query: Record<string, string | number | boolean | undefined>,
+) {
   const events: Seen[] = [];
   let resolveDone: (err: unknown) => void = () => {};
   const done = new Promise<unknown>(resolve => {
@@ -32,7 +39,13 @@ async function openWatch(watch: k8s.Watch, query: Record<string, string | number
   const controller = await watch.watch(
     PATH,
     query,
-    (type, object) => events.push({ type, name: object?.metadata?.name, resourceVersion: object?.metadata?.resourceVersion, object }),
+    (type, object) =>
+      events.push({
+        type,
+        name: object?.metadata?.name,
+        resourceVersion: object?.metadata?.resourceVersion,
+        object,
+      }),
     err => resolveDone(err),
   );
   return { events, done, controller };
@@ -59,9 +72,16 @@ describe('watch streams consumed by client-node Watch and informers', () => {
   });
 
   const create = (name: string, labels?: Record<string, string>) =>
-    c.custom.createNamespacedCustomObject({ ...registrations, namespace: NS, body: registration(name, labels) });
+    c.custom.createNamespacedCustomObject({
+      ...registrations,
+      namespace: NS,
+      body: registration(name, labels),
+    });
   const patch = (name: string, body: object) =>
-    c.custom.patchNamespacedCustomObject({ ...registrations, namespace: NS, name, body }, mergePatch());
+    c.custom.patchNamespacedCustomObject(
+      { ...registrations, namespace: NS, name, body },
+      mergePatch(),
+    );
   const remove = (name: string) =>
     c.custom.deleteNamespacedCustomObject({ ...registrations, namespace: NS, name });
 
@@ -100,7 +120,10 @@ describe('watch streams consumed by client-node Watch and informers', () => {
 
   it('turns label changes into ADDED/DELETED for a label-selected watch', async () => {
     await create('r1', { gateway: 'internal' });
-    const w = await openWatch(c.watch, { labelSelector: 'gateway=public', resourceVersion: fake.resourceVersion() });
+    const w = await openWatch(c.watch, {
+      labelSelector: 'gateway=public',
+      resourceVersion: fake.resourceVersion(),
+    });
     await patch('r1', { metadata: { labels: { gateway: 'public' } } });
     await patch('r1', { spec: { toolPrefix: 'x_' } });
     await patch('r1', { metadata: { labels: { gateway: 'internal' } } });
@@ -111,7 +134,10 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     expect(w.events.map(e => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
     // The DELETED carries the last matching content at the version of the change.
     expect(w.events[2].object.metadata.labels).toEqual({ gateway: 'public' });
-    expect(w.events[2].resourceVersion).toBe(fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, 'r1')!.metadata.resourceVersion);
+    expect(w.events[2].resourceVersion).toBe(
+      fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, 'r1')!.metadata
+        .resourceVersion,
+    );
   });
 
   it('answers a too-old resourceVersion with an ERROR event carrying 410 Expired, then ends the stream', async () => {
@@ -174,14 +200,20 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     fake.dropWatches({ graceful: true });
     expect(await w.done).toBeNull();
 
-    const timed = await openWatch(c.watch, { resourceVersion: fake.resourceVersion(), timeoutSeconds: 1 });
+    const timed = await openWatch(c.watch, {
+      resourceVersion: fake.resourceVersion(),
+      timeoutSeconds: 1,
+    });
     const started = Date.now();
     expect(await timed.done).toBeNull();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it('sends BOOKMARK events only to watches that allow them', async () => {
-    const withBookmarks = await openWatch(c.watch, { resourceVersion: fake.resourceVersion(), allowWatchBookmarks: true });
+    const withBookmarks = await openWatch(c.watch, {
+      resourceVersion: fake.resourceVersion(),
+      allowWatchBookmarks: true,
+    });
     const without = await openWatch(c.watch, { resourceVersion: fake.resourceVersion() });
     await waitFor(() => fake.activeWatches().length === 2, 'both watches open');
     await create('a');
@@ -190,13 +222,17 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     await new Promise(r => setTimeout(r, 50));
     withBookmarks.controller.abort();
     without.controller.abort();
-    expect(withBookmarks.events[1]).toMatchObject({ type: 'BOOKMARK', resourceVersion: fake.resourceVersion() });
+    expect(withBookmarks.events[1]).toMatchObject({
+      type: 'BOOKMARK',
+      resourceVersion: fake.resourceVersion(),
+    });
     expect(without.events.map(e => e.type)).toEqual(['ADDED']);
   });
 
   it('makes a client-node informer resume without duplicates, and re-list after 410 Gone', async () => {
     await create('a');
-    const listFn = () => c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
+    const listFn = () =>
+      c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
     const informer = k8s.makeInformer(c.kc, PATH, listFn);
     const added: string[] = [];
     const deleted: string[] = [];
@@ -240,7 +276,8 @@ describe('watch streams consumed by client-node Watch and informers', () => {
   }, 15_000);
 
   it('stops a client-node informer with an error on a dropped connection (the caller must restart it)', async () => {
-    const listFn = () => c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
+    const listFn = () =>
+      c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
     const informer = k8s.makeInformer(c.kc, PATH, listFn);
     const errors: unknown[] = [];
     informer.on('error', (e: unknown) => errors.push(e));

@@ -74,11 +74,18 @@ export class WatchHub {
     } else {
       const from = Number(rv);
       if (!Number.isInteger(from) || from < 0) {
-        this.writeError(watcher, new KubeStatusError({
-          kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-          message: `Invalid value: "${rv}": resourceVersion must be an integer`,
-          reason: 'BadRequest', code: 400,
-        }));
+        this.writeError(
+          watcher,
+          new KubeStatusError({
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `Invalid value: "${rv}": resourceVersion must be an integer`,
+            reason: 'BadRequest',
+            code: 400,
+          }),
+        );
         return;
       }
       let backlog: StoreEvent[];
@@ -130,7 +137,12 @@ export class WatchHub {
   drop(options: { graceful?: boolean; match?: (w: ActiveWatchInfo) => boolean } = {}): number {
     let dropped = 0;
     for (const w of [...this.watchers]) {
-      const info = { group: w.request.rt.group, plural: w.request.rt.plural, namespace: w.request.filter.namespace, lastResourceVersion: w.lastSent };
+      const info = {
+        group: w.request.rt.group,
+        plural: w.request.rt.plural,
+        namespace: w.request.filter.namespace,
+        lastResourceVersion: w.lastSent,
+      };
       if (options.match && !options.match(info)) continue;
       this.end(w, options.graceful ?? false);
       dropped++;
@@ -164,9 +176,10 @@ export class WatchHub {
     if (event.group !== rt.group || event.plural !== rt.plural) return;
     if (event.resourceVersion <= w.lastSent) return;
     const now = this.store.matches(rt, event.object, filter);
-    const before = event.previous !== undefined && event.type === 'MODIFIED'
-      ? this.store.matches(rt, event.previous, filter)
-      : false;
+    const before =
+      event.previous !== undefined && event.type === 'MODIFIED'
+        ? this.store.matches(rt, event.previous, filter)
+        : false;
     const object = { ...event.object, apiVersion: apiVersionOf(rt), kind: rt.kind };
     w.lastSent = event.resourceVersion;
     if (event.type === 'MODIFIED') {

@@ -55,14 +55,27 @@ function prepareSecret(obj: KubeObject, old: KubeObject | undefined): FieldError
   obj.type = obj.type ?? 'Opaque';
   if (old !== undefined) {
     if (obj.type !== old.type) {
-      errors.push({ type: 'FieldValueInvalid', field: 'type', value: obj.type, detail: 'field is immutable' });
+      errors.push({
+        type: 'FieldValueInvalid',
+        field: 'type',
+        value: obj.type,
+        detail: 'field is immutable',
+      });
     }
     if (old.immutable === true) {
       if (JSON.stringify(obj.data ?? {}) !== JSON.stringify(old.data ?? {})) {
-        errors.push({ type: 'FieldValueForbidden', field: 'data', detail: 'field is immutable when `immutable` is set' });
+        errors.push({
+          type: 'FieldValueForbidden',
+          field: 'data',
+          detail: 'field is immutable when `immutable` is set',
+        });
       }
       if (obj.immutable !== true) {
-        errors.push({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
+        errors.push({
+          type: 'FieldValueForbidden',
+          field: 'immutable',
+          detail: 'field is immutable when `immutable` is set',
+        });
       }
     }
   }

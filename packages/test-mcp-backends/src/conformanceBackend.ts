@@ -34,7 +34,8 @@ import {
   isInitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 const NO_ARGS = { type: 'object' as const, properties: {} };
 
@@ -50,19 +51,46 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
 
 async function elicit(extra: Extra, params: Record<string, unknown>) {
-  return extra.sendRequest({ method: 'elicitation/create', params: params as any }, ElicitResultSchema);
+  return extra.sendRequest(
+    { method: 'elicitation/create', params: params as any },
+    ElicitResultSchema,
+  );
 }
 
 const TOOLS: Tool[] = [
-  { name: 'test_simple_text', description: 'Simple text content', inputSchema: NO_ARGS, run: async () => text('This is a simple text response for testing.') },
-  { name: 'test_image_content', description: 'Image content', inputSchema: NO_ARGS, run: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }) },
-  { name: 'test_audio_content', description: 'Audio content', inputSchema: NO_ARGS, run: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }) },
+  {
+    name: 'test_simple_text',
+    description: 'Simple text content',
+    inputSchema: NO_ARGS,
+    run: async () => text('This is a simple text response for testing.'),
+  },
+  {
+    name: 'test_image_content',
+    description: 'Image content',
+    inputSchema: NO_ARGS,
+    run: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
+  },
+  {
+    name: 'test_audio_content',
+    description: 'Audio content',
+    inputSchema: NO_ARGS,
+    run: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
+  },
   {
     name: 'test_embedded_resource',
     description: 'Embedded resource content',
     inputSchema: NO_ARGS,
     run: async () => ({
-      content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }],
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://embedded-resource',
+            mimeType: 'text/plain',
+            text: 'This is an embedded resource content.',
+          },
+        },
+      ],
     }),
   },
   {
@@ -73,7 +101,14 @@ const TOOLS: Tool[] = [
       content: [
         { type: 'text', text: 'Multiple content types test:' },
         { type: 'image', data: PNG, mimeType: 'image/png' },
-        { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: JSON.stringify({ test: 'data', value: 123 }),
+          },
+        },
       ],
     }),
   },
@@ -82,8 +117,15 @@ const TOOLS: Tool[] = [
     description: 'Emits log messages while running',
     inputSchema: NO_ARGS,
     run: async (_args, extra) => {
-      for (const data of ['Tool execution started', 'Tool processing data', 'Tool execution completed']) {
-        await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data } });
+      for (const data of [
+        'Tool execution started',
+        'Tool processing data',
+        'Tool execution completed',
+      ]) {
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', data },
+        });
         await sleep(50);
       }
       return text('Tool with logging executed successfully');
@@ -98,7 +140,12 @@ const TOOLS: Tool[] = [
       for (const progress of [0, 50, 100]) {
         await extra.sendNotification({
           method: 'notifications/progress',
-          params: { progressToken, progress, total: 100, message: `Completed step ${progress} of 100` },
+          params: {
+            progressToken,
+            progress,
+            total: 100,
+            message: `Completed step ${progress} of 100`,
+          },
         });
         if (progress < 100) await sleep(50);
       }
@@ -109,17 +156,27 @@ const TOOLS: Tool[] = [
     name: 'test_error_handling',
     description: 'Always fails',
     inputSchema: NO_ARGS,
-    run: async () => ({ isError: true, content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }] }),
+    run: async () => ({
+      isError: true,
+      content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
+    }),
   },
   {
     name: 'test_sampling',
     description: 'Asks the client for an LLM completion',
-    inputSchema: { type: 'object', properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } }, required: ['prompt'] },
+    inputSchema: {
+      type: 'object',
+      properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
+      required: ['prompt'],
+    },
     run: async (args, extra) => {
       const result = await extra.sendRequest(
         {
           method: 'sampling/createMessage',
-          params: { messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt) } }], maxTokens: 100 },
+          params: {
+            messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt) } }],
+            maxTokens: 100,
+          },
         },
         CreateMessageResultSchema,
       );
@@ -130,13 +187,23 @@ const TOOLS: Tool[] = [
   {
     name: 'test_elicitation',
     description: 'Asks the user for input',
-    inputSchema: { type: 'object', properties: { message: { type: 'string', description: 'The message to show the user' } }, required: ['message'] },
+    inputSchema: {
+      type: 'object',
+      properties: { message: { type: 'string', description: 'The message to show the user' } },
+      required: ['message'],
+    },
     run: async (args, extra) => {
       const result = await elicit(extra, {
         message: String(args.message),
-        requestedSchema: { type: 'object', properties: { response: { type: 'string', description: "User's response" } }, required: ['response'] },
+        requestedSchema: {
+          type: 'object',
+          properties: { response: { type: 'string', description: "User's response" } },
+          required: ['response'],
+        },
       });
-      return text(`User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
+      return text(
+        `User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+      );
     },
   },
   {
@@ -152,13 +219,20 @@ const TOOLS: Tool[] = [
             name: { type: 'string', description: 'User name', default: 'John Doe' },
             age: { type: 'integer', description: 'User age', default: 30 },
             score: { type: 'number', description: 'User score', default: 95.5 },
-            status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+            status: {
+              type: 'string',
+              description: 'User status',
+              enum: ['active', 'inactive', 'pending'],
+              default: 'active',
+            },
             verified: { type: 'boolean', description: 'Verification status', default: true },
           },
           required: [],
         },
       });
-      return text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
+      return text(
+        `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+      );
     },
   },
   {
@@ -176,7 +250,11 @@ const TOOLS: Tool[] = [
         requestedSchema: {
           type: 'object',
           properties: {
-            untitledSingle: { type: 'string', description: 'Select one option', enum: ['option1', 'option2', 'option3'] },
+            untitledSingle: {
+              type: 'string',
+              description: 'Select one option',
+              enum: ['option1', 'option2', 'option3'],
+            },
             titledSingle: {
               type: 'string',
               description: 'Select one option with titles',
@@ -186,14 +264,33 @@ const TOOLS: Tool[] = [
                 { const: 'value3', title: 'Third Option' },
               ],
             },
-            legacyEnum: { type: 'string', description: 'Select one option (legacy)', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
-            untitledMulti: { type: 'array', description: 'Select multiple options', minItems: 1, maxItems: 3, items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
-            titledMulti: { type: 'array', description: 'Select multiple options with titles', minItems: 1, maxItems: 3, items: { anyOf: choices } },
+            legacyEnum: {
+              type: 'string',
+              description: 'Select one option (legacy)',
+              enum: ['opt1', 'opt2', 'opt3'],
+              enumNames: ['Option One', 'Option Two', 'Option Three'],
+            },
+            untitledMulti: {
+              type: 'array',
+              description: 'Select multiple options',
+              minItems: 1,
+              maxItems: 3,
+              items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+            },
+            titledMulti: {
+              type: 'array',
+              description: 'Select multiple options with titles',
+              minItems: 1,
+              maxItems: 3,
+              items: { anyOf: choices },
+            },
           },
           required: [],
         },
       });
-      return text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
+      return text(
+        `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+      );
     },
   },
   {
@@ -202,7 +299,12 @@ const TOOLS: Tool[] = [
     inputSchema: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
-      $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+      $defs: {
+        address: {
+          type: 'object',
+          properties: { street: { type: 'string' }, city: { type: 'string' } },
+        },
+      },
       properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
       additionalProperties: false,
     },
@@ -211,13 +313,35 @@ const TOOLS: Tool[] = [
 ];
 
 const RESOURCES = [
-  { uri: 'test://static-text', name: 'static-text', title: 'Static Text Resource', description: 'A static text resource for testing', mimeType: 'text/plain' },
-  { uri: 'test://static-binary', name: 'static-binary', title: 'Static Binary Resource', description: 'A static binary resource (image) for testing', mimeType: 'image/png' },
-  { uri: 'test://watched-resource', name: 'watched-resource', title: 'Watched Resource', description: 'A resource clients may subscribe to', mimeType: 'text/plain' },
+  {
+    uri: 'test://static-text',
+    name: 'static-text',
+    title: 'Static Text Resource',
+    description: 'A static text resource for testing',
+    mimeType: 'text/plain',
+  },
+  {
+    uri: 'test://static-binary',
+    name: 'static-binary',
+    title: 'Static Binary Resource',
+    description: 'A static binary resource (image) for testing',
+    mimeType: 'image/png',
+  },
+  {
+    uri: 'test://watched-resource',
+    name: 'watched-resource',
+    title: 'Watched Resource',
+    description: 'A resource clients may subscribe to',
+    mimeType: 'text/plain',
+  },
 ];
 
 const PROMPTS = [
-  { name: 'test_simple_prompt', title: 'Simple Test Prompt', description: 'A simple prompt without arguments' },
+  {
+    name: 'test_simple_prompt',
+    title: 'Simple Test Prompt',
+    description: 'A simple prompt without arguments',
+  },
   {
     name: 'test_prompt_with_arguments',
     title: 'Prompt With Arguments',
@@ -231,22 +355,55 @@ const PROMPTS = [
     name: 'test_prompt_with_embedded_resource',
     title: 'Prompt With Embedded Resource',
     description: 'A prompt that includes an embedded resource',
-    arguments: [{ name: 'resourceUri', description: 'URI of the resource to embed', required: true }],
+    arguments: [
+      { name: 'resourceUri', description: 'URI of the resource to embed', required: true },
+    ],
   },
-  { name: 'test_prompt_with_image', title: 'Prompt With Image', description: 'A prompt that includes image content' },
+  {
+    name: 'test_prompt_with_image',
+    title: 'Prompt With Image',
+    description: 'A prompt that includes image content',
+  },
 ];
 
 function getPrompt(name: string, args: Record<string, string>): GetPromptResult {
   switch (name) {
     case 'test_simple_prompt':
-      return { messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }] };
+      return {
+        messages: [
+          { role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } },
+        ],
+      };
     case 'test_prompt_with_arguments':
-      return { messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'` } }] };
+      return {
+        messages: [
+          {
+            role: 'user',
+            content: {
+              type: 'text',
+              text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'`,
+            },
+          },
+        ],
+      };
     case 'test_prompt_with_embedded_resource':
       return {
         messages: [
-          { role: 'user', content: { type: 'resource', resource: { uri: args.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
-          { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
+          {
+            role: 'user',
+            content: {
+              type: 'resource',
+              resource: {
+                uri: args.resourceUri,
+                mimeType: 'text/plain',
+                text: 'Embedded resource content for testing.',
+              },
+            },
+          },
+          {
+            role: 'user',
+            content: { type: 'text', text: 'Please process the embedded resource above.' },
+          },
         ],
       };
     case 'test_prompt_with_image':
@@ -279,30 +436,57 @@ function createSessionServer(): Server {
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = TOOLS.find(t => t.name === request.params.name);
-    if (!tool) return { isError: true, content: [{ type: 'text', text: `Unknown tool ${request.params.name}` }] };
+    if (!tool)
+      return {
+        isError: true,
+        content: [{ type: 'text', text: `Unknown tool ${request.params.name}` }],
+      };
     try {
       return await tool.run(request.params.arguments ?? {}, extra);
     } catch (error) {
-      return { isError: true, content: [{ type: 'text', text: `${tool.name} failed: ${(error as Error).message}` }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: `${tool.name} failed: ${(error as Error).message}` }],
+      };
     }
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [
-      { uriTemplate: 'test://template/{id}/data', name: 'template', title: 'Resource Template', description: 'A resource template with parameter substitution', mimeType: 'application/json' },
+      {
+        uriTemplate: 'test://template/{id}/data',
+        name: 'template',
+        title: 'Resource Template',
+        description: 'A resource template with parameter substitution',
+        mimeType: 'application/json',
+      },
     ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async request => {
     const uri = request.params.uri;
     if (uri === 'test://static-text') {
-      return { contents: [{ uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }] };
+      return {
+        contents: [
+          { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
+        ],
+      };
     }
-    if (uri === 'test://static-binary') return { contents: [{ uri, mimeType: 'image/png', blob: PNG }] };
-    if (uri === 'test://watched-resource') return { contents: [{ uri, mimeType: 'text/plain', text: 'Watched resource content' }] };
+    if (uri === 'test://static-binary')
+      return { contents: [{ uri, mimeType: 'image/png', blob: PNG }] };
+    if (uri === 'test://watched-resource')
+      return { contents: [{ uri, mimeType: 'text/plain', text: 'Watched resource content' }] };
     const template = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
     if (template) {
       const id = template[1];
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }] };
+      return {
+        contents: [
+          {
+            uri,
+            mimeType: 'application/json',
+            text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+          },
+        ],
+      };
     }
     throw new Error(`Unknown resource ${uri}`);
   });
@@ -313,7 +497,9 @@ function createSessionServer(): Server {
     getPrompt(request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
   );
   server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
-  server.setRequestHandler(CompleteRequestSchema, async () => ({ completion: { values: [], total: 0, hasMore: false } }));
+  server.setRequestHandler(CompleteRequestSchema, async () => ({
+    completion: { values: [], total: 0, hasMore: false },
+  }));
   return server;
 }
 
@@ -325,7 +511,9 @@ export interface ConformanceBackend {
 }
 
 /** Starts the conformance scenario backend (stateful sessions, DNS rebinding protection on localhost). */
-export async function startConformanceBackend(options: { port?: number; host?: string } = {}): Promise<ConformanceBackend> {
+export async function startConformanceBackend(
+  options: { port?: number; host?: string } = {},
+): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const app = createMcpExpressApp({ host });
@@ -335,11 +523,19 @@ export async function startConformanceBackend(options: { port?: number; host?: s
     let transport = sessionId === undefined ? undefined : transports.get(sessionId);
     if (!transport) {
       if (sessionId !== undefined) {
-        res.status(404).json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+        res.status(404).json({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'Session not found' },
+        });
         return;
       }
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-        res.status(400).json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: no session id' } });
+        res.status(400).json({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: 'Bad Request: no session id' },
+        });
         return;
       }
       const server = createSessionServer();

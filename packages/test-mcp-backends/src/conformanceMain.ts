@@ -4,7 +4,11 @@ import { startConformanceBackend } from './conformanceBackend';
 startConformanceBackend({ port: Number(process.env.PORT ?? 3102), host: process.env.HOST }).then(
   backend => {
     process.stdout.write(`conformance MCP backend listening on ${backend.url}\n`);
-    const stop = () => backend.close().then(() => process.exit(0), () => process.exit(1));
+    const stop = () =>
+      backend.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   },

@@ -17,7 +17,9 @@ export interface EverythingServer {
 }
 
 /** Starts server-everything and waits until it answers HTTP. */
-export async function startEverythingServer(options: { port?: number } = {}): Promise<EverythingServer> {
+export async function startEverythingServer(
+  options: { port?: number } = {},
+): Promise<EverythingServer> {
   // A port of our own, held until the child listens on it (see handedOverPort.ts).
   const reserved = options.port === undefined ? await reservePortForChild() : undefined;
   const port = options.port ?? reserved!.port;
@@ -42,7 +44,8 @@ export async function startEverythingServer(options: { port?: number } = {}): Pr
   const url = `http://127.0.0.1:${port}/mcp`;
   const deadline = Date.now() + 20_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server-everything exited during start: ${stderr}`);
+    if (child.exitCode !== null)
+      throw new Error(`server-everything exited during start: ${stderr}`);
     try {
       await fetch(url, { method: 'GET' });
       break;

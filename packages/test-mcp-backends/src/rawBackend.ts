@@ -96,7 +96,11 @@ const TOOLS = [
     description: 'Sends elicitation/create with the given raw JSON id and reports what came back',
     inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
   },
-  { name: 'wait_for_cancel', description: 'Waits until cancelled', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'wait_for_cancel',
+    description: 'Waits until cancelled',
+    inputSchema: { type: 'object', properties: {} },
+  },
   {
     name: 'progress',
     description: 'Sends progress notifications',
@@ -107,7 +111,11 @@ const TOOLS = [
     description: 'Never answers, even when cancelled',
     inputSchema: { type: 'object', properties: {} },
   },
-  { name: 'crash', description: 'Breaks its connection mid-call', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'crash',
+    description: 'Breaks its connection mid-call',
+    inputSchema: { type: 'object', properties: {} },
+  },
   {
     name: 'flood',
     description: 'Streams one never-ending SSE event of `megabytes` MiB',
@@ -141,7 +149,12 @@ export async function startRawMcpBackend(
     req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
   });
 
-  function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  function json(
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   }
@@ -173,7 +186,11 @@ export async function startRawMcpBackend(
 
     if (message.method === 'initialize') {
       const id = randomUUID();
-      sessions.set(id, { capabilities: message.params?.capabilities, waiting: new Map(), calls: new Map() });
+      sessions.set(id, {
+        capabilities: message.params?.capabilities,
+        waiting: new Map(),
+        calls: new Map(),
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': id });
       res.end(
         `{"jsonrpc":"2.0","id":${rawId},"result":${JSON.stringify({
@@ -186,7 +203,11 @@ export async function startRawMcpBackend(
     }
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (!session) {
-      json(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      json(res, 404, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'Session not found' },
+      });
       return;
     }
     if (message.method === undefined) {
@@ -237,7 +258,13 @@ export async function startRawMcpBackend(
     res.writeHead(202).end();
   }
 
-  function callTool(sessionId: string, session: Session, rawId: string, params: any, res: http.ServerResponse) {
+  function callTool(
+    sessionId: string,
+    session: Session,
+    rawId: string,
+    params: any,
+    res: http.ServerResponse,
+  ) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const progressToken = params._meta?.progressToken;
     const finish = (result: unknown) => {
@@ -247,7 +274,14 @@ export async function startRawMcpBackend(
     };
     const progress = (n: number, total?: number) => {
       if (progressToken !== undefined) {
-        sse(res, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: n, total } }));
+        sse(
+          res,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken, progress: n, total },
+          }),
+        );
       }
     };
     const call: PendingCall = { callId: rawId, res, onCancel: () => undefined };
@@ -260,11 +294,22 @@ export async function startRawMcpBackend(
       case 'elicit': {
         const sentId = String(params.arguments?.id ?? '1');
         session.waiting.set(sentId, ({ receivedId, body }) => {
-          const answer: RecordedAnswer = { sessionId, sentId, receivedId, receivedType: jsonIdType(receivedId), body };
+          const answer: RecordedAnswer = {
+            sessionId,
+            sentId,
+            receivedId,
+            receivedType: jsonIdType(receivedId),
+            body,
+          };
           answers.push(answer);
           finish({
             content: [{ type: 'text', text: JSON.stringify(answer) }],
-            structuredContent: { sentId, receivedId, receivedType: answer.receivedType, answer: body },
+            structuredContent: {
+              sentId,
+              receivedId,
+              receivedType: answer.receivedType,
+              answer: body,
+            },
           });
         });
         sse(
@@ -314,7 +359,10 @@ export async function startRawMcpBackend(
         return;
       default:
         session.calls.delete(rawId);
-        sse(res, `{"jsonrpc":"2.0","id":${rawId},"error":{"code":-32602,"message":"Unknown tool"}}`);
+        sse(
+          res,
+          `{"jsonrpc":"2.0","id":${rawId},"error":{"code":-32602,"message":"Unknown tool"}}`,
+        );
         res.end();
     }
   }

@@ -12,10 +12,7 @@ import {
 } from '@devportal/plugin-portal-common';
 import { PortalEntityProvider } from './PortalEntityProvider';
 
-const product = (
-  name: string,
-  publishStatus: 'Draft' | 'Published',
-): ApiProduct => ({
+const product = (name: string, publishStatus: 'Draft' | 'Published'): ApiProduct => ({
   apiVersion: 'devportal.kuadrant.io/v1alpha1',
   kind: 'APIProduct',
   metadata: {
@@ -39,10 +36,7 @@ const product = (
   status: { plans: [] },
 });
 
-const event = (
-  type: PortalEventPayload['type'],
-  name: string,
-): PortalEventPayload => ({
+const event = (type: PortalEventPayload['type'], name: string): PortalEventPayload => ({
   type,
   ref: { namespace: 'toystore', name },
   actor: 'user:default/bob',
@@ -74,8 +68,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
           error: { name: 'ServiceUnavailableError', message: 'down' },
         });
       const [, , namespace, name] = url.pathname.split('/');
-      if (name === undefined)
-        return json(200, { items: [...products.values()] });
+      if (name === undefined) return json(200, { items: [...products.values()] });
       const found = products.get(`${namespace}/${name}`);
       return found
         ? json(200, found)
@@ -97,8 +90,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
     });
   });
 
-  const put = (p: ApiProduct) =>
-    products.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
+  const put = (p: ApiProduct) => products.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
 
   it('replaces its entities with those of the Published products on a full sync', async () => {
     put(product('toys', 'Published'));
@@ -107,9 +99,9 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
     expect(mutations).toHaveLength(1);
     const [full] = mutations;
     expect(full.type).toBe('full');
-    expect(
-      full.type === 'full' && full.entities.map(e => e.entity.metadata.name),
-    ).toEqual(['toystore.toys']);
+    expect(full.type === 'full' && full.entities.map(e => e.entity.metadata.name)).toEqual([
+      'toystore.toys',
+    ]);
   });
 
   it('adds a published product, and removes it once un-published or deleted', async () => {
@@ -125,9 +117,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
 
     expect(
       mutations.map(m =>
-        m.type === 'delta'
-          ? [m.added.map(a => a.entity.metadata.name), m.removed]
-          : m.type,
+        m.type === 'delta' ? [m.added.map(a => a.entity.metadata.name), m.removed] : m.type,
       ),
     ).toEqual([
       [['toystore.toys'], []],
@@ -157,9 +147,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
     await provider.onPortalEvent(event('apiproduct.created', 'toys'));
     products.clear(); // deleted before the queued delta reads it
     await provider.drain();
-    expect(mutations).toEqual([
-      expect.objectContaining({ type: 'delta', added: [] }),
-    ]);
+    expect(mutations).toEqual([expect.objectContaining({ type: 'delta', added: [] })]);
   });
 
   it('ignores key events and anything that is not a portal event', async () => {
@@ -176,9 +164,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
     await provider.drain();
     expect(mutations).toEqual([]);
     expect(logger.warn).toHaveBeenCalledWith(
-      expect.stringContaining(
-        'Could not update the API entity of toystore/toys',
-      ),
+      expect.stringContaining('Could not update the API entity of toystore/toys'),
     );
   });
 

@@ -15,10 +15,7 @@
  * logged and the next full sync repairs it; events that arrive before the catalog has
  * connected the provider are dropped (the start-up sync covers them).
  */
-import type {
-  LoggerService,
-  SchedulerServiceTaskRunner,
-} from '@backstage/backend-plugin-api';
+import type { LoggerService, SchedulerServiceTaskRunner } from '@backstage/backend-plugin-api';
 import { stringifyEntityRef } from '@backstage/catalog-model';
 import { ResponseError } from '@backstage/errors';
 import type {
@@ -155,9 +152,7 @@ export class PortalEntityProvider implements EntityProvider {
       throw error;
     });
     const entity =
-      product !== undefined && isPublished(product)
-        ? this.#deferred(product)
-        : undefined;
+      product !== undefined && isPublished(product) ? this.#deferred(product) : undefined;
     if (entity !== undefined) {
       await connection.applyMutation({
         type: 'delta',
@@ -178,9 +173,7 @@ export class PortalEntityProvider implements EntityProvider {
     });
   }
 
-  #deferred(
-    product: Parameters<typeof productToEntity>[0],
-  ): DeferredEntity | undefined {
+  #deferred(product: Parameters<typeof productToEntity>[0]): DeferredEntity | undefined {
     const entity = productToEntity(product, this.#entityOptions);
     if (entity === undefined) {
       this.#logger.warn(
@@ -198,9 +191,7 @@ export class PortalEntityProvider implements EntityProvider {
 
   #requireConnection(): EntityProviderConnection {
     if (this.#connection === undefined) {
-      throw new Error(
-        'the catalog has not connected the portal entity provider yet',
-      );
+      throw new Error('the catalog has not connected the portal entity provider yet');
     }
     return this.#connection;
   }

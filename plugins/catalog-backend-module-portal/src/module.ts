@@ -13,10 +13,7 @@ import {
 } from '@backstage/backend-plugin-api';
 import { catalogProcessingExtensionPoint } from '@backstage/plugin-catalog-node';
 import { eventsServiceRef } from '@backstage/plugin-events-node';
-import {
-  PORTAL_EVENTS_TOPIC,
-  PortalClient,
-} from '@devportal/plugin-portal-common';
+import { PORTAL_EVENTS_TOPIC, PortalClient } from '@devportal/plugin-portal-common';
 import { PortalEntityProvider } from './PortalEntityProvider';
 
 /** The full synchronisation's default schedule. */
@@ -49,19 +46,8 @@ export const catalogModulePortalEntityProvider = createBackendModule({
         lifecycle: coreServices.lifecycle,
         events: eventsServiceRef,
       },
-      async init({
-        catalog,
-        config,
-        logger,
-        scheduler,
-        discovery,
-        auth,
-        lifecycle,
-        events,
-      }) {
-        const providerConfig = config.getOptionalConfig(
-          'catalog.providers.portal',
-        );
+      async init({ catalog, config, logger, scheduler, discovery, auth, lifecycle, events }) {
+        const providerConfig = config.getOptionalConfig('catalog.providers.portal');
         const schedule = providerConfig?.has('schedule')
           ? readSchedulerServiceTaskScheduleDefinitionFromConfig(
               providerConfig.getConfig('schedule'),
@@ -69,8 +55,7 @@ export const catalogModulePortalEntityProvider = createBackendModule({
           : DEFAULT_SCHEDULE;
         const appBaseUrl = config.getOptionalString('app.baseUrl') ?? '';
         const template =
-          providerConfig?.getOptionalString('productUrlTemplate') ??
-          DEFAULT_PRODUCT_URL_TEMPLATE;
+          providerConfig?.getOptionalString('productUrlTemplate') ?? DEFAULT_PRODUCT_URL_TEMPLATE;
 
         const client = new PortalClient({
           baseUrl: () => discovery.getBaseUrl('portal'),

@@ -47,9 +47,7 @@ const product = (overrides: Partial<ApiProduct['spec']> = {}): ApiProduct => ({
 
 describe('apiEntityName', () => {
   it('joins namespace and name with a dot, which neither DNS label can contain', () => {
-    expect(apiEntityName({ namespace: 'toystore', name: 'toys' })).toBe(
-      'toystore.toys',
-    );
+    expect(apiEntityName({ namespace: 'toystore', name: 'toys' })).toBe('toystore.toys');
     expect(apiEntityName({ namespace: 'a-b', name: 'c' })).not.toBe(
       apiEntityName({ namespace: 'a', name: 'b-c' }),
     );
@@ -87,15 +85,7 @@ describe('apiEntityName', () => {
 describe('normalizeTags', () => {
   it('lower-cases, turns other characters into single dashes and drops duplicates', () => {
     expect(
-      normalizeTags([
-        'Payments',
-        'public API',
-        'public_api',
-        '  v2 / beta ',
-        'c++',
-        '#1',
-        '---',
-      ]),
+      normalizeTags(['Payments', 'public API', 'public_api', '  v2 / beta ', 'c++', '#1', '---']),
     ).toEqual(['payments', 'public-api', 'v2-beta', 'c++', '#1']);
   });
 
@@ -106,16 +96,8 @@ describe('normalizeTags', () => {
   });
 
   it('gives only tags the catalog accepts', () => {
-    const tags = normalizeTags([
-      'ÜBER api',
-      'x'.repeat(100),
-      'a:b',
-      'café',
-      'ok',
-    ]);
-    expect(tags.every(tag => CommonValidatorFunctions.isValidTag(tag))).toBe(
-      true,
-    );
+    const tags = normalizeTags(['ÜBER api', 'x'.repeat(100), 'a:b', 'café', 'ok']);
+    expect(tags.every(tag => CommonValidatorFunctions.isValidTag(tag))).toBe(true);
   });
 
   it('accepts no tags', () => {
@@ -179,10 +161,7 @@ describe('productToEntity', () => {
   });
 
   it('never leaves the definition empty, even for a bare product', () => {
-    const entity = productToEntity(
-      { ...product(), status: undefined },
-      OPTIONS,
-    )!;
+    const entity = productToEntity({ ...product(), status: undefined }, OPTIONS)!;
     expect(entity.spec.definition.trim()).not.toBe('');
     expect(entity.metadata.description).toBeUndefined();
     expect(entity.metadata.tags).toEqual([]);

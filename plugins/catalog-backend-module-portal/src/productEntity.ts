@@ -10,11 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ApiEntity, Entity } from '@backstage/catalog-model';
-import {
-  OWNER_ANNOTATION,
-  type ApiProduct,
-  type ObjectRef,
-} from '@devportal/plugin-portal-common';
+import { OWNER_ANNOTATION, type ApiProduct, type ObjectRef } from '@devportal/plugin-portal-common';
 
 /** The annotation that names the product an entity comes from. @public */
 export const PORTAL_API_PRODUCT_ANNOTATION = 'portal.devportal.io/api-product';
@@ -43,9 +39,7 @@ export function apiEntityName(ref: ObjectRef): string {
     .update(`${ref.namespace}/${ref.name}`)
     .digest('hex')
     .slice(0, NAME_HASH_LENGTH);
-  const prefix = name
-    .slice(0, MAX_NAME_LENGTH - NAME_HASH_LENGTH - 1)
-    .replace(/[-_.]+$/, '');
+  const prefix = name.slice(0, MAX_NAME_LENGTH - NAME_HASH_LENGTH - 1).replace(/[-_.]+$/, '');
   return `${prefix}-${hash}`;
 }
 

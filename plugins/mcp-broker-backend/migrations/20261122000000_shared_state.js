@@ -23,7 +23,9 @@ exports.up = async function up(knex) {
     table.index('expires_at', 'mcp_broker_client_sessions_expires_at_idx');
   });
   await knex.schema.createTable('mcp_broker_elicitations', table => {
-    table.comment('Gateway ids of server-to-client requests; single-use, claimed by DELETE … RETURNING');
+    table.comment(
+      'Gateway ids of server-to-client requests; single-use, claimed by DELETE … RETURNING',
+    );
     table.string('gateway_id', 200).primary();
     table.text('backend_request_id').notNullable().comment('the backend id as its raw JSON token');
     table.string('backend', 200).notNullable();

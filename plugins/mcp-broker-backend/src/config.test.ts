@@ -8,7 +8,13 @@ describe('readBrokerConfig', () => {
   it('applies defaults: prefix "<name>_", no headers, documented durations', () => {
     const config = read({ servers: [{ name: 'example', url: 'http://127.0.0.1:3101/mcp' }] });
     expect(config.servers).toEqual([
-      { name: 'example', url: 'http://127.0.0.1:3101/mcp', toolPrefix: 'example_', headers: {}, source: { type: 'config' } },
+      {
+        name: 'example',
+        url: 'http://127.0.0.1:3101/mcp',
+        toolPrefix: 'example_',
+        headers: {},
+        source: { type: 'config' },
+      },
     ]);
     expect(config.reconnect).toEqual({ initialDelayMs: 500, maxDelayMs: 30_000 });
     expect(config.keepAliveMs).toBe(15_000);
@@ -26,7 +32,9 @@ describe('readBrokerConfig', () => {
 
   it('keeps permission decisions at most 30 s (default), shorter when configured, never longer', () => {
     expect(read({ servers: [] }).permissionDecisionMaxAgeMs).toBe(30_000);
-    expect(read({ servers: [], permissionDecisionMaxAge: { seconds: 2 } }).permissionDecisionMaxAgeMs).toBe(2000);
+    expect(
+      read({ servers: [], permissionDecisionMaxAge: { seconds: 2 } }).permissionDecisionMaxAgeMs,
+    ).toBe(2000);
     expect(() => read({ servers: [], permissionDecisionMaxAge: { minutes: 1 } })).toThrow(
       'Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds',
     );
@@ -50,7 +58,14 @@ describe('readBrokerConfig', () => {
 
   it('allows an empty tool prefix and keeps the broker’s headers', () => {
     const config = read({
-      servers: [{ name: 'a', url: 'https://a.example/mcp', toolPrefix: '', headers: { Authorization: 'Bearer x' } }],
+      servers: [
+        {
+          name: 'a',
+          url: 'https://a.example/mcp',
+          toolPrefix: '',
+          headers: { Authorization: 'Bearer x' },
+        },
+      ],
     });
     expect(config.servers[0].toolPrefix).toBe('');
     expect(config.servers[0].headers).toEqual({ Authorization: 'Bearer x' });
@@ -60,14 +75,34 @@ describe('readBrokerConfig', () => {
     [{ servers: [{ name: 'Bad Name', url: 'http://x/mcp' }] }, /mcpBroker\.servers\[0\]\.name/],
     [{ servers: [{ name: 'a', url: 'not a url' }] }, /mcpBroker\.servers\[0\]\.url/],
     [{ servers: [{ name: 'a', url: 'ftp://x/mcp' }] }, /mcpBroker\.servers\[0\]\.url/],
-    [{ servers: [{ name: 'a', url: 'http://x/mcp' }, { name: 'a', url: 'http://y/mcp' }] }, /mcpBroker\.servers\[1\]\.name.*twice/],
-    [{ servers: [{ name: 'a', url: 'http://x/mcp', headers: { 'Mcp-Session-Id': 'x' } }] }, /mcpBroker\.servers\[0\]\.headers\.Mcp-Session-Id/],
+    [
+      {
+        servers: [
+          { name: 'a', url: 'http://x/mcp' },
+          { name: 'a', url: 'http://y/mcp' },
+        ],
+      },
+      /mcpBroker\.servers\[1\]\.name.*twice/,
+    ],
+    [
+      { servers: [{ name: 'a', url: 'http://x/mcp', headers: { 'Mcp-Session-Id': 'x' } }] },
+      /mcpBroker\.servers\[0\]\.headers\.Mcp-Session-Id/,
+    ],
     [{ servers: [{ url: 'http://x/mcp' }] }, /servers\[0\]\.name/],
     [{ servers: [], keepAlive: 'soon' }, /mcpBroker\.keepAlive/],
-    [{ servers: [], maxRequestBodyBytes: 0 }, /mcpBroker\.maxRequestBodyBytes: must be a positive integer/],
+    [
+      { servers: [], maxRequestBodyBytes: 0 },
+      /mcpBroker\.maxRequestBodyBytes: must be a positive integer/,
+    ],
     [{ servers: [], requestBodyTimeout: 'later' }, /mcpBroker\.requestBodyTimeout/],
-    [{ servers: [], reconnect: { initialDelay: '10s', maxDelay: '1s' } }, /mcpBroker\.reconnect\.maxDelay/],
-    [{ servers: [], dnsRebindingProtection: { allowedOrigins: ['http://a.example/path'] } }, /allowedOrigins\[0\]/],
+    [
+      { servers: [], reconnect: { initialDelay: '10s', maxDelay: '1s' } },
+      /mcpBroker\.reconnect\.maxDelay/,
+    ],
+    [
+      { servers: [], dnsRebindingProtection: { allowedOrigins: ['http://a.example/path'] } },
+      /allowedOrigins\[0\]/,
+    ],
   ])('fails with a message naming the key for %j', (section, message) => {
     expect(() => read(section)).toThrow(message);
   });
@@ -75,7 +110,10 @@ describe('readBrokerConfig', () => {
   it('derives the DNS rebinding allow-lists from backend.baseUrl and app.baseUrl', () => {
     const config = read(
       { servers: [] },
-      { backend: { baseUrl: 'https://portal.example.com' }, app: { baseUrl: 'https://app.example.com' } },
+      {
+        backend: { baseUrl: 'https://portal.example.com' },
+        app: { baseUrl: 'https://app.example.com' },
+      },
     );
     expect([...config.dnsRebindingProtection.allowedHosts]).toEqual(
       expect.arrayContaining(['portal.example.com', 'localhost', '127.0.0.1']),

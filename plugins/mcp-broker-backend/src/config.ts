@@ -154,7 +154,9 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
   }
   const toolPrefix = rawPrefix ?? `${name}_`;
   if (!TOOL_PREFIX.test(toolPrefix)) {
-    throw new InputError(`Invalid ${at}.toolPrefix "${toolPrefix}": use letters, digits, "_", "." or "-"`);
+    throw new InputError(
+      `Invalid ${at}.toolPrefix "${toolPrefix}": use letters, digits, "_", "." or "-"`,
+    );
   }
   const headers: Record<string, string> = {};
   const headersConfig = entry.getOptionalConfig('headers');
@@ -189,7 +191,10 @@ function originOf(url: string | undefined): string | undefined {
   }
 }
 
-function readDnsRebindingProtection(root: Config, broker: Config | undefined): DnsRebindingProtectionConfig {
+function readDnsRebindingProtection(
+  root: Config,
+  broker: Config | undefined,
+): DnsRebindingProtectionConfig {
   const section = broker?.getOptionalConfig('dnsRebindingProtection');
   const backendBaseUrl = root.getOptionalString('backend.baseUrl');
   const appBaseUrl = root.getOptionalString('app.baseUrl');
@@ -231,12 +236,16 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     seen.add(server.name);
   }
   const duration = (key: string, fallbackMs: number, minimumMs?: number) =>
-    broker ? readOptionalDurationMs(broker, key, `mcpBroker.${key}`, fallbackMs, minimumMs) : fallbackMs;
+    broker
+      ? readOptionalDurationMs(broker, key, `mcpBroker.${key}`, fallbackMs, minimumMs)
+      : fallbackMs;
 
   const initialDelayMs = duration('reconnect.initialDelay', DEFAULT_RECONNECT_INITIAL_DELAY_MS);
   const maxDelayMs = duration('reconnect.maxDelay', DEFAULT_RECONNECT_MAX_DELAY_MS);
   if (maxDelayMs < initialDelayMs) {
-    throw new InputError('Invalid mcpBroker.reconnect.maxDelay: must not be shorter than initialDelay');
+    throw new InputError(
+      'Invalid mcpBroker.reconnect.maxDelay: must not be shorter than initialDelay',
+    );
   }
   const positiveInteger = (key: string, fallback: number) => {
     const value = broker?.getOptionalNumber(key) ?? fallback;
@@ -262,11 +271,17 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     requestTimeoutMs: duration('requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
-    clientStreamBufferBytes: positiveInteger('clientStreamBufferBytes', DEFAULT_CLIENT_STREAM_BUFFER_BYTES),
+    clientStreamBufferBytes: positiveInteger(
+      'clientStreamBufferBytes',
+      DEFAULT_CLIENT_STREAM_BUFFER_BYTES,
+    ),
     maxRequestBodyBytes: positiveInteger('maxRequestBodyBytes', DEFAULT_MAX_REQUEST_BODY_BYTES),
     requestBodyTimeoutMs: duration('requestBodyTimeout', DEFAULT_REQUEST_BODY_TIMEOUT_MS),
     sessionLimits: {
-      perPrincipal: positiveInteger('sessionLimits.perPrincipal', DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
+      perPrincipal: positiveInteger(
+        'sessionLimits.perPrincipal',
+        DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+      ),
       perReplica: positiveInteger('sessionLimits.perReplica', DEFAULT_MAX_SESSIONS_PER_REPLICA),
     },
     shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),

@@ -21,7 +21,6 @@ import { waitFor } from './testing/waitFor';
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
-
 describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as the file watcher, real example servers, SDK client)', () => {
   let servers: Record<'a' | 'b' | 'c', ExampleMcpServer>;
   let http: Awaited<ReturnType<typeof startTestBackend>>['server'];
@@ -31,7 +30,11 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
   let endpoint: string;
   const listChanged: number[] = [];
 
-  const entry = (name: string, url: string, extra: JsonObject = {}): JsonObject => ({ name, url, ...extra });
+  const entry = (name: string, url: string, extra: JsonObject = {}): JsonObject => ({
+    name,
+    url,
+    ...extra,
+  });
   const setServers = (list: JsonObject[]) =>
     rootConfig.update({
       data: {
@@ -55,12 +58,19 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     ({ server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
-        createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
+        createServiceFactory({
+          service: coreServices.rootConfig,
+          deps: {},
+          factory: () => rootConfig,
+        }),
       ],
     }));
     endpoint = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/mcp-broker/mcp`;
     await waitFor(() => servers.a.sessionCount() === 1, 'the broker to connect to a');
-    client = new Client({ name: 'reload-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client = new Client(
+      { name: 'reload-test', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       listChanged.push(Date.now());
     });
@@ -83,7 +93,11 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
 
   it('connects servers added at runtime; clients get ONE tools/list_changed for two added servers', async () => {
     listChanged.length = 0;
-    setServers([entry('a', servers.a.url), entry('b', servers.b.url), entry('c', servers.c.url, { toolPrefix: 'c-' })]);
+    setServers([
+      entry('a', servers.a.url),
+      entry('b', servers.b.url),
+      entry('c', servers.c.url, { toolPrefix: 'c-' }),
+    ]);
     await waitFor(async () => {
       const names = await toolNames();
       return names.includes('b_confirm') && names.includes('c-confirm');
@@ -96,8 +110,14 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
   }, 15_000);
 
   it('routes an elicitation answer to a server added at runtime (the live server set, not the start-up config)', async () => {
-    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { confirmed: true } }));
-    const result = await client.callTool({ name: 'b_confirm', arguments: { question: 'Ship it?' } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: 'accept',
+      content: { confirmed: true },
+    }));
+    const result = await client.callTool({
+      name: 'b_confirm',
+      arguments: { question: 'Ship it?' },
+    });
     expect(result.structuredContent).toEqual({ action: 'accept', content: { confirmed: true } });
   }, 15_000);
 
@@ -110,7 +130,9 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
         answer = resolve;
       });
     });
-    const call = client.callTool({ name: 'b_confirm', arguments: { question: 'Ship it?' } }).catch(e => e);
+    const call = client
+      .callTool({ name: 'b_confirm', arguments: { question: 'Ship it?' } })
+      .catch(e => e);
     await waitFor(() => gatewayId !== undefined, 'the elicitation request');
     expect(String(gatewayId)).toMatch(/^b:/);
     // The broker's own session and the client's backend session.
@@ -118,7 +140,10 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
 
     listChanged.length = 0;
     setServers([entry('a', servers.a.url), entry('c', servers.c.url, { toolPrefix: 'c-' })]);
-    await waitFor(async () => !(await toolNames()).some(n => n.startsWith('b_')), 'b’s tools to go');
+    await waitFor(
+      async () => !(await toolNames()).some(n => n.startsWith('b_')),
+      'b’s tools to go',
+    );
     await waitFor(() => servers.b.sessionCount() === 0, 'b’s sessions to close');
     await waitFor(() => listChanged.length === 1, 'tools/list_changed');
 
@@ -130,7 +155,11 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
         'mcp-session-id': transport.sessionId!,
         'mcp-protocol-version': transport.protocolVersion ?? '2025-11-25',
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: gatewayId, result: { action: 'accept', content: { confirmed: true } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: gatewayId,
+        result: { action: 'accept', content: { confirmed: true } },
+      }),
     });
     expect(late.status).toBe(404);
     expect((await late.json()).error.message).toBeDefined();
@@ -145,7 +174,10 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     listChanged.length = 0;
     expect(servers.a.sessionCount()).toBe(1);
     // 'a' now points at b's process with another prefix; c is unchanged and keeps its session.
-    setServers([entry('a', servers.b.url, { toolPrefix: 'alpha_' }), entry('c', servers.c.url, { toolPrefix: 'c-' })]);
+    setServers([
+      entry('a', servers.b.url, { toolPrefix: 'alpha_' }),
+      entry('c', servers.c.url, { toolPrefix: 'c-' }),
+    ]);
     await waitFor(async () => {
       const names = await toolNames();
       return names.includes('alpha_confirm') && !names.includes('a_confirm');
@@ -158,7 +190,12 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
 
     const status = await (await fetch(endpoint.replace(/\/mcp$/, '/status'))).json();
     expect(status.backends).toEqual([
-      expect.objectContaining({ name: 'a', url: servers.b.url, state: 'connected', source: { type: 'config' } }),
+      expect.objectContaining({
+        name: 'a',
+        url: servers.b.url,
+        state: 'connected',
+        source: { type: 'config' },
+      }),
       expect.objectContaining({ name: 'c', source: { type: 'config' } }),
     ]);
   }, 15_000);

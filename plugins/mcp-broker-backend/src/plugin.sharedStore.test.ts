@@ -10,7 +10,11 @@ import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 
 function sqlite(): Knex {
-  return knexFactory({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: ':memory:' },
+    useNullAsDefault: true,
+  });
 }
 
 async function startBroker(knex: Knex, sessionStore?: string) {
@@ -18,7 +22,9 @@ async function startBroker(knex: Knex, sessionStore?: string) {
     features: [
       mcpBrokerPlugin,
       mockServices.database.factory({ knex }),
-      mockServices.rootConfig.factory({ data: { mcpBroker: { servers: [], ...(sessionStore && { sessionStore }) } } }),
+      mockServices.rootConfig.factory({
+        data: { mcpBroker: { servers: [], ...(sessionStore && { sessionStore }) } },
+      }),
     ],
   });
   return server;
@@ -28,7 +34,11 @@ const initialize = {
   jsonrpc: '2.0',
   id: 1,
   method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 't', version: '1' } },
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: { elicitation: {} },
+    clientInfo: { name: 't', version: '1' },
+  },
 };
 
 function post(server: Parameters<typeof request>[0], body: unknown, sessionId?: string) {
@@ -50,19 +60,36 @@ describe('mcpBroker.sessionStore (startTestBackend, real SQLite)', () => {
       const sessionId = init.headers['mcp-session-id'];
       const rows = await knex('mcp_broker_client_sessions').where('id', sessionId);
       expect(rows).toEqual([
-        expect.objectContaining({ principal: 'user:user:default/mock', protocol_version: '2025-11-25', client_capabilities: '{"elicitation":{}}' }),
+        expect.objectContaining({
+          principal: 'user:user:default/mock',
+          protocol_version: '2025-11-25',
+          client_capabilities: '{"elicitation":{}}',
+        }),
       ]);
-      expect((await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId)).status).toBe(200);
+      expect(
+        (await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId)).status,
+      ).toBe(200);
 
       await knex.destroy();
       const lost = await post(server, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, sessionId);
       expect(lost.status).toBe(503);
-      expect(lost.body).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining('retry') } });
-      const answer = await post(server, { jsonrpc: '2.0', id: 'raw:AAAAAAAAAAAAAAAAAAAAAA', result: {} }, sessionId);
+      expect(lost.body).toMatchObject({
+        jsonrpc: '2.0',
+        error: { message: expect.stringContaining('retry') },
+      });
+      const answer = await post(
+        server,
+        { jsonrpc: '2.0', id: 'raw:AAAAAAAAAAAAAAAAAAAAAA', result: {} },
+        sessionId,
+      );
       expect(answer.status).toBe(503);
       const again = await post(server, initialize);
       expect(again.status).toBe(503);
-      expect(again.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { message: expect.any(String) } });
+      expect(again.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { message: expect.any(String) },
+      });
     } finally {
       await server.stop?.();
     }

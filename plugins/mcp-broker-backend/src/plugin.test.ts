@@ -14,7 +14,14 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
         features: [
           mcpBrokerPlugin,
           mockServices.rootConfig.factory({
-            data: { mcpBroker: { servers: [{ name: 'ok', url: 'http://x/mcp' }, { name: 'Not OK', url: 'http://x/mcp' }] } },
+            data: {
+              mcpBroker: {
+                servers: [
+                  { name: 'ok', url: 'http://x/mcp' },
+                  { name: 'Not OK', url: 'http://x/mcp' },
+                ],
+              },
+            },
           }),
         ],
       }),
@@ -29,7 +36,9 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
         mockServices.rootConfig.factory({
           data: {
             mcpBroker: {
-              servers: [{ name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } }],
+              servers: [
+                { name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } },
+              ],
               reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
             },
           },
@@ -37,7 +46,9 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
       ],
     });
     try {
-      const anonymous = await request(server).get('/api/mcp-broker/status').set('Authorization', mockCredentials.none.header());
+      const anonymous = await request(server)
+        .get('/api/mcp-broker/status')
+        .set('Authorization', mockCredentials.none.header());
       expect(anonymous.status).toBe(401);
       const response = await request(server).get('/api/mcp-broker/status');
       expect(response.status).toBe(200);
@@ -46,7 +57,9 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
       ]);
       expect(['connecting', 'backing-off']).toContain(response.body.backends[0].state);
       expect(JSON.stringify(response.body)).not.toContain('sekrit');
-      const health = await request(server).get('/api/mcp-broker/health').set('Authorization', mockCredentials.none.header());
+      const health = await request(server)
+        .get('/api/mcp-broker/health')
+        .set('Authorization', mockCredentials.none.header());
       expect(health.status).toBe(200);
     } finally {
       await server.stop?.();
@@ -60,7 +73,11 @@ describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissi
     jsonrpc: '2.0',
     id: 1,
     method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' },
+    },
   };
 
   it('fails closed with 503 while the permission backend cannot be asked, then recovers', async () => {
@@ -78,7 +95,11 @@ describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissi
       }),
     });
     const { server } = await startTestBackend({
-      features: [mcpBrokerPlugin, flaky, mockServices.rootConfig.factory({ data: { mcpBroker: { servers: [] } } })],
+      features: [
+        mcpBrokerPlugin,
+        flaky,
+        mockServices.rootConfig.factory({ data: { mcpBroker: { servers: [] } } }),
+      ],
     });
     try {
       const post = () =>
@@ -89,7 +110,11 @@ describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissi
           .send(JSON.stringify(initialize));
       const refused = await post();
       expect(refused.status).toBe(503);
-      expect(refused.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { message: expect.stringMatching(/retry/) } });
+      expect(refused.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { message: expect.stringMatching(/retry/) },
+      });
       expect(JSON.stringify(refused.body)).not.toContain('ECONNREFUSED');
       expect((await request(server).get('/api/mcp-broker/status')).status).toBe(503);
       available = true;
@@ -116,19 +141,28 @@ describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocke
     const { server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
-        createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
+        createServiceFactory({
+          service: coreServices.rootConfig,
+          deps: {},
+          factory: () => rootConfig,
+        }),
       ],
     });
     const states = async () =>
       Object.fromEntries(
-        ((await request(http).get('/api/mcp-broker/status')).body.backends as Array<{ name: string; state: string }>).map(
-          b => [b.name, b.state],
-        ),
+        (
+          (await request(http).get('/api/mcp-broker/status')).body.backends as Array<{
+            name: string;
+            state: string;
+          }>
+        ).map(b => [b.name, b.state]),
       );
     try {
       await waitFor(async () => (await states()).first === 'connected');
       rootConfig.update({ data: { mcpBroker: { servers: [server('second', second.url)] } } });
-      await waitFor(async () => JSON.stringify(await states()) === JSON.stringify({ second: 'connected' }));
+      await waitFor(
+        async () => JSON.stringify(await states()) === JSON.stringify({ second: 'connected' }),
+      );
       await waitFor(async () => first.openEventStreams() === 0);
       expect(second.openEventStreams()).toBe(1);
 
@@ -143,4 +177,3 @@ describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocke
     }
   }, 20_000);
 });
-

@@ -14,7 +14,11 @@ const initialize = {
   jsonrpc: '2.0',
   id: 1,
   method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 't', version: '1' },
+  },
 };
 const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
@@ -30,7 +34,10 @@ function post(server: Server, authorization: string, body: unknown, sessionId?: 
 
 async function startBroker() {
   // Requests without a token are anonymous here (401), as with the real httpAuth.
-  const inner = mockServices.httpAuth({ pluginId: 'mcp-broker', defaultCredentials: mockCredentials.none() });
+  const inner = mockServices.httpAuth({
+    pluginId: 'mcp-broker',
+    defaultCredentials: mockCredentials.none(),
+  });
   const calls = new Map<string, number>();
   const counting: HttpAuthService = {
     credentials: ((req, options) => {
@@ -89,27 +96,35 @@ describe('mcpBrokerPlugin token verification (startTestBackend, Backstage mock h
   it.each([
     ['no token', mockCredentials.none.header()],
     ['an invalid token', mockCredentials.user.invalidHeader()],
-  ])('answers 401 with %s on every method and mistake, before anything else', async (_what, authorization) => {
-    const before = calls.get(authorization) ?? 0;
-    const responses = await Promise.all([
-      post(server, authorization, initialize),
-      post(server, authorization, '{not json'),
-      post(server, authorization, toolsList, 'some-session'),
-      request(server).get('/api/mcp-broker/mcp').set('Authorization', authorization).set('Accept', 'text/event-stream'),
-      request(server).delete('/api/mcp-broker/mcp').set('Authorization', authorization),
-      request(server).put('/api/mcp-broker/mcp').set('Authorization', authorization),
-      request(server).get('/api/mcp-broker/mcp/anything').set('Authorization', authorization),
-      request(server).get('/api/mcp-broker/status').set('Authorization', authorization),
-      // A wrong Host is 403 only for authenticated callers; anonymous ones learn nothing but 401.
-      post(server, authorization, initialize).set('Host', 'evil.example'),
-    ]);
-    expect(responses.map(r => r.status)).toEqual(responses.map(() => 401));
-    // Failures are not remembered: each request was verified.
-    expect((calls.get(authorization) ?? 0) - before).toBe(responses.length);
-  });
+  ])(
+    'answers 401 with %s on every method and mistake, before anything else',
+    async (_what, authorization) => {
+      const before = calls.get(authorization) ?? 0;
+      const responses = await Promise.all([
+        post(server, authorization, initialize),
+        post(server, authorization, '{not json'),
+        post(server, authorization, toolsList, 'some-session'),
+        request(server)
+          .get('/api/mcp-broker/mcp')
+          .set('Authorization', authorization)
+          .set('Accept', 'text/event-stream'),
+        request(server).delete('/api/mcp-broker/mcp').set('Authorization', authorization),
+        request(server).put('/api/mcp-broker/mcp').set('Authorization', authorization),
+        request(server).get('/api/mcp-broker/mcp/anything').set('Authorization', authorization),
+        request(server).get('/api/mcp-broker/status').set('Authorization', authorization),
+        // A wrong Host is 403 only for authenticated callers; anonymous ones learn nothing but 401.
+        post(server, authorization, initialize).set('Host', 'evil.example'),
+      ]);
+      expect(responses.map(r => r.status)).toEqual(responses.map(() => 401));
+      // Failures are not remembered: each request was verified.
+      expect((calls.get(authorization) ?? 0) - before).toBe(responses.length);
+    },
+  );
 
   it('leaves /health open', async () => {
-    const health = await request(server).get('/api/mcp-broker/health').set('Authorization', mockCredentials.none.header());
+    const health = await request(server)
+      .get('/api/mcp-broker/health')
+      .set('Authorization', mockCredentials.none.header());
     expect(health.status).toBe(200);
   });
 });

@@ -1,7 +1,4 @@
-import {
-  coreServices,
-  createBackendPlugin,
-} from '@backstage/backend-plugin-api';
+import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/mcpBroker';
 import { createStreamingToolCallHandler } from './calls';
@@ -71,7 +68,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would
         // verify the same token's signature again on every request of a session.
-        for (const path of SELF_AUTHENTICATED_PATHS) httpRouter.addAuthPolicy({ path, allow: 'unauthenticated' });
+        for (const path of SELF_AUTHENTICATED_PATHS)
+          httpRouter.addAuthPolicy({ path, allow: 'unauthenticated' });
       },
     });
   },

@@ -2,8 +2,7 @@ import { ConfigReader } from '@backstage/config';
 import type { JsonObject } from '@backstage/types';
 import { readPortalConfig } from './config';
 
-const read = (portal: JsonObject) =>
-  readPortalConfig(new ConfigReader({ portal }));
+const read = (portal: JsonObject) => readPortalConfig(new ConfigReader({ portal }));
 
 describe('readPortalConfig', () => {
   it('applies the documented defaults', () => {
@@ -29,9 +28,7 @@ describe('readPortalConfig', () => {
   it.each([['soon'], [{ seconds: 0 }]])(
     'fails start-up naming portal.requestBodyTimeout for %j',
     requestBodyTimeout => {
-      expect(() => read({ requestBodyTimeout })).toThrow(
-        /portal\.requestBodyTimeout/,
-      );
+      expect(() => read({ requestBodyTimeout })).toThrow(/portal\.requestBodyTimeout/);
     },
   );
 });

@@ -50,12 +50,9 @@ export interface PortalConfig {
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
 export function readPortalConfig(config: Config): PortalConfig {
-  const storage =
-    config.getOptionalString('portal.storage') ?? DEFAULT_PORTAL_STORAGE;
+  const storage = config.getOptionalString('portal.storage') ?? DEFAULT_PORTAL_STORAGE;
   if (storage !== 'database' && storage !== 'kubernetes') {
-    throw new InputError(
-      `portal.storage must be "database" or "kubernetes", got "${storage}"`,
-    );
+    throw new InputError(`portal.storage must be "database" or "kubernetes", got "${storage}"`);
   }
   return {
     storage,
@@ -68,8 +65,7 @@ export function readPortalConfig(config: Config): PortalConfig {
         config.getOptionalString('portal.notifications.requestUrlTemplate') ??
         DEFAULT_REQUEST_URL_TEMPLATE,
       requestsUrl:
-        config.getOptionalString('portal.notifications.requestsUrl') ??
-        DEFAULT_REQUESTS_URL,
+        config.getOptionalString('portal.notifications.requestsUrl') ?? DEFAULT_REQUESTS_URL,
     },
   };
 }

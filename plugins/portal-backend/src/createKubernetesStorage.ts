@@ -3,10 +3,7 @@
  * (resources/) over one client. It lives beside plugin.ts because it joins both folders;
  * store/ never imports resources/ (resources/ builds on store/'s types and paging).
  */
-import type {
-  LoggerService,
-  RootConfigService,
-} from '@backstage/backend-plugin-api';
+import type { LoggerService, RootConfigService } from '@backstage/backend-plugin-api';
 import { KubernetesResourceSource } from './resources/KubernetesResourceSource';
 import { KubernetesPortalStore } from './store/kubernetes/KubernetesPortalStore';
 import { createKubernetesApi } from './store/kubernetes/kubernetesClient';

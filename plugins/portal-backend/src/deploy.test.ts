@@ -73,7 +73,9 @@ describe('deploy/ on a fake Kubernetes API server', () => {
     await fake.loadFile(TOYSTORE);
 
     const config = readKubernetesStoreConfig(
-      new ConfigReader({ portal: { kubernetes: { kubeconfig: await fake.writeKubeConfigFile() } } }),
+      new ConfigReader({
+        portal: { kubernetes: { kubeconfig: await fake.writeKubeConfigFile() } },
+      }),
     );
     const logger = mockServices.logger.mock();
     const api = await createKubernetesApi({ config, logger });
@@ -98,7 +100,10 @@ describe('deploy/ on a fake Kubernetes API server', () => {
         contact: { team: 'payments' },
       },
     });
-    await store.replaceProduct({ ...product, metadata: { ...product.metadata, labels: { a: 'b' } } });
+    await store.replaceProduct({
+      ...product,
+      metadata: { ...product.metadata, labels: { a: 'b' } },
+    });
     await store.listProducts({ ownerRefs: [BOB] });
     const ref = (k: { metadata: { namespace: string; name: string } }) => ({
       namespace: k.metadata.namespace,
@@ -142,10 +147,18 @@ describe('deploy/ on a fake Kubernetes API server', () => {
     addFormats(ajv);
     for (const crd of crds) {
       const validate = ajv.compile(strictSchema(crd.spec.versions[0].schema.openAPIV3Schema));
-      const objects = fake.listObjects('devportal.kuadrant.io/v1alpha1', crd.spec.names.kind, 'toystore');
+      const objects = fake.listObjects(
+        'devportal.kuadrant.io/v1alpha1',
+        crd.spec.names.kind,
+        'toystore',
+      );
       expect(objects.length).toBeGreaterThan(0);
       for (const object of objects) {
-        expect({ kind: object.kind, valid: validate(object), errors: validate.errors ?? null }).toEqual({
+        expect({
+          kind: object.kind,
+          valid: validate(object),
+          errors: validate.errors ?? null,
+        }).toEqual({
           kind: object.kind,
           valid: true,
           errors: null,
@@ -160,11 +173,18 @@ describe('deploy/ on a fake Kubernetes API server', () => {
     const used = new Set(
       fake
         .requests(r => r.isResourceRequest)
-        .map(r => `${r.apiGroup ?? ''} ${r.resource}${r.subresource ? `/${r.subresource}` : ''} ${r.verb}`),
+        .map(
+          r =>
+            `${r.apiGroup ?? ''} ${r.resource}${r.subresource ? `/${r.subresource}` : ''} ${r.verb}`,
+        ),
     );
     const role = loadYaml(`${DEPLOY}/rbac.yaml`).find(o => o.kind === 'ClusterRole')!;
     const granted = new Set<string>();
-    for (const rule of role.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
+    for (const rule of role.rules as Array<{
+      apiGroups: string[];
+      resources: string[];
+      verbs: string[];
+    }>) {
       for (const group of rule.apiGroups)
         for (const resource of rule.resources)
           for (const verb of rule.verbs) granted.add(`${group} ${resource} ${verb}`);

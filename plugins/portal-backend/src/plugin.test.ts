@@ -7,11 +7,7 @@
  */
 import path from 'node:path';
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  startTestBackend,
-} from '@backstage/backend-test-utils';
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
   AuthorizeResult,
   type AuthorizePermissionRequest,
@@ -21,14 +17,7 @@ import request from 'supertest';
 import { productOwnerApproval } from './permissions/testing';
 import { portalPlugin } from './plugin';
 
-const TOYSTORE_MANIFEST = path.resolve(
-  __dirname,
-  '..',
-  '..',
-  '..',
-  'examples',
-  'toystore.yaml',
-);
+const TOYSTORE_MANIFEST = path.resolve(__dirname, '..', '..', '..', 'examples', 'toystore.yaml');
 const ROUTE = {
   group: 'gateway.networking.k8s.io',
   kind: 'HTTPRoute',
@@ -53,19 +42,11 @@ const CONSUMER = [
 ];
 const GRANTS: Record<string, string[]> = {
   [ALICE]: CONSUMER,
-  [BOB]: [
-    ...CONSUMER,
-    'portal.apiproduct.create',
-    'portal.apiproduct.update.own',
-  ],
+  [BOB]: [...CONSUMER, 'portal.apiproduct.create', 'portal.apiproduct.update.own'],
 };
 
-function userOf(options?: {
-  credentials?: BackstageCredentials;
-}): string | undefined {
-  return (
-    options?.credentials?.principal as { userEntityRef?: string } | undefined
-  )?.userEntityRef;
+function userOf(options?: { credentials?: BackstageCredentials }): string | undefined {
+  return (options?.credentials?.principal as { userEntityRef?: string } | undefined)?.userEntityRef;
 }
 
 async function startPortal(options: { allowEverything?: boolean } = {}) {
@@ -86,14 +67,10 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     },
   );
   const authorizeConditional = jest.fn(
-    async (
-      queries: unknown[],
-      opts?: { credentials?: BackstageCredentials },
-    ) => {
+    async (queries: unknown[], opts?: { credentials?: BackstageCredentials }) => {
       const user = userOf(opts);
       return queries.map((): PolicyDecision => {
-        if (options.allowEverything || user === CAROL)
-          return { result: AuthorizeResult.ALLOW };
+        if (options.allowEverything || user === CAROL) return { result: AuthorizeResult.ALLOW };
         if (user === BOB) return productOwnerApproval([BOB, TEAM_A]);
         return { result: AuthorizeResult.DENY };
       }) as any;
@@ -134,19 +111,13 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
           permission: { enabled: !options.allowEverything },
         },
       }),
-      mockServices.permissions.mock({ authorize, authorizeConditional })
-        .factory,
+      mockServices.permissions.mock({ authorize, authorizeConditional }).factory,
       mockServices.userInfo.mock({
         getUserInfo: async (credentials: BackstageCredentials) => {
-          const userEntityRef = (
-            credentials.principal as { userEntityRef: string }
-          ).userEntityRef;
+          const userEntityRef = (credentials.principal as { userEntityRef: string }).userEntityRef;
           return {
             userEntityRef,
-            ownershipEntityRefs: [
-              userEntityRef,
-              ...(GROUPS[userEntityRef] ?? []),
-            ],
+            ownershipEntityRefs: [userEntityRef, ...(GROUPS[userEntityRef] ?? [])],
           };
         },
       }).factory,
@@ -157,8 +128,7 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     Authorization: mockCredentials.user.header(user),
   });
   const api = {
-    get: (p: string, user: string) =>
-      request(server).get(`/api/portal${p}`).set(as(user)),
+    get: (p: string, user: string) => request(server).get(`/api/portal${p}`).set(as(user)),
     post: (p: string, user: string, body: object = {}) =>
       request(server).post(`/api/portal${p}`).set(as(user)).send(body),
   };
@@ -173,11 +143,7 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     });
     expect(response.status).toBe(201);
   };
-  const keyRequest = async (
-    productName: string,
-    user = ALICE,
-    planTier = 'gold',
-  ) => {
+  const keyRequest = async (productName: string, user = ALICE, planTier = 'gold') => {
     const response = await api.post('/requests', user, {
       apiProductRef: { namespace: 'toystore', name: productName },
       planTier,
@@ -202,9 +168,10 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     portal.authorize.mockClear();
     expect((await portal.api.get('/requests', ALICE)).status).toBe(200);
     expect(portal.authorize).toHaveBeenCalledTimes(1);
-    expect(
-      portal.authorize.mock.calls[0][0].map(r => r.permission.name),
-    ).toEqual(['portal.apikey.read.all', 'portal.apikey.read.own']);
+    expect(portal.authorize.mock.calls[0][0].map(r => r.permission.name)).toEqual([
+      'portal.apikey.read.all',
+      'portal.apikey.read.own',
+    ]);
   });
 
   it('applies one conditional approval decision to each item of a bulk call', async () => {
@@ -224,9 +191,7 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     });
     expect(response.status).toBe(200);
     expect(portal.authorizeConditional).toHaveBeenCalledTimes(1);
-    expect(
-      response.body.results.map((r: any) => r.success || r.error.statusCode),
-    ).toEqual([
+    expect(response.body.results.map((r: any) => r.success || r.error.statusCode)).toEqual([
       true, // team-a owns the product: the condition holds
       404, // bob can neither approve nor read alice's key for carol's product
       403, // bob can read his own request but the condition does not hold
@@ -241,16 +206,9 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     const portal = await startPortal();
     await portal.product('audited', TEAM_A, BOB);
     const key = await portal.keyRequest('audited');
-    expect(
-      (await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status,
-    ).toBe(200);
-    expect(
-      (await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status,
-    ).toBe(409);
-    const secret = await portal.api.get(
-      `/apikeys/toystore/${key}/secret`,
-      ALICE,
-    );
+    expect((await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status).toBe(200);
+    expect((await portal.api.post(`/requests/toystore/${key}/approve`, BOB)).status).toBe(409);
+    const secret = await portal.api.get(`/apikeys/toystore/${key}/secret`, ALICE);
     expect(secret.status).toBe(200);
     expect(secret.headers['cache-control']).toBe('no-store');
 
@@ -271,10 +229,7 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
 
   it('registers the portal-apikey resource type, whose IS_PRODUCT_OWNER rule decides on stored keys', async () => {
     const portal = await startPortal();
-    const metadata = await portal.api.get(
-      '/.well-known/backstage/permissions/metadata',
-      CAROL,
-    );
+    const metadata = await portal.api.get('/.well-known/backstage/permissions/metadata', CAROL);
     expect(metadata.body.rules).toEqual([
       expect.objectContaining({
         name: 'IS_PRODUCT_OWNER',
@@ -320,12 +275,8 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     const erin = 'user:default/erin';
     await portal.product('open', undefined, ALICE);
     const key = await portal.keyRequest('open', ALICE);
-    expect(
-      (await portal.api.post(`/requests/toystore/${key}/approve`, erin)).status,
-    ).toBe(200);
-    expect(
-      (await portal.api.get(`/apikeys/toystore/${key}/secret`, erin)).status,
-    ).toBe(200);
+    expect((await portal.api.post(`/requests/toystore/${key}/approve`, erin)).status).toBe(200);
+    expect((await portal.api.get(`/apikeys/toystore/${key}/secret`, erin)).status).toBe(200);
     // Service principals stay read-only even then.
     const service = await request(portal.server)
       .post('/api/portal/requests')
@@ -358,9 +309,7 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
             query,
             status: 400,
           });
-          expect(response.body.error.message).toContain(
-            'limit: must be an integer from 1 to 1000',
-          );
+          expect(response.body.error.message).toContain('limit: must be an integer from 1 to 1000');
         }
         const bare = await portal.api.get(`${route}?continue=abc`, CAROL);
         expect(bare.status).toBe(400);

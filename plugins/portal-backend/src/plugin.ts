@@ -4,10 +4,7 @@
  * mounts the router. The rules live in service/, the HTTP surface in router/.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  coreServices,
-  createBackendPlugin,
-} from '@backstage/backend-plugin-api';
+import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { eventsServiceRef } from '@backstage/plugin-events-node';
 import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
@@ -15,10 +12,7 @@ import { PortalAuditor } from './audit/PortalAuditor';
 import { MIN_PAGE_TOKEN_KEY_BYTES, readPortalConfig } from './config';
 import { createKubernetesStorage } from './createKubernetesStorage';
 import { loadApiKeyResource } from './permissions/apiKeyResources';
-import {
-  portalApiKeyResourceRef,
-  portalApiKeyRules,
-} from './permissions/rules';
+import { portalApiKeyResourceRef, portalApiKeyRules } from './permissions/rules';
 import { ManifestResourceSource } from './resources/ManifestResourceSource';
 import { createRouter } from './router/createRouter';
 import { PageTokens } from './router/pageTokens';
@@ -66,9 +60,7 @@ export const portalPlugin = createBackendPlugin({
                   database: deps.database,
                   logger: deps.logger,
                 }),
-                resources: await ManifestResourceSource.fromFiles(
-                  config.manifests,
-                ),
+                resources: await ManifestResourceSource.fromFiles(config.manifests),
               };
         // Page tokens: see router/pageTokens.ts for where the key comes from and why.
         const pageTokenKey =
@@ -94,8 +86,7 @@ export const portalPlugin = createBackendPlugin({
           resourceRef: portalApiKeyResourceRef,
           permissions: portalPermissions.filter(p => p.type === 'resource'),
           rules: portalApiKeyRules,
-          getResources: refs =>
-            Promise.all(refs.map(ref => loadApiKeyResource(store, ref))),
+          getResources: refs => Promise.all(refs.map(ref => loadApiKeyResource(store, ref))),
         });
 
         deps.httpRouter.use(

@@ -95,9 +95,7 @@ export class PortalClient {
     this.#options = options;
   }
 
-  listApiProducts(
-    query: NamespaceListQuery & PageQuery = {},
-  ): Promise<ListPage<ApiProduct>> {
+  listApiProducts(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
     return this.#call('GET', '/apiproducts', { query });
   }
   /** Every page of {@link PortalClient.listApiProducts}. */
@@ -113,10 +111,7 @@ export class PortalClient {
   createApiProduct(body: CreateApiProductRequest): Promise<ApiProduct> {
     return this.#call('POST', '/apiproducts', { body });
   }
-  updateApiProduct(
-    ref: ObjectRef,
-    patch: ApiProductPatch,
-  ): Promise<ApiProduct> {
+  updateApiProduct(ref: ObjectRef, patch: ApiProductPatch): Promise<ApiProduct> {
     return this.#call('PATCH', `/apiproducts/${path(ref)}`, {
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -125,9 +120,7 @@ export class PortalClient {
   deleteApiProduct(ref: ObjectRef): Promise<void> {
     return this.#call('DELETE', `/apiproducts/${path(ref)}`);
   }
-  listHttpRoutes(
-    query: NamespaceListQuery & PageQuery = {},
-  ): Promise<ListPage<ReadOnlyObject>> {
+  listHttpRoutes(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/httproutes', { query });
   }
   /** Every page of {@link PortalClient.listHttpRoutes}. */
@@ -137,9 +130,7 @@ export class PortalClient {
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
     return this.#pages('/httproutes', query, options);
   }
-  listPlanPolicies(
-    query: NamespaceListQuery & PageQuery = {},
-  ): Promise<ListPage<ReadOnlyObject>> {
+  listPlanPolicies(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/planpolicies', { query });
   }
   /** Every page of {@link PortalClient.listPlanPolicies}. */
@@ -152,9 +143,7 @@ export class PortalClient {
   getPlanPolicy(ref: ObjectRef): Promise<ReadOnlyObject> {
     return this.#call('GET', `/planpolicies/${path(ref)}`);
   }
-  listAuthPolicies(
-    query: NamespaceListQuery & PageQuery = {},
-  ): Promise<ListPage<ReadOnlyObject>> {
+  listAuthPolicies(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
     return this.#call('GET', '/authpolicies', { query });
   }
   /** Every page of {@link PortalClient.listAuthPolicies}. */
@@ -176,9 +165,7 @@ export class PortalClient {
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
     return this.#pages('/ratelimitpolicies', query, options);
   }
-  listRequests(
-    query: RequestListQuery & PageQuery = {},
-  ): Promise<ListPage<ApiKey>> {
+  listRequests(query: RequestListQuery & PageQuery = {}): Promise<ListPage<ApiKey>> {
     return this.#call('GET', '/requests', { query });
   }
   /** Every page of {@link PortalClient.listRequests}. */
@@ -188,9 +175,7 @@ export class PortalClient {
   ): AsyncIterableIterator<ListPage<ApiKey>> {
     return this.#pages('/requests', query, options);
   }
-  listMyRequests(
-    query: NamespaceListQuery & PageQuery = {},
-  ): Promise<ListPage<ApiKey>> {
+  listMyRequests(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiKey>> {
     return this.#call('GET', '/requests/my', { query });
   }
   /** Every page of {@link PortalClient.listMyRequests}. */
@@ -209,26 +194,16 @@ export class PortalClient {
   deleteRequest(ref: ObjectRef): Promise<void> {
     return this.#call('DELETE', `/requests/${path(ref)}`);
   }
-  approveRequest(
-    ref: ObjectRef,
-    body: { reason?: string } = {},
-  ): Promise<ApiKey> {
+  approveRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
     return this.#call('POST', `/requests/${path(ref)}/approve`, { body });
   }
-  rejectRequest(
-    ref: ObjectRef,
-    body: { reason?: string } = {},
-  ): Promise<ApiKey> {
+  rejectRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
     return this.#call('POST', `/requests/${path(ref)}/reject`, { body });
   }
-  bulkApproveRequests(
-    body: BulkReviewRequest,
-  ): Promise<{ results: BulkReviewResult[] }> {
+  bulkApproveRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
     return this.#call('POST', '/requests/bulk-approve', { body });
   }
-  bulkRejectRequests(
-    body: BulkReviewRequest,
-  ): Promise<{ results: BulkReviewResult[] }> {
+  bulkRejectRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
     return this.#call('POST', '/requests/bulk-reject', { body });
   }
   /** The key's secret: answers on the first successful read only (409 afterwards). */
@@ -275,8 +250,7 @@ export class PortalClient {
     const response = await doFetch(url.toString(), {
       method,
       headers,
-      body:
-        options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
     if (!response.ok) {
       throw await ResponseError.fromResponse(response);

@@ -38,9 +38,7 @@ export interface PortalEventPayload {
 }
 
 /** Whether an event payload is a portal event of an API product. @public */
-export function isApiProductEvent(
-  payload: unknown,
-): payload is PortalEventPayload {
+export function isApiProductEvent(payload: unknown): payload is PortalEventPayload {
   const type = (payload as Partial<PortalEventPayload> | null)?.type;
   const product = (payload as Partial<PortalEventPayload> | null)?.product;
   return (

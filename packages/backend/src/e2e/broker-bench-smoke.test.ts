@@ -14,7 +14,9 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
   it('completes every call, delivers every notification, deletes every session and prints its tables', async () => {
     const { code, stdout, stderr } = await runBenchSmoke('bench/broker.mjs');
     if (code !== 0) {
-      throw new Error(`bench/broker.mjs --smoke exited with ${code}:\n${stderr.slice(-4000)}\n${stdout}`);
+      throw new Error(
+        `bench/broker.mjs --smoke exited with ${code}:\n${stderr.slice(-4000)}\n${stdout}`,
+      );
     }
 
     const calls = tableAfter(stdout, '### tools/call `echo`');
@@ -35,7 +37,9 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
     expect(stdout).toMatch(/broker ÷ direct throughput, 10 in flight \| \d+\.\d\d×/);
 
     const fanout = tableAfter(stdout, '### Fan-out');
-    expect(fanout.map(([streams, triggers, delivered]) => [streams, triggers, delivered])).toEqual([['20', '1', '20 / 20']]);
+    expect(fanout.map(([streams, triggers, delivered]) => [streams, triggers, delivered])).toEqual([
+      ['20', '1', '20 / 20'],
+    ]);
 
     const memory = tableAfter(stdout, '### Memory');
     expect(memory).toHaveLength(1);
@@ -55,7 +59,8 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
       ['10 in flight', 'carol (allows everything)', '40'],
     ]);
     // The decision cache: a handful of permission calls for the whole run, never one per call.
-    const perThousand = /permission-service calls per 1,000 tool calls \| ([\d.]+) \((\d+) calls/.exec(stdout);
+    const perThousand =
+      /permission-service calls per 1,000 tool calls \| ([\d.]+) \((\d+) calls/.exec(stdout);
     expect(perThousand).not.toBeNull();
     expect(Number(perThousand![2])).toBeLessThan(10); // one per call would be 120
     // ~25 s alone; the limit leaves room for a machine busy with the rest of the suite.

@@ -26,7 +26,8 @@ describe('MCP broker servers added and removed by editing a config file (real ba
     fs.renameSync(temporary, serversFile);
   };
   const toolNames = async () => (await client.client.listTools()).tools.map(t => t.name);
-  const listChangedCount = () => client.notifications.filter(m => m === 'notifications/tools/list_changed').length;
+  const listChangedCount = () =>
+    client.notifications.filter(m => m === 'notifications/tools/list_changed').length;
 
   beforeAll(async () => {
     a = await startExampleMcpServer({ port: 0 });

@@ -26,18 +26,33 @@ describe('the MCP broker with its development configuration (real backend proces
   }, 30_000);
 
   it('takes its servers from APP_CONFIG_mcpBroker_servers and serves a static-token client', async () => {
-    await waitFor(async () => {
-      const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-        headers: { Authorization: `Bearer ${DEV_STATIC_TOKEN}` },
-      });
-      const body = (await response.json()) as { backends: Array<{ name: string; state: string }> };
-      return body.backends.length === 1 && body.backends[0].name === 'dev' && body.backends[0].state === 'connected';
-    }, 20_000, 'the dev server to connect');
+    await waitFor(
+      async () => {
+        const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
+          headers: { Authorization: `Bearer ${DEV_STATIC_TOKEN}` },
+        });
+        const body = (await response.json()) as {
+          backends: Array<{ name: string; state: string }>;
+        };
+        return (
+          body.backends.length === 1 &&
+          body.backends[0].name === 'dev' &&
+          body.backends[0].state === 'connected'
+        );
+      },
+      20_000,
+      'the dev server to connect',
+    );
     const client = await connectBrokerClient(backend.baseUrl, DEV_STATIC_TOKEN);
     try {
       const { tools } = await client.client.listTools();
-      expect(tools.map(t => t.name)).toEqual(expect.arrayContaining(['dev_echo', 'dev_count', 'dev_confirm']));
-      const result = await client.client.callTool({ name: 'dev_echo', arguments: { message: 'static' } });
+      expect(tools.map(t => t.name)).toEqual(
+        expect.arrayContaining(['dev_echo', 'dev_count', 'dev_confirm']),
+      );
+      const result = await client.client.callTool({
+        name: 'dev_echo',
+        arguments: { message: 'static' },
+      });
       expect(result.content).toEqual([{ type: 'text', text: 'static' }]);
     } finally {
       await client.close();

@@ -70,7 +70,11 @@ describe('the MCP broker in the real backend process', () => {
     const before = (await status()).clients.eventStreams;
     const client = await connectBrokerClient(backend.baseUrl, token);
     clients.push(client);
-    await waitFor(async () => (await status()).clients.eventStreams > before, 10_000, 'the GET stream');
+    await waitFor(
+      async () => (await status()).clients.eventStreams > before,
+      10_000,
+      'the GET stream',
+    );
     return client;
   }
 
@@ -86,7 +90,11 @@ describe('the MCP broker in the real backend process', () => {
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
     });
     expect(response.status).toBe(200);
     const body = await response.json();
@@ -97,7 +105,10 @@ describe('the MCP broker in the real backend process', () => {
   beforeAll(async () => {
     example = await startExampleMcpServer({ port: 0 });
     everything = await startEverythingServer();
-    scripted = await startScriptedMcpServer({ tools: ['echo', 'scripted_only'], requiredAuthorization: BROKER_SECRET });
+    scripted = await startScriptedMcpServer({
+      tools: ['echo', 'scripted_only'],
+      requiredAuthorization: BROKER_SECRET,
+    });
     poller = await startScriptedMcpServer({ tools: ['first'], noEventStream: true });
     unreachableServer = await startUnreachableServer();
     backend = await startBackendProcess({
@@ -107,7 +118,12 @@ describe('the MCP broker in the real backend process', () => {
             { name: 'example', url: example.url },
             { name: 'everything', url: everything.url },
             // Same prefix as `example`: its `echo` clashes with example's and loses (config order).
-            { name: 'scripted', url: scripted.url, toolPrefix: 'example_', headers: { Authorization: BROKER_SECRET } },
+            {
+              name: 'scripted',
+              url: scripted.url,
+              toolPrefix: 'example_',
+              headers: { Authorization: BROKER_SECRET },
+            },
             { name: 'poller', url: poller.url },
             { name: 'unreachable', url: unreachableServer.url },
           ],
@@ -138,7 +154,11 @@ describe('the MCP broker in the real backend process', () => {
     await Promise.all(clients.splice(0).map(c => c.close()));
     // connect() counts open GET streams; a closed client's stream that the broker has not yet
     // seen go would be counted there and hide the new one (seen as before=1, now=1).
-    await waitFor(async () => (await status()).clients.eventStreams === 0, 5000, 'closed clients’ streams to end');
+    await waitFor(
+      async () => (await status()).clients.eventStreams === 0,
+      5000,
+      'closed clients’ streams to end',
+    );
   });
 
   afterAll(async () => {
@@ -153,7 +173,11 @@ describe('the MCP broker in the real backend process', () => {
   }, 30_000);
 
   it('answers 401 without a Backstage token', async () => {
-    const post = await fetch(mcpUrl(), { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } });
+    const post = await fetch(mcpUrl(), {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(post.status).toBe(401);
     const statusResponse = await fetch(`${backend.baseUrl}/api/mcp-broker/status`);
     expect(statusResponse.status).toBe(401);
@@ -163,11 +187,20 @@ describe('the MCP broker in the real backend process', () => {
     const client = await connect();
     const { tools } = await client.client.listTools();
     const names = tools.map(t => t.name);
-    expect(names).toEqual(expect.arrayContaining([
-      'example_echo', 'example_count', 'example_add_tool', 'everything_echo', 'example_scripted_only', 'poller_first',
-    ]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'example_echo',
+        'example_count',
+        'example_add_tool',
+        'everything_echo',
+        'example_scripted_only',
+        'poller_first',
+      ]),
+    );
     expect(names.filter(n => n === 'example_echo')).toHaveLength(1);
-    expect(tools.find(t => t.name === 'example_echo')!.description).toBe('Returns the message it is given');
+    expect(tools.find(t => t.name === 'example_echo')!.description).toBe(
+      'Returns the message it is given',
+    );
 
     const { prompts } = await client.client.listPrompts();
     expect(prompts.map(p => p.name)).toContain('example_greeting');
@@ -175,7 +208,12 @@ describe('the MCP broker in the real backend process', () => {
     expect(resources.map(r => r.uri)).toContain('example://readme');
 
     const s = await status();
-    expect(s.clashes).toContainEqual({ kind: 'tool', name: 'example_echo', owner: 'example', hidden: 'scripted' });
+    expect(s.clashes).toContainEqual({
+      kind: 'tool',
+      name: 'example_echo',
+      owner: 'example',
+      hidden: 'scripted',
+    });
     const unreachable = s.backends.find(b => b.name === 'unreachable')!;
     expect(unreachable.state).toBe('backing-off');
     expect(Date.parse(unreachable.nextRetryAt!)).toBeGreaterThan(Date.now() - 2000);
@@ -186,24 +224,43 @@ describe('the MCP broker in the real backend process', () => {
 
   it('routes tools/call, prompts/get and resources/read to the owning backend', async () => {
     const client = await connect();
-    const echoed = await client.client.callTool({ name: 'example_echo', arguments: { message: 'hi' } });
+    const echoed = await client.client.callTool({
+      name: 'example_echo',
+      arguments: { message: 'hi' },
+    });
     expect(echoed.content).toEqual([{ type: 'text', text: 'hi' }]);
-    const everythingEcho = await client.client.callTool({ name: 'everything_echo', arguments: { message: 'hey' } });
+    const everythingEcho = await client.client.callTool({
+      name: 'everything_echo',
+      arguments: { message: 'hey' },
+    });
     expect(JSON.stringify(everythingEcho.content)).toContain('hey');
-    const scriptedOnly = await client.client.callTool({ name: 'example_scripted_only', arguments: { message: 'x' } });
+    const scriptedOnly = await client.client.callTool({
+      name: 'example_scripted_only',
+      arguments: { message: 'x' },
+    });
     expect(scriptedOnly.content).toEqual([{ type: 'text', text: 'scripted scripted_only: x' }]);
 
-    const prompt = await client.client.getPrompt({ name: 'example_greeting', arguments: { name: 'Ada' } });
+    const prompt = await client.client.getPrompt({
+      name: 'example_greeting',
+      arguments: { name: 'Ada' },
+    });
     expect(prompt.messages[0].content).toEqual({ type: 'text', text: 'Hello, Ada!' });
     const readme = await client.client.readResource({ uri: 'example://readme' });
-    expect(readme.contents[0]).toMatchObject({ text: 'The example MCP server of this repository.' });
+    expect(readme.contents[0]).toMatchObject({
+      text: 'The example MCP server of this repository.',
+    });
   }, 30_000);
 
   it('answers unknown names with -32602 and unsupported methods with -32601', async () => {
     const client = await connect();
     const code = async (promise: Promise<unknown>) =>
-      promise.then(() => undefined, (error: unknown) => (error as McpError).code);
-    expect(await code(client.client.callTool({ name: 'nope_nothing', arguments: {} }))).toBe(-32602);
+      promise.then(
+        () => undefined,
+        (error: unknown) => (error as McpError).code,
+      );
+    expect(await code(client.client.callTool({ name: 'nope_nothing', arguments: {} }))).toBe(
+      -32602,
+    );
     expect(await code(client.client.getPrompt({ name: 'nope' }))).toBe(-32602);
     expect(await code(client.client.readResource({ uri: 'nowhere://x' }))).toBe(-32602);
     expect(await code(client.client.setLoggingLevel('debug'))).toBe(-32601);
@@ -223,8 +280,16 @@ describe('the MCP broker in the real backend process', () => {
     const first = await connect();
     const second = await connect(bob);
     await first.client.callTool({ name: 'example_add_tool', arguments: { name: 'fanout' } });
-    await waitFor(() => first.notifications.includes('notifications/tools/list_changed'), 5000, 'first client notified');
-    await waitFor(() => second.notifications.includes('notifications/tools/list_changed'), 5000, 'second client notified');
+    await waitFor(
+      () => first.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'first client notified',
+    );
+    await waitFor(
+      () => second.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'second client notified',
+    );
     expect(await toolNames(first)).toContain('example_fanout');
     // Bob hears of the change too, but his mcp-user policy hides a tool without readOnlyHint.
     expect(await toolNames(second)).not.toContain('example_fanout');
@@ -233,8 +298,16 @@ describe('the MCP broker in the real backend process', () => {
     await sleep(700);
     expect(late.notifications).toEqual([]);
     await first.client.callTool({ name: 'example_remove_tool', arguments: { name: 'fanout' } });
-    await waitFor(async () => !(await toolNames(late)).includes('example_fanout'), 5000, 'tool removed');
-    await waitFor(() => late.notifications.includes('notifications/tools/list_changed'), 5000, 'late client notified');
+    await waitFor(
+      async () => !(await toolNames(late)).includes('example_fanout'),
+      5000,
+      'tool removed',
+    );
+    await waitFor(
+      () => late.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'late client notified',
+    );
   }, 30_000);
 
   it('drops malformed backend events with a warning and forwards valid ones', async () => {
@@ -252,12 +325,21 @@ describe('the MCP broker in the real backend process', () => {
       `event: other\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`,
     ];
     for (const frame of malformed) scripted.sendRaw(frame);
-    await waitFor(async () => (await backendStatus('scripted')).droppedEvents >= droppedBefore + malformed.length, 5000, 'drops');
+    await waitFor(
+      async () =>
+        (await backendStatus('scripted')).droppedEvents >= droppedBefore + malformed.length,
+      5000,
+      'drops',
+    );
     await sleep(300);
     expect(client.notifications).toEqual([]);
 
     scripted.sendListChanged('tools');
-    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'valid event forwarded');
+    await waitFor(
+      () => client.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'valid event forwarded',
+    );
     expect((await backendStatus('scripted')).lastEventAt).toBeDefined();
   }, 30_000);
 
@@ -273,7 +355,11 @@ describe('the MCP broker in the real backend process', () => {
   it('re-lists a backend without an event stream (GET 405) periodically and tells clients', async () => {
     const client = await connect();
     poller.tools = ['first', 'second'];
-    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'poll noticed');
+    await waitFor(
+      () => client.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'poll noticed',
+    );
     expect(await toolNames(client)).toContain('poller_second');
   }, 30_000);
 
@@ -281,12 +367,24 @@ describe('the MCP broker in the real backend process', () => {
     const client = await connect();
     const initializesBefore = scripted.initializeCount();
     scripted.forgetSessions();
-    await waitFor(() => scripted.initializeCount() > initializesBefore && scripted.openEventStreams() === 1, 10_000, 're-initialize');
-    await waitFor(async () => (await backendStatus('scripted')).state === 'connected', 5000, 'connected');
+    await waitFor(
+      () => scripted.initializeCount() > initializesBefore && scripted.openEventStreams() === 1,
+      10_000,
+      're-initialize',
+    );
+    await waitFor(
+      async () => (await backendStatus('scripted')).state === 'connected',
+      5000,
+      'connected',
+    );
     // The view did not change, so clients were not bothered.
     expect(client.notifications).toEqual([]);
     scripted.sendListChanged('tools');
-    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'event after re-init');
+    await waitFor(
+      () => client.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'event after re-init',
+    );
   }, 30_000);
 
   it('reconnects to a backend that was killed and restarted, and its events flow again', async () => {
@@ -294,26 +392,49 @@ describe('the MCP broker in the real backend process', () => {
     const port = example.port;
     const connectedBefore = (await backendStatus('example')).lastConnectedAt;
     await example.close();
-    await waitFor(async () => (await backendStatus('example')).state !== 'connected', 5000, 'backend seen down');
+    await waitFor(
+      async () => (await backendStatus('example')).state !== 'connected',
+      5000,
+      'backend seen down',
+    );
     // Tools stay listed while the backend restarts.
     expect(await toolNames(client)).toContain('example_echo');
     example = await startExampleMcpServer({ port });
-    await waitFor(async () => {
-      const s = await backendStatus('example');
-      return s.state === 'connected' && s.lastConnectedAt !== connectedBefore;
-    }, 10_000, 'reconnected');
-    await client.client.callTool({ name: 'example_add_tool', arguments: { name: 'after_restart' } });
-    await waitFor(() => client.notifications.includes('notifications/tools/list_changed'), 5000, 'event after restart');
+    await waitFor(
+      async () => {
+        const s = await backendStatus('example');
+        return s.state === 'connected' && s.lastConnectedAt !== connectedBefore;
+      },
+      10_000,
+      'reconnected',
+    );
+    await client.client.callTool({
+      name: 'example_add_tool',
+      arguments: { name: 'after_restart' },
+    });
+    await waitFor(
+      () => client.notifications.includes('notifications/tools/list_changed'),
+      5000,
+      'event after restart',
+    );
     expect(await toolNames(client)).toContain('example_after_restart');
 
     const everythingConnected = (await backendStatus('everything')).lastConnectedAt;
     await everything.kill();
-    await waitFor(async () => (await backendStatus('everything')).state !== 'connected', 5000, 'everything seen down');
+    await waitFor(
+      async () => (await backendStatus('everything')).state !== 'connected',
+      5000,
+      'everything seen down',
+    );
     everything = await startEverythingServer({ port: everything.port });
-    await waitFor(async () => {
-      const s = await backendStatus('everything');
-      return s.state === 'connected' && s.lastConnectedAt !== everythingConnected;
-    }, 15_000, 'everything reconnected');
+    await waitFor(
+      async () => {
+        const s = await backendStatus('everything');
+        return s.state === 'connected' && s.lastConnectedAt !== everythingConnected;
+      },
+      15_000,
+      'everything reconnected',
+    );
     expect(await toolNames(client)).toContain('everything_echo');
   }, 60_000);
 
@@ -329,7 +450,11 @@ describe('the MCP broker in the real backend process', () => {
     const streamAbort = new AbortController();
     const get = () =>
       fetch(mcpUrl(), {
-        headers: { Authorization: `Bearer ${carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        headers: {
+          Authorization: `Bearer ${carol}`,
+          Accept: 'text/event-stream',
+          'Mcp-Session-Id': sessionId,
+        },
         signal: streamAbort.signal,
       });
     const firstGet = await get();
@@ -377,7 +502,12 @@ describe('the MCP broker in the real backend process', () => {
       host: '127.0.0.1',
       port: url.port,
       path: url.pathname,
-      headers: { Authorization: `Bearer ${carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, Host: url.host },
+      headers: {
+        Authorization: `Bearer ${carol}`,
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        Host: url.host,
+      },
     });
     stalled.on('response', response => response.pause());
     stalled.on('error', () => {});
@@ -386,7 +516,11 @@ describe('the MCP broker in the real backend process', () => {
     for (let i = 0; i < 5; i++) {
       reader.notifications.length = 0;
       await reader.client.callTool({ name: 'example_add_tool', arguments: { name: `stall${i}` } });
-      await waitFor(() => reader.notifications.includes('notifications/tools/list_changed'), 3000, `notification ${i}`);
+      await waitFor(
+        () => reader.notifications.includes('notifications/tools/list_changed'),
+        3000,
+        `notification ${i}`,
+      );
     }
     stalled.destroy();
   }, 30_000);
@@ -394,7 +528,11 @@ describe('the MCP broker in the real backend process', () => {
   it('refuses foreign Origin and Host headers (DNS rebinding protection)', async () => {
     const foreignOrigin = await fetch(mcpUrl(), {
       method: 'POST',
-      headers: { Authorization: `Bearer ${carol}`, 'Content-Type': 'application/json', Origin: 'http://evil.example' },
+      headers: {
+        Authorization: `Bearer ${carol}`,
+        'Content-Type': 'application/json',
+        Origin: 'http://evil.example',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(foreignOrigin.status).toBe(403);
@@ -408,7 +546,11 @@ describe('the MCP broker in the real backend process', () => {
           port: url.port,
           path: url.pathname,
           method: 'POST',
-          headers: { Host: `evil.example:${url.port}`, Authorization: `Bearer ${carol}`, 'Content-Type': 'application/json' },
+          headers: {
+            Host: `evil.example:${url.port}`,
+            Authorization: `Bearer ${carol}`,
+            'Content-Type': 'application/json',
+          },
         },
         response => {
           response.resume();

@@ -14,12 +14,17 @@ describe('the broker with remembered token verifications (real backend process, 
   let bob: string;
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
-  const post = (token: string, body: unknown, sessionId?: string) => mcpRawPost(mcpUrl(), token, body, { sessionId });
+  const post = (token: string, body: unknown, sessionId?: string) =>
+    mcpRawPost(mcpUrl(), token, body, { sessionId });
   const initialize = {
     jsonrpc: '2.0',
     id: 1,
     method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } },
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'e2e', version: '1' },
+    },
   };
   const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
@@ -82,7 +87,11 @@ describe('the broker with remembered token verifications (real backend process, 
         expect(response.status).toBe(401);
       }
     }
-    const anonymous = await fetch(mcpUrl(), { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } });
+    const anonymous = await fetch(mcpUrl(), {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(anonymous.status).toBe(401);
     expect((await post(alice, toolsList, aliceSession)).status).toBe(200);
     expect(backend.output()).not.toContain(alice.split('.')[2]);

@@ -40,7 +40,11 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       config: {
         mcpBroker: {
           servers: [
-            { name: 'example', url: example.url, headers: { Authorization: 'Bearer example-secret' } },
+            {
+              name: 'example',
+              url: example.url,
+              headers: { Authorization: 'Bearer example-secret' },
+            },
             { name: 'everything', url: everything.url },
             { name: 'raw', url: raw.url, headers: { Authorization: 'Bearer raw-secret' } },
           ],
@@ -60,18 +64,28 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     await Promise.all([example?.close(), everything?.kill(), raw?.close()]);
   }, 30_000);
 
-  async function connect(token = carol): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  async function connect(
+    token = carol,
+  ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
-    const client = new Client({ name: 'tool-calls-e2e', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const client = new Client(
+      { name: 'tool-calls-e2e', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
     await client.connect(transport);
     clients.push(client);
     // Every backend must be listed before its tools can be called.
     const deadline = Date.now() + 20_000;
     for (;;) {
       const names = (await client.listTools()).tools.map(t => t.name);
-      if (['example_confirm', 'everything_trigger-long-running-operation', 'raw_elicit'].every(n => names.includes(n))) break;
+      if (
+        ['example_confirm', 'everything_trigger-long-running-operation', 'raw_elicit'].every(n =>
+          names.includes(n),
+        )
+      )
+        break;
       if (Date.now() > deadline) throw new Error(`tools not listed in time: ${names.join(', ')}`);
       await new Promise(resolve => setTimeout(resolve, 250));
     }
@@ -79,8 +93,16 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   }
 
   /** POSTs a raw JSON-RPC message on a client session, as a client would without the SDK. */
-  function rawPost(sessionId: string, body: unknown, init: { signal?: AbortSignal } = {}): Promise<Response> {
-    return mcpRawPost(mcpUrl(), carol, body, { sessionId, protocolVersion: '2025-11-25', signal: init.signal });
+  function rawPost(
+    sessionId: string,
+    body: unknown,
+    init: { signal?: AbortSignal } = {},
+  ): Promise<Response> {
+    return mcpRawPost(mcpUrl(), carol, body, {
+      sessionId,
+      protocolVersion: '2025-11-25',
+      signal: init.signal,
+    });
   }
 
   const backendResponses = () => raw.requests.filter(r => r.method === undefined);
@@ -88,9 +110,13 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   it('streams the example server’s progress to the client in order, with the client’s own token', async () => {
     const { client } = await connect();
     const seen: Array<{ progress: number; total?: number }> = [];
-    const result = await client.callTool({ name: 'example_count', arguments: { steps: 4, delayMs: 20 } }, undefined, {
-      onprogress: p => seen.push({ progress: p.progress, total: p.total }),
-    });
+    const result = await client.callTool(
+      { name: 'example_count', arguments: { steps: 4, delayMs: 20 } },
+      undefined,
+      {
+        onprogress: p => seen.push({ progress: p.progress, total: p.total }),
+      },
+    );
     // The SDK only calls onprogress for notifications that carry the token it chose.
     expect(seen).toEqual([1, 2, 3, 4].map(progress => ({ progress, total: 4 })));
     expect(result.content).toEqual([{ type: 'text', text: 'counted to 4' }]);
@@ -115,8 +141,14 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       expect(request.params.message).toBe('Deploy to production?');
       return { action: 'accept', content: { confirmed: true, comment: 'go' } };
     });
-    const result = await client.callTool({ name: 'example_confirm', arguments: { question: 'Deploy to production?' } });
-    expect(result.structuredContent).toEqual({ action: 'accept', content: { confirmed: true, comment: 'go' } });
+    const result = await client.callTool({
+      name: 'example_confirm',
+      arguments: { question: 'Deploy to production?' },
+    });
+    expect(result.structuredContent).toEqual({
+      action: 'accept',
+      content: { confirmed: true, comment: 'go' },
+    });
     expect(ids).toHaveLength(1);
     expect(ids[0]).toMatch(/^example:[A-Za-z0-9_-]{22,}$/);
   }, 30_000);
@@ -124,7 +156,10 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   it('round-trips server-everything’s trigger-elicitation-request', async () => {
     const { client } = await connect();
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
-    const result = await client.callTool({ name: 'everything_trigger-elicitation-request', arguments: {} });
+    const result = await client.callTool({
+      name: 'everything_trigger-elicitation-request',
+      arguments: {},
+    });
     expect(JSON.stringify(result.content)).toMatch(/decline/i);
   }, 30_000);
 
@@ -132,12 +167,23 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     ['string', '"abc-1"'],
     ['integer', '4711'],
     ['float', '7.5'],
-  ])('gives the backend its %s elicitation id back with the same JSON type and value', async (type, id) => {
-    const { client } = await connect();
-    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
-    const result = await client.callTool({ name: 'raw_elicit', arguments: { id } });
-    expect(result.structuredContent).toMatchObject({ sentId: id, receivedId: id, receivedType: type });
-  }, 30_000);
+  ])(
+    'gives the backend its %s elicitation id back with the same JSON type and value',
+    async (type, id) => {
+      const { client } = await connect();
+      client.setRequestHandler(ElicitRequestSchema, async () => ({
+        action: 'accept',
+        content: { ok: true },
+      }));
+      const result = await client.callTool({ name: 'raw_elicit', arguments: { id } });
+      expect(result.structuredContent).toMatchObject({
+        sentId: id,
+        receivedId: id,
+        receivedType: type,
+      });
+    },
+    30_000,
+  );
 
   it('uses the broker’s credentials towards the backend session, never the client’s token', async () => {
     const call = raw.requests.filter(r => r.method === 'tools/call');
@@ -155,18 +201,36 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     let foreign: Response | undefined;
     client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
       gatewayId = String(extra.requestId);
-      foreign = await rawPost(otherTransport.sessionId!, { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept', content: { ok: false } } });
+      foreign = await rawPost(otherTransport.sessionId!, {
+        jsonrpc: '2.0',
+        id: gatewayId,
+        result: { action: 'accept', content: { ok: false } },
+      });
       return { action: 'accept', content: { ok: true } };
     });
     const before = backendResponses().length;
     const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '99' } });
-    expect(result.structuredContent).toMatchObject({ answer: { action: 'accept', content: { ok: true } } });
+    expect(result.structuredContent).toMatchObject({
+      answer: { action: 'accept', content: { ok: true } },
+    });
     expect(foreign!.status).toBe(404);
-    expect(await foreign!.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } });
+    expect(await foreign!.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.any(String) },
+    });
 
-    const replay = await rawPost(transport.sessionId!, { jsonrpc: '2.0', id: gatewayId, result: { action: 'decline' } });
+    const replay = await rawPost(transport.sessionId!, {
+      jsonrpc: '2.0',
+      id: gatewayId,
+      result: { action: 'decline' },
+    });
     expect(replay.status).toBe(404);
-    const unknown = await rawPost(transport.sessionId!, { jsonrpc: '2.0', id: 'raw:AAAAAAAAAAAAAAAAAAAAAA', result: { action: 'decline' } });
+    const unknown = await rawPost(transport.sessionId!, {
+      jsonrpc: '2.0',
+      id: 'raw:AAAAAAAAAAAAAAAAAAAAAA',
+      result: { action: 'decline' },
+    });
     expect(unknown.status).toBe(404);
     expect(backendResponses().length - before).toBe(1);
   }, 30_000);
@@ -177,7 +241,8 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     client.setRequestHandler(ElicitRequestSchema, async request => {
       messages.push(request.params.message);
       // Answer the second request first, to show answers are matched by id, not by order.
-      if (request.params.message === 'Answer request 1') await new Promise(resolve => setTimeout(resolve, 300));
+      if (request.params.message === 'Answer request 1')
+        await new Promise(resolve => setTimeout(resolve, 300));
       return { action: 'accept', content: { ok: request.params.message === 'Answer request 1' } };
     });
     const [one, two] = await Promise.all([
@@ -186,7 +251,10 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     ]);
     expect(messages.sort()).toEqual(['Answer request 1', 'Answer request 2']);
     expect(one.structuredContent).toMatchObject({ sentId: '1', answer: { content: { ok: true } } });
-    expect(two.structuredContent).toMatchObject({ sentId: '2', answer: { content: { ok: false } } });
+    expect(two.structuredContent).toMatchObject({
+      sentId: '2',
+      answer: { content: { ok: false } },
+    });
   }, 30_000);
 
   it('forwards the client’s cancellation to the backend with the backend’s request id', async () => {
@@ -199,9 +267,13 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     });
     await expect(call).rejects.toThrow();
     const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === 0 && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    while (raw.cancellations.length === 0 && Date.now() < deadline)
+      await new Promise(r => setTimeout(r, 50));
     const backendCall = raw.requests.filter(r => r.method === 'tools/call')[calls];
-    expect(raw.cancellations.at(-1)).toMatchObject({ requestId: backendCall.id, sessionId: backendCall.sessionId });
+    expect(raw.cancellations.at(-1)).toMatchObject({
+      requestId: backendCall.id,
+      sessionId: backendCall.sessionId,
+    });
   }, 30_000);
 
   it('cancels the backend call and forgets the elicitation id when the client disconnects', async () => {
@@ -211,20 +283,31 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     const controller = new AbortController();
     const response = await rawPost(
       sessionId,
-      { jsonrpc: '2.0', id: 'disconnect-1', method: 'tools/call', params: { name: 'raw_elicit', arguments: { id: '31' } } },
+      {
+        jsonrpc: '2.0',
+        id: 'disconnect-1',
+        method: 'tools/call',
+        params: { name: 'raw_elicit', arguments: { id: '31' } },
+      },
       { signal: controller.signal },
     );
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const reader = response.body!.getReader();
     let text = '';
-    while (!text.includes('elicitation/create')) text += new TextDecoder().decode((await reader.read()).value);
+    while (!text.includes('elicitation/create'))
+      text += new TextDecoder().decode((await reader.read()).value);
     const gatewayId = /"id":"(raw:[A-Za-z0-9_-]+)"/.exec(text)![1];
     controller.abort();
     const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === cancellationsBefore && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    while (raw.cancellations.length === cancellationsBefore && Date.now() < deadline)
+      await new Promise(r => setTimeout(r, 50));
     expect(raw.cancellations.length).toBe(cancellationsBefore + 1);
     const before = backendResponses().length;
-    const late = await rawPost(sessionId, { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept', content: {} } });
+    const late = await rawPost(sessionId, {
+      jsonrpc: '2.0',
+      id: gatewayId,
+      result: { action: 'accept', content: {} },
+    });
     expect(late.status).toBe(404);
     expect(backendResponses().length).toBe(before);
   }, 30_000);
@@ -264,14 +347,18 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     const started = Date.now();
     const error: McpError = await client
       .callTool({ name: 'raw_wait_for_cancel', arguments: {} }, undefined, { timeout: 30_000 })
-      .then(() => {
-        throw new Error('expected the call to fail');
-      }, e => e);
+      .then(
+        () => {
+          throw new Error('expected the call to fail');
+        },
+        e => e,
+      );
     expect(error.code).toBe(-32001);
     expect(error.message).toMatch(/mcpBroker\.toolCallTimeout/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(TOOL_CALL_TIMEOUT_MS - 500);
     const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === cancellations && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
+    while (raw.cancellations.length === cancellations && Date.now() < deadline)
+      await new Promise(r => setTimeout(r, 50));
     expect(raw.cancellations.length).toBe(cancellations + 1);
   }, 30_000);
 
@@ -291,9 +378,12 @@ describe('tool calls through the MCP broker (real backend process)', () => {
         },
       },
     );
-    const error: McpError = await call.then(() => {
-      throw new Error('expected the call to fail');
-    }, e => e);
+    const error: McpError = await call.then(
+      () => {
+        throw new Error('expected the call to fail');
+      },
+      e => e,
+    );
     // Ended by the lost backend (-32000 naming it), not by the tool-call timeout (-32001).
     expect(killedAt).toBeGreaterThan(0);
     expect(error.code).toBe(-32000);

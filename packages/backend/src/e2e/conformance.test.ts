@@ -26,11 +26,16 @@ describe('MCP conformance through the broker', () => {
     if (code !== 0) throw new Error(`scripts/conformance.mjs exited with ${code}:\n${output}`);
     // The baseline lists one scenario per `  - name` line.
     const baseline = fs
-      .readFileSync(path.join(repoRoot, 'scripts/conformance/broker-expected-failures.yaml'), 'utf8')
+      .readFileSync(
+        path.join(repoRoot, 'scripts/conformance/broker-expected-failures.yaml'),
+        'utf8',
+      )
       .split('\n')
       .filter(line => /^\s+- \S/.test(line));
     expect(baseline.length).toBeGreaterThan(0);
     expect(output).toMatch(new RegExp(`Total: \\d+ passed, ${baseline.length} failed`));
-    expect(output).toContain('green: every scenario passed or failed exactly as the baseline expects');
+    expect(output).toContain(
+      'green: every scenario passed or failed exactly as the baseline expects',
+    );
   }, 240_000);
 });

@@ -8,22 +8,12 @@
  * exists before the backend starts shows the start-up full sync as well.
  */
 import path from 'node:path';
-import {
-  startFakeKubeApiServer,
-  type FakeKubeApiServer,
-} from '@internal/fake-kube-apiserver';
+import { startFakeKubeApiServer, type FakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
 import { backendDatabases } from '../testing/backendDatabases';
 import { apiEntityOfProduct } from '../testing/catalogEntities';
-import {
-  STATIC_SERVICE_TOKEN,
-  portalClient,
-  uniqueName,
-} from '../testing/portalHttp';
-import {
-  BackendProcess,
-  startBackendProcess,
-} from '../testing/startBackendProcess';
+import { STATIC_SERVICE_TOKEN, portalClient, uniqueName } from '../testing/portalHttp';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
 
 const NS = 'toystore';
@@ -55,28 +45,26 @@ interface Setup {
   preloaded: boolean;
 }
 
-const databaseSetups: Setup[] = backendDatabases('catalog module tests').map(
-  db => ({
-    name: `the database store on ${db.name}`,
-    preloaded: false,
-    async start() {
-      const backend = await startBackendProcess({
-        config: {
-          mcpBroker: { servers: [] },
-          ...schedule({ hours: 1 }),
-          ...(db.config && { backend: { database: db.config } }),
-        },
-      });
-      return {
-        backend,
-        cleanup: async () => {
-          await backend.stop();
-          await db.cleanup();
-        },
-      };
-    },
-  }),
-);
+const databaseSetups: Setup[] = backendDatabases('catalog module tests').map(db => ({
+  name: `the database store on ${db.name}`,
+  preloaded: false,
+  async start() {
+    const backend = await startBackendProcess({
+      config: {
+        mcpBroker: { servers: [] },
+        ...schedule({ hours: 1 }),
+        ...(db.config && { backend: { database: db.config } }),
+      },
+    });
+    return {
+      backend,
+      cleanup: async () => {
+        await backend.stop();
+        await db.cleanup();
+      },
+    };
+  },
+}));
 
 const kubernetesSetup: Setup = {
   name: 'the Kubernetes store (fake API server)',
@@ -144,8 +132,7 @@ describe.each([...databaseSetups, kubernetesSetup])(
       await cleanup?.();
     }, 60_000);
 
-    const entityOf = (ref: ObjectRef) =>
-      apiEntityOfProduct(backend, STATIC_SERVICE_TOKEN, ref);
+    const entityOf = (ref: ObjectRef) => apiEntityOfProduct(backend, STATIC_SERVICE_TOKEN, ref);
     const waitForEntity = async (ref: ObjectRef) =>
       (await waitFor(
         () => entityOf(ref),

@@ -5,22 +5,9 @@
  * conditional approval policy, concurrency (one-time reveal, approve races, bulk), and
  * the edge of the API (validation, 413, merge patch, cascade delete).
  */
-import type {
-  ApiKey,
-  ApiProduct,
-  ObjectRef,
-  PortalClient,
-} from '@devportal/plugin-portal-common';
-import {
-  BackendProcess,
-  startBackendProcess,
-} from '../testing/startBackendProcess';
-import {
-  STATIC_SERVICE_TOKEN,
-  portalCall,
-  portalClient,
-  uniqueName,
-} from '../testing/portalHttp';
+import type { ApiKey, ApiProduct, ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { STATIC_SERVICE_TOKEN, portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { backendDatabases } from '../testing/backendDatabases';
 
 const NS = 'toystore';
@@ -120,17 +107,11 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       expect(product.metadata.annotations?.['backstage.io/owner']).toBe(
         'group:default/payments-team',
       );
-      expect(product.status?.plans.map(p => p.tier).sort()).toEqual([
-        'bronze',
-        'gold',
-        'silver',
-      ]);
+      expect(product.status?.plans.map(p => p.tier).sort()).toEqual(['bronze', 'gold', 'silver']);
 
       // alice finds the product and requests a key
       const visible = await clients.alice.listApiProducts({ namespace: NS });
-      expect(visible.items.map(p => p.metadata.name)).toContain(
-        product.metadata.name,
-      );
+      expect(visible.items.map(p => p.metadata.name)).toContain(product.metadata.name);
       const requested = await clients.alice.createRequest({
         apiProductRef: refOf(product),
         planTier: 'gold',
@@ -151,9 +132,7 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         status: 'Pending',
         namespace: NS,
       });
-      expect(pending.items.map(k => k.metadata.name)).toContain(
-        requested.metadata.name,
-      );
+      expect(pending.items.map(k => k.metadata.name)).toContain(requested.metadata.name);
       const approved = await clients.bob.approveRequest(refOf(requested), {
         reason: 'welcome',
       });
@@ -166,32 +145,20 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       expect(approved.status?.reviewedAt).toEqual(expect.any(String));
 
       // bob owns the product but may not read the consumer's secret
-      const bobReads = await call(
-        'bob',
-        'GET',
-        `/apikeys/${NS}/${requested.metadata.name}/secret`,
-      );
+      const bobReads = await call('bob', 'GET', `/apikeys/${NS}/${requested.metadata.name}/secret`);
       expect(bobReads.status).toBe(403);
 
       // alice reads the secret exactly once
-      const { apiKey } = await clients.alice.revealApiKeySecret(
-        refOf(requested),
-      );
+      const { apiKey } = await clients.alice.revealApiKeySecret(refOf(requested));
       expect(apiKey).toMatch(/^[A-Za-z0-9_-]{43,}$/);
-      const again = await call(
-        'alice',
-        'GET',
-        `/apikeys/${NS}/${requested.metadata.name}/secret`,
-      );
+      const again = await call('alice', 'GET', `/apikeys/${NS}/${requested.metadata.name}/secret`);
       expect(again.status).toBe(409);
       expect(again.body.error.message).toMatch(/already revealed/);
       expect(JSON.stringify(again.body)).not.toContain(apiKey);
 
       // the key never appears in lists
       const mine = await clients.alice.listMyRequests();
-      const listed = mine.items.find(
-        k => k.metadata.name === requested.metadata.name,
-      );
+      const listed = mine.items.find(k => k.metadata.name === requested.metadata.name);
       expect(listed?.status).toMatchObject({
         phase: 'Approved',
         secretRevealed: true,
@@ -200,18 +167,10 @@ describe.each(backendDatabases('portal end-to-end tests'))(
 
       // carol (admin) sees every request; erin (no role) nothing
       const all = await clients.carol.listRequests();
-      expect(all.items.map(k => k.metadata.name)).toContain(
-        requested.metadata.name,
-      );
+      expect(all.items.map(k => k.metadata.name)).toContain(requested.metadata.name);
       expect((await call('erin', 'GET', '/requests')).status).toBe(403);
       expect(
-        (
-          await call(
-            'erin',
-            'GET',
-            `/apiproducts/${NS}/${product.metadata.name}`,
-          )
-        ).status,
+        (await call('erin', 'GET', `/apiproducts/${NS}/${product.metadata.name}`)).status,
       ).toBe(403);
       expect(
         (
@@ -232,9 +191,7 @@ describe.each(backendDatabases('portal end-to-end tests'))(
 
     it('lets bob approve requests for payments-team products only (conditional IS_PRODUCT_OWNER)', async () => {
       const carolsProduct = await createProduct(clients.carol);
-      expect(carolsProduct.metadata.annotations?.['backstage.io/owner']).toBe(
-        'user:default/carol',
-      );
+      expect(carolsProduct.metadata.annotations?.['backstage.io/owner']).toBe('user:default/carol');
       const alicesKey = await clients.alice.createRequest({
         apiProductRef: refOf(carolsProduct),
         planTier: 'gold',
@@ -253,23 +210,12 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       );
       expect(hidden.status).toBe(404);
       // bob can read his own request but may not approve it: 403
-      const own = await call(
-        'bob',
-        'POST',
-        `/requests/${NS}/${bobsKey.metadata.name}/approve`,
-        {},
-      );
+      const own = await call('bob', 'POST', `/requests/${NS}/${bobsKey.metadata.name}/approve`, {});
       expect(own.status).toBe(403);
       // alice (no approve permission at all): 403
       expect(
-        (
-          await call(
-            'alice',
-            'POST',
-            `/requests/${NS}/${alicesKey.metadata.name}/approve`,
-            {},
-          )
-        ).status,
+        (await call('alice', 'POST', `/requests/${NS}/${alicesKey.metadata.name}/approve`, {}))
+          .status,
       ).toBe(403);
 
       // in one bulk call each item is decided on its own
@@ -284,13 +230,7 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         requests: [refOf(bobsKey), refOf(teamKey), refOf(alicesKey)],
       });
       expect(bulk.status).toBe(200);
-      expect(
-        bulk.body.results.map((r: any) => [
-          r.name,
-          r.success,
-          r.error?.statusCode,
-        ]),
-      ).toEqual([
+      expect(bulk.body.results.map((r: any) => [r.name, r.success, r.error?.statusCode])).toEqual([
         [bobsKey.metadata.name, false, 404],
         [teamKey.metadata.name, true, undefined],
         [alicesKey.metadata.name, false, 404],
@@ -317,9 +257,9 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         phase: 'Approved',
         reviewedBy: 'system:automatic-approval',
       });
-      expect(
-        (await clients.alice.revealApiKeySecret(refOf(key))).apiKey,
-      ).toEqual(expect.any(String));
+      expect((await clients.alice.revealApiKeySecret(refOf(key))).apiKey).toEqual(
+        expect.any(String),
+      );
 
       const draft = await createProduct(clients.bob, {
         publishStatus: 'Draft',
@@ -412,16 +352,10 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       ]);
       expect(remove.status).toBe(204);
       expect([200, 404]).toContain(approve.status);
-      const secret = await call(
-        'alice',
-        'GET',
-        `/apikeys/${NS}/${key.metadata.name}/secret`,
-      );
+      const secret = await call('alice', 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`);
       expect(secret.status).toBe(404);
       const listed = await clients.carol.listRequests({ namespace: NS });
-      expect(listed.items.map(k => k.metadata.name)).not.toContain(
-        key.metadata.name,
-      );
+      expect(listed.items.map(k => k.metadata.name)).not.toContain(key.metadata.name);
     }, 60_000);
 
     it('refuses bulk calls with duplicates, and reports missing items on their own, in input order', async () => {
@@ -439,10 +373,9 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         })),
       });
       expect(tooMany.status).toBe(400);
-      expect(
-        (await call('carol', 'POST', '/requests/bulk-reject', { requests: [] }))
-          .status,
-      ).toBe(400);
+      expect((await call('carol', 'POST', '/requests/bulk-reject', { requests: [] })).status).toBe(
+        400,
+      );
 
       const product = await createProduct(clients.bob);
       const pending = await clients.alice.createRequest({
@@ -500,12 +433,8 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         status: { plans: [] },
       });
       expect(serverOwned.status).toBe(400);
-      expect(serverOwned.body.error.message).toMatch(
-        /metadata\.uid is set by the server/,
-      );
-      expect(serverOwned.body.error.message).toMatch(
-        /status is set by the server/,
-      );
+      expect(serverOwned.body.error.message).toMatch(/metadata\.uid is set by the server/);
+      expect(serverOwned.body.error.message).toMatch(/status is set by the server/);
 
       const noRoute = await call('bob', 'POST', '/apiproducts', {
         metadata: { namespace: NS, name: uniqueName('bad') },
@@ -515,9 +444,7 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         },
       });
       expect(noRoute.status).toBe(400);
-      expect(noRoute.body.error.message).toMatch(
-        /HTTPRoute toystore\/nope does not exist/,
-      );
+      expect(noRoute.body.error.message).toMatch(/HTTPRoute toystore\/nope does not exist/);
 
       const sameName = await call('bob', 'POST', '/apiproducts', {
         metadata: { namespace: NS, name: product.metadata.name },
@@ -554,19 +481,10 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       });
       expect(textBody.status).toBe(415);
 
-      expect((await call('alice', 'GET', '/requests?status=Done')).status).toBe(
-        400,
-      );
-      expect(
-        (await call('alice', 'GET', '/requests?status=Pending&colour=blue'))
-          .status,
-      ).toBe(200);
-      expect(
-        (await call('alice', 'GET', '/apiproducts/toystore/no-such')).status,
-      ).toBe(404);
-      expect(
-        (await call('alice', 'GET', '/planpolicies/toystore/no-such')).status,
-      ).toBe(404);
+      expect((await call('alice', 'GET', '/requests?status=Done')).status).toBe(400);
+      expect((await call('alice', 'GET', '/requests?status=Pending&colour=blue')).status).toBe(200);
+      expect((await call('alice', 'GET', '/apiproducts/toystore/no-such')).status).toBe(404);
+      expect((await call('alice', 'GET', '/planpolicies/toystore/no-such')).status).toBe(404);
 
       const owner = await call('bob', 'POST', '/apiproducts', {
         metadata: {
@@ -630,9 +548,7 @@ describe.each(backendDatabases('portal end-to-end tests'))(
           })
         ).status,
       ).toBe(403);
-      expect(
-        (await call('bob', 'PATCH', path, { spec: { status: 'x' } })).status,
-      ).toBe(400);
+      expect((await call('bob', 'PATCH', path, { spec: { status: 'x' } })).status).toBe(400);
     }, 60_000);
 
     it('deletes a product with its keys; the keys and their secrets are gone', async () => {
@@ -645,36 +561,16 @@ describe.each(backendDatabases('portal end-to-end tests'))(
       });
       await clients.bob.approveRequest(refOf(key));
       expect(
-        (
-          await call(
-            'bob',
-            'DELETE',
-            `/apiproducts/${NS}/${product.metadata.name}`,
-          )
-        ).status,
+        (await call('bob', 'DELETE', `/apiproducts/${NS}/${product.metadata.name}`)).status,
       ).toBe(204);
       expect(
-        (
-          await call(
-            'alice',
-            'GET',
-            `/apikeys/${NS}/${key.metadata.name}/secret`,
-          )
-        ).status,
+        (await call('alice', 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`)).status,
       ).toBe(404);
-      expect(
-        (
-          await call(
-            'bob',
-            'GET',
-            `/apiproducts/${NS}/${product.metadata.name}`,
-          )
-        ).status,
-      ).toBe(404);
-      const left = await clients.carol.listRequests({ namespace: NS });
-      expect(left.items.map(k => k.metadata.name)).not.toContain(
-        key.metadata.name,
+      expect((await call('bob', 'GET', `/apiproducts/${NS}/${product.metadata.name}`)).status).toBe(
+        404,
       );
+      const left = await clients.carol.listRequests({ namespace: NS });
+      expect(left.items.map(k => k.metadata.name)).not.toContain(key.metadata.name);
     }, 60_000);
 
     it('serves the read-only kinds from the manifest files, also to the static service token', async () => {
@@ -682,9 +578,10 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         token: STATIC_SERVICE_TOKEN,
       });
       expect(routes.status).toBe(200);
-      expect(routes.body.items.map((r: any) => r.metadata.name).sort()).toEqual(
-        ['toystore', 'toystore-admin'],
-      );
+      expect(routes.body.items.map((r: any) => r.metadata.name).sort()).toEqual([
+        'toystore',
+        'toystore-admin',
+      ]);
       const plans = await clients.alice.getPlanPolicy({
         namespace: NS,
         name: 'toystore-plans',
@@ -694,14 +591,12 @@ describe.each(backendDatabases('portal end-to-end tests'))(
         'silver',
         'bronze',
       ]);
-      expect(
-        (await clients.bob.listAuthPolicies()).items.map(p => p.metadata.name),
-      ).toEqual(['toystore-auth']);
-      expect(
-        (await clients.bob.listRateLimitPolicies()).items.map(
-          p => p.metadata.name,
-        ),
-      ).toEqual(['toystore-rlp']);
+      expect((await clients.bob.listAuthPolicies()).items.map(p => p.metadata.name)).toEqual([
+        'toystore-auth',
+      ]);
+      expect((await clients.bob.listRateLimitPolicies()).items.map(p => p.metadata.name)).toEqual([
+        'toystore-rlp',
+      ]);
       const serviceCreate = await portalCall(backend, 'POST', '/requests', {
         token: STATIC_SERVICE_TOKEN,
         body: { apiProductRef: { namespace: NS, name: 'x' }, planTier: 'gold' },

@@ -5,10 +5,7 @@
  * Fixture users sign in through oauth2-proxy and the RBAC fixture policies apply.
  */
 import path from 'node:path';
-import {
-  startFakeKubeApiServer,
-  type FakeKubeApiServer,
-} from '@internal/fake-kube-apiserver';
+import { startFakeKubeApiServer, type FakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
@@ -72,12 +69,14 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     });
     expect(product.status?.plans.map(p => p.tier).sort()).toEqual(['bronze', 'gold', 'silver']);
     expect(fake.getObject(DEVPORTAL, 'APIProduct', NS, product.metadata.name)).toBeDefined();
-    expect((await clients.alice.listHttpRoutes({ namespace: NS })).items.map(r => r.metadata.name)).toEqual([
-      'toystore',
-      'toystore-admin',
-    ]);
+    expect(
+      (await clients.alice.listHttpRoutes({ namespace: NS })).items.map(r => r.metadata.name),
+    ).toEqual(['toystore', 'toystore-admin']);
 
-    const key = await clients.alice.createRequest({ apiProductRef: refOf(product), planTier: 'gold' });
+    const key = await clients.alice.createRequest({
+      apiProductRef: refOf(product),
+      planTier: 'gold',
+    });
     const duplicate = await portalCall(backend, 'POST', '/requests', {
       token: tokens.alice,
       body: { apiProductRef: refOf(product), planTier: 'gold' },
@@ -95,7 +94,9 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     await clients.bob.approveRequest(refOf(key), { reason: 'welcome' });
     const reads = await Promise.all(
       Array.from({ length: 10 }, () =>
-        portalCall(backend, 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`, { token: tokens.alice }),
+        portalCall(backend, 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`, {
+          token: tokens.alice,
+        }),
       ),
     );
     const revealed = reads.filter(r => r.status === 200);
@@ -104,7 +105,9 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     const secrets = fake
       .listObjects('v1', 'Secret', NS)
       .filter(s => s.metadata!.ownerReferences?.[0]?.uid === key.metadata.uid);
-    expect(Buffer.from(secrets[0].data!.api_key, 'base64').toString()).toBe(revealed[0].body.apiKey);
+    expect(Buffer.from(secrets[0].data!.api_key, 'base64').toString()).toBe(
+      revealed[0].body.apiKey,
+    );
     // The labels the toystore AuthPolicy selects key Secrets by, and Authorino's own.
     expect(secrets[0].metadata!.labels).toMatchObject(GATEWAY_LABELS);
 
@@ -151,6 +154,8 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     expect(hung.status).toBe(503);
     expect(hung.body.error.message).toContain('within 2000 ms');
 
-    expect((await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice })).status).toBe(200);
+    expect((await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice })).status).toBe(
+      200,
+    );
   }, 30_000);
 });

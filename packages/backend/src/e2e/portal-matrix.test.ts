@@ -9,30 +9,12 @@
  * (portal admin). Every cell prepares its own fresh records, so cells do not depend on
  * each other.
  */
-import {
-  portalRoutes,
-  type PortalOperationId,
-} from '@devportal/plugin-portal-backend';
+import { portalRoutes, type PortalOperationId } from '@devportal/plugin-portal-backend';
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
-import {
-  BackendProcess,
-  startBackendProcess,
-} from '../testing/startBackendProcess';
-import {
-  STATIC_SERVICE_TOKEN,
-  portalCall,
-  portalClient,
-  uniqueName,
-} from '../testing/portalHttp';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { STATIC_SERVICE_TOKEN, portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 
-const PRINCIPALS = [
-  'none',
-  'service',
-  'erin',
-  'owner',
-  'nonOwner',
-  'admin',
-] as const;
+const PRINCIPALS = ['none', 'service', 'erin', 'owner', 'nonOwner', 'admin'] as const;
 type Principal = (typeof PRINCIPALS)[number];
 
 interface Fixture {
@@ -57,10 +39,7 @@ interface MatrixRow {
 const NS = 'toystore';
 
 /** A Published, manual product on the toystore route, owned by its creator. */
-async function product(
-  client: PortalClient,
-  options: { owner?: string } = {},
-): Promise<ObjectRef> {
+async function product(client: PortalClient, options: { owner?: string } = {}): Promise<ObjectRef> {
   const name = uniqueName('mx');
   await client.createApiProduct({
     metadata: {
@@ -347,9 +326,7 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
   });
 
   it('has a row for every route of the route table, and no other', () => {
-    expect(Object.keys(matrix).sort()).toEqual(
-      portalRoutes.map(r => r.operationId).sort(),
-    );
+    expect(Object.keys(matrix).sort()).toEqual(portalRoutes.map(r => r.operationId).sort());
   });
 
   function tokenOf(row: MatrixRow, principal: Principal): string | undefined {
@@ -370,28 +347,17 @@ describe('portal API route × principal matrix (real backend, RBAC fixture polic
   }
 
   describe.each(
-    portalRoutes.map(
-      route => [`${route.method.toUpperCase()} ${route.path}`, route] as const,
-    ),
+    portalRoutes.map(route => [`${route.method.toUpperCase()} ${route.path}`, route] as const),
   )('%s', (_title, route) => {
     const row = matrix[route.operationId];
-    it.each(
-      PRINCIPALS.map(
-        principal => [principal, row.expected[principal]] as const,
-      ),
-    )(
+    it.each(PRINCIPALS.map(principal => [principal, row.expected[principal]] as const))(
       'answers %s with %i',
       async (principal, expectedStatus) => {
         const request = await row.prepare(fixture);
-        const response = await portalCall(
-          backend,
-          route.method.toUpperCase(),
-          request.path,
-          {
-            token: tokenOf(row, principal),
-            body: request.body,
-          },
-        );
+        const response = await portalCall(backend, route.method.toUpperCase(), request.path, {
+          token: tokenOf(row, principal),
+          body: request.body,
+        });
         const detail = `${route.method.toUpperCase()} ${request.path} as ${principal}: ${JSON.stringify(response.body)}`;
         expect({ status: response.status, detail }).toEqual({
           status: expectedStatus,

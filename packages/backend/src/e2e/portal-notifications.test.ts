@@ -8,10 +8,7 @@ import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
 import { backendDatabases } from '../testing/backendDatabases';
 import { notificationsOf } from '../testing/notifications';
 import { portalClient, uniqueName } from '../testing/portalHttp';
-import {
-  BackendProcess,
-  startBackendProcess,
-} from '../testing/startBackendProcess';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
 
 const NS = 'toystore';
@@ -87,9 +84,7 @@ describe.each(backendDatabases('portal notification tests'))(
           link,
           topic,
         });
-        expect(notification.payload.description).toContain(
-          'user:default/alice',
-        );
+        expect(notification.payload.description).toContain('user:default/alice');
       }
       expect(await notificationsOf(backend, tokens.alice, topic)).toEqual([]);
 
@@ -128,9 +123,7 @@ describe.each(backendDatabases('portal notification tests'))(
       ]);
       expect(received[0].payload.description).toContain('all at once');
       // The owners heard of each of the 20 requests.
-      expect(await notificationsOf(backend, tokens.dave, topic)).toHaveLength(
-        20,
-      );
+      expect(await notificationsOf(backend, tokens.dave, topic)).toHaveLength(20);
     }, 120_000);
   },
 );

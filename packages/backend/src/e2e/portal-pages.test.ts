@@ -6,25 +6,10 @@
  * fake API server).
  */
 import path from 'node:path';
-import {
-  startFakeKubeApiServer,
-  type FakeKubeApiServer,
-} from '@internal/fake-kube-apiserver';
-import type {
-  ApiKey,
-  ListPage,
-  ObjectRef,
-  PortalClient,
-} from '@devportal/plugin-portal-common';
-import {
-  BackendProcess,
-  startBackendProcess,
-} from '../testing/startBackendProcess';
-import {
-  portalCall,
-  portalClient,
-  uniqueName,
-} from '../testing/portalHttp';
+import { startFakeKubeApiServer, type FakeKubeApiServer } from '@internal/fake-kube-apiserver';
+import type { ApiKey, ListPage, ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { backendDatabases } from '../testing/backendDatabases';
 
 const NS = 'toystore';
@@ -44,8 +29,7 @@ const STORAGES: Storage[] = [
   { name: 'Kubernetes (fake API server)', kind: 'kubernetes' },
 ];
 
-const refText = (o: { metadata: ObjectRef }) =>
-  `${o.metadata.namespace}/${o.metadata.name}`;
+const refText = (o: { metadata: ObjectRef }) => `${o.metadata.namespace}/${o.metadata.name}`;
 
 /** Every item of a page walk, checking that only the last page lacks `continue`. */
 async function collect<T>(pages: AsyncIterable<ListPage<T>>): Promise<T[]> {
@@ -121,8 +105,7 @@ describe.each(STORAGES)('portal page walks on $name (real backend)', storage => 
   }, 60_000);
 
   it("walks the admin's Pending list while dave requests keys: nothing twice, nothing skipped", async () => {
-    const before = (await clients.carol.listRequests({ status: 'Pending', namespace: NS }))
-      .items;
+    const before = (await clients.carol.listRequests({ status: 'Pending', namespace: NS })).items;
     expect(before.length).toBeGreaterThanOrEqual(12);
     const walked: ApiKey[] = [];
     let pages = 0;
@@ -181,7 +164,10 @@ describe.each(STORAGES)('portal page walks on $name (real backend)', storage => 
     const token = first.metadata.continue!;
     const get = (user: string, query: string) =>
       portalCall(backend, 'GET', `/requests?${query}`, { token: tokens[user] });
-    const same = await get('carol', `namespace=${NS}&limit=2&continue=${encodeURIComponent(token)}`);
+    const same = await get(
+      'carol',
+      `namespace=${NS}&limit=2&continue=${encodeURIComponent(token)}`,
+    );
     expect(same.status).toBe(200);
     for (const [user, query] of [
       ['bob', `namespace=${NS}&limit=2&continue=${encodeURIComponent(token)}`],

@@ -12,7 +12,9 @@ describe('bench/portal-profile.mjs --smoke (real backend, 200 records on SQLite)
   it('prints the pieces of a request with one authorize and one store query each, and both profiles by package', async () => {
     const { code, stdout, stderr } = await runBenchSmoke('bench/portal-profile.mjs');
     if (code !== 0) {
-      throw new Error(`bench/portal-profile.mjs --smoke exited with ${code}:\n${stderr}\n${stdout}`);
+      throw new Error(
+        `bench/portal-profile.mjs --smoke exited with ${code}:\n${stderr}\n${stdout}`,
+      );
     }
 
     const pieces = tableAfter(stdout, '### Pieces');
@@ -21,7 +23,9 @@ describe('bench/portal-profile.mjs --smoke (real backend, 200 records on SQLite)
     expect(callsPerRequest('auth.getPluginRequestToken (in portal)')).toBe('1.00');
     expect(callsPerRequest('auth.authenticate (in portal)')).toBe('1.00');
     expect(callsPerRequest('portal store.listKeys')).toBe('1.00');
-    expect(callsPerRequest('RBAC policy.handle (one per permission, run concurrently)')).toBe('2.00');
+    expect(callsPerRequest('RBAC policy.handle (one per permission, run concurrently)')).toBe(
+      '2.00',
+    );
 
     const cpu = tableAfter(stdout, '### CPU profile by package');
     expect(cpu.map(row => row[0])).toEqual(

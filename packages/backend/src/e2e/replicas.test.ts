@@ -24,7 +24,11 @@ import { mcpRawPost } from '../testing/mcpRawPost';
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
 const NS = 'toystore';
-const TOYSTORE_ROUTE = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' } as const;
+const TOYSTORE_ROUTE = {
+  group: 'gateway.networking.k8s.io',
+  kind: 'HTTPRoute',
+  name: 'toystore',
+} as const;
 const PURPOSE = 'multi-replica tests (two backends on one PostgreSQL database)';
 const postgres = backendDatabases(PURPOSE).find(d => d.name === 'PostgreSQL');
 
@@ -62,7 +66,11 @@ if (postgres === undefined) {
         mcpBroker: {
           sessionStore: 'database',
           servers: [
-            { name: 'example', url: example.url, headers: { Authorization: 'Bearer example-secret' } },
+            {
+              name: 'example',
+              url: example.url,
+              headers: { Authorization: 'Bearer example-secret' },
+            },
             { name: 'raw', url: raw.url, headers: { Authorization: 'Bearer raw-secret' } },
           ],
           elicitationTtl: { milliseconds: ELICITATION_TTL_MS },
@@ -81,10 +89,14 @@ if (postgres === undefined) {
       // Both replicas must have listed both backends before tools can be called on them.
       for (const replica of replicas) {
         const client = await connectDirect(replica);
-        await waitFor(async () => {
-          const names = (await client.listTools()).tools.map(t => t.name);
-          return names.includes('example_confirm') && names.includes('raw_elicit');
-        }, 20_000, 'both backends listed');
+        await waitFor(
+          async () => {
+            const names = (await client.listTools()).tools.map(t => t.name);
+            return names.includes('example_confirm') && names.includes('raw_elicit');
+          },
+          20_000,
+          'both backends listed',
+        );
       }
     }, 120_000);
 
@@ -97,10 +109,16 @@ if (postgres === undefined) {
     }, 60_000);
 
     async function connectVia(baseUrl: string, token = tokens.carol) {
-      const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      });
-      const client = new Client({ name: 'replicas-e2e', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      const transport = new StreamableHTTPClientTransport(
+        new URL(`${baseUrl}/api/mcp-broker/mcp`),
+        {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        },
+      );
+      const client = new Client(
+        { name: 'replicas-e2e', version: '1.0.0' },
+        { capabilities: { elicitation: {} } },
+      );
       const notifications: string[] = [];
       client.fallbackNotificationHandler = async n => {
         notifications.push(n.method);
@@ -115,7 +133,12 @@ if (postgres === undefined) {
     const connectBalanced = () => connectVia(forwarder.baseUrl);
 
     /** POSTs one JSON-RPC message to a chosen replica, as a client without the SDK would. */
-    function rawPost(replica: BackendProcess, sessionId: string | undefined, body: unknown, signal?: AbortSignal) {
+    function rawPost(
+      replica: BackendProcess,
+      sessionId: string | undefined,
+      body: unknown,
+      signal?: AbortSignal,
+    ) {
       return mcpRawPost(`${replica.baseUrl}/api/mcp-broker/mcp`, tokens.carol, body, {
         sessionId,
         protocolVersion: '2025-11-25',
@@ -129,12 +152,19 @@ if (postgres === undefined) {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } },
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { elicitation: {} },
+          clientInfo: { name: 'raw', version: '1' },
+        },
       });
       expect(init.status).toBe(200);
       const sessionId = init.headers.get('mcp-session-id')!;
       await init.text();
-      const initialized = await rawPost(replica, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      const initialized = await rawPost(replica, sessionId, {
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+      });
       expect(initialized.status).toBe(202);
       return sessionId;
     }
@@ -151,7 +181,11 @@ if (postgres === undefined) {
             for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
               const event = buffer.slice(0, end);
               buffer = buffer.slice(end + 2);
-              const data = event.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trim()).join('\n');
+              const data = event
+                .split('\n')
+                .filter(l => l.startsWith('data:'))
+                .map(l => l.slice(5).trim())
+                .join('\n');
               if (data !== '') messages.push(JSON.parse(data));
             }
           }
@@ -163,7 +197,11 @@ if (postgres === undefined) {
     }
 
     /** Calls raw_elicit with raw HTTP on `replica` and returns the gateway id the client was shown. */
-    async function startElicitingCall(replica: BackendProcess, sessionId: string, backendId: string) {
+    async function startElicitingCall(
+      replica: BackendProcess,
+      sessionId: string,
+      backendId: string,
+    ) {
       const response = await rawPost(replica, sessionId, {
         jsonrpc: '2.0',
         id: `call-${backendId}`,
@@ -187,9 +225,13 @@ if (postgres === undefined) {
       const start = forwarder.log.length;
       for (let i = 1; i <= 4; i++) {
         const seen: number[] = [];
-        const result = await client.callTool({ name: 'example_count', arguments: { steps: 2, delayMs: 10 } }, undefined, {
-          onprogress: p => seen.push(p.progress),
-        });
+        const result = await client.callTool(
+          { name: 'example_count', arguments: { steps: 2, delayMs: 10 } },
+          undefined,
+          {
+            onprogress: p => seen.push(p.progress),
+          },
+        );
         expect(result.content).toEqual([{ type: 'text', text: 'counted to 2' }]);
         expect(seen).toEqual([1, 2]);
       }
@@ -200,18 +242,29 @@ if (postgres === undefined) {
 
     it('answers an elicitation raised on one replica through the other; the backend gets its own id back', async () => {
       const { client } = await connectBalanced();
-      const answer = { action: 'accept' as const, content: { confirmed: true, comment: 'answered on another replica' } };
+      const answer = {
+        action: 'accept' as const,
+        content: { confirmed: true, comment: 'answered on another replica' },
+      };
       client.setRequestHandler(ElicitRequestSchema, async () => answer);
       const start = forwarder.log.length;
       const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '7.5' } });
-      expect(result.structuredContent).toMatchObject({ sentId: '7.5', receivedId: '7.5', receivedType: 'float', answer });
+      expect(result.structuredContent).toMatchObject({
+        sentId: '7.5',
+        receivedId: '7.5',
+        receivedType: 'float',
+        answer,
+      });
       const served = forwarder.log.slice(start);
       const call = served.find(r => r.body.includes('"tools/call"'))!;
       const answerPost = served.find(r => r.body.includes('"result"') && r.body.includes('"raw:'))!;
       expect(answerPost.replica).not.toBe(call.replica);
 
       // The example server's confirm round trip, too, through whichever replicas come next.
-      const confirmed = await client.callTool({ name: 'example_confirm', arguments: { question: 'Ship it?' } });
+      const confirmed = await client.callTool({
+        name: 'example_confirm',
+        arguments: { question: 'Ship it?' },
+      });
       expect(confirmed.structuredContent).toEqual(answer);
     }, 60_000);
 
@@ -220,14 +273,31 @@ if (postgres === undefined) {
       const sessionId = await rawSession(a);
       for (let round = 0; round < 4; round++) {
         const backendId = `double-${round}`;
-        const { gatewayId, stream } = await startElicitingCall(round % 2 === 0 ? a : b, sessionId, backendId);
-        const answer = { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept', content: { round } } };
-        const responses = await Promise.all([rawPost(a, sessionId, answer), rawPost(b, sessionId, answer)]);
+        const { gatewayId, stream } = await startElicitingCall(
+          round % 2 === 0 ? a : b,
+          sessionId,
+          backendId,
+        );
+        const answer = {
+          jsonrpc: '2.0',
+          id: gatewayId,
+          result: { action: 'accept', content: { round } },
+        };
+        const responses = await Promise.all([
+          rawPost(a, sessionId, answer),
+          rawPost(b, sessionId, answer),
+        ]);
         expect(responses.map(r => r.status).sort()).toEqual([202, 404]);
         const refused = responses.find(r => r.status === 404)!;
-        expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringContaining('already answered') } });
+        expect(await refused.json()).toMatchObject({
+          jsonrpc: '2.0',
+          error: { message: expect.stringContaining('already answered') },
+        });
         await stream.done;
-        expect(stream.messages.at(-1)).toMatchObject({ id: `call-${backendId}`, result: { structuredContent: { receivedId: `"${backendId}"` } } });
+        expect(stream.messages.at(-1)).toMatchObject({
+          id: `call-${backendId}`,
+          result: { structuredContent: { receivedId: `"${backendId}"` } },
+        });
         expect(answersFor(`"${backendId}"`)).toHaveLength(1);
       }
     }, 60_000);
@@ -240,13 +310,25 @@ if (postgres === undefined) {
       await sleep(500);
       const name = `replica_tool_${Date.now().toString(36)}`;
       await first.client.callTool({ name: 'example_add_tool', arguments: { name } });
-      await waitFor(() => first.notifications.includes('notifications/tools/list_changed'), 5_000, 'stream on A notified');
-      await waitFor(() => second.notifications.includes('notifications/tools/list_changed'), 5_000, 'stream on B notified');
+      await waitFor(
+        () => first.notifications.includes('notifications/tools/list_changed'),
+        5_000,
+        'stream on A notified',
+      );
+      await waitFor(
+        () => second.notifications.includes('notifications/tools/list_changed'),
+        5_000,
+        'stream on B notified',
+      );
       await sleep(1_000);
-      const count = (list: string[]) => list.filter(n => n === 'notifications/tools/list_changed').length;
+      const count = (list: string[]) =>
+        list.filter(n => n === 'notifications/tools/list_changed').length;
       expect([count(first.notifications), count(second.notifications)]).toEqual([1, 1]);
       // And the new tool can be called through the other replica.
-      const called = await second.client.callTool({ name: `example_${name}`, arguments: { text: 'hi' } });
+      const called = await second.client.callTool({
+        name: `example_${name}`,
+        arguments: { text: 'hi' },
+      });
       expect(called.content).toEqual([{ type: 'text', text: `${name}: hi` }]);
     }, 60_000);
 
@@ -254,7 +336,11 @@ if (postgres === undefined) {
     async function rawGet(replica: BackendProcess, sessionId: string) {
       const controller = new AbortController();
       const response = await fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
-        headers: { Authorization: `Bearer ${tokens.carol}`, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+        headers: {
+          Authorization: `Bearer ${tokens.carol}`,
+          Accept: 'text/event-stream',
+          'Mcp-Session-Id': sessionId,
+        },
         signal: controller.signal,
       });
       if (response.status !== 200) await response.text();
@@ -272,10 +358,14 @@ if (postgres === undefined) {
       }
       first.close();
       // Released when the stream ends (the replica notices the close, then clears the lease).
-      const onB = await waitFor(async () => {
-        const attempt = await rawGet(b, sessionId);
-        return attempt.status === 200 ? attempt : undefined;
-      }, 5_000, 'the stream lease released');
+      const onB = await waitFor(
+        async () => {
+          const attempt = await rawGet(b, sessionId);
+          return attempt.status === 200 ? attempt : undefined;
+        },
+        5_000,
+        'the stream lease released',
+      );
       expect((await rawGet(a, sessionId)).status).toBe(409);
       onB!.close();
     }, 60_000);
@@ -287,15 +377,26 @@ if (postgres === undefined) {
       const { gatewayId, stream } = await startElicitingCall(b, busy, 'late');
       await stream.done; // the raising replica answers the backend -32001 at the TTL, the call ends
       expect(answersFor('"late"')).toEqual([
-        expect.objectContaining({ receivedId: '"late"', body: expect.objectContaining({ code: -32001 }) }),
+        expect.objectContaining({
+          receivedId: '"late"',
+          body: expect.objectContaining({ code: -32001 }),
+        }),
       ]);
-      const lateAnswer = await rawPost(a, busy, { jsonrpc: '2.0', id: gatewayId, result: { action: 'accept' } });
+      const lateAnswer = await rawPost(a, busy, {
+        jsonrpc: '2.0',
+        id: gatewayId,
+        result: { action: 'accept' },
+      });
       expect(lateAnswer.status).toBe(404);
       expect(answersFor('"late"')).toHaveLength(1);
 
       await sleep(SESSION_TTL_MS + 1_500);
       for (const replica of [a, b]) {
-        const response = await rawPost(replica, idle, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+        const response = await rawPost(replica, idle, {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/list',
+        });
         expect(response.status).toBe(404);
       }
       // The sweeps removed the records: nothing grows without bound.
@@ -305,11 +406,25 @@ if (postgres === undefined) {
 
     it('two portal replicas: one approval wins across replicas, and the secret is revealed once', async () => {
       const [a, b] = replicas;
-      const call = (replica: BackendProcess, user: string, method: string, path: string, body?: unknown) =>
-        portalCall(replica, method, path, { token: tokens[user], body });
+      const call = (
+        replica: BackendProcess,
+        user: string,
+        method: string,
+        path: string,
+        body?: unknown,
+      ) => portalCall(replica, method, path, { token: tokens[user], body });
       const product = await portalClient(a, tokens.bob).createApiProduct({
-        metadata: { namespace: NS, name: uniqueName('replicas'), annotations: { 'backstage.io/owner': 'group:default/payments-team' } },
-        spec: { displayName: 'Replicas', targetRef: TOYSTORE_ROUTE, approvalMode: 'manual', publishStatus: 'Published' },
+        metadata: {
+          namespace: NS,
+          name: uniqueName('replicas'),
+          annotations: { 'backstage.io/owner': 'group:default/payments-team' },
+        },
+        spec: {
+          displayName: 'Replicas',
+          targetRef: TOYSTORE_ROUTE,
+          approvalMode: 'manual',
+          publishStatus: 'Published',
+        },
       });
       for (let round = 0; round < 3; round++) {
         // Requested on one replica, raced on both.
@@ -318,11 +433,15 @@ if (postgres === undefined) {
           planTier: 'gold',
         });
         const approvals = await Promise.all(
-          [a, b, a, b].map(replica => call(replica, 'bob', 'POST', `/requests/${NS}/${key.metadata.name}/approve`, {})),
+          [a, b, a, b].map(replica =>
+            call(replica, 'bob', 'POST', `/requests/${NS}/${key.metadata.name}/approve`, {}),
+          ),
         );
         expect(approvals.map(r => r.status).sort()).toEqual([200, 409, 409, 409]);
         const reveals = await Promise.all(
-          [a, b, a, b, a, b].map(replica => call(replica, 'alice', 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`)),
+          [a, b, a, b, a, b].map(replica =>
+            call(replica, 'alice', 'GET', `/apikeys/${NS}/${key.metadata.name}/secret`),
+          ),
         );
         expect(reveals.map(r => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
       }
@@ -333,7 +452,11 @@ if (postgres === undefined) {
       const names: string[] = [];
       for (let i = 0; i < 3; i++) {
         const product = await portalClient(a, tokens.bob).createApiProduct({
-          metadata: { namespace: NS, name: uniqueName('pages'), annotations: { 'backstage.io/owner': 'group:default/payments-team' } },
+          metadata: {
+            namespace: NS,
+            name: uniqueName('pages'),
+            annotations: { 'backstage.io/owner': 'group:default/payments-team' },
+          },
           spec: { displayName: 'Pages', targetRef: TOYSTORE_ROUTE, publishStatus: 'Published' },
         });
         names.push(product.metadata.name);
@@ -345,9 +468,13 @@ if (postgres === undefined) {
       do {
         const replica = page % 2 === 0 ? a : b;
         const query = `namespace=${NS}&limit=1${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
-        const response = await portalCall(replica, 'GET', `/apiproducts?${query}`, { token: tokens.alice });
+        const response = await portalCall(replica, 'GET', `/apiproducts?${query}`, {
+          token: tokens.alice,
+        });
         expect(response.status).toBe(200);
-        walked.push(...response.body.items.map((p: { metadata: { name: string } }) => p.metadata.name));
+        walked.push(
+          ...response.body.items.map((p: { metadata: { name: string } }) => p.metadata.name),
+        );
         token = response.body.metadata.continue;
         page += 1;
       } while (token !== undefined);
@@ -363,29 +490,47 @@ if (postgres === undefined) {
       let streaming!: () => void;
       const firstProgress = new Promise<void>(resolve => (streaming = resolve));
       // The SDK ends a request whose stream broke only at the request's timeout.
-      const slow = client.callTool({ name: 'example_count', arguments: { steps: 40, delayMs: 100 } }, undefined, {
-        timeout: 3_000,
-        onprogress: () => streaming(),
-      });
+      const slow = client.callTool(
+        { name: 'example_count', arguments: { steps: 40, delayMs: 100 } },
+        undefined,
+        {
+          timeout: 3_000,
+          onprogress: () => streaming(),
+        },
+      );
       const settled = slow.then(
         () => 'resolved',
         () => 'rejected',
       );
       await firstProgress;
-      const call = (await waitFor(() => forwarder.log.slice(start).find(r => r.body.includes('"tools/call"')), 5_000, 'the call forwarded'))!;
+      const call = (await waitFor(
+        () => forwarder.log.slice(start).find(r => r.body.includes('"tools/call"')),
+        5_000,
+        'the call forwarded',
+      ))!;
       const doomed = replicas[call.replica];
       const survivor = replicas[1 - call.replica];
       await doomed.kill();
       // The call's stream died with its replica at once (not at the count's end, 4 s later).
-      await waitFor(() => errors.some(e => /SSE stream disconnected/.test(e)), 2_000, 'the broken stream reported');
+      await waitFor(
+        () => errors.some(e => /SSE stream disconnected/.test(e)),
+        2_000,
+        'the broken stream reported',
+      );
       expect(await settled).toBe('rejected');
 
       // The same session, now served by the survivor (the forwarder skips the dead replica).
-      const again = await client.callTool({ name: 'example_count', arguments: { steps: 2, delayMs: 10 } });
+      const again = await client.callTool({
+        name: 'example_count',
+        arguments: { steps: 2, delayMs: 10 },
+      });
       expect(again.content).toEqual([{ type: 'text', text: 'counted to 2' }]);
       // A client that starts over initialises cleanly on the survivor.
       const fresh = await connectBalanced();
-      const echoed = await fresh.client.callTool({ name: 'example_echo', arguments: { message: 'still here' } });
+      const echoed = await fresh.client.callTool({
+        name: 'example_echo',
+        arguments: { message: 'still here' },
+      });
       expect(echoed.content).toEqual([{ type: 'text', text: 'still here' }]);
       replicas = [survivor, doomed];
     }, 60_000);
@@ -397,8 +542,13 @@ if (postgres === undefined) {
       const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
       await pg.connect();
       try {
-        const sessions = await pg.query('SELECT 1 FROM mcp_broker_client_sessions WHERE id = $1', [sessionId]);
-        const elicitations = await pg.query('SELECT 1 FROM mcp_broker_elicitations WHERE gateway_id = $1', [gatewayId]);
+        const sessions = await pg.query('SELECT 1 FROM mcp_broker_client_sessions WHERE id = $1', [
+          sessionId,
+        ]);
+        const elicitations = await pg.query(
+          'SELECT 1 FROM mcp_broker_elicitations WHERE gateway_id = $1',
+          [gatewayId],
+        );
         return { sessions: sessions.rows.length, elicitations: elicitations.rows.length };
       } finally {
         await pg.end();

@@ -47,9 +47,7 @@ export function backendDatabases(purpose: string): BackendDatabase[] {
   const connection = process.env[POSTGRES_ENV];
   if (connection === undefined || connection === '') {
     // eslint-disable-next-line no-console
-    console.warn(
-      `${purpose}: ${POSTGRES_ENV} is not set, so the PostgreSQL half is skipped`,
-    );
+    console.warn(`${purpose}: ${POSTGRES_ENV} is not set, so the PostgreSQL half is skipped`);
     return [sqlite];
   }
   const prefix = `e2e_${Date.now().toString(36)}_${process.pid}_`;
@@ -71,9 +69,7 @@ export function backendDatabases(purpose: string): BackendDatabase[] {
             [prefix],
           );
           for (const { datname } of rows) {
-            await client.query(
-              `DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`,
-            );
+            await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
           }
         } finally {
           await client.end();

@@ -56,5 +56,10 @@ export function tableAfter(text: string, heading: string): string[][] {
     table.push(line);
   }
   // Skip the header and the `| --- |` line.
-  return table.slice(2).map(line => line.split('|').slice(1, -1).map(cell => cell.trim()));
+  return table.slice(2).map(line =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map(cell => cell.trim()),
+  );
 }

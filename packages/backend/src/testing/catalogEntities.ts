@@ -35,16 +35,11 @@ export async function apiEntityOfProduct(
   const query = new URLSearchParams({
     filter: `kind=API,metadata.annotations.${API_PRODUCT_ANNOTATION}=${product.namespace}/${product.name}`,
   });
-  const response = await fetch(
-    `${backend.baseUrl}/api/catalog/entities/by-query?${query}`,
-    {
-      headers: { Authorization: `Bearer ${token}` },
-    },
-  );
+  const response = await fetch(`${backend.baseUrl}/api/catalog/entities/by-query?${query}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   if (!response.ok) {
-    throw new Error(
-      `the catalog answered ${response.status}: ${await response.text()}`,
-    );
+    throw new Error(`the catalog answered ${response.status}: ${await response.text()}`);
   }
   const body = (await response.json()) as { items: CatalogEntity[] };
   return body.items[0];

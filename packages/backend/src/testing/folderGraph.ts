@@ -156,8 +156,5 @@ function describeLoop(graph: FolderGraph, component: string[]): string {
   for (let node = last!; node !== start; node = previous.get(node)!) loop.splice(1, 0, node);
   loop.push(start);
   const steps = loop.slice(0, -1).map((node, i) => `  ${graph.get(node)!.get(loop[i + 1])}`);
-  return [
-    `{${component.join(', ')}}: ${loop.join(' -> ')}`,
-    ...steps,
-  ].join('\n');
+  return [`{${component.join(', ')}}: ${loop.join(' -> ')}`, ...steps].join('\n');
 }

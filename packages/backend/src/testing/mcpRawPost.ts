@@ -26,7 +26,9 @@ export function mcpRawPost(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...(options.sessionId !== undefined && { 'mcp-session-id': options.sessionId }),
-      ...(options.protocolVersion !== undefined && { 'mcp-protocol-version': options.protocolVersion }),
+      ...(options.protocolVersion !== undefined && {
+        'mcp-protocol-version': options.protocolVersion,
+      }),
     },
     body: JSON.stringify(body),
     signal: options.signal,

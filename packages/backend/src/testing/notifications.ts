@@ -25,10 +25,9 @@ export async function notificationsOf(
   topic: string,
 ): Promise<ListedNotification[]> {
   const query = new URLSearchParams({ topic, limit: '100' });
-  const response = await fetch(
-    `${backend.baseUrl}/api/notifications/notifications?${query}`,
-    { headers: { Authorization: `Bearer ${token}` } },
-  );
+  const response = await fetch(`${backend.baseUrl}/api/notifications/notifications?${query}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   if (!response.ok) {
     throw new Error(
       `GET /api/notifications/notifications answered ${response.status}: ${await response.text()}`,

@@ -32,17 +32,14 @@ export async function portalCall(
   options: PortalCallOptions = {},
 ): Promise<PortalResponse> {
   const headers: Record<string, string> = {};
-  if (options.token !== undefined)
-    headers.Authorization = `Bearer ${options.token}`;
+  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
   const hasBody = options.body !== undefined || options.rawBody !== undefined;
-  if (hasBody)
-    headers['Content-Type'] = options.contentType ?? 'application/json';
+  if (hasBody) headers['Content-Type'] = options.contentType ?? 'application/json';
   const response = await fetch(`${backend.baseUrl}/api/portal${path}`, {
     method,
     headers,
     body:
-      options.rawBody ??
-      (options.body === undefined ? undefined : JSON.stringify(options.body)),
+      options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
   });
   const text = await response.text();
   return {
@@ -53,10 +50,7 @@ export async function portalCall(
 }
 
 /** A typed portal client acting with `token`. */
-export function portalClient(
-  backend: BackendProcess,
-  token: string,
-): PortalClient {
+export function portalClient(backend: BackendProcess, token: string): PortalClient {
   return new PortalClient({
     baseUrl: `${backend.baseUrl}/api/portal`,
     getToken: async () => token,

@@ -26,7 +26,9 @@ export interface RoundRobinForwarder {
 }
 
 /** Starts a forwarder on a free loopback port in front of backends listening on `ports`. */
-export async function startRoundRobinForwarder(ports: readonly number[]): Promise<RoundRobinForwarder> {
+export async function startRoundRobinForwarder(
+  ports: readonly number[],
+): Promise<RoundRobinForwarder> {
   let next = 0;
   const log: ForwardedRequest[] = [];
   const server = http.createServer((req, res) => {
@@ -35,7 +37,11 @@ export async function startRoundRobinForwarder(ports: readonly number[]): Promis
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       // Logged when sent, not when answered: a test may look before the answer arrives.
-      const entry: ForwardedRequest = { replica: -1, method: req.method ?? '', body: body.toString('utf8') };
+      const entry: ForwardedRequest = {
+        replica: -1,
+        method: req.method ?? '',
+        body: body.toString('utf8'),
+      };
       log.push(entry);
       const forward = (attempt: number) => {
         const replica = next++ % ports.length;

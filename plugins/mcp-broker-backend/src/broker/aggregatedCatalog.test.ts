@@ -1,7 +1,16 @@
 import { AggregatedCatalog, uriTemplateMatcher } from './aggregatedCatalog';
 
-const backend = (name: string, toolPrefix = `${name}_`) => ({ name, url: `http://${name}/mcp`, toolPrefix, headers: {} });
-const lists = (over: Partial<Record<'tools' | 'prompts' | 'resources' | 'resourceTemplates', Record<string, unknown>[]>>) => ({
+const backend = (name: string, toolPrefix = `${name}_`) => ({
+  name,
+  url: `http://${name}/mcp`,
+  toolPrefix,
+  headers: {},
+});
+const lists = (
+  over: Partial<
+    Record<'tools' | 'prompts' | 'resources' | 'resourceTemplates', Record<string, unknown>[]>
+  >,
+) => ({
   tools: [],
   prompts: [],
   resources: [],
@@ -12,7 +21,10 @@ const lists = (over: Partial<Record<'tools' | 'prompts' | 'resources' | 'resourc
 describe('AggregatedCatalog', () => {
   it('prefixes tool and prompt names and routes them back to the original names', () => {
     const catalog = AggregatedCatalog.build([
-      { backend: backend('a'), lists: lists({ tools: [{ name: 'echo' }], prompts: [{ name: 'hello' }] }) },
+      {
+        backend: backend('a'),
+        lists: lists({ tools: [{ name: 'echo' }], prompts: [{ name: 'hello' }] }),
+      },
       { backend: backend('b', ''), lists: lists({ tools: [{ name: 'echo' }] }) },
     ]);
     expect(catalog.tools.map(t => t.name)).toEqual(['a_echo', 'echo']);
@@ -25,8 +37,20 @@ describe('AggregatedCatalog', () => {
 
   it('gives a clashing name to the first backend in config order and reports the clash', () => {
     const catalog = AggregatedCatalog.build([
-      { backend: backend('a', ''), lists: lists({ tools: [{ name: 'echo', description: 'from a' }], resources: [{ uri: 'x://1' }] }) },
-      { backend: backend('b', ''), lists: lists({ tools: [{ name: 'echo', description: 'from b' }], resources: [{ uri: 'x://1' }] }) },
+      {
+        backend: backend('a', ''),
+        lists: lists({
+          tools: [{ name: 'echo', description: 'from a' }],
+          resources: [{ uri: 'x://1' }],
+        }),
+      },
+      {
+        backend: backend('b', ''),
+        lists: lists({
+          tools: [{ name: 'echo', description: 'from b' }],
+          resources: [{ uri: 'x://1' }],
+        }),
+      },
     ]);
     expect(catalog.tools).toEqual([{ name: 'echo', description: 'from a' }]);
     expect(catalog.routeResource('x://1')).toBe('a');
@@ -39,7 +63,10 @@ describe('AggregatedCatalog', () => {
   it('routes resources by listed URI, then by template, and refuses unknown URIs when ambiguous', () => {
     const catalog = AggregatedCatalog.build([
       { backend: backend('a'), lists: lists({ resources: [{ uri: 'a://readme' }] }) },
-      { backend: backend('b'), lists: lists({ resourceTemplates: [{ uriTemplate: 'demo://resource/{id}' }] }) },
+      {
+        backend: backend('b'),
+        lists: lists({ resourceTemplates: [{ uriTemplate: 'demo://resource/{id}' }] }),
+      },
     ]);
     expect(catalog.routeResource('a://readme')).toBe('a');
     expect(catalog.routeResource('demo://resource/42')).toBe('b');
@@ -49,12 +76,17 @@ describe('AggregatedCatalog', () => {
   it('matches RFC 6570 templates loosely', () => {
     expect(uriTemplateMatcher('file:///{+path}').test('file:///a/b/c.txt')).toBe(true);
     expect(uriTemplateMatcher('demo://r/{id}').test('demo://r/1/2')).toBe(false);
-    expect(uriTemplateMatcher('search://q{?term,limit}').test('search://q?term=x&limit=2')).toBe(true);
+    expect(uriTemplateMatcher('search://q{?term,limit}').test('search://q?term=x&limit=2')).toBe(
+      true,
+    );
     expect(uriTemplateMatcher('a.b://{x}').test('aXb://1')).toBe(false);
   });
 
   it('fingerprints views so unchanged lists compare equal', () => {
-    const build = () => AggregatedCatalog.build([{ backend: backend('a'), lists: lists({ tools: [{ name: 't' }] }) }]);
+    const build = () =>
+      AggregatedCatalog.build([
+        { backend: backend('a'), lists: lists({ tools: [{ name: 't' }] }) },
+      ]);
     expect(build().fingerprint('tools')).toBe(build().fingerprint('tools'));
     expect(build().fingerprint('tools')).not.toBe(AggregatedCatalog.empty().fingerprint('tools'));
   });

@@ -84,7 +84,9 @@ export class AggregatedCatalog {
   }
 
   /** Merges the lists of `backends`, which must be in config order. */
-  static build(backends: ReadonlyArray<{ backend: BrokerBackend; lists: UpstreamLists }>): AggregatedCatalog {
+  static build(
+    backends: ReadonlyArray<{ backend: BrokerBackend; lists: UpstreamLists }>,
+  ): AggregatedCatalog {
     const clashes: NameClash[] = [];
     const tools: Record<string, unknown>[] = [];
     const prompts: Record<string, unknown>[] = [];
@@ -137,7 +139,12 @@ export class AggregatedCatalog {
         if (typeof template.uriTemplate !== 'string') continue;
         const owner = templateOwners.get(template.uriTemplate);
         if (owner !== undefined) {
-          clashes.push({ kind: 'resourceTemplate', name: template.uriTemplate, owner, hidden: backend.name });
+          clashes.push({
+            kind: 'resourceTemplate',
+            name: template.uriTemplate,
+            owner,
+            hidden: backend.name,
+          });
           continue;
         }
         templateOwners.set(template.uriTemplate, backend.name);

@@ -25,7 +25,13 @@ async function startSlowRelay(target: string, delayMs: number) {
   const server = http.createServer((req, res) => {
     setTimeout(() => {
       const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host } },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: upstream.host },
+        },
         answer => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
@@ -46,7 +52,6 @@ async function startSlowRelay(target: string, delayMs: number) {
   };
 }
 
-
 describe('McpBroker server set changes (real example servers, one behind a slow relay; client streams recorded in memory)', () => {
   let fast: ExampleMcpServer;
   let slowBackend: ExampleMcpServer;
@@ -56,7 +61,12 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
   let broker: McpBroker;
   let sent: Array<{ method: string; toolsAtSend: string[] }>;
 
-  const server = (name: string, url: string): BrokerServerConfig => ({ name, url, toolPrefix: `${name}_`, headers: {} });
+  const server = (name: string, url: string): BrokerServerConfig => ({
+    name,
+    url,
+    toolPrefix: `${name}_`,
+    headers: {},
+  });
   const tools = () => broker.catalog().tools.map(t => t.name as string);
   /** How many notifications of each method were sent (the example server has tools, resources and prompts). */
   const perKind = (notifications = sent) => {
@@ -107,7 +117,11 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
       logger: mockServices.logger.mock(),
       toolCallHandlerFactory: createForwardingToolCallHandler,
     });
-    const session = await broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
+    const session = await broker.sessions.create({
+      principal: 'user:default/alice',
+      protocolVersion: '2025-11-25',
+      clientCapabilities: {},
+    });
     const controller = new AbortController();
     sent = [];
     const stream: ClientEventStream = {
@@ -132,7 +146,10 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
 
   it('adding a fast and a slow server sends one list_changed per kind, after both have listed', async () => {
     broker.setServers([server('fast', fast.url), server('slow', slow.url)]);
-    await waitFor(() => tools().includes('fast_echo') && tools().includes('slow_echo'), 'both servers’ tools');
+    await waitFor(
+      () => tools().includes('fast_echo') && tools().includes('slow_echo'),
+      'both servers’ tools',
+    );
     await waitFor(() => sent.length > 0, 'the notification');
     const announced = await sentBeforeMarker([server('fast', fast.url), server('slow', slow.url)]);
     expect(perKind(announced)).toEqual(ONE_PER_KIND);
@@ -145,7 +162,9 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
     broker.setServers([server('fast', fast.url), server('nowhere', nowhere.url)]);
     await waitFor(() => sent.length > 0, 'the notification', 3000);
     expect(sent[0].toolsAtSend).toContain('fast_echo');
-    expect(broker.status().backends.find(b => b.name === 'nowhere')!.state).toMatch(/backing-off|connecting/);
+    expect(broker.status().backends.find(b => b.name === 'nowhere')!.state).toMatch(
+      /backing-off|connecting/,
+    );
   }, 10_000);
 
   it('removing two servers sends one list_changed per kind and closes both connections', async () => {
@@ -155,7 +174,10 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
     sent.length = 0;
     broker.setServers([]);
     expect(tools()).toEqual([]);
-    await waitFor(() => fast.sessionCount() === 0 && slowBackend.sessionCount() === 0, 'both sessions to close');
+    await waitFor(
+      () => fast.sessionCount() === 0 && slowBackend.sessionCount() === 0,
+      'both sessions to close',
+    );
     const removed = await sentBeforeMarker([]);
     expect(perKind(removed)).toEqual(ONE_PER_KIND);
     for (const { toolsAtSend } of removed) expect(toolsAtSend).toEqual([]);

@@ -31,7 +31,6 @@ function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {
   };
 }
 
-
 describe('McpBroker with real MCP servers (client streams recorded in memory)', () => {
   let example: ExampleMcpServer;
   let scripted: ScriptedMcpServer;
@@ -57,7 +56,9 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
       logger: mockServices.logger.mock(),
       toolCallHandlerFactory: createForwardingToolCallHandler,
     });
-    await waitFor(() => broker.status().backends.every(b => b.state === 'connected' && b.eventStream === 'open'));
+    await waitFor(() =>
+      broker.status().backends.every(b => b.state === 'connected' && b.eventStream === 'open'),
+    );
   });
 
   afterEach(async () => {
@@ -67,7 +68,11 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   });
 
   async function openClient() {
-    const session = await broker.sessions.create({ principal: 'user:default/alice', protocolVersion: '2025-11-25', clientCapabilities: {} });
+    const session = await broker.sessions.create({
+      principal: 'user:default/alice',
+      protocolVersion: '2025-11-25',
+      clientCapabilities: {},
+    });
     const stream = recordingStream();
     session.eventStream = stream;
     return { session, stream };
@@ -79,7 +84,9 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     broker.setServers(broker.config.servers.filter(s => s.name === 'example'));
     expect(broker.catalog().tools.map(t => t.name)).not.toContain('scripted_only_here');
     // Sent at once, or at the end of the current coalescing window.
-    await waitFor(() => stream.messages.some(m => 'method' in m && m.method === 'notifications/tools/list_changed'));
+    await waitFor(() =>
+      stream.messages.some(m => 'method' in m && m.method === 'notifications/tools/list_changed'),
+    );
     await waitFor(() => scripted.openEventStreams() === 0);
     expect(broker.status().backends.map(b => b.name)).toEqual(['example']);
   });
@@ -88,9 +95,15 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     const { stream } = await openClient();
     const another = await startScriptedMcpServer({ tools: ['fresh'] });
     try {
-      broker.setServers([...broker.config.servers, { name: 'another', url: another.url, toolPrefix: 'another_', headers: {} }]);
+      broker.setServers([
+        ...broker.config.servers,
+        { name: 'another', url: another.url, toolPrefix: 'another_', headers: {} },
+      ]);
       await waitFor(() => broker.catalog().tools.some(t => t.name === 'another_fresh'));
-      expect(stream.messages).toContainEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      expect(stream.messages).toContainEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+      });
     } finally {
       await broker.close();
       await another.close();
@@ -123,8 +136,18 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   it('reports a backend that rejects the broker’s credentials as failed, with the next retry time', async () => {
     const guarded = await startScriptedMcpServer({ requiredAuthorization: 'Bearer right' });
     try {
-      broker.setServers([...broker.config.servers, { name: 'guarded', url: guarded.url, toolPrefix: 'g_', headers: { Authorization: 'Bearer wrong' } }]);
-      await waitFor(() => broker.status().backends.find(b => b.name === 'guarded')?.state === 'failed');
+      broker.setServers([
+        ...broker.config.servers,
+        {
+          name: 'guarded',
+          url: guarded.url,
+          toolPrefix: 'g_',
+          headers: { Authorization: 'Bearer wrong' },
+        },
+      ]);
+      await waitFor(
+        () => broker.status().backends.find(b => b.name === 'guarded')?.state === 'failed',
+      );
       const status = broker.status().backends.find(b => b.name === 'guarded')!;
       expect(status.lastError).toMatch(/rejected the broker's credentials \(HTTP 401\)/);
       expect(status.nextRetryAt).toBeDefined();

@@ -19,11 +19,7 @@ import {
 } from '../sessions/clientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/clientSessionStore';
 import { advertisedListKinds } from '../protocol/listKinds';
-import {
-  ListsUpdate,
-  UpstreamConnection,
-  UpstreamStatus,
-} from '../upstream/upstreamConnection';
+import { ListsUpdate, UpstreamConnection, UpstreamStatus } from '../upstream/upstreamConnection';
 import { AggregatedCatalog, NameClash, ViewKind } from './aggregatedCatalog';
 import { ListChangedNotifier } from './listChangedNotifier';
 import type {
@@ -108,10 +104,7 @@ export class McpBroker {
       backendSessions: { get: name => this.connections.get(name) },
       servers: { get: name => this.server(name) },
     });
-    this.idleSweep = setInterval(
-      () => this.sweepSessions(),
-      this.sessions.sweepIntervalMs,
-    );
+    this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
     this.idleSweep.unref();
     // Open GET streams keep their session's stream lease (one stream per session, all replicas).
     this.leaseRenewal = setInterval(() => {
@@ -269,7 +262,10 @@ export class McpBroker {
         source: s.source ?? { type: 'config' },
       })),
       clashes: [...this.catalogSnapshot.clashes],
-      clients: { sessions: this.sessions.size, eventStreams: this.sessions.openEventStreams().length },
+      clients: {
+        sessions: this.sessions.size,
+        eventStreams: this.sessions.openEventStreams().length,
+      },
     };
   }
 
@@ -314,14 +310,20 @@ export class McpBroker {
   private beginChange(added: readonly string[]) {
     const pending = this.pendingChange;
     if (pending) {
-      for (const name of [...pending.waiting]) if (!this.connections.has(name)) pending.waiting.delete(name);
+      for (const name of [...pending.waiting])
+        if (!this.connections.has(name)) pending.waiting.delete(name);
       for (const name of added) pending.waiting.add(name);
       return;
     }
     if (added.length === 0) return;
     const timer = setTimeout(() => this.finishChange(), ADDED_SERVERS_SETTLE_MAX_MS);
     timer.unref();
-    this.pendingChange = { baseline: this.catalogSnapshot, waiting: new Set(added), eventKinds: new Set(), timer };
+    this.pendingChange = {
+      baseline: this.catalogSnapshot,
+      waiting: new Set(added),
+      eventKinds: new Set(),
+      timer,
+    };
   }
 
   /** An added server has listed or failed: when it was the last one, announce the change. */

@@ -14,7 +14,11 @@ describe('BackendSessionPool (raw backend)', () => {
 
   beforeEach(async () => {
     backend = await startRawMcpBackend();
-    endpoint = { name: 'raw', url: backend.url, headers: { authorization: 'Bearer broker-secret' } };
+    endpoint = {
+      name: 'raw',
+      url: backend.url,
+      headers: { authorization: 'Bearer broker-secret' },
+    };
     pool = new BackendSessionPool({ logger: mockServices.logger.mock(), requestTimeoutMs: 5_000 });
   });
 
@@ -47,7 +51,10 @@ describe('BackendSessionPool (raw backend)', () => {
     } as any);
     const init = backend.requests.find(r => r.method === 'initialize')!;
     expect(init.headers.authorization).toBe('Bearer broker-secret');
-    expect(backend.capabilitiesOf(session.sessionId!)).toEqual({ elicitation: { form: {} }, sampling: {} });
+    expect(backend.capabilitiesOf(session.sessionId!)).toEqual({
+      elicitation: { form: {} },
+      sampling: {},
+    });
     const initialized = backend.requests.find(r => r.method === 'notifications/initialized')!;
     expect(initialized.sessionId).toBe(session.sessionId);
     expect(initialized.headers['mcp-protocol-version']).toBe(session.protocolVersion);

@@ -29,7 +29,6 @@ import { classifyJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import { BROKER_IMPLEMENTATION, LATEST_PROTOCOL_VERSION } from '../protocol/versions';
 
-
 /** Options of {@link BackendSessionPool}. */
 export interface BackendSessionPoolOptions {
   logger: LoggerService;
@@ -174,7 +173,10 @@ export class BackendSessionPool {
       for await (const item of readBackendMessages(response)) {
         if (item.type !== 'message' || classifyJsonRpcMessage(item.parsed) !== 'response') continue;
         if (item.parsed.message.id !== 1) continue;
-        const { result, error } = item.parsed.message as { result?: { protocolVersion?: unknown }; error?: { message?: unknown } };
+        const { result, error } = item.parsed.message as {
+          result?: { protocolVersion?: unknown };
+          error?: { message?: unknown };
+        };
         if (error !== undefined) {
           throw new BackendCallError(
             endpoint.name,
@@ -183,7 +185,10 @@ export class BackendSessionPool {
           );
         }
         if (typeof result?.protocolVersion !== 'string') {
-          throw backendMalformedResponse(endpoint.name, 'an initialize result without protocolVersion');
+          throw backendMalformedResponse(
+            endpoint.name,
+            'an initialize result without protocolVersion',
+          );
         }
         protocolVersion = result.protocolVersion;
         break;

@@ -27,7 +27,9 @@ describe('ElicitationIdMap (in-memory store)', () => {
   it('lets exactly one of many concurrent claims win', async () => {
     const ids = map();
     const { gatewayId } = await ids.register(entry);
-    const claims = await Promise.all(Array.from({ length: 10 }, () => ids.claim(gatewayId, 'client-a')));
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, () => ids.claim(gatewayId, 'client-a')),
+    );
     expect(claims.filter(c => c !== undefined)).toHaveLength(1);
     expect(claims.find(c => c)?.backendRequestId).toBe('7.5');
   });
@@ -73,7 +75,16 @@ describe('ElicitationIdMap (in-memory store)', () => {
 
   it('rejects ids that are not gateway ids before asking the store', async () => {
     const ids = map();
-    for (const id of [7.5, 42, 'everything', 'everything:short', 'Everything:AAAAAAAAAAAAAAAAAAAAAA', null, undefined, {}]) {
+    for (const id of [
+      7.5,
+      42,
+      'everything',
+      'everything:short',
+      'Everything:AAAAAAAAAAAAAAAAAAAAAA',
+      null,
+      undefined,
+      {},
+    ]) {
       expect(await ids.claim(id, 'client-a')).toBeUndefined();
     }
   });

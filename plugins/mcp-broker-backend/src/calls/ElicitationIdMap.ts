@@ -46,7 +46,11 @@ export interface ElicitationIdStore {
    * Removes and returns the mapping if it exists, belongs to `clientSessionId` and has not expired
    * at `now`; otherwise returns undefined and changes nothing.
    */
-  claim(gatewayId: string, clientSessionId: string, now: number): Promise<ElicitationMapping | undefined>;
+  claim(
+    gatewayId: string,
+    clientSessionId: string,
+    now: number,
+  ): Promise<ElicitationMapping | undefined>;
   /**
    * Removes and returns the mapping whatever its session and expiry (atomically, like claim):
    * used when an id expires, so that exactly one party — a late answer or the expiry — wins.
@@ -132,7 +136,9 @@ export class ElicitationIdMap {
   }
 
   /** Records a backend request and returns the gateway id to show the client. */
-  async register(entry: Omit<ElicitationMapping, 'gatewayId' | 'expiresAt'>): Promise<ElicitationMapping> {
+  async register(
+    entry: Omit<ElicitationMapping, 'gatewayId' | 'expiresAt'>,
+  ): Promise<ElicitationMapping> {
     const mapping: ElicitationMapping = {
       ...entry,
       gatewayId: `${entry.backend}:${randomBytes(16).toString('base64url')}`,
@@ -146,7 +152,10 @@ export class ElicitationIdMap {
    * Claims a gateway id for an answer from `clientSessionId`: the mapping if the id is known,
    * unused, unexpired and was sent to that session; undefined otherwise (nothing changes then).
    */
-  async claim(gatewayId: unknown, clientSessionId: string): Promise<ElicitationMapping | undefined> {
+  async claim(
+    gatewayId: unknown,
+    clientSessionId: string,
+  ): Promise<ElicitationMapping | undefined> {
     if (!isGatewayId(gatewayId)) return undefined;
     return this.store.claim(gatewayId, clientSessionId, this.now());
   }

@@ -95,7 +95,10 @@ export function createStreamingToolCallHandler(
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
   const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
-  const elicitations = new ElicitationIdMap({ store: options.store, ttlMs: config.elicitationTtlMs });
+  const elicitations = new ElicitationIdMap({
+    store: options.store,
+    ttlMs: config.elicitationTtlMs,
+  });
   elicitations.startSweeping(ELICITATION_SWEEP_INTERVAL_MS, error =>
     logger.warn(`Could not sweep expired elicitation ids: ${error}`),
   );
@@ -115,6 +118,10 @@ export function createStreamingToolCallHandler(
   return new StreamingToolCallHandler(forwarder, pool, elicitations);
 }
 
-function endpointOf(server: { name: string; url: string; headers: Readonly<Record<string, string>> }): BackendEndpoint {
+function endpointOf(server: {
+  name: string;
+  url: string;
+  headers: Readonly<Record<string, string>>;
+}): BackendEndpoint {
   return { name: server.name, url: server.url, headers: { ...server.headers } };
 }

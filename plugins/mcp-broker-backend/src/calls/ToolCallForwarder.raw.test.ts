@@ -34,7 +34,11 @@ describe('ToolCallForwarder with the raw backend', () => {
 
   beforeEach(async () => {
     backend = await startRawMcpBackend();
-    endpoint = { name: 'raw', url: backend.url, headers: { authorization: 'Bearer broker-secret' } };
+    endpoint = {
+      name: 'raw',
+      url: backend.url,
+      headers: { authorization: 'Bearer broker-secret' },
+    };
     build();
   });
 
@@ -43,7 +47,13 @@ describe('ToolCallForwarder with the raw backend', () => {
     await backend.close();
   });
 
-  const call = (clientSessionId: string, id: string | number, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>) => ({
+  const call = (
+    clientSessionId: string,
+    id: string | number,
+    name: string,
+    args: Record<string, unknown> = {},
+    meta?: Record<string, unknown>,
+  ) => ({
     clientSessionId,
     clientCapabilities: { elicitation: {} },
     endpoint,
@@ -58,31 +68,40 @@ describe('ToolCallForwarder with the raw backend', () => {
     ['an integer', '42', 'integer'],
     ['a float', '7.5', 'float'],
     ['a float written with a zero fraction', '7.0', 'float'],
-  ])('returns the answer to %s elicitation id with its exact JSON token', async (_, rawId, type) => {
-    const sink = collectingSink();
-    const done = forwarder.forward(call('client-a', 1, 'elicit', { id: rawId }), sink);
-    const request = await sink.waitFor(m => m.method === 'elicitation/create');
-    expect(request.id).toMatch(/^raw:[A-Za-z0-9_-]{22}$/);
-    const outcome = await forwarder.answer('client-a', { id: request.id, result: { action: 'accept', content: { ok: true } } });
-    expect(outcome.status).toBe(202);
-    await done;
-    const final = sink.messages[sink.messages.length - 1];
-    expect(final.id).toBe(1);
-    expect(final.result.structuredContent).toEqual({
-      sentId: rawId,
-      receivedId: rawId,
-      receivedType: type,
-      answer: { action: 'accept', content: { ok: true } },
-    });
-    expect(sink.ended).toBe(true);
-  });
+  ])(
+    'returns the answer to %s elicitation id with its exact JSON token',
+    async (_, rawId, type) => {
+      const sink = collectingSink();
+      const done = forwarder.forward(call('client-a', 1, 'elicit', { id: rawId }), sink);
+      const request = await sink.waitFor(m => m.method === 'elicitation/create');
+      expect(request.id).toMatch(/^raw:[A-Za-z0-9_-]{22}$/);
+      const outcome = await forwarder.answer('client-a', {
+        id: request.id,
+        result: { action: 'accept', content: { ok: true } },
+      });
+      expect(outcome.status).toBe(202);
+      await done;
+      const final = sink.messages[sink.messages.length - 1];
+      expect(final.id).toBe(1);
+      expect(final.result.structuredContent).toEqual({
+        sentId: rawId,
+        receivedId: rawId,
+        receivedType: type,
+        answer: { action: 'accept', content: { ok: true } },
+      });
+      expect(sink.ended).toBe(true);
+    },
+  );
 
   it('accepts an answer once; a replay is 404 and never reaches the backend', async () => {
     const sink = collectingSink();
     const done = forwarder.forward(call('client-a', 'req-1', 'elicit', { id: '5' }), sink);
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
     const answer = { id: request.id, result: { action: 'decline' } };
-    const [first, second] = await Promise.all([forwarder.answer('client-a', answer), forwarder.answer('client-a', answer)]);
+    const [first, second] = await Promise.all([
+      forwarder.answer('client-a', answer),
+      forwarder.answer('client-a', answer),
+    ]);
     expect([first.status, second.status].sort()).toEqual([202, 404]);
     await done;
     const third = await forwarder.answer('client-a', answer);
@@ -98,7 +117,10 @@ describe('ToolCallForwarder with the raw backend', () => {
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
     // Expired: the broker has told the backend so.
     await waitUntil(() => responsesReachingBackend().length === 1);
-    const outcome = await forwarder.answer('client-a', { id: request.id, result: { action: 'accept', content: {} } });
+    const outcome = await forwarder.answer('client-a', {
+      id: request.id,
+      result: { action: 'accept', content: {} },
+    });
     expect(outcome.status).toBe(404);
     await done;
     // The only response the backend got is the broker's expiry notice, not the late answer.
@@ -126,11 +148,16 @@ describe('ToolCallForwarder with the raw backend', () => {
     const sink = collectingSink();
     const done = forwarder.forward(call('client-a', 3, 'elicit', { id: '"x"' }), sink);
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
-    const foreign = await forwarder.answer('client-b', { id: request.id, result: { action: 'accept', content: {} } });
+    const foreign = await forwarder.answer('client-b', {
+      id: request.id,
+      result: { action: 'accept', content: {} },
+    });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
     expect(responsesReachingBackend()).toHaveLength(0);
-    expect((await forwarder.answer('client-a', { id: request.id, result: { action: 'cancel' } })).status).toBe(202);
+    expect(
+      (await forwarder.answer('client-a', { id: request.id, result: { action: 'cancel' } })).status,
+    ).toBe(202);
     await done;
   });
 
@@ -146,20 +173,35 @@ describe('ToolCallForwarder with the raw backend', () => {
     expect(sinkOne.messages.filter(m => m.method === 'elicitation/create')).toHaveLength(1);
     expect(sinkTwo.messages.filter(m => m.method === 'elicitation/create')).toHaveLength(1);
     // Answer in the opposite order: each answer must resume its own call.
-    await forwarder.answer('client-a', { id: requestTwo.id, result: { action: 'accept', content: { ok: false } } });
-    await forwarder.answer('client-a', { id: requestOne.id, result: { action: 'accept', content: { ok: true } } });
+    await forwarder.answer('client-a', {
+      id: requestTwo.id,
+      result: { action: 'accept', content: { ok: false } },
+    });
+    await forwarder.answer('client-a', {
+      id: requestOne.id,
+      result: { action: 'accept', content: { ok: true } },
+    });
     await Promise.all([one, two]);
     const finalOne = sinkOne.messages.find(m => m.id === 10)!;
     const finalTwo = sinkTwo.messages.find(m => m.id === 11)!;
-    expect(finalOne.result.structuredContent).toMatchObject({ sentId: '1', answer: { content: { ok: true } } });
-    expect(finalTwo.result.structuredContent).toMatchObject({ sentId: '2', answer: { content: { ok: false } } });
+    expect(finalOne.result.structuredContent).toMatchObject({
+      sentId: '1',
+      answer: { content: { ok: true } },
+    });
+    expect(finalTwo.result.structuredContent).toMatchObject({
+      sentId: '2',
+      answer: { content: { ok: false } },
+    });
     // One backend session served both calls.
     expect(backend.requests.filter(r => r.method === 'initialize')).toHaveLength(1);
   });
 
   it('streams progress with the client’s own token, in order, before the result', async () => {
     const sink = collectingSink();
-    await forwarder.forward(call('client-a', 4, 'progress', { steps: 4 }, { progressToken: 'client-token' }), sink);
+    await forwarder.forward(
+      call('client-a', 4, 'progress', { steps: 4 }, { progressToken: 'client-token' }),
+      sink,
+    );
     expect(sink.messages.map(m => m.method ?? `result ${m.id}`)).toEqual([
       'notifications/progress',
       'notifications/progress',
@@ -167,23 +209,33 @@ describe('ToolCallForwarder with the raw backend', () => {
       'notifications/progress',
       'result 4',
     ]);
-    expect(sink.messages.slice(0, 4).map(m => [m.params.progressToken, m.params.progress])).toEqual([
-      ['client-token', 1],
-      ['client-token', 2],
-      ['client-token', 3],
-      ['client-token', 4],
-    ]);
+    expect(sink.messages.slice(0, 4).map(m => [m.params.progressToken, m.params.progress])).toEqual(
+      [
+        ['client-token', 1],
+        ['client-token', 2],
+        ['client-token', 3],
+        ['client-token', 4],
+      ],
+    );
   });
 
   it('forwards the client’s cancellation with the backend’s request id and ends the call without a result', async () => {
     const sink = collectingSink();
-    const done = forwarder.forward(call('client-a', 'client-call-7', 'wait_for_cancel', {}, { progressToken: 1 }), sink);
+    const done = forwarder.forward(
+      call('client-a', 'client-call-7', 'wait_for_cancel', {}, { progressToken: 1 }),
+      sink,
+    );
     await sink.waitFor(m => m.method === 'notifications/progress');
-    expect(forwarder.cancel('client-a', { requestId: 'client-call-7', reason: 'user pressed stop' })).toBe(true);
+    expect(
+      forwarder.cancel('client-a', { requestId: 'client-call-7', reason: 'user pressed stop' }),
+    ).toBe(true);
     await done;
     const backendCall = backend.requests.find(r => r.method === 'tools/call')!;
     await waitUntil(() => backend.cancellations.length === 1);
-    expect(backend.cancellations[0]).toMatchObject({ requestId: backendCall.id, reason: 'user pressed stop' });
+    expect(backend.cancellations[0]).toMatchObject({
+      requestId: backendCall.id,
+      reason: 'user pressed stop',
+    });
     expect(backendCall.id).not.toBe('"client-call-7"');
     expect(sink.messages.some(m => m.id === 'client-call-7')).toBe(false);
     expect(forwarder.inFlightCount()).toBe(0);
@@ -201,7 +253,10 @@ describe('ToolCallForwarder with the raw backend', () => {
   it('sends the backend its cancellation before closing the call’s stream (a backend that ignores it)', async () => {
     await useSlowNotificationBackend();
     const sink = collectingSink();
-    const done = forwarder.forward(call('client-a', 'hold-1', 'hold', {}, { progressToken: 1 }), sink);
+    const done = forwarder.forward(
+      call('client-a', 'hold-1', 'hold', {}, { progressToken: 1 }),
+      sink,
+    );
     await sink.waitFor(m => m.method === 'notifications/progress');
     expect(forwarder.cancel('client-a', { requestId: 'hold-1' })).toBe(true);
     await done;
@@ -217,7 +272,10 @@ describe('ToolCallForwarder with the raw backend', () => {
   it('cancels before closing also when the client disconnects', async () => {
     await useSlowNotificationBackend();
     const sink = collectingSink();
-    const done = forwarder.forward(call('client-a', 'hold-2', 'hold', {}, { progressToken: 1 }), sink);
+    const done = forwarder.forward(
+      call('client-a', 'hold-2', 'hold', {}, { progressToken: 1 }),
+      sink,
+    );
     await sink.waitFor(m => m.method === 'notifications/progress');
     sink.disconnect();
     await done;
@@ -244,8 +302,12 @@ describe('ToolCallForwarder with the raw backend', () => {
     await done;
     expect(await elicitations.peek(request.id)).toBeUndefined();
     await waitUntil(() => backend.cancellations.length === 1);
-    expect(backend.cancellations[0].requestId).toBe(backend.requests.find(r => r.method === 'tools/call')!.id);
-    expect((await forwarder.answer('client-a', { id: request.id, result: { action: 'accept' } })).status).toBe(404);
+    expect(backend.cancellations[0].requestId).toBe(
+      backend.requests.find(r => r.method === 'tools/call')!.id,
+    );
+    expect(
+      (await forwarder.answer('client-a', { id: request.id, result: { action: 'accept' } })).status,
+    ).toBe(404);
     expect(responsesReachingBackend()).toHaveLength(0);
   });
 
@@ -254,14 +316,23 @@ describe('ToolCallForwarder with the raw backend', () => {
     // Ended by the broken connection (reason connection-lost), not by a call timeout.
     await forwarder.forward(call('client-a', 8, 'crash', {}, { progressToken: 'p' }), sink);
     const final = sink.messages[sink.messages.length - 1];
-    expect(final).toMatchObject({ id: 8, error: { code: -32000, data: { backend: 'raw', reason: 'connection-lost' } } });
+    expect(final).toMatchObject({
+      id: 8,
+      error: { code: -32000, data: { backend: 'raw', reason: 'connection-lost' } },
+    });
   });
 
   it('cuts off a backend that streams an endless message instead of buffering it', async () => {
     const sink = collectingSink();
     await forwarder.forward(call('client-a', 15, 'flood', { megabytes: 20 }), sink);
     expect(sink.messages).toEqual([
-      expect.objectContaining({ id: 15, error: expect.objectContaining({ code: -32603, data: { backend: 'raw', reason: 'malformed-response' } }) }),
+      expect.objectContaining({
+        id: 15,
+        error: expect.objectContaining({
+          code: -32603,
+          data: { backend: 'raw', reason: 'malformed-response' },
+        }),
+      }),
     ]);
   }, 20_000);
 
@@ -271,7 +342,11 @@ describe('ToolCallForwarder with the raw backend', () => {
     await forwarder.forward(call('client-a', 9, 'wait_for_cancel'), sink);
     expect(sink.messages[sink.messages.length - 1]).toMatchObject({
       id: 9,
-      error: { code: -32001, message: expect.stringContaining('mcpBroker.toolCallTimeout'), data: { reason: 'timeout' } },
+      error: {
+        code: -32001,
+        message: expect.stringContaining('mcpBroker.toolCallTimeout'),
+        data: { reason: 'timeout' },
+      },
     });
     await waitUntil(() => backend.cancellations.length === 1);
   });
@@ -284,7 +359,11 @@ describe('ToolCallForwarder with the raw backend', () => {
       {
         jsonrpc: '2.0',
         id: 12,
-        error: { code: -32603, message: expect.stringMatching(/^MCP server "raw" is unreachable/), data: { backend: 'raw', reason: 'unreachable' } },
+        error: {
+          code: -32603,
+          message: expect.stringMatching(/^MCP server "raw" is unreachable/),
+          data: { backend: 'raw', reason: 'unreachable' },
+        },
       },
     ]);
   });
@@ -296,7 +375,10 @@ describe('ToolCallForwarder with the raw backend', () => {
     await fetch(backend.url, { method: 'DELETE', headers: { 'mcp-session-id': first } });
     const sink = collectingSink();
     await forwarder.forward(call('client-a', 14, 'progress', { steps: 1 }), sink);
-    expect(sink.messages[sink.messages.length - 1]).toMatchObject({ id: 14, result: { content: [{ text: '1 steps' }] } });
+    expect(sink.messages[sink.messages.length - 1]).toMatchObject({
+      id: 14,
+      result: { content: [{ text: '1 steps' }] },
+    });
     expect(backend.requests.filter(r => r.method === 'initialize')).toHaveLength(2);
   });
 });

@@ -32,7 +32,11 @@ describe('ToolCallForwarder with the example MCP server', () => {
 
   beforeEach(async () => {
     server = await startExampleMcpServer({ port: 0, bearerToken: 'broker-secret' });
-    endpoint = { name: 'example', url: server.url, headers: { Authorization: 'Bearer broker-secret' } };
+    endpoint = {
+      name: 'example',
+      url: server.url,
+      headers: { Authorization: 'Bearer broker-secret' },
+    };
   });
   afterEach(async () => {
     await server.close();
@@ -47,14 +51,27 @@ describe('ToolCallForwarder with the example MCP server', () => {
         clientCapabilities: {},
         endpoint,
         clientRequestId: 1,
-        params: { name: 'count', arguments: { steps: 3, delayMs: 10 }, _meta: { progressToken: 'mine' } },
+        params: {
+          name: 'count',
+          arguments: { steps: 3, delayMs: 10 },
+          _meta: { progressToken: 'mine' },
+        },
       },
       sink,
     );
     expect(sink.messages).toEqual([
-      expect.objectContaining({ method: 'notifications/progress', params: expect.objectContaining({ progressToken: 'mine', progress: 1 }) }),
-      expect.objectContaining({ method: 'notifications/progress', params: expect.objectContaining({ progressToken: 'mine', progress: 2 }) }),
-      expect.objectContaining({ method: 'notifications/progress', params: expect.objectContaining({ progressToken: 'mine', progress: 3 }) }),
+      expect.objectContaining({
+        method: 'notifications/progress',
+        params: expect.objectContaining({ progressToken: 'mine', progress: 1 }),
+      }),
+      expect.objectContaining({
+        method: 'notifications/progress',
+        params: expect.objectContaining({ progressToken: 'mine', progress: 2 }),
+      }),
+      expect.objectContaining({
+        method: 'notifications/progress',
+        params: expect.objectContaining({ progressToken: 'mine', progress: 3 }),
+      }),
       { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'counted to 3' }] } },
     ]);
     await forwarder.close();
@@ -112,17 +129,26 @@ describe('ToolCallForwarder with server-everything', () => {
         clientCapabilities: {},
         endpoint,
         clientRequestId: 5,
-        params: { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 }, _meta: { progressToken: 42 } },
+        params: {
+          name: 'trigger-long-running-operation',
+          arguments: { duration: 0.3, steps: 3 },
+          _meta: { progressToken: 42 },
+        },
       },
       sink,
     );
-    const progress = sink.messages.filter(m => m.method === 'notifications/progress').map(m => m.params);
+    const progress = sink.messages
+      .filter(m => m.method === 'notifications/progress')
+      .map(m => m.params);
     expect(progress).toEqual([
       { progress: 1, total: 3, progressToken: 42 },
       { progress: 2, total: 3, progressToken: 42 },
       { progress: 3, total: 3, progressToken: 42 },
     ]);
-    expect(sink.messages[sink.messages.length - 1]).toMatchObject({ id: 5, result: { content: [{ type: 'text' }] } });
+    expect(sink.messages[sink.messages.length - 1]).toMatchObject({
+      id: 5,
+      result: { content: [{ type: 'text' }] },
+    });
     await forwarder.close();
   }, 30_000);
 
@@ -142,7 +168,8 @@ describe('ToolCallForwarder with server-everything', () => {
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
     expect(request.id).toMatch(/^everything:/);
     expect(
-      (await forwarder.answer('client-a', { id: request.id, result: { action: 'decline' } })).status,
+      (await forwarder.answer('client-a', { id: request.id, result: { action: 'decline' } }))
+        .status,
     ).toBe(202);
     await done;
     const final = sink.messages[sink.messages.length - 1];
@@ -160,7 +187,11 @@ describe('ToolCallForwarder with server-everything', () => {
         clientCapabilities: {},
         endpoint,
         clientRequestId: 7,
-        params: { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 30 }, _meta: { progressToken: 'p' } },
+        params: {
+          name: 'trigger-long-running-operation',
+          arguments: { duration: 30, steps: 30 },
+          _meta: { progressToken: 'p' },
+        },
       },
       sink,
     );

@@ -36,7 +36,11 @@ import {
 } from './backendErrors';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
-import { ParsedJsonRpcMessage, RawJsonRpcId, classifyJsonRpcMessage } from '../protocol/jsonRpcMessage';
+import {
+  ParsedJsonRpcMessage,
+  RawJsonRpcId,
+  classifyJsonRpcMessage,
+} from '../protocol/jsonRpcMessage';
 
 /**
  * Where a forwarded call writes what the client should see: the SSE response of the client's
@@ -180,9 +184,11 @@ export class ToolCallForwarder {
       sink.end();
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
-        await this.options.elicitations.releaseCall(entry.callId).catch(error =>
-          this.options.logger.warn(`Could not retire the elicitation ids of a call: ${error}`),
-        );
+        await this.options.elicitations
+          .releaseCall(entry.callId)
+          .catch(error =>
+            this.options.logger.warn(`Could not retire the elicitation ids of a call: ${error}`),
+          );
       }
     }
   }
@@ -210,7 +216,9 @@ export class ToolCallForwarder {
     } else {
       failure = backendFailure(call.endpoint.name, error, entry.sent !== undefined);
     }
-    this.options.logger.info(`tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`);
+    this.options.logger.info(
+      `tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
+    );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: failure.toJsonRpcError() });
   }
 
@@ -247,7 +255,12 @@ export class ToolCallForwarder {
   ): Promise<Record<string, unknown>> {
     const backend = call.endpoint.name;
     const backendRequestId = this.nextBackendRequestId++;
-    const body = JSON.stringify({ jsonrpc: '2.0', id: backendRequestId, method: 'tools/call', params: call.params });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: backendRequestId,
+      method: 'tools/call',
+      params: call.params,
+    });
     entry.sent = { session, backendRequestId };
     let response: BackendResponse;
     try {
@@ -262,7 +275,9 @@ export class ToolCallForwarder {
     }
     for await (const item of readBackendMessages(response)) {
       if (item.type === 'malformed') {
-        this.options.logger.warn(`MCP server "${backend}" sent a message that is not JSON-RPC; dropped`);
+        this.options.logger.warn(
+          `MCP server "${backend}" sent a message that is not JSON-RPC; dropped`,
+        );
         continue;
       }
       const final = await this.relay(call, entry, session, item.parsed, backendRequestId, sink);
@@ -311,10 +326,14 @@ export class ToolCallForwarder {
             ? { jsonrpc: '2.0', id: call.clientRequestId, error }
             : { jsonrpc: '2.0', id: call.clientRequestId, result };
         }
-        this.options.logger.warn(`MCP server "${backend}" sent a response to a request the broker did not make; dropped`);
+        this.options.logger.warn(
+          `MCP server "${backend}" sent a response to a request the broker did not make; dropped`,
+        );
         return undefined;
       default:
-        this.options.logger.warn(`MCP server "${backend}" sent an invalid JSON-RPC message; dropped`);
+        this.options.logger.warn(
+          `MCP server "${backend}" sent an invalid JSON-RPC message; dropped`,
+        );
         return undefined;
     }
   }
@@ -335,14 +354,24 @@ export class ToolCallForwarder {
       return notFound(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
     const body = responseWithRawId(mapping.backendRequestId, answer);
-    const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
+    const target = {
+      endpoint,
+      sessionId: mapping.backendSessionId,
+      protocolVersion: mapping.protocolVersion,
+    };
     try {
-      const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
+      const response = await postToBackend(
+        target,
+        body,
+        AbortSignal.timeout(this.options.requestTimeoutMs),
+      );
       response.discard();
       if (!response.ok) throw backendHttpError(mapping.backend, response.status);
     } catch (error) {
       const failure = backendFailure(mapping.backend, error, false);
-      this.options.logger.info(`Could not deliver an answer to MCP server "${mapping.backend}": ${failure.message}`);
+      this.options.logger.info(
+        `Could not deliver an answer to MCP server "${mapping.backend}": ${failure.message}`,
+      );
       return { status: 502, body: { jsonrpc: '2.0', id: null, error: failure.toJsonRpcError() } };
     }
     return { status: 202 };
@@ -365,12 +394,22 @@ export class ToolCallForwarder {
         message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
       },
     });
-    const target = { endpoint, sessionId: mapping.backendSessionId, protocolVersion: mapping.protocolVersion };
+    const target = {
+      endpoint,
+      sessionId: mapping.backendSessionId,
+      protocolVersion: mapping.protocolVersion,
+    };
     try {
-      const response = await postToBackend(target, body, AbortSignal.timeout(this.options.requestTimeoutMs));
+      const response = await postToBackend(
+        target,
+        body,
+        AbortSignal.timeout(this.options.requestTimeoutMs),
+      );
       response.discard();
     } catch (error) {
-      this.options.logger.debug(`Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`);
+      this.options.logger.debug(
+        `Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`,
+      );
     }
   }
 
@@ -379,8 +418,14 @@ export class ToolCallForwarder {
    * cancelled at its backend with the backend's request id, and its stream ends without a result
    * (as MCP prescribes for cancelled requests). Returns false when no such call is in flight.
    */
-  cancel(clientSessionId: string, params: { requestId?: unknown; reason?: unknown } | undefined): boolean {
-    if (params === undefined || (typeof params.requestId !== 'string' && typeof params.requestId !== 'number')) {
+  cancel(
+    clientSessionId: string,
+    params: { requestId?: unknown; reason?: unknown } | undefined,
+  ): boolean {
+    if (
+      params === undefined ||
+      (typeof params.requestId !== 'string' && typeof params.requestId !== 'number')
+    ) {
       return false;
     }
     const key = JSON.stringify(params.requestId);
@@ -490,7 +535,10 @@ export class ToolCallForwarder {
 }
 
 function notFound(message: string): ClientAnswerOutcome {
-  return { status: 404, body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } } };
+  return {
+    status: 404,
+    body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } },
+  };
 }
 
 function withoutId(message: Record<string, unknown>): Record<string, unknown> {
@@ -522,6 +570,9 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * token, so that `7.5` stays a float, `7` an integer and `"7"` a string.
  */
 function responseWithRawId(rawId: RawJsonRpcId, answer: ClientAnswer): string {
-  const member = answer.error !== undefined ? `"error":${JSON.stringify(answer.error)}` : `"result":${JSON.stringify(answer.result ?? {})}`;
+  const member =
+    answer.error !== undefined
+      ? `"error":${JSON.stringify(answer.error)}`
+      : `"result":${JSON.stringify(answer.result ?? {})}`;
   return `{"jsonrpc":"2.0","id":${rawId},${member}}`;
 }

@@ -108,11 +108,18 @@ export function backendFailure(
 ): BackendCallError {
   if (error instanceof BackendCallError) return error;
   if (error instanceof BackendMessageTooLargeError) {
-    return backendMalformedResponse(backend, `a message larger than the broker's limit of ${error.limitBytes} bytes`);
+    return backendMalformedResponse(
+      backend,
+      `a message larger than the broker's limit of ${error.limitBytes} bytes`,
+    );
   }
   const detail = describeCause(error);
   if (!streamStarted) {
-    return new BackendCallError(backend, 'unreachable', `MCP server "${backend}" is unreachable (${detail})`);
+    return new BackendCallError(
+      backend,
+      'unreachable',
+      `MCP server "${backend}" is unreachable (${detail})`,
+    );
   }
   return new BackendCallError(
     backend,
@@ -132,7 +139,11 @@ export function backendStreamEnded(backend: string): BackendCallError {
 
 /** The backend's final answer could not be used. */
 export function backendMalformedResponse(backend: string, what: string): BackendCallError {
-  return new BackendCallError(backend, 'malformed-response', `MCP server "${backend}" sent ${what}`);
+  return new BackendCallError(
+    backend,
+    'malformed-response',
+    `MCP server "${backend}" sent ${what}`,
+  );
 }
 
 /** The call exceeded `mcpBroker.toolCallTimeout`. */

@@ -36,7 +36,11 @@ describe('backendTransport', () => {
     server.on('connection', () => (connections += 1));
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    endpoint = { name: 'scripted', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer broker-own' } };
+    endpoint = {
+      name: 'scripted',
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: { authorization: 'Bearer broker-own' },
+    };
   });
 
   afterEach(async () => {
@@ -44,8 +48,10 @@ describe('backendTransport', () => {
     await new Promise(resolve => server.close(resolve));
   });
 
-  const post = (body = '{"jsonrpc":"2.0","id":1,"method":"ping"}', signal = new AbortController().signal) =>
-    postToBackend({ endpoint, sessionId: 's-1', protocolVersion: '2025-06-18' }, body, signal);
+  const post = (
+    body = '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    signal = new AbortController().signal,
+  ) => postToBackend({ endpoint, sessionId: 's-1', protocolVersion: '2025-06-18' }, body, signal);
 
   async function collect(response: BackendResponse, maxBytes?: number) {
     const items = [];
@@ -82,7 +88,9 @@ describe('backendTransport', () => {
   });
 
   it('reads SSE messages split across chunks, including a UTF-8 character cut in two', async () => {
-    const event = Buffer.from('event: message\nid: e1\ndata: {"jsonrpc":"2.0","id":1,"result":{"text":"grüße €"}}\n\n');
+    const event = Buffer.from(
+      'event: message\nid: e1\ndata: {"jsonrpc":"2.0","id":1,"result":{"text":"grüße €"}}\n\n',
+    );
     const cut = event.indexOf(Buffer.from('€')) + 1; // inside the 3-byte euro sign
     handler = (_req, res) => {
       sse(res);
@@ -95,7 +103,9 @@ describe('backendTransport', () => {
       {
         type: 'message',
         eventId: 'e1',
-        parsed: expect.objectContaining({ message: { jsonrpc: '2.0', id: 1, result: { text: 'grüße €' } } }),
+        parsed: expect.objectContaining({
+          message: { jsonrpc: '2.0', id: 1, result: { text: 'grüße €' } },
+        }),
       },
     ]);
   });
@@ -106,7 +116,11 @@ describe('backendTransport', () => {
       res.end(body.includes('ping') ? '{"jsonrpc":"2.0","id":1,"result":{}}' : 'not json');
     };
     expect(await collect(await post())).toEqual([
-      { type: 'message', eventId: undefined, parsed: expect.objectContaining({ message: { jsonrpc: '2.0', id: 1, result: {} } }) },
+      {
+        type: 'message',
+        eventId: undefined,
+        parsed: expect.objectContaining({ message: { jsonrpc: '2.0', id: 1, result: {} } }),
+      },
     ]);
     expect(await collect(await post('{"jsonrpc":"2.0","id":2,"method":"other"}'))).toEqual([
       { type: 'malformed', text: 'not json' },
@@ -176,7 +190,8 @@ describe('backendTransport', () => {
   });
 
   it('reads an error body as text, cut at the limit, and keeps the connection', async () => {
-    handler = (_req, res) => res.writeHead(400, { 'content-type': 'text/plain' }).end(`session ${'€'.repeat(100)}`);
+    handler = (_req, res) =>
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(`session ${'€'.repeat(100)}`);
     const first = await post();
     expect(first.status).toBe(400);
     expect(await first.text(12)).toBe('session €'); // 8 + 3 bytes; the next '€' is cut, so dropped
@@ -198,41 +213,53 @@ describe('backendTransport', () => {
       expected: { code: 'ECONNRESET' },
       sockets: 1,
     },
-  ])('when a reused connection turns out closed by the backend, replayable=$replayable $outcome', async ({ replayable, expected, sockets }) => {
-    // A raw TCP server that answers the first request of each connection and closes the
-    // connection on the second without answering: what a backend's keep-alive timeout does
-    // when it fires just as the broker reuses the connection.
-    const rawSockets: net.Socket[] = [];
-    const raw = net.createServer(socket => {
-      rawSockets.push(socket);
-      let requests = 0;
-      socket.on('data', chunk => {
-        if (!chunk.toString('latin1').includes('\r\n\r\n')) return; // headers and body come in one chunk here
-        requests += 1;
-        if (requests === 1) socket.write('HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n');
-        else socket.destroy();
+  ])(
+    'when a reused connection turns out closed by the backend, replayable=$replayable $outcome',
+    async ({ replayable, expected, sockets }) => {
+      // A raw TCP server that answers the first request of each connection and closes the
+      // connection on the second without answering: what a backend's keep-alive timeout does
+      // when it fires just as the broker reuses the connection.
+      const rawSockets: net.Socket[] = [];
+      const raw = net.createServer(socket => {
+        rawSockets.push(socket);
+        let requests = 0;
+        socket.on('data', chunk => {
+          if (!chunk.toString('latin1').includes('\r\n\r\n')) return; // headers and body come in one chunk here
+          requests += 1;
+          if (requests === 1)
+            socket.write(
+              'HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n',
+            );
+          else socket.destroy();
+        });
       });
-    });
-    await new Promise<void>(resolve => raw.listen(0, '127.0.0.1', resolve));
-    try {
-      const rawEndpoint = { ...endpoint, url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/mcp` };
-      const send = () => postToBackend({ endpoint: rawEndpoint }, '{}', new AbortController().signal, { replayable });
-      (await send()).discard();
-      await new Promise(resolve => setTimeout(resolve, 20));
-      const second = await send().then(
-        response => {
-          response.discard();
-          return { status: response.status };
-        },
-        (error: { code?: unknown }) => ({ code: error.code }),
-      );
-      expect(second).toEqual(expected);
-      expect(rawSockets).toHaveLength(sockets);
-    } finally {
-      rawSockets.forEach(socket => socket.destroy());
-      await new Promise(resolve => raw.close(resolve));
-    }
-  });
+      await new Promise<void>(resolve => raw.listen(0, '127.0.0.1', resolve));
+      try {
+        const rawEndpoint = {
+          ...endpoint,
+          url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/mcp`,
+        };
+        const send = () =>
+          postToBackend({ endpoint: rawEndpoint }, '{}', new AbortController().signal, {
+            replayable,
+          });
+        (await send()).discard();
+        await new Promise(resolve => setTimeout(resolve, 20));
+        const second = await send().then(
+          response => {
+            response.discard();
+            return { status: response.status };
+          },
+          (error: { code?: unknown }) => ({ code: error.code }),
+        );
+        expect(second).toEqual(expected);
+        expect(rawSockets).toHaveLength(sockets);
+      } finally {
+        rawSockets.forEach(socket => socket.destroy());
+        await new Promise(resolve => raw.close(resolve));
+      }
+    },
+  );
 
   it('closes an idle kept-alive connection 1 s before the backend’s Keep-Alive hint says the backend will', async () => {
     server.keepAliveTimeout = 2_000; // Node then answers with `Keep-Alive: timeout=2`
@@ -305,6 +332,8 @@ describe('backendTransport', () => {
       new AbortController().signal,
     ).catch(e => e);
     expect(error.code).toBe('ECONNREFUSED');
-    expect(backendFailure('scripted', error, false).message).toBe('MCP server "scripted" is unreachable (ECONNREFUSED)');
+    expect(backendFailure('scripted', error, false).message).toBe(
+      'MCP server "scripted" is unreachable (ECONNREFUSED)',
+    );
   });
 });

@@ -60,8 +60,16 @@ export type BackendStreamItem =
 const IDLE_CONNECTION_TIMEOUT_MS = 4_000;
 
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_TIMEOUT_MS }),
-  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_TIMEOUT_MS }),
+  'http:': new http.Agent({
+    keepAlive: true,
+    scheduling: 'lifo',
+    timeout: IDLE_CONNECTION_TIMEOUT_MS,
+  }),
+  'https:': new https.Agent({
+    keepAlive: true,
+    scheduling: 'lifo',
+    timeout: IDLE_CONNECTION_TIMEOUT_MS,
+  }),
 };
 
 /** How much of a body {@link BackendResponse.text} keeps by default. */
@@ -186,7 +194,10 @@ export function postToBackend(
  * Opens a session's GET event stream (`accept: text/event-stream`). Resolves once the headers
  * arrived, whatever the status; the stream lives until `signal` aborts or either side closes it.
  */
-export function openBackendEventStream(target: BackendTarget, signal: AbortSignal): Promise<BackendResponse> {
+export function openBackendEventStream(
+  target: BackendTarget,
+  signal: AbortSignal,
+): Promise<BackendResponse> {
   return requestBackend('GET', target, { accept: 'text/event-stream' }, undefined, signal);
 }
 
@@ -240,7 +251,14 @@ function requestBackend(
       });
       request.once('error', error => {
         // Node's documented remedy for a kept-alive connection the server closed meanwhile.
-        if (replayable && !answered && request.reusedSocket && isStaleConnectionError(error) && retriesLeft > 0 && !signal.aborted) {
+        if (
+          replayable &&
+          !answered &&
+          request.reusedSocket &&
+          isStaleConnectionError(error) &&
+          retriesLeft > 0 &&
+          !signal.aborted
+        ) {
           attempt(retriesLeft - 1);
         } else {
           reject(error);
@@ -263,7 +281,8 @@ function protocolHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = { ...target.endpoint.headers, ...extra };
   if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;
-  if (target.protocolVersion !== undefined) headers['mcp-protocol-version'] = target.protocolVersion;
+  if (target.protocolVersion !== undefined)
+    headers['mcp-protocol-version'] = target.protocolVersion;
   return headers;
 }
 

@@ -123,7 +123,8 @@ export class RegistrationWatcher {
         this.upsert(key, item);
       }
       for (const key of [...this.entries.keys()]) {
-        if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`))) this.remove(key);
+        if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`)))
+          this.remove(key);
       }
     } finally {
       this.holdEmits = false;
@@ -163,11 +164,18 @@ export class RegistrationWatcher {
     );
   }
 
-  private resolved(key: string, generation: number, server: BrokerServerConfig | undefined, problem: string | undefined) {
+  private resolved(
+    key: string,
+    generation: number,
+    server: BrokerServerConfig | undefined,
+    problem: string | undefined,
+  ) {
     const entry = this.entries.get(key);
     if (this.generations.get(key) !== generation || !entry) return;
     if (problem !== undefined && problem !== entry.problem) {
-      this.options.logger.warn(`MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem}`);
+      this.options.logger.warn(
+        `MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem}`,
+      );
     }
     entry.problem = problem;
     entry.server = server;
@@ -194,12 +202,20 @@ export class RegistrationWatcher {
     httpRoute: (namespace, name) =>
       this.readOrUndefined(() =>
         this.custom.getNamespacedCustomObject(
-          { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', namespace, name },
+          {
+            group: 'gateway.networking.k8s.io',
+            version: 'v1',
+            plural: 'httproutes',
+            namespace,
+            name,
+          },
           this.timeout(),
         ),
       ),
     secret: (namespace, name) =>
-      this.readOrUndefined(() => this.core.readNamespacedSecret({ namespace, name }, this.timeout())),
+      this.readOrUndefined(() =>
+        this.core.readNamespacedSecret({ namespace, name }, this.timeout()),
+      ),
   };
 
   private async readOrUndefined(read: () => Promise<unknown>): Promise<KubeObjectLike | undefined> {

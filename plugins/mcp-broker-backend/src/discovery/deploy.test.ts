@@ -22,8 +22,11 @@ import type { RegistrationWatcher } from './RegistrationWatcher';
 import { waitFor } from '../testing/waitFor';
 
 const DEPLOY = resolve(__dirname, '../../../../deploy');
-const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', plural: 'mcpserverregistrations' };
-
+const registrations = {
+  group: 'mcp.kuadrant.io',
+  version: 'v1alpha1',
+  plural: 'mcpserverregistrations',
+};
 
 describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
   let fake: FakeKubeApiServer;
@@ -42,13 +45,27 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     });
     fake.load(readFileSync(`${DEPLOY}/crds/mcp.kuadrant.io_mcpserverregistrations.yaml`, 'utf8'));
     fake.load([
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cred', namespace: 'team-a' }, data: { token: Buffer.from('s3cret').toString('base64') } },
-      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'route', namespace: 'team-a' }, spec: { hostnames: ['weather.example.com'] } },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'cred', namespace: 'team-a' },
+        data: { token: Buffer.from('s3cret').toString('base64') },
+      },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'route', namespace: 'team-a' },
+        spec: { hostnames: ['weather.example.com'] },
+      },
       {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
         metadata: { name: 'weather', namespace: 'team-a' },
-        spec: { targetRef: { name: 'route' }, toolPrefix: 'weather_', credentialRef: { name: 'cred' } },
+        spec: {
+          targetRef: { name: 'route' },
+          toolPrefix: 'weather_',
+          credentialRef: { name: 'cred' },
+        },
       },
     ]);
     const kubeconfig = await fake.writeKubeConfigFile();
@@ -81,8 +98,14 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     start('namespaced', ['team-a', 'team-b']);
     start('labelled', undefined, 'mcp-broker=backstage');
     const names = (key: string) => (seen[key] ?? []).map(s => s.name).join(',');
-    await waitFor(() => names('cluster') === 'team-a-weather' && names('namespaced') === 'team-a-weather', 'the first registration');
-    expect(seen.cluster[0]).toMatchObject({ url: 'https://weather.example.com/mcp', headers: { Authorization: 'Bearer s3cret' } });
+    await waitFor(
+      () => names('cluster') === 'team-a-weather' && names('namespaced') === 'team-a-weather',
+      'the first registration',
+    );
+    expect(seen.cluster[0]).toMatchObject({
+      url: 'https://weather.example.com/mcp',
+      headers: { Authorization: 'Bearer s3cret' },
+    });
 
     await custom.createNamespacedCustomObject({
       ...registrations,
@@ -90,28 +113,58 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       body: {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
-        metadata: { name: 'search', namespace: 'team-b', labels: { 'mcp-broker': 'backstage' }, annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' } },
+        metadata: {
+          name: 'search',
+          namespace: 'team-b',
+          labels: { 'mcp-broker': 'backstage' },
+          annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' },
+        },
         spec: { targetRef: { name: 'unused' } },
       },
     });
-    await waitFor(() => names('cluster') === 'team-a-weather,team-b-search' && names('namespaced') === names('cluster'), 'the second');
+    await waitFor(
+      () =>
+        names('cluster') === 'team-a-weather,team-b-search' &&
+        names('namespaced') === names('cluster'),
+      'the second',
+    );
     await waitFor(() => names('labelled') === 'team-b-search', 'the labelled one only');
-    expect(fake.requests({ verb: ['list', 'watch'] }).filter(r => r.query.labelSelector === 'mcp-broker=backstage')).toHaveLength(2);
-    await custom.deleteNamespacedCustomObject({ ...registrations, namespace: 'team-a', name: 'weather' });
+    expect(
+      fake
+        .requests({ verb: ['list', 'watch'] })
+        .filter(r => r.query.labelSelector === 'mcp-broker=backstage'),
+    ).toHaveLength(2);
+    await custom.deleteNamespacedCustomObject({
+      ...registrations,
+      namespace: 'team-a',
+      name: 'weather',
+    });
     fake.compactHistory();
     fake.dropWatches();
-    await waitFor(() => names('cluster') === 'team-b-search' && names('namespaced') === 'team-b-search', 'the deletion');
+    await waitFor(
+      () => names('cluster') === 'team-b-search' && names('namespaced') === 'team-b-search',
+      'the deletion',
+    );
     expect(names('labelled')).toBe('team-b-search');
     await waitFor(() => fake.activeWatches().length === 4, 'the watches to resume');
 
     const used = new Set(
       fake
         .requests(r => r.isResourceRequest)
-        .map(r => `${r.apiGroup ?? ''} ${r.resource}${r.subresource ? `/${r.subresource}` : ''} ${r.verb}`),
+        .map(
+          r =>
+            `${r.apiGroup ?? ''} ${r.resource}${r.subresource ? `/${r.subresource}` : ''} ${r.verb}`,
+        ),
     );
-    const role = parseManifests(readFileSync(`${DEPLOY}/mcp-broker-rbac.yaml`, 'utf8')).find(o => o.kind === 'ClusterRole')!;
+    const role = parseManifests(readFileSync(`${DEPLOY}/mcp-broker-rbac.yaml`, 'utf8')).find(
+      o => o.kind === 'ClusterRole',
+    )!;
     const granted = new Set<string>();
-    for (const rule of role.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
+    for (const rule of role.rules as Array<{
+      apiGroups: string[];
+      resources: string[];
+      verbs: string[];
+    }>) {
       for (const group of rule.apiGroups)
         for (const resource of rule.resources)
           for (const verb of rule.verbs) granted.add(`${group} ${resource} ${verb}`);
@@ -124,7 +177,10 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
   it('stops promptly even while a watch request hangs, and leaves no watch open (uses the watchers of the test above)', async () => {
     fake.hangNext({ verb: 'watch' }, { times: 1 });
     fake.dropWatches();
-    await waitFor(() => fake.requests({ verb: 'watch' }).some(r => r.status === 0), 'a hanging watch request');
+    await waitFor(
+      () => fake.requests({ verb: 'watch' }).some(r => r.status === 0),
+      'a hanging watch request',
+    );
     // The hanging request is never answered: stop() resolving at all shows it does not wait for
     // it (were it to, the test would time out).
     await Promise.all(watchers.splice(0).map(w => w.stop()));

@@ -5,7 +5,11 @@
  * official SDK client on the broker's HTTP endpoint.
  */
 import type { AddressInfo } from 'node:net';
-import { coreServices, createServiceFactory, type RootLoggerService } from '@backstage/backend-plugin-api';
+import {
+  coreServices,
+  createServiceFactory,
+  type RootLoggerService,
+} from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { FakeKubeApiServer, startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
@@ -19,7 +23,12 @@ import { SERVER_URL_ANNOTATION } from './registrationMapping';
 import { waitFor } from '../testing/waitFor';
 
 const NS = 'mcp';
-const registrations = { group: 'mcp.kuadrant.io', version: 'v1alpha1', namespace: NS, plural: 'mcpserverregistrations' };
+const registrations = {
+  group: 'mcp.kuadrant.io',
+  version: 'v1alpha1',
+  namespace: NS,
+  plural: 'mcpserverregistrations',
+};
 /** Every log line of the backend (message and metadata), to check that no credential is logged. */
 const logLines: string[] = [];
 function capturingLogger(): RootLoggerService {
@@ -37,7 +46,6 @@ function capturingLogger(): RootLoggerService {
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
-
 describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API server, real MCP servers, SDK client)', () => {
   let fake: FakeKubeApiServer;
   let alpha: ScriptedMcpServer; // demands the credential from the Secret
@@ -52,14 +60,23 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
   const status = async () =>
     (await (await fetch(`${base}/status`)).json()) as {
-      backends: Array<{ name: string; state: string; url: string; lastConnectedAt?: string; source: unknown }>;
+      backends: Array<{
+        name: string;
+        state: string;
+        url: string;
+        lastConnectedAt?: string;
+        source: unknown;
+      }>;
       clients: { sessions: number; eventStreams: number };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
 
   beforeAll(async () => {
     fake = await startFakeKubeApiServer({ namespaces: [NS] });
-    alpha = await startScriptedMcpServer({ tools: ['one'], requiredAuthorization: 'Bearer sekrit-alpha' });
+    alpha = await startScriptedMcpServer({
+      tools: ['one'],
+      requiredAuthorization: 'Bearer sekrit-alpha',
+    });
     beta = await startExampleMcpServer({ port: 0 });
     fake.load([
       {
@@ -78,7 +95,11 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
         metadata: { name: 'alpha', namespace: NS },
-        spec: { targetRef: { name: 'alpha-route' }, toolPrefix: 'alpha_', credentialRef: { name: 'alpha-cred' } },
+        spec: {
+          targetRef: { name: 'alpha-route' },
+          toolPrefix: 'alpha_',
+          credentialRef: { name: 'alpha-cred' },
+        },
       },
     ]);
     const kc = new k8s.KubeConfig();
@@ -104,12 +125,23 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     ({ server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
-        createServiceFactory({ service: coreServices.rootConfig, deps: {}, factory: () => rootConfig }),
-        createServiceFactory({ service: coreServices.rootLogger, deps: {}, factory: () => capturingLogger() }),
+        createServiceFactory({
+          service: coreServices.rootConfig,
+          deps: {},
+          factory: () => rootConfig,
+        }),
+        createServiceFactory({
+          service: coreServices.rootLogger,
+          deps: {},
+          factory: () => capturingLogger(),
+        }),
       ],
     }));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/mcp-broker`;
-    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'connected', 'mcp-alpha to connect');
+    await waitFor(
+      async () => (await backend('mcp-alpha'))?.state === 'connected',
+      'mcp-alpha to connect',
+    );
 
     client = new Client({ name: 'k8s-test', version: '1.0.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -150,7 +182,11 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       body: {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
-        metadata: { name: 'beta', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        metadata: {
+          name: 'beta',
+          namespace: NS,
+          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
+        },
         spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
       },
     });
@@ -191,11 +227,19 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       body: {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
-        metadata: { name: 'delta', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        metadata: {
+          name: 'delta',
+          namespace: NS,
+          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
+        },
         spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
       },
     });
-    await waitFor(async () => (await toolNames()).includes('delta_confirm'), 'delta’s tools', 10_000);
+    await waitFor(
+      async () => (await toolNames()).includes('delta_confirm'),
+      'delta’s tools',
+      10_000,
+    );
     expect(slowWatch.hits).toBe(1);
     await sleep(300);
     expect(fake.requests({ verb: 'list' })).toHaveLength(0);
@@ -219,9 +263,15 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'beta' });
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'delta' });
     fake.compactHistory(); // the resumed watch's resourceVersion is now too old
-    await waitFor(async () => !(await toolNames()).some(n => n.startsWith('b2_') || n.startsWith('delta_')), 'beta’s and delta’s tools to go', 10_000);
+    await waitFor(
+      async () => !(await toolNames()).some(n => n.startsWith('b2_') || n.startsWith('delta_')),
+      'beta’s and delta’s tools to go',
+      10_000,
+    );
     await waitFor(() => beta.sessionCount() === 0, 'beta’s session to close');
-    expect(fake.requests({ verb: 'list', resource: 'mcpserverregistrations' }).length).toBeGreaterThanOrEqual(1);
+    expect(
+      fake.requests({ verb: 'list', resource: 'mcpserverregistrations' }).length,
+    ).toBeGreaterThanOrEqual(1);
     await waitFor(() => fake.activeWatches().length === 1, 'a new watch after the re-list');
     await sleep(300);
     expect(listChanged).toHaveLength(1);
@@ -238,11 +288,19 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       body: {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
-        metadata: { name: 'gamma', namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+        metadata: {
+          name: 'gamma',
+          namespace: NS,
+          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
+        },
         spec: { targetRef: { name: 'unused-route' } },
       },
     });
-    await waitFor(async () => (await toolNames()).includes('mcp-gamma_confirm'), 'gamma’s tools (default prefix)', 10_000);
+    await waitFor(
+      async () => (await toolNames()).includes('mcp-gamma_confirm'),
+      'gamma’s tools (default prefix)',
+      10_000,
+    );
     expect(fake.requests({ verb: 'watch' }).filter(r => r.status === 500)).toHaveLength(2);
   }, 15_000);
 
@@ -253,7 +311,11 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
         metadata: { name: 'epsilon', namespace: NS },
-        spec: { targetRef: { name: 'late-route' }, toolPrefix: 'eps_', credentialRef: { name: 'alpha-cred' } },
+        spec: {
+          targetRef: { name: 'late-route' },
+          toolPrefix: 'eps_',
+          credentialRef: { name: 'alpha-cred' },
+        },
       },
     });
     // Two resyncs (two reads of the missing route) later, the registration is still not used.
@@ -275,21 +337,37 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         spec: { hostnames: ['127.0.0.1'] },
       },
     });
-    await waitFor(async () => (await backend('mcp-epsilon'))?.state === 'connected', 'mcp-epsilon once its route exists');
+    await waitFor(
+      async () => (await backend('mcp-epsilon'))?.state === 'connected',
+      'mcp-epsilon once its route exists',
+    );
 
     const rotate = (value: string) =>
       core.replaceNamespacedSecret({
         namespace: NS,
         name: 'alpha-cred',
-        body: { metadata: { name: 'alpha-cred', namespace: NS }, data: { token: Buffer.from(value).toString('base64') } },
+        body: {
+          metadata: { name: 'alpha-cred', namespace: NS },
+          data: { token: Buffer.from(value).toString('base64') },
+        },
       });
     await rotate('not-the-right-one');
-    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'failed', 'mcp-alpha to use the rotated (wrong) credential');
+    await waitFor(
+      async () => (await backend('mcp-alpha'))?.state === 'failed',
+      'mcp-alpha to use the rotated (wrong) credential',
+    );
     await rotate('sekrit-alpha');
-    await waitFor(async () => (await backend('mcp-alpha'))?.state === 'connected', 'mcp-alpha to reconnect with the right one');
+    await waitFor(
+      async () => (await backend('mcp-alpha'))?.state === 'connected',
+      'mcp-alpha to reconnect with the right one',
+    );
     expect(JSON.stringify(await status())).not.toMatch(/sekrit|not-the-right-one/);
     // The skipped registration was reported once (not at every resync), by name, without values.
-    expect(logLines.filter(l => l.includes('mcp/epsilon is not used: HTTPRoute mcp/late-route not found'))).toHaveLength(1);
+    expect(
+      logLines.filter(l =>
+        l.includes('mcp/epsilon is not used: HTTPRoute mcp/late-route not found'),
+      ),
+    ).toHaveLength(1);
     expect(logLines.some(l => /MCP backend mcp-alpha/.test(l))).toBe(true);
     expect(logLines.join('\n')).not.toMatch(/sekrit|not-the-right-one|c2Vrcml0/);
   }, 20_000);

@@ -8,7 +8,8 @@ import { createKubernetesDiscovery } from './createKubernetesDiscovery';
 import { ServerSetComposer } from './serverSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 
-const read = (kubernetes: unknown) => readKubernetesDiscoveryConfig(new ConfigReader({ mcpBroker: { kubernetes } } as any));
+const read = (kubernetes: unknown) =>
+  readKubernetesDiscoveryConfig(new ConfigReader({ mcpBroker: { kubernetes } } as any));
 
 describe('readKubernetesDiscoveryConfig', () => {
   it('is off without the section or with enabled: false', () => {
@@ -33,7 +34,10 @@ describe('readKubernetesDiscoveryConfig', () => {
   });
 
   it.each([
-    [{ inCluster: true, kubeconfig: '/k' }, /mcpBroker\.kubernetes: set either inCluster or kubeconfig/],
+    [
+      { inCluster: true, kubeconfig: '/k' },
+      /mcpBroker\.kubernetes: set either inCluster or kubeconfig/,
+    ],
     [{ namespaces: ['Not_OK'] }, /mcpBroker\.kubernetes\.namespaces\[0\]/],
     [{ routes: { scheme: 'ftp' } }, /mcpBroker\.kubernetes\.routes\.scheme/],
     [{ routes: { port: 70000 } }, /mcpBroker\.kubernetes\.routes\.port/],
@@ -63,7 +67,9 @@ describe('readKubernetesDiscoveryConfig', () => {
           'current-context: dev',
         ].join('\n'),
       );
-      expect(() => start({ kubeconfig: file, context: 'prod' })).toThrow(/mcpBroker\.kubernetes\.context "prod" is not in the kubeconfig/);
+      expect(() => start({ kubeconfig: file, context: 'prod' })).toThrow(
+        /mcpBroker\.kubernetes\.context "prod" is not in the kubeconfig/,
+      );
       expect(() => start({ kubeconfig: file, context: 'dev' })).not.toThrow();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -75,8 +81,17 @@ describe('ServerSetComposer', () => {
   it('puts config entries first and skips a registration whose name a config entry already has', () => {
     const logger = mockServices.logger.mock();
     const applied: string[][] = [];
-    const composer = new ServerSetComposer(servers => applied.push(servers.map(s => s.name)), logger);
-    const server = (name: string, source?: any) => ({ name, url: 'http://x/mcp', toolPrefix: '', headers: {}, source });
+    const composer = new ServerSetComposer(
+      servers => applied.push(servers.map(s => s.name)),
+      logger,
+    );
+    const server = (name: string, source?: any) => ({
+      name,
+      url: 'http://x/mcp',
+      toolPrefix: '',
+      headers: {},
+      source,
+    });
     composer.setConfigServers([server('mcp-alpha')]);
     composer.setKubernetesServers([
       server('mcp-alpha', { type: 'kubernetes', namespace: 'mcp', name: 'alpha' }),
@@ -84,6 +99,10 @@ describe('ServerSetComposer', () => {
     ]);
     expect(applied).toEqual([['mcp-alpha'], ['mcp-alpha', 'mcp-beta']]);
     expect(composer.compose().find(s => s.name === 'mcp-alpha')!.source).toBeUndefined();
-    expect(logger.warn).toHaveBeenCalledWith(expect.stringMatching(/MCPServerRegistration mcp\/alpha is not used: its server name "mcp-alpha" is taken/));
+    expect(logger.warn).toHaveBeenCalledWith(
+      expect.stringMatching(
+        /MCPServerRegistration mcp\/alpha is not used: its server name "mcp-alpha" is taken/,
+      ),
+    );
   });
 });

@@ -47,7 +47,9 @@ export function readKubernetesDiscoveryConfig(root: Config): KubernetesDiscovery
   const namespaces = section.getOptionalStringArray('namespaces');
   for (const [i, ns] of (namespaces ?? []).entries()) {
     if (!isNamespaceName(ns)) {
-      throw new InputError(`Invalid mcpBroker.kubernetes.namespaces[${i}] "${ns}": not a namespace name`);
+      throw new InputError(
+        `Invalid mcpBroker.kubernetes.namespaces[${i}] "${ns}": not a namespace name`,
+      );
     }
   }
   const scheme = section.getOptionalString('routes.scheme') ?? 'http';

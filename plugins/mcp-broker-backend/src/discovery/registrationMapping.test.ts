@@ -1,5 +1,11 @@
 /* MCPServerRegistration → server entry, with in-memory lookups (no API server needed for the mapping rules). */
-import { RegistrationError, resolveRegistration, serverNameOf, SERVER_URL_ANNOTATION, type KubeObjectLike } from './registrationMapping';
+import {
+  RegistrationError,
+  resolveRegistration,
+  serverNameOf,
+  SERVER_URL_ANNOTATION,
+  type KubeObjectLike,
+} from './registrationMapping';
 
 const secretValue = 'top-secret-value';
 const lookups = (objects: Record<string, KubeObjectLike>) => ({
@@ -16,7 +22,11 @@ const routes = { scheme: 'https' as const };
 describe('resolveRegistration', () => {
   it('derives a [a-z0-9-] name, the default prefix and /mcp from the HTTPRoute hostname', async () => {
     expect(serverNameOf('team-a', 'Weather.v2')).toBe('team-a-weather-v2');
-    const server = await resolveRegistration(registration({ targetRef: { name: 'r' } }), lookups({ 'route:team-a/r': route }), routes);
+    const server = await resolveRegistration(
+      registration({ targetRef: { name: 'r' } }),
+      lookups({ 'route:team-a/r': route }),
+      routes,
+    );
     expect(server).toEqual({
       name: 'team-a-weather-v2',
       url: 'https://weather.example.com/mcp',
@@ -37,7 +47,10 @@ describe('resolveRegistration', () => {
 
   it('prefers the explicit URL annotation', async () => {
     const server = await resolveRegistration(
-      registration({ targetRef: { name: 'missing' } }, { [SERVER_URL_ANNOTATION]: 'http://10.0.0.1:3000/mcp' }),
+      registration(
+        { targetRef: { name: 'missing' } },
+        { [SERVER_URL_ANNOTATION]: 'http://10.0.0.1:3000/mcp' },
+      ),
       lookups({}),
       routes,
     );
@@ -50,30 +63,71 @@ describe('resolveRegistration', () => {
         registration({ targetRef: { name: 'r' }, credentialRef: { name: 'cred', key } }),
         lookups({
           'route:team-a/r': route,
-          'secret:team-a/cred': { data: { [key ?? 'token']: Buffer.from(value).toString('base64') } },
+          'secret:team-a/cred': {
+            data: { [key ?? 'token']: Buffer.from(value).toString('base64') },
+          },
         }),
         routes,
       );
-    expect((await withSecret(secretValue)).headers).toEqual({ Authorization: `Bearer ${secretValue}` });
-    expect((await withSecret(`Basic ${secretValue}`, 'auth')).headers).toEqual({ Authorization: `Basic ${secretValue}` });
+    expect((await withSecret(secretValue)).headers).toEqual({
+      Authorization: `Bearer ${secretValue}`,
+    });
+    expect((await withSecret(`Basic ${secretValue}`, 'auth')).headers).toEqual({
+      Authorization: `Basic ${secretValue}`,
+    });
   });
 
   it.each([
-    ['a missing HTTPRoute', registration({ targetRef: { name: 'r' } }), {}, /HTTPRoute team-a\/r not found/],
-    ['a wildcard hostname', registration({ targetRef: { name: 'r' } }), { 'route:team-a/r': { spec: { hostnames: ['*.example.com'] } } }, /no usable/],
-    ['a target that is not an HTTPRoute', registration({ targetRef: { name: 'r', kind: 'Service' } }), {}, /must be a gateway.networking.k8s.io HTTPRoute/],
-    ['a bad tool prefix', registration({ targetRef: { name: 'r' }, toolPrefix: 'a b' }), { 'route:team-a/r': route }, /toolPrefix/],
-    ['a missing Secret', registration({ targetRef: { name: 'r' }, credentialRef: { name: 'cred' } }), { 'route:team-a/r': route }, /Secret team-a\/cred not found/],
+    [
+      'a missing HTTPRoute',
+      registration({ targetRef: { name: 'r' } }),
+      {},
+      /HTTPRoute team-a\/r not found/,
+    ],
+    [
+      'a wildcard hostname',
+      registration({ targetRef: { name: 'r' } }),
+      { 'route:team-a/r': { spec: { hostnames: ['*.example.com'] } } },
+      /no usable/,
+    ],
+    [
+      'a target that is not an HTTPRoute',
+      registration({ targetRef: { name: 'r', kind: 'Service' } }),
+      {},
+      /must be a gateway.networking.k8s.io HTTPRoute/,
+    ],
+    [
+      'a bad tool prefix',
+      registration({ targetRef: { name: 'r' }, toolPrefix: 'a b' }),
+      { 'route:team-a/r': route },
+      /toolPrefix/,
+    ],
+    [
+      'a missing Secret',
+      registration({ targetRef: { name: 'r' }, credentialRef: { name: 'cred' } }),
+      { 'route:team-a/r': route },
+      /Secret team-a\/cred not found/,
+    ],
     [
       'a Secret without the key (the message names the key, never a value)',
       registration({ targetRef: { name: 'r' }, credentialRef: { name: 'cred', key: 'pat' } }),
-      { 'route:team-a/r': route, 'secret:team-a/cred': { data: { token: Buffer.from(secretValue).toString('base64') } } },
+      {
+        'route:team-a/r': route,
+        'secret:team-a/cred': { data: { token: Buffer.from(secretValue).toString('base64') } },
+      },
       /Secret team-a\/cred has no key "pat"/,
     ],
-  ])('refuses %s with a RegistrationError saying what to fix', async (_what, reg, objects, message) => {
-    const error = await resolveRegistration(reg, lookups(objects as Record<string, KubeObjectLike>), routes).catch(e => e);
-    expect(error).toBeInstanceOf(RegistrationError);
-    expect(error.message).toMatch(message);
-    expect(error.message).not.toContain(secretValue);
-  });
+  ])(
+    'refuses %s with a RegistrationError saying what to fix',
+    async (_what, reg, objects, message) => {
+      const error = await resolveRegistration(
+        reg,
+        lookups(objects as Record<string, KubeObjectLike>),
+        routes,
+      ).catch(e => e);
+      expect(error).toBeInstanceOf(RegistrationError);
+      expect(error.message).toMatch(message);
+      expect(error.message).not.toContain(secretValue);
+    },
+  );
 });

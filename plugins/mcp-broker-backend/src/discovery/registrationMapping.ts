@@ -12,7 +12,12 @@ export const SERVER_URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
 
 /** The parts of a Kubernetes object the mapping reads. */
 export interface KubeObjectLike {
-  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   spec?: any;
   data?: Record<string, string>;
 }
@@ -41,18 +46,27 @@ export async function resolveRegistration(
   const resourceName = registration.metadata?.name ?? '';
   const spec = registration.spec ?? {};
   const name = serverNameOf(namespace, resourceName);
-  if (!isValidServerName(name)) throw new RegistrationError(`cannot derive a server name from ${namespace}/${resourceName}`);
+  if (!isValidServerName(name))
+    throw new RegistrationError(`cannot derive a server name from ${namespace}/${resourceName}`);
 
   const toolPrefix = typeof spec.toolPrefix === 'string' ? spec.toolPrefix : `${name}_`;
   if (!isValidToolPrefix(toolPrefix)) {
-    throw new RegistrationError(`spec.toolPrefix "${toolPrefix}" must use letters, digits, "_", "." or "-"`);
+    throw new RegistrationError(
+      `spec.toolPrefix "${toolPrefix}" must use letters, digits, "_", "." or "-"`,
+    );
   }
   const url = await urlOf(registration, namespace, spec, lookups, routes);
   const headers: Record<string, string> = {};
   if (spec.credentialRef !== undefined) {
     headers.Authorization = await credentialOf(namespace, spec.credentialRef, lookups);
   }
-  return { name, url, toolPrefix, headers, source: { type: 'kubernetes', namespace, name: resourceName } };
+  return {
+    name,
+    url,
+    toolPrefix,
+    headers,
+    source: { type: 'kubernetes', namespace, name: resourceName },
+  };
 }
 
 async function urlOf(
@@ -68,19 +82,28 @@ async function urlOf(
   if (typeof ref?.name !== 'string' || ref.name === '') {
     throw new RegistrationError('spec.targetRef.name is required (an HTTPRoute)');
   }
-  if ((ref.kind ?? 'HTTPRoute') !== 'HTTPRoute' || (ref.group ?? 'gateway.networking.k8s.io') !== 'gateway.networking.k8s.io') {
+  if (
+    (ref.kind ?? 'HTTPRoute') !== 'HTTPRoute' ||
+    (ref.group ?? 'gateway.networking.k8s.io') !== 'gateway.networking.k8s.io'
+  ) {
     throw new RegistrationError('spec.targetRef must be a gateway.networking.k8s.io HTTPRoute');
   }
-  const routeNamespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : namespace;
+  const routeNamespace =
+    typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : namespace;
   const route = await lookups.httpRoute(routeNamespace, ref.name);
   if (!route) throw new RegistrationError(`HTTPRoute ${routeNamespace}/${ref.name} not found`);
   const hostname = route.spec?.hostnames?.[0];
   if (typeof hostname !== 'string' || hostname === '' || hostname.includes('*')) {
-    throw new RegistrationError(`HTTPRoute ${routeNamespace}/${ref.name} has no usable (non-wildcard) hostname`);
+    throw new RegistrationError(
+      `HTTPRoute ${routeNamespace}/${ref.name} has no usable (non-wildcard) hostname`,
+    );
   }
   const path = typeof spec.path === 'string' && spec.path !== '' ? spec.path : '/mcp';
   const port = routes.port !== undefined ? `:${routes.port}` : '';
-  return checkedUrl(`${routes.scheme}://${hostname}${port}${path.startsWith('/') ? path : `/${path}`}`, 'the HTTPRoute');
+  return checkedUrl(
+    `${routes.scheme}://${hostname}${port}${path.startsWith('/') ? path : `/${path}`}`,
+    'the HTTPRoute',
+  );
 }
 
 function checkedUrl(raw: string, from: string): string {
@@ -101,7 +124,11 @@ function checkedUrl(raw: string, from: string): string {
  * scheme ("Bearer …", "Basic …"), else as a bearer token. Error messages name the Secret and
  * key, never the value.
  */
-async function credentialOf(namespace: string, ref: any, lookups: RegistrationLookups): Promise<string> {
+async function credentialOf(
+  namespace: string,
+  ref: any,
+  lookups: RegistrationLookups,
+): Promise<string> {
   if (typeof ref?.name !== 'string' || ref.name === '') {
     throw new RegistrationError('spec.credentialRef.name is required when credentialRef is set');
   }
@@ -109,10 +136,13 @@ async function credentialOf(namespace: string, ref: any, lookups: RegistrationLo
   const secret = await lookups.secret(namespace, ref.name);
   if (!secret) throw new RegistrationError(`Secret ${namespace}/${ref.name} not found`);
   const encoded = secret.data?.[key];
-  if (encoded === undefined) throw new RegistrationError(`Secret ${namespace}/${ref.name} has no key "${key}"`);
+  if (encoded === undefined)
+    throw new RegistrationError(`Secret ${namespace}/${ref.name} has no key "${key}"`);
   const value = Buffer.from(encoded, 'base64').toString('utf8').trim();
   if (value === '' || /[\r\n]/.test(value)) {
-    throw new RegistrationError(`Secret ${namespace}/${ref.name} key "${key}" is empty or spans lines`);
+    throw new RegistrationError(
+      `Secret ${namespace}/${ref.name} key "${key}" is empty or spans lines`,
+    );
   }
   return /^[A-Za-z][A-Za-z0-9_-]* \S/.test(value) ? value : `Bearer ${value}`;
 }

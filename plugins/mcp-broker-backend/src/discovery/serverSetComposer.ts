@@ -38,7 +38,10 @@ export class ServerSetComposer {
       if (names.has(server.name)) {
         if (!this.warned.has(server.name)) {
           this.warned.add(server.name);
-          const from = server.source?.type === 'kubernetes' ? `${server.source.namespace}/${server.source.name}` : server.name;
+          const from =
+            server.source?.type === 'kubernetes'
+              ? `${server.source.namespace}/${server.source.name}`
+              : server.name;
           this.logger.warn(
             `MCPServerRegistration ${from} is not used: its server name "${server.name}" is taken (config entries win)`,
           );

@@ -88,7 +88,7 @@ export function jsonRpcMessageKind(message: unknown): JsonRpcMessageKind {
     return isJsonRpcId(message.id) ? 'request' : 'invalid';
   }
   if (
-    ('result' in message) !== ('error' in message) &&
+    'result' in message !== 'error' in message &&
     (isJsonRpcId(message.id) || message.id === null)
   ) {
     return 'response';

@@ -1,11 +1,18 @@
-import { classifyJsonRpcMessage, findRawTopLevelMember, parseJsonRpcMessage } from './jsonRpcMessage';
+import {
+  classifyJsonRpcMessage,
+  findRawTopLevelMember,
+  parseJsonRpcMessage,
+} from './jsonRpcMessage';
 
 describe('jsonRpcMessage', () => {
   it.each([
     ['{"jsonrpc":"2.0","id":7.5,"method":"elicitation/create"}', '7.5'],
     ['{"jsonrpc":"2.0","id":7.0,"method":"x"}', '7.0'],
     ['{"jsonrpc":"2.0","id":12345678901234567890,"method":"x"}', '12345678901234567890'],
-    ['{ "params": {"id": 1, "s": "}\\"{"}, "id" : "a\\"b" , "jsonrpc":"2.0", "method":"x"}', '"a\\"b"'],
+    [
+      '{ "params": {"id": 1, "s": "}\\"{"}, "id" : "a\\"b" , "jsonrpc":"2.0", "method":"x"}',
+      '"a\\"b"',
+    ],
     ['{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":3}}', undefined],
   ])('keeps the raw id token of %s', (text, raw) => {
     expect(parseJsonRpcMessage(text)?.rawId).toBe(raw);

@@ -40,7 +40,11 @@ export function parseJsonRpcMessage(text: string): ParsedJsonRpcMessage | undefi
   if (typeof message !== 'object' || message === null || Array.isArray(message)) {
     return undefined;
   }
-  return { message: message as Record<string, unknown>, rawId: findRawTopLevelMember(text, 'id'), text };
+  return {
+    message: message as Record<string, unknown>,
+    rawId: findRawTopLevelMember(text, 'id'),
+    text,
+  };
 }
 
 /**

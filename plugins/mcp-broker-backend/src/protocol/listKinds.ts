@@ -14,7 +14,9 @@ export const LIST_CHANGED_METHOD: Readonly<Record<ListKind, string>> = {
 
 /** The kind of a list_changed method, or undefined for any other method. */
 export function listKindOfMethod(method: string): ListKind | undefined {
-  return (Object.keys(LIST_CHANGED_METHOD) as ListKind[]).find(k => LIST_CHANGED_METHOD[k] === method);
+  return (Object.keys(LIST_CHANGED_METHOD) as ListKind[]).find(
+    k => LIST_CHANGED_METHOD[k] === method,
+  );
 }
 
 /** The kinds whose `listChanged` a backend advertised in its capabilities. */

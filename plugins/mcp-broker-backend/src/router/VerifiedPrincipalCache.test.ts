@@ -1,4 +1,8 @@
-import type { AuthService, BackstageCredentials, DiscoveryService } from '@backstage/backend-plugin-api';
+import type {
+  AuthService,
+  BackstageCredentials,
+  DiscoveryService,
+} from '@backstage/backend-plugin-api';
 import { DefaultHttpAuthService } from '@backstage/backend-defaults/httpAuth';
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthenticationError, NotAllowedError } from '@backstage/errors';
@@ -16,7 +20,10 @@ function userCredentials(userEntityRef: string, expiresAt?: number): BackstageCr
 }
 
 function serviceCredentials(subject: string): BackstageCredentials {
-  return { $$type: '@backstage/BackstageCredentials', principal: { type: 'service', subject } } as BackstageCredentials;
+  return {
+    $$type: '@backstage/BackstageCredentials',
+    principal: { type: 'service', subject },
+  } as BackstageCredentials;
 }
 
 /** A JWT-shaped token whose payload carries `exp` (the signature is not checked by the double). */
@@ -43,9 +50,16 @@ function setup(options: { maxAgeMs?: number; maxEntries?: number } = {}) {
     },
     isPrincipal: (credentials: BackstageCredentials, type: string) =>
       type === 'unknown' || (credentials.principal as { type: string }).type === type,
-    getNoneCredentials: async () => ({ $$type: '@backstage/BackstageCredentials', principal: { type: 'none' } }),
+    getNoneCredentials: async () => ({
+      $$type: '@backstage/BackstageCredentials',
+      principal: { type: 'none' },
+    }),
   } as unknown as AuthService;
-  const httpAuth = DefaultHttpAuthService.create({ auth, discovery: {} as DiscoveryService, pluginId: 'mcp-broker' });
+  const httpAuth = DefaultHttpAuthService.create({
+    auth,
+    discovery: {} as DiscoveryService,
+    pluginId: 'mcp-broker',
+  });
   const cache = VerifiedPrincipalCache.create({ httpAuth, now: () => now, ...options });
   // A new object per call, like Express: DefaultHttpAuthService memoizes per request object.
   const principal = (authorization?: string) =>
@@ -86,7 +100,10 @@ describe('VerifiedPrincipalCache (real DefaultHttpAuthService over a scripted Au
 
   it('never caches failures: a rejected token is verified (and rejected) every time', async () => {
     const { tokens, verified, principal } = setup();
-    tokens.set('restricted', new NotAllowedError("This token's access is restricted to plugin(s) 'catalog'"));
+    tokens.set(
+      'restricted',
+      new NotAllowedError("This token's access is restricted to plugin(s) 'catalog'"),
+    );
     await expect(principal('Bearer garbage')).rejects.toThrow(AuthenticationError);
     await expect(principal('Bearer garbage')).rejects.toThrow(AuthenticationError);
     await expect(principal('Bearer restricted')).rejects.toThrow(NotAllowedError);
@@ -105,7 +122,7 @@ describe('VerifiedPrincipalCache (real DefaultHttpAuthService over a scripted Au
     expect(cache.size).toBe(0);
   });
 
-  it("forgets a user token at its expiresAt, so an expired token is verified again (and refused)", async () => {
+  it('forgets a user token at its expiresAt, so an expired token is verified again (and refused)', async () => {
     const { tokens, verified, principal, advance } = setup();
     tokens.set('short', userCredentials('user:default/alice', T0 + 10_000));
     await expect(principal('Bearer short')).resolves.toBe('user:user:default/alice');
@@ -151,7 +168,8 @@ describe('VerifiedPrincipalCache (real DefaultHttpAuthService over a scripted Au
 
   it('keeps at most maxEntries tokens, evicting the oldest, and removes expired entries on lookup', async () => {
     const { cache, tokens, verified, principal, advance } = setup({ maxEntries: 3 });
-    for (const name of ['a', 'b', 'c', 'd']) tokens.set(name, userCredentials(`user:default/${name}`, T0 + 3600_000));
+    for (const name of ['a', 'b', 'c', 'd'])
+      tokens.set(name, userCredentials(`user:default/${name}`, T0 + 3600_000));
     for (const name of ['a', 'b', 'c', 'd']) await principal(`Bearer ${name}`);
     expect(cache.size).toBe(3);
     verified.length = 0;
@@ -180,7 +198,9 @@ describe('VerifiedPrincipalCache (real DefaultHttpAuthService over a scripted Au
 
 describe('VerifiedPrincipalCache with Backstage mockServices.httpAuth (test double that accepts requests without a token)', () => {
   it('remembers nothing for a request without a bearer token, even when httpAuth accepts it', async () => {
-    const inner = mockServices.httpAuth({ defaultCredentials: mockCredentials.user('user:default/guest') });
+    const inner = mockServices.httpAuth({
+      defaultCredentials: mockCredentials.user('user:default/guest'),
+    });
     let calls = 0;
     const httpAuth = {
       ...inner,
@@ -190,8 +210,15 @@ describe('VerifiedPrincipalCache with Backstage mockServices.httpAuth (test doub
       }) as typeof inner.credentials,
     };
     const cache = VerifiedPrincipalCache.create({ httpAuth });
-    for (const headers of [{}, { authorization: 'Basic YWxpY2U6cHc=' }, {}, { authorization: 'Basic YWxpY2U6cHc=' }]) {
-      await expect(cache.principalOf({ headers } as Request)).resolves.toBe('user:user:default/guest');
+    for (const headers of [
+      {},
+      { authorization: 'Basic YWxpY2U6cHc=' },
+      {},
+      { authorization: 'Basic YWxpY2U6cHc=' },
+    ]) {
+      await expect(cache.principalOf({ headers } as Request)).resolves.toBe(
+        'user:user:default/guest',
+      );
     }
     expect(calls).toBe(4);
     expect(cache.size).toBe(0);

@@ -38,8 +38,14 @@ const BEARER = /^bearer /i;
 
 /** The principal as the broker stores it with a session: `user:<ref>` or `service:<subject>`. */
 export function principalString(credentials: BackstageCredentials): string {
-  const principal = credentials.principal as { type: string; userEntityRef?: string; subject?: string };
-  return principal.type === 'user' ? `user:${principal.userEntityRef}` : `service:${principal.subject}`;
+  const principal = credentials.principal as {
+    type: string;
+    userEntityRef?: string;
+    subject?: string;
+  };
+  return principal.type === 'user'
+    ? `user:${principal.userEntityRef}`
+    : `service:${principal.subject}`;
 }
 
 /**
@@ -51,7 +57,9 @@ function jwtExpiry(authorization: string): number | undefined {
   const payload = authorization.slice(7).trim().split('.')[1];
   if (payload === undefined) return undefined;
   try {
-    const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+    const exp = (
+      JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }
+    ).exp;
     return typeof exp === 'number' ? exp * 1000 : undefined;
   } catch {
     return undefined;
@@ -124,7 +132,12 @@ export class VerifiedPrincipalCache {
     return principal;
   }
 
-  #remember(key: string, principal: string, credentials: BackstageCredentials, authorization: string) {
+  #remember(
+    key: string,
+    principal: string,
+    credentials: BackstageCredentials,
+    authorization: string,
+  ) {
     // Read the clock after verification: the cap counts from when the answer was known.
     const now = this.#now();
     const expiresAt = Math.min(

@@ -41,7 +41,9 @@ describe('callEndSignal', () => {
 
   it('does not abort when the answer finished normally', async () => {
     const served = serve();
-    const done = new Promise(resolve => http.get(`http://127.0.0.1:${port}/`, r => r.resume().on('end', resolve)));
+    const done = new Promise(resolve =>
+      http.get(`http://127.0.0.1:${port}/`, r => r.resume().on('end', resolve)),
+    );
     const res = await served;
     const ended = callEndSignal(res, []);
     res.end('whole answer');

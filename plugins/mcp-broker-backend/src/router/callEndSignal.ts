@@ -6,7 +6,10 @@ import type { ServerResponse } from 'node:http';
 import { requestSignal } from '../upstream/requestSignal';
 
 /** Reason when the client's connection closed before its answer was finished. */
-const CLIENT_GONE = Object.freeze({ name: 'ClientGone', message: 'the client closed its connection before the answer' });
+const CLIENT_GONE = Object.freeze({
+  name: 'ClientGone',
+  message: 'the client closed its connection before the answer',
+});
 
 /**
  * A signal that aborts when the client's POST connection closes early or any of `sources` aborts.

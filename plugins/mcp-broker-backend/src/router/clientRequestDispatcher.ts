@@ -22,7 +22,11 @@ import { openBrokerEventStream } from './sseClientStream';
 import { toClientError } from '../upstream/errors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
-const UNSUPPORTED_METHODS = new Set(['logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const UNSUPPORTED_METHODS = new Set([
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 
 /** Everything one request needs. */
 export interface DispatchContext {
@@ -73,15 +77,27 @@ async function answer(
       return jsonRpcResult(id, { resourceTemplates: catalog.resourceTemplates });
     case 'prompts/get': {
       if (typeof params.name !== 'string') {
-        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'prompts/get needs params.name (a string)');
+        return jsonRpcError(
+          id,
+          JsonRpcErrorCode.InvalidParams,
+          'prompts/get needs params.name (a string)',
+        );
       }
       const route = catalog.routePrompt(params.name);
-      if (!route) return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${params.name}"`);
-      return forward(broker, id, route.backend, 'prompts/get', { ...params, name: route.originalName });
+      if (!route)
+        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${params.name}"`);
+      return forward(broker, id, route.backend, 'prompts/get', {
+        ...params,
+        name: route.originalName,
+      });
     }
     case 'resources/read': {
       if (typeof params.uri !== 'string') {
-        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
+        return jsonRpcError(
+          id,
+          JsonRpcErrorCode.InvalidParams,
+          'resources/read needs params.uri (a string)',
+        );
       }
       const backend = catalog.routeResource(params.uri);
       if (backend === undefined) {
@@ -92,12 +108,24 @@ async function answer(
     case 'completion/complete':
       return complete(broker, catalog, id, params);
     case 'initialize':
-      return jsonRpcError(id, JsonRpcErrorCode.InvalidRequest, 'this session is initialized already; start a new session without Mcp-Session-Id');
+      return jsonRpcError(
+        id,
+        JsonRpcErrorCode.InvalidRequest,
+        'this session is initialized already; start a new session without Mcp-Session-Id',
+      );
     default:
       if (UNSUPPORTED_METHODS.has(method)) {
-        return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `${method} is not supported by the MCP broker`);
+        return jsonRpcError(
+          id,
+          JsonRpcErrorCode.MethodNotFound,
+          `${method} is not supported by the MCP broker`,
+        );
       }
-      return jsonRpcError(id, JsonRpcErrorCode.MethodNotFound, `method "${method.slice(0, 100)}" not found`);
+      return jsonRpcError(
+        id,
+        JsonRpcErrorCode.MethodNotFound,
+        `method "${method.slice(0, 100)}" not found`,
+      );
   }
 }
 
@@ -114,7 +142,12 @@ async function complete(
   const ref = params.ref as Record<string, unknown> | undefined;
   if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
     const route = catalog.routePrompt(ref.name);
-    if (!route) return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${ref.name.slice(0, 200)}"`);
+    if (!route)
+      return jsonRpcError(
+        id,
+        JsonRpcErrorCode.InvalidParams,
+        `unknown prompt "${ref.name.slice(0, 200)}"`,
+      );
     return forward(broker, id, route.backend, 'completion/complete', {
       ...params,
       ref: { ...ref, name: route.originalName },
@@ -123,7 +156,11 @@ async function complete(
   if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
     const backend = catalog.routeResource(ref.uri);
     if (backend === undefined) {
-      return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown resource "${ref.uri.slice(0, 200)}"`);
+      return jsonRpcError(
+        id,
+        JsonRpcErrorCode.InvalidParams,
+        `unknown resource "${ref.uri.slice(0, 200)}"`,
+      );
     }
     return forward(broker, id, backend, 'completion/complete', params);
   }
@@ -142,9 +179,13 @@ async function forward(
   params: Record<string, unknown>,
 ): Promise<JsonRpcResponse> {
   const connection = broker.connection(backend);
-  if (!connection) return jsonRpcError(id, JsonRpcErrorCode.InternalError, `backend ${backend} is not configured`);
+  if (!connection)
+    return jsonRpcError(id, JsonRpcErrorCode.InternalError, `backend ${backend} is not configured`);
   try {
-    return jsonRpcResult(id, await connection.request(method, params, { signal: broker.shutdownSignal }));
+    return jsonRpcResult(
+      id,
+      await connection.request(method, params, { signal: broker.shutdownSignal }),
+    );
   } catch (error) {
     return { jsonrpc: '2.0', id, error: toClientError(error) };
   }
@@ -154,7 +195,13 @@ async function callTool(context: DispatchContext): Promise<void> {
   const { broker, session, request, res, catalog, toolCallAuditor } = context;
   const params = request.params ?? {};
   if (typeof params.name !== 'string') {
-    res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'));
+    res.json(
+      jsonRpcError(
+        request.id,
+        JsonRpcErrorCode.InvalidParams,
+        'tools/call needs params.name (a string)',
+      ),
+    );
     return;
   }
   const route = catalog.routeTool(params.name);
@@ -168,7 +215,13 @@ async function callTool(context: DispatchContext): Promise<void> {
       hidden ? 'denied' : 'failed',
       hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
     );
-    res.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, `unknown tool "${params.name.slice(0, 200)}"`));
+    res.json(
+      jsonRpcError(
+        request.id,
+        JsonRpcErrorCode.InvalidParams,
+        `unknown tool "${params.name.slice(0, 200)}"`,
+      ),
+    );
     return;
   }
   const audit = await toolCallAuditor.begin(

@@ -45,7 +45,10 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     res.json({ status: 'ok' });
   });
   // First on these paths (sub-paths included), so every method and every mistake is 401 without a token.
-  router.use([...SELF_AUTHENTICATED_PATHS], requirePrincipal(VerifiedPrincipalCache.create({ httpAuth: options.httpAuth })));
+  router.use(
+    [...SELF_AUTHENTICATED_PATHS],
+    requirePrincipal(VerifiedPrincipalCache.create({ httpAuth: options.httpAuth })),
+  );
   // Every body on these paths is read here, within the configured size and time limits.
   const { maxRequestBodyBytes, requestBodyTimeoutMs } = options.broker.config;
   router.use(
@@ -60,7 +63,12 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.delete('/mcp', guard, deleteHandler(deps));
   router.all('/mcp', guard, (_req, res) => {
     res.setHeader('Allow', 'GET, POST, DELETE');
-    sendTransportError(res, 405, JsonRpcErrorCode.InvalidRequest, 'Use POST, GET or DELETE on /mcp');
+    sendTransportError(
+      res,
+      405,
+      JsonRpcErrorCode.InvalidRequest,
+      'Use POST, GET or DELETE on /mcp',
+    );
   });
   return router;
 }

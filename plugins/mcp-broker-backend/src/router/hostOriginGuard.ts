@@ -11,7 +11,8 @@ import { sendTransportError } from './protocol';
 
 function hostName(hostHeader: string): string {
   // "[::1]:7007" → "[::1]", "localhost:7007" → "localhost"
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase();
+  if (hostHeader.startsWith('['))
+    return hostHeader.slice(0, hostHeader.indexOf(']') + 1).toLowerCase();
   return hostHeader.split(':')[0].toLowerCase();
 }
 

@@ -50,9 +50,20 @@ function headerValue(req: Request, name: string): string | undefined {
  * The session store (the shared database with several replicas) failed: the client may retry,
  * so 503 with a JSON-RPC body; the cause goes to the log, not to the client.
  */
-function sendStoreUnavailable(deps: McpEndpointDeps, res: Response, error: unknown, id: string | number | null = null) {
+function sendStoreUnavailable(
+  deps: McpEndpointDeps,
+  res: Response,
+  error: unknown,
+  id: string | number | null = null,
+) {
   deps.broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
-  sendTransportError(res, 503, JsonRpcErrorCode.InternalError, 'The MCP broker cannot reach its session store right now; retry shortly', id);
+  sendTransportError(
+    res,
+    503,
+    JsonRpcErrorCode.InternalError,
+    'The MCP broker cannot reach its session store right now; retry shortly',
+    id,
+  );
 }
 
 /** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
@@ -69,11 +80,20 @@ function sendSessionLimit(res: Response, error: SessionLimitError, id: JsonRpcId
 }
 
 /** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
-async function requireSession(deps: McpEndpointDeps, req: Request, res: Response): Promise<ClientSession | undefined> {
+async function requireSession(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+): Promise<ClientSession | undefined> {
   const principal = principalOf(res);
   const id = headerValue(req, 'mcp-session-id');
   if (id === undefined || id === '') {
-    sendTransportError(res, 400, JsonRpcErrorCode.ServerError, 'Mcp-Session-Id header required; send initialize first to start a session');
+    sendTransportError(
+      res,
+      400,
+      JsonRpcErrorCode.ServerError,
+      'Mcp-Session-Id header required; send initialize first to start a session',
+    );
     return undefined;
   }
   let session: ClientSession | undefined;
@@ -85,12 +105,22 @@ async function requireSession(deps: McpEndpointDeps, req: Request, res: Response
     return undefined;
   }
   if (!session) {
-    sendTransportError(res, 404, JsonRpcErrorCode.SessionNotFound, 'Session not found; it ended or belongs to someone else. Initialize a new session');
+    sendTransportError(
+      res,
+      404,
+      JsonRpcErrorCode.SessionNotFound,
+      'Session not found; it ended or belongs to someone else. Initialize a new session',
+    );
     return undefined;
   }
   const version = headerValue(req, 'mcp-protocol-version');
   if (version !== undefined && !PROTOCOL_VERSIONS.includes(version)) {
-    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${PROTOCOL_VERSIONS.join(', ')}`);
+    sendTransportError(
+      res,
+      400,
+      JsonRpcErrorCode.InvalidRequest,
+      `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${PROTOCOL_VERSIONS.join(', ')}`,
+    );
     return undefined;
   }
   return session;
@@ -104,11 +134,21 @@ export function postHandler(deps: McpEndpointDeps) {
     try {
       body = JSON.parse(raw);
     } catch {
-      sendTransportError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the body must be one JSON-RPC message as JSON');
+      sendTransportError(
+        res,
+        400,
+        JsonRpcErrorCode.ParseError,
+        'Parse error: the body must be one JSON-RPC message as JSON',
+      );
       return;
     }
     if (Array.isArray(body)) {
-      sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'JSON-RPC batches are not supported; send one message per POST');
+      sendTransportError(
+        res,
+        400,
+        JsonRpcErrorCode.InvalidRequest,
+        'JSON-RPC batches are not supported; send one message per POST',
+      );
       return;
     }
     const id = isPlainObject(body) && isJsonRpcId(body.id) ? body.id : null;
@@ -123,7 +163,13 @@ export function postHandler(deps: McpEndpointDeps) {
     }
     const message = classifyJsonRpc(body);
     if (!message) {
-      sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response', id);
+      sendTransportError(
+        res,
+        400,
+        JsonRpcErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 request, notification or response',
+        id,
+      );
       return;
     }
     if (message.kind === 'request' && deps.broker.draining) {
@@ -156,7 +202,10 @@ export function postHandler(deps: McpEndpointDeps) {
       }
       if (message.kind === 'notification') {
         if (message.message.method === 'notifications/cancelled') {
-          await deps.broker.toolCalls.handleClientNotification({ clientSession: session, notification: message.message });
+          await deps.broker.toolCalls.handleClientNotification({
+            clientSession: session,
+            notification: message.message,
+          });
         }
         res.status(202).end();
         return;
@@ -208,7 +257,13 @@ async function initialize(
 ) {
   const principal = principalOf(res);
   if (headerValue(req, 'mcp-session-id') !== undefined) {
-    sendTransportError(res, 400, JsonRpcErrorCode.InvalidRequest, 'initialize starts a new session: send it without Mcp-Session-Id', request.id);
+    sendTransportError(
+      res,
+      400,
+      JsonRpcErrorCode.InvalidRequest,
+      'initialize starts a new session: send it without Mcp-Session-Id',
+      request.id,
+    );
     return;
   }
   const access = await requestAccess(deps, req, res, request.id);
@@ -252,7 +307,7 @@ async function initialize(
       protocolVersion,
       capabilities: deps.broker.serverCapabilities(),
       serverInfo: BROKER_IMPLEMENTATION,
-      instructions: 'Tools and prompts of several MCP servers; names carry each server\'s prefix.',
+      instructions: "Tools and prompts of several MCP servers; names carry each server's prefix.",
     }),
   );
 }
@@ -267,11 +322,21 @@ export function getHandler(deps: McpEndpointDeps) {
     const session = await requireSession(deps, req, res);
     if (!session) return;
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      sendTransportError(res, 406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
+      sendTransportError(
+        res,
+        406,
+        JsonRpcErrorCode.InvalidRequest,
+        'GET needs Accept: text/event-stream',
+      );
       return;
     }
     const alreadyOpen = () =>
-      sendTransportError(res, 409, JsonRpcErrorCode.InvalidRequest, 'This session already has an open GET stream; close it before opening another');
+      sendTransportError(
+        res,
+        409,
+        JsonRpcErrorCode.InvalidRequest,
+        'This session already has an open GET stream; close it before opening another',
+      );
     if (session.eventStream && !session.eventStream.closed) {
       alreadyOpen();
       return;

@@ -25,6 +25,7 @@ export function requirePrincipal(principals: VerifiedPrincipalCache): RequestHan
 export function principalOf(res: Response): string {
   const principal: unknown = res.locals[PRINCIPAL];
   // Reaching a handler without it would be a wiring mistake in createRouter, never a client's.
-  if (typeof principal !== 'string') throw new Error('MCP broker: requirePrincipal did not run for this route');
+  if (typeof principal !== 'string')
+    throw new Error('MCP broker: requirePrincipal did not run for this route');
   return principal;
 }

@@ -57,7 +57,8 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     let text = '';
     const decoder = new TextDecoder();
     const done = (async () => {
-      for await (const chunk of response.body!) text += decoder.decode(chunk as Uint8Array, { stream: true });
+      for await (const chunk of response.body!)
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
     })().catch(() => {});
     return { response, text: () => text, done };
   }
@@ -125,7 +126,12 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
     streams[0].close();
     // The chunked body's end is the last thing the stream writes.
-    await waitUntil(() => client.chunks.map(c => c.text).join('').endsWith('\r\n0\r\n\r\n'));
+    await waitUntil(() =>
+      client.chunks
+        .map(c => c.text)
+        .join('')
+        .endsWith('\r\n0\r\n\r\n'),
+    );
     client.socket.destroy();
     expect(client.chunks).toHaveLength(1); // one write: one segment on loopback
     const text = client.chunks[0].text;

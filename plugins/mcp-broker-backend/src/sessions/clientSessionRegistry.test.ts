@@ -25,14 +25,33 @@ function replicas() {
         ended.push([name, id]);
       },
     });
-  return { a: make('a'), b: make('b'), store, ended, advance: (ms: number) => (now += ms), now: () => now };
+  return {
+    a: make('a'),
+    b: make('b'),
+    store,
+    ended,
+    advance: (ms: number) => (now += ms),
+    now: () => now,
+  };
 }
 
-const init = { principal: ALICE, protocolVersion: '2025-06-18', clientCapabilities: { elicitation: {} }, clientInfo: { name: 'c' } };
+const init = {
+  principal: ALICE,
+  protocolVersion: '2025-06-18',
+  clientCapabilities: { elicitation: {} },
+  clientInfo: { name: 'c' },
+};
 
 function openStream(): ClientEventStream {
   const controller = new AbortController();
-  return { send: () => true, close: () => controller.abort(), get closed() { return controller.signal.aborted; }, signal: controller.signal };
+  return {
+    send: () => true,
+    close: () => controller.abort(),
+    get closed() {
+      return controller.signal.aborted;
+    },
+    signal: controller.signal,
+  };
 }
 
 describe('ClientSessionRegistry across replicas', () => {
@@ -40,7 +59,12 @@ describe('ClientSessionRegistry across replicas', () => {
     const { a, b } = replicas();
     const created = await a.create(init);
     const seen = await b.get(created.id, ALICE);
-    expect(seen).toMatchObject({ id: created.id, principal: ALICE, protocolVersion: '2025-06-18', clientCapabilities: { elicitation: {} } });
+    expect(seen).toMatchObject({
+      id: created.id,
+      principal: ALICE,
+      protocolVersion: '2025-06-18',
+      clientCapabilities: { elicitation: {} },
+    });
     expect(b.size).toBe(1);
   });
 
@@ -62,7 +86,10 @@ describe('ClientSessionRegistry across replicas', () => {
     expect(await b.sweep()).toEqual([created.id]);
     expect(onB.ended.signal.aborted).toBe(true);
     expect(onB.eventStream.closed).toBe(true);
-    expect(ended).toEqual([['a', created.id], ['b', created.id]]);
+    expect(ended).toEqual([
+      ['a', created.id],
+      ['b', created.id],
+    ]);
     expect(await b.get(created.id, ALICE)).toBeUndefined();
   });
 
@@ -124,7 +151,9 @@ describe('ClientSessionRegistry limits with a shared store (two replicas over on
     const { a, b } = sharedReplicas({ perPrincipal: 2, perReplica: 100 });
     const first = await a.create(init);
     await b.create(init);
-    await expect(b.create(init)).rejects.toThrow(/at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/);
+    await expect(b.create(init)).rejects.toThrow(
+      /at most 2 at once \(mcpBroker\.sessionLimits\.perPrincipal\)/,
+    );
     expect(await a.get(first.id, ALICE)).toBeDefined();
     await expect(a.create({ ...init, principal: 'user:default/bob' })).resolves.toBeDefined();
   });
@@ -141,7 +170,10 @@ describe('ClientSessionRegistry limits with a shared store (two replicas over on
     expect(await b.get(oldest.id, ALICE)).toBeDefined();
     await expect(a.get(oldest.id, ALICE)).resolves.toBeDefined();
     // Full of sessions in use: nothing to release.
-    for (const session of [busy, (await a.get(oldest.id, ALICE))!]) session.eventStream = openStream();
-    await expect(a.create(init)).rejects.toThrow(/maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/);
+    for (const session of [busy, (await a.get(oldest.id, ALICE))!])
+      session.eventStream = openStream();
+    await expect(a.create(init)).rejects.toThrow(
+      /maximum of 2 sessions \(mcpBroker\.sessionLimits\.perReplica\)/,
+    );
   });
 });

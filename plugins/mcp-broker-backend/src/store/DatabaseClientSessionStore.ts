@@ -28,7 +28,8 @@ const IDS_PER_STATEMENT = 500;
 
 function chunksOf(ids: readonly string[]): string[][] {
   const chunks: string[][] = [];
-  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) chunks.push(ids.slice(i, i + IDS_PER_STATEMENT));
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT)
+    chunks.push(ids.slice(i, i + IDS_PER_STATEMENT));
   return chunks;
 }
 

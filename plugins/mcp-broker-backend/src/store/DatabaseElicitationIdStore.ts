@@ -73,7 +73,9 @@ export class DatabaseElicitationIdStore implements ElicitationIdStore {
   }
 
   async peek(gatewayId: string) {
-    const row = await this.knex<MappingRow>(ELICITATIONS_TABLE).where('gateway_id', gatewayId).first();
+    const row = await this.knex<MappingRow>(ELICITATIONS_TABLE)
+      .where('gateway_id', gatewayId)
+      .first();
     return row === undefined ? undefined : fromRow(row);
   }
 

@@ -3,7 +3,10 @@ import { resolvePackagePath } from '@backstage/backend-plugin-api';
 import type { Knex } from 'knex';
 
 /** The migrations directory, resolved so that it works from source and from dist. */
-const MIGRATIONS_DIRECTORY = resolvePackagePath('@devportal/plugin-mcp-broker-backend', 'migrations');
+const MIGRATIONS_DIRECTORY = resolvePackagePath(
+  '@devportal/plugin-mcp-broker-backend',
+  'migrations',
+);
 /** A table name of our own, so a shared database never mixes migration histories. */
 const MIGRATIONS_TABLE = 'mcp_broker__knex_migrations';
 
@@ -17,5 +20,8 @@ export async function migrateBrokerDatabase(knex: Knex): Promise<void> {
 
 /** Rolls every broker migration back (drops the broker's tables). */
 export async function rollbackBrokerDatabase(knex: Knex): Promise<void> {
-  await knex.migrate.rollback({ directory: MIGRATIONS_DIRECTORY, tableName: MIGRATIONS_TABLE }, true);
+  await knex.migrate.rollback(
+    { directory: MIGRATIONS_DIRECTORY, tableName: MIGRATIONS_TABLE },
+    true,
+  );
 }

@@ -5,8 +5,16 @@
  */
 import { TestDatabases } from '@backstage/backend-test-utils';
 import knexFactory, { type Knex } from 'knex';
-import { ElicitationMapping, ElicitationIdStore, MemoryElicitationIdStore } from '../calls/ElicitationIdMap';
-import { ClientSessionStore, MemoryClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
+import {
+  ElicitationMapping,
+  ElicitationIdStore,
+  MemoryElicitationIdStore,
+} from '../calls/ElicitationIdMap';
+import {
+  ClientSessionStore,
+  MemoryClientSessionStore,
+  StoredClientSession,
+} from '../sessions/clientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
@@ -17,14 +25,20 @@ const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
 interface Engine {
   label: string;
   /** Two store sets that see the same data (two "replicas"). */
-  open(): Promise<{ replicas: Array<{ sessions: ClientSessionStore; elicitations: ElicitationIdStore }>; close(): Promise<void> }>;
+  open(): Promise<{
+    replicas: Array<{ sessions: ClientSessionStore; elicitations: ElicitationIdStore }>;
+    close(): Promise<void>;
+  }>;
 }
 
 const engines: Engine[] = [
   {
     label: 'memory',
     async open() {
-      const stores = { sessions: new MemoryClientSessionStore(), elicitations: new MemoryElicitationIdStore() };
+      const stores = {
+        sessions: new MemoryClientSessionStore(),
+        elicitations: new MemoryElicitationIdStore(),
+      };
       return { replicas: [stores, stores], close: async () => {} };
     },
   },
@@ -116,7 +130,9 @@ describe.each(engines)('broker shared stores on $label', engine => {
     await b().sessions.extend([live.id, 'unknown'], NOW + 9_000, NOW);
     await b().sessions.extend([live.id], NOW + 2_000, NOW); // never backwards
     expect((await a().sessions.get(live.id, NOW + 8_000))?.expiresAt).toBe(NOW + 9_000);
-    expect(await a().sessions.liveIds([live.id, other.id, s.id, 'unknown'], NOW + 5_000)).toEqual(new Set([live.id]));
+    expect(await a().sessions.liveIds([live.id, other.id, s.id, 'unknown'], NOW + 5_000)).toEqual(
+      new Set([live.id]),
+    );
   });
 
   it('counts a principal’s unexpired sessions across replicas (the per-principal limit)', async () => {
@@ -138,21 +154,37 @@ describe.each(engines)('broker shared stores on $label', engine => {
     ]);
     expect(both.filter(Boolean)).toHaveLength(1);
     const [holder, other] = both[0] ? ['stream-a', b()] : ['stream-b', a()];
-    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 40_000, NOW + 10_000)).toBe(false);
+    expect(
+      await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 40_000, NOW + 10_000),
+    ).toBe(false);
     // Renewed while open: still held after the first expiry.
     await a().sessions.renewStreamLeases([holder, 'unknown'], NOW + 60_000);
-    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(false);
+    expect(
+      await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000),
+    ).toBe(false);
     // A foreign release changes nothing; the holder's release frees it at once.
     await other.sessions.releaseStreamLease(s.id, 'stream-c');
-    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(false);
+    expect(
+      await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000),
+    ).toBe(false);
     await b().sessions.releaseStreamLease(s.id, holder);
-    expect(await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000)).toBe(true);
+    expect(
+      await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000),
+    ).toBe(true);
     // Not renewed (its replica crashed): another stream may take it once it lapsed.
-    expect(await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 69_999)).toBe(false);
-    expect(await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 70_000)).toBe(true);
+    expect(
+      await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 69_999),
+    ).toBe(false);
+    expect(
+      await a().sessions.acquireStreamLease(s.id, 'stream-d', NOW + 80_000, NOW + 70_000),
+    ).toBe(true);
     // Never for an unknown or expired session.
-    expect(await a().sessions.acquireStreamLease('unknown', 'stream-e', NOW + 30_000, NOW)).toBe(false);
-    expect(await b().sessions.acquireStreamLease(s.id, 'stream-e', NOW + 130_000, NOW + 100_000)).toBe(false);
+    expect(await a().sessions.acquireStreamLease('unknown', 'stream-e', NOW + 30_000, NOW)).toBe(
+      false,
+    );
+    expect(
+      await b().sessions.acquireStreamLease(s.id, 'stream-e', NOW + 130_000, NOW + 100_000),
+    ).toBe(false);
   });
 
   it('deletes sessions and sweeps expired ones', async () => {
@@ -178,7 +210,9 @@ describe.each(engines)('broker shared stores on $label', engine => {
     const m = mapping();
     await a().elicitations.insert(m);
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => replicas[i % 2].elicitations.claim(m.gatewayId, 'client-1', NOW)),
+      Array.from({ length: 10 }, (_, i) =>
+        replicas[i % 2].elicitations.claim(m.gatewayId, 'client-1', NOW),
+      ),
     );
     expect(results.filter(r => r !== undefined)).toEqual([m]);
   });
@@ -203,21 +237,26 @@ describe.each(engines)('broker shared stores on $label', engine => {
     await b().elicitations.deleteByCall('call-x');
     await b().elicitations.deleteByClientSession('client-x');
     await b().elicitations.deleteExpired(NOW);
-    for (const m of [byCall, bySession, expired]) expect(await a().elicitations.peek(m.gatewayId)).toBeUndefined();
+    for (const m of [byCall, bySession, expired])
+      expect(await a().elicitations.peek(m.gatewayId)).toBeUndefined();
     expect(await a().elicitations.peek(kept.gatewayId)).toEqual(kept);
   });
 });
 
 describe('broker migrations', () => {
-  it.each(databases.eachSupportedId())('go up and down on %p', async id => {
-    const knex = await databases.init(id);
-    await migrateBrokerDatabase(knex);
-    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
-    expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
-    await rollbackBrokerDatabase(knex);
-    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
-    expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
-    await migrateBrokerDatabase(knex);
-    expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
-  }, 60_000);
+  it.each(databases.eachSupportedId())(
+    'go up and down on %p',
+    async id => {
+      const knex = await databases.init(id);
+      await migrateBrokerDatabase(knex);
+      expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+      expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
+      await rollbackBrokerDatabase(knex);
+      expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
+      expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
+      await migrateBrokerDatabase(knex);
+      expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+    },
+    60_000,
+  );
 });

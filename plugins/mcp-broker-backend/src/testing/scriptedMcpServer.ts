@@ -45,7 +45,9 @@ export interface ScriptedMcpServer {
 }
 
 /** Starts a scripted MCP server on 127.0.0.1. */
-export async function startScriptedMcpServer(options: ScriptedMcpServerOptions = {}): Promise<ScriptedMcpServer> {
+export async function startScriptedMcpServer(
+  options: ScriptedMcpServerOptions = {},
+): Promise<ScriptedMcpServer> {
   const sessions = new Set<string>();
   const streams = new Set<http.ServerResponse>();
   const authorizations: Array<string | undefined> = [];
@@ -60,13 +62,20 @@ export async function startScriptedMcpServer(options: ScriptedMcpServerOptions =
 
   const server = http.createServer((req, res) => {
     authorizations.push(req.headers.authorization);
-    if (options.requiredAuthorization !== undefined && req.headers.authorization !== options.requiredAuthorization) {
+    if (
+      options.requiredAuthorization !== undefined &&
+      req.headers.authorization !== options.requiredAuthorization
+    ) {
       reply(res, 401, { error: 'unauthorized' });
       return;
     }
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     if (sessionId !== undefined && !sessions.has(sessionId)) {
-      reply(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+      reply(res, 404, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'Session not found' },
+      });
       return;
     }
     if (req.method === 'GET') {
@@ -90,25 +99,38 @@ export async function startScriptedMcpServer(options: ScriptedMcpServerOptions =
       raw += chunk;
     });
     req.on('end', () => {
-      let message: { id?: string | number; method?: string; params?: { name?: string; arguments?: { message?: string } } };
+      let message: {
+        id?: string | number;
+        method?: string;
+        params?: { name?: string; arguments?: { message?: string } };
+      };
       try {
         message = JSON.parse(raw);
       } catch {
-        reply(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+        reply(res, 400, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32700, message: 'Parse error' },
+        });
         return;
       }
       if (message.id === undefined) {
         reply(res, 202);
         return;
       }
-      const result = (value: unknown) => reply(res, 200, { jsonrpc: '2.0', id: message.id, result: value });
+      const result = (value: unknown) =>
+        reply(res, 200, { jsonrpc: '2.0', id: message.id, result: value });
       switch (message.method) {
         case 'initialize': {
           initializeCount++;
           const id = randomUUID();
           sessions.add(id);
           res.setHeader('mcp-session-id', id);
-          result({ protocolVersion: '2025-06-18', capabilities, serverInfo: { name: 'scripted', version: '0' } });
+          result({
+            protocolVersion: '2025-06-18',
+            capabilities,
+            serverInfo: { name: 'scripted', version: '0' },
+          });
           return;
         }
         case 'ping':
@@ -116,14 +138,29 @@ export async function startScriptedMcpServer(options: ScriptedMcpServerOptions =
           return;
         case 'tools/list':
           result({
-            tools: state.tools.map(name => ({ name, description: `scripted ${name}`, inputSchema: { type: 'object' } })),
+            tools: state.tools.map(name => ({
+              name,
+              description: `scripted ${name}`,
+              inputSchema: { type: 'object' },
+            })),
           });
           return;
         case 'tools/call':
-          result({ content: [{ type: 'text', text: `scripted ${message.params?.name}: ${message.params?.arguments?.message ?? ''}` }] });
+          result({
+            content: [
+              {
+                type: 'text',
+                text: `scripted ${message.params?.name}: ${message.params?.arguments?.message ?? ''}`,
+              },
+            ],
+          });
           return;
         default:
-          reply(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } });
+          reply(res, 200, {
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: -32601, message: 'Method not found' },
+          });
       }
     });
   });

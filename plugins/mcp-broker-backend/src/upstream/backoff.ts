@@ -14,7 +14,10 @@ export class ExponentialBackoff {
 
   /** The delay before the next attempt; each call counts one failed attempt. */
   nextDelayMs(): number {
-    const nominal = Math.min(this.maxDelayMs, this.initialDelayMs * 2 ** Math.min(this.attempt, 30));
+    const nominal = Math.min(
+      this.maxDelayMs,
+      this.initialDelayMs * 2 ** Math.min(this.attempt, 30),
+    );
     this.attempt++;
     return Math.round(nominal / 2 + (this.random() * nominal) / 2);
   }

@@ -6,7 +6,10 @@ import { JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
 
 /** The backend answered a request with a JSON-RPC error; passed to the client as it is. */
 export class BackendRpcError extends Error {
-  constructor(readonly backend: string, readonly error: JsonRpcErrorObject) {
+  constructor(
+    readonly backend: string,
+    readonly error: JsonRpcErrorObject,
+  ) {
     super(`backend ${backend} answered with error ${error.code}: ${error.message}`);
     this.name = 'BackendRpcError';
   }
@@ -14,7 +17,11 @@ export class BackendRpcError extends Error {
 
 /** The backend could not be reached, timed out, or answered outside the protocol. */
 export class BackendUnavailableError extends Error {
-  constructor(readonly backend: string, message: string, readonly status?: number) {
+  constructor(
+    readonly backend: string,
+    message: string,
+    readonly status?: number,
+  ) {
     super(`backend ${backend}: ${message}`);
     this.name = 'BackendUnavailableError';
   }

@@ -17,7 +17,9 @@ describe('idle keep-alive connections to a backend', () => {
         if (req.method === 'GET') {
           res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': open\n\n');
         } else if (req.method === 'POST' && req.headers['content-length'] !== '54') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}');
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}');
         } else {
           res.writeHead(202).end();
         }

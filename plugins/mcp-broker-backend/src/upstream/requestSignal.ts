@@ -10,7 +10,10 @@
  */
 
 /** Reason of a request signal that aborted because its timeout passed. */
-export const REQUEST_TIMED_OUT = Object.freeze({ name: 'TimeoutError', message: 'the request timed out' });
+export const REQUEST_TIMED_OUT = Object.freeze({
+  name: 'TimeoutError',
+  message: 'the request timed out',
+});
 
 /** A request's signal and the means to end its ties to its parents. */
 export interface RequestSignal {

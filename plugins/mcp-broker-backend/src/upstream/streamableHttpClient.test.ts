@@ -55,10 +55,22 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     await new Promise(resolve => server.close(resolve));
   });
 
-  const client = (timeoutMs = 2000, target = backend) => new StreamableHttpClient(target, timeoutMs);
-  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-  const errorOf = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e as Error);
+  const client = (timeoutMs = 2000, target = backend) =>
+    new StreamableHttpClient(target, timeoutMs);
+  const json = (
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) =>
+    res
+      .writeHead(status, { 'content-type': 'application/json', ...headers })
+      .end(JSON.stringify(body));
+  const errorOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
 
   it('reads JSON and SSE answers, hands other stream messages over, and keeps one connection', async () => {
     let n = 0;
@@ -66,7 +78,12 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       const { id } = JSON.parse(body);
       n += 1;
       if (n % 2 === 1) {
-        json(res, 200, { jsonrpc: '2.0', id, result: { tools: [] } }, { 'mcp-session-id': 'assigned' });
+        json(
+          res,
+          200,
+          { jsonrpc: '2.0', id, result: { tools: [] } },
+          { 'mcp-session-id': 'assigned' },
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -77,13 +94,22 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     };
     const http1 = client();
     const first = await http1.request(ping(1), SESSION);
-    expect(first).toEqual({ response: { jsonrpc: '2.0', id: 1, result: { tools: [] } }, sessionId: 'assigned' });
+    expect(first).toEqual({
+      response: { jsonrpc: '2.0', id: 1, result: { tools: [] } },
+      sessionId: 'assigned',
+    });
 
     // The socket returns to the pool a tick after the body ended.
     await new Promise(resolve => setTimeout(resolve, 10));
     const serverMessages: JsonRpcMessage[] = [];
-    const second = await http1.request(ping(2), SESSION, { onServerMessage: m => serverMessages.push(m) });
-    expect(second.response).toEqual({ jsonrpc: '2.0', id: 2, result: { tools: [{ name: 'echo' }] } });
+    const second = await http1.request(ping(2), SESSION, {
+      onServerMessage: m => serverMessages.push(m),
+    });
+    expect(second.response).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: { tools: [{ name: 'echo' }] },
+    });
     expect(serverMessages).toEqual([{ jsonrpc: '2.0', id: 'srv-1', method: 'ping' }]);
 
     await new Promise(resolve => setTimeout(resolve, 30));
@@ -114,17 +140,31 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const c = client();
     const lost404 = await errorOf(c.request(ping(), SESSION));
     expect(lost404).toBeInstanceOf(BackendSessionLostError);
-    expect(lost404).toMatchObject({ status: 404, message: 'backend scripted: session not found (HTTP 404); re-initializing' });
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({ name: 'BackendSessionLostError', status: 400 });
+    expect(lost404).toMatchObject({
+      status: 404,
+      message: 'backend scripted: session not found (HTTP 404); re-initializing',
+    });
+    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
+      name: 'BackendSessionLostError',
+      status: 400,
+    });
     expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
       name: 'BackendUnavailableError',
       status: 401,
-      message: "backend scripted: rejected the broker's credentials (HTTP 401); check mcpBroker.servers[].headers",
+      message:
+        "backend scripted: rejected the broker's credentials (HTTP 401); check mcpBroker.servers[].headers",
     });
-    expect(await errorOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION))).toMatchObject({ status: 403 });
+    expect(
+      await errorOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION)),
+    ).toMatchObject({ status: 403 });
     // Without a session, a 400 is just a 400.
-    expect(await errorOf(c.request(ping(), {}))).toMatchObject({ message: 'backend scripted: answered HTTP 400', status: 400 });
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({ message: 'backend scripted: answered HTTP 500' });
+    expect(await errorOf(c.request(ping(), {}))).toMatchObject({
+      message: 'backend scripted: answered HTTP 400',
+      status: 400,
+    });
+    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
+      message: 'backend scripted: answered HTTP 500',
+    });
     expect(connections).toBe(1); // error bodies are read, so the connection stays usable
   });
 
@@ -150,7 +190,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const c = client(2000, { ...backend, url: `http://broker:s3cret@127.0.0.1:${port}/mcp` });
     const error = await errorOf(c.request(ping(), SESSION));
     expect(error).toBeInstanceOf(BackendUnavailableError);
-    expect(error?.message).toBe(`backend scripted: cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`);
+    expect(error?.message).toBe(
+      `backend scripted: cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`,
+    );
     await expect(c.deleteSession(SESSION)).resolves.toBeUndefined(); // best effort: no throw
   });
 
@@ -161,8 +203,12 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       res.write(': still working\n\n'); // headers, but no answer
     };
     const c = client(100);
-    expect(await errorOf(c.request(ping(1), SESSION))).toMatchObject({ message: 'backend scripted: timed out' });
-    expect(await errorOf(c.request(ping(2), SESSION))).toMatchObject({ message: 'backend scripted: tools/list timed out' });
+    expect(await errorOf(c.request(ping(1), SESSION))).toMatchObject({
+      message: 'backend scripted: timed out',
+    });
+    expect(await errorOf(c.request(ping(2), SESSION))).toMatchObject({
+      message: 'backend scripted: tools/list timed out',
+    });
     expect(await errorOf(c.request(ping(2), SESSION, { timeoutMs: 50 }))).toMatchObject({
       message: 'backend scripted: tools/list timed out',
     });
@@ -177,13 +223,17 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const lifetime = new AbortController();
     const c = client();
     for (let i = 1; i <= 20; i++) await c.request(ping(i), SESSION, { signals: [lifetime.signal] });
-    await c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION, { signals: [lifetime.signal] });
+    await c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION, {
+      signals: [lifetime.signal],
+    });
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(0);
 
     answer = false;
     const caller = new AbortController();
     const sent = requests.length;
-    const pending = errorOf(c.request(ping(21), SESSION, { signals: [caller.signal, lifetime.signal] }));
+    const pending = errorOf(
+      c.request(ping(21), SESSION, { signals: [caller.signal, lifetime.signal] }),
+    );
     await waitFor(() => requests.length > sent, 'the request to reach the server');
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(1); // while the request runs
     caller.abort();
@@ -206,10 +256,17 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const c = client(50);
     const response = await c.openEventStream(SESSION, cycle.signal);
     if (response === 'not-supported') throw new Error('expected a stream');
-    expect(requests[0].headers).toMatchObject({ accept: 'text/event-stream', 'mcp-session-id': 'upstream-session-1' });
+    expect(requests[0].headers).toMatchObject({
+      accept: 'text/event-stream',
+      'mcp-session-id': 'upstream-session-1',
+    });
 
     const events: string[] = [];
-    const reading = readSseStream(response.body, { onEvent: e => events.push(e.data) }, cycle.signal);
+    const reading = readSseStream(
+      response.body,
+      { onEvent: e => events.push(e.data) },
+      cycle.signal,
+    );
     await new Promise(resolve => setTimeout(resolve, 200)); // four header timeouts later
     stream!.write('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
     await waitFor(() => events.length > 0, 'the event');
@@ -230,7 +287,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     };
     const c = client(100);
     const cycle = new AbortController();
-    expect(await errorOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({ message: 'backend scripted: timed out' });
+    expect(await errorOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
+      message: 'backend scripted: timed out',
+    });
     hang = false;
     expect(await errorOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
       message: 'backend scripted: answered GET without an event stream',
@@ -247,7 +306,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const response = await client().openEventStream(SESSION, new AbortController().signal);
     if (response === 'not-supported') throw new Error('expected a stream');
     try {
-      await expect(readSseStream(response.body, { onEvent: () => undefined })).rejects.toMatchObject({
+      await expect(
+        readSseStream(response.body, { onEvent: () => undefined }),
+      ).rejects.toMatchObject({
         type: 'max-buffer-size-exceeded',
       });
     } finally {
@@ -261,6 +322,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     await c.deleteSession({});
     await c.deleteSession(SESSION);
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ method: 'DELETE', headers: { 'mcp-session-id': 'upstream-session-1' } });
+    expect(requests[0]).toMatchObject({
+      method: 'DELETE',
+      headers: { 'mcp-session-id': 'upstream-session-1' },
+    });
   });
 });

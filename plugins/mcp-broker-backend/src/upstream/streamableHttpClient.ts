@@ -69,7 +69,11 @@ export class StreamableHttpClient {
   ) {}
 
   private target(session: UpstreamSession): BackendTarget {
-    return { endpoint: this.backend, sessionId: session.id, protocolVersion: session.protocolVersion };
+    return {
+      endpoint: this.backend,
+      sessionId: session.id,
+      protocolVersion: session.protocolVersion,
+    };
   }
 
   /**
@@ -105,7 +109,11 @@ export class StreamableHttpClient {
         response.status,
       );
     }
-    throw new BackendUnavailableError(this.backend.name, `answered HTTP ${response.status}`, response.status);
+    throw new BackendUnavailableError(
+      this.backend.name,
+      `answered HTTP ${response.status}`,
+      response.status,
+    );
   }
 
   /** The upstream error for a failed request or body read (`timeoutText` if it timed out). */
@@ -128,7 +136,11 @@ export class StreamableHttpClient {
   }
 
   /** POSTs one message under `scope`; a 2xx response (body unread), or the upstream error. */
-  private async post(message: JsonRpcMessage, session: UpstreamSession, scope: RequestSignal): Promise<BackendResponse> {
+  private async post(
+    message: JsonRpcMessage,
+    session: UpstreamSession,
+    scope: RequestSignal,
+  ): Promise<BackendResponse> {
     const response = await this.check(
       postToBackend(this.target(session), JSON.stringify(message), scope.signal),
       session,
@@ -183,7 +195,10 @@ export class StreamableHttpClient {
       for await (const item of readBackendMessages(response)) {
         if (item.type === 'malformed') {
           if (isEventStream) continue; // not JSON: not a message for us
-          throw new BackendUnavailableError(this.backend.name, `answered ${message.method} with invalid JSON`);
+          throw new BackendUnavailableError(
+            this.backend.name,
+            `answered ${message.method} with invalid JSON`,
+          );
         }
         const parsed = classifyJsonRpc(item.parsed.message);
         if (parsed?.kind === 'response' && parsed.message.id === message.id) return parsed.message;
@@ -193,15 +208,28 @@ export class StreamableHttpClient {
     } catch (error) {
       if (error instanceof BackendUnavailableError) throw error;
       if (error instanceof BackendMessageTooLargeError) {
-        throw new BackendUnavailableError(this.backend.name, `answered ${message.method} with ${error.message}`);
+        throw new BackendUnavailableError(
+          this.backend.name,
+          `answered ${message.method} with ${error.message}`,
+        );
       }
-      if (scope.timedOut || scope.abortedParent) throw this.failure(error, scope, `${message.method} timed out`);
-      throw new BackendUnavailableError(this.backend.name, 'closed the response stream before answering');
+      if (scope.timedOut || scope.abortedParent)
+        throw this.failure(error, scope, `${message.method} timed out`);
+      throw new BackendUnavailableError(
+        this.backend.name,
+        'closed the response stream before answering',
+      );
     }
     if (!isEventStream) {
-      throw new BackendUnavailableError(this.backend.name, `answered ${message.method} without a matching JSON-RPC response`);
+      throw new BackendUnavailableError(
+        this.backend.name,
+        `answered ${message.method} without a matching JSON-RPC response`,
+      );
     }
-    throw new BackendUnavailableError(this.backend.name, 'closed the response stream before answering');
+    throw new BackendUnavailableError(
+      this.backend.name,
+      'closed the response stream before answering',
+    );
   }
 
   /** POSTs a notification or a response; the backend answers 202 (or 200) without content. */
@@ -224,11 +252,18 @@ export class StreamableHttpClient {
    * timeout limits only the wait for the headers; the stream lives until `signal` aborts, the
    * backend ends it, or the caller closes it.
    */
-  async openEventStream(session: UpstreamSession, signal: AbortSignal): Promise<BackendResponse | 'not-supported'> {
+  async openEventStream(
+    session: UpstreamSession,
+    signal: AbortSignal,
+  ): Promise<BackendResponse | 'not-supported'> {
     const scope = requestSignal([signal], this.defaultTimeoutMs);
     let response: BackendResponse;
     try {
-      response = await this.check(openBackendEventStream(this.target(session), scope.signal), session, scope);
+      response = await this.check(
+        openBackendEventStream(this.target(session), scope.signal),
+        session,
+        scope,
+      );
     } catch (error) {
       scope.release();
       throw error;

@@ -11,7 +11,6 @@ import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMc
 import { ListsUpdate, UpstreamConnection } from './upstreamConnection';
 import { waitFor } from '../testing/waitFor';
 
-
 function connect(name: string, url: string, updates: ListsUpdate[] = []) {
   const connection = new UpstreamConnection({
     backend: { name, url, toolPrefix: `${name}_`, headers: {} },
@@ -40,7 +39,10 @@ describe('UpstreamConnection over the node:http backend transport', () => {
   it('lists the example server, answers requests, and leaves no listener on the caller’s long-lived signal', async () => {
     example = await startExampleMcpServer({ port: 0 });
     connection = connect('example', example.url);
-    await waitFor(() => connection!.status().state === 'connected' && connection!.status().eventStream === 'open');
+    await waitFor(
+      () =>
+        connection!.status().state === 'connected' && connection!.status().eventStream === 'open',
+    );
     expect(connection.cachedLists.tools.length).toBeGreaterThan(0);
 
     const shutdown = new AbortController(); // like the broker's shutdown signal: lives for the process
@@ -58,7 +60,9 @@ describe('UpstreamConnection over the node:http backend transport', () => {
     scripted = await startScriptedMcpServer();
     const updates: ListsUpdate[] = [];
     connection = connect('scripted', scripted.url, updates);
-    await waitFor(() => scripted!.openEventStreams() === 1 && connection!.status().state === 'connected');
+    await waitFor(
+      () => scripted!.openEventStreams() === 1 && connection!.status().state === 'connected',
+    );
     expect(scripted.initializeCount()).toBe(1);
 
     scripted.forgetSessions(); // ends the stream; the next request answers 404

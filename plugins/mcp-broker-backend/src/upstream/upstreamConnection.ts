@@ -39,7 +39,6 @@ import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
 import { redactUrl, StreamableHttpClient, UpstreamSession } from './streamableHttpClient';
 
-
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
 
@@ -126,7 +125,8 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof BackendUnavailableError || error instanceof BackendRpcError) return error.message;
+  if (error instanceof BackendUnavailableError || error instanceof BackendRpcError)
+    return error.message;
   if (error instanceof Error) return error.message;
   return String(error);
 }
@@ -154,7 +154,10 @@ export class UpstreamConnection implements BackendRequester {
 
   constructor(private readonly options: UpstreamConnectionOptions) {
     this.http = new StreamableHttpClient(options.backend, options.requestTimeoutMs);
-    this.backoff = new ExponentialBackoff(options.reconnect.initialDelayMs, options.reconnect.maxDelayMs);
+    this.backoff = new ExponentialBackoff(
+      options.reconnect.initialDelayMs,
+      options.reconnect.maxDelayMs,
+    );
   }
 
   /** The backend this connection serves. */
@@ -210,11 +213,16 @@ export class UpstreamConnection implements BackendRequester {
       url: redactUrl(this.backend.url),
       state: this.state,
       eventStream: this.eventStream,
-      nextRetryAt: (this.state === 'backing-off' || this.state === 'failed') && this.nextRetryAt !== undefined
-        ? new Date(this.nextRetryAt).toISOString()
-        : undefined,
-      lastConnectedAt: this.lastConnectedAt === undefined ? undefined : new Date(this.lastConnectedAt).toISOString(),
-      lastEventAt: this.lastEventAt === undefined ? undefined : new Date(this.lastEventAt).toISOString(),
+      nextRetryAt:
+        (this.state === 'backing-off' || this.state === 'failed') && this.nextRetryAt !== undefined
+          ? new Date(this.nextRetryAt).toISOString()
+          : undefined,
+      lastConnectedAt:
+        this.lastConnectedAt === undefined
+          ? undefined
+          : new Date(this.lastConnectedAt).toISOString(),
+      lastEventAt:
+        this.lastEventAt === undefined ? undefined : new Date(this.lastEventAt).toISOString(),
       lastError: this.lastError,
       consecutiveFailures: this.backoff.failures,
       droppedEvents: this.droppedEvents,
@@ -266,16 +274,17 @@ export class UpstreamConnection implements BackendRequester {
   private answerServerRequest(message: JsonRpcMessage, session: ActiveSession) {
     const parsed = classifyJsonRpc(message);
     if (parsed?.kind !== 'request') return;
-    const answer = parsed.message.method === 'ping'
-      ? { jsonrpc: '2.0' as const, id: parsed.message.id, result: {} }
-      : {
-          jsonrpc: '2.0' as const,
-          id: parsed.message.id,
-          error: {
-            code: JsonRpcErrorCode.MethodNotFound,
-            message: `${parsed.message.method} is not available on the broker's own session`,
-          },
-        };
+    const answer =
+      parsed.message.method === 'ping'
+        ? { jsonrpc: '2.0' as const, id: parsed.message.id, result: {} }
+        : {
+            jsonrpc: '2.0' as const,
+            id: parsed.message.id,
+            error: {
+              code: JsonRpcErrorCode.MethodNotFound,
+              message: `${parsed.message.method} is not available on the broker's own session`,
+            },
+          };
     this.http.send(answer, session, { signals: [this.lifetime.signal] }).catch(() => {});
   }
 
@@ -296,13 +305,15 @@ export class UpstreamConnection implements BackendRequester {
       this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
       this.lastError = error === undefined ? 'connection ended' : describe(error);
-      const sessionLost = error instanceof BackendSessionLostError || (cycle.signal.aborted && !this.session);
+      const sessionLost =
+        error instanceof BackendSessionLostError || (cycle.signal.aborted && !this.session);
       // A lost session is re-initialized at once; a second loss in a row waits like any failure,
       // so a backend that forgets sessions immediately cannot make the broker spin.
-      const delay = sessionLost && !this.previousFailureLostSession ? 0 : this.backoff.nextDelayMs();
+      const delay =
+        sessionLost && !this.previousFailureLostSession ? 0 : this.backoff.nextDelayMs();
       this.previousFailureLostSession = sessionLost;
-      const credentialsRejected = error instanceof BackendUnavailableError &&
-        (error.status === 401 || error.status === 403);
+      const credentialsRejected =
+        error instanceof BackendUnavailableError && (error.status === 401 || error.status === 403);
       this.nextRetryAt = Date.now() + delay;
       this.setState(credentialsRejected ? 'failed' : 'backing-off');
       this.options.logger.warn(
@@ -340,11 +351,16 @@ export class UpstreamConnection implements BackendRequester {
     }
     this.eventStream = 'open';
     try {
-      await readSseStream(stream.body, { onEvent: e => this.onStreamEvent(e, session, advertised) }, signal);
+      await readSseStream(
+        stream.body,
+        { onEvent: e => this.onStreamEvent(e, session, advertised) },
+        signal,
+      );
     } finally {
       stream.close();
     }
-    if (!signal.aborted) throw new BackendUnavailableError(this.backend.name, 'event stream closed');
+    if (!signal.aborted)
+      throw new BackendUnavailableError(this.backend.name, 'event stream closed');
   }
 
   private async initialize(signal: AbortSignal): Promise<ActiveSession> {
@@ -367,15 +383,26 @@ export class UpstreamConnection implements BackendRequester {
     if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
     const protocolVersion = response.result.protocolVersion;
     if (!isSupportedProtocolVersion(protocolVersion)) {
-      throw new BackendUnavailableError(this.backend.name, `speaks unsupported protocol version ${String(protocolVersion).slice(0, 40)}`);
+      throw new BackendUnavailableError(
+        this.backend.name,
+        `speaks unsupported protocol version ${String(protocolVersion).slice(0, 40)}`,
+      );
     }
-    const capabilities = isPlainObject(response.result.capabilities) ? response.result.capabilities : {};
+    const capabilities = isPlainObject(response.result.capabilities)
+      ? response.result.capabilities
+      : {};
     const session: ActiveSession = { id: sessionId, protocolVersion, capabilities };
-    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signals: [signal] });
+    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, {
+      signals: [signal],
+    });
     return session;
   }
 
-  private onStreamEvent(event: EventSourceMessage, session: ActiveSession, advertised: ReadonlySet<ListKind>) {
+  private onStreamEvent(
+    event: EventSourceMessage,
+    session: ActiveSession,
+    advertised: ReadonlySet<ListKind>,
+  ) {
     let parsed;
     try {
       parsed = classifyJsonRpc(JSON.parse(event.data));
@@ -389,7 +416,9 @@ export class UpstreamConnection implements BackendRequester {
     const validation = validateListChangedEvent(event, advertised);
     if (!validation.ok) {
       this.droppedEvents++;
-      this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${validation.reason})`);
+      this.options.logger.warn(
+        `MCP backend ${this.backend.name}: dropped an event (${validation.reason})`,
+      );
       return;
     }
     this.lastEventAt = Date.now();
@@ -407,7 +436,9 @@ export class UpstreamConnection implements BackendRequester {
       try {
         await this.relist(session, this.lifetime.signal, kinds);
       } catch (error) {
-        this.options.logger.warn(`MCP backend ${this.backend.name}: re-listing after an event failed: ${describe(error)}`);
+        this.options.logger.warn(
+          `MCP backend ${this.backend.name}: re-listing after an event failed: ${describe(error)}`,
+        );
       }
     }
   }
@@ -421,9 +452,14 @@ export class UpstreamConnection implements BackendRequester {
     const items: Record<string, unknown>[] = [];
     let cursor: unknown;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.requestOn(session, method, cursor === undefined ? undefined : { cursor }, {
-        signals: [signal],
-      });
+      const result = await this.requestOn(
+        session,
+        method,
+        cursor === undefined ? undefined : { cursor },
+        {
+          signals: [signal],
+        },
+      );
       const pageItems = result[key];
       if (Array.isArray(pageItems)) items.push(...pageItems.filter(isPlainObject));
       cursor = result.nextCursor;
@@ -440,7 +476,9 @@ export class UpstreamConnection implements BackendRequester {
     const caps = session.capabilities;
     const [tools, resources, resourceTemplates, prompts] = await Promise.all([
       caps.tools !== undefined ? this.listAll(session, 'tools/list', 'tools', signal) : [],
-      caps.resources !== undefined ? this.listAll(session, 'resources/list', 'resources', signal) : [],
+      caps.resources !== undefined
+        ? this.listAll(session, 'resources/list', 'resources', signal)
+        : [],
       caps.resources !== undefined
         ? this.listAll(session, 'resources/templates/list', 'resourceTemplates', signal).catch(
             // Templates are optional even for servers with resources.
@@ -456,7 +494,10 @@ export class UpstreamConnection implements BackendRequester {
     const changedKinds = new Set<ListKind>();
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if (!same(this.lists.tools, next.tools)) changedKinds.add('tools');
-    if (!same(this.lists.resources, next.resources) || !same(this.lists.resourceTemplates, next.resourceTemplates)) {
+    if (
+      !same(this.lists.resources, next.resources) ||
+      !same(this.lists.resourceTemplates, next.resourceTemplates)
+    ) {
       changedKinds.add('resources');
     }
     if (!same(this.lists.prompts, next.prompts)) changedKinds.add('prompts');

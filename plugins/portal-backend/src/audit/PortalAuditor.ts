@@ -46,10 +46,7 @@ export class PortalAuditor {
   }
 
   /** Runs `operation` inside an audit event and returns its result; failures rethrow. */
-  async run<T>(
-    options: AuditedOperation<T>,
-    operation: () => Promise<T>,
-  ): Promise<T> {
+  async run<T>(options: AuditedOperation<T>, operation: () => Promise<T>): Promise<T> {
     const event = await this.#auditor.createEvent({
       eventId: options.eventId,
       severityLevel: options.severityLevel ?? 'medium',
@@ -63,9 +60,7 @@ export class PortalAuditor {
       await event.fail({ error: error as Error });
       throw error;
     }
-    await event.success(
-      options.successMeta ? { meta: options.successMeta(result) } : undefined,
-    );
+    await event.success(options.successMeta ? { meta: options.successMeta(result) } : undefined);
     return result;
   }
 }

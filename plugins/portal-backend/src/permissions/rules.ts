@@ -58,8 +58,7 @@ const CLAIMS_JSON_SCHEMA = {
     claims: {
       type: 'array',
       items: { type: 'string' },
-      description:
-        'Entity refs of the caller (user and groups); one must own the product',
+      description: 'Entity refs of the caller (user and groups); one must own the product',
     },
   },
   required: ['claims'],
@@ -115,8 +114,7 @@ export const isProductOwnerRule = createPermissionRule<
     resource.productOwnerRef !== undefined &&
     claims.some(
       claim =>
-        claim.toLocaleLowerCase('en-US') ===
-        resource.productOwnerRef!.toLocaleLowerCase('en-US'),
+        claim.toLocaleLowerCase('en-US') === resource.productOwnerRef!.toLocaleLowerCase('en-US'),
     ),
   toQuery: ({ claims }) => ({ productOwnerRefs: claims }),
 });

@@ -51,51 +51,57 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
     await fake?.close();
   });
 
-  it('lists and gets the toystore fixture exactly like the manifest source', async () => {
-    fake = await startFakeKubeApiServer();
-    await fake.loadFile(TOYSTORE);
-    fake.load([
-      {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { namespace: 'elsewhere', name: 'other-route' },
-        spec: { parentRefs: [{ name: 'external' }] },
-      },
-    ]);
-    const source = await sourceFor();
-    const manifests = await ManifestResourceSource.fromManifests([
-      { source: 'toystore.yaml', text: await readFile(TOYSTORE, 'utf8') },
-    ]);
+  it(
+    'lists and gets the toystore fixture exactly like the manifest source',
+    async () => {
+      fake = await startFakeKubeApiServer();
+      await fake.loadFile(TOYSTORE);
+      fake.load([
+        {
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          kind: 'HTTPRoute',
+          metadata: { namespace: 'elsewhere', name: 'other-route' },
+          spec: { parentRefs: [{ name: 'external' }] },
+        },
+      ]);
+      const source = await sourceFor();
+      const manifests = await ManifestResourceSource.fromManifests([
+        { source: 'toystore.yaml', text: await readFile(TOYSTORE, 'utf8') },
+      ]);
 
-    for (const kind of KINDS) {
-      const fromCluster = await source.list(kind, { namespace: 'toystore' });
-      expect(withoutServerFields(fromCluster)).toEqual(
-        withoutServerFields(await manifests.list(kind, { namespace: 'toystore' })),
-      );
-      for (const object of fromCluster) {
-        expect(object.metadata).toMatchObject({
-          uid: expect.any(String),
-          resourceVersion: expect.any(String),
-          creationTimestamp: expect.any(String),
-        });
-        expect(object.metadata).not.toHaveProperty('managedFields');
+      for (const kind of KINDS) {
+        const fromCluster = await source.list(kind, { namespace: 'toystore' });
+        expect(withoutServerFields(fromCluster)).toEqual(
+          withoutServerFields(await manifests.list(kind, { namespace: 'toystore' })),
+        );
+        for (const object of fromCluster) {
+          expect(object.metadata).toMatchObject({
+            uid: expect.any(String),
+            resourceVersion: expect.any(String),
+            creationTimestamp: expect.any(String),
+          });
+          expect(object.metadata).not.toHaveProperty('managedFields');
+        }
       }
-    }
-    expect((await source.list('HTTPRoute')).map(r => `${r.metadata.namespace}/${r.metadata.name}`)).toEqual([
-      'elsewhere/other-route',
-      'toystore/toystore',
-      'toystore/toystore-admin',
-    ]);
-    expect(
-      await source.get('PlanPolicy', { namespace: 'toystore', name: 'toystore-plans' }),
-    ).toMatchObject({ spec: { plans: [{ tier: 'gold' }, { tier: 'silver' }, { tier: 'bronze' }] } });
-    expect(await source.get('PlanPolicy', { namespace: 'toystore', name: 'nope' })).toBeUndefined();
+      expect(
+        (await source.list('HTTPRoute')).map(r => `${r.metadata.namespace}/${r.metadata.name}`),
+      ).toEqual(['elsewhere/other-route', 'toystore/toystore', 'toystore/toystore-admin']);
+      expect(
+        await source.get('PlanPolicy', { namespace: 'toystore', name: 'toystore-plans' }),
+      ).toMatchObject({
+        spec: { plans: [{ tier: 'gold' }, { tier: 'silver' }, { tier: 'bronze' }] },
+      });
+      expect(
+        await source.get('PlanPolicy', { namespace: 'toystore', name: 'nope' }),
+      ).toBeUndefined();
 
-    // Cluster-wide lists are one request each, in the group and version of the kind.
-    expect(fake.requests({ verb: 'list', namespace: undefined }).map(r => r.path)).toContain(
-      '/apis/gateway.networking.k8s.io/v1/httproutes',
-    );
-  }, TEST_TIMEOUT_MS);
+      // Cluster-wide lists are one request each, in the group and version of the kind.
+      expect(fake.requests({ verb: 'list', namespace: undefined }).map(r => r.path)).toContain(
+        '/apis/gateway.networking.k8s.io/v1/httproutes',
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it('keeps to the namespace allow-list', async () => {
     fake = await startFakeKubeApiServer();
@@ -115,44 +121,50 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
       'toystore-admin',
     ]);
     expect(await source.list('HTTPRoute', { namespace: 'elsewhere' })).toEqual([]);
-    expect(await source.get('HTTPRoute', { namespace: 'elsewhere', name: 'other-route' })).toBeUndefined();
+    expect(
+      await source.get('HTTPRoute', { namespace: 'elsewhere', name: 'other-route' }),
+    ).toBeUndefined();
     expect(fake.requests().map(r => r.path)).toEqual([
       '/apis/gateway.networking.k8s.io/v1/namespaces/toystore/httproutes',
     ]);
   });
 
-  it("pages a kind with the API server's limit and continue, namespace by namespace", async () => {
-    fake = await startFakeKubeApiServer();
-    await fake.loadFile(TOYSTORE);
-    fake.load(
-      ['a', 'b', 'c'].map(name => ({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { namespace: 'elsewhere', name },
-        spec: {},
-      })),
-    );
-    const walk = async (namespaces?: string[]) => {
-      const source = await sourceFor(namespaces);
-      const pages = await walkPages(page => source.listPage('HTTPRoute', {}, page), 2);
-      return pages.flat().map(r => `${r.metadata.namespace}/${r.metadata.name}`);
-    };
-    const inServerOrder = [
-      'elsewhere/a',
-      'elsewhere/b',
-      'elsewhere/c',
-      'toystore/toystore',
-      'toystore/toystore-admin',
-    ];
-    fake.clearRequestLog();
-    expect(await walk()).toEqual(inServerOrder);
-    expect(fake.requests({ verb: 'list' }).every(r => r.query.limit !== undefined)).toBe(true);
-    expect(await walk(['toystore', 'elsewhere'])).toEqual(inServerOrder);
-    const source = await sourceFor();
-    expect(
-      (await source.listPage('HTTPRoute', { namespace: 'toystore' }, { limit: 5 })).cursor,
-    ).toBeUndefined();
-  }, TEST_TIMEOUT_MS);
+  it(
+    "pages a kind with the API server's limit and continue, namespace by namespace",
+    async () => {
+      fake = await startFakeKubeApiServer();
+      await fake.loadFile(TOYSTORE);
+      fake.load(
+        ['a', 'b', 'c'].map(name => ({
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          kind: 'HTTPRoute',
+          metadata: { namespace: 'elsewhere', name },
+          spec: {},
+        })),
+      );
+      const walk = async (namespaces?: string[]) => {
+        const source = await sourceFor(namespaces);
+        const pages = await walkPages(page => source.listPage('HTTPRoute', {}, page), 2);
+        return pages.flat().map(r => `${r.metadata.namespace}/${r.metadata.name}`);
+      };
+      const inServerOrder = [
+        'elsewhere/a',
+        'elsewhere/b',
+        'elsewhere/c',
+        'toystore/toystore',
+        'toystore/toystore-admin',
+      ];
+      fake.clearRequestLog();
+      expect(await walk()).toEqual(inServerOrder);
+      expect(fake.requests({ verb: 'list' }).every(r => r.query.limit !== undefined)).toBe(true);
+      expect(await walk(['toystore', 'elsewhere'])).toEqual(inServerOrder);
+      const source = await sourceFor();
+      expect(
+        (await source.listPage('HTTPRoute', { namespace: 'toystore' }, { limit: 5 })).cursor,
+      ).toBeUndefined();
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it('lists none of a kind whose CRD is not installed, and says so once in the log', async () => {
     fake = await startFakeKubeApiServer({
@@ -169,6 +181,8 @@ describe('KubernetesResourceSource on a fake Kubernetes API server', () => {
     fake = await startFakeKubeApiServer();
     const source = await sourceFor();
     fake.failNext({ verb: 'list', resource: 'authpolicies' }, 503);
-    await expect(source.list('AuthPolicy')).rejects.toMatchObject({ name: 'ServiceUnavailableError' });
+    await expect(source.list('AuthPolicy')).rejects.toMatchObject({
+      name: 'ServiceUnavailableError',
+    });
   });
 });

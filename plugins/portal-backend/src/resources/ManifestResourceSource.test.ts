@@ -16,12 +16,7 @@ spec:
   hostnames: [shop.example.com]
 `;
 
-function planPolicy(
-  name: string,
-  route: string,
-  tiers: string[],
-  namespace = 'shop',
-): string {
+function planPolicy(name: string, route: string, tiers: string[], namespace = 'shop'): string {
   return `apiVersion: extensions.kuadrant.io/v1alpha1
 kind: PlanPolicy
 metadata:
@@ -93,12 +88,12 @@ describe('ManifestResourceSource', () => {
         metadata: { namespace: 'toystore', name: 'toystore', labels: { app: 'toystore' } },
         spec: { hostnames: ['api.toystore.example.com'] },
       });
-      expect(
-        await source.get('PlanPolicy', { namespace: 'toystore', name: 'toystore' }),
-      ).toBe(undefined);
-      expect(
-        await source.get('HTTPRoute', { namespace: 'other', name: 'toystore' }),
-      ).toBe(undefined);
+      expect(await source.get('PlanPolicy', { namespace: 'toystore', name: 'toystore' })).toBe(
+        undefined,
+      );
+      expect(await source.get('HTTPRoute', { namespace: 'other', name: 'toystore' })).toBe(
+        undefined,
+      );
     });
 
     it('hands out copies that callers cannot use to change the source', async () => {
@@ -203,7 +198,9 @@ ${created === undefined ? '' : `  creationTimestamp: "${created}"\n`}spec: {}
         /document 1 \(HTTPRoute undefined\/shop\) is invalid: metadata\.namespace: is required/,
       );
       const badName = await file('b.yaml', ROUTE.replace('name: shop', 'name: Shop_1'));
-      expect(await startupError([badName])).toContain('metadata.name: must be a lowercase DNS-1123');
+      expect(await startupError([badName])).toContain(
+        'metadata.name: must be a lowercase DNS-1123',
+      );
     });
 
     it('when a PlanPolicy has no plans or a plan has no tier', async () => {
@@ -211,8 +208,13 @@ ${created === undefined ? '' : `  creationTimestamp: "${created}"\n`}spec: {}
         'a.yaml',
         planPolicy('p', 'shop', ['x']).replace(/ {2}plans:[\s\S]*$/, '  plans: []\n'),
       );
-      expect(await startupError([noPlans])).toMatch(/PlanPolicy shop\/p\) is invalid: spec\.plans:/);
-      const noTier = await file('b.yaml', planPolicy('p', 'shop', ['x']).replace('tier: x', 'name: x'));
+      expect(await startupError([noPlans])).toMatch(
+        /PlanPolicy shop\/p\) is invalid: spec\.plans:/,
+      );
+      const noTier = await file(
+        'b.yaml',
+        planPolicy('p', 'shop', ['x']).replace('tier: x', 'name: x'),
+      );
       expect(await startupError([noTier])).toContain('spec.plans.0.tier: Required');
     });
 
@@ -232,12 +234,7 @@ ${created === undefined ? '' : `  creationTimestamp: "${created}"\n`}spec: {}
 });
 
 describe('plansOfPolicies', () => {
-  function policy(
-    name: string,
-    spec: unknown,
-    namespace = 'shop',
-    kind = 'PlanPolicy',
-  ) {
+  function policy(name: string, spec: unknown, namespace = 'shop', kind = 'PlanPolicy') {
     return {
       apiVersion: 'extensions.kuadrant.io/v1alpha1',
       kind,
@@ -255,21 +252,26 @@ describe('plansOfPolicies', () => {
     const plans = plansOfPolicies(
       [
         policy('b', { targetRef: target('shop'), plans: [{ tier: 'silver' }, { tier: 'gold' }] }),
-        policy('a', { targetRef: target('shop', 'gateway.networking.k8s.io'), plans: [{ tier: 'gold', description: 'first' }] }),
+        policy('a', {
+          targetRef: target('shop', 'gateway.networking.k8s.io'),
+          plans: [{ tier: 'gold', description: 'first' }],
+        }),
         policy('c', { targetRef: target('other'), plans: [{ tier: 'other-route' }] }),
         policy('d', { targetRef: target('shop'), plans: [{ tier: 'other-ns' }] }, 'elsewhere'),
         policy('e', { targetRef: target('shop', 'example.com'), plans: [{ tier: 'other-group' }] }),
         policy('f', { targetRef: { kind: 'Gateway', name: 'shop' }, plans: [{ tier: 'gateway' }] }),
-        policy('g', { targetRef: target('shop'), plans: [{ tier: 'rlp' }] }, 'shop', 'RateLimitPolicy'),
+        policy(
+          'g',
+          { targetRef: target('shop'), plans: [{ tier: 'rlp' }] },
+          'shop',
+          'RateLimitPolicy',
+        ),
         policy('h', { targetRef: target('shop') }),
       ],
       'shop',
       'shop',
     );
     // Policies in name order, a repeated tier once (first wins).
-    expect(plans).toEqual([
-      { tier: 'gold', description: 'first' },
-      { tier: 'silver' },
-    ]);
+    expect(plans).toEqual([{ tier: 'gold', description: 'first' }, { tier: 'silver' }]);
   });
 });

@@ -69,9 +69,7 @@ function parseManifest(manifest: ManifestText): Array<{
       return;
     }
     if (typeof document !== 'object' || Array.isArray(document)) {
-      throw new Error(
-        `Portal manifest ${where} is not a Kubernetes object (a YAML mapping)`,
-      );
+      throw new Error(`Portal manifest ${where} is not a Kubernetes object (a YAML mapping)`);
     }
     const { kind, metadata } = document as {
       kind?: unknown;
@@ -89,9 +87,7 @@ function parseManifest(manifest: ManifestText): Array<{
     }
     const result = manifestSchema(kind).safeParse(document);
     if (!result.success) {
-      throw new Error(
-        `Portal manifest ${where} is invalid: ${describeZodError(result.error)}`,
-      );
+      throw new Error(`Portal manifest ${where} is invalid: ${describeZodError(result.error)}`);
     }
     parsed.push({ object: result.data as ReadOnlyObject, where });
   });
@@ -134,9 +130,7 @@ export class ManifestResourceSource implements ReadOnlyResourceSource {
         const key = keyOf(object.kind, object.metadata);
         const earlier = origins.get(key);
         if (earlier !== undefined) {
-          throw new Error(
-            `Portal manifest ${where} defines the same object as ${earlier}`,
-          );
+          throw new Error(`Portal manifest ${where} defines the same object as ${earlier}`);
         }
         objects.set(key, object);
         origins.set(key, where);
@@ -160,10 +154,7 @@ export class ManifestResourceSource implements ReadOnlyResourceSource {
   }
 
   /** Objects of one kind, optionally in one namespace, ordered by namespace and name. */
-  async list(
-    kind: ReadOnlyKind,
-    options?: { namespace?: string },
-  ): Promise<ReadOnlyObject[]> {
+  async list(kind: ReadOnlyKind, options?: { namespace?: string }): Promise<ReadOnlyObject[]> {
     const namespace = options?.namespace;
     return (this.byKind.get(kind) ?? [])
       .filter(o => namespace === undefined || o.metadata.namespace === namespace)
@@ -191,10 +182,7 @@ export class ManifestResourceSource implements ReadOnlyResourceSource {
   }
 
   /** One object, or undefined when there is none of that kind, namespace and name. */
-  async get(
-    kind: ReadOnlyKind,
-    ref: ObjectRef,
-  ): Promise<ReadOnlyObject | undefined> {
+  async get(kind: ReadOnlyKind, ref: ObjectRef): Promise<ReadOnlyObject | undefined> {
     const object = this.objects.get(keyOf(kind, ref));
     return object === undefined ? undefined : structuredClone(object);
   }

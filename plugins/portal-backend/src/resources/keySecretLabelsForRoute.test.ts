@@ -68,7 +68,11 @@ describe('keySecretLabelsOfPolicies', () => {
         authPolicy('other-namespace', apiKeySpec(rule), { namespace: 'other' }),
         authPolicy(
           'gateway',
-          apiKeySpec(rule, { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'toystore' }),
+          apiKeySpec(rule, {
+            group: 'gateway.networking.k8s.io',
+            kind: 'Gateway',
+            name: 'toystore',
+          }),
         ),
         authPolicy('other-group', apiKeySpec(rule, { ...ROUTE_REF, group: 'example.com' })),
         authPolicy('plan', apiKeySpec(rule), { kind: 'PlanPolicy' }),

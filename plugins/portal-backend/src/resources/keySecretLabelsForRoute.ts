@@ -51,17 +51,15 @@ export function keySecretLabelsOfPolicies(
     if (!spec.success || !targetsHttpRoute(spec.data.targetRef, routeName)) {
       continue;
     }
-    const rules = Object.entries(spec.data.rules?.authentication ?? {}).sort(
-      ([a], [b]) => a.localeCompare(b),
+    const rules = Object.entries(spec.data.rules?.authentication ?? {}).sort(([a], [b]) =>
+      a.localeCompare(b),
     );
     for (const [, rule] of rules) {
       if (rule.apiKey === undefined) {
         continue;
       }
       apiKeyRules++;
-      for (const [key, value] of Object.entries(
-        rule.apiKey.selector.matchLabels ?? {},
-      )) {
+      for (const [key, value] of Object.entries(rule.apiKey.selector.matchLabels ?? {})) {
         if (!Object.prototype.hasOwnProperty.call(labels, key)) {
           labels[key] = value;
         }

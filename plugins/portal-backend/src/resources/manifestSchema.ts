@@ -16,14 +16,12 @@ export const READ_ONLY_API_VERSIONS: Readonly<Record<ReadOnlyKind, string>> = {
 /** Whether `kind` is one of the read-only kinds. */
 export function isReadOnlyKind(kind: unknown): kind is ReadOnlyKind {
   return (
-    typeof kind === 'string' &&
-    Object.prototype.hasOwnProperty.call(READ_ONLY_API_VERSIONS, kind)
+    typeof kind === 'string' && Object.prototype.hasOwnProperty.call(READ_ONLY_API_VERSIONS, kind)
   );
 }
 
 // RFC 1123 subdomain (object names) and label (namespaces), as Kubernetes checks them.
-const DNS1123_SUBDOMAIN =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 // Kubernetes' label syntax (validation.IsQualifiedName / IsValidLabelValue): a label a
@@ -38,18 +36,13 @@ function isLabelKey(key: string): boolean {
   }
   const prefix = key.slice(0, slash);
   return (
-    prefix.length <= 253 &&
-    DNS1123_SUBDOMAIN.test(prefix) &&
-    LABEL_NAME.test(key.slice(slash + 1))
+    prefix.length <= 253 && DNS1123_SUBDOMAIN.test(prefix) && LABEL_NAME.test(key.slice(slash + 1))
   );
 }
 
 const metadataSchema = z
   .object({
-    name: z
-      .string()
-      .max(253)
-      .regex(DNS1123_SUBDOMAIN, 'must be a lowercase DNS-1123 subdomain'),
+    name: z.string().max(253).regex(DNS1123_SUBDOMAIN, 'must be a lowercase DNS-1123 subdomain'),
     namespace: z
       .string({ required_error: 'is required (the object must name its namespace)' })
       .max(63)

@@ -14,10 +14,11 @@ import type { operationInputs } from './operationInputs';
 
 /** `true` when each type is assignable to the other. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Body<K extends keyof typeof operationInputs> =
-  (typeof operationInputs)[K] extends { body: z.ZodTypeAny }
-    ? z.input<(typeof operationInputs)[K]['body']>
-    : never;
+type Body<K extends keyof typeof operationInputs> = (typeof operationInputs)[K] extends {
+  body: z.ZodTypeAny;
+}
+  ? z.input<(typeof operationInputs)[K]['body']>
+  : never;
 
 const sameTypes: {
   createApiProduct: Same<Body<'createApiProduct'>, CreateApiProductRequest>;

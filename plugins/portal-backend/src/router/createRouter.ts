@@ -13,10 +13,7 @@
  * Bodies are read once, in front of every route, by jsonBody.ts: JSON, UTF-8, at most
  * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
  */
-import type {
-  BackstageCredentials,
-  HttpAuthService,
-} from '@backstage/backend-plugin-api';
+import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
 import type { ObjectRef } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
@@ -46,9 +43,7 @@ type Handler = (req: Request, res: Response) => Promise<void>;
 
 /** The operations that validate a query: the lists. */
 type ListOperationId = {
-  [K in PortalOperationId]: (typeof operationInputs)[K] extends { query: unknown }
-    ? K
-    : never;
+  [K in PortalOperationId]: (typeof operationInputs)[K] extends { query: unknown } ? K : never;
 }[PortalOperationId];
 
 function refOf(req: Request): ObjectRef {
@@ -56,12 +51,9 @@ function refOf(req: Request): ObjectRef {
 }
 
 /** Builds the portal's Express router over {@link portalRoutes}. */
-export async function createRouter(
-  options: PortalRouterOptions,
-): Promise<express.Router> {
+export async function createRouter(options: PortalRouterOptions): Promise<express.Router> {
   const { service, httpAuth, auditor, pageTokens } = options;
-  const credentials = (req: Request) =>
-    httpAuth.credentials(req, { allow: ['user', 'service'] });
+  const credentials = (req: Request) => httpAuth.credentials(req, { allow: ['user', 'service'] });
   const body = (req: Request, schema: Parameters<typeof parseInput>[0]) =>
     parseInput(schema, req.body ?? {}, 'request body');
   /**
@@ -72,17 +64,16 @@ export async function createRouter(
     req: Request,
     res: Response,
     route: ListOperationId,
-    call: (
-      creds: BackstageCredentials,
-      filters: F,
-      page?: PageRequest,
-    ) => Promise<Page<unknown>>,
+    call: (creds: BackstageCredentials, filters: F, page?: PageRequest) => Promise<Page<unknown>>,
   ) => {
-    const { limit, continue: token, ...filters } = parseInput(
-      operationInputs[route].query,
-      req.query,
-      'query',
-    ) as { limit?: number; continue?: string } & F;
+    const {
+      limit,
+      continue: token,
+      ...filters
+    } = parseInput(operationInputs[route].query, req.query, 'query') as {
+      limit?: number;
+      continue?: string;
+    } & F;
     const creds = await credentials(req);
     const binding = { route, filters: filters as F, credentials: creds };
     const page =
@@ -90,8 +81,7 @@ export async function createRouter(
         ? undefined
         : {
             limit,
-            cursor:
-              token === undefined ? undefined : pageTokens.open(token, binding),
+            cursor: token === undefined ? undefined : pageTokens.open(token, binding),
           };
     const { items, cursor } = await call(creds, filters as F, page);
     const next = pageTokens.seal(cursor, binding);
@@ -101,17 +91,12 @@ export async function createRouter(
   const readOnlyList =
     (route: ListOperationId, kind: ReadOnlyKind): Handler =>
     (req, res) =>
-      list(req, res, route, (c, f, p) =>
-        service.listReadOnly(c, kind, f, p),
-      );
+      list(req, res, route, (c, f, p) => service.listReadOnly(c, kind, f, p));
 
   const review =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { reason } = body(
-        req,
-        operationInputs[`${decision}Request`].body,
-      );
+      const { reason } = body(req, operationInputs[`${decision}Request`].body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
@@ -130,8 +115,7 @@ export async function createRouter(
     async (req, res) => {
       const { requests, reason } = body(
         req,
-        operationInputs[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests']
-          .body,
+        operationInputs[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests'].body,
       );
       const creds = await credentials(req);
       const results = await auditor.run(
@@ -154,9 +138,7 @@ export async function createRouter(
 
   const handlers: Record<PortalOperationId, Handler> = {
     async listApiProducts(req, res) {
-      await list(req, res, 'listApiProducts', (c, f, p) =>
-        service.listProducts(c, f, p),
-      );
+      await list(req, res, 'listApiProducts', (c, f, p) => service.listProducts(c, f, p));
     },
     async getApiProduct(req, res) {
       res.json(await service.getProduct(await credentials(req), refOf(req)));
@@ -194,9 +176,8 @@ export async function createRouter(
     async deleteApiProduct(req, res) {
       const ref = refOf(req);
       const creds = await credentials(req);
-      await auditor.run(
-        { eventId: 'apiproduct-delete', request: req, meta: { ...ref } },
-        () => service.deleteProduct(creds, ref),
+      await auditor.run({ eventId: 'apiproduct-delete', request: req, meta: { ...ref } }, () =>
+        service.deleteProduct(creds, ref),
       );
       res.status(204).end();
     },
@@ -206,19 +187,14 @@ export async function createRouter(
       res.json(await service.getPlanPolicy(await credentials(req), refOf(req)));
     },
     listAuthPolicies: readOnlyList('listAuthPolicies', 'AuthPolicy'),
-    listRateLimitPolicies: readOnlyList(
-      'listRateLimitPolicies',
-      'RateLimitPolicy',
-    ),
+    listRateLimitPolicies: readOnlyList('listRateLimitPolicies', 'RateLimitPolicy'),
     async listRequests(req, res) {
       await list(req, res, 'listRequests', (c, f, p) =>
         service.listRequests(c, f as RequestQuery, p),
       );
     },
     async listMyRequests(req, res) {
-      await list(req, res, 'listMyRequests', (c, f, p) =>
-        service.listMyRequests(c, f, p),
-      );
+      await list(req, res, 'listMyRequests', (c, f, p) => service.listMyRequests(c, f, p));
     },
     async createRequest(req, res) {
       const request = body(req, operationInputs.createRequest.body);
@@ -256,9 +232,8 @@ export async function createRouter(
     async deleteRequest(req, res) {
       const ref = refOf(req);
       const creds = await credentials(req);
-      await auditor.run(
-        { eventId: 'apikey-request-delete', request: req, meta: { ...ref } },
-        () => service.deleteRequest(creds, ref),
+      await auditor.run({ eventId: 'apikey-request-delete', request: req, meta: { ...ref } }, () =>
+        service.deleteRequest(creds, ref),
       );
       res.status(204).end();
     },

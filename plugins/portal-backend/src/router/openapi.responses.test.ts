@@ -20,9 +20,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const TOYSTORE = path.resolve(ROOT, '..', '..', 'examples', 'toystore.yaml');
 
 type Json = Record<string, any>;
-const document = yaml.load(
-  fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8'),
-) as Json;
+const document = yaml.load(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8')) as Json;
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -39,11 +37,7 @@ function resolve(node: Json): Json {
 }
 
 /** Fails unless `body` is what the document says `operationId` answers with `status`. */
-function expectDocumented(
-  operationId: PortalOperationId,
-  status: number,
-  body: unknown,
-) {
+function expectDocumented(operationId: PortalOperationId, status: number, body: unknown) {
   const route = portalRoutes.find(r => r.operationId === operationId)!;
   const operation = document.paths[toOpenApiPath(route.path)][route.method];
   const response = operation.responses[String(status)];
@@ -77,11 +71,7 @@ describe('openapi.yaml responses match what the plugin answers (real SQLite stor
         }),
       ],
     });
-    const call = async (
-      operationId: PortalOperationId,
-      url: string,
-      send?: object,
-    ) => {
+    const call = async (operationId: PortalOperationId, url: string, send?: object) => {
       const route = portalRoutes.find(r => r.operationId === operationId)!;
       const test = request(server)[route.method](`/api/portal${url}`);
       const response = await (send === undefined ? test : test.send(send));
@@ -142,17 +132,13 @@ describe('openapi.yaml responses match what the plugin answers (real SQLite stor
       expiresAt: null,
     });
     expect(
-      (await call('approveRequest', `/requests/toystore/${approved}/approve`, {}))
-        .status,
+      (await call('approveRequest', `/requests/toystore/${approved}/approve`, {})).status,
     ).toBe(200);
     await call('rejectRequest', `/requests/toystore/${rejected}/reject`, {
       reason: 'no',
     });
     await call('rejectRequest', `/requests/toystore/${rejected}/reject`, {});
-    const secret = await call(
-      'revealApiKeySecret',
-      `/apikeys/toystore/${approved}/secret`,
-    );
+    const secret = await call('revealApiKeySecret', `/apikeys/toystore/${approved}/secret`);
     expect(secret.status).toBe(200);
     await call('revealApiKeySecret', `/apikeys/toystore/${approved}/secret`);
     const bulk = await call('bulkApproveRequests', '/requests/bulk-approve', {
@@ -166,19 +152,13 @@ describe('openapi.yaml responses match what the plugin answers (real SQLite stor
       requests: [{ namespace: 'toystore', name: approved }],
     });
     await call('createRequest', '/requests', { planTier: 'gold' });
-    expect(
-      (await call('deleteRequest', `/requests/toystore/${approved}`)).status,
-    ).toBe(204);
+    expect((await call('deleteRequest', `/requests/toystore/${approved}`)).status).toBe(204);
     await call('deleteRequest', `/requests/toystore/${approved}`);
-    expect(
-      (await call('deleteApiProduct', '/apiproducts/toystore/toys')).status,
-    ).toBe(204);
+    expect((await call('deleteApiProduct', '/apiproducts/toystore/toys')).status).toBe(204);
   });
 
   it('fails for a body or a status the document does not describe', () => {
-    expect(() =>
-      expectDocumented('getApiProduct', 200, { kind: 'APIProduct' }),
-    ).toThrow();
+    expect(() => expectDocumented('getApiProduct', 200, { kind: 'APIProduct' })).toThrow();
     expect(() => expectDocumented('getPlanPolicy', 409, {})).toThrow();
     expect(() => expectDocumented('deleteRequest', 204, { deleted: true })).toThrow();
   });

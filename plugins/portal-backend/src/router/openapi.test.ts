@@ -1,22 +1,13 @@
-import fs from "node:fs";
-import path from "node:path";
-import yaml from "js-yaml";
-import { portalRoutes, toOpenApiPath } from "./routes";
-import { withGeneratedRequestSchemas } from "./__testUtils__/openapiSchemas";
-import { MAX_PAGE_LIMIT } from "./schemas";
+import fs from 'node:fs';
+import path from 'node:path';
+import yaml from 'js-yaml';
+import { portalRoutes, toOpenApiPath } from './routes';
+import { withGeneratedRequestSchemas } from './__testUtils__/openapiSchemas';
+import { MAX_PAGE_LIMIT } from './schemas';
 
-const DOCUMENT_PATH = path.resolve(__dirname, "..", "..", "openapi.yaml");
+const DOCUMENT_PATH = path.resolve(__dirname, '..', '..', 'openapi.yaml');
 
-const HTTP_METHODS = [
-  "get",
-  "put",
-  "post",
-  "delete",
-  "options",
-  "head",
-  "patch",
-  "trace",
-];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 interface OpenApiDocument {
   openapi: string;
@@ -36,9 +27,7 @@ interface OpenApiDocument {
 }
 
 function loadDocument(): OpenApiDocument {
-  return yaml.load(
-    fs.readFileSync(DOCUMENT_PATH, "utf8"),
-  ) as OpenApiDocument;
+  return yaml.load(fs.readFileSync(DOCUMENT_PATH, 'utf8')) as OpenApiDocument;
 }
 
 function documentedOperations(): string[] {
@@ -47,32 +36,24 @@ function documentedOperations(): string[] {
   return Object.entries(document.paths).flatMap(([route, item]) =>
     Object.entries(item)
       .filter(([method]) => HTTP_METHODS.includes(method))
-      .map(
-        ([method, operation]) =>
-          `${method.toUpperCase()} ${route} ${operation.operationId}`,
-      ),
+      .map(([method, operation]) => `${method.toUpperCase()} ${route} ${operation.operationId}`),
   );
 }
 
 const routedOperations = portalRoutes.map(
-  (route) =>
-    `${route.method.toUpperCase()} ${toOpenApiPath(route.path)} ${route.operationId}`,
+  route => `${route.method.toUpperCase()} ${toOpenApiPath(route.path)} ${route.operationId}`,
 );
 
-describe("openapi.yaml", () => {
-  it("documents every route of the router, with its operationId", () => {
-    expect(documentedOperations()).toEqual(
-      expect.arrayContaining(routedOperations),
-    );
+describe('openapi.yaml', () => {
+  it('documents every route of the router, with its operationId', () => {
+    expect(documentedOperations()).toEqual(expect.arrayContaining(routedOperations));
   });
 
-  it("documents no operation that the router does not serve", () => {
-    expect(routedOperations).toEqual(
-      expect.arrayContaining(documentedOperations()),
-    );
+  it('documents no operation that the router does not serve', () => {
+    expect(routedOperations).toEqual(expect.arrayContaining(documentedOperations()));
   });
 
-  it("matches the 20 endpoints of the specification", () => {
+  it('matches the 20 endpoints of the specification', () => {
     expect(new Set(routedOperations).size).toBe(20);
     expect(documentedOperations()).toHaveLength(20);
   });
@@ -80,24 +61,22 @@ describe("openapi.yaml", () => {
   it("documents limit and continue on every list route, with the router's bounds", () => {
     const document = loadDocument();
     const lists = portalRoutes.filter(
-      (route) => route.method === "get" && route.operationId.startsWith("list"),
+      route => route.method === 'get' && route.operationId.startsWith('list'),
     );
     expect(lists).toHaveLength(7);
     for (const route of lists) {
       const operation = document.paths[toOpenApiPath(route.path)].get;
       const names = (operation.parameters ?? []).map(
-        (parameter) =>
-          parameter.name ??
-          document.components.parameters[parameter.$ref!.split("/").pop()!]
-            .name,
+        parameter =>
+          parameter.name ?? document.components.parameters[parameter.$ref!.split('/').pop()!].name,
       );
       expect({ route: route.path, names }).toEqual({
         route: route.path,
-        names: expect.arrayContaining(["limit", "continue"]),
+        names: expect.arrayContaining(['limit', 'continue']),
       });
     }
     expect(document.components.parameters.limit.schema).toEqual({
-      type: "integer",
+      type: 'integer',
       minimum: 1,
       maximum: MAX_PAGE_LIMIT,
     });
@@ -105,11 +84,11 @@ describe("openapi.yaml", () => {
 });
 
 describe("openapi.yaml request schemas (generated from the router's zod schemas)", () => {
-  const text = fs.readFileSync(DOCUMENT_PATH, "utf8");
+  const text = fs.readFileSync(DOCUMENT_PATH, 'utf8');
 
-  it("are what yarn build:openapi generates from operationInputs.ts", () => {
+  it('are what yarn build:openapi generates from operationInputs.ts', () => {
     const generated = withGeneratedRequestSchemas(text);
-    if (process.env.UPDATE_OPENAPI === "1") {
+    if (process.env.UPDATE_OPENAPI === '1') {
       fs.writeFileSync(DOCUMENT_PATH, generated);
       return;
     }
@@ -117,26 +96,23 @@ describe("openapi.yaml request schemas (generated from the router's zod schemas)
     expect(text).toBe(generated);
   });
 
-  it("drift in a body schema, a query parameter or a body reference is caught", () => {
+  it('drift in a body schema, a query parameter or a body reference is caught', () => {
     const bodyDrift = text.replace(
       /(CreateAPIKeyRequest:[\s\S]*?useCase: \{ type: string, maxLength: )1000/,
-      "$12000",
+      '$12000',
     );
     expect(bodyDrift).not.toBe(text);
     expect(withGeneratedRequestSchemas(bodyDrift)).not.toBe(bodyDrift);
 
-    const queryDrift = text.replace(
-      "        - $ref: '#/components/parameters/status'\n",
-      "",
-    );
+    const queryDrift = text.replace("        - $ref: '#/components/parameters/status'\n", '');
     expect(queryDrift).not.toBe(text);
     expect(() => withGeneratedRequestSchemas(queryDrift)).toThrow(
-      "openapi.yaml: listRequests documents query parameters [continue, limit, namespace] but the router reads [continue, limit, namespace, status]",
+      'openapi.yaml: listRequests documents query parameters [continue, limit, namespace] but the router reads [continue, limit, namespace, status]',
     );
 
     const wrongBody = text.replace(
       /(operationId: createRequest[\s\S]*?schema: \{ \$ref: '#\/components\/schemas\/)CreateAPIKeyRequest/,
-      "$1Review",
+      '$1Review',
     );
     expect(wrongBody).not.toBe(text);
     expect(() => withGeneratedRequestSchemas(wrongBody)).toThrow(

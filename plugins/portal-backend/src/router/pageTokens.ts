@@ -58,9 +58,7 @@ export class PageTokens {
 
   constructor(key: Buffer) {
     if (key.length < MIN_PAGE_TOKEN_KEY_BYTES) {
-      throw new Error(
-        `the page token key must have at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes`,
-      );
+      throw new Error(`the page token key must have at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes`);
     }
     this.#key = key;
   }
@@ -80,11 +78,7 @@ export class PageTokens {
   /** The store cursor inside a token; InputError when altered or bound elsewhere. */
   open(token: string, binding: PageBinding): string {
     const [body, signature, ...rest] = token.split('.');
-    if (
-      rest.length > 0 ||
-      signature === undefined ||
-      !safeEqual(signature, this.#sign(body))
-    ) {
+    if (rest.length > 0 || signature === undefined || !safeEqual(signature, this.#sign(body))) {
       throw new InputError(ALTERED);
     }
     let payload: Partial<TokenPayload>;
@@ -119,13 +113,7 @@ function digestOf(binding: PageBinding): string {
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return createHash('sha256')
-    .update(
-      JSON.stringify([
-        binding.route,
-        filters,
-        principalOf(binding.credentials),
-      ]),
-    )
+    .update(JSON.stringify([binding.route, filters, principalOf(binding.credentials)]))
     .digest('base64url');
 }
 

@@ -66,60 +66,38 @@ describe('request schemas', () => {
       ),
     ).toEqual({ spec: { description: null, contact: { email: null } } });
     expect(() =>
-      parseInput(
-        apiProductPatchSchema,
-        { spec: { displayName: null } },
-        'body',
-      ),
+      parseInput(apiProductPatchSchema, { spec: { displayName: null } }, 'body'),
     ).toThrow(/spec\.displayName/);
     expect(() =>
-      parseInput(
-        apiProductPatchSchema,
-        { metadata: { annotations: { other: 'x' } } },
-        'body',
-      ),
+      parseInput(apiProductPatchSchema, { metadata: { annotations: { other: 'x' } } }, 'body'),
     ).toThrow(/metadata\.annotations\.other is not a known field/);
   });
 
   it('refuses duplicate and empty bulk lists, and more than 100 items', () => {
     const ref = { namespace: 'toystore', name: 'k' };
-    expect(() =>
-      parseInput(bulkReviewSchema, { requests: [ref, ref] }, 'body'),
-    ).toThrow(/requests\.1: duplicates requests\[0\] \(toystore\/k\)/);
-    expect(() =>
-      parseInput(bulkReviewSchema, { requests: [] }, 'body'),
-    ).toThrow(/requests/);
+    expect(() => parseInput(bulkReviewSchema, { requests: [ref, ref] }, 'body')).toThrow(
+      /requests\.1: duplicates requests\[0\] \(toystore\/k\)/,
+    );
+    expect(() => parseInput(bulkReviewSchema, { requests: [] }, 'body')).toThrow(/requests/);
     const many = Array.from({ length: 101 }, (_, i) => ({
       namespace: 'toystore',
       name: `k${i}`,
     }));
-    expect(() =>
-      parseInput(bulkReviewSchema, { requests: many }, 'body'),
-    ).toThrow(/100/);
+    expect(() => parseInput(bulkReviewSchema, { requests: many }, 'body')).toThrow(/100/);
   });
 
   it('treats empty query values as absent', () => {
-    expect(
-      parseInput(
-        requestListQuerySchema,
-        { status: '', namespace: '' },
-        'query',
-      ),
-    ).toEqual({});
+    expect(parseInput(requestListQuerySchema, { status: '', namespace: '' }, 'query')).toEqual({});
   });
 
   it('checks the status query value and ignores unknown query parameters', () => {
     expect(
-      parseInput(
-        requestListQuerySchema,
-        { status: 'Approved', colour: 'red' },
-        'query',
-      ),
+      parseInput(requestListQuerySchema, { status: 'Approved', colour: 'red' }, 'query'),
     ).toEqual({
       status: 'Approved',
     });
-    expect(() =>
-      parseInput(requestListQuerySchema, { status: 'Done' }, 'query'),
-    ).toThrow(/invalid query: status: Invalid enum value/);
+    expect(() => parseInput(requestListQuerySchema, { status: 'Done' }, 'query')).toThrow(
+      /invalid query: status: Invalid enum value/,
+    );
   });
 });

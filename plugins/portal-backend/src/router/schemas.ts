@@ -126,18 +126,12 @@ export const apiProductPatchSchema = z
     ...typeFields('APIProduct'),
     metadata: z
       .object({
-        labels: z
-          .record(z.string(), z.string().nullable())
-          .nullable()
-          .optional(),
+        labels: z.record(z.string(), z.string().nullable()).nullable().optional(),
         annotations: z
           .object({ 'backstage.io/owner': z.string().min(1) })
           .strict()
           .optional(),
-        resourceVersion: z
-          .string()
-          .optional()
-          .describe('precondition; 409 on mismatch'),
+        resourceVersion: z.string().optional().describe('precondition; 409 on mismatch'),
       })
       .strict()
       .optional(),
@@ -236,10 +230,7 @@ export const bulkReviewSchema = z
  * `/requests?status=&namespace=`) means "not given", like an absent one.
  */
 function optionalQueryValue<T extends z.ZodTypeAny>(schema: T) {
-  return z.preprocess(
-    value => (value === '' ? undefined : value),
-    schema.optional(),
-  );
+  return z.preprocess(value => (value === '' ? undefined : value), schema.optional());
 }
 
 /** The largest page a list answers (spec §9). */
@@ -263,9 +254,7 @@ const pageQueryFields = {
       ),
   ),
   continue: optionalQueryValue(
-    z
-      .string()
-      .max(MAX_CONTINUE_LENGTH, 'is not a continue token of this portal'),
+    z.string().max(MAX_CONTINUE_LENGTH, 'is not a continue token of this portal'),
   ),
 };
 
@@ -274,8 +263,7 @@ function continueNeedsLimit(query: { limit?: number; continue?: string }) {
   return query.continue === undefined || query.limit !== undefined;
 }
 const CONTINUE_NEEDS_LIMIT = {
-  message:
-    'continue needs limit: send the page size again with the token from the previous page',
+  message: 'continue needs limit: send the page size again with the token from the previous page',
   path: ['continue'],
 };
 
@@ -322,9 +310,7 @@ export function parseInput<T extends z.ZodTypeAny>(
 ): z.output<T> {
   const result = schema.safeParse(input);
   if (!result.success) {
-    throw new InputError(
-      `invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`,
-    );
+    throw new InputError(`invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`);
   }
   return result.data;
 }

@@ -6,16 +6,9 @@
  * the same, in the same order. Wall time is not asserted; the steps are what it is made of.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  TestDatabases,
-} from '@backstage/backend-test-utils';
+import { mockCredentials, mockServices, TestDatabases } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import {
-  OWNER_ANNOTATION,
-  type ObjectRef,
-} from '@devportal/plugin-portal-common';
+import { OWNER_ANNOTATION, type ObjectRef } from '@devportal/plugin-portal-common';
 import path from 'node:path';
 import { productOwnerApproval } from '../permissions/testing';
 import { ManifestResourceSource } from '../resources/ManifestResourceSource';
@@ -58,8 +51,7 @@ async function setUp() {
   const userInfo = mockServices.userInfo.mock({
     getUserInfo: async (credentials: BackstageCredentials) => {
       steps.push('userInfo');
-      const userEntityRef = (credentials.principal as { userEntityRef: string })
-        .userEntityRef;
+      const userEntityRef = (credentials.principal as { userEntityRef: string }).userEntityRef;
       return { userEntityRef, ownershipEntityRefs: [userEntityRef] };
     },
   });
@@ -72,13 +64,11 @@ async function setUp() {
   const permissions = mockServices.permissions.mock({
     authorize: jest.fn(async requests => {
       steps.push('authorize');
-      return requests.map(
-        ({ permission }: { permission: { name: string } }) => ({
-          result: MALLORY_GRANTS.includes(permission.name)
-            ? AuthorizeResult.ALLOW
-            : AuthorizeResult.DENY,
-        }),
-      ) as any;
+      return requests.map(({ permission }: { permission: { name: string } }) => ({
+        result: MALLORY_GRANTS.includes(permission.name)
+          ? AuthorizeResult.ALLOW
+          : AuthorizeResult.DENY,
+      })) as any;
     }),
     authorizeConditional: jest.fn(async queries => {
       steps.push('authorizeConditional');
@@ -139,38 +129,23 @@ async function setUp() {
 
 describe('AuthorizedPortalService: a hidden key costs what a missing one does (mocked permissions, real SQLite store)', () => {
   type Setup = Awaited<ReturnType<typeof setUp>>;
-  const routes: Array<
-    [string, (s: Setup, ref: ObjectRef) => Promise<unknown>]
-  > = [
-    [
-      'approve',
-      (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'approve'),
-    ],
-    [
-      'reject',
-      (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'reject'),
-    ],
-    [
-      'update',
-      (s, ref) =>
-        s.authorized.updateRequest(s.credentials, ref, { useCase: 'x' }),
-    ],
+  const routes: Array<[string, (s: Setup, ref: ObjectRef) => Promise<unknown>]> = [
+    ['approve', (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'approve')],
+    ['reject', (s, ref) => s.authorized.reviewRequest(s.credentials, ref, 'reject')],
+    ['update', (s, ref) => s.authorized.updateRequest(s.credentials, ref, { useCase: 'x' })],
     ['delete', (s, ref) => s.authorized.deleteRequest(s.credentials, ref)],
     ['secret', (s, ref) => s.authorized.revealSecret(s.credentials, ref)],
   ];
 
-  it.each(routes)(
-    '%s: the same steps, in the same order, for both 404s',
-    async (_, call) => {
-      const s = await setUp();
-      const missing = await s.stepsOf(() => call(s, s.missing));
-      const hidden = await s.stepsOf(() => call(s, s.hidden));
-      expect(missing.error).toBe('NotFoundError');
-      expect(hidden.error).toBe('NotFoundError');
-      expect(hidden.steps).toEqual(missing.steps);
-      expect(missing.steps).toContain('store.getKey');
-    },
-  );
+  it.each(routes)('%s: the same steps, in the same order, for both 404s', async (_, call) => {
+    const s = await setUp();
+    const missing = await s.stepsOf(() => call(s, s.missing));
+    const hidden = await s.stepsOf(() => call(s, s.hidden));
+    expect(missing.error).toBe('NotFoundError');
+    expect(hidden.error).toBe('NotFoundError');
+    expect(hidden.steps).toEqual(missing.steps);
+    expect(missing.steps).toContain('store.getKey');
+  });
 
   it('bulk approve: the same steps for a missing and a hidden item', async () => {
     const s = await setUp();
@@ -181,11 +156,7 @@ describe('AuthorizedPortalService: a hidden key costs what a missing one does (m
       s.authorized.bulkReview(s.credentials, [s.hidden], 'approve'),
     );
     expect(hidden.steps).toEqual(missing.steps);
-    const both = await s.authorized.bulkReview(
-      s.credentials,
-      [s.missing, s.hidden],
-      'approve',
-    );
+    const both = await s.authorized.bulkReview(s.credentials, [s.missing, s.hidden], 'approve');
     expect(both.map(r => !r.success && r.error.statusCode)).toEqual([404, 404]);
   });
 });

@@ -35,15 +35,9 @@
  * their token has access restrictions); every change and the user-only routes need a
  * signed-in user (403 otherwise), since they record who did it.
  */
-import type {
-  BackstageCredentials,
-  PermissionsService,
-} from '@backstage/backend-plugin-api';
+import type { BackstageCredentials, PermissionsService } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
-import {
-  AuthorizeResult,
-  type BasicPermission,
-} from '@backstage/plugin-permission-common';
+import { AuthorizeResult, type BasicPermission } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import {
   portalApiKeyApprovePermission,
@@ -71,10 +65,7 @@ import {
   type BulkReviewResult,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import {
-  portalApiKeyRules,
-  type PortalApiKeyResource,
-} from '../permissions/rules';
+import { portalApiKeyRules, type PortalApiKeyResource } from '../permissions/rules';
 import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import type { PortalActors } from './PortalActors';
 import type {
@@ -85,12 +76,7 @@ import type {
   ProductQuery,
 } from './PortalService';
 import { summarizeProductPatch } from './productPatch';
-import {
-  describeRef,
-  keyNotFound,
-  productNotFound,
-  productOwnerOf,
-} from './records';
+import { describeRef, keyNotFound, productNotFound, productOwnerOf } from './records';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
@@ -100,13 +86,7 @@ import type {
   ReviewDecision,
   UpdateApiKeyRequest,
 } from './types';
-import {
-  isRequester,
-  ownsRef,
-  scopeOf,
-  requireScope,
-  type Scope,
-} from './ownership';
+import { isRequester, ownsRef, scopeOf, requireScope, type Scope } from './ownership';
 
 /** The permission that guards each read-only kind's list. */
 const READ_ONLY_LIST_PERMISSIONS: Record<ReadOnlyKind, BasicPermission> = {
@@ -116,10 +96,9 @@ const READ_ONLY_LIST_PERMISSIONS: Record<ReadOnlyKind, BasicPermission> = {
   RateLimitPolicy: portalRateLimitPolicyListPermission,
 };
 
-const authorizeApproval = createConditionAuthorizer<
-  PortalApiKeyResource,
-  unknown
->(portalApiKeyRules);
+const authorizeApproval = createConditionAuthorizer<PortalApiKeyResource, unknown>(
+  portalApiKeyRules,
+);
 
 /** Options of {@link AuthorizedPortalService.create}. */
 export interface AuthorizedPortalServiceOptions {
@@ -136,9 +115,7 @@ export class AuthorizedPortalService implements PortalService {
   readonly #permissions: PermissionsService;
   readonly #actors: PortalActors;
 
-  static create(
-    options: AuthorizedPortalServiceOptions,
-  ): AuthorizedPortalService {
+  static create(options: AuthorizedPortalServiceOptions): AuthorizedPortalService {
     return new AuthorizedPortalService(options);
   }
 
@@ -196,31 +173,17 @@ export class AuthorizedPortalService implements PortalService {
     });
   }
 
-  async createProduct(
-    credentials: BackstageCredentials,
-    request: CreateApiProductRequest,
-  ) {
+  async createProduct(credentials: BackstageCredentials, request: CreateApiProductRequest) {
     await this.#actors.requireUser(credentials, 'creating an API product');
-    const [create] = await this.#allowed(credentials, [
-      portalApiProductCreatePermission,
-    ]);
+    const [create] = await this.#allowed(credentials, [portalApiProductCreatePermission]);
     if (!create) {
-      throw new NotAllowedError(
-        'creating API products needs portal.apiproduct.create',
-      );
+      throw new NotAllowedError('creating API products needs portal.apiproduct.create');
     }
     return this.#service.createProduct(credentials, request);
   }
 
-  async updateProduct(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-    patch: ApiProductPatch,
-  ) {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'updating an API product',
-    );
+  async updateProduct(credentials: BackstageCredentials, ref: ObjectRef, patch: ApiProductPatch) {
+    const actor = await this.#actors.requireUser(credentials, 'updating an API product');
     const { scope, check } = await this.#productChangeCheck(
       credentials,
       actor,
@@ -228,31 +191,23 @@ export class AuthorizedPortalService implements PortalService {
       portalApiProductUpdateOwnPermission,
       'updating',
     );
-    return this.#service.updateProduct(
-      credentials,
-      ref,
-      patch,
-      async (product, productRef) => {
-        await check(product, productRef);
-        // The owner and the route are `.all` matters even for the product's owner.
-        const { changesOwner, changesTargetRef } = summarizeProductPatch(
-          product!, // the check throws for a missing product
-          patch,
+    return this.#service.updateProduct(credentials, ref, patch, async (product, productRef) => {
+      await check(product, productRef);
+      // The owner and the route are `.all` matters even for the product's owner.
+      const { changesOwner, changesTargetRef } = summarizeProductPatch(
+        product!, // the check throws for a missing product
+        patch,
+      );
+      if (scope === 'own' && (changesOwner || changesTargetRef)) {
+        throw new NotAllowedError(
+          `changing ${changesOwner ? 'the owner annotation' : 'spec.targetRef'} needs portal.apiproduct.update.all`,
         );
-        if (scope === 'own' && (changesOwner || changesTargetRef)) {
-          throw new NotAllowedError(
-            `changing ${changesOwner ? 'the owner annotation' : 'spec.targetRef'} needs portal.apiproduct.update.all`,
-          );
-        }
-      },
-    );
+      }
+    });
   }
 
   async deleteProduct(credentials: BackstageCredentials, ref: ObjectRef) {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'deleting an API product',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'deleting an API product');
     const { check } = await this.#productChangeCheck(
       credentials,
       actor,
@@ -315,9 +270,7 @@ export class AuthorizedPortalService implements PortalService {
   }
 
   async getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef) {
-    const [allowed] = await this.#allowed(credentials, [
-      portalPlanPolicyReadPermission,
-    ]);
+    const [allowed] = await this.#allowed(credentials, [portalPlanPolicyReadPermission]);
     if (!allowed) {
       throw new NotAllowedError(
         `reading PlanPolicies needs ${portalPlanPolicyReadPermission.name}`,
@@ -334,11 +287,7 @@ export class AuthorizedPortalService implements PortalService {
     page?: PageRequest,
   ): Promise<Page<ApiKey>> {
     const scope = requireScope(
-      await this.#scope(
-        credentials,
-        portalApiKeyReadAllPermission,
-        portalApiKeyReadOwnPermission,
-      ),
+      await this.#scope(credentials, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission),
       'listing API key requests needs portal.apikey.read.own or portal.apikey.read.all',
     );
     if (scope === 'all') {
@@ -363,38 +312,25 @@ export class AuthorizedPortalService implements PortalService {
   ): Promise<Page<ApiKey>> {
     await this.#actors.requireUser(credentials, 'listing your own requests');
     requireScope(
-      await this.#scope(
-        credentials,
-        portalApiKeyReadAllPermission,
-        portalApiKeyReadOwnPermission,
-      ),
+      await this.#scope(credentials, portalApiKeyReadAllPermission, portalApiKeyReadOwnPermission),
       'listing your API key requests needs portal.apikey.read.own',
     );
     return this.#service.listMyRequests(credentials, query, page);
   }
 
-  async createRequest(
-    credentials: BackstageCredentials,
-    request: CreateApiKeyRequest,
-  ) {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'requesting an API key',
-    );
+  async createRequest(credentials: BackstageCredentials, request: CreateApiKeyRequest) {
+    const actor = await this.#actors.requireUser(credentials, 'requesting an API key');
     const [create, readAll, readOwn] = await this.#allowed(credentials, [
       portalApiKeyCreatePermission,
       portalApiProductReadAllPermission,
       portalApiProductReadOwnPermission,
     ]);
     if (!create) {
-      throw new NotAllowedError(
-        'requesting API keys needs portal.apikey.create',
-      );
+      throw new NotAllowedError('requesting API keys needs portal.apikey.create');
     }
     return this.#service.createRequest(credentials, request, async (product, ref) => {
       const visible =
-        product !== undefined &&
-        (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
+        product !== undefined && (readAll || (readOwn && ownsRef(actor, productOwnerOf(product))));
       if (!visible) throw productNotFound(ref);
     });
   }
@@ -458,10 +394,7 @@ export class AuthorizedPortalService implements PortalService {
             portalApiKeyReadAllPermission,
             portalApiKeyReadOwnPermission,
           ];
-    const [all, own, readAll = all, readOwn = own] = await this.#allowed(
-      credentials,
-      permissions,
-    );
+    const [all, own, readAll = all, readOwn = own] = await this.#allowed(credentials, permissions);
     const scope = requireScope(
       scopeOf(all, own),
       `${verb} API key requests needs ${ownPermission.name} or ${allPermission.name}`,
@@ -505,18 +438,13 @@ export class AuthorizedPortalService implements PortalService {
    * with the IS_PRODUCT_OWNER rule, so a bulk call decides every item on its own.
    */
   async #reviewCheck(credentials: BackstageCredentials): Promise<KeyCheck> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'reviewing API key requests',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
     const [approval] = await this.#permissions.authorizeConditional(
       [{ permission: portalApiKeyApprovePermission }],
       { credentials },
     );
     if (approval.result === AuthorizeResult.DENY) {
-      throw new NotAllowedError(
-        'reviewing API key requests needs portal.apikey.approve',
-      );
+      throw new NotAllowedError('reviewing API key requests needs portal.apikey.approve');
     }
     // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
     // once per call, and only then, so that a call that approves costs one round trip.
@@ -538,8 +466,7 @@ export class AuthorizedPortalService implements PortalService {
       const scope = await readScopeOnce();
       const readable =
         scope === 'all' ||
-        (scope === 'own' &&
-          (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
+        (scope === 'own' && (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
       if (!readable) throw keyNotFound(ref);
       throw new NotAllowedError(
         `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
@@ -566,10 +493,7 @@ export class AuthorizedPortalService implements PortalService {
     all: BasicPermission,
     own: BasicPermission,
   ): Promise<Scope> {
-    const [allAllowed, ownAllowed] = await this.#allowed(credentials, [
-      all,
-      own,
-    ]);
+    const [allAllowed, ownAllowed] = await this.#allowed(credentials, [all, own]);
     return scopeOf(allAllowed, ownAllowed);
   }
 }

@@ -7,10 +7,7 @@
  */
 import path from 'node:path';
 import { mockServices } from '@backstage/backend-test-utils';
-import {
-  DefaultEventsService,
-  type EventParams,
-} from '@backstage/plugin-events-node';
+import { DefaultEventsService, type EventParams } from '@backstage/plugin-events-node';
 import type {
   NotificationSendOptions,
   NotificationService,
@@ -182,19 +179,12 @@ describe('DefaultPortalService: events and notifications after each change', () 
       ];
       sent = [];
       events = [];
-      await service.bulkReview(
-        as(BOB),
-        keys.map(refOfKey),
-        'approve',
-        'welcome',
-      );
+      await service.bulkReview(as(BOB), keys.map(refOfKey), 'approve', 'welcome');
 
       expect(events.map(event => [event.type, event.ref.name])).toEqual(
         keys.map(key => ['apikey.approved', key.metadata.name]),
       );
-      expect(
-        sent.map(n => [n.recipients, n.payload.title, n.payload.description]),
-      ).toEqual([
+      expect(sent.map(n => [n.recipients, n.payload.title, n.payload.description])).toEqual([
         [
           {
             type: 'entity',
@@ -239,8 +229,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
       await service.bulkReview(as(BOB), keys.map(refOfKey), 'reject');
       expect(sent).toHaveLength(1);
       expect(sent[0].payload).toMatchObject({
-        title:
-          '2 of your API key requests for toystore/toys, toystore/games were rejected',
+        title: '2 of your API key requests for toystore/toys, toystore/games were rejected',
         topic: 'API key requests',
         link: '/portal/requests',
       });
@@ -261,8 +250,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
       );
       expect(sent.at(-1)?.payload).toMatchObject({
         title: 'Your silver API key request for toystore/toys was rejected',
-        description:
-          'Your silver API key request for toystore/toys was rejected: use gold',
+        description: 'Your silver API key request for toystore/toys was rejected: use gold',
         severity: 'high',
       });
       const approved = await service.reviewRequest(
@@ -277,9 +265,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
         'apikey.secret-revealed',
         'apikey.deleted',
       ]);
-      expect(events.find(e => e.type === 'apikey.rejected')?.ref.name).toBe(
-        rejected.metadata.name,
-      );
+      expect(events.find(e => e.type === 'apikey.rejected')?.ref.name).toBe(rejected.metadata.name);
       expect(JSON.stringify([events, sent])).not.toContain(secret);
     },
     TEST_TIMEOUT_MS,
@@ -293,10 +279,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
         requestsUrl: '/kuadrant/requests',
       });
       await createToys();
-      const keys = [
-        await request(ALICE, 'gold'),
-        await request(ALICE, 'silver'),
-      ];
+      const keys = [await request(ALICE, 'gold'), await request(ALICE, 'silver')];
       await service.bulkReview(as(BOB), keys.map(refOfKey), 'approve');
       expect(sent.map(n => n.payload.link)).toEqual([
         `/kuadrant/requests/toystore?key=${keys[0].metadata.name}`,

@@ -18,7 +18,7 @@ const ALICE = { userRef: 'user:default/alice', ownershipRefs: ['user:default/ali
 const BOB = { userRef: 'user:default/bob', ownershipRefs: ['user:default/bob'] };
 const GATEWAY_LABELS = { app: 'toystore', 'authorino.kuadrant.io/managed-by': 'authorino' };
 
-describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies (Kubernetes store on a fake API server)', () => {
+describe("DefaultPortalService: key Secret labels from the route's AuthPolicies (Kubernetes store on a fake API server)", () => {
   let fake: FakeKubeApiServer;
   let service: DefaultPortalService;
 
@@ -61,27 +61,48 @@ describe('DefaultPortalService: key Secret labels from the route\'s AuthPolicies
     return secrets[0].metadata!.labels;
   };
 
-  it('labels the Secret of an approved key with app: toystore and the Authorino label', async () => {
-    const product = await createProduct('toys', 'toystore', 'manual');
-    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
-    const approved = await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
-    expect(approved.status?.phase).toBe('Approved');
-    expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'labels the Secret of an approved key with app: toystore and the Authorino label',
+    async () => {
+      const product = await createProduct('toys', 'toystore', 'manual');
+      const key = await service.createRequest(as(ALICE), {
+        apiProductRef: product.metadata,
+        planTier: 'gold',
+      });
+      const approved = await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
+      expect(approved.status?.phase).toBe('Approved');
+      expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('labels the Secret of an automatically approved key the same way', async () => {
-    const product = await createProduct('toys', 'toystore', 'automatic');
-    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
-    expect(key.status?.phase).toBe('Approved');
-    expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'labels the Secret of an automatically approved key the same way',
+    async () => {
+      const product = await createProduct('toys', 'toystore', 'automatic');
+      const key = await service.createRequest(as(ALICE), {
+        apiProductRef: product.metadata,
+        planTier: 'gold',
+      });
+      expect(key.status?.phase).toBe('Approved');
+      expect(secretLabelsOf(key)).toMatchObject(GATEWAY_LABELS);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('adds no gateway labels for a route without an apiKey AuthPolicy', async () => {
-    const product = await createProduct('admin', 'toystore-admin', 'manual');
-    const key = await service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'gold' });
-    await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
-    const labels = secretLabelsOf(key)!;
-    expect(labels.app).toBeUndefined();
-    expect(labels['authorino.kuadrant.io/managed-by']).toBeUndefined();
-  }, TEST_TIMEOUT_MS);
+  it(
+    'adds no gateway labels for a route without an apiKey AuthPolicy',
+    async () => {
+      const product = await createProduct('admin', 'toystore-admin', 'manual');
+      const key = await service.createRequest(as(ALICE), {
+        apiProductRef: product.metadata,
+        planTier: 'gold',
+      });
+      await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
+      const labels = secretLabelsOf(key)!;
+      expect(labels.app).toBeUndefined();
+      expect(labels['authorino.kuadrant.io/managed-by']).toBeUndefined();
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -152,15 +152,9 @@ export class DefaultPortalService implements PortalService {
     credentials: BackstageCredentials,
     request: CreateApiProductRequest,
   ): Promise<ApiProduct> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'creating an API product',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'creating an API product');
     const { metadata, spec } = request;
-    const owner = this.#ownerForCreate(
-      actor,
-      metadata.annotations?.[OWNER_ANNOTATION],
-    );
+    const owner = this.#ownerForCreate(actor, metadata.annotations?.[OWNER_ANNOTATION]);
     await this.#assertRouteExists(metadata.namespace, spec.targetRef.name);
     const created = await this.#store.createProduct({
       namespace: metadata.namespace,
@@ -173,11 +167,7 @@ export class DefaultPortalService implements PortalService {
         publishStatus: spec.publishStatus ?? 'Draft',
       },
     });
-    await this.#events?.productChanged(
-      'apiproduct.created',
-      created.metadata,
-      actor.userRef,
-    );
+    await this.#events?.productChanged('apiproduct.created', created.metadata, actor.userRef);
     return this.#withPlans(created);
   }
 
@@ -191,37 +181,23 @@ export class DefaultPortalService implements PortalService {
     patch: ApiProductPatch,
     check: ProductCheck = noCheck,
   ): Promise<ApiProduct> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'updating an API product',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'updating an API product');
     const current = await this.#checkedProduct(ref, check);
     const expectedVersion = patch.metadata?.resourceVersion;
-    if (
-      expectedVersion !== undefined &&
-      expectedVersion !== current.metadata.resourceVersion
-    ) {
+    if (expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
       throw new ConflictError(
         `APIProduct ${describeRef(current.metadata)} has resourceVersion ${current.metadata.resourceVersion}, not ${expectedVersion}; read it again and retry`,
       );
     }
 
-    const spec = applyMergePatch(
-      current.spec,
-      patch.spec ?? {},
-    ) as ApiProductSpec;
+    const spec = applyMergePatch(current.spec, patch.spec ?? {}) as ApiProductSpec;
     spec.approvalMode = spec.approvalMode ?? 'manual';
     spec.publishStatus = spec.publishStatus ?? 'Draft';
     if (spec.targetRef.name !== current.spec.targetRef.name) {
-      await this.#assertRouteExists(
-        current.metadata.namespace,
-        spec.targetRef.name,
-      );
+      await this.#assertRouteExists(current.metadata.namespace, spec.targetRef.name);
     }
-    const labels = applyMergePatch(
-      current.metadata.labels ?? {},
-      patch.metadata?.labels ?? {},
-    ) as Record<string, string> | undefined;
+    const labels = applyMergePatch(current.metadata.labels ?? {}, patch.metadata?.labels ?? {}) as
+      Record<string, string> | undefined;
     const annotations = { ...current.metadata.annotations };
     const newOwner = patch.metadata?.annotations?.[OWNER_ANNOTATION];
     if (newOwner !== undefined) {
@@ -233,11 +209,7 @@ export class DefaultPortalService implements PortalService {
       metadata: { ...current.metadata, labels: labels ?? {}, annotations },
       spec,
     });
-    await this.#events?.productChanged(
-      'apiproduct.updated',
-      replaced.metadata,
-      actor.userRef,
-    );
+    await this.#events?.productChanged('apiproduct.updated', replaced.metadata, actor.userRef);
     return this.#withPlans(replaced);
   }
 
@@ -247,10 +219,7 @@ export class DefaultPortalService implements PortalService {
     ref: ObjectRef,
     check: ProductCheck = noCheck,
   ): Promise<void> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'deleting an API product',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'deleting an API product');
     await this.#checkedProduct(ref, check);
     await this.#store.deleteProduct(ref);
     await this.#events?.productChanged('apiproduct.deleted', ref, actor.userRef);
@@ -270,10 +239,7 @@ export class DefaultPortalService implements PortalService {
       : this.#resources.listPage(kind, { namespace }, page);
   }
 
-  async getPlanPolicy(
-    _credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<ReadOnlyObject> {
+  async getPlanPolicy(_credentials: BackstageCredentials, ref: ObjectRef): Promise<ReadOnlyObject> {
     const object = await this.#resources.get('PlanPolicy', ref);
     if (!object) {
       throw new NotFoundError(`PlanPolicy ${describeRef(ref)} not found`);
@@ -303,14 +269,8 @@ export class DefaultPortalService implements PortalService {
     query: { namespace?: string },
     page?: PageRequest,
   ): Promise<Page<ApiKey>> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'listing your own requests',
-    );
-    return this.#keysPage(
-      { namespace: query.namespace, requestedBy: actor.userRef },
-      page,
-    );
+    const actor = await this.#actors.requireUser(credentials, 'listing your own requests');
+    return this.#keysPage({ namespace: query.namespace, requestedBy: actor.userRef }, page);
   }
 
   async createRequest(
@@ -318,10 +278,7 @@ export class DefaultPortalService implements PortalService {
     request: CreateApiKeyRequest,
     check: ProductCheck = noCheck,
   ): Promise<ApiKey> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'requesting an API key',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'requesting an API key');
     const ref = request.apiProductRef;
     const found = await this.#store.getProduct(ref);
     const product = found && (await this.#withPlans(found));
@@ -363,11 +320,7 @@ export class DefaultPortalService implements PortalService {
     await this.#events?.keyChanged('apikey.requested', created, actor.userRef);
     if (automatic) {
       // Approved at once: the requester sees it in the answer, the owners need not act.
-      await this.#events?.keyChanged(
-        'apikey.approved',
-        created,
-        AUTOMATIC_APPROVAL_REVIEWER,
-      );
+      await this.#events?.keyChanged('apikey.approved', created, AUTOMATIC_APPROVAL_REVIEWER);
     } else {
       const owner = productOwnerOf(product);
       if (owner !== undefined) {
@@ -407,10 +360,7 @@ export class DefaultPortalService implements PortalService {
     ref: ObjectRef,
     check: KeyCheck = noCheck,
   ): Promise<void> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'deleting an API key request',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'deleting an API key request');
     const key = await this.#checkedKey(ref, check);
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
@@ -422,10 +372,7 @@ export class DefaultPortalService implements PortalService {
     ref: ObjectRef,
     check: KeyCheck = noCheck,
   ): Promise<string> {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'reading an API key secret',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'reading an API key secret');
     const key = await this.#checkedKey(ref, check);
     const secret = await this.#store.revealSecret(refOfKey(key));
     await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef);
@@ -488,20 +435,14 @@ export class DefaultPortalService implements PortalService {
     reason: string | undefined,
     check: KeyCheck,
   ) {
-    const actor = await this.#actors.requireUser(
-      credentials,
-      'reviewing API key requests',
-    );
+    const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
     const reviewed: ApiKey[] = [];
     // A bulk call publishes its items' events side by side (each may be a round trip to the
     // events backend) and waits for all of them in `finish`.
     const publishing: Promise<void>[] = [];
     // Every key of one product needs the same Secret labels: one product read and one
     // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
-    const labelsByProduct = new Map<
-      string,
-      Promise<Record<string, string> | undefined>
-    >();
+    const labelsByProduct = new Map<string, Promise<Record<string, string> | undefined>>();
     const secretLabelsOnce = (key: ApiKey) => {
       const id = describeRef(productRefOfKey(key));
       let labels = labelsByProduct.get(id);
@@ -564,10 +505,7 @@ export class DefaultPortalService implements PortalService {
   }
 
   /** The product a call acts on, after its check; 404 when it does not exist. */
-  async #checkedProduct(
-    ref: ObjectRef,
-    check: ProductCheck,
-  ): Promise<StoredApiProduct> {
+  async #checkedProduct(ref: ObjectRef, check: ProductCheck): Promise<StoredApiProduct> {
     const product = await this.#store.getProduct(ref);
     await check(product, ref);
     if (!product) throw productNotFound(ref);
@@ -589,9 +527,7 @@ export class DefaultPortalService implements PortalService {
    */
   async #keyRecord(ref: ObjectRef): Promise<KeyRecord> {
     const key = await this.#store.getKey(ref);
-    const product = await this.#store.getProduct(
-      key ? productRefOfKey(key) : ref,
-    );
+    const product = await this.#store.getProduct(key ? productRefOfKey(key) : ref);
     return { key, productOwnerRef: product && productOwnerOf(product) };
   }
 
@@ -599,13 +535,8 @@ export class DefaultPortalService implements PortalService {
     if (requested === undefined) {
       return normalizeEntityRef(actor.userRef, 'the caller');
     }
-    const owner = normalizeEntityRef(
-      requested,
-      `metadata.annotations["${OWNER_ANNOTATION}"]`,
-    );
-    if (
-      !actor.ownershipRefs.some(ref => ref.toLocaleLowerCase('en-US') === owner)
-    ) {
+    const owner = normalizeEntityRef(requested, `metadata.annotations["${OWNER_ANNOTATION}"]`);
+    if (!actor.ownershipRefs.some(ref => ref.toLocaleLowerCase('en-US') === owner)) {
       throw new NotAllowedError(
         `you may name only yourself or one of your groups as owner (${actor.ownershipRefs.join(', ')}), not ${owner}`,
       );
@@ -613,10 +544,7 @@ export class DefaultPortalService implements PortalService {
     return owner;
   }
 
-  async #assertRouteExists(
-    namespace: string,
-    routeName: string,
-  ): Promise<void> {
+  async #assertRouteExists(namespace: string, routeName: string): Promise<void> {
     const route = await this.#resources.get('HTTPRoute', {
       namespace,
       name: routeName,
@@ -629,10 +557,7 @@ export class DefaultPortalService implements PortalService {
   }
 
   #assertFuture(timestamp: string | undefined): void {
-    if (
-      timestamp !== undefined &&
-      Date.parse(timestamp) <= this.#now().getTime()
-    ) {
+    if (timestamp !== undefined && Date.parse(timestamp) <= this.#now().getTime()) {
       throw new InputError(`expiresAt must be in the future, got ${timestamp}`);
     }
   }
@@ -641,9 +566,7 @@ export class DefaultPortalService implements PortalService {
    * The labels the Secret of `key` needs once approved; undefined when its product is gone
    * (the store then reports the key's fate).
    */
-  async #secretLabelsForKey(
-    key: ApiKey,
-  ): Promise<Record<string, string> | undefined> {
+  async #secretLabelsForKey(key: ApiKey): Promise<Record<string, string> | undefined> {
     const product = await this.#store.getProduct(productRefOfKey(key));
     return product && this.#secretLabelsFor(product);
   }
@@ -652,9 +575,7 @@ export class DefaultPortalService implements PortalService {
    * The labels a key Secret of `product` needs for the gateway to accept it: those the
    * AuthPolicies on the product's route select API keys by (see keySecretLabelsOfPolicies).
    */
-  async #secretLabelsFor(
-    product: StoredApiProduct,
-  ): Promise<Record<string, string>> {
+  async #secretLabelsFor(product: StoredApiProduct): Promise<Record<string, string>> {
     return keySecretLabelsForRoute(
       this.#resources,
       product.metadata.namespace,
@@ -713,19 +634,12 @@ function toItemError(error: unknown): {
   throw error;
 }
 
-function withPlans(
-  product: StoredApiProduct,
-  policies: ReadOnlyObject[],
-): ApiProduct {
+function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiProduct {
   return {
     ...product,
     kind: 'APIProduct',
     status: {
-      plans: plansOfPolicies(
-        policies,
-        product.metadata.namespace,
-        product.spec.targetRef.name,
-      ),
+      plans: plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
     },
   };
 }

@@ -8,20 +8,14 @@
  * Service principals have no actor; `requireUser` answers them 403, since every change
  * records who made it.
  */
-import type {
-  BackstageCredentials,
-  UserInfoService,
-} from '@backstage/backend-plugin-api';
+import type { BackstageCredentials, UserInfoService } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
 import type { PortalActor } from './types';
 
 /** Resolves (and remembers per request) the signed-in user behind credentials. */
 export class PortalActors {
   readonly #userInfo: UserInfoService;
-  readonly #byCredentials = new WeakMap<
-    BackstageCredentials,
-    Promise<PortalActor | undefined>
-  >();
+  readonly #byCredentials = new WeakMap<BackstageCredentials, Promise<PortalActor | undefined>>();
 
   static create(options: { userInfo: UserInfoService }): PortalActors {
     return new PortalActors(options.userInfo);
@@ -44,22 +38,15 @@ export class PortalActors {
   }
 
   /** The calling user; NotAllowedError naming `what` for service principals. */
-  async requireUser(
-    credentials: BackstageCredentials,
-    what: string,
-  ): Promise<PortalActor> {
+  async requireUser(credentials: BackstageCredentials, what: string): Promise<PortalActor> {
     const actor = await this.actorOf(credentials);
     if (!actor) {
-      throw new NotAllowedError(
-        `${what} needs a signed-in user; service principals may only read`,
-      );
+      throw new NotAllowedError(`${what} needs a signed-in user; service principals may only read`);
     }
     return actor;
   }
 
-  async #resolve(
-    credentials: BackstageCredentials,
-  ): Promise<PortalActor | undefined> {
+  async #resolve(credentials: BackstageCredentials): Promise<PortalActor | undefined> {
     const principal = credentials.principal as {
       type?: string;
       userEntityRef?: string;

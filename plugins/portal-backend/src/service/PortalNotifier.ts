@@ -16,11 +16,7 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { NotificationService } from '@backstage/plugin-notifications-node';
-import type {
-  ApiKey,
-  ApiProduct,
-  ObjectRef,
-} from '@devportal/plugin-portal-common';
+import type { ApiKey, ApiProduct, ObjectRef } from '@devportal/plugin-portal-common';
 import {
   DEFAULT_REQUESTS_URL,
   DEFAULT_REQUEST_URL_TEMPLATE,
@@ -93,11 +89,7 @@ export class PortalNotifier {
     const verb = decision === 'approve' ? 'approved' : 'rejected';
     for (const [requester, ofRequester] of groupByRequester(keys)) {
       const [first] = ofRequester;
-      const products = [
-        ...new Set(
-          ofRequester.map(key => describeProduct(productRefOfKey(key))),
-        ),
-      ];
+      const products = [...new Set(ofRequester.map(key => describeProduct(productRefOfKey(key))))];
       const what =
         ofRequester.length === 1
           ? `Your ${first.spec.planTier} API key request for ${products[0]} was ${verb}`
@@ -107,14 +99,10 @@ export class PortalNotifier {
         title: what,
         description: reason === undefined ? `${what}.` : `${what}: ${reason}`,
         link:
-          ofRequester.length === 1
-            ? this.#requestLink(first.metadata)
-            : this.#links.requestsUrl,
+          ofRequester.length === 1 ? this.#requestLink(first.metadata) : this.#links.requestsUrl,
         severity: decision === 'approve' ? 'normal' : 'high',
         topic:
-          products.length === 1
-            ? productTopic(productRefOfKey(first))
-            : SEVERAL_PRODUCTS_TOPIC,
+          products.length === 1 ? productTopic(productRefOfKey(first)) : SEVERAL_PRODUCTS_TOPIC,
       });
     }
   }

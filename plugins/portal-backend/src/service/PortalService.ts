@@ -97,10 +97,7 @@ export interface PortalService {
     query: { namespace?: string },
     page?: PageRequest,
   ): Promise<Page<ReadOnlyObject>>;
-  getPlanPolicy(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-  ): Promise<ReadOnlyObject>;
+  getPlanPolicy(credentials: BackstageCredentials, ref: ObjectRef): Promise<ReadOnlyObject>;
   listRequests(
     credentials: BackstageCredentials,
     query: RequestQuery,
@@ -123,11 +120,7 @@ export interface PortalService {
     update: UpdateApiKeyRequest,
     check?: KeyCheck,
   ): Promise<ApiKey>;
-  deleteRequest(
-    credentials: BackstageCredentials,
-    ref: ObjectRef,
-    check?: KeyCheck,
-  ): Promise<void>;
+  deleteRequest(credentials: BackstageCredentials, ref: ObjectRef, check?: KeyCheck): Promise<void>;
   reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,

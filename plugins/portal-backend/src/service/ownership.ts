@@ -13,10 +13,7 @@ export function sameRef(a: string, b: string): boolean {
   return a.toLocaleLowerCase('en-US') === b.toLocaleLowerCase('en-US');
 }
 
-export function ownsRef(
-  actor: PortalActor | undefined,
-  owner: string | undefined,
-): boolean {
+export function ownsRef(actor: PortalActor | undefined, owner: string | undefined): boolean {
   return (
     actor !== undefined &&
     owner !== undefined &&
@@ -24,13 +21,8 @@ export function ownsRef(
   );
 }
 
-export function isRequester(
-  actor: PortalActor | undefined,
-  key: ApiKey,
-): boolean {
-  return (
-    actor !== undefined && sameRef(key.spec.requestedBy.userId, actor.userRef)
-  );
+export function isRequester(actor: PortalActor | undefined, key: ApiKey): boolean {
+  return actor !== undefined && sameRef(key.spec.requestedBy.userId, actor.userRef);
 }
 
 export function scopeOf(all: boolean, own: boolean): Scope {

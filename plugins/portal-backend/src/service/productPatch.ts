@@ -59,17 +59,10 @@ export function summarizeProductPatch(
   const currentOwner = productOwnerOf(current);
   const changesOwner =
     newOwner !== undefined &&
-    normalizeEntityRef(
-      newOwner,
-      `metadata.annotations["${OWNER_ANNOTATION}"]`,
-    ) !==
-      (currentOwner === undefined
-        ? undefined
-        : normalizeEntityRef(currentOwner, 'owner'));
+    normalizeEntityRef(newOwner, `metadata.annotations["${OWNER_ANNOTATION}"]`) !==
+      (currentOwner === undefined ? undefined : normalizeEntityRef(currentOwner, 'owner'));
   const newTarget = patch.spec?.targetRef;
   const changesTargetRef =
-    newTarget !== undefined &&
-    newTarget !== null &&
-    newTarget.name !== current.spec.targetRef.name;
+    newTarget !== undefined && newTarget !== null && newTarget.name !== current.spec.targetRef.name;
   return { changesOwner, changesTargetRef };
 }

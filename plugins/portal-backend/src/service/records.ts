@@ -4,11 +4,7 @@
  * AuthorizedPortalService and DefaultPortalService do not import each other's helpers.
  */
 import { NotFoundError } from '@backstage/errors';
-import {
-  OWNER_ANNOTATION,
-  type ApiKey,
-  type ObjectRef,
-} from '@devportal/plugin-portal-common';
+import { OWNER_ANNOTATION, type ApiKey, type ObjectRef } from '@devportal/plugin-portal-common';
 
 /** Formats `namespace/name` for messages. */
 export function describeRef(ref: ObjectRef): string {

@@ -39,8 +39,4 @@ export interface RequestQuery {
   ownedBy?: { userRef: string; ownershipRefs: string[] };
 }
 
-export type {
-  CreateApiKeyRequest,
-  CreateApiProductRequest,
-  UpdateApiKeyRequest,
-};
+export type { CreateApiKeyRequest, CreateApiProductRequest, UpdateApiKeyRequest };

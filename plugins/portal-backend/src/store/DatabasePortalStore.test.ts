@@ -2,11 +2,7 @@ import { TestDatabases } from '@backstage/backend-test-utils';
 import { OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
 import knexFactory, { type Knex } from 'knex';
 import { createServer } from 'node:net';
-import {
-  DatabasePortalStore,
-  migrateDownAll,
-  migrateUp,
-} from './DatabasePortalStore';
+import { DatabasePortalStore, migrateDownAll, migrateUp } from './DatabasePortalStore';
 import { runPortalStoreContract } from './testing/portalStoreContract';
 import { walkPages } from './testing/walkPages';
 
@@ -271,9 +267,9 @@ describe('DatabasePortalStore without a reachable database', () => {
       const store = await DatabasePortalStore.create({
         database: databaseService(knex, true),
       });
-      await expect(
-        store.getKey({ namespace: 'toystore', name: 'k' }),
-      ).rejects.toMatchObject({ name: 'ServiceUnavailableError' });
+      await expect(store.getKey({ namespace: 'toystore', name: 'k' })).rejects.toMatchObject({
+        name: 'ServiceUnavailableError',
+      });
     } finally {
       await knex.destroy();
     }

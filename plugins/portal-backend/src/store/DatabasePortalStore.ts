@@ -47,16 +47,9 @@
  * with 1,000 keys (bench/portal.mjs; docs/benchmarks.md).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type {
-  DatabaseService,
-  LoggerService,
-} from '@backstage/backend-plugin-api';
+import type { DatabaseService, LoggerService } from '@backstage/backend-plugin-api';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotFoundError,
-} from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { ApiKey, ObjectRef } from '@devportal/plugin-portal-common';
 import type { Knex } from 'knex';
 import { classifyDatabaseError, mapDatabaseError } from './databaseErrors';
@@ -73,11 +66,7 @@ import {
   type ProductRow,
 } from './databaseRows';
 import { generateKeyName } from './generateKeyName';
-import {
-  decodeKeysetCursor,
-  encodeKeysetCursor,
-  type KeysetPosition,
-} from './keysetCursor';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetPosition } from './keysetCursor';
 import { preferWriteAheadLog } from './sqliteJournal';
 import type {
   KeyFilter,
@@ -94,10 +83,7 @@ import type {
 import { ownerOf, refText } from './productOwner';
 
 /** The migrations directory, resolved so that it works from source and from dist. */
-const MIGRATIONS_DIRECTORY = resolvePackagePath(
-  '@devportal/plugin-portal-backend',
-  'migrations',
-);
+const MIGRATIONS_DIRECTORY = resolvePackagePath('@devportal/plugin-portal-backend', 'migrations');
 /** A table name of our own, so a shared database never mixes migration histories. */
 const MIGRATIONS_TABLE = 'portal__knex_migrations';
 /** The page token key's table (migrations/20261124000000_pagination.js) and row. */
@@ -151,9 +137,7 @@ function parseResourceVersion(resourceVersion: string): number | undefined {
  */
 export class DatabasePortalStore implements PortalStore {
   /** Connects to the plugin's database and brings its schema up to date. */
-  static async create(
-    options: DatabasePortalStoreOptions,
-  ): Promise<DatabasePortalStore> {
+  static async create(options: DatabasePortalStoreOptions): Promise<DatabasePortalStore> {
     const knex = await options.database.getClient();
     if (!options.database.migrations?.skip) {
       options.logger?.debug('Running portal database migrations');
@@ -239,12 +223,7 @@ export class DatabasePortalStore implements PortalStore {
   ): Promise<Page<StoredApiProduct>> {
     const after = cursorPosition(page);
     try {
-      const rows: ProductRow[] = await pageQuery(
-        this.productQuery(filter),
-        '',
-        after,
-        page.limit,
-      );
+      const rows: ProductRow[] = await pageQuery(this.productQuery(filter), '', after, page.limit);
       return pageOf(rows, page.limit, productFromRow);
     } catch (error) {
       throw mapDatabaseError(error);
@@ -269,17 +248,18 @@ export class DatabasePortalStore implements PortalStore {
     try {
       return await this.db.transaction(async trx => {
         const expected = parseResourceVersion(resourceVersion);
-        const updated = expected !== undefined
-          ? await trx<ProductRow>(PRODUCTS_TABLE)
-              .where({ namespace, name, resource_version: expected })
-              .update({
-                owner,
-                labels: jsonOrNull(product.metadata.labels),
-                annotations: jsonOrNull(product.metadata.annotations),
-                spec: JSON.stringify(product.spec),
-                resource_version: trx.raw('resource_version + 1'),
-              })
-          : 0;
+        const updated =
+          expected !== undefined
+            ? await trx<ProductRow>(PRODUCTS_TABLE)
+                .where({ namespace, name, resource_version: expected })
+                .update({
+                  owner,
+                  labels: jsonOrNull(product.metadata.labels),
+                  annotations: jsonOrNull(product.metadata.annotations),
+                  spec: JSON.stringify(product.spec),
+                  resource_version: trx.raw('resource_version + 1'),
+                })
+            : 0;
         const row = await trx<ProductRow>(PRODUCTS_TABLE).where(ref).first();
         if (!row) {
           throw new NotFoundError(`API product ${refText(ref)} not found`);
@@ -302,9 +282,7 @@ export class DatabasePortalStore implements PortalStore {
         const keysOfProduct = trx<KeyRow>(KEYS_TABLE)
           .select('namespace', 'name')
           .where({ namespace: ref.namespace, product_name: ref.name });
-        await trx(SECRETS_TABLE)
-          .whereIn(['namespace', 'name'], keysOfProduct)
-          .delete();
+        await trx(SECRETS_TABLE).whereIn(['namespace', 'name'], keysOfProduct).delete();
         await trx<KeyRow>(KEYS_TABLE)
           .where({ namespace: ref.namespace, product_name: ref.name })
           .delete();
@@ -348,9 +326,7 @@ export class DatabasePortalStore implements PortalStore {
       try {
         await this.db.transaction(async trx => {
           // The check gives a clear error; the foreign key makes it race-free.
-          const product = await trx<ProductRow>(PRODUCTS_TABLE)
-            .where(productRef)
-            .first('name');
+          const product = await trx<ProductRow>(PRODUCTS_TABLE).where(productRef).first('name');
           if (!product) {
             throw new NotFoundError(missingProduct);
           }
@@ -441,9 +417,7 @@ export class DatabasePortalStore implements PortalStore {
         // most); the page is the first `limit + 1` of both, so the cost follows the page
         // size, not the table or the position.
         const [first, second] = parts.map((part, index) =>
-          this.db
-            .select('*')
-            .from(pageQuery(part, 'k.', after, page.limit).as(`half${index}`)),
+          this.db.select('*').from(pageQuery(part, 'k.', after, page.limit).as(`half${index}`)),
         );
         rows = await pageQuery(
           this.db.select('*').from(first.unionAll(second).as('owned')),
@@ -468,9 +442,7 @@ export class DatabasePortalStore implements PortalStore {
       throw new InputError('A key filter by product name needs the namespace');
     }
     const filtered = () => {
-      const query = this.db(`${KEYS_TABLE} as k`).select(
-        KEY_COLUMNS.map(column => `k.${column}`),
-      );
+      const query = this.db(`${KEYS_TABLE} as k`).select(KEY_COLUMNS.map(column => `k.${column}`));
       if (filter.namespace !== undefined) {
         query.where('k.namespace', filter.namespace);
       }
@@ -493,19 +465,14 @@ export class DatabasePortalStore implements PortalStore {
     const asRequester = filtered().where('k.requested_by', userRef);
     const asProductOwner = filtered()
       .join(`${PRODUCTS_TABLE} as p`, join =>
-        join
-          .on('p.namespace', '=', 'k.namespace')
-          .andOn('p.name', '=', 'k.product_name'),
+        join.on('p.namespace', '=', 'k.namespace').andOn('p.name', '=', 'k.product_name'),
       )
       .whereIn('p.owner', ownershipRefs)
       .whereNot('k.requested_by', userRef);
     return [asRequester, asProductOwner];
   }
 
-  async updatePendingKey(
-    ref: ObjectRef,
-    update: PendingKeyUpdate,
-  ): Promise<ApiKey> {
+  async updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey> {
     const changes: Partial<Record<keyof KeyRow, unknown>> = {};
     if (update.planTier !== undefined) {
       changes.plan_tier = update.planTier;
@@ -587,9 +554,7 @@ export class DatabasePortalStore implements PortalStore {
               `API key ${refText(ref)} is ${row.phase}, not Approved: it has no secret`,
             );
           }
-          throw new ConflictError(
-            `The secret of API key ${refText(ref)} was already revealed`,
-          );
+          throw new ConflictError(`The secret of API key ${refText(ref)} was already revealed`);
         }
         const secret = await trx(SECRETS_TABLE)
           .where({ namespace: ref.namespace, name: ref.name })
@@ -613,9 +578,7 @@ export class DatabasePortalStore implements PortalStore {
         const deleted = await trx<KeyRow>(KEYS_TABLE)
           .where({ namespace: ref.namespace, name: ref.name })
           .delete();
-        await trx(SECRETS_TABLE)
-          .where({ namespace: ref.namespace, name: ref.name })
-          .delete();
+        await trx(SECRETS_TABLE).where({ namespace: ref.namespace, name: ref.name }).delete();
         if (deleted === 0) {
           throw new NotFoundError(`API key ${refText(ref)} not found`);
         }

@@ -25,7 +25,7 @@ describe('mapDatabaseError', () => {
     expect(mapDatabaseError(driverError(code))).toMatchObject({ name });
   });
 
-  it('uses the caller\'s messages and never the driver\'s', () => {
+  it("uses the caller's messages and never the driver's", () => {
     const conflict = mapDatabaseError(driverError('23505'), {
       conflict: 'API product a/b already exists',
     }) as Error;

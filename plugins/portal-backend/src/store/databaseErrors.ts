@@ -9,10 +9,7 @@ import { NODE_NETWORK_ERROR_CODES } from '@devportal/backend-kubernetes-client';
 
 /** What a database error means to the portal, independent of the engine. */
 export type DatabaseErrorKind =
-  | 'unique-violation'
-  | 'foreign-key-violation'
-  | 'invalid-value'
-  | 'unavailable';
+  'unique-violation' | 'foreign-key-violation' | 'invalid-value' | 'unavailable';
 
 // PostgreSQL class 22 codes a client can cause: a value longer than its column, a
 // number out of range, text that is not a number.
@@ -54,9 +51,7 @@ const UNAVAILABLE_MESSAGES = [
  * Classifies a knex / pg / better-sqlite3 error, or returns undefined when it is none of
  * the kinds the portal maps (a bug, which should surface as a 500).
  */
-export function classifyDatabaseError(
-  error: unknown,
-): DatabaseErrorKind | undefined {
+export function classifyDatabaseError(error: unknown): DatabaseErrorKind | undefined {
   if (!isError(error)) {
     return undefined;
   }
@@ -105,21 +100,14 @@ export interface DatabaseErrorMessages {
  * The original message is not copied into mapped errors: driver messages may quote SQL
  * and constraint details that clients have no business seeing.
  */
-export function mapDatabaseError(
-  error: unknown,
-  messages: DatabaseErrorMessages = {},
-): unknown {
+export function mapDatabaseError(error: unknown, messages: DatabaseErrorMessages = {}): unknown {
   switch (classifyDatabaseError(error)) {
     case 'unique-violation':
       return new ConflictError(messages.conflict ?? 'The record already exists');
     case 'foreign-key-violation':
-      return new NotFoundError(
-        messages.missingReference ?? 'A referenced record does not exist',
-      );
+      return new NotFoundError(messages.missingReference ?? 'A referenced record does not exist');
     case 'invalid-value':
-      return new InputError(
-        'A value is too long or out of range for the portal database',
-      );
+      return new InputError('A value is too long or out of range for the portal database');
     case 'unavailable':
       return new ServiceUnavailableError(
         'The portal database is unavailable or timed out; retry later',

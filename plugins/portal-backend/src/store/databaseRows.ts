@@ -79,10 +79,7 @@ export function jsonOrNull(value: object | undefined): string | null {
 }
 
 /** Copies `value` under `key` only when it is neither null nor undefined. */
-function optional<K extends string, V>(
-  key: K,
-  value: V | null | undefined,
-): { [P in K]?: V } {
+function optional<K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } {
   return (value === null || value === undefined ? {} : { [key]: value }) as {
     [P in K]?: V;
   };
@@ -107,10 +104,7 @@ export function productFromRow(row: ProductRow): StoredApiProduct {
     metadata: {
       ...metadataOfRow(row),
       ...optional('labels', row.labels === null ? null : JSON.parse(row.labels)),
-      ...optional(
-        'annotations',
-        row.annotations === null ? null : JSON.parse(row.annotations),
-      ),
+      ...optional('annotations', row.annotations === null ? null : JSON.parse(row.annotations)),
     },
     spec: JSON.parse(row.spec),
   };

@@ -10,9 +10,7 @@ const MAX_DNS_LABEL_LENGTH = 63;
  * product part is shortened when the whole would exceed 63 characters).
  */
 export function generateKeyName(productName: string): string {
-  const prefix = productName
-    .slice(0, MAX_DNS_LABEL_LENGTH - SUFFIX_LENGTH - 1)
-    .replace(/-+$/, '');
+  const prefix = productName.slice(0, MAX_DNS_LABEL_LENGTH - SUFFIX_LENGTH - 1).replace(/-+$/, '');
   let suffix = '';
   for (let i = 0; i < SUFFIX_LENGTH; i++) {
     suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];

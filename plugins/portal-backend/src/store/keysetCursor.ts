@@ -23,9 +23,7 @@ export interface KeysetPosition {
 /** The cursor text of a position. */
 export function encodeKeysetCursor(position: KeysetPosition): string {
   const { createdAt, namespace, name } = position;
-  return Buffer.from(JSON.stringify([createdAt, namespace, name])).toString(
-    'base64url',
-  );
+  return Buffer.from(JSON.stringify([createdAt, namespace, name])).toString('base64url');
 }
 
 /** The position a cursor stands for; InputError when it is not one of ours. */
@@ -48,10 +46,7 @@ export function decodeKeysetCursor(cursor: string): KeysetPosition {
 }
 
 /** Compares two positions in page order (creation time, namespace, name; code points). */
-export function compareKeysetPositions(
-  a: KeysetPosition,
-  b: KeysetPosition,
-): number {
+export function compareKeysetPositions(a: KeysetPosition, b: KeysetPosition): number {
   return (
     compareText(a.createdAt, b.createdAt) ||
     compareText(a.namespace, b.namespace) ||
@@ -76,17 +71,12 @@ export function pageInMemory<T>(
   const after = page.cursor === undefined ? undefined : decodeKeysetCursor(page.cursor);
   const sorted = items
     .map(item => ({ item, position: positionOf(item) }))
-    .filter(
-      ({ position }) =>
-        after === undefined || compareKeysetPositions(position, after) > 0,
-    )
+    .filter(({ position }) => after === undefined || compareKeysetPositions(position, after) > 0)
     .sort((a, b) => compareKeysetPositions(a.position, b.position));
   const kept = sorted.slice(0, page.limit);
   return {
     items: kept.map(({ item }) => item),
     cursor:
-      sorted.length > page.limit
-        ? encodeKeysetCursor(kept[kept.length - 1].position)
-        : undefined,
+      sorted.length > page.limit ? encodeKeysetCursor(kept[kept.length - 1].position) : undefined,
   };
 }

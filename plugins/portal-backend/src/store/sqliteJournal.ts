@@ -25,9 +25,7 @@ export async function preferWriteAheadLog(
     return undefined;
   }
   try {
-    const rows: Array<{ journal_mode: string }> = await knex.raw(
-      'PRAGMA journal_mode = WAL',
-    );
+    const rows: Array<{ journal_mode: string }> = await knex.raw('PRAGMA journal_mode = WAL');
     const mode = rows[0]?.journal_mode;
     if (mode !== 'wal' && mode !== 'memory') {
       logger?.warn(

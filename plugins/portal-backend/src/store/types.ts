@@ -130,10 +130,7 @@ export interface PortalStore {
   getProduct(ref: ObjectRef): Promise<StoredApiProduct | undefined>;
   listProducts(filter: ProductFilter): Promise<StoredApiProduct[]>;
   /** One page of {@link PortalStore.listProducts}; InputError for a cursor not its own. */
-  listProductsPage(
-    filter: ProductFilter,
-    page: PageRequest,
-  ): Promise<Page<StoredApiProduct>>;
+  listProductsPage(filter: ProductFilter, page: PageRequest): Promise<Page<StoredApiProduct>>;
   /**
    * Replaces spec, labels and annotations of a product, only if its current
    * resourceVersion equals `product.metadata.resourceVersion` (ConflictError otherwise).

@@ -6,7 +6,10 @@ export interface CollectingSink extends ClientMessageSink {
   readonly messages: Array<Record<string, any>>;
   ended: boolean;
   /** Resolves with the first message (already received or future) that matches. */
-  waitFor(predicate: (m: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  waitFor(
+    predicate: (m: Record<string, any>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, any>>;
   /** Simulates the client closing its POST stream. */
   disconnect(): void;
 }
@@ -14,7 +17,10 @@ export interface CollectingSink extends ClientMessageSink {
 /** Builds a {@link CollectingSink}. */
 export function collectingSink(): CollectingSink {
   const gone = new AbortController();
-  const waiters: Array<{ predicate: (m: Record<string, any>) => boolean; resolve: (m: Record<string, any>) => void }> = [];
+  const waiters: Array<{
+    predicate: (m: Record<string, any>) => boolean;
+    resolve: (m: Record<string, any>) => void;
+  }> = [];
   const sink: CollectingSink = {
     messages: [],
     ended: false,
@@ -39,7 +45,15 @@ export function collectingSink(): CollectingSink {
       const found = sink.messages.find(predicate);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching message within ${timeoutMs} ms; got ${JSON.stringify(sink.messages)}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no matching message within ${timeoutMs} ms; got ${JSON.stringify(sink.messages)}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({
           predicate,
           resolve: m => {

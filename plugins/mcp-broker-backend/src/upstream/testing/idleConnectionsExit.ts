@@ -7,7 +7,10 @@
 import { StreamableHttpClient } from '../streamableHttpClient';
 
 async function main() {
-  const client = new StreamableHttpClient({ name: 'exit-check', url: process.argv[2], toolPrefix: '', headers: {} }, 5000);
+  const client = new StreamableHttpClient(
+    { name: 'exit-check', url: process.argv[2], toolPrefix: '', headers: {} },
+    5000,
+  );
   const session = { id: 'exit-session', protocolVersion: '2025-06-18' };
   await client.request({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
   await client.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);

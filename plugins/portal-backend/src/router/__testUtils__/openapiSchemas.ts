@@ -78,20 +78,15 @@ export function generatedRequestSchemas(document: OpenApiDocument) {
     const id = route.operationId;
     const operation = document.paths[toOpenApiPath(route.path)]?.[route.method];
     if (!operation) throw new Error(`openapi.yaml: ${id} is not documented`);
-    const input: { body?: z.ZodTypeAny; query?: z.ZodTypeAny } =
-      operationInputs[id];
+    const input: { body?: z.ZodTypeAny; query?: z.ZodTypeAny } = operationInputs[id];
 
     const content = Object.entries(operation.requestBody?.content ?? {});
     if (input.body === undefined && content.length > 0) {
-      throw new Error(
-        `openapi.yaml: ${id} documents a request body the router does not read`,
-      );
+      throw new Error(`openapi.yaml: ${id} documents a request body the router does not read`);
     }
     if (input.body !== undefined) {
       if (!content.some(([type]) => type === 'application/json')) {
-        throw new Error(
-          `openapi.yaml: ${id} must document its application/json request body`,
-        );
+        throw new Error(`openapi.yaml: ${id} must document its application/json request body`);
       }
       for (const [type, { schema }] of content) {
         if (schema?.$ref === undefined) {
@@ -139,8 +134,7 @@ export function generatedRequestSchemas(document: OpenApiDocument) {
  * list of scalars, and a map whose values are scalars or such lists.
  */
 function compact<T extends Node>(node: T): T {
-  const oneLine = (value: unknown) =>
-    isScalar(value) || (isSeq(value) && value.flow === true);
+  const oneLine = (value: unknown) => isScalar(value) || (isSeq(value) && value.flow === true);
   if (isSeq(node)) {
     node.items.forEach(item => compact(item as Node));
     node.flow = node.items.every(item => isScalar(item));
@@ -172,14 +166,10 @@ export function withGeneratedRequestSchemas(text: string): string {
     );
   }
   for (const [name, { schema }] of parameters) {
-    doc.setIn(
-      ['components', 'parameters', name, 'schema'],
-      compact(doc.createNode(schema)),
-    );
+    doc.setIn(['components', 'parameters', name, 'schema'], compact(doc.createNode(schema)));
   }
   // The file's style: `{ padded: maps }` and `[unpadded, lists]` (yaml pads both or none).
   return doc
     .toString({ lineWidth: 0, flowCollectionPadding: true })
     .replace(/\[ ([^[\]\n]*) \]/g, '[$1]');
 }
-

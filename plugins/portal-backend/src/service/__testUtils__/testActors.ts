@@ -13,8 +13,7 @@ export function testActors(users: PortalActor[]): PortalActors {
   return PortalActors.create({
     userInfo: mockServices.userInfo.mock({
       getUserInfo: async (credentials: BackstageCredentials) => {
-        const userEntityRef = (credentials.principal as { userEntityRef: string })
-          .userEntityRef;
+        const userEntityRef = (credentials.principal as { userEntityRef: string }).userEntityRef;
         const user = users.find(u => u.userRef === userEntityRef);
         return {
           userEntityRef,

@@ -87,7 +87,11 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
       ]);
       expect(stored.status).toEqual({ phase: 'Pending', secretRevealed: false });
       // The status was written through the status subresource, with a precondition.
-      const statusWrite = fake.requests({ verb: 'patch', resource: 'apikeys', subresource: 'status' });
+      const statusWrite = fake.requests({
+        verb: 'patch',
+        resource: 'apikeys',
+        subresource: 'status',
+      });
       expect(statusWrite).toHaveLength(1);
       expect(statusWrite[0].contentType).toContain('application/merge-patch+json');
       expect(JSON.parse(statusWrite[0].body!)).toEqual({
@@ -101,7 +105,11 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
     it('keeps the key in an immutable Secret owned by its APIKey, under data.api_key', async () => {
       await createProduct();
       const key = await store.createKey(newKey());
-      await store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret: 'the-key-value' });
+      await store.reviewKey(ref(key), {
+        phase: 'Approved',
+        reviewedBy: BOB,
+        secret: 'the-key-value',
+      });
       const secrets = fake
         .listObjects('v1', 'Secret', 'toystore')
         .filter(s => s.metadata!.ownerReferences?.[0]?.name === key.metadata.name);
@@ -112,21 +120,32 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
         data: { api_key: Buffer.from('the-key-value').toString('base64') },
         metadata: {
           ownerReferences: [
-            expect.objectContaining({ kind: 'APIKey', name: key.metadata.name, uid: key.metadata.uid }),
+            expect.objectContaining({
+              kind: 'APIKey',
+              name: key.metadata.name,
+              uid: key.metadata.uid,
+            }),
           ],
-          annotations: { 'secret.kuadrant.io/plan-id': 'gold', 'secret.kuadrant.io/user-id': ALICE },
+          annotations: {
+            'secret.kuadrant.io/plan-id': 'gold',
+            'secret.kuadrant.io/user-id': ALICE,
+          },
         },
       });
       // Revealing it flips status.secretRevealed; deleting the key deletes the Secret now.
       expect(await store.revealSecret(ref(key))).toBe('the-key-value');
-      expect(fake.getObject(DEVPORTAL, 'APIKey', 'toystore', key.metadata.name)!.status).toMatchObject({
+      expect(
+        fake.getObject(DEVPORTAL, 'APIKey', 'toystore', key.metadata.name)!.status,
+      ).toMatchObject({
         secretRevealed: true,
       });
       await store.deleteKey(ref(key));
-      expect(fake.getObject('v1', 'Secret', 'toystore', secrets[0].metadata!.name!)).toBeUndefined();
+      expect(
+        fake.getObject('v1', 'Secret', 'toystore', secrets[0].metadata!.name!),
+      ).toBeUndefined();
     });
 
-    it('puts the approval\'s secretLabels on the key Secret, its own labels winning', async () => {
+    it("puts the approval's secretLabels on the key Secret, its own labels winning", async () => {
       await createProduct();
       const secretLabels = {
         app: 'toystore',
@@ -170,7 +189,11 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
 
       // Without secretLabels: the store's labels only (as before).
       const plain = await store.createKey(newKey(ALICE, 'bronze'));
-      await store.reviewKey(ref(plain), { phase: 'Approved', reviewedBy: BOB, secret: 'plain-key' });
+      await store.reviewKey(ref(plain), {
+        phase: 'Approved',
+        reviewedBy: BOB,
+        secret: 'plain-key',
+      });
       expect(secretOf(plain)[0].metadata!.labels).toEqual({
         [MANAGED_BY_LABEL]: MANAGED_BY,
         [KEY_UID_LABEL]: plain.metadata.uid,
@@ -178,7 +201,7 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
       });
     });
 
-    it('refuses labels and annotations under the reserved prefix, and reports the API server\'s 422 message', async () => {
+    it("refuses labels and annotations under the reserved prefix, and reports the API server's 422 message", async () => {
       await expect(
         store.createProduct({
           namespace: 'toystore',
@@ -200,7 +223,9 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
         name: 'InputError',
         message: expect.stringContaining('metadata.labels'),
       });
-      expect(fake.requests({ verb: 'create', resource: 'apiproducts' }).map(r => r.status)).toEqual([422]);
+      expect(fake.requests({ verb: 'create', resource: 'apiproducts' }).map(r => r.status)).toEqual(
+        [422],
+      );
     });
   });
 
@@ -223,7 +248,10 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
       expect(lists.every(r => (r.query.labelSelector ?? '') !== '')).toBe(true);
       expect(lists.map(r => [r.resource, r.query.labelSelector]).sort()).toEqual(
         [
-          ['apiproducts', `${OWNER_LABEL} in (${[BOB, PAYMENTS].map(entityRefLabelValue).sort().join(',')})`],
+          [
+            'apiproducts',
+            `${OWNER_LABEL} in (${[BOB, PAYMENTS].map(entityRefLabelValue).sort().join(',')})`,
+          ],
           ['apikeys', `${REQUESTER_LABEL}=${entityRefLabelValue(BOB)}`],
           ['apikeys', `${PRODUCT_LABEL} in (games,toys)`],
         ].sort(),
@@ -256,134 +284,169 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
   describe("pages through the API server's limit and continue", () => {
     beforeEach(() => start());
 
-    it('asks the API server for a page at a time, with the selector, continuing with its token', async () => {
-      await createProduct();
-      for (const tier of ['gold', 'silver', 'bronze']) {
-        await store.createKey(newKey(ALICE, tier));
-      }
-      await store.createKey(newKey(BOB));
-      fake.clearRequestLog();
-      const first = await store.listKeysPage({ requestedBy: ALICE }, { limit: 2 });
-      expect(first.items.map(k => k.spec.requestedBy.userId)).toEqual([ALICE, ALICE]);
-      const lists = fake.requests({ verb: 'list', resource: 'apikeys' });
-      expect(lists[0].query).toEqual({
-        labelSelector: `${REQUESTER_LABEL}=${entityRefLabelValue(ALICE)}`,
-        limit: '2',
-      });
-      // The peek for "more follow": one more object, from the page's continue token.
-      expect(lists[1].query).toMatchObject({ limit: '1', continue: expect.any(String) });
-      expect(lists).toHaveLength(2);
+    it(
+      'asks the API server for a page at a time, with the selector, continuing with its token',
+      async () => {
+        await createProduct();
+        for (const tier of ['gold', 'silver', 'bronze']) {
+          await store.createKey(newKey(ALICE, tier));
+        }
+        await store.createKey(newKey(BOB));
+        fake.clearRequestLog();
+        const first = await store.listKeysPage({ requestedBy: ALICE }, { limit: 2 });
+        expect(first.items.map(k => k.spec.requestedBy.userId)).toEqual([ALICE, ALICE]);
+        const lists = fake.requests({ verb: 'list', resource: 'apikeys' });
+        expect(lists[0].query).toEqual({
+          labelSelector: `${REQUESTER_LABEL}=${entityRefLabelValue(ALICE)}`,
+          limit: '2',
+        });
+        // The peek for "more follow": one more object, from the page's continue token.
+        expect(lists[1].query).toMatchObject({ limit: '1', continue: expect.any(String) });
+        expect(lists).toHaveLength(2);
 
-      const second = await store.listKeysPage(
-        { requestedBy: ALICE },
-        { limit: 2, cursor: first.cursor },
-      );
-      expect(second.items).toHaveLength(1);
-      expect(second.cursor).toBeUndefined();
-      expect([...first.items, ...second.items].map(k => k.spec.planTier).sort()).toEqual([
-        'bronze',
-        'gold',
-        'silver',
-      ]);
-    }, TEST_TIMEOUT_MS);
+        const second = await store.listKeysPage(
+          { requestedBy: ALICE },
+          { limit: 2, cursor: first.cursor },
+        );
+        expect(second.items).toHaveLength(1);
+        expect(second.cursor).toBeUndefined();
+        expect([...first.items, ...second.items].map(k => k.spec.planTier).sort()).toEqual([
+          'bronze',
+          'gold',
+          'silver',
+        ]);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it('answers InputError, start again, when the API server no longer continues the token (410)', async () => {
-      await createProduct();
-      for (const tier of ['gold', 'silver', 'bronze']) {
-        await store.createKey(newKey(ALICE, tier));
-      }
-      const first = await store.listKeysPage({}, { limit: 1 });
-      expect(first.cursor).toBeDefined();
-      // A write after the token's revision, then etcd compaction up to the latest one.
-      await store.createKey(newKey(BOB));
-      fake.compactHistory();
-      await expect(store.listKeysPage({}, { limit: 1, cursor: first.cursor })).rejects.toMatchObject({
-        name: 'InputError',
-        message: expect.stringContaining('start the list again without continue'),
-      });
-    }, TEST_TIMEOUT_MS);
+    it(
+      'answers InputError, start again, when the API server no longer continues the token (410)',
+      async () => {
+        await createProduct();
+        for (const tier of ['gold', 'silver', 'bronze']) {
+          await store.createKey(newKey(ALICE, tier));
+        }
+        const first = await store.listKeysPage({}, { limit: 1 });
+        expect(first.cursor).toBeDefined();
+        // A write after the token's revision, then etcd compaction up to the latest one.
+        await store.createKey(newKey(BOB));
+        fake.compactHistory();
+        await expect(
+          store.listKeysPage({}, { limit: 1, cursor: first.cursor }),
+        ).rejects.toMatchObject({
+          name: 'InputError',
+          message: expect.stringContaining('start the list again without continue'),
+        });
+      },
+      TEST_TIMEOUT_MS,
+    );
   });
 
   describe('compare-and-set under concurrency', () => {
     beforeEach(() => start());
 
-    it('lands exactly one of 50 concurrent reveal writes; the others get 409 and then "already revealed"', async () => {
-      await createProduct();
-      const key = await store.createKey(newKey());
-      await store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret: 'once' });
-      fake.clearRequestLog();
-      const results = await Promise.all(Array.from({ length: 50 }, () => outcome(store.revealSecret(ref(key)))));
-      expect(results.filter(r => r.ok)).toEqual([{ ok: true, value: 'once' }]);
-      const writes = fake.requests({ verb: 'patch', resource: 'apikeys', subresource: 'status' });
-      expect(writes.filter(w => w.status === 200)).toHaveLength(1);
-      expect(writes.filter(w => w.status !== 200).every(w => w.status === 409)).toBe(true);
-      for (const write of writes) {
-        expect(JSON.parse(write.body!).metadata.resourceVersion).toEqual(expect.any(String));
-      }
-      for (const result of results.filter(r => !r.ok)) {
-        expect(result).toMatchObject({ error: { name: 'ConflictError', message: expect.stringContaining('already revealed') } });
-      }
-    }, TEST_TIMEOUT_MS);
+    it(
+      'lands exactly one of 50 concurrent reveal writes; the others get 409 and then "already revealed"',
+      async () => {
+        await createProduct();
+        const key = await store.createKey(newKey());
+        await store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret: 'once' });
+        fake.clearRequestLog();
+        const results = await Promise.all(
+          Array.from({ length: 50 }, () => outcome(store.revealSecret(ref(key)))),
+        );
+        expect(results.filter(r => r.ok)).toEqual([{ ok: true, value: 'once' }]);
+        const writes = fake.requests({ verb: 'patch', resource: 'apikeys', subresource: 'status' });
+        expect(writes.filter(w => w.status === 200)).toHaveLength(1);
+        expect(writes.filter(w => w.status !== 200).every(w => w.status === 409)).toBe(true);
+        for (const write of writes) {
+          expect(JSON.parse(write.body!).metadata.resourceVersion).toEqual(expect.any(String));
+        }
+        for (const result of results.filter(r => !r.ok)) {
+          expect(result).toMatchObject({
+            error: { name: 'ConflictError', message: expect.stringContaining('already revealed') },
+          });
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it('leaves only the winning approval\'s Secret behind', async () => {
-      await createProduct();
-      const key = await store.createKey(newKey());
-      const results = await Promise.all(
-        ['a', 'b', 'c'].map(secret =>
-          outcome(store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret })),
-        ),
-      );
-      expect(results.filter(r => r.ok)).toHaveLength(1);
-      const secrets = fake
-        .listObjects('v1', 'Secret', 'toystore')
-        .filter(s => s.metadata!.ownerReferences?.[0]?.uid === key.metadata.uid);
-      expect(secrets).toHaveLength(1);
-      expect(await store.revealSecret(ref(key))).toBe(
-        Buffer.from(secrets[0].data!.api_key, 'base64').toString(),
-      );
-    }, TEST_TIMEOUT_MS);
+    it(
+      "leaves only the winning approval's Secret behind",
+      async () => {
+        await createProduct();
+        const key = await store.createKey(newKey());
+        const results = await Promise.all(
+          ['a', 'b', 'c'].map(secret =>
+            outcome(store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret })),
+          ),
+        );
+        expect(results.filter(r => r.ok)).toHaveLength(1);
+        const secrets = fake
+          .listObjects('v1', 'Secret', 'toystore')
+          .filter(s => s.metadata!.ownerReferences?.[0]?.uid === key.metadata.uid);
+        expect(secrets).toHaveLength(1);
+        expect(await store.revealSecret(ref(key))).toBe(
+          Buffer.from(secrets[0].data!.api_key, 'base64').toString(),
+        );
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it('fences an edit towards a tier when a new request for that tier takes the claim over', async () => {
-      await createProduct();
-      const silver = await store.createKey(newKey(ALICE, 'silver'));
-      const goldClaim = claimName({ requester: ALICE, product: 'toys', planTier: 'gold' });
-      // Hold the edit's spec write back until the new request has run.
-      fake.delay({ verb: 'patch', resource: 'apikeys', name: silver.metadata.name }, 500, { times: 1 });
-      const edit = outcome(store.updatePendingKey(ref(silver), { planTier: 'gold' }));
-      while (fake.getObject('v1', 'ConfigMap', 'toystore', goldClaim) === undefined) {
-        await new Promise(resolve => setTimeout(resolve, 5));
-      }
-      // The claim names the silver key, still Pending with silver: stale-looking, so the
-      // new request takes it over, fencing the silver key first.
-      const gold = await store.createKey(newKey(ALICE, 'gold'));
-      expect(await edit).toMatchObject({
-        ok: false,
-        error: { name: 'ConflictError', message: expect.stringContaining('already has a Pending request') },
-      });
-      const pending = await store.listKeys({ requestedBy: ALICE, phase: 'Pending' });
-      expect(pending.map(k => [k.metadata.name, k.spec.planTier]).sort()).toEqual(
-        [
-          [gold.metadata.name, 'gold'],
-          [silver.metadata.name, 'silver'],
-        ].sort(),
-      );
-    }, TEST_TIMEOUT_MS);
+    it(
+      'fences an edit towards a tier when a new request for that tier takes the claim over',
+      async () => {
+        await createProduct();
+        const silver = await store.createKey(newKey(ALICE, 'silver'));
+        const goldClaim = claimName({ requester: ALICE, product: 'toys', planTier: 'gold' });
+        // Hold the edit's spec write back until the new request has run.
+        fake.delay({ verb: 'patch', resource: 'apikeys', name: silver.metadata.name }, 500, {
+          times: 1,
+        });
+        const edit = outcome(store.updatePendingKey(ref(silver), { planTier: 'gold' }));
+        while (fake.getObject('v1', 'ConfigMap', 'toystore', goldClaim) === undefined) {
+          await new Promise(resolve => setTimeout(resolve, 5));
+        }
+        // The claim names the silver key, still Pending with silver: stale-looking, so the
+        // new request takes it over, fencing the silver key first.
+        const gold = await store.createKey(newKey(ALICE, 'gold'));
+        expect(await edit).toMatchObject({
+          ok: false,
+          error: {
+            name: 'ConflictError',
+            message: expect.stringContaining('already has a Pending request'),
+          },
+        });
+        const pending = await store.listKeys({ requestedBy: ALICE, phase: 'Pending' });
+        expect(pending.map(k => [k.metadata.name, k.spec.planTier]).sort()).toEqual(
+          [
+            [gold.metadata.name, 'gold'],
+            [silver.metadata.name, 'silver'],
+          ].sort(),
+        );
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it('keeps one Pending request per tier when edits and new requests race freely', async () => {
-      await createProduct();
-      for (let round = 0; round < 5; round++) {
-        const user = `user:default/racer${round}`;
-        const silver = await store.createKey(newKey(user, 'silver'));
-        const [edit, create] = await Promise.all([
-          outcome(store.updatePendingKey(ref(silver), { planTier: 'gold' })),
-          outcome(store.createKey(newKey(user, 'gold'))),
-        ]);
-        const pending = await store.listKeys({ requestedBy: user, phase: 'Pending' });
-        expect(pending.filter(k => k.spec.planTier === 'gold')).toHaveLength(1);
-        expect([edit.ok, create.ok].filter(Boolean)).toHaveLength(1);
-        expect(edit.ok ? create : edit).toMatchObject({ error: { name: 'ConflictError' } });
-      }
-    }, TEST_TIMEOUT_MS);
+    it(
+      'keeps one Pending request per tier when edits and new requests race freely',
+      async () => {
+        await createProduct();
+        for (let round = 0; round < 5; round++) {
+          const user = `user:default/racer${round}`;
+          const silver = await store.createKey(newKey(user, 'silver'));
+          const [edit, create] = await Promise.all([
+            outcome(store.updatePendingKey(ref(silver), { planTier: 'gold' })),
+            outcome(store.createKey(newKey(user, 'gold'))),
+          ]);
+          const pending = await store.listKeys({ requestedBy: user, phase: 'Pending' });
+          expect(pending.filter(k => k.spec.planTier === 'gold')).toHaveLength(1);
+          expect([edit.ok, create.ok].filter(Boolean)).toHaveLength(1);
+          expect(edit.ok ? create : edit).toMatchObject({ error: { name: 'ConflictError' } });
+        }
+      },
+      TEST_TIMEOUT_MS,
+    );
 
     it('takes over a stale Pending claim once the request left Pending', async () => {
       await createProduct();
@@ -406,62 +469,81 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
   describe('cascade delete', () => {
     beforeEach(() => start());
 
-    it('finishes on retry after failing part-way, and refuses new keys meanwhile', async () => {
-      await createProduct();
-      const approved = await store.createKey(newKey(ALICE, 'gold'));
-      await store.reviewKey(ref(approved), { phase: 'Approved', reviewedBy: BOB, secret: 's1' });
-      const pending = await store.createKey(newKey(ALICE, 'silver'));
-      // The first key delete goes through, the second fails with a server error.
-      let keyDeletes = 0;
-      fake.failNext(r => r.verb === 'delete' && r.resource === 'apikeys' && ++keyDeletes === 2, 500);
-      await expect(store.deleteProduct({ namespace: 'toystore', name: 'toys' })).rejects.toMatchObject({
-        name: 'ServiceUnavailableError',
-      });
-      expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBeDefined();
-      expect(await store.listKeys({ namespace: 'toystore' })).toHaveLength(1);
-      await expect(store.createKey(newKey('user:default/dave'))).rejects.toMatchObject({
-        name: 'NotFoundError',
-      });
+    it(
+      'finishes on retry after failing part-way, and refuses new keys meanwhile',
+      async () => {
+        await createProduct();
+        const approved = await store.createKey(newKey(ALICE, 'gold'));
+        await store.reviewKey(ref(approved), { phase: 'Approved', reviewedBy: BOB, secret: 's1' });
+        const pending = await store.createKey(newKey(ALICE, 'silver'));
+        // The first key delete goes through, the second fails with a server error.
+        let keyDeletes = 0;
+        fake.failNext(
+          r => r.verb === 'delete' && r.resource === 'apikeys' && ++keyDeletes === 2,
+          500,
+        );
+        await expect(
+          store.deleteProduct({ namespace: 'toystore', name: 'toys' }),
+        ).rejects.toMatchObject({
+          name: 'ServiceUnavailableError',
+        });
+        expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBeDefined();
+        expect(await store.listKeys({ namespace: 'toystore' })).toHaveLength(1);
+        await expect(store.createKey(newKey('user:default/dave'))).rejects.toMatchObject({
+          name: 'NotFoundError',
+        });
 
-      await store.deleteProduct({ namespace: 'toystore', name: 'toys' });
-      expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBeUndefined();
-      expect(await store.listKeys({ namespace: 'toystore' })).toEqual([]);
-      expect(fake.listObjects('v1', 'Secret', 'toystore')).toEqual([]);
-      expect([approved, pending].every(k => k.metadata.namespace === 'toystore')).toBe(true);
-    }, TEST_TIMEOUT_MS);
+        await store.deleteProduct({ namespace: 'toystore', name: 'toys' });
+        expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBeUndefined();
+        expect(await store.listKeys({ namespace: 'toystore' })).toEqual([]);
+        expect(fake.listObjects('v1', 'Secret', 'toystore')).toEqual([]);
+        expect([approved, pending].every(k => k.metadata.namespace === 'toystore')).toBe(true);
+      },
+      TEST_TIMEOUT_MS,
+    );
   });
 
   describe('errors of the API server, mapped in one place', () => {
     it('answers 503 for a 500 of the API server', async () => {
       await start();
       await createProduct();
-      fake.failNext({ verb: 'get', resource: 'apiproducts' }, 500, { message: 'etcdserver: leader changed' });
-      await expect(store.getProduct({ namespace: 'toystore', name: 'toys' })).rejects.toMatchObject({
-        name: 'ServiceUnavailableError',
-        message: expect.stringContaining('etcdserver: leader changed'),
+      fake.failNext({ verb: 'get', resource: 'apiproducts' }, 500, {
+        message: 'etcdserver: leader changed',
       });
+      await expect(store.getProduct({ namespace: 'toystore', name: 'toys' })).rejects.toMatchObject(
+        {
+          name: 'ServiceUnavailableError',
+          message: expect.stringContaining('etcdserver: leader changed'),
+        },
+      );
       fake.failNext({ verb: 'list', resource: 'apikeys' }, 429);
       await expect(store.listKeys({})).rejects.toMatchObject({ name: 'ServiceUnavailableError' });
-      await expect(store.getProduct({ namespace: 'toystore', name: 'toys' })).resolves.toBeDefined();
+      await expect(
+        store.getProduct({ namespace: 'toystore', name: 'toys' }),
+      ).resolves.toBeDefined();
     });
 
-    it('answers 503 within the configured timeout when the API server hangs', async () => {
-      await start({ requestTimeout: { milliseconds: 400 } });
-      await createProduct();
-      const key = await store.createKey(newKey());
-      await store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret: 'kept' });
-      fake.hangNext({ verb: 'patch', resource: 'apikeys', subresource: 'status' });
-      const started = Date.now();
-      await expect(store.revealSecret(ref(key))).rejects.toMatchObject({
-        name: 'ServiceUnavailableError',
-        message: expect.stringContaining('within 400 ms'),
-      });
-      // The API server never answers a hung request: only the client's timeout can end it (the
-      // message names it), and not before it is due.
-      expect(Date.now() - started).toBeGreaterThanOrEqual(350);
-      // The hung write never landed, so the secret is still there for the next try.
-      expect(await store.revealSecret(ref(key))).toBe('kept');
-    }, TEST_TIMEOUT_MS);
+    it(
+      'answers 503 within the configured timeout when the API server hangs',
+      async () => {
+        await start({ requestTimeout: { milliseconds: 400 } });
+        await createProduct();
+        const key = await store.createKey(newKey());
+        await store.reviewKey(ref(key), { phase: 'Approved', reviewedBy: BOB, secret: 'kept' });
+        fake.hangNext({ verb: 'patch', resource: 'apikeys', subresource: 'status' });
+        const started = Date.now();
+        await expect(store.revealSecret(ref(key))).rejects.toMatchObject({
+          name: 'ServiceUnavailableError',
+          message: expect.stringContaining('within 400 ms'),
+        });
+        // The API server never answers a hung request: only the client's timeout can end it (the
+        // message names it), and not before it is due.
+        expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+        // The hung write never landed, so the secret is still there for the next try.
+        expect(await store.revealSecret(ref(key))).toBe('kept');
+      },
+      TEST_TIMEOUT_MS,
+    );
 
     it('answers 503 and logs, without blaming the user, when the cluster refuses the portal (403)', async () => {
       await start();
@@ -515,7 +597,11 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
         {
           apiVersion: DEVPORTAL,
           kind: 'APIProduct',
-          metadata: { namespace: 'other', name: 'hidden', annotations: { [OWNER_ANNOTATION]: BOB } },
+          metadata: {
+            namespace: 'other',
+            name: 'hidden',
+            annotations: { [OWNER_ANNOTATION]: BOB },
+          },
           spec,
         },
       ]);

@@ -39,17 +39,8 @@
  * contents, and never a secret.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotFoundError,
-  isError,
-} from '@backstage/errors';
-import {
-  OWNER_ANNOTATION,
-  type ApiKey,
-  type ObjectRef,
-} from '@devportal/plugin-portal-common';
+import { ConflictError, InputError, NotFoundError, isError } from '@backstage/errors';
+import { OWNER_ANNOTATION, type ApiKey, type ObjectRef } from '@devportal/plugin-portal-common';
 import { generateKeyName } from '../generateKeyName';
 import type {
   KeyApproval,
@@ -404,8 +395,7 @@ export class KubernetesPortalStore implements PortalStore {
   async createKey(key: NewApiKey): Promise<ApiKey> {
     const productName = key.spec.apiProductRef.name;
     const productRef = { namespace: key.namespace, name: productName };
-    const missingProduct = () =>
-      new NotFoundError(`API product ${refText(productRef)} not found`);
+    const missingProduct = () => new NotFoundError(`API product ${refText(productRef)} not found`);
     const product = await this.readProductObject(productRef);
     if (product === undefined || isMarkedForDeletion(product)) {
       throw missingProduct();
@@ -605,10 +595,7 @@ export class KubernetesPortalStore implements PortalStore {
       objects = [...requested, ...ofOwnedProducts.filter(k => !seen.has(k.metadata.uid))];
     }
 
-    return objects
-      .filter(matches)
-      .map(keyFromObject)
-      .sort(byNamespaceAndName);
+    return objects.filter(matches).map(keyFromObject).sort(byNamespaceAndName);
   }
 
   /**
@@ -710,9 +697,7 @@ export class KubernetesPortalStore implements PortalStore {
       ),
     });
     // Same product name in a namespace where the caller owns nothing: not theirs.
-    return keys.filter(k =>
-      owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`),
-    );
+    return keys.filter(k => owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`));
   }
 
   async updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey> {
@@ -751,9 +736,7 @@ export class KubernetesPortalStore implements PortalStore {
       const current = await this.requireKeyObject(ref);
       this.assertPhase(ref, current, 'Pending', verb);
       const secretName =
-        review.phase === 'Approved'
-          ? await this.createKeySecret(current, review)
-          : undefined;
+        review.phase === 'Approved' ? await this.createKeySecret(current, review) : undefined;
       const status: StoredKeyStatus = {
         phase: review.phase,
         reviewedBy: review.reviewedBy,
@@ -876,9 +859,7 @@ function keyFilterTerms(filter: KeyFilter) {
         : `${PRODUCT_LABEL}=${productLabelValue(filter.productName)}`,
     matches: (k: KubeObject) =>
       (filter.phase === undefined || phaseOf(k) === filter.phase) &&
-      (filter.productName === undefined ||
-        k.spec?.apiProductRef?.name === filter.productName) &&
-      (filter.requestedBy === undefined ||
-        k.spec?.requestedBy?.userId === filter.requestedBy),
+      (filter.productName === undefined || k.spec?.apiProductRef?.name === filter.productName) &&
+      (filter.requestedBy === undefined || k.spec?.requestedBy?.userId === filter.requestedBy),
   };
 }

@@ -18,10 +18,7 @@ import {
 } from '@devportal/backend-kubernetes-client';
 import type * as k8s from '@kubernetes/client-node';
 import { KUBERNETES_CONFIG_PATH, type KubernetesStoreConfig } from './kubernetesConfig';
-import {
-  mapKubernetesError,
-  type KubernetesCallDescription,
-} from './kubernetesErrors';
+import { mapKubernetesError, type KubernetesCallDescription } from './kubernetesErrors';
 
 /** A Kubernetes object as the API server returns it (the parts the portal reads). */
 export interface KubeObject {
@@ -93,7 +90,11 @@ export interface KubernetesApi {
   /** Per-request timeout in milliseconds. */
   readonly requestTimeoutMs: number;
   /** The object, or undefined when the API server answers 404. */
-  getCustom(type: CustomResourceType, namespace: string, name: string): Promise<KubeObject | undefined>;
+  getCustom(
+    type: CustomResourceType,
+    namespace: string,
+    name: string,
+  ): Promise<KubeObject | undefined>;
   listCustom(
     type: CustomResourceType,
     options: { namespaces: NamespaceScope; labelSelector?: string },
@@ -105,11 +106,26 @@ export interface KubernetesApi {
   listCustomChunk(type: CustomResourceType, options: ListChunkOptions): Promise<ListChunk>;
   createCustom(type: CustomResourceType, namespace: string, body: KubeObject): Promise<KubeObject>;
   /** PUT; `body.metadata.resourceVersion` is the compare-and-set precondition. */
-  replaceCustom(type: CustomResourceType, namespace: string, name: string, body: KubeObject): Promise<KubeObject>;
+  replaceCustom(
+    type: CustomResourceType,
+    namespace: string,
+    name: string,
+    body: KubeObject,
+  ): Promise<KubeObject>;
   /** JSON merge patch of the main resource (a `metadata.resourceVersion` in it is a precondition). */
-  mergePatchCustom(type: CustomResourceType, namespace: string, name: string, patch: object): Promise<KubeObject>;
+  mergePatchCustom(
+    type: CustomResourceType,
+    namespace: string,
+    name: string,
+    patch: object,
+  ): Promise<KubeObject>;
   /** JSON merge patch of the status subresource (same precondition rule). */
-  mergePatchCustomStatus(type: CustomResourceType, namespace: string, name: string, patch: object): Promise<KubeObject>;
+  mergePatchCustomStatus(
+    type: CustomResourceType,
+    namespace: string,
+    name: string,
+    patch: object,
+  ): Promise<KubeObject>;
   deleteCustom(
     type: CustomResourceType,
     namespace: string,
@@ -127,7 +143,11 @@ export interface KubernetesApi {
   createConfigMap(namespace: string, body: KubeObject): Promise<KubeObject>;
   /** The ConfigMap, or undefined on 404. */
   readConfigMap(namespace: string, name: string): Promise<KubeObject | undefined>;
-  deleteConfigMap(namespace: string, name: string, preconditions?: DeletePreconditions): Promise<void>;
+  deleteConfigMap(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<void>;
 }
 
 /** Options of {@link createKubernetesApi}. */
@@ -163,7 +183,10 @@ class ClientNodeKubernetesApi implements KubernetesApi {
   }
 
   /** Like `call`, but a 404 gives undefined. */
-  private async read<T>(description: KubernetesCallDescription, run: () => Promise<T>): Promise<T | undefined> {
+  private async read<T>(
+    description: KubernetesCallDescription,
+    run: () => Promise<T>,
+  ): Promise<T | undefined> {
     try {
       return await this.call(description, run);
     } catch (error) {
@@ -176,22 +199,34 @@ class ClientNodeKubernetesApi implements KubernetesApi {
 
   getCustom(type: CustomResourceType, namespace: string, name: string) {
     return this.read({ verb: 'get', resource: type.plural, namespace, name }, () =>
-      this.custom.getNamespacedCustomObject({ ...coordinates(type), namespace, name }, this.timeout()),
+      this.custom.getNamespacedCustomObject(
+        { ...coordinates(type), namespace, name },
+        this.timeout(),
+      ),
     ) as Promise<KubeObject | undefined>;
   }
 
-  async listCustom(type: CustomResourceType, options: { namespaces: NamespaceScope; labelSelector?: string }) {
+  async listCustom(
+    type: CustomResourceType,
+    options: { namespaces: NamespaceScope; labelSelector?: string },
+  ) {
     const { labelSelector } = options;
     if (options.namespaces === undefined) {
       const list = await this.call({ verb: 'list', resource: type.plural }, () =>
-        this.custom.listClusterCustomObject({ ...coordinates(type), labelSelector }, this.timeout()),
+        this.custom.listClusterCustomObject(
+          { ...coordinates(type), labelSelector },
+          this.timeout(),
+        ),
       );
       return (list as { items: KubeObject[] }).items;
     }
     const lists = await Promise.all(
       options.namespaces.map(namespace =>
         this.call({ verb: 'list', resource: type.plural, namespace }, () =>
-          this.custom.listNamespacedCustomObject({ ...coordinates(type), namespace, labelSelector }, this.timeout()),
+          this.custom.listNamespacedCustomObject(
+            { ...coordinates(type), namespace, labelSelector },
+            this.timeout(),
+          ),
         ),
       ),
     );
@@ -212,14 +247,22 @@ class ClientNodeKubernetesApi implements KubernetesApi {
   }
 
   createCustom(type: CustomResourceType, namespace: string, body: KubeObject) {
-    return this.call({ verb: 'create', resource: type.plural, namespace, name: body.metadata.name }, () =>
-      this.custom.createNamespacedCustomObject({ ...coordinates(type), namespace, body }, this.timeout()),
+    return this.call(
+      { verb: 'create', resource: type.plural, namespace, name: body.metadata.name },
+      () =>
+        this.custom.createNamespacedCustomObject(
+          { ...coordinates(type), namespace, body },
+          this.timeout(),
+        ),
     ) as Promise<KubeObject>;
   }
 
   replaceCustom(type: CustomResourceType, namespace: string, name: string, body: KubeObject) {
     return this.call({ verb: 'update', resource: type.plural, namespace, name }, () =>
-      this.custom.replaceNamespacedCustomObject({ ...coordinates(type), namespace, name, body }, this.timeout()),
+      this.custom.replaceNamespacedCustomObject(
+        { ...coordinates(type), namespace, name, body },
+        this.timeout(),
+      ),
     ) as Promise<KubeObject>;
   }
 
@@ -241,7 +284,12 @@ class ClientNodeKubernetesApi implements KubernetesApi {
     ) as Promise<KubeObject>;
   }
 
-  async deleteCustom(type: CustomResourceType, namespace: string, name: string, preconditions?: DeletePreconditions) {
+  async deleteCustom(
+    type: CustomResourceType,
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ) {
     await this.call({ verb: 'delete', resource: type.plural, namespace, name }, () =>
       this.custom.deleteNamespacedCustomObject(
         { ...coordinates(type), namespace, name, body: preconditions && { preconditions } },
@@ -251,8 +299,10 @@ class ClientNodeKubernetesApi implements KubernetesApi {
   }
 
   createSecret(namespace: string, body: KubeObject) {
-    return this.call({ verb: 'create', resource: 'secrets', namespace, name: body.metadata.name }, () =>
-      this.core.createNamespacedSecret({ namespace, body: body as k8s.V1Secret }, this.timeout()),
+    return this.call(
+      { verb: 'create', resource: 'secrets', namespace, name: body.metadata.name },
+      () =>
+        this.core.createNamespacedSecret({ namespace, body: body as k8s.V1Secret }, this.timeout()),
     ) as Promise<KubeObject>;
   }
 
@@ -279,8 +329,13 @@ class ClientNodeKubernetesApi implements KubernetesApi {
   }
 
   createConfigMap(namespace: string, body: KubeObject) {
-    return this.call({ verb: 'create', resource: 'configmaps', namespace, name: body.metadata.name }, () =>
-      this.core.createNamespacedConfigMap({ namespace, body: body as k8s.V1ConfigMap }, this.timeout()),
+    return this.call(
+      { verb: 'create', resource: 'configmaps', namespace, name: body.metadata.name },
+      () =>
+        this.core.createNamespacedConfigMap(
+          { namespace, body: body as k8s.V1ConfigMap },
+          this.timeout(),
+        ),
     ) as Promise<KubeObject>;
   }
 
@@ -292,7 +347,10 @@ class ClientNodeKubernetesApi implements KubernetesApi {
 
   async deleteConfigMap(namespace: string, name: string, preconditions?: DeletePreconditions) {
     await this.call({ verb: 'delete', resource: 'configmaps', namespace, name }, () =>
-      this.core.deleteNamespacedConfigMap({ namespace, name, body: preconditions && { preconditions } }, this.timeout()),
+      this.core.deleteNamespacedConfigMap(
+        { namespace, name, body: preconditions && { preconditions } },
+        this.timeout(),
+      ),
     );
   }
 }
@@ -302,7 +360,9 @@ class ClientNodeKubernetesApi implements KubernetesApi {
  * service account now, so a wrong path or context fails plugin start with a clear
  * message). No request is made here.
  */
-export async function createKubernetesApi(options: CreateKubernetesApiOptions): Promise<KubernetesApi> {
+export async function createKubernetesApi(
+  options: CreateKubernetesApiOptions,
+): Promise<KubernetesApi> {
   // client-node (ESM-only) is loaded here, only when the Kubernetes store is chosen.
   const { lib, kubeConfig: kc } = loadKubernetesClient(
     options.config.source,

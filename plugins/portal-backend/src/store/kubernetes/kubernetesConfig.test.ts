@@ -70,8 +70,7 @@ describe('portal.kubernetes config', () => {
     const dir = mkdtempSync(join(tmpdir(), 'portal-kubeconfig-'));
     const path = join(dir, 'config');
     writeFileSync(path, KUBECONFIG);
-    const start = (kubernetes: any) =>
-      createKubernetesApi({ config: read(kubernetes), logger });
+    const start = (kubernetes: any) => createKubernetesApi({ config: read(kubernetes), logger });
 
     await expect(start({ kubeconfig: path, context: 'second' })).resolves.toMatchObject({
       requestTimeoutMs: DEFAULT_KUBERNETES_REQUEST_TIMEOUT_MS,

@@ -35,9 +35,7 @@ export interface ListSegment {
 }
 
 /** Reads one chunk of a segment (the caller binds the resource type). */
-export type ChunkReader<T> = (
-  options: ListChunkOptions,
-) => Promise<ListChunk & { items: T[] }>;
+export type ChunkReader<T> = (options: ListChunkOptions) => Promise<ListChunk & { items: T[] }>;
 
 interface SegmentCursor {
   /** Index of the segment the next page starts in. */
@@ -62,9 +60,7 @@ export async function pageSegments<T>(
     const segment = segments[position.s];
     const chunk = await read({ ...segment, limit, continue: position.c });
     position =
-      chunk.continue === undefined
-        ? { s: position.s + 1 }
-        : { s: position.s, c: chunk.continue };
+      chunk.continue === undefined ? { s: position.s + 1 } : { s: position.s, c: chunk.continue };
     return chunk.items.filter(keep);
   };
   while (items.length < page.limit && position.s < segments.length) {

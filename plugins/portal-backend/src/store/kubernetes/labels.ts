@@ -78,9 +78,7 @@ export function withoutReservedKeys(
   if (entries === undefined) {
     return undefined;
   }
-  const kept = Object.entries(entries).filter(
-    ([key]) => !key.startsWith(RESERVED_PREFIX),
-  );
+  const kept = Object.entries(entries).filter(([key]) => !key.startsWith(RESERVED_PREFIX));
   return kept.length === 0 ? undefined : Object.fromEntries(kept);
 }
 
@@ -89,8 +87,6 @@ export function reservedKeysOf(
   entries: Record<string, string> | undefined,
 ): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(entries ?? {}).filter(([key]) =>
-      key.startsWith(RESERVED_PREFIX),
-    ),
+    Object.entries(entries ?? {}).filter(([key]) => key.startsWith(RESERVED_PREFIX)),
   );
 }

@@ -61,18 +61,11 @@ function tripleOf(key: KubeObject): PendingTriple {
 }
 
 function sameTriple(a: PendingTriple, b: PendingTriple): boolean {
-  return (
-    a.requester === b.requester &&
-    a.product === b.product &&
-    a.planTier === b.planTier
-  );
+  return a.requester === b.requester && a.product === b.product && a.planTier === b.planTier;
 }
 
 /** The ConflictError for a duplicate Pending request. */
-export function duplicatePendingError(
-  namespace: string,
-  triple: PendingTriple,
-): ConflictError {
+export function duplicatePendingError(namespace: string, triple: PendingTriple): ConflictError {
   return new ConflictError(
     `${triple.requester} already has a Pending request for API product ${namespace}/${triple.product} with plan tier ${triple.planTier}`,
   );
@@ -80,10 +73,7 @@ export function duplicatePendingError(
 
 /** Whether a Kubernetes write failed because the object changed or vanished meanwhile. */
 function isRace(error: unknown): boolean {
-  return (
-    isError(error) &&
-    (error.name === 'ConflictError' || error.name === 'NotFoundError')
-  );
+  return isError(error) && (error.name === 'ConflictError' || error.name === 'NotFoundError');
 }
 
 /**
@@ -138,7 +128,11 @@ export async function acquirePendingClaim(
       return;
     }
     const holder = await api.getCustom(API_KEYS, namespace, claim.data?.apiKeyName ?? '');
-    if (holder !== undefined && holder.metadata.uid === holderUid && phaseOf(holder) === 'Pending') {
+    if (
+      holder !== undefined &&
+      holder.metadata.uid === holderUid &&
+      phaseOf(holder) === 'Pending'
+    ) {
       if (sameTriple(tripleOf(holder), triple)) {
         throw duplicatePendingError(namespace, triple);
       }

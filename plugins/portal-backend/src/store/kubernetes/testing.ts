@@ -7,10 +7,7 @@ import { ConfigReader } from '@backstage/config';
 // eslint-disable-next-line @backstage/no-undeclared-imports -- test-only helper: a devDependency
 import { mockServices } from '@backstage/backend-test-utils';
 // eslint-disable-next-line @backstage/no-undeclared-imports -- test-only helper: a devDependency
-import {
-  startFakeKubeApiServer,
-  type FakeKubeApiServer,
-} from '@internal/fake-kube-apiserver';
+import { startFakeKubeApiServer, type FakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import { KubernetesPortalStore } from './KubernetesPortalStore';
 import { readKubernetesStoreConfig } from './kubernetesConfig';
 
@@ -18,10 +15,12 @@ import { readKubernetesStoreConfig } from './kubernetesConfig';
 export const TEST_NAMESPACES = ['toystore', 'other'];
 
 /** A fake API server and a store built from a kubeconfig file pointing at it. */
-export async function storeOnFakeApiServer(options: {
-  kubernetes?: Record<string, unknown>;
-  logger?: ReturnType<typeof mockServices.logger.mock>;
-} = {}): Promise<{
+export async function storeOnFakeApiServer(
+  options: {
+    kubernetes?: Record<string, unknown>;
+    logger?: ReturnType<typeof mockServices.logger.mock>;
+  } = {},
+): Promise<{
   fake: FakeKubeApiServer;
   store: KubernetesPortalStore;
   logger: ReturnType<typeof mockServices.logger.mock>;

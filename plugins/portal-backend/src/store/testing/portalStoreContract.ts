@@ -47,12 +47,7 @@ function productSpec(overrides: Partial<ApiProductSpec> = {}): ApiProductSpec {
   };
 }
 
-function newKey(
-  namespace: string,
-  product: string,
-  userId: string,
-  planTier = 'gold',
-): NewApiKey {
+function newKey(namespace: string, product: string, userId: string, planTier = 'gold'): NewApiKey {
   return {
     namespace,
     spec: { apiProductRef: { name: product }, planTier, requestedBy: { userId } },
@@ -69,9 +64,7 @@ function names(keys: ApiKey[]): string[] {
 
 /** A random secret-looking value, distinct per call. */
 function secret(): string {
-  return `secret-${Math.random().toString(36).slice(2)}${Math.random()
-    .toString(36)
-    .slice(2)}`;
+  return `secret-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 }
 
 async function outcome<T>(
@@ -158,9 +151,7 @@ export function runPortalStoreContract(
           spec: productSpec({ description: 'Toys', tags: ['a', 'b'] }),
         });
         expect(created.metadata.uid).not.toBe('');
-        expect(
-          await store.getProduct({ namespace: 'toystore', name: 'toys' }),
-        ).toEqual(created);
+        expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toEqual(created);
       });
 
       it('leaves absent optional fields out rather than null', async () => {
@@ -187,12 +178,8 @@ export function runPortalStoreContract(
 
       it('answers undefined for a product that does not exist', async () => {
         await createProduct('toystore', 'toys', BOB);
-        expect(await store.getProduct({ namespace: 'toystore', name: 'nope' })).toBe(
-          undefined,
-        );
-        expect(await store.getProduct({ namespace: 'other', name: 'toys' })).toBe(
-          undefined,
-        );
+        expect(await store.getProduct({ namespace: 'toystore', name: 'nope' })).toBe(undefined);
+        expect(await store.getProduct({ namespace: 'other', name: 'toys' })).toBe(undefined);
       });
 
       it('lists products by namespace and by owner refs', async () => {
@@ -210,12 +197,14 @@ export function runPortalStoreContract(
           ]),
         );
         expect(await list({})).toHaveLength(3);
-        expect((await list({ namespace: 'toystore' })).map(r => r.name).sort()).toEqual(
-          ['games', 'toys'],
-        );
-        expect((await list({ ownerRefs: [BOB, PAYMENTS] })).map(r => r.name).sort()).toEqual(
-          ['games', 'toys'],
-        );
+        expect((await list({ namespace: 'toystore' })).map(r => r.name).sort()).toEqual([
+          'games',
+          'toys',
+        ]);
+        expect((await list({ ownerRefs: [BOB, PAYMENTS] })).map(r => r.name).sort()).toEqual([
+          'games',
+          'toys',
+        ]);
         expect(await list({ ownerRefs: [PAYMENTS] })).toEqual([
           { namespace: 'toystore', name: 'games' },
         ]);
@@ -223,60 +212,60 @@ export function runPortalStoreContract(
         expect(await list({ ownerRefs: [] })).toEqual([]);
       });
 
-      it('replaces a product over its current resourceVersion only', async () => {
-        const created = await createProduct('toystore', 'toys', BOB);
-        const replaced = await store.replaceProduct({
-          ...created,
-          metadata: { ...created.metadata, labels: { new: 'label' } },
-          spec: productSpec({ displayName: 'Renamed' }),
-        });
-        expect(replaced.spec.displayName).toBe('Renamed');
-        expect(replaced.metadata.labels).toEqual({ new: 'label' });
-        expect(replaced.metadata.uid).toBe(created.metadata.uid);
-        expect(replaced.metadata.creationTimestamp).toBe(
-          created.metadata.creationTimestamp,
-        );
-        expect(typeof replaced.metadata.resourceVersion).toBe('string');
-        expect(replaced.metadata.resourceVersion).not.toBe(
-          created.metadata.resourceVersion,
-        );
-        expect(await store.getProduct(refOf(created))).toEqual(replaced);
-
-        // Writing over the old version again is a lost update: refused.
-        await expect(
-          store.replaceProduct({
+      it(
+        'replaces a product over its current resourceVersion only',
+        async () => {
+          const created = await createProduct('toystore', 'toys', BOB);
+          const replaced = await store.replaceProduct({
             ...created,
-            spec: productSpec({ displayName: 'Stale' }),
-          }),
-        ).rejects.toMatchObject({ name: 'ConflictError' });
-        for (const resourceVersion of ['not-a-version', '', '99999999999999999999', '-1']) {
+            metadata: { ...created.metadata, labels: { new: 'label' } },
+            spec: productSpec({ displayName: 'Renamed' }),
+          });
+          expect(replaced.spec.displayName).toBe('Renamed');
+          expect(replaced.metadata.labels).toEqual({ new: 'label' });
+          expect(replaced.metadata.uid).toBe(created.metadata.uid);
+          expect(replaced.metadata.creationTimestamp).toBe(created.metadata.creationTimestamp);
+          expect(typeof replaced.metadata.resourceVersion).toBe('string');
+          expect(replaced.metadata.resourceVersion).not.toBe(created.metadata.resourceVersion);
+          expect(await store.getProduct(refOf(created))).toEqual(replaced);
+
+          // Writing over the old version again is a lost update: refused.
           await expect(
             store.replaceProduct({
               ...created,
-              metadata: { ...created.metadata, resourceVersion },
+              spec: productSpec({ displayName: 'Stale' }),
             }),
           ).rejects.toMatchObject({ name: 'ConflictError' });
-        }
-        expect((await store.getProduct(refOf(created)))?.spec.displayName).toBe(
-          'Renamed',
-        );
-      }, TEST_TIMEOUT_MS);
+          for (const resourceVersion of ['not-a-version', '', '99999999999999999999', '-1']) {
+            await expect(
+              store.replaceProduct({
+                ...created,
+                metadata: { ...created.metadata, resourceVersion },
+              }),
+            ).rejects.toMatchObject({ name: 'ConflictError' });
+          }
+          expect((await store.getProduct(refOf(created)))?.spec.displayName).toBe('Renamed');
+        },
+        TEST_TIMEOUT_MS,
+      );
 
-      it('lets exactly one of two concurrent replaces of one version win', async () => {
-        const created = await createProduct('toystore', 'toys', BOB);
-        const results = await Promise.all(
-          ['First', 'Second'].map(displayName =>
-            outcome(
-              store.replaceProduct({ ...created, spec: productSpec({ displayName }) }),
+      it(
+        'lets exactly one of two concurrent replaces of one version win',
+        async () => {
+          const created = await createProduct('toystore', 'toys', BOB);
+          const results = await Promise.all(
+            ['First', 'Second'].map(displayName =>
+              outcome(store.replaceProduct({ ...created, spec: productSpec({ displayName }) })),
             ),
-          ),
-        );
-        const winners = results.filter(r => r.ok);
-        const losers = results.filter(r => !r.ok);
-        expect(winners).toHaveLength(1);
-        expect(losers).toHaveLength(1);
-        expect(losers[0]).toMatchObject({ error: { name: 'ConflictError' } });
-      }, TEST_TIMEOUT_MS);
+          );
+          const winners = results.filter(r => r.ok);
+          const losers = results.filter(r => !r.ok);
+          expect(winners).toHaveLength(1);
+          expect(losers).toHaveLength(1);
+          expect(losers[0]).toMatchObject({ error: { name: 'ConflictError' } });
+        },
+        TEST_TIMEOUT_MS,
+      );
 
       it('answers NotFoundError when replacing a product that does not exist', async () => {
         const created = await createProduct('toystore', 'toys', BOB);
@@ -301,11 +290,13 @@ export function runPortalStoreContract(
         expect(await store.listProducts({ ownerRefs: [BOB] })).toEqual([]);
         expect(await store.listProducts({ ownerRefs: [PAYMENTS] })).toHaveLength(1);
         expect(
-          names(await store.listKeys({ ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } })),
+          names(
+            await store.listKeys({ ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } }),
+          ),
         ).toEqual([key.metadata.name]);
-        expect(
-          await store.listKeys({ ownedBy: { userRef: BOB, ownershipRefs: [BOB] } }),
-        ).toEqual([]);
+        expect(await store.listKeys({ ownedBy: { userRef: BOB, ownershipRefs: [BOB] } })).toEqual(
+          [],
+        );
       });
 
       it('deletes a product with its keys and secrets in its namespace only', async () => {
@@ -313,16 +304,11 @@ export function runPortalStoreContract(
         await createProduct('other', 'toys', BOB);
         const { key: approved } = await approvedKey('toystore', 'toys');
         const pending = await store.createKey(newKey('toystore', 'toys', DAVE));
-        const { key: elsewhere, secret: elsewhereSecret } = await approvedKey(
-          'other',
-          'toys',
-        );
+        const { key: elsewhere, secret: elsewhereSecret } = await approvedKey('other', 'toys');
 
         await store.deleteProduct({ namespace: 'toystore', name: 'toys' });
 
-        expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBe(
-          undefined,
-        );
+        expect(await store.getProduct({ namespace: 'toystore', name: 'toys' })).toBe(undefined);
         expect(await store.getKey(refOf(approved))).toBe(undefined);
         expect(await store.getKey(refOf(pending))).toBe(undefined);
         await expect(store.revealSecret(refOf(approved))).rejects.toMatchObject({
@@ -337,9 +323,7 @@ export function runPortalStoreContract(
 
         // A product of the same name can be created again, with no keys left over.
         await createProduct('toystore', 'toys', BOB);
-        expect(
-          await store.listKeys({ namespace: 'toystore', productName: 'toys' }),
-        ).toEqual([]);
+        expect(await store.listKeys({ namespace: 'toystore', productName: 'toys' })).toEqual([]);
       });
 
       it('answers NotFoundError when deleting a product that does not exist', async () => {
@@ -353,24 +337,26 @@ export function runPortalStoreContract(
         ).rejects.toMatchObject({ name: 'NotFoundError' });
       });
 
-      it('never leaves a key behind when its product is deleted concurrently', async () => {
-        await createProduct('toystore', 'toys', BOB);
-        const creates = Array.from({ length: 10 }, (_, i) =>
-          outcome(store.createKey(newKey('toystore', 'toys', `user:default/u${i}`))),
-        );
-        const deletion = outcome(
-          store.deleteProduct({ namespace: 'toystore', name: 'toys' }),
-        );
-        const results = await Promise.all(creates);
-        expect(await deletion).toMatchObject({ ok: true });
-        for (const result of results) {
-          // Each create either went through or found its product already gone.
-          expect(result).toMatchObject(
-            result.ok ? { ok: true } : { ok: false, error: { name: 'NotFoundError' } },
+      it(
+        'never leaves a key behind when its product is deleted concurrently',
+        async () => {
+          await createProduct('toystore', 'toys', BOB);
+          const creates = Array.from({ length: 10 }, (_, i) =>
+            outcome(store.createKey(newKey('toystore', 'toys', `user:default/u${i}`))),
           );
-        }
-        expect(await store.listKeys({ namespace: 'toystore' })).toEqual([]);
-      }, TEST_TIMEOUT_MS);
+          const deletion = outcome(store.deleteProduct({ namespace: 'toystore', name: 'toys' }));
+          const results = await Promise.all(creates);
+          expect(await deletion).toMatchObject({ ok: true });
+          for (const result of results) {
+            // Each create either went through or found its product already gone.
+            expect(result).toMatchObject(
+              result.ok ? { ok: true } : { ok: false, error: { name: 'NotFoundError' } },
+            );
+          }
+          expect(await store.listKeys({ namespace: 'toystore' })).toEqual([]);
+        },
+        TEST_TIMEOUT_MS,
+      );
     });
 
     describe('keys', () => {
@@ -449,20 +435,18 @@ export function runPortalStoreContract(
       });
 
       it('refuses a key for a product that does not exist', async () => {
-        await expect(
-          store.createKey(newKey('toystore', 'ghost', ALICE)),
-        ).rejects.toMatchObject({ name: 'NotFoundError' });
+        await expect(store.createKey(newKey('toystore', 'ghost', ALICE))).rejects.toMatchObject({
+          name: 'NotFoundError',
+        });
         // Products are per namespace.
-        await expect(store.createKey(newKey('other', 'toys', ALICE))).rejects.toMatchObject(
-          { name: 'NotFoundError' },
-        );
+        await expect(store.createKey(newKey('other', 'toys', ALICE))).rejects.toMatchObject({
+          name: 'NotFoundError',
+        });
         expect(await store.listKeys({})).toEqual([]);
       });
 
       it('answers undefined for a key that does not exist', async () => {
-        expect(await store.getKey({ namespace: 'toystore', name: 'ghost' })).toBe(
-          undefined,
-        );
+        expect(await store.getKey({ namespace: 'toystore', name: 'ghost' })).toBe(undefined);
       });
 
       it('refuses a second Pending request for the same product and tier', async () => {
@@ -486,18 +470,22 @@ export function runPortalStoreContract(
         ).resolves.toMatchObject({ status: { phase: 'Pending' } });
       });
 
-      it('lets exactly one of many concurrent duplicate requests through', async () => {
-        const results = await Promise.all(
-          Array.from({ length: 10 }, () =>
-            outcome(store.createKey(newKey('toystore', 'toys', ALICE, 'gold'))),
-          ),
-        );
-        expect(results.filter(r => r.ok)).toHaveLength(1);
-        for (const result of results.filter(r => !r.ok)) {
-          expect(result).toMatchObject({ error: { name: 'ConflictError' } });
-        }
-        expect(await store.listKeys({ requestedBy: ALICE })).toHaveLength(1);
-      }, TEST_TIMEOUT_MS);
+      it(
+        'lets exactly one of many concurrent duplicate requests through',
+        async () => {
+          const results = await Promise.all(
+            Array.from({ length: 10 }, () =>
+              outcome(store.createKey(newKey('toystore', 'toys', ALICE, 'gold'))),
+            ),
+          );
+          expect(results.filter(r => r.ok)).toHaveLength(1);
+          for (const result of results.filter(r => !r.ok)) {
+            expect(result).toMatchObject({ error: { name: 'ConflictError' } });
+          }
+          expect(await store.listKeys({ requestedBy: ALICE })).toHaveLength(1);
+        },
+        TEST_TIMEOUT_MS,
+      );
 
       it('filters keys by namespace, phase, product and requester', async () => {
         await createProduct('toystore', 'games', PAYMENTS);
@@ -520,9 +508,7 @@ export function runPortalStoreContract(
         expect(await list({ phase: 'Pending' })).toEqual(n([a1, o1]));
         expect(await list({ phase: 'Approved' })).toEqual(n([a2]));
         expect(await list({ phase: 'Rejected', namespace: 'toystore' })).toEqual(n([d1]));
-        expect(await list({ namespace: 'toystore', productName: 'toys' })).toEqual(
-          n([a1, d1]),
-        );
+        expect(await list({ namespace: 'toystore', productName: 'toys' })).toEqual(n([a1, d1]));
         expect(await list({ namespace: 'other', productName: 'toys' })).toEqual(n([o1]));
         expect(await list({ requestedBy: DAVE })).toEqual(n([d1, o1]));
         expect(await list({ requestedBy: DAVE, namespace: 'other' })).toEqual(n([o1]));
@@ -542,9 +528,7 @@ export function runPortalStoreContract(
           names(await store.listKeys({ ...extra, ownedBy: { userRef, ownershipRefs: refs } }));
 
         // alice: her own requests, plus requests for her product in "other".
-        expect(await owned(ALICE, [ALICE])).toEqual(
-          names([aliceToys, aliceGames, daveOther]),
-        );
+        expect(await owned(ALICE, [ALICE])).toEqual(names([aliceToys, aliceGames, daveOther]));
         // bob: owner of toys (user) and games (group); his own request is listed once.
         expect(await owned(BOB, [BOB, PAYMENTS])).toEqual(
           names([aliceToys, aliceGames, daveToys, bobGames]),
@@ -640,9 +624,7 @@ export function runPortalStoreContract(
           reason: 'looks fine',
           secretRevealed: false,
         });
-        expect(approved.metadata.resourceVersion).not.toBe(
-          toApprove.metadata.resourceVersion,
-        );
+        expect(approved.metadata.resourceVersion).not.toBe(toApprove.metadata.resourceVersion);
         expect(await store.getKey(refOf(toApprove))).toEqual(approved);
 
         const rejected = await store.reviewKey(refOf(toReject), {
@@ -681,63 +663,45 @@ export function runPortalStoreContract(
         ).rejects.toMatchObject({ name: 'NotFoundError' });
       });
 
-      it('lets exactly one of two concurrent approvals win', async () => {
-        const key = await store.createKey(newKey('toystore', 'toys', ALICE));
-        const secrets = [secret(), secret()];
-        const results = await Promise.all(
-          secrets.map(value =>
-            outcome(
-              store.reviewKey(refOf(key), {
-                phase: 'Approved',
-                reviewedBy: BOB,
-                secret: value,
-              }),
+      it(
+        'lets exactly one of two concurrent approvals win',
+        async () => {
+          const key = await store.createKey(newKey('toystore', 'toys', ALICE));
+          const secrets = [secret(), secret()];
+          const results = await Promise.all(
+            secrets.map(value =>
+              outcome(
+                store.reviewKey(refOf(key), {
+                  phase: 'Approved',
+                  reviewedBy: BOB,
+                  secret: value,
+                }),
+              ),
             ),
-          ),
-        );
-        const winners = results.filter(r => r.ok);
-        expect(winners).toHaveLength(1);
-        expect(results.filter(r => !r.ok)).toEqual([
-          {
-            ok: false,
-            error: expect.objectContaining({
-              name: 'ConflictError',
-              message: expect.stringContaining('Approved'),
-            }),
-          },
-        ]);
-        // The stored secret is the winner's.
-        const winnerIndex = results.findIndex(r => r.ok);
-        expect(await store.revealSecret(refOf(key))).toBe(secrets[winnerIndex]);
-      }, TEST_TIMEOUT_MS);
-
-      it('lets exactly one of a concurrent approval and rejection win', async () => {
-        const key = await store.createKey(newKey('toystore', 'toys', ALICE));
-        const [approval, rejection] = await Promise.all([
-          outcome(
-            store.reviewKey(refOf(key), {
-              phase: 'Approved',
-              reviewedBy: BOB,
-              secret: secret(),
-            }),
-          ),
-          outcome(store.reviewKey(refOf(key), { phase: 'Rejected', reviewedBy: DAVE })),
-        ]);
-        expect([approval.ok, rejection.ok].filter(Boolean)).toHaveLength(1);
-        const finalPhase = (await store.getKey(refOf(key)))?.status?.phase;
-        expect(finalPhase).toBe(approval.ok ? 'Approved' : 'Rejected');
-        const loser = approval.ok ? rejection : approval;
-        expect(loser).toMatchObject({
-          error: { name: 'ConflictError', message: expect.stringContaining(finalPhase!) },
-        });
-      }, TEST_TIMEOUT_MS);
-
-      it('leaves neither key nor secret when an approval races a delete', async () => {
-        for (let round = 0; round < 5; round++) {
-          const key = await store.createKey(
-            newKey('toystore', 'toys', `user:default/racer${round}`),
           );
-          const [approval, deletion] = await Promise.all([
+          const winners = results.filter(r => r.ok);
+          expect(winners).toHaveLength(1);
+          expect(results.filter(r => !r.ok)).toEqual([
+            {
+              ok: false,
+              error: expect.objectContaining({
+                name: 'ConflictError',
+                message: expect.stringContaining('Approved'),
+              }),
+            },
+          ]);
+          // The stored secret is the winner's.
+          const winnerIndex = results.findIndex(r => r.ok);
+          expect(await store.revealSecret(refOf(key))).toBe(secrets[winnerIndex]);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'lets exactly one of a concurrent approval and rejection win',
+        async () => {
+          const key = await store.createKey(newKey('toystore', 'toys', ALICE));
+          const [approval, rejection] = await Promise.all([
             outcome(
               store.reviewKey(refOf(key), {
                 phase: 'Approved',
@@ -745,19 +709,49 @@ export function runPortalStoreContract(
                 secret: secret(),
               }),
             ),
-            outcome(store.deleteKey(refOf(key))),
+            outcome(store.reviewKey(refOf(key), { phase: 'Rejected', reviewedBy: DAVE })),
           ]);
-          expect(deletion).toMatchObject({ ok: true });
-          // The approval either went through or found the key already gone.
-          expect(approval).toMatchObject(
-            approval.ok ? { ok: true } : { ok: false, error: { name: 'NotFoundError' } },
-          );
-          expect(await store.getKey(refOf(key))).toBe(undefined);
-          await expect(store.revealSecret(refOf(key))).rejects.toMatchObject({
-            name: 'NotFoundError',
+          expect([approval.ok, rejection.ok].filter(Boolean)).toHaveLength(1);
+          const finalPhase = (await store.getKey(refOf(key)))?.status?.phase;
+          expect(finalPhase).toBe(approval.ok ? 'Approved' : 'Rejected');
+          const loser = approval.ok ? rejection : approval;
+          expect(loser).toMatchObject({
+            error: { name: 'ConflictError', message: expect.stringContaining(finalPhase!) },
           });
-        }
-      }, TEST_TIMEOUT_MS);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'leaves neither key nor secret when an approval races a delete',
+        async () => {
+          for (let round = 0; round < 5; round++) {
+            const key = await store.createKey(
+              newKey('toystore', 'toys', `user:default/racer${round}`),
+            );
+            const [approval, deletion] = await Promise.all([
+              outcome(
+                store.reviewKey(refOf(key), {
+                  phase: 'Approved',
+                  reviewedBy: BOB,
+                  secret: secret(),
+                }),
+              ),
+              outcome(store.deleteKey(refOf(key))),
+            ]);
+            expect(deletion).toMatchObject({ ok: true });
+            // The approval either went through or found the key already gone.
+            expect(approval).toMatchObject(
+              approval.ok ? { ok: true } : { ok: false, error: { name: 'NotFoundError' } },
+            );
+            expect(await store.getKey(refOf(key))).toBe(undefined);
+            await expect(store.revealSecret(refOf(key))).rejects.toMatchObject({
+              name: 'NotFoundError',
+            });
+          }
+        },
+        TEST_TIMEOUT_MS,
+      );
     });
 
     describe('secrets', () => {
@@ -780,20 +774,24 @@ export function runPortalStoreContract(
         });
       });
 
-      it('reveals the secret exactly once under 50 concurrent reads', async () => {
-        const { key, secret: value } = await approvedKey();
-        const results = await Promise.all(
-          Array.from({ length: 50 }, () => outcome(store.revealSecret(refOf(key)))),
-        );
-        const revealed = results.filter(r => r.ok);
-        expect(revealed).toEqual([{ ok: true, value }]);
-        const refused = results.filter(r => !r.ok);
-        expect(refused).toHaveLength(49);
-        for (const result of refused) {
-          expect(result).toMatchObject({ error: { name: 'ConflictError' } });
-          expect(JSON.stringify(result)).not.toContain(value);
-        }
-      }, TEST_TIMEOUT_MS);
+      it(
+        'reveals the secret exactly once under 50 concurrent reads',
+        async () => {
+          const { key, secret: value } = await approvedKey();
+          const results = await Promise.all(
+            Array.from({ length: 50 }, () => outcome(store.revealSecret(refOf(key)))),
+          );
+          const revealed = results.filter(r => r.ok);
+          expect(revealed).toEqual([{ ok: true, value }]);
+          const refused = results.filter(r => !r.ok);
+          expect(refused).toHaveLength(49);
+          for (const result of refused) {
+            expect(result).toMatchObject({ error: { name: 'ConflictError' } });
+            expect(JSON.stringify(result)).not.toContain(value);
+          }
+        },
+        TEST_TIMEOUT_MS,
+      );
 
       it('refuses to reveal a secret of a key that is not Approved', async () => {
         const pending = await store.createKey(newKey('toystore', 'toys', ALICE, 'gold'));
@@ -864,127 +862,137 @@ export function runPortalStoreContract(
       const refsOf = (items: Array<{ metadata: ObjectRef }>) =>
         items.map(item => `${item.metadata.namespace}/${item.metadata.name}`);
 
-      it('walks products page by page, the cursor present exactly when more follow', async () => {
-        for (const [namespace, productName] of [
-          ['toystore', 'a'],
-          ['toystore', 'b'],
-          ['other', 'c'],
-          ['toystore', 'd'],
-          ['other', 'e'],
-        ]) {
-          await createProduct(namespace, productName, BOB);
-        }
-        const all = refsOf(await store.listProducts({}));
-        const pages = await walkPages(page => store.listProductsPage({}, page), 2);
-        expect(pages.map(p => p.length)).toEqual([2, 2, 1]);
-        const walked = refsOf(pages.flat());
-        expect([...walked].sort()).toEqual([...all].sort());
-        // The order is stable: a second walk in other page sizes gives the same sequence.
-        expect(refsOf((await walkPages(page => store.listProductsPage({}, page), 3)).flat())).toEqual(
-          walked,
-        );
-        // A page holding everything has no cursor; so does a page of exactly the rest.
-        expect((await store.listProductsPage({}, { limit: 5 })).cursor).toBeUndefined();
-        expect((await store.listProductsPage({}, { limit: 6 })).cursor).toBeUndefined();
-        expect((await store.listProductsPage({}, { limit: 4 })).cursor).toBeDefined();
-        // Filters hold on every page.
-        const ofOther = await walkPages(
-          page => store.listProductsPage({ namespace: 'other' }, page),
-          1,
-        );
-        expect(refsOf(ofOther.flat()).sort()).toEqual(['other/c', 'other/e']);
-        await createProduct('toystore', 'f', ALICE);
-        const alices = await walkPages(
-          page => store.listProductsPage({ ownerRefs: [ALICE, PAYMENTS] }, page),
-          1,
-        );
-        expect(refsOf(alices.flat())).toEqual(['toystore/f']);
-        expect(
-          (await store.listProductsPage({ ownerRefs: [] }, { limit: 10 })).items,
-        ).toEqual([]);
-      }, TEST_TIMEOUT_MS);
-
-      it('neither repeats nor skips a key that existed before the walk, under concurrent inserts and deletes', async () => {
-        await createProduct('toystore', 'toys', BOB);
-        await createProduct('other', 'toys', BOB);
-        const before: ApiKey[] = [];
-        for (let i = 0; i < 8; i++) {
-          const namespace = i % 2 === 0 ? 'toystore' : 'other';
-          before.push(
-            await store.createKey(newKey(namespace, 'toys', `user:default/u${i}`)),
-          );
-        }
-        const added: ApiKey[] = [];
-        const pages = await walkPages(
-          page => store.listKeysPage({}, page),
-          3,
-          async pageIndex => {
-            // Between pages: new requests in both namespaces, and one earlier key gone.
-            const [a, b] = await Promise.all([
-              store.createKey(newKey('toystore', 'toys', `user:default/new${pageIndex}`)),
-              store.createKey(newKey('other', 'toys', `user:default/new${pageIndex}`)),
-            ]);
-            added.push(a, b);
-            if (pageIndex === 1) {
-              await store.deleteKey(refOf(before[7]));
-            }
-          },
-        );
-        const walked = refsOf(pages.flat());
-        expect(new Set(walked).size).toBe(walked.length);
-        const expected = refsOf(before.slice(0, 7));
-        expect(walked).toEqual(expect.arrayContaining(expected));
-        // Nothing else than keys that existed at some point of the walk.
-        const known = new Set([...refsOf(before), ...refsOf(added)]);
-        expect(walked.filter(ref => !known.has(ref))).toEqual([]);
-      }, TEST_TIMEOUT_MS);
-
-      it('pages filtered key lists (phase, requester, ownership) exactly like the whole lists', async () => {
-        await createProduct('toystore', 'toys', BOB);
-        await createProduct('toystore', 'games', PAYMENTS);
-        await createProduct('other', 'toys', ALICE);
-        const keys: ApiKey[] = [];
-        for (const [namespace, product, requester] of [
-          ['toystore', 'toys', ALICE],
-          ['toystore', 'games', ALICE],
-          ['toystore', 'toys', DAVE],
-          ['other', 'toys', DAVE],
-          ['toystore', 'games', BOB],
-          ['other', 'toys', BOB],
-          ['toystore', 'toys', 'user:default/erin'],
-        ]) {
-          keys.push(await store.createKey(newKey(namespace, product, requester)));
-        }
-        await store.reviewKey(refOf(keys[1]), { phase: 'Rejected', reviewedBy: BOB });
-        await store.reviewKey(refOf(keys[5]), { phase: 'Rejected', reviewedBy: ALICE });
-        const filters: KeyFilter[] = [
-          { phase: 'Pending' },
-          { phase: 'Rejected', namespace: 'toystore' },
-          { requestedBy: DAVE },
-          { namespace: 'toystore', productName: 'toys' },
-          { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] } },
-          { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] }, phase: 'Pending' },
-          { ownedBy: { userRef: ALICE, ownershipRefs: [ALICE] }, namespace: 'other' },
-          { ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } },
-          { ownedBy: { userRef: 'user:default/nobody', ownershipRefs: [] } },
-        ];
-        const storeUnderTest = store; // a const, for the closures made in the loop below
-        for (const filter of filters) {
-          const whole = refsOf(await store.listKeys(filter)).sort();
-          for (const limit of [1, 2]) {
-            const pages = await walkPages(
-              page => storeUnderTest.listKeysPage(filter, page),
-              limit,
-            );
-            const walked = refsOf(pages.flat());
-            expect({ filter, limit, walked: [...walked].sort() }).toEqual({
-              filter,
-              limit,
-              walked: whole,
-            });
+      it(
+        'walks products page by page, the cursor present exactly when more follow',
+        async () => {
+          for (const [namespace, productName] of [
+            ['toystore', 'a'],
+            ['toystore', 'b'],
+            ['other', 'c'],
+            ['toystore', 'd'],
+            ['other', 'e'],
+          ]) {
+            await createProduct(namespace, productName, BOB);
           }
-        }
-      }, TEST_TIMEOUT_MS);
+          const all = refsOf(await store.listProducts({}));
+          const pages = await walkPages(page => store.listProductsPage({}, page), 2);
+          expect(pages.map(p => p.length)).toEqual([2, 2, 1]);
+          const walked = refsOf(pages.flat());
+          expect([...walked].sort()).toEqual([...all].sort());
+          // The order is stable: a second walk in other page sizes gives the same sequence.
+          expect(
+            refsOf((await walkPages(page => store.listProductsPage({}, page), 3)).flat()),
+          ).toEqual(walked);
+          // A page holding everything has no cursor; so does a page of exactly the rest.
+          expect((await store.listProductsPage({}, { limit: 5 })).cursor).toBeUndefined();
+          expect((await store.listProductsPage({}, { limit: 6 })).cursor).toBeUndefined();
+          expect((await store.listProductsPage({}, { limit: 4 })).cursor).toBeDefined();
+          // Filters hold on every page.
+          const ofOther = await walkPages(
+            page => store.listProductsPage({ namespace: 'other' }, page),
+            1,
+          );
+          expect(refsOf(ofOther.flat()).sort()).toEqual(['other/c', 'other/e']);
+          await createProduct('toystore', 'f', ALICE);
+          const alices = await walkPages(
+            page => store.listProductsPage({ ownerRefs: [ALICE, PAYMENTS] }, page),
+            1,
+          );
+          expect(refsOf(alices.flat())).toEqual(['toystore/f']);
+          expect((await store.listProductsPage({ ownerRefs: [] }, { limit: 10 })).items).toEqual(
+            [],
+          );
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'neither repeats nor skips a key that existed before the walk, under concurrent inserts and deletes',
+        async () => {
+          await createProduct('toystore', 'toys', BOB);
+          await createProduct('other', 'toys', BOB);
+          const before: ApiKey[] = [];
+          for (let i = 0; i < 8; i++) {
+            const namespace = i % 2 === 0 ? 'toystore' : 'other';
+            before.push(await store.createKey(newKey(namespace, 'toys', `user:default/u${i}`)));
+          }
+          const added: ApiKey[] = [];
+          const pages = await walkPages(
+            page => store.listKeysPage({}, page),
+            3,
+            async pageIndex => {
+              // Between pages: new requests in both namespaces, and one earlier key gone.
+              const [a, b] = await Promise.all([
+                store.createKey(newKey('toystore', 'toys', `user:default/new${pageIndex}`)),
+                store.createKey(newKey('other', 'toys', `user:default/new${pageIndex}`)),
+              ]);
+              added.push(a, b);
+              if (pageIndex === 1) {
+                await store.deleteKey(refOf(before[7]));
+              }
+            },
+          );
+          const walked = refsOf(pages.flat());
+          expect(new Set(walked).size).toBe(walked.length);
+          const expected = refsOf(before.slice(0, 7));
+          expect(walked).toEqual(expect.arrayContaining(expected));
+          // Nothing else than keys that existed at some point of the walk.
+          const known = new Set([...refsOf(before), ...refsOf(added)]);
+          expect(walked.filter(ref => !known.has(ref))).toEqual([]);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'pages filtered key lists (phase, requester, ownership) exactly like the whole lists',
+        async () => {
+          await createProduct('toystore', 'toys', BOB);
+          await createProduct('toystore', 'games', PAYMENTS);
+          await createProduct('other', 'toys', ALICE);
+          const keys: ApiKey[] = [];
+          for (const [namespace, product, requester] of [
+            ['toystore', 'toys', ALICE],
+            ['toystore', 'games', ALICE],
+            ['toystore', 'toys', DAVE],
+            ['other', 'toys', DAVE],
+            ['toystore', 'games', BOB],
+            ['other', 'toys', BOB],
+            ['toystore', 'toys', 'user:default/erin'],
+          ]) {
+            keys.push(await store.createKey(newKey(namespace, product, requester)));
+          }
+          await store.reviewKey(refOf(keys[1]), { phase: 'Rejected', reviewedBy: BOB });
+          await store.reviewKey(refOf(keys[5]), { phase: 'Rejected', reviewedBy: ALICE });
+          const filters: KeyFilter[] = [
+            { phase: 'Pending' },
+            { phase: 'Rejected', namespace: 'toystore' },
+            { requestedBy: DAVE },
+            { namespace: 'toystore', productName: 'toys' },
+            { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] } },
+            { ownedBy: { userRef: BOB, ownershipRefs: [BOB, PAYMENTS] }, phase: 'Pending' },
+            { ownedBy: { userRef: ALICE, ownershipRefs: [ALICE] }, namespace: 'other' },
+            { ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } },
+            { ownedBy: { userRef: 'user:default/nobody', ownershipRefs: [] } },
+          ];
+          const storeUnderTest = store; // a const, for the closures made in the loop below
+          for (const filter of filters) {
+            const whole = refsOf(await store.listKeys(filter)).sort();
+            for (const limit of [1, 2]) {
+              const pages = await walkPages(
+                page => storeUnderTest.listKeysPage(filter, page),
+                limit,
+              );
+              const walked = refsOf(pages.flat());
+              expect({ filter, limit, walked: [...walked].sort() }).toEqual({
+                filter,
+                limit,
+                walked: whole,
+              });
+            }
+          }
+        },
+        TEST_TIMEOUT_MS,
+      );
 
       it('refuses a cursor it did not issue with an InputError', async () => {
         await createProduct('toystore', 'toys', BOB);
@@ -1000,23 +1008,27 @@ export function runPortalStoreContract(
     });
 
     describe('failures', () => {
-      it('answers ServiceUnavailableError when the backing store is unreachable', async () => {
-        await createProduct('toystore', 'toys', BOB);
-        await current!.makeUnavailable();
-        const ref = { namespace: 'toystore', name: 'toys' };
-        await expect(store.getProduct(ref)).rejects.toMatchObject({
-          name: 'ServiceUnavailableError',
-        });
-        await expect(store.listKeys({})).rejects.toMatchObject({
-          name: 'ServiceUnavailableError',
-        });
-        await expect(store.createKey(newKey('toystore', 'toys', ALICE))).rejects.toMatchObject(
-          { name: 'ServiceUnavailableError' },
-        );
-        await expect(store.revealSecret({ ...ref, name: 'k' })).rejects.toMatchObject({
-          name: 'ServiceUnavailableError',
-        });
-      }, TEST_TIMEOUT_MS);
+      it(
+        'answers ServiceUnavailableError when the backing store is unreachable',
+        async () => {
+          await createProduct('toystore', 'toys', BOB);
+          await current!.makeUnavailable();
+          const ref = { namespace: 'toystore', name: 'toys' };
+          await expect(store.getProduct(ref)).rejects.toMatchObject({
+            name: 'ServiceUnavailableError',
+          });
+          await expect(store.listKeys({})).rejects.toMatchObject({
+            name: 'ServiceUnavailableError',
+          });
+          await expect(store.createKey(newKey('toystore', 'toys', ALICE))).rejects.toMatchObject({
+            name: 'ServiceUnavailableError',
+          });
+          await expect(store.revealSecret({ ...ref, name: 'k' })).rejects.toMatchObject({
+            name: 'ServiceUnavailableError',
+          });
+        },
+        TEST_TIMEOUT_MS,
+      );
     });
   });
 }
