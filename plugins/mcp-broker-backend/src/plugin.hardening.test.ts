@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from './plugin';
 import { waitFor } from './testing/waitFor';
+import { initializeRequest } from './testing/initializeRequest';
 
 type TestBackend = Awaited<ReturnType<typeof startTestBackend>>;
 
@@ -105,12 +106,7 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
       await elicited;
       const stopped = backend!.stop();
       const refused = await waitFor(async () => {
-        const response = await post({
-          jsonrpc: '2.0',
-          id: 'late',
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {} },
-        });
+        const response = await post(initializeRequest({}, 'late'));
         return response.status === 503 ? response : undefined;
       }, 'the broker to refuse new requests');
       expect(refused!.headers.get('retry-after')).toBe('1');
@@ -170,12 +166,7 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
     async function rawSession(): Promise<string> {
-      const init = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {} },
-      });
+      const init = await post(initializeRequest());
       expect(init.status).toBe(200);
       return init.headers.get('mcp-session-id')!;
     }
@@ -216,17 +207,8 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     });
   });
   describe('bounded sessions', () => {
-    const initialize = (params: Record<string, unknown> = {}) => ({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'c', version: '1' },
-        ...params,
-      },
-    });
+    const initialize = (params: Record<string, unknown> = {}) =>
+      initializeRequest({ clientInfo: { name: 'c', version: '1' }, ...params });
     const as = (user: string) => ({
       authorization: mockCredentials.user.header(`user:default/${user}`),
     });

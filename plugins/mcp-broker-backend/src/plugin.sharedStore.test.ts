@@ -8,6 +8,7 @@ import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { initializeRequest } from './testing/initializeRequest';
 
 function sqlite(): Knex {
   return knexFactory({
@@ -30,16 +31,7 @@ async function startBroker(knex: Knex, sessionStore?: string) {
   return server;
 }
 
-const initialize = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: { elicitation: {} },
-    clientInfo: { name: 't', version: '1' },
-  },
-};
+const initialize = initializeRequest({ capabilities: { elicitation: {} } });
 
 function post(server: Parameters<typeof request>[0], body: unknown, sessionId?: string) {
   const call = request(server)

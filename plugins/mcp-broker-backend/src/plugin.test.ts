@@ -6,6 +6,7 @@ import { mcpBrokerPlugin } from './plugin';
 import { startUnreachableServer } from '@internal/test-mcp-backends';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
+import { initializeRequest } from './testing/initializeRequest';
 
 describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   it('fails start-up with a message naming the invalid key', async () => {
@@ -69,16 +70,7 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
 });
 
 describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissions test double)', () => {
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 't', version: '1' },
-    },
-  };
+  const initialize = initializeRequest();
 
   it('fails closed with 503 while the permission backend cannot be asked, then recovers', async () => {
     let available = false;

@@ -7,19 +7,11 @@ import { coreServices, createServiceFactory, HttpAuthService } from '@backstage/
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { initializeRequest } from './testing/initializeRequest';
 
 type Server = Parameters<typeof request>[0];
 
-const initialize = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 't', version: '1' },
-  },
-};
+const initialize = initializeRequest();
 const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
 function post(server: Server, authorization: string, body: unknown, sessionId?: string) {
