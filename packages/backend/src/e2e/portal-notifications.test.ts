@@ -2,9 +2,13 @@
  * The portal's notifications end to end (spec §11) on the real development backend with
  * the real notifications and signals backends: the notifications backend resolves the
  * product's owner group (payments-team → bob, dave) through the catalog, and each user
- * reads their own notifications through `/api/notifications/notifications`.
+ * reads their own notifications through `/api/notifications/notifications`. On both stores:
+ * the database store on SQLite (and PostgreSQL) and the Kubernetes store on the fake API server
+ * of @internal/fake-kube-apiserver.
  */
+import path from 'node:path';
 import type { ObjectRef, PortalClient } from '@devportal/plugin-portal-common';
+import { startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import { backendDatabases } from '../testing/backendDatabases';
 import { notificationsOf } from '../testing/notifications';
 import { portalClient, uniqueName } from '../testing/portalHttp';
@@ -13,20 +17,54 @@ import { waitFor } from './brokerTestKit';
 
 const NS = 'toystore';
 const USERS = ['alice', 'bob', 'dave'];
+const TOYSTORE = path.resolve(__dirname, '../../../../examples/toystore.yaml');
 
-describe.each(backendDatabases('portal notification tests'))(
+/** Where the portal keeps its records: the backend config for it, and what to clean up. */
+interface StoreSetup {
+  name: string;
+  start(): Promise<{ config: Record<string, unknown>; cleanup(): Promise<void> }>;
+}
+
+const storeSetups: StoreSetup[] = [
+  ...backendDatabases('portal notification tests').map(db => ({
+    name: `the database store on ${db.name}`,
+    start: async () => ({
+      config: db.config ? { backend: { database: db.config } } : {},
+      cleanup: db.cleanup,
+    }),
+  })),
+  {
+    name: 'the Kubernetes store (fake API server)',
+    async start() {
+      const fake = await startFakeKubeApiServer({ namespaces: [NS] });
+      await fake.loadFile(TOYSTORE);
+      return {
+        config: {
+          portal: {
+            storage: 'kubernetes',
+            manifests: [],
+            kubernetes: { kubeconfig: await fake.writeKubeConfigFile() },
+          },
+        },
+        cleanup: () => fake.close(),
+      };
+    },
+  },
+];
+
+describe.each(storeSetups)(
   'portal notifications end to end on $name (real notifications backend)',
-  ({ config: database, cleanup }) => {
+  setup => {
     let backend: BackendProcess;
+    let cleanup: () => Promise<void> = async () => {};
     const tokens: Record<string, string> = {};
     const clients: Record<string, PortalClient> = {};
 
     beforeAll(async () => {
+      const store = await setup.start();
+      cleanup = store.cleanup;
       backend = await startBackendProcess({
-        config: {
-          mcpBroker: { servers: [] },
-          ...(database && { backend: { database } }),
-        },
+        config: { mcpBroker: { servers: [] }, ...store.config },
       });
       for (const user of USERS) {
         tokens[user] = await backend.signIn(user);
