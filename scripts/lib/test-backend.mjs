@@ -7,9 +7,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './freePort.mjs';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
@@ -50,17 +50,6 @@ function rootResolutions() {
       return [name, local ? `${local[1]}:${path.resolve(repoRoot, local[2])}` : range];
     }),
   );
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
