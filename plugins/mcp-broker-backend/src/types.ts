@@ -158,7 +158,7 @@ export interface ToolCallHandler {
   close(): Promise<void>;
 }
 
-/** A request over the broker's own session with one backend (see `UpstreamConnection`). */
+/** A request over the broker's own session with one backend (see `BackendConnection`). */
 export interface BackendRequester {
   /**
    * Sends a request over the broker's own backend session and resolves with its result.

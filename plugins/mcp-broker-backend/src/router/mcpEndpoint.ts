@@ -15,15 +15,15 @@ import {
   type JsonRpcId,
 } from '../protocol/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
-import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
+import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 import { sendTransportError } from './protocol';
 import { clientReplyOf } from './clientReply';
-import { openBrokerEventStream } from './sseClientStream';
+import { openBrokerEventStream } from './SseClientStream';
 import {
   BROKER_IMPLEMENTATION,
   isSupportedProtocolVersion,

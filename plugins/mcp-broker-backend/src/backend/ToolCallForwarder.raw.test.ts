@@ -8,7 +8,7 @@ import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
 
 describe('ToolCallForwarder with the raw backend', () => {

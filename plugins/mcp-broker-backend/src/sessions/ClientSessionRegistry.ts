@@ -32,7 +32,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../types';
-import { ClientSessionStore, MemoryClientSessionStore } from './clientSessionStore';
+import { ClientSessionStore, MemoryClientSessionStore } from './ClientSessionStore';
 
 /** A client session with this replica's live parts. */
 export interface ClientSession extends ClientSessionInfo {

@@ -16,7 +16,7 @@ import { relayedCapabilities } from '../protocol/capabilities';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 
 /** How often expired gateway ids are swept (they are refused at claim time regardless). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;

@@ -19,13 +19,8 @@ import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import { BackendSessionPool } from './BackendSessionPool';
-import {
-  BackendEndpoint,
-  BackendResponse,
-  BackendSessionRef,
-  postToBackend,
-  readBackendMessages,
-} from './backendTransport';
+import type { BackendEndpoint, BackendResponse, BackendSessionRef } from './backendTransport';
+import { readBackendMessages } from './HttpBackendTransport';
 import {
   BackendCallError,
   backendFailure,
@@ -265,7 +260,7 @@ export class ToolCallForwarder {
     let response: BackendResponse;
     try {
       // Never replayed: the tool may have run when a connection fails (see requestBackend).
-      response = await postToBackend(session, body, entry.controller.signal, { replayable: false });
+      response = await this.options.pool.transport.post(session, body, entry.controller.signal, { replayable: false });
     } catch (error) {
       throw backendFailure(backend, error, false);
     }
@@ -360,7 +355,7 @@ export class ToolCallForwarder {
       protocolVersion: mapping.protocolVersion,
     };
     try {
-      const response = await postToBackend(
+      const response = await this.options.pool.transport.post(
         target,
         body,
         AbortSignal.timeout(this.options.requestTimeoutMs),
@@ -400,7 +395,7 @@ export class ToolCallForwarder {
       protocolVersion: mapping.protocolVersion,
     };
     try {
-      const response = await postToBackend(
+      const response = await this.options.pool.transport.post(
         target,
         body,
         AbortSignal.timeout(this.options.requestTimeoutMs),
@@ -525,7 +520,7 @@ export class ToolCallForwarder {
     });
     const waitMs = Math.min(this.options.requestTimeoutMs, MAX_CANCELLATION_WAIT_MS);
     try {
-      const response = await postToBackend(session, body, AbortSignal.timeout(waitMs));
+      const response = await this.options.pool.transport.post(session, body, AbortSignal.timeout(waitMs));
       response.discard();
     } catch (error) {
       const backend = entry.backend;

@@ -8,7 +8,7 @@ import { EverythingServer, startEverythingServer } from '@internal/test-mcp-back
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
 
 function buildForwarder(endpoints: BackendEndpoint[]) {
