@@ -43,7 +43,8 @@ import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHtt
 const MAX_LIST_PAGES = 50;
 
 /** State of a backend connection, as shown on the status endpoint. */
-export type BackendConnectionState = 'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
+export type BackendConnectionState =
+  'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
 
 /** How the broker learns of a backend's list changes. */
 export type EventStreamMode = 'open' | 'polling' | 'none' | 'down';
