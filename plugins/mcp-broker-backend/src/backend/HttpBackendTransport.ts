@@ -13,9 +13,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
-import { createParser } from 'eventsource-parser';
 import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { BackendMessageTooLargeError } from './backendErrors';
+import { isSseEventTooLarge, readSseEvents } from './sseReader';
 import type {
   BackendResponse,
   BackendStreamItem,
@@ -288,8 +288,9 @@ function protocolHeaders(
 }
 
 /**
- * Largest single message the broker accepts from a backend. A backend that sends more without
- * finishing a message is cut off rather than buffered for without limit.
+ * Largest single message the broker accepts from a backend (an SSE event's data in characters,
+ * a JSON body in bytes). A backend that sends more without finishing a message is cut off
+ * rather than buffered for without limit.
  */
 export const MAX_BACKEND_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -302,46 +303,43 @@ export async function* readBackendMessages(
   response: BackendResponse,
   maxMessageBytes = MAX_BACKEND_MESSAGE_BYTES,
 ): AsyncGenerator<BackendStreamItem> {
-  const isEventStream = response.isEventStream;
-  const pending: BackendStreamItem[] = [];
-  const parser = createParser({
-    onEvent(event) {
-      // Events other than `message` (the default) are not JSON-RPC traffic.
-      if (event.event !== undefined && event.event !== 'message') return;
-      if (event.data === '') return; // priming event of SEP-1699 resumable streams
-      pending.push(itemOf(event.data, event.id));
-    },
-  });
-  const decoder = new StringDecoder('utf8');
-  let jsonBody = '';
-  let bytesSinceLastMessage = 0;
   let outcome: 'ended' | 'stopped' | 'failed' = 'stopped';
+  let jsonBody = '';
   try {
-    for await (const chunk of response.body) {
-      bytesSinceLastMessage += chunk.byteLength;
-      if (bytesSinceLastMessage > maxMessageBytes) {
-        throw new BackendMessageTooLargeError(maxMessageBytes);
+    if (response.isEventStream) {
+      for await (const event of readSseEvents(response.body, { maxEventSize: maxMessageBytes })) {
+        // Events other than `message` (the default) are not JSON-RPC traffic.
+        if (event.event !== undefined && event.event !== 'message') continue;
+        if (event.data === '') continue; // priming event of SEP-1699 resumable streams
+        yield itemOf(event.data, event.id);
       }
-      const text = decoder.write(chunk);
-      if (!isEventStream) {
-        jsonBody += text;
-        continue;
-      }
-      parser.feed(text);
-      if (pending.length > 0) bytesSinceLastMessage = 0;
-      while (pending.length > 0) yield pending.shift()!;
+    } else {
+      jsonBody = await readJsonBody(response.body, maxMessageBytes);
     }
     outcome = 'ended';
   } catch (error) {
     outcome = 'failed';
+    if (isSseEventTooLarge(error)) throw new BackendMessageTooLargeError(maxMessageBytes);
     throw error;
   } finally {
     // The caller stopped early (it had its answer): let the rest arrive and keep the connection.
     if (outcome === 'stopped') response.discard();
     else if (outcome === 'failed') response.close();
   }
-  jsonBody += decoder.end();
-  if (!isEventStream && jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
+  if (jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
+}
+
+/** A JSON body as text; more than `maxBytes` is a {@link BackendMessageTooLargeError}. */
+async function readJsonBody(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) throw new BackendMessageTooLargeError(maxBytes);
+    text += decoder.write(chunk);
+  }
+  return text + decoder.end();
 }
 
 function itemOf(text: string, eventId: string | undefined): BackendStreamItem {
