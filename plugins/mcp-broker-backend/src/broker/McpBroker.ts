@@ -19,7 +19,11 @@ import {
 } from '../sessions/ClientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { advertisedListKinds } from '../protocol/listKinds';
-import { ListsUpdate, BackendConnection, BackendConnectionStatus } from '../backend/BackendConnection';
+import {
+  ListsUpdate,
+  BackendConnection,
+  BackendConnectionStatus,
+} from '../backend/BackendConnection';
 import { AggregatedCatalog, NameClash, ViewKind } from './AggregatedCatalog';
 import { ListChangedNotifier } from './ListChangedNotifier';
 import type {
