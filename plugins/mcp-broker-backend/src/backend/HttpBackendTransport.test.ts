@@ -17,7 +17,7 @@ import { BackendMessageTooLargeError, backendFailure } from './backendErrors';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
-describe('backendTransport', () => {
+describe('HttpBackendTransport', () => {
   let server: http.Server;
   let endpoint: BackendEndpoint;
   let handler: Handler;

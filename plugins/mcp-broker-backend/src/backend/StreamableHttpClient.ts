@@ -4,7 +4,7 @@
  * stream's lifetime, and ids of any JSON type. One instance per backend; it holds no session
  * state itself (the caller passes the session id and protocol version).
  *
- * It goes over the same HTTP transport as tool calls (calls/backendTransport: node:http with
+ * It goes over the same BackendTransport as tool calls (HttpBackendTransport: node:http with
  * shared keep-alive agents; fetch cost several times more CPU per request). Timeouts and
  * aborts are per-request signals (requestSignal.ts) that detach from long-lived ones when done.
  */

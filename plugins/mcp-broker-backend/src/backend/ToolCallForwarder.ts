@@ -31,7 +31,7 @@ import {
   toClientError,
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
-import { ElicitationIdMap } from './ElicitationIdMap';
+import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
 import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
 import {
   ParsedJsonRpcMessage,
@@ -345,18 +345,8 @@ export class ToolCallForwarder {
       return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
     const body = responseWithRawId(mapping.backendRequestId, answer);
-    const target = {
-      endpoint,
-      sessionId: mapping.backendSessionId,
-      protocolVersion: mapping.protocolVersion,
-    };
     try {
-      const response = await this.options.pool.transport.post(
-        target,
-        body,
-        AbortSignal.timeout(this.options.requestTimeoutMs),
-      );
-      response.discard();
+      const response = await this.answerBackend(mapping, endpoint, body);
       if (!response.ok) throw backendHttpError(mapping.backend, response.status);
     } catch (error) {
       const failure = backendFailure(mapping.backend, error, false);
@@ -385,23 +375,36 @@ export class ToolCallForwarder {
         message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
       },
     });
-    const target = {
-      endpoint,
-      sessionId: mapping.backendSessionId,
-      protocolVersion: mapping.protocolVersion,
-    };
     try {
-      const response = await this.options.pool.transport.post(
-        target,
-        body,
-        AbortSignal.timeout(this.options.requestTimeoutMs),
-      );
-      response.discard();
+      await this.answerBackend(mapping, endpoint, body);
     } catch (error) {
       this.options.logger.debug(
         `Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`,
       );
     }
+  }
+
+  /**
+   * POSTs a JSON-RPC response (`body`, the backend's id already restored) to the backend session
+   * that asked; the body of the backend's answer is discarded.
+   */
+  private async answerBackend(
+    mapping: ElicitationMapping,
+    endpoint: BackendEndpoint,
+    body: string,
+  ): Promise<BackendResponse> {
+    const target = {
+      endpoint,
+      sessionId: mapping.backendSessionId,
+      protocolVersion: mapping.protocolVersion,
+    };
+    const response = await this.options.pool.transport.post(
+      target,
+      body,
+      AbortSignal.timeout(this.options.requestTimeoutMs),
+    );
+    response.discard();
+    return response;
   }
 
   /**

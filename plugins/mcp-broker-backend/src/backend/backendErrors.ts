@@ -72,19 +72,6 @@ export class BackendMessageTooLargeError extends Error {
   }
 }
 
-/** Maps an error from any backend request to the JSON-RPC error a client receives. */
-export function toClientError(error: unknown): JsonRpcErrorObject {
-  if (error instanceof BackendRpcError) return error.error;
-  if (error instanceof BackendCallError) return error.toJsonRpcError();
-  if (error instanceof BackendUnavailableError) {
-    return { code: JsonRpcErrorCode.InternalError, message: error.message };
-  }
-  if (error instanceof Error && error.name === 'AbortError') {
-    return { code: JsonRpcErrorCode.InternalError, message: 'request aborted' };
-  }
-  return { code: JsonRpcErrorCode.InternalError, message: 'internal error in the broker' };
-}
-
 /** JSON-RPC error codes the broker uses for backend failures. */
 const BackendErrorCodes = {
   /** The backend closed the connection or the stream before answering. */
@@ -249,4 +236,17 @@ function describeCause(error: unknown): string {
   if (cause && typeof cause.message === 'string') return cause.message;
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** Maps an error from any backend request to the JSON-RPC error a client receives. */
+export function toClientError(error: unknown): JsonRpcErrorObject {
+  if (error instanceof BackendRpcError) return error.error;
+  if (error instanceof BackendCallError) return error.toJsonRpcError();
+  if (error instanceof BackendUnavailableError) {
+    return { code: JsonRpcErrorCode.InternalError, message: error.message };
+  }
+  if (error instanceof Error && error.name === 'AbortError') {
+    return { code: JsonRpcErrorCode.InternalError, message: 'request aborted' };
+  }
+  return { code: JsonRpcErrorCode.InternalError, message: 'internal error in the broker' };
 }
