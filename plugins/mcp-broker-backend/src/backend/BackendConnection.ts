@@ -35,6 +35,7 @@ import {
   isSupportedProtocolVersion,
   LATEST_PROTOCOL_VERSION,
 } from '../protocol/versions';
+import type { BackendTransport } from './backendTransport';
 import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
 import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHttpClient';
@@ -90,6 +91,8 @@ export interface BackendConnectionOptions {
   reconnect: { initialDelayMs: number; maxDelayMs: number };
   /** Called after every (re-)listing with what changed. */
   onListsUpdated(name: string, update: ListsUpdate): void;
+  /** How the backend is reached; streamable HTTP (HttpBackendTransport) when omitted. */
+  transport?: BackendTransport;
   /** Called whenever the state changes (for logging and tests). */
   onStateChanged?(name: string, state: BackendConnectionState): void;
 }
@@ -154,7 +157,11 @@ export class BackendConnection implements BackendRequester {
   private previousFailureLostSession = false;
 
   constructor(private readonly options: BackendConnectionOptions) {
-    this.http = new StreamableHttpClient(options.backend, options.requestTimeoutMs);
+    this.http = new StreamableHttpClient(
+      options.backend,
+      options.requestTimeoutMs,
+      options.transport,
+    );
     this.backoff = new ExponentialBackoff(
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,

@@ -60,11 +60,15 @@ export function redactUrl(url: string): string {
 
 /** Speaks streamable HTTP to one backend with the broker's own credentials. */
 export class StreamableHttpClient {
+  private readonly transport: BackendTransport;
+
   constructor(
     private readonly backend: BrokerBackend,
     private readonly defaultTimeoutMs: number,
-    private readonly transport: BackendTransport = HttpBackendTransport.shared,
-  ) {}
+    transport?: BackendTransport,
+  ) {
+    this.transport = transport ?? HttpBackendTransport.shared;
+  }
 
   private target(session: BackendSession): BackendTarget {
     return {
