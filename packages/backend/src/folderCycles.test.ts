@@ -1,6 +1,6 @@
 /*
  * Each plugin's source folders form a DAG: a cycle between folders means a layer reaches
- * upwards (the broker: protocol <- (upstream, calls) <- broker <- router, sessions and store
+ * upwards (the broker: protocol <- backend <- broker <- router, sessions and store
  * beside; the portal: router -> service -> {resources, permissions} -> store). The failure names
  * the loop and the imports that close it (testing/folderGraph.ts). One check for every plugin of
  * this repository, so that the rule and its reading of imports are the same everywhere.

@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
-import { McpBroker } from './broker/mcpBroker';
-import { createStreamingToolCallHandler } from './calls';
+import { McpBroker } from './broker/McpBroker';
+import { createStreamingToolCallHandler } from './backend';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';

@@ -8,6 +8,7 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig } from './config';
 import type {
+  JsonRpcErrorObject,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
@@ -67,14 +68,12 @@ export interface ClientEventStreamSettings {
 export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => ClientEventStream;
 
 /**
- * The client's pending HTTP answer as a tool-call handler sees it (the router adapts its HTTP
- * response): one answer, a JSON body or an empty status. Nothing of HTTP beyond the status.
+ * The client's pending answer as a tool-call handler sees it (the router adapts its HTTP
+ * response): one JSON-RPC message as a plain JSON body. Nothing of HTTP.
  */
 export interface ClientReply {
-  /** Answers with `body` as JSON and HTTP `status` (200 when omitted). */
-  json(body: unknown, status?: number): void;
-  /** Answers with `status` and no body (e.g. 202 for an accepted client response). */
-  empty(status: number): void;
+  /** Answers with `body` (a JSON-RPC response) as JSON. */
+  json(body: unknown): void;
   /** True once an answer has begun (headers sent) or the client's connection is gone. */
   readonly answered: boolean;
 }
@@ -109,8 +108,20 @@ export interface ClientResponseContext {
    * `elicitation/create`); its id is whatever the broker gave the client (e.g. `<server>:<random>`).
    */
   readonly message: JsonRpcResponse;
-  /** The handler must answer: 202 when accepted, 404 with a JSON-RPC error body when unknown. */
-  readonly reply: ClientReply;
+}
+
+/**
+ * What became of a client's JSON-RPC response (see {@link ToolCallHandler.handleClientResponse}):
+ * - `delivered`: it reached the backend that asked;
+ * - `unknown-id`: its id is no pending request of this session (unknown, used, expired, foreign,
+ *   or its backend is gone); nothing reached a backend;
+ * - `backend-failed`: the backend could not take it.
+ * `error` (for all but `delivered`) is the JSON-RPC error the client is told. The router turns
+ * the outcome into the HTTP answer (202, 404, 502).
+ */
+export interface ClientResponseOutcome {
+  readonly outcome: 'delivered' | 'unknown-id' | 'backend-failed';
+  readonly error?: JsonRpcErrorObject;
 }
 
 /** Arguments of {@link ToolCallHandler.handleClientNotification}. */
@@ -129,14 +140,15 @@ export interface ClientNotificationContext {
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
  *
- * Contract: `handleToolCall` and `handleClientResponse` answer `reply` themselves, exactly once,
- * and never throw for client mistakes (unexpected errors are mapped to a JSON-RPC error by the
+ * Contract: `handleToolCall` answers `reply` (or its stream) itself, exactly once;
+ * `handleClientResponse` resolves with the outcome and the router answers. Neither throws for
+ * client mistakes (unexpected errors are mapped to a JSON-RPC error by the
  * router only if nothing was written yet). The handler never forwards the client's credentials
  * to a backend: it uses `backend.headers`. `close` releases every timer and connection.
  */
 export interface ToolCallHandler {
   handleToolCall(context: ToolCallContext): Promise<void>;
-  handleClientResponse(context: ClientResponseContext): Promise<void>;
+  handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome>;
   handleClientNotification(context: ClientNotificationContext): Promise<void>;
   /** The client session ended: end its backend sessions and drop its pending elicitations. */
   closeClientSession(sessionId: string): Promise<void>;
@@ -158,7 +170,7 @@ export interface ToolCallHandler {
   close(): Promise<void>;
 }
 
-/** A request over the broker's own session with one backend (see `UpstreamConnection`). */
+/** A request over the broker's own session with one backend (see `BackendConnection`). */
 export interface BackendRequester {
   /**
    * Sends a request over the broker's own backend session and resolves with its result.

@@ -42,7 +42,7 @@ export function readFolderGraph(root: string): FolderGraph {
 
 /**
  * The cycles of `graph`: one entry per strongly connected component of more than one folder,
- * as a readable loop (`broker -> upstream -> broker`) with the import behind each step.
+ * as a readable loop (`broker -> backend -> broker`) with the import behind each step.
  */
 export function findFolderCycles(graph: FolderGraph): string[] {
   const components = stronglyConnectedComponents(graph).filter(c => c.length > 1);

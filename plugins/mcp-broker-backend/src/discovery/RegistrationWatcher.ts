@@ -19,7 +19,7 @@ import {
 } from '@devportal/backend-kubernetes-client';
 import type * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
-import { ExponentialBackoff } from '../upstream/backoff';
+import { ExponentialBackoff } from '../backend/ExponentialBackoff';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 import {
   KubeObjectLike,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigReader } from '@backstage/config';
 import { mockServices } from '@backstage/backend-test-utils';
 import { createKubernetesDiscovery } from './createKubernetesDiscovery';
-import { ServerSetComposer } from './serverSetComposer';
+import { ServerSetComposer } from './ServerSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 
 const read = (kubernetes: unknown) =>

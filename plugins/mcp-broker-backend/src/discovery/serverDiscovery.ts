@@ -5,10 +5,10 @@
  * hands the broker the complete set; the broker works out what was added, changed or removed.
  */
 import type { LoggerService, RootConfigService } from '@backstage/backend-plugin-api';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import { readBrokerConfig } from '../config';
 import { createKubernetesDiscovery } from './createKubernetesDiscovery';
-import { ServerSetComposer } from './serverSetComposer';
+import { ServerSetComposer } from './ServerSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 
 /** The running discovery; `stop` ends the config subscription and the Kubernetes watch. */

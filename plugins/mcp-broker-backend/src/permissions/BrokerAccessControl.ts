@@ -25,7 +25,7 @@ import {
   mcpBrokerStatusReadPermission,
   mcpBrokerToolUsePermission,
 } from '@devportal/plugin-mcp-broker-common';
-import type { AggregatedCatalog } from '../broker/aggregatedCatalog';
+import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
 import { MAX_PERMISSION_DECISION_AGE_MS } from '../config';
 import { PermittedCatalog } from './PermittedCatalog';
 import { PrincipalDecisionCache } from './PrincipalDecisionCache';

@@ -1,5 +1,5 @@
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
-import { AggregatedCatalog } from '../broker/aggregatedCatalog';
+import { AggregatedCatalog } from '../broker/AggregatedCatalog';
 import { PermittedCatalog } from './PermittedCatalog';
 
 const backend = (name: string) => ({

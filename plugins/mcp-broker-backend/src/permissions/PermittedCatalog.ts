@@ -11,7 +11,7 @@
  */
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
-import type { AggregatedCatalog, Route } from '../broker/aggregatedCatalog';
+import type { AggregatedCatalog, Route } from '../broker/AggregatedCatalog';
 import {
   BrokerItemResource,
   BrokerToolResource,

@@ -15,7 +15,7 @@ import {
   mcpBrokerToolUsePermission,
   parseMcpBrokerResourceRef,
 } from '@devportal/plugin-mcp-broker-common';
-import type { AggregatedCatalog } from '../broker/aggregatedCatalog';
+import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
 import {
   BrokerItemResource,
   BrokerToolResource,

@@ -3,7 +3,7 @@
  * or the broker is stopping.
  */
 import type { ServerResponse } from 'node:http';
-import { requestSignal } from '../upstream/requestSignal';
+import { requestSignal } from '../backend/requestSignal';
 
 /** Reason when the client's connection closed before its answer was finished. */
 const CLIENT_GONE = Object.freeze({

@@ -10,12 +10,8 @@ import type { ClientReply } from '../types';
 /** Adapts an Express response to the {@link ClientReply} a ToolCallHandler answers through. */
 export function clientReplyOf(res: Response): ClientReply {
   return {
-    json(body: unknown, status?: number) {
-      if (status !== undefined) res.status(status);
+    json(body: unknown) {
       res.json(body);
-    },
-    empty(status: number) {
-      res.status(status).end();
     },
     get answered() {
       return res.headersSent || res.destroyed;

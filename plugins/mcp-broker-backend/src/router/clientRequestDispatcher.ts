@@ -5,7 +5,7 @@
  * are JSON-RPC -32602 and unsupported methods -32601: never an exception.
  */
 import type { Request, Response } from 'express';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import {
   JsonRpcErrorCode,
   JsonRpcRequest,
@@ -15,11 +15,11 @@ import {
 } from '../protocol/jsonRpc';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
-import type { ClientSession } from '../sessions/clientSessionRegistry';
+import type { ClientSession } from '../sessions/ClientSessionRegistry';
 import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
-import { openBrokerEventStream } from './sseClientStream';
-import { toClientError } from '../upstream/errors';
+import { openBrokerEventStream } from './SseClientStream';
+import { toClientError } from '../backend/backendErrors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
 const UNSUPPORTED_METHODS = new Set([

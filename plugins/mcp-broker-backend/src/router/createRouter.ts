@@ -9,7 +9,7 @@ import type express from 'express';
 import Router from 'express-promise-router';
 import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { statusHandler } from './statusHandler';

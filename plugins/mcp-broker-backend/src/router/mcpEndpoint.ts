@@ -15,15 +15,15 @@ import {
   type JsonRpcId,
 } from '../protocol/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
-import { ClientSession, SessionLimitError } from '../sessions/clientSessionRegistry';
+import type { ClientEventStream, ClientResponseOutcome } from '../types';
+import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 import { sendTransportError } from './protocol';
-import { clientReplyOf } from './clientReply';
-import { openBrokerEventStream } from './sseClientStream';
+import { openBrokerEventStream } from './SseClientStream';
 import {
   BROKER_IMPLEMENTATION,
   isSupportedProtocolVersion,
@@ -184,15 +184,14 @@ export function postHandler(deps: McpEndpointDeps) {
     const session = await requireSession(deps, req, res);
     if (!session) return;
     // A running request (a long tool call) keeps the session alive in the shared store.
-    session.openRequests += 1;
-    try {
+    await deps.broker.sessions.whileRequestRuns(session, async () => {
       if (message.kind === 'response') {
         try {
-          await deps.broker.toolCalls.handleClientResponse({
+          const answered = await deps.broker.toolCalls.handleClientResponse({
             clientSession: session,
             message: message.message,
-            reply: clientReplyOf(res),
           });
+          sendClientResponseOutcome(res, answered);
         } catch (error) {
           // Claiming the id needs the (possibly shared) store; nothing was delivered.
           if (!res.headersSent) sendStoreUnavailable(deps, res, error);
@@ -228,9 +227,7 @@ export function postHandler(deps: McpEndpointDeps) {
         catalog: access.catalog,
         toolCallAuditor: deps.toolCallAuditor,
       });
-    } finally {
-      session.openRequests -= 1;
-    }
+    });
   };
 }
 
@@ -337,35 +334,29 @@ export function getHandler(deps: McpEndpointDeps) {
         JsonRpcErrorCode.InvalidRequest,
         'This session already has an open GET stream; close it before opening another',
       );
-    if (session.eventStream && !session.eventStream.closed) {
-      alreadyOpen();
-      return;
-    }
     // The same rule on every replica: the stream lease lives in the (possibly shared) store.
-    let claimed: boolean;
+    let stream: ClientEventStream | 'already-open';
     try {
-      claimed = await deps.broker.sessions.claimEventStream(session);
+      stream = await deps.broker.sessions.attachEventStream(
+        session,
+        () => openBrokerEventStream(deps.broker, res, { 'Mcp-Session-Id': session.id }),
+        error =>
+          // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
+          deps.broker.logger.warn(
+            `MCP broker: could not release a client stream's lease: ${error}`,
+          ),
+      );
     } catch (error) {
       sendStoreUnavailable(deps, res, error);
       return;
     }
-    if (!claimed) {
+    if (stream === 'already-open') {
       alreadyOpen();
       return;
     }
-    const stream = openBrokerEventStream(deps.broker, res, { 'Mcp-Session-Id': session.id });
     // The stream may stay open for hours and nothing calls next() on it: drop Express's chain
     // of routing closures (req.next → every router's restore state, ~5 KiB per stream).
     req.next = undefined;
-    session.eventStream = stream;
-    stream.signal.addEventListener('abort', () => {
-      session.lastActiveAt = Date.now();
-      if (session.eventStream === stream) session.eventStream = undefined;
-      deps.broker.sessions.releaseEventStream(session).catch(error => {
-        // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
-        deps.broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`);
-      });
-    });
     // The client may have gone while the lease was taken: then no close event will come.
     if (res.destroyed) stream.close();
   };
@@ -379,4 +370,22 @@ export function deleteHandler(deps: McpEndpointDeps) {
     await deps.broker.endSession(session);
     res.status(204).end();
   };
+}
+
+/** HTTP status of each outcome of a client's JSON-RPC response. */
+const CLIENT_RESPONSE_STATUS: Record<ClientResponseOutcome['outcome'], number> = {
+  delivered: 202,
+  'unknown-id': 404,
+  'backend-failed': 502,
+};
+
+/** Answers the POST that carried a client's JSON-RPC response (202, or an error body). */
+function sendClientResponseOutcome(res: Response, answered: ClientResponseOutcome): void {
+  if (res.headersSent || res.destroyed) return;
+  const status = CLIENT_RESPONSE_STATUS[answered.outcome];
+  if (answered.error === undefined) {
+    res.status(status).end();
+    return;
+  }
+  res.status(status).json({ jsonrpc: '2.0', id: null, error: answered.error });
 }

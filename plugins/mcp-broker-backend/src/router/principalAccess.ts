@@ -7,7 +7,7 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import { ServiceUnavailableError } from '@backstage/errors';
 import type { Request, Response } from 'express';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl, PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { principalOf } from './requirePrincipal';
 

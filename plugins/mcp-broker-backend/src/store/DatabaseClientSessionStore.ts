@@ -7,7 +7,7 @@
  * so of two replicas opening a GET stream for one session at once exactly one gets it.
  */
 import type { Knex } from 'knex';
-import type { ClientSessionStore, StoredClientSession } from '../sessions/clientSessionStore';
+import type { ClientSessionStore, StoredClientSession } from '../sessions/ClientSessionStore';
 
 /** Table of client sessions (see migrations/). */
 export const CLIENT_SESSIONS_TABLE = 'mcp_broker_client_sessions';

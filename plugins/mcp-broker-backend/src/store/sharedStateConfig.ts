@@ -5,8 +5,8 @@
 import type { DatabaseService } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
-import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
-import type { ClientSessionStore } from '../sessions/clientSessionStore';
+import type { ElicitationIdStore } from '../backend/ElicitationIdMap';
+import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import { migrateBrokerDatabase } from './migrations';

@@ -9,12 +9,12 @@ import {
   ElicitationMapping,
   ElicitationIdStore,
   MemoryElicitationIdStore,
-} from '../calls/ElicitationIdMap';
+} from '../backend/ElicitationIdMap';
 import {
   ClientSessionStore,
   MemoryClientSessionStore,
   StoredClientSession,
-} from '../sessions/clientSessionStore';
+} from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';

@@ -10,14 +10,13 @@
  * shutdown.
  */
 import { LoggerService } from '@backstage/backend-plugin-api';
-import {
+import type {
   BackendEndpoint,
   BackendResponse,
   BackendSessionRef,
-  deleteBackendSession,
-  postToBackend,
-  readBackendMessages,
+  BackendTransport,
 } from './backendTransport';
+import { HttpBackendTransport, readBackendMessages } from './HttpBackendTransport';
 import {
   BackendCallError,
   backendFailure,
@@ -36,6 +35,8 @@ export interface BackendSessionPoolOptions {
   requestTimeoutMs: number;
   /** `clientInfo` the broker presents to backends. */
   clientInfo?: { name: string; version: string };
+  /** How backends are reached; streamable HTTP unless a test or another era says otherwise. */
+  transport?: BackendTransport;
 }
 
 interface PoolEntry {
@@ -50,8 +51,11 @@ export class BackendSessionPool {
   private readonly logger: LoggerService;
   private readonly requestTimeoutMs: number;
   private readonly clientInfo: { name: string; version: string };
+  /** The transport the pool's sessions live on (the forwarder sends their calls over it). */
+  readonly transport: BackendTransport;
 
   constructor(options: BackendSessionPoolOptions) {
+    this.transport = options.transport ?? HttpBackendTransport.shared;
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.clientInfo = options.clientInfo ?? BROKER_IMPLEMENTATION;
@@ -130,7 +134,7 @@ export class BackendSessionPool {
         const session = await entry.session.catch(() => undefined);
         if (!session) return;
         try {
-          await deleteBackendSession(session, AbortSignal.timeout(this.requestTimeoutMs));
+          await this.transport.deleteSession(session, AbortSignal.timeout(this.requestTimeoutMs));
         } catch (error) {
           // The backend may be gone already; its session dies with it.
           this.logger.debug(`Could not end a session with MCP server "${entry.backend}": ${error}`);
@@ -159,7 +163,7 @@ export class BackendSessionPool {
     });
     let response: BackendResponse;
     try {
-      response = await postToBackend({ endpoint }, body, signal);
+      response = await this.transport.post({ endpoint }, body, signal);
     } catch (error) {
       throw backendFailure(endpoint.name, error, false);
     }
@@ -199,7 +203,7 @@ export class BackendSessionPool {
     if (protocolVersion === undefined) throw backendStreamEnded(endpoint.name);
     const session: BackendSessionRef = { endpoint, sessionId, protocolVersion };
     try {
-      const initialized = await postToBackend(
+      const initialized = await this.transport.post(
         session,
         JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
         signal,

@@ -5,7 +5,7 @@
  * backends' entries with the same name are hidden and reported as clashes on the status
  * endpoint. Immutable: a new catalog is built whenever a backend's lists change.
  */
-import type { UpstreamLists } from '../upstream/upstreamConnection';
+import type { BackendLists } from '../backend/BackendConnection';
 import type { BrokerBackend } from '../types';
 
 /** A name or URI that two backends expose; `owner` serves it, `hidden` is not reachable. */
@@ -85,7 +85,7 @@ export class AggregatedCatalog {
 
   /** Merges the lists of `backends`, which must be in config order. */
   static build(
-    backends: ReadonlyArray<{ backend: BrokerBackend; lists: UpstreamLists }>,
+    backends: ReadonlyArray<{ backend: BrokerBackend; lists: BackendLists }>,
   ): AggregatedCatalog {
     const clashes: NameClash[] = [];
     const tools: Record<string, unknown>[] = [];

@@ -5,7 +5,7 @@ import {
   startUnreachableServer,
 } from '@internal/test-mcp-backends';
 import { BackendSessionPool } from './BackendSessionPool';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 
 describe('BackendSessionPool (raw backend)', () => {
   let backend: RawMcpBackend;

@@ -32,7 +32,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../types';
-import { ClientSessionStore, MemoryClientSessionStore } from './clientSessionStore';
+import { ClientSessionStore, MemoryClientSessionStore } from './ClientSessionStore';
 
 /** A client session with this replica's live parts. */
 export interface ClientSession extends ClientSessionInfo {
@@ -222,6 +222,43 @@ export class ClientSessionRegistry {
       await this.store.extend([id], now + this.ttlMs, now);
     }
     return session;
+  }
+
+  /**
+   * Runs `work` as one of the session's requests on this replica: while it runs, the session is
+   * busy (the sweep keeps it alive in the store, and it never makes room at a limit).
+   */
+  async whileRequestRuns<T>(session: ClientSession, work: () => Promise<T>): Promise<T> {
+    session.openRequests += 1;
+    try {
+      return await work();
+    } finally {
+      session.openRequests -= 1;
+    }
+  }
+
+  /**
+   * Gives the session the GET stream that `open` opens, at most one per session across replicas
+   * (the stream lease in the store). Resolves `'already-open'` without calling `open` when the
+   * session has a stream here or elsewhere; rejects when the store fails (nothing opened). The
+   * lease is released when the stream closes; a failed release goes to `onReleaseError` (the
+   * lease then lapses after STREAM_LEASE_MS).
+   */
+  async attachEventStream(
+    session: ClientSession,
+    open: () => ClientEventStream,
+    onReleaseError: (error: unknown) => void,
+  ): Promise<ClientEventStream | 'already-open'> {
+    if (session.eventStream && !session.eventStream.closed) return 'already-open';
+    if (!(await this.claimEventStream(session))) return 'already-open';
+    const stream = open();
+    session.eventStream = stream;
+    stream.signal.addEventListener('abort', () => {
+      session.lastActiveAt = this.now();
+      if (session.eventStream === stream) session.eventStream = undefined;
+      this.releaseEventStream(session).catch(onReleaseError);
+    });
+    return stream;
   }
 
   /**

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
 import type { BrokerBackend } from '../types';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import { BackendSessionLostError, BackendUnavailableError } from './errors';
+import { BackendSessionLostError, BackendUnavailableError } from './backendErrors';
 import { readSseStream } from './sseReader';
-import { StreamableHttpClient } from './streamableHttpClient';
+import { StreamableHttpClient } from './StreamableHttpClient';
 import { waitFor } from '../testing/waitFor';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;

@@ -1,5 +1,5 @@
 /*
- * UpstreamConnection: the broker's own session with one backend MCP server.
+ * BackendConnection: the broker's own session with one backend MCP server.
  *
  * Life cycle (one loop, owned by this object, ended by close()):
  *   initialize (broker's credentials, client capabilities elicitation + sampling)
@@ -25,8 +25,8 @@ import {
   JsonRpcMessage,
   JsonRpcRequest,
 } from '../protocol/jsonRpc';
-import { ExponentialBackoff } from './backoff';
-import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './errors';
+import { ExponentialBackoff } from './ExponentialBackoff';
+import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './backendErrors';
 import { validateListChangedEvent } from './eventValidation';
 import { advertisedListKinds, ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
@@ -35,28 +35,30 @@ import {
   isSupportedProtocolVersion,
   LATEST_PROTOCOL_VERSION,
 } from '../protocol/versions';
+import type { BackendTransport } from './backendTransport';
 import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
-import { redactUrl, StreamableHttpClient, UpstreamSession } from './streamableHttpClient';
+import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHttpClient';
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
 
-/** State of an upstream connection, as shown on the status endpoint. */
-export type UpstreamState = 'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
+/** State of a backend connection, as shown on the status endpoint. */
+export type BackendConnectionState =
+  'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
 
 /** How the broker learns of a backend's list changes. */
 export type EventStreamMode = 'open' | 'polling' | 'none' | 'down';
 
 /** One backend's cached lists (items as the backend sent them, names unprefixed). */
-export interface UpstreamLists {
+export interface BackendLists {
   tools: Record<string, unknown>[];
   resources: Record<string, unknown>[];
   resourceTemplates: Record<string, unknown>[];
   prompts: Record<string, unknown>[];
 }
 
-/** What an UpstreamConnection tells its owner after (re-)listing. */
+/** What an BackendConnection tells its owner after (re-)listing. */
 export interface ListsUpdate {
   /** Kinds whose cached list differs from before. */
   changedKinds: ReadonlySet<ListKind>;
@@ -65,10 +67,10 @@ export interface ListsUpdate {
 }
 
 /** Status of one backend for the status endpoint. Contains no credentials. */
-export interface UpstreamStatus {
+export interface BackendConnectionStatus {
   name: string;
   url: string;
-  state: UpstreamState;
+  state: BackendConnectionState;
   eventStream: EventStreamMode;
   nextRetryAt?: string;
   lastConnectedAt?: string;
@@ -80,8 +82,8 @@ export interface UpstreamStatus {
   counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
 }
 
-/** Options of an UpstreamConnection. */
-export interface UpstreamConnectionOptions {
+/** Options of an BackendConnection. */
+export interface BackendConnectionOptions {
   backend: BrokerBackend;
   logger: LoggerService;
   requestTimeoutMs: number;
@@ -89,16 +91,18 @@ export interface UpstreamConnectionOptions {
   reconnect: { initialDelayMs: number; maxDelayMs: number };
   /** Called after every (re-)listing with what changed. */
   onListsUpdated(name: string, update: ListsUpdate): void;
+  /** How the backend is reached; streamable HTTP (HttpBackendTransport) when omitted. */
+  transport?: BackendTransport;
   /** Called whenever the state changes (for logging and tests). */
-  onStateChanged?(name: string, state: UpstreamState): void;
+  onStateChanged?(name: string, state: BackendConnectionState): void;
 }
 
-interface ActiveSession extends UpstreamSession {
+interface ActiveSession extends BackendSession {
   readonly protocolVersion: string;
   readonly capabilities: Record<string, unknown>;
 }
 
-const EMPTY_LISTS: UpstreamLists = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+const EMPTY_LISTS: BackendLists = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise(resolve => {
@@ -132,7 +136,7 @@ function describe(error: unknown): string {
 }
 
 /** The broker's own connection to one backend. */
-export class UpstreamConnection implements BackendRequester {
+export class BackendConnection implements BackendRequester {
   private readonly http: StreamableHttpClient;
   private readonly backoff: ExponentialBackoff;
   private readonly lifetime = new AbortController();
@@ -140,10 +144,10 @@ export class UpstreamConnection implements BackendRequester {
   private loop?: Promise<void>;
   private session?: ActiveSession;
   private nextRequestId = 1;
-  private lists: UpstreamLists = EMPTY_LISTS;
+  private lists: BackendLists = EMPTY_LISTS;
   private readonly pendingEventKinds = new Set<ListKind>();
   private refreshing?: Promise<void>;
-  private state: UpstreamState = 'connecting';
+  private state: BackendConnectionState = 'connecting';
   private eventStream: EventStreamMode = 'down';
   private nextRetryAt?: number;
   private lastConnectedAt?: number;
@@ -152,8 +156,12 @@ export class UpstreamConnection implements BackendRequester {
   private droppedEvents = 0;
   private previousFailureLostSession = false;
 
-  constructor(private readonly options: UpstreamConnectionOptions) {
-    this.http = new StreamableHttpClient(options.backend, options.requestTimeoutMs);
+  constructor(private readonly options: BackendConnectionOptions) {
+    this.http = new StreamableHttpClient(
+      options.backend,
+      options.requestTimeoutMs,
+      options.transport,
+    );
     this.backoff = new ExponentialBackoff(
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
@@ -171,7 +179,7 @@ export class UpstreamConnection implements BackendRequester {
   }
 
   /** The last known lists (kept across disconnects). */
-  get cachedLists(): UpstreamLists {
+  get cachedLists(): BackendLists {
     return this.lists;
   }
 
@@ -207,7 +215,7 @@ export class UpstreamConnection implements BackendRequester {
   }
 
   /** A snapshot for the status endpoint. */
-  status(): UpstreamStatus {
+  status(): BackendConnectionStatus {
     return {
       name: this.backend.name,
       url: redactUrl(this.backend.url),
@@ -236,7 +244,7 @@ export class UpstreamConnection implements BackendRequester {
     };
   }
 
-  private setState(state: UpstreamState) {
+  private setState(state: BackendConnectionState) {
     if (this.state === state) return;
     this.state = state;
     this.options.onStateChanged?.(this.backend.name, state);
@@ -490,7 +498,7 @@ export class UpstreamConnection implements BackendRequester {
         : [],
       caps.prompts !== undefined ? this.listAll(session, 'prompts/list', 'prompts', signal) : [],
     ]);
-    const next: UpstreamLists = { tools, resources, resourceTemplates, prompts };
+    const next: BackendLists = { tools, resources, resourceTemplates, prompts };
     const changedKinds = new Set<ListKind>();
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if (!same(this.lists.tools, next.tools)) changedKinds.add('tools');

@@ -19,13 +19,8 @@ import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import { BackendSessionPool } from './BackendSessionPool';
-import {
-  BackendEndpoint,
-  BackendResponse,
-  BackendSessionRef,
-  postToBackend,
-  readBackendMessages,
-} from './backendTransport';
+import type { BackendEndpoint, BackendResponse, BackendSessionRef } from './backendTransport';
+import { readBackendMessages } from './HttpBackendTransport';
 import {
   BackendCallError,
   backendFailure,
@@ -33,8 +28,10 @@ import {
   backendStreamEnded,
   backendTimeout,
   brokerShuttingDown,
+  toClientError,
 } from './backendErrors';
-import { ElicitationIdMap } from './ElicitationIdMap';
+import type { ClientResponseOutcome } from '../types';
+import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
 import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
 import {
   ParsedJsonRpcMessage,
@@ -73,14 +70,6 @@ export interface ForwardedToolCall {
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
   params: Record<string, unknown>;
-}
-
-/** How the broker answers the HTTP POST that carried a client's JSON-RPC response. */
-export interface ClientAnswerOutcome {
-  /** 202 when the answer reached its backend. */
-  status: 202 | 404 | 502;
-  /** A JSON-RPC error body for anything but 202. */
-  body?: { jsonrpc: '2.0'; id: null; error: { code: number; message: string; data?: unknown } };
 }
 
 /** Options of {@link ToolCallForwarder}. */
@@ -219,7 +208,7 @@ export class ToolCallForwarder {
     this.options.logger.info(
       `tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
     );
-    sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: failure.toJsonRpcError() });
+    sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
 
   private async runWithSessionRetry(
@@ -265,7 +254,9 @@ export class ToolCallForwarder {
     let response: BackendResponse;
     try {
       // Never replayed: the tool may have run when a connection fails (see requestBackend).
-      response = await postToBackend(session, body, entry.controller.signal, { replayable: false });
+      response = await this.options.pool.transport.post(session, body, entry.controller.signal, {
+        replayable: false,
+      });
     } catch (error) {
       throw backendFailure(backend, error, false);
     }
@@ -342,39 +333,29 @@ export class ToolCallForwarder {
    * Routes a client's JSON-RPC response (to an elicitation or sampling request) to the backend
    * that asked, with the backend's original id. Unknown, used, expired or foreign ids reach nobody.
    */
-  async answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientAnswerOutcome> {
+  async answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientResponseOutcome> {
     const mapping = await this.options.elicitations.claim(answer.id, clientSessionId);
     if (!mapping) {
-      return notFound(
+      return unknownId(
         'This response answers no pending request of this session: its id is unknown, expired or already answered',
       );
     }
     const endpoint = this.options.endpointOf(mapping.backend);
     if (!endpoint) {
-      return notFound(`MCP server "${mapping.backend}" is no longer configured in the broker`);
+      return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
     const body = responseWithRawId(mapping.backendRequestId, answer);
-    const target = {
-      endpoint,
-      sessionId: mapping.backendSessionId,
-      protocolVersion: mapping.protocolVersion,
-    };
     try {
-      const response = await postToBackend(
-        target,
-        body,
-        AbortSignal.timeout(this.options.requestTimeoutMs),
-      );
-      response.discard();
+      const response = await this.answerBackend(mapping, endpoint, body);
       if (!response.ok) throw backendHttpError(mapping.backend, response.status);
     } catch (error) {
       const failure = backendFailure(mapping.backend, error, false);
       this.options.logger.info(
         `Could not deliver an answer to MCP server "${mapping.backend}": ${failure.message}`,
       );
-      return { status: 502, body: { jsonrpc: '2.0', id: null, error: failure.toJsonRpcError() } };
+      return { outcome: 'backend-failed', error: toClientError(failure) };
     }
-    return { status: 202 };
+    return { outcome: 'delivered' };
   }
 
   /**
@@ -394,23 +375,36 @@ export class ToolCallForwarder {
         message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
       },
     });
-    const target = {
-      endpoint,
-      sessionId: mapping.backendSessionId,
-      protocolVersion: mapping.protocolVersion,
-    };
     try {
-      const response = await postToBackend(
-        target,
-        body,
-        AbortSignal.timeout(this.options.requestTimeoutMs),
-      );
-      response.discard();
+      await this.answerBackend(mapping, endpoint, body);
     } catch (error) {
       this.options.logger.debug(
         `Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`,
       );
     }
+  }
+
+  /**
+   * POSTs a JSON-RPC response (`body`, the backend's id already restored) to the backend session
+   * that asked; the body of the backend's answer is discarded.
+   */
+  private async answerBackend(
+    mapping: ElicitationMapping,
+    endpoint: BackendEndpoint,
+    body: string,
+  ): Promise<BackendResponse> {
+    const target = {
+      endpoint,
+      sessionId: mapping.backendSessionId,
+      protocolVersion: mapping.protocolVersion,
+    };
+    const response = await this.options.pool.transport.post(
+      target,
+      body,
+      AbortSignal.timeout(this.options.requestTimeoutMs),
+    );
+    response.discard();
+    return response;
   }
 
   /**
@@ -525,7 +519,11 @@ export class ToolCallForwarder {
     });
     const waitMs = Math.min(this.options.requestTimeoutMs, MAX_CANCELLATION_WAIT_MS);
     try {
-      const response = await postToBackend(session, body, AbortSignal.timeout(waitMs));
+      const response = await this.options.pool.transport.post(
+        session,
+        body,
+        AbortSignal.timeout(waitMs),
+      );
       response.discard();
     } catch (error) {
       const backend = entry.backend;
@@ -534,11 +532,8 @@ export class ToolCallForwarder {
   }
 }
 
-function notFound(message: string): ClientAnswerOutcome {
-  return {
-    status: 404,
-    body: { jsonrpc: '2.0', id: null, error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } },
-  };
+function unknownId(message: string): ClientResponseOutcome {
+  return { outcome: 'unknown-id', error: { code: UNKNOWN_ANSWER_ERROR_CODE, message } };
 }
 
 function withoutId(message: Record<string, unknown>): Record<string, unknown> {

@@ -1,12 +1,12 @@
 /*
  * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the
- * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. HTTP answers for client
- * responses are decided here: 202 when delivered, 404 with a JSON-RPC error body when the id is
- * not one this session may answer, 502 when the backend could not take the answer.
+ * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. A client's response ends in
+ * a domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
  */
 import type {
   ClientNotificationContext,
   ClientResponseContext,
+  ClientResponseOutcome,
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
@@ -16,7 +16,7 @@ import { relayedCapabilities } from '../protocol/capabilities';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 
 /** How often expired gateway ids are swept (they are refused at claim time regardless). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
@@ -49,13 +49,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     );
   }
 
-  async handleClientResponse(context: ClientResponseContext): Promise<void> {
-    const outcome = await this.forwarder.answer(context.clientSession.id, context.message);
-    if (outcome.status === 202) {
-      context.reply.empty(202);
-    } else {
-      context.reply.json(outcome.body, outcome.status);
-    }
+  handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
+    return this.forwarder.answer(context.clientSession.id, context.message);
   }
 
   async handleClientNotification(context: ClientNotificationContext): Promise<void> {

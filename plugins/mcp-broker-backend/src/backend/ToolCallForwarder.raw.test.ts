@@ -8,7 +8,7 @@ import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
 
 describe('ToolCallForwarder with the raw backend', () => {
@@ -79,7 +79,7 @@ describe('ToolCallForwarder with the raw backend', () => {
         id: request.id,
         result: { action: 'accept', content: { ok: true } },
       });
-      expect(outcome.status).toBe(202);
+      expect(outcome.outcome).toBe('delivered');
       await done;
       const final = sink.messages[sink.messages.length - 1];
       expect(final.id).toBe(1);
@@ -102,11 +102,11 @@ describe('ToolCallForwarder with the raw backend', () => {
       forwarder.answer('client-a', answer),
       forwarder.answer('client-a', answer),
     ]);
-    expect([first.status, second.status].sort()).toEqual([202, 404]);
+    expect([first.outcome, second.outcome].sort()).toEqual(['delivered', 'unknown-id']);
     await done;
     const third = await forwarder.answer('client-a', answer);
-    expect(third.status).toBe(404);
-    expect(third.body?.error.message).toMatch(/unknown, expired or already answered/);
+    expect(third.outcome).toBe('unknown-id');
+    expect(third.error?.message).toMatch(/unknown, expired or already answered/);
     expect(responsesReachingBackend()).toHaveLength(1);
   });
 
@@ -121,7 +121,7 @@ describe('ToolCallForwarder with the raw backend', () => {
       id: request.id,
       result: { action: 'accept', content: {} },
     });
-    expect(outcome.status).toBe(404);
+    expect(outcome.outcome).toBe('unknown-id');
     await done;
     // The only response the backend got is the broker's expiry notice, not the late answer.
     expect(responsesReachingBackend()).toHaveLength(1);
@@ -152,12 +152,13 @@ describe('ToolCallForwarder with the raw backend', () => {
       id: request.id,
       result: { action: 'accept', content: {} },
     });
-    expect(foreign.status).toBe(404);
-    expect(foreign.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    expect(foreign.outcome).toBe('unknown-id');
+    expect(foreign.error).toMatchObject({ code: -32600 });
     expect(responsesReachingBackend()).toHaveLength(0);
     expect(
-      (await forwarder.answer('client-a', { id: request.id, result: { action: 'cancel' } })).status,
-    ).toBe(202);
+      (await forwarder.answer('client-a', { id: request.id, result: { action: 'cancel' } }))
+        .outcome,
+    ).toBe('delivered');
     await done;
   });
 
@@ -306,8 +307,9 @@ describe('ToolCallForwarder with the raw backend', () => {
       backend.requests.find(r => r.method === 'tools/call')!.id,
     );
     expect(
-      (await forwarder.answer('client-a', { id: request.id, result: { action: 'accept' } })).status,
-    ).toBe(404);
+      (await forwarder.answer('client-a', { id: request.id, result: { action: 'accept' } }))
+        .outcome,
+    ).toBe('unknown-id');
     expect(responsesReachingBackend()).toHaveLength(0);
   });
 

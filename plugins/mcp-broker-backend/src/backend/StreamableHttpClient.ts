@@ -4,7 +4,7 @@
  * stream's lifetime, and ids of any JSON type. One instance per backend; it holds no session
  * state itself (the caller passes the session id and protocol version).
  *
- * It goes over the same HTTP transport as tool calls (calls/backendTransport: node:http with
+ * It goes over the same BackendTransport as tool calls (HttpBackendTransport: node:http with
  * shared keep-alive agents; fetch cost several times more CPU per request). Timeouts and
  * aborts are per-request signals (requestSignal.ts) that detach from long-lived ones when done.
  */
@@ -16,26 +16,23 @@ import {
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../protocol/jsonRpc';
+import type { BackendResponse, BackendTarget, BackendTransport } from './backendTransport';
+import { HttpBackendTransport, readBackendMessages } from './HttpBackendTransport';
 import {
   BackendMessageTooLargeError,
-  BackendResponse,
-  BackendTarget,
-  deleteBackendSession,
-  openBackendEventStream,
-  postToBackend,
-  readBackendMessages,
-} from '../calls/backendTransport';
-import { BackendSessionLostError, BackendUnavailableError } from './errors';
+  BackendSessionLostError,
+  BackendUnavailableError,
+} from './backendErrors';
 import { RequestSignal, requestSignal } from './requestSignal';
 
 /** The broker's session with a backend, as far as HTTP is concerned. */
-export interface UpstreamSession {
+export interface BackendSession {
   readonly id?: string;
   readonly protocolVersion?: string;
 }
 
 /** Options of a single backend request. */
-export interface UpstreamRequestOptions {
+export interface BackendRequestOptions {
   /** Signals that abort the request (e.g. the caller's and the connection's lifetime). */
   signals?: ReadonlyArray<AbortSignal | undefined>;
   timeoutMs?: number;
@@ -44,7 +41,7 @@ export interface UpstreamRequestOptions {
 }
 
 /** The result of a POSTed request: the matching response and the session id the backend set. */
-export interface UpstreamRequestResult {
+export interface BackendRequestResult {
   response: JsonRpcResponse;
   sessionId?: string;
 }
@@ -63,12 +60,17 @@ export function redactUrl(url: string): string {
 
 /** Speaks streamable HTTP to one backend with the broker's own credentials. */
 export class StreamableHttpClient {
+  private readonly transport: BackendTransport;
+
   constructor(
     private readonly backend: BrokerBackend,
     private readonly defaultTimeoutMs: number,
-  ) {}
+    transport?: BackendTransport,
+  ) {
+    this.transport = transport ?? HttpBackendTransport.shared;
+  }
 
-  private target(session: UpstreamSession): BackendTarget {
+  private target(session: BackendSession): BackendTarget {
     return {
       endpoint: this.backend,
       sessionId: session.id,
@@ -77,7 +79,7 @@ export class StreamableHttpClient {
   }
 
   /**
-   * Waits for a response's headers and turns failures into the upstream errors: connection
+   * Waits for a response's headers and turns failures into the backend errors: connection
    * failures and timeouts into BackendUnavailableError, a lost session into
    * BackendSessionLostError, rejected credentials into 401/403. An abort by a parent signal
    * throws the parent's reason (see `abortError`). Resolves with 2xx and 405 responses (the
@@ -85,7 +87,7 @@ export class StreamableHttpClient {
    */
   private async check(
     pending: Promise<BackendResponse>,
-    session: UpstreamSession,
+    session: BackendSession,
     scope: RequestSignal,
   ): Promise<BackendResponse> {
     let response: BackendResponse;
@@ -116,7 +118,7 @@ export class StreamableHttpClient {
     );
   }
 
-  /** The upstream error for a failed request or body read (`timeoutText` if it timed out). */
+  /** The backend error for a failed request or body read (`timeoutText` if it timed out). */
   private failure(error: unknown, scope: RequestSignal, timeoutText: string): unknown {
     if (scope.timedOut) return new BackendUnavailableError(this.backend.name, timeoutText);
     if (scope.abortedParent) {
@@ -135,14 +137,14 @@ export class StreamableHttpClient {
     );
   }
 
-  /** POSTs one message under `scope`; a 2xx response (body unread), or the upstream error. */
+  /** POSTs one message under `scope`; a 2xx response (body unread), or the backend error. */
   private async post(
     message: JsonRpcMessage,
-    session: UpstreamSession,
+    session: BackendSession,
     scope: RequestSignal,
   ): Promise<BackendResponse> {
     const response = await this.check(
-      postToBackend(this.target(session), JSON.stringify(message), scope.signal),
+      this.transport.post(this.target(session), JSON.stringify(message), scope.signal),
       session,
       scope,
     );
@@ -159,9 +161,9 @@ export class StreamableHttpClient {
    */
   async request(
     message: JsonRpcRequest,
-    session: UpstreamSession,
-    options: UpstreamRequestOptions = {},
-  ): Promise<UpstreamRequestResult> {
+    session: BackendSession,
+    options: BackendRequestOptions = {},
+  ): Promise<BackendRequestResult> {
     const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
     try {
       const response = await this.post(message, session, scope);
@@ -188,7 +190,7 @@ export class StreamableHttpClient {
     response: BackendResponse,
     message: JsonRpcRequest,
     scope: RequestSignal,
-    options: UpstreamRequestOptions,
+    options: BackendRequestOptions,
   ): Promise<JsonRpcResponse> {
     const isEventStream = response.isEventStream;
     try {
@@ -235,7 +237,7 @@ export class StreamableHttpClient {
   /** POSTs a notification or a response; the backend answers 202 (or 200) without content. */
   async send(
     message: JsonRpcNotification | JsonRpcResponse,
-    session: UpstreamSession,
+    session: BackendSession,
     options: { signals?: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number } = {},
   ): Promise<void> {
     const scope = requestSignal(options.signals ?? [], options.timeoutMs ?? this.defaultTimeoutMs);
@@ -253,14 +255,14 @@ export class StreamableHttpClient {
    * backend ends it, or the caller closes it.
    */
   async openEventStream(
-    session: UpstreamSession,
+    session: BackendSession,
     signal: AbortSignal,
   ): Promise<BackendResponse | 'not-supported'> {
     const scope = requestSignal([signal], this.defaultTimeoutMs);
     let response: BackendResponse;
     try {
       response = await this.check(
-        openBackendEventStream(this.target(session), scope.signal),
+        this.transport.openEventStream(this.target(session), scope.signal),
         session,
         scope,
       );
@@ -285,11 +287,11 @@ export class StreamableHttpClient {
   }
 
   /** Ends the session on the backend (best effort, short timeout). */
-  async deleteSession(session: UpstreamSession): Promise<void> {
+  async deleteSession(session: BackendSession): Promise<void> {
     if (session.id === undefined) return;
     const scope = requestSignal([], Math.min(this.defaultTimeoutMs, 2000));
     try {
-      await deleteBackendSession(this.target(session), scope.signal);
+      await this.transport.deleteSession(this.target(session), scope.signal);
     } catch {
       // The backend may already be gone; its session then expires there.
     } finally {

@@ -6,8 +6,8 @@
  * packages/backend/src/e2e/brokerReplicas.test.ts.)
  */
 import type { ClientEventStream } from '../types';
-import { ClientSessionRegistry } from './clientSessionRegistry';
-import { MemoryClientSessionStore } from './clientSessionStore';
+import { ClientSessionRegistry } from './ClientSessionRegistry';
+import { MemoryClientSessionStore } from './ClientSessionStore';
 
 const TTL_MS = 10_000;
 const ALICE = 'user:default/alice';

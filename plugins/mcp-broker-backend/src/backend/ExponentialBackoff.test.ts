@@ -1,4 +1,4 @@
-import { ExponentialBackoff } from './backoff';
+import { ExponentialBackoff } from './ExponentialBackoff';
 
 describe('ExponentialBackoff', () => {
   it('doubles from the initial delay up to the maximum, with jitter within [half, full]', () => {

@@ -1,4 +1,4 @@
-import { AggregatedCatalog, uriTemplateMatcher } from './aggregatedCatalog';
+import { AggregatedCatalog, uriTemplateMatcher } from './AggregatedCatalog';
 
 const backend = (name: string, toolPrefix = `${name}_`) => ({
   name,

@@ -1,5 +1,5 @@
 /*
- * UpstreamConnection over the node:http transport, against the real example MCP server (SDK,
+ * BackendConnection over the node:http transport, against the real example MCP server (SDK,
  * answers with SSE) and the scripted one (JSON answers, forgets sessions on demand): the signals
  * it is given or owns carry nothing once requests are done, its event stream ends with close(),
  * and a forgotten session is re-initialized.
@@ -8,11 +8,11 @@ import { getEventListeners } from 'node:events';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import { ListsUpdate, UpstreamConnection } from './upstreamConnection';
+import { ListsUpdate, BackendConnection } from './BackendConnection';
 import { waitFor } from '../testing/waitFor';
 
 function connect(name: string, url: string, updates: ListsUpdate[] = []) {
-  const connection = new UpstreamConnection({
+  const connection = new BackendConnection({
     backend: { name, url, toolPrefix: `${name}_`, headers: {} },
     logger: mockServices.logger.mock(),
     requestTimeoutMs: 5000,
@@ -24,10 +24,10 @@ function connect(name: string, url: string, updates: ListsUpdate[] = []) {
   return connection;
 }
 
-describe('UpstreamConnection over the node:http backend transport', () => {
+describe('BackendConnection over the node:http backend transport', () => {
   let example: ExampleMcpServer | undefined;
   let scripted: ScriptedMcpServer | undefined;
-  let connection: UpstreamConnection | undefined;
+  let connection: BackendConnection | undefined;
 
   afterEach(async () => {
     await connection?.close();

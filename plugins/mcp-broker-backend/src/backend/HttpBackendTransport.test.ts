@@ -6,20 +6,18 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import type { BackendEndpoint, BackendResponse } from './backendTransport';
 import {
-  BackendEndpoint,
-  BackendMessageTooLargeError,
-  BackendResponse,
   deleteBackendSession,
   openBackendEventStream,
   postToBackend,
   readBackendMessages,
-} from './backendTransport';
-import { backendFailure } from './backendErrors';
+} from './HttpBackendTransport';
+import { BackendMessageTooLargeError, backendFailure } from './backendErrors';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
-describe('backendTransport', () => {
+describe('HttpBackendTransport', () => {
   let server: http.Server;
   let endpoint: BackendEndpoint;
   let handler: Handler;

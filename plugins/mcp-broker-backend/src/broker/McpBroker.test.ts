@@ -7,9 +7,9 @@ import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { readBrokerConfig } from '../config';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
+import { createStreamingToolCallHandler } from '../backend';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import { McpBroker } from './mcpBroker';
+import { McpBroker } from './McpBroker';
 import type { ClientEventStream } from '../types';
 import { waitFor } from '../testing/waitFor';
 
@@ -54,7 +54,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     broker = McpBroker.create({
       config,
       logger: mockServices.logger.mock(),
-      toolCallHandlerFactory: createForwardingToolCallHandler,
+      toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
     });
     await waitFor(() =>
       broker.status().backends.every(b => b.state === 'connected' && b.eventStream === 'open'),

@@ -1,7 +1,7 @@
 /*
  * McpBroker: the business side of the broker, independent of Express.
  *
- * It owns one UpstreamConnection per configured backend, the aggregated catalog built from
+ * It owns one BackendConnection per configured backend, the aggregated catalog built from
  * their lists, the client sessions of this replica, and the notifier that fans list changes
  * out to client GET streams. Guarantees: a backend's list change is refreshed before clients
  * hear of it; clients hear of a change only through streams open at the moment of sending;
@@ -16,12 +16,16 @@ import {
   ClientSession,
   ClientSessionRegistry,
   STREAM_LEASE_RENEW_MS,
-} from '../sessions/clientSessionRegistry';
-import type { ClientSessionStore } from '../sessions/clientSessionStore';
+} from '../sessions/ClientSessionRegistry';
+import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { advertisedListKinds } from '../protocol/listKinds';
-import { ListsUpdate, UpstreamConnection, UpstreamStatus } from '../upstream/upstreamConnection';
-import { AggregatedCatalog, NameClash, ViewKind } from './aggregatedCatalog';
-import { ListChangedNotifier } from './listChangedNotifier';
+import {
+  ListsUpdate,
+  BackendConnection,
+  BackendConnectionStatus,
+} from '../backend/BackendConnection';
+import { AggregatedCatalog, NameClash, ViewKind } from './AggregatedCatalog';
+import { ListChangedNotifier } from './ListChangedNotifier';
 import type {
   ClientEventStream,
   ClientEventStreamOpener,
@@ -30,7 +34,7 @@ import type {
 } from '../types';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
-export type BackendStatus = UpstreamStatus & { source: ServerSource };
+export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
 
 /** The status endpoint's body. */
 export interface BrokerStatus {
@@ -71,7 +75,7 @@ interface PendingServerChange {
 export class McpBroker {
   readonly sessions: ClientSessionRegistry;
   readonly toolCalls: ToolCallHandler;
-  private readonly connections = new Map<string, UpstreamConnection>();
+  private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
   private readonly notifier: ListChangedNotifier;
@@ -161,7 +165,7 @@ export class McpBroker {
   }
 
   /** The connection of a backend by name. */
-  connection(name: string): UpstreamConnection | undefined {
+  connection(name: string): BackendConnection | undefined {
     return this.connections.get(name);
   }
 
@@ -193,7 +197,7 @@ export class McpBroker {
     for (const server of servers) {
       if (this.connections.has(server.name)) continue;
       added.push(server.name);
-      const connection = new UpstreamConnection({
+      const connection = new BackendConnection({
         backend: server,
         logger: this.options.logger,
         requestTimeoutMs: this.options.config.requestTimeoutMs,

@@ -1,5 +1,16 @@
 /*
- * The one place where failures talking to a backend become what the client sees.
+ * The one place where failures talking to a backend MCP server become what the client sees:
+ * the error vocabulary of the backend layer, and its mapping to JSON-RPC errors.
+ *
+ * Two kinds of traffic fail here, with the messages clients have always seen for each:
+ * - requests over the broker's own backend session (prompts/get, resources/read, completion,
+ *   the lists; see BackendConnection and StreamableHttpClient): BackendRpcError (the backend's
+ *   own JSON-RPC error), BackendUnavailableError and BackendSessionLostError, mapped by
+ *   {@link toClientError};
+ * - tool calls and client answers over per-client backend sessions (ToolCallForwarder):
+ *   BackendCallError with a `reason`, mapped by {@link BackendCallError.toJsonRpcError} (which
+ *   {@link toClientError} also uses).
+ * Messages name the backend, never its credentials.
  *
  * Policy (deliberate):
  * - A backend's own JSON-RPC error and its `isError` tool results are the backend's answer: they
@@ -7,15 +18,59 @@
  * - Everything that prevented the broker from getting an answer — an HTTP error status, a network
  *   error, a broken or truncated stream, an unusable message, the call timeout — becomes a
  *   JSON-RPC error with the client's id, a message that names the backend and says what happened,
- *   and `data: { backend, reason }` for programs. These are not `isError` results because the tool
- *   may never have run (or its outcome is unknown), which is not a tool-level failure a model could
- *   reason about.
+ *   and (for tool calls) `data: { backend, reason }` for programs. These are not `isError` results
+ *   because the tool may never have run (or its outcome is unknown), which is not a tool-level
+ *   failure a model could reason about.
  * Codes follow the SDK's `ErrorCode`: -32001 (request timeout), -32000 (connection closed) and
  * -32603 (internal error) for the rest.
  */
 
-import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { BackendMessageTooLargeError } from './backendTransport';
+import { JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
+
+/** The backend answered a request with a JSON-RPC error; passed to the client as it is. */
+export class BackendRpcError extends Error {
+  constructor(
+    readonly backend: string,
+    readonly error: JsonRpcErrorObject,
+  ) {
+    super(`backend ${backend} answered with error ${error.code}: ${error.message}`);
+    this.name = 'BackendRpcError';
+  }
+}
+
+/** The backend could not be reached, timed out, or answered outside the protocol. */
+export class BackendUnavailableError extends Error {
+  constructor(
+    readonly backend: string,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(`backend ${backend}: ${message}`);
+    this.name = 'BackendUnavailableError';
+  }
+}
+
+/**
+ * The backend no longer knows the broker's session (404, or 400 from servers that answer
+ * unknown sessions that way): the connection must re-initialize before anything else.
+ */
+export class BackendSessionLostError extends BackendUnavailableError {
+  constructor(backend: string, status: number) {
+    super(backend, `session not found (HTTP ${status}); re-initializing`, status);
+    this.name = 'BackendSessionLostError';
+  }
+}
+
+/**
+ * A backend sent more than the message size limit without completing a message (raised by the
+ * transport's reader, see `readBackendMessages`).
+ */
+export class BackendMessageTooLargeError extends Error {
+  readonly name = 'BackendMessageTooLargeError';
+  constructor(readonly limitBytes: number) {
+    super(`a message larger than ${limitBytes} bytes`);
+  }
+}
 
 /** JSON-RPC error codes the broker uses for backend failures. */
 const BackendErrorCodes = {
@@ -181,4 +236,17 @@ function describeCause(error: unknown): string {
   if (cause && typeof cause.message === 'string') return cause.message;
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** Maps an error from any backend request to the JSON-RPC error a client receives. */
+export function toClientError(error: unknown): JsonRpcErrorObject {
+  if (error instanceof BackendRpcError) return error.error;
+  if (error instanceof BackendCallError) return error.toJsonRpcError();
+  if (error instanceof BackendUnavailableError) {
+    return { code: JsonRpcErrorCode.InternalError, message: error.message };
+  }
+  if (error instanceof Error && error.name === 'AbortError') {
+    return { code: JsonRpcErrorCode.InternalError, message: 'request aborted' };
+  }
+  return { code: JsonRpcErrorCode.InternalError, message: 'internal error in the broker' };
 }

@@ -1,6 +1,6 @@
 /*
  * Idle keep-alive connections to backends must not keep the broker's process alive at
- * shutdown. A real child process (testing/idleConnectionsExit.ts) uses the upstream client
+ * shutdown. A real child process (testing/idleConnectionsExit.ts) uses the backend client
  * against a server here that keeps idle connections open for a minute; the child must exit on
  * its own right after its work, while those connections are still open.
  */

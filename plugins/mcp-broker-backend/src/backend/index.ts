@@ -1,5 +1,7 @@
 /*
- * Tool calls with progress, elicitation and cancellation (spec §4): the broker's ToolCallHandler.
+ * The backend layer's entry for the plugin's wiring: tool calls with progress, elicitation and
+ * cancellation (spec §4), i.e. the broker's ToolCallHandler, and the elicitation id store seam.
+ * McpBroker uses BackendConnection from its own file.
  */
 export {
   StreamingToolCallHandler,

@@ -4,7 +4,7 @@
  * then has nothing left to do. Idle keep-alive connections must not keep it alive: it has to
  * exit by itself while the server still holds those connections open.
  */
-import { StreamableHttpClient } from '../streamableHttpClient';
+import { StreamableHttpClient } from '../StreamableHttpClient';
 
 async function main() {
   const client = new StreamableHttpClient(
@@ -17,7 +17,7 @@ async function main() {
   const cycle = new AbortController();
   const stream = await client.openEventStream(session, cycle.signal);
   if (stream === 'not-supported') throw new Error('expected an event stream');
-  cycle.abort(); // how UpstreamConnection.close() ends its stream
+  cycle.abort(); // how BackendConnection.close() ends its stream
   await client.deleteSession(session);
   process.stdout.write('done\n');
 }

@@ -7,7 +7,7 @@
  * `data:` lines; no untrusted text reaches `event:` or `id:` lines.
  */
 import type { Response } from 'express';
-import type { McpBroker } from '../broker/mcpBroker';
+import type { McpBroker } from '../broker/McpBroker';
 import type { ClientEventStream, ClientEventStreamSettings } from '../types';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
 

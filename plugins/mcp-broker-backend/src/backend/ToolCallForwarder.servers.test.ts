@@ -8,7 +8,7 @@ import { EverythingServer, startEverythingServer } from '@internal/test-mcp-back
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
-import { BackendEndpoint } from './backendTransport';
+import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
 
 function buildForwarder(endpoints: BackendEndpoint[]) {
@@ -97,7 +97,7 @@ describe('ToolCallForwarder with the example MCP server', () => {
       id: request.id,
       result: { action: 'accept', content: { confirmed: true } },
     });
-    expect(outcome.status).toBe(202);
+    expect(outcome.outcome).toBe('delivered');
     await done;
     expect(sink.messages[sink.messages.length - 1]).toMatchObject({
       id: 'c-1',
@@ -169,8 +169,8 @@ describe('ToolCallForwarder with server-everything', () => {
     expect(request.id).toMatch(/^everything:/);
     expect(
       (await forwarder.answer('client-a', { id: request.id, result: { action: 'decline' } }))
-        .status,
-    ).toBe(202);
+        .outcome,
+    ).toBe('delivered');
     await done;
     const final = sink.messages[sink.messages.length - 1];
     expect(final.id).toBe(6);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { SseClientStream } from './sseClientStream';
+import { SseClientStream } from './SseClientStream';
 
 describe('SseClientStream (real HTTP connections on loopback)', () => {
   let server: http.Server;

@@ -1,5 +1,9 @@
 /*
- * The broker's side of the streamable-HTTP transport towards a backend, at the HTTP level.
+ * HttpBackendTransport: the broker's side of the streamable-HTTP transport towards a backend
+ * (MCP 2025-03-26 … 2025-11-25), at the HTTP level; the one implementation of BackendTransport
+ * (backendTransport.ts) so far. Every request to a backend MCP server goes through it: the
+ * broker's own session (StreamableHttpClient) and the per-client tool calls (BackendSessionPool,
+ * ToolCallForwarder).
  *
  * Why not the SDK client: it rejects float ids and hides which POST stream a server request
  * arrived on, and the broker needs both (elicitation ids are echoed verbatim, and every message
@@ -9,41 +13,15 @@
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
-import { createParser } from 'eventsource-parser';
-import { ParsedJsonRpcMessage, parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
-
-/** Where a backend lives and the broker's own credentials for it. */
-export interface BackendEndpoint {
-  /** The backend's configured name (`[a-z0-9-]+`). */
-  name: string;
-  /** Its streamable-HTTP endpoint. */
-  url: string;
-  /** Headers the broker sends to it (its credentials); never the client's. */
-  headers: Record<string, string>;
-}
-
-/** An initialized backend session the broker holds on a client's behalf. */
-export interface BackendSessionRef {
-  endpoint: BackendEndpoint;
-  /** `Mcp-Session-Id` the backend assigned; undefined for a stateless backend. */
-  sessionId: string | undefined;
-  /** Protocol version the backend agreed to. */
-  protocolVersion: string;
-}
-
-/** Where one request goes: the backend and, once there is one, the session's headers. */
-export interface BackendTarget {
-  endpoint: BackendEndpoint;
-  /** Sent as `Mcp-Session-Id` when defined. */
-  sessionId?: string;
-  /** Sent as `Mcp-Protocol-Version` when defined. */
-  protocolVersion?: string;
-}
-
-/** One message read from a backend response stream (or a line that was not one). */
-export type BackendStreamItem =
-  | { type: 'message'; parsed: ParsedJsonRpcMessage; eventId: string | undefined }
-  | { type: 'malformed'; text: string };
+import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
+import { BackendMessageTooLargeError } from './backendErrors';
+import { isSseEventTooLarge, readSseEvents } from './sseReader';
+import type {
+  BackendResponse,
+  BackendStreamItem,
+  BackendTarget,
+  BackendTransport,
+} from './backendTransport';
 
 /**
  * Connections to backends are kept open between requests (one TCP and, for https, one TLS
@@ -72,14 +50,14 @@ const agents = {
   }),
 };
 
-/** How much of a body {@link BackendResponse.text} keeps by default. */
+/** How much of a body {@link HttpBackendResponse.text} keeps by default. */
 const MAX_TEXT_BYTES = 64 * 1024;
 
-/** How long {@link BackendResponse.discard} waits for the rest of a body before closing it. */
+/** How long {@link HttpBackendResponse.discard} waits for the rest of a body before closing it. */
 export const DISCARD_GRACE_MS = 5_000;
 
-/** A backend's answer to one request: status, headers, and the body still to be read. */
-export class BackendResponse {
+/** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
+export class HttpBackendResponse implements BackendResponse {
   /** @internal */
   constructor(private readonly message: http.IncomingMessage) {}
 
@@ -106,8 +84,8 @@ export class BackendResponse {
 
   /**
    * The body's bytes, in order; the iteration throws when the connection breaks. Leaving the
-   * loop early does not close the connection: call {@link BackendResponse.discard} or
-   * {@link BackendResponse.close}.
+   * loop early does not close the connection: call {@link HttpBackendResponse.discard} or
+   * {@link HttpBackendResponse.close}.
    */
   get body(): AsyncIterable<Buffer> {
     return this.message.iterator({ destroyOnReturn: false });
@@ -211,6 +189,29 @@ export async function deleteBackendSession(
   response.discard();
 }
 
+/** The streamable-HTTP {@link BackendTransport}; stateless, so one instance serves everyone. */
+export class HttpBackendTransport implements BackendTransport {
+  /** The instance the broker uses (the keep-alive agents are shared anyway). */
+  static readonly shared = new HttpBackendTransport();
+
+  post(
+    target: BackendTarget,
+    body: string,
+    signal: AbortSignal,
+    options?: { replayable?: boolean },
+  ): Promise<BackendResponse> {
+    return postToBackend(target, body, signal, options);
+  }
+
+  openEventStream(target: BackendTarget, signal: AbortSignal): Promise<BackendResponse> {
+    return openBackendEventStream(target, signal);
+  }
+
+  deleteSession(target: BackendTarget, signal: AbortSignal): Promise<void> {
+    return deleteBackendSession(target, signal);
+  }
+}
+
 /** How often a request is sent again after finding its reused connection closed. */
 const STALE_CONNECTION_RETRIES = 3;
 
@@ -247,7 +248,7 @@ function requestBackend(
       let answered = false;
       request.once('response', message => {
         answered = true;
-        resolve(new BackendResponse(message));
+        resolve(new HttpBackendResponse(message));
       });
       request.once('error', error => {
         // Node's documented remedy for a kept-alive connection the server closed meanwhile.
@@ -287,18 +288,11 @@ function protocolHeaders(
 }
 
 /**
- * Largest single message the broker accepts from a backend. A backend that sends more without
- * finishing a message is cut off rather than buffered for without limit.
+ * Largest single message the broker accepts from a backend (an SSE event's data in characters,
+ * a JSON body in bytes). A backend that sends more without finishing a message is cut off
+ * rather than buffered for without limit.
  */
 export const MAX_BACKEND_MESSAGE_BYTES = 16 * 1024 * 1024;
-
-/** A backend sent more than the message size limit without completing a message. */
-export class BackendMessageTooLargeError extends Error {
-  readonly name = 'BackendMessageTooLargeError';
-  constructor(readonly limitBytes: number) {
-    super(`a message larger than ${limitBytes} bytes`);
-  }
-}
 
 /**
  * Reads the JSON-RPC messages of a successful POST response, in order. Ends when the backend
@@ -309,46 +303,43 @@ export async function* readBackendMessages(
   response: BackendResponse,
   maxMessageBytes = MAX_BACKEND_MESSAGE_BYTES,
 ): AsyncGenerator<BackendStreamItem> {
-  const isEventStream = response.isEventStream;
-  const pending: BackendStreamItem[] = [];
-  const parser = createParser({
-    onEvent(event) {
-      // Events other than `message` (the default) are not JSON-RPC traffic.
-      if (event.event !== undefined && event.event !== 'message') return;
-      if (event.data === '') return; // priming event of SEP-1699 resumable streams
-      pending.push(itemOf(event.data, event.id));
-    },
-  });
-  const decoder = new StringDecoder('utf8');
-  let jsonBody = '';
-  let bytesSinceLastMessage = 0;
   let outcome: 'ended' | 'stopped' | 'failed' = 'stopped';
+  let jsonBody = '';
   try {
-    for await (const chunk of response.body) {
-      bytesSinceLastMessage += chunk.byteLength;
-      if (bytesSinceLastMessage > maxMessageBytes) {
-        throw new BackendMessageTooLargeError(maxMessageBytes);
+    if (response.isEventStream) {
+      for await (const event of readSseEvents(response.body, { maxEventSize: maxMessageBytes })) {
+        // Events other than `message` (the default) are not JSON-RPC traffic.
+        if (event.event !== undefined && event.event !== 'message') continue;
+        if (event.data === '') continue; // priming event of SEP-1699 resumable streams
+        yield itemOf(event.data, event.id);
       }
-      const text = decoder.write(chunk);
-      if (!isEventStream) {
-        jsonBody += text;
-        continue;
-      }
-      parser.feed(text);
-      if (pending.length > 0) bytesSinceLastMessage = 0;
-      while (pending.length > 0) yield pending.shift()!;
+    } else {
+      jsonBody = await readJsonBody(response.body, maxMessageBytes);
     }
     outcome = 'ended';
   } catch (error) {
     outcome = 'failed';
+    if (isSseEventTooLarge(error)) throw new BackendMessageTooLargeError(maxMessageBytes);
     throw error;
   } finally {
     // The caller stopped early (it had its answer): let the rest arrive and keep the connection.
     if (outcome === 'stopped') response.discard();
     else if (outcome === 'failed') response.close();
   }
-  jsonBody += decoder.end();
-  if (!isEventStream && jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
+  if (jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
+}
+
+/** A JSON body as text; more than `maxBytes` is a {@link BackendMessageTooLargeError}. */
+async function readJsonBody(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) throw new BackendMessageTooLargeError(maxBytes);
+    text += decoder.write(chunk);
+  }
+  return text + decoder.end();
 }
 
 function itemOf(text: string, eventId: string | undefined): BackendStreamItem {

@@ -13,9 +13,9 @@ import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startUnreachableServer, type UnreachableServer } from '@internal/test-mcp-backends';
 import { BrokerServerConfig, readBrokerConfig } from '../config';
-import { createForwardingToolCallHandler } from './forwardingToolCallHandler';
+import { createStreamingToolCallHandler } from '../backend';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import { McpBroker } from './mcpBroker';
+import { McpBroker } from './McpBroker';
 import type { ClientEventStream } from '../types';
 import { waitFor } from '../testing/waitFor';
 
@@ -115,7 +115,7 @@ describe('McpBroker server set changes (real example servers, one behind a slow 
         }),
       ),
       logger: mockServices.logger.mock(),
-      toolCallHandlerFactory: createForwardingToolCallHandler,
+      toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
     });
     const session = await broker.sessions.create({
       principal: 'user:default/alice',
