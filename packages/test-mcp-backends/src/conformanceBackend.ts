@@ -1,6 +1,12 @@
 /*
- * An MCP server with the tools, resources and prompts that the server scenarios of
- * `@modelcontextprotocol/conformance@0.1.13` expect (`test_simple_text`, `test://static-text`,
+ * The conformance scenario backend, both protocol eras on one endpoint: 2025-11-25 session
+ * traffic goes to the sessionful server below, everything that carries the 2026-07-28
+ * per-request `_meta` (SDK v2 `isLegacyRequest` says false) to the SDK v2 server in
+ * modernConformanceServer.ts — the routing the SDK documents for adding 2026-07-28 to an
+ * existing sessionful deployment.
+ *
+ * The legacy half: an MCP server with the tools, resources and prompts that the server scenarios
+ * of `@modelcontextprotocol/conformance@0.1.13` expect (`test_simple_text`, `test://static-text`,
  * `test_simple_prompt`, …). Adapted from that project's MIT-licensed example
  * `examples/servers/typescript/everything-server.ts`, written against the SDK's low-level
  * `Server` with plain JSON schemas (so `json_schema_2020_12_tool` keeps `$schema`/`$defs`).
@@ -15,6 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import {
   CallToolRequestSchema,
   CallToolResult,
@@ -33,6 +41,7 @@ import {
   UnsubscribeRequestSchema,
   isInitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { createModernConformanceHandler } from './modernConformanceServer';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -510,15 +519,24 @@ export interface ConformanceBackend {
   close(): Promise<void>;
 }
 
-/** Starts the conformance scenario backend (stateful sessions, DNS rebinding protection on localhost). */
+/**
+ * Starts the conformance scenario backend: 2025-11-25 sessions and 2026-07-28 stateless requests
+ * on one endpoint, DNS rebinding protection on localhost.
+ */
 export async function startConformanceBackend(
   options: { port?: number; host?: string } = {},
 ): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const app = createMcpExpressApp({ host });
+  const modern = createModernConformanceHandler();
+  const serveModern = toNodeHandler(modern);
 
   app.all('/mcp', async (req, res) => {
+    if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, req.body)))) {
+      await serveModern(req, res, req.body);
+      return;
+    }
     const sessionId = req.header('mcp-session-id');
     let transport = sessionId === undefined ? undefined : transports.get(sessionId);
     if (!transport) {
@@ -564,6 +582,7 @@ export async function startConformanceBackend(
     url: `http://${host}:${port}/mcp`,
     port,
     async close() {
+      await modern.close();
       for (const transport of transports.values()) await transport.close();
       transports.clear();
       httpServer.closeAllConnections();
