@@ -568,8 +568,9 @@ function readResource(uri: string) {
 export function createModernConformanceHandler(): McpHttpHandler {
   const codec = createRequestStateCodec<FlowState>({ key: randomBytes(32), ttlSeconds: 600 });
   const toggles: Toggles = { extraTool: false, extraPrompt: false };
-  let handler: McpHttpHandler | undefined;
-  const self = () => handler!;
+  // The trigger tools publish through the handler that serves them (set below).
+  const served: { handler?: McpHttpHandler } = {};
+  const self = (): McpHttpHandler => served.handler!;
 
   const factory = () => {
     const server = new Server(
@@ -632,6 +633,6 @@ export function createModernConformanceHandler(): McpHttpHandler {
     return server;
   };
 
-  handler = createMcpHandler(factory, { legacy: 'reject' });
-  return handler;
+  served.handler = createMcpHandler(factory, { legacy: 'reject' });
+  return served.handler;
 }
