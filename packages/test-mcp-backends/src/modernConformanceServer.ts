@@ -27,11 +27,15 @@ import {
   type McpHttpHandler,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-
-const PNG =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
-const NO_ARGS = { type: 'object' as const, properties: {} };
+import {
+  CONTENT_TOOLS,
+  NO_ARGS,
+  PROMPTS,
+  RESOURCE_TEMPLATES,
+  RESOURCES,
+  contentPrompt,
+  readContentResource,
+} from './conformanceContent';
 
 type Args = Record<string, unknown>;
 type ToolResult = CallToolResult | ReturnType<typeof inputRequired>;
@@ -95,60 +99,12 @@ function tools(
   handler: () => McpHttpHandler,
 ): Tool[] {
   const list: Tool[] = [
-    {
-      name: 'test_simple_text',
-      description: 'Simple text content',
+    ...CONTENT_TOOLS.map(({ name, description, result }) => ({
+      name,
+      description,
       inputSchema: NO_ARGS,
-      run: async () => text('This is a simple text response for testing.'),
-    },
-    {
-      name: 'test_image_content',
-      description: 'Image content',
-      inputSchema: NO_ARGS,
-      run: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
-    },
-    {
-      name: 'test_audio_content',
-      description: 'Audio content',
-      inputSchema: NO_ARGS,
-      run: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
-    },
-    {
-      name: 'test_embedded_resource',
-      description: 'Embedded resource',
-      inputSchema: NO_ARGS,
-      run: async () => ({
-        content: [
-          {
-            type: 'resource',
-            resource: {
-              uri: 'test://embedded-resource',
-              mimeType: 'text/plain',
-              text: 'This is an embedded resource content.',
-            },
-          },
-        ],
-      }),
-    },
-    {
-      name: 'test_multiple_content_types',
-      description: 'Mixed content',
-      inputSchema: NO_ARGS,
-      run: async () => ({
-        content: [
-          { type: 'text', text: 'Multiple content types test:' },
-          { type: 'image', data: PNG, mimeType: 'image/png' },
-          {
-            type: 'resource',
-            resource: {
-              uri: 'test://mixed-content-resource',
-              mimeType: 'application/json',
-              text: '{"test":"data","value":123}',
-            },
-          },
-        ],
-      }),
-    },
+      run: async () => result as CallToolResult,
+    })),
     {
       name: 'test_tool_with_progress',
       description: 'Reports progress',
@@ -166,15 +122,6 @@ function tools(
         }
         return text('Progress test completed');
       },
-    },
-    {
-      name: 'test_error_handling',
-      description: 'Always fails',
-      inputSchema: NO_ARGS,
-      run: async () => ({
-        isError: true,
-        content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
-      }),
     },
     {
       name: 'test_logging_tool',
@@ -406,30 +353,6 @@ function tools(
   return list;
 }
 
-const RESOURCES = [
-  {
-    uri: 'test://static-text',
-    name: 'static-text',
-    title: 'Static Text Resource',
-    description: 'A static text resource for testing',
-    mimeType: 'text/plain',
-  },
-  {
-    uri: 'test://static-binary',
-    name: 'static-binary',
-    title: 'Static Binary Resource',
-    description: 'A static binary resource (image) for testing',
-    mimeType: 'image/png',
-  },
-  {
-    uri: 'test://watched-resource',
-    name: 'watched-resource',
-    title: 'Watched Resource',
-    description: 'A resource that can be watched for updates',
-    mimeType: 'text/plain',
-  },
-];
-
 function prompts(toggles: Toggles) {
   const list: Array<{
     name: string;
@@ -437,29 +360,7 @@ function prompts(toggles: Toggles) {
     description: string;
     arguments?: Array<{ name: string; description: string; required: boolean }>;
   }> = [
-    { name: 'test_simple_prompt', title: 'Simple Test Prompt', description: 'A simple prompt' },
-    {
-      name: 'test_prompt_with_arguments',
-      title: 'Prompt With Arguments',
-      description: 'A prompt with arguments',
-      arguments: [
-        { name: 'arg1', description: 'First test argument', required: true },
-        { name: 'arg2', description: 'Second test argument', required: true },
-      ],
-    },
-    {
-      name: 'test_prompt_with_embedded_resource',
-      title: 'Prompt With Embedded Resource',
-      description: 'A prompt with an embedded resource',
-      arguments: [
-        { name: 'resourceUri', description: 'URI of the resource to embed', required: true },
-      ],
-    },
-    {
-      name: 'test_prompt_with_image',
-      title: 'Prompt With Image',
-      description: 'A prompt with an image',
-    },
+    ...PROMPTS,
     {
       name: 'test_input_required_result_prompt',
       description: 'A prompt that asks for context in-band',
@@ -474,40 +375,8 @@ function prompts(toggles: Toggles) {
 function getPrompt(name: string, args: Record<string, string>, ctx: ServerContext) {
   const user = (content: unknown) => ({ role: 'user' as const, content });
   switch (name) {
-    case 'test_simple_prompt':
-      return { messages: [user({ type: 'text', text: 'This is a simple prompt for testing.' })] };
     case 'test_dynamic_prompt':
       return { messages: [user({ type: 'text', text: 'A dynamic prompt.' })] };
-    case 'test_prompt_with_arguments':
-      return {
-        messages: [
-          user({
-            type: 'text',
-            text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'`,
-          }),
-        ],
-      };
-    case 'test_prompt_with_embedded_resource':
-      return {
-        messages: [
-          user({
-            type: 'resource',
-            resource: {
-              uri: args.resourceUri,
-              mimeType: 'text/plain',
-              text: 'Embedded resource content for testing.',
-            },
-          }),
-          user({ type: 'text', text: 'Please process the embedded resource above.' }),
-        ],
-      };
-    case 'test_prompt_with_image':
-      return {
-        messages: [
-          user({ type: 'image', data: PNG, mimeType: 'image/png' }),
-          user({ type: 'text', text: 'Please analyze the image above.' }),
-        ],
-      };
     case 'test_input_required_result_prompt': {
       const context = acceptedContent<{ context?: string }>(
         ctx.mcpReq.inputResponses,
@@ -525,40 +394,19 @@ function getPrompt(name: string, args: Record<string, string>, ctx: ServerContex
       }
       return { messages: [user({ type: 'text', text: `Use this context: ${context}` })] };
     }
-    default:
-      throw new Error(`Unknown prompt ${name}`);
+    default: {
+      const prompt = contentPrompt(name, args);
+      if (prompt === undefined) throw new Error(`Unknown prompt ${name}`);
+      return prompt;
+    }
   }
 }
 
 function readResource(uri: string) {
-  if (uri === 'test://static-text') {
-    return {
-      contents: [
-        { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
-      ],
-    };
-  }
-  if (uri === 'test://static-binary') {
-    return { contents: [{ uri, mimeType: 'image/png', blob: PNG }] };
-  }
-  if (uri === 'test://watched-resource') {
-    return { contents: [{ uri, mimeType: 'text/plain', text: 'Watched resource content' }] };
-  }
-  const template = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
-  if (template) {
-    const id = template[1];
-    return {
-      contents: [
-        {
-          uri,
-          mimeType: 'application/json',
-          text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
-        },
-      ],
-    };
-  }
   // -32602 with the URI in data (SEP-2164), never an empty contents array.
-  throw new ResourceNotFoundError(uri);
+  const resource = readContentResource(uri);
+  if (resource === undefined) throw new ResourceNotFoundError(uri);
+  return resource;
 }
 
 /**
@@ -606,15 +454,7 @@ export function createModernConformanceHandler(): McpHttpHandler {
     });
     server.setRequestHandler('resources/list', async () => ({ resources: RESOURCES }));
     server.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: [
-        {
-          uriTemplate: 'test://template/{id}/data',
-          name: 'template',
-          title: 'Resource Template',
-          description: 'A resource template with parameter substitution',
-          mimeType: 'application/json',
-        },
-      ],
+      resourceTemplates: RESOURCE_TEMPLATES,
     }));
     server.setRequestHandler('resources/read', async request => readResource(request.params.uri));
     server.setRequestHandler('prompts/list', async () => ({ prompts: prompts(toggles) }));

@@ -3,8 +3,7 @@
  * "replicas" (separate connection pools on PostgreSQL), and a sealer per replica sharing them:
  * a state sealed on one replica opens once on any, never twice.
  */
-import { TestDatabases } from '@backstage/backend-test-utils';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { RequestStateRefusal, RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import {
   MemoryRequestStateNonceStore,
@@ -16,9 +15,9 @@ import {
   REQUEST_STATE_NONCES_TABLE,
 } from './DatabaseRequestStateNonceStore';
 import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
+import { replicaDatabases } from './__testUtils__/replicaDatabases';
 
-const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
-const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
+const { engines: databaseEngines } = replicaDatabases('requestState store tests');
 
 interface Replica {
   nonces: RequestStateNonceStore;
@@ -38,30 +37,18 @@ const engines: Engine[] = [
     },
   },
 ];
-for (const { id, label } of [
-  { id: 'SQLITE_3', label: 'SQLite' },
-  { id: 'POSTGRES_15', label: 'PostgreSQL' },
-] as const) {
-  if (!databases.supports(id)) {
-    // eslint-disable-next-line no-console
-    console.warn(`requestState store tests — ${label}: skipped, ${POSTGRES_ENV} not set`);
-    continue;
-  }
+for (const database of databaseEngines) {
   engines.push({
-    label,
+    label: database.label,
     async open() {
-      const first = await databases.init(id);
-      await migrateBrokerDatabase(first);
-      const second = id === 'SQLITE_3' ? first : knexFactory(first.client.config);
+      const { knexes, close } = await database.open();
       return {
-        knex: first,
-        replicas: [first, second].map(knex => ({
+        knex: knexes[0],
+        replicas: knexes.map(knex => ({
           nonces: new DatabaseRequestStateNonceStore(knex),
           keys: new DatabaseRequestStateKeyStore(knex),
         })),
-        close: async () => {
-          if (second !== first) await second.destroy();
-        },
+        close,
       };
     },
   });
@@ -80,7 +67,7 @@ describe.each(engines)('requestState stores on $label', engine => {
   beforeAll(async () => {
     opened = await engine.open();
   }, 60_000);
-  afterAll(async () => opened.close());
+  afterAll(async () => opened?.close());
   const replica = (i: number) => opened.replicas[i];
 
   it('lets exactly one of many concurrent claims of a nonce win, across replicas', async () => {
@@ -121,7 +108,7 @@ describe.each(engines.filter(engine => engine.label !== 'memory'))(
     beforeAll(async () => {
       opened = await engine.open();
     }, 60_000);
-    afterAll(async () => opened.close());
+    afterAll(async () => opened?.close());
 
     it('gives every replica the same generated key, even when they start together', async () => {
       const keys = await Promise.all(
