@@ -67,7 +67,7 @@ function node22Binary() {
 }
 
 /** How to run the suite of one era: which Node, which CLI, which baseline, which arguments. */
-function suiteFor(era, direct) {
+function suiteFor(era, direct, scenarioChosen) {
   if (era === LEGACY_ERA) {
     const baseline = path.join(repoRoot, 'scripts', 'conformance', 'broker-expected-failures.yaml');
     return {
@@ -88,7 +88,8 @@ function suiteFor(era, direct) {
       node: node22Binary(),
       bin: nextConformanceBin,
       baseline: direct || !fs.existsSync(baseline) ? undefined : baseline,
-      args: ['--requirements', MODERN_ERA],
+      // One scenario (--scenario) runs at the revision's wire; the whole set is its frozen list.
+      args: scenarioChosen ? ['--spec-version', MODERN_ERA] : ['--requirements', MODERN_ERA],
     };
   }
   throw new Error(`--era must be ${LEGACY_ERA} (default) or ${MODERN_ERA}, not "${era}"`);
@@ -184,7 +185,7 @@ async function main() {
   let backend;
   let proxy;
   try {
-    const suite = suiteFor(era, direct);
+    const suite = suiteFor(era, direct, extraArgs.includes('--scenario'));
     log(
       `protocol ${era}: ${path.basename(path.dirname(path.dirname(suite.bin)))} on ${suite.node}`,
     );
