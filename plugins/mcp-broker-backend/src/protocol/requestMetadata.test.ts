@@ -177,6 +177,19 @@ describe('request metadata validation', () => {
     });
   });
 
+  it('tells a client that put a session-era version in _meta to use the handshake instead', () => {
+    const meta = { ...META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' };
+    const error = refusal(
+      validateRequestMetadata('tools/call', callParams(meta), {
+        ...HEADERS,
+        protocolVersion: '2025-11-25',
+      }),
+    );
+    expect(error.code).toBe(JsonRpcErrorCode.UnsupportedProtocolVersion);
+    expect(error.message).toContain('initialize');
+    expect(error.data).toMatchObject({ requested: '2025-11-25' });
+  });
+
   it('answers the faults of a request in the SDK order: envelope, mismatch, version, headers', () => {
     const unsupported = { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' };
     // Mismatch before unsupported version.

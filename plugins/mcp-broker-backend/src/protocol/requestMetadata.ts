@@ -13,7 +13,11 @@
  */
 import { isPlainObject, JsonRpcErrorCode } from './jsonRpc';
 import { MCP_NAME_SOURCE, ModernMetaKey, requestMetaOf } from './modernEra';
-import { ALL_PROTOCOL_VERSIONS, isSupportedModernProtocolVersion } from './versions';
+import {
+  ALL_PROTOCOL_VERSIONS,
+  isSupportedModernProtocolVersion,
+  MODERN_PROTOCOL_VERSION,
+} from './versions';
 
 /** The client's name and version as it reported them (self-reported, for display only). */
 export interface ModernClientInfo {
@@ -145,7 +149,9 @@ function readEnvelope(
 }
 
 /**
- * Validates the metadata of a 2026-07-28 request (one the era selection called modern): the
+ * Validates the metadata of a 2026-07-28 request (one the era selection called modern; requests
+ * only: the revision defines no client notifications over HTTP, so a modern notification POST
+ * is answered 202 and dropped, as the SDK does): the
  * `_meta` envelope, the headers against the body, and the protocol version. `initialize` here
  * means a handshake that came with a modern header or a modern claim: with a header and no valid
  * claim it is a mismatch; with a valid claim it passes (the caller answers 404, -32601: the
@@ -200,14 +206,18 @@ export function validateRequestMetadata(
     };
   }
   if (!isSupportedModernProtocolVersion(context.protocolVersion)) {
+    const sessionEra = ALL_PROTOCOL_VERSIONS.includes(context.protocolVersion);
     return {
       ok: false,
       error: {
         httpStatus: 400,
         code: JsonRpcErrorCode.UnsupportedProtocolVersion,
-        message:
-          `Unsupported protocol version "${context.protocolVersion}": this server speaks ` +
-          `${ALL_PROTOCOL_VERSIONS.join(', ')}; retry with one of them`,
+        message: sessionEra
+          ? `Unsupported protocol version "${context.protocolVersion}" in _meta: that version ` +
+            'starts with the initialize handshake instead; send initialize, or put ' +
+            `"${MODERN_PROTOCOL_VERSION}" in _meta and the MCP-Protocol-Version header`
+          : `Unsupported protocol version "${context.protocolVersion}": this server speaks ` +
+            `${ALL_PROTOCOL_VERSIONS.join(', ')}; retry with one of them`,
         data: { supported: [...ALL_PROTOCOL_VERSIONS], requested: context.protocolVersion },
       },
     };
