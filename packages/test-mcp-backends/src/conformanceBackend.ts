@@ -1,6 +1,12 @@
 /*
- * An MCP server with the tools, resources and prompts that the server scenarios of
- * `@modelcontextprotocol/conformance@0.1.13` expect (`test_simple_text`, `test://static-text`,
+ * The conformance scenario backend, both protocol eras on one endpoint: 2025-11-25 session
+ * traffic goes to the sessionful server below, everything that carries the 2026-07-28
+ * per-request `_meta` (SDK v2 `isLegacyRequest` says false) to the SDK v2 server in
+ * modernConformanceServer.ts — the routing the SDK documents for adding 2026-07-28 to an
+ * existing sessionful deployment.
+ *
+ * The legacy half: an MCP server with the tools, resources and prompts that the server scenarios
+ * of `@modelcontextprotocol/conformance@0.1.13` expect (`test_simple_text`, `test://static-text`,
  * `test_simple_prompt`, …). Adapted from that project's MIT-licensed example
  * `examples/servers/typescript/everything-server.ts`, written against the SDK's low-level
  * `Server` with plain JSON schemas (so `json_schema_2020_12_tool` keeps `$schema`/`$defs`).
@@ -15,6 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import {
   CallToolRequestSchema,
   CallToolResult,
@@ -33,11 +41,16 @@ import {
   UnsubscribeRequestSchema,
   isInitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-
-const PNG =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
-const NO_ARGS = { type: 'object' as const, properties: {} };
+import {
+  CONTENT_TOOLS,
+  NO_ARGS,
+  PROMPTS,
+  RESOURCE_TEMPLATES,
+  RESOURCES,
+  contentPrompt,
+  readContentResource,
+} from './conformanceContent';
+import { createModernConformanceHandler } from './modernConformanceServer';
 
 type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 type Tool = {
@@ -58,60 +71,12 @@ async function elicit(extra: Extra, params: Record<string, unknown>) {
 }
 
 const TOOLS: Tool[] = [
-  {
-    name: 'test_simple_text',
-    description: 'Simple text content',
+  ...CONTENT_TOOLS.map(({ name, description, result }) => ({
+    name,
+    description,
     inputSchema: NO_ARGS,
-    run: async () => text('This is a simple text response for testing.'),
-  },
-  {
-    name: 'test_image_content',
-    description: 'Image content',
-    inputSchema: NO_ARGS,
-    run: async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
-  },
-  {
-    name: 'test_audio_content',
-    description: 'Audio content',
-    inputSchema: NO_ARGS,
-    run: async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
-  },
-  {
-    name: 'test_embedded_resource',
-    description: 'Embedded resource content',
-    inputSchema: NO_ARGS,
-    run: async () => ({
-      content: [
-        {
-          type: 'resource',
-          resource: {
-            uri: 'test://embedded-resource',
-            mimeType: 'text/plain',
-            text: 'This is an embedded resource content.',
-          },
-        },
-      ],
-    }),
-  },
-  {
-    name: 'test_multiple_content_types',
-    description: 'Text, image and resource content',
-    inputSchema: NO_ARGS,
-    run: async () => ({
-      content: [
-        { type: 'text', text: 'Multiple content types test:' },
-        { type: 'image', data: PNG, mimeType: 'image/png' },
-        {
-          type: 'resource',
-          resource: {
-            uri: 'test://mixed-content-resource',
-            mimeType: 'application/json',
-            text: JSON.stringify({ test: 'data', value: 123 }),
-          },
-        },
-      ],
-    }),
-  },
+    run: async () => result as CallToolResult,
+  })),
   {
     name: 'test_tool_with_logging',
     description: 'Emits log messages while running',
@@ -151,15 +116,6 @@ const TOOLS: Tool[] = [
       }
       return text(String(progressToken));
     },
-  },
-  {
-    name: 'test_error_handling',
-    description: 'Always fails',
-    inputSchema: NO_ARGS,
-    run: async () => ({
-      isError: true,
-      content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
-    }),
   },
   {
     name: 'test_sampling',
@@ -312,110 +268,10 @@ const TOOLS: Tool[] = [
   },
 ];
 
-const RESOURCES = [
-  {
-    uri: 'test://static-text',
-    name: 'static-text',
-    title: 'Static Text Resource',
-    description: 'A static text resource for testing',
-    mimeType: 'text/plain',
-  },
-  {
-    uri: 'test://static-binary',
-    name: 'static-binary',
-    title: 'Static Binary Resource',
-    description: 'A static binary resource (image) for testing',
-    mimeType: 'image/png',
-  },
-  {
-    uri: 'test://watched-resource',
-    name: 'watched-resource',
-    title: 'Watched Resource',
-    description: 'A resource clients may subscribe to',
-    mimeType: 'text/plain',
-  },
-];
-
-const PROMPTS = [
-  {
-    name: 'test_simple_prompt',
-    title: 'Simple Test Prompt',
-    description: 'A simple prompt without arguments',
-  },
-  {
-    name: 'test_prompt_with_arguments',
-    title: 'Prompt With Arguments',
-    description: 'A prompt with required arguments',
-    arguments: [
-      { name: 'arg1', description: 'First test argument', required: true },
-      { name: 'arg2', description: 'Second test argument', required: true },
-    ],
-  },
-  {
-    name: 'test_prompt_with_embedded_resource',
-    title: 'Prompt With Embedded Resource',
-    description: 'A prompt that includes an embedded resource',
-    arguments: [
-      { name: 'resourceUri', description: 'URI of the resource to embed', required: true },
-    ],
-  },
-  {
-    name: 'test_prompt_with_image',
-    title: 'Prompt With Image',
-    description: 'A prompt that includes image content',
-  },
-];
-
 function getPrompt(name: string, args: Record<string, string>): GetPromptResult {
-  switch (name) {
-    case 'test_simple_prompt':
-      return {
-        messages: [
-          { role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } },
-        ],
-      };
-    case 'test_prompt_with_arguments':
-      return {
-        messages: [
-          {
-            role: 'user',
-            content: {
-              type: 'text',
-              text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'`,
-            },
-          },
-        ],
-      };
-    case 'test_prompt_with_embedded_resource':
-      return {
-        messages: [
-          {
-            role: 'user',
-            content: {
-              type: 'resource',
-              resource: {
-                uri: args.resourceUri,
-                mimeType: 'text/plain',
-                text: 'Embedded resource content for testing.',
-              },
-            },
-          },
-          {
-            role: 'user',
-            content: { type: 'text', text: 'Please process the embedded resource above.' },
-          },
-        ],
-      };
-    case 'test_prompt_with_image':
-      return {
-        messages: [
-          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
-          { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
-        ],
-      };
-    default:
-      throw new Error(`Unknown prompt ${name}`);
-  }
+  const prompt = contentPrompt(name, args);
+  if (prompt === undefined) throw new Error(`Unknown prompt ${name}`);
+  return prompt as GetPromptResult;
 }
 
 function createSessionServer(): Server {
@@ -452,43 +308,12 @@ function createSessionServer(): Server {
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: 'test://template/{id}/data',
-        name: 'template',
-        title: 'Resource Template',
-        description: 'A resource template with parameter substitution',
-        mimeType: 'application/json',
-      },
-    ],
+    resourceTemplates: RESOURCE_TEMPLATES,
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async request => {
-    const uri = request.params.uri;
-    if (uri === 'test://static-text') {
-      return {
-        contents: [
-          { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
-        ],
-      };
-    }
-    if (uri === 'test://static-binary')
-      return { contents: [{ uri, mimeType: 'image/png', blob: PNG }] };
-    if (uri === 'test://watched-resource')
-      return { contents: [{ uri, mimeType: 'text/plain', text: 'Watched resource content' }] };
-    const template = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
-    if (template) {
-      const id = template[1];
-      return {
-        contents: [
-          {
-            uri,
-            mimeType: 'application/json',
-            text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
-          },
-        ],
-      };
-    }
-    throw new Error(`Unknown resource ${uri}`);
+    const resource = readContentResource(request.params.uri);
+    if (resource === undefined) throw new Error(`Unknown resource ${request.params.uri}`);
+    return resource;
   });
   server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
   server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
@@ -510,15 +335,24 @@ export interface ConformanceBackend {
   close(): Promise<void>;
 }
 
-/** Starts the conformance scenario backend (stateful sessions, DNS rebinding protection on localhost). */
+/**
+ * Starts the conformance scenario backend: 2025-11-25 sessions and 2026-07-28 stateless requests
+ * on one endpoint, DNS rebinding protection on localhost.
+ */
 export async function startConformanceBackend(
   options: { port?: number; host?: string } = {},
 ): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const app = createMcpExpressApp({ host });
+  const modern = createModernConformanceHandler();
+  const serveModern = toNodeHandler(modern);
 
   app.all('/mcp', async (req, res) => {
+    if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, req.body)))) {
+      await serveModern(req, res, req.body);
+      return;
+    }
     const sessionId = req.header('mcp-session-id');
     let transport = sessionId === undefined ? undefined : transports.get(sessionId);
     if (!transport) {
@@ -564,6 +398,7 @@ export async function startConformanceBackend(
     url: `http://${host}:${port}/mcp`,
     port,
     async close() {
+      await modern.close();
       for (const transport of transports.values()) await transport.close();
       transports.clear();
       httpServer.closeAllConnections();

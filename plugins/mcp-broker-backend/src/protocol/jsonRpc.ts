@@ -59,6 +59,12 @@ export const JsonRpcErrorCode = {
   SessionNotFound: -32001,
   /** Sent to a backend whose `elicitation/create` the client did not answer in time. */
   ElicitationExpired: -32001,
+  /** 2026-07-28: the HTTP headers disagree with the body, or one is missing (HTTP 400). */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability it did not declare (HTTP 400). */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the request's protocol version is not served here (HTTP 400). */
+  UnsupportedProtocolVersion: -32022,
 } as const;
 
 /** True for a plain (non-array, non-null) object. */

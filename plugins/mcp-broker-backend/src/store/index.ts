@@ -4,3 +4,9 @@ export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicit
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';
+export {
+  DatabaseRequestStateNonceStore,
+  DatabaseRequestStateKeyStore,
+  REQUEST_STATE_NONCES_TABLE,
+  BROKER_KEYS_TABLE,
+} from './DatabaseRequestStateNonceStore';

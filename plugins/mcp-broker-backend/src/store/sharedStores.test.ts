@@ -3,8 +3,6 @@
  * stores are the single-replica default, the database stores are what several replicas share.
  * The concurrency tests use separate connection pools, as separate replicas would.
  */
-import { TestDatabases } from '@backstage/backend-test-utils';
-import knexFactory, { type Knex } from 'knex';
 import {
   ElicitationMapping,
   ElicitationIdStore,
@@ -18,9 +16,9 @@ import {
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
+import { replicaDatabases } from './__testUtils__/replicaDatabases';
 
-const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
-const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
+const { engines: databaseEngines, databases } = replicaDatabases('broker shared store tests');
 
 interface Engine {
   label: string;
@@ -43,31 +41,17 @@ const engines: Engine[] = [
     },
   },
 ];
-for (const { id, label } of [
-  { id: 'SQLITE_3', label: 'SQLite' },
-  { id: 'POSTGRES_15', label: 'PostgreSQL' },
-] as const) {
-  if (!databases.supports(id)) {
-    // eslint-disable-next-line no-console
-    console.warn(`broker shared store tests — ${label}: skipped, ${POSTGRES_ENV} not set`);
-    continue;
-  }
+for (const database of databaseEngines) {
   engines.push({
-    label,
+    label: database.label,
     async open() {
-      const first = await databases.init(id);
-      await migrateBrokerDatabase(first);
-      // SQLite in memory is one connection; PostgreSQL gets a second pool like a second replica.
-      const second = id === 'SQLITE_3' ? first : knexFactory(first.client.config);
-      const knexes: Knex[] = [first, second];
+      const { knexes, close } = await database.open();
       return {
         replicas: knexes.map(knex => ({
           sessions: new DatabaseClientSessionStore(knex),
           elicitations: new DatabaseElicitationIdStore(knex),
         })),
-        close: async () => {
-          if (second !== first) await second.destroy();
-        },
+        close,
       };
     },
   });

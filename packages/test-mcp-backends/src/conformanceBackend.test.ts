@@ -1,0 +1,76 @@
+/*
+ * The conformance backend serves both eras on one endpoint: the official clients of both SDK
+ * generations against one running backend (the full scenario suites: `yarn conformance --direct`
+ * and `yarn conformance --direct --era 2026-07-28`).
+ */
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ConformanceBackend, startConformanceBackend } from './conformanceBackend';
+
+describe('conformance backend (both eras on one endpoint)', () => {
+  let backend: ConformanceBackend;
+  const clients: Array<{ close(): Promise<void> }> = [];
+  beforeAll(async () => {
+    backend = await startConformanceBackend();
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    await backend.close();
+  });
+
+  async function modernClient(capabilities: Record<string, unknown> = {}) {
+    const client = new ModernClient(
+      { name: 'modern-test', version: '1.0.0' },
+      { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(backend.url)));
+    clients.push(client);
+    return client;
+  }
+
+  it('serves a pinned 2026-07-28 client statelessly, answering input_required rounds', async () => {
+    const client = await modernClient({ elicitation: {} });
+    client.setRequestHandler('elicitation/create', async () => ({
+      action: 'accept' as const,
+      content: { name: 'Alice' },
+    }));
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const { tools } = await client.listTools();
+    const names = tools.map(tool => tool.name);
+    expect(names).toContain('test_input_required_result_elicitation');
+    expect(names).not.toContain('test_elicitation'); // the legacy half's push-style tool
+    const result = await client.callTool({
+      name: 'test_input_required_result_elicitation',
+      arguments: {},
+    });
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello, Alice!' }]);
+  });
+
+  it('delivers a tools/list_changed to a listen stream after the acknowledgement', async () => {
+    const client = await modernClient();
+    const changed = new Promise<void>(resolve =>
+      client.setNotificationHandler('notifications/tools/list_changed', async () => resolve()),
+    );
+    const subscription = await client.listen({ toolsListChanged: true });
+    expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await changed;
+    await subscription.close();
+  });
+
+  it('serves a 2025-11-25 client with a session on the same URL', async () => {
+    const client = new LegacyClient({ name: 'legacy-test', version: '1.0.0' });
+    await client.connect(new LegacyTransport(new URL(backend.url)));
+    clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map(tool => tool.name)).toContain('test_elicitation');
+    const result = await client.callTool({ name: 'test_simple_text', arguments: {} });
+    expect(result.content).toEqual([
+      { type: 'text', text: 'This is a simple text response for testing.' },
+    ]);
+  });
+});

@@ -1,0 +1,231 @@
+/*
+ * What the conformance scenarios expect to read, the same in both eras: the content tools'
+ * results, the resources and the prompts (names and texts fixed by
+ * `@modelcontextprotocol/conformance`). Plain JSON, no SDK types, so the 2025 half
+ * (conformanceBackend.ts, SDK 1.x) and the 2026-07-28 half (modernConformanceServer.ts, SDK v2)
+ * serve the very same data.
+ */
+
+/** A 1×1 PNG (base64). */
+export const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+/** A tiny WAV (base64). */
+export const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
+/** The input schema of a tool without arguments. */
+export const NO_ARGS = { type: 'object' as const, properties: {} };
+
+/** A tool whose result does not depend on anything. */
+export interface ContentTool {
+  name: string;
+  description: string;
+  result: { content: Array<Record<string, unknown>>; isError?: boolean };
+}
+
+/** A text-only tool result. */
+export const textResult = (text: string) => ({ content: [{ type: 'text', text }] });
+
+/** The tools whose results are fixed. */
+export const CONTENT_TOOLS: readonly ContentTool[] = [
+  {
+    name: 'test_simple_text',
+    description: 'Simple text content',
+    result: textResult('This is a simple text response for testing.'),
+  },
+  {
+    name: 'test_image_content',
+    description: 'Image content',
+    result: { content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] },
+  },
+  {
+    name: 'test_audio_content',
+    description: 'Audio content',
+    result: { content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] },
+  },
+  {
+    name: 'test_embedded_resource',
+    description: 'Embedded resource content',
+    result: {
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://embedded-resource',
+            mimeType: 'text/plain',
+            text: 'This is an embedded resource content.',
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'test_multiple_content_types',
+    description: 'Text, image and resource content',
+    result: {
+      content: [
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: JSON.stringify({ test: 'data', value: 123 }),
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'test_error_handling',
+    description: 'Always fails',
+    result: {
+      isError: true,
+      content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
+    },
+  },
+];
+
+/** The listed resources. */
+export const RESOURCES = [
+  {
+    uri: 'test://static-text',
+    name: 'static-text',
+    title: 'Static Text Resource',
+    description: 'A static text resource for testing',
+    mimeType: 'text/plain',
+  },
+  {
+    uri: 'test://static-binary',
+    name: 'static-binary',
+    title: 'Static Binary Resource',
+    description: 'A static binary resource (image) for testing',
+    mimeType: 'image/png',
+  },
+  {
+    uri: 'test://watched-resource',
+    name: 'watched-resource',
+    title: 'Watched Resource',
+    description: 'A resource clients may subscribe to',
+    mimeType: 'text/plain',
+  },
+];
+
+/** The listed resource templates. */
+export const RESOURCE_TEMPLATES = [
+  {
+    uriTemplate: 'test://template/{id}/data',
+    name: 'template',
+    title: 'Resource Template',
+    description: 'A resource template with parameter substitution',
+    mimeType: 'application/json',
+  },
+];
+
+/** One content item of a read resource: text or base64 blob. */
+export type ResourceContents =
+  { uri: string; mimeType: string; text: string } | { uri: string; mimeType: string; blob: string };
+
+/** The contents of a resource, or undefined for a URI that names none. */
+export function readContentResource(uri: string): { contents: ResourceContents[] } | undefined {
+  if (uri === 'test://static-text') {
+    return {
+      contents: [
+        { uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
+      ],
+    };
+  }
+  if (uri === 'test://static-binary') {
+    return { contents: [{ uri, mimeType: 'image/png', blob: PNG }] };
+  }
+  if (uri === 'test://watched-resource') {
+    return { contents: [{ uri, mimeType: 'text/plain', text: 'Watched resource content' }] };
+  }
+  const template = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
+  if (template === null) return undefined;
+  const id = template[1];
+  return {
+    contents: [
+      {
+        uri,
+        mimeType: 'application/json',
+        text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+      },
+    ],
+  };
+}
+
+/** The listed prompts with fixed messages. */
+export const PROMPTS = [
+  {
+    name: 'test_simple_prompt',
+    title: 'Simple Test Prompt',
+    description: 'A simple prompt without arguments',
+  },
+  {
+    name: 'test_prompt_with_arguments',
+    title: 'Prompt With Arguments',
+    description: 'A prompt with required arguments',
+    arguments: [
+      { name: 'arg1', description: 'First test argument', required: true },
+      { name: 'arg2', description: 'Second test argument', required: true },
+    ],
+  },
+  {
+    name: 'test_prompt_with_embedded_resource',
+    title: 'Prompt With Embedded Resource',
+    description: 'A prompt that includes an embedded resource',
+    arguments: [
+      { name: 'resourceUri', description: 'URI of the resource to embed', required: true },
+    ],
+  },
+  {
+    name: 'test_prompt_with_image',
+    title: 'Prompt With Image',
+    description: 'A prompt that includes image content',
+  },
+];
+
+const user = (content: Record<string, unknown>) => ({ role: 'user', content });
+
+/** The messages of one of {@link PROMPTS}, or undefined for another name. */
+export function contentPrompt(
+  name: string,
+  args: Record<string, string>,
+): { messages: Array<{ role: string; content: Record<string, unknown> }> } | undefined {
+  switch (name) {
+    case 'test_simple_prompt':
+      return { messages: [user({ type: 'text', text: 'This is a simple prompt for testing.' })] };
+    case 'test_prompt_with_arguments':
+      return {
+        messages: [
+          user({
+            type: 'text',
+            text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'`,
+          }),
+        ],
+      };
+    case 'test_prompt_with_embedded_resource':
+      return {
+        messages: [
+          user({
+            type: 'resource',
+            resource: {
+              uri: args.resourceUri,
+              mimeType: 'text/plain',
+              text: 'Embedded resource content for testing.',
+            },
+          }),
+          user({ type: 'text', text: 'Please process the embedded resource above.' }),
+        ],
+      };
+    case 'test_prompt_with_image':
+      return {
+        messages: [
+          user({ type: 'image', data: PNG, mimeType: 'image/png' }),
+          user({ type: 'text', text: 'Please analyze the image above.' }),
+        ],
+      };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,285 @@
+/*
+ * Shapes the broker sends to 2026-07-28 clients (docs/mcp-2026-07-28-notes.md §5–§9): the
+ * `server/discover` result, cacheable results (`ttlMs`, `cacheScope`), `input_required` results,
+ * the `subscriptions/listen` acknowledgement, tagged change notifications and closing result,
+ * and capabilities without the tasks extension. Builders only: they never read the network and
+ * never throw on client input (the filter parser reports what it dropped instead).
+ */
+import { isPlainObject, JsonRpcId, JsonRpcNotification } from './jsonRpc';
+import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
+import { ModernMetaKey } from './modernEra';
+import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
+
+/** Who may cache a result: any cache (`public`) or only the same authorization (`private`). */
+export type CacheScope = 'public' | 'private';
+
+/** The caching hints every cacheable 2026-07-28 result carries. */
+export interface CacheHints {
+  /** Milliseconds the result may be considered fresh; an integer, at least 0. */
+  ttlMs: number;
+  cacheScope: CacheScope;
+}
+
+/** The `_meta` every result of the broker carries: who answered. */
+export function serverInfoMeta(): Record<string, unknown> {
+  return { [ModernMetaKey.serverInfo]: { ...BROKER_IMPLEMENTATION } };
+}
+
+/**
+ * A final (`resultType: "complete"`) result: the body as given, the broker's serverInfo added to
+ * its `_meta` (a value already there, e.g. a backend's, is kept).
+ */
+export function completeResult(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = isPlainObject(result._meta) ? result._meta : {};
+  return {
+    ...result,
+    resultType: 'complete',
+    _meta: { ...serverInfoMeta(), ...meta },
+  };
+}
+
+/** A complete result with caching hints (lists, `resources/read`, `server/discover`). */
+export function cacheableResult(
+  result: Record<string, unknown>,
+  hints: CacheHints,
+): Record<string, unknown> {
+  return {
+    ...completeResult(result),
+    ttlMs: normaliseTtl(hints.ttlMs),
+    cacheScope: hints.cacheScope,
+  };
+}
+
+function normaliseTtl(ttlMs: number): number {
+  return Number.isFinite(ttlMs) && ttlMs > 0 ? Math.floor(ttlMs) : 0;
+}
+
+/**
+ * The `ttlMs` of an aggregated list: the smallest positive value among the backends' hints
+ * (absent, zero, negative and non-numbers ignored), or `fallbackMs` when none has one.
+ */
+export function aggregatedTtlMs(backendTtls: Iterable<unknown>, fallbackMs: number): number {
+  let smallest: number | undefined;
+  for (const ttl of backendTtls) {
+    if (typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0) {
+      smallest = smallest === undefined ? ttl : Math.min(smallest, ttl);
+    }
+  }
+  return normaliseTtl(smallest ?? fallbackMs);
+}
+
+/** The tasks extension's capability key (not relayed by the broker, spec §9). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * A copy of a capabilities object without the tasks extension (`extensions[TASKS_EXTENSION]`)
+ * and without the 2025 `tasks` capability; an `extensions` object left empty is dropped.
+ */
+export function withoutTasks(
+  capabilities: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const { tasks: _tasks, extensions, ...rest } = capabilities;
+  if (!isPlainObject(extensions)) return extensions === undefined ? rest : { ...rest, extensions };
+  const { [TASKS_EXTENSION]: _extension, ...others } = extensions;
+  return Object.keys(others).length === 0 ? rest : { ...rest, extensions: others };
+}
+
+/** What the broker says about itself in `server/discover`. */
+export interface DiscoverInput extends CacheHints {
+  /** The aggregated server capabilities (the tasks extension is removed here). */
+  capabilities: Record<string, unknown>;
+  instructions?: string;
+}
+
+/** The `server/discover` result: every version the broker speaks, capabilities, who it is. */
+export function discoverResult(input: DiscoverInput): Record<string, unknown> {
+  return cacheableResult(
+    {
+      supportedVersions: [...ALL_PROTOCOL_VERSIONS],
+      capabilities: withoutTasks(input.capabilities),
+      ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
+    },
+    input,
+  );
+}
+
+/** One server-to-client request carried in an `input_required` result (no jsonrpc, no id). */
+export interface InputRequest {
+  method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+  params?: Record<string, unknown>;
+}
+
+/** The methods that may appear as input requests. */
+export const INPUT_REQUEST_METHODS: ReadonlySet<string> = new Set([
+  'elicitation/create',
+  'sampling/createMessage',
+  'roots/list',
+]);
+
+/**
+ * A backend's server-to-client request as an input request: `jsonrpc` and `id` dropped,
+ * `mode: "form"` made explicit on an elicitation without a mode (2026-07-28 names it; a 2025
+ * backend's form elicitation has none). Undefined for a method that cannot be an input request.
+ */
+export function inputRequestFromServerRequest(
+  method: string,
+  params: Record<string, unknown> | undefined,
+): InputRequest | undefined {
+  if (!INPUT_REQUEST_METHODS.has(method)) return undefined;
+  const request = { method } as InputRequest;
+  if (method === 'elicitation/create') {
+    request.params = { ...params, mode: params?.mode ?? 'form' };
+  } else if (params !== undefined) {
+    request.params = params;
+  }
+  return request;
+}
+
+/**
+ * An `input_required` result. At least one of the two members is required by the
+ * specification, so a call with neither throws (a broker bug, not client input).
+ */
+export function inputRequiredResult(input: {
+  inputRequests?: Record<string, InputRequest>;
+  requestState?: string;
+}): Record<string, unknown> {
+  if (input.inputRequests === undefined && input.requestState === undefined) {
+    throw new Error('an input_required result needs inputRequests or requestState');
+  }
+  return {
+    resultType: 'input_required',
+    ...(input.inputRequests === undefined ? {} : { inputRequests: input.inputRequests }),
+    ...(input.requestState === undefined ? {} : { requestState: input.requestState }),
+    _meta: serverInfoMeta(),
+  };
+}
+
+/** The retry members of a request that answers an `input_required` result. */
+export interface InputRetry {
+  /** Key of the input request → the client's result for it. */
+  inputResponses?: Record<string, Record<string, unknown>>;
+  requestState?: string;
+}
+
+/**
+ * Reads `inputResponses` / `requestState` from a retry's params; a message (for -32602) when
+ * they have the wrong shape.
+ */
+export function readInputRetry(params: unknown): InputRetry | { invalid: string } {
+  if (!isPlainObject(params)) return {};
+  const { inputResponses, requestState } = params;
+  const retry: InputRetry = {};
+  if (requestState !== undefined) {
+    if (typeof requestState !== 'string') {
+      return { invalid: 'params.requestState must be the string the server sent, unchanged' };
+    }
+    retry.requestState = requestState;
+  }
+  if (inputResponses !== undefined) {
+    if (
+      !isPlainObject(inputResponses) ||
+      !Object.values(inputResponses).every(value => isPlainObject(value))
+    ) {
+      return {
+        invalid: 'params.inputResponses must map each input request key to its result object',
+      };
+    }
+    retry.inputResponses = inputResponses as Record<string, Record<string, unknown>>;
+  }
+  return retry;
+}
+
+/** The `subscriptions/listen` filter (`schema.ts` `SubscriptionFilter`). */
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+const FILTER_KIND: ReadonlyArray<[keyof SubscriptionFilter, ListKind]> = [
+  ['toolsListChanged', 'tools'],
+  ['promptsListChanged', 'prompts'],
+  ['resourcesListChanged', 'resources'],
+];
+
+/** Reads a listen request's `params.notifications`; a message (for -32602) when malformed. */
+export function readSubscriptionFilter(params: unknown): SubscriptionFilter | { invalid: string } {
+  const notifications = isPlainObject(params) ? params.notifications : undefined;
+  if (!isPlainObject(notifications)) {
+    return { invalid: 'params.notifications must be an object such as {"toolsListChanged": true}' };
+  }
+  const filter: SubscriptionFilter = {};
+  for (const [member] of FILTER_KIND) {
+    const value = notifications[member];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') {
+      return { invalid: `params.notifications.${member} must be true or false` };
+    }
+    (filter as Record<string, unknown>)[member] = value;
+  }
+  const uris = notifications.resourceSubscriptions;
+  if (uris !== undefined) {
+    if (!Array.isArray(uris) || !uris.every(uri => typeof uri === 'string')) {
+      return { invalid: 'params.notifications.resourceSubscriptions must be an array of URIs' };
+    }
+    filter.resourceSubscriptions = uris;
+  }
+  return filter;
+}
+
+/**
+ * The part of a filter the broker honours: the list_changed kinds it was asked for that it can
+ * deliver (`available`). Resource update subscriptions are not relayed (no `resources/subscribe`
+ * towards backends, spec §2), so they are never acknowledged.
+ */
+export function honouredFilter(
+  requested: SubscriptionFilter,
+  available: ReadonlySet<ListKind>,
+): { filter: SubscriptionFilter; kinds: Set<ListKind> } {
+  const filter: SubscriptionFilter = {};
+  const kinds = new Set<ListKind>();
+  for (const [member, kind] of FILTER_KIND) {
+    if (requested[member] === true && available.has(kind)) {
+      (filter as Record<string, unknown>)[member] = true;
+      kinds.add(kind);
+    }
+  }
+  return { filter, kinds };
+}
+
+function subscriptionMeta(subscriptionId: JsonRpcId): Record<string, unknown> {
+  return { [ModernMetaKey.subscriptionId]: subscriptionId };
+}
+
+/** The first message of a listen stream: what is honoured, tagged with the subscription id. */
+export function subscriptionAcknowledged(
+  subscriptionId: JsonRpcId,
+  honoured: SubscriptionFilter,
+): JsonRpcNotification {
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/subscriptions/acknowledged',
+    params: { _meta: subscriptionMeta(subscriptionId), notifications: honoured },
+  };
+}
+
+/** A list_changed notification on a listen stream, tagged with the subscription id. */
+export function subscriptionListChanged(
+  subscriptionId: JsonRpcId,
+  kind: Exclude<ListKind, 'roots'>,
+): JsonRpcNotification {
+  return {
+    jsonrpc: '2.0',
+    method: LIST_CHANGED_METHOD[kind],
+    params: { _meta: subscriptionMeta(subscriptionId) },
+  };
+}
+
+/** The result that ends a listen stream gracefully (the broker shutting down). */
+export function subscriptionClosedResult(subscriptionId: JsonRpcId): Record<string, unknown> {
+  return {
+    resultType: 'complete',
+    _meta: { ...serverInfoMeta(), ...subscriptionMeta(subscriptionId) },
+  };
+}
