@@ -2,7 +2,8 @@
  * The processes the broker benchmark measures, each started as its own OS process so that
  * its CPU time and RSS can be read from /proc: server-everything (streamable HTTP), the
  * example MCP server (tools/list_changed and elicitation), mcp-hub (the aggregator we compare
- * against) and the real development backend with the broker pointed at the first two.
+ * against), the pipe relay (bench/pipeRelay.mjs, the floor any relay pays) and the real
+ * development backend with the broker pointed at the first two.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -115,6 +116,22 @@ export async function startExampleServer() {
   );
   const url = `http://127.0.0.1:${port}/mcp`;
   await waitForHttp(url, proc.child, 'example MCP server');
+  return { ...proc, url };
+}
+
+/** The byte-pipe relay (bench/pipeRelay.mjs) in front of `targetUrl`, same path. */
+export async function startPipeRelay(targetUrl) {
+  const reserved = await reservePortForChild();
+  const port = reserved.port;
+  const target = new URL(targetUrl);
+  const proc = await spawnNode(
+    [path.join(repoRoot, 'bench', 'pipeRelay.mjs')],
+    { PORT: String(port), PIPE_TARGET: target.origin },
+    repoRoot,
+    reserved,
+  );
+  const url = `http://127.0.0.1:${port}${target.pathname}`;
+  await waitForHttp(url, proc.child, 'pipe relay');
   return { ...proc, url };
 }
 

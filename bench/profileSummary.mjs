@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+/*
+ * Sums a V8 CPU profile (.cpuprofile) of the backend serving MCP tool calls through the broker:
+ *   1. per component of the call path (Backstage's middleware, our router, the backend
+ *      transport, SSE writing, ...): each busy sample goes to the innermost frame on its stack
+ *      that belongs to a named component, so Node internals and native code (JSON.parse, socket
+ *      writes) count for the code that called them; samples without such a frame go to what
+ *      their innermost frame is (garbage collection, Node's HTTP/net on its own, native);
+ *   2. per package and per function, self and inclusive time (bench/lib/profileTables.mjs).
+ * With --calls N every figure is also shown per call. Only the profiled thread (the main one)
+ * is in a profile: CPU of other threads (GC helpers, libuv) is not. Stacks end at an `await`, so
+ * a continuation counts for the code that resumes, not for its original caller.
+ *
+ *   node bench/profileSummary.mjs broker.cpuprofile --calls 5000 [--top 25]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuByPackage, packageOf } from './lib/profileTables.mjs';
+import { markdownTable } from './lib/stats.mjs';
+
+const BROKER = 'repo:plugins/mcp-broker-backend';
+
+/** The broker plugin's source files, by component (the file's path under src/). */
+const BROKER_FILES = [
+  [/router\/requestBody/, 'broker router: request body reading and JSON.parse'],
+  [/protocol\/jsonDepth/, 'broker router: JSON depth check'],
+  [/protocol\/jsonRpc/, 'broker router: JSON-RPC validation'],
+  [/router\/sseClientStream/, 'SSE writing to the client'],
+  [/router\/clientReply/, 'broker router: replies (JSON.stringify)'],
+  [
+    /router\/(requirePrincipal|VerifiedPrincipalCache|principalAccess)/,
+    'broker auth (token cache)',
+  ],
+  [/router\//, 'broker router: dispatch, guards, call end'],
+  [/sessions\/|store\//, 'session store'],
+  [/permissions\//, 'permission checks'],
+  [/audit\//, 'audit trail'],
+  [/calls\/backendTransport|upstream\//, 'backend transport (node:http client, SSE reading)'],
+  [/calls\//, 'tool-call forwarding (forwarder, handler, session pool)'],
+  [/./, 'broker: other modules'],
+];
+
+/** npm packages, by component. */
+const PACKAGES = [
+  [/^eventsource-parser$/, 'backend transport: SSE parsing (eventsource-parser)'],
+  [/^jose$/, 'token verification (jose)'],
+  [
+    /^(winston|logform|triple-beam|winston-transport|@colors\/colors|safe-stable-stringify)$/,
+    'logging (winston)',
+  ],
+  [
+    /^(express|express-promise-router|router|path-to-regexp|finalhandler|send|serve-static)$/,
+    'Express routing',
+  ],
+  [
+    /^(body-parser|raw-body|iconv-lite|type-is|content-type|media-typer)$/,
+    'body parsing (body-parser)',
+  ],
+  [
+    /^(helmet|cors|compression|morgan|on-finished|on-headers|vary|accepts|negotiator|compressible|bytes|debug|depd)$/,
+    'Backstage root middleware (helmet, CORS, compression, request log)',
+  ],
+  [/^(zod|zod-to-json-schema|ajv)$/, 'schema validation'],
+  [/^(knex|better-sqlite3|pg)$/, 'database'],
+];
+
+/** Files of @backstage/backend-defaults, by component. */
+const BACKEND_DEFAULTS_FILES = [
+  [
+    /httpAuth|auth\/|Auth|[Tt]oken|[Cc]redentials/,
+    'Backstage auth (httpAuth, credentials barrier)',
+  ],
+  [/[Ll]og/, 'logging (winston)'],
+  [/./, 'Backstage root middleware (helmet, CORS, compression, request log)'],
+];
+
+function matchRule(rules, text) {
+  return rules.find(([pattern]) => pattern.test(text))?.[1];
+}
+
+/** The component a call frame belongs to, or undefined for Node internals and native code. */
+export function componentOf(callFrame) {
+  const pkg = packageOf(callFrame);
+  if (pkg === BROKER) {
+    const file = callFrame.url.slice(callFrame.url.indexOf('/src/') + 5);
+    return matchRule(BROKER_FILES, file);
+  }
+  if (pkg.startsWith('@backstage/')) {
+    if (pkg === '@backstage/backend-defaults')
+      return matchRule(BACKEND_DEFAULTS_FILES, callFrame.url);
+    return `Backstage: ${pkg}`;
+  }
+  if (pkg.startsWith('repo:')) return `${pkg.slice(5)}`;
+  return matchRule(PACKAGES, pkg);
+}
+
+/** What a sample with no component frame on its stack is, from its innermost frame. */
+function uncomponented(leaf) {
+  const pkg = packageOf(leaf);
+  if (pkg === '(garbage collector)') return 'garbage collection (main thread)';
+  if (pkg === '(program)') return '(program): V8/Node native code outside any JS frame';
+  if (pkg.startsWith('node:') || pkg === '(native)')
+    return 'Node HTTP/net/streams with no handler on the stack (parsing, socket I/O, timers)';
+  return `other: ${pkg}`;
+}
+
+/** `{ busyMs, components, byPackage }`: CPU per component (see the file comment). */
+export function summarizeProfile(profile) {
+  const components = new Map();
+  const byPackage = cpuByPackage(profile, (stack, ms) => {
+    let name;
+    for (const frame of stack) {
+      name = componentOf(frame);
+      if (name !== undefined) break;
+    }
+    name ??= uncomponented(stack[0]);
+    components.set(name, (components.get(name) ?? 0) + ms);
+  });
+  return {
+    busyMs: byPackage.busyMs,
+    components: [...components].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms),
+    byPackage,
+  };
+}
+
+/** Markdown tables of a profile; `calls` adds per-call columns, `top` bounds the long lists. */
+export function profileSummaryLines(profile, { calls, top = 25 } = {}) {
+  const { busyMs, components, byPackage } = summarizeProfile(profile);
+  const percent = ms => `${((ms / busyMs) * 100).toFixed(1)} %`;
+  const perCall = ms => (calls ? (ms / calls).toFixed(3) : '');
+  const seconds = (profile.endTime - profile.startTime) / 1e6;
+  return [
+    `Main thread busy ${(busyMs / 1000).toFixed(2)} s of ${seconds.toFixed(2)} s profiled${calls ? `: ${(busyMs / calls).toFixed(3)} ms per call over ${calls} calls` : ''}.`,
+    '',
+    '#### By component (innermost component frame on the stack)',
+    '',
+    markdownTable(
+      ['component', '% of busy', 'ms per call'],
+      components.map(({ name, ms }) => [name, percent(ms), perCall(ms)]),
+    ),
+    '',
+    '#### By package',
+    '',
+    markdownTable(
+      ['package', 'self %', 'self ms/call', 'inclusive %', 'inclusive ms/call'],
+      byPackage.packages
+        .slice(0, top)
+        .map(p => [
+          p.name,
+          percent(p.selfMs),
+          perCall(p.selfMs),
+          percent(p.inclusiveMs),
+          perCall(p.inclusiveMs),
+        ]),
+    ),
+    '',
+    '#### Functions by self time',
+    '',
+    markdownTable(
+      ['function', 'self %', 'self ms/call', 'inclusive %'],
+      byPackage.functions
+        .slice(0, top)
+        .map(f => [f.name, percent(f.selfMs), perCall(f.selfMs), percent(f.inclusiveMs)]),
+    ),
+    '',
+    '#### Functions by inclusive time (synchronous stacks only)',
+    '',
+    markdownTable(
+      ['function', 'inclusive %', 'inclusive ms/call', 'self %'],
+      byPackage.functionsByInclusive
+        .slice(0, top)
+        .map(f => [f.name, percent(f.inclusiveMs), perCall(f.inclusiveMs), percent(f.selfMs)]),
+    ),
+    '',
+  ];
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const value = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const file = args[0];
+  if (!file || file.startsWith('--')) {
+    process.stderr.write(
+      'usage: node bench/profileSummary.mjs <file.cpuprofile> [--calls N] [--top N]\n',
+    );
+    process.exit(2);
+  }
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const calls = value('--calls') === undefined ? undefined : Number(value('--calls'));
+  const top = Number(value('--top') ?? 25);
+  process.stdout.write(`## CPU profile ${path.basename(file)}\n\n`);
+  process.stdout.write(`${profileSummaryLines(profile, { calls, top }).join('\n')}\n`);
+}
