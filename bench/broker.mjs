@@ -7,7 +7,7 @@
  *
  *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
  *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
- *   node bench/broker.mjs --only calls,fanout,memory,elicitation
+ *   node bench/broker.mjs --only calls,fanout,memory,elicitation,permissions,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *
@@ -341,7 +341,7 @@ async function callsSection({ everything, pipe, hub, broker, token }) {
         ),
         [
           `relay process CPU per call with the static token, sequential / ${concurrent}`,
-          `${relayCpu(s, 'broker, static token').toFixed(2)} / ${relayCpu(c, 'broker, static token').toFixed(2)} ms`,
+          `${[s, c].map(entry => relayCpu(entry, 'broker, static token').toFixed(2)).join(' / ')} ms`,
           '',
           '',
           '',
@@ -668,13 +668,18 @@ async function profileSection({ broker, token }) {
     profileOut ??
     path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'broker-profile-')), 'broker.cpuprofile');
   fs.writeFileSync(file, JSON.stringify(profile));
-  const entry = results.profiled.broker;
+  const { calls, cpuMs, wallMs } = results.profiled.broker;
+  const cpuPerCall = (cpuMs.broker / calls).toFixed(2);
+  const callsPerSecond = ((calls / wallMs) * 1000).toFixed(0);
   return [
-    `### Where a tool call's CPU goes: backend profile over ${count(entry.calls)} echo calls at ${COUNTS.inFlight} in flight`,
+    `### Where a tool call's CPU goes: backend profile over ${count(calls)} echo calls at ` +
+      `${COUNTS.inFlight} in flight`,
     '',
-    `Backend CPU (all threads, /proc) under the profiler: ${(entry.cpuMs.broker / entry.calls).toFixed(2)} ms per call; ${((entry.calls / entry.wallMs) * 1000).toFixed(0)} calls/s. Profile: \`${file}\` (\`node bench/profileSummary.mjs ${file} --calls ${entry.calls}\`).`,
+    `Backend CPU (all threads, /proc) under the profiler: ${cpuPerCall} ms per call; ` +
+      `${callsPerSecond} calls/s. Profile: \`${file}\` ` +
+      `(\`node bench/profileSummary.mjs ${file} --calls ${calls}\`).`,
     '',
-    ...profileSummaryLines(profile, { calls: entry.calls }),
+    ...profileSummaryLines(profile, { calls }),
   ];
 }
 

@@ -4,8 +4,11 @@
  *   1. per component of the call path (Backstage's middleware, our router, the backend
  *      transport, SSE writing, ...): each busy sample goes to the innermost frame on its stack
  *      that belongs to a named component, so Node internals and native code (JSON.parse, socket
- *      writes) count for the code that called them; samples without such a frame go to what
- *      their innermost frame is (garbage collection, Node's HTTP/net on its own, native);
+ *      writes) count for the code that called them. Pass-through wrappers (compression's
+ *      res.write/res.end, on-headers' res.writeHead) are skipped, so a write counts for its
+ *      writer. Samples without a component frame go to the side of Node's HTTP stack on their
+ *      stack (server: the client's requests; client: the broker's requests to the backend), or
+ *      to what their innermost frame is (garbage collection, native code);
  *   2. per package and per function, self and inclusive time (bench/lib/profileTables.mjs).
  * With --calls N every figure is also shown per call. Only the profiled thread (the main one)
  * is in a profile: CPU of other threads (GC helpers, libuv) is not. Stacks end at an `await`, so
@@ -20,13 +23,16 @@ import { cpuByPackage, packageOf } from './lib/profileTables.mjs';
 import { markdownTable } from './lib/stats.mjs';
 
 const BROKER = 'repo:plugins/mcp-broker-backend';
+const SSE_WRITING = 'SSE writing to the client';
+const BODY_READING = 'broker router: request body reading and JSON.parse';
 
 /** The broker plugin's source files, by component (the file's path under src/). */
 const BROKER_FILES = [
-  [/router\/requestBody/, 'broker router: request body reading and JSON.parse'],
+  [/router\/requestBody/, BODY_READING],
   [/protocol\/jsonDepth/, 'broker router: JSON depth check'],
+  [/protocol\/jsonRpcMessage/, 'backend messages: JSON.parse, raw id scan, classification'],
   [/protocol\/jsonRpc/, 'broker router: JSON-RPC validation'],
-  [/router\/sseClientStream/, 'SSE writing to the client'],
+  [/router\/sseClientStream/, SSE_WRITING],
   [/router\/clientReply/, 'broker router: replies (JSON.stringify)'],
   [
     /router\/(requirePrincipal|VerifiedPrincipalCache|principalAccess)/,
@@ -43,6 +49,7 @@ const BROKER_FILES = [
 
 /** npm packages, by component. */
 const PACKAGES = [
+  [/^repo:packages\/backend-request-body$/, BODY_READING],
   [/^eventsource-parser$/, 'backend transport: SSE parsing (eventsource-parser)'],
   [/^jose$/, 'token verification (jose)'],
   [
@@ -67,6 +74,7 @@ const PACKAGES = [
 
 /** Files of @backstage/backend-defaults, by component. */
 const BACKEND_DEFAULTS_FILES = [
+  [/auditor\//, 'audit trail: Backstage auditor (events, before winston)'],
   [
     /httpAuth|auth\/|Auth|[Tt]oken|[Cc]redentials/,
     'Backstage auth (httpAuth, credentials barrier)',
@@ -91,35 +99,61 @@ export function componentOf(callFrame) {
       return matchRule(BACKEND_DEFAULTS_FILES, callFrame.url);
     return `Backstage: ${pkg}`;
   }
-  if (pkg.startsWith('repo:')) return `${pkg.slice(5)}`;
-  return matchRule(PACKAGES, pkg);
+  return matchRule(PACKAGES, pkg) ?? (pkg.startsWith('repo:') ? pkg.slice(5) : undefined);
 }
 
-/** What a sample with no component frame on its stack is, from its innermost frame. */
-function uncomponented(leaf) {
-  const pkg = packageOf(leaf);
+/** Methods that middleware wraps around res.write/end/writeHead and that only pass through. */
+function isPassThrough({ url, functionName }) {
+  return (
+    (url.endsWith('/compression/index.js') && ['write', 'end', 'on'].includes(functionName)) ||
+    (url.endsWith('/on-headers/index.js') && functionName === 'writeHead')
+  );
+}
+
+/** Native functions that write to a socket (on loopback they also run the receiver's TCP). */
+function isSocketWrite({ url, functionName }) {
+  return url === '' && /^(writev|writeBuffer|write\w*String)$/.test(functionName);
+}
+
+/** What a sample with no component frame on its stack is (see the file comment). */
+function uncomponented(stack) {
+  const pkg = packageOf(stack[0]);
   if (pkg === '(garbage collector)') return 'garbage collection (main thread)';
   if (pkg === '(program)') return '(program): V8/Node native code outside any JS frame';
+  for (const { url } of stack) {
+    if (url === 'node:_http_server')
+      return 'Node HTTP server on its own (client requests: parsing, response end, sockets)';
+    if (url === 'node:_http_client' || url === 'node:_http_agent')
+      return 'Node HTTP client on its own (requests to the backend: flush, parse, agent)';
+  }
   if (pkg.startsWith('node:') || pkg === '(native)')
-    return 'Node HTTP/net/streams with no handler on the stack (parsing, socket I/O, timers)';
+    return 'Node streams/events/timers, side not on the stack (microtasks, nextTick)';
   return `other: ${pkg}`;
+}
+
+/** The component a sample's stack (innermost frame first) counts for (see the file comment). */
+export function componentOfStack(stack) {
+  for (const frame of stack) {
+    if (frame !== stack[0] && isPassThrough(frame)) continue;
+    const name = componentOf(frame);
+    if (name !== undefined) return name;
+  }
+  return uncomponented(stack);
 }
 
 /** `{ busyMs, components, byPackage }`: CPU per component (see the file comment). */
 export function summarizeProfile(profile) {
   const components = new Map();
   const byPackage = cpuByPackage(profile, (stack, ms) => {
-    let name;
-    for (const frame of stack) {
-      name = componentOf(frame);
-      if (name !== undefined) break;
-    }
-    name ??= uncomponented(stack[0]);
-    components.set(name, (components.get(name) ?? 0) + ms);
+    const name = componentOfStack(stack);
+    const entry = components.get(name) ?? { name, ms: 0, socketWriteMs: 0 };
+    entry.ms += ms;
+    if (isSocketWrite(stack[0])) entry.socketWriteMs += ms;
+    components.set(name, entry);
   });
   return {
     busyMs: byPackage.busyMs,
-    components: [...components].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms),
+    components: [...components.values()].sort((a, b) => b.ms - a.ms),
     byPackage,
   };
 }
@@ -136,8 +170,13 @@ export function profileSummaryLines(profile, { calls, top = 25 } = {}) {
     '#### By component (innermost component frame on the stack)',
     '',
     markdownTable(
-      ['component', '% of busy', 'ms per call'],
-      components.map(({ name, ms }) => [name, percent(ms), perCall(ms)]),
+      ['component', '% of busy', 'ms per call', 'of which socket writes (writev), %'],
+      components.map(({ name, ms, socketWriteMs }) => [
+        name,
+        percent(ms),
+        perCall(ms),
+        socketWriteMs > 0 ? percent(socketWriteMs) : '',
+      ]),
     ),
     '',
     '#### By package',

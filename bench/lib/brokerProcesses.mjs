@@ -189,7 +189,12 @@ export async function startMcpHub(servers) {
 export async function startBrokerBackend(servers, nodeArgs = []) {
   const backend = await startBackendProcess({
     config: {
-      mcpBroker: { servers: Object.entries(servers).map(([name, url]) => ({ name, url })) },
+      mcpBroker: {
+        servers: Object.entries(servers).map(([name, url]) => ({ name, url })),
+        // The fan-out and memory sections open up to 10,000 sessions as one user; the defaults
+        // (32 per principal, 5,000 per replica) would evict them (404) or refuse them (429).
+        sessionLimits: { perPrincipal: 20_000, perReplica: 20_000 },
+      },
     },
     env: { LOG_LEVEL: 'warn' },
     nodeArgs,
