@@ -20,7 +20,7 @@
  *   permissions  tools/call echo through the broker as alice (the fixture's conditional policy)
  *                vs carol (a policy that allows everything), alternating rounds in one backend;
  *                permission-service calls per 1,000 tool calls (from /status)
- *   profile      (only when asked for) a CPU profile of the backend, taken through its inspector
+ *   profile      (only when asked for, and in --smoke) a CPU profile of the backend, taken through its inspector
  *                over echo calls at 50 in flight through the broker (start-up and warm-up
  *                excluded), summed by bench/profileSummary.mjs: per component, package, function
  */
@@ -51,8 +51,11 @@ const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+// The profile is asked for by name; the smoke run includes it so that it keeps working.
 const only = new Set(
-  (argValue('--only') ?? 'calls,fanout,memory,elicitation,permissions').split(','),
+  (
+    argValue('--only') ?? `calls,fanout,memory,elicitation,permissions${smoke ? ',profile' : ''}`
+  ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
 const profileOut = argValue('--profile-out');

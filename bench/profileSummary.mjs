@@ -168,6 +168,22 @@ export function profileSummaryLines(profile, { calls, top = 25 } = {}) {
   const percent = ms => `${((ms / busyMs) * 100).toFixed(1)} %`;
   const perCall = ms => (calls ? (ms / calls).toFixed(3) : '');
   const seconds = (profile.endTime - profile.startTime) / 1e6;
+  // The top functions by `key` (selfMs or inclusiveMs): that measure's columns first.
+  const functionTable = (heading, functions, key) => {
+    const other = key === 'selfMs' ? 'inclusiveMs' : 'selfMs';
+    const label = measure => (measure === 'selfMs' ? 'self' : 'inclusive');
+    return [
+      heading,
+      '',
+      markdownTable(
+        ['function', `${label(key)} %`, `${label(key)} ms/call`, `${label(other)} %`],
+        functions
+          .slice(0, top)
+          .map(f => [f.name, percent(f[key]), perCall(f[key]), percent(f[other])]),
+      ),
+      '',
+    ];
+  };
   return [
     `Main thread busy ${(busyMs / 1000).toFixed(2)} s of ${seconds.toFixed(2)} s profiled${calls ? `: ${(busyMs / calls).toFixed(3)} ms per call over ${calls} calls` : ''}.`,
     '',
@@ -198,24 +214,12 @@ export function profileSummaryLines(profile, { calls, top = 25 } = {}) {
         ]),
     ),
     '',
-    '#### Functions by self time',
-    '',
-    markdownTable(
-      ['function', 'self %', 'self ms/call', 'inclusive %'],
-      byPackage.functions
-        .slice(0, top)
-        .map(f => [f.name, percent(f.selfMs), perCall(f.selfMs), percent(f.inclusiveMs)]),
+    ...functionTable('#### Functions by self time', byPackage.functions, 'selfMs'),
+    ...functionTable(
+      '#### Functions by inclusive time (synchronous stacks only)',
+      byPackage.functionsByInclusive,
+      'inclusiveMs',
     ),
-    '',
-    '#### Functions by inclusive time (synchronous stacks only)',
-    '',
-    markdownTable(
-      ['function', 'inclusive %', 'inclusive ms/call', 'self %'],
-      byPackage.functionsByInclusive
-        .slice(0, top)
-        .map(f => [f.name, percent(f.inclusiveMs), perCall(f.inclusiveMs), percent(f.selfMs)]),
-    ),
-    '',
   ];
 }
 

@@ -71,6 +71,14 @@ describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe rel
       /permission-service calls per 1,000 tool calls \| ([\d.]+) \((\d+) calls/.exec(stdout);
     expect(perThousand).not.toBeNull();
     expect(Number(perThousand![2])).toBeLessThan(10); // one per call would be 120
-    // ~25 s alone; the limit leaves room for a machine busy with the rest of the suite.
+
+    // The profile section: every busy sample counted once, so the components' shares add up.
+    const components = tableAfter(stdout, '#### By component');
+    expect(components.length).toBeGreaterThan(0);
+    const shares = components.map(([, share]) => Number(share.replace(' %', '')));
+    const total = shares.reduce((sum, share) => sum + share, 0);
+    expect(Math.abs(total - 100)).toBeLessThanOrEqual(0.05 * shares.length + 0.01); // rounding
+    expect(tableAfter(stdout, '#### By package').length).toBeGreaterThan(0);
+    // ~30 s alone; the limit leaves room for a machine busy with the rest of the suite.
   }, 150_000);
 });
