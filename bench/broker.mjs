@@ -10,6 +10,7 @@
  *   node bench/broker.mjs --only calls,fanout,memory,elicitation,permissions,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
+ *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
  *
  * Sections:
  *   calls        tools/call echo: direct vs pipe relay vs broker vs mcp-hub, sequential and 50
@@ -59,6 +60,8 @@ const only = new Set(
 );
 const cpuProfDir = argValue('--cpu-prof');
 const profileOut = argValue('--profile-out');
+// The backend's LOG_LEVEL: warn by default, so that request logging is not what is measured.
+const logLevel = argValue('--log-level') ?? 'warn';
 
 const COUNTS = smoke
   ? {
@@ -146,6 +149,7 @@ async function main() {
           '--inspect=127.0.0.1:0',
           ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
         ],
+        logLevel,
       ),
     ]);
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
@@ -161,7 +165,7 @@ async function main() {
       '',
       `Machine: ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}; Node ${facts.node}; ${facts.platform}.`,
       `Load average before the run: ${loadBefore} (other jobs share this machine).`,
-      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\``,
+      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}.`,
       '',
     );
 

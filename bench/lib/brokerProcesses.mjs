@@ -183,10 +183,10 @@ export async function startMcpHub(servers) {
 
 /**
  * The real development backend with the broker pointed at `servers` ({ name: url }), at log
- * level warn (request logging would be measured otherwise). `nodeArgs` may add Node flags
- * such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
+ * level `logLevel` (default warn: request logging would be measured otherwise). `nodeArgs` may
+ * add Node flags such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
  */
-export async function startBrokerBackend(servers, nodeArgs = []) {
+export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'warn') {
   const backend = await startBackendProcess({
     config: {
       mcpBroker: {
@@ -196,7 +196,7 @@ export async function startBrokerBackend(servers, nodeArgs = []) {
         sessionLimits: { perPrincipal: 20_000, perReplica: 20_000 },
       },
     },
-    env: { LOG_LEVEL: 'warn' },
+    env: { LOG_LEVEL: logLevel },
     nodeArgs,
     startTimeoutMs: 120_000,
   });
