@@ -1,25 +1,34 @@
 #!/usr/bin/env node
 /*
  * Broker benchmark: the real development backend with the broker in front of server-everything
- * and the example MCP server, measured in one run against the same servers reached directly and
- * through mcp-hub. Prints Markdown tables (paste them into docs/benchmarks.md).
+ * and the example MCP server, measured in one run against the same servers reached directly,
+ * through a byte-pipe relay (bench/pipeRelay.mjs: the floor of any relay) and through mcp-hub.
+ * Prints Markdown tables (paste them into docs/benchmarks.md).
  *
  *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
  *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
- *   node bench/broker.mjs --only calls,fanout,memory,elicitation
+ *   node bench/broker.mjs --only calls,fanout,memory,elicitation,permissions,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
+ *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
+ *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
  *
  * Sections:
- *   calls        tools/call echo: direct vs broker vs mcp-hub, sequential and 50 in flight,
- *                alternating rounds, p50/p99, calls/s, CPU per call of every process
+ *   calls        tools/call echo: direct vs pipe relay vs broker vs mcp-hub, sequential and 50
+ *                in flight, alternating rounds, p50/p99, calls/s, CPU per call of every process
  *   fanout       N open GET streams, one backend tools/list_changed, delivery latency to all
  *   memory       broker RSS per idle session (with its GET stream), RSS after all are DELETEd
  *   elicitation  `confirm` (elicitation/create → answer → result) through the broker vs direct
  *   permissions  tools/call echo through the broker as alice (the fixture's conditional policy)
  *                vs carol (a policy that allows everything), alternating rounds in one backend;
  *                permission-service calls per 1,000 tool calls (from /status)
+ *   profile      (only when asked for, and in --smoke) a CPU profile of the backend, taken through its inspector
+ *                over echo calls at 50 in flight through the broker (start-up and warm-up
+ *                excluded), summed by bench/profileSummary.mjs: per component, package, function
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
 import { count, markdownTable, ms, summarize } from './lib/stats.mjs';
 import {
@@ -27,6 +36,7 @@ import {
   startBrokerBackend,
   startExampleServer,
   startMcpHub,
+  startPipeRelay,
   startServerEverything,
   waitForBrokerBackends,
 } from './lib/brokerProcesses.mjs';
@@ -34,6 +44,7 @@ import { connectClient, findTool } from './lib/mcpClients.mjs';
 import { measureCalls } from './lib/brokerCalls.mjs';
 import { RawSessionSet } from './lib/rawSessions.mjs';
 import { connectInspector, inspectorUrl } from './lib/inspectorGc.mjs';
+import { profileSummaryLines } from './profileSummary.mjs';
 
 const require = createRequire(import.meta.url);
 const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
@@ -41,14 +52,21 @@ const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+// The profile is asked for by name; the smoke run includes it so that it keeps working.
 const only = new Set(
-  (argValue('--only') ?? 'calls,fanout,memory,elicitation,permissions').split(','),
+  (
+    argValue('--only') ?? `calls,fanout,memory,elicitation,permissions${smoke ? ',profile' : ''}`
+  ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
+const profileOut = argValue('--profile-out');
+// The backend's LOG_LEVEL: warn by default, so that request logging is not what is measured.
+const logLevel = argValue('--log-level') ?? 'warn';
 
 const COUNTS = smoke
   ? {
       rounds: 2,
+      profiled: 100,
       sequential: 20,
       concurrent: 40,
       inFlight: 10,
@@ -59,6 +77,7 @@ const COUNTS = smoke
     }
   : {
       rounds: 4,
+      profiled: 5000,
       sequential: 1000,
       concurrent: 2000,
       inFlight: 50,
@@ -70,11 +89,12 @@ const COUNTS = smoke
 
 const STATIC_TOKEN = 'dev-only-static-token-0123456789';
 
+/** Issue #21's targets for the call path (the pipe relay is shown beside them, not judged). */
 const TARGETS = {
   throughputVsDirect: 0.85,
   throughputVsHub: 1.3,
-  sequentialOverheadMs: 1.0,
-  brokerCpuMsPerCall: 1.0,
+  sequentialOverheadMs: 0.7,
+  brokerCpuMsPerCall: 0.4,
   fanoutP99Ms: { 1000: 100, 10000: 1000 },
   rssPerSessionKiB: 30,
   /** Throughput with the fixture's conditional policy ÷ with a policy that allows everything. */
@@ -115,12 +135,13 @@ async function startAll(starting) {
 async function main() {
   const started = performance.now();
   const loadBefore = loadAverage();
-  log('starting server-everything, the example server, mcp-hub and the backend');
+  log('starting server-everything, the example server, mcp-hub, the pipe relay and the backend');
   const output = [];
   try {
     const [everything, example] = await startAll([startServerEverything(), startExampleServer()]);
-    const [hub, broker] = await startAll([
+    const [hub, pipe, broker] = await startAll([
       startMcpHub({ everything: everything.url }),
+      startPipeRelay(everything.url),
       startBrokerBackend(
         { everything: everything.url, example: example.url },
         // The inspector lets the memory section force full GCs before it reads RSS.
@@ -128,6 +149,7 @@ async function main() {
           '--inspect=127.0.0.1:0',
           ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
         ],
+        logLevel,
       ),
     ]);
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
@@ -143,17 +165,19 @@ async function main() {
       '',
       `Machine: ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}; Node ${facts.node}; ${facts.platform}.`,
       `Load average before the run: ${loadBefore} (other jobs share this machine).`,
-      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\``,
+      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}.`,
       '',
     );
 
-    if (only.has('calls')) output.push(...(await callsSection({ everything, hub, broker, token })));
+    if (only.has('calls'))
+      output.push(...(await callsSection({ everything, pipe, hub, broker, token })));
     if (only.has('fanout') || only.has('memory'))
       output.push(...(await fanoutAndMemorySection({ broker, example, token })));
     if (only.has('elicitation'))
       output.push(...(await elicitationSection({ broker, example, token })));
     if (only.has('permissions'))
       output.push(...(await permissionsSection({ broker, token, adminToken })));
+    if (only.has('profile')) output.push(...(await profileSection({ broker, token })));
 
     output.push(
       `Load average after the run: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
@@ -165,18 +189,24 @@ async function main() {
   process.stdout.write(`${output.join('\n')}\n`);
 }
 
-/** tools/call echo: direct vs broker vs mcp-hub. */
-async function callsSection({ everything, hub, broker, token }) {
+/** tools/call echo: direct vs the pipe relay vs broker vs mcp-hub. */
+async function callsSection({ everything, pipe, hub, broker, token }) {
   log('calls: connecting SDK clients');
   const clients = {
     direct: await connectClient({ url: everything.url }),
+    pipe: await connectClient({ url: pipe.url }),
     broker: await connectClient({ url: broker.url, token }),
     'mcp-hub': await connectClient({ url: hub.url, kind: 'sse' }),
     // app-config.yaml's development static token: a string compare instead of verifying a
     // signed user token, which shows what authentication costs per call.
     'broker, static token': await connectClient({ url: broker.url, token: STATIC_TOKEN }),
   };
-  const pids = { 'server-everything': everything.pid, broker: broker.pid, 'mcp-hub': hub.pid };
+  const pids = {
+    'server-everything': everything.pid,
+    broker: broker.pid,
+    pipe: pipe.pid,
+    'mcp-hub': hub.pid,
+  };
   const targets = [];
   for (const [name, client] of Object.entries(clients)) {
     const tool = await findTool(client, 'echo');
@@ -207,11 +237,11 @@ async function callsSection({ everything, hub, broker, token }) {
   });
   for (const client of Object.values(clients)) await client.close();
 
-  const processes = ['server-everything', 'broker', 'mcp-hub', 'load generator'];
+  const processes = ['server-everything', 'broker', 'pipe', 'mcp-hub', 'load generator'];
   const lines = [
     '### tools/call `echo` (server-everything, official SDK client, one session per target)',
     '',
-    '"broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct and mcp-hub have no authentication.',
+    '"pipe" is bench/pipeRelay.mjs in front of server-everything (node:http, keep-alive agent, no parsing: the floor of any relay). "broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct, pipe and mcp-hub have no authentication.',
     '',
   ];
   const rows = [];
@@ -261,61 +291,72 @@ async function callsSection({ everything, hub, broker, token }) {
   const concurrent = `${COUNTS.inFlight} in flight`;
   const c = name => summary[`${concurrent}/${name}`];
   const s = name => summary[`sequential/${name}`];
-  const vsDirect = c('broker').callsPerSecond / c('direct').callsPerSecond;
-  const vsHub = c('broker').callsPerSecond / c('mcp-hub').callsPerSecond;
-  const overhead = s('broker').p50 - s('direct').p50;
-  const brokerCpu = {
-    sequential: s('broker').cpu.broker / s('broker').calls,
-    concurrent: c('broker').cpu.broker / c('broker').calls,
-  };
+  // Each measure for a relay (`broker`, or the pipe floor beside it), judged for the broker.
+  const vsDirect = name => c(name).callsPerSecond / c('direct').callsPerSecond;
+  const vsHub = name => c(name).callsPerSecond / c('mcp-hub').callsPerSecond;
+  const overhead = name => s(name).p50 - s('direct').p50;
+  // The relay's own process: the backend for the broker, bench/pipeRelay.mjs for the pipe.
+  const relayCpu = (entry, name) =>
+    entry(name).cpu[name.startsWith('broker') ? 'broker' : name] / entry(name).calls;
+  const relayRow = (measure, value, format, target, ok) => [
+    measure,
+    format(value('broker')),
+    format(value('pipe')),
+    target,
+    verdict(ok(value('broker'))),
+  ];
+  const times = value => `${value.toFixed(2)}×`;
+  const millis = value => `${value.toFixed(2)} ms`;
   lines.push(
     markdownTable(
-      ['measure', 'value', 'target', 'result'],
+      ['measure', 'broker', 'pipe (floor)', 'target (broker)', 'result (broker)'],
       [
-        [
-          `broker ÷ direct throughput, ${concurrent}`,
-          `${vsDirect.toFixed(2)}×`,
+        relayRow(
+          `÷ direct throughput, ${concurrent}`,
+          vsDirect,
+          times,
           `≥ ${TARGETS.throughputVsDirect}×`,
-          verdict(vsDirect >= TARGETS.throughputVsDirect),
-        ],
-        [
-          `broker ÷ mcp-hub throughput, ${concurrent}`,
-          `${vsHub.toFixed(2)}×`,
+          value => value >= TARGETS.throughputVsDirect,
+        ),
+        relayRow(
+          `÷ mcp-hub throughput, ${concurrent}`,
+          vsHub,
+          times,
           `≥ ${TARGETS.throughputVsHub}×`,
-          verdict(vsHub >= TARGETS.throughputVsHub),
-        ],
-        [
-          'sequential p50 overhead (broker − direct)',
-          `${overhead.toFixed(2)} ms`,
+          value => value >= TARGETS.throughputVsHub,
+        ),
+        relayRow(
+          'sequential p50 overhead (− direct)',
+          overhead,
+          millis,
           `≤ ${TARGETS.sequentialOverheadMs} ms`,
-          verdict(overhead <= TARGETS.sequentialOverheadMs),
-        ],
-        [
-          'broker CPU per call, sequential',
-          `${brokerCpu.sequential.toFixed(2)} ms`,
+          value => value <= TARGETS.sequentialOverheadMs,
+        ),
+        relayRow(
+          'relay process CPU per call, sequential',
+          name => relayCpu(s, name),
+          millis,
           `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
-          verdict(brokerCpu.sequential <= TARGETS.brokerCpuMsPerCall),
-        ],
-        [
-          `broker CPU per call, ${concurrent}`,
-          `${brokerCpu.concurrent.toFixed(2)} ms`,
+          value => value <= TARGETS.brokerCpuMsPerCall,
+        ),
+        relayRow(
+          `relay process CPU per call, ${concurrent}`,
+          name => relayCpu(c, name),
+          millis,
           `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
-          verdict(brokerCpu.concurrent <= TARGETS.brokerCpuMsPerCall),
-        ],
+          value => value <= TARGETS.brokerCpuMsPerCall,
+        ),
         [
-          `broker CPU per call with the static token, sequential / ${concurrent}`,
-          `${(s('broker, static token').cpu.broker / s('broker, static token').calls).toFixed(2)} / ${(c('broker, static token').cpu.broker / c('broker, static token').calls).toFixed(2)} ms`,
+          `relay process CPU per call with the static token, sequential / ${concurrent}`,
+          `${[s, c].map(entry => relayCpu(entry, 'broker, static token').toFixed(2)).join(' / ')} ms`,
           '',
-          '',
-        ],
-        [
-          'mcp-hub ÷ direct throughput, ' + concurrent,
-          `${(c('mcp-hub').callsPerSecond / c('direct').callsPerSecond).toFixed(2)}×`,
           '',
           '',
         ],
       ],
     ),
+    '',
+    `mcp-hub ÷ direct throughput, ${concurrent}: ${times(vsDirect('mcp-hub'))}.`,
     '',
   );
   return lines;
@@ -606,6 +647,46 @@ async function permissionsSection({ broker, token, adminToken }) {
       ],
     ),
     '',
+  ];
+}
+
+/**
+ * A CPU profile of the backend over `COUNTS.profiled` echo calls at 50 in flight through the
+ * broker as alice, taken through the backend's inspector (start-up and warm-up excluded, 100 µs
+ * sampling), written to --profile-out (default: a temporary file) and summed per call.
+ */
+async function profileSection({ broker, token }) {
+  const client = await connectClient({ url: broker.url, token });
+  const tool = await findTool(client, 'echo');
+  const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
+  const mode = { name: 'profiled', total: COUNTS.profiled, concurrency: COUNTS.inFlight };
+  const target = { name: 'broker', call, pids: { broker: broker.pid } };
+  log(`profile: warm-up, then ${count(COUNTS.profiled)} calls under the CPU profiler`);
+  await measureCalls({ targets: [target], modes: [{ ...mode, total: mode.total / 5 }], rounds: 1 });
+  const inspector = await connectInspector(inspectorUrl(broker.backend.output()));
+  await inspector.send('Profiler.enable');
+  await inspector.send('Profiler.setSamplingInterval', { interval: 100 });
+  await inspector.send('Profiler.start');
+  const results = await measureCalls({ targets: [target], modes: [mode], rounds: 1 });
+  const { profile } = await inspector.send('Profiler.stop');
+  inspector.close();
+  await client.close();
+  const file =
+    profileOut ??
+    path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'broker-profile-')), 'broker.cpuprofile');
+  fs.writeFileSync(file, JSON.stringify(profile));
+  const { calls, cpuMs, wallMs } = results.profiled.broker;
+  const cpuPerCall = (cpuMs.broker / calls).toFixed(2);
+  const callsPerSecond = ((calls / wallMs) * 1000).toFixed(0);
+  return [
+    `### Where a tool call's CPU goes: backend profile over ${count(calls)} echo calls at ` +
+      `${COUNTS.inFlight} in flight`,
+    '',
+    `Backend CPU (all threads, /proc) under the profiler: ${cpuPerCall} ms per call; ` +
+      `${callsPerSecond} calls/s. Profile: \`${file}\` ` +
+      `(\`node bench/profileSummary.mjs ${file} --calls ${calls}\`).`,
+    '',
+    ...profileSummaryLines(profile, { calls }),
   ];
 }
 

@@ -2,7 +2,8 @@
  * The processes the broker benchmark measures, each started as its own OS process so that
  * its CPU time and RSS can be read from /proc: server-everything (streamable HTTP), the
  * example MCP server (tools/list_changed and elicitation), mcp-hub (the aggregator we compare
- * against) and the real development backend with the broker pointed at the first two.
+ * against), the pipe relay (bench/pipeRelay.mjs, the floor any relay pays) and the real
+ * development backend with the broker pointed at the first two.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -118,6 +119,22 @@ export async function startExampleServer() {
   return { ...proc, url };
 }
 
+/** The byte-pipe relay (bench/pipeRelay.mjs) in front of `targetUrl`, same path. */
+export async function startPipeRelay(targetUrl) {
+  const reserved = await reservePortForChild();
+  const port = reserved.port;
+  const target = new URL(targetUrl);
+  const proc = await spawnNode(
+    [path.join(repoRoot, 'bench', 'pipeRelay.mjs')],
+    { PORT: String(port), PIPE_TARGET: target.origin },
+    repoRoot,
+    reserved,
+  );
+  const url = `http://127.0.0.1:${port}${target.pathname}`;
+  await waitForHttp(url, proc.child, 'pipe relay');
+  return { ...proc, url };
+}
+
 /** mcp-hub aggregating `servers` ({ name: url }); it serves legacy SSE at /mcp. */
 export async function startMcpHub(servers) {
   const reserved = await reservePortForChild();
@@ -166,15 +183,20 @@ export async function startMcpHub(servers) {
 
 /**
  * The real development backend with the broker pointed at `servers` ({ name: url }), at log
- * level warn (request logging would be measured otherwise). `nodeArgs` may add Node flags
- * such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
+ * level `logLevel` (default warn: request logging would be measured otherwise). `nodeArgs` may
+ * add Node flags such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
  */
-export async function startBrokerBackend(servers, nodeArgs = []) {
+export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'warn') {
   const backend = await startBackendProcess({
     config: {
-      mcpBroker: { servers: Object.entries(servers).map(([name, url]) => ({ name, url })) },
+      mcpBroker: {
+        servers: Object.entries(servers).map(([name, url]) => ({ name, url })),
+        // The fan-out and memory sections open up to 10,000 sessions as one user; the defaults
+        // (32 per principal, 5,000 per replica) would evict them (404) or refuse them (429).
+        sessionLimits: { perPrincipal: 20_000, perReplica: 20_000 },
+      },
     },
-    env: { LOG_LEVEL: 'warn' },
+    env: { LOG_LEVEL: logLevel },
     nodeArgs,
     startTimeoutMs: 120_000,
   });

@@ -33,10 +33,11 @@ function functionOf(node) {
 }
 
 /**
- * `{ busyMs, packages: [{ name, selfMs, inclusiveMs }], functions: [{ name, selfMs }] }`
- * of a CPU profile, sorted by self time.
+ * `{ busyMs, packages: [{ name, selfMs, inclusiveMs }], functions: [{ name, selfMs,
+ * inclusiveMs }] }` of a CPU profile, sorted by self time. `onSample(stack, ms)`, if given,
+ * sees every busy sample's stack (call frames, innermost first).
  */
-export function cpuByPackage(profile) {
+export function cpuByPackage(profile, onSample = undefined) {
   const nodes = new Map(profile.nodes.map(node => [node.id, node]));
   const parents = new Map();
   for (const node of profile.nodes)
@@ -44,6 +45,7 @@ export function cpuByPackage(profile) {
   const self = new Map();
   const inclusive = new Map();
   const functions = new Map();
+  const functionsInclusive = new Map();
   let busyMs = 0;
   const add = (map, key, ms) => map.set(key, (map.get(key) ?? 0) + ms);
   profile.samples.forEach((id, index) => {
@@ -56,13 +58,19 @@ export function cpuByPackage(profile) {
     add(self, leafPackage, ms);
     add(functions, `${leafPackage}: ${functionOf(leaf)}`, ms);
     const seen = new Set();
+    const stack = [];
     for (let at = id; at !== undefined; at = parents.get(at)) {
-      const name = packageOf(nodes.get(at).callFrame);
-      if (!seen.has(name)) {
-        seen.add(name);
-        add(inclusive, name, ms);
+      const node = nodes.get(at);
+      stack.push(node.callFrame);
+      const name = packageOf(node.callFrame);
+      const fn = `${name}: ${functionOf(node)}`;
+      for (const key of [name, fn]) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+        add(key === name ? inclusive : functionsInclusive, key, ms);
       }
     }
+    onSample?.(stack, ms);
   });
   return {
     busyMs,
@@ -70,8 +78,11 @@ export function cpuByPackage(profile) {
       .map(([name, selfMs]) => ({ name, selfMs, inclusiveMs: inclusive.get(name) }))
       .sort((a, b) => b.selfMs - a.selfMs),
     functions: [...functions]
-      .map(([name, selfMs]) => ({ name, selfMs }))
+      .map(([name, selfMs]) => ({ name, selfMs, inclusiveMs: functionsInclusive.get(name) }))
       .sort((a, b) => b.selfMs - a.selfMs),
+    functionsByInclusive: [...functionsInclusive]
+      .map(([name, inclusiveMs]) => ({ name, selfMs: functions.get(name) ?? 0, inclusiveMs }))
+      .sort((a, b) => b.inclusiveMs - a.inclusiveMs),
   };
 }
 

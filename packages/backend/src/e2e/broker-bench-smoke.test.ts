@@ -1,16 +1,16 @@
 /*
  * Keeps bench/broker.mjs from rotting: runs its --smoke mode (the real backend process,
- * server-everything, the example server and mcp-hub; a few dozen calls, 20 sessions) and
- * checks that it finishes and prints its tables. Timings of a smoke run mean nothing and are
- * not asserted; what does not depend on the machine is: every call completed on every
- * target, every stream got the notification, every session was deleted with 204.
+ * server-everything, the example server, mcp-hub and the pipe relay; a few dozen calls, 20
+ * sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
+ * nothing and are not asserted; what does not depend on the machine is: every call completed
+ * on every target, every stream got the notification, every session was deleted with 204.
  */
 import { runBenchSmoke, stopRunningSmoke, tableAfter } from '../testing/benchSmoke';
 
 // A timed-out run is stopped with SIGTERM; the script then stops the processes it started.
 afterEach(stopRunningSmoke);
 
-describe('bench/broker.mjs --smoke (real backend, server-everything, example server, mcp-hub)', () => {
+describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe relay)', () => {
   it('completes every call, delivers every notification, deletes every session and prints its tables', async () => {
     const { code, stdout, stderr } = await runBenchSmoke('bench/broker.mjs');
     if (code !== 0) {
@@ -22,10 +22,12 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
     const calls = tableAfter(stdout, '### tools/call `echo`');
     expect(calls.map(([mode, target, callCount]) => [mode, target, callCount])).toEqual([
       ['sequential', 'direct', '20'],
+      ['sequential', 'pipe', '20'],
       ['sequential', 'broker', '20'],
       ['sequential', 'mcp-hub', '20'],
       ['sequential', 'broker, static token', '20'],
       ['10 in flight', 'direct', '40'],
+      ['10 in flight', 'pipe', '40'],
       ['10 in flight', 'broker', '40'],
       ['10 in flight', 'mcp-hub', '40'],
       ['10 in flight', 'broker, static token', '40'],
@@ -34,7 +36,13 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
       expect(Number(row[3])).toBeGreaterThan(0); // calls/s
       expect(Number(row.at(-1))).toBeGreaterThan(0); // the load generator's CPU per call
     }
-    expect(stdout).toMatch(/broker ÷ direct throughput, 10 in flight \| \d+\.\d\d×/);
+    // The pipe relay's own process is measured (a few calls may take no clock tick: >= 0).
+    const pipeCpuColumn = 8; // mode, target, calls, calls/s, p50, p99, everything, broker, pipe
+    for (const row of calls.filter(([, target]) => target === 'pipe'))
+      expect(row[pipeCpuColumn]).toMatch(/^\d+\.\d\d$/);
+    // The broker's ratios with the pipe floor beside them.
+    expect(stdout).toMatch(/÷ direct throughput, 10 in flight \| \d+\.\d\d× \| \d+\.\d\d×/);
+    expect(stdout).toMatch(/relay process CPU per call, 10 in flight \| [\d.]+ ms \| [\d.]+ ms/);
 
     const fanout = tableAfter(stdout, '### Fan-out');
     expect(fanout.map(([streams, triggers, delivered]) => [streams, triggers, delivered])).toEqual([
@@ -63,6 +71,14 @@ describe('bench/broker.mjs --smoke (real backend, server-everything, example ser
       /permission-service calls per 1,000 tool calls \| ([\d.]+) \((\d+) calls/.exec(stdout);
     expect(perThousand).not.toBeNull();
     expect(Number(perThousand![2])).toBeLessThan(10); // one per call would be 120
-    // ~25 s alone; the limit leaves room for a machine busy with the rest of the suite.
+
+    // The profile section: every busy sample counted once, so the components' shares add up.
+    const components = tableAfter(stdout, '#### By component');
+    expect(components.length).toBeGreaterThan(0);
+    const shares = components.map(([, share]) => Number(share.replace(' %', '')));
+    const total = shares.reduce((sum, share) => sum + share, 0);
+    expect(Math.abs(total - 100)).toBeLessThanOrEqual(0.05 * shares.length + 0.01); // rounding
+    expect(tableAfter(stdout, '#### By package').length).toBeGreaterThan(0);
+    // ~30 s alone; the limit leaves room for a machine busy with the rest of the suite.
   }, 150_000);
 });
