@@ -52,6 +52,7 @@ export type RequestMatcher =
 export type Fault =
   | { type: 'status'; code: number; message?: string; retryAfterSeconds?: number }
   | { type: 'delay'; ms: number }
+  | { type: 'hold'; released: Promise<void> }
   | { type: 'hang' }
   | { type: 'reset' }
   | { type: 'forbid' };
@@ -61,6 +62,12 @@ export interface FaultHandle {
   /** How many requests it affected so far. */
   readonly hits: number;
   remove(): void;
+}
+
+/** Requests held by a `hold` fault until the test releases them. */
+export interface HeldRequests extends FaultHandle {
+  /** Serves the held requests (and any later match of this rule) normally. */
+  release(): void;
 }
 
 interface Rule {

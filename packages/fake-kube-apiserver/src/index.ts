@@ -12,6 +12,7 @@ export type {
 } from './startFakeKubeApiServer';
 export type {
   FaultHandle,
+  HeldRequests,
   KubeRequestInfo,
   KubeVerb,
   RecordedRequest,

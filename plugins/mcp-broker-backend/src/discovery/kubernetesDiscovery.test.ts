@@ -237,7 +237,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     const betaConnectedAt = (await backend('mcp-beta'))!.lastConnectedAt;
     fake.clearRequestLog();
-    const slowWatch = fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     // Created while no watch is open: only the resumed watch's replay can deliver it.
     await custom.createNamespacedCustomObject({
@@ -253,12 +253,15 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
       },
     });
+    // The resumed watch is held until now, so delta was created while no watch was served.
+    await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
+    heldWatch.release();
     await waitFor(
       async () => (await toolNames()).includes('delta_confirm'),
       'delta’s tools',
       10_000,
     );
-    expect(slowWatch.hits).toBe(1);
+    expect(heldWatch.hits).toBe(1);
     await settled();
     expect(fake.requests({ verb: 'list' })).toHaveLength(0);
     const resumed = fake.requests({ verb: 'watch', resource: 'mcpserverregistrations' });
@@ -276,11 +279,13 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     listChanged.length = 0;
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     fake.clearRequestLog();
-    fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'beta' });
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'delta' });
     fake.compactHistory(); // the resumed watch's resourceVersion is now too old
+    await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
+    heldWatch.release();
     await waitFor(
       async () => !(await toolNames()).some(n => n.startsWith('b2_') || n.startsWith('delta_')),
       'beta’s and delta’s tools to go',
