@@ -354,7 +354,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       5_000,
       'the late answer to be posted',
     );
-    expect(lateAnswer.status).toBe(404);
+    expect(lateAnswer?.status).toBe(404);
     const responses = backendResponses().slice(before);
     expect(responses).toHaveLength(1);
     expect(responses[0].text).not.toContain('accept');
