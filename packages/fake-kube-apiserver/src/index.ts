@@ -18,7 +18,7 @@ export type {
   RecordedRequest,
   RequestMatcher,
 } from './faults';
-export type { ActiveWatchInfo } from './watchHub';
+export type { ActiveWatchInfo } from './WatchHub';
 export { customResource, resourcesFromCrd } from './resources';
 export type { CustomResourceDefinitionInput, KubeObject, ResourceType } from './resources';
 export {
@@ -28,4 +28,4 @@ export {
   wellKnownResources,
 } from './wellKnownResources';
 export { parseManifests } from './manifests';
-export type { KubeStatus } from './statusErrors';
+export type { KubeStatus } from './KubeStatusError';

@@ -14,27 +14,26 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { ObjectStore } from './objectStore';
-import { WatchHub, ActiveWatchInfo } from './watchHub';
+import { ObjectStore } from './ObjectStore';
+import { WatchHub, ActiveWatchInfo } from './WatchHub';
 import {
   FaultHandle,
-  FaultRules,
   HeldRequests,
   KubeRequestInfo,
   RecordedRequest,
   RequestMatcher,
   matchesRequest,
 } from './faults';
+import { FaultRules } from './FaultRules';
 import { resolveRequestInfo } from './requestInfo';
 import { discoveryDocument } from './discovery';
 import { handleResourceRequest } from './resourceHandlers';
 import { applyManifests, parseManifests } from './manifests';
-import { KubeObject, ResourceRegistry, ResourceType } from './resources';
+import { KubeObject, ResourceType } from './resources';
+import { ResourceRegistry } from './ResourceRegistry';
 import { wellKnownResources } from './wellKnownResources';
 import { selfSignedCertificate } from './selfSignedCertificate';
 import {
-  KubeStatus,
-  KubeStatusError,
   conflict,
   forbidden,
   internalError,
@@ -43,6 +42,7 @@ import {
   tooManyRequests,
   unauthorized,
 } from './statusErrors';
+import { KubeStatus, KubeStatusError } from './KubeStatusError';
 
 /** The request body limit of kube-apiserver (3 MiB). */
 const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
