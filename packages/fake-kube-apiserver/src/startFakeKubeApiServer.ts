@@ -456,14 +456,14 @@ export async function startFakeKubeApiServer(
       let release!: () => void;
       const released = new Promise<void>(resolve => (release = resolve));
       releaseOnClose.add(release);
-      const handle = addFault(matcher, { type: 'hold', released }, opts.times ?? 1);
+      const fault = addFault(matcher, { type: 'hold', released }, opts.times ?? 1);
       return {
         get hits() {
-          return handle.hits;
+          return fault.hits;
         },
-        remove: () => handle.remove(),
+        remove: () => fault.remove(),
         release: () => {
-          handle.remove();
+          fault.remove();
           release();
         },
       };

@@ -23,10 +23,7 @@ describe('MCP broker servers added and removed by editing a config file (real ba
     // Write then rename, as editors and ConfigMap updates do: the watcher sees one complete file.
     const temporary = `${serversFile}.tmp`;
     // No coalescing window: no notification is held back behind the marker (passMarker).
-    fs.writeFileSync(
-      temporary,
-      JSON.stringify({ servers, coalesceWindow: { milliseconds: 0 } }),
-    );
+    fs.writeFileSync(temporary, JSON.stringify({ servers, coalesceWindow: { milliseconds: 0 } }));
     fs.renameSync(temporary, serversFile);
   };
   const toolNames = async () => (await client.client.listTools()).tools.map(t => t.name);
