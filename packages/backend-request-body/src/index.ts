@@ -4,9 +4,5 @@
  *
  * @packageDocumentation
  */
-export {
-  readUtf8RequestBody,
-  RequestBodyError,
-  type ReadUtf8RequestBodyOptions,
-  type RequestBodyFailure,
-} from './readUtf8RequestBody';
+export { readUtf8RequestBody, type ReadUtf8RequestBodyOptions } from './readUtf8RequestBody';
+export { RequestBodyError, type RequestBodyFailure } from './RequestBodyError';

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   ElicitRequestSchema,
+  PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from './server';
@@ -57,9 +58,8 @@ describe('the example MCP server (official SDK client)', () => {
     watcher.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (++changes === 2) twoChanges();
     });
-    // The SDK opens the GET stream after connect() resolves; list once so it is up.
-    await watcher.listTools();
-    await new Promise(resolve => setTimeout(resolve, 200));
+    // The SDK opens the GET stream after connect() resolves: wait until the server has it.
+    while (server.openEventStreams() === 0) await new Promise(resolve => setTimeout(resolve, 10));
     const actor = await connect();
     await actor.callTool({ name: 'add_tool', arguments: { name: 'hello' } });
     const names = async () => (await watcher.listTools()).tools.map(t => t.name);
@@ -67,6 +67,19 @@ describe('the example MCP server (official SDK client)', () => {
     await actor.callTool({ name: 'remove_tool', arguments: { name: 'hello' } });
     expect(await names()).not.toContain('hello');
     await twoChangesArrived; // one tools/list_changed for the add, one for the remove
+  });
+
+  it('announces prompts/list_changed on demand on every open GET stream (a marker for tests)', async () => {
+    const watcher = await connect();
+    let announced!: () => void;
+    const arrived = new Promise<void>(resolve => (announced = resolve));
+    watcher.setNotificationHandler(PromptListChangedNotificationSchema, async () => announced());
+    while (server.openEventStreams() === 0) await new Promise(resolve => setTimeout(resolve, 10));
+    expect(server.openEventStreams()).toBe(1);
+    server.announcePromptsChanged();
+    await arrived;
+    await watcher.close();
+    while (server.openEventStreams() > 0) await new Promise(resolve => setTimeout(resolve, 10));
   });
 
   it('refuses requests without the bearer token when one is configured', async () => {

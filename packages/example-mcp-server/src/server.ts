@@ -36,6 +36,14 @@ export interface ExampleMcpServer {
   port: number;
   /** Number of live sessions. */
   sessionCount(): number;
+  /** Number of GET event streams open now (notifications sent to a session travel on them). */
+  openEventStreams(): number;
+  /**
+   * Sends `notifications/prompts/list_changed` on every session's GET stream although the
+   * prompts did not change: a marker for tests, which arrives after everything the server sent
+   * before it (sessions without an open GET stream do not get it).
+   */
+  announcePromptsChanged(): void;
   close(): Promise<void>;
 }
 
@@ -53,6 +61,7 @@ export async function startExampleMcpServer(
 ): Promise<ExampleMcpServer> {
   const sessions = new Map<string, Session>();
   const dynamicToolNames = new Set<string>();
+  let eventStreams = 0;
 
   function registerDynamicTool(session: Session, name: string) {
     const tool = session.server.registerTool(
@@ -221,6 +230,22 @@ export async function startExampleMcpServer(
     return { server, dynamicTools: new Map() };
   }
 
+  /**
+   * Counts a GET stream from the moment the SDK writes its 200 headers (the SDK has registered
+   * the stream by then, so a notification sent afterwards travels on it) until it closes.
+   * handleRequest cannot tell: it resolves only when the stream ends.
+   */
+  function countEventStreamOnceOpen(res: http.ServerResponse) {
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => http.ServerResponse;
+    res.writeHead = ((...args: unknown[]) => {
+      if (args[0] === 200) {
+        eventStreams++;
+        res.once('close', () => eventStreams--);
+      }
+      return writeHead(...args);
+    }) as typeof res.writeHead;
+  }
+
   const app = express();
   app.use(express.json({ limit: '1mb' }));
   if (options.bearerToken !== undefined) {
@@ -248,6 +273,7 @@ export async function startExampleMcpServer(
         });
         return;
       }
+      if (req.method === 'GET') countEventStreamOnceOpen(res);
       await session.transport.handleRequest(req, res, req.body);
       return;
     }
@@ -285,6 +311,10 @@ export async function startExampleMcpServer(
     url: `http://${options.host ?? '127.0.0.1'}:${port}/mcp`,
     port,
     sessionCount: () => sessions.size,
+    openEventStreams: () => eventStreams,
+    announcePromptsChanged() {
+      for (const session of sessions.values()) session.server.sendPromptListChanged();
+    },
     async close() {
       for (const session of sessions.values()) await session.transport.close();
       sessions.clear();

@@ -3,7 +3,8 @@
  * `/apis/<g>/<v>`, `/version`). client-node's `KubernetesObjectApi` reads
  * `/api/v1` or `/apis/<g>/<v>` to map a kind to its plural and scope.
  */
-import { ResourceRegistry, ResourceType } from './resources';
+import { ResourceType } from './resources';
+import { ResourceRegistry } from './ResourceRegistry';
 
 const RESOURCE_VERBS = [
   'create',

@@ -101,6 +101,21 @@ describe('auth and fault injection, seen through client-node', () => {
     expect(delay.hits).toBe(1); // the second read was not delayed
   });
 
+  it('holds the next matching request until released, then serves it normally', async () => {
+    const held = fake.hold({ resource: 'secrets', verb: 'get' });
+    let firstAnswered = false;
+    const first = c.core
+      .readNamespacedSecret({ namespace: 'default', name: 's1' })
+      .finally(() => (firstAnswered = true));
+    while (held.hits === 0) await new Promise(resolve => setTimeout(resolve, 5));
+    // The next read is not held: it is answered while the first one waits.
+    await c.core.readNamespacedSecret({ namespace: 'default', name: 's1' });
+    expect(firstAnswered).toBe(false);
+    held.release();
+    expect((await first).metadata?.name).toBe('s1');
+    expect(held.hits).toBe(1);
+  });
+
   it('hangs a request until the client gives up (a client-side timeout must exist)', async () => {
     const hang = fake.hangNext({ verb: 'get' });
     // Never answered: only the client's own timeout ends the call.

@@ -52,6 +52,7 @@ export type RequestMatcher =
 export type Fault =
   | { type: 'status'; code: number; message?: string; retryAfterSeconds?: number }
   | { type: 'delay'; ms: number }
+  | { type: 'hold'; released: Promise<void> }
   | { type: 'hang' }
   | { type: 'reset' }
   | { type: 'forbid' };
@@ -63,11 +64,10 @@ export interface FaultHandle {
   remove(): void;
 }
 
-interface Rule {
-  matcher: RequestMatcher;
-  fault: Fault;
-  remaining: number;
-  hits: number;
+/** Requests held by a `hold` fault until the test releases them. */
+export interface HeldRequests extends FaultHandle {
+  /** Serves the held requests (and any later match of this rule) normally. */
+  release(): void;
 }
 
 /** Tests whether a request matches a {@link RequestMatcher}. */
@@ -85,46 +85,4 @@ export function matchesRequest(matcher: RequestMatcher | undefined, req: KubeReq
     eq(matcher.name, req.name) &&
     eq(matcher.method?.toUpperCase(), req.method)
   );
-}
-
-/** Ordered fault rules; the first matching rule with hits left fires. */
-export class FaultRules {
-  private rules: Rule[] = [];
-
-  add(matcher: RequestMatcher, fault: Fault, times: number): FaultHandle {
-    const rule: Rule = { matcher, fault, remaining: times, hits: 0 };
-    this.rules.push(rule);
-    return {
-      get hits() {
-        return rule.hits;
-      },
-      remove: () => {
-        this.rules = this.rules.filter(r => r !== rule);
-      },
-    };
-  }
-
-  /** The faults that apply to a request (a delay may combine with one other fault). */
-  take(req: KubeRequestInfo): { delayMs: number; fault?: Fault } {
-    let delayMs = 0;
-    let fault: Fault | undefined;
-    for (const rule of this.rules) {
-      if (rule.remaining <= 0 || !matchesRequest(rule.matcher, req)) continue;
-      if (rule.fault.type === 'delay') {
-        if (delayMs > 0) continue;
-        delayMs = rule.fault.ms;
-      } else {
-        if (fault) continue;
-        fault = rule.fault;
-      }
-      rule.remaining--;
-      rule.hits++;
-    }
-    this.rules = this.rules.filter(r => r.remaining > 0);
-    return { delayMs, fault };
-  }
-
-  clear(): void {
-    this.rules = [];
-  }
 }

@@ -12,12 +12,13 @@ export type {
 } from './startFakeKubeApiServer';
 export type {
   FaultHandle,
+  HeldRequests,
   KubeRequestInfo,
   KubeVerb,
   RecordedRequest,
   RequestMatcher,
 } from './faults';
-export type { ActiveWatchInfo } from './watchHub';
+export type { ActiveWatchInfo } from './WatchHub';
 export { customResource, resourcesFromCrd } from './resources';
 export type { CustomResourceDefinitionInput, KubeObject, ResourceType } from './resources';
 export {
@@ -27,4 +28,4 @@ export {
   wellKnownResources,
 } from './wellKnownResources';
 export { parseManifests } from './manifests';
-export type { KubeStatus } from './statusErrors';
+export type { KubeStatus } from './KubeStatusError';

@@ -4,8 +4,9 @@
  * CRDs a repository ships can be loaded as they are).
  */
 import yaml from 'js-yaml';
-import { ObjectStore } from './objectStore';
-import { KubeObject, ResourceRegistry, resourcesFromCrd } from './resources';
+import { ObjectStore } from './ObjectStore';
+import { KubeObject, resourcesFromCrd } from './resources';
+import { ResourceRegistry } from './ResourceRegistry';
 import { badRequest } from './statusErrors';
 
 /** Parses multi-document YAML (or JSON) into objects; `kind: List` is flattened. */

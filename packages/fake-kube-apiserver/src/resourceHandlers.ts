@@ -4,18 +4,18 @@
  * 201 on create), over {@link ObjectStore} and {@link WatchHub}.
  */
 import type { ServerResponse } from 'node:http';
-import { ObjectStore, DeleteOptions } from './objectStore';
-import { WatchHub } from './watchHub';
+import { ObjectStore, DeleteOptions } from './ObjectStore';
+import { WatchHub } from './WatchHub';
 import { KubeRequestInfo } from './faults';
 import { KubeObject, ResourceType, apiVersionOf } from './resources';
 import {
-  KubeStatusError,
   badRequest,
   expired,
   methodNotAllowed,
   resourceNotServed,
   unsupportedMediaType,
 } from './statusErrors';
+import { KubeStatusError } from './KubeStatusError';
 import { parseFieldSelector, parseLabelSelector } from './selectors';
 import {
   PATCH_CONTENT_TYPES,

@@ -1,5 +1,5 @@
 import { parseFieldSelector, parseLabelSelector } from './selectors';
-import { KubeStatusError } from './statusErrors';
+import { KubeStatusError } from './KubeStatusError';
 
 describe('label selectors (labels.Parse grammar)', () => {
   const labels = { app: 'toystore', tier: 'gold', 'example.com/owner': 'alice' };

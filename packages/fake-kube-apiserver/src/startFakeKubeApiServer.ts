@@ -14,26 +14,26 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { ObjectStore } from './objectStore';
-import { WatchHub, ActiveWatchInfo } from './watchHub';
+import { ObjectStore } from './ObjectStore';
+import { WatchHub, ActiveWatchInfo } from './WatchHub';
 import {
   FaultHandle,
-  FaultRules,
+  HeldRequests,
   KubeRequestInfo,
   RecordedRequest,
   RequestMatcher,
   matchesRequest,
 } from './faults';
+import { FaultRules } from './FaultRules';
 import { resolveRequestInfo } from './requestInfo';
 import { discoveryDocument } from './discovery';
 import { handleResourceRequest } from './resourceHandlers';
 import { applyManifests, parseManifests } from './manifests';
-import { KubeObject, ResourceRegistry, ResourceType } from './resources';
+import { KubeObject, ResourceType } from './resources';
+import { ResourceRegistry } from './ResourceRegistry';
 import { wellKnownResources } from './wellKnownResources';
 import { selfSignedCertificate } from './selfSignedCertificate';
 import {
-  KubeStatus,
-  KubeStatusError,
   conflict,
   forbidden,
   internalError,
@@ -42,6 +42,7 @@ import {
   tooManyRequests,
   unauthorized,
 } from './statusErrors';
+import { KubeStatus, KubeStatusError } from './KubeStatusError';
 
 /** The request body limit of kube-apiserver (3 MiB). */
 const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -128,6 +129,11 @@ export interface FakeKubeApiServer {
   ): FaultHandle;
   /** Delays matching responses by `ms` (default: every match until removed). */
   delay(matcher: RequestMatcher, ms: number, options?: FaultOptions): FaultHandle;
+  /**
+   * Holds the next matching requests (default: one) until `release()`, then serves them
+   * normally: a test orders a request after what it does meanwhile, without a delay to guess.
+   */
+  hold(matcher: RequestMatcher, options?: FaultOptions): HeldRequests;
   /** Never answers the next matching requests (the client's timeout must fire). */
   hangNext(matcher: RequestMatcher, options?: FaultOptions): FaultHandle;
   /** Destroys the connection of the next matching requests without an answer. */
@@ -279,6 +285,8 @@ export async function startFakeKubeApiServer(
   });
   const watches = new WatchHub(store);
   const faults = new FaultRules();
+  /** Releases of `hold` faults: close() lets held requests go (their sockets are closed). */
+  const releaseOnClose = new Set<() => void>();
   const log: RecordedRequest[] = [];
   const hung = new Set<ServerResponse>();
 
@@ -307,6 +315,7 @@ export async function startFakeKubeApiServer(
 
       const { delayMs, fault } = faults.take(info);
       if (delayMs > 0) await new Promise(resolve => setTimeout(resolve, delayMs).unref());
+      if (fault?.type === 'hold') await fault.released;
       if (fault?.type === 'hang') {
         hung.add(res);
         res.on('close', () => hung.delete(res));
@@ -443,6 +452,22 @@ export async function startFakeKubeApiServer(
     delay(matcher, ms, opts = {}) {
       return addFault(matcher, { type: 'delay', ms }, opts.times ?? Infinity);
     },
+    hold(matcher, opts = {}) {
+      let release!: () => void;
+      const released = new Promise<void>(resolve => (release = resolve));
+      releaseOnClose.add(release);
+      const fault = addFault(matcher, { type: 'hold', released }, opts.times ?? 1);
+      return {
+        get hits() {
+          return fault.hits;
+        },
+        remove: () => fault.remove(),
+        release: () => {
+          fault.remove();
+          release();
+        },
+      };
+    },
     hangNext(matcher, opts = {}) {
       return addFault(matcher, { type: 'hang' }, opts.times ?? 1);
     },
@@ -468,6 +493,7 @@ export async function startFakeKubeApiServer(
       store.compact(upTo === undefined ? undefined : Number(upTo));
     },
     async close() {
+      for (const release of releaseOnClose) release();
       watches.close();
       for (const res of hung) res.socket?.destroy();
       server.closeAllConnections();

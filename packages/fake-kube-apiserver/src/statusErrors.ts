@@ -3,42 +3,7 @@
  * `k8s.io/apimachinery/pkg/api/errors` constructors produce them, so clients
  * that branch on `reason`/`code` (or show `message`) meet the real thing.
  */
-
-/** A cause inside `details.causes` of an `Invalid` status. */
-export interface StatusCause {
-  reason: string;
-  message: string;
-  field?: string;
-}
-
-/** The JSON body of a `kind: Status` failure. */
-export interface KubeStatus {
-  kind: 'Status';
-  apiVersion: 'v1';
-  metadata: Record<string, never>;
-  status: 'Failure';
-  message: string;
-  reason?: string;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    causes?: StatusCause[];
-    retryAfterSeconds?: number;
-  };
-  code: number;
-}
-
-/** An error carrying the Status the HTTP layer answers with. */
-export class KubeStatusError extends Error {
-  readonly status: KubeStatus;
-
-  constructor(kubeStatus: KubeStatus) {
-    super(kubeStatus.message);
-    this.status = kubeStatus;
-    this.name = 'KubeStatusError';
-  }
-}
+import { KubeStatus, KubeStatusError } from './KubeStatusError';
 
 /** Group + resource, e.g. `{ group: 'devportal.kuadrant.io', resource: 'apikeys' }`. */
 export interface GroupResource {

@@ -128,10 +128,16 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     await patch('r1', { spec: { toolPrefix: 'x_' } });
     await patch('r1', { metadata: { labels: { gateway: 'internal' } } });
     await create('r2', { gateway: 'internal' });
-    await waitFor(() => w.events.length === 3, 'three events');
-    await new Promise(r => setTimeout(r, 50));
+    // A matching object created last: its ADDED comes after anything r2 could have caused.
+    await create('r3', { gateway: 'public' });
+    await waitFor(() => w.events.length === 4, 'four events');
     w.controller.abort();
-    expect(w.events.map(e => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    expect(w.events.map(e => `${e.type} ${e.name}`)).toEqual([
+      'ADDED r1',
+      'MODIFIED r1',
+      'DELETED r1',
+      'ADDED r3',
+    ]);
     // The DELETED carries the last matching content at the version of the change.
     expect(w.events[2].object.metadata.labels).toEqual({ gateway: 'public' });
     expect(w.events[2].resourceVersion).toBe(
@@ -189,9 +195,14 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     await patch('a', { spec: { toolPrefix: 'z_' } });
     const resumed = await openWatch(c.watch, { resourceVersion: w.events[0].resourceVersion });
     await waitFor(() => resumed.events.length === 2, 'missed events');
-    await new Promise(r => setTimeout(r, 50));
+    await create('live'); // a live event after the replay: any duplicate would come before it
+    await waitFor(() => resumed.events.length >= 3, 'the live event');
     resumed.controller.abort();
-    expect(resumed.events.map(e => `${e.type} ${e.name}`)).toEqual(['ADDED b', 'MODIFIED a']);
+    expect(resumed.events.map(e => `${e.type} ${e.name}`)).toEqual([
+      'ADDED b',
+      'MODIFIED a',
+      'ADDED live',
+    ]);
   });
 
   it('ends a watch cleanly on a graceful drop, as the server-side watch timeout does', async () => {
@@ -218,15 +229,18 @@ describe('watch streams consumed by client-node Watch and informers', () => {
     await waitFor(() => fake.activeWatches().length === 2, 'both watches open');
     await create('a');
     expect(fake.sendBookmarks()).toBe(1);
-    await waitFor(() => withBookmarks.events.length === 2, 'bookmark');
-    await new Promise(r => setTimeout(r, 50));
+    const bookmarkVersion = fake.resourceVersion();
+    // An event after the bookmark on both streams: a bookmark would have arrived before it.
+    await create('b');
+    await waitFor(
+      () => withBookmarks.events.length === 3 && without.events.length === 2,
+      'the event after the bookmark',
+    );
     withBookmarks.controller.abort();
     without.controller.abort();
-    expect(withBookmarks.events[1]).toMatchObject({
-      type: 'BOOKMARK',
-      resourceVersion: fake.resourceVersion(),
-    });
-    expect(without.events.map(e => e.type)).toEqual(['ADDED']);
+    expect(withBookmarks.events.map(e => e.type)).toEqual(['ADDED', 'BOOKMARK', 'ADDED']);
+    expect(withBookmarks.events[1].resourceVersion).toBe(bookmarkVersion);
+    expect(without.events.map(e => e.type)).toEqual(['ADDED', 'ADDED']);
   });
 
   it('makes a client-node informer resume without duplicates, and re-list after 410 Gone', async () => {
@@ -255,12 +269,13 @@ describe('watch streams consumed by client-node Watch and informers', () => {
 
       // Its next watch is held back while history moves on and is compacted:
       // the watch then gets 410 and the informer re-lists.
-      fake.delay({ verb: 'watch' }, 1000, { times: 1 });
+      const held = fake.hold({ verb: 'watch' });
       fake.dropWatches({ graceful: true });
-      await waitFor(() => fake.requests({ verb: 'watch' }).length === 2, 'delayed watch request');
+      await waitFor(() => held.hits === 1, 'the held watch request');
       await create('b');
       await remove('a');
       fake.compactHistory();
+      held.release();
       await waitFor(() => fake.requests({ verb: 'list' }).length === 1, 're-list after 410', 5000);
       await waitFor(() => added.includes('b') && deleted.includes('a'), 'state from the re-list');
       await waitFor(() => fake.activeWatches().length === 1, 'watching again');
@@ -276,8 +291,12 @@ describe('watch streams consumed by client-node Watch and informers', () => {
   }, 15_000);
 
   it('stops a client-node informer with an error on a dropped connection (the caller must restart it)', async () => {
-    const listFn = () =>
-      c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
+    let lists = 0;
+    const listFn = () => {
+      lists++;
+      return c.custom.listNamespacedCustomObject({ ...registrations, namespace: NS }) as any;
+    };
+    const watches = jest.spyOn(k8s.Watch.prototype, 'watch');
     const informer = k8s.makeInformer(c.kc, PATH, listFn);
     const errors: unknown[] = [];
     informer.on('error', (e: unknown) => errors.push(e));
@@ -286,9 +305,13 @@ describe('watch streams consumed by client-node Watch and informers', () => {
       await waitFor(() => fake.activeWatches().length === 1, 'informer watching');
       fake.dropWatches();
       await waitFor(() => errors.length === 1, 'informer error');
-      await new Promise(r => setTimeout(r, 100));
+      // A restart would begin in the same handler that reported the error (a list or a watch
+      // call before it returns); none was made.
+      expect(lists).toBe(1);
+      expect(watches).toHaveBeenCalledTimes(1);
       expect(fake.activeWatches()).toHaveLength(0);
     } finally {
+      watches.mockRestore();
       await informer.stop();
     }
   });

@@ -1,7 +1,7 @@
 /*
  * The provider's synchronisation logic against a portal served by a stub `fetch` (a test
  * double of the portal's REST API; the real portal and catalog run in packages/backend's
- * portal-catalog end-to-end test) and a recording catalog connection.
+ * portalCatalog end-to-end test) and a recording catalog connection.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { EntityProviderMutation } from '@backstage/plugin-catalog-node';

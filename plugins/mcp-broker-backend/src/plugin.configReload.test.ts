@@ -17,9 +17,8 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from './plugin';
+import { NotificationMarker, notificationMarker } from './testing/notificationMarker';
 import { waitFor } from './testing/waitFor';
-
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as the file watcher, real example servers, SDK client)', () => {
   let servers: Record<'a' | 'b' | 'c', ExampleMcpServer>;
@@ -28,6 +27,7 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
   let client: Client;
   let transport: StreamableHTTPClientTransport;
   let endpoint: string;
+  let marker: NotificationMarker;
   const listChanged: number[] = [];
 
   const entry = (name: string, url: string, extra: JsonObject = {}): JsonObject => ({
@@ -41,7 +41,8 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
         mcpBroker: {
           servers: list,
           reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-          coalesceWindow: { milliseconds: 20 },
+          // No trailing notifications: everything is sent before the marker that follows it.
+          coalesceWindow: { milliseconds: 0 },
         },
       },
     });
@@ -74,6 +75,12 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       listChanged.push(Date.now());
     });
+    // c takes part from the first test on and never changes: its prompts/list_changed marks
+    // the point before which every notification has reached the client.
+    marker = notificationMarker(client, async () => {
+      await waitFor(() => servers.c.openEventStreams() === 1, 'the broker’s event stream to c');
+      servers.c.announcePromptsChanged();
+    });
     transport = new StreamableHTTPClientTransport(new URL(endpoint));
     await client.connect(transport);
     await waitFor(async () => (await toolNames()).includes('a_confirm'), 'a’s tools');
@@ -103,7 +110,7 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
       return names.includes('b_confirm') && names.includes('c-confirm');
     }, 'the added servers’ tools');
     await waitFor(() => listChanged.length >= 1, 'tools/list_changed');
-    await sleep(400); // anything after the first notification would arrive within this window
+    await marker.passThrough();
     expect(listChanged).toHaveLength(1);
     expect(servers.b.sessionCount()).toBe(1);
     expect(servers.c.sessionCount()).toBe(1);
@@ -166,7 +173,7 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     answer({ action: 'decline' });
     const outcome = await call;
     expect((outcome as Error).message).toMatch(/removed from the broker/);
-    await sleep(200);
+    await marker.passThrough();
     expect(listChanged).toHaveLength(1);
   }, 15_000);
 
@@ -185,7 +192,7 @@ describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as 
     await waitFor(() => servers.a.sessionCount() === 0, 'the old connection to close');
     expect(servers.b.sessionCount()).toBe(1);
     expect(servers.c.sessionCount()).toBe(1);
-    await sleep(300);
+    await marker.passThrough();
     expect(listChanged).toHaveLength(1);
 
     const status = await (await fetch(endpoint.replace(/\/mcp$/, '/status'))).json();

@@ -15,7 +15,7 @@ import { loadApiKeyResource } from './permissions/apiKeyResources';
 import { portalApiKeyResourceRef, portalApiKeyRules } from './permissions/rules';
 import { ManifestResourceSource } from './resources/ManifestResourceSource';
 import { createRouter } from './router/createRouter';
-import { PageTokens } from './router/pageTokens';
+import { PageTokens } from './router/PageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
 import { PortalActors } from './service/PortalActors';
@@ -62,7 +62,7 @@ export const portalPlugin = createBackendPlugin({
                 }),
                 resources: await ManifestResourceSource.fromFiles(config.manifests),
               };
-        // Page tokens: see router/pageTokens.ts for where the key comes from and why.
+        // Page tokens: see router/PageTokens.ts for where the key comes from and why.
         const pageTokenKey =
           config.pageTokenSecret ??
           (store instanceof DatabasePortalStore

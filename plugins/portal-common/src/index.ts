@@ -5,5 +5,5 @@
  */
 export * from './permissions';
 export * from './types';
-export * from './client';
+export * from './PortalClient';
 export * from './events';

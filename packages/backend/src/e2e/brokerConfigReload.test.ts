@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { BrokerClient, connectBrokerClient, sleep, waitFor } from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, passMarker, waitFor } from './brokerTestKit';
 
 describe('MCP broker servers added and removed by editing a config file (real backend process)', () => {
   let a: ExampleMcpServer;
@@ -22,12 +22,18 @@ describe('MCP broker servers added and removed by editing a config file (real ba
   const writeServers = (servers: Array<{ name: string; url: string }>) => {
     // Write then rename, as editors and ConfigMap updates do: the watcher sees one complete file.
     const temporary = `${serversFile}.tmp`;
-    fs.writeFileSync(temporary, JSON.stringify({ servers }));
+    // No coalescing window: no notification is held back behind the marker (passMarker).
+    fs.writeFileSync(temporary, JSON.stringify({ servers, coalesceWindow: { milliseconds: 0 } }));
     fs.renameSync(temporary, serversFile);
   };
   const toolNames = async () => (await client.client.listTools()).tools.map(t => t.name);
   const listChangedCount = () =>
     client.notifications.filter(m => m === 'notifications/tools/list_changed').length;
+  /** b takes part in both tests: its prompts/list_changed is the marker. */
+  const announceFromB = async () => {
+    await waitFor(() => b.openEventStreams() === 1, 10_000, 'the broker’s event stream to b');
+    b.announcePromptsChanged();
+  };
 
   beforeAll(async () => {
     a = await startExampleMcpServer({ port: 0 });
@@ -38,7 +44,7 @@ describe('MCP broker servers added and removed by editing a config file (real ba
     backend = await startBackendProcess({ config: { mcpBroker: { $include: serversFile } } });
     client = await connectBrokerClient(backend.baseUrl, await backend.signIn('alice'));
     await waitFor(async () => (await toolNames()).includes('a_echo'), 20_000, 'a’s tools');
-    await sleep(500); // the SDK opens its GET stream after connect() resolves
+    await client.eventStreamOpen; // the SDK opens it after connect() resolves
   }, 120_000);
 
   afterAll(async () => {
@@ -56,7 +62,7 @@ describe('MCP broker servers added and removed by editing a config file (real ba
     ]);
     await waitFor(async () => (await toolNames()).includes('b_echo'), 20_000, 'b’s tools');
     await waitFor(() => listChangedCount() > before, 5_000, 'tools/list_changed');
-    await sleep(500);
+    await passMarker([client], announceFromB);
     expect(listChangedCount()).toBe(before + 1);
     expect(b.sessionCount()).toBe(1);
   }, 30_000);
@@ -66,7 +72,7 @@ describe('MCP broker servers added and removed by editing a config file (real ba
     writeServers([{ name: 'b', url: b.url }]);
     await waitFor(async () => !(await toolNames()).includes('a_echo'), 20_000, 'a’s tools to go');
     await waitFor(() => a.sessionCount() === 0, 5_000, 'a’s session to close');
-    await sleep(500);
+    await passMarker([client], announceFromB);
     expect(listChangedCount()).toBe(before + 1);
     expect(await toolNames()).toContain('b_echo');
   }, 30_000);

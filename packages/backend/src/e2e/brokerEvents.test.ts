@@ -19,7 +19,7 @@ import {
   startUnreachableServer,
   type UnreachableServer,
 } from '@internal/test-mcp-backends';
-import { BrokerClient, connectBrokerClient, sleep, waitFor } from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, passMarker, waitFor } from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 interface BackendStatus {
@@ -108,6 +108,8 @@ describe('the MCP broker in the real backend process', () => {
     scripted = await startScriptedMcpServer({
       tools: ['echo', 'scripted_only'],
       requiredAuthorization: BROKER_SECRET,
+      // resources (an empty list): for the marker after a burst of events (passMarker).
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
     });
     poller = await startScriptedMcpServer({ tools: ['first'], noEventStream: true });
     unreachableServer = await startUnreachableServer();
@@ -216,7 +218,14 @@ describe('the MCP broker in the real backend process', () => {
     });
     const unreachable = s.backends.find(b => b.name === 'unreachable')!;
     expect(unreachable.state).toBe('backing-off');
-    expect(Date.parse(unreachable.nextRetryAt!)).toBeGreaterThan(Date.now() - 2000);
+    // It keeps retrying: a later status names a later retry (the broker's clock on both sides).
+    await waitFor(
+      async () =>
+        Date.parse((await backendStatus('unreachable')).nextRetryAt!) >
+        Date.parse(unreachable.nextRetryAt!),
+      5000,
+      'the unreachable backend’s next retry',
+    );
     expect(s.backends.find(b => b.name === 'example')!.counts.tools).toBeGreaterThanOrEqual(5);
     expect(s.backends.find(b => b.name === 'poller')!.eventStream).toBe('polling');
     expect(JSON.stringify(s)).not.toContain('broker-own-credential');
@@ -295,8 +304,15 @@ describe('the MCP broker in the real backend process', () => {
     expect(await toolNames(second)).not.toContain('example_fanout');
 
     const late = await connect();
-    await sleep(700);
-    expect(late.notifications).toEqual([]);
+    await passMarker([late], async () => {
+      await waitFor(
+        async () => (await backendStatus('example')).eventStream === 'open',
+        5000,
+        'the broker’s event stream to example',
+      );
+      example.announcePromptsChanged();
+    });
+    expect(late.notifications).toEqual(['notifications/prompts/list_changed']); // the marker only
     await first.client.callTool({ name: 'example_remove_tool', arguments: { name: 'fanout' } });
     await waitFor(
       async () => !(await toolNames(late)).includes('example_fanout'),
@@ -331,25 +347,35 @@ describe('the MCP broker in the real backend process', () => {
       5000,
       'drops',
     );
-    await sleep(300);
     expect(client.notifications).toEqual([]);
 
+    // A valid event after the dropped ones: it is the only notification the client gets (one
+    // the broker wrongly took from the dropped ones would have been forwarded before it).
     scripted.sendListChanged('tools');
     await waitFor(
       () => client.notifications.includes('notifications/tools/list_changed'),
       5000,
       'valid event forwarded',
     );
+    expect(client.notifications).toEqual(['notifications/tools/list_changed']);
     expect((await backendStatus('scripted')).lastEventAt).toBeDefined();
   }, 30_000);
 
   it('coalesces a burst of backend events into few client notifications', async () => {
     const client = await connect();
     for (let i = 0; i < 200; i++) scripted.sendListChanged('tools');
-    await waitFor(() => client.notifications.length > 0, 5000, 'a notification');
-    await sleep(500);
-    expect(client.notifications.length).toBeGreaterThanOrEqual(1);
-    expect(client.notifications.length).toBeLessThanOrEqual(5);
+    // The marker follows the burst on the same backend stream, so the broker has handled every
+    // event of the burst when the client gets it (a coalesced one may still trail it).
+    await passMarker(
+      [client],
+      () => scripted.sendListChanged('resources'),
+      'notifications/resources/list_changed',
+    );
+    const toolsChanged = client.notifications.filter(
+      m => m === 'notifications/tools/list_changed',
+    ).length;
+    expect(toolsChanged).toBeGreaterThanOrEqual(1);
+    expect(toolsChanged).toBeLessThanOrEqual(5);
   }, 30_000);
 
   it('re-lists a backend without an event stream (GET 405) periodically and tells clients', async () => {
@@ -377,8 +403,13 @@ describe('the MCP broker in the real backend process', () => {
       5000,
       'connected',
     );
-    // The view did not change, so clients were not bothered.
-    expect(client.notifications).toEqual([]);
+    // The view did not change, so clients were not bothered: the marker is all they get.
+    await passMarker(
+      [client],
+      () => scripted.sendListChanged('resources'),
+      'notifications/resources/list_changed',
+    );
+    expect(client.notifications).toEqual(['notifications/resources/list_changed']);
     scripted.sendListChanged('tools');
     await waitFor(
       () => client.notifications.includes('notifications/tools/list_changed'),

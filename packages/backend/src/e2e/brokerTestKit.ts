@@ -1,10 +1,12 @@
 /*
- * Helpers for the broker's end-to-end tests: waiting, and official SDK clients connected to the
+ * Helpers for the broker's end-to-end tests: waiting (for a condition, or for a marker
+ * notification that shows nothing more is on its way), and official SDK clients connected to the
  * broker in the real backend process (the MCP servers come from @internal/example-mcp-server and
  * @internal/test-mcp-backends).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** Waits until `check` returns a truthy value, polling every 50 ms. */
 export async function waitFor<T>(
@@ -21,21 +23,68 @@ export async function waitFor<T>(
   }
 }
 
-/** Sleeps (to show that something does NOT happen within a window). */
-export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+/**
+ * Shows that nothing more is on its way to some clients, without waiting for a number of
+ * milliseconds: `announce` makes a backend send a list_changed of a kind the test does not
+ * count (`markerMethod`), which the broker forwards on each client's GET stream behind
+ * everything it sent there before. Resolves once every client has the marker; from then on a
+ * test can count what arrived. The marker must be announced after whatever could cause the
+ * unwanted notification (the test waits for that first); a notification held back by the
+ * coalescing window may still follow it, which tests account for (or set the window to 0).
+ */
+export async function passMarker(
+  clients: ReadonlyArray<{ notifications: string[] }>,
+  announce: () => void | Promise<void>,
+  markerMethod = 'notifications/prompts/list_changed',
+): Promise<void> {
+  const markers = (client: { notifications: string[] }) =>
+    client.notifications.filter(m => m === markerMethod).length;
+  const before = clients.map(markers);
+  await announce();
+  await waitFor(
+    () => clients.every((client, i) => markers(client) > before[i]),
+    10_000,
+    `the marker ${markerMethod}`,
+  );
+}
+
+/**
+ * A `fetch` for the SDK's transport that tells when the client's GET event stream is open. The
+ * SDK opens it after connect() resolves and says nothing once it is up; the broker registers a
+ * stream before its headers go out, so from `eventStreamOpen` on, notifications reach the client.
+ */
+export function eventStreamWatchingFetch(): {
+  fetch: FetchLike;
+  eventStreamOpen: Promise<void>;
+} {
+  let opened!: () => void;
+  const eventStreamOpen = new Promise<void>(resolve => (opened = resolve));
+  return {
+    eventStreamOpen,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      if ((init?.method ?? 'GET') === 'GET' && response.status === 200) opened();
+      return response;
+    },
+  };
+}
 
 /** An SDK client connected to the broker, recording the notifications it receives. */
 export interface BrokerClient {
   client: Client;
   transport: StreamableHTTPClientTransport;
   notifications: string[];
+  /** Resolves once the client's GET event stream is open at the broker. */
+  eventStreamOpen: Promise<void>;
   close(): Promise<void>;
 }
 
 /** Connects the official SDK client (streamable HTTP) to the broker with a Backstage token. */
 export async function connectBrokerClient(baseUrl: string, token: string): Promise<BrokerClient> {
+  const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: watchingFetch,
   });
   const client = new Client({ name: 'broker-e2e', version: '1.0.0' }, { capabilities: {} });
   const notifications: string[] = [];
@@ -47,6 +96,7 @@ export async function connectBrokerClient(baseUrl: string, token: string): Promi
     client,
     transport,
     notifications,
+    eventStreamOpen,
     async close() {
       await client.close().catch(() => {});
     },

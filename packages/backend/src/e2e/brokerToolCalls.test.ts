@@ -16,6 +16,7 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { mcpRawPost } from '../testing/mcpRawPost';
+import { waitFor } from './brokerTestKit';
 
 const ELICITATION_TTL_MS = 3_000;
 const TOOL_CALL_TIMEOUT_MS = 6_000;
@@ -64,11 +65,26 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     await Promise.all([example?.close(), everything?.kill(), raw?.close()]);
   }, 30_000);
 
-  async function connect(
-    token = carol,
-  ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  /** A POST the SDK client sent, with the broker's answer status. */
+  interface SentPost {
+    body: string;
+    status: number;
+  }
+
+  async function connect(token = carol): Promise<{
+    client: Client;
+    transport: StreamableHTTPClientTransport;
+    posts: SentPost[];
+  }> {
+    const posts: SentPost[] = [];
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        if (init?.method === 'POST')
+          posts.push({ body: String(init.body), status: response.status });
+        return response;
+      },
     });
     const client = new Client(
       { name: 'tool-calls-e2e', version: '1.0.0' },
@@ -77,19 +93,17 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     await client.connect(transport);
     clients.push(client);
     // Every backend must be listed before its tools can be called.
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const names = (await client.listTools()).tools.map(t => t.name);
-      if (
-        ['example_confirm', 'everything_trigger-long-running-operation', 'raw_elicit'].every(n =>
-          names.includes(n),
-        )
-      )
-        break;
-      if (Date.now() > deadline) throw new Error(`tools not listed in time: ${names.join(', ')}`);
-      await new Promise(resolve => setTimeout(resolve, 250));
-    }
-    return { client, transport };
+    await waitFor(
+      async () => {
+        const names = (await client.listTools()).tools.map(t => t.name);
+        return ['example_confirm', 'everything_trigger-long-running-operation', 'raw_elicit'].every(
+          n => names.includes(n),
+        );
+      },
+      20_000,
+      'every backend’s tools',
+    );
+    return { client, transport, posts };
   }
 
   /** POSTs a raw JSON-RPC message on a client session, as a client would without the SDK. */
@@ -238,16 +252,20 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   it('gives two concurrent eliciting calls on one session their own elicitations', async () => {
     const { client } = await connect();
     const messages: string[] = [];
+    let secondCallDone!: () => void;
+    const secondCallEnded = new Promise<void>(resolve => (secondCallDone = resolve));
     client.setRequestHandler(ElicitRequestSchema, async request => {
       messages.push(request.params.message);
-      // Answer the second request first, to show answers are matched by id, not by order.
-      if (request.params.message === 'Answer request 1')
-        await new Promise(resolve => setTimeout(resolve, 300));
+      // Answer the second request first (its call ends with that answer), to show answers are
+      // matched by id, not by order.
+      if (request.params.message === 'Answer request 1') await secondCallEnded;
       return { action: 'accept', content: { ok: request.params.message === 'Answer request 1' } };
     });
     const [one, two] = await Promise.all([
       client.callTool({ name: 'raw_elicit', arguments: { id: '1' } }),
-      client.callTool({ name: 'raw_elicit', arguments: { id: '2' } }),
+      client
+        .callTool({ name: 'raw_elicit', arguments: { id: '2' } })
+        .finally(() => secondCallDone()),
     ]);
     expect(messages.sort()).toEqual(['Answer request 1', 'Answer request 2']);
     expect(one.structuredContent).toMatchObject({ sentId: '1', answer: { content: { ok: true } } });
@@ -266,9 +284,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       onprogress: () => controller.abort('user pressed stop'),
     });
     await expect(call).rejects.toThrow();
-    const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === 0 && Date.now() < deadline)
-      await new Promise(r => setTimeout(r, 50));
+    await waitFor(() => raw.cancellations.length > 0, 5_000, 'the cancellation at the backend');
     const backendCall = raw.requests.filter(r => r.method === 'tools/call')[calls];
     expect(raw.cancellations.at(-1)).toMatchObject({
       requestId: backendCall.id,
@@ -298,9 +314,11 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       text += new TextDecoder().decode((await reader.read()).value);
     const gatewayId = /"id":"(raw:[A-Za-z0-9_-]+)"/.exec(text)![1];
     controller.abort();
-    const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === cancellationsBefore && Date.now() < deadline)
-      await new Promise(r => setTimeout(r, 50));
+    await waitFor(
+      () => raw.cancellations.length > cancellationsBefore,
+      5_000,
+      'the cancellation at the backend',
+    );
     expect(raw.cancellations.length).toBe(cancellationsBefore + 1);
     const before = backendResponses().length;
     const late = await rawPost(sessionId, {
@@ -313,14 +331,12 @@ describe('tool calls through the MCP broker (real backend process)', () => {
   }, 30_000);
 
   it('refuses an answer after the elicitation TTL and tells the backend the request expired', async () => {
-    const { client } = await connect();
+    const { client, posts } = await connect();
     const before = backendResponses().length;
-    let lateAnswerSent = false;
     let toolReturned: () => void = () => {};
     const returned = new Promise<void>(resolve => (toolReturned = resolve));
     client.setRequestHandler(ElicitRequestSchema, async () => {
       await returned; // answer only after the tool went on without the answer: surely late
-      lateAnswerSent = true;
       return { action: 'accept', content: { ok: true } };
     });
     const started = Date.now();
@@ -332,10 +348,13 @@ describe('tool calls through the MCP broker (real backend process)', () => {
       receivedId: '5',
       answer: { code: -32001, message: expect.stringContaining('mcpBroker.elicitationTtl') },
     });
-    const deadline = Date.now() + 5_000;
-    while (!lateAnswerSent && Date.now() < deadline) await new Promise(r => setTimeout(r, 50));
-    await new Promise(r => setTimeout(r, 300));
     // The late answer was refused (404 at the broker): only the expiry notice reached the backend.
+    const lateAnswer = await waitFor(
+      () => posts.find(p => p.body.includes('"accept"')),
+      5_000,
+      'the late answer to be posted',
+    );
+    expect(lateAnswer?.status).toBe(404);
     const responses = backendResponses().slice(before);
     expect(responses).toHaveLength(1);
     expect(responses[0].text).not.toContain('accept');
@@ -356,9 +375,11 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     expect(error.code).toBe(-32001);
     expect(error.message).toMatch(/mcpBroker\.toolCallTimeout/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(TOOL_CALL_TIMEOUT_MS - 500);
-    const deadline = Date.now() + 5_000;
-    while (raw.cancellations.length === cancellations && Date.now() < deadline)
-      await new Promise(r => setTimeout(r, 50));
+    await waitFor(
+      () => raw.cancellations.length > cancellations,
+      5_000,
+      'the cancellation at the backend',
+    );
     expect(raw.cancellations.length).toBe(cancellations + 1);
   }, 30_000);
 

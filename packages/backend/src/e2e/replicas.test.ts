@@ -18,7 +18,7 @@ import { backendDatabases } from '../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
-import { sleep, waitFor } from './brokerTestKit';
+import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
@@ -109,10 +109,12 @@ if (postgres === undefined) {
     }, 60_000);
 
     async function connectVia(baseUrl: string, token = tokens.carol) {
+      const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
       const transport = new StreamableHTTPClientTransport(
         new URL(`${baseUrl}/api/mcp-broker/mcp`),
         {
           requestInit: { headers: { Authorization: `Bearer ${token}` } },
+          fetch: watchingFetch,
         },
       );
       const client = new Client(
@@ -125,7 +127,7 @@ if (postgres === undefined) {
       };
       await client.connect(transport);
       clients.push(client);
-      return { client, transport, notifications };
+      return { client, transport, notifications, eventStreamOpen };
     }
     async function connectDirect(replica: BackendProcess) {
       return (await connectVia(replica.baseUrl)).client;
@@ -306,8 +308,8 @@ if (postgres === undefined) {
       const [a, b] = replicas;
       const first = await connectVia(a.baseUrl);
       const second = await connectVia(b.baseUrl);
-      // Opening the GET stream races connect() in the SDK: wait until both replicas count one.
-      await sleep(500);
+      // The SDK opens the GET stream after connect() resolves: wait until both are open.
+      await Promise.all([first.eventStreamOpen, second.eventStreamOpen]);
       const name = `replica_tool_${Date.now().toString(36)}`;
       await first.client.callTool({ name: 'example_add_tool', arguments: { name } });
       await waitFor(
@@ -320,7 +322,16 @@ if (postgres === undefined) {
         5_000,
         'stream on B notified',
       );
-      await sleep(1_000);
+      // Each replica has its own event stream to the example server: the marker (its
+      // prompts/list_changed) reaches each client through its replica, behind the tools change.
+      await passMarker([first, second], async () => {
+        await waitFor(
+          () => example.openEventStreams() === 2,
+          10_000,
+          'both replicas’ event streams to example',
+        );
+        example.announcePromptsChanged();
+      });
       const count = (list: string[]) =>
         list.filter(n => n === 'notifications/tools/list_changed').length;
       expect([count(first.notifications), count(second.notifications)]).toEqual([1, 1]);
@@ -390,7 +401,16 @@ if (postgres === undefined) {
       expect(lateAnswer.status).toBe(404);
       expect(answersFor('"late"')).toHaveLength(1);
 
-      await sleep(SESSION_TTL_MS + 1_500);
+      // Expiry is the event: the sweeps remove the expired records (asking for the session would
+      // keep it alive), then neither replica knows it.
+      await waitFor(
+        async () => {
+          const left = await brokerRows(idle, gatewayId);
+          return left.sessions === 0 && left.elicitations === 0;
+        },
+        SESSION_TTL_MS * 3,
+        'the sweeps to remove the expired session and id',
+      );
       for (const replica of [a, b]) {
         const response = await rawPost(replica, idle, {
           jsonrpc: '2.0',

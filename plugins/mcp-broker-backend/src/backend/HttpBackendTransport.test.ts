@@ -9,11 +9,13 @@ import type { AddressInfo } from 'node:net';
 import type { BackendEndpoint, BackendResponse } from './backendTransport';
 import {
   deleteBackendSession,
+  idleBackendConnections,
   openBackendEventStream,
   postToBackend,
   readBackendMessages,
 } from './HttpBackendTransport';
 import { BackendMessageTooLargeError, backendFailure } from './backendErrors';
+import { waitFor } from '../testing/waitFor';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
@@ -61,6 +63,10 @@ describe('HttpBackendTransport', () => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
   }
 
+  /** Waits until the connection to `url` is back in the pool, ready to be reused. */
+  const connectionReturned = (url = endpoint.url) =>
+    waitFor(() => idleBackendConnections(url) === 1, 'the connection back in the pool');
+
   it('sends the body with the broker’s headers, the session and the protocol version', async () => {
     let seen: { headers: http.IncomingHttpHeaders; body: string; method?: string } | undefined;
     handler = (req, res, body) => {
@@ -87,25 +93,29 @@ describe('HttpBackendTransport', () => {
 
   it('reads SSE messages split across chunks, including a UTF-8 character cut in two', async () => {
     const event = Buffer.from(
-      'event: message\nid: e1\ndata: {"jsonrpc":"2.0","id":1,"result":{"text":"grüße €"}}\n\n',
+      'event: message\nid: e2\ndata: {"jsonrpc":"2.0","id":2,"result":{"text":"grüße €"}}\n\n',
     );
     const cut = event.indexOf(Buffer.from('€')) + 1; // inside the 3-byte euro sign
+    let stream!: http.ServerResponse;
     handler = (_req, res) => {
+      stream = res;
       sse(res);
       res.write(': priming comment\n\n');
+      res.write('data: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n');
       res.write(event.subarray(0, cut));
-      setTimeout(() => res.end(event.subarray(cut)), 20);
     };
-    const items = await collect(await post());
-    expect(items).toEqual([
-      {
-        type: 'message',
-        eventId: 'e1',
-        parsed: expect.objectContaining({
-          message: { jsonrpc: '2.0', id: 1, result: { text: 'grüße €' } },
-        }),
-      },
-    ]);
+    const messages = readBackendMessages(await post())[Symbol.asyncIterator]();
+    expect((await messages.next()).value).toMatchObject({ type: 'message', eventId: undefined });
+    // Sent only once the reader has the first message: the euro sign arrives in two reads.
+    stream.end(event.subarray(cut));
+    expect((await messages.next()).value).toEqual({
+      type: 'message',
+      eventId: 'e2',
+      parsed: expect.objectContaining({
+        message: { jsonrpc: '2.0', id: 2, result: { text: 'grüße €' } },
+      }),
+    });
+    expect((await messages.next()).done).toBe(true);
   });
 
   it('reads a JSON body as one message, and a line that is not JSON-RPC as malformed', async () => {
@@ -126,10 +136,11 @@ describe('HttpBackendTransport', () => {
   });
 
   it('keeps one connection for sequential calls, also when the reader stops at its answer before the stream ends', async () => {
+    let stream!: http.ServerResponse;
     handler = (_req, res) => {
+      stream = res;
       sse(res);
       res.write('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
-      setTimeout(() => res.end(), 10); // the stream ends a little after the answer
     };
     for (let i = 0; i < 5; i++) {
       const response = await post();
@@ -137,7 +148,8 @@ describe('HttpBackendTransport', () => {
         expect(item.type).toBe('message');
         break; // the caller has its answer
       }
-      await new Promise(resolve => setTimeout(resolve, 30));
+      stream.end(); // the stream ends after the caller has its answer
+      await connectionReturned();
     }
     expect(connections).toBe(1);
   });
@@ -146,10 +158,10 @@ describe('HttpBackendTransport', () => {
     handler = (_req, res) => res.writeHead(202).end();
     for (let i = 0; i < 3; i++) {
       (await post('{"jsonrpc":"2.0","method":"notifications/initialized"}')).discard();
-      await new Promise(resolve => setTimeout(resolve, 20));
+      await connectionReturned();
     }
     await deleteBackendSession({ endpoint, sessionId: 's-1' }, new AbortController().signal);
-    await new Promise(resolve => setTimeout(resolve, 20));
+    await connectionReturned();
     await post();
     expect(connections).toBe(1);
   });
@@ -193,7 +205,7 @@ describe('HttpBackendTransport', () => {
     const first = await post();
     expect(first.status).toBe(400);
     expect(await first.text(12)).toBe('session €'); // 8 + 3 bytes; the next '€' is cut, so dropped
-    await new Promise(resolve => setTimeout(resolve, 20));
+    await connectionReturned();
     expect((await (await post()).text()).length).toBe(108);
     expect(connections).toBe(1);
   });
@@ -242,7 +254,7 @@ describe('HttpBackendTransport', () => {
             replayable,
           });
         (await send()).discard();
-        await new Promise(resolve => setTimeout(resolve, 20));
+        await connectionReturned(rawEndpoint.url);
         const second = await send().then(
           response => {
             response.discard();
@@ -309,13 +321,14 @@ describe('HttpBackendTransport', () => {
   it('breaks the body’s iteration when the signal aborts mid-stream', async () => {
     handler = (_req, res) => {
       sse(res);
-      res.write(': open\n\n');
+      res.write('data: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n');
     };
     const controller = new AbortController();
     const response = await post(undefined, controller.signal);
-    const reading = collect(response);
-    setTimeout(() => controller.abort(), 20);
-    await expect(reading).rejects.toThrow();
+    const messages = readBackendMessages(response)[Symbol.asyncIterator]();
+    expect((await messages.next()).done).toBe(false); // reading, and the stream stays open
+    controller.abort();
+    await expect(messages.next()).rejects.toThrow();
   });
 
   it('rejects with the socket error’s code when nothing listens, which the error mapping names', async () => {

@@ -50,6 +50,18 @@ const agents = {
   }),
 };
 
+/**
+ * Idle kept-alive connections to `url`'s host and port, waiting in the pool. A test seam: tests
+ * wait until a connection is back before they show that the next request reuses it.
+ */
+export function idleBackendConnections(url: string): number {
+  const { protocol, hostname, port } = new URL(url);
+  const pool = (protocol === 'https:' ? agents['https:'] : agents['http:']).freeSockets;
+  return Object.entries(pool)
+    .filter(([name]) => name.startsWith(`${hostname}:${port}:`))
+    .reduce((count, [, sockets]) => count + (sockets?.length ?? 0), 0);
+}
+
 /** How much of a body {@link HttpBackendResponse.text} keeps by default. */
 const MAX_TEXT_BYTES = 64 * 1024;
 

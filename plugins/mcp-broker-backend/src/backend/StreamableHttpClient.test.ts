@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
 import type { BrokerBackend } from '../types';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import { idleBackendConnections } from './HttpBackendTransport';
 import { BackendSessionLostError, BackendUnavailableError } from './backendErrors';
 import { readSseStream } from './sseReader';
 import { StreamableHttpClient } from './StreamableHttpClient';
@@ -74,6 +75,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
 
   it('reads JSON and SSE answers, hands other stream messages over, and keeps one connection', async () => {
     let n = 0;
+    let stream: http.ServerResponse | undefined;
+    const connectionReturned = () =>
+      waitFor(() => idleBackendConnections(backend.url) === 1, 'the connection back in the pool');
     handler = (_req, res, body) => {
       const { id } = JSON.parse(body);
       n += 1;
@@ -90,7 +94,7 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       res.write('event: message\ndata: {"jsonrpc":"2.0","id":"srv-1","method":"ping"}\n\n');
       res.write('data: not json\n\n');
       res.write(`data: {"jsonrpc":"2.0","id":${id},"result":{"tools":[{"name":"echo"}]}}\n\n`);
-      setTimeout(() => res.end(), 10); // ends a little after the answer
+      stream = res; // ended by the test once the client has the answer
     };
     const http1 = client();
     const first = await http1.request(ping(1), SESSION);
@@ -99,8 +103,7 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       sessionId: 'assigned',
     });
 
-    // The socket returns to the pool a tick after the body ended.
-    await new Promise(resolve => setTimeout(resolve, 10));
+    await connectionReturned();
     const serverMessages: JsonRpcMessage[] = [];
     const second = await http1.request(ping(2), SESSION, {
       onServerMessage: m => serverMessages.push(m),
@@ -112,7 +115,8 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     });
     expect(serverMessages).toEqual([{ jsonrpc: '2.0', id: 'srv-1', method: 'ping' }]);
 
-    await new Promise(resolve => setTimeout(resolve, 30));
+    stream!.end(); // the stream ends after the answer, then the connection is reused
+    await connectionReturned();
     await http1.request(ping(3), SESSION);
     expect(connections).toBe(1);
     expect(requests[0].headers).toMatchObject({
@@ -243,41 +247,54 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
   });
 
   it('keeps the event stream open past the header timeout until its signal aborts, then closes it', async () => {
-    let stream: http.ServerResponse | undefined;
-    const streamClosed = new Promise<void>(resolve => {
-      handler = (_req, res) => {
-        stream = res;
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(': open\n\n');
-        res.on('close', () => resolve());
-      };
-    });
-    const cycle = new AbortController();
-    const c = client(50);
-    const response = await c.openEventStream(SESSION, cycle.signal);
-    if (response === 'not-supported') throw new Error('expected a stream');
-    expect(requests[0].headers).toMatchObject({
-      accept: 'text/event-stream',
-      'mcp-session-id': 'upstream-session-1',
-    });
+    // Fake timers (the sockets stay real): the header timeout is due long before the event.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      let stream: http.ServerResponse | undefined;
+      const streamClosed = new Promise<void>(resolve => {
+        handler = (_req, res) => {
+          stream = res;
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(': open\n\n');
+          res.on('close', () => resolve());
+        };
+      });
+      const cycle = new AbortController();
+      const c = client(50);
+      const response = await c.openEventStream(SESSION, cycle.signal);
+      if (response === 'not-supported') throw new Error('expected a stream');
+      expect(requests[0].headers).toMatchObject({
+        accept: 'text/event-stream',
+        'mcp-session-id': 'upstream-session-1',
+      });
 
-    const events: string[] = [];
-    const reading = readSseStream(
-      response.body,
-      { onEvent: e => events.push(e.data) },
-      cycle.signal,
-    );
-    await new Promise(resolve => setTimeout(resolve, 200)); // four header timeouts later
-    stream!.write('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
-    await waitFor(() => events.length > 0, 'the event');
-    expect(events).toEqual(['{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']);
-    expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(1);
+      let eventArrived!: () => void;
+      const arrived = new Promise<void>(resolve => (eventArrived = resolve));
+      const events: string[] = [];
+      const reading = readSseStream(
+        response.body,
+        {
+          onEvent: e => {
+            events.push(e.data);
+            eventArrived();
+          },
+        },
+        cycle.signal,
+      );
+      jest.advanceTimersByTime(200); // four header timeouts later
+      stream!.write('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
+      await arrived;
+      expect(events).toEqual(['{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']);
+      expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(1);
 
-    cycle.abort();
-    await expect(reading).resolves.toBeUndefined(); // an aborted stream ends quietly
-    await streamClosed;
-    await new Promise(resolve => setImmediate(resolve));
-    expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(0);
+      cycle.abort();
+      await expect(reading).resolves.toBeUndefined(); // an aborted stream ends quietly
+      await streamClosed;
+      await new Promise(resolve => setImmediate(resolve));
+      expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('times out an event stream whose headers never come, and refuses a GET answered without a stream', async () => {

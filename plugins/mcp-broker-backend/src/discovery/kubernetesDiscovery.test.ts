@@ -18,6 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from '../plugin';
+import { NotificationMarker, notificationMarker } from '../testing/notificationMarker';
 import { ScriptedMcpServer, startScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { SERVER_URL_ANNOTATION } from './registrationMapping';
 import { waitFor } from '../testing/waitFor';
@@ -44,8 +45,6 @@ function capturingLogger(): RootLoggerService {
   };
 }
 
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
-
 describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API server, real MCP servers, SDK client)', () => {
   let fake: FakeKubeApiServer;
   let alpha: ScriptedMcpServer; // demands the credential from the Secret
@@ -55,6 +54,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   let client: Client;
   let custom: k8s.CustomObjectsApi;
   let core: k8s.CoreV1Api;
+  let marker: NotificationMarker;
   const listChanged: number[] = [];
 
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
@@ -70,12 +70,25 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       clients: { sessions: number; eventStreams: number };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
+  /**
+   * Everything a change could still cause has reached the client: a resync that starts after
+   * now has re-read alpha's Secret (and applied what it found), then alpha's marker arrived.
+   */
+  const settled = async () => {
+    const secretReads = () =>
+      fake.requests({ verb: 'get', resource: 'secrets', name: 'alpha-cred' }).length;
+    const before = secretReads();
+    await waitFor(() => secretReads() > before, 'a resync');
+    await marker.passThrough();
+  };
 
   beforeAll(async () => {
     fake = await startFakeKubeApiServer({ namespaces: [NS] });
     alpha = await startScriptedMcpServer({
       tools: ['one'],
       requiredAuthorization: 'Bearer sekrit-alpha',
+      // prompts: for the marker (its prompts/list_changed), the list itself is empty.
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } },
     });
     beta = await startExampleMcpServer({ port: 0 });
     fake.load([
@@ -111,7 +124,8 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       data: {
         mcpBroker: {
           reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-          coalesceWindow: { milliseconds: 20 },
+          // No trailing notifications: everything is sent before the marker that follows it.
+          coalesceWindow: { milliseconds: 0 },
           kubernetes: {
             kubeconfig: await fake.writeKubeConfigFile(),
             namespaces: [NS],
@@ -146,6 +160,10 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     client = new Client({ name: 'k8s-test', version: '1.0.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       listChanged.push(Date.now());
+    });
+    marker = notificationMarker(client, async () => {
+      await waitFor(() => alpha.openEventStreams() === 1, 'the broker’s event stream to alpha');
+      alpha.sendListChanged('prompts');
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
     // The SDK opens its GET stream after connect() resolves: wait until the broker has it.
@@ -192,7 +210,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     });
     await waitFor(async () => (await toolNames()).includes('beta_confirm'), 'beta’s tools');
     await waitFor(() => listChanged.length === 1, 'tools/list_changed');
-    await sleep(300);
+    await settled();
     expect(listChanged).toHaveLength(1);
     expect(beta.sessionCount()).toBe(1);
   }, 15_000);
@@ -210,7 +228,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     }, 'the renamed tools');
     expect((await backend('mcp-beta'))!.lastConnectedAt).not.toBe(before);
     await waitFor(() => beta.sessionCount() === 1, 'the old session to close');
-    await sleep(300);
+    await settled();
     expect(listChanged).toHaveLength(1);
   }, 15_000);
 
@@ -219,7 +237,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     const betaConnectedAt = (await backend('mcp-beta'))!.lastConnectedAt;
     fake.clearRequestLog();
-    const slowWatch = fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     // Created while no watch is open: only the resumed watch's replay can deliver it.
     await custom.createNamespacedCustomObject({
@@ -235,13 +253,16 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
       },
     });
+    // The resumed watch is held until now, so delta was created while no watch was served.
+    await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
+    heldWatch.release();
     await waitFor(
       async () => (await toolNames()).includes('delta_confirm'),
       'delta’s tools',
       10_000,
     );
-    expect(slowWatch.hits).toBe(1);
-    await sleep(300);
+    expect(heldWatch.hits).toBe(1);
+    await settled();
     expect(fake.requests({ verb: 'list' })).toHaveLength(0);
     const resumed = fake.requests({ verb: 'watch', resource: 'mcpserverregistrations' });
     expect(resumed).toHaveLength(1);
@@ -258,11 +279,13 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     listChanged.length = 0;
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     fake.clearRequestLog();
-    fake.delay({ verb: 'watch' }, 400, { times: 1 });
+    const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'beta' });
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'delta' });
     fake.compactHistory(); // the resumed watch's resourceVersion is now too old
+    await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
+    heldWatch.release();
     await waitFor(
       async () => !(await toolNames()).some(n => n.startsWith('b2_') || n.startsWith('delta_')),
       'beta’s and delta’s tools to go',
@@ -273,7 +296,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       fake.requests({ verb: 'list', resource: 'mcpserverregistrations' }).length,
     ).toBeGreaterThanOrEqual(1);
     await waitFor(() => fake.activeWatches().length === 1, 'a new watch after the re-list');
-    await sleep(300);
+    await settled();
     expect(listChanged).toHaveLength(1);
     expect((await backend('mcp-alpha'))!.lastConnectedAt).toBe(alphaConnectedAt);
     expect((await status()).backends.map(b => b.name)).toEqual(['mcp-alpha']);

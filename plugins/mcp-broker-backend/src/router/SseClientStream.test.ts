@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -8,11 +9,16 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
   let server: http.Server;
   let baseUrl: string;
   const streams: SseClientStream[] = [];
+  /** The server side of each stream, to see whether headers went out. */
+  const responses: http.ServerResponse[] = [];
   const closeReasons: string[] = [];
+  /** Emits 'change' whenever a stream opens or a client receives bytes. */
+  const changes = new EventEmitter();
 
   beforeEach(async () => {
     const app = express();
     app.get('/stream', (_req, res) => {
+      responses.push(res);
       streams.push(
         SseClientStream.open(res, {
           keepAliveMs: 50,
@@ -21,8 +27,10 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
           onClose: reason => closeReasons.push(reason),
         }),
       );
+      changes.emit('change');
     });
     app.get('/deferred', (_req, res) => {
+      responses.push(res);
       streams.push(
         SseClientStream.open(res, {
           keepAliveMs: 60_000,
@@ -31,6 +39,7 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
           onClose: reason => closeReasons.push(reason),
         }),
       );
+      changes.emit('change');
     });
     server = http.createServer(app);
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
@@ -38,14 +47,17 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
   });
 
   afterEach(async () => {
+    jest.useRealTimers();
     streams.splice(0).forEach(s => s.close());
+    responses.length = 0;
     closeReasons.length = 0;
     server.closeAllConnections();
     await new Promise(resolve => server.close(resolve));
   });
 
+  /** Waits for the condition, re-checking it at each change (no timer: fake ones may be on). */
   async function waitUntil(condition: () => boolean) {
-    while (!condition()) await new Promise(resolve => setTimeout(resolve, 10));
+    while (!condition()) await once(changes, 'change');
   }
 
   async function waitForStreams(count: number) {
@@ -57,8 +69,10 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     let text = '';
     const decoder = new TextDecoder();
     const done = (async () => {
-      for await (const chunk of response.body!)
+      for await (const chunk of response.body!) {
         text += decoder.decode(chunk as Uint8Array, { stream: true });
+        changes.emit('change');
+      }
     })().catch(() => {});
     return { response, text: () => text, done };
   }
@@ -107,22 +121,29 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     expect(reader.text().match(/event: message/g)).toHaveLength(sent);
   }, 30_000);
 
-  /** A raw client that records each chunk the kernel hands it, with its arrival time. */
+  /** A raw client that records each chunk the kernel hands it. */
   function rawClient(path: string) {
     const url = new URL(baseUrl);
     const socket = net.connect(Number(url.port), '127.0.0.1');
-    const chunks: { at: number; text: string }[] = [];
-    const start = Date.now();
-    socket.on('data', data => chunks.push({ at: Date.now() - start, text: data.toString('utf8') }));
+    const chunks: { text: string }[] = [];
+    socket.on('data', data => {
+      chunks.push({ text: data.toString('utf8') });
+      changes.emit('change');
+    });
     socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     return { socket, chunks };
   }
 
+  // Fake timers for the header deadline (150 ms); the sockets stay real.
+  const fakeTimers = () =>
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+
   it('with deferred headers, sends headers, the message and the end of the stream together', async () => {
+    fakeTimers();
     const client = rawClient('/deferred');
     await waitForStreams(1);
-    await new Promise(resolve => setTimeout(resolve, 30));
-    expect(client.chunks).toEqual([]); // nothing before the first event
+    jest.advanceTimersByTime(149);
+    expect(responses[0].headersSent).toBe(false); // nothing before the first event
     streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
     streams[0].close();
     // The chunked body's end is the last thing the stream writes.
@@ -144,12 +165,16 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
   });
 
   it('with deferred headers, a silent stream still sends its headers at the deadline', async () => {
+    fakeTimers();
     const client = rawClient('/deferred');
     await waitForStreams(1);
+    jest.advanceTimersByTime(149);
+    expect(responses[0].headersSent).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(responses[0].headersSent).toBe(true);
     await waitUntil(() => client.chunks.some(c => c.text.includes(': stream open')));
     client.socket.destroy();
     expect(client.chunks).toHaveLength(1);
-    expect(client.chunks[0].at).toBeGreaterThanOrEqual(140);
     expect(client.chunks[0].text).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*: stream open\n\n/);
   });
 });

@@ -3,7 +3,8 @@
  * real servers cannot be made to show on demand: malformed events, forgotten sessions (404),
  * no event stream (GET → 405), restarts on the same port. It speaks just enough streamable
  * HTTP for the broker: initialize, notifications/initialized, tools/list, tools/call (echo),
- * ping, DELETE, and a GET event stream into which the test writes raw SSE frames.
+ * ping, empty prompt and resource lists, DELETE, and a GET event stream into which the test
+ * writes raw SSE frames.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -144,6 +145,17 @@ export async function startScriptedMcpServer(
               inputSchema: { type: 'object' },
             })),
           });
+          return;
+        // Empty lists: a test advertises prompts or resources to send their list_changed as a
+        // marker (ordered after everything sent before it), not to list anything.
+        case 'prompts/list':
+          result({ prompts: [] });
+          return;
+        case 'resources/list':
+          result({ resources: [] });
+          return;
+        case 'resources/templates/list':
+          result({ resourceTemplates: [] });
           return;
         case 'tools/call':
           result({

@@ -8,7 +8,7 @@
  *
  * Lists take `limit`/`continue` (spec §9): the router opens the client's page token
  * against the route, the filters and the caller, passes the store cursor inside to the
- * service, and seals the next one (pageTokens.ts).
+ * service, and seals the next one (PageTokens.ts).
  *
  * Bodies are read once, in front of every route, by jsonBody.ts: JSON, UTF-8, at most
  * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
@@ -18,10 +18,10 @@ import type { ObjectRef } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
-import type { PortalService } from '../service/PortalService';
+import type { PortalService } from '../service/portalService';
 import type { RequestQuery } from '../service/types';
 import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
-import type { PageTokens } from './pageTokens';
+import type { PageTokens } from './PageTokens';
 import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
 import { operationInputs } from './operationInputs';

@@ -7,7 +7,7 @@
  *
  * How it decides on a record it does not read itself: it asks the permission framework
  * first (one round trip), then hands the inner service a `check` built from the decisions
- * (see PortalService.ts). The inner service reads the record, calls the check, and acts
+ * (see portalService.ts). The inner service reads the record, calls the check, and acts
  * only if the check returns; lists get the `.own` narrowing as a filter. So a decision
  * applies to the very record that is changed, read once.
  *
@@ -74,7 +74,7 @@ import type {
   PortalService,
   ProductCheck,
   ProductQuery,
-} from './PortalService';
+} from './portalService';
 import { summarizeProductPatch } from './productPatch';
 import { describeRef, keyNotFound, productNotFound, productOwnerOf } from './records';
 import type {

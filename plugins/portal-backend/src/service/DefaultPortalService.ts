@@ -12,7 +12,7 @@
  *
  * It implements PortalService; who may call what is decided by AuthorizedPortalService,
  * which wraps it and takes part through the `check` of each call on one record (see
- * PortalService.ts): this class reads the record, calls the check, then acts. A key is
+ * portalService.ts): this class reads the record, calls the check, then acts. A key is
  * always read with its product's owner (for a missing key: the product named like the key),
  * so a key the check hides costs what a missing key costs. Atomic state changes
  * (Pending → Approved/Rejected, one-time reveal) are the store's job.
@@ -59,7 +59,7 @@ import type {
   PortalService,
   ProductCheck,
   ProductQuery,
-} from './PortalService';
+} from './portalService';
 import { applyMergePatch, normalizeEntityRef } from './productPatch';
 import {
   describeRef,

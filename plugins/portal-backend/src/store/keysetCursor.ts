@@ -7,7 +7,7 @@
  * inserted or deleted meanwhile.
  *
  * The cursor is plain base64url JSON: integrity and binding to route, filters and caller
- * are the page token's job (router/pageTokens.ts), which seals this text. A cursor that
+ * are the page token's job (router/PageTokens.ts), which seals this text. A cursor that
  * does not parse is an InputError.
  */
 import { InputError } from '@backstage/errors';

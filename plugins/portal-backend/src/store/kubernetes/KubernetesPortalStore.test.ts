@@ -400,16 +400,18 @@ describe('KubernetesPortalStore on a fake Kubernetes API server', () => {
         const silver = await store.createKey(newKey(ALICE, 'silver'));
         const goldClaim = claimName({ requester: ALICE, product: 'toys', planTier: 'gold' });
         // Hold the edit's spec write back until the new request has run.
-        fake.delay({ verb: 'patch', resource: 'apikeys', name: silver.metadata.name }, 500, {
-          times: 1,
+        const specWrite = fake.hold({
+          verb: 'patch',
+          resource: 'apikeys',
+          name: silver.metadata.name,
         });
         const edit = outcome(store.updatePendingKey(ref(silver), { planTier: 'gold' }));
-        while (fake.getObject('v1', 'ConfigMap', 'toystore', goldClaim) === undefined) {
-          await new Promise(resolve => setTimeout(resolve, 5));
-        }
+        while (specWrite.hits === 0) await new Promise(resolve => setTimeout(resolve, 5));
+        expect(fake.getObject('v1', 'ConfigMap', 'toystore', goldClaim)).toBeDefined();
         // The claim names the silver key, still Pending with silver: stale-looking, so the
         // new request takes it over, fencing the silver key first.
         const gold = await store.createKey(newKey(ALICE, 'gold'));
+        specWrite.release();
         expect(await edit).toMatchObject({
           ok: false,
           error: {

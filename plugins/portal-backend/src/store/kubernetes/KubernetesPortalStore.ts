@@ -74,7 +74,7 @@ import {
   type NamespaceScope,
 } from './kubernetesClient';
 import type { KubernetesStoreConfig } from './kubernetesConfig';
-import { AlreadyExistsError } from './kubernetesErrors';
+import { AlreadyExistsError } from './AlreadyExistsError';
 import { namespaceSegments, pageSegments, type ListSegment } from './kubernetesPaging';
 import {
   DELETING_ANNOTATION,

@@ -12,11 +12,12 @@ import {
 const read = (kubernetes?: any) =>
   readKubernetesStoreConfig(new ConfigReader({ portal: { storage: 'kubernetes', kubernetes } }));
 
+// Building the client contacts no server: the address is one that cannot resolve (RFC 6761).
 const KUBECONFIG = `apiVersion: v1
 kind: Config
 clusters:
   - name: c1
-    cluster: { server: 'https://127.0.0.1:1' }
+    cluster: { server: 'https://kubernetes.invalid' }
 users:
   - name: u1
     user: { token: t }

@@ -29,9 +29,7 @@ import {
   isTimeoutOrNetworkError,
   kubernetesApiStatusOf,
 } from '@devportal/backend-kubernetes-client';
-
-/** A 409 with reason AlreadyExists: the name is taken (not a stale resourceVersion). */
-export class AlreadyExistsError extends ConflictError {}
+import { AlreadyExistsError } from './AlreadyExistsError';
 
 /** What the failed call was, for messages: e.g. `get apikeys toystore/k-1`. */
 export interface KubernetesCallDescription {

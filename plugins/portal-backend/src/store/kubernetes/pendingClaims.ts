@@ -22,7 +22,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ConflictError, isError } from '@backstage/errors';
 import { API_KEYS, ownerReferenceTo, phaseOf } from './customResources';
 import type { KubeObject, KubernetesApi } from './kubernetesClient';
-import { AlreadyExistsError } from './kubernetesErrors';
+import { AlreadyExistsError } from './AlreadyExistsError';
 import {
   CLAIM_LABEL,
   KEY_UID_LABEL,

@@ -23,7 +23,6 @@ import { randomUUID } from 'node:crypto';
 import {
   FieldError,
   GroupResource,
-  KubeStatusError,
   OPTIMISTIC_LOCK_MESSAGE,
   alreadyExists,
   badRequest,
@@ -33,9 +32,11 @@ import {
   notFound,
   unknownServerError,
 } from './statusErrors';
+import { KubeStatusError } from './KubeStatusError';
 import { deepEqual } from './patch';
 import { FieldSelector, LabelSelector } from './selectors';
-import { KubeObject, ResourceRegistry, ResourceType, apiVersionOf } from './resources';
+import { KubeObject, ResourceType, apiVersionOf } from './resources';
+import { ResourceRegistry } from './ResourceRegistry';
 import { validateObjectMeta } from './validation';
 
 /** A change as watches see it. */

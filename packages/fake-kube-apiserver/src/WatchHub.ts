@@ -14,8 +14,8 @@
  * - `timeoutSeconds` ends the stream cleanly, like the server's own timeout.
  */
 import type { ServerResponse } from 'node:http';
-import { KubeStatusError } from './statusErrors';
-import { ListFilter, ObjectStore, StoreEvent } from './objectStore';
+import { KubeStatusError } from './KubeStatusError';
+import { ListFilter, ObjectStore, StoreEvent } from './ObjectStore';
 import { KubeObject, ResourceType, apiVersionOf } from './resources';
 
 /** A watch request after parsing. */
