@@ -27,10 +27,15 @@ describe('bench/portal-profile.mjs --smoke (real backend, 200 records on SQLite)
       '2.00',
     );
 
+    // Which packages a 20-request profile samples depends on the machine's load (a busy
+    // machine sampled no portal-backend frame at all once), so only the table's shape is checked.
     const cpu = tableAfter(stdout, '### CPU profile by package');
-    expect(cpu.map(row => row[0])).toEqual(
-      expect.arrayContaining(['repo:plugins/portal-backend', '(garbage collector)', 'express']),
-    );
+    expect(cpu.length).toBeGreaterThan(3);
+    for (const [name, selfMs, share] of cpu) {
+      expect(name).not.toBe('');
+      expect(Number(selfMs)).toBeGreaterThanOrEqual(0);
+      expect(share).toMatch(/^\d+\.\d %$/);
+    }
     const allocations = tableAfter(stdout, '### Allocations by package');
     expect(allocations.length).toBeGreaterThan(3);
   }, 90_000);

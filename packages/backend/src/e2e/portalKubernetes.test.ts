@@ -137,8 +137,13 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
   }, 60_000);
 
   it('answers 503 for cluster failures and never blames the user for the cluster refusing the portal', async () => {
-    fake.failNext({ verb: 'list', resource: 'apiproducts' }, 500);
+    // Every fault below lasts until removed: a one-shot fault could be used up by the catalog
+    // module's background sync, which lists the same products.
+    const failing = fake.failNext({ verb: 'list', resource: 'apiproducts' }, 500, {
+      times: Infinity,
+    });
     const failed = await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice });
+    failing.remove();
     expect(failed.status).toBe(503);
     expect(failed.body.error.name).toBe('ServiceUnavailableError');
 
@@ -148,9 +153,10 @@ describe('portal API end to end on Kubernetes storage (real backend, fake Kubern
     expect(refused.status).toBe(503);
     expect(refused.body.error.message).toContain('administrator');
 
-    fake.hangNext({ verb: 'list', resource: 'apiproducts' });
+    const hanging = fake.hangNext({ verb: 'list', resource: 'apiproducts' }, { times: Infinity });
     // Never answered: only the portal's request timeout can end it (the message names it).
     const hung = await portalCall(backend, 'GET', '/apiproducts', { token: tokens.alice });
+    hanging.remove();
     expect(hung.status).toBe(503);
     expect(hung.body.error.message).toContain('within 2000 ms');
 
