@@ -1,12 +1,12 @@
 /*
- * Runs the modern (2026-07-28) example MCP server: `PORT` (default 3102), `HOST` (default
+ * Runs the modern (2026-07-28) example MCP server: `PORT` (default 3103), `HOST` (default
  * 127.0.0.1), `MCP_TOKEN` (optional).
  */
 import { startModernExampleMcpServer } from './modernServer';
 
 async function main() {
   const server = await startModernExampleMcpServer({
-    port: Number(process.env.PORT ?? 3102),
+    port: Number(process.env.PORT ?? 3103),
     host: process.env.HOST,
     bearerToken: process.env.MCP_TOKEN,
   });

@@ -38,7 +38,7 @@ export interface ModernExampleMcpServerOptions {
 
 /** A running modern example server. @public */
 export interface ModernExampleMcpServer {
-  /** The MCP endpoint, e.g. `http://127.0.0.1:3102/mcp`. */
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3103/mcp`. */
   url: string;
   port: number;
   /** Adds a dynamic tool and announces the change on every listen stream. */
