@@ -7,13 +7,8 @@
  * stateless 2025 fallback serves; the 2026-07-28 call path is the next step of #18.)
  */
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import {
-  BrokerClient,
-  connectBrokerClient,
-  ExampleFleet,
-  startExampleFleet,
-  waitFor,
-} from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
+import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
 
 interface BackendStatus {
   name: string;

@@ -1,16 +1,11 @@
 /*
- * Helpers for the broker's end-to-end tests: waiting, official SDK clients connected to the
- * broker in the real backend process, and a mixed fleet of backends (the MCP servers come from
- * @internal/example-mcp-server and @internal/test-mcp-backends).
+ * Helpers for the broker's end-to-end tests: waiting, and official SDK clients connected to the
+ * broker in the real backend process (the MCP servers come from @internal/example-mcp-server and
+ * @internal/test-mcp-backends; both example servers as one mixed-era fleet:
+ * `__testUtils__/exampleFleet.ts`).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  ExampleMcpServer,
-  ModernExampleMcpServer,
-  startExampleMcpServer,
-  startModernExampleMcpServer,
-} from '@internal/example-mcp-server';
 
 /** Waits until `check` returns a truthy value, polling every 50 ms. */
 export async function waitFor<T>(
@@ -55,38 +50,6 @@ export async function connectBrokerClient(baseUrl: string, token: string): Promi
     notifications,
     async close() {
       await client.close().catch(() => {});
-    },
-  };
-}
-
-/**
- * The repository's example servers of both protocol eras, in this process: `legacy`
- * (2025-11-25, SDK 1.x, sessions) and `modern` (2026-07-28, SDK v2, stateless). `servers` is the
- * `mcpBroker.servers` config for them, named `example` and `modern`.
- */
-export interface ExampleFleet {
-  legacy: ExampleMcpServer;
-  modern: ModernExampleMcpServer;
-  servers: Array<{ name: string; url: string }>;
-  close(): Promise<void>;
-}
-
-/** Starts both example servers on free ports. */
-export async function startExampleFleet(): Promise<ExampleFleet> {
-  const legacy = await startExampleMcpServer({ port: 0 });
-  const modern = await startModernExampleMcpServer({ port: 0 }).catch(async error => {
-    await legacy.close();
-    throw error;
-  });
-  return {
-    legacy,
-    modern,
-    servers: [
-      { name: 'example', url: legacy.url },
-      { name: 'modern', url: modern.url },
-    ],
-    async close() {
-      await Promise.all([legacy.close(), modern.close()]);
     },
   };
 }

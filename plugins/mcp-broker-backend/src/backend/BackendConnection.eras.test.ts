@@ -11,7 +11,10 @@ import {
   startExampleMcpServer,
   startModernExampleMcpServer,
 } from '@internal/example-mcp-server';
-import { ExampleServerProcess, startExampleServerProcess } from '../testing/exampleServerProcess';
+import {
+  ExampleServerProcess,
+  startExampleServerProcess,
+} from './__testUtils__/exampleServerProcess';
 import { waitFor } from '../testing/waitFor';
 import { BackendConnection, ListsUpdate } from './BackendConnection';
 import { BackendRpcError } from './backendErrors';
