@@ -15,7 +15,6 @@
  * One prompt (`greeting`) and one resource (`example://modern/readme`).
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
@@ -25,16 +24,10 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
+import { listenHttp, ServingOptions } from './serving';
 
 /** Options of {@link startModernExampleMcpServer}. @public */
-export interface ModernExampleMcpServerOptions {
-  /** Port to listen on; 0 picks a free one. */
-  port: number;
-  /** Interface to bind; default 127.0.0.1. */
-  host?: string;
-  /** When set, requests must carry `Authorization: Bearer <token>` (else 401). */
-  bearerToken?: string;
-}
+export type ModernExampleMcpServerOptions = ServingOptions;
 
 /** A running modern example server. @public */
 export interface ModernExampleMcpServer {
@@ -226,13 +219,9 @@ export async function startModernExampleMcpServer(
       res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = httpServer.address() as AddressInfo;
+  const { url, port, closeHttp } = await listenHttp(httpServer, options);
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}/mcp`,
+    url,
     port,
     addTool: name => {
       addTool(name);
@@ -240,8 +229,7 @@ export async function startModernExampleMcpServer(
     listenStreams: () => listenStreams,
     async close() {
       await handler.close();
-      httpServer.closeAllConnections();
-      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+      await closeHttp();
     },
   };
 }

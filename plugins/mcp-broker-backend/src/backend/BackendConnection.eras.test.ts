@@ -4,33 +4,21 @@
  * stateless, `createMcpHandler`), in process or as child processes on a handed-over port (a
  * backend that changes era across a restart at the same URL).
  */
-import { mockServices } from '@backstage/backend-test-utils';
 import {
   ExampleMcpServer,
   ModernExampleMcpServer,
   startExampleMcpServer,
   startModernExampleMcpServer,
 } from '@internal/example-mcp-server';
-import {
-  ExampleServerProcess,
-  startExampleServerProcess,
-} from './__testUtils__/exampleServerProcess';
+import type { ChildServer } from '@internal/test-mcp-backends';
+import { startExampleServerProcess } from './__testUtils__/exampleServerProcess';
 import { waitFor } from '../testing/waitFor';
-import { BackendConnection, ListsUpdate } from './BackendConnection';
+import type { BackendConnection, ListsUpdate } from './BackendConnection';
+import { startBackendConnection } from './__testUtils__/startBackendConnection';
 import { BackendRpcError } from './backendErrors';
 
-function connect(url: string, updates: ListsUpdate[] = [], headers: Record<string, string> = {}) {
-  const connection = new BackendConnection({
-    backend: { name: 'backend', url, toolPrefix: 'backend_', headers },
-    logger: mockServices.logger.mock(),
-    requestTimeoutMs: 5000,
-    pollIntervalMs: 60_000,
-    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
-    onListsUpdated: (_name, update) => updates.push(update),
-  });
-  connection.start();
-  return connection;
-}
+const connect = (url: string, updates: ListsUpdate[] = [], headers: Record<string, string> = {}) =>
+  startBackendConnection('backend', url, { updates, headers });
 
 const toolNames = (connection: BackendConnection) =>
   connection.cachedLists.tools.map(tool => tool.name);
@@ -38,7 +26,7 @@ const toolNames = (connection: BackendConnection) =>
 describe('BackendConnection: the era of each backend', () => {
   let legacy: ExampleMcpServer | undefined;
   let modern: ModernExampleMcpServer | undefined;
-  let processes: ExampleServerProcess[] = [];
+  let processes: ChildServer[] = [];
   let connection: BackendConnection | undefined;
 
   afterEach(async () => {
