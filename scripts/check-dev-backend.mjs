@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Checks a running development backend (`yarn start`) the way a newcomer would use it: signs in
 // as alice through the development oauth2-proxy sign-in, then connects the official MCP SDK
-// client to the broker and lists the example MCP server's tools. Waits (polling, up to
-// --timeout seconds, default 600: the README's run command installs first) until the backend
-// answers; exits 0 when alice signed in and the example tools are listed, 1 otherwise.
+// client to the broker and lists the tools of both example MCP servers (2025-11-25 and
+// 2026-07-28). Waits (polling, up to --timeout seconds, default 600: the README's run command
+// installs first) until the backend answers; exits 0 when alice signed in and both servers'
+// tools are listed, 1 otherwise.
 //   node scripts/check-dev-backend.mjs [--base-url http://127.0.0.1:7007] [--timeout 600]
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -59,8 +60,10 @@ try {
   process.stdout.write('check-dev-backend: alice signed in\n');
   const tools = await untilDeadline('listing the example tools through the broker', async () => {
     const names = await listBrokerTools(token);
-    if (!names.some(name => name.startsWith('example_'))) {
-      throw new Error(`no example_* tool among [${names.join(', ')}]`);
+    for (const prefix of ['example_', 'example-modern_']) {
+      if (!names.some(name => name.startsWith(prefix))) {
+        throw new Error(`no ${prefix}* tool among [${names.join(', ')}]`);
+      }
     }
     return names;
   });

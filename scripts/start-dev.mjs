@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// `yarn start`: the example MCP server and the backend side by side; Ctrl-C stops both.
+// `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103) and the
+// backend side by side; Ctrl-C stops them all.
 import { spawn } from 'node:child_process';
 
 const children = [
   ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
+  ['modern-example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start:modern']],
   ['backend', ['workspace', 'backend', 'start']],
 ].map(([name, args]) => {
   const child = spawn('yarn', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });

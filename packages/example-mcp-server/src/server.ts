@@ -12,22 +12,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { listenHttp, ServingOptions } from './serving';
 
 /** Options of {@link startExampleMcpServer}. @public */
-export interface ExampleMcpServerOptions {
-  /** Port to listen on; 0 picks a free one. */
-  port: number;
-  /** Interface to bind; default 127.0.0.1. */
-  host?: string;
-  /** When set, requests must carry `Authorization: Bearer <token>`. */
-  bearerToken?: string;
-}
+export type ExampleMcpServerOptions = ServingOptions;
 
 /** A running example server. @public */
 export interface ExampleMcpServer {
@@ -301,14 +294,9 @@ export async function startExampleMcpServer(
     await transport.handleRequest(req, res, req.body);
   });
 
-  const httpServer = http.createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const { port } = httpServer.address() as AddressInfo;
+  const { url, port, closeHttp } = await listenHttp(http.createServer(app), options);
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}/mcp`,
+    url,
     port,
     sessionCount: () => sessions.size,
     openEventStreams: () => eventStreams,
@@ -318,8 +306,7 @@ export async function startExampleMcpServer(
     async close() {
       for (const session of sessions.values()) await session.transport.close();
       sessions.clear();
-      httpServer.closeAllConnections();
-      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+      await closeHttp();
     },
   };
 }

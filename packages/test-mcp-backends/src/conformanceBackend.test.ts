@@ -42,12 +42,20 @@ describe('conformance backend (both eras on one endpoint)', () => {
     const { tools } = await client.listTools();
     const names = tools.map(tool => tool.name);
     expect(names).toContain('test_input_required_result_elicitation');
-    expect(names).not.toContain('test_elicitation'); // the legacy half's push-style tool
+    expect(names).not.toContain('test_tool_with_logging'); // the legacy half's own tool
     const result = await client.callTool({
       name: 'test_input_required_result_elicitation',
       arguments: {},
     });
     expect(result.content).toEqual([{ type: 'text', text: 'Hello, Alice!' }]);
+    // The 2025 half's elicitation tool exists here too, asking through input_required.
+    const legacyNamed = await client.callTool({
+      name: 'test_elicitation',
+      arguments: { message: 'Who?' },
+    });
+    expect(legacyNamed.content).toEqual([
+      { type: 'text', text: 'User response: action=accept, content={"name":"Alice"}' },
+    ]);
   });
 
   it('delivers a tools/list_changed to a listen stream after the acknowledgement', async () => {

@@ -43,6 +43,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   CONTENT_TOOLS,
+  INPUT_TOOLS,
   NO_ARGS,
   PROMPTS,
   RESOURCE_TEMPLATES,
@@ -117,138 +118,20 @@ const TOOLS: Tool[] = [
       return text(String(progressToken));
     },
   },
-  {
-    name: 'test_sampling',
-    description: 'Asks the client for an LLM completion',
-    inputSchema: {
-      type: 'object',
-      properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
-      required: ['prompt'],
+  // Asked with real server-to-client requests on the call's stream (the 2025 way).
+  ...INPUT_TOOLS.map(tool => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    run: async (args: Record<string, any>, extra: Extra) => {
+      const { method, params } = tool.ask(args);
+      const result =
+        method === 'sampling/createMessage'
+          ? await extra.sendRequest({ method, params: params as any }, CreateMessageResultSchema)
+          : await elicit(extra, params);
+      return text(tool.answer(result as Record<string, unknown>));
     },
-    run: async (args, extra) => {
-      const result = await extra.sendRequest(
-        {
-          method: 'sampling/createMessage',
-          params: {
-            messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt) } }],
-            maxTokens: 100,
-          },
-        },
-        CreateMessageResultSchema,
-      );
-      const content = result.content as { type: string; text?: string };
-      return text(`LLM response: ${content.type === 'text' ? content.text : 'No response'}`);
-    },
-  },
-  {
-    name: 'test_elicitation',
-    description: 'Asks the user for input',
-    inputSchema: {
-      type: 'object',
-      properties: { message: { type: 'string', description: 'The message to show the user' } },
-      required: ['message'],
-    },
-    run: async (args, extra) => {
-      const result = await elicit(extra, {
-        message: String(args.message),
-        requestedSchema: {
-          type: 'object',
-          properties: { response: { type: 'string', description: "User's response" } },
-          required: ['response'],
-        },
-      });
-      return text(
-        `User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
-      );
-    },
-  },
-  {
-    name: 'test_elicitation_sep1034_defaults',
-    description: 'Elicitation with defaults for every primitive type (SEP-1034)',
-    inputSchema: NO_ARGS,
-    run: async (_args, extra) => {
-      const result = await elicit(extra, {
-        message: 'Please review and update the form fields with defaults',
-        requestedSchema: {
-          type: 'object',
-          properties: {
-            name: { type: 'string', description: 'User name', default: 'John Doe' },
-            age: { type: 'integer', description: 'User age', default: 30 },
-            score: { type: 'number', description: 'User score', default: 95.5 },
-            status: {
-              type: 'string',
-              description: 'User status',
-              enum: ['active', 'inactive', 'pending'],
-              default: 'active',
-            },
-            verified: { type: 'boolean', description: 'Verification status', default: true },
-          },
-          required: [],
-        },
-      });
-      return text(
-        `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
-      );
-    },
-  },
-  {
-    name: 'test_elicitation_sep1330_enums',
-    description: 'Elicitation with the enum schema variants (SEP-1330)',
-    inputSchema: NO_ARGS,
-    run: async (_args, extra) => {
-      const choices = [
-        { const: 'value1', title: 'First Choice' },
-        { const: 'value2', title: 'Second Choice' },
-        { const: 'value3', title: 'Third Choice' },
-      ];
-      const result = await elicit(extra, {
-        message: 'Please select options from the enum fields',
-        requestedSchema: {
-          type: 'object',
-          properties: {
-            untitledSingle: {
-              type: 'string',
-              description: 'Select one option',
-              enum: ['option1', 'option2', 'option3'],
-            },
-            titledSingle: {
-              type: 'string',
-              description: 'Select one option with titles',
-              oneOf: [
-                { const: 'value1', title: 'First Option' },
-                { const: 'value2', title: 'Second Option' },
-                { const: 'value3', title: 'Third Option' },
-              ],
-            },
-            legacyEnum: {
-              type: 'string',
-              description: 'Select one option (legacy)',
-              enum: ['opt1', 'opt2', 'opt3'],
-              enumNames: ['Option One', 'Option Two', 'Option Three'],
-            },
-            untitledMulti: {
-              type: 'array',
-              description: 'Select multiple options',
-              minItems: 1,
-              maxItems: 3,
-              items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
-            },
-            titledMulti: {
-              type: 'array',
-              description: 'Select multiple options with titles',
-              minItems: 1,
-              maxItems: 3,
-              items: { anyOf: choices },
-            },
-          },
-          required: [],
-        },
-      });
-      return text(
-        `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
-      );
-    },
-  },
+  })),
   {
     name: 'json_schema_2020_12_tool',
     description: 'Tool with JSON Schema 2020-12 features (SEP-1613)',

@@ -1,6 +1,6 @@
 /*
  * What the conformance scenarios expect to read, the same in both eras: the content tools'
- * results, the resources and the prompts (names and texts fixed by
+ * results, the sampling and elicitation tools, the resources and the prompts (names and texts fixed by
  * `@modelcontextprotocol/conformance`). Plain JSON, no SDK types, so the 2025 half
  * (conformanceBackend.ts, SDK 1.x) and the 2026-07-28 half (modernConformanceServer.ts, SDK v2)
  * serve the very same data.
@@ -229,3 +229,157 @@ export function contentPrompt(
       return undefined;
   }
 }
+
+/** A server-to-client request a tool makes (the same in both eras; only the carrier differs). */
+export interface InputAsk {
+  method: 'elicitation/create' | 'sampling/createMessage';
+  params: Record<string, unknown>;
+}
+
+/**
+ * A tool that asks the client one thing and reports the answer: the 2025 half asks with a real
+ * server-to-client request, the 2026-07-28 half with an `input_required` result, so a dual-era
+ * client (or a broker) sees the same tools whichever era it lists with.
+ */
+export interface InputTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown> & { type: 'object' };
+  ask(args: Record<string, unknown>): InputAsk;
+  /** The result text for the client's answer (an ElicitResult or a CreateMessageResult). */
+  answer(result: Record<string, unknown>): string;
+}
+
+const elicitationOutcome = (result: Record<string, unknown>) =>
+  `action=${result.action}, content=${JSON.stringify(result.content ?? {})}`;
+
+const ENUM_CHOICES = [
+  { const: 'value1', title: 'First Choice' },
+  { const: 'value2', title: 'Second Choice' },
+  { const: 'value3', title: 'Third Choice' },
+];
+
+/** The tools of the sampling and elicitation scenarios (0.1.x names and texts). */
+export const INPUT_TOOLS: readonly InputTool[] = [
+  {
+    name: 'test_sampling',
+    description: 'Asks the client for an LLM completion',
+    inputSchema: {
+      type: 'object',
+      properties: { prompt: { type: 'string', description: 'The prompt to send to the LLM' } },
+      required: ['prompt'],
+    },
+    ask: args => ({
+      method: 'sampling/createMessage',
+      params: {
+        messages: [{ role: 'user', content: { type: 'text', text: String(args.prompt) } }],
+        maxTokens: 100,
+      },
+    }),
+    answer: result => {
+      const content = result.content as { type?: string; text?: string } | undefined;
+      return `LLM response: ${content?.type === 'text' ? content.text : 'No response'}`;
+    },
+  },
+  {
+    name: 'test_elicitation',
+    description: 'Asks the user for input',
+    inputSchema: {
+      type: 'object',
+      properties: { message: { type: 'string', description: 'The message to show the user' } },
+      required: ['message'],
+    },
+    ask: args => ({
+      method: 'elicitation/create',
+      params: {
+        message: String(args.message),
+        requestedSchema: {
+          type: 'object',
+          properties: { response: { type: 'string', description: "User's response" } },
+          required: ['response'],
+        },
+      },
+    }),
+    answer: result => `User response: ${elicitationOutcome(result)}`,
+  },
+  {
+    name: 'test_elicitation_sep1034_defaults',
+    description: 'Elicitation with defaults for every primitive type (SEP-1034)',
+    inputSchema: NO_ARGS,
+    ask: () => ({
+      method: 'elicitation/create',
+      params: {
+        message: 'Please review and update the form fields with defaults',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'User name', default: 'John Doe' },
+            age: { type: 'integer', description: 'User age', default: 30 },
+            score: { type: 'number', description: 'User score', default: 95.5 },
+            status: {
+              type: 'string',
+              description: 'User status',
+              enum: ['active', 'inactive', 'pending'],
+              default: 'active',
+            },
+            verified: { type: 'boolean', description: 'Verification status', default: true },
+          },
+          required: [],
+        },
+      },
+    }),
+    answer: result => `Elicitation completed: ${elicitationOutcome(result)}`,
+  },
+  {
+    name: 'test_elicitation_sep1330_enums',
+    description: 'Elicitation with the enum schema variants (SEP-1330)',
+    inputSchema: NO_ARGS,
+    ask: () => ({
+      method: 'elicitation/create',
+      params: {
+        message: 'Please select options from the enum fields',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            untitledSingle: {
+              type: 'string',
+              description: 'Select one option',
+              enum: ['option1', 'option2', 'option3'],
+            },
+            titledSingle: {
+              type: 'string',
+              description: 'Select one option with titles',
+              oneOf: [
+                { const: 'value1', title: 'First Option' },
+                { const: 'value2', title: 'Second Option' },
+                { const: 'value3', title: 'Third Option' },
+              ],
+            },
+            legacyEnum: {
+              type: 'string',
+              description: 'Select one option (legacy)',
+              enum: ['opt1', 'opt2', 'opt3'],
+              enumNames: ['Option One', 'Option Two', 'Option Three'],
+            },
+            untitledMulti: {
+              type: 'array',
+              description: 'Select multiple options',
+              minItems: 1,
+              maxItems: 3,
+              items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+            },
+            titledMulti: {
+              type: 'array',
+              description: 'Select multiple options with titles',
+              minItems: 1,
+              maxItems: 3,
+              items: { anyOf: ENUM_CHOICES },
+            },
+          },
+          required: [],
+        },
+      },
+    }),
+    answer: result => `Elicitation completed: ${elicitationOutcome(result)}`,
+  },
+];

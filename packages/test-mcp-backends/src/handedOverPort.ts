@@ -26,20 +26,24 @@ export interface HandedOverPort {
   close(): void;
 }
 
-/** Binds a port on `host` (default loopback) for one child process. */
-export async function reservePortForChild(host = '127.0.0.1'): Promise<HandedOverPort> {
+/**
+ * Binds a port on `host` (default loopback) for one child process: a free one, or `port` (to
+ * start a successor on the port of a child that has exited, e.g. a backend "restarted" as
+ * another server; fails with EADDRINUSE if something else took it meanwhile).
+ */
+export async function reservePortForChild(host = '127.0.0.1', port = 0): Promise<HandedOverPort> {
   // Until the handle is handed over, a connection could be accepted here: it is dropped (the
   // caller connects only after handOver resolved, so this is a safety net).
   const server = net.createServer(socket => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
-  const { port } = server.address() as net.AddressInfo;
+  const bound = (server.address() as net.AddressInfo).port;
   return {
-    port,
+    port: bound,
     nodeArgs: ['--require', require.resolve('./listenOnHandedOverPort.cjs')],
-    env: { HANDED_OVER_PORT: String(port) },
+    env: { HANDED_OVER_PORT: String(bound) },
     stdio: stdio => [...stdio, 'ipc'],
     handOver(child) {
       // Once sent, the child holds its own copy of the handle: this process lets go of its copy.

@@ -20,4 +20,6 @@ export type { ConformanceBackend } from './conformanceBackend';
 export { startUnreachableServer } from './unreachableServer';
 export type { UnreachableServer } from './unreachableServer';
 export { reservePortForChild } from './handedOverPort';
+export { startChildServer } from './childServer';
+export type { ChildServer, ChildServerOptions } from './childServer';
 export type { HandedOverPort } from './handedOverPort';

@@ -29,6 +29,7 @@ import {
 } from '@modelcontextprotocol/server';
 import {
   CONTENT_TOOLS,
+  INPUT_TOOLS,
   NO_ARGS,
   PROMPTS,
   RESOURCE_TEMPLATES,
@@ -38,6 +39,9 @@ import {
 } from './conformanceContent';
 
 type Args = Record<string, unknown>;
+
+/** The input request key of the INPUT_TOOLS (one question each). */
+const INPUT_KEY = 'answer';
 type ToolResult = CallToolResult | ReturnType<typeof inputRequired>;
 interface Tool {
   name: string;
@@ -104,6 +108,24 @@ function tools(
       description,
       inputSchema: NO_ARGS,
       run: async () => result as CallToolResult,
+    })),
+    // The 2025 half's sampling and elicitation tools, asking through input_required here.
+    ...INPUT_TOOLS.map(tool => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      run: async (args: Args, ctx: ServerContext): Promise<ToolResult> => {
+        const answer = ctx.mcpReq.inputResponses?.[INPUT_KEY];
+        if (answer === undefined) {
+          const { method, params } = tool.ask(args);
+          const request =
+            method === 'sampling/createMessage'
+              ? inputRequired.createMessage(params as never)
+              : inputRequired.elicit(params as never);
+          return inputRequired({ inputRequests: { [INPUT_KEY]: request } });
+        }
+        return text(tool.answer(answer as Record<string, unknown>));
+      },
     })),
     {
       name: 'test_tool_with_progress',

@@ -2,7 +2,8 @@
  * Helpers for the broker's end-to-end tests: waiting (for a condition, or for a marker
  * notification that shows nothing more is on its way), and official SDK clients connected to the
  * broker in the real backend process (the MCP servers come from @internal/example-mcp-server and
- * @internal/test-mcp-backends).
+ * @internal/test-mcp-backends; both example servers as one mixed-era fleet:
+ * `__testUtils__/exampleFleet.ts`).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -5,24 +5,14 @@
  * and a forgotten session is re-initialized.
  */
 import { getEventListeners } from 'node:events';
-import { mockServices } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import { ListsUpdate, BackendConnection } from './BackendConnection';
+import type { ListsUpdate, BackendConnection } from './BackendConnection';
+import { startBackendConnection } from './__testUtils__/startBackendConnection';
 import { waitFor } from '../testing/waitFor';
 
-function connect(name: string, url: string, updates: ListsUpdate[] = []) {
-  const connection = new BackendConnection({
-    backend: { name, url, toolPrefix: `${name}_`, headers: {} },
-    logger: mockServices.logger.mock(),
-    requestTimeoutMs: 5000,
-    pollIntervalMs: 60_000,
-    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
-    onListsUpdated: (_name, update) => updates.push(update),
-  });
-  connection.start();
-  return connection;
-}
+const connect = (name: string, url: string, updates: ListsUpdate[] = []) =>
+  startBackendConnection(name, url, { updates });
 
 describe('BackendConnection over the node:http backend transport', () => {
   let example: ExampleMcpServer | undefined;

@@ -2,12 +2,21 @@
  * BackendConnection: the broker's own session with one backend MCP server.
  *
  * Life cycle (one loop, owned by this object, ended by close()):
+ *   era detection (ModernBackendClient.probe: `server/discover` first; a backend that does not
+ *   speak 2026-07-28 gets the legacy handshake; 401/403 and 5xx say nothing about the era and
+ *   fail the attempt like any other failure; done again on every reconnect, so a backend that
+ *   changes era across a restart is followed). A legacy backend:
  *   initialize (broker's credentials, client capabilities elicitation + sampling)
  *   → notifications/initialized → list tools/resources/templates/prompts
  *   → GET event stream when the backend advertises listChanged
  *       (405 → re-list every pollInterval instead; no listChanged → just stay connected)
  *   → on any drop: back off (exponential, jittered, forever; reset after a healthy connection)
  *     and reconnect; a lost session (404) is re-initialized at once.
+ * A modern (2026-07-28) backend has no session: lists and requests are stateless (per-request
+ * `_meta`), and events come over a `subscriptions/listen` stream (acknowledged first; a backend
+ * without listen is polled), with the same validation, coalescing and reconnection. The `ttlMs`
+ * of its list results is kept per list. The tasks extension is removed from the capabilities of
+ * either era (the broker does not relay it).
  * Every reconnect re-lists, and the listener hears which lists changed. Events are validated
  * (eventValidation.ts) and bursts are coalesced: while a refresh runs, further events only mark
  * their kind dirty, and one more refresh follows.
@@ -30,11 +39,15 @@ import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } fro
 import { validateListChangedEvent } from './eventValidation';
 import { advertisedListKinds, ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
+import type { ProtocolEra } from '../protocol/modernEra';
+import { withoutTasks } from '../protocol/modernResults';
 import {
   BROKER_IMPLEMENTATION,
   isSupportedProtocolVersion,
   LATEST_PROTOCOL_VERSION,
+  MODERN_PROTOCOL_VERSION,
 } from '../protocol/versions';
+import { ModernBackendClient } from './ModernBackendClient';
 import type { BackendTransport } from './backendTransport';
 import { requestSignal } from './requestSignal';
 import { readSseStream } from './sseReader';
@@ -79,8 +92,15 @@ export interface BackendConnectionStatus {
   consecutiveFailures: number;
   droppedEvents: number;
   protocolVersion?: string;
+  /** The protocol era the backend speaks, once detected (kept across failed attempts). */
+  era?: ProtocolEra;
+  /** When the era was last detected (every successful connection detects it again). */
+  eraDetectedAt?: string;
   counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
 }
+
+/** The `ttlMs` a modern backend gave with each list (absent for legacy backends). */
+export type BackendListTtls = Partial<Record<keyof BackendLists, number>>;
 
 /** Options of an BackendConnection. */
 export interface BackendConnectionOptions {
@@ -98,8 +118,21 @@ export interface BackendConnectionOptions {
 }
 
 interface ActiveSession extends BackendSession {
+  /** `modern`: no session at the backend (stateless requests); `legacy`: an initialized one. */
+  readonly era: ProtocolEra;
   readonly protocolVersion: string;
   readonly capabilities: Record<string, unknown>;
+}
+
+/** Options of one request over the broker's own connection. */
+export interface BackendConnectionRequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /**
+   * The client capabilities a modern backend is told (the end client's); `{}` when absent.
+   * Legacy backends get the broker's session capabilities instead.
+   */
+  clientCapabilities?: Record<string, unknown>;
 }
 
 const EMPTY_LISTS: BackendLists = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
@@ -138,6 +171,9 @@ function describe(error: unknown): string {
 /** The broker's own connection to one backend. */
 export class BackendConnection implements BackendRequester {
   private readonly http: StreamableHttpClient;
+  private readonly modern: ModernBackendClient;
+  private detectedEra?: { era: ProtocolEra; at: number };
+  private ttls: BackendListTtls = {};
   private readonly backoff: ExponentialBackoff;
   private readonly lifetime = new AbortController();
   private cycle?: AbortController;
@@ -162,6 +198,7 @@ export class BackendConnection implements BackendRequester {
       options.requestTimeoutMs,
       options.transport,
     );
+    this.modern = new ModernBackendClient(options.backend, this.http, options.requestTimeoutMs);
     this.backoff = new ExponentialBackoff(
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
@@ -173,7 +210,10 @@ export class BackendConnection implements BackendRequester {
     return this.options.backend;
   }
 
-  /** The backend's capabilities from its last `initialize`, or undefined before the first. */
+  /**
+   * The backend's capabilities from its last `initialize` or `server/discover` (without the
+   * tasks extension), or undefined before the first.
+   */
   get capabilities(): Record<string, unknown> | undefined {
     return this.session?.capabilities;
   }
@@ -181,6 +221,19 @@ export class BackendConnection implements BackendRequester {
   /** The last known lists (kept across disconnects). */
   get cachedLists(): BackendLists {
     return this.lists;
+  }
+
+  /** The era the backend was last detected to speak; undefined before the first detection. */
+  get era(): ProtocolEra | undefined {
+    return this.detectedEra?.era;
+  }
+
+  /**
+   * The `ttlMs` of each of the backend's last lists (modern backends only): what the modern
+   * client path aggregates (the smallest non-zero value among the backends).
+   */
+  get listTtls(): Readonly<BackendListTtls> {
+    return this.ttls;
   }
 
   /** Starts the connection loop (once). */
@@ -202,7 +255,7 @@ export class BackendConnection implements BackendRequester {
   async request(
     method: string,
     params: Record<string, unknown> | undefined,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+    options: BackendConnectionRequestOptions = {},
   ): Promise<Record<string, unknown>> {
     const session = this.session;
     if (!session || this.state === 'closed') {
@@ -211,6 +264,7 @@ export class BackendConnection implements BackendRequester {
     return this.requestOn(session, method, params, {
       signals: [options.signal, this.lifetime.signal],
       timeoutMs: options.timeoutMs,
+      clientCapabilities: options.clientCapabilities ?? {},
     });
   }
 
@@ -235,6 +289,9 @@ export class BackendConnection implements BackendRequester {
       consecutiveFailures: this.backoff.failures,
       droppedEvents: this.droppedEvents,
       protocolVersion: this.session?.protocolVersion,
+      era: this.detectedEra?.era,
+      eraDetectedAt:
+        this.detectedEra === undefined ? undefined : new Date(this.detectedEra.at).toISOString(),
       counts: {
         tools: this.lists.tools.length,
         resources: this.lists.resources.length,
@@ -254,10 +311,19 @@ export class BackendConnection implements BackendRequester {
     session: ActiveSession,
     method: string,
     params: Record<string, unknown> | undefined,
-    options: { signals: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number },
+    options: {
+      signals: ReadonlyArray<AbortSignal | undefined>;
+      timeoutMs?: number;
+      clientCapabilities: Record<string, unknown>;
+    },
   ): Promise<Record<string, unknown>> {
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: this.nextRequestId++, method };
     if (params !== undefined) message.params = params;
+    if (session.era === 'modern') {
+      const response = await this.modern.request(message, options.clientCapabilities, options);
+      if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
+      return response.result;
+    }
     try {
       const { response } = await this.http.request(message, session, {
         ...options,
@@ -333,8 +399,9 @@ export class BackendConnection implements BackendRequester {
 
   private async connectAndWatch(signal: AbortSignal): Promise<void> {
     this.setState('connecting');
-    if (!this.session) this.session = await this.initialize(signal);
-    const session = this.session;
+    const session = await this.detect(signal);
+    this.session = session;
+    this.detectedEra = { era: session.era, at: Date.now() };
     await this.relist(session, signal, new Set());
     this.lastConnectedAt = Date.now();
     this.lastError = undefined;
@@ -343,18 +410,19 @@ export class BackendConnection implements BackendRequester {
     this.setState('connected');
 
     const advertised = advertisedListKinds(session.capabilities);
+    if (session.era === 'modern') advertised.delete('roots'); // gone from 2026-07-28
     if (advertised.size === 0) {
       this.eventStream = 'none';
       await waitForAbort(signal);
       return;
     }
+    if (session.era === 'modern') {
+      await this.listenModern(session, advertised, signal);
+      return;
+    }
     const stream = await this.http.openEventStream(session, signal);
     if (stream === 'not-supported') {
-      this.eventStream = 'polling';
-      while (!signal.aborted) {
-        await sleep(this.options.pollIntervalMs, signal);
-        if (!signal.aborted) await this.relist(session, signal, new Set());
-      }
+      await this.poll(session, signal);
       return;
     }
     this.eventStream = 'open';
@@ -369,6 +437,73 @@ export class BackendConnection implements BackendRequester {
     }
     if (!signal.aborted)
       throw new BackendUnavailableError(this.backend.name, 'event stream closed');
+  }
+
+  /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
+  private async poll(session: ActiveSession, signal: AbortSignal): Promise<void> {
+    this.eventStream = 'polling';
+    while (!signal.aborted) {
+      await sleep(this.options.pollIntervalMs, signal);
+      if (!signal.aborted) await this.relist(session, signal, new Set());
+    }
+  }
+
+  /**
+   * Finds out which era the backend speaks: `server/discover` first, the legacy handshake as
+   * the fallback (a live legacy session of an earlier attempt is kept when the backend is still
+   * legacy; a re-initialization follows anyway if the backend forgot it).
+   */
+  private async detect(signal: AbortSignal): Promise<ActiveSession> {
+    const probe = await this.modern.probe(this.nextRequestId++, signal);
+    const previous = this.session;
+    if (probe.era === 'modern') {
+      if (previous?.era === 'legacy') {
+        this.session = undefined;
+        await this.http.deleteSession(previous);
+      }
+      return {
+        era: 'modern',
+        protocolVersion: MODERN_PROTOCOL_VERSION,
+        capabilities: withoutTasks(probe.discovery.capabilities),
+      };
+    }
+    if (previous?.era === 'legacy') return previous;
+    return this.initialize(signal);
+  }
+
+  /**
+   * A modern backend's change events: a `subscriptions/listen` stream for the kinds it
+   * advertised; the acknowledged kinds are what its events are validated against.
+   */
+  private async listenModern(
+    session: ActiveSession,
+    advertised: ReadonlySet<ListKind>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let honoured: ReadonlySet<ListKind> = new Set();
+    const end = await this.modern.listen(this.nextRequestId++, advertised, signal, {
+      onAcknowledged: kinds => {
+        honoured = kinds;
+        this.eventStream = 'open';
+      },
+      onEvent: event => this.onStreamEvent(event, session, honoured),
+      onForeignEvent: reason => this.dropEvent(reason),
+    });
+    if (end === 'not-supported') {
+      await this.poll(session, signal);
+      return;
+    }
+    if (!signal.aborted) {
+      throw new BackendUnavailableError(
+        this.backend.name,
+        end === 'completed' ? 'ended its subscriptions/listen stream' : 'event stream closed',
+      );
+    }
+  }
+
+  private dropEvent(reason: string) {
+    this.droppedEvents++;
+    this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${reason})`);
   }
 
   private async initialize(signal: AbortSignal): Promise<ActiveSession> {
@@ -397,9 +532,9 @@ export class BackendConnection implements BackendRequester {
       );
     }
     const capabilities = isPlainObject(response.result.capabilities)
-      ? response.result.capabilities
+      ? withoutTasks(response.result.capabilities)
       : {};
-    const session: ActiveSession = { id: sessionId, protocolVersion, capabilities };
+    const session: ActiveSession = { era: 'legacy', id: sessionId, protocolVersion, capabilities };
     await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, {
       signals: [signal],
     });
@@ -417,16 +552,13 @@ export class BackendConnection implements BackendRequester {
     } catch {
       parsed = undefined;
     }
-    if (parsed?.kind === 'request') {
+    if (parsed?.kind === 'request' && session.era === 'legacy') {
       this.answerServerRequest(parsed.message, session);
       if (parsed.message.method === 'ping') return;
     }
     const validation = validateListChangedEvent(event, advertised);
     if (!validation.ok) {
-      this.droppedEvents++;
-      this.options.logger.warn(
-        `MCP backend ${this.backend.name}: dropped an event (${validation.reason})`,
-      );
+      this.dropEvent(validation.reason);
       return;
     }
     this.lastEventAt = Date.now();
@@ -454,8 +586,9 @@ export class BackendConnection implements BackendRequester {
   private async listAll(
     session: ActiveSession,
     method: string,
-    key: string,
+    key: keyof BackendLists,
     signal: AbortSignal,
+    ttls: BackendListTtls,
   ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     let cursor: unknown;
@@ -464,10 +597,13 @@ export class BackendConnection implements BackendRequester {
         session,
         method,
         cursor === undefined ? undefined : { cursor },
-        {
-          signals: [signal],
-        },
+        // Declared so that backends which tailor their lists to the client list everything.
+        { signals: [signal], clientCapabilities: { ...BROKER_CLIENT_CAPABILITIES } },
       );
+      if (typeof result.ttlMs === 'number') {
+        // Pages of one list may differ; the list is as fresh as its shortest-lived page.
+        ttls[key] = Math.min(ttls[key] ?? result.ttlMs, result.ttlMs);
+      }
       const pageItems = result[key];
       if (Array.isArray(pageItems)) items.push(...pageItems.filter(isPlainObject));
       cursor = result.nextCursor;
@@ -482,13 +618,20 @@ export class BackendConnection implements BackendRequester {
     eventKinds: ReadonlySet<ListKind>,
   ): Promise<void> {
     const caps = session.capabilities;
+    const ttls: BackendListTtls = {};
     const [tools, resources, resourceTemplates, prompts] = await Promise.all([
-      caps.tools !== undefined ? this.listAll(session, 'tools/list', 'tools', signal) : [],
+      caps.tools !== undefined ? this.listAll(session, 'tools/list', 'tools', signal, ttls) : [],
       caps.resources !== undefined
-        ? this.listAll(session, 'resources/list', 'resources', signal)
+        ? this.listAll(session, 'resources/list', 'resources', signal, ttls)
         : [],
       caps.resources !== undefined
-        ? this.listAll(session, 'resources/templates/list', 'resourceTemplates', signal).catch(
+        ? this.listAll(
+            session,
+            'resources/templates/list',
+            'resourceTemplates',
+            signal,
+            ttls,
+          ).catch(
             // Templates are optional even for servers with resources.
             (error: unknown) => {
               if (error instanceof BackendRpcError) return [];
@@ -496,8 +639,11 @@ export class BackendConnection implements BackendRequester {
             },
           )
         : [],
-      caps.prompts !== undefined ? this.listAll(session, 'prompts/list', 'prompts', signal) : [],
+      caps.prompts !== undefined
+        ? this.listAll(session, 'prompts/list', 'prompts', signal, ttls)
+        : [],
     ]);
+    this.ttls = ttls;
     const next: BackendLists = { tools, resources, resourceTemplates, prompts };
     const changedKinds = new Set<ListKind>();
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -292,7 +292,11 @@ function protocolHeaders(
   target: BackendTarget,
   extra: Record<string, string>,
 ): Record<string, string> {
-  const headers: Record<string, string> = { ...target.endpoint.headers, ...extra };
+  const headers: Record<string, string> = {
+    ...target.endpoint.headers,
+    ...target.headers,
+    ...extra,
+  };
   if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;
   if (target.protocolVersion !== undefined)
     headers['mcp-protocol-version'] = target.protocolVersion;

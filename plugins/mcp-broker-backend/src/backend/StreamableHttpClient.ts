@@ -11,6 +11,7 @@
 import type { BrokerBackend } from '../types';
 import {
   classifyJsonRpc,
+  JsonRpcErrorObject,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
@@ -20,15 +21,19 @@ import type { BackendResponse, BackendTarget, BackendTransport } from './backend
 import { HttpBackendTransport, readBackendMessages } from './HttpBackendTransport';
 import {
   BackendMessageTooLargeError,
+  BackendRpcError,
   BackendSessionLostError,
   BackendUnavailableError,
 } from './backendErrors';
 import { RequestSignal, requestSignal } from './requestSignal';
+import { isModernProtocolVersion } from '../protocol/versions';
 
 /** The broker's session with a backend, as far as HTTP is concerned. */
 export interface BackendSession {
   readonly id?: string;
   readonly protocolVersion?: string;
+  /** Further headers of this request (a stateless 2026-07-28 request's `Mcp-Method` …). */
+  readonly headers?: Record<string, string>;
 }
 
 /** Options of a single backend request. */
@@ -75,6 +80,7 @@ export class StreamableHttpClient {
       endpoint: this.backend,
       sessionId: session.id,
       protocolVersion: session.protocolVersion,
+      headers: session.headers,
     };
   }
 
@@ -103,6 +109,16 @@ export class StreamableHttpClient {
       if (response.status === 404 || (response.status === 400 && /session/i.test(text))) {
         throw new BackendSessionLostError(this.backend.name, response.status);
       }
+    }
+    if (
+      (response.status === 400 || response.status === 404) &&
+      session.protocolVersion !== undefined &&
+      isModernProtocolVersion(session.protocolVersion)
+    ) {
+      // 2026-07-28 answers some JSON-RPC errors with 400 / 404 (-32601 for an unknown method,
+      // -32602, -32020…-32022): they are the backend's answer, not a transport failure.
+      const error = jsonRpcErrorOf(text);
+      if (error) throw new BackendRpcError(this.backend.name, error);
     }
     if (response.status === 401 || response.status === 403) {
       throw new BackendUnavailableError(
@@ -286,6 +302,30 @@ export class StreamableHttpClient {
     return response;
   }
 
+  /**
+   * POSTs a request whose answer may be a long-lived event stream (2026-07-28
+   * `subscriptions/listen`). Resolves with the 2xx response, body unread (the caller checks
+   * that it is an event stream); the request timeout limits only the wait for the headers, and
+   * the stream lives until `signal` aborts, the backend ends it, or the caller closes it.
+   */
+  async openPostStream(
+    message: JsonRpcRequest,
+    session: BackendSession,
+    signal: AbortSignal,
+  ): Promise<BackendResponse> {
+    const scope = requestSignal([signal], this.defaultTimeoutMs);
+    let response: BackendResponse;
+    try {
+      response = await this.post(message, session, scope);
+    } catch (error) {
+      scope.release();
+      throw error;
+    }
+    scope.stopTimer();
+    response.onClose(() => scope.release());
+    return response;
+  }
+
   /** Ends the session on the backend (best effort, short timeout). */
   async deleteSession(session: BackendSession): Promise<void> {
     if (session.id === undefined) return;
@@ -298,6 +338,17 @@ export class StreamableHttpClient {
       scope.release();
     }
   }
+}
+
+/** The `error` member of a JSON-RPC error response in `text`, if it is one. */
+function jsonRpcErrorOf(text: string): JsonRpcErrorObject | undefined {
+  try {
+    const parsed = classifyJsonRpc(JSON.parse(text));
+    if (parsed?.kind === 'response' && 'error' in parsed.message) return parsed.message.error;
+  } catch {
+    // not JSON
+  }
+  return undefined;
 }
 
 /**

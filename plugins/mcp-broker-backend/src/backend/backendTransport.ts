@@ -35,6 +35,8 @@ export interface BackendTarget {
   sessionId?: string;
   /** Sent as `Mcp-Protocol-Version` when defined. */
   protocolVersion?: string;
+  /** Further per-request headers (2026-07-28: `Mcp-Method`, `Mcp-Name`); lower-case names. */
+  headers?: Record<string, string>;
 }
 
 /** One message read from a backend response stream (or a line that was not one). */

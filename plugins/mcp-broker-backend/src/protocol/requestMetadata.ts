@@ -83,6 +83,18 @@ export function decodeMcpHeaderValue(value: string): string | undefined {
   return Buffer.from(decoded, 'utf8').equals(bytes) ? decoded : undefined;
 }
 
+/**
+ * A header value as a sender writes it: unchanged when it is plain visible ASCII (spaces inside
+ * allowed) and does not look like the sentinel, else `=?base64?<base64 of UTF-8>?=`.
+ */
+export function encodeMcpHeaderValue(value: string): string {
+  const plain =
+    /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith(SENTINEL_PREFIX);
+  return plain
+    ? value
+    : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
+}
+
 function headerMismatch(message: string, header: string, body: string): ModernRequestError {
   return {
     httpStatus: 400,

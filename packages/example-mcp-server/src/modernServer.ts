@@ -1,0 +1,235 @@
+/*
+ * The modern (MCP 2026-07-28, stateless) example server, beside the legacy one in server.ts, so
+ * that `yarn start` and the tests have a mixed fleet. Built on the official SDK v2
+ * (`@modelcontextprotocol/server` 2.4.0) with its default entry point, `createMcpHandler`: a
+ * fresh server per request, no sessions; 2025 clients are served statelessly by the SDK's
+ * built-in fallback (no GET stream, so they see no change events), 2026-07-28 clients get
+ * change events over `subscriptions/listen`.
+ *
+ * Tools (annotations honest: permission policies select tools by them):
+ * - `echo`: returns its message (read-only);
+ * - `count`: counts to `steps`, reporting progress when the request has a progress token
+ *   (read-only);
+ * - `add_tool`: adds a dynamic echo-like tool and announces `tools/list_changed` on every listen
+ *   stream (not read-only). Tests can do the same with `addTool(name)`.
+ * One prompt (`greeting`) and one resource (`example://modern/readme`).
+ */
+import http from 'node:http';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  Server,
+  type CallToolResult,
+  type McpHttpHandler,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import { listenHttp, ServingOptions } from './serving';
+
+/** Options of {@link startModernExampleMcpServer}. @public */
+export type ModernExampleMcpServerOptions = ServingOptions;
+
+/** A running modern example server. @public */
+export interface ModernExampleMcpServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3103/mcp`. */
+  url: string;
+  port: number;
+  /** Adds a dynamic tool and announces the change on every listen stream. */
+  addTool(name: string): void;
+  /** Number of open `subscriptions/listen` streams. */
+  listenStreams(): number;
+  close(): Promise<void>;
+}
+
+const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+const FIXED_TOOLS = ['echo', 'count', 'add_tool'];
+
+const text = (t: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text: t }],
+  ...(isError ? { isError: true } : {}),
+});
+
+/** Starts the modern example MCP server. @public */
+export async function startModernExampleMcpServer(
+  options: ModernExampleMcpServerOptions,
+): Promise<ModernExampleMcpServer> {
+  const dynamicTools = new Set<string>();
+  const served: { handler?: McpHttpHandler } = {};
+
+  function addTool(name: string): boolean {
+    if (dynamicTools.has(name) || FIXED_TOOLS.includes(name)) return false;
+    dynamicTools.add(name);
+    served.handler?.notify.toolsChanged();
+    return true;
+  }
+
+  const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+  const toolList = (): Tool[] => [
+    {
+      name: 'echo',
+      description: 'Returns the message it is given',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { message: { type: 'string' } },
+        required: ['message'],
+      },
+      annotations: readOnly,
+    },
+    {
+      name: 'count',
+      description: 'Counts to `steps`, reporting progress after each step',
+      inputSchema: {
+        type: 'object' as const,
+        properties: {
+          steps: { type: 'integer', minimum: 1, maximum: 1000, default: 5 },
+          delayMs: { type: 'integer', minimum: 0, maximum: 60000, default: 100 },
+        },
+      },
+      annotations: readOnly,
+    },
+    {
+      name: 'add_tool',
+      description: 'Adds a tool with the given name (announces tools/list_changed)',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { name: { type: 'string', pattern: DYNAMIC_TOOL_NAME.source } },
+        required: ['name'],
+      },
+      // Changes every client's tool list, adds without removing; a second call fails.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    ...[...dynamicTools].map(name => ({
+      name,
+      description: `A tool added at runtime by add_tool (${name})`,
+      inputSchema: { type: 'object' as const, properties: { text: { type: 'string' } } },
+    })),
+  ];
+
+  async function count(args: Record<string, unknown>, ctx: ServerContext) {
+    const steps = typeof args.steps === 'number' ? args.steps : 5;
+    const delayMs = typeof args.delayMs === 'number' ? args.delayMs : 100;
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    for (let i = 1; i <= steps; i++) {
+      await new Promise(resolve => setTimeout(resolve, delayMs));
+      if (progressToken !== undefined) {
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken, progress: i, total: steps, message: `step ${i} of ${steps}` },
+        });
+      }
+    }
+    return text(`counted to ${steps}`);
+  }
+
+  const factory = () => {
+    const server = new Server(
+      { name: 'modern-example-mcp-server', version: '0.1.0' },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { listChanged: true },
+        },
+      },
+    );
+    server.setRequestHandler('tools/list', async () => ({ tools: toolList() }));
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const name = request.params.name;
+      if (name === 'echo') return text(String(args.message ?? ''));
+      if (name === 'count') return count(args, ctx);
+      if (name === 'add_tool') {
+        const added = typeof args.name === 'string' && DYNAMIC_TOOL_NAME.test(args.name);
+        if (!added || !addTool(args.name as string)) {
+          return text(`cannot add tool ${String(args.name)}`, true);
+        }
+        return text(`added ${args.name}`);
+      }
+      if (dynamicTools.has(name)) return text(`${name}: ${String(args.text ?? '')}`);
+      return text(`Unknown tool ${name}`, true);
+    });
+    server.setRequestHandler('prompts/list', async () => ({
+      prompts: [
+        {
+          name: 'greeting',
+          description: 'A greeting for someone',
+          arguments: [{ name: 'name', required: true }],
+        },
+      ],
+    }));
+    server.setRequestHandler('prompts/get', async request => {
+      if (request.params.name !== 'greeting') {
+        throw new Error(`Unknown prompt ${request.params.name}`);
+      }
+      return {
+        messages: [
+          {
+            role: 'user' as const,
+            content: { type: 'text' as const, text: `Hello, ${request.params.arguments?.name}!` },
+          },
+        ],
+      };
+    });
+    server.setRequestHandler('resources/list', async () => ({
+      resources: [
+        {
+          uri: 'example://modern/readme',
+          name: 'modern-readme',
+          description: 'What this server is',
+          mimeType: 'text/plain',
+        },
+      ],
+    }));
+    server.setRequestHandler('resources/read', async request => ({
+      contents: [
+        {
+          uri: request.params.uri,
+          mimeType: 'text/plain',
+          text: 'The modern (2026-07-28) example MCP server of this repository.',
+        },
+      ],
+    }));
+    return server;
+  };
+  const handler = createMcpHandler(factory);
+  served.handler = handler;
+  const serve = toNodeHandler(handler);
+
+  let listenStreams = 0;
+  const httpServer = http.createServer((req, res) => {
+    if (
+      options.bearerToken !== undefined &&
+      req.headers.authorization !== `Bearer ${options.bearerToken}`
+    ) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'unauthorized' }));
+      return;
+    }
+    if (req.headers['mcp-method'] === 'subscriptions/listen') {
+      listenStreams++;
+      res.once('close', () => listenStreams--);
+    }
+    serve(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  const { url, port, closeHttp } = await listenHttp(httpServer, options);
+  return {
+    url,
+    port,
+    addTool: name => {
+      addTool(name);
+    },
+    listenStreams: () => listenStreams,
+    async close() {
+      await handler.close();
+      await closeHttp();
+    },
+  };
+}

@@ -1,0 +1,209 @@
+/*
+ * The 2026-07-28 wire of the broker's own connection against a scripted modern backend (a test
+ * double: the SDK v2 server cannot be made to skip the acknowledgement or mistag an event; the
+ * well-behaved path against the real SDK server is BackendConnection.eras.test.ts): headers and
+ * `_meta` of every request, the acknowledgement check, events of another subscription or of an
+ * unacknowledged kind dropped, and a stream the backend closes with its final result reopened.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mockServices } from '@backstage/backend-test-utils';
+import { waitFor } from '../testing/waitFor';
+import { BackendConnection } from './BackendConnection';
+
+interface Recorded {
+  method: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, any>;
+}
+
+/** A scripted modern backend: discover, tools/list, and listen streams driven by the test. */
+async function startScriptedModernBackend(options: { acknowledge: boolean }) {
+  const requests: Recorded[] = [];
+  const listens: Array<{ id: unknown; res: http.ServerResponse }> = [];
+  let tools = ['first'];
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', chunk => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      const body = JSON.parse(raw);
+      requests.push({ method: body.method, headers: req.headers, body });
+      const answer = (result: Record<string, unknown>) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+      };
+      if (body.method === 'server/discover') {
+        answer({
+          supportedVersions: ['2026-07-28'],
+          capabilities: {
+            tools: { listChanged: true },
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+          },
+          ttlMs: 0,
+          cacheScope: 'public',
+          resultType: 'complete',
+        });
+      } else if (body.method === 'tools/list') {
+        answer({
+          tools: tools.map(name => ({ name, inputSchema: { type: 'object' } })),
+          ttlMs: 30_000,
+          cacheScope: 'public',
+          resultType: 'complete',
+        });
+      } else if (body.method === 'subscriptions/listen') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        listens.push({ id: body.id, res });
+        if (options.acknowledge) {
+          send(res, {
+            jsonrpc: '2.0',
+            method: 'notifications/subscriptions/acknowledged',
+            params: {
+              _meta: { 'io.modelcontextprotocol/subscriptionId': body.id },
+              notifications: { toolsListChanged: true },
+            },
+          });
+        } else {
+          send(res, listChanged('tools', body.id));
+        }
+      } else {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            error: { code: -32601, message: 'Method not found' },
+          }),
+        );
+      }
+    });
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    requests,
+    listens,
+    setTools(names: string[]) {
+      tools = names;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise(resolve => server.close(resolve));
+    },
+  };
+}
+
+function send(res: http.ServerResponse, message: unknown) {
+  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}
+
+function listChanged(kind: string, subscriptionId: unknown) {
+  return {
+    jsonrpc: '2.0',
+    method: `notifications/${kind}/list_changed`,
+    params: { _meta: { 'io.modelcontextprotocol/subscriptionId': subscriptionId } },
+  };
+}
+
+function connect(url: string) {
+  const connection = new BackendConnection({
+    backend: {
+      name: 'scripted-modern',
+      url,
+      toolPrefix: 'm_',
+      headers: { Authorization: 'Bearer broker-own' },
+    },
+    logger: mockServices.logger.mock(),
+    requestTimeoutMs: 1000,
+    pollIntervalMs: 60_000,
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    onListsUpdated: () => {},
+  });
+  connection.start();
+  return connection;
+}
+
+describe('ModernBackendClient through BackendConnection (scripted 2026-07-28 backend)', () => {
+  let backend: Awaited<ReturnType<typeof startScriptedModernBackend>> | undefined;
+  let connection: BackendConnection | undefined;
+
+  afterEach(async () => {
+    await connection?.close();
+    await backend?.close();
+    connection = backend = undefined;
+  });
+
+  it('sends the per-request _meta, the mirroring headers and the broker’s credentials', async () => {
+    backend = await startScriptedModernBackend({ acknowledge: true });
+    connection = connect(backend.url);
+    await waitFor(() => connection!.status().eventStream === 'open', 'the listen stream');
+
+    const list = backend.requests.find(r => r.method === 'tools/list')!;
+    expect(list.headers).toMatchObject({
+      authorization: 'Bearer broker-own',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/list',
+    });
+    expect(list.headers['mcp-session-id']).toBeUndefined();
+    expect(list.body.params._meta).toEqual({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, sampling: {} },
+      'io.modelcontextprotocol/clientInfo': { name: 'backstage-mcp-broker', version: '0.1.0' },
+    });
+    expect(backend.requests[0].method).toBe('server/discover');
+    expect(connection.listTtls).toEqual({ tools: 30_000 });
+    // The tasks extension is not relayed.
+    expect(connection.capabilities).toEqual({ tools: { listChanged: true } });
+
+    await connection.request('tools/call', { name: 'first', arguments: {} }).catch(() => {});
+    const call = backend.requests.find(r => r.method === 'tools/call')!;
+    expect(call.headers).toMatchObject({ 'mcp-method': 'tools/call', 'mcp-name': 'first' });
+  });
+
+  it('drops events of another subscription or an unacknowledged kind, and refreshes on a valid one', async () => {
+    backend = await startScriptedModernBackend({ acknowledge: true });
+    connection = connect(backend.url);
+    await waitFor(() => connection!.status().eventStream === 'open', 'the listen stream');
+    const { id, res } = backend.listens[0];
+
+    backend.setTools(['first', 'second']);
+    send(res, listChanged('tools', 'someone-else'));
+    send(res, listChanged('prompts', id));
+    await waitFor(() => connection!.status().droppedEvents === 2, 'two dropped events');
+    expect(connection.cachedLists.tools.map(t => t.name)).toEqual(['first']);
+
+    send(res, listChanged('tools', id));
+    await waitFor(
+      () => connection!.cachedLists.tools.length === 2,
+      'the refresh after a valid event',
+    );
+  });
+
+  it('reopens a listen stream the backend ended with its final result', async () => {
+    backend = await startScriptedModernBackend({ acknowledge: true });
+    connection = connect(backend.url);
+    await waitFor(() => connection!.status().eventStream === 'open', 'the listen stream');
+    const { id, res } = backend.listens[0];
+    res.end(
+      `event: message\ndata: ${JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        result: { resultType: 'complete' },
+      })}\n\n`,
+    );
+    await waitFor(() => backend!.listens.length === 2, 'a second listen stream');
+    await waitFor(() => connection!.status().eventStream === 'open', 'the stream open again');
+    expect(backend.requests.filter(r => r.method === 'server/discover')).toHaveLength(2);
+  });
+
+  it('refuses a listen stream whose first message is not the acknowledgement', async () => {
+    backend = await startScriptedModernBackend({ acknowledge: false });
+    connection = connect(backend.url);
+    await waitFor(() => connection!.status().consecutiveFailures >= 1, 'a failed attempt');
+    expect(connection.status().lastError).toMatch(
+      /did not acknowledge subscriptions\/listen with its first message/,
+    );
+    expect(connection.status().eventStream).not.toBe('open');
+  });
+});
