@@ -17,26 +17,11 @@ import {
   startRawMcpBackend,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const MODERN = '2026-07-28';
 const LIST_TTL_MS = 42_000;
-
-// eslint-disable-next-line no-control-regex -- ESC starts the log's colour codes
-const ANSI = /\u001b\[[0-9;]*m/g;
-
-/** The tool-call audit events of the backend's output, as their meta plus status. */
-function toolCallAuditLines(output: string): Array<Record<string, any>> {
-  return output
-    .replace(ANSI, '')
-    .split('\n')
-    .filter(line => line.includes(' mcp-broker.tool-call '))
-    .map(line => ({
-      ...JSON.parse(/ meta=(\{.*?\}) status=/.exec(line)![1]),
-      status: JSON.parse(/ status=("[a-z]+")/.exec(line)![1]),
-    }));
-}
 
 /** A 2026-07-28 request body with the `_meta` envelope. */
 function modernBody(id: number, method: string, params: Record<string, unknown> = {}) {
