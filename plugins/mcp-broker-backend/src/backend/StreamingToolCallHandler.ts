@@ -27,6 +27,7 @@ import {
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
 import { completeResult } from '../protocol/modernResults';
+import { logLevelAllows } from '../protocol/requestMetadata';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import {
@@ -72,20 +73,28 @@ export class StreamingToolCallHandler implements ToolCallHandler {
           // stateless call becomes an input_required result here; until then it is refused.
           serverRequests: serverRequest => this.refuseServerRequest(serverRequest),
         },
-        message => asCompleteResponse(message, request.id),
+        message =>
+          message.method === 'notifications/message' &&
+          !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
+            ? undefined
+            : asCompleteResponse(message, request.id),
       );
     } finally {
       release();
     }
   }
 
-  /** Forwards the call, streaming what the backend sends (shaped by `shape`) to the client. */
+  /**
+   * Forwards the call, streaming what the backend sends (shaped by `shape`; undefined drops a
+   * message) to the client.
+   */
   private forwardOnStream(
     context: Omit<ToolCallContext, 'clientSession'>,
     caller: Pick<ForwardedToolCall, 'clientSessionId' | 'serverRequests'> & {
       declaredCapabilities: Readonly<Record<string, unknown>>;
     },
-    shape: (message: Record<string, unknown>) => Record<string, unknown> = message => message,
+    shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
+      message,
   ): Promise<void> {
     const { backend, request } = context;
     const stream = context.openEventStream();
@@ -99,7 +108,12 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         serverRequests: caller.serverRequests,
       },
       {
-        send: message => stream.send(shape(message) as unknown as JsonRpcMessage),
+        send: message => {
+          const shaped = shape(message);
+          return shaped === undefined
+            ? !stream.closed
+            : stream.send(shaped as unknown as JsonRpcMessage);
+        },
         end: () => stream.close(),
         clientGone: context.signal,
       },
