@@ -3,7 +3,8 @@
  * real servers cannot be made to show on demand: malformed events, forgotten sessions (404),
  * no event stream (GET → 405), restarts on the same port. It speaks just enough streamable
  * HTTP for the broker: initialize, notifications/initialized, tools/list, tools/call (echo),
- * ping, DELETE, and a GET event stream into which the test writes raw SSE frames.
+ * prompts/list (empty), ping, DELETE, and a GET event stream into which the test writes raw
+ * SSE frames.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -135,6 +136,10 @@ export async function startScriptedMcpServer(
         }
         case 'ping':
           result({});
+          return;
+        case 'prompts/list':
+          // Lists nothing; there so that a test may advertise prompts.listChanged.
+          result({ prompts: [] });
           return;
         case 'tools/list':
           result({

@@ -1,0 +1,55 @@
+/*
+ * `subscriptions/listen` for 2026-07-28 clients (spec §9): parse the filter → admit the stream
+ * under the limits → answer with an SSE stream owned by the broker. The modern request handler
+ * calls it after the request metadata and the permission gate passed, like every other modern
+ * method. What the stream carries, and when it ends, is ListenSubscriptions' business; this file
+ * only maps the outcomes to HTTP (400 for a malformed filter, 429 at a limit, 503 while the
+ * broker shuts down) and hands the response over as a ClientEventStream.
+ */
+import type { Request, Response } from 'express';
+import type { McpBroker } from '../broker/McpBroker';
+import { JsonRpcErrorCode, type JsonRpcRequest } from '../protocol/jsonRpc';
+import { advertisedListKinds } from '../protocol/listKinds';
+import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
+import { sendTransportError } from './protocol';
+import { openBrokerEventStream } from './SseClientStream';
+
+/** HTTP status of each reason to refuse a listen stream. */
+const REFUSAL_STATUS = { perPrincipal: 429, perReplica: 429, 'shutting-down': 503 } as const;
+
+/**
+ * Answers a `subscriptions/listen` request of `principal` with its stream, or with an error
+ * that says what to fix. Returns once the stream is open (it lives on after the return).
+ */
+export function serveListen(
+  broker: Pick<McpBroker, 'listenStreams' | 'serverCapabilities' | 'openEventStream'>,
+  principal: string,
+  request: JsonRpcRequest,
+  req: Request,
+  res: Response,
+): void {
+  const requested = readSubscriptionFilter(request.params);
+  if ('invalid' in requested) {
+    sendTransportError(res, 400, JsonRpcErrorCode.InvalidParams, requested.invalid, request.id);
+    return;
+  }
+  // What the broker can deliver is what it advertises (tools always: it announces removals).
+  const honoured = honouredFilter(requested, advertisedListKinds(broker.serverCapabilities()));
+  const opened = broker.listenStreams.open({
+    principal,
+    subscriptionId: request.id,
+    honoured,
+    openStream: () => openBrokerEventStream(broker, res, {}),
+  });
+  if ('refused' in opened) {
+    if (opened.refused === 'shutting-down') res.setHeader('Retry-After', '1');
+    const status = REFUSAL_STATUS[opened.refused];
+    sendTransportError(res, status, JsonRpcErrorCode.ServerError, opened.message, request.id);
+    return;
+  }
+  // The stream may stay open for hours and nothing calls next() on it: drop Express's chain of
+  // routing closures, as for the session GET streams.
+  req.next = undefined;
+  // The client may have gone before the stream opened: then no close event will come.
+  if (res.destroyed) opened.stream.close();
+}
