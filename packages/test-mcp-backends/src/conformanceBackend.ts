@@ -13,7 +13,9 @@
  *
  * One difference that matters behind a gateway: elicitation and sampling requests are sent with
  * the call's request id as related request (on the call's POST stream), as the MCP spec says they
- * SHOULD, so a broker can tell which call they belong to.
+ * SHOULD, so a broker can tell which call they belong to. The legacy half also has push-style
+ * versions of the 2026-07-28 scenario tools (conformancePushTools.ts), so that the 2026-07-28
+ * suite can run through a broker that speaks 2025-11-25 to this backend.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -28,7 +30,6 @@ import {
   CallToolResult,
   CompleteRequestSchema,
   CreateMessageResultSchema,
-  ElicitResultSchema,
   GetPromptRequestSchema,
   GetPromptResult,
   ListPromptsRequestSchema,
@@ -50,25 +51,20 @@ import {
   contentPrompt,
   readContentResource,
 } from './conformanceContent';
+import {
+  elicit,
+  type LegacySharedState,
+  type LegacyTool,
+  pushStylePrompt,
+  pushStylePrompts,
+  pushStyleTools,
+} from './conformancePushTools';
 import { createModernConformanceHandler } from './modernConformanceServer';
 
-type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
-type Tool = {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown> & { type: 'object' };
-  run(args: Record<string, any>, extra: Extra): Promise<CallToolResult>;
-};
+type Tool = LegacyTool;
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
-
-async function elicit(extra: Extra, params: Record<string, unknown>) {
-  return extra.sendRequest(
-    { method: 'elicitation/create', params: params as any },
-    ElicitResultSchema,
-  );
-}
 
 const TOOLS: Tool[] = [
   ...CONTENT_TOOLS.map(({ name, description, result }) => ({
@@ -268,13 +264,18 @@ const TOOLS: Tool[] = [
   },
 ];
 
-function getPrompt(name: string, args: Record<string, string>): GetPromptResult {
-  const prompt = contentPrompt(name, args);
+async function getPrompt(
+  name: string,
+  args: Record<string, string>,
+  extra: Parameters<LegacyTool['run']>[1],
+): Promise<GetPromptResult> {
+  const prompt = contentPrompt(name, args) ?? (await pushStylePrompt(name, extra));
   if (prompt === undefined) throw new Error(`Unknown prompt ${name}`);
   return prompt as GetPromptResult;
 }
 
-function createSessionServer(): Server {
+/** One session's server; `shared` holds what the trigger tools change for every session. */
+function createSessionServer(shared: LegacySharedState): Server {
   const server = new Server(
     { name: 'mcp-conformance-test-server', version: '1.0.0' },
     {
@@ -287,11 +288,16 @@ function createSessionServer(): Server {
       },
     },
   );
+  const tools = () => [...TOOLS, ...pushStyleTools(shared, () => server.getClientCapabilities())];
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+    tools: tools().map(({ name, description, inputSchema }) => ({
+      name,
+      description,
+      inputSchema,
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = TOOLS.find(t => t.name === request.params.name);
+    const tool = tools().find(t => t.name === request.params.name);
     if (!tool)
       return {
         isError: true,
@@ -317,9 +323,15 @@ function createSessionServer(): Server {
   });
   server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
   server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async request =>
-    getPrompt(request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: [...PROMPTS, ...pushStylePrompts(shared)],
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
+    getPrompt(
+      request.params.name,
+      (request.params.arguments ?? {}) as Record<string, string>,
+      extra,
+    ),
   );
   server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
   server.setRequestHandler(CompleteRequestSchema, async () => ({
@@ -344,6 +356,7 @@ export async function startConformanceBackend(
 ): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const shared: LegacySharedState = { extraTool: false, extraPrompt: false, servers: new Set() };
   const app = createMcpExpressApp({ host });
   const modern = createModernConformanceHandler();
   const serveModern = toNodeHandler(modern);
@@ -372,7 +385,8 @@ export async function startConformanceBackend(
         });
         return;
       }
-      const server = createSessionServer();
+      const server = createSessionServer(shared);
+      shared.servers.add(server);
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: id => {
@@ -380,6 +394,7 @@ export async function startConformanceBackend(
         },
       });
       created.onclose = () => {
+        shared.servers.delete(server);
         if (created.sessionId !== undefined) transports.delete(created.sessionId);
       };
       await server.connect(created);
