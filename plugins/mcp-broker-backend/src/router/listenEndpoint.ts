@@ -17,17 +17,23 @@ import { openBrokerEventStream } from './SseClientStream';
 /** HTTP status of each reason to refuse a listen stream. */
 const REFUSAL_STATUS = { perPrincipal: 429, perReplica: 429, 'shutting-down': 503 } as const;
 
+/** A validated, permitted `subscriptions/listen` request (a ModernRequest fits). */
+export interface ListenRequest {
+  deps: { broker: Pick<McpBroker, 'listenStreams' | 'serverCapabilities' | 'openEventStream'> };
+  /** The authenticated principal (limits are counted per principal). */
+  principal: string;
+  request: JsonRpcRequest;
+  req: Request;
+  res: Response;
+}
+
 /**
- * Answers a `subscriptions/listen` request of `principal` with its stream, or with an error
- * that says what to fix. Returns once the stream is open (it lives on after the return).
+ * Answers a `subscriptions/listen` request with its stream, or with an error that says what to
+ * fix. Resolves once the stream is open (it lives on after that).
  */
-export function serveListen(
-  broker: Pick<McpBroker, 'listenStreams' | 'serverCapabilities' | 'openEventStream'>,
-  principal: string,
-  request: JsonRpcRequest,
-  req: Request,
-  res: Response,
-): void {
+export async function serveListen(listen: ListenRequest): Promise<void> {
+  const { principal, request, req, res } = listen;
+  const broker = listen.deps.broker;
   const requested = readSubscriptionFilter(request.params);
   if ('invalid' in requested) {
     sendTransportError(res, 400, JsonRpcErrorCode.InvalidParams, requested.invalid, request.id);
