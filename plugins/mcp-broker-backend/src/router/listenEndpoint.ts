@@ -11,11 +11,8 @@ import type { McpBroker } from '../broker/McpBroker';
 import { JsonRpcErrorCode, type JsonRpcRequest } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
 import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
-import { sendTransportError } from './protocol';
+import { sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
-
-/** HTTP status of each reason to refuse a listen stream. */
-const REFUSAL_STATUS = { perPrincipal: 429, perReplica: 429, 'shutting-down': 503 } as const;
 
 /** A validated, permitted `subscriptions/listen` request (a ModernRequest fits). */
 export interface ListenRequest {
@@ -48,9 +45,9 @@ export async function serveListen(listen: ListenRequest): Promise<void> {
     openStream: () => openBrokerEventStream(broker, res, {}),
   });
   if ('refused' in opened) {
-    if (opened.refused === 'shutting-down') res.setHeader('Retry-After', '1');
-    const status = REFUSAL_STATUS[opened.refused];
-    sendTransportError(res, status, JsonRpcErrorCode.ServerError, opened.message, request.id);
+    // The drain began after the modern handler's own check (nothing waits in between today).
+    if (opened.refused === 'shutting-down') sendShuttingDown(res, request.id);
+    else sendTransportError(res, 429, JsonRpcErrorCode.ServerError, opened.message, request.id);
     return;
   }
   // The stream may stay open for hours and nothing calls next() on it: drop Express's chain of
