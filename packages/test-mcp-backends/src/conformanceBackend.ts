@@ -41,6 +41,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   isInitializeRequest,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   CONTENT_TOOLS,
@@ -62,6 +63,9 @@ import {
 import { createModernConformanceHandler } from './modernConformanceServer';
 
 type Tool = LegacyTool;
+
+/** `resources/read` of an unknown URI in 2025-11-25 (`server/resources.mdx` §Error Handling). */
+const RESOURCE_NOT_FOUND_2025 = -32002;
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
@@ -318,7 +322,12 @@ function createSessionServer(shared: LegacySharedState): Server {
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async request => {
     const resource = readContentResource(request.params.uri);
-    if (resource === undefined) throw new Error(`Unknown resource ${request.params.uri}`);
+    if (resource === undefined) {
+      // The 2025-11-25 code for it (2026-07-28 replaced it with -32602, SEP-2164).
+      throw new McpError(RESOURCE_NOT_FOUND_2025, `Resource not found: ${request.params.uri}`, {
+        uri: request.params.uri,
+      });
+    }
     return resource;
   });
   server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
