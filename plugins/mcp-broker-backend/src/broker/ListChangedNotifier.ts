@@ -1,8 +1,8 @@
 /*
  * Sends list_changed notifications to every client GET stream open at the moment of sending
  * (and hands each one to `alsoDeliver`: the 2026-07-28 listen streams, so both eras hear of
- * every change at the same moment), at most once per `windowMs` per kind: the first change goes out at once, changes during the
- * window collapse into one trailing notification. A backend that floods events therefore
+ * every change at the same moment), at most once per `windowMs` per kind: the first change
+ * goes out at once, changes during the window collapse into one trailing notification. A backend that floods events therefore
  * costs clients at most one notification per kind and window.
  */
 import { LIST_CHANGED_METHOD, ListKind } from '../protocol/listKinds';

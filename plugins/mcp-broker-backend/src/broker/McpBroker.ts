@@ -3,8 +3,8 @@
  *
  * It owns one BackendConnection per configured backend, the aggregated catalog built from
  * their lists, the client sessions of this replica, the 2026-07-28 listen streams of this
- * replica, and the notifier that fans list changes out to both kinds of client stream. Guarantees: a backend's list change is refreshed before clients
- * hear of it; clients hear of a change only through streams open at the moment of sending;
+ * replica, and the notifier that fans list changes out to both kinds of client stream.
+ * Guarantees: a backend's list change is refreshed before clients hear of it; clients hear of a change only through streams open at the moment of sending;
  * after a reconnect clients are told only when their view actually changed; `close()` first
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
  * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
