@@ -51,7 +51,7 @@ describe('MCP conformance through the broker', () => {
 
   it('passes the 2026-07-28 requirements except the scenarios its baseline lists', async () => {
     const output = await runThroughBroker('2026-07-28');
-    expect(output).toContain('@modelcontextprotocol/conformance-next');
+    expect(output).toContain('protocol 2026-07-28: conformance-next on');
     expect(output).toContain(
       'green: every scenario passed or failed exactly as the baseline expects (2026-07-28)',
     );
