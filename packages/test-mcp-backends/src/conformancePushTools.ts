@@ -19,7 +19,7 @@ import {
   type CallToolResult,
   type GetPromptResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { NO_ARGS } from './conformanceContent';
+import { changeTools, type ChangeToggles, NO_ARGS } from './conformanceContent';
 
 /** The request handler context of an SDK 1.x server. */
 export type LegacyExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
@@ -33,9 +33,7 @@ export interface LegacyTool {
 }
 
 /** What the trigger tools change, shared by every session of one backend. */
-export interface LegacySharedState {
-  extraTool: boolean;
-  extraPrompt: boolean;
+export interface LegacySharedState extends ChangeToggles {
   /** The live session servers (each announces changes on its own GET stream). */
   readonly servers: Set<Server>;
 }
@@ -220,35 +218,8 @@ export function pushStyleTools(
         return text('Logging tool completed');
       },
     },
-    {
-      name: 'test_trigger_tool_change',
-      description: 'Adds or removes test_dynamic_tool (sends tools/list_changed)',
-      inputSchema: NO_ARGS,
-      run: async () => {
-        shared.extraTool = !shared.extraTool;
-        await announce(shared, 'tools');
-        return text(`test_dynamic_tool ${shared.extraTool ? 'added' : 'removed'}`);
-      },
-    },
-    {
-      name: 'test_trigger_prompt_change',
-      description: 'Adds or removes test_dynamic_prompt (sends prompts/list_changed)',
-      inputSchema: NO_ARGS,
-      run: async () => {
-        shared.extraPrompt = !shared.extraPrompt;
-        await announce(shared, 'prompts');
-        return text(`test_dynamic_prompt ${shared.extraPrompt ? 'added' : 'removed'}`);
-      },
-    },
+    ...changeTools(shared, kind => announce(shared, kind)),
   ];
-  if (shared.extraTool) {
-    list.push({
-      name: 'test_dynamic_tool',
-      description: 'Present while test_trigger_tool_change has added it',
-      inputSchema: NO_ARGS,
-      run: async () => text('dynamic'),
-    });
-  }
   return list;
 }
 

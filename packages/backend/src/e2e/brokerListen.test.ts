@@ -35,6 +35,31 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
 
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
+  /** POSTs a `subscriptions/listen` request as a 2026-07-28 client would, without an SDK. */
+  const rawListen = (id: string | number, notifications: unknown) =>
+    fetch(mcpUrl(), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${carol}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'subscriptions/listen',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+          notifications,
+        },
+      }),
+    });
+
   async function listenStreams(): Promise<number> {
     const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
       headers: { Authorization: `Bearer ${carol}` },
@@ -115,28 +140,7 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
   });
 
   it('tags every message with the listen request id and keeps the stream alive with comments', async () => {
-    const response = await fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${carol}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': MODERN,
-        'Mcp-Method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 'raw-7',
-        method: 'subscriptions/listen',
-        params: {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-          notifications: { toolsListChanged: true },
-        },
-      }),
-    });
+    const response = await rawListen('raw-7', { toolsListChanged: true });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     expect(response.headers.get('mcp-session-id')).toBeNull();
@@ -177,28 +181,7 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
   });
 
   it('refuses a malformed filter with -32602 saying what to send', async () => {
-    const response = await fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${carol}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': MODERN,
-        'Mcp-Method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'subscriptions/listen',
-        params: {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-          notifications: { toolsListChanged: 'yes' },
-        },
-      }),
-    });
+    const response = await rawListen(1, { toolsListChanged: 'yes' });
     expect(response.status).toBe(400);
     const body = await response.json();
     expect(body.error.code).toBe(-32602);
