@@ -36,11 +36,11 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
   /** POSTs a `subscriptions/listen` request as a 2026-07-28 client would, without an SDK. */
-  const rawListen = (id: string | number, notifications: unknown) =>
+  const rawListen = (id: string | number, notifications: unknown, token = carol) =>
     fetch(mcpUrl(), {
       method: 'POST',
       headers: {
-        Authorization: `Bearer ${carol}`,
+        Authorization: `Bearer ${token}`,
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
         'MCP-Protocol-Version': MODERN,
@@ -178,6 +178,7 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
       },
     ]);
     await reader.cancel();
+    await waitFor(async () => (await listenStreams()) === 0, 10_000, 'the closed stream to go');
   });
 
   it('refuses a malformed filter with -32602 saying what to send', async () => {
@@ -186,6 +187,16 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
     const body = await response.json();
     expect(body.error.code).toBe(-32602);
     expect(body.error.message).toContain('params.notifications.toolsListChanged');
+  });
+
+  it('refuses a listen stream to a user without mcp-broker.session.create, opening nothing', async () => {
+    // erin has no MCP role in the development RBAC policy (examples/rbac-policy.csv).
+    const erin = await backend.signIn('erin');
+    const response = await rawListen(2, { toolsListChanged: true }, erin);
+    expect(response.status).toBe(403);
+    const body = await response.json();
+    expect(body.error.message).toContain('mcp-broker.session.create');
+    expect(await listenStreams()).toBe(0);
   });
 
   // Last: it stops the backend process.
