@@ -101,6 +101,8 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
           servers: [{ name: 'scripted', url: scripted.url }],
           coalesceWindow: { milliseconds: 0 },
           keepAlive: { seconds: 1 },
+          // Listen streams are limited with the session limits' numbers (per replica).
+          sessionLimits: { perPrincipal: 3 },
         },
       },
     });
@@ -187,6 +189,20 @@ describe('subscriptions/listen through the broker (SDK v2 client, real backend p
     const body = await response.json();
     expect(body.error.code).toBe(-32602);
     expect(body.error.message).toContain('params.notifications.toolsListChanged');
+  });
+
+  it('refuses a listen stream over the per-principal limit with 429 naming the setting', async () => {
+    const open = await Promise.all([1, 2, 3].map(id => rawListen(id, { toolsListChanged: true })));
+    expect(open.map(response => response.status)).toEqual([200, 200, 200]);
+    const refused = await rawListen(4, { toolsListChanged: true });
+    expect(refused.status).toBe(429);
+    expect((await refused.json()).error.message).toContain('mcpBroker.sessionLimits.perPrincipal');
+    await Promise.all(open.map(response => response.body!.cancel()));
+    await waitFor(async () => (await listenStreams()) === 0, 10_000, 'the closed streams to go');
+    const again = await rawListen(5, { toolsListChanged: true });
+    expect(again.status).toBe(200);
+    await again.body!.cancel();
+    await waitFor(async () => (await listenStreams()) === 0, 10_000, 'the last stream to go');
   });
 
   it('refuses a listen stream to a user without mcp-broker.session.create, opening nothing', async () => {
