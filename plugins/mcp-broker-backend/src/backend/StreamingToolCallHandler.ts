@@ -33,7 +33,7 @@ import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
 } from './IdleBackendSessions';
-import { BackendServerRequest, ToolCallForwarder } from './ToolCallForwarder';
+import { BackendServerRequest, ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
 
 /** How often expired gateway ids are swept (they are refused at claim time regardless). */
@@ -52,50 +52,58 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
-    const { clientSession, backend, request } = context;
-    const stream = context.openEventStream();
-    await this.forwarder.forward(
-      {
-        clientSessionId: clientSession.id,
-        clientCapabilities: relayedCapabilities(clientSession.clientCapabilities),
-        endpoint: endpointOf(backend),
-        clientRequestId: request.id,
-        params: request.params ?? {},
-      },
-      {
-        send: message => stream.send(message as unknown as JsonRpcMessage),
-        end: () => stream.close(),
-        clientGone: context.signal,
-      },
-    );
+    const { clientSession } = context;
+    await this.forwardOnStream(context, {
+      clientSessionId: clientSession.id,
+      declaredCapabilities: clientSession.clientCapabilities,
+    });
   }
 
   async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
-    const { caller, backend, request } = context;
-    const stream = context.openEventStream();
+    const { caller, request } = context;
     const release = this.statelessSessions.begin(caller.poolKey);
     try {
-      await this.forwarder.forward(
+      await this.forwardOnStream(
+        context,
         {
           clientSessionId: caller.poolKey,
-          clientCapabilities: relayedCapabilities(caller.clientCapabilities),
-          endpoint: endpointOf(backend),
-          clientRequestId: request.id,
-          params: request.params ?? {},
+          declaredCapabilities: caller.clientCapabilities,
           // SEAM(input-required): a legacy backend's elicitation/sampling/roots request during a
           // stateless call becomes an input_required result here; until then it is refused.
           serverRequests: serverRequest => this.refuseServerRequest(serverRequest),
         },
-        {
-          send: message =>
-            stream.send(asCompleteResponse(message, request.id) as unknown as JsonRpcMessage),
-          end: () => stream.close(),
-          clientGone: context.signal,
-        },
+        message => asCompleteResponse(message, request.id),
       );
     } finally {
       release();
     }
+  }
+
+  /** Forwards the call, streaming what the backend sends (shaped by `shape`) to the client. */
+  private forwardOnStream(
+    context: Omit<ToolCallContext, 'clientSession'>,
+    caller: Pick<ForwardedToolCall, 'clientSessionId' | 'serverRequests'> & {
+      declaredCapabilities: Readonly<Record<string, unknown>>;
+    },
+    shape: (message: Record<string, unknown>) => Record<string, unknown> = message => message,
+  ): Promise<void> {
+    const { backend, request } = context;
+    const stream = context.openEventStream();
+    return this.forwarder.forward(
+      {
+        clientSessionId: caller.clientSessionId,
+        clientCapabilities: relayedCapabilities(caller.declaredCapabilities),
+        endpoint: endpointOf(backend),
+        clientRequestId: request.id,
+        params: request.params ?? {},
+        serverRequests: caller.serverRequests,
+      },
+      {
+        send: message => stream.send(shape(message) as unknown as JsonRpcMessage),
+        end: () => stream.close(),
+        clientGone: context.signal,
+      },
+    );
   }
 
   /**
