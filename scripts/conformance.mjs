@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// `node scripts/conformance.mjs`: runs the server scenarios of the MCP conformance suite
-// (@modelcontextprotocol/conformance 0.1.13) THROUGH the broker.
+// `node scripts/conformance.mjs`: runs the server scenarios of the MCP conformance suite THROUGH
+// the broker, for both protocol eras by default: 2025-11-25 (@modelcontextprotocol/conformance
+// 0.1.13) and 2026-07-28 (0.2.0-alpha.12, `--requirements 2026-07-28`), one after the other
+// against one broker; the exit code is non-zero when either fails.
 //
 // 1. starts the conformance scenario backend (packages/test-mcp-backends) on a free port;
 // 2. starts the real development backend (packages/backend) with the broker pointed at that one
@@ -11,8 +13,10 @@
 // 4. runs `conformance server --url <proxy>` with the baseline in scripts/conformance/
 //    (scenarios the broker refuses on purpose, see that file) and exits with its exit code.
 //
-// Options: --scenario <name> runs one scenario; --verbose passes through.
-//   --era 2026-07-28  runs @modelcontextprotocol/conformance@0.2.0-alpha.12 (the npm alias
+// Options: --scenario <name> runs one scenario (of the 2025-11-25 suite unless --era says
+//   otherwise); --verbose passes through.
+//   --era 2025-11-25  runs only the 0.1.13 suite.
+//   --era 2026-07-28  runs only @modelcontextprotocol/conformance@0.2.0-alpha.12 (the npm alias
 //                     conformance-next) with `--requirements 2026-07-28` on the Node 22 of
 //                     tools/node22 (the suite needs fs.globSync) instead of 0.1.13 on this Node;
 //                     its baseline is scripts/conformance/broker-expected-failures-2026-07-28.yaml
@@ -95,10 +99,13 @@ function suiteFor(era, direct, scenarioChosen) {
   throw new Error(`--era must be ${LEGACY_ERA} (default) or ${MODERN_ERA}, not "${era}"`);
 }
 
-/** Splits this script's own options (--era, --direct) from the ones passed to the suite. */
+/**
+ * Splits this script's own options (--era, --direct) from the ones passed to the suite. Without
+ * --era both eras run (only the 2025-11-25 one with --scenario: scenario names differ).
+ */
 function parseArgs(argv) {
   const passThrough = [];
-  let era = LEGACY_ERA;
+  let era;
   let direct = false;
   for (let i = 0; i < argv.length; i += 1) {
     if (argv[i] === '--direct') direct = true;
@@ -106,7 +113,8 @@ function parseArgs(argv) {
     else if (argv[i].startsWith('--era=')) era = argv[i].slice('--era='.length);
     else passThrough.push(argv[i]);
   }
-  return { era, direct, passThrough };
+  const defaultEras = passThrough.includes('--scenario') ? [LEGACY_ERA] : [LEGACY_ERA, MODERN_ERA];
+  return { eras: era === undefined ? defaultEras : [era], direct, passThrough };
 }
 
 function log(line) {
@@ -179,51 +187,56 @@ function runConformance(suite, url, extraArgs, outputDir) {
 }
 
 async function main() {
-  const { era, direct, passThrough: extraArgs } = parseArgs(process.argv.slice(2));
-  const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-results-'));
+  const { eras, direct, passThrough: extraArgs } = parseArgs(process.argv.slice(2));
   let scenarioBackend;
   let backend;
   let proxy;
   try {
-    const suite = suiteFor(era, direct, extraArgs.includes('--scenario'));
-    log(
-      `protocol ${era}: ${path.basename(path.dirname(path.dirname(suite.bin)))} on ${suite.node}`,
-    );
+    const suites = eras.map(era => ({
+      era,
+      suite: suiteFor(era, direct, extraArgs.includes('--scenario')),
+    }));
     scenarioBackend = await startConformanceBackend({ port: 0 });
     log(`scenario backend at ${scenarioBackend.url}`);
-    if (direct) {
-      const code = await runConformance(suite, scenarioBackend.url, extraArgs, outputDir);
-      log(
-        code === 0
-          ? 'green: the scenario backend passes directly'
-          : `failed (exit code ${code}); results in ${outputDir}`,
-      );
-      if (code === 0) fs.rmSync(outputDir, { recursive: true, force: true });
-      return code;
-    }
-    // The proxy is what the conformance client sees as "the server", so its origin is the one
-    // the broker must accept (the DNS rebinding scenario sends it as Origin).
-    proxy = await startForwardingProxy(DEV_STATIC_TOKEN);
-    backend = await startBackendProcess({
-      config: {
-        mcpBroker: {
-          servers: [{ name: 'conformance', url: scenarioBackend.url, toolPrefix: '' }],
-          dnsRebindingProtection: { allowedOrigins: [new URL(proxy.url).origin] },
+    let url = scenarioBackend.url;
+    if (!direct) {
+      // The proxy is what the conformance client sees as "the server", so its origin is the one
+      // the broker must accept (the DNS rebinding scenario sends it as Origin).
+      proxy = await startForwardingProxy(DEV_STATIC_TOKEN);
+      backend = await startBackendProcess({
+        config: {
+          mcpBroker: {
+            servers: [{ name: 'conformance', url: scenarioBackend.url, toolPrefix: '' }],
+            dnsRebindingProtection: { allowedOrigins: [new URL(proxy.url).origin] },
+          },
         },
-      },
-    });
-    log(`backend with the broker at ${backend.baseUrl}`);
-    proxy.setTarget(`${backend.baseUrl}/api/mcp-broker/mcp`);
-    log(`forwarding proxy (adds the development static token) at ${proxy.url}`);
-    await waitUntilListed(proxy.url);
-    const code = await runConformance(suite, proxy.url, extraArgs, outputDir);
-    log(
-      code === 0
-        ? 'green: every scenario passed or failed exactly as the baseline expects'
-        : `failed (exit code ${code}); results in ${outputDir}`,
-    );
-    if (code === 0) fs.rmSync(outputDir, { recursive: true, force: true });
-    return code;
+      });
+      log(`backend with the broker at ${backend.baseUrl}`);
+      proxy.setTarget(`${backend.baseUrl}/api/mcp-broker/mcp`);
+      log(`forwarding proxy (adds the development static token) at ${proxy.url}`);
+      await waitUntilListed(proxy.url);
+      url = proxy.url;
+    }
+    let failed = 0;
+    for (const { era, suite } of suites) {
+      log(
+        `protocol ${era}: ${path.basename(path.dirname(path.dirname(suite.bin)))} on ${suite.node}`,
+      );
+      const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-results-'));
+      const code = await runConformance(suite, url, extraArgs, outputDir);
+      if (code === 0) {
+        log(
+          direct
+            ? `green: the scenario backend passes directly (${era})`
+            : `green: every scenario passed or failed exactly as the baseline expects (${era})`,
+        );
+        fs.rmSync(outputDir, { recursive: true, force: true });
+      } else {
+        log(`${era} failed (exit code ${code}); results in ${outputDir}`);
+        failed += 1;
+      }
+    }
+    return failed === 0 ? 0 : 1;
   } catch (error) {
     log(`could not run: ${error instanceof Error ? error.stack : error}`);
     if (backend) process.stderr.write(backend.output());

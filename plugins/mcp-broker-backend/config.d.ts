@@ -108,9 +108,13 @@ export interface Config {
      * JSON; more is refused with -32602).
      */
     sessionLimits?: {
-      /** Sessions one principal (user or service) may hold, across all replicas; default 32. */
+      /**
+       * Sessions one principal (user or service) may hold, across all replicas; default 32.
+       * Also the number of 2026-07-28 `subscriptions/listen` streams a principal may hold on one
+       * replica (counted apart from sessions; more → HTTP 429, JSON-RPC -32000).
+       */
       perPrincipal?: number;
-      /** Sessions one replica serves; default 5000. */
+      /** Sessions one replica serves; default 5000. Also its most listen streams at once. */
       perReplica?: number;
     };
     /**

@@ -9,6 +9,10 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ConformanceBackend, startConformanceBackend } from './conformanceBackend';
 
 describe('conformance backend (both eras on one endpoint)', () => {
@@ -68,6 +72,32 @@ describe('conformance backend (both eras on one endpoint)', () => {
     await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
     await changed;
     await subscription.close();
+  });
+
+  it('asks a 2025-11-25 client during the call and announces list changes on its GET stream', async () => {
+    const client = new LegacyClient(
+      { name: 'legacy-test', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: 'accept' as const,
+      content: { name: 'Bea' },
+    }));
+    const changed = new Promise<void>(resolve =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()),
+    );
+    await client.connect(new LegacyTransport(new URL(backend.url)));
+    clients.push(client);
+    const result = await client.callTool({
+      name: 'test_input_required_result_elicitation',
+      arguments: {},
+    });
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello, Bea!' }]);
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await changed;
+    const { tools } = await client.listTools();
+    expect(tools.map(tool => tool.name)).toContain('test_dynamic_tool');
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
   });
 
   it('serves a 2025-11-25 client with a session on the same URL', async () => {

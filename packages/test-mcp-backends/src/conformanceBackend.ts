@@ -13,7 +13,9 @@
  *
  * One difference that matters behind a gateway: elicitation and sampling requests are sent with
  * the call's request id as related request (on the call's POST stream), as the MCP spec says they
- * SHOULD, so a broker can tell which call they belong to.
+ * SHOULD, so a broker can tell which call they belong to. The legacy half also has push-style
+ * versions of the 2026-07-28 scenario tools (conformancePushTools.ts), so that the 2026-07-28
+ * suite can run through a broker that speaks 2025-11-25 to this backend.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -28,7 +30,6 @@ import {
   CallToolResult,
   CompleteRequestSchema,
   CreateMessageResultSchema,
-  ElicitResultSchema,
   GetPromptRequestSchema,
   GetPromptResult,
   ListPromptsRequestSchema,
@@ -40,6 +41,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   isInitializeRequest,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   CONTENT_TOOLS,
@@ -51,25 +53,24 @@ import {
   contentPrompt,
   readContentResource,
 } from './conformanceContent';
+import {
+  elicit,
+  type LegacyExtra,
+  type LegacySharedState,
+  type LegacyTool,
+  pushStylePrompt,
+  pushStylePrompts,
+  pushStyleTools,
+} from './conformancePushTools';
 import { createModernConformanceHandler } from './modernConformanceServer';
 
-type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
-type Tool = {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown> & { type: 'object' };
-  run(args: Record<string, any>, extra: Extra): Promise<CallToolResult>;
-};
+type Tool = LegacyTool;
+
+/** `resources/read` of an unknown URI in 2025-11-25 (`server/resources.mdx` §Error Handling). */
+const RESOURCE_NOT_FOUND_2025 = -32002;
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
-
-async function elicit(extra: Extra, params: Record<string, unknown>) {
-  return extra.sendRequest(
-    { method: 'elicitation/create', params: params as any },
-    ElicitResultSchema,
-  );
-}
 
 const TOOLS: Tool[] = [
   ...CONTENT_TOOLS.map(({ name, description, result }) => ({
@@ -123,7 +124,7 @@ const TOOLS: Tool[] = [
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
-    run: async (args: Record<string, any>, extra: Extra) => {
+    run: async (args: Record<string, any>, extra: LegacyExtra) => {
       const { method, params } = tool.ask(args);
       const result =
         method === 'sampling/createMessage'
@@ -151,13 +152,18 @@ const TOOLS: Tool[] = [
   },
 ];
 
-function getPrompt(name: string, args: Record<string, string>): GetPromptResult {
-  const prompt = contentPrompt(name, args);
+async function getPrompt(
+  name: string,
+  args: Record<string, string>,
+  extra: Parameters<LegacyTool['run']>[1],
+): Promise<GetPromptResult> {
+  const prompt = contentPrompt(name, args) ?? (await pushStylePrompt(name, extra));
   if (prompt === undefined) throw new Error(`Unknown prompt ${name}`);
   return prompt as GetPromptResult;
 }
 
-function createSessionServer(): Server {
+/** One session's server; `shared` holds what the trigger tools change for every session. */
+function createSessionServer(shared: LegacySharedState): Server {
   const server = new Server(
     { name: 'mcp-conformance-test-server', version: '1.0.0' },
     {
@@ -170,11 +176,16 @@ function createSessionServer(): Server {
       },
     },
   );
+  const tools = () => [...TOOLS, ...pushStyleTools(shared, () => server.getClientCapabilities())];
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+    tools: tools().map(({ name, description, inputSchema }) => ({
+      name,
+      description,
+      inputSchema,
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = TOOLS.find(t => t.name === request.params.name);
+    const tool = tools().find(t => t.name === request.params.name);
     if (!tool)
       return {
         isError: true,
@@ -195,14 +206,25 @@ function createSessionServer(): Server {
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async request => {
     const resource = readContentResource(request.params.uri);
-    if (resource === undefined) throw new Error(`Unknown resource ${request.params.uri}`);
+    if (resource === undefined) {
+      // The 2025-11-25 code for it (2026-07-28 replaced it with -32602, SEP-2164).
+      throw new McpError(RESOURCE_NOT_FOUND_2025, `Resource not found: ${request.params.uri}`, {
+        uri: request.params.uri,
+      });
+    }
     return resource;
   });
   server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
   server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async request =>
-    getPrompt(request.params.name, (request.params.arguments ?? {}) as Record<string, string>),
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: [...PROMPTS, ...pushStylePrompts(shared)],
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
+    getPrompt(
+      request.params.name,
+      (request.params.arguments ?? {}) as Record<string, string>,
+      extra,
+    ),
   );
   server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
   server.setRequestHandler(CompleteRequestSchema, async () => ({
@@ -227,6 +249,7 @@ export async function startConformanceBackend(
 ): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const shared: LegacySharedState = { extraTool: false, extraPrompt: false, servers: new Set() };
   const app = createMcpExpressApp({ host });
   const modern = createModernConformanceHandler();
   const serveModern = toNodeHandler(modern);
@@ -255,7 +278,8 @@ export async function startConformanceBackend(
         });
         return;
       }
-      const server = createSessionServer();
+      const server = createSessionServer(shared);
+      shared.servers.add(server);
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: id => {
@@ -263,6 +287,7 @@ export async function startConformanceBackend(
         },
       });
       created.onclose = () => {
+        shared.servers.delete(server);
         if (created.sessionId !== undefined) transports.delete(created.sessionId);
       };
       await server.connect(created);

@@ -383,3 +383,52 @@ export const INPUT_TOOLS: readonly InputTool[] = [
     answer: result => `Elicitation completed: ${elicitationOutcome(result)}`,
   },
 ];
+
+/** What the trigger tools flip; shared by every server instance (or session) of one backend. */
+export interface ChangeToggles {
+  extraTool: boolean;
+  extraPrompt: boolean;
+}
+
+const changedText = (text: string) => ({ content: [{ type: 'text' as const, text }] });
+
+/**
+ * `test_trigger_tool_change` and `test_trigger_prompt_change` (each flips its flag and announces
+ * the change with `announce`, the era's own way), and `test_dynamic_tool` while it is added.
+ */
+export function changeTools(
+  toggles: ChangeToggles,
+  announce: (kind: 'tools' | 'prompts') => Promise<void>,
+) {
+  const tools = [
+    {
+      name: 'test_trigger_tool_change',
+      description: 'Adds or removes test_dynamic_tool (sends tools/list_changed)',
+      inputSchema: NO_ARGS,
+      run: async () => {
+        toggles.extraTool = !toggles.extraTool;
+        await announce('tools');
+        return changedText(`test_dynamic_tool ${toggles.extraTool ? 'added' : 'removed'}`);
+      },
+    },
+    {
+      name: 'test_trigger_prompt_change',
+      description: 'Adds or removes test_dynamic_prompt (sends prompts/list_changed)',
+      inputSchema: NO_ARGS,
+      run: async () => {
+        toggles.extraPrompt = !toggles.extraPrompt;
+        await announce('prompts');
+        return changedText(`test_dynamic_prompt ${toggles.extraPrompt ? 'added' : 'removed'}`);
+      },
+    },
+  ];
+  if (toggles.extraTool) {
+    tools.push({
+      name: 'test_dynamic_tool',
+      description: 'Present while test_trigger_tool_change has added it',
+      inputSchema: NO_ARGS,
+      run: async () => changedText('dynamic'),
+    });
+  }
+  return tools;
+}

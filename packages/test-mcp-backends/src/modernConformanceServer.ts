@@ -28,6 +28,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import {
+  changeTools,
+  type ChangeToggles,
   CONTENT_TOOLS,
   INPUT_TOOLS,
   NO_ARGS,
@@ -92,10 +94,7 @@ function declared(ctx: ServerContext): Record<string, unknown> {
 }
 
 /** Flags the diagnostic trigger tools flip (shared by every per-request server instance). */
-interface Toggles {
-  extraTool: boolean;
-  extraPrompt: boolean;
-}
+type Toggles = ChangeToggles;
 
 function tools(
   seal: (state: FlowState) => Promise<string>,
@@ -185,26 +184,11 @@ function tools(
         return inputRequired({ inputRequests: { user_name: askName() } });
       },
     },
-    {
-      name: 'test_trigger_tool_change',
-      description: 'Adds or removes test_dynamic_tool (sends tools/list_changed)',
-      inputSchema: NO_ARGS,
-      run: async () => {
-        toggles.extraTool = !toggles.extraTool;
-        await handler().notify.toolsChanged();
-        return text(`test_dynamic_tool ${toggles.extraTool ? 'added' : 'removed'}`);
-      },
-    },
-    {
-      name: 'test_trigger_prompt_change',
-      description: 'Adds or removes test_dynamic_prompt (sends prompts/list_changed)',
-      inputSchema: NO_ARGS,
-      run: async () => {
-        toggles.extraPrompt = !toggles.extraPrompt;
-        await handler().notify.promptsChanged();
-        return text(`test_dynamic_prompt ${toggles.extraPrompt ? 'added' : 'removed'}`);
-      },
-    },
+    ...changeTools(toggles, async kind => {
+      await (kind === 'tools'
+        ? handler().notify.toolsChanged()
+        : handler().notify.promptsChanged());
+    }),
     {
       name: 'test_input_required_result_elicitation',
       description: 'Asks for the user name in-band',
@@ -364,14 +348,6 @@ function tools(
       },
     },
   ];
-  if (toggles.extraTool) {
-    list.push({
-      name: 'test_dynamic_tool',
-      description: 'Present while test_trigger_tool_change has added it',
-      inputSchema: NO_ARGS,
-      run: async () => text('dynamic'),
-    });
-  }
   return list;
 }
 

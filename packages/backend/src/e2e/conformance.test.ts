@@ -1,7 +1,8 @@
 /*
  * Runs scripts/conformance.mjs: the MCP conformance suite's server scenarios through the broker
- * (real backend process, one backend with toolPrefix "", baseline of deliberate refusals in
- * scripts/conformance/broker-expected-failures.yaml). The script's own output is shown on failure.
+ * (real backend process, one backend with toolPrefix ""), once per protocol era, each against its
+ * baseline of deliberate refusals (scripts/conformance/broker-expected-failures*.yaml). The
+ * script's own output is shown on failure.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,33 +10,53 @@ import path from 'node:path';
 
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
+/** Runs the script for one era; resolves with its output, or fails showing it. */
+async function runThroughBroker(era: string): Promise<string> {
+  const script = path.join(repoRoot, 'scripts', 'conformance.mjs');
+  const child = spawn(process.execPath, [script, '--era', era], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', chunk => {
+    output += chunk;
+  });
+  child.stderr.on('data', chunk => {
+    output += chunk;
+  });
+  const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
+  if (code !== 0)
+    throw new Error(`scripts/conformance.mjs --era ${era} exited with ${code}:\n${output}`);
+  return output;
+}
+
+/** The scenarios a baseline lists (one per `  - name` line). */
+function baselineScenarios(file: string): string[] {
+  return fs
+    .readFileSync(path.join(repoRoot, 'scripts', 'conformance', file), 'utf8')
+    .split('\n')
+    .filter(line => /^\s+- \S/.test(line));
+}
+
 describe('MCP conformance through the broker', () => {
-  it('passes every server scenario except the baseline’s deliberate refusals', async () => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'conformance.mjs')], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', chunk => {
-      output += chunk;
-    });
-    child.stderr.on('data', chunk => {
-      output += chunk;
-    });
-    const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
-    if (code !== 0) throw new Error(`scripts/conformance.mjs exited with ${code}:\n${output}`);
-    // The baseline lists one scenario per `  - name` line.
-    const baseline = fs
-      .readFileSync(
-        path.join(repoRoot, 'scripts/conformance/broker-expected-failures.yaml'),
-        'utf8',
-      )
-      .split('\n')
-      .filter(line => /^\s+- \S/.test(line));
+  it('passes every 2025-11-25 server scenario except the baseline’s deliberate refusals', async () => {
+    const output = await runThroughBroker('2025-11-25');
+    const baseline = baselineScenarios('broker-expected-failures.yaml');
     expect(baseline.length).toBeGreaterThan(0);
     expect(output).toMatch(new RegExp(`Total: \\d+ passed, ${baseline.length} failed`));
     expect(output).toContain(
       'green: every scenario passed or failed exactly as the baseline expects',
     );
+  }, 240_000);
+
+  it('passes the 2026-07-28 requirements except the scenarios its baseline lists', async () => {
+    const output = await runThroughBroker('2026-07-28');
+    expect(output).toContain('protocol 2026-07-28: conformance-next on');
+    expect(output).toContain(
+      'green: every scenario passed or failed exactly as the baseline expects (2026-07-28)',
+    );
+    // Every baseline entry must still fail: a scenario that starts passing is reported by the
+    // suite as a baseline mismatch, so a green run proves the list is exact.
+    expect(baselineScenarios('broker-expected-failures-2026-07-28.yaml').length).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -1,7 +1,8 @@
 /*
- * Sends list_changed notifications to every client GET stream open at the moment of sending,
- * at most once per `windowMs` per kind: the first change goes out at once, changes during the
- * window collapse into one trailing notification. A backend that floods events therefore
+ * Sends list_changed notifications to every client GET stream open at the moment of sending
+ * (and hands each one to `alsoDeliver`: the 2026-07-28 listen streams, so both eras hear of
+ * every change at the same moment), at most once per `windowMs` per kind: the first change
+ * goes out at once, changes during the window collapse into one trailing notification. A backend that floods events therefore
  * costs clients at most one notification per kind and window.
  */
 import { LIST_CHANGED_METHOD, ListKind } from '../protocol/listKinds';
@@ -16,6 +17,7 @@ export class ListChangedNotifier {
   constructor(
     private readonly windowMs: number,
     private readonly openStreams: () => ClientEventStream[],
+    private readonly alsoDeliver: (kind: ListKind) => void = () => {},
   ) {}
 
   /** Announces that the clients' view of `kind` changed. */
@@ -53,5 +55,6 @@ export class ListChangedNotifier {
   private broadcast(kind: ListKind) {
     const message = { jsonrpc: '2.0' as const, method: LIST_CHANGED_METHOD[kind] };
     for (const stream of this.openStreams()) stream.send(message);
+    this.alsoDeliver(kind);
   }
 }

@@ -8,28 +8,9 @@ import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-s
 import { readBrokerConfig } from '../config';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { createStreamingToolCallHandler } from '../backend';
-import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { McpBroker } from './McpBroker';
-import type { ClientEventStream } from '../types';
+import { recordingStream } from '../testing/recordingStream';
 import { waitFor } from '../testing/waitFor';
-
-function recordingStream(): ClientEventStream & { messages: JsonRpcMessage[] } {
-  const controller = new AbortController();
-  const messages: JsonRpcMessage[] = [];
-  return {
-    messages,
-    send: message => {
-      if (controller.signal.aborted) return false;
-      messages.push(message);
-      return true;
-    },
-    close: () => controller.abort(),
-    get closed() {
-      return controller.signal.aborted;
-    },
-    signal: controller.signal,
-  };
-}
 
 describe('McpBroker with real MCP servers (client streams recorded in memory)', () => {
   let example: ExampleMcpServer;

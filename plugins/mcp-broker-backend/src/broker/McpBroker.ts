@@ -2,13 +2,14 @@
  * McpBroker: the business side of the broker, independent of Express.
  *
  * It owns one BackendConnection per configured backend, the aggregated catalog built from
- * their lists, the client sessions of this replica, and the notifier that fans list changes
- * out to client GET streams. Guarantees: a backend's list change is refreshed before clients
- * hear of it; clients hear of a change only through streams open at the moment of sending;
+ * their lists, the client sessions of this replica, the 2026-07-28 listen streams of this
+ * replica, and the notifier that fans list changes out to both kinds of client stream.
+ * Guarantees: a backend's list change is refreshed before clients hear of it; clients hear of a change only through streams open at the moment of sending;
  * after a reconnect clients are told only when their view actually changed; `close()` first
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
  * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
- * session it owns.
+ * session it owns. Listen streams end with their `complete` result as soon as the drain begins
+ * (they never finish by themselves; their clients re-listen elsewhere).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
@@ -26,6 +27,7 @@ import {
 } from '../backend/BackendConnection';
 import { AggregatedCatalog, NameClash, ViewKind } from './AggregatedCatalog';
 import { ListChangedNotifier } from './ListChangedNotifier';
+import { ListenSubscriptions } from './ListenSubscriptions';
 import type {
   ClientEventStream,
   ClientEventStreamOpener,
@@ -40,7 +42,8 @@ export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
 export interface BrokerStatus {
   backends: BackendStatus[];
   clashes: NameClash[];
-  clients: { sessions: number; eventStreams: number };
+  /** `listenStreams`: open 2026-07-28 `subscriptions/listen` streams on this replica. */
+  clients: { sessions: number; eventStreams: number; listenStreams: number };
 }
 
 /** Options of {@link McpBroker.create}. */
@@ -75,6 +78,8 @@ interface PendingServerChange {
 export class McpBroker {
   readonly sessions: ClientSessionRegistry;
   readonly toolCalls: ToolCallHandler;
+  /** The `subscriptions/listen` streams of this replica (2026-07-28 clients). */
+  readonly listenStreams: ListenSubscriptions;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -99,8 +104,12 @@ export class McpBroker {
       // A session ended (here, on another replica, or by expiry): release what this replica holds.
       onEnded: id => this.toolCalls.closeClientSession(id),
     });
-    this.notifier = new ListChangedNotifier(options.config.coalesceWindowMs, () =>
-      this.sessions.openEventStreams(),
+    // Counted on this replica with the session limits' numbers (no shared record exists).
+    this.listenStreams = new ListenSubscriptions(options.config.sessionLimits);
+    this.notifier = new ListChangedNotifier(
+      options.config.coalesceWindowMs,
+      () => this.sessions.openEventStreams(),
+      kind => this.listenStreams.notify(kind),
     );
     this.toolCalls = options.toolCallHandlerFactory({
       config: options.config,
@@ -149,6 +158,7 @@ export class McpBroker {
    * own shutdown hooks run), so that clients can still answer elicitations of draining calls.
    */
   drain(): Promise<void> {
+    this.listenStreams.closeAll();
     this.drained ??=
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
     return this.drained;
@@ -269,6 +279,7 @@ export class McpBroker {
       clients: {
         sessions: this.sessions.size,
         eventStreams: this.sessions.openEventStreams().length,
+        listenStreams: this.listenStreams.size,
       },
     };
   }

@@ -32,10 +32,9 @@ function modernBody(id: number, method: string, params: Record<string, unknown> 
 }
 
 describe('modernRequestHandler: the method table', () => {
-  it('serves every 2026-07-28 client method except subscriptions/listen (its seam), and no other', () => {
+  it('serves every 2026-07-28 client method, and no other', () => {
     const served = Object.keys(MODERN_METHODS).sort();
-    const expected = [...MODERN_CLIENT_METHODS].filter(m => m !== 'subscriptions/listen').sort();
-    expect(served).toEqual(expected);
+    expect(served).toEqual([...MODERN_CLIENT_METHODS].sort());
     for (const method of ['ping', 'initialize', 'logging/setLevel', 'toString', '__proto__']) {
       expect(isServedModernMethod(method)).toBe(false);
     }

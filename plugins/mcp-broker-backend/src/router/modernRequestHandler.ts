@@ -19,7 +19,7 @@
  * SDK does.
  *
  * Seams for the parallel work on #17 (search for "SEAM("):
- *   - subscriptions/listen: one line in MODERN_METHODS;
+ *   - subscriptions/listen: one line in MODERN_METHODS (served by listenEndpoint.ts);
  *   - input_required retries of tools/call: one line in callTool (the backend side is
  *     StreamingToolCallHandler.handleModernToolCall).
  */
@@ -52,6 +52,7 @@ import {
 import { BROKER_INSTRUCTIONS } from '../protocol/versions';
 import type { ModernCaller } from '../types';
 import { answerSharedRequest, routeToolCall, type SharedAnswer } from './clientRequestDispatcher';
+import { serveListen } from './listenEndpoint';
 import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
 import { sendShuttingDown } from './protocol';
 import { principalOf } from './requirePrincipal';
@@ -93,7 +94,7 @@ export const MODERN_METHODS: Readonly<Record<string, ModernMethodHandler>> = Obj
   'resources/read': shared(result => cacheableResult(result, RESOURCE_READ_CACHE)),
   'completion/complete': shared(result => completeResult(result)),
   'tools/call': callTool,
-  // SEAM(listen): 'subscriptions/listen': serveListen,
+  'subscriptions/listen': serveListen,
 });
 
 /** True when the broker serves `method` to 2026-07-28 clients. */

@@ -146,8 +146,9 @@ export async function startScriptedMcpServer(
             })),
           });
           return;
-        // Empty lists: a test advertises prompts or resources to send their list_changed as a
-        // marker (ordered after everything sent before it), not to list anything.
+        // Empty lists: a test advertises prompts or resources to send their list_changed (a
+        // marker ordered after everything sent before it, or a listen stream's event), not to
+        // list anything.
         case 'prompts/list':
           result({ prompts: [] });
           return;
