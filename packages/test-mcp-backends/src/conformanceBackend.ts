@@ -54,6 +54,7 @@ import {
   readContentResource,
 } from './conformanceContent';
 import {
+  announceToSessions,
   elicit,
   type LegacyExtra,
   type LegacySharedState,
@@ -62,7 +63,7 @@ import {
   pushStylePrompts,
   pushStyleTools,
 } from './conformancePushTools';
-import { createModernConformanceHandler } from './modernConformanceServer';
+import { announceToListeners, createModernConformanceHandler } from './modernConformanceServer';
 
 type Tool = LegacyTool;
 
@@ -249,9 +250,15 @@ export async function startConformanceBackend(
 ): Promise<ConformanceBackend> {
   const host = options.host ?? '127.0.0.1';
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  // One backend, one state: both halves flip the same toggles and announce a change to the
+  // clients of both eras (a broker may list in one era and call tools in the other).
   const shared: LegacySharedState = { extraTool: false, extraPrompt: false, servers: new Set() };
   const app = createMcpExpressApp({ host });
-  const modern = createModernConformanceHandler();
+  const modern = createModernConformanceHandler({
+    toggles: shared,
+    announceToOtherEra: kind => announceToSessions(shared, kind),
+  });
+  shared.announceToOtherEra = kind => announceToListeners(modern, kind);
   const serveModern = toNodeHandler(modern);
 
   app.all('/mcp', async (req, res) => {

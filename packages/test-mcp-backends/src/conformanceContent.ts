@@ -384,6 +384,9 @@ export const INPUT_TOOLS: readonly InputTool[] = [
   },
 ];
 
+/** Which list a trigger tool changed. */
+export type ChangeKind = 'tools' | 'prompts';
+
 /** What the trigger tools flip; shared by every server instance (or session) of one backend. */
 export interface ChangeToggles {
   extraTool: boolean;
@@ -396,10 +399,7 @@ const changedText = (text: string) => ({ content: [{ type: 'text' as const, text
  * `test_trigger_tool_change` and `test_trigger_prompt_change` (each flips its flag and announces
  * the change with `announce`, the era's own way), and `test_dynamic_tool` while it is added.
  */
-export function changeTools(
-  toggles: ChangeToggles,
-  announce: (kind: 'tools' | 'prompts') => Promise<void>,
-) {
+export function changeTools(toggles: ChangeToggles, announce: (kind: ChangeKind) => Promise<void>) {
   const tools = [
     {
       name: 'test_trigger_tool_change',

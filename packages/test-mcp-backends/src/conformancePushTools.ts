@@ -19,7 +19,7 @@ import {
   type CallToolResult,
   type GetPromptResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { changeTools, type ChangeToggles, NO_ARGS } from './conformanceContent';
+import { type ChangeKind, changeTools, type ChangeToggles, NO_ARGS } from './conformanceContent';
 
 /** The request handler context of an SDK 1.x server. */
 export type LegacyExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
@@ -36,6 +36,11 @@ export interface LegacyTool {
 export interface LegacySharedState extends ChangeToggles {
   /** The live session servers (each announces changes on its own GET stream). */
   readonly servers: Set<Server>;
+  /**
+   * Tells the backend's 2026-07-28 half (its listen streams) too: one backend, one state, so a
+   * client hears a change whichever era it listens with and whichever era made it.
+   */
+  announceToOtherEra?: (kind: ChangeKind) => Promise<void>;
 }
 
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
@@ -76,13 +81,19 @@ async function listRoots(extra: LegacyExtra) {
   return roots.map(root => root.uri);
 }
 
-async function announce(shared: LegacySharedState, kind: 'tools' | 'prompts') {
+/** Announces a change on every live 2025 session's GET stream. */
+export async function announceToSessions(shared: LegacySharedState, kind: ChangeKind) {
   for (const server of shared.servers) {
     // A session whose client has gone cannot be told; the others still are.
     await (kind === 'tools' ? server.sendToolListChanged() : server.sendPromptListChanged()).catch(
       () => {},
     );
   }
+}
+
+async function announce(shared: LegacySharedState, kind: ChangeKind) {
+  await announceToSessions(shared, kind);
+  await shared.announceToOtherEra?.(kind);
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import {
+  type ChangeKind,
   changeTools,
   type ChangeToggles,
   CONTENT_TOOLS,
@@ -100,6 +101,7 @@ function tools(
   seal: (state: FlowState) => Promise<string>,
   toggles: Toggles,
   handler: () => McpHttpHandler,
+  announceToOtherEra: ((kind: ChangeKind) => Promise<void>) | undefined,
 ): Tool[] {
   const list: Tool[] = [
     ...CONTENT_TOOLS.map(({ name, description, result }) => ({
@@ -185,9 +187,8 @@ function tools(
       },
     },
     ...changeTools(toggles, async kind => {
-      await (kind === 'tools'
-        ? handler().notify.toolsChanged()
-        : handler().notify.promptsChanged());
+      await announceToListeners(handler(), kind);
+      await announceToOtherEra?.(kind);
     }),
     {
       name: 'test_input_required_result_elicitation',
@@ -407,13 +408,28 @@ function readResource(uri: string) {
   return resource;
 }
 
+/** Options of {@link createModernConformanceHandler}. */
+export interface ModernConformanceOptions {
+  /** The trigger tools' state, shared with the backend's 2025 half (default: its own). */
+  toggles?: ChangeToggles;
+  /** Tells the 2025 half's sessions of a change this half made. */
+  announceToOtherEra?: (kind: ChangeKind) => Promise<void>;
+}
+
+/** Announces a change on the handler's listen streams. */
+export async function announceToListeners(handler: McpHttpHandler, kind: ChangeKind) {
+  await (kind === 'tools' ? handler.notify.toolsChanged() : handler.notify.promptsChanged());
+}
+
 /**
  * The 2026-07-28 request handler (web-standard `fetch`), modern requests only: legacy traffic
  * is routed elsewhere by the caller (`isLegacyRequest`).
  */
-export function createModernConformanceHandler(): McpHttpHandler {
+export function createModernConformanceHandler(
+  options: ModernConformanceOptions = {},
+): McpHttpHandler {
   const codec = createRequestStateCodec<FlowState>({ key: randomBytes(32), ttlSeconds: 600 });
-  const toggles: Toggles = { extraTool: false, extraPrompt: false };
+  const toggles: Toggles = options.toggles ?? { extraTool: false, extraPrompt: false };
   // The trigger tools publish through the handler that serves them (set below).
   const served: { handler?: McpHttpHandler } = {};
   const self = (): McpHttpHandler => served.handler!;
@@ -432,7 +448,7 @@ export function createModernConformanceHandler(): McpHttpHandler {
         requestState: { verify: codec.verify },
       },
     );
-    const current = tools(state => codec.mint(state), toggles, self);
+    const current = tools(state => codec.mint(state), toggles, self, options.announceToOtherEra);
     server.setRequestHandler('tools/list', async () => ({
       tools: current.map(({ name, description, inputSchema }) => ({
         name,

@@ -5,6 +5,7 @@ import {
   honouredFilter,
   inputRequestFromServerRequest,
   inputRequiredResult,
+  modernBackendError,
   readInputRetry,
   readSubscriptionFilter,
   subscriptionAcknowledged,
@@ -150,5 +151,28 @@ describe('subscriptions/listen', () => {
       resultType: 'complete',
       _meta: { ...SERVER_INFO, 'io.modelcontextprotocol/subscriptionId': 'l-1' },
     });
+  });
+});
+
+describe('modernBackendError', () => {
+  it("turns a 2025 backend's -32002 for resources/read into -32602 with data.uri", () => {
+    expect(
+      modernBackendError(
+        'resources/read',
+        { uri: 'test://missing' },
+        { code: -32002, message: 'Resource not found', data: { hint: 'x' } },
+      ),
+    ).toEqual({
+      code: -32602,
+      message: 'Resource not found',
+      data: { hint: 'x', uri: 'test://missing' },
+    });
+  });
+
+  it('passes every other error unchanged', () => {
+    const error = { code: -32002, message: 'not a resource read' };
+    expect(modernBackendError('prompts/get', { name: 'p' }, error)).toBe(error);
+    const other = { code: -32603, message: 'broken' };
+    expect(modernBackendError('resources/read', { uri: 'u' }, other)).toBe(other);
   });
 });

@@ -5,7 +5,13 @@
  * and capabilities without the tasks extension. Builders only: they never read the network and
  * never throw on client input (the filter parser reports what it dropped instead).
  */
-import { isPlainObject, JsonRpcId, JsonRpcNotification } from './jsonRpc';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  JsonRpcErrorObject,
+  JsonRpcId,
+  JsonRpcNotification,
+} from './jsonRpc';
 import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
 import { ModernMetaKey } from './modernEra';
 import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
@@ -281,5 +287,27 @@ export function subscriptionClosedResult(subscriptionId: JsonRpcId): Record<stri
   return {
     resultType: 'complete',
     _meta: { ...serverInfoMeta(), ...subscriptionMeta(subscriptionId) },
+  };
+}
+
+/** The 2025-11-25 "resource not found" error code, which 2026-07-28 retired (SEP-2164). */
+export const LEGACY_RESOURCE_NOT_FOUND_CODE = -32002;
+
+/**
+ * A backend's JSON-RPC error as a 2026-07-28 client must see it. A 2025-11-25 backend answers an
+ * unknown resource with -32002; that era MUST NOT see -32002 and expects -32602 with `data.uri`
+ * (SEP-2164). Every other error passes unchanged.
+ */
+export function modernBackendError(
+  method: string,
+  params: Record<string, unknown>,
+  error: JsonRpcErrorObject,
+): JsonRpcErrorObject {
+  if (method !== 'resources/read' || error.code !== LEGACY_RESOURCE_NOT_FOUND_CODE) return error;
+  const data = isPlainObject(error.data) ? error.data : {};
+  return {
+    code: JsonRpcErrorCode.InvalidParams,
+    message: error.message,
+    data: { ...data, uri: typeof params.uri === 'string' ? params.uri : data.uri },
   };
 }

@@ -41,6 +41,7 @@ import {
   cacheableResult,
   completeResult,
   discoverResult,
+  modernBackendError,
   type CacheHints,
 } from '../protocol/modernResults';
 import {
@@ -229,7 +230,8 @@ function sendShared(
     return;
   }
   if ('error' in answer) {
-    res.json({ jsonrpc: '2.0', id: request.id, error: answer.error });
+    const error = modernBackendError(request.method, request.params ?? {}, answer.error);
+    res.json({ jsonrpc: '2.0', id: request.id, error });
     return;
   }
   res.json(jsonRpcResult(request.id, shape(answer.result)));
