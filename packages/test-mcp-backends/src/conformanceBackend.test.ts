@@ -71,6 +71,29 @@ describe('conformance backend (both eras on one endpoint)', () => {
     expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
     await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
     await changed;
+    const { tools } = await client.listTools();
+    expect(tools.map(tool => tool.name)).toContain('test_dynamic_tool');
+    // Back as it was: both halves share this state.
+    await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await subscription.close();
+  });
+
+  it('tells 2026-07-28 listen streams of a change a 2025-11-25 client made (one backend, one state)', async () => {
+    const modern = await modernClient();
+    const changed = new Promise<void>(resolve =>
+      modern.setNotificationHandler('notifications/tools/list_changed', async () => resolve()),
+    );
+    const subscription = await modern.listen({ toolsListChanged: true });
+    const legacy = new LegacyClient({ name: 'legacy-test', version: '1.0.0' });
+    await legacy.connect(new LegacyTransport(new URL(backend.url)));
+    clients.push(legacy);
+    await legacy.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    await changed;
+    expect((await modern.listTools()).tools.map(tool => tool.name)).toContain('test_dynamic_tool');
+    await legacy.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+    expect((await modern.listTools()).tools.map(tool => tool.name)).not.toContain(
+      'test_dynamic_tool',
+    );
     await subscription.close();
   });
 
