@@ -6,7 +6,8 @@
  * Tools:
  * - `elicit {id, method?, alsoId?}`: sends `elicitation/create` (or `method`:
  *   `sampling/createMessage`, `roots/list`) with the given raw JSON id token (`"s-1"`, `42`,
- *   `7.5`, …) on the call's stream, waits for the answer, and returns what came back. With
+ *   `7.5`, …) on the call's stream, waits for the answer (one progress notification per answer
+ *   when asked for progress), and returns what came back. With
  *   `alsoId`, a second request of the same method goes out in the same write (one TCP chunk), and
  *   the tool returns once both are answered (`structuredContent.also` is the second answer).
  * - `wait_for_cancel`: sends one progress notification (when asked for progress) and then waits
@@ -321,6 +322,7 @@ export async function startRawMcpBackend(
             };
             answers.push(answer);
             received.push(answer);
+            progress(received.length, sentIds.length);
             if (received.length < sentIds.length) return;
             const [first, also] = sentIds.map(id => received.find(a => a.sentId === id)!);
             finish({

@@ -76,10 +76,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     const transport = new StreamableHTTPClientTransport(new URL(mcpUrl()), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
-    const client = new Client(
-      { name: 'tool-calls-e2e', version: '1.0.0' },
-      { capabilities },
-    );
+    const client = new Client({ name: 'tool-calls-e2e', version: '1.0.0' }, { capabilities });
     await client.connect(transport);
     clients.push(client);
     // Every backend must be listed before its tools can be called.

@@ -14,6 +14,16 @@
  * client that disconnects or sends `notifications/cancelled` has its backend call cancelled with
  * the backend's id; a backend session that vanished (404 before anything streamed) is
  * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
+ *
+ * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
+ * stream. For it the backend's `elicitation/create`, `sampling/createMessage` and `roots/list`
+ * are collected into one round (all that arrive together, i.e. before the event loop turns) and
+ * the client's request is answered with `resultType: "input_required"` and a sealed
+ * `requestState` naming the call; the backend call stays open ("held") and its stream is still
+ * read (see HeldCallOutput for what is kept meanwhile). The client's retry (`resume`) answers
+ * the backend with the original ids and attaches to the call again. A request the client did not
+ * declare the capability for is answered at once with an error (the client cannot be asked). A
+ * held call not resumed within `elicitationTtl` is cancelled at its backend.
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
@@ -32,12 +42,27 @@ import {
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
 import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
-import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
+import { isPlainObject, JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
 import {
   ParsedJsonRpcMessage,
   RawJsonRpcId,
   classifyJsonRpcMessage,
 } from '../protocol/jsonRpcMessage';
+import {
+  InputRequest,
+  inputRequestFromServerRequest,
+  inputRequiredResult,
+} from '../protocol/modernResults';
+import {
+  missingClientCapabilities,
+  requiredCapabilitiesForInputRequest,
+} from '../protocol/requestMetadata';
+import { HeldCallOutput } from '../inputRequests/HeldCallOutput';
+import {
+  RequestStateBinding,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
 
 /**
  * Where a forwarded call writes what the client should see: the SSE response of the client's
@@ -70,6 +95,29 @@ export interface ForwardedToolCall {
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
   params: Record<string, unknown>;
+  /**
+   * Set for a 2026-07-28 client: the backend's requests for input end the client's request with
+   * `input_required` (see the file comment) instead of going out on its stream.
+   */
+  inputRequired?: InputRequiredCaller;
+}
+
+/** What a 2026-07-28 caller's call needs for `input_required` rounds. */
+export interface InputRequiredCaller {
+  /** The capabilities of the request's `_meta` (only requests they cover are put to the client). */
+  declaredCapabilities: Readonly<Record<string, unknown>>;
+  /** What the round's `requestState` is bound to (principal, `tools/call`, name, arguments). */
+  binding: RequestStateBinding;
+}
+
+/** A client's retry of a held call: `tools/call` with `inputResponses` and `requestState`. */
+export interface InputRetryLeg {
+  binding: RequestStateBinding;
+  requestState: string;
+  inputResponses: Readonly<Record<string, Record<string, unknown>>>;
+  clientRequestId: JsonRpcId;
+  /** The retry's own `_meta.progressToken`, if any. */
+  progressToken?: string | number;
 }
 
 /** Options of {@link ToolCallForwarder}. */
@@ -83,6 +131,11 @@ export interface ToolCallForwarderOptions {
   toolCallTimeoutMs: number;
   /** Time limit of the broker's short requests to backends (answers, cancellations). */
   requestTimeoutMs: number;
+  /**
+   * Seals and opens `requestState` for 2026-07-28 callers (its TTL is `elicitationTtl`, also how
+   * long a call is held). Without it such callers are refused input (the backend gets an error).
+   */
+  requestStates?: RequestStateSealer;
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
@@ -91,7 +144,30 @@ export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpire
 /** JSON-RPC error code of an answer the broker cannot route (unknown/used/expired/foreign id). */
 export const UNKNOWN_ANSWER_ERROR_CODE = JsonRpcErrorCode.InvalidRequest;
 
-type EndReason = 'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown';
+type EndReason =
+  'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown' | 'input-expired';
+
+/** A backend request waiting for a 2026-07-28 client's input. */
+interface PendingInput {
+  key: string;
+  /** The backend's id, as written. */
+  rawId: RawJsonRpcId;
+  request: InputRequest;
+}
+
+/** The `input_required` side of a 2026-07-28 caller's call. */
+interface HeldCallState {
+  caller: InputRequiredCaller;
+  output: HeldCallOutput;
+  /** Asked by the backend, not yet put to the client. */
+  pending: PendingInput[];
+  /** Put to the client in the last round, waiting for its retry. */
+  asked: PendingInput[];
+  nextKey: number;
+  roundEnd?: NodeJS.Immediate;
+  /** Cancels the call when the client does not come back within the TTL. */
+  holdTimer?: NodeJS.Timeout;
+}
 
 interface InFlightCall {
   callId: string;
@@ -107,6 +183,10 @@ interface InFlightCall {
   registeredIds?: true;
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
   sent?: { session: BackendSessionRef; backendRequestId: number };
+  /** `mcpBroker.toolCallTimeout`, running while a client waits (not while the call is held). */
+  callTimer?: NodeJS.Timeout;
+  /** Set for a 2026-07-28 caller. */
+  held?: HeldCallState;
 }
 
 /**
@@ -122,11 +202,14 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
   cancelled: 'cancelled by the client',
   'backend-removed': 'the server was removed from the broker',
   shutdown: 'the broker is shutting down',
+  'input-expired': 'the client did not send the requested input within the broker’s TTL',
 };
 
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
+  /** Calls of 2026-07-28 callers by call id, until their final response was delivered. */
+  private readonly heldCalls = new Map<string, InFlightCall>();
   /** Resolved (and emptied) whenever the last call in flight ends. */
   private readonly idleWaiters: Array<() => void> = [];
   private nextBackendRequestId = 1;
@@ -152,8 +235,31 @@ export class ToolCallForwarder {
       controller: new AbortController(),
       expiryTimers: [],
     };
+    if (call.inputRequired === undefined) {
+      await this.run(call, entry, sink);
+      return;
+    }
+    // A 2026-07-28 caller: this request ends with the first `input_required` round or with the
+    // call; the backend call itself may go on (held) and is resumed by the client's retry.
+    const output = new HeldCallOutput({
+      sink,
+      clientRequestId: call.clientRequestId,
+      progressToken: progressTokenOf(call.params),
+    });
+    entry.held = { caller: call.inputRequired, output, pending: [], asked: [], nextKey: 1 };
+    this.heldCalls.set(entry.callId, entry);
+    const legEnded = output.whenLegEnds();
+    void this.run(call, entry, output);
+    await legEnded;
+  }
+
+  private async run(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    sink: ClientMessageSink,
+  ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
-    const timer = setTimeout(() => this.endCall(entry, 'timeout'), this.options.toolCallTimeoutMs);
+    this.startCallTimer(entry);
     const onClientGone = () => this.endCall(entry, 'client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
@@ -165,12 +271,13 @@ export class ToolCallForwarder {
     } catch (error) {
       this.finishFailedCall(call, entry, sink, error);
     } finally {
-      clearTimeout(timer);
+      clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
+      this.forgetHeldCallIfDelivered(entry);
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
         await this.options.elicitations
@@ -182,6 +289,34 @@ export class ToolCallForwarder {
     }
   }
 
+  private startCallTimer(entry: InFlightCall): void {
+    clearTimeout(entry.callTimer);
+    entry.callTimer = setTimeout(
+      () => this.endCall(entry, 'timeout'),
+      this.options.toolCallTimeoutMs,
+    );
+  }
+
+  /**
+   * Forgets a 2026-07-28 caller's call once it ended, unless its final response waits for the
+   * client's retry (the call is held: the hold timer forgets it at the TTL).
+   */
+  private forgetHeldCallIfDelivered(entry: InFlightCall): void {
+    const held = entry.held;
+    if (held === undefined) return;
+    if (held.holdTimer !== undefined && entry.endReason !== 'input-expired') return;
+    this.forgetHeldCall(entry);
+  }
+
+  private forgetHeldCall(entry: InFlightCall): void {
+    const held = entry.held!;
+    clearTimeout(held.holdTimer);
+    held.holdTimer = undefined;
+    if (held.roundEnd !== undefined) clearImmediate(held.roundEnd);
+    held.roundEnd = undefined;
+    this.heldCalls.delete(entry.callId);
+  }
+
   private finishFailedCall(
     call: ForwardedToolCall,
     entry: InFlightCall,
@@ -190,7 +325,7 @@ export class ToolCallForwarder {
   ): void {
     const reason = entry.endReason;
     // Cancelled calls end without a response (MCP), and a client that is gone cannot read one.
-    if (reason === 'client-gone' || reason === 'cancelled') return;
+    if (reason === 'client-gone' || reason === 'cancelled' || reason === 'input-expired') return;
     let failure: BackendCallError;
     if (reason === 'shutdown') {
       failure = brokerShuttingDown(call.endpoint.name);
@@ -292,6 +427,10 @@ export class ToolCallForwarder {
         sink.send(parsed.message);
         return undefined;
       case 'request': {
+        if (entry.held !== undefined) {
+          await this.askModernClient(entry, session, parsed);
+          return undefined;
+        }
         entry.registeredIds = true;
         const mapping = await this.options.elicitations.register({
           backendRequestId: parsed.rawId!,
@@ -326,6 +465,156 @@ export class ToolCallForwarder {
           `MCP server "${backend}" sent an invalid JSON-RPC message; dropped`,
         );
         return undefined;
+    }
+  }
+
+  /**
+   * A backend request during a 2026-07-28 caller's call: queued for the next `input_required`
+   * round when the client can take it, otherwise answered at once with an error (MCP 2026-07-28:
+   * a server must not put a request to a client that did not declare the capability for it).
+   */
+  private async askModernClient(
+    entry: InFlightCall,
+    session: BackendSessionRef,
+    parsed: ParsedJsonRpcMessage,
+  ): Promise<void> {
+    const held = entry.held!;
+    const method = String(parsed.message.method);
+    const params = isPlainObject(parsed.message.params) ? parsed.message.params : undefined;
+    const request = inputRequestFromServerRequest(method, params);
+    const required = request && requiredCapabilitiesForInputRequest(method, params);
+    const missing =
+      required === undefined
+        ? undefined
+        : missingClientCapabilities(required, held.caller.declaredCapabilities);
+    if (request === undefined || missing !== undefined || !this.options.requestStates) {
+      const reason =
+        request === undefined
+          ? `the broker cannot put "${method}" to a 2026-07-28 client`
+          : `the client did not declare the capabilities ${JSON.stringify(missing ?? required)}`;
+      await this.answerBackendSession(
+        entry.backend,
+        session,
+        responseWithRawId(parsed.rawId!, {
+          id: undefined,
+          error: { code: JsonRpcErrorCode.MethodNotFound, message: `Not available: ${reason}` },
+        }),
+      );
+      return;
+    }
+    held.pending.push({ key: inputKey(method, held.nextKey++), rawId: parsed.rawId!, request });
+    this.scheduleRoundEnd(entry);
+  }
+
+  /**
+   * Ends the round once the event loop turns: requests the backend sent together (one chunk of
+   * its stream) go to the client in one `input_required` result.
+   */
+  private scheduleRoundEnd(entry: InFlightCall): void {
+    const held = entry.held!;
+    if (held.roundEnd !== undefined || !held.output.attached) return;
+    held.roundEnd = setImmediate(() => {
+      held.roundEnd = undefined;
+      this.endRound(entry);
+    });
+  }
+
+  private endRound(entry: InFlightCall): void {
+    const held = entry.held!;
+    if (!held.output.attached || held.pending.length === 0 || entry.endReason !== undefined) {
+      return;
+    }
+    const sealer = this.options.requestStates!;
+    held.asked = held.pending.splice(0);
+    const requestState = sealer.seal(held.caller.binding, {
+      callId: entry.callId,
+      backend: entry.backend,
+    });
+    clearTimeout(entry.callTimer); // the client, not the backend, is the one we wait for now
+    held.holdTimer = setTimeout(() => {
+      held.holdTimer = undefined;
+      if (entry.endReason === undefined && this.inFlight.has(entry.callId)) {
+        this.endCall(entry, 'input-expired');
+      } else {
+        this.forgetHeldCall(entry);
+      }
+    }, sealer.ttlMs);
+    held.holdTimer.unref();
+    held.output.hold(
+      inputRequiredResult({
+        inputRequests: Object.fromEntries(held.asked.map(input => [input.key, input.request])),
+        requestState,
+      }),
+    );
+  }
+
+  /**
+   * Resumes a held call with a 2026-07-28 client's retry: opens the `requestState` (a refusal
+   * throws {@link RequestStateRefusal} before anything reaches a backend), answers the backend's
+   * requests with their original ids, and writes the rest of the call — or the next
+   * `input_required` round — to `sink`. Resolves when this leg ends.
+   */
+  async resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
+    const sealer = this.options.requestStates;
+    if (sealer === undefined) throw new RequestStateRefusal('malformed');
+    const opened = await sealer.open(retry.requestState, retry.binding);
+    const entry = opened.callId === undefined ? undefined : this.heldCalls.get(opened.callId);
+    const held = entry?.held;
+    if (entry === undefined || held === undefined || held.holdTimer === undefined) {
+      throw new RequestStateRefusal('call-ended');
+    }
+    clearTimeout(held.holdTimer);
+    held.holdTimer = undefined;
+    const asked = held.asked.splice(0);
+    // Unanswered requests are asked again (MCP: missing answers get another input_required).
+    held.pending.unshift(...asked.filter(input => retry.inputResponses[input.key] === undefined));
+    const session = entry.sent?.session;
+    if (session !== undefined) {
+      await Promise.all(
+        asked
+          .filter(input => retry.inputResponses[input.key] !== undefined)
+          .map(input =>
+            this.answerBackendSession(
+              entry.backend,
+              session,
+              responseWithRawId(input.rawId, {
+                id: undefined,
+                result: retry.inputResponses[input.key],
+              }),
+            ),
+          ),
+      );
+    }
+    const ended = held.output.resume({
+      sink,
+      clientRequestId: retry.clientRequestId,
+      progressToken: retry.progressToken,
+    });
+    if (held.output.finished) {
+      this.forgetHeldCall(entry);
+    } else {
+      this.startCallTimer(entry);
+      if (held.pending.length > 0) this.scheduleRoundEnd(entry);
+    }
+    await ended;
+  }
+
+  /** POSTs a JSON-RPC response to a backend session; failures are logged (the call goes on). */
+  private async answerBackendSession(
+    backend: string,
+    session: BackendSessionRef,
+    body: string,
+  ): Promise<void> {
+    try {
+      const response = await this.options.pool.transport.post(
+        session,
+        body,
+        AbortSignal.timeout(this.options.requestTimeoutMs),
+      );
+      response.discard();
+      if (!response.ok) throw backendHttpError(backend, response.status);
+    } catch (error) {
+      this.options.logger.info(`Could not answer a request of MCP server "${backend}": ${error}`);
     }
   }
 
@@ -530,6 +819,18 @@ export class ToolCallForwarder {
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
+}
+
+/** An input key: the kind of request and a number unique within the call. */
+function inputKey(method: string, n: number): string {
+  return `${method.split('/')[0]}-${n}`;
+}
+
+function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 
 function unknownId(message: string): ClientResponseOutcome {
