@@ -16,9 +16,15 @@ import { relayedCapabilities } from '../protocol/capabilities';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
+import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import {
+  MemoryRequestStateNonceStore,
+  RequestStateNonceStore,
+} from '../inputRequests/requestStateNonces';
 import type { BackendEndpoint } from './backendTransport';
 
-/** How often expired gateway ids are swept (they are refused at claim time regardless). */
+/** How often expired gateway ids and requestState nonces are swept (refused when used anyway). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
 
 /** The broker's ToolCallHandler; build it with {@link createStreamingToolCallHandler}. */
@@ -80,13 +86,24 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 }
 
+/** What seals the `requestState` of 2026-07-28 callers (see RequestStateSealer). */
+export interface RequestStateOptions {
+  /** The HMAC key, the same on every replica (see requestStateKey.ts). */
+  key: Buffer;
+  /** Used nonces; in memory unless shared by several replicas. */
+  nonces?: RequestStateNonceStore;
+  /** Held calls shared by several replicas (a retry may land on any of them). */
+  heldCalls?: HeldCallStore;
+}
+
 /**
  * Builds the broker's ToolCallHandler (a `ToolCallHandlerFactory`). `store` replaces the
- * in-memory elicitation id store, e.g. with a shared one for several replicas.
+ * in-memory elicitation id store, e.g. with a shared one for several replicas. Without
+ * `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an error).
  */
 export function createStreamingToolCallHandler(
   deps: ToolCallHandlerDeps,
-  options: { store?: ElicitationIdStore } = {},
+  options: { store?: ElicitationIdStore; requestState?: RequestStateOptions } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
   const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
@@ -94,8 +111,23 @@ export function createStreamingToolCallHandler(
     store: options.store,
     ttlMs: config.elicitationTtlMs,
   });
-  elicitations.startSweeping(ELICITATION_SWEEP_INTERVAL_MS, error =>
-    logger.warn(`Could not sweep expired elicitation ids: ${error}`),
+  const nonces = options.requestState
+    ? (options.requestState.nonces ?? new MemoryRequestStateNonceStore())
+    : undefined;
+  const requestStates =
+    options.requestState &&
+    new RequestStateSealer({
+      key: options.requestState.key,
+      ttlMs: config.elicitationTtlMs,
+      nonces: nonces!,
+    });
+  elicitations.startSweeping(
+    ELICITATION_SWEEP_INTERVAL_MS,
+    error =>
+      logger.warn(`Could not sweep expired elicitation ids or requestState nonces: ${error}`),
+    [nonces, options.requestState?.heldCalls].flatMap(store =>
+      store ? [(now: number) => store.deleteExpired(now)] : [],
+    ),
   );
   const forwarder = new ToolCallForwarder({
     logger,
@@ -109,6 +141,8 @@ export function createStreamingToolCallHandler(
     },
     toolCallTimeoutMs: config.toolCallTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
+    requestStates,
+    heldCalls: options.requestState?.heldCalls,
   });
   return new StreamingToolCallHandler(forwarder, pool, elicitations);
 }

@@ -23,7 +23,9 @@
  * read (see HeldCallOutput for what is kept meanwhile). The client's retry (`resume`) answers
  * the backend with the original ids and attaches to the call again. A request the client did not
  * declare the capability for is answered at once with an error (the client cannot be asked). A
- * held call not resumed within `elicitationTtl` is cancelled at its backend.
+ * held call not resumed within `elicitationTtl` is cancelled at its backend. With a shared
+ * HeldCallStore (several replicas), a retry landing on a replica that does not hold the call
+ * resumes it through the store (see HeldCallStore.ts for the protocol).
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
@@ -58,6 +60,7 @@ import {
   requiredCapabilitiesForInputRequest,
 } from '../protocol/requestMetadata';
 import { HeldCallOutput } from '../inputRequests/HeldCallOutput';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import {
   RequestStateBinding,
   RequestStateRefusal,
@@ -136,7 +139,14 @@ export interface ToolCallForwarderOptions {
    * long a call is held). Without it such callers are refused input (the backend gets an error).
    */
   requestStates?: RequestStateSealer;
+  /** Shared held calls: retries may land on another replica (`sessionStore: database`). */
+  heldCalls?: HeldCallStore;
+  /** How often a replica serving another's held call reads the mailbox; default 100 ms. */
+  mailboxPollMs?: number;
 }
+
+/** Default interval of mailbox reads for a retry served by a replica that does not hold it. */
+const DEFAULT_MAILBOX_POLL_MS = 100;
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
 export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpired;
@@ -164,7 +174,11 @@ interface HeldCallState {
   /** Put to the client in the last round, waiting for its retry. */
   asked: PendingInput[];
   nextKey: number;
+  /** The number of the last round put to the client (0 before the first). */
+  round: number;
   roundEnd?: NodeJS.Immediate;
+  /** Set while a round is being published (more requests wait for the next round). */
+  ending?: true;
   /** Cancels the call when the client does not come back within the TTL. */
   holdTimer?: NodeJS.Timeout;
 }
@@ -246,7 +260,14 @@ export class ToolCallForwarder {
       clientRequestId: call.clientRequestId,
       progressToken: progressTokenOf(call.params),
     });
-    entry.held = { caller: call.inputRequired, output, pending: [], asked: [], nextKey: 1 };
+    entry.held = {
+      caller: call.inputRequired,
+      output,
+      pending: [],
+      asked: [],
+      nextKey: 1,
+      round: 0,
+    };
     this.heldCalls.set(entry.callId, entry);
     const legEnded = output.whenLegEnds();
     void this.run(call, entry, output);
@@ -269,6 +290,7 @@ export class ToolCallForwarder {
       // A result that arrived while the cancellation was on its way is not the client's to see.
       if (entry.endReason !== 'cancelled') sink.send(final);
     } catch (error) {
+      await this.adoptRemoteClaim(entry);
       this.finishFailedCall(call, entry, sink, error);
     } finally {
       clearTimeout(entry.callTimer);
@@ -422,6 +444,8 @@ export class ToolCallForwarder {
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown> | undefined> {
     const backend = call.endpoint.name;
+    // Held, and the client's retry went to another replica? Then this goes to its mailbox.
+    if (entry.held !== undefined && !entry.held.output.attached) await this.adoptRemoteClaim(entry);
     switch (classifyJsonRpcMessage(parsed)) {
       case 'notification':
         sink.send(parsed.message);
@@ -512,33 +536,31 @@ export class ToolCallForwarder {
    */
   private scheduleRoundEnd(entry: InFlightCall): void {
     const held = entry.held!;
-    if (held.roundEnd !== undefined || !held.output.attached) return;
+    if (held.roundEnd !== undefined || held.ending || !held.output.attached) return;
     held.roundEnd = setImmediate(() => {
       held.roundEnd = undefined;
-      this.endRound(entry);
+      void this.endRound(entry);
     });
   }
 
-  private endRound(entry: InFlightCall): void {
+  private async endRound(entry: InFlightCall): Promise<void> {
     const held = entry.held!;
     if (!held.output.attached || held.pending.length === 0 || entry.endReason !== undefined) {
       return;
     }
     const sealer = this.options.requestStates!;
+    held.ending = true;
     held.asked = held.pending.splice(0);
+    held.round += 1;
     const requestState = sealer.seal(held.caller.binding, {
       callId: entry.callId,
       backend: entry.backend,
     });
     clearTimeout(entry.callTimer); // the client, not the backend, is the one we wait for now
-    held.holdTimer = setTimeout(() => {
-      held.holdTimer = undefined;
-      if (entry.endReason === undefined && this.inFlight.has(entry.callId)) {
-        this.endCall(entry, 'input-expired');
-      } else {
-        this.forgetHeldCall(entry);
-      }
-    }, sealer.ttlMs);
+    // Published before the client sees the round: its retry may land on any replica.
+    await this.publishRound(entry, sealer.ttlMs);
+    held.ending = undefined;
+    held.holdTimer = setTimeout(() => void this.holdExpired(entry), sealer.ttlMs);
     held.holdTimer.unref();
     held.output.hold(
       inputRequiredResult({
@@ -546,6 +568,83 @@ export class ToolCallForwarder {
         requestState,
       }),
     );
+  }
+
+  private async publishRound(entry: InFlightCall, ttlMs: number): Promise<void> {
+    const store = this.options.heldCalls;
+    const held = entry.held!;
+    if (store === undefined || entry.sent === undefined) return;
+    try {
+      await store.publishRound({
+        callId: entry.callId,
+        round: held.round,
+        backend: entry.backend,
+        backendSessionId: entry.sent.session.sessionId,
+        protocolVersion: entry.sent.session.protocolVersion,
+        asked: held.asked.map(input => ({ key: input.key, rawId: input.rawId })),
+        expiresAt: Date.now() + ttlMs,
+      });
+    } catch (error) {
+      // A retry on this replica still resumes the call; on another it is refused (call-ended).
+      this.options.logger.warn(`Could not publish a held call for other replicas: ${error}`);
+    }
+  }
+
+  /** The client did not come back in time: unless another replica took the round, cancel. */
+  private async holdExpired(entry: InFlightCall): Promise<void> {
+    if (await this.adoptRemoteClaim(entry)) return;
+    const held = entry.held!;
+    held.holdTimer = undefined;
+    if (entry.endReason === undefined && this.inFlight.has(entry.callId)) {
+      this.endCall(entry, 'input-expired');
+    } else {
+      this.forgetHeldCall(entry);
+    }
+  }
+
+  /**
+   * A held call whose round another replica claimed: from now on what the call yields goes to
+   * the mailbox for that replica (see HeldCallStore.ts). True when a claim was adopted.
+   */
+  private async adoptRemoteClaim(entry: InFlightCall): Promise<boolean> {
+    const store = this.options.heldCalls;
+    const held = entry.held;
+    if (store === undefined || held === undefined || held.holdTimer === undefined) return false;
+    const round = held.round;
+    let claim;
+    try {
+      claim = await store.claimOf(entry.callId, round);
+    } catch (error) {
+      this.options.logger.warn(`Could not look up a held call's claim: ${error}`);
+      return false;
+    }
+    if (claim === undefined || held.holdTimer === undefined || held.round !== round) return false;
+    clearTimeout(held.holdTimer);
+    held.holdTimer = undefined;
+    const asked = held.asked.splice(0);
+    held.pending.unshift(...asked.filter(input => !claim.answered.includes(input.key)));
+    const expiresAt =
+      Date.now() + this.options.toolCallTimeoutMs + (this.options.requestStates?.ttlMs ?? 0);
+    void held.output.resume({
+      sink: mailboxSink(store, entry.callId, round, expiresAt, error =>
+        this.options.logger.warn(`Could not write a held call's mailbox: ${error}`),
+      ),
+      clientRequestId: claim.clientRequestId,
+      progressToken: claim.progressToken,
+    });
+    this.continueAfterResume(entry);
+    return true;
+  }
+
+  /** After a leg attached: the call timer runs again and waiting requests form the next round. */
+  private continueAfterResume(entry: InFlightCall): void {
+    const held = entry.held!;
+    if (held.output.finished) {
+      this.forgetHeldCall(entry);
+      return;
+    }
+    this.startCallTimer(entry);
+    if (held.pending.length > 0) this.scheduleRoundEnd(entry);
   }
 
   /**
@@ -560,9 +659,14 @@ export class ToolCallForwarder {
     const opened = await sealer.open(retry.requestState, retry.binding);
     const entry = opened.callId === undefined ? undefined : this.heldCalls.get(opened.callId);
     const held = entry?.held;
-    if (entry === undefined || held === undefined || held.holdTimer === undefined) {
+    if (entry === undefined || held === undefined) {
+      if (opened.callId !== undefined && this.options.heldCalls !== undefined) {
+        await this.resumeElsewhereHeld(opened.callId, retry, sink);
+        return;
+      }
       throw new RequestStateRefusal('call-ended');
     }
+    if (held.holdTimer === undefined) throw new RequestStateRefusal('call-ended');
     clearTimeout(held.holdTimer);
     held.holdTimer = undefined;
     const asked = held.asked.splice(0);
@@ -590,13 +694,72 @@ export class ToolCallForwarder {
       clientRequestId: retry.clientRequestId,
       progressToken: retry.progressToken,
     });
-    if (held.output.finished) {
-      this.forgetHeldCall(entry);
-    } else {
-      this.startCallTimer(entry);
-      if (held.pending.length > 0) this.scheduleRoundEnd(entry);
-    }
+    this.continueAfterResume(entry);
     await ended;
+  }
+
+  /**
+   * A retry of a call another replica holds: claims the round, answers the backend session with
+   * the original ids, and relays the holder's mailbox until the leg ends (see HeldCallStore.ts).
+   */
+  private async resumeElsewhereHeld(
+    callId: string,
+    retry: InputRetryLeg,
+    sink: ClientMessageSink,
+  ): Promise<void> {
+    const store = this.options.heldCalls!;
+    const now = Date.now();
+    const deadline = now + this.options.toolCallTimeoutMs;
+    const round = await store.claimRound(
+      callId,
+      {
+        clientRequestId: retry.clientRequestId,
+        ...(retry.progressToken === undefined ? {} : { progressToken: retry.progressToken }),
+        answered: Object.keys(retry.inputResponses),
+      },
+      now,
+      deadline + (this.options.requestStates?.ttlMs ?? 0),
+    );
+    const endpoint = round && this.options.endpointOf(round.backend);
+    if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
+    const session = {
+      endpoint,
+      sessionId: round.backendSessionId,
+      protocolVersion: round.protocolVersion,
+    };
+    await Promise.all(
+      round.asked
+        .filter(input => retry.inputResponses[input.key] !== undefined)
+        .map(input =>
+          this.answerBackendSession(
+            round.backend,
+            session,
+            responseWithRawId(input.rawId, {
+              id: undefined,
+              result: retry.inputResponses[input.key],
+            }),
+          ),
+        ),
+    );
+    const pollMs = this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS;
+    let after = 0;
+    try {
+      while (!sink.clientGone.aborted) {
+        for (const entry of await store.read(callId, round.round, after)) {
+          after = entry.seq;
+          if (entry.message === undefined) return;
+          sink.send(JSON.parse(entry.message));
+        }
+        if (Date.now() > deadline) {
+          const failure = backendTimeout(round.backend, this.options.toolCallTimeoutMs);
+          sink.send({ jsonrpc: '2.0', id: retry.clientRequestId, error: toClientError(failure) });
+          return;
+        }
+        await delay(pollMs, sink.clientGone);
+      }
+    } finally {
+      sink.end();
+    }
   }
 
   /** POSTs a JSON-RPC response to a backend session; failures are logged (the call goes on). */
@@ -819,6 +982,45 @@ export class ToolCallForwarder {
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
+}
+
+/** A sink writing a held call's leg into the mailbox for the replica that claimed the round. */
+function mailboxSink(
+  store: HeldCallStore,
+  callId: string,
+  round: number,
+  expiresAt: number,
+  onError: (error: unknown) => void,
+): ClientMessageSink {
+  // One write at a time, in order: the reader sees the messages as the call yielded them.
+  let written = Promise.resolve();
+  const append = (text: string | undefined) => {
+    written = written.then(() => store.append(callId, round, text, expiresAt)).catch(onError);
+  };
+  return {
+    send(message) {
+      append(JSON.stringify(message));
+      return true;
+    },
+    end() {
+      append(undefined);
+    },
+    // The client is on another replica; it cancels there (its leg ends at toolCallTimeout).
+    clientGone: new AbortController().signal,
+  };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** An input key: the kind of request and a number unique within the call. */
