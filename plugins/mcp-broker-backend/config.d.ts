@@ -35,6 +35,14 @@ export interface Config {
      * @visibility secret
      */
     requestStateSecret?: string;
+    /**
+     * `ttlMs` (how long a client may cache the answer) of `tools/list`, `prompts/list`,
+     * `resources/list`, `resources/templates/list` and `server/discover` for 2026-07-28 clients,
+     * used when no backend states a smaller non-zero one; `0` means "stale at once". Default
+     * 30 seconds (as long as a permission decision is reused; list changes come over
+     * `subscriptions/listen`).
+     */
+    listTtl?: HumanDuration | string;
     /** Longest a tools/call may run; default 5 minutes. */
     toolCallTimeout?: HumanDuration | string;
     /** Reconnect backoff towards backend servers (exponential with jitter, forever). */

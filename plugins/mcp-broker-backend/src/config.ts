@@ -62,6 +62,11 @@ export interface BrokerConfig {
   readonly sessionLimits: { readonly perPrincipal: number; readonly perReplica: number };
   /** Longest time a principal's permission decision is used (at most 30 s, spec §8). */
   readonly permissionDecisionMaxAgeMs: number;
+  /**
+   * `ttlMs` of the lists and `server/discover` answered to 2026-07-28 clients when no backend
+   * gives a smaller non-zero one (0 = stale at once).
+   */
+  readonly listTtlMs: number;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -81,6 +86,11 @@ export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
+/**
+ * `ttlMs` of lists for 2026-07-28 clients: as long as a permission decision may be reused, so a
+ * cached list is never staler than the decisions behind it (change events come over listen).
+ */
+export const DEFAULT_LIST_TTL_MS = 30_000;
 /** Also the largest allowed value: a policy change must land within 30 s. */
 export const MAX_PERMISSION_DECISION_AGE_MS = 30_000;
 
@@ -286,6 +296,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     },
     shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
     permissionDecisionMaxAgeMs,
+    listTtlMs: duration('listTtl', DEFAULT_LIST_TTL_MS, 0),
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

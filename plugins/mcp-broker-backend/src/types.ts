@@ -100,6 +100,38 @@ export interface ToolCallContext {
   readonly signal: AbortSignal;
 }
 
+/**
+ * Who makes a 2026-07-28 (stateless) tool call. Such a client has no session: everything the
+ * broker knows about it comes with the request (`_meta`) and its token.
+ */
+export interface ModernCaller {
+  readonly era: 'modern';
+  /** The authenticated principal (`user:<entity ref>` or `service:<subject>`). */
+  readonly principal: string;
+  /** The request's `io.modelcontextprotocol/protocolVersion`. */
+  readonly protocolVersion: string;
+  /** The request's `io.modelcontextprotocol/clientCapabilities` (never inferred). */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** The request's `io.modelcontextprotocol/clientInfo`, if any (self-reported). */
+  readonly clientInfo?: Readonly<Record<string, unknown>>;
+  /**
+   * Digest of (principal, relayed capabilities): modern calls with equal keys may share the
+   * backend sessions the broker holds for them (a backend session declares the capabilities of
+   * whoever it asks for input, so callers with other capabilities never share one).
+   */
+  readonly poolKey: string;
+}
+
+/**
+ * Arguments of {@link ToolCallHandler.handleModernToolCall}: a {@link ToolCallContext} with the
+ * stateless caller in place of the client session. The final response is a 2026-07-28
+ * `complete` result; `signal` aborts when the client closes the response stream (its way of
+ * cancelling) or the broker stops.
+ */
+export interface ModernToolCallContext extends Omit<ToolCallContext, 'clientSession'> {
+  readonly caller: ModernCaller;
+}
+
 /** Arguments of {@link ToolCallHandler.handleClientResponse}. */
 export interface ClientResponseContext {
   readonly clientSession: ClientSessionInfo;
@@ -133,9 +165,10 @@ export interface ClientNotificationContext {
 
 /**
  * The tool-call half of the broker. The router calls it for:
- * - `tools/call` requests, after authenticating the client, checking its session and resolving
- *   the prefixed tool name to a backend (unknown names never reach the handler: the router
- *   answers `-32602`);
+ * - `tools/call` requests of both eras (`handleToolCall` for sessions, `handleModernToolCall`
+ *   for stateless 2026-07-28 clients), after authenticating the client, checking its session
+ *   (or request metadata) and resolving the prefixed tool name to a backend (unknown names
+ *   never reach the handler: the router answers `-32602`);
  * - JSON-RPC responses POSTed by a client (answers to elicitation or sampling requests);
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
@@ -148,6 +181,12 @@ export interface ClientNotificationContext {
  */
 export interface ToolCallHandler {
   handleToolCall(context: ToolCallContext): Promise<void>;
+  /**
+   * A 2026-07-28 client's `tools/call` (routed and permitted as for sessions). Its backend
+   * sessions are held per `caller.poolKey` and closed after an idle time, on backend removal
+   * and on shutdown (no DELETE ever comes from a stateless client).
+   */
+  handleModernToolCall(context: ModernToolCallContext): Promise<void>;
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome>;
   handleClientNotification(context: ClientNotificationContext): Promise<void>;
   /** The client session ended: end its backend sessions and drop its pending elicitations. */

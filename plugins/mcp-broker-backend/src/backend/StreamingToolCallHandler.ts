@@ -2,20 +2,38 @@
  * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the
  * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. A client's response ends in
  * a domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
+ *
+ * Stateless (2026-07-28) callers go through the same forwarder: their backend sessions are pooled
+ * per `ModernCaller.poolKey` (closed when idle, see IdleBackendSessions), their final response is
+ * a `complete` result, and cancellation is the client closing the response stream (the signal),
+ * which the forwarder turns into `notifications/cancelled` to the backend before it closes the
+ * backend stream.
  */
 import type {
   ClientNotificationContext,
+  ModernToolCallContext,
   ClientResponseContext,
   ClientResponseOutcome,
   ToolCallContext,
   ToolCallHandler,
   ToolCallHandlerDeps,
 } from '../types';
-import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
+import { completeResult } from '../protocol/modernResults';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
-import { ToolCallForwarder } from './ToolCallForwarder';
+import {
+  DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
+  IdleBackendSessions,
+} from './IdleBackendSessions';
+import { BackendServerRequest, ToolCallForwarder } from './ToolCallForwarder';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import {
@@ -34,6 +52,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     readonly forwarder: ToolCallForwarder,
     readonly pool: BackendSessionPool,
     readonly elicitations: ElicitationIdMap,
+    /** Closes the backend sessions of stateless callers once they are idle. */
+    readonly statelessSessions: IdleBackendSessions,
+    private readonly logger: LoggerService,
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
@@ -53,6 +74,54 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         clientGone: context.signal,
       },
     );
+  }
+
+  async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
+    const { caller, backend, request } = context;
+    const stream = context.openEventStream();
+    const release = this.statelessSessions.begin(caller.poolKey);
+    try {
+      await this.forwarder.forward(
+        {
+          clientSessionId: caller.poolKey,
+          clientCapabilities: relayedCapabilities(caller.clientCapabilities),
+          endpoint: endpointOf(backend),
+          clientRequestId: request.id,
+          params: request.params ?? {},
+          // SEAM(input-required): a legacy backend's elicitation/sampling/roots request during a
+          // stateless call becomes an input_required result here; until then it is refused.
+          serverRequests: serverRequest => this.refuseServerRequest(serverRequest),
+        },
+        {
+          send: message =>
+            stream.send(asCompleteResponse(message, request.id) as unknown as JsonRpcMessage),
+          end: () => stream.close(),
+          clientGone: context.signal,
+        },
+      );
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A stateless client cannot be asked anything on its call's stream (2026-07-28 has no
+   * server-to-client requests): the backend is told at once that the method is not available,
+   * so its tool goes on (or fails) instead of waiting for an answer that never comes.
+   */
+  private async refuseServerRequest(request: BackendServerRequest): Promise<void> {
+    try {
+      await request.respond({
+        error: {
+          code: JsonRpcErrorCode.MethodNotFound,
+          message:
+            `${request.method.slice(0, 100)} is not available: the client of this call speaks ` +
+            'MCP 2026-07-28, to which the broker does not relay server-to-client requests',
+        },
+      });
+    } catch (error) {
+      this.logger.debug(`Could not refuse a backend's ${request.method.slice(0, 100)}: ${error}`);
+    }
   }
 
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
@@ -82,6 +151,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   close(): Promise<void> {
+    this.statelessSessions.stop();
     return this.forwarder.close();
   }
 }
@@ -98,12 +168,18 @@ export interface RequestStateOptions {
 
 /**
  * Builds the broker's ToolCallHandler (a `ToolCallHandlerFactory`). `store` replaces the
- * in-memory elicitation id store, e.g. with a shared one for several replicas. Without
- * `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an error).
+ * in-memory elicitation id store, e.g. with a shared one for several replicas;
+ * `statelessSessionIdleMs` the idle time after which stateless callers' backend sessions close.
+ * Without `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an
+ * error).
  */
 export function createStreamingToolCallHandler(
   deps: ToolCallHandlerDeps,
-  options: { store?: ElicitationIdStore; requestState?: RequestStateOptions } = {},
+  options: {
+    store?: ElicitationIdStore;
+    statelessSessionIdleMs?: number;
+    requestState?: RequestStateOptions;
+  } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
   const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
@@ -144,7 +220,21 @@ export function createStreamingToolCallHandler(
     requestStates,
     heldCalls: options.requestState?.heldCalls,
   });
-  return new StreamingToolCallHandler(forwarder, pool, elicitations);
+  const statelessSessions = new IdleBackendSessions(pool, {
+    idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
+    logger,
+  });
+  statelessSessions.start();
+  return new StreamingToolCallHandler(forwarder, pool, elicitations, statelessSessions, logger);
+}
+
+/** The call's final response as a 2026-07-28 `complete` result; anything else unchanged. */
+function asCompleteResponse(
+  message: Record<string, unknown>,
+  clientRequestId: JsonRpcId,
+): Record<string, unknown> {
+  if (message.id !== clientRequestId || !isPlainObject(message.result)) return message;
+  return { ...message, result: completeResult(message.result) };
 }
 
 function endpointOf(server: {

@@ -87,8 +87,34 @@ export interface ClientAnswer {
   error?: unknown;
 }
 
+/**
+ * A backend's server-to-client request (elicitation, sampling, roots) during a call, handed to
+ * {@link ForwardedToolCall.serverRequests}. `respond` posts a JSON-RPC response with the
+ * backend's original id (same JSON type and value) to the backend session of the call.
+ */
+export interface BackendServerRequest {
+  readonly method: string;
+  readonly params: Record<string, unknown> | undefined;
+  /** The backend's id as its raw JSON token (`42`, `"42"` and `7.5` stay what they are). */
+  readonly rawId: RawJsonRpcId;
+  respond(answer: { result?: unknown; error?: unknown }): Promise<void>;
+}
+
+/**
+ * What to do with a backend's server-to-client request during a call. Absent: the request goes
+ * to the client on the call's stream under a gateway id (the session era, spec §4).
+ */
+export type BackendServerRequestHandler = (
+  request: BackendServerRequest,
+  sink: ClientMessageSink,
+) => Promise<void>;
+
 /** A client's `tools/call`, already routed to a backend. */
 export interface ForwardedToolCall {
+  /**
+   * Whose backend sessions carry the call: the client session's id, or a stateless caller's
+   * pool key (`ModernCaller.poolKey`). Cancellations and answers are matched within it.
+   */
   clientSessionId: string;
   /** What the client declared at initialize; elicitation and sampling are relayed. */
   clientCapabilities: RelayedClientCapabilities;
@@ -98,6 +124,8 @@ export interface ForwardedToolCall {
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
   params: Record<string, unknown>;
+  /** Handles the backend's server-to-client requests instead of the gateway-id relay. */
+  serverRequests?: BackendServerRequestHandler;
   /**
    * Set for a 2026-07-28 client: the backend's requests for input end the client's request with
    * `input_required` (see the file comment) instead of going out on its stream.
@@ -455,6 +483,23 @@ export class ToolCallForwarder {
           await this.askModernClient(entry, session, parsed);
           return undefined;
         }
+        if (call.serverRequests !== undefined) {
+          const rawId = parsed.rawId!;
+          const { method, params } = parsed.message as {
+            method: string;
+            params?: Record<string, unknown>;
+          };
+          await call.serverRequests(
+            {
+              method,
+              params,
+              rawId,
+              respond: answer => this.respondToBackend(session, rawId, answer),
+            },
+            sink,
+          );
+          return undefined;
+        }
         entry.registeredIds = true;
         const mapping = await this.options.elicitations.register({
           backendRequestId: parsed.rawId!,
@@ -808,6 +853,22 @@ export class ToolCallForwarder {
       return { outcome: 'backend-failed', error: toClientError(failure) };
     }
     return { outcome: 'delivered' };
+  }
+
+  /** Posts a JSON-RPC response with the backend's own id to the call's backend session. */
+  private async respondToBackend(
+    session: BackendSessionRef,
+    rawId: RawJsonRpcId,
+    answer: { result?: unknown; error?: unknown },
+  ): Promise<void> {
+    const body = responseWithRawId(rawId, { id: rawId, ...answer });
+    const response = await this.options.pool.transport.post(
+      session,
+      body,
+      AbortSignal.timeout(this.options.requestTimeoutMs),
+    );
+    response.discard();
+    if (!response.ok) throw backendHttpError(session.endpoint.name, response.status);
   }
 
   /**

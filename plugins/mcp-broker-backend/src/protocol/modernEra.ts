@@ -111,3 +111,29 @@ export function requestEra(body: unknown, protocolVersionHeader: string | undefi
   }
   return hasEnvelopeClaim(body.params) || headerIsModern ? 'modern' : 'legacy';
 }
+
+/** The `_meta` keys that describe a 2026-07-28 request to its receiver (not forwarded). */
+const REQUEST_ENVELOPE_KEYS: readonly string[] = [
+  ModernMetaKey.protocolVersion,
+  ModernMetaKey.clientCapabilities,
+  ModernMetaKey.clientInfo,
+  ModernMetaKey.logLevel,
+];
+
+/**
+ * The params without the request envelope in `_meta` (the broker answers it itself; a 2025
+ * backend must not see another era's keys); other `_meta` members such as `progressToken`
+ * stay, and a `_meta` left empty is dropped.
+ */
+export function withoutRequestEnvelope(
+  params: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const meta = requestMetaOf(params);
+  if (params === undefined) return {};
+  if (meta === undefined) return params;
+  const { _meta: _envelope, ...rest } = params;
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(([key]) => !REQUEST_ENVELOPE_KEYS.includes(key)),
+  );
+  return Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
+}

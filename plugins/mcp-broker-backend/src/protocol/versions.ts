@@ -54,3 +54,7 @@ export const BROKER_IMPLEMENTATION: Readonly<{ name: string; version: string }> 
   name: 'backstage-mcp-broker',
   version: '0.1.0',
 });
+
+/** What the broker tells clients about itself (`initialize` and `server/discover`). */
+export const BROKER_INSTRUCTIONS =
+  "Tools and prompts of several MCP servers; names carry each server's prefix.";

@@ -1,13 +1,19 @@
 /*
  * Answers a client's JSON-RPC requests within a session. List requests come from the
  * aggregated catalog (no backend round trip); prompts/get, resources/read and
- * completion/complete go to the owning backend over the broker's own session; tools/call goes to the ToolCallHandler. Unknown names
- * are JSON-RPC -32602 and unsupported methods -32601: never an exception.
+ * completion/complete go to the owning backend over the broker's own session; tools/call goes to
+ * the ToolCallHandler. Unknown names are JSON-RPC -32602 and unsupported methods -32601: never an
+ * exception.
+ *
+ * The routing (prefixed name → backend and own name, permissions, forwarding, errors, audit) is
+ * shared with the stateless era: `answerSharedRequest` and `routeToolCall` are what
+ * modernRequestHandler.ts uses too; only the shaping of the answer differs per era.
  */
 import type { Request, Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
 import {
   JsonRpcErrorCode,
+  JsonRpcErrorObject,
   JsonRpcRequest,
   JsonRpcResponse,
   jsonRpcError,
@@ -16,6 +22,7 @@ import {
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/ClientSessionRegistry';
+import type { ToolCallContext, ToolCallHandler } from '../types';
 import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
@@ -63,57 +70,22 @@ async function answer(
   request: JsonRpcRequest,
 ): Promise<JsonRpcResponse> {
   const { id, method } = request;
-  const params = request.params ?? {};
   switch (method) {
     case 'ping':
       return jsonRpcResult(id, {});
-    case 'tools/list':
-      return jsonRpcResult(id, { tools: catalog.tools });
-    case 'prompts/list':
-      return jsonRpcResult(id, { prompts: catalog.prompts });
-    case 'resources/list':
-      return jsonRpcResult(id, { resources: catalog.resources });
-    case 'resources/templates/list':
-      return jsonRpcResult(id, { resourceTemplates: catalog.resourceTemplates });
-    case 'prompts/get': {
-      if (typeof params.name !== 'string') {
-        return jsonRpcError(
-          id,
-          JsonRpcErrorCode.InvalidParams,
-          'prompts/get needs params.name (a string)',
-        );
-      }
-      const route = catalog.routePrompt(params.name);
-      if (!route)
-        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown prompt "${params.name}"`);
-      return forward(broker, id, route.backend, 'prompts/get', {
-        ...params,
-        name: route.originalName,
-      });
-    }
-    case 'resources/read': {
-      if (typeof params.uri !== 'string') {
-        return jsonRpcError(
-          id,
-          JsonRpcErrorCode.InvalidParams,
-          'resources/read needs params.uri (a string)',
-        );
-      }
-      const backend = catalog.routeResource(params.uri);
-      if (backend === undefined) {
-        return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown resource "${params.uri}"`);
-      }
-      return forward(broker, id, backend, 'resources/read', params);
-    }
-    case 'completion/complete':
-      return complete(broker, catalog, id, params);
     case 'initialize':
       return jsonRpcError(
         id,
         JsonRpcErrorCode.InvalidRequest,
         'this session is initialized already; start a new session without Mcp-Session-Id',
       );
-    default:
+    default: {
+      const shared = await answerSharedRequest(broker, catalog, method, request.params ?? {});
+      if (shared !== undefined) {
+        return 'error' in shared
+          ? { jsonrpc: '2.0', id, error: shared.error }
+          : jsonRpcResult(id, shared.result);
+      }
       if (UNSUPPORTED_METHODS.has(method)) {
         return jsonRpcError(
           id,
@@ -126,6 +98,60 @@ async function answer(
         JsonRpcErrorCode.MethodNotFound,
         `method "${method.slice(0, 100)}" not found`,
       );
+    }
+  }
+}
+
+/** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
+export type SharedAnswer = { result: Record<string, unknown> } | { error: JsonRpcErrorObject };
+
+function invalidParams(message: string): SharedAnswer {
+  return { error: { code: JsonRpcErrorCode.InvalidParams, message } };
+}
+
+/**
+ * Answers the methods both eras serve alike: the four lists from the permitted catalog, and
+ * prompts/get, resources/read and completion/complete routed to the owning backend over the
+ * broker's own session. Undefined for any other method (the caller's era decides about those).
+ */
+export async function answerSharedRequest(
+  broker: McpBroker,
+  catalog: PermittedCatalog,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<SharedAnswer | undefined> {
+  switch (method) {
+    case 'tools/list':
+      return { result: { tools: catalog.tools } };
+    case 'prompts/list':
+      return { result: { prompts: catalog.prompts } };
+    case 'resources/list':
+      return { result: { resources: catalog.resources } };
+    case 'resources/templates/list':
+      return { result: { resourceTemplates: catalog.resourceTemplates } };
+    case 'prompts/get': {
+      if (typeof params.name !== 'string') {
+        return invalidParams('prompts/get needs params.name (a string)');
+      }
+      const route = catalog.routePrompt(params.name);
+      if (!route) return invalidParams(`unknown prompt "${params.name}"`);
+      return forward(broker, route.backend, 'prompts/get', {
+        ...params,
+        name: route.originalName,
+      });
+    }
+    case 'resources/read': {
+      if (typeof params.uri !== 'string') {
+        return invalidParams('resources/read needs params.uri (a string)');
+      }
+      const backend = catalog.routeResource(params.uri);
+      if (backend === undefined) return invalidParams(`unknown resource "${params.uri}"`);
+      return forward(broker, backend, 'resources/read', params);
+    }
+    case 'completion/complete':
+      return complete(broker, catalog, params);
+    default:
+      return undefined;
   }
 }
 
@@ -136,63 +162,81 @@ async function answer(
 async function complete(
   broker: McpBroker,
   catalog: PermittedCatalog,
-  id: JsonRpcRequest['id'],
   params: Record<string, unknown>,
-): Promise<JsonRpcResponse> {
+): Promise<SharedAnswer> {
   const ref = params.ref as Record<string, unknown> | undefined;
   if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
     const route = catalog.routePrompt(ref.name);
-    if (!route)
-      return jsonRpcError(
-        id,
-        JsonRpcErrorCode.InvalidParams,
-        `unknown prompt "${ref.name.slice(0, 200)}"`,
-      );
-    return forward(broker, id, route.backend, 'completion/complete', {
+    if (!route) return invalidParams(`unknown prompt "${ref.name.slice(0, 200)}"`);
+    return forward(broker, route.backend, 'completion/complete', {
       ...params,
       ref: { ...ref, name: route.originalName },
     });
   }
   if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
     const backend = catalog.routeResource(ref.uri);
-    if (backend === undefined) {
-      return jsonRpcError(
-        id,
-        JsonRpcErrorCode.InvalidParams,
-        `unknown resource "${ref.uri.slice(0, 200)}"`,
-      );
-    }
-    return forward(broker, id, backend, 'completion/complete', params);
+    if (backend === undefined) return invalidParams(`unknown resource "${ref.uri.slice(0, 200)}"`);
+    return forward(broker, backend, 'completion/complete', params);
   }
-  return jsonRpcError(
-    id,
-    JsonRpcErrorCode.InvalidParams,
+  return invalidParams(
     'completion/complete needs params.ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}',
   );
 }
 
 async function forward(
   broker: McpBroker,
-  id: JsonRpcRequest['id'],
   backend: string,
   method: string,
   params: Record<string, unknown>,
-): Promise<JsonRpcResponse> {
+): Promise<SharedAnswer> {
   const connection = broker.connection(backend);
-  if (!connection)
-    return jsonRpcError(id, JsonRpcErrorCode.InternalError, `backend ${backend} is not configured`);
+  if (!connection) {
+    return {
+      error: {
+        code: JsonRpcErrorCode.InternalError,
+        message: `backend ${backend} is not configured`,
+      },
+    };
+  }
   try {
-    return jsonRpcResult(
-      id,
-      await connection.request(method, params, { signal: broker.shutdownSignal }),
-    );
+    return { result: await connection.request(method, params, { signal: broker.shutdownSignal }) };
   } catch (error) {
-    return { jsonrpc: '2.0', id, error: toClientError(error) };
+    return { error: toClientError(error) };
   }
 }
 
 async function callTool(context: DispatchContext): Promise<void> {
-  const { broker, session, request, res, catalog, toolCallAuditor } = context;
+  const { session } = context;
+  await routeToolCall(context, {
+    principal: session.principal,
+    endSignals: [session.ended.signal],
+    streamHeaders: { 'Mcp-Session-Id': session.id },
+    handle: (handler, call) => handler.handleToolCall({ ...call, clientSession: session }),
+  });
+}
+
+/** The era-specific part of a tool call: who calls, and which handler entry takes it. */
+export interface ToolCallCaller {
+  principal: string;
+  /** Sources that end the call besides the client's connection and shutdown (session end). */
+  endSignals: AbortSignal[];
+  /** Headers of the call's SSE response (the session id, for sessions). */
+  streamHeaders: Record<string, string>;
+  /** Hands the routed call to the handler's entry for this era. */
+  handle(handler: ToolCallHandler, call: Omit<ToolCallContext, 'clientSession'>): Promise<void>;
+}
+
+/**
+ * A `tools/call` of either era: resolves the prefixed name within the permitted catalog (a
+ * denied tool answers exactly like an unknown one, -32602), audits it, and hands it to the
+ * ToolCallHandler with a stream that ends when the client's connection closes, an end signal of
+ * the caller fires, or the broker stops.
+ */
+export async function routeToolCall(
+  context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog' | 'toolCallAuditor'>,
+  caller: ToolCallCaller,
+): Promise<void> {
+  const { broker, request, res, catalog, toolCallAuditor } = context;
   const params = request.params ?? {};
   if (typeof params.name !== 'string') {
     res.json(
@@ -211,7 +255,7 @@ async function callTool(context: DispatchContext): Promise<void> {
     const hidden = broker.catalog().routeTool(params.name);
     const tool = hidden?.originalName ?? params.name;
     await toolCallAuditor.refused(
-      { principal: session.principal, server: hidden?.backend, tool },
+      { principal: caller.principal, server: hidden?.backend, tool },
       hidden ? 'denied' : 'failed',
       hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
     );
@@ -225,24 +269,20 @@ async function callTool(context: DispatchContext): Promise<void> {
     return;
   }
   const audit = await toolCallAuditor.begin(
-    { principal: session.principal, server: backend.name, tool: route.originalName },
+    { principal: caller.principal, server: backend.name, tool: route.originalName },
     request.id,
   );
-  const ended = callEndSignal(res, [session.ended.signal, broker.shutdownSignal]);
+  const ended = callEndSignal(res, [...caller.endSignals, broker.shutdownSignal]);
   try {
-    await broker.toolCalls.handleToolCall({
-      clientSession: session,
+    await caller.handle(broker.toolCalls, {
       backend,
       request: { ...request, params: { ...params, name: route.originalName } },
       reply: clientReplyOf(res),
       openEventStream: () =>
         audit.observe(
-          openBrokerEventStream(
-            broker,
-            res,
-            { 'Mcp-Session-Id': session.id },
-            { deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS },
-          ),
+          openBrokerEventStream(broker, res, caller.streamHeaders, {
+            deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
+          }),
         ),
       signal: ended.signal,
     });

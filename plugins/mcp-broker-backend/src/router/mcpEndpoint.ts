@@ -4,7 +4,6 @@
  * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
  */
 import type { Request, Response } from 'express';
-import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import {
   classifyJsonRpc,
@@ -15,17 +14,20 @@ import {
   type JsonRpcId,
 } from '../protocol/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
+import { ModernHeader, requestEra } from '../protocol/modernEra';
 import type { McpBroker } from '../broker/McpBroker';
-import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import type { ClientEventStream, ClientResponseOutcome } from '../types';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
-import { accessOf, PrincipalAccessDeps } from './principalAccess';
-import { sendTransportError } from './protocol';
+import { serveModernMessage } from './modernRequestHandler';
+import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
+import { sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 import {
   BROKER_IMPLEMENTATION,
+  BROKER_INSTRUCTIONS,
+  isModernProtocolVersion,
   isSupportedProtocolVersion,
   LATEST_PROTOCOL_VERSION,
   PROTOCOL_VERSIONS,
@@ -64,14 +66,6 @@ function sendStoreUnavailable(
     'The MCP broker cannot reach its session store right now; retry shortly',
     id,
   );
-}
-
-/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
-function sendShuttingDown(res: Response, id: string | number | null = null) {
-  res.setHeader('Retry-After', '1');
-  const message =
-    'The MCP broker is shutting down; send the request again (on another replica, or later)';
-  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
 }
 
 /** A session limit is reached (the message names it). */
@@ -172,6 +166,15 @@ export function postHandler(deps: McpEndpointDeps) {
       );
       return;
     }
+    // The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or
+    // a modern MCP-Protocol-Version header) is served statelessly; everything else as before.
+    if (
+      message.kind !== 'response' &&
+      requestEra(body, headerValue(req, ModernHeader.protocolVersion)) === 'modern'
+    ) {
+      await serveModernMessage(deps, req, res, message);
+      return;
+    }
     if (message.kind === 'request' && deps.broker.draining) {
       // Answers and cancellations still go through: the calls in flight are draining.
       sendShuttingDown(res, message.message.id);
@@ -231,21 +234,6 @@ export function postHandler(deps: McpEndpointDeps) {
   };
 }
 
-/** The principal's access, or undefined after answering 503 (permission backend unreachable). */
-async function requestAccess(
-  deps: McpEndpointDeps,
-  req: Request,
-  res: Response,
-  id: string | number,
-): Promise<PrincipalAccess | undefined> {
-  try {
-    return await accessOf(deps, req, res);
-  } catch (error) {
-    sendTransportError(res, 503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
-    return undefined;
-  }
-}
-
 async function initialize(
   deps: McpEndpointDeps,
   req: Request,
@@ -266,14 +254,7 @@ async function initialize(
   const access = await requestAccess(deps, req, res, request.id);
   if (!access) return;
   if (!access.mayCreateSession) {
-    sendTransportError(
-      res,
-      403,
-      JsonRpcErrorCode.InvalidRequest,
-      `Forbidden: starting an MCP session needs the permission ` +
-        `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
-      request.id,
-    );
+    sendSessionCreateDenied(res, 'starting an MCP session', request.id);
     return;
   }
   const params = request.params ?? {};
@@ -304,14 +285,35 @@ async function initialize(
       protocolVersion,
       capabilities: deps.broker.serverCapabilities(),
       serverInfo: BROKER_IMPLEMENTATION,
-      instructions: "Tools and prompts of several MCP servers; names carry each server's prefix.",
+      instructions: BROKER_INSTRUCTIONS,
     }),
   );
+}
+
+/**
+ * GET and DELETE belong to sessions. A 2026-07-28 client (a modern MCP-Protocol-Version header
+ * and no session id) gets what a server of that revision answers them: 405, POST only
+ * (`streamable-http.mdx` §Earlier Streamable HTTP Revisions). True when it answered.
+ */
+function refuseModernWithoutSession(req: Request, res: Response): boolean {
+  const version = headerValue(req, ModernHeader.protocolVersion)?.trim();
+  if (version === undefined || !isModernProtocolVersion(version)) return false;
+  if (headerValue(req, 'mcp-session-id') !== undefined) return false;
+  res.setHeader('Allow', 'POST');
+  sendTransportError(
+    res,
+    405,
+    JsonRpcErrorCode.InvalidRequest,
+    `MCP ${version.slice(0, 40)} has no ${req.method} on this endpoint: send requests with POST ` +
+      '(change notifications come over a subscriptions/listen request)',
+  );
+  return true;
 }
 
 /** GET /mcp: the session's event stream (one per session). */
 export function getHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
+    if (refuseModernWithoutSession(req, res)) return;
     if (deps.broker.draining) {
       sendShuttingDown(res);
       return;
@@ -365,6 +367,7 @@ export function getHandler(deps: McpEndpointDeps) {
 /** DELETE /mcp: ends the session (on every replica), its streams and its backend sessions. */
 export function deleteHandler(deps: McpEndpointDeps) {
   return async (req: Request, res: Response) => {
+    if (refuseModernWithoutSession(req, res)) return;
     const session = await requireSession(deps, req, res);
     if (!session) return;
     await deps.broker.endSession(session);

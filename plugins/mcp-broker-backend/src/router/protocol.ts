@@ -1,6 +1,6 @@
 /* The one way the MCP endpoint answers with an HTTP error (codes and versions: `protocol/`). */
 import type { Response } from 'express';
-import { JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
+import { JsonRpcErrorCode, JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
 
 /**
  * Answers an MCP request with an HTTP error status and a JSON-RPC error body (what MCP
@@ -14,4 +14,12 @@ export function sendTransportError(
   id: JsonRpcId | null = null,
 ): void {
   res.status(status).json(jsonRpcError(id, code, message));
+}
+
+/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
+export function sendShuttingDown(res: Response, id: JsonRpcId | null = null): void {
+  res.setHeader('Retry-After', '1');
+  const message =
+    'The MCP broker is shutting down; send the request again (on another replica, or later)';
+  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
 }

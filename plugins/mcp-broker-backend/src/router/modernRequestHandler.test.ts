@@ -1,0 +1,184 @@
+/*
+ * The stateless (2026-07-28) request path of the router: its method table, the caller's pool
+ * key, and the behaviour at the endpoint in a test backend (startTestBackend with mocked auth and
+ * a permissions test double; a real scripted MCP server behind the broker).
+ */
+import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import request from 'supertest';
+import { mcpBrokerPlugin } from '../plugin';
+import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
+import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
+import { waitFor } from '../testing/waitFor';
+import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
+
+const MODERN = '2026-07-28';
+
+function modernBody(id: number, method: string, params: Record<string, unknown> = {}) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+}
+
+describe('modernRequestHandler: the method table', () => {
+  it('serves every 2026-07-28 client method except subscriptions/listen (its seam), and no other', () => {
+    const served = Object.keys(MODERN_METHODS).sort();
+    const expected = [...MODERN_CLIENT_METHODS].filter(m => m !== 'subscriptions/listen').sort();
+    expect(served).toEqual(expected);
+    for (const method of ['ping', 'initialize', 'logging/setLevel', 'toString', '__proto__']) {
+      expect(isServedModernMethod(method)).toBe(false);
+    }
+  });
+});
+
+describe('modernRequestHandler: modernCallerOf', () => {
+  const context = (clientCapabilities: Record<string, unknown>) => ({
+    protocolVersion: MODERN,
+    clientCapabilities,
+  });
+
+  it('gives one pool key to one principal with equal relayed capabilities, in any key order', () => {
+    const a = modernCallerOf('user:default/alice', context({ elicitation: {}, sampling: {} }));
+    const b = modernCallerOf('user:default/alice', context({ sampling: {}, elicitation: {} }));
+    expect(a.poolKey).toBe(b.poolKey);
+    expect(a).toMatchObject({ era: 'modern', principal: 'user:default/alice' });
+  });
+
+  it('separates principals and capabilities', () => {
+    const alice = modernCallerOf('user:default/alice', context({ elicitation: {} }));
+    expect(modernCallerOf('user:default/bob', context({ elicitation: {} })).poolKey).not.toBe(
+      alice.poolKey,
+    );
+    expect(modernCallerOf('user:default/alice', context({})).poolKey).not.toBe(alice.poolKey);
+    expect(
+      modernCallerOf('user:default/alice', context({ elicitation: { url: {} } })).poolKey,
+    ).not.toBe(alice.poolKey);
+  });
+});
+
+describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, scripted server)', () => {
+  let backend: ScriptedMcpServer;
+  let permissionsAvailable = true;
+  let http: Awaited<ReturnType<typeof startTestBackend>>['server'];
+
+  beforeAll(async () => {
+    backend = await startScriptedMcpServer({ tools: ['echo'] });
+    const allowAll = mockServices.permissions();
+    const flaky = createServiceFactory({
+      service: coreServices.permissions,
+      deps: {},
+      factory: () => ({
+        authorize: (requests: any, options: any) => allowAll.authorize(requests, options),
+        authorizeConditional: async (requests: any, options: any) => {
+          if (!permissionsAvailable) throw new Error('connect ECONNREFUSED permission backend');
+          return allowAll.authorizeConditional(requests, options);
+        },
+      }),
+    });
+    ({ server: http } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        flaky,
+        mockServices.rootConfig.factory({
+          data: { mcpBroker: { servers: [{ name: 'scripted', url: backend.url }] } },
+        }),
+      ],
+    }));
+    await waitFor(async () => {
+      const status = await request(http).get('/api/mcp-broker/status');
+      return status.body.backends?.[0]?.state === 'connected';
+    });
+  });
+
+  afterAll(async () => {
+    await http?.stop?.();
+    await backend?.close();
+  });
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    request(http)
+      .post('/api/mcp-broker/mcp')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/json, text/event-stream')
+      .set('MCP-Protocol-Version', MODERN)
+      .set('Mcp-Method', (body as { method: string }).method)
+      .set(headers)
+      .send(JSON.stringify(body));
+
+  it('answers without a session, with the default list ttl and a private scope', async () => {
+    const response = await post(modernBody(1, 'tools/list'));
+    expect(response.status).toBe(200);
+    expect(response.headers['mcp-session-id']).toBeUndefined();
+    expect(response.body.result).toMatchObject({
+      tools: [expect.objectContaining({ name: 'scripted_echo' })],
+      resultType: 'complete',
+      ttlMs: 30_000,
+      cacheScope: 'private',
+    });
+  });
+
+  it('calls a tool statelessly and answers a complete result', async () => {
+    const response = await post(
+      modernBody(2, 'tools/call', { name: 'scripted_echo', arguments: { text: 'hi' } }),
+      { 'Mcp-Name': 'scripted_echo' },
+    );
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('"resultType":"complete"');
+    expect(response.text).toContain('"id":2');
+  });
+
+  it('accepts a 2026-07-28 notification with 202 and sends it nowhere', async () => {
+    const response = await post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 1, _meta: modernBody(0, 'x').params._meta },
+    });
+    expect(response.status).toBe(202);
+  });
+
+  it('still asks a request without the envelope and a 2025 header for its session', async () => {
+    const response = await request(http)
+      .post('/api/mcp-broker/mcp')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/json, text/event-stream')
+      .set('MCP-Protocol-Version', '2025-11-25')
+      .send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toMatch(/Mcp-Session-Id/);
+  });
+
+  it('answers an unknown method 404 -32601 before asking for permissions', async () => {
+    permissionsAvailable = false;
+    try {
+      const response = await post(modernBody(4, 'resources/subscribe', { uri: 'x://y' }));
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe(-32601);
+    } finally {
+      permissionsAvailable = true;
+    }
+  });
+
+  it('fails closed with 503 while the permission backend cannot be asked', async () => {
+    permissionsAvailable = false;
+    try {
+      // A fresh principal, so no cached decision answers.
+      const response = await post(modernBody(5, 'tools/list'), {
+        Authorization: mockCredentials.user.header('user:default/someone-new'),
+      });
+      expect(response.status).toBe(503);
+      expect(response.body.error.message).toMatch(/retry/);
+      expect(JSON.stringify(response.body)).not.toContain('ECONNREFUSED');
+    } finally {
+      permissionsAvailable = true;
+    }
+  });
+});

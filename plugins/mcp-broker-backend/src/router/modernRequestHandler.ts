@@ -1,0 +1,272 @@
+/*
+ * Serves one POSTed message of a 2026-07-28 (stateless) client: the era selection in
+ * mcpEndpoint.ts sends every request with the modern `_meta` envelope (or a modern
+ * `MCP-Protocol-Version` header) here; sessions are never looked at.
+ *
+ * Order (each step answers and stops on failure):
+ *   1. notifications → 202, dropped (the revision defines none from clients over HTTP);
+ *   2. request metadata (validateRequestMetadata): 400 -32602 / -32020 / -32022 with the
+ *      specification's `data`;
+ *   3. a method the broker does not serve in this era → 404 -32601;
+ *   4. drain → 503 (Retry-After); permission decisions → 503 when the permission backend is
+ *      unreachable; `mcp-broker.session.create` denied → 403 (spec §8: it guards every stateless
+ *      request, the stateless counterpart of starting a session);
+ *   5. the method table. Routing, permission filtering, forwarding, errors and audit are the
+ *      session era's own (clientRequestDispatcher.ts: answerSharedRequest, routeToolCall); only
+ *      the result shape differs: `resultType: "complete"`, serverInfo in `_meta`, and
+ *      `ttlMs`/`cacheScope` on lists, `resources/read` and `server/discover`.
+ * Errors a handler produces (unknown names, backend failures) go in-band (HTTP 200), as the
+ * SDK does.
+ *
+ * Seams for the parallel work on #17 (search for "SEAM("):
+ *   - subscriptions/listen: one line in MODERN_METHODS;
+ *   - input_required retries of tools/call: one line in callTool (the backend side is
+ *     StreamingToolCallHandler.handleModernToolCall).
+ */
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import { canonicalJson } from '../inputRequests/RequestStateSealer';
+import type { PermittedCatalog } from '../permissions/PermittedCatalog';
+import { relayedCapabilities } from '../protocol/capabilities';
+import {
+  jsonRpcError,
+  jsonRpcResult,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../protocol/jsonRpc';
+import { ModernHeader, withoutRequestEnvelope } from '../protocol/modernEra';
+import {
+  aggregatedTtlMs,
+  cacheableResult,
+  completeResult,
+  discoverResult,
+  type CacheHints,
+} from '../protocol/modernResults';
+import {
+  unknownModernMethodError,
+  validateRequestMetadata,
+  type ModernRequestContext,
+  type ModernRequestError,
+} from '../protocol/requestMetadata';
+import { BROKER_INSTRUCTIONS } from '../protocol/versions';
+import type { ModernCaller } from '../types';
+import { answerSharedRequest, routeToolCall, type SharedAnswer } from './clientRequestDispatcher';
+import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
+import { sendShuttingDown } from './protocol';
+import { principalOf } from './requirePrincipal';
+
+/** Dependencies of {@link serveModernMessage} (a subset of the endpoint's). */
+export interface ModernRequestDeps extends PrincipalAccessDeps {
+  toolCallAuditor: ToolCallAuditor;
+}
+
+/** One validated, permitted 2026-07-28 request on its way to a method. */
+export interface ModernRequest {
+  deps: ModernRequestDeps;
+  req: Request;
+  res: Response;
+  /** The request with the `_meta` envelope removed from its params (see withoutRequestEnvelope). */
+  request: JsonRpcRequest;
+  /** What the request's `_meta` said (version, capabilities, clientInfo). */
+  context: ModernRequestContext;
+  /** The authenticated principal. */
+  principal: string;
+  /** The catalog as the principal may see and use it. */
+  catalog: PermittedCatalog;
+}
+
+/** Serves one method for a 2026-07-28 client and answers `res`. */
+export type ModernMethodHandler = (request: ModernRequest) => Promise<void>;
+
+/** `resources/read` results: resource contents may change at any moment and no update is relayed. */
+const RESOURCE_READ_CACHE: CacheHints = { ttlMs: 0, cacheScope: 'private' };
+
+/** The methods the broker serves to 2026-07-28 clients; anything else is 404 / -32601. */
+export const MODERN_METHODS: Readonly<Record<string, ModernMethodHandler>> = Object.freeze({
+  'server/discover': discover,
+  'tools/list': list,
+  'prompts/list': list,
+  'resources/list': list,
+  'resources/templates/list': list,
+  'prompts/get': shared(result => completeResult(result)),
+  'resources/read': shared(result => cacheableResult(result, RESOURCE_READ_CACHE)),
+  'completion/complete': shared(result => completeResult(result)),
+  'tools/call': callTool,
+  // SEAM(listen): 'subscriptions/listen': serveListen,
+});
+
+/** True when the broker serves `method` to 2026-07-28 clients. */
+export function isServedModernMethod(method: string): boolean {
+  return Object.hasOwn(MODERN_METHODS, method);
+}
+
+function headerValue(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function sendModernError(res: Response, id: JsonRpcRequest['id'], error: ModernRequestError) {
+  res.status(error.httpStatus).json(jsonRpcError(id, error.code, error.message, error.data));
+}
+
+/** Serves one POSTed 2026-07-28 request or notification (the era is already chosen). */
+export async function serveModernMessage(
+  deps: ModernRequestDeps,
+  req: Request,
+  res: Response,
+  message:
+    | { kind: 'request'; message: JsonRpcRequest }
+    | { kind: 'notification'; message: JsonRpcNotification },
+): Promise<void> {
+  if (message.kind === 'notification') {
+    res.status(202).end();
+    return;
+  }
+  const request = message.message;
+  const validated = validateRequestMetadata(request.method, request.params, {
+    protocolVersion: headerValue(req, ModernHeader.protocolVersion),
+    method: headerValue(req, ModernHeader.method),
+    name: headerValue(req, ModernHeader.name),
+  });
+  if (!validated.ok) {
+    sendModernError(res, request.id, validated.error);
+    return;
+  }
+  const handler = isServedModernMethod(request.method) ? MODERN_METHODS[request.method] : undefined;
+  if (handler === undefined) {
+    sendModernError(res, request.id, unknownModernMethodError(request.method.slice(0, 100)));
+    return;
+  }
+  if (deps.broker.draining) {
+    sendShuttingDown(res, request.id);
+    return;
+  }
+  const access = await requestAccess(deps, req, res, request.id);
+  if (!access) return;
+  if (!access.mayCreateSession) {
+    sendSessionCreateDenied(res, 'using the MCP broker', request.id);
+    return;
+  }
+  // Checked again after the permission decision (as for sessions): from here to the call's
+  // registration nothing waits, so a drain that began meanwhile refuses it or sees its call.
+  if (deps.broker.draining) {
+    sendShuttingDown(res, request.id);
+    return;
+  }
+  await handler({
+    deps,
+    req,
+    res,
+    request: { ...request, params: withoutRequestEnvelope(request.params) },
+    context: validated.context,
+    principal: principalOf(res),
+    catalog: access.catalog,
+  });
+}
+
+/** The `ttlMs` of lists and `server/discover`. */
+function listCacheHints(deps: ModernRequestDeps, scope: CacheHints['cacheScope']): CacheHints {
+  // Today's (2025-11-25) backends state no ttlMs, so the configured default applies; backends
+  // of the stateless era (#18) contribute theirs here.
+  return { ttlMs: aggregatedTtlMs([], deps.broker.config.listTtlMs), cacheScope: scope };
+}
+
+async function discover({ deps, request, res }: ModernRequest): Promise<void> {
+  res.json(
+    jsonRpcResult(
+      request.id,
+      discoverResult({
+        capabilities: deps.broker.serverCapabilities(),
+        instructions: BROKER_INSTRUCTIONS,
+        // The same for every permitted caller: nothing in it depends on who asks.
+        ...listCacheHints(deps, 'public'),
+      }),
+    ),
+  );
+}
+
+/** The four lists: filtered per principal, so `private`. */
+async function list(modern: ModernRequest): Promise<void> {
+  const { deps, request, res, catalog } = modern;
+  const answer = await answerSharedRequest(
+    deps.broker,
+    catalog,
+    request.method,
+    request.params ?? {},
+  );
+  sendShared(res, request, answer, result =>
+    cacheableResult(result, listCacheHints(deps, 'private')),
+  );
+}
+
+/** A method served through the session era's routing, with the result shaped by `shape`. */
+function shared(
+  shape: (result: Record<string, unknown>) => Record<string, unknown>,
+): ModernMethodHandler {
+  return async ({ deps, request, res, catalog }) => {
+    const answer = await answerSharedRequest(
+      deps.broker,
+      catalog,
+      request.method,
+      request.params ?? {},
+    );
+    sendShared(res, request, answer, shape);
+  };
+}
+
+function sendShared(
+  res: Response,
+  request: JsonRpcRequest,
+  answer: SharedAnswer | undefined,
+  shape: (result: Record<string, unknown>) => Record<string, unknown>,
+): void {
+  if (res.headersSent) return;
+  if (answer === undefined) {
+    // Unreachable: every method of MODERN_METHODS that calls this is a shared one.
+    sendModernError(res, request.id, unknownModernMethodError(request.method));
+    return;
+  }
+  if ('error' in answer) {
+    res.json({ jsonrpc: '2.0', id: request.id, error: answer.error });
+    return;
+  }
+  res.json(jsonRpcResult(request.id, shape(answer.result)));
+}
+
+/**
+ * The stateless caller of a tool call. Its pool key binds the principal and the capabilities the
+ * broker relays (canonical JSON, so key order does not matter): calls that may share a backend
+ * session are exactly those the backend may treat alike.
+ */
+export function modernCallerOf(principal: string, context: ModernRequestContext): ModernCaller {
+  const relayed = relayedCapabilities(context.clientCapabilities);
+  const poolKey = `stateless:${createHash('sha256')
+    .update(`${principal}\u0000${canonicalJson(relayed)}`)
+    .digest('base64url')}`;
+  return {
+    era: 'modern',
+    principal,
+    protocolVersion: context.protocolVersion,
+    clientCapabilities: context.clientCapabilities,
+    ...(context.clientInfo === undefined ? {} : { clientInfo: context.clientInfo }),
+    poolKey,
+  };
+}
+
+async function callTool(modern: ModernRequest): Promise<void> {
+  const { deps, request, res, catalog, principal, context } = modern;
+  const caller = modernCallerOf(principal, context);
+  // SEAM(input-required): a retry (params.requestState / inputResponses) resumes its held call.
+  await routeToolCall(
+    { broker: deps.broker, request, res, catalog, toolCallAuditor: deps.toolCallAuditor },
+    {
+      principal,
+      // The client cancels by closing the response stream: the call's end signal covers it.
+      endSignals: [],
+      // No session: the stream carries no Mcp-Session-Id (the revision mints and echoes none).
+      streamHeaders: {},
+      handle: (handler, call) => handler.handleModernToolCall({ ...call, caller }),
+    },
+  );
+}
