@@ -10,6 +10,7 @@
  * backend stream.
  */
 import type {
+  ClientEventStream,
   ClientNotificationContext,
   ModernToolCallContext,
   ClientResponseContext,
@@ -21,20 +22,30 @@ import type {
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
   isPlainObject,
+  jsonRpcError,
   JsonRpcErrorCode,
   type JsonRpcId,
   type JsonRpcMessage,
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
-import { completeResult } from '../protocol/modernResults';
+import { completeResult, InputRetry, readInputRetry } from '../protocol/modernResults';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
 } from './IdleBackendSessions';
-import { BackendServerRequest, ToolCallForwarder } from './ToolCallForwarder';
-import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import {
+  BackendServerRequest,
+  ClientMessageSink,
+  progressTokenOf,
+  ToolCallForwarder,
+} from './ToolCallForwarder';
+import {
+  RequestStateBinding,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import {
   MemoryRequestStateNonceStore,
@@ -78,8 +89,38 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
   async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
     const { caller, backend, request } = context;
-    const stream = context.openEventStream();
+    const params = request.params ?? {};
+    const retry = readInputRetry(params);
+    if ('invalid' in retry) {
+      const { id } = request;
+      context.reply.json(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
+      return;
+    }
+    // The state is bound to the tool as the backend knows it (the prefix may change with
+    // configuration; the backend and its tool name do not, for a held call).
+    const binding = {
+      principal: caller.principal,
+      method: 'tools/call',
+      name: `${backend.name}/${String(params.name)}`,
+      arguments: params.arguments,
+    };
+    // The stream opens with the first message: a refused requestState is a plain 400 instead.
+    let stream: ClientEventStream | undefined;
+    const openStream = () => (stream ??= context.openEventStream());
+    const sink = {
+      send: (message: Record<string, unknown>) =>
+        openStream().send(asCompleteResponse(message, request.id) as unknown as JsonRpcMessage),
+      end: () => openStream().close(),
+      clientGone: context.signal,
+    };
+    if (retry.requestState !== undefined) {
+      await this.resumeModernToolCall(context, binding, retry, sink);
+      return;
+    }
+    // The backend sessions of the caller stay open while the call runs, also while it is held
+    // (then the forwarder releases them when the call ends: onCallEnd).
     const release = this.statelessSessions.begin(caller.poolKey);
+    const inputRequired = this.forwarder.acceptsInputRequired;
     try {
       await this.forwarder.forward(
         {
@@ -87,20 +128,47 @@ export class StreamingToolCallHandler implements ToolCallHandler {
           clientCapabilities: relayedCapabilities(caller.clientCapabilities),
           endpoint: endpointOf(backend),
           clientRequestId: request.id,
-          params: request.params ?? {},
-          // SEAM(input-required): a legacy backend's elicitation/sampling/roots request during a
-          // stateless call becomes an input_required result here; until then it is refused.
-          serverRequests: serverRequest => this.refuseServerRequest(serverRequest),
+          params: withoutInputRetry(params),
+          ...(inputRequired
+            ? {
+                inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
+                onCallEnd: release,
+              }
+            : { serverRequests: serverRequest => this.refuseServerRequest(serverRequest) }),
         },
-        {
-          send: message =>
-            stream.send(asCompleteResponse(message, request.id) as unknown as JsonRpcMessage),
-          end: () => stream.close(),
-          clientGone: context.signal,
-        },
+        sink,
       );
     } finally {
-      release();
+      if (!inputRequired) release();
+    }
+  }
+
+  /** A 2026-07-28 client's retry with `requestState`: resumes its held call (spec §9). */
+  private async resumeModernToolCall(
+    context: ModernToolCallContext,
+    binding: RequestStateBinding,
+    retry: InputRetry,
+    sink: ClientMessageSink,
+  ): Promise<void> {
+    const { request } = context;
+    try {
+      await this.forwarder.resume(
+        {
+          binding,
+          requestState: retry.requestState!,
+          inputResponses: retry.inputResponses ?? {},
+          clientRequestId: request.id,
+          progressToken: progressTokenOf(request.params ?? {}),
+        },
+        sink,
+      );
+    } catch (error) {
+      if (!(error instanceof RequestStateRefusal) || context.reply.answered) throw error;
+      const refusal = error.toModernError();
+      context.reply.json(
+        jsonRpcError(request.id, refusal.code, refusal.message, refusal.data),
+        refusal.httpStatus,
+      );
     }
   }
 
@@ -234,7 +302,14 @@ function asCompleteResponse(
   clientRequestId: JsonRpcId,
 ): Record<string, unknown> {
   if (message.id !== clientRequestId || !isPlainObject(message.result)) return message;
+  if (message.result.resultType === 'input_required') return message;
   return { ...message, result: completeResult(message.result) };
+}
+
+/** The call's params without the retry members (a 2025-era backend knows neither). */
+function withoutInputRetry(params: Record<string, unknown>): Record<string, unknown> {
+  const { inputResponses: _responses, requestState: _state, ...rest } = params;
+  return rest;
 }
 
 function endpointOf(server: {

@@ -131,6 +131,8 @@ export interface ForwardedToolCall {
    * `input_required` (see the file comment) instead of going out on its stream.
    */
   inputRequired?: InputRequiredCaller;
+  /** Called once when the backend call has ended (a held call outlives its first request). */
+  onCallEnd?: () => void;
 }
 
 /** What a 2026-07-28 caller's call needs for `input_required` rounds. */
@@ -258,6 +260,11 @@ export class ToolCallForwarder {
 
   constructor(private readonly options: ToolCallForwarderOptions) {}
 
+  /** True when 2026-07-28 callers can be asked for input (`requestStates` is configured). */
+  get acceptsInputRequired(): boolean {
+    return this.options.requestStates !== undefined;
+  }
+
   /** Number of calls in flight (status and tests). */
   inFlightCount(): number {
     return this.inFlight.size;
@@ -328,6 +335,7 @@ export class ToolCallForwarder {
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
       this.forgetHeldCallIfDelivered(entry);
+      call.onCallEnd?.();
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
         await this.options.elicitations
@@ -974,6 +982,10 @@ export class ToolCallForwarder {
    * backend). Resolves once no call is in flight.
    */
   async drain(deadlineMs: number): Promise<void> {
+    // A held call waits for a client that may come back only after the shutdown: end it now.
+    for (const entry of this.inFlight.values()) {
+      if (entry.held?.holdTimer !== undefined) this.endCall(entry, 'shutdown');
+    }
     if (this.inFlight.size > 0) {
       await new Promise<void>(resolve => {
         const timer = setTimeout(resolve, deadlineMs);
@@ -1089,7 +1101,8 @@ function inputKey(method: string, n: number): string {
   return `${method.split('/')[0]}-${n}`;
 }
 
-function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+/** The `_meta.progressToken` of request params, if any. */
+export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
   const meta = params._meta;
   if (!isPlainObject(meta)) return undefined;
   const token = meta.progressToken;
