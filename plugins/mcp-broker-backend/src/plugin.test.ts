@@ -5,6 +5,7 @@ import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { startUnreachableServer } from '@internal/test-mcp-backends';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
+import { switchablePermissions } from './testing/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { initializeRequest } from './testing/initializeRequest';
 
@@ -74,18 +75,7 @@ describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissi
 
   it('fails closed with 503 while the permission backend cannot be asked, then recovers', async () => {
     let available = false;
-    const allowAll = mockServices.permissions();
-    const flaky = createServiceFactory({
-      service: coreServices.permissions,
-      deps: {},
-      factory: () => ({
-        authorize: (requests: any, options: any) => allowAll.authorize(requests, options),
-        authorizeConditional: async (requests: any, options: any) => {
-          if (!available) throw new Error('connect ECONNREFUSED permission backend');
-          return allowAll.authorizeConditional(requests, options);
-        },
-      }),
-    });
+    const flaky = switchablePermissions(() => available);
     const { server } = await startTestBackend({
       features: [
         mcpBrokerPlugin,

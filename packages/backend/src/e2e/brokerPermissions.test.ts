@@ -13,7 +13,7 @@ import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-s
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { mcpRawPost } from '../testing/mcpRawPost';
-import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 /** A static token restricted as the plugin README shows (sessions and tools only). */
@@ -28,24 +28,6 @@ async function errorOf(call: Promise<unknown>): Promise<{ code: number; message:
     throw error;
   }
   throw new Error('the call succeeded');
-}
-
-// eslint-disable-next-line no-control-regex -- ESC starts the log's colour codes
-const ANSI = /\u001b\[[0-9;]*m/g;
-
-/**
- * The tool-call audit events of the backend's output (development log format:
- * `... mcp-broker.tool-call ... meta={json} status="..."`), as their meta plus status.
- */
-function toolCallAuditLines(output: string): Array<Record<string, any>> {
-  return output
-    .replace(ANSI, '')
-    .split('\n')
-    .filter(line => line.includes(' mcp-broker.tool-call '))
-    .map(line => ({
-      ...JSON.parse(/ meta=(\{.*?\}) status=/.exec(line)![1]),
-      status: JSON.parse(/ status=("[a-z]+")/.exec(line)![1]),
-    }));
 }
 
 describe('MCP broker permissions (real backend process, real RBAC plugin, fixture policy)', () => {

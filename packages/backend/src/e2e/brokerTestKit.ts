@@ -52,3 +52,21 @@ export async function connectBrokerClient(baseUrl: string, token: string): Promi
     },
   };
 }
+
+// eslint-disable-next-line no-control-regex -- ESC starts the log's colour codes
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/**
+ * The tool-call audit events of the backend's output (development log format:
+ * `... mcp-broker.tool-call ... meta={json} status="..."`), as their meta plus status.
+ */
+export function toolCallAuditLines(output: string): Array<Record<string, any>> {
+  return output
+    .replace(ANSI, '')
+    .split('\n')
+    .filter(line => line.includes(' mcp-broker.tool-call '))
+    .map(line => ({
+      ...JSON.parse(/ meta=(\{.*?\}) status=/.exec(line)![1]),
+      status: JSON.parse(/ status=("[a-z]+")/.exec(line)![1]),
+    }));
+}

@@ -38,6 +38,7 @@ import {
 import {
   BackendServerRequest,
   ClientMessageSink,
+  ForwardedToolCall,
   progressTokenOf,
   ToolCallForwarder,
 } from './ToolCallForwarder';
@@ -69,21 +70,14 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
-    const { clientSession, backend, request } = context;
-    const stream = context.openEventStream();
-    await this.forwarder.forward(
+    const { clientSession } = context;
+    await this.forwardOnStream(
+      context,
       {
         clientSessionId: clientSession.id,
-        clientCapabilities: relayedCapabilities(clientSession.clientCapabilities),
-        endpoint: endpointOf(backend),
-        clientRequestId: request.id,
-        params: request.params ?? {},
+        declaredCapabilities: clientSession.clientCapabilities,
       },
-      {
-        send: message => stream.send(message as unknown as JsonRpcMessage),
-        end: () => stream.close(),
-        clientGone: context.signal,
-      },
+      clientStreamSink(context),
     );
   }
 
@@ -105,14 +99,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       arguments: params.arguments,
     };
     // The stream opens with the first message: a refused requestState is a plain 400 instead.
-    let stream: ClientEventStream | undefined;
-    const openStream = () => (stream ??= context.openEventStream());
-    const sink = {
-      send: (message: Record<string, unknown>) =>
-        openStream().send(asCompleteResponse(message, request.id) as unknown as JsonRpcMessage),
-      end: () => openStream().close(),
-      clientGone: context.signal,
-    };
+    const sink = clientStreamSink(context, message => asCompleteResponse(message, request.id), {
+      lazy: true,
+    });
     if (retry.requestState !== undefined) {
       await this.resumeModernToolCall(context, binding, retry, sink);
       return;
@@ -122,12 +111,11 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     const release = this.statelessSessions.begin(caller.poolKey);
     const inputRequired = this.forwarder.acceptsInputRequired;
     try {
-      await this.forwarder.forward(
+      await this.forwardOnStream(
+        context,
         {
           clientSessionId: caller.poolKey,
-          clientCapabilities: relayedCapabilities(caller.clientCapabilities),
-          endpoint: endpointOf(backend),
-          clientRequestId: request.id,
+          declaredCapabilities: caller.clientCapabilities,
           params: withoutInputRetry(params),
           ...(inputRequired
             ? {
@@ -170,6 +158,33 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         refusal.httpStatus,
       );
     }
+  }
+
+  /** Forwards the call, writing what the backend sends to `sink` (the client's stream). */
+  private forwardOnStream(
+    context: Omit<ToolCallContext, 'clientSession'>,
+    caller: Pick<
+      ForwardedToolCall,
+      'clientSessionId' | 'serverRequests' | 'inputRequired' | 'onCallEnd'
+    > & {
+      declaredCapabilities: Readonly<Record<string, unknown>>;
+      /** The params sent to the backend, when not the request's own. */
+      params?: Record<string, unknown>;
+    },
+    sink: ClientMessageSink,
+  ): Promise<void> {
+    const { backend, request } = context;
+    const { declaredCapabilities, params, ...rest } = caller;
+    return this.forwarder.forward(
+      {
+        ...rest,
+        clientCapabilities: relayedCapabilities(declaredCapabilities),
+        endpoint: endpointOf(backend),
+        clientRequestId: request.id,
+        params: params ?? request.params ?? {},
+      },
+      sink,
+    );
   }
 
   /**
@@ -304,6 +319,24 @@ function asCompleteResponse(
   if (message.id !== clientRequestId || !isPlainObject(message.result)) return message;
   if (message.result.resultType === 'input_required') return message;
   return { ...message, result: completeResult(message.result) };
+}
+
+/**
+ * The client's side of a call: its response stream (opened at once, or with the first message
+ * when `lazy`), each message shaped by `shape`.
+ */
+function clientStreamSink(
+  context: Omit<ToolCallContext, 'clientSession'>,
+  shape: (message: Record<string, unknown>) => Record<string, unknown> = message => message,
+  options: { lazy?: boolean } = {},
+): ClientMessageSink {
+  let stream: ClientEventStream | undefined = options.lazy ? undefined : context.openEventStream();
+  const open = () => (stream ??= context.openEventStream());
+  return {
+    send: message => open().send(shape(message) as unknown as JsonRpcMessage),
+    end: () => open().close(),
+    clientGone: context.signal,
+  };
 }
 
 /** The call's params without the retry members (a 2025-era backend knows neither). */

@@ -3,12 +3,12 @@
  * key, and the behaviour at the endpoint in a test backend (startTestBackend with mocked auth and
  * a permissions test double; a real scripted MCP server behind the broker).
  */
-import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import request from 'supertest';
 import { mcpBrokerPlugin } from '../plugin';
 import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
+import { switchablePermissions } from '../testing/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
 import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
 
@@ -72,18 +72,7 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
 
   beforeAll(async () => {
     backend = await startScriptedMcpServer({ tools: ['echo'] });
-    const allowAll = mockServices.permissions();
-    const flaky = createServiceFactory({
-      service: coreServices.permissions,
-      deps: {},
-      factory: () => ({
-        authorize: (requests: any, options: any) => allowAll.authorize(requests, options),
-        authorizeConditional: async (requests: any, options: any) => {
-          if (!permissionsAvailable) throw new Error('connect ECONNREFUSED permission backend');
-          return allowAll.authorizeConditional(requests, options);
-        },
-      }),
-    });
+    const flaky = switchablePermissions(() => permissionsAvailable);
     ({ server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,

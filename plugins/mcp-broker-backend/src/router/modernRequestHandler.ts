@@ -79,7 +79,7 @@ export interface ModernRequest {
 /** Serves one method for a 2026-07-28 client and answers `res`. */
 export type ModernMethodHandler = (request: ModernRequest) => Promise<void>;
 
-/** `resources/read` results: resource contents may change at any moment and no update is relayed. */
+/** `resources/read` results: contents may change at any moment and no update is relayed. */
 const RESOURCE_READ_CACHE: CacheHints = { ttlMs: 0, cacheScope: 'private' };
 
 /** The methods the broker serves to 2026-07-28 clients; anything else is 404 / -32601. */
