@@ -268,6 +268,100 @@ if (postgres === undefined) {
       expect(confirmed.structuredContent).toEqual(answer);
     }, 60_000);
 
+    /** A 2026-07-28 `tools/call` (raw HTTP) on a chosen replica: its status and response. */
+    async function modernToolCall(
+      replica: BackendProcess,
+      id: number,
+      params: Record<string, unknown>,
+    ): Promise<{ status: number; response: Record<string, any> }> {
+      const res = await fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.carol}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': String(params.name),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            ...params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+              progressToken: `progress-${id}`,
+            },
+          },
+        }),
+      });
+      const messages = res.headers.get('content-type')?.includes('text/event-stream')
+        ? await (async () => {
+            const stream = sseMessages(res);
+            await stream.done;
+            return stream.messages;
+          })()
+        : [await res.json()];
+      return { status: res.status, response: messages.find(m => m.id === id)! };
+    }
+
+    it('resumes a 2026-07-28 client’s held call from the replica that does not hold it', async () => {
+      const [a, b] = replicas;
+      const args = { id: '9.25', alsoId: '"held-2"' };
+      // The call starts on A, which holds the backend stream.
+      const first = await modernToolCall(a, 1, { name: 'raw_elicit', arguments: args });
+      expect(first.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-1': expect.anything(), 'elicitation-2': expect.anything() },
+      });
+      // The retry lands on B with one answer: B answers the backend session itself (original
+      // id) and relays what A's held stream yields next — the other request, asked again.
+      const second = await modernToolCall(b, 2, {
+        name: 'raw_elicit',
+        arguments: args,
+        requestState: first.response.result.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+      });
+      expect(second.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-2': expect.anything() },
+      });
+      expect(answersFor('9.25')).toEqual([
+        expect.objectContaining({ receivedId: '9.25', receivedType: 'float' }),
+      ]);
+      // A replay of the first state is refused on either replica; nothing reaches the backend.
+      const requestsBefore = raw.requests.length;
+      for (const replica of [a, b]) {
+        const replay = await modernToolCall(replica, 3, {
+          name: 'raw_elicit',
+          arguments: args,
+          requestState: first.response.result.requestState,
+          inputResponses: { 'elicitation-1': { action: 'decline' } },
+        });
+        expect(replay.status).toBe(400);
+        expect(replay.response.error.data).toEqual({ reason: 'replayed' });
+      }
+      expect(raw.requests.length).toBe(requestsBefore);
+      // The last retry lands on B again and gets the final result through the mailbox.
+      const last = await modernToolCall(b, 4, {
+        name: 'raw_elicit',
+        arguments: args,
+        requestState: second.response.result.requestState,
+        inputResponses: { 'elicitation-2': { action: 'decline' } },
+      });
+      expect(last.response.result).toMatchObject({
+        resultType: 'complete',
+        structuredContent: {
+          receivedId: '9.25',
+          also: { receivedId: '"held-2"', receivedType: 'string', body: { action: 'decline' } },
+        },
+      });
+      expect(answersFor('"held-2"')).toHaveLength(1);
+    }, 60_000);
+
     it('lets exactly one of two simultaneous answers on two replicas through; the other is 404', async () => {
       const [a, b] = replicas;
       const sessionId = await rawSession(a);
