@@ -1,5 +1,5 @@
 import { ConfigReader } from '@backstage/config';
-import { readBrokerConfig } from './config';
+import { DEFAULT_LIST_TTL_MS, readBrokerConfig } from './config';
 
 const read = (mcpBroker: unknown, extra: Record<string, unknown> = {}) =>
   readBrokerConfig(new ConfigReader({ ...extra, mcpBroker } as never));
@@ -38,6 +38,14 @@ describe('readBrokerConfig', () => {
     expect(() => read({ servers: [], permissionDecisionMaxAge: { minutes: 1 } })).toThrow(
       'Invalid mcpBroker.permissionDecisionMaxAge: must be at most 30 seconds',
     );
+  });
+
+  it('reads listTtl for 2026-07-28 lists: 30 s by default, 0 allowed, negative refused', () => {
+    expect(read({ servers: [] }).listTtlMs).toBe(DEFAULT_LIST_TTL_MS);
+    expect(DEFAULT_LIST_TTL_MS).toBe(30_000);
+    expect(read({ servers: [], listTtl: { minutes: 2 } }).listTtlMs).toBe(120_000);
+    expect(read({ servers: [], listTtl: { seconds: 0 } }).listTtlMs).toBe(0);
+    expect(() => read({ servers: [], listTtl: { seconds: -1 } })).toThrow(/mcpBroker\.listTtl/);
   });
 
   it('reads every duration form Backstage supports', () => {

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { startUnreachableServer } from '@internal/test-mcp-backends';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
-import { switchablePermissions } from './testing/switchablePermissions';
+import { switchablePermissions } from './__testUtils__/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { initializeRequest } from './testing/initializeRequest';
 

@@ -280,6 +280,22 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     });
   });
 
+  it('shares backend sessions between stateless calls of one principal with equal capabilities only', async () => {
+    const sessionOf = async (client: Client) => {
+      const before = raw.requests.filter(r => r.method === 'tools/call').length;
+      await client.callTool({ name: 'raw_progress', arguments: { steps: 1 } });
+      return raw.requests.filter(r => r.method === 'tools/call')[before].sessionId;
+    };
+    const first = await sessionOf(await modernClient('carol'));
+    const second = await sessionOf(await modernClient('carol'));
+    const eliciting = await sessionOf(await modernClient('carol', { elicitation: {} }));
+    expect(first).toBeDefined();
+    expect(second).toBe(first);
+    expect(eliciting).not.toBe(first);
+    expect(raw.capabilitiesOf(eliciting!)).toMatchObject({ elicitation: {} });
+    expect(raw.capabilitiesOf(first!)).not.toHaveProperty('elicitation');
+  });
+
   it('gets prompts, reads resources and completes arguments over the broker', async () => {
     const client = await modernClient('alice');
     const prompt = await client.getPrompt({ name: 'example_greeting', arguments: { name: 'Ada' } });

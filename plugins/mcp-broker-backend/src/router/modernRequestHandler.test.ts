@@ -8,7 +8,7 @@ import request from 'supertest';
 import { mcpBrokerPlugin } from '../plugin';
 import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import { switchablePermissions } from '../testing/switchablePermissions';
+import { switchablePermissions } from '../__testUtils__/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
 import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
 
