@@ -5,12 +5,10 @@
  * the wire (the round, the 400 refusals). The raw test backend records which ids and answers
  * reach it, so "nothing reached the backend" is observed, not assumed.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { waitFor } from './brokerTestKit';
+import { connectModernClient, modernToolCall, waitFor } from './brokerTestKit';
 
-const MODERN = '2026-07-28';
 const ELICITATION_TTL_MS = 3_000;
 const ALL_INPUTS = { elicitation: {}, sampling: {}, roots: {} };
 
@@ -19,8 +17,6 @@ describe('input_required for 2026-07-28 clients (real backend process, SDK v2 cl
   let raw: RawMcpBackend;
   const tokens: Record<string, string> = {};
   const closers: Array<() => Promise<unknown>> = [];
-
-  const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
   beforeAll(async () => {
     raw = await startRawMcpBackend();
@@ -51,59 +47,16 @@ describe('input_required for 2026-07-28 clients (real backend process, SDK v2 cl
   }, 30_000);
 
   async function modernClient(user: string, capabilities: Record<string, unknown> = {}) {
-    const client = new Client(
-      { name: 'broker-input-required-e2e', version: '1.0.0' },
-      { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(mcpUrl()), {
-        requestInit: { headers: { Authorization: `Bearer ${tokens[user]}` } },
-      }),
-    );
+    const client = await connectModernClient(backend.baseUrl, tokens[user], capabilities);
     closers.push(() => client.close().catch(() => undefined));
     return client;
   }
 
-  /** A raw 2026-07-28 `tools/call`; resolves with the HTTP status and the JSON-RPC response. */
-  async function rawToolCall(
-    user: string,
-    id: number,
-    params: Record<string, unknown>,
-  ): Promise<{ status: number; response: Record<string, any> }> {
-    const body = {
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientCapabilities': ALL_INPUTS,
-          'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
-        },
-      },
-    };
-    const res = await fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${tokens[user]}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': String(params.name),
-      },
-      body: JSON.stringify(body),
+  /** A raw 2026-07-28 `tools/call` declaring every input capability. */
+  const rawToolCall = (user: string, id: number, params: Record<string, unknown>) =>
+    modernToolCall(backend.baseUrl, tokens[user], id, params, {
+      'io.modelcontextprotocol/clientCapabilities': ALL_INPUTS,
     });
-    const text = await res.text();
-    const messages = res.headers.get('content-type')?.includes('text/event-stream')
-      ? text
-          .split('\n')
-          .filter(line => line.startsWith('data: '))
-          .map(line => JSON.parse(line.slice(6)))
-      : [JSON.parse(text)];
-    return { status: res.status, response: messages.find(m => m.id === id) };
-  }
 
   const answersFor = (sentId: string) => raw.answers.filter(a => a.sentId === sentId);
 

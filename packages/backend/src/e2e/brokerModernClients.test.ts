@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import {
   EverythingServer,
@@ -17,7 +17,13 @@ import {
   startRawMcpBackend,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
+import {
+  BrokerClient,
+  connectBrokerClient,
+  connectModernClient,
+  toolCallAuditLines,
+  waitFor,
+} from './brokerTestKit';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const MODERN = '2026-07-28';
@@ -52,15 +58,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
   async function modernClient(user: string, capabilities: Record<string, unknown> = {}) {
-    const client = new Client(
-      { name: 'broker-modern-e2e', version: '1.0.0' },
-      { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(mcpUrl()), {
-        requestInit: { headers: { Authorization: `Bearer ${tokens[user]}` } },
-      }),
-    );
+    const client = await connectModernClient(backend.baseUrl, tokens[user], capabilities);
     closers.push(() => client.close().catch(() => undefined));
     return client;
   }

@@ -18,7 +18,7 @@ import { backendDatabases } from '../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
-import { sleep, waitFor } from './brokerTestKit';
+import { modernToolCall, sleep, waitFor } from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
@@ -268,58 +268,29 @@ if (postgres === undefined) {
       expect(confirmed.structuredContent).toEqual(answer);
     }, 60_000);
 
-    /** A 2026-07-28 `tools/call` (raw HTTP) on a chosen replica: its status and response. */
-    async function modernToolCall(
+    /** A 2026-07-28 `tools/call` (raw HTTP) on a chosen replica, declaring elicitation. */
+    const modernToolCallOn = (
       replica: BackendProcess,
       id: number,
       params: Record<string, unknown>,
-    ): Promise<{ status: number; response: Record<string, any> }> {
-      const res = await fetch(`${replica.baseUrl}/api/mcp-broker/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tokens.carol}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': String(params.name),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-              progressToken: `progress-${id}`,
-            },
-          },
-        }),
+    ) =>
+      modernToolCall(replica.baseUrl, tokens.carol, id, params, {
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        progressToken: `progress-${id}`,
       });
-      const messages = res.headers.get('content-type')?.includes('text/event-stream')
-        ? await (async () => {
-            const stream = sseMessages(res);
-            await stream.done;
-            return stream.messages;
-          })()
-        : [await res.json()];
-      return { status: res.status, response: messages.find(m => m.id === id)! };
-    }
 
     it('resumes a 2026-07-28 client’s held call from the replica that does not hold it', async () => {
       const [a, b] = replicas;
       const args = { id: '9.25', alsoId: '"held-2"' };
       // The call starts on A, which holds the backend stream.
-      const first = await modernToolCall(a, 1, { name: 'raw_elicit', arguments: args });
+      const first = await modernToolCallOn(a, 1, { name: 'raw_elicit', arguments: args });
       expect(first.response.result).toMatchObject({
         resultType: 'input_required',
         inputRequests: { 'elicitation-1': expect.anything(), 'elicitation-2': expect.anything() },
       });
       // The retry lands on B with one answer: B answers the backend session itself (original
       // id) and relays what A's held stream yields next — the other request, asked again.
-      const second = await modernToolCall(b, 2, {
+      const second = await modernToolCallOn(b, 2, {
         name: 'raw_elicit',
         arguments: args,
         requestState: first.response.result.requestState,
@@ -335,7 +306,7 @@ if (postgres === undefined) {
       // A replay of the first state is refused on either replica; nothing reaches the backend.
       const requestsBefore = raw.requests.length;
       for (const replica of [a, b]) {
-        const replay = await modernToolCall(replica, 3, {
+        const replay = await modernToolCallOn(replica, 3, {
           name: 'raw_elicit',
           arguments: args,
           requestState: first.response.result.requestState,
@@ -346,7 +317,7 @@ if (postgres === undefined) {
       }
       expect(raw.requests.length).toBe(requestsBefore);
       // The last retry lands on B again and gets the final result through the mailbox.
-      const last = await modernToolCall(b, 4, {
+      const last = await modernToolCallOn(b, 4, {
         name: 'raw_elicit',
         arguments: args,
         requestState: second.response.result.requestState,
