@@ -61,6 +61,7 @@ import {
 } from '../protocol/requestMetadata';
 import { HeldCallOutput } from '../inputRequests/HeldCallOutput';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import { mailboxSink, relayMailbox } from '../inputRequests/heldCallMailbox';
 import {
   RequestStateBinding,
   RequestStateRefusal,
@@ -569,14 +570,9 @@ export class ToolCallForwarder {
         request === undefined
           ? `the broker cannot put "${method}" to a 2026-07-28 client`
           : `the client did not declare the capabilities ${JSON.stringify(missing ?? required)}`;
-      await this.answerBackendSession(
-        entry.backend,
-        session,
-        responseWithRawId(parsed.rawId!, {
-          id: undefined,
-          error: { code: JsonRpcErrorCode.MethodNotFound, message: `Not available: ${reason}` },
-        }),
-      );
+      await this.answerBackendRequest(session, parsed.rawId!, {
+        error: { code: JsonRpcErrorCode.MethodNotFound, message: `Not available: ${reason}` },
+      });
       return;
     }
     held.pending.push({ key: inputKey(method, held.nextKey++), rawId: parsed.rawId!, request });
@@ -731,14 +727,9 @@ export class ToolCallForwarder {
         asked
           .filter(input => retry.inputResponses[input.key] !== undefined)
           .map(input =>
-            this.answerBackendSession(
-              entry.backend,
-              session,
-              responseWithRawId(input.rawId, {
-                id: undefined,
-                result: retry.inputResponses[input.key],
-              }),
-            ),
+            this.answerBackendRequest(session, input.rawId, {
+              result: retry.inputResponses[input.key],
+            }),
           ),
       );
     }
@@ -784,54 +775,37 @@ export class ToolCallForwarder {
       round.asked
         .filter(input => retry.inputResponses[input.key] !== undefined)
         .map(input =>
-          this.answerBackendSession(
-            round.backend,
-            session,
-            responseWithRawId(input.rawId, {
-              id: undefined,
-              result: retry.inputResponses[input.key],
-            }),
-          ),
+          this.answerBackendRequest(session, input.rawId, {
+            result: retry.inputResponses[input.key],
+          }),
         ),
     );
-    const pollMs = this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS;
-    let after = 0;
-    try {
-      while (!sink.clientGone.aborted) {
-        for (const entry of await store.read(callId, round.round, after)) {
-          after = entry.seq;
-          if (entry.message === undefined) return;
-          sink.send(JSON.parse(entry.message));
-        }
-        if (Date.now() > deadline) {
-          const failure = backendTimeout(round.backend, this.options.toolCallTimeoutMs);
-          sink.send({ jsonrpc: '2.0', id: retry.clientRequestId, error: toClientError(failure) });
-          return;
-        }
-        await delay(pollMs, sink.clientGone);
-      }
-    } finally {
-      sink.end();
-    }
+    await relayMailbox({
+      store,
+      callId,
+      round: round.round,
+      sink,
+      deadline,
+      pollMs: this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS,
+      timedOut: () => ({
+        jsonrpc: '2.0',
+        id: retry.clientRequestId,
+        error: toClientError(backendTimeout(round.backend, this.options.toolCallTimeoutMs)),
+      }),
+    });
   }
 
-  /** POSTs a JSON-RPC response to a backend session; failures are logged (the call goes on). */
-  private async answerBackendSession(
-    backend: string,
+  /** Answers a backend's request with its own id; a failure is logged (the call goes on). */
+  private async answerBackendRequest(
     session: BackendSessionRef,
-    body: string,
+    rawId: RawJsonRpcId,
+    answer: { result?: unknown; error?: unknown },
   ): Promise<void> {
-    try {
-      const response = await this.options.pool.transport.post(
-        session,
-        body,
-        AbortSignal.timeout(this.options.requestTimeoutMs),
-      );
-      response.discard();
-      if (!response.ok) throw backendHttpError(backend, response.status);
-    } catch (error) {
-      this.options.logger.info(`Could not answer a request of MCP server "${backend}": ${error}`);
-    }
+    await this.respondToBackend(session, rawId, answer).catch(error =>
+      this.options.logger.info(
+        `Could not answer a request of MCP server "${session.endpoint.name}": ${error}`,
+      ),
+    );
   }
 
   /**
@@ -1055,45 +1029,6 @@ export class ToolCallForwarder {
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
-}
-
-/** A sink writing a held call's leg into the mailbox for the replica that claimed the round. */
-function mailboxSink(
-  store: HeldCallStore,
-  callId: string,
-  round: number,
-  expiresAt: number,
-  onError: (error: unknown) => void,
-): ClientMessageSink {
-  // One write at a time, in order: the reader sees the messages as the call yielded them.
-  let written = Promise.resolve();
-  const append = (text: string | undefined) => {
-    written = written.then(() => store.append(callId, round, text, expiresAt)).catch(onError);
-  };
-  return {
-    send(message) {
-      append(JSON.stringify(message));
-      return true;
-    },
-    end() {
-      append(undefined);
-    },
-    // The client is on another replica; it cancels there (its leg ends at toolCallTimeout).
-    clientGone: new AbortController().signal,
-  };
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** An input key: the kind of request and a number unique within the call. */
