@@ -16,16 +16,8 @@
  * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
  *
  * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
- * stream. For it the backend's `elicitation/create`, `sampling/createMessage` and `roots/list`
- * are collected into one round (all that arrive together, i.e. before the event loop turns) and
- * the client's request is answered with `resultType: "input_required"` and a sealed
- * `requestState` naming the call; the backend call stays open ("held") and its stream is still
- * read (see HeldCallOutput for what is kept meanwhile). The client's retry (`resume`) answers
- * the backend with the original ids and attaches to the call again. A request the client did not
- * declare the capability for is answered at once with an error (the client cannot be asked). A
- * held call not resumed within `elicitationTtl` is cancelled at its backend. With a shared
- * HeldCallStore (several replicas), a retry landing on a replica that does not hold the call
- * resumes it through the store (see HeldCallStore.ts for the protocol).
+ * stream: its calls are held for `input_required` rounds by HeldCalls (HeldCalls.ts), which this
+ * forwarder hosts (timers, cancellation, answers to the backend).
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
@@ -50,18 +42,8 @@ import {
   RawJsonRpcId,
   classifyJsonRpcMessage,
 } from '../protocol/jsonRpcMessage';
-import {
-  InputRequest,
-  inputRequestFromServerRequest,
-  inputRequiredResult,
-} from '../protocol/modernResults';
-import {
-  missingClientCapabilities,
-  requiredCapabilitiesForInputRequest,
-} from '../protocol/requestMetadata';
-import { HeldCallOutput } from '../inputRequests/HeldCallOutput';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
-import { mailboxSink, relayMailbox } from '../inputRequests/heldCallMailbox';
+import { HeldCallState, HeldCalls } from './HeldCalls';
 import {
   RequestStateBinding,
   RequestStateRefusal,
@@ -176,9 +158,6 @@ export interface ToolCallForwarderOptions {
   mailboxPollMs?: number;
 }
 
-/** Default interval of mailbox reads for a retry served by a replica that does not hold it. */
-const DEFAULT_MAILBOX_POLL_MS = 100;
-
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
 export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpired;
 
@@ -187,32 +166,6 @@ export const UNKNOWN_ANSWER_ERROR_CODE = JsonRpcErrorCode.InvalidRequest;
 
 type EndReason =
   'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown' | 'input-expired';
-
-/** A backend request waiting for a 2026-07-28 client's input. */
-interface PendingInput {
-  key: string;
-  /** The backend's id, as written. */
-  rawId: RawJsonRpcId;
-  request: InputRequest;
-}
-
-/** The `input_required` side of a 2026-07-28 caller's call. */
-interface HeldCallState {
-  caller: InputRequiredCaller;
-  output: HeldCallOutput;
-  /** Asked by the backend, not yet put to the client. */
-  pending: PendingInput[];
-  /** Put to the client in the last round, waiting for its retry. */
-  asked: PendingInput[];
-  nextKey: number;
-  /** The number of the last round put to the client (0 before the first). */
-  round: number;
-  roundEnd?: NodeJS.Immediate;
-  /** Set while a round is being published (more requests wait for the next round). */
-  ending?: true;
-  /** Cancels the call when the client does not come back within the TTL. */
-  holdTimer?: NodeJS.Timeout;
-}
 
 interface InFlightCall {
   callId: string;
@@ -230,7 +183,7 @@ interface InFlightCall {
   sent?: { session: BackendSessionRef; backendRequestId: number };
   /** `mcpBroker.toolCallTimeout`, running while a client waits (not while the call is held). */
   callTimer?: NodeJS.Timeout;
-  /** Set for a 2026-07-28 caller. */
+  /** Set for a 2026-07-28 caller (see HeldCalls). */
   held?: HeldCallState;
 }
 
@@ -253,17 +206,38 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
-  /** Calls of 2026-07-28 callers by call id, until their final response was delivered. */
-  private readonly heldCalls = new Map<string, InFlightCall>();
+  /** `input_required` rounds of 2026-07-28 callers (when a sealer is configured). */
+  private readonly heldCalls: HeldCalls | undefined;
   /** Resolved (and emptied) whenever the last call in flight ends. */
   private readonly idleWaiters: Array<() => void> = [];
   private nextBackendRequestId = 1;
 
-  constructor(private readonly options: ToolCallForwarderOptions) {}
+  constructor(private readonly options: ToolCallForwarderOptions) {
+    const sealer = options.requestStates;
+    this.heldCalls =
+      sealer &&
+      new HeldCalls(
+        {
+          logger: options.logger,
+          sealer,
+          store: options.heldCalls,
+          toolCallTimeoutMs: options.toolCallTimeoutMs,
+          mailboxPollMs: options.mailboxPollMs,
+        },
+        {
+          startCallTimer: entry => this.startCallTimer(entry as InFlightCall),
+          stopCallTimer: entry => clearTimeout((entry as InFlightCall).callTimer),
+          isInFlight: entry => this.inFlight.has(entry.callId),
+          endCall: (entry, reason) => this.endCall(entry as InFlightCall, reason),
+          respond: (session, rawId, answer) => this.answerBackendRequest(session, rawId, answer),
+          endpointOf: backend => this.options.endpointOf(backend),
+        },
+      );
+  }
 
   /** True when 2026-07-28 callers can be asked for input (`requestStates` is configured). */
   get acceptsInputRequired(): boolean {
-    return this.options.requestStates !== undefined;
+    return this.heldCalls !== undefined;
   }
 
   /** Number of calls in flight (status and tests). */
@@ -285,26 +259,17 @@ export class ToolCallForwarder {
       controller: new AbortController(),
       expiryTimers: [],
     };
-    if (call.inputRequired === undefined) {
+    if (call.inputRequired === undefined || this.heldCalls === undefined) {
       await this.run(call, entry, sink);
       return;
     }
     // A 2026-07-28 caller: this request ends with the first `input_required` round or with the
     // call; the backend call itself may go on (held) and is resumed by the client's retry.
-    const output = new HeldCallOutput({
+    const output = this.heldCalls.begin(entry, call.inputRequired, {
       sink,
       clientRequestId: call.clientRequestId,
       progressToken: progressTokenOf(call.params),
     });
-    entry.held = {
-      caller: call.inputRequired,
-      output,
-      pending: [],
-      asked: [],
-      nextKey: 1,
-      round: 0,
-    };
-    this.heldCalls.set(entry.callId, entry);
     const legEnded = output.whenLegEnds();
     void this.run(call, entry, output);
     await legEnded;
@@ -326,7 +291,7 @@ export class ToolCallForwarder {
       // A result that arrived while the cancellation was on its way is not the client's to see.
       if (entry.endReason !== 'cancelled') sink.send(final);
     } catch (error) {
-      await this.adoptRemoteClaim(entry);
+      await this.heldCalls?.adoptRemoteClaim(entry);
       this.finishFailedCall(call, entry, sink, error);
     } finally {
       clearTimeout(entry.callTimer);
@@ -335,7 +300,7 @@ export class ToolCallForwarder {
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
-      this.forgetHeldCallIfDelivered(entry);
+      this.heldCalls?.callEnded(entry);
       call.onCallEnd?.();
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
@@ -354,26 +319,6 @@ export class ToolCallForwarder {
       () => this.endCall(entry, 'timeout'),
       this.options.toolCallTimeoutMs,
     );
-  }
-
-  /**
-   * Forgets a 2026-07-28 caller's call once it ended, unless its final response waits for the
-   * client's retry (the call is held: the hold timer forgets it at the TTL).
-   */
-  private forgetHeldCallIfDelivered(entry: InFlightCall): void {
-    const held = entry.held;
-    if (held === undefined) return;
-    if (held.holdTimer !== undefined && entry.endReason !== 'input-expired') return;
-    this.forgetHeldCall(entry);
-  }
-
-  private forgetHeldCall(entry: InFlightCall): void {
-    const held = entry.held!;
-    clearTimeout(held.holdTimer);
-    held.holdTimer = undefined;
-    if (held.roundEnd !== undefined) clearImmediate(held.roundEnd);
-    held.roundEnd = undefined;
-    this.heldCalls.delete(entry.callId);
   }
 
   private finishFailedCall(
@@ -482,14 +427,16 @@ export class ToolCallForwarder {
   ): Promise<Record<string, unknown> | undefined> {
     const backend = call.endpoint.name;
     // Held, and the client's retry went to another replica? Then this goes to its mailbox.
-    if (entry.held !== undefined && !entry.held.output.attached) await this.adoptRemoteClaim(entry);
+    if (entry.held !== undefined && !entry.held.output.attached) {
+      await this.heldCalls?.adoptRemoteClaim(entry);
+    }
     switch (classifyJsonRpcMessage(parsed)) {
       case 'notification':
         sink.send(parsed.message);
         return undefined;
       case 'request': {
-        if (entry.held !== undefined) {
-          await this.askModernClient(entry, session, parsed);
+        if (entry.held !== undefined && this.heldCalls !== undefined) {
+          await this.heldCalls.ask(entry, session, parsed);
           return undefined;
         }
         if (call.serverRequests !== undefined) {
@@ -547,252 +494,12 @@ export class ToolCallForwarder {
   }
 
   /**
-   * A backend request during a 2026-07-28 caller's call: queued for the next `input_required`
-   * round when the client can take it, otherwise answered at once with an error (MCP 2026-07-28:
-   * a server must not put a request to a client that did not declare the capability for it).
+   * Resumes a held call with a 2026-07-28 client's retry (see HeldCalls.resume): throws
+   * {@link RequestStateRefusal} before anything reaches a backend when the state is refused.
    */
-  private async askModernClient(
-    entry: InFlightCall,
-    session: BackendSessionRef,
-    parsed: ParsedJsonRpcMessage,
-  ): Promise<void> {
-    const held = entry.held!;
-    const method = String(parsed.message.method);
-    const params = isPlainObject(parsed.message.params) ? parsed.message.params : undefined;
-    const request = inputRequestFromServerRequest(method, params);
-    const required = request && requiredCapabilitiesForInputRequest(method, params);
-    const missing =
-      required === undefined
-        ? undefined
-        : missingClientCapabilities(required, held.caller.declaredCapabilities);
-    if (request === undefined || missing !== undefined || !this.options.requestStates) {
-      const reason =
-        request === undefined
-          ? `the broker cannot put "${method}" to a 2026-07-28 client`
-          : `the client did not declare the capabilities ${JSON.stringify(missing ?? required)}`;
-      await this.answerBackendRequest(session, parsed.rawId!, {
-        error: { code: JsonRpcErrorCode.MethodNotFound, message: `Not available: ${reason}` },
-      });
-      return;
-    }
-    held.pending.push({ key: inputKey(method, held.nextKey++), rawId: parsed.rawId!, request });
-    this.scheduleRoundEnd(entry);
-  }
-
-  /**
-   * Ends the round once the event loop turns: requests the backend sent together (one chunk of
-   * its stream) go to the client in one `input_required` result.
-   */
-  private scheduleRoundEnd(entry: InFlightCall): void {
-    const held = entry.held!;
-    if (held.roundEnd !== undefined || held.ending || !held.output.attached) return;
-    held.roundEnd = setImmediate(() => {
-      held.roundEnd = undefined;
-      void this.endRound(entry);
-    });
-  }
-
-  private async endRound(entry: InFlightCall): Promise<void> {
-    const held = entry.held!;
-    if (!held.output.attached || held.pending.length === 0 || entry.endReason !== undefined) {
-      return;
-    }
-    const sealer = this.options.requestStates!;
-    held.ending = true;
-    held.asked = held.pending.splice(0);
-    held.round += 1;
-    const requestState = sealer.seal(held.caller.binding, {
-      callId: entry.callId,
-      backend: entry.backend,
-    });
-    clearTimeout(entry.callTimer); // the client, not the backend, is the one we wait for now
-    // Published before the client sees the round: its retry may land on any replica.
-    await this.publishRound(entry, sealer.ttlMs);
-    held.ending = undefined;
-    held.holdTimer = setTimeout(() => void this.holdExpired(entry), sealer.ttlMs);
-    held.holdTimer.unref();
-    held.output.hold(
-      inputRequiredResult({
-        inputRequests: Object.fromEntries(held.asked.map(input => [input.key, input.request])),
-        requestState,
-      }),
-    );
-  }
-
-  private async publishRound(entry: InFlightCall, ttlMs: number): Promise<void> {
-    const store = this.options.heldCalls;
-    const held = entry.held!;
-    if (store === undefined || entry.sent === undefined) return;
-    try {
-      await store.publishRound({
-        callId: entry.callId,
-        round: held.round,
-        backend: entry.backend,
-        backendSessionId: entry.sent.session.sessionId,
-        protocolVersion: entry.sent.session.protocolVersion,
-        asked: held.asked.map(input => ({ key: input.key, rawId: input.rawId })),
-        expiresAt: Date.now() + ttlMs,
-      });
-    } catch (error) {
-      // A retry on this replica still resumes the call; on another it is refused (call-ended).
-      this.options.logger.warn(`Could not publish a held call for other replicas: ${error}`);
-    }
-  }
-
-  /** The client did not come back in time: unless another replica took the round, cancel. */
-  private async holdExpired(entry: InFlightCall): Promise<void> {
-    if (await this.adoptRemoteClaim(entry)) return;
-    const held = entry.held!;
-    held.holdTimer = undefined;
-    if (entry.endReason === undefined && this.inFlight.has(entry.callId)) {
-      this.endCall(entry, 'input-expired');
-    } else {
-      this.forgetHeldCall(entry);
-    }
-  }
-
-  /**
-   * A held call whose round another replica claimed: from now on what the call yields goes to
-   * the mailbox for that replica (see HeldCallStore.ts). True when a claim was adopted.
-   */
-  private async adoptRemoteClaim(entry: InFlightCall): Promise<boolean> {
-    const store = this.options.heldCalls;
-    const held = entry.held;
-    if (store === undefined || held === undefined || held.holdTimer === undefined) return false;
-    const round = held.round;
-    let claim;
-    try {
-      claim = await store.claimOf(entry.callId, round);
-    } catch (error) {
-      this.options.logger.warn(`Could not look up a held call's claim: ${error}`);
-      return false;
-    }
-    if (claim === undefined || held.holdTimer === undefined || held.round !== round) return false;
-    clearTimeout(held.holdTimer);
-    held.holdTimer = undefined;
-    const asked = held.asked.splice(0);
-    held.pending.unshift(...asked.filter(input => !claim.answered.includes(input.key)));
-    const expiresAt =
-      Date.now() + this.options.toolCallTimeoutMs + (this.options.requestStates?.ttlMs ?? 0);
-    void held.output.resume({
-      sink: mailboxSink(store, entry.callId, round, expiresAt, error =>
-        this.options.logger.warn(`Could not write a held call's mailbox: ${error}`),
-      ),
-      clientRequestId: claim.clientRequestId,
-      progressToken: claim.progressToken,
-    });
-    this.continueAfterResume(entry);
-    return true;
-  }
-
-  /** After a leg attached: the call timer runs again and waiting requests form the next round. */
-  private continueAfterResume(entry: InFlightCall): void {
-    const held = entry.held!;
-    if (held.output.finished) {
-      this.forgetHeldCall(entry);
-      return;
-    }
-    this.startCallTimer(entry);
-    if (held.pending.length > 0) this.scheduleRoundEnd(entry);
-  }
-
-  /**
-   * Resumes a held call with a 2026-07-28 client's retry: opens the `requestState` (a refusal
-   * throws {@link RequestStateRefusal} before anything reaches a backend), answers the backend's
-   * requests with their original ids, and writes the rest of the call — or the next
-   * `input_required` round — to `sink`. Resolves when this leg ends.
-   */
-  async resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
-    const sealer = this.options.requestStates;
-    if (sealer === undefined) throw new RequestStateRefusal('malformed');
-    const opened = await sealer.open(retry.requestState, retry.binding);
-    const entry = opened.callId === undefined ? undefined : this.heldCalls.get(opened.callId);
-    const held = entry?.held;
-    if (entry === undefined || held === undefined) {
-      if (opened.callId !== undefined && this.options.heldCalls !== undefined) {
-        await this.resumeElsewhereHeld(opened.callId, retry, sink);
-        return;
-      }
-      throw new RequestStateRefusal('call-ended');
-    }
-    if (held.holdTimer === undefined) throw new RequestStateRefusal('call-ended');
-    clearTimeout(held.holdTimer);
-    held.holdTimer = undefined;
-    const asked = held.asked.splice(0);
-    // Unanswered requests are asked again (MCP: missing answers get another input_required).
-    held.pending.unshift(...asked.filter(input => retry.inputResponses[input.key] === undefined));
-    const session = entry.sent?.session;
-    if (session !== undefined) {
-      await Promise.all(
-        asked
-          .filter(input => retry.inputResponses[input.key] !== undefined)
-          .map(input =>
-            this.answerBackendRequest(session, input.rawId, {
-              result: retry.inputResponses[input.key],
-            }),
-          ),
-      );
-    }
-    const ended = held.output.resume({
-      sink,
-      clientRequestId: retry.clientRequestId,
-      progressToken: retry.progressToken,
-    });
-    this.continueAfterResume(entry);
-    await ended;
-  }
-
-  /**
-   * A retry of a call another replica holds: claims the round, answers the backend session with
-   * the original ids, and relays the holder's mailbox until the leg ends (see HeldCallStore.ts).
-   */
-  private async resumeElsewhereHeld(
-    callId: string,
-    retry: InputRetryLeg,
-    sink: ClientMessageSink,
-  ): Promise<void> {
-    const store = this.options.heldCalls!;
-    const now = Date.now();
-    const deadline = now + this.options.toolCallTimeoutMs;
-    const round = await store.claimRound(
-      callId,
-      {
-        clientRequestId: retry.clientRequestId,
-        ...(retry.progressToken === undefined ? {} : { progressToken: retry.progressToken }),
-        answered: Object.keys(retry.inputResponses),
-      },
-      now,
-      deadline + (this.options.requestStates?.ttlMs ?? 0),
-    );
-    const endpoint = round && this.options.endpointOf(round.backend);
-    if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
-    const session = {
-      endpoint,
-      sessionId: round.backendSessionId,
-      protocolVersion: round.protocolVersion,
-    };
-    await Promise.all(
-      round.asked
-        .filter(input => retry.inputResponses[input.key] !== undefined)
-        .map(input =>
-          this.answerBackendRequest(session, input.rawId, {
-            result: retry.inputResponses[input.key],
-          }),
-        ),
-    );
-    await relayMailbox({
-      store,
-      callId,
-      round: round.round,
-      sink,
-      deadline,
-      pollMs: this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS,
-      timedOut: () => ({
-        jsonrpc: '2.0',
-        id: retry.clientRequestId,
-        error: toClientError(backendTimeout(round.backend, this.options.toolCallTimeoutMs)),
-      }),
-    });
+  resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
+    if (this.heldCalls === undefined) return Promise.reject(new RequestStateRefusal('malformed'));
+    return this.heldCalls.resume(retry, sink);
   }
 
   /** Answers a backend's request with its own id; a failure is logged (the call goes on). */
@@ -958,7 +665,7 @@ export class ToolCallForwarder {
   async drain(deadlineMs: number): Promise<void> {
     // A held call waits for a client that may come back only after the shutdown: end it now.
     for (const entry of this.inFlight.values()) {
-      if (entry.held?.holdTimer !== undefined) this.endCall(entry, 'shutdown');
+      if (this.heldCalls?.isHolding(entry)) this.endCall(entry, 'shutdown');
     }
     if (this.inFlight.size > 0) {
       await new Promise<void>(resolve => {
@@ -1029,11 +736,6 @@ export class ToolCallForwarder {
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
-}
-
-/** An input key: the kind of request and a number unique within the call. */
-function inputKey(method: string, n: number): string {
-  return `${method.split('/')[0]}-${n}`;
 }
 
 /** The `_meta.progressToken` of request params, if any. */

@@ -5,8 +5,8 @@
  * them; the reader polls at a short interval until the end row, the deadline, or its client going
  * away — the only polled path of the broker, used only when a retry lands on another replica.
  */
-import type { ClientMessageSink } from '../backend/ToolCallForwarder';
-import type { HeldCallStore } from './HeldCallStore';
+import type { ClientMessageSink } from './ToolCallForwarder';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 
 /** A sink writing a held call's leg into the mailbox for the replica that claimed the round. */
 export function mailboxSink(

@@ -1,5 +1,5 @@
 /* HeldCallOutput: what a held call's client requests (legs) see, and what is kept in between. */
-import { collectingSink } from '../backend/testing/collectingSink';
+import { collectingSink } from './testing/collectingSink';
 import { HeldCallOutput } from './HeldCallOutput';
 
 const progress = (token: string | number, n: number) => ({
