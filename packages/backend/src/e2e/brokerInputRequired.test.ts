@@ -7,7 +7,8 @@
  */
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { connectModernClient, modernToolCall, waitFor } from './brokerTestKit';
+import { waitFor } from './brokerTestKit';
+import { connectModernClient, modernToolCall } from './__testUtils__/modernBrokerClient';
 
 const ELICITATION_TTL_MS = 3_000;
 const ALL_INPUTS = { elicitation: {}, sampling: {}, roots: {} };

@@ -17,13 +17,8 @@ import {
   startRawMcpBackend,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import {
-  BrokerClient,
-  connectBrokerClient,
-  connectModernClient,
-  toolCallAuditLines,
-  waitFor,
-} from './brokerTestKit';
+import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
+import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const MODERN = '2026-07-28';

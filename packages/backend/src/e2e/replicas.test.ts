@@ -18,7 +18,8 @@ import { backendDatabases } from '../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
-import { modernToolCall, sleep, waitFor } from './brokerTestKit';
+import { sleep, waitFor } from './brokerTestKit';
+import { modernToolCall } from './__testUtils__/modernBrokerClient';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
