@@ -118,6 +118,11 @@ export interface ModernCaller {
   /** The request's `io.modelcontextprotocol/clientInfo`, if any (self-reported). */
   readonly clientInfo?: Readonly<Record<string, unknown>>;
   /**
+   * The request's `io.modelcontextprotocol/logLevel`: without it the client gets no log
+   * messages (`notifications/message`), with it those of that severity and above.
+   */
+  readonly logLevel?: string;
+  /**
    * Digest of (principal, relayed capabilities): modern calls with equal keys may share the
    * backend sessions the broker holds for them (a backend session declares the capabilities of
    * whoever it asks for input, so callers with other capabilities never share one).

@@ -29,6 +29,7 @@ import {
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
 import { completeResult, InputRetry, readInputRetry } from '../protocol/modernResults';
+import { logLevelAllows } from '../protocol/requestMetadata';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import {
@@ -99,9 +100,15 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       arguments: params.arguments,
     };
     // The stream opens with the first message: a refused requestState is a plain 400 instead.
-    const sink = clientStreamSink(context, message => asCompleteResponse(message, request.id), {
-      lazy: true,
-    });
+    const sink = clientStreamSink(
+      context,
+      message =>
+        message.method === 'notifications/message' &&
+        !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
+          ? undefined
+          : asCompleteResponse(message, request.id),
+      { lazy: true },
+    );
     if (retry.requestState !== undefined) {
       await this.resumeModernToolCall(context, binding, retry, sink);
       return;
@@ -323,17 +330,22 @@ function asCompleteResponse(
 
 /**
  * The client's side of a call: its response stream (opened at once, or with the first message
- * when `lazy`), each message shaped by `shape`.
+ * when `lazy`), each message shaped by `shape` (undefined drops it).
  */
 function clientStreamSink(
   context: Omit<ToolCallContext, 'clientSession'>,
-  shape: (message: Record<string, unknown>) => Record<string, unknown> = message => message,
+  shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
+    message,
   options: { lazy?: boolean } = {},
 ): ClientMessageSink {
   let stream: ClientEventStream | undefined = options.lazy ? undefined : context.openEventStream();
   const open = () => (stream ??= context.openEventStream());
   return {
-    send: message => open().send(shape(message) as unknown as JsonRpcMessage),
+    send: message => {
+      const shaped = shape(message);
+      if (shaped === undefined) return !(stream?.closed ?? false);
+      return open().send(shaped as unknown as JsonRpcMessage);
+    },
     end: () => open().close(),
     clientGone: context.signal,
   };

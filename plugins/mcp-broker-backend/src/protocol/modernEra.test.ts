@@ -1,4 +1,4 @@
-import { requestEra, withoutRequestEnvelope } from './modernEra';
+import { withoutRequestEnvelope } from './modernEra';
 
 const envelope = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -6,16 +6,6 @@ const envelope = {
   'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
   'io.modelcontextprotocol/logLevel': 'info',
 };
-
-describe('requestEra', () => {
-  it('is modern for an envelope claim or a modern header, legacy otherwise', () => {
-    const body = (params?: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/list', params });
-    expect(requestEra(body({ _meta: envelope }), undefined)).toBe('modern');
-    expect(requestEra(body(), '2026-07-28')).toBe('modern');
-    expect(requestEra(body(), '2025-11-25')).toBe('legacy');
-    expect(requestEra({ jsonrpc: '2.0', id: 1, result: {} }, '2026-07-28')).toBe('legacy');
-  });
-});
 
 describe('withoutRequestEnvelope', () => {
   it('removes the envelope keys and keeps the rest of _meta (progressToken)', () => {

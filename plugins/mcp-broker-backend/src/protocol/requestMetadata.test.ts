@@ -2,6 +2,7 @@ import { JsonRpcErrorCode } from './jsonRpc';
 import { requestEra } from './modernEra';
 import {
   decodeMcpHeaderValue,
+  logLevelAllows,
   missingCapabilityError,
   missingClientCapabilities,
   requiredCapabilitiesForInputRequest,
@@ -256,5 +257,23 @@ describe('header value decoding', () => {
     expect(decodeMcpHeaderValue('=?base64?SGVsbG8sIOS4lueVjA==?=')).toBe('Hello, 世界');
     expect(decodeMcpHeaderValue('=?base64?***?=')).toBeUndefined();
     expect(decodeMcpHeaderValue('=?base64?/w==?=')).toBeUndefined(); // not UTF-8
+  });
+});
+
+describe('logLevelAllows', () => {
+  it('lets no log message through without a requested level', () => {
+    expect(logLevelAllows(undefined, 'emergency')).toBe(false);
+  });
+
+  it('lets messages of the requested severity and above through', () => {
+    expect(logLevelAllows('warning', 'warning')).toBe(true);
+    expect(logLevelAllows('warning', 'error')).toBe(true);
+    expect(logLevelAllows('warning', 'info')).toBe(false);
+    expect(logLevelAllows('debug', 'debug')).toBe(true);
+  });
+
+  it('lets a message of an unknown level through only to a client that wants everything', () => {
+    expect(logLevelAllows('debug', 'verbose')).toBe(true);
+    expect(logLevelAllows('info', 'verbose')).toBe(false);
   });
 });

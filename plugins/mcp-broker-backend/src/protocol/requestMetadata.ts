@@ -65,6 +65,19 @@ const LOG_LEVELS = new Set([
   'emergency',
 ]);
 
+/**
+ * Whether a log message (`notifications/message`) of `level` goes to a 2026-07-28 client that
+ * asked for `requested` (`_meta` logLevel) on its request: never without a requested level,
+ * else at that severity or above (the order of LOG_LEVELS).
+ */
+export function logLevelAllows(requested: string | undefined, level: unknown): boolean {
+  if (requested === undefined) return false;
+  const order = [...LOG_LEVELS];
+  const at = typeof level === 'string' ? order.indexOf(level) : -1;
+  // A message with an unknown level is let through only to a client that wants everything.
+  return at === -1 ? requested === 'debug' : at >= order.indexOf(requested);
+}
+
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -4,7 +4,9 @@
  * a permissions test double; a real scripted MCP server behind the broker).
  */
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { startRawMcpBackend } from '@internal/test-mcp-backends';
 import { mcpBrokerPlugin } from '../plugin';
 import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
@@ -156,6 +158,19 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
     }
   });
 
+  it("keeps the session era's edge checks: Origin, JSON depth", async () => {
+    const foreign = await post(modernBody(6, 'tools/list'), { Origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    let deep: unknown = {};
+    for (let i = 0; i < 80; i++) deep = { deep };
+    const nested = await post(
+      modernBody(7, 'tools/call', { name: 'scripted_echo', arguments: { deep } }),
+      { 'Mcp-Name': 'scripted_echo' },
+    );
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.message).toMatch(/nested deeper than/);
+  });
+
   it('fails closed with 503 while the permission backend cannot be asked', async () => {
     permissionsAvailable = false;
     try {
@@ -170,4 +185,59 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
       permissionsAvailable = true;
     }
   });
+});
+
+describe('modernRequestHandler while the broker drains (startTestBackend, raw test backend)', () => {
+  it('refuses new stateless requests with 503 and ends a held call with a retryable error', async () => {
+    const raw = await startRawMcpBackend();
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [{ name: 'raw', url: raw.url }],
+              shutdownDrainTimeout: { seconds: 1 },
+            },
+          },
+        }),
+      ],
+    });
+    const port = (backend.server.address() as AddressInfo).port;
+    const endpoint = `http://127.0.0.1:${port}/api/mcp-broker/mcp`;
+    const modernPost = (body: ReturnType<typeof modernBody>, name?: string) =>
+      fetch(endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': body.method,
+          ...(name === undefined ? {} : { 'mcp-name': name }),
+        },
+        body: JSON.stringify(body),
+      });
+    try {
+      await waitFor(async () => {
+        const listed = await (await modernPost(modernBody(1, 'tools/list'))).json();
+        return listed.result?.tools?.some((t: { name: string }) => t.name === 'raw_hold');
+      });
+      const held = await modernPost(
+        modernBody(2, 'tools/call', { name: 'raw_hold', arguments: {} }),
+        'raw_hold',
+      );
+      await waitFor(() => raw.requests.some(r => r.method === 'tools/call'));
+      const stopped = backend.stop();
+      const refused = await waitFor(async () => {
+        const response = await modernPost(modernBody(3, 'tools/list'));
+        return response.status === 503 ? response : undefined;
+      });
+      expect(refused!.headers.get('retry-after')).toBe('1');
+      expect((await refused!.json()).error.message).toMatch(/shutting down/);
+      expect(await held.text()).toMatch(/shutting down .*may be retried/);
+      await stopped;
+    } finally {
+      await raw.close();
+    }
+  }, 30_000);
 });

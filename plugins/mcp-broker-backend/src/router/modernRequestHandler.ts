@@ -250,6 +250,7 @@ export function modernCallerOf(principal: string, context: ModernRequestContext)
     protocolVersion: context.protocolVersion,
     clientCapabilities: context.clientCapabilities,
     ...(context.clientInfo === undefined ? {} : { clientInfo: context.clientInfo }),
+    ...(context.logLevel === undefined ? {} : { logLevel: context.logLevel }),
     poolKey,
   };
 }
