@@ -99,7 +99,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       name: `${backend.name}/${String(params.name)}`,
       arguments: params.arguments,
     };
-    // The stream opens with the first message: a refused requestState is a plain 400 instead.
+    // A retry's stream opens with its first message: a refused requestState is a plain 400.
     const sink = clientStreamSink(
       context,
       message =>
@@ -107,7 +107,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
           ? undefined
           : asCompleteResponse(message, request.id),
-      { lazy: true },
+      { lazy: retry.requestState !== undefined },
     );
     if (retry.requestState !== undefined) {
       await this.resumeModernToolCall(context, binding, retry, sink);
