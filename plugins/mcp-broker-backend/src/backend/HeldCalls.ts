@@ -317,6 +317,7 @@ export class HeldCalls {
       throw new RequestStateRefusal('call-ended');
     }
     if (held.holdTimer === undefined) throw new RequestStateRefusal('call-ended');
+    sink.accepted?.();
     clearTimeout(held.holdTimer);
     held.holdTimer = undefined;
     const asked = held.asked.splice(0);
@@ -367,6 +368,7 @@ export class HeldCalls {
     );
     const endpoint = round && this.host.endpointOf(round.backend);
     if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
+    sink.accepted?.();
     const session = {
       endpoint,
       sessionId: round.backendSessionId,

@@ -99,7 +99,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       name: `${backend.name}/${String(params.name)}`,
       arguments: params.arguments,
     };
-    // A retry's stream opens with its first message: a refused requestState is a plain 400.
+    // A retry's stream opens once its requestState is accepted: a refusal is a plain 400.
     const sink = clientStreamSink(
       context,
       message =>
@@ -329,8 +329,8 @@ function asCompleteResponse(
 }
 
 /**
- * The client's side of a call: its response stream (opened at once, or with the first message
- * when `lazy`), each message shaped by `shape` (undefined drops it).
+ * The client's side of a call: its response stream (opened at once, or when `lazy` once the call
+ * is accepted or the first message comes), each message shaped by `shape` (undefined drops it).
  */
 function clientStreamSink(
   context: Omit<ToolCallContext, 'clientSession'>,
@@ -347,6 +347,7 @@ function clientStreamSink(
       return open().send(shaped as unknown as JsonRpcMessage);
     },
     end: () => open().close(),
+    accepted: () => void open(),
     clientGone: context.signal,
   };
 }

@@ -238,6 +238,7 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
     const first = await firstRound(modernCall(args));
     const state: string = first.result.requestState;
     const before = responsesReachingBackend().length;
+    const accepted = jest.fn();
     const retry = (overrides: Record<string, unknown>) =>
       forwarder.resume(
         {
@@ -247,7 +248,7 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
           clientRequestId: 2,
           ...overrides,
         },
-        collectingSink(),
+        Object.assign(collectingSink(), { accepted }),
       );
     const tampered = `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`;
     await expect(retry({ requestState: tampered })).rejects.toMatchObject({ reason: 'tampered' });
@@ -258,7 +259,9 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
       reason: 'foreign-arguments',
     });
     expect(responsesReachingBackend().length).toBe(before);
+    expect(accepted).not.toHaveBeenCalled(); // a refusal is answered before any stream opens
     await retry({});
+    expect(accepted).toHaveBeenCalledTimes(1);
     expect(responsesReachingBackend().length).toBe(before + 1);
     await expect(retry({})).rejects.toMatchObject({ reason: 'replayed' });
     expect(responsesReachingBackend().length).toBe(before + 1);
