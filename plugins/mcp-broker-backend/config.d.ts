@@ -23,7 +23,11 @@ export interface Config {
        */
       headers?: { [name: string]: string };
     }>;
-    /** How long an elicitation id stays answerable; default 10 minutes. */
+    /**
+     * How long an elicitation id stays answerable, and how long a 2026-07-28 client's
+     * `requestState` is good (its held call is cancelled at the backend after it); default 10
+     * minutes.
+     */
     elicitationTtl?: HumanDuration | string;
     /**
      * HMAC-SHA256 key (at least 32 bytes, e.g. `openssl rand -base64 32`) of the `requestState`

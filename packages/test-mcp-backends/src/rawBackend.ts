@@ -4,8 +4,12 @@
  * capabilities — which an SDK server would normalise or hide.
  *
  * Tools:
- * - `elicit {id}`: sends `elicitation/create` with the given raw JSON id token (`"s-1"`, `42`,
- *   `7.5`, …) on the call's stream, waits for the answer, and returns what came back.
+ * - `elicit {id, method?, alsoId?}`: sends `elicitation/create` (or `method`:
+ *   `sampling/createMessage`, `roots/list`) with the given raw JSON id token (`"s-1"`, `42`,
+ *   `7.5`, …) on the call's stream, waits for the answer (one progress notification per answer
+ *   when asked for progress), and returns what came back. With
+ *   `alsoId`, a second request of the same method goes out in the same write (one TCP chunk), and
+ *   the tool returns once both are answered (`structuredContent.also` is the second answer).
  * - `wait_for_cancel`: sends one progress notification (when asked for progress) and then waits
  *   until the call is cancelled; the stream then ends without a result, as MCP prescribes.
  * - `progress {steps}`: sends `steps` progress notifications, then a result.
@@ -23,6 +27,8 @@ import { jsonIdType, rawTopLevelMember } from './rawJson';
 /** What came back for one `elicitation/create` the raw backend sent. */
 export interface RecordedAnswer {
   sessionId: string;
+  /** The method of the request that was answered. */
+  method: string;
   /** The id token the backend sent. */
   sentId: string;
   /** The id token of the response it received, exactly as written. */
@@ -94,7 +100,15 @@ const TOOLS = [
   {
     name: 'elicit',
     description: 'Sends elicitation/create with the given raw JSON id and reports what came back',
-    inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    inputSchema: {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        method: { type: 'string' },
+        alsoId: { type: 'string' },
+      },
+      required: ['id'],
+    },
   },
   {
     name: 'wait_for_cancel',
@@ -292,32 +306,46 @@ export async function startRawMcpBackend(
     });
     switch (params.name) {
       case 'elicit': {
-        const sentId = String(params.arguments?.id ?? '1');
-        session.waiting.set(sentId, ({ receivedId, body }) => {
-          const answer: RecordedAnswer = {
-            sessionId,
-            sentId,
-            receivedId,
-            receivedType: jsonIdType(receivedId),
-            body,
-          };
-          answers.push(answer);
-          finish({
-            content: [{ type: 'text', text: JSON.stringify(answer) }],
-            structuredContent: {
+        const method = String(params.arguments?.method ?? 'elicitation/create');
+        const sentIds = [String(params.arguments?.id ?? '1')];
+        if (params.arguments?.alsoId !== undefined) sentIds.push(String(params.arguments.alsoId));
+        const received: RecordedAnswer[] = [];
+        for (const sentId of sentIds) {
+          session.waiting.set(sentId, ({ receivedId, body }) => {
+            const answer: RecordedAnswer = {
+              sessionId,
+              method,
               sentId,
               receivedId,
-              receivedType: answer.receivedType,
-              answer: body,
-            },
+              receivedType: jsonIdType(receivedId),
+              body,
+            };
+            answers.push(answer);
+            received.push(answer);
+            progress(received.length, sentIds.length);
+            if (received.length < sentIds.length) return;
+            const [first, also] = sentIds.map(id => received.find(a => a.sentId === id)!);
+            finish({
+              content: [{ type: 'text', text: JSON.stringify(first) }],
+              structuredContent: {
+                sentId: first.sentId,
+                receivedId: first.receivedId,
+                receivedType: first.receivedType,
+                answer: first.body,
+                ...(also === undefined ? {} : { also }),
+              },
+            });
           });
-        });
-        sse(
-          res,
-          `{"jsonrpc":"2.0","id":${sentId},"method":"elicitation/create","params":${JSON.stringify({
-            message: `Answer request ${sentId}`,
-            requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
-          })}}`,
+        }
+        // One write: both requests reach the broker in the same chunk.
+        res.write(
+          sentIds
+            .map(
+              sentId =>
+                `event: message\ndata: {"jsonrpc":"2.0","id":${sentId},"method":"${method}"` +
+                `,"params":${JSON.stringify(inputRequestParams(method, sentId))}}\n\n`,
+            )
+            .join(''),
         );
         return;
       }
@@ -382,6 +410,21 @@ export async function startRawMcpBackend(
       server.closeAllConnections();
       await new Promise<void>(resolve => server.close(() => resolve()));
     },
+  };
+}
+
+/** Params of the server-to-client request the `elicit` tool sends. */
+function inputRequestParams(method: string, sentId: string): Record<string, unknown> {
+  if (method === 'roots/list') return {};
+  if (method === 'sampling/createMessage') {
+    return {
+      messages: [{ role: 'user', content: { type: 'text', text: `Sample for ${sentId}` } }],
+      maxTokens: 16,
+    };
+  }
+  return {
+    message: `Answer request ${sentId}`,
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
   };
 }
 

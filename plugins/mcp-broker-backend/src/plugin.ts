@@ -9,6 +9,7 @@ import { registerBrokerPermissions } from './permissions/registerBrokerPermissio
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
+import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -36,16 +37,26 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
-        const { sessionStore, elicitationStore } = await createSharedStateStores(
-          readSessionStoreKind(config),
-          database,
+        const stores = await createSharedStateStores(readSessionStoreKind(config), database);
+        const { sessionStore, elicitationStore, requestStateNonces } = stores;
+        // The requestState key is shared by every replica (config, else the database).
+        const requestStateKey = await resolveRequestStateKey(
+          readRequestStateSecret(config),
+          stores.requestStateKeys,
         );
         const broker = McpBroker.create({
           config: brokerConfig,
           logger,
           sessionStore,
           toolCallHandlerFactory: handlerDeps =>
-            createStreamingToolCallHandler(handlerDeps, { store: elicitationStore }),
+            createStreamingToolCallHandler(handlerDeps, {
+              store: elicitationStore,
+              requestState: {
+                key: requestStateKey,
+                nonces: requestStateNonces,
+                heldCalls: stores.heldCalls,
+              },
+            }),
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.

@@ -72,8 +72,11 @@ export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => C
  * response): one JSON-RPC message as a plain JSON body. Nothing of HTTP.
  */
 export interface ClientReply {
-  /** Answers with `body` (a JSON-RPC response) as JSON. */
-  json(body: unknown): void;
+  /**
+   * Answers with `body` (a JSON-RPC response) as JSON, with HTTP status `httpStatus` (default
+   * 200; a 2026-07-28 request the broker refuses, e.g. a bad `requestState`, gets 400).
+   */
+  json(body: unknown, httpStatus?: number): void;
   /** True once an answer has begun (headers sent) or the client's connection is gone. */
   readonly answered: boolean;
 }

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import {
   EverythingServer,
@@ -18,6 +18,7 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
+import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const MODERN = '2026-07-28';
@@ -52,15 +53,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
   async function modernClient(user: string, capabilities: Record<string, unknown> = {}) {
-    const client = new Client(
-      { name: 'broker-modern-e2e', version: '1.0.0' },
-      { capabilities, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(mcpUrl()), {
-        requestInit: { headers: { Authorization: `Bearer ${tokens[user]}` } },
-      }),
-    );
+    const client = await connectModernClient(backend.baseUrl, tokens[user], capabilities);
     closers.push(() => client.close().catch(() => undefined));
     return client;
   }
@@ -269,8 +262,9 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     });
   });
 
-  it('answers a backend’s server-to-client request during a stateless call, so it goes on', async () => {
-    const client = await modernClient('carol', { elicitation: {} });
+  it('answers a backend’s request the client did not declare the capability for, so it goes on', async () => {
+    // With the capability it becomes input_required (brokerInputRequired.test.ts).
+    const client = await modernClient('carol');
     const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '17' } });
     expect(result.structuredContent).toMatchObject({
       sentId: '17',

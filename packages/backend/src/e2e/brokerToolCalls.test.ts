@@ -6,7 +6,12 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import {
   EverythingServer,
@@ -71,7 +76,10 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     status: number;
   }
 
-  async function connect(token = carol): Promise<{
+  async function connect(
+    token = carol,
+    capabilities: Record<string, object> = { elicitation: {} },
+  ): Promise<{
     client: Client;
     transport: StreamableHTTPClientTransport;
     posts: SentPost[];
@@ -86,10 +94,7 @@ describe('tool calls through the MCP broker (real backend process)', () => {
         return response;
       },
     });
-    const client = new Client(
-      { name: 'tool-calls-e2e', version: '1.0.0' },
-      { capabilities: { elicitation: {} } },
-    );
+    const client = new Client({ name: 'tool-calls-e2e', version: '1.0.0' }, { capabilities });
     await client.connect(transport);
     clients.push(client);
     // Every backend must be listed before its tools can be called.
@@ -198,6 +203,43 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     },
     30_000,
   );
+
+  it('relays a backend’s roots/list during a call to a client that declared roots', async () => {
+    const { client } = await connect(carol, { roots: { listChanged: true } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: [{ uri: 'file:///work/project', name: 'project' }],
+    }));
+    const result = await client.callTool({
+      name: 'raw_elicit',
+      arguments: { id: '"roots-1"', method: 'roots/list' },
+    });
+    expect(result.structuredContent).toMatchObject({
+      receivedId: '"roots-1"',
+      receivedType: 'string',
+      answer: { roots: [{ uri: 'file:///work/project', name: 'project' }] },
+    });
+    // The backend session declared roots (without listChanged, which the broker does not relay).
+    const answer = raw.answers.find(a => a.sentId === '"roots-1"')!;
+    expect(raw.capabilitiesOf(answer.sessionId)).toEqual({ roots: {} });
+  }, 30_000);
+
+  it('relays a backend’s sampling/createMessage during a call to a client that declared sampling', async () => {
+    const { client } = await connect(carol, { sampling: {} });
+    client.setRequestHandler(CreateMessageRequestSchema, async request => ({
+      role: 'assistant',
+      model: 'test-model',
+      content: { type: 'text', text: `seen ${request.params.messages.length} message(s)` },
+    }));
+    const result = await client.callTool({
+      name: 'raw_elicit',
+      arguments: { id: '88', method: 'sampling/createMessage' },
+    });
+    expect(result.structuredContent).toMatchObject({
+      receivedId: '88',
+      receivedType: 'integer',
+      answer: { model: 'test-model', content: { type: 'text', text: 'seen 1 message(s)' } },
+    });
+  }, 30_000);
 
   it('uses the broker’s credentials towards the backend session, never the client’s token', async () => {
     const call = raw.requests.filter(r => r.method === 'tools/call');

@@ -19,6 +19,7 @@ import { BackendProcess, startBackendProcess } from '../testing/startBackendProc
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
+import { modernToolCall } from './__testUtils__/modernBrokerClient';
 import { mcpRawPost } from '../testing/mcpRawPost';
 
 const ELICITATION_TTL_MS = 3_000;
@@ -268,6 +269,71 @@ if (postgres === undefined) {
         arguments: { question: 'Ship it?' },
       });
       expect(confirmed.structuredContent).toEqual(answer);
+    }, 60_000);
+
+    /** A 2026-07-28 `tools/call` (raw HTTP) on a chosen replica, declaring elicitation. */
+    const modernToolCallOn = (
+      replica: BackendProcess,
+      id: number,
+      params: Record<string, unknown>,
+    ) =>
+      modernToolCall(replica.baseUrl, tokens.carol, id, params, {
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        progressToken: `progress-${id}`,
+      });
+
+    it('resumes a 2026-07-28 client’s held call from the replica that does not hold it', async () => {
+      const [a, b] = replicas;
+      const args = { id: '9.25', alsoId: '"held-2"' };
+      // The call starts on A, which holds the backend stream.
+      const first = await modernToolCallOn(a, 1, { name: 'raw_elicit', arguments: args });
+      expect(first.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-1': expect.anything(), 'elicitation-2': expect.anything() },
+      });
+      // The retry lands on B with one answer: B answers the backend session itself (original
+      // id) and relays what A's held stream yields next — the other request, asked again.
+      const second = await modernToolCallOn(b, 2, {
+        name: 'raw_elicit',
+        arguments: args,
+        requestState: first.response.result.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+      });
+      expect(second.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-2': expect.anything() },
+      });
+      expect(answersFor('9.25')).toEqual([
+        expect.objectContaining({ receivedId: '9.25', receivedType: 'float' }),
+      ]);
+      // A replay of the first state is refused on either replica; nothing reaches the backend.
+      const requestsBefore = raw.requests.length;
+      for (const replica of [a, b]) {
+        const replay = await modernToolCallOn(replica, 3, {
+          name: 'raw_elicit',
+          arguments: args,
+          requestState: first.response.result.requestState,
+          inputResponses: { 'elicitation-1': { action: 'decline' } },
+        });
+        expect(replay.status).toBe(400);
+        expect(replay.response.error.data).toEqual({ reason: 'replayed' });
+      }
+      expect(raw.requests.length).toBe(requestsBefore);
+      // The last retry lands on B again and gets the final result through the mailbox.
+      const last = await modernToolCallOn(b, 4, {
+        name: 'raw_elicit',
+        arguments: args,
+        requestState: second.response.result.requestState,
+        inputResponses: { 'elicitation-2': { action: 'decline' } },
+      });
+      expect(last.response.result).toMatchObject({
+        resultType: 'complete',
+        structuredContent: {
+          receivedId: '9.25',
+          also: { receivedId: '"held-2"', receivedType: 'string', body: { action: 'decline' } },
+        },
+      });
+      expect(answersFor('"held-2"')).toHaveLength(1);
     }, 60_000);
 
     it('lets exactly one of two simultaneous answers on two replicas through; the other is 404', async () => {

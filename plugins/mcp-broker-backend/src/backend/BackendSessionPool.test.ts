@@ -47,13 +47,15 @@ describe('BackendSessionPool (raw backend)', () => {
     const session = await pool.acquire('client-a', endpoint, {
       elicitation: { form: {} },
       sampling: {},
-      roots: { listChanged: true },
+      roots: {},
+      experimental: { notRelayed: {} },
     } as any);
     const init = backend.requests.find(r => r.method === 'initialize')!;
     expect(init.headers.authorization).toBe('Bearer broker-secret');
     expect(backend.capabilitiesOf(session.sessionId!)).toEqual({
       elicitation: { form: {} },
       sampling: {},
+      roots: {},
     });
     const initialized = backend.requests.find(r => r.method === 'notifications/initialized')!;
     expect(initialized.sessionId).toBe(session.sessionId);

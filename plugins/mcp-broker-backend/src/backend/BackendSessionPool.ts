@@ -3,7 +3,7 @@
  *
  * One backend session per (client session, backend), created lazily at the client's first call
  * to that backend: it carries the broker's credentials for the backend and declares the client
- * capabilities the broker relays (elicitation, sampling) exactly as the client declared them, so
+ * capabilities the broker relays (elicitation, sampling, roots) as the client declared them, so
  * the backend asks this client — and only this client — for input. Concurrent first calls share
  * the one in-flight initialization. A failed initialization is forgotten so the next call retries.
  * Sessions end (HTTP DELETE) with their client session, when their backend is removed, and on
@@ -151,6 +151,7 @@ export class BackendSessionPool {
     const declared: RelayedClientCapabilities = {};
     if (capabilities.elicitation !== undefined) declared.elicitation = capabilities.elicitation;
     if (capabilities.sampling !== undefined) declared.sampling = capabilities.sampling;
+    if (capabilities.roots !== undefined) declared.roots = capabilities.roots;
     const body = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,

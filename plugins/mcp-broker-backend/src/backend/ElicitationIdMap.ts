@@ -184,10 +184,17 @@ export class ElicitationIdMap {
   }
 
   /** Removes expired ids every `intervalMs` until {@link ElicitationIdMap.stop}. */
-  startSweeping(intervalMs: number, onError: (error: unknown) => void): void {
+  startSweeping(
+    intervalMs: number,
+    onError: (error: unknown) => void,
+    /** Other expiring records swept on the same beat (e.g. used requestState nonces). */
+    alsoSweep: ReadonlyArray<(now: number) => Promise<void>> = [],
+  ): void {
     this.stop();
     this.sweeper = setInterval(() => {
-      this.store.deleteExpired(this.now()).catch(onError);
+      const now = this.now();
+      this.store.deleteExpired(now).catch(onError);
+      for (const sweep of alsoSweep) sweep(now).catch(onError);
     }, intervalMs);
     this.sweeper.unref();
   }

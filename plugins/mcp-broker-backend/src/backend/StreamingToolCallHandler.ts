@@ -10,6 +10,7 @@
  * backend stream.
  */
 import type {
+  ClientEventStream,
   ClientNotificationContext,
   ModernToolCallContext,
   ClientResponseContext,
@@ -21,12 +22,13 @@ import type {
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
   isPlainObject,
+  jsonRpcError,
   JsonRpcErrorCode,
   type JsonRpcId,
   type JsonRpcMessage,
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
-import { completeResult } from '../protocol/modernResults';
+import { completeResult, InputRetry, readInputRetry } from '../protocol/modernResults';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
@@ -34,10 +36,26 @@ import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
 } from './IdleBackendSessions';
-import { BackendServerRequest, ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
+import {
+  BackendServerRequest,
+  ClientMessageSink,
+  ForwardedToolCall,
+  progressTokenOf,
+  ToolCallForwarder,
+} from './ToolCallForwarder';
+import {
+  RequestStateBinding,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import {
+  MemoryRequestStateNonceStore,
+  RequestStateNonceStore,
+} from '../inputRequests/requestStateNonces';
 import type { BackendEndpoint } from './backendTransport';
 
-/** How often expired gateway ids are swept (they are refused at claim time regardless). */
+/** How often expired gateway ids and requestState nonces are swept (refused when used anyway). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
 
 /** The broker's ToolCallHandler; build it with {@link createStreamingToolCallHandler}. */
@@ -54,69 +72,125 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
     const { clientSession } = context;
-    await this.forwardOnStream(context, {
-      clientSessionId: clientSession.id,
-      declaredCapabilities: clientSession.clientCapabilities,
-    });
+    await this.forwardOnStream(
+      context,
+      {
+        clientSessionId: clientSession.id,
+        declaredCapabilities: clientSession.clientCapabilities,
+      },
+      clientStreamSink(context),
+    );
   }
 
   async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
-    const { caller, request } = context;
+    const { caller, backend, request } = context;
+    const params = request.params ?? {};
+    const retry = readInputRetry(params);
+    if ('invalid' in retry) {
+      const { id } = request;
+      context.reply.json(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
+      return;
+    }
+    // The state is bound to the tool as the backend knows it (the prefix may change with
+    // configuration; the backend and its tool name do not, for a held call).
+    const binding = {
+      principal: caller.principal,
+      method: 'tools/call',
+      name: `${backend.name}/${String(params.name)}`,
+      arguments: params.arguments,
+    };
+    // A retry's stream opens once its requestState is accepted: a refusal is a plain 400.
+    const sink = clientStreamSink(
+      context,
+      message =>
+        message.method === 'notifications/message' &&
+        !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
+          ? undefined
+          : asCompleteResponse(message, request.id),
+      { lazy: retry.requestState !== undefined },
+    );
+    if (retry.requestState !== undefined) {
+      await this.resumeModernToolCall(context, binding, retry, sink);
+      return;
+    }
+    // The backend sessions of the caller stay open while the call runs, also while it is held
+    // (then the forwarder releases them when the call ends: onCallEnd).
     const release = this.statelessSessions.begin(caller.poolKey);
+    const inputRequired = this.forwarder.acceptsInputRequired;
     try {
       await this.forwardOnStream(
         context,
         {
           clientSessionId: caller.poolKey,
           declaredCapabilities: caller.clientCapabilities,
-          // SEAM(input-required): a legacy backend's elicitation/sampling/roots request during a
-          // stateless call becomes an input_required result here; until then it is refused.
-          serverRequests: serverRequest => this.refuseServerRequest(serverRequest),
+          params: withoutInputRetry(params),
+          ...(inputRequired
+            ? {
+                inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
+                onCallEnd: release,
+              }
+            : { serverRequests: serverRequest => this.refuseServerRequest(serverRequest) }),
         },
-        message =>
-          message.method === 'notifications/message' &&
-          !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
-            ? undefined
-            : asCompleteResponse(message, request.id),
+        sink,
       );
     } finally {
-      release();
+      if (!inputRequired) release();
     }
   }
 
-  /**
-   * Forwards the call, streaming what the backend sends (shaped by `shape`; undefined drops a
-   * message) to the client.
-   */
+  /** A 2026-07-28 client's retry with `requestState`: resumes its held call (spec §9). */
+  private async resumeModernToolCall(
+    context: ModernToolCallContext,
+    binding: RequestStateBinding,
+    retry: InputRetry,
+    sink: ClientMessageSink,
+  ): Promise<void> {
+    const { request } = context;
+    try {
+      await this.forwarder.resume(
+        {
+          binding,
+          requestState: retry.requestState!,
+          inputResponses: retry.inputResponses ?? {},
+          clientRequestId: request.id,
+          progressToken: progressTokenOf(request.params ?? {}),
+        },
+        sink,
+      );
+    } catch (error) {
+      if (!(error instanceof RequestStateRefusal) || context.reply.answered) throw error;
+      const refusal = error.toModernError();
+      context.reply.json(
+        jsonRpcError(request.id, refusal.code, refusal.message, refusal.data),
+        refusal.httpStatus,
+      );
+    }
+  }
+
+  /** Forwards the call, writing what the backend sends to `sink` (the client's stream). */
   private forwardOnStream(
     context: Omit<ToolCallContext, 'clientSession'>,
-    caller: Pick<ForwardedToolCall, 'clientSessionId' | 'serverRequests'> & {
+    caller: Pick<
+      ForwardedToolCall,
+      'clientSessionId' | 'serverRequests' | 'inputRequired' | 'onCallEnd'
+    > & {
       declaredCapabilities: Readonly<Record<string, unknown>>;
+      /** The params sent to the backend, when not the request's own. */
+      params?: Record<string, unknown>;
     },
-    shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
-      message,
+    sink: ClientMessageSink,
   ): Promise<void> {
     const { backend, request } = context;
-    const stream = context.openEventStream();
+    const { declaredCapabilities, params, ...rest } = caller;
     return this.forwarder.forward(
       {
-        clientSessionId: caller.clientSessionId,
-        clientCapabilities: relayedCapabilities(caller.declaredCapabilities),
+        ...rest,
+        clientCapabilities: relayedCapabilities(declaredCapabilities),
         endpoint: endpointOf(backend),
         clientRequestId: request.id,
-        params: request.params ?? {},
-        serverRequests: caller.serverRequests,
+        params: params ?? request.params ?? {},
       },
-      {
-        send: message => {
-          const shaped = shape(message);
-          return shaped === undefined
-            ? !stream.closed
-            : stream.send(shaped as unknown as JsonRpcMessage);
-        },
-        end: () => stream.close(),
-        clientGone: context.signal,
-      },
+      sink,
     );
   }
 
@@ -172,14 +246,30 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 }
 
+/** What seals the `requestState` of 2026-07-28 callers (see RequestStateSealer). */
+export interface RequestStateOptions {
+  /** The HMAC key, the same on every replica (see requestStateKey.ts). */
+  key: Buffer;
+  /** Used nonces; in memory unless shared by several replicas. */
+  nonces?: RequestStateNonceStore;
+  /** Held calls shared by several replicas (a retry may land on any of them). */
+  heldCalls?: HeldCallStore;
+}
+
 /**
  * Builds the broker's ToolCallHandler (a `ToolCallHandlerFactory`). `store` replaces the
  * in-memory elicitation id store, e.g. with a shared one for several replicas;
  * `statelessSessionIdleMs` the idle time after which stateless callers' backend sessions close.
+ * Without `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an
+ * error).
  */
 export function createStreamingToolCallHandler(
   deps: ToolCallHandlerDeps,
-  options: { store?: ElicitationIdStore; statelessSessionIdleMs?: number } = {},
+  options: {
+    store?: ElicitationIdStore;
+    statelessSessionIdleMs?: number;
+    requestState?: RequestStateOptions;
+  } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
   const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
@@ -187,8 +277,23 @@ export function createStreamingToolCallHandler(
     store: options.store,
     ttlMs: config.elicitationTtlMs,
   });
-  elicitations.startSweeping(ELICITATION_SWEEP_INTERVAL_MS, error =>
-    logger.warn(`Could not sweep expired elicitation ids: ${error}`),
+  const nonces = options.requestState
+    ? (options.requestState.nonces ?? new MemoryRequestStateNonceStore())
+    : undefined;
+  const requestStates =
+    options.requestState &&
+    new RequestStateSealer({
+      key: options.requestState.key,
+      ttlMs: config.elicitationTtlMs,
+      nonces: nonces!,
+    });
+  elicitations.startSweeping(
+    ELICITATION_SWEEP_INTERVAL_MS,
+    error =>
+      logger.warn(`Could not sweep expired elicitation ids or requestState nonces: ${error}`),
+    [nonces, options.requestState?.heldCalls].flatMap(store =>
+      store ? [(now: number) => store.deleteExpired(now)] : [],
+    ),
   );
   const forwarder = new ToolCallForwarder({
     logger,
@@ -202,6 +307,8 @@ export function createStreamingToolCallHandler(
     },
     toolCallTimeoutMs: config.toolCallTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
+    requestStates,
+    heldCalls: options.requestState?.heldCalls,
   });
   const statelessSessions = new IdleBackendSessions(pool, {
     idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
@@ -217,7 +324,38 @@ function asCompleteResponse(
   clientRequestId: JsonRpcId,
 ): Record<string, unknown> {
   if (message.id !== clientRequestId || !isPlainObject(message.result)) return message;
+  if (message.result.resultType === 'input_required') return message;
   return { ...message, result: completeResult(message.result) };
+}
+
+/**
+ * The client's side of a call: its response stream (opened at once, or when `lazy` once the call
+ * is accepted or the first message comes), each message shaped by `shape` (undefined drops it).
+ */
+function clientStreamSink(
+  context: Omit<ToolCallContext, 'clientSession'>,
+  shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
+    message,
+  options: { lazy?: boolean } = {},
+): ClientMessageSink {
+  let stream: ClientEventStream | undefined = options.lazy ? undefined : context.openEventStream();
+  const open = () => (stream ??= context.openEventStream());
+  return {
+    send: message => {
+      const shaped = shape(message);
+      if (shaped === undefined) return !(stream?.closed ?? false);
+      return open().send(shaped as unknown as JsonRpcMessage);
+    },
+    end: () => open().close(),
+    accepted: () => void open(),
+    clientGone: context.signal,
+  };
+}
+
+/** The call's params without the retry members (a 2025-era backend knows neither). */
+function withoutInputRetry(params: Record<string, unknown>): Record<string, unknown> {
+  const { inputResponses: _responses, requestState: _state, ...rest } = params;
+  return rest;
 }
 
 function endpointOf(server: {

@@ -14,6 +14,10 @@
  * client that disconnects or sends `notifications/cancelled` has its backend call cancelled with
  * the backend's id; a backend session that vanished (404 before anything streamed) is
  * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
+ *
+ * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
+ * stream: its calls are held for `input_required` rounds by HeldCalls (HeldCalls.ts), which this
+ * forwarder hosts (timers, cancellation, answers to the backend).
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
@@ -32,12 +36,19 @@ import {
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
 import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
-import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
+import { isPlainObject, JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
 import {
   ParsedJsonRpcMessage,
   RawJsonRpcId,
   classifyJsonRpcMessage,
 } from '../protocol/jsonRpcMessage';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import { HeldCallState, HeldCalls } from './HeldCalls';
+import {
+  RequestStateBinding,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
 
 /**
  * Where a forwarded call writes what the client should see: the SSE response of the client's
@@ -50,6 +61,12 @@ export interface ClientMessageSink {
   end(): void;
   /** Aborts when the client went away (its POST stream closed, or its session ended). */
   readonly clientGone: AbortSignal;
+  /**
+   * Called once a retry was accepted (its `requestState` opened), before anything reaches the
+   * backend: a sink that holds its stream back until then (so a refusal stays a plain HTTP
+   * answer) opens it now.
+   */
+  accepted?(): void;
 }
 
 /** A client's JSON-RPC response to a request the broker forwarded (elicitation, sampling). */
@@ -98,6 +115,31 @@ export interface ForwardedToolCall {
   params: Record<string, unknown>;
   /** Handles the backend's server-to-client requests instead of the gateway-id relay. */
   serverRequests?: BackendServerRequestHandler;
+  /**
+   * Set for a 2026-07-28 client: the backend's requests for input end the client's request with
+   * `input_required` (see the file comment) instead of going out on its stream.
+   */
+  inputRequired?: InputRequiredCaller;
+  /** Called once when the backend call has ended (a held call outlives its first request). */
+  onCallEnd?: () => void;
+}
+
+/** What a 2026-07-28 caller's call needs for `input_required` rounds. */
+export interface InputRequiredCaller {
+  /** The capabilities of the request's `_meta` (only requests they cover are put to the client). */
+  declaredCapabilities: Readonly<Record<string, unknown>>;
+  /** What the round's `requestState` is bound to (principal, `tools/call`, name, arguments). */
+  binding: RequestStateBinding;
+}
+
+/** A client's retry of a held call: `tools/call` with `inputResponses` and `requestState`. */
+export interface InputRetryLeg {
+  binding: RequestStateBinding;
+  requestState: string;
+  inputResponses: Readonly<Record<string, Record<string, unknown>>>;
+  clientRequestId: JsonRpcId;
+  /** The retry's own `_meta.progressToken`, if any. */
+  progressToken?: string | number;
 }
 
 /** Options of {@link ToolCallForwarder}. */
@@ -111,6 +153,15 @@ export interface ToolCallForwarderOptions {
   toolCallTimeoutMs: number;
   /** Time limit of the broker's short requests to backends (answers, cancellations). */
   requestTimeoutMs: number;
+  /**
+   * Seals and opens `requestState` for 2026-07-28 callers (its TTL is `elicitationTtl`, also how
+   * long a call is held). Without it such callers are refused input (the backend gets an error).
+   */
+  requestStates?: RequestStateSealer;
+  /** Shared held calls: retries may land on another replica (`sessionStore: database`). */
+  heldCalls?: HeldCallStore;
+  /** How often a replica serving another's held call reads the mailbox; default 100 ms. */
+  mailboxPollMs?: number;
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
@@ -119,7 +170,8 @@ export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpire
 /** JSON-RPC error code of an answer the broker cannot route (unknown/used/expired/foreign id). */
 export const UNKNOWN_ANSWER_ERROR_CODE = JsonRpcErrorCode.InvalidRequest;
 
-type EndReason = 'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown';
+type EndReason =
+  'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown' | 'input-expired';
 
 interface InFlightCall {
   callId: string;
@@ -135,6 +187,10 @@ interface InFlightCall {
   registeredIds?: true;
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
   sent?: { session: BackendSessionRef; backendRequestId: number };
+  /** `mcpBroker.toolCallTimeout`, running while a client waits (not while the call is held). */
+  callTimer?: NodeJS.Timeout;
+  /** Set for a 2026-07-28 caller (see HeldCalls). */
+  held?: HeldCallState;
 }
 
 /**
@@ -150,16 +206,45 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
   cancelled: 'cancelled by the client',
   'backend-removed': 'the server was removed from the broker',
   shutdown: 'the broker is shutting down',
+  'input-expired': 'the client did not send the requested input within the broker’s TTL',
 };
 
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
+  /** `input_required` rounds of 2026-07-28 callers (when a sealer is configured). */
+  private readonly heldCalls: HeldCalls | undefined;
   /** Resolved (and emptied) whenever the last call in flight ends. */
   private readonly idleWaiters: Array<() => void> = [];
   private nextBackendRequestId = 1;
 
-  constructor(private readonly options: ToolCallForwarderOptions) {}
+  constructor(private readonly options: ToolCallForwarderOptions) {
+    const sealer = options.requestStates;
+    this.heldCalls =
+      sealer &&
+      new HeldCalls(
+        {
+          logger: options.logger,
+          sealer,
+          store: options.heldCalls,
+          toolCallTimeoutMs: options.toolCallTimeoutMs,
+          mailboxPollMs: options.mailboxPollMs,
+        },
+        {
+          startCallTimer: entry => this.startCallTimer(entry as InFlightCall),
+          stopCallTimer: entry => clearTimeout((entry as InFlightCall).callTimer),
+          isInFlight: entry => this.inFlight.has(entry.callId),
+          endCall: (entry, reason) => this.endCall(entry as InFlightCall, reason),
+          respond: (session, rawId, answer) => this.answerBackendRequest(session, rawId, answer),
+          endpointOf: backend => this.options.endpointOf(backend),
+        },
+      );
+  }
+
+  /** True when 2026-07-28 callers can be asked for input (`requestStates` is configured). */
+  get acceptsInputRequired(): boolean {
+    return this.heldCalls !== undefined;
+  }
 
   /** Number of calls in flight (status and tests). */
   inFlightCount(): number {
@@ -180,8 +265,29 @@ export class ToolCallForwarder {
       controller: new AbortController(),
       expiryTimers: [],
     };
+    if (call.inputRequired === undefined || this.heldCalls === undefined) {
+      await this.run(call, entry, sink);
+      return;
+    }
+    // A 2026-07-28 caller: this request ends with the first `input_required` round or with the
+    // call; the backend call itself may go on (held) and is resumed by the client's retry.
+    const output = this.heldCalls.begin(entry, call.inputRequired, {
+      sink,
+      clientRequestId: call.clientRequestId,
+      progressToken: progressTokenOf(call.params),
+    });
+    const legEnded = output.whenLegEnds();
+    void this.run(call, entry, output);
+    await legEnded;
+  }
+
+  private async run(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    sink: ClientMessageSink,
+  ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
-    const timer = setTimeout(() => this.endCall(entry, 'timeout'), this.options.toolCallTimeoutMs);
+    this.startCallTimer(entry);
     const onClientGone = () => this.endCall(entry, 'client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
@@ -191,14 +297,17 @@ export class ToolCallForwarder {
       // A result that arrived while the cancellation was on its way is not the client's to see.
       if (entry.endReason !== 'cancelled') sink.send(final);
     } catch (error) {
+      await this.heldCalls?.adoptRemoteClaim(entry);
       this.finishFailedCall(call, entry, sink, error);
     } finally {
-      clearTimeout(timer);
+      clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
+      this.heldCalls?.callEnded(entry);
+      call.onCallEnd?.();
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
         await this.options.elicitations
@@ -210,6 +319,14 @@ export class ToolCallForwarder {
     }
   }
 
+  private startCallTimer(entry: InFlightCall): void {
+    clearTimeout(entry.callTimer);
+    entry.callTimer = setTimeout(
+      () => this.endCall(entry, 'timeout'),
+      this.options.toolCallTimeoutMs,
+    );
+  }
+
   private finishFailedCall(
     call: ForwardedToolCall,
     entry: InFlightCall,
@@ -218,7 +335,7 @@ export class ToolCallForwarder {
   ): void {
     const reason = entry.endReason;
     // Cancelled calls end without a response (MCP), and a client that is gone cannot read one.
-    if (reason === 'client-gone' || reason === 'cancelled') return;
+    if (reason === 'client-gone' || reason === 'cancelled' || reason === 'input-expired') return;
     let failure: BackendCallError;
     if (reason === 'shutdown') {
       failure = brokerShuttingDown(call.endpoint.name);
@@ -315,11 +432,19 @@ export class ToolCallForwarder {
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown> | undefined> {
     const backend = call.endpoint.name;
+    // Held, and the client's retry went to another replica? Then this goes to its mailbox.
+    if (entry.held !== undefined && !entry.held.output.attached) {
+      await this.heldCalls?.adoptRemoteClaim(entry);
+    }
     switch (classifyJsonRpcMessage(parsed)) {
       case 'notification':
         sink.send(parsed.message);
         return undefined;
       case 'request': {
+        if (entry.held !== undefined && this.heldCalls !== undefined) {
+          await this.heldCalls.ask(entry, session, parsed);
+          return undefined;
+        }
         if (call.serverRequests !== undefined) {
           const rawId = parsed.rawId!;
           const { method, params } = parsed.message as {
@@ -372,6 +497,28 @@ export class ToolCallForwarder {
         );
         return undefined;
     }
+  }
+
+  /**
+   * Resumes a held call with a 2026-07-28 client's retry (see HeldCalls.resume): throws
+   * {@link RequestStateRefusal} before anything reaches a backend when the state is refused.
+   */
+  resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
+    if (this.heldCalls === undefined) return Promise.reject(new RequestStateRefusal('malformed'));
+    return this.heldCalls.resume(retry, sink);
+  }
+
+  /** Answers a backend's request with its own id; a failure is logged (the call goes on). */
+  private async answerBackendRequest(
+    session: BackendSessionRef,
+    rawId: RawJsonRpcId,
+    answer: { result?: unknown; error?: unknown },
+  ): Promise<void> {
+    await this.respondToBackend(session, rawId, answer).catch(error =>
+      this.options.logger.info(
+        `Could not answer a request of MCP server "${session.endpoint.name}": ${error}`,
+      ),
+    );
   }
 
   /**
@@ -522,6 +669,10 @@ export class ToolCallForwarder {
    * backend). Resolves once no call is in flight.
    */
   async drain(deadlineMs: number): Promise<void> {
+    // A held call waits for a client that may come back only after the shutdown: end it now.
+    for (const entry of this.inFlight.values()) {
+      if (this.heldCalls?.isHolding(entry)) this.endCall(entry, 'shutdown');
+    }
     if (this.inFlight.size > 0) {
       await new Promise<void>(resolve => {
         const timer = setTimeout(resolve, deadlineMs);
@@ -591,6 +742,14 @@ export class ToolCallForwarder {
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
     }
   }
+}
+
+/** The `_meta.progressToken` of request params, if any. */
+export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 
 function unknownId(message: string): ClientResponseOutcome {

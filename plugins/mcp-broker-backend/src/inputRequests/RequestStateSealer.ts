@@ -70,7 +70,8 @@ export type RequestStateRefusalReason =
   | 'replayed'
   | 'foreign-principal'
   | 'foreign-request'
-  | 'foreign-arguments';
+  | 'foreign-arguments'
+  | 'call-ended';
 
 const RESTART = 'send the request again without requestState and inputResponses to start over';
 
@@ -82,6 +83,7 @@ const MESSAGES: Record<RequestStateRefusalReason, string> = {
   'foreign-principal': `requestState was issued to another caller; ${RESTART}`,
   'foreign-request': `requestState was issued for another method or name; retry the same request it came with, or ${RESTART}`,
   'foreign-arguments': `requestState was issued for other arguments; retry with the arguments of the original request, or ${RESTART}`,
+  'call-ended': `the call this requestState belongs to is no longer held (it ended, was cancelled, or its broker restarted); ${RESTART}`,
 };
 
 /** A refused `requestState`: HTTP 400, JSON-RPC -32602, nothing reaches a backend. */
@@ -163,6 +165,11 @@ export class RequestStateSealer {
     this.#ttlMs = options.ttlMs;
     this.#nonces = options.nonces;
     this.#now = options.now ?? Date.now;
+  }
+
+  /** Lifetime of a state, ms (`elicitationTtl`). */
+  get ttlMs(): number {
+    return this.#ttlMs;
   }
 
   /** A fresh state for `binding` carrying `contents`, good for one retry within the TTL. */

@@ -1,7 +1,10 @@
 /*
  * Capability shapes the broker reads and declares. The broker relays the client capabilities
- * it can carry through (elicitation and sampling, answered by the end client on the call's
- * stream); everything else a client declares stays between the client and the broker.
+ * it can carry through (elicitation, sampling and roots: requests a backend sends during a call,
+ * answered by the end client on the call's stream, or through `input_required` for a 2026-07-28
+ * client); everything else a client declares stays between the client and the broker. Roots are
+ * relayed without `listChanged`: the broker does not forward a client's
+ * `notifications/roots/list_changed` to its backends.
  */
 import { isPlainObject } from './jsonRpc';
 
@@ -9,14 +12,16 @@ import { isPlainObject } from './jsonRpc';
 export interface RelayedClientCapabilities {
   elicitation?: Record<string, unknown>;
   sampling?: Record<string, unknown>;
+  roots?: Record<string, unknown>;
 }
 
 /**
  * What the broker's own session with each backend declares: everything it can relay, so that
  * backends which tailor their tools to the client list everything the broker can serve.
  */
-export const BROKER_CLIENT_CAPABILITIES: Readonly<Required<RelayedClientCapabilities>> =
-  Object.freeze({ elicitation: {}, sampling: {} });
+export const BROKER_CLIENT_CAPABILITIES: Readonly<
+  Required<Omit<RelayedClientCapabilities, 'roots'>>
+> = Object.freeze({ elicitation: {}, sampling: {} });
 
 /** The relayable part of the capabilities a client declared (non-object values are dropped). */
 export function relayedCapabilities(
@@ -25,5 +30,9 @@ export function relayedCapabilities(
   const capabilities: RelayedClientCapabilities = {};
   if (isPlainObject(declared.elicitation)) capabilities.elicitation = declared.elicitation;
   if (isPlainObject(declared.sampling)) capabilities.sampling = declared.sampling;
+  if (isPlainObject(declared.roots)) {
+    const { listChanged: _notRelayed, ...roots } = declared.roots;
+    capabilities.roots = roots;
+  }
   return capabilities;
 }

@@ -10,7 +10,8 @@ import type { ClientReply } from '../types';
 /** Adapts an Express response to the {@link ClientReply} a ToolCallHandler answers through. */
 export function clientReplyOf(res: Response): ClientReply {
   return {
-    json(body: unknown) {
+    json(body: unknown, httpStatus?: number) {
+      if (httpStatus !== undefined) res.status(httpStatus);
       res.json(body);
     },
     get answered() {

@@ -18,10 +18,9 @@
  * Errors a handler produces (unknown names, backend failures) go in-band (HTTP 200), as the
  * SDK does.
  *
- * Seams for the parallel work on #17 (search for "SEAM("):
- *   - subscriptions/listen: one line in MODERN_METHODS (served by listenEndpoint.ts);
- *   - input_required retries of tools/call: one line in callTool (the backend side is
- *     StreamingToolCallHandler.handleModernToolCall).
+ * `subscriptions/listen` is one line in MODERN_METHODS (served by listenEndpoint.ts).
+ * input_required retries of tools/call are routed like any call; the tool-call handler resumes
+ * the held call (StreamingToolCallHandler.handleModernToolCall; refusals answer 400 there).
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -261,7 +260,8 @@ export function modernCallerOf(principal: string, context: ModernRequestContext)
 async function callTool(modern: ModernRequest): Promise<void> {
   const { deps, request, res, catalog, principal, context } = modern;
   const caller = modernCallerOf(principal, context);
-  // SEAM(input-required): a retry (params.requestState / inputResponses) resumes its held call.
+  // A retry (params.requestState / inputResponses) is routed like any call; the handler
+  // resumes its held call (StreamingToolCallHandler.handleModernToolCall).
   await routeToolCall(
     { broker: deps.broker, request, res, catalog, toolCallAuditor: deps.toolCallAuditor },
     {

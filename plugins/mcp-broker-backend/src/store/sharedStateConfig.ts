@@ -9,6 +9,14 @@ import type { ElicitationIdStore } from '../backend/ElicitationIdMap';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
+import {
+  DatabaseRequestStateKeyStore,
+  DatabaseRequestStateNonceStore,
+} from './DatabaseRequestStateNonceStore';
+import type { RequestStateKeyStore } from '../inputRequests/requestStateKey';
+import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
 import { migrateBrokerDatabase } from './migrations';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
@@ -29,6 +37,12 @@ export function readSessionStoreKind(config: Config): SessionStoreKind {
 export interface SharedStateStores {
   sessionStore?: ClientSessionStore;
   elicitationStore?: ElicitationIdStore;
+  /** Used `requestState` nonces (single use across replicas). */
+  requestStateNonces?: RequestStateNonceStore;
+  /** The `requestState` key when `mcpBroker.requestStateSecret` is not configured. */
+  requestStateKeys?: RequestStateKeyStore;
+  /** Tool calls held for a 2026-07-28 client's input, resumable from any replica. */
+  heldCalls?: HeldCallStore;
 }
 
 /**
@@ -46,5 +60,8 @@ export async function createSharedStateStores(
   return {
     sessionStore: new DatabaseClientSessionStore(knex),
     elicitationStore: new DatabaseElicitationIdStore(knex),
+    requestStateNonces: new DatabaseRequestStateNonceStore(knex),
+    requestStateKeys: new DatabaseRequestStateKeyStore(knex),
+    heldCalls: new DatabaseHeldCallStore(knex),
   };
 }

@@ -1,0 +1,80 @@
+/*
+ * Helpers for the broker's end-to-end tests of 2026-07-28 (stateless) clients: the official SDK
+ * v2 client pinned to 2026-07-28, and a raw `tools/call` with the headers and `_meta` such a
+ * client sends (for the statuses and shapes the SDK hides).
+ */
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernClientTransport,
+} from '@modelcontextprotocol/client';
+
+/** The stateless protocol revision the SDK v2 client is pinned to in these tests. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+/** Connects the official SDK v2 client, pinned to 2026-07-28, to the broker with a token. */
+export async function connectModernClient(
+  baseUrl: string,
+  token: string,
+  capabilities: Record<string, unknown> = {},
+): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: 'broker-modern-e2e', version: '1.0.0' },
+    { capabilities, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } },
+  );
+  await client.connect(
+    new ModernClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/**
+ * One 2026-07-28 `tools/call` with raw HTTP (the headers and `_meta` a modern client sends):
+ * the HTTP status, every JSON-RPC message of the answer (JSON or SSE), and the response.
+ */
+export async function modernToolCall(
+  baseUrl: string,
+  token: string,
+  id: number,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown> = {},
+): Promise<{
+  status: number;
+  messages: Array<Record<string, any>>;
+  response: Record<string, any>;
+}> {
+  const res = await fetch(`${baseUrl}/api/mcp-broker/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': String(params.name),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
+          ...meta,
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const messages = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter(line => line.startsWith('data: '))
+        .map(line => JSON.parse(line.slice(6)))
+    : [JSON.parse(text)];
+  return { status: res.status, messages, response: messages.find(m => m.id === id)! };
+}

@@ -1,0 +1,120 @@
+/*
+ * The HeldCallStore on the plugin's database (see src/inputRequests/HeldCallStore.ts and
+ * migrations/20261126000000_held_calls.js). A round is claimed with one conditional UPDATE
+ * (`… WHERE call_id = ? AND resumption IS NULL AND expires_at > ?`): of concurrent claims exactly
+ * one updates the row (PostgreSQL row locks, SQLite's single writer). The mailbox is ordered by
+ * its auto-increment `seq`; one writer (the holder) appends, one reader (the claimer) reads.
+ */
+import type { Knex } from 'knex';
+import type {
+  HeldCallStore,
+  HeldRound,
+  MailboxEntry,
+  RoundClaim,
+} from '../inputRequests/HeldCallStore';
+
+/** Table of the current round of held calls (see migrations/). */
+export const HELD_CALLS_TABLE = 'mcp_broker_held_calls';
+/** Table of mailbox entries (see migrations/). */
+export const HELD_CALL_MESSAGES_TABLE = 'mcp_broker_held_call_messages';
+
+interface RoundRow {
+  call_id: string;
+  round: number;
+  backend: string;
+  backend_session_id: string | null;
+  protocol_version: string;
+  asked: string;
+  resumption: string | null;
+  expires_at: string | number;
+}
+
+function fromRow(row: RoundRow): HeldRound {
+  return {
+    callId: row.call_id,
+    round: Number(row.round),
+    backend: row.backend,
+    ...(row.backend_session_id === null ? {} : { backendSessionId: row.backend_session_id }),
+    protocolVersion: row.protocol_version,
+    asked: JSON.parse(row.asked),
+    // PostgreSQL returns bigint columns as strings.
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+/** {@link HeldCallStore} shared by every replica through the plugin's database. */
+export class DatabaseHeldCallStore implements HeldCallStore {
+  constructor(private readonly knex: Knex) {}
+
+  async publishRound(round: HeldRound): Promise<void> {
+    const row = {
+      call_id: round.callId,
+      round: round.round,
+      backend: round.backend,
+      backend_session_id: round.backendSessionId ?? null,
+      protocol_version: round.protocolVersion,
+      asked: JSON.stringify(round.asked),
+      resumption: null,
+      expires_at: round.expiresAt,
+    };
+    await this.knex(HELD_CALLS_TABLE).insert(row).onConflict('call_id').merge();
+  }
+
+  async claimRound(
+    callId: string,
+    claim: RoundClaim,
+    now: number,
+    keepUntil: number,
+  ): Promise<HeldRound | undefined> {
+    const updated = await this.knex(HELD_CALLS_TABLE)
+      .where({ call_id: callId })
+      .whereNull('resumption')
+      .andWhere('expires_at', '>', now)
+      .update({ resumption: JSON.stringify(claim), expires_at: keepUntil });
+    if (updated !== 1) return undefined;
+    const row: RoundRow | undefined = await this.knex(HELD_CALLS_TABLE)
+      .where({ call_id: callId })
+      .first();
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async claimOf(callId: string, round: number): Promise<RoundClaim | undefined> {
+    const row: Pick<RoundRow, 'resumption'> | undefined = await this.knex(HELD_CALLS_TABLE)
+      .where({ call_id: callId, round })
+      .first('resumption');
+    return row?.resumption ? JSON.parse(row.resumption) : undefined;
+  }
+
+  async append(
+    callId: string,
+    round: number,
+    message: string | undefined,
+    expiresAt: number,
+  ): Promise<void> {
+    await this.knex(HELD_CALL_MESSAGES_TABLE).insert({
+      call_id: callId,
+      round,
+      message: message ?? null,
+      expires_at: expiresAt,
+    });
+  }
+
+  async read(callId: string, round: number, afterSeq: number): Promise<MailboxEntry[]> {
+    const rows: Array<{ seq: string | number; message: string | null }> = await this.knex(
+      HELD_CALL_MESSAGES_TABLE,
+    )
+      .where({ call_id: callId, round })
+      .andWhere('seq', '>', afterSeq)
+      .orderBy('seq')
+      .select('seq', 'message');
+    return rows.map(row => ({
+      seq: Number(row.seq),
+      ...(row.message === null ? {} : { message: row.message }),
+    }));
+  }
+
+  async deleteExpired(now: number): Promise<void> {
+    await this.knex(HELD_CALL_MESSAGES_TABLE).where('expires_at', '<=', now).delete();
+    await this.knex(HELD_CALLS_TABLE).where('expires_at', '<=', now).delete();
+  }
+}

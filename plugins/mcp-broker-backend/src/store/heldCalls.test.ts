@@ -1,0 +1,231 @@
+/*
+ * Held calls across replicas on SQLite and PostgreSQL (two connection pools on PostgreSQL, as
+ * two processes would have): the store's claim and mailbox, then two forwarders ("replicas")
+ * sharing the database and the raw test backend — a retry landing on the replica that does not
+ * hold the backend call resumes it, with the original ids reaching the backend.
+ */
+import { mockServices } from '@backstage/backend-test-utils';
+import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
+import type { Knex } from 'knex';
+import { BackendSessionPool } from '../backend/BackendSessionPool';
+import { ElicitationIdMap } from '../backend/ElicitationIdMap';
+import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
+import { collectingSink } from '../backend/testing/collectingSink';
+import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
+import {
+  DatabaseHeldCallStore,
+  HELD_CALLS_TABLE,
+  HELD_CALL_MESSAGES_TABLE,
+} from './DatabaseHeldCallStore';
+import { replicaDatabases } from './__testUtils__/replicaDatabases';
+
+const { engines } = replicaDatabases('held call store tests');
+const NOW = 1_800_000_000_000;
+
+describe.each(engines)('held calls on $label', engine => {
+  let knexes: [Knex, Knex];
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ knexes, close } = await engine.open());
+  }, 60_000);
+  afterAll(async () => close?.());
+
+  describe('DatabaseHeldCallStore', () => {
+    const round = (callId: string, n = 1) => ({
+      callId,
+      round: n,
+      backend: 'raw',
+      backendSessionId: 'session-1',
+      protocolVersion: '2025-11-25',
+      asked: [
+        { key: 'elicitation-1', rawId: '7.0' },
+        { key: 'roots-2', rawId: '"r"' },
+      ],
+      expiresAt: NOW + 60_000,
+    });
+    const claim = { clientRequestId: 'retry-1', answered: ['elicitation-1'] };
+
+    it('lets exactly one of many concurrent claims of a round win, across replicas', async () => {
+      const [a, b] = knexes.map(knex => new DatabaseHeldCallStore(knex));
+      await a.publishRound(round('call-a'));
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? a : b).claimRound('call-a', claim, NOW, NOW + 120_000),
+        ),
+      );
+      const won = claims.filter(c => c !== undefined);
+      // The claimed round is kept until the claimer's deadline.
+      expect(won).toEqual([{ ...round('call-a'), expiresAt: NOW + 120_000 }]);
+      expect(await a.claimOf('call-a', 1)).toEqual(claim);
+      // The next round replaces the claimed one, unclaimed.
+      await a.publishRound(round('call-a', 2));
+      expect(await a.claimOf('call-a', 2)).toBeUndefined();
+      expect(await b.claimRound('call-a', claim, NOW, NOW + 1)).toMatchObject({ round: 2 });
+    });
+
+    it('refuses claims of unknown and expired rounds', async () => {
+      const store = new DatabaseHeldCallStore(knexes[0]);
+      expect(await store.claimRound('nope', claim, NOW, NOW + 1)).toBeUndefined();
+      await store.publishRound({ ...round('call-old'), expiresAt: NOW - 1 });
+      expect(await store.claimRound('call-old', claim, NOW, NOW + 1)).toBeUndefined();
+    });
+
+    it('delivers mailbox entries in order, per round, up to the end marker', async () => {
+      const [a, b] = knexes.map(knex => new DatabaseHeldCallStore(knex));
+      for (const text of ['{"n":1}', '{"n":2}', undefined]) {
+        await a.append('call-m', 1, text, NOW + 60_000);
+      }
+      await a.append('call-m', 2, '{"n":3}', NOW + 60_000);
+      const entries = await b.read('call-m', 1, 0);
+      expect(entries.map(e => e.message)).toEqual(['{"n":1}', '{"n":2}', undefined]);
+      expect(await b.read('call-m', 1, entries[1].seq)).toEqual([entries[2]]);
+    });
+
+    it('sweeps expired rounds and mailbox entries only', async () => {
+      const store = new DatabaseHeldCallStore(knexes[0]);
+      await store.publishRound({ ...round('call-s1'), expiresAt: NOW - 5 });
+      await store.publishRound({ ...round('call-s2'), expiresAt: NOW + 5 });
+      await store.append('call-s1', 1, '{}', NOW - 5);
+      await store.append('call-s2', 1, '{}', NOW + 5);
+      await store.deleteExpired(NOW);
+      const calls = await knexes[0](HELD_CALLS_TABLE).whereIn('call_id', ['call-s1', 'call-s2']);
+      expect(calls.map(r => r.call_id)).toEqual(['call-s2']);
+      const messages = await knexes[0](HELD_CALL_MESSAGES_TABLE).whereIn('call_id', [
+        'call-s1',
+        'call-s2',
+      ]);
+      expect(messages.map(r => r.call_id)).toEqual(['call-s2']);
+    });
+  });
+
+  describe('a retry on the replica that does not hold the call (raw backend)', () => {
+    let backend: RawMcpBackend;
+    let replicas: ToolCallForwarder[];
+    const KEY = Buffer.alloc(32, 9);
+
+    beforeAll(async () => {
+      backend = await startRawMcpBackend();
+      const endpoint = { name: 'raw', url: backend.url, headers: {} };
+      replicas = knexes.map(knex => {
+        const logger = mockServices.logger.mock();
+        const heldCalls = new DatabaseHeldCallStore(knex);
+        return new ToolCallForwarder({
+          logger,
+          pool: new BackendSessionPool({ logger, requestTimeoutMs: 5_000 }),
+          elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
+          endpointOf: name => (name === 'raw' ? endpoint : undefined),
+          toolCallTimeoutMs: 10_000,
+          requestTimeoutMs: 5_000,
+          requestStates: new RequestStateSealer({
+            key: KEY,
+            ttlMs: 60_000,
+            nonces: new DatabaseRequestStateNonceStore(knex),
+          }),
+          heldCalls,
+          mailboxPollMs: 20,
+        });
+      });
+    });
+    afterAll(async () => {
+      await Promise.all(replicas?.map(r => r.close()) ?? []);
+      await backend?.close();
+    });
+
+    const binding = (args: Record<string, unknown>) => ({
+      principal: 'user:default/alice',
+      method: 'tools/call',
+      name: 'raw_elicit',
+      arguments: args,
+    });
+    const call = (args: Record<string, unknown>): ForwardedToolCall => ({
+      clientSessionId: 'pooled:alice',
+      clientCapabilities: { elicitation: {} },
+      endpoint: { name: 'raw', url: backend.url, headers: {} },
+      clientRequestId: 1,
+      params: { name: 'elicit', arguments: args, _meta: { progressToken: 'p-first' } },
+      inputRequired: { declaredCapabilities: { elicitation: {} }, binding: binding(args) },
+    });
+
+    it('resumes the call through the shared store: original ids, progress, next round, result', async () => {
+      const args = { id: '7.0', alsoId: '"second"' };
+      const first = collectingSink();
+      await replicas[0].forward({ ...call(args) }, first);
+      const round1 = first.messages[0].result;
+      expect(Object.keys(round1.inputRequests)).toEqual(['elicitation-1', 'elicitation-2']);
+
+      // Only the first answered, on the other replica: the holder asks the second again.
+      const second = collectingSink();
+      await replicas[1].resume(
+        {
+          binding: binding(args),
+          requestState: round1.requestState,
+          inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+          clientRequestId: 'retry-1',
+          progressToken: 'p-retry-1',
+        },
+        second,
+      );
+      expect(second.ended).toBe(true);
+      expect(second.messages).toEqual([
+        {
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: 'p-retry-1', progress: 1, total: 2 },
+        },
+        expect.objectContaining({
+          id: 'retry-1',
+          result: expect.objectContaining({
+            resultType: 'input_required',
+            inputRequests: { 'elicitation-2': expect.anything() },
+          }),
+        }),
+      ]);
+      expect(backend.answers.map(a => [a.sentId, a.receivedId])).toEqual([['7.0', '7.0']]);
+
+      // The next retry lands on the holder again: no mailbox involved.
+      const third = collectingSink();
+      await replicas[0].resume(
+        {
+          binding: binding(args),
+          requestState: second.messages[1].result.requestState,
+          inputResponses: { 'elicitation-2': { action: 'decline' } },
+          clientRequestId: 'retry-2',
+        },
+        third,
+      );
+      expect(third.messages.at(-1)).toMatchObject({
+        id: 'retry-2',
+        result: { structuredContent: { receivedId: '7.0', also: { receivedId: '"second"' } } },
+      });
+      expect(backend.answers.map(a => [a.sentId, a.receivedId, a.receivedType])).toEqual([
+        ['7.0', '7.0', 'float'],
+        ['"second"', '"second"', 'string'],
+      ]);
+    });
+
+    it('refuses a replayed state on the other replica, and nothing reaches the backend', async () => {
+      const args = { id: '31' };
+      const first = collectingSink();
+      await replicas[0].forward(call(args), first);
+      const state = first.messages[0].result.requestState;
+      const retry = {
+        binding: binding(args),
+        requestState: state,
+        inputResponses: { 'elicitation-1': { action: 'decline' } },
+        clientRequestId: 2,
+      };
+      const done = collectingSink();
+      await replicas[1].resume(retry, done);
+      expect(done.messages.at(-1)).toMatchObject({ id: 2, result: expect.anything() });
+      const before = backend.requests.length;
+      await expect(replicas[1].resume(retry, collectingSink())).rejects.toMatchObject({
+        reason: 'replayed',
+      });
+      await expect(replicas[0].resume(retry, collectingSink())).rejects.toMatchObject({
+        reason: 'replayed',
+      });
+      expect(backend.requests.length).toBe(before);
+    });
+  });
+});
