@@ -262,15 +262,18 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     });
   });
 
-  it('answers a backend’s request the client did not declare the capability for, so it goes on', async () => {
+  it('ends a call with -32021 when the backend asks for a capability the client did not declare', async () => {
     // With the capability it becomes input_required (brokerInputRequired.test.ts).
     const client = await modernClient('carol');
-    const result = await client.callTool({ name: 'raw_elicit', arguments: { id: '17' } });
-    expect(result.structuredContent).toMatchObject({
-      sentId: '17',
-      receivedId: '17',
-      answer: { code: -32601 },
-    });
+    const cancelledBefore = raw.cancellations.length;
+    await expect(
+      client.callTool({ name: 'raw_elicit', arguments: { id: '17' } }),
+    ).rejects.toMatchObject({ code: -32021 });
+    await waitFor(
+      () => raw.cancellations.length > cancelledBefore,
+      10_000,
+      'the backend call cancelled',
+    );
   });
 
   it('shares backend sessions between stateless calls of one principal with equal capabilities only', async () => {

@@ -6,8 +6,9 @@
  * the backend call stays open ("held") and its stream is still read by the ToolCallForwarder.
  *
  * Guarantees: the requests a backend sends together (before the event loop turns: one chunk of
- * its stream) form one round; a request the client did not declare the capability for is
- * answered to the backend at once with -32601 (a server must not put it to the client); the retry
+ * its stream) form one round; a request the client did not declare the capability for ends the
+ * call with -32021 naming the capability (a server must not put it to the client; the backend
+ * call is cancelled); a request kind no client can take gets -32601 at the backend; the retry
  * is answered only after its `requestState` opened (bound to principal, tool, arguments, TTL,
  * single use), with the backend's original ids; unanswered requests are asked again in the next
  * round; a call not resumed within the TTL (`elicitationTtl`) is cancelled at the backend through
@@ -22,7 +23,7 @@ import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BackendEndpoint, BackendSessionRef } from './backendTransport';
 import { backendTimeout, toClientError } from './backendErrors';
 import type { ClientMessageSink, InputRequiredCaller, InputRetryLeg } from './ToolCallForwarder';
-import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { isPlainObject, JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
 import type { ParsedJsonRpcMessage, RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import {
   InputRequest,
@@ -30,6 +31,7 @@ import {
   inputRequiredResult,
 } from '../protocol/modernResults';
 import {
+  missingCapabilityError,
   missingClientCapabilities,
   requiredCapabilitiesForInputRequest,
 } from '../protocol/requestMetadata';
@@ -83,8 +85,15 @@ export interface HeldCallHost {
   stopCallTimer(call: HeldCallEntry): void;
   /** True while the backend call runs. */
   isInFlight(call: HeldCallEntry): boolean;
-  /** Ends the call: cancelled at the backend, then its stream closed. */
-  endCall(call: HeldCallEntry, reason: 'input-expired'): void;
+  /**
+   * Ends the call: cancelled at the backend, then its stream closed. With `clientError` the
+   * client's request is answered with it (else, for an expired hold, nobody is waiting).
+   */
+  endCall(
+    call: HeldCallEntry,
+    reason: 'input-expired' | 'missing-capability',
+    clientError?: JsonRpcErrorObject,
+  ): void;
   /** Answers a backend's request with its own id (failures are logged, never thrown). */
   respond(
     session: BackendSessionRef,
@@ -168,13 +177,24 @@ export class HeldCalls {
       required === undefined
         ? undefined
         : missingClientCapabilities(required, held.caller.declaredCapabilities);
-    if (request === undefined || missing !== undefined) {
-      const reason =
-        request === undefined
-          ? `the broker cannot put "${method}" to a 2026-07-28 client`
-          : `the client did not declare the capabilities ${JSON.stringify(missing ?? required)}`;
+    if (request === undefined) {
+      const reason = `the broker cannot put "${method}" to a 2026-07-28 client`;
       await this.host.respond(session, parsed.rawId!, {
         error: { code: JsonRpcErrorCode.MethodNotFound, message: `Not available: ${reason}` },
+      });
+      return;
+    }
+    if (missing !== undefined) {
+      // The tool needs what this client cannot give (spec §9: -32021): the call ends, cancelled
+      // at the backend, and the client learns which capability to declare.
+      const refusal = missingCapabilityError(
+        missing,
+        `MCP server "${entry.backend}" asked for ${method} during the call`,
+      );
+      this.host.endCall(entry, 'missing-capability', {
+        code: refusal.code,
+        message: refusal.message,
+        data: refusal.data,
       });
       return;
     }

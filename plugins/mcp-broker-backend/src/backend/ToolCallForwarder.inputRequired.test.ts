@@ -214,23 +214,31 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
     });
   });
 
-  it('answers the backend with an error for a kind the client did not declare, and goes on', async () => {
+  it('ends the call with -32021 naming a capability the client did not declare, cancelled at the backend', async () => {
     const sink = collectingSink();
+    const cancelledBefore = backend.cancellations.length;
+    const answersBefore = responsesReachingBackend().length;
     await forwarder.forward(
       modernCall({ id: '5', method: 'roots/list' }, { elicitation: {} }),
       sink,
     );
     expect(sink.messages).toEqual([
-      expect.objectContaining({
+      {
+        jsonrpc: '2.0',
         id: 1,
-        result: expect.objectContaining({
-          structuredContent: expect.objectContaining({
-            receivedId: '5',
-            answer: expect.objectContaining({ code: -32601 }),
-          }),
+        error: expect.objectContaining({
+          code: -32021,
+          message: expect.stringContaining('roots'),
+          data: { requiredCapabilities: { roots: {} } },
         }),
-      }),
+      },
     ]);
+    await waitFor(
+      () => backend.cancellations.length > cancelledBefore,
+      'the cancellation of the backend call',
+    );
+    // The backend was never answered: the call ended instead.
+    expect(responsesReachingBackend()).toHaveLength(answersBefore);
   });
 
   it('refuses tampered, foreign and replayed states, and nothing reaches the backend', async () => {

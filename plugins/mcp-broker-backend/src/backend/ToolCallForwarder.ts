@@ -36,7 +36,12 @@ import {
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
 import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
-import { isPlainObject, JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  type JsonRpcErrorObject,
+  type JsonRpcId,
+} from '../protocol/jsonRpc';
 import {
   ParsedJsonRpcMessage,
   RawJsonRpcId,
@@ -171,7 +176,13 @@ export const ELICITATION_EXPIRED_ERROR_CODE = JsonRpcErrorCode.ElicitationExpire
 export const UNKNOWN_ANSWER_ERROR_CODE = JsonRpcErrorCode.InvalidRequest;
 
 type EndReason =
-  'timeout' | 'client-gone' | 'cancelled' | 'backend-removed' | 'shutdown' | 'input-expired';
+  | 'timeout'
+  | 'client-gone'
+  | 'cancelled'
+  | 'backend-removed'
+  | 'shutdown'
+  | 'input-expired'
+  | 'missing-capability';
 
 interface InFlightCall {
   callId: string;
@@ -181,6 +192,8 @@ interface InFlightCall {
   backend: string;
   controller: AbortController;
   endReason?: EndReason;
+  /** What the client is answered when the broker ends the call for a reason of the client's. */
+  clientError?: JsonRpcErrorObject;
   /** Timers that retire this call's unanswered gateway ids at their expiry. */
   expiryTimers: NodeJS.Timeout[];
   /** Set before the call's first gateway id is registered: only then are there ids to retire. */
@@ -207,6 +220,7 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
   'backend-removed': 'the server was removed from the broker',
   shutdown: 'the broker is shutting down',
   'input-expired': 'the client did not send the requested input within the broker’s TTL',
+  'missing-capability': 'the client cannot answer the server’s request (capability not declared)',
 };
 
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
@@ -234,7 +248,11 @@ export class ToolCallForwarder {
           startCallTimer: entry => this.startCallTimer(entry as InFlightCall),
           stopCallTimer: entry => clearTimeout((entry as InFlightCall).callTimer),
           isInFlight: entry => this.inFlight.has(entry.callId),
-          endCall: (entry, reason) => this.endCall(entry as InFlightCall, reason),
+          endCall: (entry, reason, clientError) => {
+            const call = entry as InFlightCall;
+            if (call.endReason === undefined) call.clientError = clientError;
+            this.endCall(call, reason);
+          },
           respond: (session, rawId, answer) => this.answerBackendRequest(session, rawId, answer),
           endpointOf: backend => this.options.endpointOf(backend),
         },
@@ -336,6 +354,10 @@ export class ToolCallForwarder {
     const reason = entry.endReason;
     // Cancelled calls end without a response (MCP), and a client that is gone cannot read one.
     if (reason === 'client-gone' || reason === 'cancelled' || reason === 'input-expired') return;
+    if (reason === 'missing-capability' && entry.clientError !== undefined) {
+      sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: entry.clientError });
+      return;
+    }
     let failure: BackendCallError;
     if (reason === 'shutdown') {
       failure = brokerShuttingDown(call.endpoint.name);
