@@ -5,6 +5,7 @@
  * them; the reader polls at a short interval until the end row, the deadline, or its client going
  * away — the only polled path of the broker, used only when a retry lands on another replica.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ClientMessageSink } from './ToolCallForwarder';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 
@@ -59,22 +60,10 @@ export async function relayMailbox(options: {
         sink.send(options.timedOut());
         return;
       }
-      await delay(options.pollMs, sink.clientGone);
+      // Ends early (the timer cleared) when the client goes; the loop then sees it gone.
+      await delay(options.pollMs, undefined, { signal: sink.clientGone }).catch(() => undefined);
     }
   } finally {
     sink.end();
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
