@@ -46,6 +46,8 @@ export interface ModernExampleMcpServer {
   addTool(name: string): void;
   /** Number of open `subscriptions/listen` streams. */
   listenStreams(): number;
+  /** Number of `tools/call` requests whose response is still open (cancellation tests). */
+  openToolCalls(): number;
   close(): Promise<void>;
 }
 
@@ -241,6 +243,7 @@ export async function startModernExampleMcpServer(
   const serve = toNodeHandler(handler);
 
   let listenStreams = 0;
+  let openToolCalls = 0;
   const httpServer = http.createServer((req, res) => {
     if (
       options.bearerToken !== undefined &&
@@ -253,6 +256,10 @@ export async function startModernExampleMcpServer(
     if (req.headers['mcp-method'] === 'subscriptions/listen') {
       listenStreams++;
       res.once('close', () => listenStreams--);
+    }
+    if (req.headers['mcp-method'] === 'tools/call') {
+      openToolCalls++;
+      res.once('close', () => openToolCalls--);
     }
     serve(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
@@ -267,6 +274,7 @@ export async function startModernExampleMcpServer(
       addTool(name);
     },
     listenStreams: () => listenStreams,
+    openToolCalls: () => openToolCalls,
     async close() {
       await handler.close();
       await closeHttp();
