@@ -132,7 +132,10 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         {
           clientSessionId: caller.poolKey,
           declaredCapabilities: caller.clientCapabilities,
-          params: withoutInputRetry(params),
+          // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its
+          // own keys); a 2025 one knows neither member.
+          params:
+            this.eraOf(context.backend.name) === 'modern' ? params : withoutInputRetry(params),
           ...(inputRequired
             ? {
                 inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },

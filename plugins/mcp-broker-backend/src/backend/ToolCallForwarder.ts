@@ -592,6 +592,10 @@ export class ToolCallForwarder {
       throw backendFailure(backend, error, false);
     }
     if (!response.ok) {
+      // A 2026-07-28 backend answers request errors (e.g. -32021) with 4xx and a JSON-RPC body:
+      // the backend's own answer, passed through like any JSON-RPC error.
+      const error = session === undefined ? await jsonRpcErrorOf(response) : undefined;
+      if (error !== undefined) return { jsonrpc: '2.0', id: call.clientRequestId, error };
       response.discard();
       throw backendHttpError(backend, response.status);
     }
@@ -962,6 +966,22 @@ export function progressTokenOf(params: Record<string, unknown>): string | numbe
 class ClientAnsweredError extends Error {
   constructor(readonly error: unknown) {
     super('the client answered an input request with an error');
+  }
+}
+
+/** The JSON-RPC error of a backend's 4xx body, if it is one (else undefined; body consumed). */
+async function jsonRpcErrorOf(response: BackendResponse): Promise<JsonRpcErrorObject | undefined> {
+  if (response.status < 400 || response.status >= 500) return undefined;
+  try {
+    const body: unknown = JSON.parse(await response.text(64 * 1024));
+    const error = isPlainObject(body) ? body.error : undefined;
+    return isPlainObject(error) &&
+      typeof error.code === 'number' &&
+      typeof error.message === 'string'
+      ? (error as unknown as JsonRpcErrorObject)
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 
