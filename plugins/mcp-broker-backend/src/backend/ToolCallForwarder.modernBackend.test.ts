@@ -146,73 +146,147 @@ describe('ToolCallForwarder with a modern-only (2026-07-28) backend', () => {
   });
 });
 
-describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
-  it('answers a task result with an error naming the backend (scripted double)', async () => {
-    const seen: http.IncomingHttpHeaders[] = [];
-    const bodies: any[] = [];
-    const double = http.createServer((req, res) => {
-      let text = '';
-      req.on('data', chunk => (text += chunk));
-      req.on('end', () => {
-        seen.push(req.headers);
-        const body = JSON.parse(text);
-        bodies.push(body);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: body.id,
-            result: { resultType: 'task', task: { taskId: 't1', status: 'working' } },
-          }),
-        );
-      });
+/** A scripted 2026-07-28 backend double: answers every POST with `answer(body)`. */
+async function startDouble(
+  answer: (body: any) => { status: number; body: Record<string, unknown> },
+) {
+  const headers: http.IncomingHttpHeaders[] = [];
+  const bodies: any[] = [];
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', chunk => (text += chunk));
+    req.on('end', () => {
+      headers.push(req.headers);
+      const body = JSON.parse(text);
+      bodies.push(body);
+      const reply = answer(body);
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
     });
-    await new Promise<void>(resolve => double.listen(0, '127.0.0.1', resolve));
-    const port = (double.address() as AddressInfo).port;
-    const endpoint = {
-      name: 'tasky',
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    headers,
+    bodies,
+    endpoint: {
+      name: 'double',
       url: `http://127.0.0.1:${port}/mcp`,
       headers: { Authorization: 'Bearer b' },
-    };
-    const { forwarder } = build(endpoint);
-    const sink = collectingSink();
-    await forwarder.forward(
-      {
-        clientSessionId: 'c',
-        clientCapabilities: { elicitation: {} },
-        endpoint,
-        clientRequestId: 'r1',
-        params: { name: 'slow', arguments: {} },
-        backendEra: 'modern',
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>(resolve => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
+  const legacyCall = (endpoint: BackendEndpoint) => ({
+    clientSessionId: 'c',
+    clientCapabilities: { elicitation: {} },
+    endpoint,
+    clientRequestId: 'r1',
+    params: { name: 'slow', arguments: {} },
+    backendEra: 'modern' as const,
+  });
+
+  it('answers a task result with an error naming the backend (scripted double)', async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { resultType: 'task', task: { taskId: 't1', status: 'working' } },
       },
-      sink,
-    );
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    await forwarder.forward(legacyCall(double.endpoint), sink);
     expect(sink.messages).toEqual([
       {
         jsonrpc: '2.0',
         id: 'r1',
         error: expect.objectContaining({
           message:
-            'MCP server "tasky" returned a task; the broker does not relay the tasks extension',
-          data: expect.objectContaining({ backend: 'tasky', reason: 'task-result' }),
+            'MCP server "double" returned a task; the broker does not relay the tasks extension',
+          data: expect.objectContaining({ backend: 'double', reason: 'task-result' }),
         }),
       },
     ]);
     // The stateless request: the broker's credentials, the mirroring headers, no session.
-    expect(seen[0]).toMatchObject({
+    expect(double.headers[0]).toMatchObject({
       authorization: 'Bearer b',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'tools/call',
       'mcp-name': 'slow',
     });
-    expect(seen[0]['mcp-session-id']).toBeUndefined();
-    expect(bodies[0].params._meta).toEqual({
+    expect(double.headers[0]['mcp-session-id']).toBeUndefined();
+    expect(double.bodies[0].params._meta).toEqual({
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
       'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
       'io.modelcontextprotocol/clientInfo': expect.objectContaining({ name: expect.any(String) }),
     });
     await forwarder.close();
-    double.closeAllConnections();
-    await new Promise<void>(resolve => double.close(() => resolve()));
+    await double.close();
+  });
+
+  it('passes a backend’s 4xx JSON-RPC error through unchanged (scripted double)', async () => {
+    const error = { code: -32021, message: 'needs sampling', data: { required: ['sampling'] } };
+    const double = await startDouble(body => ({
+      status: 400,
+      body: { jsonrpc: '2.0', id: body.id, error },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    await forwarder.forward(legacyCall(double.endpoint), sink);
+    expect(sink.messages).toEqual([{ jsonrpc: '2.0', id: 'r1', error }]);
+    await forwarder.close();
+    await double.close();
+  });
+
+  it('ends a legacy client’s call after 8 input rounds, each answered (scripted double)', async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          resultType: 'input_required',
+          inputRequests: {
+            again: { method: 'elicitation/create', params: { message: 'more?' } },
+          },
+          requestState: `state-${body.params.inputResponses === undefined ? 0 : 1}`,
+        },
+      },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    const answered: Promise<unknown>[] = [];
+    const send = sink.send.bind(sink);
+    sink.send = message => {
+      if (message.method === 'elicitation/create') {
+        answered.push(
+          forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
+        );
+      }
+      return send(message);
+    };
+    await forwarder.forward(legacyCall(double.endpoint), sink);
+    await Promise.all(answered);
+    expect(double.bodies).toHaveLength(9);
+    expect(double.bodies[1].params).toMatchObject({
+      inputResponses: { again: { action: 'accept', content: {} } },
+      requestState: 'state-0',
+    });
+    expect(sink.messages[sink.messages.length - 1]).toEqual({
+      jsonrpc: '2.0',
+      id: 'r1',
+      error: expect.objectContaining({
+        data: expect.objectContaining({ reason: 'too-many-input-rounds' }),
+      }),
+    });
+    await forwarder.close();
+    await double.close();
   });
 });

@@ -25,7 +25,7 @@
  * the POST is the same path (streaming, timeout, audit, errors); only these differ:
  *   - cancellation is closing the backend stream (2026-07-28 has no `notifications/cancelled`);
  *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
- *     the broker's own (its retry starts a new stateless call, see StreamingToolCallHandler `retryStateless`); a 2025
+ *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025
  *     client is asked each input on its call's stream under a gateway id, and the backend call is
  *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds;
  *   - a task result (tasks extension) ends the call with an error naming the backend;
