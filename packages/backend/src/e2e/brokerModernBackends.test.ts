@@ -80,7 +80,7 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     ]);
     for (const b of backends) expect(Date.parse(b.eraDetectedAt!)).not.toBeNaN();
     expect(fleet.modern.listenStreams()).toBe(1);
-  });
+  }, 30_000);
 
   it('gives a legacy client the modern backend’s tools, prompt and resource', async () => {
     client = await connectBrokerClient(backend.baseUrl, carol);
@@ -107,9 +107,9 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     ]);
     const resource = await client.client.readResource({ uri: 'example://modern/readme' });
     expect(resource.contents[0]).toMatchObject({ uri: 'example://modern/readme' });
-  });
+  }, 30_000);
 
-  it('calls a modern backend’s tool with progress through the existing tool-call path', async () => {
+  it('calls a modern backend’s tool with progress for a legacy client (stateless backend call)', async () => {
     client = await connectBrokerClient(backend.baseUrl, carol);
     const progress: number[] = [];
     const result = await client.client.callTool(
@@ -119,7 +119,7 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     );
     expect(result.content).toEqual([{ type: 'text', text: 'counted to 3' }]);
     expect(progress).toEqual([1, 2, 3]);
-  });
+  }, 30_000);
 
   it('tells a legacy client when the modern backend’s tools change (over subscriptions/listen)', async () => {
     const before = (await status()).clients.eventStreams;
@@ -137,7 +137,7 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     );
     const names = (await client.client.listTools()).tools.map(t => t.name);
     expect(names).toContain('modern_fresh');
-  });
+  }, 30_000);
 
   describe('tool calls to the modern-only backend', () => {
     const closers: Array<() => Promise<unknown>> = [];
