@@ -255,6 +255,13 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
   'missing-capability': 'the client cannot answer the server’s request (capability not declared)',
 };
 
+/** A 2025 client answered a 2026-07-28 backend's input request with an error. */
+class ClientAnsweredError extends Error {
+  constructor(readonly error: unknown) {
+    super('the client answered an input request with an error');
+  }
+}
+
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
@@ -960,13 +967,6 @@ export function progressTokenOf(params: Record<string, unknown>): string | numbe
   if (!isPlainObject(meta)) return undefined;
   const token = meta.progressToken;
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
-}
-
-/** A 2025 client answered a 2026-07-28 backend's input request with an error. */
-class ClientAnsweredError extends Error {
-  constructor(readonly error: unknown) {
-    super('the client answered an input request with an error');
-  }
 }
 
 /** The JSON-RPC error of a backend's 4xx body, if it is one (else undefined; body consumed). */
