@@ -165,6 +165,32 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
       return { legacy, asked };
     }
 
+    const LONG_COUNT = { name: 'modern_count', arguments: { steps: 1000, delayMs: 20 } };
+
+    /**
+     * Starts a long call, aborts it at its first progress, and waits for the backend call's
+     * stream to close (2026-07-28 has no notifications/cancelled: closing it is the cancel).
+     */
+    async function expectCancelledAtBackend(
+      start: (
+        signal: AbortSignal,
+        onprogress: (p: { progress: number }) => void,
+      ) => Promise<unknown>,
+    ) {
+      const controller = new AbortController();
+      const progress: number[] = [];
+      const call = start(controller.signal, p => progress.push(p.progress));
+      await waitFor(() => progress.length > 0, 10_000, 'the first progress notification');
+      expect(fleet.modern.openToolCalls()).toBe(1);
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      await waitFor(
+        () => fleet.modern.openToolCalls() === 0,
+        10_000,
+        'the backend stream to close',
+      );
+    }
+
     async function modernClient(capabilities: Record<string, unknown> = {}) {
       const modern = await connectModernClient(backend.baseUrl, carol, capabilities);
       closers.push(() => modern.close());
@@ -187,22 +213,8 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
 
     it('cancels a legacy client’s call at the modern backend', async () => {
       const { legacy } = await legacyElicitingClient({ action: 'decline' });
-      const controller = new AbortController();
-      const progress: number[] = [];
-      const call = legacy.callTool(
-        { name: 'modern_count', arguments: { steps: 1000, delayMs: 20 } },
-        undefined,
-        { signal: controller.signal, onprogress: p => progress.push(p.progress) },
-      );
-      await waitFor(() => progress.length > 0, 10_000, 'the first progress notification');
-      expect(fleet.modern.openToolCalls()).toBe(1);
-      controller.abort();
-      await expect(call).rejects.toThrow();
-      // The broker closed the backend call's stream (2026-07-28 has no notifications/cancelled).
-      await waitFor(
-        () => fleet.modern.openToolCalls() === 0,
-        10_000,
-        'the backend stream to close',
+      await expectCancelledAtBackend((signal, onprogress) =>
+        legacy.callTool(LONG_COUNT, undefined, { signal, onprogress }),
       );
     }, 30_000);
 
@@ -236,23 +248,8 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
 
     it('cancels a modern client’s call when it closes the stream', async () => {
       const modern = await modernClient();
-      const controller = new AbortController();
-      const progress: number[] = [];
-      const call = modern.callTool(
-        { name: 'modern_count', arguments: { steps: 1000, delayMs: 20 } },
-        {
-          signal: controller.signal,
-          onprogress: (p: { progress: number }) => progress.push(p.progress),
-        },
-      );
-      await waitFor(() => progress.length > 0, 10_000, 'the first progress notification');
-      expect(fleet.modern.openToolCalls()).toBe(1);
-      controller.abort();
-      await expect(call).rejects.toThrow();
-      await waitFor(
-        () => fleet.modern.openToolCalls() === 0,
-        10_000,
-        'the backend stream to close',
+      await expectCancelledAtBackend((signal, onprogress) =>
+        modern.callTool(LONG_COUNT, { signal, onprogress }),
       );
       const after = await modern.callTool({ name: 'modern_echo', arguments: { message: 'ok' } });
       expect(after.content).toEqual([{ type: 'text', text: 'ok' }]);
