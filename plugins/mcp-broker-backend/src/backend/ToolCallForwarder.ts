@@ -503,6 +503,19 @@ export class ToolCallForwarder {
           }),
         };
       }
+      if (call.serverRequests !== undefined) {
+        // A caller that cannot be asked on its stream (a 2026-07-28 client of a broker without
+        // requestState sealing): the backend's question has nowhere to go.
+        return {
+          jsonrpc: '2.0',
+          id: call.clientRequestId,
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${backend}" asked for input, which the broker cannot relay to this client`,
+            data: { backend },
+          },
+        };
+      }
       if (round > MAX_STATELESS_INPUT_ROUNDS) {
         throw backendTooManyInputRounds(backend, MAX_STATELESS_INPUT_ROUNDS);
       }
