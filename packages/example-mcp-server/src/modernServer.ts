@@ -11,13 +11,18 @@
  * - `count`: counts to `steps`, reporting progress when the request has a progress token
  *   (read-only);
  * - `add_tool`: adds a dynamic echo-like tool and announces `tools/list_changed` on every listen
- *   stream (not read-only). Tests can do the same with `addTool(name)`.
+ *   stream (not read-only). Tests can do the same with `addTool(name)`;
+ * - `confirm`: asks the client to confirm `message` through `input_required` (an elicitation
+ *   under the key `confirm`) and returns what it answered (read-only).
+ * `legacy: 'reject'` makes it a modern-only server (2025 requests are refused, as by servers that
+ * dropped the old revision); the default serves them statelessly.
  * One prompt (`greeting`) and one resource (`example://modern/readme`).
  */
 import http from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
+  inputRequired,
   Server,
   type CallToolResult,
   type McpHttpHandler,
@@ -27,7 +32,10 @@ import {
 import { listenHttp, ServingOptions } from './serving';
 
 /** Options of {@link startModernExampleMcpServer}. @public */
-export type ModernExampleMcpServerOptions = ServingOptions;
+export interface ModernExampleMcpServerOptions extends ServingOptions {
+  /** What 2025 requests get: `stateless` (default, the SDK's fallback) or `reject`. */
+  legacy?: 'stateless' | 'reject';
+}
 
 /** A running modern example server. @public */
 export interface ModernExampleMcpServer {
@@ -38,11 +46,13 @@ export interface ModernExampleMcpServer {
   addTool(name: string): void;
   /** Number of open `subscriptions/listen` streams. */
   listenStreams(): number;
+  /** Number of `tools/call` requests whose response is still open (cancellation tests). */
+  openToolCalls(): number;
   close(): Promise<void>;
 }
 
 const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
-const FIXED_TOOLS = ['echo', 'count', 'add_tool'];
+const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm'];
 
 const text = (t: string, isError = false): CallToolResult => ({
   content: [{ type: 'text', text: t }],
@@ -103,6 +113,16 @@ export async function startModernExampleMcpServer(
         openWorldHint: false,
       },
     },
+    {
+      name: 'confirm',
+      description: 'Asks the client to confirm a message (elicitation via input_required)',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { message: { type: 'string' } },
+        required: ['message'],
+      },
+      annotations: readOnly,
+    },
     ...[...dynamicTools].map(name => ({
       name,
       description: `A tool added at runtime by add_tool (${name})`,
@@ -126,6 +146,27 @@ export async function startModernExampleMcpServer(
     return text(`counted to ${steps}`);
   }
 
+  function confirm(args: Record<string, unknown>, ctx: ServerContext) {
+    const answer = ctx.mcpReq.inputResponses?.confirm as
+      { action?: unknown; content?: { confirmed?: unknown } } | undefined;
+    if (answer === undefined) {
+      return inputRequired({
+        inputRequests: {
+          confirm: inputRequired.elicit({
+            message: String(args.message ?? 'Confirm?'),
+            requestedSchema: {
+              type: 'object',
+              properties: { confirmed: { type: 'boolean' } },
+              required: ['confirmed'],
+            },
+          }),
+        },
+      });
+    }
+    if (answer.action !== 'accept') return text(`not confirmed (${String(answer.action)})`);
+    return text(`confirmed: ${String(answer.content?.confirmed)}`);
+  }
+
   const factory = () => {
     const server = new Server(
       { name: 'modern-example-mcp-server', version: '0.1.0' },
@@ -143,6 +184,7 @@ export async function startModernExampleMcpServer(
       const name = request.params.name;
       if (name === 'echo') return text(String(args.message ?? ''));
       if (name === 'count') return count(args, ctx);
+      if (name === 'confirm') return confirm(args, ctx);
       if (name === 'add_tool') {
         const added = typeof args.name === 'string' && DYNAMIC_TOOL_NAME.test(args.name);
         if (!added || !addTool(args.name as string)) {
@@ -196,11 +238,12 @@ export async function startModernExampleMcpServer(
     }));
     return server;
   };
-  const handler = createMcpHandler(factory);
+  const handler = createMcpHandler(factory, { legacy: options.legacy ?? 'stateless' });
   served.handler = handler;
   const serve = toNodeHandler(handler);
 
   let listenStreams = 0;
+  let openToolCalls = 0;
   const httpServer = http.createServer((req, res) => {
     if (
       options.bearerToken !== undefined &&
@@ -213,6 +256,10 @@ export async function startModernExampleMcpServer(
     if (req.headers['mcp-method'] === 'subscriptions/listen') {
       listenStreams++;
       res.once('close', () => listenStreams--);
+    }
+    if (req.headers['mcp-method'] === 'tools/call') {
+      openToolCalls++;
+      res.once('close', () => openToolCalls--);
     }
     serve(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
@@ -227,6 +274,7 @@ export async function startModernExampleMcpServer(
       addTool(name);
     },
     listenStreams: () => listenStreams,
+    openToolCalls: () => openToolCalls,
     async close() {
       await handler.close();
       await closeHttp();

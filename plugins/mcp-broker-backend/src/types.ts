@@ -228,6 +228,11 @@ export interface BackendRequester {
     params: Record<string, unknown> | undefined,
     options?: { signal?: AbortSignal; timeoutMs?: number },
   ): Promise<Record<string, unknown>>;
+  /**
+   * The protocol era the backend was last detected to speak (`modern` = 2026-07-28: tool calls
+   * go to it statelessly); undefined before the first detection.
+   */
+  readonly era?: 'modern' | 'legacy';
 }
 
 /** What a ToolCallHandler may use from the broker. */

@@ -38,7 +38,11 @@ import {
 import { HeldCallOutput } from './HeldCallOutput';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { mailboxSink, relayMailbox } from './heldCallMailbox';
-import { RequestStateRefusal, RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import {
+  OpenedRequestState,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
 
 /** Default interval of mailbox reads for a retry served by a replica that does not hold it. */
 const DEFAULT_MAILBOX_POLL_MS = 100;
@@ -322,17 +326,23 @@ export class HeldCalls {
    * Resumes a held call with a 2026-07-28 client's retry: opens the `requestState` (a refusal
    * throws {@link RequestStateRefusal} before anything reaches a backend), answers the backend's
    * requests with their original ids, and writes the rest of the call — or the next
-   * `input_required` round — to `sink`. Resolves when this leg ends.
+   * `input_required` round — to `sink`. Resolves when this leg ends; resolves with the opened
+   * state, writing nothing, when it holds no call but a 2026-07-28 backend's round (the caller
+   * retries that backend statelessly).
    */
-  async resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
+  async resume(
+    retry: InputRetryLeg,
+    sink: ClientMessageSink,
+  ): Promise<OpenedRequestState | undefined> {
     const sealer = this.options.sealer;
     const opened = await sealer.open(retry.requestState, retry.binding);
+    if (opened.callId === undefined && opened.backend !== undefined) return opened;
     const entry = opened.callId === undefined ? undefined : this.calls.get(opened.callId);
     const held = entry?.held;
     if (entry === undefined || held === undefined) {
       if (opened.callId !== undefined && this.options.store !== undefined) {
         await this.resumeElsewhereHeld(opened.callId, retry, sink);
-        return;
+        return undefined;
       }
       throw new RequestStateRefusal('call-ended');
     }
@@ -362,6 +372,7 @@ export class HeldCalls {
     });
     this.continueAfterResume(entry);
     await ended;
+    return undefined;
   }
 
   /**

@@ -133,8 +133,8 @@ export class ModernBackendClient {
     clientCapabilities: Record<string, unknown>,
     options: BackendRequestOptions,
   ): Promise<JsonRpcResponse> {
-    const modern = this.withEnvelope(message, clientCapabilities);
-    const { response } = await this.http.request(modern, this.sessionFor(modern), options);
+    const modern = withModernEnvelope(message, clientCapabilities);
+    const { response } = await this.http.request(modern, modernRequestHeaders(modern), options);
     return response;
   }
 
@@ -154,13 +154,13 @@ export class ModernBackendClient {
     for (const [kind, member] of LISTEN_FILTER_MEMBER) {
       if (kinds.has(kind)) notifications[member] = true;
     }
-    const message = this.withEnvelope(
+    const message = withModernEnvelope(
       { jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications } },
       {},
     );
     let response;
     try {
-      response = await this.http.openPostStream(message, this.sessionFor(message), signal);
+      response = await this.http.openPostStream(message, modernRequestHeaders(message), signal);
     } catch (error) {
       if (error instanceof BackendRpcError && error.error.code === -32601) return 'not-supported';
       if (
@@ -239,35 +239,42 @@ export class ModernBackendClient {
     if (!acknowledged && !signal.aborted) throw notAcknowledged();
     return 'ended';
   }
+}
 
-  /** The headers of one request (the body's method and name mirrored). */
-  private sessionFor(message: JsonRpcRequest): BackendSession {
-    const headers: Record<string, string> = { [ModernHeader.method]: message.method };
-    const source = MCP_NAME_SOURCE[message.method];
-    const name = source === undefined ? undefined : message.params?.[source];
-    if (typeof name === 'string') headers[ModernHeader.name] = encodeMcpHeaderValue(name);
-    return { protocolVersion: MODERN_PROTOCOL_VERSION, headers };
-  }
+/**
+ * The headers of one 2026-07-28 request (the body's method and name mirrored): `Mcp-Method`, and
+ * `Mcp-Name` from the params as sent (so a name rewritten in the body is rewritten here too).
+ */
+export function modernRequestHeaders(message: JsonRpcRequest): BackendSession {
+  const headers: Record<string, string> = { [ModernHeader.method]: message.method };
+  const source = MCP_NAME_SOURCE[message.method];
+  const name = source === undefined ? undefined : message.params?.[source];
+  if (typeof name === 'string') headers[ModernHeader.name] = encodeMcpHeaderValue(name);
+  return { protocolVersion: MODERN_PROTOCOL_VERSION, headers };
+}
 
-  private withEnvelope(
-    message: JsonRpcRequest,
-    clientCapabilities: Record<string, unknown>,
-  ): JsonRpcRequest {
-    const params = message.params ?? {};
-    const meta = isPlainObject(params._meta) ? params._meta : {};
-    return {
-      ...message,
-      params: {
-        ...params,
-        _meta: {
-          ...meta,
-          [ModernMetaKey.protocolVersion]: MODERN_PROTOCOL_VERSION,
-          [ModernMetaKey.clientCapabilities]: clientCapabilities,
-          [ModernMetaKey.clientInfo]: { ...BROKER_IMPLEMENTATION },
-        },
+/**
+ * `message` with the per-request `_meta` of 2026-07-28: the protocol version, the given client
+ * capabilities and the broker's clientInfo (other `_meta` members, e.g. a progress token, kept).
+ */
+export function withModernEnvelope(
+  message: JsonRpcRequest,
+  clientCapabilities: Record<string, unknown>,
+): JsonRpcRequest {
+  const params = message.params ?? {};
+  const meta = isPlainObject(params._meta) ? params._meta : {};
+  return {
+    ...message,
+    params: {
+      ...params,
+      _meta: {
+        ...meta,
+        [ModernMetaKey.protocolVersion]: MODERN_PROTOCOL_VERSION,
+        [ModernMetaKey.clientCapabilities]: clientCapabilities,
+        [ModernMetaKey.clientInfo]: { ...BROKER_IMPLEMENTATION },
       },
-    };
-  }
+    },
+  };
 }
 
 function parseMessage(data: string): ReturnType<typeof classifyJsonRpc> {

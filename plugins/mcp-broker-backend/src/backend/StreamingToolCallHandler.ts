@@ -8,6 +8,11 @@
  * a `complete` result, and cancellation is the client closing the response stream (the signal),
  * which the forwarder turns into `notifications/cancelled` to the backend before it closes the
  * backend stream.
+ *
+ * The era of each backend comes from the broker's own connection (`backendSessions`): a call to
+ * a 2026-07-28 backend is stateless (no backend session; see ToolCallForwarder), and a 2026-07-28
+ * client's retry of such a backend's `input_required` is a new stateless call carrying the
+ * backend's own `requestState` (unsealed from the broker's) and the client's `inputResponses`.
  */
 import type {
   ClientEventStream,
@@ -43,7 +48,9 @@ import {
   progressTokenOf,
   ToolCallForwarder,
 } from './ToolCallForwarder';
+import type { ProtocolEra } from '../protocol/modernEra';
 import {
+  OpenedRequestState,
   RequestStateBinding,
   RequestStateRefusal,
   RequestStateSealer,
@@ -68,6 +75,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     /** Closes the backend sessions of stateless callers once they are idle. */
     readonly statelessSessions: IdleBackendSessions,
     private readonly logger: LoggerService,
+    /** The era a backend was last detected to speak (undefined: not yet known). */
+    private readonly eraOf: (backend: string) => ProtocolEra | undefined = () => undefined,
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
@@ -123,7 +132,10 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         {
           clientSessionId: caller.poolKey,
           declaredCapabilities: caller.clientCapabilities,
-          params: withoutInputRetry(params),
+          // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its
+          // own keys); a 2025 one knows neither member.
+          params:
+            this.eraOf(context.backend.name) === 'modern' ? params : withoutInputRetry(params),
           ...(inputRequired
             ? {
                 inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
@@ -147,7 +159,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   ): Promise<void> {
     const { request } = context;
     try {
-      await this.forwarder.resume(
+      const stateless = await this.forwarder.resume(
         {
           binding,
           requestState: retry.requestState!,
@@ -157,6 +169,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         },
         sink,
       );
+      if (stateless !== undefined)
+        await this.retryStateless(context, binding, retry, stateless, sink);
     } catch (error) {
       if (!(error instanceof RequestStateRefusal) || context.reply.answered) throw error;
       const refusal = error.toModernError();
@@ -167,12 +181,52 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     }
   }
 
+  /**
+   * A 2026-07-28 client's retry of a 2026-07-28 backend's `input_required`: a new stateless call
+   * with the client's `inputResponses` (the backend's own keys) and the backend's `requestState`
+   * byte for byte. The binding names the backend, so the retry reaches the one that asked.
+   */
+  private async retryStateless(
+    context: ModernToolCallContext,
+    binding: RequestStateBinding,
+    retry: InputRetry,
+    opened: OpenedRequestState,
+    sink: ClientMessageSink,
+  ): Promise<void> {
+    const { caller, backend, request } = context;
+    if (opened.backend !== backend.name) throw new RequestStateRefusal('foreign-request');
+    sink.accepted?.();
+    const params = withoutInputRetry(request.params ?? {});
+    const release = this.statelessSessions.begin(caller.poolKey);
+    try {
+      await this.forwardOnStream(
+        context,
+        {
+          clientSessionId: caller.poolKey,
+          declaredCapabilities: caller.clientCapabilities,
+          backendEra: 'modern',
+          params: {
+            ...params,
+            ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
+            ...(opened.backendRequestState === undefined
+              ? {}
+              : { requestState: opened.backendRequestState }),
+          },
+          inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
+        },
+        sink,
+      );
+    } finally {
+      release();
+    }
+  }
+
   /** Forwards the call, writing what the backend sends to `sink` (the client's stream). */
   private forwardOnStream(
     context: Omit<ToolCallContext, 'clientSession'>,
     caller: Pick<
       ForwardedToolCall,
-      'clientSessionId' | 'serverRequests' | 'inputRequired' | 'onCallEnd'
+      'clientSessionId' | 'serverRequests' | 'inputRequired' | 'onCallEnd' | 'backendEra'
     > & {
       declaredCapabilities: Readonly<Record<string, unknown>>;
       /** The params sent to the backend, when not the request's own. */
@@ -184,6 +238,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     const { declaredCapabilities, params, ...rest } = caller;
     return this.forwarder.forward(
       {
+        backendEra: this.eraOf(backend.name),
         ...rest,
         clientCapabilities: relayedCapabilities(declaredCapabilities),
         endpoint: endpointOf(backend),
@@ -315,7 +370,14 @@ export function createStreamingToolCallHandler(
     logger,
   });
   statelessSessions.start();
-  return new StreamingToolCallHandler(forwarder, pool, elicitations, statelessSessions, logger);
+  return new StreamingToolCallHandler(
+    forwarder,
+    pool,
+    elicitations,
+    statelessSessions,
+    logger,
+    name => deps.backendSessions.get(name)?.era,
+  );
 }
 
 /** The call's final response as a 2026-07-28 `complete` result; anything else unchanged. */

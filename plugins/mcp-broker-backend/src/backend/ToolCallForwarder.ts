@@ -18,18 +18,42 @@
  * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
  * stream: its calls are held for `input_required` rounds by HeldCalls (HeldCalls.ts), which this
  * forwarder hosts (timers, cancellation, answers to the backend).
+ *
+ * A backend detected as 2026-07-28 (`backendEra: 'modern'`) gets the same call statelessly: no
+ * backend session, the per-request `_meta` (the end client's relayed capabilities without tasks,
+ * the broker's clientInfo) and the mirroring headers, the broker's credentials. Everything after
+ * the POST is the same path (streaming, timeout, audit, errors); only these differ:
+ *   - cancellation is closing the backend stream (2026-07-28 has no `notifications/cancelled`);
+ *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
+ *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025
+ *     client is asked each input on its call's stream under a gateway id, and the backend call is
+ *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds;
+ *   - a task result (tasks extension) ends the call with an error naming the backend;
+ *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  */
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
+import type { ProtocolEra } from '../protocol/modernEra';
+import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
+import { modernRequestHeaders, withModernEnvelope } from './ModernBackendClient';
 import { BackendSessionPool } from './BackendSessionPool';
-import type { BackendEndpoint, BackendResponse, BackendSessionRef } from './backendTransport';
+import type {
+  BackendEndpoint,
+  BackendResponse,
+  BackendSessionRef,
+  BackendTarget,
+} from './backendTransport';
+import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import { readBackendMessages } from './HttpBackendTransport';
 import {
   BackendCallError,
   backendFailure,
   backendHttpError,
+  backendMalformedResponse,
+  backendReturnedTask,
   backendStreamEnded,
+  backendTooManyInputRounds,
   backendTimeout,
   brokerShuttingDown,
   toClientError,
@@ -50,6 +74,7 @@ import {
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { HeldCallState, HeldCalls } from './HeldCalls';
 import {
+  OpenedRequestState,
   RequestStateBinding,
   RequestStateRefusal,
   RequestStateSealer,
@@ -127,6 +152,8 @@ export interface ForwardedToolCall {
   inputRequired?: InputRequiredCaller;
   /** Called once when the backend call has ended (a held call outlives its first request). */
   onCallEnd?: () => void;
+  /** The backend's detected era; `modern` makes the call stateless (see the file comment). */
+  backendEra?: ProtocolEra;
 }
 
 /** What a 2026-07-28 caller's call needs for `input_required` rounds. */
@@ -200,6 +227,8 @@ interface InFlightCall {
   registeredIds?: true;
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
   sent?: { session: BackendSessionRef; backendRequestId: number };
+  /** Set for a stateless (2026-07-28) backend call: cancelling it is closing its stream. */
+  stateless?: true;
   /** `mcpBroker.toolCallTimeout`, running while a client waits (not while the call is held). */
   callTimer?: NodeJS.Timeout;
   /** Set for a 2026-07-28 caller (see HeldCalls). */
@@ -212,6 +241,9 @@ interface InFlightCall {
  */
 const MAX_CANCELLATION_WAIT_MS = 5_000;
 
+/** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
+export const MAX_STATELESS_INPUT_ROUNDS = 8;
+
 /** What the backend is told when the broker, not the client, ends a call. */
 const CANCELLATION_REASONS: Record<EndReason, string> = {
   timeout: 'the broker’s tool call timeout expired',
@@ -223,6 +255,13 @@ const CANCELLATION_REASONS: Record<EndReason, string> = {
   'missing-capability': 'the client cannot answer the server’s request (capability not declared)',
 };
 
+/** A 2025 client answered a 2026-07-28 backend's input request with an error. */
+class ClientAnsweredError extends Error {
+  constructor(readonly error: unknown) {
+    super('the client answered an input request with an error');
+  }
+}
+
 /** Forwards tool calls, client answers and cancellations; see the file comment. */
 export class ToolCallForwarder {
   private readonly inFlight = new Map<string, InFlightCall>();
@@ -230,6 +269,8 @@ export class ToolCallForwarder {
   private readonly heldCalls: HeldCalls | undefined;
   /** Resolved (and emptied) whenever the last call in flight ends. */
   private readonly idleWaiters: Array<() => void> = [];
+  /** Gateway ids of inputs a 2025 client is asked for a 2026-07-28 backend → their waiters. */
+  private readonly statelessInputs = new Map<string, (answer: ClientAnswer) => void>();
   private nextBackendRequestId = 1;
 
   constructor(private readonly options: ToolCallForwarderOptions) {
@@ -358,6 +399,18 @@ export class ToolCallForwarder {
       sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: entry.clientError });
       return;
     }
+    if (error instanceof ClientAnsweredError) {
+      sink.send({
+        jsonrpc: '2.0',
+        id: call.clientRequestId,
+        error: {
+          code: JsonRpcErrorCode.InternalError,
+          message: `The client refused an input request of MCP server "${call.endpoint.name}"`,
+          data: { backend: call.endpoint.name, clientError: error.error },
+        },
+      });
+      return;
+    }
     let failure: BackendCallError;
     if (reason === 'shutdown') {
       failure = brokerShuttingDown(call.endpoint.name);
@@ -370,7 +423,11 @@ export class ToolCallForwarder {
         `MCP server "${call.endpoint.name}" was removed from the broker during the call`,
       );
     } else {
-      failure = backendFailure(call.endpoint.name, error, entry.sent !== undefined);
+      failure = backendFailure(
+        call.endpoint.name,
+        error,
+        entry.sent !== undefined || entry.stateless === true,
+      );
     }
     this.options.logger.info(
       `tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
@@ -383,6 +440,7 @@ export class ToolCallForwarder {
     entry: InFlightCall,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
+    if (call.backendEra === 'modern') return this.runStateless(call, entry, sink);
     const signal = entry.controller.signal;
     for (let attempt = 1; ; attempt++) {
       const session = await untilAborted(
@@ -403,31 +461,161 @@ export class ToolCallForwarder {
     }
   }
 
+  /**
+   * A call to a 2026-07-28 backend (see the file comment): stateless rounds until a result that
+   * is not `input_required`, or one handed to a 2026-07-28 client.
+   */
+  private async runStateless(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    sink: ClientMessageSink,
+  ): Promise<Record<string, unknown>> {
+    const backend = call.endpoint.name;
+    entry.stateless = true;
+    let params = call.params;
+    for (let round = 1; ; round++) {
+      const final = await this.runOnce({ ...call, params }, entry, undefined, sink);
+      const result = final.result;
+      if (!isPlainObject(result)) return final;
+      if (isTaskResult(result)) throw backendReturnedTask(backend);
+      const { resultType, ...rest } = result;
+      if (resultType !== 'input_required') return { ...final, result: rest };
+      const inputRequests = isPlainObject(result.inputRequests) ? result.inputRequests : undefined;
+      const requestState =
+        typeof result.requestState === 'string' ? result.requestState : undefined;
+      if (inputRequests === undefined && requestState === undefined) {
+        throw backendMalformedResponse(backend, 'an input_required result without inputs');
+      }
+      const sealer = this.options.requestStates;
+      if (call.inputRequired !== undefined && sealer !== undefined) {
+        // A 2026-07-28 client answers itself; its retry comes back with the sealed state.
+        const sealed = sealer.seal(call.inputRequired.binding, {
+          backend,
+          ...(requestState === undefined ? {} : { backendRequestState: requestState }),
+        });
+        return {
+          ...final,
+          result: inputRequiredResult({
+            inputRequests: inputRequests as Parameters<
+              typeof inputRequiredResult
+            >[0]['inputRequests'],
+            requestState: sealed,
+          }),
+        };
+      }
+      if (call.serverRequests !== undefined) {
+        // A caller that cannot be asked on its stream (a 2026-07-28 client of a broker without
+        // requestState sealing): the backend's question has nowhere to go.
+        return {
+          jsonrpc: '2.0',
+          id: call.clientRequestId,
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${backend}" asked for input, which the broker cannot relay to this client`,
+            data: { backend },
+          },
+        };
+      }
+      if (round > MAX_STATELESS_INPUT_ROUNDS) {
+        throw backendTooManyInputRounds(backend, MAX_STATELESS_INPUT_ROUNDS);
+      }
+      const inputResponses = await this.askStatelessInputs(call, entry, inputRequests ?? {}, sink);
+      params = {
+        ...call.params,
+        inputResponses,
+        ...(requestState === undefined ? {} : { requestState }),
+      };
+    }
+  }
+
+  /**
+   * Asks a 2025 client each input of a 2026-07-28 backend's `input_required` as a real request
+   * on its call's stream (gateway ids, as for a 2025 backend's requests); resolves with the
+   * answers under the backend's keys. A client's error answer ends the call with that error.
+   */
+  private async askStatelessInputs(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    inputRequests: Record<string, unknown>,
+    sink: ClientMessageSink,
+  ): Promise<Record<string, unknown>> {
+    const backend = call.endpoint.name;
+    const asked = Object.entries(inputRequests).filter(
+      (pair): pair is [string, Record<string, unknown>] =>
+        isPlainObject(pair[1]) && typeof pair[1].method === 'string',
+    );
+    entry.registeredIds = true;
+    const answers = await Promise.all(
+      asked.map(async ([key, request]) => {
+        const mapping = await this.options.elicitations.register({
+          backendRequestId: JSON.stringify(key),
+          backend,
+          backendSessionId: undefined,
+          protocolVersion: MODERN_PROTOCOL_VERSION,
+          clientSessionId: call.clientSessionId,
+          callId: entry.callId,
+        });
+        const answered = new Promise<ClientAnswer>(resolve =>
+          this.statelessInputs.set(mapping.gatewayId, resolve),
+        );
+        sink.send({
+          jsonrpc: '2.0',
+          id: mapping.gatewayId,
+          method: request.method,
+          ...(request.params === undefined ? {} : { params: request.params }),
+        });
+        try {
+          const answer = await untilAborted(answered, entry.controller.signal);
+          if (answer.error !== undefined) throw new ClientAnsweredError(answer.error);
+          return [key, answer.result ?? {}] as const;
+        } finally {
+          this.statelessInputs.delete(mapping.gatewayId);
+        }
+      }),
+    );
+    return Object.fromEntries(answers);
+  }
+
   private async runOnce(
     call: ForwardedToolCall,
     entry: InFlightCall,
-    session: BackendSessionRef,
+    session: BackendSessionRef | undefined,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
     const backend = call.endpoint.name;
     const backendRequestId = this.nextBackendRequestId++;
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
+    let message = {
+      jsonrpc: '2.0' as const,
       id: backendRequestId,
       method: 'tools/call',
       params: call.params,
-    });
-    entry.sent = { session, backendRequestId };
+    };
+    let target: BackendTarget;
+    if (session === undefined) {
+      message = withModernEnvelope(
+        message,
+        withoutTasks({ ...call.clientCapabilities }),
+      ) as typeof message;
+      target = { endpoint: call.endpoint, ...modernRequestHeaders(message) };
+    } else {
+      entry.sent = { session, backendRequestId };
+      target = session;
+    }
+    const body = JSON.stringify(message);
     let response: BackendResponse;
     try {
       // Never replayed: the tool may have run when a connection fails (see requestBackend).
-      response = await this.options.pool.transport.post(session, body, entry.controller.signal, {
+      response = await this.options.pool.transport.post(target, body, entry.controller.signal, {
         replayable: false,
       });
     } catch (error) {
       throw backendFailure(backend, error, false);
     }
     if (!response.ok) {
+      // A 2026-07-28 backend answers request errors (e.g. -32021) with 4xx and a JSON-RPC body:
+      // the backend's own answer, passed through like any JSON-RPC error.
+      const error = session === undefined ? await jsonRpcErrorOf(response) : undefined;
+      if (error !== undefined) return { jsonrpc: '2.0', id: call.clientRequestId, error };
       response.discard();
       throw backendHttpError(backend, response.status);
     }
@@ -448,7 +636,7 @@ export class ToolCallForwarder {
   private async relay(
     call: ForwardedToolCall,
     entry: InFlightCall,
-    session: BackendSessionRef,
+    session: BackendSessionRef | undefined,
     parsed: ParsedJsonRpcMessage,
     backendRequestId: number,
     sink: ClientMessageSink,
@@ -463,6 +651,13 @@ export class ToolCallForwarder {
         sink.send(parsed.message);
         return undefined;
       case 'request': {
+        if (session === undefined) {
+          // 2026-07-28 has no server-to-client requests (input comes as input_required).
+          this.options.logger.warn(
+            `MCP server "${backend}" sent a request on a 2026-07-28 call's stream; dropped`,
+          );
+          return undefined;
+        }
         if (entry.held !== undefined && this.heldCalls !== undefined) {
           await this.heldCalls.ask(entry, session, parsed);
           return undefined;
@@ -524,8 +719,10 @@ export class ToolCallForwarder {
   /**
    * Resumes a held call with a 2026-07-28 client's retry (see HeldCalls.resume): throws
    * {@link RequestStateRefusal} before anything reaches a backend when the state is refused.
+   * Resolves with the opened state when it is a 2026-07-28 backend's round (nothing written):
+   * the caller then forwards the retry to that backend as a new call.
    */
-  resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<void> {
+  resume(retry: InputRetryLeg, sink: ClientMessageSink): Promise<OpenedRequestState | undefined> {
     if (this.heldCalls === undefined) return Promise.reject(new RequestStateRefusal('malformed'));
     return this.heldCalls.resume(retry, sink);
   }
@@ -553,6 +750,17 @@ export class ToolCallForwarder {
       return unknownId(
         'This response answers no pending request of this session: its id is unknown, expired or already answered',
       );
+    }
+    if (mapping.backendSessionId === undefined) {
+      // An input of a 2026-07-28 backend: the call waiting for it takes the answer.
+      const waiter = this.statelessInputs.get(mapping.gatewayId);
+      if (waiter === undefined) {
+        return unknownId(
+          'This response answers a request whose call is no longer running on this broker replica',
+        );
+      }
+      waiter(answer);
+      return { outcome: 'delivered' };
     }
     const endpoint = this.options.endpointOf(mapping.backend);
     if (!endpoint) {
@@ -733,7 +941,7 @@ export class ToolCallForwarder {
   private endCall(entry: InFlightCall, reason: EndReason, clientReason?: string): void {
     if (entry.endReason !== undefined) return;
     entry.endReason = reason;
-    if (entry.sent === undefined) {
+    if (entry.sent === undefined || entry.stateless) {
       entry.controller.abort();
       return;
     }
@@ -772,6 +980,27 @@ export function progressTokenOf(params: Record<string, unknown>): string | numbe
   if (!isPlainObject(meta)) return undefined;
   const token = meta.progressToken;
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/** The JSON-RPC error of a backend's 4xx body, if it is one (else undefined; body consumed). */
+async function jsonRpcErrorOf(response: BackendResponse): Promise<JsonRpcErrorObject | undefined> {
+  if (response.status < 400 || response.status >= 500) return undefined;
+  try {
+    const body: unknown = JSON.parse(await response.text(64 * 1024));
+    const error = isPlainObject(body) ? body.error : undefined;
+    return isPlainObject(error) &&
+      typeof error.code === 'number' &&
+      typeof error.message === 'string'
+      ? (error as unknown as JsonRpcErrorObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for a result of the tasks extension (a task instead of the tool's result). */
+function isTaskResult(result: Record<string, unknown>): boolean {
+  return result.resultType === 'task' || isPlainObject(result.task);
 }
 
 function unknownId(message: string): ClientResponseOutcome {

@@ -91,7 +91,9 @@ export type BackendFailureReason =
   | 'malformed-response'
   | 'timeout'
   | 'session-lost'
-  | 'shutting-down';
+  | 'shutting-down'
+  | 'task-result'
+  | 'too-many-input-rounds';
 
 /** Reasons reported with code `connectionClosed`. */
 const CONNECTION_CLOSED_REASONS = new Set<BackendFailureReason>([
@@ -198,6 +200,24 @@ export function backendMalformedResponse(backend: string, what: string): Backend
     backend,
     'malformed-response',
     `MCP server "${backend}" sent ${what}`,
+  );
+}
+
+/** A 2026-07-28 backend answered a call with a task (the tasks extension, not relayed). */
+export function backendReturnedTask(backend: string): BackendCallError {
+  return new BackendCallError(
+    backend,
+    'task-result',
+    `MCP server "${backend}" returned a task; the broker does not relay the tasks extension`,
+  );
+}
+
+/** A 2026-07-28 backend kept answering `input_required` past the broker's round limit. */
+export function backendTooManyInputRounds(backend: string, rounds: number): BackendCallError {
+  return new BackendCallError(
+    backend,
+    'too-many-input-rounds',
+    `MCP server "${backend}" still asked for input after ${rounds} rounds; the call was ended`,
   );
 }
 

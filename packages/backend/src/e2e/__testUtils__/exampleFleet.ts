@@ -24,10 +24,12 @@ export interface ExampleFleet {
 /** Starts both example servers on free ports. */
 export async function startExampleFleet(): Promise<ExampleFleet> {
   const legacy = await startExampleMcpServer({ port: 0 });
-  const modern = await startModernExampleMcpServer({ port: 0 }).catch(async error => {
-    await legacy.close();
-    throw error;
-  });
+  const modern = await startModernExampleMcpServer({ port: 0, legacy: 'reject' }).catch(
+    async error => {
+      await legacy.close();
+      throw error;
+    },
+  );
   return {
     legacy,
     modern,
