@@ -329,6 +329,17 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     expect(catalog.status).toBe(403);
   }, 30_000);
 
+  /**
+   * Replaces the policy file in one step (a new file renamed over it): RBAC re-reads the file on
+   * every change event, and an in-place write can be seen half-done (truncated, then written),
+   * which RBAC may apply after the complete version.
+   */
+  function replaceFile(file: string, contents: string) {
+    const next = `${file}.next`;
+    fs.writeFileSync(next, contents);
+    fs.renameSync(next, file);
+  }
+
   it('applies a policy file edit within the decision age (no restart, no new session)', async () => {
     const alice = await connect('alice');
     expect(await toolNames(alice)).not.toContain('example_add_tool');
@@ -337,7 +348,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     // Alice alone becomes a portal admin too; RBAC reloads the file, the broker asks again
     // within its decision age. (mcp-user's condition would override the admin's allow, so she
     // leaves mcp-user: the RBAC 6.1.0 rule the fixture notes describe.)
-    fs.writeFileSync(
+    replaceFile(
       csv,
       original.replace(
         'g, user:default/alice, role:default/mcp-user',
@@ -353,7 +364,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       const status = await statusAs(tokens.alice);
       expect(status.status).toBe(200);
     } finally {
-      fs.writeFileSync(csv, original);
+      replaceFile(csv, original);
     }
     await waitFor(
       async () => !(await toolNames(alice)).includes('example_add_tool'),
