@@ -8,7 +8,10 @@
  * all pointed at the same server-everything, plus the direct target; `tools/call echo` with the
  * official SDK client as alice, sequential and at 50 in flight, in alternating rounds (order
  * rotated per round, see lib/brokerCalls.mjs). Prints, per mode and target: calls/s, p50/p99,
- * the backend's CPU per call, ÷ direct, and each variant's CPU and throughput ÷ the first's.
+ * the backend's CPU per call, ÷ direct, each variant's CPU and throughput ÷ the first's over
+ * the whole run, and the medians over rounds of the same ratios taken within each round (CPU ÷
+ * the first variant, ÷ the variant listed before it, throughput ÷ direct): the figures drift on
+ * a shared machine disturbs least.
  *
  *   node bench/brokerAB.mjs --variants parent=/tmp/ab/parent,change=. [--rounds 8]
  *     [--sequential 800] [--concurrent 4000] [--in-flight 50] [--smoke]
@@ -96,12 +99,50 @@ async function main() {
       },
     ];
     log(`${COUNTS.rounds} alternating rounds`);
-    const results = await measureCalls({
-      targets,
-      modes,
-      rounds: COUNTS.rounds,
-      onRound: r => log(`round ${r} done`),
-    });
+    // One round at a time (order rotated per round), so that each round's CPU per call of every
+    // variant can be paired with the first variant's in the same round: the median of those
+    // ratios is what drift on a shared machine disturbs least.
+    const results = {};
+    const perRound = {};
+    for (let round = 0; round < COUNTS.rounds; round += 1) {
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      const roundModes = modes.map(mode => ({
+        ...mode,
+        total: Math.ceil(mode.total / COUNTS.rounds),
+      }));
+      const one = await measureCalls({ targets: order, modes: roundModes, rounds: 1 });
+      for (const mode of modes) {
+        results[mode.name] ??= {};
+        perRound[mode.name] ??= {};
+        for (const target of targets) {
+          const entry = one[mode.name][target.name];
+          const sum = (results[mode.name][target.name] ??= {
+            latencies: [],
+            wallMs: 0,
+            calls: 0,
+            cpuMs: {},
+          });
+          sum.latencies.push(...entry.latencies);
+          sum.wallMs += entry.wallMs;
+          sum.calls += entry.calls;
+          for (const [label, value] of Object.entries(entry.cpuMs))
+            sum.cpuMs[label] = (sum.cpuMs[label] ?? 0) + value;
+          (perRound[mode.name][target.name] ??= []).push({
+            cpu: entry.cpuMs.broker / entry.calls,
+            rate: entry.calls / entry.wallMs,
+          });
+        }
+      }
+      log(`round ${round + 1} done`);
+    }
+    const median = values => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    };
+    /** Median over rounds of `pick(variant) ÷ pick(base)` within each round. */
+    const pairedRatio = (mode, name, base, pick) =>
+      median(perRound[mode][name].map((r, i) => pick(r) / pick(perRound[mode][base][i])));
     for (const client of clients) await client.close();
 
     const facts = machineFacts();
@@ -116,6 +157,11 @@ async function main() {
       const rate = name => (entryOf(name).calls / entryOf(name).wallMs) * 1000;
       const cpu = name => entryOf(name).cpuMs.broker / entryOf(name).calls;
       const first = targets[1].name;
+      // The variant before this one in --variants (its parent when they are a chain of changes).
+      const previous = name => {
+        const index = targets.findIndex(target => target.name === name);
+        return index > 1 ? targets[index - 1].name : undefined;
+      };
       for (const target of targets) {
         const entry = entryOf(target.name);
         const stats = summarize(entry.latencies);
@@ -131,6 +177,15 @@ async function main() {
           isBroker ? `${(rate(target.name) / rate('direct')).toFixed(3)}×` : '',
           isBroker ? `${(cpu(target.name) / cpu(first)).toFixed(3)}×` : '',
           isBroker ? `${(rate(target.name) / rate(first)).toFixed(3)}×` : '',
+          isBroker && target.name !== first
+            ? `${pairedRatio(mode.name, target.name, first, r => r.cpu).toFixed(3)}×`
+            : '',
+          isBroker && previous(target.name) !== undefined
+            ? `${pairedRatio(mode.name, target.name, previous(target.name), r => r.cpu).toFixed(3)}×`
+            : '',
+          isBroker
+            ? `${pairedRatio(mode.name, target.name, 'direct', r => r.rate).toFixed(3)}×`
+            : '',
         ]);
       }
     }
@@ -147,6 +202,9 @@ async function main() {
           '÷ direct',
           `CPU ÷ ${targets[1].name}`,
           `calls/s ÷ ${targets[1].name}`,
+          `CPU ÷ ${targets[1].name}, median of rounds`,
+          'CPU ÷ previous variant, median of rounds',
+          '÷ direct, median of rounds',
         ],
         rows,
       ),
