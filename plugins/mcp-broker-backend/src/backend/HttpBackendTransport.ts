@@ -69,98 +69,6 @@ const MAX_TEXT_BYTES = 64 * 1024;
 /** How long {@link HttpBackendResponse.discard} waits for the rest of a body before closing it. */
 export const DISCARD_GRACE_MS = 5_000;
 
-/** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
-export class HttpBackendResponse implements BackendResponse {
-  /** @internal */
-  constructor(private readonly message: http.IncomingMessage) {}
-
-  /** The HTTP status code. */
-  get status(): number {
-    return this.message.statusCode ?? 0;
-  }
-
-  /** True for a 2xx status. */
-  get ok(): boolean {
-    return this.status >= 200 && this.status < 300;
-  }
-
-  /** A response header (first value), by lower-case name. */
-  header(name: string): string | undefined {
-    const value = this.message.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  }
-
-  /** True when the body is a server-sent-events stream. */
-  get isEventStream(): boolean {
-    return (this.header('content-type') ?? '').includes('text/event-stream');
-  }
-
-  /**
-   * The body's bytes, in order; the iteration throws when the connection breaks. Leaving the
-   * loop early does not close the connection: call {@link HttpBackendResponse.discard} or
-   * {@link HttpBackendResponse.close}.
-   */
-  get body(): AsyncIterable<Buffer> {
-    const message = this.message;
-    return { [Symbol.asyncIterator]: () => new BodyChunks(message) };
-  }
-
-  /**
-   * Throws the rest of the body away, reading it to its end so that the connection goes back to
-   * the pool. A backend ends a POST's event stream right after the response (MCP says it
-   * SHOULD); one that keeps it open longer than `graceMs` has it closed.
-   */
-  discard(graceMs = DISCARD_GRACE_MS): void {
-    if (this.message.readableEnded || this.message.destroyed) return;
-    // Even a body that has fully arrived (`complete`, e.g. an empty 202) must be read to its
-    // end: only then does the socket go back to the pool, unreferenced. Left unread, it stays
-    // assigned to this response, is never reused, and keeps the process alive.
-    this.message.resume();
-    if (this.message.complete) return;
-    const giveUp = setTimeout(() => this.message.destroy(), graceMs);
-    giveUp.unref();
-    this.message.once('close', () => clearTimeout(giveUp));
-  }
-
-  /**
-   * Reads the body as UTF-8 text, keeping at most `maxBytes` (error bodies are only shown or
-   * searched, so a large one is cut rather than buffered). The whole body is read, so the
-   * connection goes back to the pool.
-   */
-  async text(maxBytes = MAX_TEXT_BYTES): Promise<string> {
-    const decoder = new StringDecoder('utf8');
-    let text = '';
-    let kept = 0;
-    let cut = false;
-    for await (const chunk of this.body) {
-      if (kept >= maxBytes) {
-        cut = true;
-        continue;
-      }
-      const part = chunk.subarray(0, maxBytes - kept);
-      cut ||= part.byteLength < chunk.byteLength;
-      kept += part.byteLength;
-      text += decoder.write(part);
-    }
-    // A character cut in two at the limit is dropped rather than shown as U+FFFD.
-    return cut ? text : text + decoder.end();
-  }
-
-  /**
-   * Closes the connection without reading further (after a broken or oversized stream, or to
-   * end an event stream).
-   */
-  close(): void {
-    this.message.destroy();
-  }
-
-  /** Calls `listener` once the body has ended or the connection closed, whichever comes first. */
-  onClose(listener: () => void): void {
-    if (this.message.destroyed) listener();
-    else this.message.once('close', listener);
-  }
-}
-
 /** Chunks a body reader may hold before the response is paused until it catches up. */
 const MAX_QUEUED_CHUNKS = 16;
 
@@ -272,6 +180,98 @@ function prematureClose(): Error {
   return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
+/** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
+export class HttpBackendResponse implements BackendResponse {
+  /** @internal */
+  constructor(private readonly message: http.IncomingMessage) {}
+
+  /** The HTTP status code. */
+  get status(): number {
+    return this.message.statusCode ?? 0;
+  }
+
+  /** True for a 2xx status. */
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  /** A response header (first value), by lower-case name. */
+  header(name: string): string | undefined {
+    const value = this.message.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  /** True when the body is a server-sent-events stream. */
+  get isEventStream(): boolean {
+    return (this.header('content-type') ?? '').includes('text/event-stream');
+  }
+
+  /**
+   * The body's bytes, in order; the iteration throws when the connection breaks. Leaving the
+   * loop early does not close the connection: call {@link HttpBackendResponse.discard} or
+   * {@link HttpBackendResponse.close}.
+   */
+  get body(): AsyncIterable<Buffer> {
+    const message = this.message;
+    return { [Symbol.asyncIterator]: () => new BodyChunks(message) };
+  }
+
+  /**
+   * Throws the rest of the body away, reading it to its end so that the connection goes back to
+   * the pool. A backend ends a POST's event stream right after the response (MCP says it
+   * SHOULD); one that keeps it open longer than `graceMs` has it closed.
+   */
+  discard(graceMs = DISCARD_GRACE_MS): void {
+    if (this.message.readableEnded || this.message.destroyed) return;
+    // Even a body that has fully arrived (`complete`, e.g. an empty 202) must be read to its
+    // end: only then does the socket go back to the pool, unreferenced. Left unread, it stays
+    // assigned to this response, is never reused, and keeps the process alive.
+    this.message.resume();
+    if (this.message.complete) return;
+    const giveUp = setTimeout(() => this.message.destroy(), graceMs);
+    giveUp.unref();
+    this.message.once('close', () => clearTimeout(giveUp));
+  }
+
+  /**
+   * Reads the body as UTF-8 text, keeping at most `maxBytes` (error bodies are only shown or
+   * searched, so a large one is cut rather than buffered). The whole body is read, so the
+   * connection goes back to the pool.
+   */
+  async text(maxBytes = MAX_TEXT_BYTES): Promise<string> {
+    const decoder = new StringDecoder('utf8');
+    let text = '';
+    let kept = 0;
+    let cut = false;
+    for await (const chunk of this.body) {
+      if (kept >= maxBytes) {
+        cut = true;
+        continue;
+      }
+      const part = chunk.subarray(0, maxBytes - kept);
+      cut ||= part.byteLength < chunk.byteLength;
+      kept += part.byteLength;
+      text += decoder.write(part);
+    }
+    // A character cut in two at the limit is dropped rather than shown as U+FFFD.
+    return cut ? text : text + decoder.end();
+  }
+
+  /**
+   * Closes the connection without reading further (after a broken or oversized stream, or to
+   * end an event stream).
+   */
+  close(): void {
+    this.message.destroy();
+  }
+
+  /** Calls `listener` once the body has ended or the connection closed, whichever comes first. */
+  onClose(listener: () => void): void {
+    if (this.message.destroyed) listener();
+    else this.message.once('close', listener);
+  }
+}
+
 /**
  * Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers.
  * `replayable: false` (a `tools/call`, which may have effects) is never sent twice: a reused
@@ -375,6 +375,7 @@ function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
   }
   const url = new URL(endpoint.url);
   const secure = url.protocol === 'https:';
+  const defaultPort = secure ? 443 : 80;
   const headers: string[] = [];
   setHeaderIn(headers, 'host', url.host);
   if (url.username !== '' || url.password !== '') {
@@ -389,7 +390,7 @@ function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
     agent: secure ? agents['https:'] : agents['http:'],
     // `[::1]` in a URL, `::1` for the socket.
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+    port: url.port === '' ? defaultPort : Number(url.port),
     path: `${url.pathname}${url.search}`,
     headers,
   };
