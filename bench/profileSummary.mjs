@@ -32,22 +32,25 @@ const BROKER_FILES = [
   [/protocol\/jsonDepth/, 'broker router: JSON depth check'],
   [/protocol\/jsonRpcMessage/, 'backend messages: JSON.parse, raw id scan, classification'],
   [/protocol\/jsonRpc/, 'broker router: JSON-RPC validation'],
-  [/router\/sseClientStream/, SSE_WRITING],
+  [/router\/(sseClientStream|SseClientStream)/, SSE_WRITING],
   [/router\/clientReply/, 'broker router: replies (JSON.stringify)'],
   [
     /router\/(requirePrincipal|VerifiedPrincipalCache|principalAccess)/,
     'broker auth (token cache)',
   ],
   [
-    /router\/callEndSignal|upstream\/requestSignal/,
+    /router\/callEndSignal|(upstream|backend)\/requestSignal/,
     'broker router: call end signal (linked signals)',
   ],
   [/router\//, 'broker router: dispatch, guards'],
   [/sessions\/|store\//, 'session store'],
   [/permissions\//, 'permission checks'],
   [/audit\//, 'audit trail: ours (ToolCallAuditor)'],
-  [/calls\/backendTransport|upstream\//, 'backend transport (node:http client, SSE reading)'],
-  [/calls\//, 'tool-call forwarding (forwarder, handler, session pool)'],
+  [
+    /calls\/backendTransport|upstream\/|backend\/(HttpBackendTransport|sseReader|backendTransport)/,
+    'backend transport (node:http client, SSE reading)',
+  ],
+  [/calls\/|backend\//, 'tool-call forwarding (forwarder, handler, session pool)'],
   [/./, 'broker: other modules'],
 ];
 

@@ -91,6 +91,57 @@ describe('HttpBackendTransport', () => {
     });
   });
 
+  it('sends each header once, the target’s and the request’s over the configured ones, whatever their case', async () => {
+    let seen: string[] | undefined;
+    handler = (req, res) => {
+      seen = req.rawHeaders;
+      res.writeHead(202).end();
+    };
+    const { port } = server.address() as AddressInfo;
+    const target = {
+      endpoint: { ...endpoint, headers: { Authorization: 'Bearer broker-own', Accept: 'x/y' } },
+      headers: { AUTHORIZATION: 'Bearer per-request', 'mcp-method': 'tools/call' },
+    };
+    for (let i = 0; i < 2; i += 1) {
+      const response = await postToBackend(target, '{}', new AbortController().signal);
+      response.discard();
+      const raw = seen!;
+      const names = raw.filter((_, index) => index % 2 === 0).map(name => name.toLowerCase());
+      expect(new Set(names).size).toBe(names.length);
+      const headers = Object.fromEntries(names.map((name, index) => [name, raw[index * 2 + 1]]));
+      expect(headers).toMatchObject({
+        host: `127.0.0.1:${port}`,
+        authorization: 'Bearer per-request',
+        accept: 'application/json, text/event-stream',
+        'mcp-method': 'tools/call',
+        'content-length': '2',
+        connection: 'keep-alive',
+      });
+    }
+  });
+
+  it('rejects at once with an AbortError for an aborted signal, and leaves no listener on a live one', async () => {
+    let requests = 0;
+    handler = (_req, res) => {
+      requests += 1;
+      res.writeHead(202).end();
+    };
+    const aborted = new AbortController();
+    aborted.abort();
+    const error = await post(undefined, aborted.signal).catch(e => e);
+    expect(error).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' });
+    expect(requests).toBe(0);
+
+    const live = new AbortController();
+    const added = jest.spyOn(live.signal, 'addEventListener');
+    const removed = jest.spyOn(live.signal, 'removeEventListener');
+    const response = await post(undefined, live.signal);
+    response.discard();
+    await waitFor(() => removed.mock.calls.length === 1, 'the abort listener removed');
+    expect(added.mock.calls.length).toBe(1);
+    expect(removed.mock.calls[0][1]).toBe(added.mock.calls[0][1]);
+  });
+
   it('reads SSE messages split across chunks, including a UTF-8 character cut in two', async () => {
     const event = Buffer.from(
       'event: message\nid: e2\ndata: {"jsonrpc":"2.0","id":2,"result":{"text":"grüße €"}}\n\n',

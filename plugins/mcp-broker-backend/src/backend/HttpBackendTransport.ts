@@ -17,6 +17,7 @@ import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { BackendMessageTooLargeError } from './backendErrors';
 import { isSseEventTooLarge, readSseEvents } from './sseReader';
 import type {
+  BackendEndpoint,
   BackendResponse,
   BackendStreamItem,
   BackendTarget,
@@ -68,6 +69,117 @@ const MAX_TEXT_BYTES = 64 * 1024;
 /** How long {@link HttpBackendResponse.discard} waits for the rest of a body before closing it. */
 export const DISCARD_GRACE_MS = 5_000;
 
+/** Chunks a body reader may hold before the response is paused until it catches up. */
+const MAX_QUEUED_CHUNKS = 16;
+
+/**
+ * The body of a response as an async iterator driven by `'data'` events. Node's own iterator
+ * (`Readable.iterator`) costs a promise, a `nextTick` and end-of-stream listeners per chunk,
+ * a visible share of a short tool call (issue #21); here a chunk that has arrived is handed on
+ * at once. Semantics are the ones `BackendResponse.body` documents: the iteration throws when
+ * the connection breaks (the response's error, or a premature close), and leaving it early
+ * pauses the response without closing the connection.
+ */
+class BodyChunks implements AsyncIterator<Buffer> {
+  readonly #message: http.IncomingMessage;
+  readonly #queue: Buffer[] = [];
+  #ended = false;
+  #failure: Error | undefined;
+  #waiting:
+    { resolve: (r: IteratorResult<Buffer>) => void; reject: (e: Error) => void } | undefined;
+
+  constructor(message: http.IncomingMessage) {
+    this.#message = message;
+    if (message.readableEnded) {
+      this.#ended = true;
+    } else if (message.destroyed) {
+      this.#failure = message.errored ?? prematureClose();
+    } else {
+      message.on('data', this.#onData);
+      message.on('end', this.#onEnd);
+      message.on('error', this.#onError);
+      message.on('close', this.#onClose);
+    }
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    const chunk = this.#queue.shift();
+    if (chunk !== undefined) {
+      if (this.#queue.length === 0 && this.#message.isPaused() && !this.#ended) {
+        this.#message.resume();
+      }
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.#failure !== undefined) {
+      this.#detach();
+      return Promise.reject(this.#failure);
+    }
+    if (this.#ended) {
+      this.#detach();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<Buffer>> {
+    this.#detach();
+    // The rest stays unread (and the connection assigned) until discard() or close().
+    if (!this.#message.readableEnded) this.#message.pause();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  readonly #onData = (chunk: Buffer) => {
+    const waiting = this.#waiting;
+    if (waiting !== undefined) {
+      this.#waiting = undefined;
+      waiting.resolve({ value: chunk, done: false });
+      return;
+    }
+    this.#queue.push(chunk);
+    if (this.#queue.length >= MAX_QUEUED_CHUNKS) this.#message.pause();
+  };
+
+  readonly #onEnd = () => {
+    this.#ended = true;
+    this.#settle();
+  };
+
+  readonly #onError = (error: Error) => {
+    this.#failure ??= error;
+    this.#settle();
+  };
+
+  readonly #onClose = () => {
+    if (!this.#ended) this.#failure ??= prematureClose();
+    this.#settle();
+  };
+
+  /** Wakes a waiting `next()` once the body ended or failed (nothing is queued then). */
+  #settle() {
+    const waiting = this.#waiting;
+    if (waiting === undefined) return;
+    this.#waiting = undefined;
+    this.#detach();
+    if (this.#failure !== undefined) waiting.reject(this.#failure);
+    else waiting.resolve({ value: undefined, done: true });
+  }
+
+  #detach() {
+    const message = this.#message;
+    message.off('data', this.#onData);
+    message.off('end', this.#onEnd);
+    message.off('error', this.#onError);
+    message.off('close', this.#onClose);
+  }
+}
+
+/** What Node's stream iterator throws when a body closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
 /** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
 export class HttpBackendResponse implements BackendResponse {
   /** @internal */
@@ -100,7 +212,8 @@ export class HttpBackendResponse implements BackendResponse {
    * {@link HttpBackendResponse.close}.
    */
   get body(): AsyncIterable<Buffer> {
-    return this.message.iterator({ destroyOnReturn: false });
+    const message = this.message;
+    return { [Symbol.asyncIterator]: () => new BodyChunks(message) };
   }
 
   /**
@@ -228,6 +341,91 @@ export class HttpBackendTransport implements BackendTransport {
 const STALE_CONNECTION_RETRIES = 3;
 
 /**
+ * What a request to one backend URL needs that does not change between requests: the parsed
+ * URL as `http.request` options, its agent, and the headers every request to it carries (the
+ * configured ones and `host`), as a flat list of lower-case names and values. Parsing the URL
+ * and storing each header through `setHeader` on every request were a measurable part of a
+ * tool call's cost (issue #21).
+ */
+interface PreparedEndpoint {
+  readonly transport: typeof http | typeof https;
+  readonly agent: http.Agent;
+  readonly hostname: string;
+  readonly port: number;
+  readonly path: string;
+  /** `[name, value, name, value, …]`, names in lower case, no name twice. */
+  readonly headers: readonly string[];
+}
+
+/** Prepared endpoints by URL and configured headers; cleared when it holds this many. */
+const MAX_PREPARED_ENDPOINTS = 1_000;
+const preparedEndpoints = new Map<
+  string,
+  { source: BackendEndpoint; prepared: PreparedEndpoint }
+>();
+
+/** The prepared form of `endpoint`, parsed once per URL (throws for an invalid URL). */
+function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
+  const known = preparedEndpoints.get(endpoint.url);
+  if (
+    known !== undefined &&
+    (known.source === endpoint || sameHeaders(known.source.headers, endpoint.headers))
+  ) {
+    return known.prepared;
+  }
+  const url = new URL(endpoint.url);
+  const secure = url.protocol === 'https:';
+  const defaultPort = secure ? 443 : 80;
+  const headers: string[] = [];
+  setHeaderIn(headers, 'host', url.host);
+  if (url.username !== '' || url.password !== '') {
+    const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    setHeaderIn(headers, 'authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
+  }
+  for (const name of Object.keys(endpoint.headers)) {
+    setHeaderIn(headers, name, endpoint.headers[name]);
+  }
+  const prepared: PreparedEndpoint = {
+    transport: secure ? https : http,
+    agent: secure ? agents['https:'] : agents['http:'],
+    // `[::1]` in a URL, `::1` for the socket.
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? defaultPort : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    headers,
+  };
+  if (preparedEndpoints.size >= MAX_PREPARED_ENDPOINTS) preparedEndpoints.clear();
+  preparedEndpoints.set(endpoint.url, { source: endpoint, prepared });
+  return prepared;
+}
+
+function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  return names.every(name => b[name] === a[name]);
+}
+
+/** Sets a header in a flat list (case-insensitively: a later value replaces an earlier one). */
+function setHeaderIn(headers: string[], name: string, value: string): void {
+  const lower = name.toLowerCase();
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === lower) {
+      headers[i + 1] = value;
+      return;
+    }
+  }
+  headers.push(lower, value);
+}
+
+/** The error a request aborted by its signal fails with (what Node's `signal` option throws). */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
+    name: 'AbortError',
+    code: 'ABORT_ERR',
+  });
+}
+
+/**
  * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
  * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
  *
@@ -235,6 +433,9 @@ const STALE_CONNECTION_RETRIES = 3;
  * by the backend as idle just as it was reused; a `replayable` request is then sent again on a
  * new connection. Not a `tools/call`: the same error is what a backend that crashed while
  * running the tool produces, and running a tool twice is worse than reporting the failure.
+ *
+ * The signal is watched by one listener per request, removed when the request closes, instead
+ * of Node's `signal` option (which also watches the request through `finished()`).
  */
 function requestBackend(
   method: 'GET' | 'POST' | 'DELETE',
@@ -245,19 +446,31 @@ function requestBackend(
   replayable = true,
 ): Promise<BackendResponse> {
   return new Promise((resolve, reject) => {
-    let url: URL;
+    if (signal.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    let endpoint: PreparedEndpoint;
     try {
-      url = new URL(target.endpoint.url);
+      endpoint = prepare(target.endpoint);
     } catch (error) {
       reject(error);
       return;
     }
-    const transport = url.protocol === 'https:' ? https : http;
-    const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
-    const headers = protocolHeaders(target, extraHeaders);
+    const options: http.RequestOptions = {
+      method,
+      agent: endpoint.agent,
+      hostname: endpoint.hostname,
+      port: endpoint.port,
+      path: endpoint.path,
+      headers: requestHeaders(endpoint, target, extraHeaders, body),
+    };
     const attempt = (retriesLeft: number) => {
-      const request = transport.request(url, { method, agent, headers, signal });
+      const request = endpoint.transport.request(options);
       let answered = false;
+      const onAbort = () => request.destroy(abortError(signal));
+      signal.addEventListener('abort', onAbort);
+      request.once('close', () => signal.removeEventListener('abort', onAbort));
       request.once('response', message => {
         answered = true;
         resolve(new HttpBackendResponse(message));
@@ -288,18 +501,28 @@ function isStaleConnectionError(error: unknown): boolean {
   return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-function protocolHeaders(
+/**
+ * The request's headers as Node's raw list (stored as they are, without a `setHeader` each):
+ * the endpoint's, the target's, the request's own, the session's, and the body's length.
+ */
+function requestHeaders(
+  endpoint: PreparedEndpoint,
   target: BackendTarget,
   extra: Record<string, string>,
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    ...target.endpoint.headers,
-    ...target.headers,
-    ...extra,
-  };
-  if (target.sessionId !== undefined) headers['mcp-session-id'] = target.sessionId;
-  if (target.protocolVersion !== undefined)
-    headers['mcp-protocol-version'] = target.protocolVersion;
+  body: string | undefined,
+): string[] {
+  const headers = endpoint.headers.slice();
+  if (target.headers !== undefined) {
+    for (const name of Object.keys(target.headers)) {
+      setHeaderIn(headers, name, target.headers[name]);
+    }
+  }
+  for (const name of Object.keys(extra)) setHeaderIn(headers, name, extra[name]);
+  if (target.sessionId !== undefined) setHeaderIn(headers, 'mcp-session-id', target.sessionId);
+  if (target.protocolVersion !== undefined) {
+    setHeaderIn(headers, 'mcp-protocol-version', target.protocolVersion);
+  }
+  if (body !== undefined) setHeaderIn(headers, 'content-length', String(Buffer.byteLength(body)));
   return headers;
 }
 

@@ -138,15 +138,46 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
   const fakeTimers = () =>
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
 
-  it('with deferred headers, sends headers, the message and the end of the stream together', async () => {
+  it('with deferred headers, sends headers, the message and the end of the stream in one write', async () => {
     fakeTimers();
     const client = rawClient('/deferred');
     await waitForStreams(1);
     jest.advanceTimersByTime(149);
     expect(responses[0].headersSent).toBe(false); // nothing before the first event
+    const event = 'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n';
     streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
     streams[0].close();
-    // The chunked body's end is the last thing the stream writes.
+    await waitUntil(() =>
+      client.chunks
+        .map(c => c.text)
+        .join('')
+        .endsWith(event),
+    );
+    client.socket.destroy();
+    expect(client.chunks).toHaveLength(1); // one write: one segment on loopback
+    const text = client.chunks[0].text;
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(text).toContain('Content-Type: text/event-stream');
+    // The whole answer was known at once: a sized body, no chunked framing.
+    expect(text).toContain(`Content-Length: ${Buffer.byteLength(event)}\r\n`);
+    expect(text).not.toContain('Transfer-Encoding');
+    expect(text).toMatch(/\r\n\r\nevent: message\n/);
+    expect(text).not.toContain(': stream open');
+    expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('with deferred headers, events of one tick leave together and the stream stays open', async () => {
+    fakeTimers();
+    const client = rawClient('/deferred');
+    await waitForStreams(1);
+    streams[0].send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } });
+    streams[0].send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 2 } });
+    await waitUntil(() => client.chunks.some(c => c.text.includes('"progress":2')));
+    expect(client.chunks).toHaveLength(1);
+    expect(client.chunks[0].text).toContain('Transfer-Encoding: chunked');
+    expect(client.chunks[0].text).toMatch(/"progress":1\}\}\n\n[\s\S]*"progress":2/);
+    streams[0].send({ jsonrpc: '2.0', id: 1, result: {} });
+    streams[0].close();
     await waitUntil(() =>
       client.chunks
         .map(c => c.text)
@@ -154,14 +185,18 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
         .endsWith('\r\n0\r\n\r\n'),
     );
     client.socket.destroy();
-    expect(client.chunks).toHaveLength(1); // one write: one segment on loopback
-    const text = client.chunks[0].text;
-    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(text).toContain('Content-Type: text/event-stream');
-    expect(text).toContain('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
-    expect(text).toMatch(/\r\n0\r\n\r\n$/); // the chunked body's end
-    expect(text).not.toContain(': stream open');
     expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('creates its abort signal only when asked, aborted once the stream is closed', async () => {
+    rawClient('/deferred');
+    await waitForStreams(1);
+    const [stream] = streams;
+    const signal = stream.signal;
+    expect(signal.aborted).toBe(false);
+    stream.close();
+    expect(signal.aborted).toBe(true);
+    expect(stream.signal.aborted).toBe(true);
   });
 
   it('with deferred headers, a silent stream still sends its headers at the deadline', async () => {

@@ -32,17 +32,23 @@ const STREAM_CLOSED = Object.freeze({ name: 'StreamClosed', message: 'the event 
 
 /** An open SSE response. */
 export class SseClientStream implements ClientEventStream {
-  private readonly controller = new AbortController();
-  private readonly keepAlive: NodeJS.Timeout;
+  /** Created when `signal` is first read: a tool call's stream is never asked for one. */
+  private controller: AbortController | undefined;
+  private isClosed = false;
+  private keepAlive: NodeJS.Timeout | undefined;
   private headerDeadline: NodeJS.Timeout | undefined;
   private corked = false;
+  /**
+   * While a deferred stream's headers wait: the events of the current tick, written together on
+   * the next tick, or with the end of the response when the stream closes first (one write:
+   * headers, events and end).
+   */
+  private held: string | undefined;
 
   private constructor(
     private readonly res: Response,
     private readonly options: SseClientStreamOptions,
   ) {
-    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), options.keepAliveMs);
-    this.keepAlive.unref();
     res.on('close', () => this.finish('client-gone'));
   }
 
@@ -54,17 +60,22 @@ export class SseClientStream implements ClientEventStream {
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('Connection', 'keep-alive');
     res.setHeader('X-Accel-Buffering', 'no');
-    for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
+    if (options.headers !== undefined) {
+      for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]);
+    }
     res.socket?.setNoDelay(true);
     const stream = new SseClientStream(res, options);
     if (options.deferHeadersMs !== undefined) {
-      // The headers leave with the first write; this comment is the latest that happens.
+      // The headers leave with the first write; this comment is the latest that happens. Keep-
+      // alives start then too: a call that ends before the deadline never needs a timer more.
       stream.headerDeadline = setTimeout(() => {
-        if (!res.headersSent) stream.write(': stream open\n\n');
+        if (!res.headersSent && stream.write(': stream open\n\n')) stream.flushHeld();
+        stream.startKeepAlive();
       }, options.deferHeadersMs);
       stream.headerDeadline.unref();
       return stream;
     }
+    stream.startKeepAlive();
     stream.corkUntilNextTick();
     res.flushHeaders();
     // A comment right away lets clients (and tests) see the stream is live.
@@ -73,10 +84,14 @@ export class SseClientStream implements ClientEventStream {
   }
 
   get closed(): boolean {
-    return this.controller.signal.aborted;
+    return this.isClosed;
   }
 
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.isClosed) this.controller.abort(STREAM_CLOSED);
+    }
     return this.controller.signal;
   }
 
@@ -85,21 +100,51 @@ export class SseClientStream implements ClientEventStream {
   }
 
   close(): void {
-    if (this.closed) return;
-    if (!this.res.writableEnded) this.res.end();
+    if (this.isClosed) return;
+    const held = this.held;
+    this.held = undefined;
+    if (!this.res.writableEnded) this.res.end(held);
     this.finish('ended');
   }
 
   private write(chunk: string): boolean {
-    if (this.closed) return false;
-    if (this.res.writableLength + Buffer.byteLength(chunk) > this.options.maxBufferedBytes) {
+    if (this.isClosed) return false;
+    const waiting = this.res.writableLength + (this.held?.length ?? 0);
+    // UTF-8 has at most 3 bytes per UTF-16 unit: count the bytes only near the bound.
+    if (
+      waiting + chunk.length * 3 > this.options.maxBufferedBytes &&
+      waiting + Buffer.byteLength(chunk) > this.options.maxBufferedBytes
+    ) {
       this.finish('too-slow');
       this.res.destroy();
       return false;
     }
+    if (this.options.deferHeadersMs !== undefined && !this.res.headersSent) {
+      if (this.held === undefined) {
+        this.held = chunk;
+        process.nextTick(writeHeld, this);
+      } else {
+        this.held += chunk;
+      }
+      return true;
+    }
     this.corkUntilNextTick();
     this.res.write(chunk);
     return true;
+  }
+
+  /** @internal Writes the events held for the next tick now. */
+  flushHeld(): void {
+    const held = this.held;
+    if (held === undefined || this.isClosed) return;
+    this.held = undefined;
+    this.res.write(held);
+  }
+
+  private startKeepAlive() {
+    if (this.isClosed || this.keepAlive !== undefined) return;
+    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), this.options.keepAliveMs);
+    this.keepAlive.unref();
   }
 
   /**
@@ -119,12 +164,18 @@ export class SseClientStream implements ClientEventStream {
   }
 
   private finish(reason: 'ended' | 'client-gone' | 'too-slow') {
-    if (this.closed) return;
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.held = undefined;
     clearInterval(this.keepAlive);
     clearTimeout(this.headerDeadline);
-    this.controller.abort(STREAM_CLOSED);
+    this.controller?.abort(STREAM_CLOSED);
     this.options.onClose?.(reason);
   }
+}
+
+function writeHeld(stream: SseClientStream): void {
+  stream.flushHeld();
 }
 
 /**
