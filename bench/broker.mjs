@@ -45,6 +45,7 @@ import { measureCalls } from './lib/brokerCalls.mjs';
 import { RawSessionSet } from './lib/rawSessions.mjs';
 import { connectInspector, inspectorUrl } from './lib/inspectorGc.mjs';
 import { profileSummaryLines } from './profileSummary.mjs';
+import { processStoppers } from './lib/processStoppers.mjs';
 
 const require = createRequire(import.meta.url);
 const { ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
@@ -105,18 +106,7 @@ const sleep = millis => new Promise(resolve => setTimeout(resolve, millis));
 const verdict = ok => (ok ? 'met' : '**missed**');
 const log = message => process.stderr.write(`[broker-bench] ${message}\n`);
 
-/** Stops every process started so far (also on SIGINT/SIGTERM, so none is left behind). */
-const stoppers = [];
-async function stopAll() {
-  for (const stop of stoppers.splice(0).reverse())
-    await stop().catch(error => log(`stop failed: ${error}`));
-}
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    log(`${signal}: stopping the processes started so far`);
-    stopAll().finally(() => process.exit(1));
-  });
-}
+const { stoppers, stopAll } = processStoppers(log);
 
 /** Starts processes in parallel; each one that started is stopped at the end even if another failed. */
 async function startAll(starting) {

@@ -23,6 +23,7 @@ import { count, markdownTable, ms, summarize } from './lib/stats.mjs';
 import { startServerEverything } from './lib/brokerProcesses.mjs';
 import { connectClient, findTool } from './lib/mcpClients.mjs';
 import { measureCalls } from './lib/brokerCalls.mjs';
+import { processStoppers } from './lib/processStoppers.mjs';
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -41,14 +42,7 @@ const COUNTS = {
 };
 const log = message => process.stderr.write(`[broker-ab] ${message}\n`);
 
-const stoppers = [];
-async function stopAll() {
-  for (const stop of stoppers.splice(0).reverse())
-    await stop().catch(error => log(`stop failed: ${error}`));
-}
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => stopAll().finally(() => process.exit(1)));
-}
+const { stoppers, stopAll } = processStoppers(log);
 
 /** The development backend of the checkout at `root`, its broker pointed at `everythingUrl`. */
 async function startVariant(root, everythingUrl) {

@@ -1,0 +1,22 @@
+// The processes a bench script started, stopped in reverse order at the end, and also on
+// SIGINT/SIGTERM so that none is left behind.
+
+/**
+ * Returns `{ stoppers, stopAll }`: push a `() => Promise` per started process onto `stoppers`;
+ * `stopAll()` runs them newest first (a failing stop is logged, the others still run). A signal
+ * stops everything and exits with 1.
+ */
+export function processStoppers(log) {
+  const stoppers = [];
+  async function stopAll() {
+    for (const stop of stoppers.splice(0).reverse())
+      await stop().catch(error => log(`stop failed: ${error}`));
+  }
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      log(`${signal}: stopping the processes started so far`);
+      stopAll().finally(() => process.exit(1));
+    });
+  }
+  return { stoppers, stopAll };
+}
