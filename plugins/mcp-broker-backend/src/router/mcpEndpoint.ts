@@ -22,7 +22,7 @@ import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { serveModernMessage } from './modernRequestHandler';
 import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
-import { sendShuttingDown, sendTransportError } from './protocol';
+import { headerValue, sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 import {
   BROKER_IMPLEMENTATION,
@@ -41,11 +41,6 @@ import { principalOf } from './requirePrincipal';
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
-}
-
-function headerValue(req: Request, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /**

@@ -54,7 +54,7 @@ import type { ModernCaller } from '../types';
 import { answerSharedRequest, routeToolCall, type SharedAnswer } from './clientRequestDispatcher';
 import { serveListen } from './listenEndpoint';
 import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
-import { sendShuttingDown } from './protocol';
+import { headerValue, sendShuttingDown } from './protocol';
 import { principalOf } from './requirePrincipal';
 
 /** Dependencies of {@link serveModernMessage} (a subset of the endpoint's). */
@@ -100,11 +100,6 @@ export const MODERN_METHODS: Readonly<Record<string, ModernMethodHandler>> = Obj
 /** True when the broker serves `method` to 2026-07-28 clients. */
 export function isServedModernMethod(method: string): boolean {
   return Object.hasOwn(MODERN_METHODS, method);
-}
-
-function headerValue(req: Request, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function sendModernError(res: Response, id: JsonRpcRequest['id'], error: ModernRequestError) {

@@ -1,6 +1,12 @@
 /* The one way the MCP endpoint answers with an HTTP error (codes and versions: `protocol/`). */
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { JsonRpcErrorCode, JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
+
+/** The first value of a request header (Node joins most repeated headers, not all). */
+export function headerValue(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
 
 /**
  * Answers an MCP request with an HTTP error status and a JSON-RPC error body (what MCP
