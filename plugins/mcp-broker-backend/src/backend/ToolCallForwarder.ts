@@ -27,7 +27,8 @@
  *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
  *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025
  *     client is asked each input on its call's stream under a gateway id, and the backend call is
- *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds;
+ *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds (an answer
+ *     given on another replica is handed over through the shared store: StatelessInputAnswers);
  *   - a task result (tasks extension) ends the call with an error naming the backend;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  */
