@@ -3,8 +3,9 @@
  * backend processes on one PostgreSQL database (the same `backend.database` connection and
  * prefix), with `mcpBroker.sessionStore: database`. MCP clients go through a round-robin
  * forwarder without stickiness (the official SDK client) or address a replica directly (raw
- * HTTP, where a test must choose the replica). Backends: the example server and the raw test
- * backend, which records exactly which ids and answers reach it.
+ * HTTP, where a test must choose the replica). Backends: the example server, the raw test
+ * backend, which records exactly which ids and answers reach it, and the modern (2026-07-28,
+ * modern-only) example server.
  *
  * Runs only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, as yarn test
  * sets it): an in-memory SQLite database cannot be shared by two processes.
@@ -12,7 +13,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import {
+  ExampleMcpServer,
+  ModernExampleMcpServer,
+  startExampleMcpServer,
+  startModernExampleMcpServer,
+} from '@internal/example-mcp-server';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { backendDatabases } from '../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
@@ -54,13 +60,15 @@ if (postgres === undefined) {
     let forwarder: RoundRobinForwarder;
     let example: ExampleMcpServer;
     let raw: RawMcpBackend;
+    let modern: ModernExampleMcpServer;
     const tokens: Record<string, string> = {};
     const clients: Client[] = [];
 
     beforeAll(async () => {
-      [example, raw] = await Promise.all([
+      [example, raw, modern] = await Promise.all([
         startExampleMcpServer({ port: 0, bearerToken: 'example-secret' }),
         startRawMcpBackend(),
+        startModernExampleMcpServer({ port: 0, legacy: 'reject', bearerToken: 'modern-secret' }),
       ]);
       const config = {
         backend: { database: postgres.config },
@@ -73,6 +81,11 @@ if (postgres === undefined) {
               headers: { Authorization: 'Bearer example-secret' },
             },
             { name: 'raw', url: raw.url, headers: { Authorization: 'Bearer raw-secret' } },
+            {
+              name: 'example-modern',
+              url: modern.url,
+              headers: { Authorization: 'Bearer modern-secret' },
+            },
           ],
           elicitationTtl: { milliseconds: ELICITATION_TTL_MS },
           sessionIdleTimeout: { milliseconds: SESSION_TTL_MS },
@@ -87,16 +100,18 @@ if (postgres === undefined) {
       // Carol (portal-admin) may use every broker tool; the broker tests here are about replicas,
       // not access (brokerPermissions.test.ts).
       for (const user of ['alice', 'bob', 'carol']) tokens[user] = await replicas[0].signIn(user);
-      // Both replicas must have listed both backends before tools can be called on them.
+      // Both replicas must have listed every backend before tools can be called on them.
       for (const replica of replicas) {
         const client = await connectDirect(replica);
         await waitFor(
           async () => {
             const names = (await client.listTools()).tools.map(t => t.name);
-            return names.includes('example_confirm') && names.includes('raw_elicit');
+            return ['example_confirm', 'raw_elicit', 'example-modern_confirm'].every(n =>
+              names.includes(n),
+            );
           },
           20_000,
-          'both backends listed',
+          'every backend listed',
         );
       }
     }, 120_000);
@@ -105,7 +120,7 @@ if (postgres === undefined) {
       await Promise.all(clients.map(c => c.close().catch(() => undefined)));
       await forwarder?.close();
       await Promise.all(replicas.map(r => r.stop()));
-      await Promise.all([example?.close(), raw?.close()]);
+      await Promise.all([example?.close(), raw?.close(), modern?.close()]);
       await postgres.cleanup();
     }, 60_000);
 
@@ -568,6 +583,148 @@ if (postgres === undefined) {
       expect(walked).toEqual(expect.arrayContaining(names));
     }, 60_000);
 
+    /** Where a legacy client's JSON-RPC POSTs went: answers (with their status) and the rest. */
+    interface RoutedPosts {
+      answers: Array<{ body: Record<string, unknown>; status: number }>;
+    }
+
+    /**
+     * A fetch for the SDK transport that sends the client's answers (JSON-RPC responses) to
+     * `answersTo` and every other request to `requestsTo`, as a balancer without stickiness may.
+     */
+    function splittingFetch(
+      requestsTo: BackendProcess,
+      answersTo: BackendProcess,
+      routed: RoutedPosts,
+    ): typeof fetch {
+      return async (input, init) => {
+        const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+        const answering =
+          body !== undefined && !('method' in body) && ('result' in body || 'error' in body);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        const target = answering ? answersTo : requestsTo;
+        const response = await fetch(`${target.baseUrl}${url.pathname}${url.search}`, init);
+        if (answering) routed.answers.push({ body, status: response.status });
+        return response;
+      };
+    }
+
+    /** Rows of the shared held-call tables left for a backend's calls. */
+    async function heldCallRows(backend: string) {
+      const connection = postgres!.config!.connection as Record<string, unknown>;
+      const prefix = postgres!.config!.prefix as string;
+      const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
+      await pg.connect();
+      try {
+        const rounds = await pg.query<{ call_id: string }>(
+          'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
+          [backend],
+        );
+        const ids = rounds.rows.map(r => r.call_id);
+        const messages = await pg.query(
+          'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
+          [ids],
+        );
+        return { rounds: ids.length, messages: messages.rows.length };
+      } finally {
+        await pg.end();
+      }
+    }
+
+    it('resumes a legacy client’s call to a 2026-07-28 backend with the answer it POSTs to the other replica', async () => {
+      const [a, b] = replicas;
+      const routed: RoutedPosts = { answers: [] };
+      const transport = new StreamableHTTPClientTransport(
+        new URL(`${a.baseUrl}/api/mcp-broker/mcp`),
+        {
+          requestInit: { headers: { Authorization: `Bearer ${tokens.carol}` } },
+          fetch: splittingFetch(a, b, routed),
+        },
+      );
+      const client = new Client(
+        { name: 'replicas-e2e-split', version: '1.0.0' },
+        { capabilities: { elicitation: {} } },
+      );
+      const asked: unknown[] = [];
+      client.setRequestHandler(ElicitRequestSchema, async request => {
+        asked.push(request.params);
+        return { action: 'accept', content: { confirmed: true } };
+      });
+      await client.connect(transport);
+      clients.push(client);
+
+      // A holds the call (and asks on its stream); the answer goes to B, which hands it over.
+      const result = await client.callTool({
+        name: 'example-modern_confirm',
+        arguments: { message: 'Ship it from B?' },
+      });
+      expect(asked).toEqual([expect.objectContaining({ message: 'Ship it from B?' })]);
+      expect(result.content).toEqual([{ type: 'text', text: 'confirmed: true' }]);
+      expect(routed.answers).toEqual([
+        {
+          body: expect.objectContaining({ id: expect.stringMatching(/^example-modern:/) }),
+          status: 202,
+        },
+      ]);
+      // The same answer again, on either replica: the id was used once.
+      for (const replica of [b, a]) {
+        const again = await rawPost(replica, transport.sessionId, routed.answers[0].body);
+        expect(again.status).toBe(404);
+        expect(await again.json()).toMatchObject({
+          error: { message: expect.stringContaining('already answered') },
+        });
+      }
+      // The call's published round and mailbox were removed when it ended.
+      await waitFor(
+        async () => {
+          const rows = await heldCallRows('example-modern');
+          return rows.rounds === 0 && rows.messages === 0;
+        },
+        5_000,
+        'the held-call rows of the ended call removed',
+      );
+    }, 60_000);
+
+    it('lets one of two simultaneous answers to a 2026-07-28 backend’s input through, across replicas', async () => {
+      const [a, b] = replicas;
+      const sessionId = await rawSession(a);
+      for (let round = 0; round < 4; round++) {
+        // The call is held by each replica in turn; each answer races on both.
+        const response = await rawPost(round % 2 === 0 ? a : b, sessionId, {
+          jsonrpc: '2.0',
+          id: `modern-call-${round}`,
+          method: 'tools/call',
+          params: { name: 'example-modern_confirm', arguments: { message: `Round ${round}?` } },
+        });
+        const stream = sseMessages(response);
+        const request = await waitFor(
+          () => stream.messages.find(m => m.method === 'elicitation/create'),
+          10_000,
+          'elicitation/create on the call stream',
+        );
+        const answer = {
+          jsonrpc: '2.0',
+          id: request!.id,
+          result: { action: round < 2 ? 'accept' : 'decline', content: { confirmed: true } },
+        };
+        const responses = await Promise.all([
+          rawPost(b, sessionId, answer),
+          rawPost(a, sessionId, answer),
+        ]);
+        expect(responses.map(r => r.status).sort()).toEqual([202, 404]);
+        await stream.done;
+        expect(stream.messages.at(-1)).toMatchObject({
+          id: `modern-call-${round}`,
+          result: {
+            content: [
+              { type: 'text', text: round < 2 ? 'confirmed: true' : 'not confirmed (decline)' },
+            ],
+          },
+        });
+      }
+    }, 60_000);
+
+    // Kills a replica: keep it the last test that needs both.
     it('keeps a session going on the other replica when one is killed mid-call; new clients start cleanly', async () => {
       const { client } = await connectBalanced();
       const errors: string[] = [];

@@ -168,6 +168,14 @@ export class ElicitationIdMap {
     return this.store.take(gatewayId);
   }
 
+  /**
+   * Puts back a mapping claimed by an answer that could not be passed on (the store failed
+   * midway), so that the client's retry of the answer can claim it again.
+   */
+  restore(mapping: ElicitationMapping): Promise<void> {
+    return this.store.insert(mapping);
+  }
+
   /** Reads a mapping without claiming it. */
   peek(gatewayId: string): Promise<ElicitationMapping | undefined> {
     return this.store.peek(gatewayId);

@@ -44,8 +44,8 @@ import {
   RequestStateSealer,
 } from '../inputRequests/RequestStateSealer';
 
-/** Default interval of mailbox reads for a retry served by a replica that does not hold it. */
-const DEFAULT_MAILBOX_POLL_MS = 100;
+/** Default interval of mailbox reads for the replica that waits for another one's messages. */
+export const DEFAULT_MAILBOX_POLL_MS = 100;
 
 /** A backend request waiting for a 2026-07-28 client's input. */
 interface PendingInput {

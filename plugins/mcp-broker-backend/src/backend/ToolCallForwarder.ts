@@ -27,7 +27,8 @@
  *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
  *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025
  *     client is asked each input on its call's stream under a gateway id, and the backend call is
- *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds;
+ *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds (an answer
+ *     given on another replica is handed over through the shared store: StatelessInputAnswers);
  *   - a task result (tasks extension) ends the call with an error naming the backend;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  */
@@ -72,7 +73,8 @@ import {
   classifyJsonRpcMessage,
 } from '../protocol/jsonRpcMessage';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
-import { HeldCallState, HeldCalls } from './HeldCalls';
+import { DEFAULT_MAILBOX_POLL_MS, HeldCallState, HeldCalls } from './HeldCalls';
+import { StatelessInputAnswers } from './StatelessInputAnswers';
 import {
   OpenedRequestState,
   RequestStateBinding,
@@ -269,11 +271,17 @@ export class ToolCallForwarder {
   private readonly heldCalls: HeldCalls | undefined;
   /** Resolved (and emptied) whenever the last call in flight ends. */
   private readonly idleWaiters: Array<() => void> = [];
-  /** Gateway ids of inputs a 2025 client is asked for a 2026-07-28 backend → their waiters. */
-  private readonly statelessInputs = new Map<string, (answer: ClientAnswer) => void>();
+  /** Answers of 2025 clients to 2026-07-28 backends' inputs, from this or another replica. */
+  private readonly statelessInputs: StatelessInputAnswers;
   private nextBackendRequestId = 1;
 
   constructor(private readonly options: ToolCallForwarderOptions) {
+    this.statelessInputs = new StatelessInputAnswers({
+      logger: options.logger,
+      store: options.heldCalls,
+      pollMs: options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS,
+      answerTtlMs: options.elicitations.ttlMs,
+    });
     const sealer = options.requestStates;
     this.heldCalls =
       sealer &&
@@ -367,6 +375,12 @@ export class ToolCallForwarder {
       sink.end();
       this.heldCalls?.callEnded(entry);
       call.onCallEnd?.();
+      // Before the ids go: from now on an answer on another replica learns the call ended.
+      await this.statelessInputs
+        .callEnded(entry.callId)
+        .catch(error =>
+          this.options.logger.warn(`Could not remove a call's published input requests: ${error}`),
+        );
       // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
       if (entry.registeredIds) {
         await this.options.elicitations
@@ -519,7 +533,13 @@ export class ToolCallForwarder {
       if (round > MAX_STATELESS_INPUT_ROUNDS) {
         throw backendTooManyInputRounds(backend, MAX_STATELESS_INPUT_ROUNDS);
       }
-      const inputResponses = await this.askStatelessInputs(call, entry, inputRequests ?? {}, sink);
+      const inputResponses = await this.askStatelessInputs(
+        call,
+        entry,
+        round,
+        inputRequests ?? {},
+        sink,
+      );
       params = {
         ...call.params,
         inputResponses,
@@ -531,11 +551,13 @@ export class ToolCallForwarder {
   /**
    * Asks a 2025 client each input of a 2026-07-28 backend's `input_required` as a real request
    * on its call's stream (gateway ids, as for a 2025 backend's requests); resolves with the
-   * answers under the backend's keys. A client's error answer ends the call with that error.
+   * answers under the backend's keys, given on this replica or another (StatelessInputAnswers).
+   * A client's error answer ends the call with that error.
    */
   private async askStatelessInputs(
     call: ForwardedToolCall,
     entry: InFlightCall,
+    round: number,
     inputRequests: Record<string, unknown>,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
@@ -545,35 +567,36 @@ export class ToolCallForwarder {
         isPlainObject(pair[1]) && typeof pair[1].method === 'string',
     );
     entry.registeredIds = true;
-    const answers = await Promise.all(
-      asked.map(async ([key, request]) => {
-        const mapping = await this.options.elicitations.register({
+    const mappings = await Promise.all(
+      asked.map(([key]) =>
+        this.options.elicitations.register({
           backendRequestId: JSON.stringify(key),
           backend,
           backendSessionId: undefined,
           protocolVersion: MODERN_PROTOCOL_VERSION,
           clientSessionId: call.clientSessionId,
           callId: entry.callId,
-        });
-        const answered = new Promise<ClientAnswer>(resolve =>
-          this.statelessInputs.set(mapping.gatewayId, resolve),
-        );
+        }),
+      ),
+    );
+    const answers = await this.statelessInputs.open(entry.callId, round, mappings);
+    try {
+      const answered = asked.map(async ([key, request], i) => {
+        const gatewayId = mappings[i].gatewayId;
         sink.send({
           jsonrpc: '2.0',
-          id: mapping.gatewayId,
+          id: gatewayId,
           method: request.method,
           ...(request.params === undefined ? {} : { params: request.params }),
         });
-        try {
-          const answer = await untilAborted(answered, entry.controller.signal);
-          if (answer.error !== undefined) throw new ClientAnsweredError(answer.error);
-          return [key, answer.result ?? {}] as const;
-        } finally {
-          this.statelessInputs.delete(mapping.gatewayId);
-        }
-      }),
-    );
-    return Object.fromEntries(answers);
+        const answer = await untilAborted(answers.answerTo(gatewayId), entry.controller.signal);
+        if (answer.error !== undefined) throw new ClientAnsweredError(answer.error);
+        return [key, answer.result ?? {}] as const;
+      });
+      return Object.fromEntries(await Promise.all(answered));
+    } finally {
+      answers.close();
+    }
   }
 
   private async runOnce(
@@ -752,15 +775,19 @@ export class ToolCallForwarder {
       );
     }
     if (mapping.backendSessionId === undefined) {
-      // An input of a 2026-07-28 backend: the call waiting for it takes the answer.
-      const waiter = this.statelessInputs.get(mapping.gatewayId);
-      if (waiter === undefined) {
-        return unknownId(
-          'This response answers a request whose call is no longer running on this broker replica',
-        );
+      // An input of a 2026-07-28 backend: the call waiting for it (here or on another replica)
+      // takes the answer.
+      let delivery;
+      try {
+        delivery = await this.statelessInputs.deliver(mapping, answer);
+      } catch (error) {
+        // Not handed over: the id is answerable again (the client is told to retry).
+        await this.options.elicitations.restore(mapping).catch(() => undefined);
+        throw error;
       }
-      waiter(answer);
-      return { outcome: 'delivered' };
+      return delivery === 'delivered'
+        ? { outcome: 'delivered' }
+        : unknownId('This response answers a request whose tool call has already ended');
     }
     const endpoint = this.options.endpointOf(mapping.backend);
     if (!endpoint) {

@@ -21,6 +21,15 @@
  * A retry that lands on the holder touches none of this. Rows expire and are swept with the
  * elicitation ids. Failure modes: a holder that crashes leaves a claimed round without messages;
  * the claiming replica answers the client with a timeout error at `toolCallTimeout`.
+ *
+ * The other direction, for a 2025 client's call to a 2026-07-28 backend (spec §9 "Backends"):
+ * the client is asked each input under a gateway id on its call's stream, and its answer may
+ * land on any replica. The holder publishes the round before the client sees it (`asked`: the
+ * backend's input keys), the answering replica claims the gateway id (ElicitationIdMap, once
+ * across replicas) and hands the answer over with `deliverAnswer` — one INSERT … SELECT into the
+ * mailbox of the published round, so an answer whose call ended (round deleted or expired)
+ * reaches nobody and says so. The holder polls that mailbox while it waits (no end row: the
+ * round ends when every answer arrived) and `deleteCall`s both when the call ends.
  */
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
@@ -80,6 +89,19 @@ export interface HeldCallStore {
   ): Promise<void>;
   /** Mailbox entries of the call's `round` after `afterSeq`, in order. */
   read(callId: string, round: number, afterSeq: number): Promise<MailboxEntry[]>;
+  /**
+   * Appends `message` to the mailbox of the call's published round, in one statement and only
+   * while that round is unexpired at `now`; false when there is none (the call ended).
+   */
+  deliverAnswer(
+    callId: string,
+    message: string,
+    now: number,
+    /** Epoch ms until which the message is kept (the holder reads it long before). */
+    expiresAt: number,
+  ): Promise<boolean>;
+  /** Deletes the call's round and mailbox entries (its call ended). */
+  deleteCall(callId: string): Promise<void>;
   /** Deletes rounds and mailbox entries that expired at or before `now`. */
   deleteExpired(now: number): Promise<void>;
 }

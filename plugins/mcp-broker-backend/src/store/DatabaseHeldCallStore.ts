@@ -4,6 +4,8 @@
  * (`… WHERE call_id = ? AND resumption IS NULL AND expires_at > ?`): of concurrent claims exactly
  * one updates the row (PostgreSQL row locks, SQLite's single writer). The mailbox is ordered by
  * its auto-increment `seq`; one writer (the holder) appends, one reader (the claimer) reads.
+ * A 2025 client's answer for a call to a 2026-07-28 backend goes the other way (the answering
+ * replica appends, the holder reads), appended only while the call's round is published.
  */
 import type { Knex } from 'knex';
 import type {
@@ -111,6 +113,33 @@ export class DatabaseHeldCallStore implements HeldCallStore {
       seq: Number(row.seq),
       ...(row.message === null ? {} : { message: row.message }),
     }));
+  }
+
+  async deliverAnswer(
+    callId: string,
+    message: string,
+    now: number,
+    expiresAt: number,
+  ): Promise<boolean> {
+    // One statement: the check that the round is still published and the append cannot be
+    // split by the holder deleting the round. Casts: PostgreSQL types select-list parameters
+    // as text otherwise. RETURNING (SQLite ≥ 3.35) tells whether a row went in.
+    const result = await this.knex.raw(
+      `insert into ?? (call_id, round, message, expires_at)
+       select call_id, round, cast(? as text), cast(? as bigint) from ??
+       where call_id = ? and expires_at > ?
+       returning seq`,
+      [HELD_CALL_MESSAGES_TABLE, message, expiresAt, HELD_CALLS_TABLE, callId, now],
+    );
+    // pg answers { rows }, better-sqlite3 the row array itself.
+    const rows: unknown[] = Array.isArray(result) ? result : result.rows;
+    return rows.length === 1;
+  }
+
+  async deleteCall(callId: string): Promise<void> {
+    // The round first: from then on no answer is handed over (deliverAnswer checks it).
+    await this.knex(HELD_CALLS_TABLE).where({ call_id: callId }).delete();
+    await this.knex(HELD_CALL_MESSAGES_TABLE).where({ call_id: callId }).delete();
   }
 
   async deleteExpired(now: number): Promise<void> {
