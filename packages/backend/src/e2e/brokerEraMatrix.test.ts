@@ -42,7 +42,7 @@ interface EraBackend {
   confirmArgs(message: string): Record<string, unknown>;
   confirmedText: string;
   addTool(name: string): void;
-  /** Called at a call's first progress; returns a check that the backend saw that call cancelled. */
+  /** Called at a call's first progress: a check that the backend saw that call cancelled. */
   watchCancel(): () => boolean;
 }
 
@@ -181,15 +181,18 @@ describe('every client era × every backend era through the broker (real backend
     const eraOfSwitching = async () => (await status()).find(b => b.name === 'switching')!;
 
     /** Waits until the broker is connected to the switching backend in `era`, events and all. */
-    async function waitForEra(era: Era) {
-      return waitFor(
+    async function waitForEra(era: Era): Promise<BackendStatus> {
+      const connected = await waitFor(
         async () => {
           const s = await eraOfSwitching();
-          return s.state === 'connected' && s.era === era && s.eventStream === 'open' && s;
+          return s.state === 'connected' && s.era === era && s.eventStream === 'open'
+            ? s
+            : undefined;
         },
         30_000,
         `the ${era} era on /status`,
       );
+      return connected!;
     }
 
     /** Restarts the switching backend as `era` on its port. */

@@ -20,11 +20,7 @@ import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall } from './__testUtils__/modernBrokerClient';
 import { mcpRawPost } from '../testing/mcpRawPost';
-import {
-  describeSkippedWithoutPostgres,
-  replicaDatabase,
-  startReplicas,
-} from './__testUtils__/replicas';
+import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -47,7 +43,11 @@ const { Client: PgClient } = require('pg') as {
 };
 
 if (postgres === undefined) {
-  describeSkippedWithoutPostgres(PURPOSE);
+  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
+    it('is skipped only because no PostgreSQL server is configured', () => {
+      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
+    });
+  });
 } else {
   describe('two backend replicas on one PostgreSQL database', () => {
     let replicas: BackendProcess[] = [];

@@ -59,7 +59,7 @@ export function connectEraClient(era: Era, baseUrl: string, token: string): Prom
   return era === 'legacy' ? connectLegacy(baseUrl, token) : connectModern(baseUrl, token);
 }
 
-const firstText = (result: { content?: unknown }) =>
+const firstText = (result: Record<string, unknown>) =>
   String((result.content as Array<{ text?: unknown }> | undefined)?.[0]?.text);
 
 async function connectLegacy(baseUrl: string, token: string): Promise<EraClient> {

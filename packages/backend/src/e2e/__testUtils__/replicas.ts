@@ -1,9 +1,9 @@
 /*
  * Several real backend processes on one PostgreSQL database (the same `backend.database`
  * connection and prefix), as the multi-replica tests run them (replicas.test.ts,
- * replicasEras.test.ts). Only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING,
- * as yarn test sets it): an in-memory SQLite database cannot be shared by two processes, so
- * without it a test file declares one test that says why it was skipped.
+ * replicasEras.test.ts). Only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING
+ * set, as yarn test does): an in-memory SQLite database cannot be shared by two processes.
+ * Without it, each test file declares one test saying why it was skipped.
  */
 import { BackendDatabase, backendDatabases } from '../../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
@@ -11,15 +11,6 @@ import { BackendProcess, startBackendProcess } from '../../testing/startBackendP
 /** The PostgreSQL database the replicas share, or undefined when none is configured. */
 export function replicaDatabase(purpose: string): BackendDatabase | undefined {
   return backendDatabases(purpose).find(d => d.name === 'PostgreSQL');
-}
-
-/** Declares the one test of a file whose replicas cannot run for want of PostgreSQL. */
-export function describeSkippedWithoutPostgres(purpose: string): void {
-  describe(`${purpose}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
-    it('is skipped only because no PostgreSQL server is configured', () => {
-      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
-    });
-  });
 }
 
 /**
