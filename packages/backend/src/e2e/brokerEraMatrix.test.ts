@@ -136,14 +136,14 @@ describe('every client era × every backend era through the broker (real backend
       );
       const result = await client.callTool(tool('count'), { steps: 3, delayMs: 10 });
       expect(result).toEqual({ text: 'counted to 3', progress: [1, 2, 3] });
-    });
+    }, 30_000);
 
     it('relays the backend’s elicitation and returns the answer to the backend', async () => {
       const client = await connect(clientEra);
       const result = await client.callTool(tool('confirm'), target().confirmArgs('Deploy?'));
       expect(client.elicitations).toEqual([expect.objectContaining({ message: 'Deploy?' })]);
       expect(result.text).toBe(target().confirmedText);
-    });
+    }, 30_000);
 
     it('tells the client when a tool is added at the backend', async () => {
       const client = await connect(clientEra);
@@ -157,7 +157,7 @@ describe('every client era × every backend era through the broker (real backend
       );
       // The broker refreshes its list before it tells anyone.
       expect(await client.toolNames()).toContain(tool(added));
-    });
+    }, 30_000);
 
     it('cancels a call at the backend when the client cancels it', async () => {
       const client = await connect(clientEra);
@@ -174,7 +174,7 @@ describe('every client era × every backend era through the broker (real backend
       await expect(call).rejects.toThrow();
       expect(cancelSeen).toBeDefined();
       await waitFor(() => cancelSeen!(), 10_000, 'the backend to see the cancel');
-    });
+    }, 30_000);
   });
 
   describe('a backend that changes era across restarts at one URL', () => {
