@@ -44,6 +44,11 @@ export interface ModernExampleMcpServer {
   port: number;
   /** Adds a dynamic tool and announces the change on every listen stream. */
   addTool(name: string): void;
+  /**
+   * Announces `prompts/list_changed` on every listen stream although the prompts did not change:
+   * a marker for tests, behind everything announced before it.
+   */
+  announcePromptsChanged(): void;
   /** Number of open `subscriptions/listen` streams. */
   listenStreams(): number;
   /** Number of `tools/call` requests whose response is still open (cancellation tests). */
@@ -273,6 +278,7 @@ export async function startModernExampleMcpServer(
     addTool: name => {
       addTool(name);
     },
+    announcePromptsChanged: () => handler.notify.promptsChanged(),
     listenStreams: () => listenStreams,
     openToolCalls: () => openToolCalls,
     async close() {

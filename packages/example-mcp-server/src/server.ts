@@ -37,6 +37,13 @@ export interface ExampleMcpServer {
    * before it (sessions without an open GET stream do not get it).
    */
   announcePromptsChanged(): void;
+  /** Adds a dynamic tool as `add_tool` does (tests: a change made at the backend itself). */
+  addTool(name: string): void;
+  /**
+   * Number of `count` calls whose cancellation reached this server (their abort signal fired:
+   * `notifications/cancelled`, or their session closing), so tests can see a cancel arrive.
+   */
+  cancelledToolCalls(): number;
   close(): Promise<void>;
 }
 
@@ -55,6 +62,7 @@ export async function startExampleMcpServer(
   const sessions = new Map<string, Session>();
   const dynamicToolNames = new Set<string>();
   let eventStreams = 0;
+  let cancelledToolCalls = 0;
 
   function registerDynamicTool(session: Session, name: string) {
     const tool = session.server.registerTool(
@@ -68,6 +76,19 @@ export async function startExampleMcpServer(
       }),
     );
     session.dynamicTools.set(name, tool);
+  }
+
+  /** Adds `name` on every session (each announces it on its GET stream); false if taken. */
+  function addDynamicTool(name: string): boolean {
+    if (
+      dynamicToolNames.has(name) ||
+      ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)
+    ) {
+      return false;
+    }
+    dynamicToolNames.add(name);
+    for (const session of sessions.values()) registerDynamicTool(session, name);
+    return true;
   }
 
   function createSessionServer(): { server: McpServer; dynamicTools: Map<string, RegisteredTool> } {
@@ -102,6 +123,7 @@ export async function startExampleMcpServer(
       },
       async ({ steps, delayMs }, extra) => {
         const progressToken = extra._meta?.progressToken;
+        extra.signal.addEventListener('abort', () => cancelledToolCalls++, { once: true });
         for (let i = 1; i <= steps; i++) {
           await new Promise(resolve => setTimeout(resolve, delayMs));
           if (extra.signal.aborted) {
@@ -167,17 +189,12 @@ export async function startExampleMcpServer(
         },
       },
       async ({ name }) => {
-        if (
-          dynamicToolNames.has(name) ||
-          ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)
-        ) {
+        if (!addDynamicTool(name)) {
           return {
             content: [{ type: 'text', text: `tool ${name} exists already` }],
             isError: true,
           };
         }
-        dynamicToolNames.add(name);
-        for (const session of sessions.values()) registerDynamicTool(session, name);
         return { content: [{ type: 'text', text: `added ${name}` }] };
       },
     );
@@ -303,6 +320,10 @@ export async function startExampleMcpServer(
     announcePromptsChanged() {
       for (const session of sessions.values()) session.server.sendPromptListChanged();
     },
+    addTool: name => {
+      addDynamicTool(name);
+    },
+    cancelledToolCalls: () => cancelledToolCalls,
     async close() {
       for (const session of sessions.values()) await session.transport.close();
       sessions.clear();

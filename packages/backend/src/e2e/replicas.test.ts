@@ -20,13 +20,13 @@ import {
   startModernExampleMcpServer,
 } from '@internal/example-mcp-server';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { backendDatabases } from '../testing/backendDatabases';
-import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { BackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall } from './__testUtils__/modernBrokerClient';
 import { mcpRawPost } from '../testing/mcpRawPost';
+import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -37,7 +37,7 @@ const TOYSTORE_ROUTE = {
   name: 'toystore',
 } as const;
 const PURPOSE = 'multi-replica tests (two backends on one PostgreSQL database)';
-const postgres = backendDatabases(PURPOSE).find(d => d.name === 'PostgreSQL');
+const postgres = replicaDatabase(PURPOSE);
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { Client: PgClient } = require('pg') as {
@@ -71,7 +71,6 @@ if (postgres === undefined) {
         startModernExampleMcpServer({ port: 0, legacy: 'reject', bearerToken: 'modern-secret' }),
       ]);
       const config = {
-        backend: { database: postgres.config },
         mcpBroker: {
           sessionStore: 'database',
           servers: [
@@ -92,9 +91,7 @@ if (postgres === undefined) {
           toolCallTimeout: { seconds: 30 },
         },
       };
-      // One after the other: the first creates the plugin databases and runs the migrations.
-      replicas.push(await startBackendProcess({ config }));
-      replicas.push(await startBackendProcess({ config }));
+      replicas = await startReplicas(postgres, config);
       forwarder = await startRoundRobinForwarder(replicas.map(r => r.port));
       // Signing keys live in the shared auth database: a token from one replica works on both.
       // Carol (portal-admin) may use every broker tool; the broker tests here are about replicas,
