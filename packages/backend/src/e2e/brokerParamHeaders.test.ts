@@ -9,10 +9,18 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernClientTransport,
+} from '@modelcontextprotocol/client';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { connectBrokerClient, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import { connectModernClient, modernToolCall } from './__testUtils__/modernBrokerClient';
+import {
+  connectModernClient,
+  MODERN_PROTOCOL_VERSION,
+  modernToolCall,
+} from './__testUtils__/modernBrokerClient';
 
 const TOOL = 'modern_regional_echo';
 /** The specification's example of a value that needs Base64 (streamable-http.mdx). */
@@ -97,6 +105,35 @@ describe('Mcp-Param-* headers through the broker in the real backend process', (
       arguments: { region: NON_ASCII, message: 'hi' },
     });
     expect(textOf(encoded)).toBe(`hi from ${NON_ASCII} (Mcp-Param-Region: ${NON_ASCII_HEADER})`);
+  }, 30_000);
+
+  it('lets an SDK v2 client that never listed the tool recover from the broker’s -32020', async () => {
+    // Without the tool's schema the SDK sends no Mcp-Param header; the broker's HeaderMismatch
+    // makes it fetch tools/list and retry with the header (the specification's SHOULD).
+    const callStatuses: number[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const method = new Headers(init?.headers).get('mcp-method');
+      if (method === 'tools/call') callStatuses.push(response.status);
+      return response;
+    };
+    const modern = new ModernClient(
+      { name: 'broker-e2e-params', version: '1.0.0' },
+      { capabilities: {}, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } },
+    );
+    await modern.connect(
+      new ModernClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${carol}` } },
+        fetch: recording,
+      }),
+    );
+    closers.push(() => modern.close());
+    const result = await modern.callTool({
+      name: TOOL,
+      arguments: { region: 'us-west1', message: 'again' },
+    });
+    expect(textOf(result)).toBe('again from us-west1 (Mcp-Param-Region: us-west1)');
+    expect(callStatuses).toEqual([400, 200]);
   }, 30_000);
 
   it('mirrors the argument for an SDK 1.x client, and ignores the header it sends itself', async () => {
