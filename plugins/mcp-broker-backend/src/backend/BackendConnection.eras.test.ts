@@ -50,7 +50,13 @@ describe('BackendConnection: the era of each backend', () => {
     const status = connection.status();
     expect(status).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28' });
     expect(Date.parse(status.eraDetectedAt!)).not.toBeNaN();
-    expect(toolNames(connection)).toEqual(['echo', 'count', 'add_tool', 'confirm']);
+    expect(toolNames(connection)).toEqual([
+      'echo',
+      'count',
+      'add_tool',
+      'confirm',
+      'regional_echo',
+    ]);
     expect(connection.cachedLists.prompts.map(p => p.name)).toEqual(['greeting']);
     expect(connection.capabilities).toMatchObject({ tools: { listChanged: true } });
     // The SDK's default caching hint (ttlMs 0) is kept per list.
@@ -133,7 +139,13 @@ describe('BackendConnection: the era of each backend', () => {
       20_000,
     );
     expect(connection.status().eraDetectedAt! > legacyDetectedAt).toBe(true);
-    expect(toolNames(connection)).toEqual(['echo', 'count', 'add_tool', 'confirm']);
+    expect(toolNames(connection)).toEqual([
+      'echo',
+      'count',
+      'add_tool',
+      'confirm',
+      'regional_echo',
+    ]);
     expect(updates.at(-1)?.changedKinds.has('tools')).toBe(true);
     await waitFor(() => connection!.status().eventStream === 'open', 'the listen stream');
 
