@@ -5,8 +5,9 @@
  * (the same names and contents as the legacy half in conformanceBackend.ts, plus the
  * `test_input_required_result_*` tools, `test_custom_header_echo` (an `x-mcp-header` argument)
  * and the stateless diagnostics `test_missing_capability`, `test_streaming_elicitation`,
- * `test_logging_tool`, `test_trigger_tool_change` and `test_trigger_prompt_change`). Written from the scenarios' stated requirements against the
- * SDK's low-level `Server`, so tool lists can change at run time and schemas stay plain JSON.
+ * `test_logging_tool`, `test_trigger_tool_change` and `test_trigger_prompt_change`). Written
+ * from the scenarios' stated requirements against the SDK's low-level `Server`, so tool lists can
+ * change at run time and schemas stay plain JSON.
  *
  * Served by `createMcpHandler(…, { legacy: 'reject' })`: a fresh server per request, no state
  * between requests except what rides in `requestState` (HMAC-sealed by the SDK's codec with a key

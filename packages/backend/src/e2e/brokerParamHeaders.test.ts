@@ -91,7 +91,7 @@ describe('Mcp-Param-* headers through the broker in the real backend process', (
     });
   }, 30_000);
 
-  it('mirrors the argument for an SDK v2 client, plain ASCII as is and other text in Base64', async () => {
+  it('mirrors an SDK v2 client’s argument, plain ASCII as is, other text in Base64', async () => {
     const modern = await modernClient();
     await modern.listTools();
     const plain = await modern.callTool({
@@ -107,7 +107,7 @@ describe('Mcp-Param-* headers through the broker in the real backend process', (
     expect(textOf(encoded)).toBe(`hi from ${NON_ASCII} (Mcp-Param-Region: ${NON_ASCII_HEADER})`);
   }, 30_000);
 
-  it('lets an SDK v2 client that never listed the tool recover from the broker’s -32020', async () => {
+  it('lets an SDK v2 client without the tool’s schema recover from -32020', async () => {
     // Without the tool's schema the SDK sends no Mcp-Param header; the broker's HeaderMismatch
     // makes it fetch tools/list and retry with the header (the specification's SHOULD).
     const callStatuses: number[] = [];
@@ -136,7 +136,7 @@ describe('Mcp-Param-* headers through the broker in the real backend process', (
     expect(callStatuses).toEqual([400, 200]);
   }, 30_000);
 
-  it('mirrors the argument for an SDK 1.x client, and ignores the header it sends itself', async () => {
+  it('mirrors an SDK 1.x client’s argument and ignores the header it sends', async () => {
     // A legacy-era request is not checked: its stray header is neither refused nor forwarded.
     const legacy = await legacyClient({ 'Mcp-Param-Region': 'nowhere' });
     const result = await legacy.callTool({
@@ -153,7 +153,7 @@ describe('Mcp-Param-* headers through the broker in the real backend process', (
     expect(textOf(result)).toBe('hi from undefined (no Mcp-Param-Region header)');
   }, 30_000);
 
-  it('refuses a 2026-07-28 call whose Mcp-Param header is missing or differs (400, -32020)', async () => {
+  it('refuses a 2026-07-28 call with a missing or different Mcp-Param (400)', async () => {
     const call = (headers: Record<string, string>) =>
       modernToolCall(
         backend.baseUrl,

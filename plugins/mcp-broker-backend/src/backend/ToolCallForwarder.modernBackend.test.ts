@@ -103,7 +103,7 @@ describe('ToolCallForwarder with a modern-only (2026-07-28) backend', () => {
     expect(forwarder.inFlightCount()).toBe(0);
   });
 
-  it('mirrors x-mcp-header arguments into Mcp-Param-* headers, Base64 when not plain ASCII', async () => {
+  it('mirrors x-mcp-header arguments into Mcp-Param-* headers (Base64 if not ASCII)', async () => {
     const sink = collectingSink();
     await forwarder.forward(
       call({ name: 'regional_echo', arguments: { region: 'Zürich', message: 'hi' } }),

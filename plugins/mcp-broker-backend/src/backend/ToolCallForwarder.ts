@@ -21,8 +21,10 @@
  *
  * A backend detected as 2026-07-28 (`backendEra: 'modern'`) gets the same call statelessly: no
  * backend session, the per-request `_meta` (the end client's relayed capabilities without tasks,
- * the broker's clientInfo) and the mirroring headers, the broker's credentials. Everything after
- * the POST is the same path (streaming, timeout, audit, errors); only these differ:
+ * the broker's clientInfo) and the mirroring headers (with `Mcp-Param-*` for the tool's
+ * `x-mcp-header` arguments, declarations read by the catalog), the broker's credentials.
+ * Everything after the POST is the same path (streaming, timeout, audit, errors); only these
+ * differ:
  *   - cancellation is closing the backend stream (2026-07-28 has no `notifications/cancelled`);
  *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
  *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025

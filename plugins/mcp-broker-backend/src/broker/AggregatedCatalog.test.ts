@@ -91,7 +91,7 @@ describe('AggregatedCatalog', () => {
     expect(build().fingerprint('tools')).not.toBe(AggregatedCatalog.empty().fingerprint('tools'));
   });
 
-  it('leaves out tools whose x-mcp-header annotations are invalid, and keeps the others’ declarations', () => {
+  it('leaves out tools with invalid x-mcp-header annotations, keeps the others’', () => {
     const region = { type: 'string', 'x-mcp-header': 'Region' };
     const catalog = AggregatedCatalog.build([
       {

@@ -141,7 +141,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     }
   });
 
-  it('leaves out a tool with an invalid x-mcp-header, warns once naming server and tool, and shows it on /status', async () => {
+  it('leaves out a tool with a bad x-mcp-header, warns once, shows it on /status', async () => {
     const annotated = await startScriptedMcpServer({
       tools: ['good', 'bad'],
       inputSchemas: {
