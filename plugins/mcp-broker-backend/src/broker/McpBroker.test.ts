@@ -168,7 +168,11 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
       expect(warnings()).toEqual([
         [expect.stringMatching(/^MCP server "annotated": tool "bad" left out of tools\/list/)],
       ]);
-      // Another list change rebuilds the catalog: the same rejection is not logged again.
+      // Another list change rebuilds the catalog: the same rejection is not logged again. (The
+      // event needs the broker's GET stream to that server, which opens after its first list.)
+      await waitFor(
+        () => broker.status().backends.find(b => b.name === 'annotated')?.eventStream === 'open',
+      );
       annotated.tools = ['good', 'bad', 'more'];
       annotated.sendListChanged('tools');
       await waitFor(() => broker.catalog().tools.some(t => t.name === 'a_more'));
