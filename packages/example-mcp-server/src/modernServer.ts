@@ -13,7 +13,12 @@
  * - `add_tool`: adds a dynamic echo-like tool and announces `tools/list_changed` on every listen
  *   stream (not read-only). Tests can do the same with `addTool(name)`;
  * - `confirm`: asks the client to confirm `message` through `input_required` (an elicitation
- *   under the key `confirm`) and returns what it answered (read-only).
+ *   under the key `confirm`) and returns what it answered (read-only);
+ * - `regional_echo`: returns its `message` with its `region`, which the schema marks with
+ *   `x-mcp-header: "Region"` (2026-07-28 clients mirror it into `Mcp-Param-Region`). The answer
+ *   shows the header as it arrived (still encoded), and the call fails when a modern request
+ *   carries the argument without the header (read-only). The low-level `Server` used here does
+ *   not check `Mcp-Param-*` itself (the SDK does so only for `McpServer` tools).
  * `legacy: 'reject'` makes it a modern-only server (2025 requests are refused, as by servers that
  * dropped the old revision); the default serves them statelessly.
  * One prompt (`greeting`) and one resource (`example://modern/readme`).
@@ -57,7 +62,10 @@ export interface ModernExampleMcpServer {
 }
 
 const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
-const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm'];
+const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'regional_echo'];
+
+/** The header `regional_echo`'s `region` is mirrored into (`x-mcp-header: "Region"`). */
+const REGION_HEADER = 'mcp-param-region';
 
 const text = (t: string, isError = false): CallToolResult => ({
   content: [{ type: 'text', text: t }],
@@ -128,6 +136,19 @@ export async function startModernExampleMcpServer(
       },
       annotations: readOnly,
     },
+    {
+      name: 'regional_echo',
+      description: 'Returns the message with its region (the region is mirrored into a header)',
+      inputSchema: {
+        type: 'object' as const,
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          message: { type: 'string' },
+        },
+        required: ['region'],
+      },
+      annotations: readOnly,
+    },
     ...[...dynamicTools].map(name => ({
       name,
       description: `A tool added at runtime by add_tool (${name})`,
@@ -172,6 +193,17 @@ export async function startModernExampleMcpServer(
     return text(`confirmed: ${String(answer.content?.confirmed)}`);
   }
 
+  function regionalEcho(args: Record<string, unknown>, ctx: ServerContext) {
+    const header = ctx.http?.req?.headers.get(REGION_HEADER) ?? undefined;
+    const modern = ctx.http?.req?.headers.get('mcp-protocol-version') === '2026-07-28';
+    if (modern && typeof args.region === 'string' && header === undefined) {
+      return text(`Mcp-Param-Region header missing for region ${args.region}`, true);
+    }
+    const seen =
+      header === undefined ? 'no Mcp-Param-Region header' : `Mcp-Param-Region: ${header}`;
+    return text(`${String(args.message ?? '')} from ${String(args.region)} (${seen})`);
+  }
+
   const factory = () => {
     const server = new Server(
       { name: 'modern-example-mcp-server', version: '0.1.0' },
@@ -190,6 +222,7 @@ export async function startModernExampleMcpServer(
       if (name === 'echo') return text(String(args.message ?? ''));
       if (name === 'count') return count(args, ctx);
       if (name === 'confirm') return confirm(args, ctx);
+      if (name === 'regional_echo') return regionalEcho(args, ctx);
       if (name === 'add_tool') {
         const added = typeof args.name === 'string' && DYNAMIC_TOOL_NAME.test(args.name);
         if (!added || !addTool(args.name as string)) {

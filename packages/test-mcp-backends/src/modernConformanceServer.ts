@@ -3,10 +3,11 @@
  * server` 2.4.0) server with the tools, resources and prompts that
  * `@modelcontextprotocol/conformance@0.2.0-alpha.12 server --requirements 2026-07-28` calls
  * (the same names and contents as the legacy half in conformanceBackend.ts, plus the
- * `test_input_required_result_*` tools and the stateless diagnostics `test_missing_capability`,
- * `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change` and
- * `test_trigger_prompt_change`). Written from the scenarios' stated requirements against the
- * SDK's low-level `Server`, so tool lists can change at run time and schemas stay plain JSON.
+ * `test_input_required_result_*` tools, `test_custom_header_echo` (an `x-mcp-header` argument)
+ * and the stateless diagnostics `test_missing_capability`, `test_streaming_elicitation`,
+ * `test_logging_tool`, `test_trigger_tool_change` and `test_trigger_prompt_change`). Written
+ * from the scenarios' stated requirements against the SDK's low-level `Server`, so tool lists can
+ * change at run time and schemas stay plain JSON.
  *
  * Served by `createMcpHandler(…, { legacy: 'reject' })`: a fresh server per request, no state
  * between requests except what rides in `requestState` (HMAC-sealed by the SDK's codec with a key
@@ -154,6 +155,19 @@ function tools(
         await ctx.mcpReq.log('info', 'test_logging_tool ran');
         return text('Logging tool completed');
       },
+    },
+    {
+      // For http-custom-header-server-validation (pending in 0.2.0-alpha.12): a string argument
+      // mirrored into `Mcp-Param-Region`. This low-level Server does not check the header (the
+      // SDK checks only McpServer tools); through the broker, the broker does.
+      name: 'test_custom_header_echo',
+      description: 'Echoes its region, which clients mirror into the Mcp-Param-Region header',
+      inputSchema: {
+        type: 'object',
+        properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+        required: ['region'],
+      },
+      run: async args => text(`region: ${String(args.region)}`),
     },
     {
       name: 'test_missing_capability',

@@ -14,6 +14,7 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from './protocol/jsonRpc';
+import type { ParamHeaderDeclaration } from './protocol/paramHeaders';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -247,6 +248,12 @@ export interface ToolCallHandlerDeps {
    * client answers an elicitation.
    */
   readonly servers: { get(name: string): BrokerBackend | undefined };
+  /**
+   * The `x-mcp-header` declarations of a backend's tool (by the backend's own tool name), read
+   * when its list was loaded; empty when it has none. A call to a 2026-07-28 backend mirrors
+   * these arguments into `Mcp-Param-*` headers.
+   */
+  readonly paramHeadersOf: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
 }
 
 /** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */

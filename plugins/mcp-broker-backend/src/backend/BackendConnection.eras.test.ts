@@ -20,6 +20,8 @@ import { BackendRpcError } from './backendErrors';
 const connect = (url: string, updates: ListsUpdate[] = [], headers: Record<string, string> = {}) =>
   startBackendConnection('backend', url, { updates, headers });
 
+/** The fixed tools of the modern example server, in its order. */
+const MODERN_EXAMPLE_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'regional_echo'];
 const toolNames = (connection: BackendConnection) =>
   connection.cachedLists.tools.map(tool => tool.name);
 
@@ -50,7 +52,7 @@ describe('BackendConnection: the era of each backend', () => {
     const status = connection.status();
     expect(status).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28' });
     expect(Date.parse(status.eraDetectedAt!)).not.toBeNaN();
-    expect(toolNames(connection)).toEqual(['echo', 'count', 'add_tool', 'confirm']);
+    expect(toolNames(connection)).toEqual(MODERN_EXAMPLE_TOOLS);
     expect(connection.cachedLists.prompts.map(p => p.name)).toEqual(['greeting']);
     expect(connection.capabilities).toMatchObject({ tools: { listChanged: true } });
     // The SDK's default caching hint (ttlMs 0) is kept per list.
@@ -133,7 +135,7 @@ describe('BackendConnection: the era of each backend', () => {
       20_000,
     );
     expect(connection.status().eraDetectedAt! > legacyDetectedAt).toBe(true);
-    expect(toolNames(connection)).toEqual(['echo', 'count', 'add_tool', 'confirm']);
+    expect(toolNames(connection)).toEqual(MODERN_EXAMPLE_TOOLS);
     expect(updates.at(-1)?.changedKinds.has('tools')).toBe(true);
     await waitFor(() => connection!.status().eventStream === 'open', 'the listen stream');
 

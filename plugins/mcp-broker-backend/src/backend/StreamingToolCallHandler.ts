@@ -362,6 +362,7 @@ export function createStreamingToolCallHandler(
     },
     toolCallTimeoutMs: config.toolCallTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
+    paramHeadersOf: deps.paramHeadersOf,
     requestStates,
     heldCalls: options.requestState?.heldCalls,
   });

@@ -14,9 +14,16 @@ import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
+import { scanParamHeaders } from '../protocol/paramHeaders';
 
 const KEY = Buffer.alloc(32, 7);
 const binding = { principal: 'user:default/ada', method: 'tools/call', name: 'modern/confirm' };
+
+const regionalEchoScan = scanParamHeaders({
+  type: 'object',
+  properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+});
+const REGIONAL_ECHO_HEADERS = regionalEchoScan.valid ? regionalEchoScan.declarations : [];
 
 function build(endpoint: BackendEndpoint) {
   const logger = mockServices.logger.mock();
@@ -34,6 +41,9 @@ function build(endpoint: BackendEndpoint) {
     toolCallTimeoutMs: 20_000,
     requestTimeoutMs: 5_000,
     requestStates: sealer,
+    // What the catalog read from the example server's tools/list.
+    paramHeadersOf: (backend, tool) =>
+      backend === endpoint.name && tool === 'regional_echo' ? REGIONAL_ECHO_HEADERS : [],
   });
   return { forwarder, sealer };
 }
@@ -91,6 +101,17 @@ describe('ToolCallForwarder with a modern-only (2026-07-28) backend', () => {
     });
     expect(final.result.resultType).toBeUndefined();
     expect(forwarder.inFlightCount()).toBe(0);
+  });
+
+  it('mirrors x-mcp-header arguments into Mcp-Param-* headers (Base64 if not ASCII)', async () => {
+    const sink = collectingSink();
+    await forwarder.forward(
+      call({ name: 'regional_echo', arguments: { region: 'Zürich', message: 'hi' } }),
+      sink,
+    );
+    expect(sink.messages[sink.messages.length - 1].result.content).toEqual([
+      { type: 'text', text: 'hi from Zürich (Mcp-Param-Region: =?base64?WsO8cmljaA==?=)' },
+    ]);
   });
 
   it('asks a 2025 client the backend’s input as a real request and retries with the answer', async () => {

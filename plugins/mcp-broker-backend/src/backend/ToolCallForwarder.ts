@@ -21,8 +21,10 @@
  *
  * A backend detected as 2026-07-28 (`backendEra: 'modern'`) gets the same call statelessly: no
  * backend session, the per-request `_meta` (the end client's relayed capabilities without tasks,
- * the broker's clientInfo) and the mirroring headers, the broker's credentials. Everything after
- * the POST is the same path (streaming, timeout, audit, errors); only these differ:
+ * the broker's clientInfo) and the mirroring headers (with `Mcp-Param-*` for the tool's
+ * `x-mcp-header` arguments, declarations read by the catalog), the broker's credentials.
+ * Everything after the POST is the same path (streaming, timeout, audit, errors); only these
+ * differ:
  *   - cancellation is closing the backend stream (2026-07-28 has no `notifications/cancelled`);
  *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
  *     the broker's own (its retry is a new stateless call: StreamingToolCallHandler); a 2025
@@ -37,6 +39,7 @@ import { LoggerService } from '@backstage/backend-plugin-api';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
+import { paramHeaderValues, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { modernRequestHeaders, withModernEnvelope } from './ModernBackendClient';
 import { BackendSessionPool } from './BackendSessionPool';
 import type {
@@ -187,6 +190,11 @@ export interface ToolCallForwarderOptions {
   toolCallTimeoutMs: number;
   /** Time limit of the broker's short requests to backends (answers, cancellations). */
   requestTimeoutMs: number;
+  /**
+   * The `x-mcp-header` declarations of a backend's tool (see AggregatedCatalog); a call to a
+   * 2026-07-28 backend mirrors those arguments into `Mcp-Param-*` headers. None without it.
+   */
+  paramHeadersOf?: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
   /**
    * Seals and opens `requestState` for 2026-07-28 callers (its TTL is `elicitationTtl`, also how
    * long a call is held). Without it such callers are refused input (the backend gets an error).
@@ -619,7 +627,12 @@ export class ToolCallForwarder {
         message,
         withoutTasks({ ...call.clientCapabilities }),
       ) as typeof message;
-      target = { endpoint: call.endpoint, ...modernRequestHeaders(message) };
+      const mirrored = modernRequestHeaders(message);
+      target = {
+        endpoint: call.endpoint,
+        ...mirrored,
+        headers: { ...mirrored.headers, ...this.paramHeaders(call) },
+      };
     } else {
       entry.sent = { session, backendRequestId };
       target = session;
@@ -653,6 +666,21 @@ export class ToolCallForwarder {
       if (final !== undefined) return final;
     }
     throw backendStreamEnded(backend);
+  }
+
+  /**
+   * The `Mcp-Param-*` headers of a call to a 2026-07-28 backend: the tool's declarations (read
+   * with its list) applied to the call's arguments.
+   */
+  private paramHeaders(call: ForwardedToolCall): Record<string, string> {
+    const tool = call.params.name;
+    const declarations =
+      typeof tool === 'string'
+        ? this.options.paramHeadersOf?.(call.endpoint.name, tool)
+        : undefined;
+    return declarations === undefined || declarations.length === 0
+      ? {}
+      : paramHeaderValues(declarations, call.params.arguments);
   }
 
   /** Relays one backend message; returns the client's final response text when it is the result. */

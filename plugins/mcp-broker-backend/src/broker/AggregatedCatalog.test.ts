@@ -90,4 +90,42 @@ describe('AggregatedCatalog', () => {
     expect(build().fingerprint('tools')).toBe(build().fingerprint('tools'));
     expect(build().fingerprint('tools')).not.toBe(AggregatedCatalog.empty().fingerprint('tools'));
   });
+
+  it('leaves out tools with invalid x-mcp-header annotations, keeps the others’', () => {
+    const region = { type: 'string', 'x-mcp-header': 'Region' };
+    const catalog = AggregatedCatalog.build([
+      {
+        backend: backend('a', ''),
+        lists: lists({
+          tools: [
+            { name: 'sql', inputSchema: { type: 'object', properties: { region } } },
+            {
+              name: 'echo',
+              inputSchema: { type: 'object', properties: { l: { type: 'array', items: region } } },
+            },
+            { name: 'plain', inputSchema: { type: 'object' } },
+          ],
+        }),
+      },
+      // An invalid definition owns no name: the next backend's valid `echo` is served.
+      { backend: backend('b', ''), lists: lists({ tools: [{ name: 'echo' }] }) },
+    ]);
+    expect(catalog.tools.map(t => t.name)).toEqual(['sql', 'plain', 'echo']);
+    expect(catalog.routeTool('echo')).toEqual({ backend: 'b', originalName: 'echo' });
+    expect(catalog.rejectedTools).toEqual([
+      { backend: 'a', tool: 'echo', reason: expect.stringMatching(/not reachable/) },
+    ]);
+    expect(catalog.clashes).toEqual([]);
+    const declarations = [
+      { name: 'Region', header: 'mcp-param-region', path: ['region'], type: 'string' },
+    ];
+    expect(catalog.routeTool('sql')).toEqual({
+      backend: 'a',
+      originalName: 'sql',
+      paramHeaders: declarations,
+    });
+    expect(catalog.paramHeadersOf('a', 'sql')).toEqual(declarations);
+    expect(catalog.paramHeadersOf('a', 'plain')).toEqual([]);
+    expect(catalog.paramHeadersOf('b', 'sql')).toEqual([]);
+  });
 });

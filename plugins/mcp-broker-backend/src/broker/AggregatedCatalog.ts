@@ -4,8 +4,15 @@
  * (deterministic): the backend that comes first in config order owns a name or URI; later
  * backends' entries with the same name are hidden and reported as clashes on the status
  * endpoint. Immutable: a new catalog is built whenever a backend's lists change.
+ *
+ * Tools whose `inputSchema` breaks the `x-mcp-header` constraints are left out, as the
+ * specification requires of an HTTP client (2026-07-28 `tools.mdx` §x-mcp-header), and reported
+ * in `rejectedTools` (the broker logs them). The `Mcp-Param-*` declarations of every other tool
+ * are read here, once per list, so that neither a call to the backend nor the check of a
+ * client's headers walks a schema.
  */
 import type { BackendLists } from '../backend/BackendConnection';
+import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { BrokerBackend } from '../types';
 
 /** A name or URI that two backends expose; `owner` serves it, `hidden` is not reachable. */
@@ -20,6 +27,17 @@ export interface NameClash {
 export interface Route {
   backend: string;
   originalName: string;
+  /** A tool's `x-mcp-header` declarations (absent when it has none). */
+  paramHeaders?: readonly ParamHeaderDeclaration[];
+}
+
+/** A backend tool left out of the catalog because its definition is invalid. */
+export interface RejectedTool {
+  backend: string;
+  /** The backend's own name of the tool. */
+  tool: string;
+  /** What is wrong with it (which constraint its `inputSchema` breaks). */
+  reason: string;
 }
 
 /** The kinds of the aggregated view that clients can list. */
@@ -63,6 +81,10 @@ export function uriTemplateMatcher(template: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+function toolKey(backend: string, tool: string): string {
+  return `${backend}\u0000${tool}`;
+}
+
 /** The merged lists of all backends, with routing tables. */
 export class AggregatedCatalog {
   private constructor(
@@ -76,6 +98,8 @@ export class AggregatedCatalog {
     private readonly templateRoutes: readonly TemplateRoute[],
     private readonly resourceBackends: readonly string[],
     readonly clashes: readonly NameClash[],
+    readonly rejectedTools: readonly RejectedTool[],
+    private readonly toolParamHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]>,
   ) {}
 
   /** An empty catalog. */
@@ -88,6 +112,8 @@ export class AggregatedCatalog {
     backends: ReadonlyArray<{ backend: BrokerBackend; lists: BackendLists }>,
   ): AggregatedCatalog {
     const clashes: NameClash[] = [];
+    const rejectedTools: RejectedTool[] = [];
+    const toolParamHeaders = new Map<string, readonly ParamHeaderDeclaration[]>();
     const tools: Record<string, unknown>[] = [];
     const prompts: Record<string, unknown>[] = [];
     const resources: Record<string, unknown>[] = [];
@@ -108,13 +134,29 @@ export class AggregatedCatalog {
     ) => {
       for (const item of items) {
         if (typeof item.name !== 'string') continue;
+        let paramHeaders: readonly ParamHeaderDeclaration[] = [];
+        if (kind === 'tool') {
+          const scan = scanParamHeaders(item.inputSchema);
+          if (!scan.valid) {
+            rejectedTools.push({ backend: backend.name, tool: item.name, reason: scan.reason });
+            continue;
+          }
+          paramHeaders = scan.declarations;
+        }
         const name = `${backend.toolPrefix}${item.name}`;
         const owner = routes.get(name);
         if (owner) {
           clashes.push({ kind, name, owner: owner.backend, hidden: backend.name });
           continue;
         }
-        routes.set(name, { backend: backend.name, originalName: item.name });
+        routes.set(name, {
+          backend: backend.name,
+          originalName: item.name,
+          ...(paramHeaders.length === 0 ? {} : { paramHeaders }),
+        });
+        if (paramHeaders.length > 0) {
+          toolParamHeaders.set(toolKey(backend.name, item.name), paramHeaders);
+        }
         out.push({ ...item, name });
       }
     };
@@ -167,12 +209,22 @@ export class AggregatedCatalog {
       templateRoutes,
       resourceBackends,
       clashes,
+      rejectedTools,
+      toolParamHeaders,
     );
   }
 
   /** The backend and original name of a prefixed tool name. */
   routeTool(name: string): Route | undefined {
     return this.toolRoutes.get(name);
+  }
+
+  /**
+   * The `x-mcp-header` declarations of a backend's tool (its own name), empty when it has none
+   * or is not in the catalog.
+   */
+  paramHeadersOf(backend: string, tool: string): readonly ParamHeaderDeclaration[] {
+    return this.toolParamHeaders.get(toolKey(backend, tool)) ?? [];
   }
 
   /** The backend and original name of a prefixed prompt name. */

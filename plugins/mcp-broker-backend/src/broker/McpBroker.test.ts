@@ -16,6 +16,7 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
   let example: ExampleMcpServer;
   let scripted: ScriptedMcpServer;
   let broker: McpBroker;
+  let logger: ReturnType<typeof mockServices.logger.mock>;
 
   beforeEach(async () => {
     example = await startExampleMcpServer({ port: 0 });
@@ -32,9 +33,10 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
         },
       }),
     );
+    logger = mockServices.logger.mock();
     broker = McpBroker.create({
       config,
-      logger: mockServices.logger.mock(),
+      logger,
       toolCallHandlerFactory: deps => createStreamingToolCallHandler(deps),
     });
     await waitFor(() =>
@@ -136,6 +138,48 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
     } finally {
       await broker.close();
       await guarded.close();
+    }
+  });
+
+  it('leaves out a tool with a bad x-mcp-header, warns once, shows it on /status', async () => {
+    const annotated = await startScriptedMcpServer({
+      tools: ['good', 'bad'],
+      inputSchemas: {
+        good: { type: 'object', properties: { r: { type: 'string', 'x-mcp-header': 'Region' } } },
+        bad: { type: 'object', properties: { r: { type: 'number', 'x-mcp-header': 'Ratio' } } },
+      },
+    });
+    try {
+      broker.setServers([
+        ...broker.config.servers,
+        { name: 'annotated', url: annotated.url, toolPrefix: 'a_', headers: {} },
+      ]);
+      await waitFor(() => broker.catalog().tools.some(t => t.name === 'a_good'));
+      expect(broker.catalog().tools.map(t => t.name)).not.toContain('a_bad');
+      expect(broker.catalog().routeTool('a_bad')).toBeUndefined();
+      expect(broker.catalog().paramHeadersOf('annotated', 'good')).toEqual([
+        { name: 'Region', header: 'mcp-param-region', path: ['r'], type: 'string' },
+      ]);
+      expect(broker.status().rejectedTools).toEqual([
+        { backend: 'annotated', tool: 'bad', reason: expect.stringMatching(/of type number/) },
+      ]);
+      const warnings = () =>
+        logger.warn.mock.calls.filter(([message]) => String(message).includes('x-mcp-header'));
+      expect(warnings()).toEqual([
+        [expect.stringMatching(/^MCP server "annotated": tool "bad" left out of tools\/list/)],
+      ]);
+      // Another list change rebuilds the catalog: the same rejection is not logged again. (The
+      // event needs the broker's GET stream to that server, which opens after its first list.)
+      await waitFor(
+        () => broker.status().backends.find(b => b.name === 'annotated')?.eventStream === 'open',
+      );
+      annotated.tools = ['good', 'bad', 'more'];
+      annotated.sendListChanged('tools');
+      await waitFor(() => broker.catalog().tools.some(t => t.name === 'a_more'));
+      expect(warnings()).toHaveLength(1);
+    } finally {
+      await broker.close();
+      await annotated.close();
     }
   });
 });

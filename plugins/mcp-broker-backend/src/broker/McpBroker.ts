@@ -25,7 +25,7 @@ import {
   BackendConnection,
   BackendConnectionStatus,
 } from '../backend/BackendConnection';
-import { AggregatedCatalog, NameClash, ViewKind } from './AggregatedCatalog';
+import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
 import { ListChangedNotifier } from './ListChangedNotifier';
 import { ListenSubscriptions } from './ListenSubscriptions';
 import type {
@@ -42,6 +42,8 @@ export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
 export interface BrokerStatus {
   backends: BackendStatus[];
   clashes: NameClash[];
+  /** Backend tools left out because their `x-mcp-header` annotations are invalid. */
+  rejectedTools: RejectedTool[];
   /** `listenStreams`: open 2026-07-28 `subscriptions/listen` streams on this replica. */
   clients: { sessions: number; eventStreams: number; listenStreams: number };
 }
@@ -116,6 +118,7 @@ export class McpBroker {
       logger: options.logger,
       backendSessions: { get: name => this.connections.get(name) },
       servers: { get: name => this.server(name) },
+      paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
     this.idleSweep.unref();
@@ -276,6 +279,7 @@ export class McpBroker {
         source: s.source ?? { type: 'config' },
       })),
       clashes: [...this.catalogSnapshot.clashes],
+      rejectedTools: [...this.catalogSnapshot.rejectedTools],
       clients: {
         sessions: this.sessions.size,
         eventStreams: this.sessions.openEventStreams().length,
@@ -365,11 +369,24 @@ export class McpBroker {
         lists: this.connections.get(server.name)!.cachedLists,
       })),
     );
+    this.warnAboutRejectedTools(previous);
     if (this.pendingChange) {
       for (const kind of eventKinds) this.pendingChange.eventKinds.add(kind);
       return;
     }
     this.notifyChanges(previous, eventKinds);
+  }
+
+  /** Logs each rejected tool once: when it first appears (or its reason changes). */
+  private warnAboutRejectedTools(previous: AggregatedCatalog) {
+    const known = new Set(previous.rejectedTools.map(r => JSON.stringify(r)));
+    for (const rejected of this.catalogSnapshot.rejectedTools) {
+      if (known.has(JSON.stringify(rejected))) continue;
+      this.options.logger.warn(
+        `MCP server "${rejected.backend}": tool "${rejected.tool.slice(0, 200)}" left out of ` +
+          `tools/list, its inputSchema has an invalid x-mcp-header annotation: ${rejected.reason}`,
+      );
+    }
   }
 
   private notifyChanges(previous: AggregatedCatalog, eventKinds: ReadonlySet<string>) {

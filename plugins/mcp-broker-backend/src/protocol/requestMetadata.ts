@@ -108,7 +108,8 @@ export function encodeMcpHeaderValue(value: string): string {
     : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
 }
 
-function headerMismatch(message: string, header: string, body: string): ModernRequestError {
+/** A -32020 refusal (HTTP 400): `message` says what differs and what to send instead. */
+export function headerMismatch(message: string, header: string, body: string): ModernRequestError {
   return {
     httpStatus: 400,
     code: JsonRpcErrorCode.HeaderMismatch,

@@ -18,6 +18,9 @@
  * Errors a handler produces (unknown names, backend failures) go in-band (HTTP 200), as the
  * SDK does.
  *
+ * `tools/call` first checks the `Mcp-Param-*` headers against the arguments (the tool's
+ * `x-mcp-header` declarations, read with the catalog): 400 -32020 on a mismatch.
+ *
  * `subscriptions/listen` is one line in MODERN_METHODS (served by listenEndpoint.ts).
  * input_required retries of tools/call are routed like any call; the tool-call handler resumes
  * the held call (StreamingToolCallHandler.handleModernToolCall; refusals answer 400 there).
@@ -35,6 +38,7 @@ import {
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { ModernHeader, withoutRequestEnvelope } from '../protocol/modernEra';
+import { checkParamHeaders } from '../protocol/paramHeaders';
 import {
   aggregatedTtlMs,
   cacheableResult,
@@ -161,6 +165,21 @@ export async function serveModernMessage(
   });
 }
 
+/**
+ * The `Mcp-Param-*` check of a call (the specification's server rule, done by the broker because
+ * it reads the body): against the declarations the catalog read from the tool's `inputSchema`.
+ * Only for a tool the principal may use: any other is answered as unknown by routeToolCall,
+ * whatever its headers say.
+ */
+function paramHeaderMismatch({ req, request, catalog }: ModernRequest) {
+  const name = request.params?.name;
+  const declarations = typeof name === 'string' ? catalog.routeTool(name)?.paramHeaders : undefined;
+  if (declarations === undefined) return undefined;
+  return checkParamHeaders(declarations, request.params?.arguments, header =>
+    headerValue(req, header),
+  );
+}
+
 /** The `ttlMs` of lists and `server/discover`. */
 function listCacheHints(deps: ModernRequestDeps, scope: CacheHints['cacheScope']): CacheHints {
   // Today's (2025-11-25) backends state no ttlMs, so the configured default applies; backends
@@ -254,6 +273,11 @@ export function modernCallerOf(principal: string, context: ModernRequestContext)
 
 async function callTool(modern: ModernRequest): Promise<void> {
   const { deps, request, res, catalog, principal, context } = modern;
+  const mismatch = paramHeaderMismatch(modern);
+  if (mismatch !== undefined) {
+    sendModernError(res, request.id, mismatch);
+    return;
+  }
   const caller = modernCallerOf(principal, context);
   // A retry (params.requestState / inputResponses) is routed like any call; the handler
   // resumes its held call (StreamingToolCallHandler.handleModernToolCall).

@@ -16,6 +16,8 @@ export interface ScriptedMcpServerOptions {
   port?: number;
   /** Tool names listed by tools/list; default `['echo']`. */
   tools?: string[];
+  /** The `inputSchema` of some tools by name; others get `{ type: 'object' }`. */
+  inputSchemas?: Record<string, Record<string, unknown>>;
   /** Answer GET with 405 (no event stream) instead of opening one. */
   noEventStream?: boolean;
   /** Capabilities to advertise; default tools.listChanged only. */
@@ -142,7 +144,7 @@ export async function startScriptedMcpServer(
             tools: state.tools.map(name => ({
               name,
               description: `scripted ${name}`,
-              inputSchema: { type: 'object' },
+              inputSchema: options.inputSchemas?.[name] ?? { type: 'object' },
             })),
           });
           return;

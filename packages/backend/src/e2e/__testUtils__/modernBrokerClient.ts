@@ -30,8 +30,9 @@ export async function connectModernClient(
 }
 
 /**
- * One 2026-07-28 `tools/call` with raw HTTP (the headers and `_meta` a modern client sends):
- * the HTTP status, every JSON-RPC message of the answer (JSON or SSE), and the response.
+ * One 2026-07-28 `tools/call` with raw HTTP (the headers and `_meta` a modern client sends, plus
+ * `headers`, e.g. `Mcp-Param-*`): the HTTP status, every JSON-RPC message of the answer (JSON or
+ * SSE), and the response.
  */
 export async function modernToolCall(
   baseUrl: string,
@@ -39,6 +40,7 @@ export async function modernToolCall(
   id: number,
   params: Record<string, unknown>,
   meta: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
 ): Promise<{
   status: number;
   messages: Array<Record<string, any>>;
@@ -53,6 +55,7 @@ export async function modernToolCall(
       'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
       'mcp-method': 'tools/call',
       'mcp-name': String(params.name),
+      ...headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
