@@ -29,6 +29,8 @@
  *     client is asked each input on its call's stream under a gateway id, and the backend call is
  *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds;
  *   - a task result (tasks extension) ends the call with an error naming the backend;
+ *   - `prompts/get` and `resources/read` come this way too (`method`), for their
+ *     `input_required`;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  */
 import { randomUUID } from 'node:crypto';
@@ -143,6 +145,11 @@ export interface ForwardedToolCall {
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
   params: Record<string, unknown>;
+  /**
+   * The request's method: `tools/call` (default), or `prompts/get` / `resources/read` to a
+   * 2026-07-28 backend (which may answer them with `input_required` too).
+   */
+  method?: string;
   /** Handles the backend's server-to-client requests instead of the gateway-id relay. */
   serverRequests?: BackendServerRequestHandler;
   /**
@@ -430,7 +437,7 @@ export class ToolCallForwarder {
       );
     }
     this.options.logger.info(
-      `tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
+      `${call.method ?? 'tools/call'} to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
     );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
@@ -587,7 +594,7 @@ export class ToolCallForwarder {
     let message = {
       jsonrpc: '2.0' as const,
       id: backendRequestId,
-      method: 'tools/call',
+      method: call.method ?? 'tools/call',
       params: call.params,
     };
     let target: BackendTarget;
