@@ -67,6 +67,31 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     client = undefined;
   });
 
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close().catch(() => undefined);
+  });
+
+  /** An SDK 1.x client that declares elicitation and answers every request with `answer`. */
+  async function legacyElicitingClient(answer: Record<string, unknown>) {
+    const legacy = new Client(
+      { name: 'broker-e2e-eliciting', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const asked: unknown[] = [];
+    legacy.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request.params);
+      return answer as never;
+    });
+    await legacy.connect(
+      new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${carol}` } },
+      }),
+    );
+    closers.push(() => legacy.close());
+    return { legacy, asked };
+  }
+
   afterAll(async () => {
     await backend?.stop();
     await fleet?.close();
@@ -137,31 +162,6 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
   }, 30_000);
 
   describe('tool calls to the modern-only backend', () => {
-    const closers: Array<() => Promise<unknown>> = [];
-    afterEach(async () => {
-      for (const close of closers.splice(0)) await close().catch(() => undefined);
-    });
-
-    /** An SDK 1.x client that declares elicitation and answers every request with `answer`. */
-    async function legacyElicitingClient(answer: Record<string, unknown>) {
-      const legacy = new Client(
-        { name: 'broker-e2e-eliciting', version: '1.0.0' },
-        { capabilities: { elicitation: {} } },
-      );
-      const asked: unknown[] = [];
-      legacy.setRequestHandler(ElicitRequestSchema, async request => {
-        asked.push(request.params);
-        return answer as never;
-      });
-      await legacy.connect(
-        new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
-          requestInit: { headers: { Authorization: `Bearer ${carol}` } },
-        }),
-      );
-      closers.push(() => legacy.close());
-      return { legacy, asked };
-    }
-
     const LONG_COUNT = { name: 'modern_count', arguments: { steps: 1000, delayMs: 20 } };
 
     /**
@@ -254,31 +254,6 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
   });
 
   describe('prompts and resources of the modern-only backend that ask for input', () => {
-    const closers: Array<() => Promise<unknown>> = [];
-    afterEach(async () => {
-      for (const close of closers.splice(0)) await close().catch(() => undefined);
-    });
-
-    /** An SDK 1.x client that declares elicitation and answers every request with `answer`. */
-    async function legacyElicitingClient(answer: Record<string, unknown>) {
-      const legacy = new Client(
-        { name: 'broker-e2e-eliciting', version: '1.0.0' },
-        { capabilities: { elicitation: {} } },
-      );
-      const asked: unknown[] = [];
-      legacy.setRequestHandler(ElicitRequestSchema, async request => {
-        asked.push(request.params);
-        return answer as never;
-      });
-      await legacy.connect(
-        new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
-          requestInit: { headers: { Authorization: `Bearer ${carol}` } },
-        }),
-      );
-      closers.push(() => legacy.close());
-      return { legacy, asked };
-    }
-
     /** An SDK v2 client (2026-07-28) that declares elicitation and answers with `answer`. */
     async function modernElicitingClient(answer: Record<string, unknown>) {
       const modern = await connectModernClient(backend.baseUrl, carol, { elicitation: {} });
@@ -291,28 +266,46 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
       return { modern, asked };
     }
 
-    const GREETING_QUESTION = 'Whom should the greeting greet?';
     const GUARDED = 'example://modern/guarded';
-    const GUARDED_TEXT = 'Guarded contents, read after confirmation.';
+
+    /**
+     * Gets the asking prompt and reads the guarded resource with `client`, whose elicitation
+     * handler answered `who` and confirmed (`asked` its requests): both asked once, both answered.
+     */
+    async function expectAnsweredAfterInput(
+      client: {
+        getPrompt(params: { name: string }): Promise<{ messages: unknown[] }>;
+        readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
+      },
+      asked: unknown[],
+      who: string,
+    ) {
+      const prompt = await client.getPrompt({ name: 'modern_ask_greeting' });
+      expect(prompt.messages).toEqual([
+        { role: 'user', content: { type: 'text', text: `Hello, ${who}!` } },
+      ]);
+      const resource = await client.readResource({ uri: GUARDED });
+      expect(resource.contents).toEqual([
+        {
+          uri: GUARDED,
+          mimeType: 'text/plain',
+          text: 'Guarded contents, read after confirmation.',
+        },
+      ]);
+      expect(asked).toEqual([
+        expect.objectContaining({ message: 'Whom should the greeting greet?' }),
+        expect.objectContaining({ message: `Read ${GUARDED}?` }),
+      ]);
+      return prompt;
+    }
 
     it('asks a legacy client on the response stream of its prompts/get and resources/read', async () => {
       const { legacy, asked } = await legacyElicitingClient({
         action: 'accept',
         content: { name: 'Ada', confirmed: true },
       });
-      const prompt = await legacy.getPrompt({ name: 'modern_ask_greeting' });
-      expect(prompt.messages).toEqual([
-        { role: 'user', content: { type: 'text', text: 'Hello, Ada!' } },
-      ]);
+      const prompt = await expectAnsweredAfterInput(legacy, asked, 'Ada');
       expect(prompt).not.toHaveProperty('resultType');
-      const resource = await legacy.readResource({ uri: GUARDED });
-      expect(resource.contents).toEqual([
-        { uri: GUARDED, mimeType: 'text/plain', text: GUARDED_TEXT },
-      ]);
-      expect(asked).toEqual([
-        expect.objectContaining({ message: GREETING_QUESTION }),
-        expect.objectContaining({ message: `Read ${GUARDED}?` }),
-      ]);
       // Nothing asked: a plain answer, as before.
       const plain = await legacy.getPrompt({ name: 'modern_greeting', arguments: { name: 'Bo' } });
       expect(plain.messages[0].content).toEqual({ type: 'text', text: 'Hello, Bo!' });
@@ -331,18 +324,7 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
         action: 'accept',
         content: { name: 'Cy', confirmed: true },
       });
-      const prompt = await modern.getPrompt({ name: 'modern_ask_greeting' });
-      expect(prompt.messages).toEqual([
-        { role: 'user', content: { type: 'text', text: 'Hello, Cy!' } },
-      ]);
-      const resource = await modern.readResource({ uri: GUARDED });
-      expect(resource.contents).toEqual([
-        { uri: GUARDED, mimeType: 'text/plain', text: GUARDED_TEXT },
-      ]);
-      expect(asked).toEqual([
-        expect.objectContaining({ message: GREETING_QUESTION }),
-        expect.objectContaining({ message: `Read ${GUARDED}?` }),
-      ]);
+      await expectAnsweredAfterInput(modern, asked, 'Cy');
     }, 30_000);
 
     it('seals the backend’s requestState for a modern client and refuses it elsewhere (raw HTTP)', async () => {
