@@ -122,15 +122,26 @@ describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)'
       expect(streamsOpened()).toBe(0);
       expect(replies).toEqual([
         {
-          body: { jsonrpc: '2.0', id: 7, result: expect.objectContaining({ resultType: 'complete' }) },
+          body: {
+            jsonrpc: '2.0',
+            id: 7,
+            result: expect.objectContaining({ resultType: 'complete' }),
+          },
           httpStatus: 200,
         },
       ]);
     });
 
     it('answers the backend’s -32021 as HTTP 400 with the JSON-RPC error, other errors 200', async () => {
-      const missing = { code: -32021, message: 'needs sampling', data: { requiredCapabilities: {} } };
-      const refused = await callAs({}, { backendStream: [{ jsonrpc: '2.0', id: 7, error: missing }] });
+      const missing = {
+        code: -32021,
+        message: 'needs sampling',
+        data: { requiredCapabilities: {} },
+      };
+      const refused = await callAs(
+        {},
+        { backendStream: [{ jsonrpc: '2.0', id: 7, error: missing }] },
+      );
       expect(refused.replies).toEqual([
         { body: { jsonrpc: '2.0', id: 7, error: missing }, httpStatus: 400 },
       ]);

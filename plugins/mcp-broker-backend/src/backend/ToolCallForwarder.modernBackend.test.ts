@@ -324,7 +324,10 @@ describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
       const sink = collectingSink();
       const done = forwarder.forward(promptCall(double.endpoint), sink);
       const asked = await sink.waitFor(m => m.method === 'elicitation/create');
-      await forwarder.answer('c', { id: asked.id, result: { action: 'accept', content: { n: 1 } } });
+      await forwarder.answer('c', {
+        id: asked.id,
+        result: { action: 'accept', content: { n: 1 } },
+      });
       await done;
       expect(double.headers.map(h => [h['mcp-method'], h['mcp-name']])).toEqual([
         ['prompts/get', 'ask'],

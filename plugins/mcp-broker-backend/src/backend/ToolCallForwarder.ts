@@ -437,7 +437,8 @@ export class ToolCallForwarder {
       );
     }
     this.options.logger.info(
-      `${call.method ?? 'tools/call'} to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
+      `${call.method ?? 'tools/call'} to MCP server "${call.endpoint.name}" failed: ` +
+        failure.message,
     );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
