@@ -401,6 +401,31 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
       expect(tampered.response.error).toMatchObject({ data: { reason: 'tampered' } });
     }, 30_000);
 
+    it('opens a retry’s state for a 2025 backend’s prompt too, instead of passing it on', async () => {
+      const elicitation = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+      const asked = await modernRequest(
+        backend.baseUrl,
+        carol,
+        1,
+        'prompts/get',
+        { name: 'modern_ask_greeting' },
+        elicitation,
+      );
+      const retryOf = (requestState: string) =>
+        modernRequest(backend.baseUrl, carol, 2, 'prompts/get', {
+          name: 'example_greeting',
+          arguments: { name: 'Ed' },
+          inputResponses: { name: { action: 'accept', content: { name: 'Ed' } } },
+          requestState,
+        });
+      const foreign = await retryOf(asked.response.result.requestState);
+      expect(foreign.status).toBe(400);
+      expect(foreign.response.error).toMatchObject({ data: { reason: 'foreign-request' } });
+      const made = await retryOf('v1.made-up.state');
+      expect(made.status).toBe(400);
+      expect(made.response.error).toMatchObject({ data: { reason: 'tampered' } });
+    }, 30_000);
+
     it('answers a modern client the backend’s -32021 as HTTP 400 with the JSON-RPC error', async () => {
       const refused = await modernRequest(backend.baseUrl, carol, 9, 'prompts/get', {
         name: 'modern_ask_greeting',

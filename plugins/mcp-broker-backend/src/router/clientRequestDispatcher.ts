@@ -297,11 +297,15 @@ export async function routeToolCall(
  * `input_required` (relayed to a modern client, asked on the response stream of a session's
  * request; see StreamingToolCallHandler). False, with nothing answered, for anything else
  * (a 2025 backend, a name that does not resolve, invalid params): answerSharedRequest answers
- * those over the broker's own connection, as before.
+ * those over the broker's own connection, as before. With `retries` (a 2026-07-28 caller) a
+ * request carrying `requestState` is handed over whatever the backend's era: its state is
+ * opened (and refused with 400 when it is not one of ours for this request) rather than passed
+ * to a 2025 backend.
  */
 export async function routeToModernBackend(
   context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog'>,
   caller: ToolCallCaller,
+  options: { retries?: boolean } = {},
 ): Promise<boolean> {
   const { broker, request, catalog } = context;
   const params = request.params ?? {};
@@ -315,7 +319,9 @@ export async function routeToModernBackend(
     backendName = catalog.routeResource(params.uri);
   }
   const backend = backendName === undefined ? undefined : broker.server(backendName);
-  if (backend === undefined || broker.connection(backend.name)?.era !== 'modern') return false;
+  if (backend === undefined) return false;
+  const retry = options.retries === true && params.requestState !== undefined;
+  if (!retry && broker.connection(backend.name)?.era !== 'modern') return false;
   await handOff(context, caller, backend, routed);
   return true;
 }

@@ -221,7 +221,9 @@ function shared(
     const { deps, request, res, catalog } = modern;
     if (
       options.inputCapable &&
-      (await routeToModernBackend({ ...modern, broker: deps.broker }, modernCaller(modern, shape)))
+      (await routeToModernBackend({ ...modern, broker: deps.broker }, modernCaller(modern, shape), {
+        retries: true,
+      }))
     ) {
       return;
     }
