@@ -269,22 +269,22 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     const GUARDED = 'example://modern/guarded';
 
     /**
-     * Gets the asking prompt and reads the guarded resource with `client`, whose elicitation
+     * Gets the asking prompt and reads the guarded resource with `reader`, whose elicitation
      * handler answered `who` and confirmed (`asked` its requests): both asked once, both answered.
      */
     async function expectAnsweredAfterInput(
-      client: {
+      reader: {
         getPrompt(params: { name: string }): Promise<{ messages: unknown[] }>;
         readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
       },
       asked: unknown[],
       who: string,
     ) {
-      const prompt = await client.getPrompt({ name: 'modern_ask_greeting' });
+      const prompt = await reader.getPrompt({ name: 'modern_ask_greeting' });
       expect(prompt.messages).toEqual([
         { role: 'user', content: { type: 'text', text: `Hello, ${who}!` } },
       ]);
-      const resource = await client.readResource({ uri: GUARDED });
+      const resource = await reader.readResource({ uri: GUARDED });
       expect(resource.contents).toEqual([
         {
           uri: GUARDED,

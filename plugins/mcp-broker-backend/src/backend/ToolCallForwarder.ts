@@ -436,9 +436,9 @@ export class ToolCallForwarder {
         entry.sent !== undefined || entry.stateless === true,
       );
     }
+    const method = call.method ?? 'tools/call';
     this.options.logger.info(
-      `${call.method ?? 'tools/call'} to MCP server "${call.endpoint.name}" failed: ` +
-        failure.message,
+      `${method} to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
     );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
