@@ -21,7 +21,10 @@
  *   not check `Mcp-Param-*` itself (the SDK does so only for `McpServer` tools).
  * `legacy: 'reject'` makes it a modern-only server (2025 requests are refused, as by servers that
  * dropped the old revision); the default serves them statelessly.
- * One prompt (`greeting`) and one resource (`example://modern/readme`).
+ * Prompts: `greeting`, and `ask_greeting`, which asks the client for the name to greet through
+ * `input_required` (an elicitation under the key `name`). Resources: `example://modern/readme`,
+ * and `example://modern/guarded`, which asks the client to confirm the read first (an
+ * elicitation under the key `confirm`).
  */
 import http from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -63,6 +66,8 @@ export interface ModernExampleMcpServer {
 
 const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'regional_echo'];
+const GUARDED_RESOURCE = 'example://modern/guarded';
+const CONFIRMED = { confirmed: { type: 'boolean' as const } };
 
 /** The header `regional_echo`'s `region` is mirrored into (`x-mcp-header: "Region"`). */
 const REGION_HEADER = 'mcp-param-region';
@@ -172,23 +177,32 @@ export async function startModernExampleMcpServer(
     return text(`counted to ${steps}`);
   }
 
+  /** The client's answer under `key`, or an `input_required` result asking for `field`. */
+  function askFor(
+    ctx: ServerContext,
+    key: string,
+    message: string,
+    field: { confirmed: { type: 'boolean' } } | { name: { type: 'string' } },
+  ) {
+    const answer = ctx.mcpReq.inputResponses?.[key] as
+      { action?: unknown; content?: Record<string, unknown> } | undefined;
+    if (answer !== undefined) return { answer };
+    const requestedSchema = {
+      type: 'object' as const,
+      properties: field,
+      required: Object.keys(field),
+    };
+    return {
+      ask: inputRequired({
+        inputRequests: { [key]: inputRequired.elicit({ message, requestedSchema }) },
+      }),
+    };
+  }
+
   function confirm(args: Record<string, unknown>, ctx: ServerContext) {
-    const answer = ctx.mcpReq.inputResponses?.confirm as
-      { action?: unknown; content?: { confirmed?: unknown } } | undefined;
-    if (answer === undefined) {
-      return inputRequired({
-        inputRequests: {
-          confirm: inputRequired.elicit({
-            message: String(args.message ?? 'Confirm?'),
-            requestedSchema: {
-              type: 'object',
-              properties: { confirmed: { type: 'boolean' } },
-              required: ['confirmed'],
-            },
-          }),
-        },
-      });
-    }
+    const asked = askFor(ctx, 'confirm', String(args.message ?? 'Confirm?'), CONFIRMED);
+    if (asked.ask) return asked.ask;
+    const { answer } = asked;
     if (answer.action !== 'accept') return text(`not confirmed (${String(answer.action)})`);
     return text(`confirmed: ${String(answer.content?.confirmed)}`);
   }
@@ -240,17 +254,28 @@ export async function startModernExampleMcpServer(
           description: 'A greeting for someone',
           arguments: [{ name: 'name', required: true }],
         },
+        {
+          name: 'ask_greeting',
+          description: 'A greeting for someone the client is asked about (input_required)',
+        },
       ],
     }));
-    server.setRequestHandler('prompts/get', async request => {
-      if (request.params.name !== 'greeting') {
+    server.setRequestHandler('prompts/get', async (request, ctx) => {
+      let name = request.params.arguments?.name;
+      if (request.params.name === 'ask_greeting') {
+        const asked = askFor(ctx, 'name', 'Whom should the greeting greet?', {
+          name: { type: 'string' },
+        });
+        if (asked.ask) return asked.ask;
+        name = String(asked.answer.content?.name ?? `nobody (${String(asked.answer.action)})`);
+      } else if (request.params.name !== 'greeting') {
         throw new Error(`Unknown prompt ${request.params.name}`);
       }
       return {
         messages: [
           {
             role: 'user' as const,
-            content: { type: 'text' as const, text: `Hello, ${request.params.arguments?.name}!` },
+            content: { type: 'text' as const, text: `Hello, ${name}!` },
           },
         ],
       };
@@ -263,17 +288,27 @@ export async function startModernExampleMcpServer(
           description: 'What this server is',
           mimeType: 'text/plain',
         },
-      ],
-    }));
-    server.setRequestHandler('resources/read', async request => ({
-      contents: [
         {
-          uri: request.params.uri,
+          uri: GUARDED_RESOURCE,
+          name: 'modern-guarded',
+          description: 'Read only after the client confirms (input_required)',
           mimeType: 'text/plain',
-          text: 'The modern (2026-07-28) example MCP server of this repository.',
         },
       ],
     }));
+    server.setRequestHandler('resources/read', async (request, ctx) => {
+      const { uri } = request.params;
+      let contents = 'The modern (2026-07-28) example MCP server of this repository.';
+      if (uri === GUARDED_RESOURCE) {
+        const asked = askFor(ctx, 'confirm', `Read ${uri}?`, CONFIRMED);
+        if (asked.ask) return asked.ask;
+        contents =
+          asked.answer.action === 'accept' && asked.answer.content?.confirmed === true
+            ? 'Guarded contents, read after confirmation.'
+            : `not confirmed (${String(asked.answer.action)})`;
+      }
+      return { contents: [{ uri, mimeType: 'text/plain', text: contents }] };
+    });
     return server;
   };
   const handler = createMcpHandler(factory, { legacy: options.legacy ?? 'stateless' });

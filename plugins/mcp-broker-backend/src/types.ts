@@ -88,8 +88,9 @@ export interface ToolCallContext {
   /** The backend that owns the tool. */
   readonly backend: BrokerBackend;
   /**
-   * The client's `tools/call` request, unchanged except `params.name`, which is already the
-   * backend's own (unprefixed) tool name. `id` and `params._meta.progressToken` are the client's.
+   * The client's `tools/call` request (or `prompts/get` / `resources/read` to a 2026-07-28
+   * backend), unchanged except `params.name`, which is already the backend's own (unprefixed)
+   * tool or prompt name. `id` and `params._meta.progressToken` are the client's.
    */
   readonly request: JsonRpcRequest;
   /** The client's answer. The handler answers exactly once: here, or through the stream. */
@@ -139,6 +140,11 @@ export interface ModernCaller {
  */
 export interface ModernToolCallContext extends Omit<ToolCallContext, 'clientSession'> {
   readonly caller: ModernCaller;
+  /**
+   * Shapes the final result for the client (default: a `complete` result); `resources/read`
+   * adds its cache hints.
+   */
+  readonly shapeResult?: (result: Record<string, unknown>) => Record<string, unknown>;
 }
 
 /** Arguments of {@link ToolCallHandler.handleClientResponse}. */
@@ -178,6 +184,9 @@ export interface ClientNotificationContext {
  *   for stateless 2026-07-28 clients), after authenticating the client, checking its session
  *   (or request metadata) and resolving the prefixed tool name to a backend (unknown names
  *   never reach the handler: the router answers `-32602`);
+ * - `prompts/get` and `resources/read` to a 2026-07-28 backend (same entries, `request.method`
+ *   tells them apart): such a backend may answer them with `input_required` too, which needs
+ *   the tool calls' rounds;
  * - JSON-RPC responses POSTed by a client (answers to elicitation or sampling requests);
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.

@@ -13,7 +13,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import { connectModernClient } from './__testUtils__/modernBrokerClient';
+import { connectModernClient, modernRequest } from './__testUtils__/modernBrokerClient';
 
 interface BackendStatus {
   name: string;
@@ -66,6 +66,31 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
     await client?.close();
     client = undefined;
   });
+
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close().catch(() => undefined);
+  });
+
+  /** An SDK 1.x client that declares elicitation and answers every request with `answer`. */
+  async function legacyElicitingClient(answer: Record<string, unknown>) {
+    const legacy = new Client(
+      { name: 'broker-e2e-eliciting', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const asked: unknown[] = [];
+    legacy.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request.params);
+      return answer as never;
+    });
+    await legacy.connect(
+      new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${carol}` } },
+      }),
+    );
+    closers.push(() => legacy.close());
+    return { legacy, asked };
+  }
 
   afterAll(async () => {
     await backend?.stop();
@@ -137,31 +162,6 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
   }, 30_000);
 
   describe('tool calls to the modern-only backend', () => {
-    const closers: Array<() => Promise<unknown>> = [];
-    afterEach(async () => {
-      for (const close of closers.splice(0)) await close().catch(() => undefined);
-    });
-
-    /** An SDK 1.x client that declares elicitation and answers every request with `answer`. */
-    async function legacyElicitingClient(answer: Record<string, unknown>) {
-      const legacy = new Client(
-        { name: 'broker-e2e-eliciting', version: '1.0.0' },
-        { capabilities: { elicitation: {} } },
-      );
-      const asked: unknown[] = [];
-      legacy.setRequestHandler(ElicitRequestSchema, async request => {
-        asked.push(request.params);
-        return answer as never;
-      });
-      await legacy.connect(
-        new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
-          requestInit: { headers: { Authorization: `Bearer ${carol}` } },
-        }),
-      );
-      closers.push(() => legacy.close());
-      return { legacy, asked };
-    }
-
     const LONG_COUNT = { name: 'modern_count', arguments: { steps: 1000, delayMs: 20 } };
 
     /**
@@ -250,6 +250,197 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
       );
       const after = await modern.callTool({ name: 'modern_echo', arguments: { message: 'ok' } });
       expect(after.content).toEqual([{ type: 'text', text: 'ok' }]);
+    }, 30_000);
+  });
+
+  describe('prompts and resources of the modern-only backend that ask for input', () => {
+    /** An SDK v2 client (2026-07-28) that declares elicitation and answers with `answer`. */
+    async function modernElicitingClient(answer: Record<string, unknown>) {
+      const modern = await connectModernClient(backend.baseUrl, carol, { elicitation: {} });
+      closers.push(() => modern.close());
+      const asked: unknown[] = [];
+      modern.setRequestHandler('elicitation/create', async request => {
+        asked.push(request.params);
+        return answer as never;
+      });
+      return { modern, asked };
+    }
+
+    const GUARDED = 'example://modern/guarded';
+
+    /**
+     * Gets the asking prompt and reads the guarded resource with `reader`, whose elicitation
+     * handler answered `who` and confirmed (`asked` its requests): both asked once, both answered.
+     */
+    async function expectAnsweredAfterInput(
+      reader: {
+        getPrompt(params: { name: string }): Promise<{ messages: unknown[] }>;
+        readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
+      },
+      asked: unknown[],
+      who: string,
+    ) {
+      const prompt = await reader.getPrompt({ name: 'modern_ask_greeting' });
+      expect(prompt.messages).toEqual([
+        { role: 'user', content: { type: 'text', text: `Hello, ${who}!` } },
+      ]);
+      const resource = await reader.readResource({ uri: GUARDED });
+      expect(resource.contents).toEqual([
+        {
+          uri: GUARDED,
+          mimeType: 'text/plain',
+          text: 'Guarded contents, read after confirmation.',
+        },
+      ]);
+      expect(asked).toEqual([
+        expect.objectContaining({ message: 'Whom should the greeting greet?' }),
+        expect.objectContaining({ message: `Read ${GUARDED}?` }),
+      ]);
+      return prompt;
+    }
+
+    it('asks a legacy client on the response stream of its prompts/get and resources/read', async () => {
+      const { legacy, asked } = await legacyElicitingClient({
+        action: 'accept',
+        content: { name: 'Ada', confirmed: true },
+      });
+      const prompt = await expectAnsweredAfterInput(legacy, asked, 'Ada');
+      expect(prompt).not.toHaveProperty('resultType');
+      // Nothing asked: a plain answer, as before.
+      const plain = await legacy.getPrompt({ name: 'modern_greeting', arguments: { name: 'Bo' } });
+      expect(plain.messages[0].content).toEqual({ type: 'text', text: 'Hello, Bo!' });
+      expect(asked).toHaveLength(2);
+    }, 30_000);
+
+    it('gives a legacy client that cannot be asked the backend’s -32021', async () => {
+      client = await connectBrokerClient(backend.baseUrl, carol);
+      await expect(client.client.getPrompt({ name: 'modern_ask_greeting' })).rejects.toMatchObject({
+        code: -32021,
+      });
+    }, 30_000);
+
+    it('passes input_required of prompts/get and resources/read to a modern client and its retry back', async () => {
+      const { modern, asked } = await modernElicitingClient({
+        action: 'accept',
+        content: { name: 'Cy', confirmed: true },
+      });
+      await expectAnsweredAfterInput(modern, asked, 'Cy');
+    }, 30_000);
+
+    it('seals the backend’s requestState for a modern client and refuses it elsewhere (raw HTTP)', async () => {
+      const elicitation = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+      const ask = () =>
+        modernRequest(
+          backend.baseUrl,
+          carol,
+          1,
+          'prompts/get',
+          { name: 'modern_ask_greeting' },
+          elicitation,
+        );
+      const first = await ask();
+      expect(first.status).toBe(200);
+      expect(first.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { name: { method: 'elicitation/create' } },
+        requestState: expect.stringMatching(/^v1\./),
+      });
+      const answer = { name: { action: 'accept', content: { name: 'Di' } } };
+      const retry = {
+        name: 'modern_ask_greeting',
+        inputResponses: answer,
+        requestState: first.response.result.requestState,
+      };
+      const done = await modernRequest(
+        backend.baseUrl,
+        carol,
+        2,
+        'prompts/get',
+        retry,
+        elicitation,
+      );
+      expect(done.status).toBe(200);
+      expect(done.response.result).toMatchObject({
+        resultType: 'complete',
+        messages: [{ role: 'user', content: { type: 'text', text: 'Hello, Di!' } }],
+      });
+      // Used once: the same state again is refused before anything reaches the backend.
+      const again = await modernRequest(
+        backend.baseUrl,
+        carol,
+        3,
+        'prompts/get',
+        retry,
+        elicitation,
+      );
+      expect(again.status).toBe(400);
+      expect(again.response.error).toMatchObject({ code: -32602, data: { reason: 'replayed' } });
+
+      // A prompt's state does not open a resource read, nor a tampered one anything.
+      const state = (await ask()).response.result.requestState as string;
+      const foreign = await modernRequest(
+        backend.baseUrl,
+        carol,
+        4,
+        'resources/read',
+        { uri: GUARDED, inputResponses: answer, requestState: state },
+        elicitation,
+      );
+      expect(foreign.status).toBe(400);
+      expect(foreign.response.error).toMatchObject({ data: { reason: 'foreign-request' } });
+      const [version, payload, mac] = (await ask()).response.result.requestState.split('.');
+      const tampered = await modernRequest(
+        backend.baseUrl,
+        carol,
+        5,
+        'prompts/get',
+        { ...retry, requestState: `${version}.${payload}.${mac.slice(1)}A` },
+        elicitation,
+      );
+      expect(tampered.status).toBe(400);
+      expect(tampered.response.error).toMatchObject({ data: { reason: 'tampered' } });
+    }, 30_000);
+
+    it('opens a retry’s state for a 2025 backend’s prompt too, instead of passing it on', async () => {
+      const elicitation = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+      const asked = await modernRequest(
+        backend.baseUrl,
+        carol,
+        1,
+        'prompts/get',
+        { name: 'modern_ask_greeting' },
+        elicitation,
+      );
+      const retryOf = (requestState: string) =>
+        modernRequest(backend.baseUrl, carol, 2, 'prompts/get', {
+          name: 'example_greeting',
+          arguments: { name: 'Ed' },
+          inputResponses: { name: { action: 'accept', content: { name: 'Ed' } } },
+          requestState,
+        });
+      const foreign = await retryOf(asked.response.result.requestState);
+      expect(foreign.status).toBe(400);
+      expect(foreign.response.error).toMatchObject({ data: { reason: 'foreign-request' } });
+      const made = await retryOf('v1.made-up.state');
+      expect(made.status).toBe(400);
+      expect(made.response.error).toMatchObject({ data: { reason: 'tampered' } });
+    }, 30_000);
+
+    it('answers a modern client the backend’s -32021 as HTTP 400 with the JSON-RPC error', async () => {
+      const refused = await modernRequest(backend.baseUrl, carol, 9, 'prompts/get', {
+        name: 'modern_ask_greeting',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.messages).toEqual([
+        {
+          jsonrpc: '2.0',
+          id: 9,
+          error: expect.objectContaining({
+            code: -32021,
+            data: { requiredCapabilities: { elicitation: expect.anything() } },
+          }),
+        },
+      ]);
     }, 30_000);
   });
 });

@@ -8,17 +8,17 @@
  * auditor would verify the request's token again on every call, which the broker avoids (see
  * VerifiedPrincipalCache). The auditor's own actor is then the broker plugin.
  *
- * The outcome is read from the final response the ToolCallHandler sends on the call's event
- * stream (`observe`), which is how the broker's handler always answers; a handler that answered
- * with plain JSON instead (the test-only forwarding handler) would be recorded as failed.
+ * The outcome is read from the final response the ToolCallHandler sends, on the call's event
+ * stream (`observe`) or as plain JSON (`observeReply`: a 2026-07-28 client's call answered at
+ * once, before anything was streamed).
  *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
  */
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
-import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import type { ClientEventStream } from '../types';
+import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
+import type { ClientEventStream, ClientReply } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
@@ -39,6 +39,8 @@ export interface AuditedToolCall {
 export interface ToolCallAuditRecord {
   /** Wraps the call's response stream to see how the call ends (the final response). */
   observe(stream: ClientEventStream): ClientEventStream;
+  /** Wraps the call's plain JSON answer, for the same purpose. */
+  observeReply(reply: ClientReply): ClientReply;
   /** Records the end: from the final response seen on the stream, or `failed` without one. */
   finish(): Promise<void>;
 }
@@ -84,16 +86,28 @@ export class ToolCallAuditor {
         meta: metaOf(call),
       }),
     );
+    const see = (message: unknown) => {
+      if (
+        isPlainObject(message) &&
+        message.id === requestId &&
+        ('result' in message || 'error' in message)
+      ) {
+        final = message as unknown as JsonRpcMessage;
+      }
+    };
     return {
+      observeReply: reply => ({
+        json(body, httpStatus) {
+          see(body);
+          reply.json(body, httpStatus);
+        },
+        get answered() {
+          return reply.answered;
+        },
+      }),
       observe: stream => ({
         send(message) {
-          if (
-            'id' in message &&
-            message.id === requestId &&
-            ('result' in message || 'error' in message)
-          ) {
-            final = message;
-          }
+          see(message);
           return stream.send(message);
         },
         close: () => stream.close(),

@@ -53,7 +53,7 @@ describe('BackendConnection: the era of each backend', () => {
     expect(status).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28' });
     expect(Date.parse(status.eraDetectedAt!)).not.toBeNaN();
     expect(toolNames(connection)).toEqual(MODERN_EXAMPLE_TOOLS);
-    expect(connection.cachedLists.prompts.map(p => p.name)).toEqual(['greeting']);
+    expect(connection.cachedLists.prompts.map(p => p.name)).toEqual(['greeting', 'ask_greeting']);
     expect(connection.capabilities).toMatchObject({ tools: { listChanged: true } });
     // The SDK's default caching hint (ttlMs 0) is kept per list.
     expect(connection.listTtls).toMatchObject({ tools: 0, prompts: 0, resources: 0 });

@@ -29,11 +29,20 @@ import {
   isPlainObject,
   jsonRpcError,
   JsonRpcErrorCode,
-  type JsonRpcId,
+  type JsonRpcErrorObject,
   type JsonRpcMessage,
+  type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
-import { completeResult, InputRetry, readInputRetry } from '../protocol/modernResults';
+import {
+  completeResult,
+  InputRetry,
+  modernBackendError,
+  modernErrorHttpStatus,
+  readInputRetry,
+} from '../protocol/modernResults';
+import { MCP_NAME_SOURCE } from '../protocol/modernEra';
+import { DEFAULT_KEEP_ALIVE_MS } from '../config';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
@@ -77,6 +86,11 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     private readonly logger: LoggerService,
     /** The era a backend was last detected to speak (undefined: not yet known). */
     private readonly eraOf: (backend: string) => ProtocolEra | undefined = () => undefined,
+    /**
+     * How long a 2026-07-28 client's call may stay silent before its response stream opens
+     * anyway (a keep-alive is due: `mcpBroker.keepAlive`).
+     */
+    private readonly keepAliveMs: number = DEFAULT_KEEP_ALIVE_MS,
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
@@ -87,7 +101,11 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         clientSessionId: clientSession.id,
         declaredCapabilities: clientSession.clientCapabilities,
       },
-      clientStreamSink(context),
+      // A prompt or resource is answered with plain JSON, as over the broker's own connection,
+      // unless the backend asks for input (then the requests need the stream).
+      context.request.method === 'tools/call'
+        ? clientStreamSink(context)
+        : clientStreamSink(context, undefined, { lazy: { httpStatus: () => 200 } }),
     );
   }
 
@@ -100,23 +118,30 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       context.reply.json(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
       return;
     }
-    // The state is bound to the tool as the backend knows it (the prefix may change with
-    // configuration; the backend and its tool name do not, for a held call).
+    // The state is bound to the tool (prompt, resource) as the backend knows it (the prefix
+    // may change with configuration; the backend and its tool name do not, for a held call).
     const binding = {
       principal: caller.principal,
-      method: 'tools/call',
-      name: `${backend.name}/${String(params.name)}`,
+      method: request.method,
+      name: `${backend.name}/${String(params[MCP_NAME_SOURCE[request.method] ?? 'name'])}`,
       arguments: params.arguments,
     };
-    // A retry's stream opens once its requestState is accepted: a refusal is a plain 400.
+    // The stream opens only when something is streamed: a refused retry, and a call answered
+    // at once (e.g. the backend's -32021), are plain JSON with their own HTTP status.
     const sink = clientStreamSink(
       context,
       message =>
         message.method === 'notifications/message' &&
         !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
           ? undefined
-          : asCompleteResponse(message, request.id),
-      { lazy: retry.requestState !== undefined },
+          : asCompleteResponse(message, request, context.shapeResult),
+      {
+        lazy: {
+          httpStatus: message =>
+            isPlainObject(message.error) ? modernErrorHttpStatus(message.error) : 200,
+          openAfterMs: this.keepAliveMs,
+        },
+      },
     );
     if (retry.requestState !== undefined) {
       await this.resumeModernToolCall(context, binding, retry, sink);
@@ -240,6 +265,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       {
         backendEra: this.eraOf(backend.name),
         ...rest,
+        ...(request.method === 'tools/call' ? {} : { method: request.method }),
         clientCapabilities: relayedCapabilities(declaredCapabilities),
         endpoint: endpointOf(backend),
         clientRequestId: request.id,
@@ -378,41 +404,94 @@ export function createStreamingToolCallHandler(
     statelessSessions,
     logger,
     name => deps.backendSessions.get(name)?.era,
+    config.keepAliveMs,
   );
 }
 
-/** The call's final response as a 2026-07-28 `complete` result; anything else unchanged. */
+/**
+ * The call's final response as a 2026-07-28 client is to see it: a result shaped by `shape`
+ * (default: `complete`; an `input_required` one stays as it is), an error as that era words it
+ * (modernBackendError); anything else unchanged.
+ */
 function asCompleteResponse(
   message: Record<string, unknown>,
-  clientRequestId: JsonRpcId,
+  request: JsonRpcRequest,
+  shape: (result: Record<string, unknown>) => Record<string, unknown> = completeResult,
 ): Record<string, unknown> {
-  if (message.id !== clientRequestId || !isPlainObject(message.result)) return message;
+  if (message.id !== request.id) return message;
+  if (isPlainObject(message.error)) {
+    const error = message.error as unknown as JsonRpcErrorObject;
+    return { ...message, error: modernBackendError(request.method, request.params ?? {}, error) };
+  }
+  if (!isPlainObject(message.result)) return message;
   if (message.result.resultType === 'input_required') return message;
-  return { ...message, result: completeResult(message.result) };
+  return { ...message, result: shape(message.result) };
+}
+
+/** When a call's response stream opens (see {@link clientStreamSink}). */
+interface LazyStream {
+  /** The HTTP status of a final response answered as plain JSON. */
+  httpStatus(response: Record<string, unknown>): number;
+  /** Open the stream anyway after this long without a message (keep-alives are due). */
+  openAfterMs?: number;
 }
 
 /**
- * The client's side of a call: its response stream (opened at once, or when `lazy` once the call
- * is accepted or the first message comes), each message shaped by `shape` (undefined drops it).
+ * The client's side of a call, each message shaped by `shape` (undefined drops it): its
+ * response stream, opened at once, or with `lazy` only when a message other than the final
+ * response is to go out (progress, a request for input, a log line) or after `openAfterMs` of
+ * silence. A call whose only message is its final response is answered as plain JSON with
+ * `lazy.httpStatus` (the stream is not needed, and the status can still say what went wrong).
  */
 function clientStreamSink(
   context: Omit<ToolCallContext, 'clientSession'>,
   shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
     message,
-  options: { lazy?: boolean } = {},
+  options: { lazy?: LazyStream } = {},
 ): ClientMessageSink {
-  let stream: ClientEventStream | undefined = options.lazy ? undefined : context.openEventStream();
-  const open = () => (stream ??= context.openEventStream());
+  const lazy = options.lazy;
+  let stream: ClientEventStream | undefined = lazy ? undefined : context.openEventStream();
+  let answered = false;
+  let silence: NodeJS.Timeout | undefined;
+  const open = () => {
+    clearTimeout(silence);
+    return (stream ??= context.openEventStream());
+  };
+  if (lazy?.openAfterMs !== undefined) {
+    silence = setTimeout(() => {
+      if (!answered && !context.reply.answered) open();
+    }, lazy.openAfterMs);
+    silence.unref();
+  }
   return {
     send: message => {
       const shaped = shape(message);
-      if (shaped === undefined) return !(stream?.closed ?? false);
+      if (shaped === undefined) return !(stream?.closed ?? answered);
+      if (answered) return false;
+      if (lazy && stream === undefined && isFinalResponse(shaped)) {
+        clearTimeout(silence);
+        answered = true;
+        if (context.reply.answered) return false;
+        context.reply.json(shaped, lazy.httpStatus(shaped));
+        return true;
+      }
       return open().send(shaped as unknown as JsonRpcMessage);
     },
-    end: () => open().close(),
-    accepted: () => void open(),
+    end: () => {
+      clearTimeout(silence);
+      if (answered) return;
+      // A lazy call that ends without any message to a client that is gone writes nothing;
+      // to one still there, it ends as it always did (an empty stream).
+      if (lazy && stream === undefined && context.reply.answered) return;
+      open().close();
+    },
     clientGone: context.signal,
   };
+}
+
+/** A JSON-RPC response (not a request with a gateway id, not a notification). */
+function isFinalResponse(message: Record<string, unknown>): boolean {
+  return message.id !== undefined && message.method === undefined;
 }
 
 /** The call's params without the retry members (a 2025-era backend knows neither). */

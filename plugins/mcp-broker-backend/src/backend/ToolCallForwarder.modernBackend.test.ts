@@ -310,4 +310,95 @@ describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
     await forwarder.close();
     await double.close();
   });
+
+  describe('prompts/get of a 2026-07-28 backend that asks for input (scripted double)', () => {
+    /** The backend's own state: opaque to the broker, so any bytes, here JSON-hostile ones. */
+    const BACKEND_STATE = 'opaque/+=.\u2603"state"';
+    const promptCall = (endpoint: BackendEndpoint) => ({
+      ...legacyCall(endpoint),
+      method: 'prompts/get',
+      params: { name: 'ask', arguments: { topic: 'x' } },
+    });
+    async function askingDouble() {
+      return startDouble(body => ({
+        status: 200,
+        body: {
+          jsonrpc: '2.0',
+          id: body.id,
+          result:
+            body.params.inputResponses === undefined
+              ? {
+                  resultType: 'input_required',
+                  inputRequests: {
+                    who: { method: 'elicitation/create', params: { message: 'who?' } },
+                  },
+                  requestState: BACKEND_STATE,
+                }
+              : { messages: [], description: `for ${body.params.inputResponses.who.content.n}` },
+        },
+      }));
+    }
+
+    it('asks a legacy client and retries prompts/get with the answer and the state byte for byte', async () => {
+      const double = await askingDouble();
+      const { forwarder } = build(double.endpoint);
+      const sink = collectingSink();
+      const done = forwarder.forward(promptCall(double.endpoint), sink);
+      const asked = await sink.waitFor(m => m.method === 'elicitation/create');
+      await forwarder.answer('c', {
+        id: asked.id,
+        result: { action: 'accept', content: { n: 1 } },
+      });
+      await done;
+      expect(double.headers.map(h => [h['mcp-method'], h['mcp-name']])).toEqual([
+        ['prompts/get', 'ask'],
+        ['prompts/get', 'ask'],
+      ]);
+      expect(double.bodies[1].params).toMatchObject({
+        name: 'ask',
+        arguments: { topic: 'x' },
+        inputResponses: { who: { action: 'accept', content: { n: 1 } } },
+        requestState: BACKEND_STATE,
+      });
+      expect(sink.messages[sink.messages.length - 1]).toEqual({
+        jsonrpc: '2.0',
+        id: 'r1',
+        result: { messages: [], description: 'for 1' },
+      });
+      await forwarder.close();
+      await double.close();
+    });
+
+    it('seals the backend’s state for a 2026-07-28 client, bound to the prompt', async () => {
+      const double = await askingDouble();
+      const { forwarder, sealer } = build(double.endpoint);
+      const sink = collectingSink();
+      const promptBinding = {
+        principal: 'user:default/ada',
+        method: 'prompts/get',
+        name: 'double/ask',
+        arguments: { topic: 'x' },
+      };
+      await forwarder.forward(
+        {
+          ...promptCall(double.endpoint),
+          inputRequired: { declaredCapabilities: { elicitation: {} }, binding: promptBinding },
+        },
+        sink,
+      );
+      const final = sink.messages[sink.messages.length - 1];
+      expect(final.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { who: { method: 'elicitation/create' } },
+      });
+      expect(final.result.requestState).not.toContain('opaque');
+      await expect(
+        sealer.open(final.result.requestState, { ...promptBinding, method: 'resources/read' }),
+      ).rejects.toMatchObject({ reason: 'foreign-request' });
+      const opened = await sealer.open(final.result.requestState, promptBinding);
+      expect(opened).toMatchObject({ backend: 'double', backendRequestState: BACKEND_STATE });
+      await forwarder.close();
+      await double.close();
+    });
+  });
 });

@@ -32,6 +32,8 @@
  *     retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS} rounds (an answer
  *     given on another replica is handed over through the shared store: StatelessInputAnswers);
  *   - a task result (tasks extension) ends the call with an error naming the backend;
+ *   - `prompts/get` and `resources/read` come this way too (`method`), for their
+ *     `input_required`;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  */
 import { randomUUID } from 'node:crypto';
@@ -148,6 +150,11 @@ export interface ForwardedToolCall {
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
   params: Record<string, unknown>;
+  /**
+   * The request's method: `tools/call` (default), or `prompts/get` / `resources/read` to a
+   * 2026-07-28 backend (which may answer them with `input_required` too).
+   */
+  method?: string;
   /** Handles the backend's server-to-client requests instead of the gateway-id relay. */
   serverRequests?: BackendServerRequestHandler;
   /**
@@ -451,8 +458,9 @@ export class ToolCallForwarder {
         entry.sent !== undefined || entry.stateless === true,
       );
     }
+    const method = call.method ?? 'tools/call';
     this.options.logger.info(
-      `tools/call to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
+      `${method} to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
     );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
@@ -618,7 +626,7 @@ export class ToolCallForwarder {
     let message = {
       jsonrpc: '2.0' as const,
       id: backendRequestId,
-      method: 'tools/call',
+      method: call.method ?? 'tools/call',
       params: call.params,
     };
     let target: BackendTarget;
@@ -673,6 +681,8 @@ export class ToolCallForwarder {
    * with its list) applied to the call's arguments.
    */
   private paramHeaders(call: ForwardedToolCall): Record<string, string> {
+    // Only tools declare x-mcp-header; a prompt may share a tool's name.
+    if ((call.method ?? 'tools/call') !== 'tools/call') return {};
     const tool = call.params.name;
     const declarations =
       typeof tool === 'string'

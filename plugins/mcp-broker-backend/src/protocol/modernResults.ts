@@ -311,3 +311,14 @@ export function modernBackendError(
     data: { ...data, uri: typeof params.uri === 'string' ? params.uri : data.uri },
   };
 }
+
+/**
+ * The HTTP status of a JSON-RPC error answered to a 2026-07-28 client as a plain JSON response
+ * (transport spec: errors go in-band with 200, except those the revision maps to a status).
+ * Only -32021 is the client's to fix here (its declared capabilities; `schema.ts`:
+ * "For HTTP, the response status code MUST be 400"): a backend's -32020 / -32022 / -32601 judge
+ * the request the broker built, whose metadata the broker validated on the way in.
+ */
+export function modernErrorHttpStatus(error: { readonly code?: unknown }): number {
+  return error.code === JsonRpcErrorCode.MissingRequiredClientCapability ? 400 : 200;
+}

@@ -2,8 +2,9 @@
  * Answers a client's JSON-RPC requests within a session. List requests come from the
  * aggregated catalog (no backend round trip); prompts/get, resources/read and
  * completion/complete go to the owning backend over the broker's own session; tools/call goes to
- * the ToolCallHandler. Unknown names are JSON-RPC -32602 and unsupported methods -32601: never an
- * exception.
+ * the ToolCallHandler, and so do prompts/get and resources/read of a 2026-07-28 backend (it may
+ * answer them with `input_required`, which needs the tool calls' rounds: routeToModernBackend).
+ * Unknown names are JSON-RPC -32602 and unsupported methods -32601: never an exception.
  *
  * The routing (prefixed name → backend and own name, permissions, forwarding, errors, audit) is
  * shared with the stateless era: `answerSharedRequest` and `routeToolCall` are what
@@ -19,10 +20,10 @@ import {
   jsonRpcError,
   jsonRpcResult,
 } from '../protocol/jsonRpc';
-import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/ClientSessionRegistry';
-import type { ToolCallContext, ToolCallHandler } from '../types';
+import type { BrokerBackend, ClientEventStream, ToolCallContext, ToolCallHandler } from '../types';
 import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
@@ -60,6 +61,7 @@ export async function dispatchClientRequest(context: DispatchContext): Promise<v
     await callTool(context);
     return;
   }
+  if (await routeToModernBackend(context, sessionCaller(context.session))) return;
   const response = await answer(broker, context.catalog, request);
   if (!res.headersSent) res.json(response);
 }
@@ -206,13 +208,17 @@ async function forward(
 }
 
 async function callTool(context: DispatchContext): Promise<void> {
-  const { session } = context;
-  await routeToolCall(context, {
+  await routeToolCall(context, sessionCaller(context.session));
+}
+
+/** A session's client as the caller of a request the ToolCallHandler serves. */
+function sessionCaller(session: ClientSession): ToolCallCaller {
+  return {
     principal: session.principal,
     endSignals: [session.ended.signal],
     streamHeaders: { 'Mcp-Session-Id': session.id },
     handle: (handler, call) => handler.handleToolCall({ ...call, clientSession: session }),
-  });
+  };
 }
 
 /** The era-specific part of a tool call: who calls, and which handler entry takes it. */
@@ -272,14 +278,76 @@ export async function routeToolCall(
     { principal: caller.principal, server: backend.name, tool: route.originalName },
     request.id,
   );
+  try {
+    await handOff(
+      { broker, res },
+      caller,
+      backend,
+      { ...request, params: { ...params, name: route.originalName } },
+      audit,
+    );
+  } finally {
+    await audit.finish();
+  }
+}
+
+/**
+ * `prompts/get` or `resources/read` whose prompt or resource belongs to a 2026-07-28 backend:
+ * handed to the ToolCallHandler like a tool call, because such a backend may answer it with
+ * `input_required` (relayed to a modern client, asked on the response stream of a session's
+ * request; see StreamingToolCallHandler). False, with nothing answered, for anything else
+ * (a 2025 backend, a name that does not resolve, invalid params): answerSharedRequest answers
+ * those over the broker's own connection, as before. With `retries` (a 2026-07-28 caller) a
+ * request carrying `requestState` is handed over whatever the backend's era: its state is
+ * opened (and refused with 400 when it is not one of ours for this request) rather than passed
+ * to a 2025 backend.
+ */
+export async function routeToModernBackend(
+  context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog'>,
+  caller: ToolCallCaller,
+  options: { retries?: boolean } = {},
+): Promise<boolean> {
+  const { broker, request, catalog } = context;
+  const params = request.params ?? {};
+  let backendName: string | undefined;
+  let routed = request;
+  if (request.method === 'prompts/get' && typeof params.name === 'string') {
+    const route = catalog.routePrompt(params.name);
+    backendName = route?.backend;
+    if (route) routed = { ...request, params: { ...params, name: route.originalName } };
+  } else if (request.method === 'resources/read' && typeof params.uri === 'string') {
+    backendName = catalog.routeResource(params.uri);
+  }
+  const backend = backendName === undefined ? undefined : broker.server(backendName);
+  if (backend === undefined) return false;
+  const retry = options.retries === true && params.requestState !== undefined;
+  if (!retry && broker.connection(backend.name)?.era !== 'modern') return false;
+  await handOff(context, caller, backend, routed);
+  return true;
+}
+
+/**
+ * Hands a routed request to the caller's handler entry with a stream that ends when the
+ * client's connection closes, an end signal of the caller fires, or the broker stops.
+ */
+async function handOff(
+  context: Pick<DispatchContext, 'broker' | 'res'>,
+  caller: ToolCallCaller,
+  backend: BrokerBackend,
+  request: JsonRpcRequest,
+  audit?: ToolCallAuditRecord,
+): Promise<void> {
+  const { broker, res } = context;
   const ended = callEndSignal(res, [...caller.endSignals, broker.shutdownSignal]);
+  const observe = (stream: ClientEventStream) => audit?.observe(stream) ?? stream;
+  const reply = clientReplyOf(res);
   try {
     await caller.handle(broker.toolCalls, {
       backend,
-      request: { ...request, params: { ...params, name: route.originalName } },
-      reply: clientReplyOf(res),
+      request,
+      reply: audit?.observeReply(reply) ?? reply,
       openEventStream: () =>
-        audit.observe(
+        observe(
           openBrokerEventStream(broker, res, caller.streamHeaders, {
             deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
           }),
@@ -288,6 +356,5 @@ export async function routeToolCall(
     });
   } finally {
     ended.release();
-    await audit.finish();
   }
 }

@@ -16,7 +16,8 @@
  *      the result shape differs: `resultType: "complete"`, serverInfo in `_meta`, and
  *      `ttlMs`/`cacheScope` on lists, `resources/read` and `server/discover`.
  * Errors a handler produces (unknown names, backend failures) go in-band (HTTP 200), as the
- * SDK does.
+ * SDK does; a backend's -32021 (missing client capability) is HTTP 400 (modernErrorHttpStatus),
+ * which is why a call's response stream opens only when something is streamed.
  *
  * `tools/call` first checks the `Mcp-Param-*` headers against the arguments (the tool's
  * `x-mcp-header` declarations, read with the catalog): 400 -32020 on a mismatch.
@@ -24,6 +25,8 @@
  * `subscriptions/listen` is one line in MODERN_METHODS (served by listenEndpoint.ts).
  * input_required retries of tools/call are routed like any call; the tool-call handler resumes
  * the held call (StreamingToolCallHandler.handleModernToolCall; refusals answer 400 there).
+ * prompts/get and resources/read of a 2026-07-28 backend take the same path (the backend may
+ * answer them with input_required), their results shaped as here.
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -45,6 +48,7 @@ import {
   completeResult,
   discoverResult,
   modernBackendError,
+  modernErrorHttpStatus,
   type CacheHints,
 } from '../protocol/modernResults';
 import {
@@ -55,7 +59,13 @@ import {
 } from '../protocol/requestMetadata';
 import { BROKER_INSTRUCTIONS } from '../protocol/versions';
 import type { ModernCaller } from '../types';
-import { answerSharedRequest, routeToolCall, type SharedAnswer } from './clientRequestDispatcher';
+import {
+  answerSharedRequest,
+  routeToModernBackend,
+  routeToolCall,
+  type SharedAnswer,
+  type ToolCallCaller,
+} from './clientRequestDispatcher';
 import { serveListen } from './listenEndpoint';
 import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
 import { headerValue, sendShuttingDown } from './protocol';
@@ -94,8 +104,10 @@ export const MODERN_METHODS: Readonly<Record<string, ModernMethodHandler>> = Obj
   'prompts/list': list,
   'resources/list': list,
   'resources/templates/list': list,
-  'prompts/get': shared(result => completeResult(result)),
-  'resources/read': shared(result => cacheableResult(result, RESOURCE_READ_CACHE)),
+  'prompts/get': shared(result => completeResult(result), { inputCapable: true }),
+  'resources/read': shared(result => cacheableResult(result, RESOURCE_READ_CACHE), {
+    inputCapable: true,
+  }),
   'completion/complete': shared(result => completeResult(result)),
   'tools/call': callTool,
   'subscriptions/listen': serveListen,
@@ -215,11 +227,25 @@ async function list(modern: ModernRequest): Promise<void> {
   );
 }
 
-/** A method served through the session era's routing, with the result shaped by `shape`. */
+/**
+ * A method served through the session era's routing, with the result shaped by `shape`.
+ * `inputCapable`: a 2026-07-28 backend's answer may be `input_required`, so a request for one
+ * goes through the ToolCallHandler as tool calls do (routeToModernBackend).
+ */
 function shared(
   shape: (result: Record<string, unknown>) => Record<string, unknown>,
+  options: { inputCapable?: boolean } = {},
 ): ModernMethodHandler {
-  return async ({ deps, request, res, catalog }) => {
+  return async modern => {
+    const { deps, request, res, catalog } = modern;
+    if (
+      options.inputCapable &&
+      (await routeToModernBackend({ ...modern, broker: deps.broker }, modernCaller(modern, shape), {
+        retries: true,
+      }))
+    ) {
+      return;
+    }
     const answer = await answerSharedRequest(
       deps.broker,
       catalog,
@@ -244,7 +270,7 @@ function sendShared(
   }
   if ('error' in answer) {
     const error = modernBackendError(request.method, request.params ?? {}, answer.error);
-    res.json({ jsonrpc: '2.0', id: request.id, error });
+    res.status(modernErrorHttpStatus(error)).json({ jsonrpc: '2.0', id: request.id, error });
     return;
   }
   res.json(jsonRpcResult(request.id, shape(answer.result)));
@@ -272,24 +298,37 @@ export function modernCallerOf(principal: string, context: ModernRequestContext)
 }
 
 async function callTool(modern: ModernRequest): Promise<void> {
-  const { deps, request, res, catalog, principal, context } = modern;
+  const { deps, request, res, catalog } = modern;
   const mismatch = paramHeaderMismatch(modern);
   if (mismatch !== undefined) {
     sendModernError(res, request.id, mismatch);
     return;
   }
-  const caller = modernCallerOf(principal, context);
   // A retry (params.requestState / inputResponses) is routed like any call; the handler
   // resumes its held call (StreamingToolCallHandler.handleModernToolCall).
   await routeToolCall(
     { broker: deps.broker, request, res, catalog, toolCallAuditor: deps.toolCallAuditor },
-    {
-      principal,
-      // The client cancels by closing the response stream: the call's end signal covers it.
-      endSignals: [],
-      // No session: the stream carries no Mcp-Session-Id (the revision mints and echoes none).
-      streamHeaders: {},
-      handle: (handler, call) => handler.handleModernToolCall({ ...call, caller }),
-    },
+    modernCaller(modern),
   );
+}
+
+/** A 2026-07-28 client as the caller of a request the ToolCallHandler serves. */
+function modernCaller(
+  { principal, context }: ModernRequest,
+  shapeResult?: (result: Record<string, unknown>) => Record<string, unknown>,
+): ToolCallCaller {
+  const caller = modernCallerOf(principal, context);
+  return {
+    principal,
+    // The client cancels by closing the response stream: the call's end signal covers it.
+    endSignals: [],
+    // No session: the stream carries no Mcp-Session-Id (the revision mints and echoes none).
+    streamHeaders: {},
+    handle: (handler, call) =>
+      handler.handleModernToolCall({
+        ...call,
+        caller,
+        ...(shapeResult === undefined ? {} : { shapeResult }),
+      }),
+  };
 }

@@ -1,7 +1,7 @@
 /*
  * Helpers for the broker's end-to-end tests of 2026-07-28 (stateless) clients: the official SDK
- * v2 client pinned to 2026-07-28, and a raw `tools/call` with the headers and `_meta` such a
- * client sends (for the statuses and shapes the SDK hides).
+ * v2 client pinned to 2026-07-28, and raw requests (`tools/call`, `prompts/get`, ...) with the
+ * headers and `_meta` such a client sends (for the statuses and shapes the SDK hides).
  */
 import {
   Client as ModernClient,
@@ -34,10 +34,33 @@ export async function connectModernClient(
  * `headers`, e.g. `Mcp-Param-*`): the HTTP status, every JSON-RPC message of the answer (JSON or
  * SSE), and the response.
  */
-export async function modernToolCall(
+export function modernToolCall(
   baseUrl: string,
   token: string,
   id: number,
+  params: Record<string, unknown>,
+  meta: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  return modernRequest(baseUrl, token, id, 'tools/call', params, meta, headers);
+}
+
+/** The params member a method's `Mcp-Name` header mirrors. */
+const NAME_SOURCE: Record<string, string> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+/**
+ * One 2026-07-28 request of any method with raw HTTP, plus `headers` (e.g. `Mcp-Param-*`); see
+ * {@link modernToolCall}.
+ */
+export async function modernRequest(
+  baseUrl: string,
+  token: string,
+  id: number,
+  method: string,
   params: Record<string, unknown>,
   meta: Record<string, unknown> = {},
   headers: Record<string, string> = {},
@@ -46,6 +69,7 @@ export async function modernToolCall(
   messages: Array<Record<string, any>>;
   response: Record<string, any>;
 }> {
+  const source = NAME_SOURCE[method];
   const res = await fetch(`${baseUrl}/api/mcp-broker/mcp`, {
     method: 'POST',
     headers: {
@@ -53,14 +77,14 @@ export async function modernToolCall(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
-      'mcp-method': 'tools/call',
-      'mcp-name': String(params.name),
+      'mcp-method': method,
+      ...(source === undefined ? {} : { 'mcp-name': String(params[source]) }),
       ...headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id,
-      method: 'tools/call',
+      method,
       params: {
         ...params,
         _meta: {
