@@ -41,6 +41,20 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
       );
       changes.emit('change');
     });
+    app.get('/deferred-json', (_req, res) => {
+      responses.push(res);
+      streams.push(
+        SseClientStream.open(res, {
+          keepAliveMs: 60_000,
+          maxBufferedBytes: 64 * 1024,
+          deferHeadersMs: 150,
+          singleMessageAsJson: true,
+          headers: { 'Mcp-Session-Id': 'abc' },
+          onClose: reason => closeReasons.push(reason),
+        }),
+      );
+      changes.emit('change');
+    });
     server = http.createServer(app);
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -186,6 +200,45 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     );
     client.socket.destroy();
     expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('with singleMessageAsJson, answers a lone message that ends the stream as application/json', async () => {
+    const response = fetch(`${baseUrl}/deferred-json`);
+    await waitForStreams(1);
+    streams[0].send({ jsonrpc: '2.0', id: 7, result: { content: [] } });
+    streams[0].close();
+    const answer = await response;
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(answer.headers.get('mcp-session-id')).toBe('abc');
+    expect(answer.headers.get('x-accel-buffering')).toBeNull();
+    expect(await answer.text()).toBe('{"jsonrpc":"2.0","id":7,"result":{"content":[]}}');
+    expect(closeReasons).toEqual(['ended']);
+  });
+
+  it('with singleMessageAsJson, stays an event stream when more than one message goes out', async () => {
+    const response = fetch(`${baseUrl}/deferred-json`);
+    await waitForStreams(1);
+    streams[0].send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } });
+    streams[0].send({ jsonrpc: '2.0', id: 7, result: {} });
+    streams[0].close();
+    const answer = await response;
+    expect(answer.headers.get('content-type')).toBe('text/event-stream');
+    expect((await answer.text()).match(/event: message\n/g)).toHaveLength(2);
+  });
+
+  it('with singleMessageAsJson, stays an event stream once its headers left at the deadline', async () => {
+    fakeTimers();
+    const response = fetch(`${baseUrl}/deferred-json`);
+    await waitForStreams(1);
+    jest.advanceTimersByTime(150);
+    expect(responses[0].headersSent).toBe(true);
+    streams[0].send({ jsonrpc: '2.0', id: 7, result: {} });
+    streams[0].close();
+    const answer = await response;
+    expect(answer.headers.get('content-type')).toBe('text/event-stream');
+    expect(await answer.text()).toBe(
+      ': stream open\n\nevent: message\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n',
+    );
   });
 
   it('creates its abort signal only when asked, aborted once the stream is closed', async () => {

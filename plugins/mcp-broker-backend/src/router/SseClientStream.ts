@@ -5,6 +5,11 @@
  * not read, the connection is destroyed rather than queueing without limit. Writes never wait,
  * so one slow client cannot delay the others. Only JSON (which has no raw newlines) goes into
  * `data:` lines; no untrusted text reaches `event:` or `id:` lines.
+ *
+ * A deferred stream (`deferHeadersMs`) with `singleMessageAsJson` answers `application/json`
+ * instead when the stream closes with exactly one message written and nothing sent yet (a tool
+ * call whose backend answered at once with its result): the same bytes a client would parse from
+ * the event, without the SSE framing and chunked encoding (issue #21).
  */
 import type { Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
@@ -22,6 +27,12 @@ export interface SseClientStreamOptions extends ClientEventStreamSettings {
    * clients wait for them to know the stream is live).
    */
   deferHeadersMs?: number;
+  /**
+   * With `deferHeadersMs`: a stream that closes before its headers left, with exactly one
+   * message, answers that message as `application/json` (only for a client whose Accept allows
+   * it). Anything more (a second message, the header deadline) makes it SSE as usual.
+   */
+  singleMessageAsJson?: boolean;
 }
 
 /**
@@ -44,6 +55,11 @@ export class SseClientStream implements ClientEventStream {
    * headers, events and end).
    */
   private held: string | undefined;
+  /**
+   * With `singleMessageAsJson`, while nothing has been sent: the JSON of the one message held,
+   * or `null` once more than one was (then the stream stays SSE).
+   */
+  private single: string | null | undefined;
 
   private constructor(
     private readonly res: Response,
@@ -96,15 +112,34 @@ export class SseClientStream implements ClientEventStream {
   }
 
   send(message: JsonRpcMessage): boolean {
-    return this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const json = JSON.stringify(message);
+    if (this.options.singleMessageAsJson && !this.isClosed && !this.res.headersSent) {
+      this.single = this.single === undefined ? json : null;
+    }
+    return this.write(`event: message\ndata: ${json}\n\n`);
   }
 
   close(): void {
     if (this.isClosed) return;
     const held = this.held;
     this.held = undefined;
-    if (!this.res.writableEnded) this.res.end(held);
+    if (!this.res.writableEnded) {
+      if (typeof this.single === 'string' && !this.res.headersSent) {
+        this.endAsJson(this.single);
+      } else {
+        this.res.end(held);
+      }
+    }
     this.finish('ended');
+  }
+
+  /** Answers the one message as `application/json` instead of an event stream. */
+  private endAsJson(json: string): void {
+    this.res.setHeader('Content-Type', 'application/json');
+    this.res.setHeader('Cache-Control', 'no-cache');
+    this.res.removeHeader('X-Accel-Buffering');
+    this.res.setHeader('Content-Length', Buffer.byteLength(json));
+    this.res.end(json);
   }
 
   private write(chunk: string): boolean {
@@ -186,9 +221,9 @@ export function openBrokerEventStream(
   broker: Pick<McpBroker, 'openEventStream'>,
   res: Response,
   headers: Record<string, string>,
-  options: { deferHeadersMs?: number } = {},
+  options: Pick<SseClientStreamOptions, 'deferHeadersMs' | 'singleMessageAsJson'> = {},
 ): ClientEventStream {
   return broker.openEventStream(settings =>
-    SseClientStream.open(res, { ...settings, headers, deferHeadersMs: options.deferHeadersMs }),
+    SseClientStream.open(res, { ...settings, headers, ...options }),
   );
 }

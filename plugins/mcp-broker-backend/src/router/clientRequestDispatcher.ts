@@ -26,6 +26,7 @@ import type { ToolCallContext, ToolCallHandler } from '../types';
 import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
+import { headerValue } from './protocol';
 import { toClientError } from '../backend/backendErrors';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
@@ -52,6 +53,24 @@ export interface DispatchContext {
  * a quick call leaves in one packet), or after this long when the tool is slow and silent.
  */
 const TOOL_CALL_HEADER_DEADLINE_MS = 1_000;
+
+/** Accept ranges that cover `application/json`. */
+const JSON_MEDIA_RANGES = new Set(['application/json', 'application/*', '*/*']);
+
+/**
+ * True when the request's Accept allows a JSON answer: `application/json` or a wildcard range
+ * that covers it, not with `q=0` (a 2025-11-25 client sends `application/json,
+ * text/event-stream`).
+ */
+function acceptsJson(req: Request): boolean {
+  const accept = headerValue(req, 'accept');
+  if (accept === undefined) return false;
+  return accept.split(',').some(range => {
+    const [type, ...parameters] = range.split(';').map(part => part.trim().toLowerCase());
+    if (!JSON_MEDIA_RANGES.has(type)) return false;
+    return !parameters.some(parameter => /^q=0(\.0*)?$/.test(parameter.replace(/\s/g, '')));
+  });
+}
 
 /** Dispatches one client request and answers `res`. */
 export async function dispatchClientRequest(context: DispatchContext): Promise<void> {
@@ -206,11 +225,12 @@ async function forward(
 }
 
 async function callTool(context: DispatchContext): Promise<void> {
-  const { session } = context;
+  const { session, req } = context;
   await routeToolCall(context, {
     principal: session.principal,
     endSignals: [session.ended.signal],
     streamHeaders: { 'Mcp-Session-Id': session.id },
+    singleMessageAsJson: acceptsJson(req),
     handle: (handler, call) => handler.handleToolCall({ ...call, clientSession: session }),
   });
 }
@@ -222,6 +242,11 @@ export interface ToolCallCaller {
   endSignals: AbortSignal[];
   /** Headers of the call's SSE response (the session id, for sessions). */
   streamHeaders: Record<string, string>;
+  /**
+   * A call whose only message is its final response, ready before anything was streamed,
+   * answers `application/json` (see SseClientStream); only for a client whose Accept allows it.
+   */
+  singleMessageAsJson?: boolean;
   /** Hands the routed call to the handler's entry for this era. */
   handle(handler: ToolCallHandler, call: Omit<ToolCallContext, 'clientSession'>): Promise<void>;
 }
@@ -282,6 +307,7 @@ export async function routeToolCall(
         audit.observe(
           openBrokerEventStream(broker, res, caller.streamHeaders, {
             deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
+            singleMessageAsJson: caller.singleMessageAsJson,
           }),
         ),
       signal: ended.signal,
