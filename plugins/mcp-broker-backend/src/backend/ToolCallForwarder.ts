@@ -272,13 +272,6 @@ export class ToolCallForwarder {
   /** Gateway ids of inputs a 2025 client is asked for a 2026-07-28 backend → their waiters. */
   private readonly statelessInputs = new Map<string, (answer: ClientAnswer) => void>();
   private nextBackendRequestId = 1;
-  /**
-   * Call ids: this forwarder's random prefix and a counter. Unique across replicas (shared
-   * stores key held calls and gateway ids by them) without a `randomUUID()` per call; they need
-   * not be unguessable (a client never sees one unsealed, see RequestStateSealer).
-   */
-  private readonly callIdPrefix = randomUUID();
-  private callCount = 0;
 
   constructor(private readonly options: ToolCallForwarderOptions) {
     const sealer = options.requestStates;
@@ -324,7 +317,7 @@ export class ToolCallForwarder {
    */
   async forward(call: ForwardedToolCall, sink: ClientMessageSink): Promise<void> {
     const entry: InFlightCall = {
-      callId: `${this.callIdPrefix}:${++this.callCount}`,
+      callId: randomUUID(),
       clientSessionId: call.clientSessionId,
       clientRequestKey: JSON.stringify(call.clientRequestId),
       backend: call.endpoint.name,
