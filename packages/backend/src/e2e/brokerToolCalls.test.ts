@@ -141,6 +141,38 @@ describe('tool calls through the MCP broker (real backend process)', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'counted to 4' }]);
   }, 30_000);
 
+  it('answers a call with nothing to stream as application/json when the client accepts it, as an event stream when it accepts only that', async () => {
+    const { transport } = await connect();
+    const call = (id: string) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'example_echo', arguments: { message: id } },
+    });
+    const json = await rawPost(transport.sessionId!, call('as-json'));
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toBe('application/json');
+    expect(json.headers.get('mcp-session-id')).toBe(transport.sessionId);
+    expect(await json.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'as-json',
+      result: { content: [{ type: 'text', text: expect.stringContaining('as-json') }] },
+    });
+    const sse = await fetch(mcpUrl(), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${carol}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'mcp-session-id': transport.sessionId!,
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify(call('as-sse')),
+    });
+    expect(sse.headers.get('content-type')).toBe('text/event-stream');
+    expect(await sse.text()).toMatch(/^event: message\ndata: \{"jsonrpc":"2\.0","id":"as-sse"/);
+  });
+
   it('streams server-everything’s trigger-long-running-operation progress', async () => {
     const { client } = await connect();
     const seen: number[] = [];
