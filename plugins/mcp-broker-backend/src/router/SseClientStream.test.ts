@@ -211,6 +211,8 @@ describe('SseClientStream (real HTTP connections on loopback)', () => {
     expect(answer.headers.get('content-type')).toBe('application/json');
     expect(answer.headers.get('mcp-session-id')).toBe('abc');
     expect(answer.headers.get('x-accel-buffering')).toBeNull();
+    expect(answer.headers.get('content-length')).toBe('48');
+    expect(answer.headers.get('transfer-encoding')).toBeNull();
     expect(await answer.text()).toBe('{"jsonrpc":"2.0","id":7,"result":{"content":[]}}');
     expect(closeReasons).toEqual(['ended']);
   });

@@ -133,12 +133,14 @@ export class SseClientStream implements ClientEventStream {
     this.finish('ended');
   }
 
-  /** Answers the one message as `application/json` instead of an event stream. */
+  /**
+   * Answers the one message as `application/json` instead of an event stream (Node sizes the
+   * body: nothing was sent yet). `Cache-Control` stays: `no-transform` keeps compression
+   * middleware out, as for the event stream the client would have had.
+   */
   private endAsJson(json: string): void {
     this.res.setHeader('Content-Type', 'application/json');
-    this.res.setHeader('Cache-Control', 'no-cache');
     this.res.removeHeader('X-Accel-Buffering');
-    this.res.setHeader('Content-Length', Buffer.byteLength(json));
     this.res.end(json);
   }
 
