@@ -222,6 +222,22 @@ async function echoTargets(clients, pidsOf, toolOf = () => 'echo') {
   return targets;
 }
 
+/** Measures `targets` in both call modes over COUNTS.rounds rounds, then closes `clients`. */
+async function measureThenClose(section, clients, targets) {
+  const modes = callModes();
+  log(
+    `${section}: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`,
+  );
+  const results = await measureCalls({
+    targets,
+    modes,
+    rounds: COUNTS.rounds,
+    onRound: r => log(`${section}: round ${r} done`),
+  });
+  for (const client of Object.values(clients)) await client.close();
+  return { modes, results };
+}
+
 /**
  * The table of a tools/call measurement (per mode and target: calls, calls/s, p50/p99 and the
  * CPU per call of each process in `processes`) and the summary the ratio table reads.
@@ -382,17 +398,7 @@ async function callsSection({ everything, pipe, hub, broker, token }) {
     if (gateway !== 'direct') targetPids[gateway] = pids[gateway];
     return targetPids;
   });
-  const modes = callModes();
-  log(
-    `calls: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`,
-  );
-  const results = await measureCalls({
-    targets,
-    modes,
-    rounds: COUNTS.rounds,
-    onRound: r => log(`calls: round ${r} done`),
-  });
-  for (const client of Object.values(clients)) await client.close();
+  const { modes, results } = await measureThenClose('calls', clients, targets);
 
   const processes = ['server-everything', 'broker', 'pipe', 'mcp-hub', 'load generator'];
   const { table, summary } = callTable(results, modes, targets, processes);
@@ -431,15 +437,7 @@ async function modernSection({ modern, modernPipe, broker, token }) {
     // The broker lists every backend's echo; this one is the modern server's.
     name => (name === 'broker' ? 'example-modern_echo' : 'echo'),
   );
-  const modes = callModes();
-  log(`modern: ${COUNTS.rounds} alternating rounds per target`);
-  const results = await measureCalls({
-    targets,
-    modes,
-    rounds: COUNTS.rounds,
-    onRound: r => log(`modern: round ${r} done`),
-  });
-  for (const client of Object.values(clients)) await client.close();
+  const { modes, results } = await measureThenClose('modern', clients, targets);
 
   const processes = ['example-modern', 'broker', 'pipe', 'load generator'];
   const { table, summary } = callTable(results, modes, targets, processes);
