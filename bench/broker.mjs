@@ -7,7 +7,7 @@
  *
  *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
  *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
- *   node bench/broker.mjs --only calls,fanout,memory,elicitation,permissions,profile
+ *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
@@ -15,6 +15,9 @@
  * Sections:
  *   calls        tools/call echo: direct vs pipe relay vs broker vs mcp-hub, sequential and 50
  *                in flight, alternating rounds, p50/p99, calls/s, CPU per call of every process
+ *   modern       the same for 2026-07-28: the SDK v2 client (stateless requests) → broker →
+ *                the modern example server (SDK v2), vs the same client straight to that server
+ *                and through the pipe relay
  *   fanout       N open GET streams, one backend tools/list_changed, delivery latency to all
  *   memory       broker RSS per idle session (with its GET stream), RSS after all are DELETEd
  *   elicitation  `confirm` (elicitation/create → answer → result) through the broker vs direct
@@ -40,7 +43,7 @@ import {
   startServerEverything,
   waitForBrokerBackends,
 } from './lib/brokerProcesses.mjs';
-import { connectClient, findTool } from './lib/mcpClients.mjs';
+import { connectClient, connectModernClient, findTool } from './lib/mcpClients.mjs';
 import { measureCalls } from './lib/brokerCalls.mjs';
 import { RawSessionSet } from './lib/rawSessions.mjs';
 import { connectInspector, inspectorUrl } from './lib/inspectorGc.mjs';
@@ -56,7 +59,8 @@ const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 // The profile is asked for by name; the smoke run includes it so that it keeps working.
 const only = new Set(
   (
-    argValue('--only') ?? `calls,fanout,memory,elicitation,permissions${smoke ? ',profile' : ''}`
+    argValue('--only') ??
+    `calls,modern,fanout,memory,elicitation,permissions${smoke ? ',profile' : ''}`
   ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
@@ -125,15 +129,22 @@ async function startAll(starting) {
 async function main() {
   const started = performance.now();
   const loadBefore = loadAverage();
-  log('starting server-everything, the example server, mcp-hub, the pipe relay and the backend');
+  log('starting server-everything, the example servers, mcp-hub, the pipe relays and the backend');
   const output = [];
   try {
-    const [everything, example] = await startAll([startServerEverything(), startExampleServer()]);
-    const [hub, pipe, broker] = await startAll([
+    // The 2026-07-28 example server (and a pipe relay in front of it) only for the modern section.
+    const [everything, example, modern] = await startAll([
+      startServerEverything(),
+      startExampleServer(),
+      ...(only.has('modern') ? [startExampleServer('src/modernMain.ts')] : []),
+    ]);
+    const servers = { everything: everything.url, example: example.url };
+    if (modern) servers['example-modern'] = modern.url;
+    const [hub, pipe, broker, modernPipe] = await startAll([
       startMcpHub({ everything: everything.url }),
       startPipeRelay(everything.url),
       startBrokerBackend(
-        { everything: everything.url, example: example.url },
+        servers,
         // The inspector lets the memory section force full GCs before it reads RSS.
         [
           '--inspect=127.0.0.1:0',
@@ -141,13 +152,14 @@ async function main() {
         ],
         logLevel,
       ),
+      ...(modern ? [startPipeRelay(modern.url)] : []),
     ]);
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
     // development fixture's mcp-user role (read-only tools and the example server's echo, count
     // and confirm); carol may use everything and read the status.
     const token = await broker.backend.signIn('alice');
     const adminToken = await broker.backend.signIn('carol');
-    await waitForBrokerBackends(broker.backend, adminToken, ['everything', 'example']);
+    await waitForBrokerBackends(broker.backend, adminToken, Object.keys(servers));
 
     const facts = machineFacts();
     output.push(
@@ -161,6 +173,8 @@ async function main() {
 
     if (only.has('calls'))
       output.push(...(await callsSection({ everything, pipe, hub, broker, token })));
+    if (only.has('modern'))
+      output.push(...(await modernSection({ modern, modernPipe, broker, token })));
     if (only.has('fanout') || only.has('memory'))
       output.push(...(await fanoutAndMemorySection({ broker, example, token })));
     if (only.has('elicitation'))
@@ -179,36 +193,9 @@ async function main() {
   process.stdout.write(`${output.join('\n')}\n`);
 }
 
-/** tools/call echo: direct vs the pipe relay vs broker vs mcp-hub. */
-async function callsSection({ everything, pipe, hub, broker, token }) {
-  log('calls: connecting SDK clients');
-  const clients = {
-    direct: await connectClient({ url: everything.url }),
-    pipe: await connectClient({ url: pipe.url }),
-    broker: await connectClient({ url: broker.url, token }),
-    'mcp-hub': await connectClient({ url: hub.url, kind: 'sse' }),
-    // app-config.yaml's development static token: a string compare instead of verifying a
-    // signed user token, which shows what authentication costs per call.
-    'broker, static token': await connectClient({ url: broker.url, token: STATIC_TOKEN }),
-  };
-  const pids = {
-    'server-everything': everything.pid,
-    broker: broker.pid,
-    pipe: pipe.pid,
-    'mcp-hub': hub.pid,
-  };
-  const targets = [];
-  for (const [name, client] of Object.entries(clients)) {
-    const tool = await findTool(client, 'echo');
-    const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
-    // Warm-up: JIT, connection pools, the broker's backend session for this client.
-    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
-    const targetPids = { 'server-everything': pids['server-everything'] };
-    const gateway = name.startsWith('broker') ? 'broker' : name;
-    if (gateway !== 'direct') targetPids[gateway] = pids[gateway];
-    targets.push({ name, call, pids: targetPids });
-  }
-  const modes = [
+/** The two modes of every tools/call measurement: sequential and COUNTS.inFlight in flight. */
+function callModes() {
+  return [
     { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
     {
       name: `${COUNTS.inFlight} in flight`,
@@ -216,24 +203,46 @@ async function callsSection({ everything, pipe, hub, broker, token }) {
       concurrency: COUNTS.inFlight,
     },
   ];
+}
+
+/**
+ * Warms each client up (JIT, connection pools, the broker's backend session or pool entry) and
+ * makes it a measureCalls target calling the echo tool: `toolOf(name)` names it (the first tool
+ * named `echo` or ending with `_echo` by default), `pidsOf(name)` gives the processes whose CPU
+ * that target's calls cost.
+ */
+async function echoTargets(clients, pidsOf, toolOf = () => 'echo') {
+  const targets = [];
+  for (const [name, client] of Object.entries(clients)) {
+    const tool = await findTool(client, toolOf(name));
+    const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
+    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
+    targets.push({ name, call, pids: pidsOf(name) });
+  }
+  return targets;
+}
+
+/** Measures `targets` in both call modes over COUNTS.rounds rounds, then closes `clients`. */
+async function measureThenClose(section, clients, targets) {
+  const modes = callModes();
   log(
-    `calls: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`,
+    `${section}: ${COUNTS.rounds} alternating rounds of ${modes.map(m => `${m.total / COUNTS.rounds} ${m.name}`).join(' + ')} per target`,
   );
   const results = await measureCalls({
     targets,
     modes,
     rounds: COUNTS.rounds,
-    onRound: r => log(`calls: round ${r} done`),
+    onRound: r => log(`${section}: round ${r} done`),
   });
   for (const client of Object.values(clients)) await client.close();
+  return { modes, results };
+}
 
-  const processes = ['server-everything', 'broker', 'pipe', 'mcp-hub', 'load generator'];
-  const lines = [
-    '### tools/call `echo` (server-everything, official SDK client, one session per target)',
-    '',
-    '"pipe" is bench/pipeRelay.mjs in front of server-everything (node:http, keep-alive agent, no parsing: the floor of any relay). "broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct, pipe and mcp-hub have no authentication.',
-    '',
-  ];
+/**
+ * The table of a tools/call measurement (per mode and target: calls, calls/s, p50/p99 and the
+ * CPU per call of each process in `processes`) and the summary the ratio table reads.
+ */
+function callTable(results, modes, targets, processes) {
   const rows = [];
   const summary = {};
   for (const mode of modes) {
@@ -260,24 +269,27 @@ async function callsSection({ everything, pipe, hub, broker, token }) {
       ]);
     }
   }
-  lines.push(
-    markdownTable(
-      [
-        'mode',
-        'target',
-        'calls',
-        'calls/s',
-        'p50 ms',
-        'p99 ms',
-        ...processes.map(p => `CPU ms/call: ${p}`),
-      ],
-      rows,
-    ),
-    '',
-    'CPU per call is each process\'s utime+stime delta (/proc/<pid>/stat; the load generator from process.cpuUsage()) over its own runs, divided by their calls. "broker" is the whole Backstage backend process.',
-    '',
+  const table = markdownTable(
+    [
+      'mode',
+      'target',
+      'calls',
+      'calls/s',
+      'p50 ms',
+      'p99 ms',
+      ...processes.map(p => `CPU ms/call: ${p}`),
+    ],
+    rows,
   );
+  return { table, summary };
+}
 
+/**
+ * Each broker figure next to the same figure for the pipe relay, judged against issue #21's
+ * targets: throughput ÷ direct (and ÷ mcp-hub when `hub`), sequential p50 overhead, the relay
+ * process's CPU per call (and the broker's with the static token when `staticToken`).
+ */
+function relayTable(summary, { hub = false, staticToken = false } = {}) {
   const concurrent = `${COUNTS.inFlight} in flight`;
   const c = name => summary[`${concurrent}/${name}`];
   const s = name => summary[`sequential/${name}`];
@@ -297,59 +309,149 @@ async function callsSection({ everything, pipe, hub, broker, token }) {
   ];
   const times = value => `${value.toFixed(2)}×`;
   const millis = value => `${value.toFixed(2)} ms`;
-  lines.push(
+  const rows = [
+    relayRow(
+      `÷ direct throughput, ${concurrent}`,
+      vsDirect,
+      times,
+      `≥ ${TARGETS.throughputVsDirect}×`,
+      value => value >= TARGETS.throughputVsDirect,
+    ),
+    ...(hub
+      ? [
+          relayRow(
+            `÷ mcp-hub throughput, ${concurrent}`,
+            vsHub,
+            times,
+            `≥ ${TARGETS.throughputVsHub}×`,
+            value => value >= TARGETS.throughputVsHub,
+          ),
+        ]
+      : []),
+    relayRow(
+      'sequential p50 overhead (− direct)',
+      overhead,
+      millis,
+      `≤ ${TARGETS.sequentialOverheadMs} ms`,
+      value => value <= TARGETS.sequentialOverheadMs,
+    ),
+    relayRow(
+      'relay process CPU per call, sequential',
+      name => relayCpu(s, name),
+      millis,
+      `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
+      value => value <= TARGETS.brokerCpuMsPerCall,
+    ),
+    relayRow(
+      `relay process CPU per call, ${concurrent}`,
+      name => relayCpu(c, name),
+      millis,
+      `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
+      value => value <= TARGETS.brokerCpuMsPerCall,
+    ),
+  ];
+  if (staticToken) {
+    rows.push([
+      `relay process CPU per call with the static token, sequential / ${concurrent}`,
+      `${[s, c].map(entry => relayCpu(entry, 'broker, static token').toFixed(2)).join(' / ')} ms`,
+      '',
+      '',
+      '',
+    ]);
+  }
+  const lines = [
     markdownTable(
       ['measure', 'broker', 'pipe (floor)', 'target (broker)', 'result (broker)'],
-      [
-        relayRow(
-          `÷ direct throughput, ${concurrent}`,
-          vsDirect,
-          times,
-          `≥ ${TARGETS.throughputVsDirect}×`,
-          value => value >= TARGETS.throughputVsDirect,
-        ),
-        relayRow(
-          `÷ mcp-hub throughput, ${concurrent}`,
-          vsHub,
-          times,
-          `≥ ${TARGETS.throughputVsHub}×`,
-          value => value >= TARGETS.throughputVsHub,
-        ),
-        relayRow(
-          'sequential p50 overhead (− direct)',
-          overhead,
-          millis,
-          `≤ ${TARGETS.sequentialOverheadMs} ms`,
-          value => value <= TARGETS.sequentialOverheadMs,
-        ),
-        relayRow(
-          'relay process CPU per call, sequential',
-          name => relayCpu(s, name),
-          millis,
-          `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
-          value => value <= TARGETS.brokerCpuMsPerCall,
-        ),
-        relayRow(
-          `relay process CPU per call, ${concurrent}`,
-          name => relayCpu(c, name),
-          millis,
-          `≤ ${TARGETS.brokerCpuMsPerCall} ms`,
-          value => value <= TARGETS.brokerCpuMsPerCall,
-        ),
-        [
-          `relay process CPU per call with the static token, sequential / ${concurrent}`,
-          `${[s, c].map(entry => relayCpu(entry, 'broker, static token').toFixed(2)).join(' / ')} ms`,
-          '',
-          '',
-          '',
-        ],
-      ],
+      rows,
     ),
     '',
-    `mcp-hub ÷ direct throughput, ${concurrent}: ${times(vsDirect('mcp-hub'))}.`,
-    '',
-  );
+  ];
+  if (hub)
+    lines.push(`mcp-hub ÷ direct throughput, ${concurrent}: ${times(vsDirect('mcp-hub'))}.`, '');
   return lines;
+}
+
+const CPU_NOTE =
+  'CPU per call is each process\'s utime+stime delta (/proc/<pid>/stat; the load generator from process.cpuUsage()) over its own runs, divided by their calls. "broker" is the whole Backstage backend process.';
+
+/** tools/call echo: direct vs the pipe relay vs broker vs mcp-hub. */
+async function callsSection({ everything, pipe, hub, broker, token }) {
+  log('calls: connecting SDK clients');
+  const clients = {
+    direct: await connectClient({ url: everything.url }),
+    pipe: await connectClient({ url: pipe.url }),
+    broker: await connectClient({ url: broker.url, token }),
+    'mcp-hub': await connectClient({ url: hub.url, kind: 'sse' }),
+    // app-config.yaml's development static token: a string compare instead of verifying a
+    // signed user token, which shows what authentication costs per call.
+    'broker, static token': await connectClient({ url: broker.url, token: STATIC_TOKEN }),
+  };
+  const pids = {
+    'server-everything': everything.pid,
+    broker: broker.pid,
+    pipe: pipe.pid,
+    'mcp-hub': hub.pid,
+  };
+  const targets = await echoTargets(clients, name => {
+    const targetPids = { 'server-everything': pids['server-everything'] };
+    const gateway = name.startsWith('broker') ? 'broker' : name;
+    if (gateway !== 'direct') targetPids[gateway] = pids[gateway];
+    return targetPids;
+  });
+  const { modes, results } = await measureThenClose('calls', clients, targets);
+
+  const processes = ['server-everything', 'broker', 'pipe', 'mcp-hub', 'load generator'];
+  const { table, summary } = callTable(results, modes, targets, processes);
+  return [
+    '### tools/call `echo` (server-everything, official SDK client, one session per target)',
+    '',
+    '"pipe" is bench/pipeRelay.mjs in front of server-everything (node:http, keep-alive agent, no parsing: the floor of any relay). "broker" uses alice\'s user token (a signed JWT; the broker verifies it on a session\'s first request and remembers the result, see VerifiedPrincipalCache); "broker, static token" the development static token of app-config.yaml. Every request is authenticated. Direct, pipe and mcp-hub have no authentication.',
+    '',
+    table,
+    '',
+    CPU_NOTE,
+    '',
+    ...relayTable(summary, { hub: true, staticToken: true }),
+  ];
+}
+
+/**
+ * tools/call echo for 2026-07-28: the official SDK v2 client pinned to that revision (every
+ * call a stateless POST with its own metadata) straight to the modern example server (SDK v2),
+ * through the pipe relay, and through the broker (alice's token; a modern backend gets
+ * stateless calls from the broker too).
+ */
+async function modernSection({ modern, modernPipe, broker, token }) {
+  log('modern: connecting SDK v2 clients (2026-07-28)');
+  const clients = {
+    direct: await connectModernClient({ url: modern.url }),
+    pipe: await connectModernClient({ url: modernPipe.url }),
+    broker: await connectModernClient({ url: broker.url, token }),
+  };
+  const targets = await echoTargets(
+    clients,
+    name =>
+      name === 'direct'
+        ? { 'example-modern': modern.pid }
+        : { 'example-modern': modern.pid, [name]: name === 'broker' ? broker.pid : modernPipe.pid },
+    // The broker lists every backend's echo; this one is the modern server's.
+    name => (name === 'broker' ? 'example-modern_echo' : 'echo'),
+  );
+  const { modes, results } = await measureThenClose('modern', clients, targets);
+
+  const processes = ['example-modern', 'broker', 'pipe', 'load generator'];
+  const { table, summary } = callTable(results, modes, targets, processes);
+  return [
+    '### tools/call `echo`, 2026-07-28 (SDK v2 client → modern example server, stateless)',
+    '',
+    '"direct" is the official SDK v2 client (`@modelcontextprotocol/client`, pinned to 2026-07-28: every call one stateless POST carrying its metadata, no session) straight to the modern example server (`packages/example-mcp-server/src/modernServer.ts`, SDK v2 `createMcpHandler`); "pipe" the same client through bench/pipeRelay.mjs; "broker" the same client through the broker with alice\'s token (the broker calls the modern backend statelessly too, with its own credentials and the client\'s capabilities). The direct and pipe targets have no authentication.',
+    '',
+    table,
+    '',
+    CPU_NOTE,
+    '',
+    ...relayTable(summary),
+  ];
 }
 
 /** Fan-out of one backend tools/list_changed to N open GET streams, then RSS per session. */
@@ -565,14 +667,7 @@ async function permissionsSection({ broker, token, adminToken }) {
     for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
     targets.push({ name, call, pids: { broker: broker.pid } });
   }
-  const modes = [
-    { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
-    {
-      name: `${COUNTS.inFlight} in flight`,
-      total: COUNTS.concurrent,
-      concurrency: COUNTS.inFlight,
-    },
-  ];
+  const modes = callModes();
   // Two targets doing the same per-call work: many short alternating rounds, so that the
   // machine's background load (other jobs) lands on both alike.
   const rounds = smoke ? COUNTS.rounds : 20;

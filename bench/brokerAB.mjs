@@ -8,10 +8,10 @@
  * all pointed at the same server-everything, plus the direct target; `tools/call echo` with the
  * official SDK client as alice, sequential and at 50 in flight, in alternating rounds (order
  * rotated per round, see lib/brokerCalls.mjs). Prints, per mode and target: calls/s, p50/p99,
- * the backend's CPU per call, ÷ direct, each variant's CPU and throughput ÷ the first's over
- * the whole run, and the medians over rounds of the same ratios taken within each round (CPU ÷
- * the first variant, ÷ the variant listed before it, throughput ÷ direct): the figures drift on
- * a shared machine disturbs least.
+ * the backend's CPU per call, the client's (this process, from process.cpuUsage()), ÷ direct,
+ * each variant's CPU and throughput ÷ the first's over the whole run, and the medians over
+ * rounds of the same ratios taken within each round (CPU ÷ the first variant, ÷ the variant
+ * listed before it, throughput ÷ direct): the figures drift on a shared machine disturbs least.
  *
  *   node bench/brokerAB.mjs --variants parent=/tmp/ab/parent,change=. [--rounds 8]
  *     [--sequential 800] [--concurrent 4000] [--in-flight 50] [--smoke]
@@ -168,6 +168,7 @@ async function main() {
           ms(stats.p50),
           ms(stats.p99),
           isBroker ? cpu(target.name).toFixed(3) : '',
+          (entry.cpuMs['load generator'] / entry.calls).toFixed(3),
           isBroker ? `${(rate(target.name) / rate('direct')).toFixed(3)}×` : '',
           isBroker ? `${(cpu(target.name) / cpu(first)).toFixed(3)}×` : '',
           isBroker ? `${(rate(target.name) / rate(first)).toFixed(3)}×` : '',
@@ -193,6 +194,7 @@ async function main() {
           'p50 ms',
           'p99 ms',
           'broker CPU ms/call',
+          'client CPU ms/call',
           '÷ direct',
           `CPU ÷ ${targets[1].name}`,
           `calls/s ÷ ${targets[1].name}`,

@@ -1,7 +1,8 @@
 /*
  * The processes the broker benchmark measures, each started as its own OS process so that
  * its CPU time and RSS can be read from /proc: server-everything (streamable HTTP), the
- * example MCP server (tools/list_changed and elicitation), mcp-hub (the aggregator we compare
+ * example MCP server (tools/list_changed and elicitation), its 2026-07-28 twin (SDK v2,
+ * stateless), mcp-hub (the aggregator we compare
  * against), the pipe relay (bench/pipeRelay.mjs, the floor any relay pays) and the real
  * development backend with the broker pointed at the first two.
  */
@@ -104,18 +105,21 @@ export async function startServerEverything() {
   return { ...proc, url };
 }
 
-/** The example MCP server (packages/example-mcp-server) on a port of its own. */
-export async function startExampleServer() {
+/**
+ * An example MCP server (packages/example-mcp-server) on a port of its own: `src/main.ts`, the
+ * 2025-11-25 one (default), or `src/modernMain.ts`, the 2026-07-28 one (SDK v2, stateless).
+ */
+export async function startExampleServer(entry = 'src/main.ts') {
   const reserved = await reservePortForChild();
   const port = reserved.port;
   const proc = await spawnNode(
-    ['--require', require.resolve('@backstage/cli/config/nodeTransform.cjs'), 'src/main.ts'],
+    ['--require', require.resolve('@backstage/cli/config/nodeTransform.cjs'), entry],
     { PORT: String(port), HOST: '127.0.0.1' },
     path.join(repoRoot, 'packages', 'example-mcp-server'),
     reserved,
   );
   const url = `http://127.0.0.1:${port}/mcp`;
-  await waitForHttp(url, proc.child, 'example MCP server');
+  await waitForHttp(url, proc.child, `example MCP server (${entry})`);
   return { ...proc, url };
 }
 

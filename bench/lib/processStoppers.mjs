@@ -8,9 +8,16 @@
  */
 export function processStoppers(log) {
   const stoppers = [];
-  async function stopAll() {
-    for (const stop of stoppers.splice(0).reverse())
-      await stop().catch(error => log(`stop failed: ${error}`));
+  // Calls queue behind each other: a signal's stopAll and the script's own (its `finally`) may
+  // overlap, and the second must not return (and let the script exit) while the first is still
+  // stopping processes it took off the list.
+  let stopping = Promise.resolve();
+  function stopAll() {
+    stopping = stopping.then(async () => {
+      for (const stop of stoppers.splice(0).reverse())
+        await stop().catch(error => log(`stop failed: ${error}`));
+    });
+    return stopping;
   }
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {

@@ -1,6 +1,6 @@
 /*
  * Keeps bench/broker.mjs from rotting: runs its --smoke mode (the real backend process,
- * server-everything, the example server, mcp-hub and the pipe relay; a few dozen calls, 20
+ * server-everything, both example servers, mcp-hub and the pipe relays; a few dozen calls, 20
  * sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
  * nothing and are not asserted; what does not depend on the machine is: every call completed
  * on every target, every stream got the notification, every session was deleted with 204.
@@ -11,7 +11,7 @@ import { runBenchSmoke, stopRunningSmoke, tableAfter } from '../testing/benchSmo
 afterEach(stopRunningSmoke);
 
 describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe relay)', () => {
-  it('completes every call, delivers every notification, deletes every session and prints its tables', async () => {
+  it('completes every call of both eras, delivers every notification, deletes every session and prints its tables', async () => {
     const { code, stdout, stderr } = await runBenchSmoke('bench/broker.mjs');
     if (code !== 0) {
       throw new Error(
@@ -43,6 +43,26 @@ describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe rel
     // The broker's ratios with the pipe floor beside them.
     expect(stdout).toMatch(/÷ direct throughput, 10 in flight \| \d+\.\d\d× \| \d+\.\d\d×/);
     expect(stdout).toMatch(/relay process CPU per call, 10 in flight \| [\d.]+ ms \| [\d.]+ ms/);
+
+    // The 2026-07-28 path: SDK v2 client → broker → the modern example server, beside the same
+    // client straight to that server and through the pipe relay.
+    const modernHeading = '### tools/call `echo`, 2026-07-28';
+    const modern = tableAfter(stdout, modernHeading);
+    expect(modern.map(([mode, target, callCount]) => [mode, target, callCount])).toEqual([
+      ['sequential', 'direct', '20'],
+      ['sequential', 'pipe', '20'],
+      ['sequential', 'broker', '20'],
+      ['10 in flight', 'direct', '40'],
+      ['10 in flight', 'pipe', '40'],
+      ['10 in flight', 'broker', '40'],
+    ]);
+    for (const row of modern) expect(Number(row[3])).toBeGreaterThan(0); // calls/s
+    const brokerCpuColumn = 7; // mode, target, calls, calls/s, p50, p99, example-modern, broker
+    for (const row of modern.filter(([, target]) => target === 'broker'))
+      expect(row[brokerCpuColumn]).toMatch(/^\d+\.\d\d$/);
+    expect(stdout.slice(stdout.indexOf(modernHeading))).toMatch(
+      /÷ direct throughput, 10 in flight \| \d+\.\d\d× \| \d+\.\d\d×/,
+    );
 
     const fanout = tableAfter(stdout, '### Fan-out');
     expect(fanout.map(([streams, triggers, delivered]) => [streams, triggers, delivered])).toEqual([
