@@ -16,7 +16,7 @@ import type { ChildServer } from '@internal/test-mcp-backends';
 // eslint-disable-next-line @backstage/no-forbidden-package-imports -- the broker's test helper
 import { startExampleServerProcess } from '@devportal/plugin-mcp-broker-backend/src/backend/__testUtils__/exampleServerProcess';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { waitFor } from './brokerTestKit';
+import { BrokerBackendStatus, brokerStatus, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
 import {
   connectEraClient,
@@ -25,14 +25,6 @@ import {
   EraClient,
   ERAS,
 } from './__testUtils__/eraClients';
-
-interface BackendStatus {
-  name: string;
-  state: string;
-  eventStream: string;
-  era?: string;
-  eraDetectedAt?: string;
-}
 
 /** What the matrix needs of a backend, whatever its era. */
 interface EraBackend {
@@ -57,12 +49,8 @@ describe('every client era × every backend era through the broker (real backend
   const clients: EraClient[] = [];
   let backends: Record<Era, EraBackend>;
 
-  async function status(): Promise<BackendStatus[]> {
-    const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${carol}` },
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()).backends;
+  async function status(): Promise<BrokerBackendStatus[]> {
+    return (await brokerStatus(backend.baseUrl, carol)).backends;
   }
 
   async function connect(era: Era): Promise<EraClient> {
@@ -181,7 +169,7 @@ describe('every client era × every backend era through the broker (real backend
     const eraOfSwitching = async () => (await status()).find(b => b.name === 'switching')!;
 
     /** Waits until the broker is connected to the switching backend in `era`, events and all. */
-    async function waitForEra(era: Era): Promise<BackendStatus> {
+    async function waitForEra(era: Era): Promise<BrokerBackendStatus> {
       const connected = await waitFor(
         async () => {
           const s = await eraOfSwitching();

@@ -19,24 +19,16 @@ import {
   startUnreachableServer,
   type UnreachableServer,
 } from '@internal/test-mcp-backends';
-import { BrokerClient, connectBrokerClient, passMarker, waitFor } from './brokerTestKit';
+import {
+  BrokerBackendStatus,
+  BrokerClient,
+  BrokerStatus,
+  brokerStatus,
+  connectBrokerClient,
+  passMarker,
+  waitFor,
+} from './brokerTestKit';
 import { mcpRawPost } from '../testing/mcpRawPost';
-
-interface BackendStatus {
-  name: string;
-  state: string;
-  eventStream: string;
-  nextRetryAt?: string;
-  lastConnectedAt?: string;
-  lastEventAt?: string;
-  droppedEvents: number;
-  counts: { tools: number; resources: number; prompts: number };
-}
-interface BrokerStatus {
-  backends: BackendStatus[];
-  clashes: Array<{ kind: string; name: string; owner: string; hidden: string }>;
-  clients: { sessions: number; eventStreams: number };
-}
 
 const BROKER_SECRET = 'Bearer broker-own-credential-for-scripted';
 
@@ -53,15 +45,11 @@ describe('the MCP broker in the real backend process', () => {
 
   const mcpUrl = () => `${backend.baseUrl}/api/mcp-broker/mcp`;
 
-  async function status(): Promise<BrokerStatus> {
-    const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${carol}` },
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()) as BrokerStatus;
+  function status(): Promise<BrokerStatus> {
+    return brokerStatus(backend.baseUrl, carol);
   }
 
-  async function backendStatus(name: string): Promise<BackendStatus> {
+  async function backendStatus(name: string): Promise<BrokerBackendStatus> {
     return (await status()).backends.find(b => b.name === name)!;
   }
 

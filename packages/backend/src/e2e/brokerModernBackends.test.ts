@@ -11,18 +11,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
+import {
+  BrokerClient,
+  BrokerStatus,
+  brokerStatus,
+  connectBrokerClient,
+  waitFor,
+} from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
 import { connectModernClient, modernRequest } from './__testUtils__/modernBrokerClient';
-
-interface BackendStatus {
-  name: string;
-  state: string;
-  eventStream: string;
-  era?: string;
-  eraDetectedAt?: string;
-  protocolVersion?: string;
-}
 
 describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend process', () => {
   let fleet: ExampleFleet;
@@ -30,15 +27,8 @@ describe('a mixed fleet (2025-11-25 and 2026-07-28 backends) in the real backend
   let carol: string;
   let client: BrokerClient | undefined;
 
-  async function status(): Promise<{
-    backends: BackendStatus[];
-    clients: { eventStreams: number };
-  }> {
-    const response = await fetch(`${backend.baseUrl}/api/mcp-broker/status`, {
-      headers: { Authorization: `Bearer ${carol}` },
-    });
-    expect(response.status).toBe(200);
-    return response.json();
+  function status(): Promise<BrokerStatus> {
+    return brokerStatus(backend.baseUrl, carol);
   }
 
   beforeAll(async () => {

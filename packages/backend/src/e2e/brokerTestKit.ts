@@ -121,3 +121,36 @@ export function toolCallAuditLines(output: string): Array<Record<string, any>> {
       status: JSON.parse(/ status=("[a-z]+")/.exec(line)![1]),
     }));
 }
+
+/** One backend's row on the broker's `/status` (the fields the e2e tests read). */
+export interface BrokerBackendStatus {
+  name: string;
+  state: string;
+  eventStream: string;
+  era?: string;
+  eraDetectedAt?: string;
+  protocolVersion?: string;
+  nextRetryAt?: string;
+  lastConnectedAt?: string;
+  lastEventAt?: string;
+  droppedEvents: number;
+  counts: { tools: number; resources: number; prompts: number };
+}
+
+/** The broker's `/status` (the fields the e2e tests read). */
+export interface BrokerStatus {
+  backends: BrokerBackendStatus[];
+  clashes: Array<{ kind: string; name: string; owner: string; hidden: string }>;
+  clients: { sessions: number; eventStreams: number };
+}
+
+/** Reads the broker's `/status` as `token`'s user; fails the test unless it answers 200. */
+export async function brokerStatus(baseUrl: string, token: string): Promise<BrokerStatus> {
+  const response = await fetch(`${baseUrl}/api/mcp-broker/status`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  if (response.status !== 200) {
+    throw new Error(`GET /api/mcp-broker/status answered ${response.status}`);
+  }
+  return (await response.json()) as BrokerStatus;
+}
