@@ -13,11 +13,12 @@
  * `maxHeldNotifications` (older ones are dropped first: a client that comes back late needs the
  * newest progress, not all of it).
  *
- * Failure modes: a leg whose client goes away aborts `clientGone` (the caller cancels the backend
+ * Failure modes: a leg whose client goes away sets `clientGone` (the caller cancels the backend
  * call: closing the response stream is how a 2026-07-28 client cancels); a leg is never written to
  * after it ended.
  */
 import type { ClientMessageSink } from './ToolCallForwarder';
+import { ClientGoneFlag, type ClientGone } from './ClientGone';
 import { isPlainObject, type JsonRpcId } from '../protocol/jsonRpc';
 
 /** Notifications kept for the next leg while a call is held (older ones are dropped first). */
@@ -37,7 +38,7 @@ export class HeldCallOutput implements ClientMessageSink {
   #leg: HeldCallLeg | undefined;
   #legEnded: (() => void) | undefined;
   readonly #backendProgressToken: string | number | undefined;
-  readonly #gone = new AbortController();
+  readonly #gone = new ClientGoneFlag();
   readonly #held: Array<Record<string, unknown>> = [];
   #final: Record<string, unknown> | undefined;
   #ended = false;
@@ -49,9 +50,9 @@ export class HeldCallOutput implements ClientMessageSink {
     this.#attach(first);
   }
 
-  /** Aborted when the client of the attached leg goes away (the call is then cancelled). */
-  get clientGone(): AbortSignal {
-    return this.#gone.signal;
+  /** Gone when the client of the attached leg goes away (the call is then cancelled). */
+  get clientGone(): ClientGone {
+    return this.#gone;
   }
 
   /** True while a client request is attached (not held). */
@@ -129,14 +130,12 @@ export class HeldCallOutput implements ClientMessageSink {
       this.#final = undefined;
       this.#held.push(final); // after the notifications held before it
     }
-    const onGone = () => {
-      if (this.#leg === leg) this.#gone.abort();
-    };
-    leg.sink.clientGone.addEventListener('abort', onGone, { once: true });
-    if (leg.sink.clientGone.aborted) onGone();
+    leg.sink.clientGone.watch(() => {
+      if (this.#leg === leg) this.#gone.markGone();
+    });
     const legEnded = this.#legEnded;
     this.#legEnded = () => {
-      leg.sink.clientGone.removeEventListener('abort', onGone);
+      leg.sink.clientGone.watch(undefined);
       legEnded?.();
     };
     return ended;

@@ -5,6 +5,7 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ClientEventStream, ModernCaller, ModernToolCallContext } from '../types';
+import { NEVER_GONE } from './ClientGone';
 import type { BackendSessionPool } from './BackendSessionPool';
 import type { ElicitationIdMap } from './ElicitationIdMap';
 import { IdleBackendSessions } from './IdleBackendSessions';
@@ -88,7 +89,7 @@ async function callAs(
       streamOpened();
       return stream;
     },
-    signal: new AbortController().signal,
+    clientGone: NEVER_GONE,
     ...(options.shapeResult === undefined ? {} : { shapeResult: options.shapeResult }),
   };
   await handler.handleModernToolCall(context);

@@ -66,6 +66,7 @@ import {
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
 import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
+import type { ClientGone } from './ClientGone';
 import {
   isPlainObject,
   JsonRpcErrorCode,
@@ -96,8 +97,12 @@ export interface ClientMessageSink {
   send(message: Record<string, unknown>): boolean;
   /** Ends the stream (after the final response). */
   end(): void;
-  /** Aborts when the client went away (its POST stream closed, or its session ended). */
-  readonly clientGone: AbortSignal;
+  /**
+   * The client went away (its POST stream closed, or its session ended). The forwarder watches
+   * it and ends the call: its own AbortController, the call's only one, aborts once the backend
+   * was told.
+   */
+  readonly clientGone: ClientGone;
   /**
    * Called once a retry was accepted (its `requestState` opened), before anything reaches the
    * backend: a sink that holds its stream back until then (so a refusal stays a plain HTTP
@@ -234,6 +239,10 @@ interface InFlightCall {
   /** The client's id as JSON (`"7"` and `7` differ), for matching cancellations. */
   clientRequestKey: string;
   backend: string;
+  /**
+   * The call's one AbortController: its signal stops the backend request (one listener, the
+   * transport's) and every wait of the call. Aborted by endCall, after the backend was told.
+   */
   controller: AbortController;
   endReason?: EndReason;
   /** What the client is answered when the broker ends the call for a reason of the client's. */
@@ -370,9 +379,7 @@ export class ToolCallForwarder {
   ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
     this.startCallTimer(entry);
-    const onClientGone = () => this.endCall(entry, 'client-gone');
-    sink.clientGone.addEventListener('abort', onClientGone);
-    if (sink.clientGone.aborted) onClientGone();
+    sink.clientGone.watch(() => this.endCall(entry, 'client-gone'));
 
     try {
       const final = await this.runWithSessionRetry(call, entry, sink);
@@ -384,7 +391,7 @@ export class ToolCallForwarder {
     } finally {
       clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
-      sink.clientGone.removeEventListener('abort', onClientGone);
+      sink.clientGone.watch(undefined);
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();

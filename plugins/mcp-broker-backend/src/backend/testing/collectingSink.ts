@@ -1,5 +1,6 @@
 /* Test helpers for the call machinery: a sink that records what the client would see. */
 import { ClientMessageSink } from '../ToolCallForwarder';
+import { ClientGoneFlag } from '../ClientGone';
 
 /** A ClientMessageSink that records messages and lets a test wait for one or disconnect. */
 export interface CollectingSink extends ClientMessageSink {
@@ -16,7 +17,7 @@ export interface CollectingSink extends ClientMessageSink {
 
 /** Builds a {@link CollectingSink}. */
 export function collectingSink(): CollectingSink {
-  const gone = new AbortController();
+  const gone = new ClientGoneFlag();
   const waiters: Array<{
     predicate: (m: Record<string, any>) => boolean;
     resolve: (m: Record<string, any>) => void;
@@ -24,7 +25,7 @@ export function collectingSink(): CollectingSink {
   const sink: CollectingSink = {
     messages: [],
     ended: false,
-    clientGone: gone.signal,
+    clientGone: gone,
     send(message) {
       if (sink.ended) return false;
       // Round-trip through JSON so tests see what the wire would carry.
@@ -64,7 +65,7 @@ export function collectingSink(): CollectingSink {
       });
     },
     disconnect() {
-      gone.abort();
+      gone.markGone();
     },
   };
   return sink;
