@@ -15,7 +15,6 @@ import type {
   JsonRpcResponse,
 } from './protocol/jsonRpc';
 import type { ParamHeaderDeclaration } from './protocol/paramHeaders';
-import type { ClientGone } from './backend/ClientGone';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -102,8 +101,8 @@ export interface ToolCallContext {
    * final JSON-RPC response and `close`. Alternatively answer `reply` with plain JSON.
    */
   openEventStream(): ClientEventStream;
-  /** Gone when the client's POST connection closes, its session ends, or the broker stops. */
-  readonly clientGone: ClientGone;
+  /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -136,7 +135,7 @@ export interface ModernCaller {
 /**
  * Arguments of {@link ToolCallHandler.handleModernToolCall}: a {@link ToolCallContext} with the
  * stateless caller in place of the client session. The final response is a 2026-07-28
- * `complete` result; `clientGone` is set when the client closes the response stream (its way of
+ * `complete` result; `signal` aborts when the client closes the response stream (its way of
  * cancelling) or the broker stops.
  */
 export interface ModernToolCallContext extends Omit<ToolCallContext, 'clientSession'> {

@@ -76,11 +76,11 @@ describe('HeldCallOutput', () => {
     const output = new HeldCallOutput({ sink: first, clientRequestId: 1 });
     output.hold({ resultType: 'input_required' });
     first.disconnect(); // the first leg's stream closing is not a cancellation
-    expect(output.clientGone.gone).toBe(false);
+    expect(output.clientGone.aborted).toBe(false);
     const next = collectingSink();
     void output.resume({ sink: next, clientRequestId: 2 });
     next.disconnect();
-    expect(output.clientGone.gone).toBe(true);
+    expect(output.clientGone.aborted).toBe(true);
   });
 
   it('refuses a second leg while one is attached', () => {

@@ -13,12 +13,11 @@
  * `maxHeldNotifications` (older ones are dropped first: a client that comes back late needs the
  * newest progress, not all of it).
  *
- * Failure modes: a leg whose client goes away sets `clientGone` (the caller cancels the backend
+ * Failure modes: a leg whose client goes away aborts `clientGone` (the caller cancels the backend
  * call: closing the response stream is how a 2026-07-28 client cancels); a leg is never written to
  * after it ended.
  */
 import type { ClientMessageSink } from './ToolCallForwarder';
-import { ClientGoneFlag, type ClientGone } from './ClientGone';
 import { isPlainObject, type JsonRpcId } from '../protocol/jsonRpc';
 
 /** Notifications kept for the next leg while a call is held (older ones are dropped first). */
@@ -38,7 +37,7 @@ export class HeldCallOutput implements ClientMessageSink {
   #leg: HeldCallLeg | undefined;
   #legEnded: (() => void) | undefined;
   readonly #backendProgressToken: string | number | undefined;
-  readonly #gone = new ClientGoneFlag();
+  readonly #gone = new AbortController();
   readonly #held: Array<Record<string, unknown>> = [];
   #final: Record<string, unknown> | undefined;
   #ended = false;
@@ -50,9 +49,9 @@ export class HeldCallOutput implements ClientMessageSink {
     this.#attach(first);
   }
 
-  /** Gone when the client of the attached leg goes away (the call is then cancelled). */
-  get clientGone(): ClientGone {
-    return this.#gone;
+  /** Aborted when the client of the attached leg goes away (the call is then cancelled). */
+  get clientGone(): AbortSignal {
+    return this.#gone.signal;
   }
 
   /** True while a client request is attached (not held). */
@@ -130,12 +129,14 @@ export class HeldCallOutput implements ClientMessageSink {
       this.#final = undefined;
       this.#held.push(final); // after the notifications held before it
     }
-    leg.sink.clientGone.watch(() => {
-      if (this.#leg === leg) this.#gone.markGone();
-    });
+    const onGone = () => {
+      if (this.#leg === leg) this.#gone.abort();
+    };
+    leg.sink.clientGone.addEventListener('abort', onGone, { once: true });
+    if (leg.sink.clientGone.aborted) onGone();
     const legEnded = this.#legEnded;
     this.#legEnded = () => {
-      leg.sink.clientGone.watch(undefined);
+      leg.sink.clientGone.removeEventListener('abort', onGone);
       legEnded?.();
     };
     return ended;

@@ -5,7 +5,6 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ClientEventStream, ModernCaller, ModernToolCallContext } from '../types';
-import { NEVER_GONE } from './ClientGone';
 import type { BackendSessionPool } from './BackendSessionPool';
 import type { ElicitationIdMap } from './ElicitationIdMap';
 import { IdleBackendSessions } from './IdleBackendSessions';
@@ -89,7 +88,7 @@ async function callAs(
       streamOpened();
       return stream;
     },
-    clientGone: NEVER_GONE,
+    signal: new AbortController().signal,
     ...(options.shapeResult === undefined ? {} : { shapeResult: options.shapeResult }),
   };
   await handler.handleModernToolCall(context);

@@ -5,7 +5,7 @@
  *
  * Stateless (2026-07-28) callers go through the same forwarder: their backend sessions are pooled
  * per `ModernCaller.poolKey` (closed when idle, see IdleBackendSessions), their final response is
- * a `complete` result, and cancellation is the client closing the response stream (`clientGone`),
+ * a `complete` result, and cancellation is the client closing the response stream (the signal),
  * which the forwarder turns into `notifications/cancelled` to the backend before it closes the
  * backend stream.
  *
@@ -485,7 +485,7 @@ function clientStreamSink(
       if (lazy && stream === undefined && context.reply.answered) return;
       open().close();
     },
-    clientGone: context.clientGone,
+    clientGone: context.signal,
   };
 }
 

@@ -66,7 +66,6 @@ import {
 } from './backendErrors';
 import type { ClientResponseOutcome } from '../types';
 import { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
-import type { ClientGone } from './ClientGone';
 import {
   isPlainObject,
   JsonRpcErrorCode,
@@ -97,12 +96,8 @@ export interface ClientMessageSink {
   send(message: Record<string, unknown>): boolean;
   /** Ends the stream (after the final response). */
   end(): void;
-  /**
-   * The client went away (its POST stream closed, or its session ended). The forwarder watches
-   * it and ends the call: its own AbortController, the call's only one, aborts once the backend
-   * was told.
-   */
-  readonly clientGone: ClientGone;
+  /** Aborts when the client went away (its POST stream closed, or its session ended). */
+  readonly clientGone: AbortSignal;
   /**
    * Called once a retry was accepted (its `requestState` opened), before anything reaches the
    * backend: a sink that holds its stream back until then (so a refusal stays a plain HTTP
@@ -239,10 +234,6 @@ interface InFlightCall {
   /** The client's id as JSON (`"7"` and `7` differ), for matching cancellations. */
   clientRequestKey: string;
   backend: string;
-  /**
-   * The call's one AbortController: its signal stops the backend request (one listener, the
-   * transport's) and every wait of the call. Aborted by endCall, after the backend was told.
-   */
   controller: AbortController;
   endReason?: EndReason;
   /** What the client is answered when the broker ends the call for a reason of the client's. */
@@ -379,7 +370,9 @@ export class ToolCallForwarder {
   ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
     this.startCallTimer(entry);
-    sink.clientGone.watch(() => this.endCall(entry, 'client-gone'));
+    const onClientGone = () => this.endCall(entry, 'client-gone');
+    sink.clientGone.addEventListener('abort', onClientGone);
+    if (sink.clientGone.aborted) onClientGone();
 
     try {
       const final = await this.runWithSessionRetry(call, entry, sink);
@@ -391,7 +384,7 @@ export class ToolCallForwarder {
     } finally {
       clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
-      sink.clientGone.watch(undefined);
+      sink.clientGone.removeEventListener('abort', onClientGone);
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();

@@ -9,7 +9,6 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ClientMessageSink } from './ToolCallForwarder';
-import { NEVER_GONE } from './ClientGone';
 import type { HeldCallStore, MailboxEntry } from '../inputRequests/HeldCallStore';
 
 /** A sink writing a held call's leg into the mailbox for the replica that claimed the round. */
@@ -33,7 +32,7 @@ export function mailboxSink(
       append(undefined);
     },
     // The client is on another replica: its leg ends there (at the latest at toolCallTimeout).
-    clientGone: NEVER_GONE,
+    clientGone: new AbortController().signal,
   };
 }
 
@@ -92,18 +91,14 @@ export async function relayMailbox(options: {
   timedOut: () => Record<string, unknown>;
 }): Promise<void> {
   const { sink } = options;
-  // The poll waits on a signal; this leg's client is the only one that stops it.
-  const stop = new AbortController();
-  sink.clientGone.watch(() => stop.abort());
   try {
     const end = await pollMailbox({
       ...options,
-      signal: stop.signal,
+      signal: sink.clientGone,
       onMessage: message => sink.send(JSON.parse(message)),
     });
     if (end === 'timed-out') sink.send(options.timedOut());
   } finally {
-    sink.clientGone.watch(undefined);
     sink.end();
   }
 }

@@ -24,7 +24,7 @@ import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAudi
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/ClientSessionRegistry';
 import type { BrokerBackend, ClientEventStream, ToolCallContext, ToolCallHandler } from '../types';
-import { callEnd } from './callEnd';
+import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
 import { toClientError } from '../backend/backendErrors';
@@ -338,7 +338,7 @@ async function handOff(
   audit?: ToolCallAuditRecord,
 ): Promise<void> {
   const { broker, res } = context;
-  const ended = callEnd(res, [...caller.endSignals, broker.shutdownSignal]);
+  const ended = callEndSignal(res, [...caller.endSignals, broker.shutdownSignal]);
   const observe = (stream: ClientEventStream) => audit?.observe(stream) ?? stream;
   const reply = clientReplyOf(res);
   try {
@@ -352,7 +352,7 @@ async function handOff(
             deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
           }),
         ),
-      clientGone: ended,
+      signal: ended.signal,
     });
   } finally {
     ended.release();

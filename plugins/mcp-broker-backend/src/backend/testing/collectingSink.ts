@@ -1,6 +1,5 @@
 /* Test helpers for the call machinery: a sink that records what the client would see. */
 import { ClientMessageSink } from '../ToolCallForwarder';
-import { ClientGoneFlag } from '../ClientGone';
 
 /** A ClientMessageSink that records messages and lets a test wait for one or disconnect. */
 export interface CollectingSink extends ClientMessageSink {
@@ -17,7 +16,7 @@ export interface CollectingSink extends ClientMessageSink {
 
 /** Builds a {@link CollectingSink}. */
 export function collectingSink(): CollectingSink {
-  const gone = new ClientGoneFlag();
+  const gone = new AbortController();
   const waiters: Array<{
     predicate: (m: Record<string, any>) => boolean;
     resolve: (m: Record<string, any>) => void;
@@ -25,7 +24,7 @@ export function collectingSink(): CollectingSink {
   const sink: CollectingSink = {
     messages: [],
     ended: false,
-    clientGone: gone,
+    clientGone: gone.signal,
     send(message) {
       if (sink.ended) return false;
       // Round-trip through JSON so tests see what the wire would carry.
@@ -65,7 +64,7 @@ export function collectingSink(): CollectingSink {
       });
     },
     disconnect() {
-      gone.markGone();
+      gone.abort();
     },
   };
   return sink;
