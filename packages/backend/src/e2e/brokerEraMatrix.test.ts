@@ -18,25 +18,8 @@ import { startExampleServerProcess } from '@devportal/plugin-mcp-broker-backend/
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerBackendStatus, brokerStatus, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import {
-  connectEraClient,
-  ELICITATION_ANSWER,
-  Era,
-  EraClient,
-  ERAS,
-} from './__testUtils__/eraClients';
-
-/** What the matrix needs of a backend, whatever its era. */
-interface EraBackend {
-  /** Its name in the broker's config: the prefix of its tools. */
-  name: string;
-  /** The `confirm` tool's arguments asking `message`, and its answer to ELICITATION_ANSWER. */
-  confirmArgs(message: string): Record<string, unknown>;
-  confirmedText: string;
-  addTool(name: string): void;
-  /** Called at a call's first progress: a check that the backend saw that call cancelled. */
-  watchCancel(): () => boolean;
-}
+import { connectEraClient, Era, EraClient, ERAS } from './__testUtils__/eraClients';
+import { EraBackend, eraBackends } from './__testUtils__/eraBackends';
 
 const LONG_COUNT = { steps: 1000, delayMs: 20 };
 const uniqueName = (label: string) => `${label}_${Date.now().toString(36)}`;
@@ -62,27 +45,7 @@ describe('every client era × every backend era through the broker (real backend
   beforeAll(async () => {
     fleet = await startExampleFleet();
     switching = await startExampleServerProcess('legacy');
-    backends = {
-      legacy: {
-        name: 'example',
-        confirmArgs: question => ({ question }),
-        confirmedText: JSON.stringify(ELICITATION_ANSWER),
-        addTool: name => fleet.legacy.addTool(name),
-        watchCancel() {
-          const before = fleet.legacy.cancelledToolCalls();
-          return () => fleet.legacy.cancelledToolCalls() > before;
-        },
-      },
-      modern: {
-        name: 'modern',
-        confirmArgs: message => ({ message }),
-        confirmedText: 'confirmed: true',
-        addTool: name => fleet.modern.addTool(name),
-        // At the first progress the call's stream is open; 2026-07-28 has no
-        // notifications/cancelled: closing that stream is the cancel.
-        watchCancel: () => () => fleet.modern.openToolCalls() === 0,
-      },
-    };
+    backends = eraBackends(fleet);
     backend = await startBackendProcess({
       config: {
         mcpBroker: {
