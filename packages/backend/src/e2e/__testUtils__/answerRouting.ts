@@ -26,7 +26,9 @@ function isAnswer(body: unknown): body is Record<string, any> {
 
 /**
  * A fetch that sends answers to `answersTo` and every other request to `requestsTo` (base URLs:
- * the request's path and query are kept), recording each answer in `answers`.
+ * the request's path and query are kept), recording each answer in `answers` once its response
+ * arrived. A legacy answer's response (202) travels apart from the call's result, which may
+ * reach the client first: wait for the record, do not expect it with the result.
  */
 export function answerRoutingFetch(
   requestsTo: string,
