@@ -85,13 +85,11 @@ if (postgres === undefined) {
       // Carol (portal-admin) may use every tool: this is about replicas and eras, not access.
       carol = await replicas[0].signIn('carol');
       // Each replica keeps its own event channel to each backend.
-      for (const era of ERAS) {
-        await waitFor(
-          () => backends[era].eventChannels() === replicas.length,
-          30_000,
-          `both replicas' event channels to the ${era} backend`,
-        );
-      }
+      await waitFor(
+        () => ERAS.every(era => backends[era].eventChannels() === replicas.length),
+        30_000,
+        'both replicas’ event channels to every backend',
+      );
       // Start-up is over once each replica lists every backend to clients of both eras (a
       // replica may refuse a request while it is still starting).
       for (const replica of replicas) {
