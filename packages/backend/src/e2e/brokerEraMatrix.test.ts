@@ -19,9 +19,8 @@ import { BackendProcess, startBackendProcess } from '../testing/startBackendProc
 import { BrokerBackendStatus, brokerStatus, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
 import { connectEraClient, Era, EraClient, ERAS } from './__testUtils__/eraClients';
-import { EraBackend, eraBackends } from './__testUtils__/eraBackends';
+import { EraBackend, eraBackends, expectCancelReachesBackend } from './__testUtils__/eraBackends';
 
-const LONG_COUNT = { steps: 1000, delayMs: 20 };
 const uniqueName = (label: string) => `${label}_${Date.now().toString(36)}`;
 
 describe('every client era × every backend era through the broker (real backend process)', () => {
@@ -111,20 +110,7 @@ describe('every client era × every backend era through the broker (real backend
     }, 30_000);
 
     it('cancels a call at the backend when the client cancels it', async () => {
-      const client = await connect(clientEra);
-      const controller = new AbortController();
-      let cancelSeen: (() => boolean) | undefined;
-      const call = client.callTool(tool('count'), LONG_COUNT, {
-        signal: controller.signal,
-        onprogress: () => {
-          if (cancelSeen !== undefined) return;
-          cancelSeen = target().watchCancel();
-          controller.abort('the user pressed stop');
-        },
-      });
-      await expect(call).rejects.toThrow();
-      expect(cancelSeen).toBeDefined();
-      await waitFor(() => cancelSeen!(), 10_000, 'the backend to see the cancel');
+      await expectCancelReachesBackend(await connect(clientEra), target());
     }, 30_000);
   });
 

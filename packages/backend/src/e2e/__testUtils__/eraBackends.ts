@@ -5,8 +5,12 @@
  * modern one (2026-07-28, SDK v2, stateless) differ in their `confirm` arguments and answer text,
  * how a test sees a cancel arrive, and how a broker's event channel to them is counted.
  */
-import { ELICITATION_ANSWER, Era } from './eraClients';
+import { waitFor } from '../brokerTestKit';
+import { ELICITATION_ANSWER, Era, EraClient } from './eraClients';
 import { ExampleFleet } from './exampleFleet';
+
+/** A `count` call long enough to be cancelled while it runs. */
+const LONG_COUNT = { steps: 1000, delayMs: 20 };
 
 /** What an era matrix needs of a backend, whatever its era. */
 export interface EraBackend {
@@ -55,4 +59,27 @@ export function eraBackends(fleet: ExampleFleet): Record<Era, EraBackend> {
       watchCancel: () => () => fleet.modern.openToolCalls() === 0,
     },
   };
+}
+
+/**
+ * Starts a long `count` at `backend` through `client`, cancels it at its first progress (so the
+ * backend call is running), and waits until the backend saw the cancel.
+ */
+export async function expectCancelReachesBackend(
+  client: EraClient,
+  backend: EraBackend,
+): Promise<void> {
+  const controller = new AbortController();
+  let cancelSeen: (() => boolean) | undefined;
+  const call = client.callTool(`${backend.name}_count`, LONG_COUNT, {
+    signal: controller.signal,
+    onprogress: () => {
+      if (cancelSeen !== undefined) return;
+      cancelSeen = backend.watchCancel();
+      controller.abort('the user pressed stop');
+    },
+  });
+  await expect(call).rejects.toThrow();
+  expect(cancelSeen).toBeDefined();
+  await waitFor(() => cancelSeen!(), 10_000, 'the backend to see the cancel');
 }
