@@ -18,27 +18,9 @@ import { startExampleServerProcess } from '@devportal/plugin-mcp-broker-backend/
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerBackendStatus, brokerStatus, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import {
-  connectEraClient,
-  ELICITATION_ANSWER,
-  Era,
-  EraClient,
-  ERAS,
-} from './__testUtils__/eraClients';
+import { connectEraClient, Era, EraClient, ERAS } from './__testUtils__/eraClients';
+import { EraBackend, eraBackends, expectCancelReachesBackend } from './__testUtils__/eraBackends';
 
-/** What the matrix needs of a backend, whatever its era. */
-interface EraBackend {
-  /** Its name in the broker's config: the prefix of its tools. */
-  name: string;
-  /** The `confirm` tool's arguments asking `message`, and its answer to ELICITATION_ANSWER. */
-  confirmArgs(message: string): Record<string, unknown>;
-  confirmedText: string;
-  addTool(name: string): void;
-  /** Called at a call's first progress: a check that the backend saw that call cancelled. */
-  watchCancel(): () => boolean;
-}
-
-const LONG_COUNT = { steps: 1000, delayMs: 20 };
 const uniqueName = (label: string) => `${label}_${Date.now().toString(36)}`;
 
 describe('every client era × every backend era through the broker (real backend process)', () => {
@@ -62,27 +44,7 @@ describe('every client era × every backend era through the broker (real backend
   beforeAll(async () => {
     fleet = await startExampleFleet();
     switching = await startExampleServerProcess('legacy');
-    backends = {
-      legacy: {
-        name: 'example',
-        confirmArgs: question => ({ question }),
-        confirmedText: JSON.stringify(ELICITATION_ANSWER),
-        addTool: name => fleet.legacy.addTool(name),
-        watchCancel() {
-          const before = fleet.legacy.cancelledToolCalls();
-          return () => fleet.legacy.cancelledToolCalls() > before;
-        },
-      },
-      modern: {
-        name: 'modern',
-        confirmArgs: message => ({ message }),
-        confirmedText: 'confirmed: true',
-        addTool: name => fleet.modern.addTool(name),
-        // At the first progress the call's stream is open; 2026-07-28 has no
-        // notifications/cancelled: closing that stream is the cancel.
-        watchCancel: () => () => fleet.modern.openToolCalls() === 0,
-      },
-    };
+    backends = eraBackends(fleet);
     backend = await startBackendProcess({
       config: {
         mcpBroker: {
@@ -148,20 +110,7 @@ describe('every client era × every backend era through the broker (real backend
     }, 30_000);
 
     it('cancels a call at the backend when the client cancels it', async () => {
-      const client = await connect(clientEra);
-      const controller = new AbortController();
-      let cancelSeen: (() => boolean) | undefined;
-      const call = client.callTool(tool('count'), LONG_COUNT, {
-        signal: controller.signal,
-        onprogress: () => {
-          if (cancelSeen !== undefined) return;
-          cancelSeen = target().watchCancel();
-          controller.abort('the user pressed stop');
-        },
-      });
-      await expect(call).rejects.toThrow();
-      expect(cancelSeen).toBeDefined();
-      await waitFor(() => cancelSeen!(), 10_000, 'the backend to see the cancel');
+      await expectCancelReachesBackend(await connect(clientEra), target());
     }, 30_000);
   });
 

@@ -53,8 +53,9 @@ export async function passMarker(
  * A `fetch` for the SDK's transport that tells when the client's GET event stream is open. The
  * SDK opens it after connect() resolves and says nothing once it is up; the broker registers a
  * stream before its headers go out, so from `eventStreamOpen` on, notifications reach the client.
+ * `base` sends the requests (e.g. one that routes them to replicas).
  */
-export function eventStreamWatchingFetch(): {
+export function eventStreamWatchingFetch(base: FetchLike = fetch): {
   fetch: FetchLike;
   eventStreamOpen: Promise<void>;
 } {
@@ -63,7 +64,7 @@ export function eventStreamWatchingFetch(): {
   return {
     eventStreamOpen,
     fetch: async (url, init) => {
-      const response = await fetch(url, init);
+      const response = await base(url, init);
       if ((init?.method ?? 'GET') === 'GET' && response.status === 200) opened();
       return response;
     },

@@ -25,6 +25,7 @@ import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundR
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall } from './__testUtils__/modernBrokerClient';
+import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
 import { mcpRawPost } from '../testing/mcpRawPost';
 import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
 
@@ -580,32 +581,6 @@ if (postgres === undefined) {
       expect(walked).toEqual(expect.arrayContaining(names));
     }, 60_000);
 
-    /** Where a legacy client's JSON-RPC POSTs went: answers (with their status) and the rest. */
-    interface RoutedPosts {
-      answers: Array<{ body: Record<string, unknown>; status: number }>;
-    }
-
-    /**
-     * A fetch for the SDK transport that sends the client's answers (JSON-RPC responses) to
-     * `answersTo` and every other request to `requestsTo`, as a balancer without stickiness may.
-     */
-    function splittingFetch(
-      requestsTo: BackendProcess,
-      answersTo: BackendProcess,
-      routed: RoutedPosts,
-    ): typeof fetch {
-      return async (input, init) => {
-        const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
-        const answering =
-          body !== undefined && !('method' in body) && ('result' in body || 'error' in body);
-        const url = new URL(input instanceof Request ? input.url : String(input));
-        const target = answering ? answersTo : requestsTo;
-        const response = await fetch(`${target.baseUrl}${url.pathname}${url.search}`, init);
-        if (answering) routed.answers.push({ body, status: response.status });
-        return response;
-      };
-    }
-
     /** Rows of the shared held-call tables left for a backend's calls. */
     async function heldCallRows(backend: string) {
       const connection = postgres!.config!.connection as Record<string, unknown>;
@@ -630,12 +605,12 @@ if (postgres === undefined) {
 
     it('resumes a legacy client’s call to a 2026-07-28 backend with the answer it POSTs to the other replica', async () => {
       const [a, b] = replicas;
-      const routed: RoutedPosts = { answers: [] };
+      const answers: RoutedAnswer[] = [];
       const transport = new StreamableHTTPClientTransport(
         new URL(`${a.baseUrl}/api/mcp-broker/mcp`),
         {
           requestInit: { headers: { Authorization: `Bearer ${tokens.carol}` } },
-          fetch: splittingFetch(a, b, routed),
+          fetch: answerRoutingFetch(a.baseUrl, b.baseUrl, answers),
         },
       );
       const client = new Client(
@@ -657,15 +632,18 @@ if (postgres === undefined) {
       });
       expect(asked).toEqual([expect.objectContaining({ message: 'Ship it from B?' })]);
       expect(result.content).toEqual([{ type: 'text', text: 'confirmed: true' }]);
-      expect(routed.answers).toEqual([
+      // The answer's 202 from B may arrive after the call's result from A.
+      await waitFor(() => answers.length > 0, 10_000, 'the answer’s response');
+      expect(answers).toEqual([
         {
           body: expect.objectContaining({ id: expect.stringMatching(/^example-modern:/) }),
+          baseUrl: b.baseUrl,
           status: 202,
         },
       ]);
       // The same answer again, on either replica: the id was used once.
       for (const replica of [b, a]) {
-        const again = await rawPost(replica, transport.sessionId, routed.answers[0].body);
+        const again = await rawPost(replica, transport.sessionId, answers[0].body);
         expect(again.status).toBe(404);
         expect(await again.json()).toMatchObject({
           error: { message: expect.stringContaining('already answered') },

@@ -5,12 +5,15 @@
  * the official SDK v2 client pinned to 2026-07-28 (stateless: change events over
  * `subscriptions/listen`, elicitation as `input_required` that the SDK answers and retries).
  * Both declare elicitation and answer every elicitation with one fixed answer, recording what
- * they were asked.
+ * they were asked, and may send their answers to another replica than their requests
+ * (`answersTo`, for the multi-replica tests), recording where each answer went.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { eventStreamWatchingFetch } from '../brokerTestKit';
+import { answerRoutingFetch, RoutedAnswer } from './answerRouting';
 import { connectModernClient } from './modernBrokerClient';
 
 /** A protocol era: 2025-11-25 (`legacy`, sessions) or 2026-07-28 (`modern`, stateless). */
@@ -46,6 +49,11 @@ export interface EraClient {
   /** The `notifications/<kind>/list_changed` methods received, in order. */
   readonly notifications: string[];
   /**
+   * Every answer the client sent (legacy: an elicitation's answer POSTed; modern: a request
+   * retried with `inputResponses`), where it went and the status it got.
+   */
+  readonly answers: RoutedAnswer[];
+  /**
    * Resolves once the client's change channel is registered at the broker (legacy: its GET
    * stream answered 200; modern: `subscriptions/listen` for every kind acknowledged), so a
    * change from then on reaches it.
@@ -54,16 +62,39 @@ export interface EraClient {
   close(): Promise<void>;
 }
 
+/** Options of {@link connectEraClient}. */
+export interface EraClientOptions {
+  /**
+   * The base URL of the broker replica that gets the client's answers (default: the one it
+   * connects to), as a load balancer without stickiness may send them elsewhere.
+   */
+  answersTo?: string;
+}
+
 /** Connects a client of `era` to the broker at `baseUrl` with a Backstage token. */
-export function connectEraClient(era: Era, baseUrl: string, token: string): Promise<EraClient> {
-  return era === 'legacy' ? connectLegacy(baseUrl, token) : connectModern(baseUrl, token);
+export function connectEraClient(
+  era: Era,
+  baseUrl: string,
+  token: string,
+  options: EraClientOptions = {},
+): Promise<EraClient> {
+  const answers: RoutedAnswer[] = [];
+  const routing = answerRoutingFetch(baseUrl, options.answersTo ?? baseUrl, answers);
+  return era === 'legacy'
+    ? connectLegacy(baseUrl, token, routing, answers)
+    : connectModern(baseUrl, token, routing, answers);
 }
 
 const firstText = (result: Record<string, unknown>) =>
   String((result.content as Array<{ text?: unknown }> | undefined)?.[0]?.text);
 
-async function connectLegacy(baseUrl: string, token: string): Promise<EraClient> {
-  const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
+async function connectLegacy(
+  baseUrl: string,
+  token: string,
+  routing: FetchLike,
+  answers: RoutedAnswer[],
+): Promise<EraClient> {
+  const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch(routing);
   const client = new Client(
     { name: 'broker-era-e2e', version: '1.0.0' },
     { capabilities: { elicitation: {} } },
@@ -87,6 +118,7 @@ async function connectLegacy(baseUrl: string, token: string): Promise<EraClient>
     era: 'legacy',
     elicitations,
     notifications,
+    answers,
     toolNames: async () => (await client.listTools()).tools.map(tool => tool.name),
     async callTool(name, args, options = {}) {
       const progress: number[] = [];
@@ -105,8 +137,13 @@ async function connectLegacy(baseUrl: string, token: string): Promise<EraClient>
   };
 }
 
-async function connectModern(baseUrl: string, token: string): Promise<EraClient> {
-  const client = await connectModernClient(baseUrl, token, { elicitation: {} });
+async function connectModern(
+  baseUrl: string,
+  token: string,
+  routing: FetchLike,
+  answers: RoutedAnswer[],
+): Promise<EraClient> {
+  const client = await connectModernClient(baseUrl, token, { elicitation: {} }, routing);
   const elicitations: unknown[] = [];
   const notifications: string[] = [];
   client.setRequestHandler('elicitation/create', async request => {
@@ -122,6 +159,7 @@ async function connectModern(baseUrl: string, token: string): Promise<EraClient>
     era: 'modern',
     elicitations,
     notifications,
+    answers,
     toolNames: async () => (await client.listTools()).tools.map(tool => tool.name),
     async callTool(name, args, options = {}) {
       const progress: number[] = [];

@@ -7,15 +7,20 @@ import {
   Client as ModernClient,
   StreamableHTTPClientTransport as ModernClientTransport,
 } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** The stateless protocol revision the SDK v2 client is pinned to in these tests. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
-/** Connects the official SDK v2 client, pinned to 2026-07-28, to the broker with a token. */
+/**
+ * Connects the official SDK v2 client, pinned to 2026-07-28, to the broker with a token; `fetch`
+ * sends its requests (default: the global fetch).
+ */
 export async function connectModernClient(
   baseUrl: string,
   token: string,
   capabilities: Record<string, unknown> = {},
+  fetch?: FetchLike,
 ): Promise<ModernClient> {
   const client = new ModernClient(
     { name: 'broker-modern-e2e', version: '1.0.0' },
@@ -24,6 +29,7 @@ export async function connectModernClient(
   await client.connect(
     new ModernClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      fetch,
     }),
   );
   return client;
