@@ -18,28 +18,14 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
-import { connectModernClient } from './__testUtils__/modernBrokerClient';
+import {
+  connectModernClient,
+  modernBody,
+  MODERN_PROTOCOL_VERSION,
+} from './__testUtils__/modernBrokerClient';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
-const MODERN = '2026-07-28';
 const LIST_TTL_MS = 42_000;
-
-/** A 2026-07-28 request body with the `_meta` envelope. */
-function modernBody(id: number, method: string, params: Record<string, unknown> = {}) {
-  return {
-    jsonrpc: '2.0',
-    id,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': MODERN,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
-      },
-    },
-  };
-}
 
 describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client)', () => {
   let backend: BackendProcess;
@@ -75,7 +61,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
       authorization: `Bearer ${tokens[user]}`,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
       'mcp-method': method,
       ...headers,
     };
@@ -142,10 +128,12 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
 
   it('negotiates 2026-07-28 through server/discover: both eras, capabilities, serverInfo', async () => {
     const client = await modernClient('alice');
-    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN_PROTOCOL_VERSION);
     expect(client.getServerVersion()?.name).toBe('backstage-mcp-broker');
     const discovered = await client.discover();
-    expect(discovered.supportedVersions).toEqual(expect.arrayContaining([MODERN, '2025-11-25']));
+    expect(discovered.supportedVersions).toEqual(
+      expect.arrayContaining([MODERN_PROTOCOL_VERSION, '2025-11-25']),
+    );
     expect(discovered.capabilities.tools).toBeDefined();
     expect(discovered.capabilities.completions).toBeDefined();
     expect(discovered.capabilities).not.toHaveProperty('tasks');
@@ -336,7 +324,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     const versionError = (await version.json()).error;
     expect(versionError.code).toBe(-32022);
     expect(versionError.data).toEqual({
-      supported: expect.arrayContaining([MODERN, '2025-11-25']),
+      supported: expect.arrayContaining([MODERN_PROTOCOL_VERSION, '2025-11-25']),
       requested: '2099-01-01',
     });
 
@@ -354,7 +342,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
       headers: {
         authorization: `Bearer ${tokens.alice}`,
         accept: 'text/event-stream',
-        'mcp-protocol-version': MODERN,
+        'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
       },
     });
     expect(get.status).toBe(405);

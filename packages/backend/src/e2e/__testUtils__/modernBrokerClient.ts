@@ -51,6 +51,32 @@ export function modernToolCall(
   return modernRequest(baseUrl, token, id, 'tools/call', params, meta, headers);
 }
 
+/**
+ * A 2026-07-28 request body: `params` with the per-request `_meta` envelope a modern client
+ * sends (protocol version, no capabilities, client info), plus `meta`.
+ */
+export function modernBody(
+  id: number,
+  method: string,
+  params: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
+        ...meta,
+      },
+    },
+  };
+}
+
 /** The params member a method's `Mcp-Name` header mirrors. */
 const NAME_SOURCE: Record<string, string> = {
   'tools/call': 'name',
@@ -87,20 +113,7 @@ export async function modernRequest(
       ...(source === undefined ? {} : { 'mcp-name': String(params[source]) }),
       ...headers,
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
-          'io.modelcontextprotocol/clientCapabilities': {},
-          'io.modelcontextprotocol/clientInfo': { name: 'raw-e2e', version: '1.0.0' },
-          ...meta,
-        },
-      },
-    }),
+    body: JSON.stringify(modernBody(id, method, params, meta)),
   });
   const text = await res.text();
   const messages = res.headers.get('content-type')?.includes('text/event-stream')
