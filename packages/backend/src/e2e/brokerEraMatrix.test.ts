@@ -18,7 +18,13 @@ import { startExampleServerProcess } from '@devportal/plugin-mcp-broker-backend/
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerBackendStatus, brokerStatus, waitFor } from './brokerTestKit';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import { connectEraClient, Era, EraClient, ERAS } from './__testUtils__/eraClients';
+import {
+  connectEraClient,
+  Era,
+  EraClient,
+  ERA_COMBINATIONS,
+  ERAS,
+} from './__testUtils__/eraClients';
 import { EraBackend, eraBackends, expectCancelReachesBackend } from './__testUtils__/eraBackends';
 
 const uniqueName = (label: string) => `${label}_${Date.now().toString(36)}`;
@@ -73,9 +79,7 @@ describe('every client era × every backend era through the broker (real backend
     await switching?.kill();
   }, 30_000);
 
-  const combinations = ERAS.flatMap(clientEra => ERAS.map(backendEra => [clientEra, backendEra]));
-
-  describe.each(combinations)('a %s client × a %s backend', (clientEra, backendEra) => {
+  describe.each(ERA_COMBINATIONS)('a %s client × a %s backend', (clientEra, backendEra) => {
     const target = () => backends[backendEra];
     const tool = (name: string) => `${target().name}_${name}`;
 

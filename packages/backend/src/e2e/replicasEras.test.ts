@@ -21,6 +21,7 @@ import {
   Era,
   EraClient,
   EraClientOptions,
+  ERA_COMBINATIONS,
   ERAS,
 } from './__testUtils__/eraClients';
 import { EraBackend, eraBackends, expectCancelReachesBackend } from './__testUtils__/eraBackends';
@@ -112,9 +113,7 @@ if (postgres === undefined) {
       await postgres.cleanup();
     }, 60_000);
 
-    const combinations = ERAS.flatMap(clientEra => ERAS.map(backendEra => [clientEra, backendEra]));
-
-    describe.each(combinations)('a %s client × a %s backend', (clientEra, backendEra) => {
+    describe.each(ERA_COMBINATIONS)('a %s client × a %s backend', (clientEra, backendEra) => {
       const target = () => backends[backendEra];
       const tool = (name: string) => `${target().name}_${name}`;
 

@@ -22,6 +22,11 @@ export type Era = 'legacy' | 'modern';
 /** Both eras, for tables. */
 export const ERAS: readonly Era[] = ['legacy', 'modern'];
 
+/** Every (client era, backend era) pair: the rows of the era matrices. */
+export const ERA_COMBINATIONS: ReadonlyArray<[client: Era, backend: Era]> = ERAS.flatMap(client =>
+  ERAS.map((backend): [Era, Era] => [client, backend]),
+);
+
 /** What every client answers to an elicitation. */
 export const ELICITATION_ANSWER = { action: 'accept', content: { confirmed: true } } as const;
 
