@@ -4,10 +4,14 @@
  * well-behaved path against the real SDK server is BackendConnection.eras.test.ts): headers and
  * `_meta` of every request, the acknowledgement check, events of another subscription or of an
  * unacknowledged kind dropped, and a stream the backend closes with its final result reopened.
+ * Then, through the whole plugin (startTestBackend): the backend's list `ttlMs` in the broker's
+ * lists for 2026-07-28 clients.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mockServices } from '@backstage/backend-test-utils';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import request from 'supertest';
+import { mcpBrokerPlugin } from '../plugin';
 import { waitFor } from '../testing/waitFor';
 import { BackendConnection } from './BackendConnection';
 
@@ -205,5 +209,70 @@ describe('ModernBackendClient through BackendConnection (scripted 2026-07-28 bac
       /did not acknowledge subscriptions\/listen with its first message/,
     );
     expect(connection.status().eventStream).not.toBe('open');
+  });
+});
+
+describe('a 2026-07-28 backend’s list ttlMs in the broker’s lists (startTestBackend, scripted backend)', () => {
+  let backend: Awaited<ReturnType<typeof startScriptedModernBackend>>;
+  let broker: Awaited<ReturnType<typeof startTestBackend>>['server'];
+
+  beforeAll(async () => {
+    backend = await startScriptedModernBackend({ acknowledge: true });
+    ({ server: broker } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [{ name: 'scripted-modern', url: backend.url }],
+              listTtl: { minutes: 2 },
+            },
+          },
+        }),
+      ],
+    }));
+    await waitFor(async () => {
+      const status = await request(broker).get('/api/mcp-broker/status');
+      return status.body.backends?.[0]?.era === 'modern';
+    }, 'the backend detected as 2026-07-28');
+  });
+
+  afterAll(async () => {
+    await broker?.stop?.();
+    await backend?.close();
+  });
+
+  const post = (id: number, method: string) =>
+    request(broker)
+      .post('/api/mcp-broker/mcp')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/json, text/event-stream')
+      .set('MCP-Protocol-Version', '2026-07-28')
+      .set('Mcp-Method', method)
+      .send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method,
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      );
+
+  it('gives the backend’s smaller tools/list ttlMs, and the configured default where it gave none', async () => {
+    const tools = await post(1, 'tools/list');
+    expect(tools.status).toBe(200);
+    expect(tools.body.result).toMatchObject({
+      tools: [expect.objectContaining({ name: 'scripted-modern_first' })],
+      ttlMs: 30_000,
+    });
+    // The backend lists no prompts (no capability): no hint, so the broker's listTtl.
+    expect((await post(2, 'prompts/list')).body.result).toMatchObject({ ttlMs: 120_000 });
+    // server/discover covers every list: the smallest hint of any.
+    expect((await post(3, 'server/discover')).body.result).toMatchObject({ ttlMs: 30_000 });
   });
 });

@@ -24,6 +24,7 @@ import {
   ListsUpdate,
   BackendConnection,
   BackendConnectionStatus,
+  type BackendListTtls,
 } from '../backend/BackendConnection';
 import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
 import { ListChangedNotifier } from './ListChangedNotifier';
@@ -180,6 +181,21 @@ export class McpBroker {
   /** The connection of a backend by name. */
   connection(name: string): BackendConnection | undefined {
     return this.connections.get(name);
+  }
+
+  /**
+   * The `ttlMs` hints the backends gave with their last lists of these kinds (2026-07-28
+   * backends only; a legacy backend gives none): what a modern client's list ttl aggregates.
+   */
+  listTtlHints(kinds: ReadonlyArray<keyof BackendListTtls>): number[] {
+    const hints: number[] = [];
+    for (const connection of this.connections.values()) {
+      for (const kind of kinds) {
+        const ttl = connection.listTtls[kind];
+        if (ttl !== undefined) hints.push(ttl);
+      }
+    }
+    return hints;
   }
 
   /** The configured backend by name. */

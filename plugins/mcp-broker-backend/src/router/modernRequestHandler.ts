@@ -31,6 +31,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import type { BackendListTtls } from '../backend/BackendConnection';
 import { canonicalJson } from '../inputRequests/RequestStateSealer';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import { relayedCapabilities } from '../protocol/capabilities';
@@ -193,11 +194,34 @@ function paramHeaderMismatch({ req, request, catalog }: ModernRequest) {
 }
 
 /** The `ttlMs` of lists and `server/discover`. */
-function listCacheHints(deps: ModernRequestDeps, scope: CacheHints['cacheScope']): CacheHints {
-  // Today's (2025-11-25) backends state no ttlMs, so the configured default applies; backends
-  // of the stateless era (#18) contribute theirs here.
-  return { ttlMs: aggregatedTtlMs([], deps.broker.config.listTtlMs), cacheScope: scope };
+function listCacheHints(
+  deps: ModernRequestDeps,
+  scope: CacheHints['cacheScope'],
+  kinds: ReadonlyArray<keyof BackendListTtls>,
+): CacheHints {
+  // The smallest non-zero hint of the 2026-07-28 backends' lists of these kinds; 2025-11-25
+  // backends state none, so without a modern backend the configured default applies.
+  return {
+    ttlMs: aggregatedTtlMs(deps.broker.listTtlHints(kinds), deps.broker.config.listTtlMs),
+    cacheScope: scope,
+  };
 }
+
+/** The backend lists whose hints bear on each list method's `ttlMs`. */
+const LIST_TTL_KINDS: Readonly<Record<string, ReadonlyArray<keyof BackendListTtls>>> = {
+  'tools/list': ['tools'],
+  'prompts/list': ['prompts'],
+  'resources/list': ['resources'],
+  'resources/templates/list': ['resourceTemplates'],
+};
+
+/** `server/discover` describes every list: all of their hints bear on its `ttlMs`. */
+const ALL_LIST_KINDS: ReadonlyArray<keyof BackendListTtls> = [
+  'tools',
+  'prompts',
+  'resources',
+  'resourceTemplates',
+];
 
 async function discover({ deps, request, res }: ModernRequest): Promise<void> {
   res.json(
@@ -207,7 +231,7 @@ async function discover({ deps, request, res }: ModernRequest): Promise<void> {
         capabilities: deps.broker.serverCapabilities(),
         instructions: BROKER_INSTRUCTIONS,
         // The same for every permitted caller: nothing in it depends on who asks.
-        ...listCacheHints(deps, 'public'),
+        ...listCacheHints(deps, 'public', ALL_LIST_KINDS),
       }),
     ),
   );
@@ -223,7 +247,7 @@ async function list(modern: ModernRequest): Promise<void> {
     request.params ?? {},
   );
   sendShared(res, request, answer, result =>
-    cacheableResult(result, listCacheHints(deps, 'private')),
+    cacheableResult(result, listCacheHints(deps, 'private', LIST_TTL_KINDS[request.method] ?? [])),
   );
 }
 
