@@ -18,6 +18,18 @@ const { Client } = require('pg') as {
 
 const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
 
+/**
+ * Connections each of a test backend's database clients may hold. A backend opens about ten
+ * clients (one per plugin, plus the RBAC plugin's own to the catalog's database), and knex's
+ * default of 10 each lets one backend under a burst of requests hold about 100 connections.
+ * Jest runs two files at once, some with two replicas, so three or four backends can share the
+ * temporary PostgreSQL of `yarn test` (300 connections): uncapped they exhausted it, and the
+ * RBAC plugin, whose role look-up then failed with "too many clients already", denied the
+ * request (a 403 in a portal test, in CI). Capped, four backends hold at most about 160.
+ * Everything also runs on SQLite's single connection, so a small pool is enough.
+ */
+const POOL_MAX_PER_CLIENT = 4;
+
 /** One database setup for the backend under test. */
 export interface BackendDatabase {
   name: 'SQLite' | 'PostgreSQL';
@@ -59,6 +71,7 @@ export function backendDatabases(purpose: string): BackendDatabase[] {
         client: 'pg',
         connection: connectionObject(connection),
         prefix,
+        knexConfig: { pool: { min: 0, max: POOL_MAX_PER_CLIENT } },
       },
       async cleanup() {
         const client = new Client({ connectionString: connection });
