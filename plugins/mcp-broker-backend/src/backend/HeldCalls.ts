@@ -436,9 +436,11 @@ export class HeldCalls {
     });
     if (end !== 'aborted') return;
     // The client went away (for a 2026-07-28 client, the cancellation): the holder cancels.
-    await store.cancelClaim(callId, round.round, claim).catch(error =>
-      this.options.logger.warn(`Could not pass a held call's cancellation on: ${error}`),
-    );
+    await store
+      .cancelClaim(callId, round.round, claim)
+      .catch(error =>
+        this.options.logger.warn(`Could not pass a held call's cancellation on: ${error}`),
+      );
   }
 
   private get mailboxPollMs(): number {
