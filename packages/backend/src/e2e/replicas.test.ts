@@ -393,7 +393,7 @@ if (postgres === undefined) {
         10_000,
         'A to cancel the held call at the backend, with the backend’s id',
       );
-      await waitFor(async () => (await heldCallRows(callId)) === 0, 10_000, 'its rows to go');
+      await waitFor(async () => (await rowsOfHeldCall(callId)) === 0, 10_000, 'its rows to go');
       expect(answersFor('"cancel-on-b"')).toHaveLength(1);
       // The state was used: a later retry is refused on either replica; nothing reaches the backend.
       const requestsBefore = raw.requests.length;
@@ -639,24 +639,16 @@ if (postgres === undefined) {
 
     /** Rows of the shared held-call tables left for a backend's calls. */
     async function heldCallRows(backend: string) {
-      const connection = postgres!.config!.connection as Record<string, unknown>;
-      const prefix = postgres!.config!.prefix as string;
-      const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
-      await pg.connect();
-      try {
-        const rounds = await pg.query<{ call_id: string }>(
-          'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
-          [backend],
-        );
-        const ids = rounds.rows.map(r => r.call_id);
-        const messages = await pg.query(
-          'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
-          [ids],
-        );
-        return { rounds: ids.length, messages: messages.rows.length };
-      } finally {
-        await pg.end();
-      }
+      const rounds = await brokerQuery<{ call_id: string }>(
+        'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
+        [backend],
+      );
+      const ids = rounds.map(r => r.call_id);
+      const messages = await brokerQuery(
+        'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
+        [ids],
+      );
+      return { rounds: ids.length, messages: messages.length };
     }
 
     it('resumes a legacy client’s call to a 2026-07-28 backend with the answer it POSTs to the other replica', async () => {
@@ -844,7 +836,7 @@ if (postgres === undefined) {
     }
 
     /** Rows the held call `callId` has in the shared store (its round and its mailbox). */
-    async function heldCallRows(callId: string): Promise<number> {
+    async function rowsOfHeldCall(callId: string): Promise<number> {
       const rows = await brokerQuery(
         `SELECT call_id FROM mcp_broker_held_calls WHERE call_id = $1
          UNION ALL SELECT call_id FROM mcp_broker_held_call_messages WHERE call_id = $1`,
