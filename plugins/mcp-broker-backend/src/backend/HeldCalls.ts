@@ -358,7 +358,6 @@ export class HeldCalls {
       throw new RequestStateRefusal('call-ended');
     }
     if (held.holdTimer === undefined) throw new RequestStateRefusal('call-ended');
-    sink.accepted?.();
     clearTimeout(held.holdTimer);
     held.holdTimer = undefined;
     const asked = held.asked.splice(0);
@@ -406,7 +405,6 @@ export class HeldCalls {
     const round = await store.claimRound(callId, claim, now, deadline + this.options.sealer.ttlMs);
     const endpoint = round && this.host.endpointOf(round.backend);
     if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
-    sink.accepted?.();
     const session = {
       endpoint,
       sessionId: round.backendSessionId,
