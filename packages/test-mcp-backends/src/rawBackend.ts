@@ -10,6 +10,8 @@
  *   when asked for progress), and returns what came back. With
  *   `alsoId`, a second request of the same method goes out in the same write (one TCP chunk), and
  *   the tool returns once both are answered (`structuredContent.also` is the second answer).
+ *   With `thenWaitForCancel: true` it does not return after the answers but waits, as
+ *   `wait_for_cancel` does, until the call is cancelled.
  * - `wait_for_cancel`: sends one progress notification (when asked for progress) and then waits
  *   until the call is cancelled; the stream then ends without a result, as MCP prescribes.
  * - `progress {steps}`: sends `steps` progress notifications, then a result.
@@ -106,6 +108,7 @@ const TOOLS = [
         id: { type: 'string' },
         method: { type: 'string' },
         alsoId: { type: 'string' },
+        thenWaitForCancel: { type: 'boolean' },
       },
       required: ['id'],
     },
@@ -304,6 +307,12 @@ export async function startRawMcpBackend(
       session.calls.delete(rawId);
       if (!res.writableFinished) callEvents.push({ type: 'stream-closed', requestId: rawId });
     });
+    const waitForCancel = () => {
+      call.onCancel = () => {
+        session.calls.delete(rawId);
+        res.end(); // no result for a cancelled request
+      };
+    };
     switch (params.name) {
       case 'elicit': {
         const method = String(params.arguments?.method ?? 'elicitation/create');
@@ -324,6 +333,10 @@ export async function startRawMcpBackend(
             received.push(answer);
             progress(received.length, sentIds.length);
             if (received.length < sentIds.length) return;
+            if (params.arguments?.thenWaitForCancel === true) {
+              waitForCancel();
+              return;
+            }
             const [first, also] = sentIds.map(id => received.find(a => a.sentId === id)!);
             finish({
               content: [{ type: 'text', text: JSON.stringify(first) }],
@@ -351,10 +364,7 @@ export async function startRawMcpBackend(
       }
       case 'wait_for_cancel':
         progress(1);
-        call.onCancel = () => {
-          session.calls.delete(rawId);
-          res.end(); // no result for a cancelled request
-        };
+        waitForCancel();
         return;
       case 'hold':
         progress(1);

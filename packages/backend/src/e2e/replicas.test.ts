@@ -24,7 +24,7 @@ import { BackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
-import { modernToolCall } from './__testUtils__/modernBrokerClient';
+import { modernToolCall, postModernRequest } from './__testUtils__/modernBrokerClient';
 import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
 import { mcpRawPost } from '../testing/mcpRawPost';
 import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
@@ -349,6 +349,62 @@ if (postgres === undefined) {
       expect(answersFor('"held-2"')).toHaveLength(1);
     }, 60_000);
 
+    it('cancels a call held on A at the backend when the client of its retry on B goes away', async () => {
+      const [a, b] = replicas;
+      const args = { id: '"cancel-on-b"', thenWaitForCancel: true };
+      const first = await modernToolCallOn(a, 21, { name: 'raw_elicit', arguments: args });
+      expect(first.response.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { 'elicitation-1': expect.anything() },
+      });
+      const toolCall = raw.requests.find(
+        r => r.method === 'tools/call' && r.text.includes('cancel-on-b'),
+      )!;
+      const retry = {
+        name: 'raw_elicit',
+        arguments: args,
+        requestState: first.response.result.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+      };
+      // The retry lands on B; the backend, answered, reports progress and then works on.
+      const progressToken = 'progress-cancel-on-b';
+      const client = new AbortController();
+      const response = await postModernRequest(b.baseUrl, tokens.carol, 22, 'tools/call', retry, {
+        meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} }, progressToken },
+        signal: client.signal,
+      });
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      const stream = sseMessages(response);
+      await waitFor(
+        () => stream.messages.some(m => m.method === 'notifications/progress'),
+        10_000,
+        'the backend’s progress, relayed from A by B',
+      );
+      const [callId] = await claimedHeldCalls(progressToken);
+      expect(callId).toBeDefined();
+      // The client closes its request: for a 2026-07-28 client, that is the cancellation.
+      client.abort('the user pressed stop');
+      await stream.done;
+      await waitFor(
+        () =>
+          raw.cancellations.some(
+            c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
+          ),
+        10_000,
+        'A to cancel the held call at the backend, with the backend’s id',
+      );
+      await waitFor(async () => (await rowsOfHeldCall(callId)) === 0, 10_000, 'its rows to go');
+      expect(answersFor('"cancel-on-b"')).toHaveLength(1);
+      // The state was used: a later retry is refused on either replica; nothing reaches the backend.
+      const requestsBefore = raw.requests.length;
+      for (const replica of [a, b]) {
+        const replay = await modernToolCallOn(replica, 23, retry);
+        expect(replay.status).toBe(400);
+        expect(replay.response.error.data).toEqual({ reason: 'replayed' });
+      }
+      expect(raw.requests.length).toBe(requestsBefore);
+    }, 60_000);
+
     it('lets exactly one of two simultaneous answers on two replicas through; the other is 404', async () => {
       const [a, b] = replicas;
       const sessionId = await rawSession(a);
@@ -583,24 +639,16 @@ if (postgres === undefined) {
 
     /** Rows of the shared held-call tables left for a backend's calls. */
     async function heldCallRows(backend: string) {
-      const connection = postgres!.config!.connection as Record<string, unknown>;
-      const prefix = postgres!.config!.prefix as string;
-      const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
-      await pg.connect();
-      try {
-        const rounds = await pg.query<{ call_id: string }>(
-          'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
-          [backend],
-        );
-        const ids = rounds.rows.map(r => r.call_id);
-        const messages = await pg.query(
-          'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
-          [ids],
-        );
-        return { rounds: ids.length, messages: messages.rows.length };
-      } finally {
-        await pg.end();
-      }
+      const rounds = await brokerQuery<{ call_id: string }>(
+        'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
+        [backend],
+      );
+      const ids = rounds.map(r => r.call_id);
+      const messages = await brokerQuery(
+        'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
+        [ids],
+      );
+      return { rounds: ids.length, messages: messages.length };
     }
 
     it('resumes a legacy client’s call to a 2026-07-28 backend with the answer it POSTs to the other replica', async () => {
@@ -754,23 +802,47 @@ if (postgres === undefined) {
     }, 60_000);
 
     /** Rows left in the broker's tables for a session and a gateway id (the sweep's effect). */
-    async function brokerRows(sessionId: string, gatewayId: string) {
+    /** Runs one query on the broker's database, which the replicas share. */
+    async function brokerQuery<Row>(text: string, values: unknown[]): Promise<Row[]> {
       const connection = postgres!.config!.connection as Record<string, unknown>;
       const prefix = postgres!.config!.prefix as string;
       const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
       await pg.connect();
       try {
-        const sessions = await pg.query('SELECT 1 FROM mcp_broker_client_sessions WHERE id = $1', [
-          sessionId,
-        ]);
-        const elicitations = await pg.query(
-          'SELECT 1 FROM mcp_broker_elicitations WHERE gateway_id = $1',
-          [gatewayId],
-        );
-        return { sessions: sessions.rows.length, elicitations: elicitations.rows.length };
+        return (await pg.query<Row>(text, values)).rows;
       } finally {
         await pg.end();
       }
+    }
+
+    async function brokerRows(sessionId: string, gatewayId: string) {
+      const sessions = await brokerQuery('SELECT 1 FROM mcp_broker_client_sessions WHERE id = $1', [
+        sessionId,
+      ]);
+      const elicitations = await brokerQuery(
+        'SELECT 1 FROM mcp_broker_elicitations WHERE gateway_id = $1',
+        [gatewayId],
+      );
+      return { sessions: sessions.length, elicitations: elicitations.length };
+    }
+
+    /** The ids of held calls claimed by a retry with `progressToken` (claims are JSON). */
+    async function claimedHeldCalls(progressToken: string): Promise<string[]> {
+      const rows = await brokerQuery<{ call_id: string }>(
+        'SELECT call_id FROM mcp_broker_held_calls WHERE resumption LIKE $1',
+        [`%${JSON.stringify(progressToken)}%`],
+      );
+      return rows.map(row => row.call_id);
+    }
+
+    /** Rows the held call `callId` has in the shared store (its round and its mailbox). */
+    async function rowsOfHeldCall(callId: string): Promise<number> {
+      const rows = await brokerQuery(
+        `SELECT call_id FROM mcp_broker_held_calls WHERE call_id = $1
+         UNION ALL SELECT call_id FROM mcp_broker_held_call_messages WHERE call_id = $1`,
+        [callId],
+      );
+      return rows.length;
     }
   });
 }

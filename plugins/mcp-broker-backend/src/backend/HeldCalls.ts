@@ -14,6 +14,10 @@
  * round; a call not resumed within the TTL (`elicitationTtl`) is cancelled at the backend through
  * the host. With a shared HeldCallStore a retry that lands on a replica without the call resumes
  * it through the store (protocol in HeldCallStore.ts); a retry on the holder never touches it.
+ * A retry's client that goes away cancels the backend call wherever the retry landed: on the
+ * holder its leg's `clientGone` ends the call; on another replica that replica marks its claim
+ * cancelled, and the holder's mailbox leg aborts its `clientGone` when it reads the mark, which
+ * ends the call the same way.
  *
  * Failure modes: a refused state throws RequestStateRefusal before anything reaches a backend; a
  * backend that cannot take an answer is logged and its call goes on (or ends with its stream);
@@ -301,9 +305,16 @@ export class HeldCalls {
     held.pending.unshift(...asked.filter(input => !claim.answered.includes(input.key)));
     const expiresAt = Date.now() + this.options.toolCallTimeoutMs + this.options.sealer.ttlMs;
     void held.output.resume({
-      sink: mailboxSink(store, entry.callId, round, expiresAt, error =>
-        this.options.logger.warn(`Could not write a held call's mailbox: ${error}`),
-      ),
+      sink: mailboxSink({
+        store,
+        callId: entry.callId,
+        round,
+        expiresAt,
+        pollMs: this.mailboxPollMs,
+        cancelled: claim.cancelled,
+        onError: error =>
+          this.options.logger.warn(`Could not use a held call's mailbox or claim: ${error}`),
+      }),
       clientRequestId: claim.clientRequestId,
       progressToken: claim.progressToken,
     });
@@ -347,7 +358,6 @@ export class HeldCalls {
       throw new RequestStateRefusal('call-ended');
     }
     if (held.holdTimer === undefined) throw new RequestStateRefusal('call-ended');
-    sink.accepted?.();
     clearTimeout(held.holdTimer);
     held.holdTimer = undefined;
     const asked = held.asked.splice(0);
@@ -387,19 +397,14 @@ export class HeldCalls {
     const store = this.options.store!;
     const now = Date.now();
     const deadline = now + this.options.toolCallTimeoutMs;
-    const round = await store.claimRound(
-      callId,
-      {
-        clientRequestId: retry.clientRequestId,
-        ...(retry.progressToken === undefined ? {} : { progressToken: retry.progressToken }),
-        answered: Object.keys(retry.inputResponses),
-      },
-      now,
-      deadline + this.options.sealer.ttlMs,
-    );
+    const claim = {
+      clientRequestId: retry.clientRequestId,
+      ...(retry.progressToken === undefined ? {} : { progressToken: retry.progressToken }),
+      answered: Object.keys(retry.inputResponses),
+    };
+    const round = await store.claimRound(callId, claim, now, deadline + this.options.sealer.ttlMs);
     const endpoint = round && this.host.endpointOf(round.backend);
     if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
-    sink.accepted?.();
     const session = {
       endpoint,
       sessionId: round.backendSessionId,
@@ -414,19 +419,30 @@ export class HeldCalls {
           }),
         ),
     );
-    await relayMailbox({
+    const end = await relayMailbox({
       store,
       callId,
       round: round.round,
       sink,
       deadline,
-      pollMs: this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS,
+      pollMs: this.mailboxPollMs,
       timedOut: () => ({
         jsonrpc: '2.0',
         id: retry.clientRequestId,
         error: toClientError(backendTimeout(round.backend, this.options.toolCallTimeoutMs)),
       }),
     });
+    if (end !== 'aborted') return;
+    // The client went away (for a 2026-07-28 client, the cancellation): the holder cancels.
+    await store
+      .cancelClaim(callId, round.round, claim)
+      .catch(error =>
+        this.options.logger.warn(`Could not pass a held call's cancellation on: ${error}`),
+      );
+  }
+
+  private get mailboxPollMs(): number {
+    return this.options.mailboxPollMs ?? DEFAULT_MAILBOX_POLL_MS;
   }
 }
 

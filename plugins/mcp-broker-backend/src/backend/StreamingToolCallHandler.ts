@@ -220,7 +220,6 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   ): Promise<void> {
     const { caller, backend, request } = context;
     if (opened.backend !== backend.name) throw new RequestStateRefusal('foreign-request');
-    sink.accepted?.();
     const params = withoutInputRetry(request.params ?? {});
     const release = this.statelessSessions.begin(caller.poolKey);
     try {

@@ -8,7 +8,7 @@ import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
-import { collectingSink } from './testing/collectingSink';
+import { CollectingSink, collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import { waitFor } from '../testing/waitFor';
@@ -246,9 +246,11 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
     const first = await firstRound(modernCall(args));
     const state: string = first.result.requestState;
     const before = responsesReachingBackend().length;
-    const accepted = jest.fn();
-    const retry = (overrides: Record<string, unknown>) =>
-      forwarder.resume(
+    const sinks: CollectingSink[] = [];
+    const retry = (overrides: Record<string, unknown>) => {
+      const sink = collectingSink();
+      sinks.push(sink);
+      return forwarder.resume(
         {
           binding: binding(args),
           requestState: state,
@@ -256,8 +258,9 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
           clientRequestId: 2,
           ...overrides,
         },
-        Object.assign(collectingSink(), { accepted }),
+        sink,
       );
+    };
     const tampered = `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`;
     await expect(retry({ requestState: tampered })).rejects.toMatchObject({ reason: 'tampered' });
     await expect(retry({ binding: binding(args, 'user:default/mallory') })).rejects.toMatchObject({
@@ -267,9 +270,15 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
       reason: 'foreign-arguments',
     });
     expect(responsesReachingBackend().length).toBe(before);
-    expect(accepted).not.toHaveBeenCalled(); // a refusal is answered before any stream opens
+    // A refusal is thrown before the sink is used: its stream never opens, and the router can
+    // still answer a plain HTTP 400 (brokerInputRequired.test.ts checks that on the wire).
+    expect(sinks.map(sink => [sink.messages, sink.ended])).toEqual([
+      [[], false],
+      [[], false],
+      [[], false],
+    ]);
     await retry({});
-    expect(accepted).toHaveBeenCalledTimes(1);
+    expect(sinks[3].messages.at(-1)).toMatchObject({ id: 2, result: expect.anything() });
     expect(responsesReachingBackend().length).toBe(before + 1);
     await expect(retry({})).rejects.toMatchObject({ reason: 'replayed' });
     expect(responsesReachingBackend().length).toBe(before + 1);

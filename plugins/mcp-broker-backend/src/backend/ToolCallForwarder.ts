@@ -98,12 +98,6 @@ export interface ClientMessageSink {
   end(): void;
   /** Aborts when the client went away (its POST stream closed, or its session ended). */
   readonly clientGone: AbortSignal;
-  /**
-   * Called once a retry was accepted (its `requestState` opened), before anything reaches the
-   * backend: a sink that holds its stream back until then (so a refusal stays a plain HTTP
-   * answer) opens it now.
-   */
-  accepted?(): void;
 }
 
 /** A client's JSON-RPC response to a request the broker forwarded (elicitation, sampling). */

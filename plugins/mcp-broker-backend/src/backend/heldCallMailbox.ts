@@ -4,6 +4,9 @@
  * (one at a time, in call order) so the reader sees the messages as the backend stream yielded
  * them; the reader polls at a short interval until the end row, the deadline, or its client going
  * away — the only polled path of the broker, used only when a retry lands on another replica.
+ * A reader whose client went away marks its claim cancelled; the holder's sink reads the claim at
+ * the same interval while its leg lasts and then aborts its `clientGone`, so the holder cancels
+ * the backend call as for a client of its own, writes nothing more and deletes the call's rows.
  * The same polling (`pollMailbox`) carries a 2025 client's answers, given on another replica, to
  * the replica whose call to a 2026-07-28 backend waits for them (StatelessInputAnswers.ts).
  */
@@ -11,28 +14,59 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ClientMessageSink } from './ToolCallForwarder';
 import type { HeldCallStore, MailboxEntry } from '../inputRequests/HeldCallStore';
 
-/** A sink writing a held call's leg into the mailbox for the replica that claimed the round. */
-export function mailboxSink(
-  store: HeldCallStore,
-  callId: string,
-  round: number,
-  expiresAt: number,
-  onError: (error: unknown) => void,
-): ClientMessageSink {
+/**
+ * A sink writing a held call's leg into the mailbox for the replica that claimed the round. Its
+ * `clientGone` aborts when that replica marks the claim cancelled (read every `pollMs` until the
+ * leg ends; at once when `cancelled`); the call's rows are then deleted after the writes under
+ * way, and nothing more is written.
+ */
+export function mailboxSink(options: {
+  store: HeldCallStore;
+  callId: string;
+  round: number;
+  expiresAt: number;
+  pollMs: number;
+  /** The claim was already cancelled when the holder took it over. */
+  cancelled?: boolean;
+  onError: (error: unknown) => void;
+}): ClientMessageSink {
+  const { store, callId, round, expiresAt, onError } = options;
+  const gone = new AbortController();
+  const legEnded = new AbortController();
   let written = Promise.resolve();
   const append = (text: string | undefined) => {
+    if (gone.signal.aborted) return; // nobody reads this mailbox any more
     written = written.then(() => store.append(callId, round, text, expiresAt)).catch(onError);
   };
+  const cancel = () => {
+    if (gone.signal.aborted) return;
+    gone.abort();
+    written = written.then(() => store.deleteCall(callId)).catch(onError);
+  };
+  const watchClaim = async () => {
+    while (!legEnded.signal.aborted && !gone.signal.aborted) {
+      // Ends early (the timer cleared) when the leg ends; the loop then sees it.
+      await delay(options.pollMs, undefined, { signal: legEnded.signal }).catch(() => undefined);
+      if (legEnded.signal.aborted) return;
+      const claim = await store.claimOf(callId, round).catch(error => {
+        onError(error);
+        return undefined; // the next poll tries again
+      });
+      if (claim?.cancelled) cancel();
+    }
+  };
+  if (options.cancelled) cancel();
+  else void watchClaim();
   return {
     send(message) {
       append(JSON.stringify(message));
-      return true;
+      return !gone.signal.aborted;
     },
     end() {
       append(undefined);
+      legEnded.abort();
     },
-    // The client is on another replica: its leg ends there (at the latest at toolCallTimeout).
-    clientGone: new AbortController().signal,
+    clientGone: gone.signal,
   };
 }
 
@@ -79,7 +113,8 @@ export async function pollMailbox(options: {
 
 /**
  * Relays the mailbox of the call's `round` to `sink` until the leg's end row; at `deadline`
- * (epoch ms) sends `timedOut()` instead. Ends `sink` in any case.
+ * (epoch ms) sends `timedOut()` instead. Ends `sink` in any case. Resolves with how the relay
+ * ended: `aborted` when the client went away first (the caller cancels the claim).
  */
 export async function relayMailbox(options: {
   store: HeldCallStore;
@@ -89,7 +124,7 @@ export async function relayMailbox(options: {
   deadline: number;
   pollMs: number;
   timedOut: () => Record<string, unknown>;
-}): Promise<void> {
+}): Promise<MailboxPollEnd> {
   const { sink } = options;
   try {
     const end = await pollMailbox({
@@ -98,6 +133,7 @@ export async function relayMailbox(options: {
       onMessage: message => sink.send(JSON.parse(message)),
     });
     if (end === 'timed-out') sink.send(options.timedOut());
+    return end;
   } finally {
     sink.end();
   }

@@ -17,10 +17,17 @@
  *    error — into the mailbox (`append`), ending the leg with an end marker.
  * 4. The claiming replica reads the mailbox in order (`read`) until the end marker, bounded by
  *    `toolCallTimeout`, polling at a short interval (the one polled path of the broker).
+ * 5. A client that goes away from the claiming replica before the end marker cancels the call
+ *    (for a 2026-07-28 client, closing the request is the cancellation): that replica marks its
+ *    claim cancelled (`cancelClaim`). The holder, while it writes a claimed leg, reads the claim
+ *    at the same interval; when it sees the mark it cancels the backend call exactly as for a
+ *    local disconnect, stops writing and deletes the call's rows (`deleteCall`).
  *
  * A retry that lands on the holder touches none of this. Rows expire and are swept with the
  * elicitation ids. Failure modes: a holder that crashes leaves a claimed round without messages;
- * the claiming replica answers the client with a timeout error at `toolCallTimeout`.
+ * the claiming replica answers the client with a timeout error at `toolCallTimeout`. The holder
+ * takes a claim over when its backend stream yields something after the answer (or at the
+ * hold's TTL), so a cancellation marked before that reaches the backend only then.
  *
  * The other direction, for a 2025 client's call to a 2026-07-28 backend (spec §9 "Backends"):
  * the client is asked each input under a gateway id on its call's stream, and its answer may
@@ -54,6 +61,8 @@ export interface RoundClaim {
   progressToken?: string | number;
   /** Keys of the round the retry answered (the holder asks the others again). */
   answered: string[];
+  /** Set when the client of the claiming replica went away: the holder cancels the call. */
+  cancelled?: true;
 }
 
 /** A mailbox entry: a JSON-RPC message as JSON text, or the end of the leg. */
@@ -80,6 +89,11 @@ export interface HeldCallStore {
   ): Promise<HeldRound | undefined>;
   /** The claim of `round` by another replica, if there is one. */
   claimOf(callId: string, round: number): Promise<RoundClaim | undefined>;
+  /**
+   * Marks this replica's `claim` of the call's `round` cancelled (its client went away); a no-op
+   * when the call has moved on to another round or its rows are gone.
+   */
+  cancelClaim(callId: string, round: number, claim: RoundClaim): Promise<void>;
   /** Appends to the mailbox of the call's `round` (undefined `message`: end of the leg). */
   append(
     callId: string,

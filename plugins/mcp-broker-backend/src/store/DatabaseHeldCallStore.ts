@@ -4,6 +4,7 @@
  * (`… WHERE call_id = ? AND resumption IS NULL AND expires_at > ?`): of concurrent claims exactly
  * one updates the row (PostgreSQL row locks, SQLite's single writer). The mailbox is ordered by
  * its auto-increment `seq`; one writer (the holder) appends, one reader (the claimer) reads.
+ * A cancelled claim is the claim's JSON rewritten with `cancelled` (no schema change).
  * A 2025 client's answer for a call to a 2026-07-28 backend goes the other way (the answering
  * replica appends, the holder reads), appended only while the call's round is published.
  */
@@ -85,6 +86,14 @@ export class DatabaseHeldCallStore implements HeldCallStore {
       .where({ call_id: callId, round })
       .first('resumption');
     return row?.resumption ? JSON.parse(row.resumption) : undefined;
+  }
+
+  async cancelClaim(callId: string, round: number, claim: RoundClaim): Promise<void> {
+    // Only the claiming replica writes a claimed round's resumption, so no other write races.
+    await this.knex(HELD_CALLS_TABLE)
+      .where({ call_id: callId, round })
+      .whereNotNull('resumption')
+      .update({ resumption: JSON.stringify({ ...claim, cancelled: true }) });
   }
 
   async append(

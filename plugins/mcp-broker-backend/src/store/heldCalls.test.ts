@@ -2,7 +2,8 @@
  * Held calls across replicas on SQLite and PostgreSQL (two connection pools on PostgreSQL, as
  * two processes would have): the store's claim and mailbox, then two forwarders ("replicas")
  * sharing the database and the raw test backend — a retry landing on the replica that does not
- * hold the backend call resumes it, with the original ids reaching the backend.
+ * hold the backend call resumes it, with the original ids reaching the backend, and its client
+ * going away there cancels the call at the backend through the holder.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
@@ -11,6 +12,7 @@ import { BackendSessionPool } from '../backend/BackendSessionPool';
 import { ElicitationIdMap } from '../backend/ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
 import { collectingSink } from '../backend/testing/collectingSink';
+import { waitFor } from '../testing/waitFor';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import {
@@ -62,6 +64,20 @@ describe.each(engines)('held calls on $label', engine => {
       await a.publishRound(round('call-a', 2));
       expect(await a.claimOf('call-a', 2)).toBeUndefined();
       expect(await b.claimRound('call-a', claim, NOW, NOW + 1)).toMatchObject({ round: 2 });
+    });
+
+    it('marks a claimed round cancelled for the holder, and no other round', async () => {
+      const [holder, claimer] = knexes.map(knex => new DatabaseHeldCallStore(knex));
+      await holder.publishRound(round('call-c'));
+      await claimer.claimRound('call-c', claim, NOW, NOW + 120_000);
+      await claimer.cancelClaim('call-c', 2, claim); // not the claimed round: nothing changes
+      expect(await holder.claimOf('call-c', 1)).toEqual(claim);
+      await claimer.cancelClaim('call-c', 1, claim);
+      expect(await holder.claimOf('call-c', 1)).toEqual({ ...claim, cancelled: true });
+      // An unclaimed round is not marked (there is no claim to cancel).
+      await holder.publishRound(round('call-c', 2));
+      await claimer.cancelClaim('call-c', 2, claim);
+      expect(await holder.claimOf('call-c', 2)).toBeUndefined();
     });
 
     it('refuses claims of unknown and expired rounds', async () => {
@@ -203,6 +219,68 @@ describe.each(engines)('held calls on $label', engine => {
         ['"second"', '"second"', 'string'],
       ]);
     });
+
+    /** The call ids of held calls with rows in the shared database. */
+    const heldCallIds = async () => {
+      const rows = await Promise.all(
+        [HELD_CALLS_TABLE, HELD_CALL_MESSAGES_TABLE].map(table =>
+          knexes[0](table).distinct('call_id'),
+        ),
+      );
+      return new Set(rows.flat().map(row => String(row.call_id)));
+    };
+
+    it.each([
+      ['after the holder relayed its first message', false],
+      ['before it was served', true],
+    ])(
+      'cancels the backend call when the client of a retry on the other replica goes away %s',
+      async (_when, goneAtOnce) => {
+        const args = { id: goneAtOnce ? '"gone-early"' : '"gone-later"', thenWaitForCancel: true };
+        const rowsBefore = await heldCallIds();
+        const first = collectingSink();
+        await replicas[0].forward(call(args), first);
+        const toolCall = backend.requests.filter(r => r.method === 'tools/call').at(-1)!;
+        const [held] = [...(await heldCallIds())].filter(id => !rowsBefore.has(id));
+        expect(held).toBeDefined();
+        const retry = {
+          binding: binding(args),
+          requestState: first.messages[0].result.requestState,
+          inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+          clientRequestId: 'retry-cancelled',
+          progressToken: 'p-cancelled',
+        };
+        const leg = collectingSink();
+        if (goneAtOnce) leg.disconnect();
+        const resumed = replicas[1].resume(retry, leg);
+        if (!goneAtOnce) {
+          // The holder took the claim over: the backend's progress after the answer came through.
+          await leg.waitFor(m => m.method === 'notifications/progress');
+          leg.disconnect();
+        }
+        await resumed;
+        // The holder cancels as for a client of its own: notifications/cancelled with the
+        // backend's id, on the call's backend session.
+        const cancellations = () =>
+          backend.cancellations.filter(
+            c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
+          );
+        await waitFor(() => cancellations().length > 0, 'the cancellation at the backend');
+        expect(cancellations()).toEqual([expect.objectContaining({ reason: expect.any(String) })]);
+        expect(backend.answers.filter(a => a.sentId === args.id)).toHaveLength(1);
+        await waitFor(() => replicas[0].inFlightCount() === 0, 'the held call to end');
+        await waitFor(async () => !(await heldCallIds()).has(held), 'the call’s rows to go');
+        expect(leg.messages.some(m => m.id === 'retry-cancelled')).toBe(false);
+        // The state was used: a later retry is refused on either replica, reaching nothing.
+        const before = backend.requests.length;
+        for (const replica of replicas) {
+          await expect(replica.resume(retry, collectingSink())).rejects.toMatchObject({
+            reason: 'replayed',
+          });
+        }
+        expect(backend.requests.length).toBe(before);
+      },
+    );
 
     it('refuses a replayed state on the other replica, and nothing reaches the backend', async () => {
       const args = { id: '31' };

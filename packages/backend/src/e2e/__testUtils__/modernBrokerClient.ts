@@ -101,20 +101,7 @@ export async function modernRequest(
   messages: Array<Record<string, any>>;
   response: Record<string, any>;
 }> {
-  const source = NAME_SOURCE[method];
-  const res = await fetch(`${baseUrl}/api/mcp-broker/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
-      'mcp-method': method,
-      ...(source === undefined ? {} : { 'mcp-name': String(params[source]) }),
-      ...headers,
-    },
-    body: JSON.stringify(modernBody(id, method, params, meta)),
-  });
+  const res = await postModernRequest(baseUrl, token, id, method, params, { meta, headers });
   const text = await res.text();
   const messages = res.headers.get('content-type')?.includes('text/event-stream')
     ? text
@@ -123,4 +110,38 @@ export async function modernRequest(
         .map(line => JSON.parse(line.slice(6)))
     : [JSON.parse(text)];
   return { status: res.status, messages, response: messages.find(m => m.id === id)! };
+}
+
+/**
+ * Sends one 2026-07-28 request as {@link modernRequest} does and returns the response unread:
+ * to read its stream while it lasts, or to close the request with `signal` (how a 2026-07-28
+ * client cancels).
+ */
+export function postModernRequest(
+  baseUrl: string,
+  token: string,
+  id: number,
+  method: string,
+  params: Record<string, unknown>,
+  options: {
+    meta?: Record<string, unknown>;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+  } = {},
+): Promise<Response> {
+  const source = NAME_SOURCE[method];
+  return fetch(`${baseUrl}/api/mcp-broker/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+      'mcp-method': method,
+      ...(source === undefined ? {} : { 'mcp-name': String(params[source]) }),
+      ...options.headers,
+    },
+    body: JSON.stringify(modernBody(id, method, params, options.meta)),
+    signal: options.signal,
+  });
 }
