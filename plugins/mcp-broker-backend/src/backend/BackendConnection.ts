@@ -10,8 +10,12 @@
  *   → notifications/initialized → list tools/resources/templates/prompts
  *   → GET event stream when the backend advertises listChanged
  *       (405 → re-list every pollInterval instead; no listChanged → just stay connected)
- *   → on any drop: back off (exponential, jittered, forever; reset after a healthy connection)
- *     and reconnect; a lost session (404) is re-initialized at once.
+ *   → on any drop: back off (exponential, jittered, forever) and reconnect; a lost session
+ *     (404) is re-initialized at once, a second loss in a row waits like any failure.
+ * "Healthy" (what resets the backoff and the lost-session rule) means that the event connection
+ * (GET stream open, listen stream acknowledged, polling, or connected without a stream) has
+ * stayed up for the stable period: a backend that accepts initialize and the lists but drops its
+ * stream at once is reconnected with growing delays, not at the initial delay forever.
  * A modern (2026-07-28) backend has no session: lists and requests are stateless (per-request
  * `_meta`), and events come over a `subscriptions/listen` stream (acknowledged first; a backend
  * without listen is polled), with the same validation, coalescing and reconnection. The `ttlMs`
@@ -55,6 +59,13 @@ import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHtt
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
+
+/**
+ * Longest stable period (see the file comment). The period is the configured `maxDelay` up to
+ * this cap: a connection that stays up that long and then drops is reconnected no more often
+ * than a backend that is down altogether, and tests that shorten the backoff shorten it too.
+ */
+const MAX_STABLE_PERIOD_MS = 10_000;
 
 /** State of a backend connection, as shown on the status endpoint. */
 export type BackendConnectionState =
@@ -191,6 +202,8 @@ export class BackendConnection implements BackendRequester {
   private lastError?: string;
   private droppedEvents = 0;
   private previousFailureLostSession = false;
+  private readonly stablePeriodMs: number;
+  private stableTimer?: ReturnType<typeof setTimeout>;
 
   constructor(private readonly options: BackendConnectionOptions) {
     this.http = new StreamableHttpClient(
@@ -203,6 +216,7 @@ export class BackendConnection implements BackendRequester {
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
     );
+    this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
   }
 
   /** The backend this connection serves. */
@@ -375,6 +389,8 @@ export class BackendConnection implements BackendRequester {
         error = e;
       } finally {
         scope.release();
+        clearTimeout(this.stableTimer);
+        this.stableTimer = undefined;
       }
       this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
@@ -405,14 +421,13 @@ export class BackendConnection implements BackendRequester {
     await this.relist(session, signal, new Set());
     this.lastConnectedAt = Date.now();
     this.lastError = undefined;
-    this.backoff.reset();
-    this.previousFailureLostSession = false;
     this.setState('connected');
 
     const advertised = advertisedListKinds(session.capabilities);
     if (session.era === 'modern') advertised.delete('roots'); // gone from 2026-07-28
     if (advertised.size === 0) {
       this.eventStream = 'none';
+      this.startStablePeriod();
       await waitForAbort(signal);
       return;
     }
@@ -426,6 +441,7 @@ export class BackendConnection implements BackendRequester {
       return;
     }
     this.eventStream = 'open';
+    this.startStablePeriod();
     try {
       await readSseStream(
         stream.body,
@@ -442,6 +458,7 @@ export class BackendConnection implements BackendRequester {
   /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
   private async poll(session: ActiveSession, signal: AbortSignal): Promise<void> {
     this.eventStream = 'polling';
+    this.startStablePeriod();
     while (!signal.aborted) {
       await sleep(this.options.pollIntervalMs, signal);
       if (!signal.aborted) await this.relist(session, signal, new Set());
@@ -485,6 +502,7 @@ export class BackendConnection implements BackendRequester {
       onAcknowledged: kinds => {
         honoured = kinds;
         this.eventStream = 'open';
+        this.startStablePeriod();
       },
       onEvent: event => this.onStreamEvent(event, session, honoured),
       onForeignEvent: reason => this.dropEvent(reason),
@@ -499,6 +517,21 @@ export class BackendConnection implements BackendRequester {
         end === 'completed' ? 'ended its subscriptions/listen stream' : 'event stream closed',
       );
     }
+  }
+
+  /**
+   * The event connection is up: if it stays up for the stable period (run() cancels the timer
+   * when the attempt ends), the connection was healthy and the next drop starts from
+   * `initialDelay` again; a drop before that counts as one more failure.
+   */
+  private startStablePeriod() {
+    clearTimeout(this.stableTimer);
+    this.stableTimer = setTimeout(() => {
+      this.stableTimer = undefined;
+      this.backoff.reset();
+      this.previousFailureLostSession = false;
+    }, this.stablePeriodMs);
+    this.stableTimer.unref?.();
   }
 
   private dropEvent(reason: string) {
