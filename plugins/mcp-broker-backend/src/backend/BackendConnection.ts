@@ -3,9 +3,11 @@
  *
  * Life cycle (one loop, owned by this object, ended by close()):
  *   era detection (ModernBackendClient.probe: `server/discover` first; a backend that does not
- *   speak 2026-07-28 gets the legacy handshake; 401/403 and 5xx say nothing about the era and
- *   fail the attempt like any other failure; done again on every reconnect, so a backend that
- *   changes era across a restart is followed). A legacy backend:
+ *   speak 2026-07-28 gets the legacy handshake; after a 5xx or an answer that is no MCP message
+ *   the legacy handshake is tried too, and when it fails as well the attempt fails with both
+ *   answers; 401/403 and network errors say nothing about the era and fail the attempt like any
+ *   other failure; done again on every reconnect, so a backend that changes era across a
+ *   restart is followed). A legacy backend:
  *   initialize (broker's credentials, client capabilities elicitation + sampling)
  *   → notifications/initialized → list tools/resources/templates/prompts
  *   → GET event stream when the backend advertises listChanged
@@ -473,6 +475,10 @@ export class BackendConnection implements BackendRequester {
   private async detect(signal: AbortSignal): Promise<ActiveSession> {
     const probe = await this.modern.probe(this.nextRequestId++, signal);
     const previous = this.session;
+    if (probe.era === 'unknown') {
+      if (previous?.era === 'legacy') return previous;
+      return this.initializeAfterAmbiguousProbe(probe.reason, probe.error, signal);
+    }
     if (probe.era === 'modern') {
       if (previous?.era === 'legacy') {
         this.session = undefined;
@@ -537,6 +543,41 @@ export class BackendConnection implements BackendRequester {
   private dropEvent(reason: string) {
     this.droppedEvents++;
     this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${reason})`);
+  }
+
+  /**
+   * The legacy handshake after a `server/discover` answer that proved nothing (a 5xx, no MCP
+   * message): its success makes the backend legacy. If it fails too, the attempt fails with
+   * both answers (the legacy one decides the status, so rejected credentials still mark the
+   * backend `failed`).
+   */
+  private async initializeAfterAmbiguousProbe(
+    probeReason: string,
+    probeError: BackendUnavailableError,
+    signal: AbortSignal,
+  ): Promise<ActiveSession> {
+    let session: ActiveSession;
+    try {
+      session = await this.initialize(signal);
+    } catch (error) {
+      const legacy =
+        error instanceof BackendUnavailableError
+          ? { detail: error.detail, status: error.status }
+          : error instanceof BackendRpcError
+            ? { detail: `answered with error ${error.error.code}: ${error.error.message}` }
+            : undefined;
+      if (legacy === undefined) throw error; // an abort: not a verdict on the backend
+      throw new BackendUnavailableError(
+        this.backend.name,
+        `era detection failed: ${probeReason}; legacy initialize: ${legacy.detail}`,
+        legacy.status ?? probeError.status,
+      );
+    }
+    this.options.logger.info(
+      `MCP backend ${this.backend.name}: ${probeReason}; the legacy handshake succeeded, ` +
+        `speaking ${session.protocolVersion}`,
+    );
+    return session;
   }
 
   private async initialize(signal: AbortSignal): Promise<ActiveSession> {
