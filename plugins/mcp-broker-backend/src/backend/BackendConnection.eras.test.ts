@@ -175,12 +175,11 @@ describe('BackendConnection: the era of each backend', () => {
   it('sends no legacy handshake after a network error: one connection per attempt', async () => {
     unreachable = await startUnreachableServer();
     const attempts: Array<{ failures: number; connections: number }> = [];
-    let observed: BackendConnection | undefined;
-    observed = connection = startBackendConnection('backend', unreachable.url, {
+    connection = startBackendConnection('backend', unreachable.url, {
       onStateChanged: (_name, state) => {
         if (state !== 'backing-off') return;
         attempts.push({
-          failures: observed!.status().consecutiveFailures,
+          failures: connection!.status().consecutiveFailures,
           connections: unreachable!.connections(),
         });
       },

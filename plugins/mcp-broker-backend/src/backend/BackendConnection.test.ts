@@ -72,10 +72,9 @@ describe('BackendConnection over the node:http backend transport', () => {
   it('backs off further while the event stream drops at once, and starts over after a stable connection', async () => {
     scripted = await startScriptedMcpServer({ endEventStreamsAtOnce: true });
     const seen: Array<{ state: string; failures: number; delayMs?: number }> = [];
-    let observed: BackendConnection | undefined;
-    observed = connection = startBackendConnection('flaky', scripted.url, {
+    connection = startBackendConnection('flaky', scripted.url, {
       onStateChanged: (_name, state) => {
-        const status = observed!.status();
+        const status = connection!.status();
         const retryAt = status.nextRetryAt;
         seen.push({
           state,

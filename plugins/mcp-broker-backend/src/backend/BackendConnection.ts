@@ -560,13 +560,14 @@ export class BackendConnection implements BackendRequester {
     try {
       session = await this.initialize(signal);
     } catch (error) {
-      const legacy =
-        error instanceof BackendUnavailableError
-          ? { detail: error.detail, status: error.status }
-          : error instanceof BackendRpcError
-            ? { detail: `answered with error ${error.error.code}: ${error.error.message}` }
-            : undefined;
-      if (legacy === undefined) throw error; // an abort: not a verdict on the backend
+      let legacy: { detail: string; status?: number };
+      if (error instanceof BackendUnavailableError) {
+        legacy = { detail: error.detail, status: error.status };
+      } else if (error instanceof BackendRpcError) {
+        legacy = { detail: `answered with error ${error.error.code}: ${error.error.message}` };
+      } else {
+        throw error; // an abort: not a verdict on the backend
+      }
       throw new BackendUnavailableError(
         this.backend.name,
         `era detection failed: ${probeReason}; legacy initialize: ${legacy.detail}`,

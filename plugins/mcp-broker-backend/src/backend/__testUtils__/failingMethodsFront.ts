@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardHttp } from '../../testing/forwardHttp';
 
 /** What the front answers to the chosen methods. */
 export interface FrontAnswer {
@@ -64,25 +65,7 @@ export async function startFailingMethodsFront(
         res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
         return;
       }
-      const forwarded = http.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: req.url,
-          method: req.method,
-          headers: { ...req.headers, host: target.host },
-          agent: false,
-        },
-        upstream => {
-          // Headers at once: an event stream's may come long before its first event.
-          res.writeHead(upstream.statusCode ?? 502, upstream.headers).flushHeaders();
-          upstream.pipe(res);
-        },
-      );
-      forwarded.on('error', () => res.destroy());
-      // The broker closing an event stream closes it at the server behind the front too.
-      res.on('close', () => forwarded.destroy());
-      forwarded.end(body);
+      forwardHttp(target, req, res, body);
     });
   });
   await new Promise<void>((resolve, reject) => {
