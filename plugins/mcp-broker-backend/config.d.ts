@@ -53,7 +53,10 @@ export interface Config {
     reconnect?: {
       /** First retry delay; default 500 ms. */
       initialDelay?: HumanDuration | string;
-      /** Longest retry delay; default 30 s. */
+      /**
+       * Longest retry delay; default 30 s. Also how long a backend's event connection must stay
+       * up to count as healthy and start the backoff over (at most 10 s).
+       */
       maxDelay?: HumanDuration | string;
     };
     /** Interval of SSE keep-alive comments on every open stream; default 15 s. */

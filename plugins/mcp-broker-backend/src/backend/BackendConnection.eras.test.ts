@@ -2,7 +2,8 @@
  * Era detection and the modern (2026-07-28) half of BackendConnection, against real servers of
  * both SDK generations: the repository's example servers (SDK 1.x with sessions; SDK v2 2.4.0,
  * stateless, `createMcpHandler`), in process or as child processes on a handed-over port (a
- * backend that changes era across a restart at the same URL).
+ * backend that changes era across a restart at the same URL), or behind a front that answers
+ * `server/discover` (and `initialize`) with HTTP 500, as some 2025-11-25 servers do.
  */
 import {
   ExampleMcpServer,
@@ -10,12 +11,18 @@ import {
   startExampleMcpServer,
   startModernExampleMcpServer,
 } from '@internal/example-mcp-server';
-import type { ChildServer } from '@internal/test-mcp-backends';
+import { startUnreachableServer } from '@internal/test-mcp-backends';
+import type { ChildServer, UnreachableServer } from '@internal/test-mcp-backends';
 import { startExampleServerProcess } from './__testUtils__/exampleServerProcess';
 import { waitFor } from '../testing/waitFor';
 import type { BackendConnection, ListsUpdate } from './BackendConnection';
 import { startBackendConnection } from './__testUtils__/startBackendConnection';
 import { BackendRpcError } from './backendErrors';
+import {
+  FailingMethodsFront,
+  HTTP_500_ANSWER,
+  startFailingMethodsFront,
+} from './__testUtils__/failingMethodsFront';
 
 const connect = (url: string, updates: ListsUpdate[] = [], headers: Record<string, string> = {}) =>
   startBackendConnection('backend', url, { updates, headers });
@@ -29,14 +36,18 @@ describe('BackendConnection: the era of each backend', () => {
   let legacy: ExampleMcpServer | undefined;
   let modern: ModernExampleMcpServer | undefined;
   let processes: ChildServer[] = [];
+  let front: FailingMethodsFront | undefined;
+  let unreachable: UnreachableServer | undefined;
   let connection: BackendConnection | undefined;
 
   afterEach(async () => {
     await connection?.close();
+    await front?.close();
+    await unreachable?.close();
     await legacy?.close();
     await modern?.close();
     for (const child of processes) await child.kill();
-    connection = legacy = modern = undefined;
+    connection = legacy = modern = front = unreachable = undefined;
     processes = [];
   });
 
@@ -100,6 +111,86 @@ describe('BackendConnection: the era of each backend', () => {
     expect(legacy.sessionCount()).toBe(1);
     expect(toolNames(connection)).toContain('confirm');
     expect(connection.listTtls).toEqual({});
+  }, 30_000);
+
+  it.each([
+    ['HTTP 500', HTTP_500_ANSWER],
+    ['an HTML page', { status: 200, contentType: 'text/html', body: '<html>Welcome</html>' }],
+  ])(
+    'falls back to the legacy handshake when an SDK 1.x backend answers server/discover with %s',
+    async (_what, answer) => {
+      legacy = await startExampleMcpServer({ port: 0 });
+      front = await startFailingMethodsFront(legacy.url, ['server/discover'], answer);
+      const states: string[] = [];
+      connection = startBackendConnection('backend', front.url, {
+        onStateChanged: (_name, state) => states.push(state),
+      });
+      await waitFor(
+        () =>
+          connection!.status().state === 'connected' && connection!.status().eventStream === 'open',
+        'the legacy connection and its GET stream',
+      );
+      expect(front.failed()).toEqual(['server/discover']);
+      expect(states).not.toContain('backing-off'); // connected at the first attempt
+      expect(connection.status()).toMatchObject({
+        era: 'legacy',
+        protocolVersion: '2025-11-25',
+        consecutiveFailures: 0,
+      });
+      expect(connection.status().lastError).toBeUndefined();
+      expect(legacy.sessionCount()).toBe(1);
+      expect(toolNames(connection)).toContain('echo');
+      const call = await connection.request('tools/call', {
+        name: 'echo',
+        arguments: { message: 'through the fallback' },
+      });
+      expect(call.content).toEqual([{ type: 'text', text: 'through the fallback' }]);
+    },
+    30_000,
+  );
+
+  it('backs off with both answers when server/discover and the legacy initialize both answer HTTP 500', async () => {
+    modern = await startModernExampleMcpServer({ port: 0 });
+    front = await startFailingMethodsFront(modern.url, ['server/discover', 'initialize']);
+    connection = connect(front.url);
+    await waitFor(() => connection!.status().consecutiveFailures >= 2, 'two failed attempts');
+    const status = connection.status();
+    expect(status.state).toBe('backing-off');
+    expect(status.lastError).toBe(
+      'backend backend: era detection failed: server/discover answered HTTP 500; ' +
+        'legacy initialize: answered HTTP 500',
+    );
+    expect(status.era).toBeUndefined();
+    expect(status.nextRetryAt).toBeDefined();
+    // Each attempt: one server/discover, then one initialize; nothing else reached the backend.
+    const failed = front.failed();
+    expect(failed.slice(0, 4)).toEqual([
+      'server/discover',
+      'initialize',
+      'server/discover',
+      'initialize',
+    ]);
+  }, 30_000);
+
+  it('sends no legacy handshake after a network error: one connection per attempt', async () => {
+    unreachable = await startUnreachableServer();
+    const attempts: Array<{ failures: number; connections: number }> = [];
+    connection = startBackendConnection('backend', unreachable.url, {
+      onStateChanged: (_name, state) => {
+        if (state !== 'backing-off') return;
+        attempts.push({
+          failures: connection!.status().consecutiveFailures,
+          connections: unreachable!.connections(),
+        });
+      },
+    });
+    await waitFor(() => attempts.length >= 3, 'three failed attempts');
+    expect(attempts.slice(0, 3)).toEqual([
+      { failures: 1, connections: 1 },
+      { failures: 2, connections: 2 },
+      { failures: 3, connections: 3 },
+    ]);
+    expect(connection.status().lastError).not.toMatch(/initialize/);
   }, 30_000);
 
   it('takes 401 as a credentials problem, not as an era', async () => {

@@ -2,7 +2,8 @@
  * BackendConnection over the node:http transport, against the real example MCP server (SDK,
  * answers with SSE) and the scripted one (JSON answers, forgets sessions on demand): the signals
  * it is given or owns carry nothing once requests are done, its event stream ends with close(),
- * and a forgotten session is re-initialized.
+ * a forgotten session is re-initialized, and the backoff starts over only after a stable
+ * connection.
  */
 import { getEventListeners } from 'node:events';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
@@ -64,5 +65,46 @@ describe('BackendConnection over the node:http backend transport', () => {
     await connection.close();
     await waitFor(() => scripted!.openEventStreams() === 0);
     expect(connection.status().state).toBe('closed');
+  }, 20_000);
+
+  // startBackendConnection backs off from 50 ms up to 200 ms, so the stable period (maxDelay up
+  // to 10 s) is 200 ms; each jittered delay lies between half its nominal value and all of it.
+  it('backs off further while the event stream drops at once, and starts over after a stable connection', async () => {
+    scripted = await startScriptedMcpServer({ endEventStreamsAtOnce: true });
+    const seen: Array<{ state: string; failures: number; delayMs?: number }> = [];
+    connection = startBackendConnection('flaky', scripted.url, {
+      onStateChanged: (_name, state) => {
+        const status = connection!.status();
+        const retryAt = status.nextRetryAt;
+        seen.push({
+          state,
+          failures: status.consecutiveFailures,
+          delayMs: retryAt === undefined ? undefined : Date.parse(retryAt) - Date.now(),
+        });
+      },
+    });
+    const backingOff = () => seen.filter(s => s.state === 'backing-off');
+    await waitFor(() => backingOff().length >= 5, 'five dropped event streams');
+    // Every attempt got through the lists and the stream opened, yet none counted as healthy.
+    const drops = backingOff();
+    expect(drops.map(s => s.failures)).toEqual(drops.map((_, i) => i + 1));
+    expect(drops[0].delayMs).toBeLessThanOrEqual(50);
+    expect(drops[3].delayMs).toBeGreaterThanOrEqual(99); // nominal 200 ms
+    expect(scripted.eventStreamsOpened()).toBeGreaterThanOrEqual(5);
+    expect(scripted.initializeCount()).toBe(1); // the session itself stayed valid
+
+    scripted.endEventStreamsAtOnce = false;
+    await waitFor(() => scripted!.openEventStreams() === 1, 'an event stream that stays open');
+    // Connected again, but not yet healthy: the failures still count until the stable period.
+    const connected = seen.filter(s => s.state === 'connected').at(-1)!;
+    expect(connected.failures).toBeGreaterThanOrEqual(5);
+    await waitFor(() => connection!.status().consecutiveFailures === 0, 'the stable period');
+    expect(connection.status()).toMatchObject({ state: 'connected', eventStream: 'open' });
+
+    const before = backingOff().length;
+    scripted.endEventStreams();
+    await waitFor(() => backingOff().length > before, 'the next drop');
+    expect(backingOff()[before].failures).toBe(1);
+    expect(backingOff()[before].delayMs).toBeLessThanOrEqual(50);
   }, 20_000);
 });

@@ -3,15 +3,21 @@
  *
  * Life cycle (one loop, owned by this object, ended by close()):
  *   era detection (ModernBackendClient.probe: `server/discover` first; a backend that does not
- *   speak 2026-07-28 gets the legacy handshake; 401/403 and 5xx say nothing about the era and
- *   fail the attempt like any other failure; done again on every reconnect, so a backend that
- *   changes era across a restart is followed). A legacy backend:
+ *   speak 2026-07-28 gets the legacy handshake; after a 5xx or an answer that is no MCP message
+ *   the legacy handshake is tried too, and when it fails as well the attempt fails with both
+ *   answers; 401/403 and network errors say nothing about the era and fail the attempt like any
+ *   other failure; done again on every reconnect, so a backend that changes era across a
+ *   restart is followed). A legacy backend:
  *   initialize (broker's credentials, client capabilities elicitation + sampling)
  *   → notifications/initialized → list tools/resources/templates/prompts
  *   → GET event stream when the backend advertises listChanged
  *       (405 → re-list every pollInterval instead; no listChanged → just stay connected)
- *   → on any drop: back off (exponential, jittered, forever; reset after a healthy connection)
- *     and reconnect; a lost session (404) is re-initialized at once.
+ *   → on any drop: back off (exponential, jittered, forever) and reconnect; a lost session
+ *     (404) is re-initialized at once, a second loss in a row waits like any failure.
+ * "Healthy" (what resets the backoff and the lost-session rule) means that the event connection
+ * (GET stream open, listen stream acknowledged, polling, or connected without a stream) has
+ * stayed up for the stable period: a backend that accepts initialize and the lists but drops its
+ * stream at once is reconnected with growing delays, not at the initial delay forever.
  * A modern (2026-07-28) backend has no session: lists and requests are stateless (per-request
  * `_meta`), and events come over a `subscriptions/listen` stream (acknowledged first; a backend
  * without listen is polled), with the same validation, coalescing and reconnection. The `ttlMs`
@@ -55,6 +61,13 @@ import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHtt
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
+
+/**
+ * Longest stable period (see the file comment). The period is the configured `maxDelay` up to
+ * this cap: a connection that stays up that long and then drops is reconnected no more often
+ * than a backend that is down altogether, and tests that shorten the backoff shorten it too.
+ */
+const MAX_STABLE_PERIOD_MS = 10_000;
 
 /** State of a backend connection, as shown on the status endpoint. */
 export type BackendConnectionState =
@@ -191,6 +204,8 @@ export class BackendConnection implements BackendRequester {
   private lastError?: string;
   private droppedEvents = 0;
   private previousFailureLostSession = false;
+  private readonly stablePeriodMs: number;
+  private stableTimer?: ReturnType<typeof setTimeout>;
 
   constructor(private readonly options: BackendConnectionOptions) {
     this.http = new StreamableHttpClient(
@@ -203,6 +218,7 @@ export class BackendConnection implements BackendRequester {
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
     );
+    this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
   }
 
   /** The backend this connection serves. */
@@ -375,6 +391,8 @@ export class BackendConnection implements BackendRequester {
         error = e;
       } finally {
         scope.release();
+        clearTimeout(this.stableTimer);
+        this.stableTimer = undefined;
       }
       this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
@@ -405,14 +423,13 @@ export class BackendConnection implements BackendRequester {
     await this.relist(session, signal, new Set());
     this.lastConnectedAt = Date.now();
     this.lastError = undefined;
-    this.backoff.reset();
-    this.previousFailureLostSession = false;
     this.setState('connected');
 
     const advertised = advertisedListKinds(session.capabilities);
     if (session.era === 'modern') advertised.delete('roots'); // gone from 2026-07-28
     if (advertised.size === 0) {
       this.eventStream = 'none';
+      this.startStablePeriod();
       await waitForAbort(signal);
       return;
     }
@@ -426,6 +443,7 @@ export class BackendConnection implements BackendRequester {
       return;
     }
     this.eventStream = 'open';
+    this.startStablePeriod();
     try {
       await readSseStream(
         stream.body,
@@ -442,6 +460,7 @@ export class BackendConnection implements BackendRequester {
   /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
   private async poll(session: ActiveSession, signal: AbortSignal): Promise<void> {
     this.eventStream = 'polling';
+    this.startStablePeriod();
     while (!signal.aborted) {
       await sleep(this.options.pollIntervalMs, signal);
       if (!signal.aborted) await this.relist(session, signal, new Set());
@@ -456,6 +475,10 @@ export class BackendConnection implements BackendRequester {
   private async detect(signal: AbortSignal): Promise<ActiveSession> {
     const probe = await this.modern.probe(this.nextRequestId++, signal);
     const previous = this.session;
+    if (probe.era === 'unknown') {
+      if (previous?.era === 'legacy') return previous;
+      return this.initializeAfterAmbiguousProbe(probe.reason, probe.error, signal);
+    }
     if (probe.era === 'modern') {
       if (previous?.era === 'legacy') {
         this.session = undefined;
@@ -485,6 +508,7 @@ export class BackendConnection implements BackendRequester {
       onAcknowledged: kinds => {
         honoured = kinds;
         this.eventStream = 'open';
+        this.startStablePeriod();
       },
       onEvent: event => this.onStreamEvent(event, session, honoured),
       onForeignEvent: reason => this.dropEvent(reason),
@@ -501,9 +525,60 @@ export class BackendConnection implements BackendRequester {
     }
   }
 
+  /**
+   * The event connection is up: if it stays up for the stable period (run() cancels the timer
+   * when the attempt ends), the connection was healthy and the next drop starts from
+   * `initialDelay` again; a drop before that counts as one more failure.
+   */
+  private startStablePeriod() {
+    clearTimeout(this.stableTimer);
+    this.stableTimer = setTimeout(() => {
+      this.stableTimer = undefined;
+      this.backoff.reset();
+      this.previousFailureLostSession = false;
+    }, this.stablePeriodMs);
+    this.stableTimer.unref?.();
+  }
+
   private dropEvent(reason: string) {
     this.droppedEvents++;
     this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${reason})`);
+  }
+
+  /**
+   * The legacy handshake after a `server/discover` answer that proved nothing (a 5xx, no MCP
+   * message): its success makes the backend legacy. If it fails too, the attempt fails with
+   * both answers (the legacy one decides the status, so rejected credentials still mark the
+   * backend `failed`).
+   */
+  private async initializeAfterAmbiguousProbe(
+    probeReason: string,
+    probeError: BackendUnavailableError,
+    signal: AbortSignal,
+  ): Promise<ActiveSession> {
+    let session: ActiveSession;
+    try {
+      session = await this.initialize(signal);
+    } catch (error) {
+      let legacy: { detail: string; status?: number };
+      if (error instanceof BackendUnavailableError) {
+        legacy = { detail: error.detail, status: error.status };
+      } else if (error instanceof BackendRpcError) {
+        legacy = { detail: `answered with error ${error.error.code}: ${error.error.message}` };
+      } else {
+        throw error; // an abort: not a verdict on the backend
+      }
+      throw new BackendUnavailableError(
+        this.backend.name,
+        `era detection failed: ${probeReason}; legacy initialize: ${legacy.detail}`,
+        legacy.status ?? probeError.status,
+      );
+    }
+    this.options.logger.info(
+      `MCP backend ${this.backend.name}: ${probeReason}; the legacy handshake succeeded, ` +
+        `speaking ${session.protocolVersion}`,
+    );
+    return session;
   }
 
   private async initialize(signal: AbortSignal): Promise<ActiveSession> {

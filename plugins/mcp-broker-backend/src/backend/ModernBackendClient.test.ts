@@ -3,7 +3,8 @@
  * double: the SDK v2 server cannot be made to skip the acknowledgement or mistag an event; the
  * well-behaved path against the real SDK server is BackendConnection.eras.test.ts): headers and
  * `_meta` of every request, the acknowledgement check, events of another subscription or of an
- * unacknowledged kind dropped, and a stream the backend closes with its final result reopened.
+ * unacknowledged kind dropped, a stream the backend closes with its final result reopened, and
+ * streams that end right after their acknowledgement counted as failures until one stays up.
  * Then, through the whole plugin (startTestBackend): the backend's list `ttlMs` in the broker's
  * lists for 2026-07-28 clients.
  */
@@ -26,6 +27,7 @@ async function startScriptedModernBackend(options: { acknowledge: boolean }) {
   const requests: Recorded[] = [];
   const listens: Array<{ id: unknown; res: http.ServerResponse }> = [];
   let tools = ['first'];
+  let endListensAfterAcknowledging = false;
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', chunk => {
@@ -68,6 +70,7 @@ async function startScriptedModernBackend(options: { acknowledge: boolean }) {
               notifications: { toolsListChanged: true },
             },
           });
+          if (endListensAfterAcknowledging) res.end();
         } else {
           send(res, listChanged('tools', body.id));
         }
@@ -90,6 +93,10 @@ async function startScriptedModernBackend(options: { acknowledge: boolean }) {
     listens,
     setTools(names: string[]) {
       tools = names;
+    },
+    /** Whether listen streams end right after their acknowledgement (without a result). */
+    endListensAfterAcknowledging(value: boolean) {
+      endListensAfterAcknowledging = value;
     },
     async close() {
       server.closeAllConnections();
@@ -199,6 +206,25 @@ describe('ModernBackendClient through BackendConnection (scripted 2026-07-28 bac
     await waitFor(() => backend!.listens.length === 2, 'a second listen stream');
     await waitFor(() => connection!.status().eventStream === 'open', 'the stream open again');
     expect(backend.requests.filter(r => r.method === 'server/discover')).toHaveLength(2);
+  });
+
+  // connect() backs off from 50 ms to 200 ms: the stable period is 200 ms.
+  it('counts a listen stream that ends right after its acknowledgement as a failure until one stays up', async () => {
+    backend = await startScriptedModernBackend({ acknowledge: true });
+    backend.endListensAfterAcknowledging(true);
+    connection = connect(backend.url);
+    await waitFor(() => connection!.status().consecutiveFailures >= 3, 'three dropped streams');
+    expect(backend.listens.length).toBeGreaterThanOrEqual(3);
+    expect(connection.status().lastError).toMatch(/event stream closed/);
+
+    backend.endListensAfterAcknowledging(false);
+    const opened = backend.listens.length;
+    await waitFor(
+      () => backend!.listens.length > opened && connection!.status().eventStream === 'open',
+      'a listen stream that stays open',
+    );
+    await waitFor(() => connection!.status().consecutiveFailures === 0, 'the stable period');
+    expect(connection.status()).toMatchObject({ state: 'connected', eventStream: 'open' });
   });
 
   it('refuses a listen stream whose first message is not the acknowledgement', async () => {

@@ -11,8 +11,11 @@
  *     caller that rewrote the name in the body (prefix removed) rewrote the header with it;
  *   - era detection: `server/discover` first. A result that lists 2026-07-28 means modern; any
  *     other answer of the backend (a JSON-RPC error, a 4xx) means "not this revision", and the
- *     caller falls back to the legacy handshake. 401/403, 5xx, timeouts and network errors are
- *     evidence of neither: they are thrown, like any connection failure;
+ *     caller falls back to the legacy handshake. A 5xx or a 2xx that is no MCP message is
+ *     ambiguous (some 2025-11-25 servers answer an unknown method with 500): the caller tries
+ *     the legacy handshake, and only its success decides. 401/403 (credentials), timeouts and
+ *     network errors are evidence of neither: they are thrown, like any connection failure,
+ *     without a second doomed request;
  *   - `subscriptions/listen`: POSTed, answered with an event stream whose first message must be
  *     the acknowledgement tagged with the listen id (else the stream is refused); later events
  *     are handed to the caller unparsed (it validates them as it validates GET stream events),
@@ -31,7 +34,7 @@ import { ListKind } from '../protocol/listKinds';
 import { MCP_NAME_SOURCE, ModernHeader, ModernMetaKey } from '../protocol/modernEra';
 import { encodeMcpHeaderValue } from '../protocol/requestMetadata';
 import { BROKER_IMPLEMENTATION, MODERN_PROTOCOL_VERSION } from '../protocol/versions';
-import { BackendRpcError, BackendUnavailableError } from './backendErrors';
+import { BackendProtocolError, BackendRpcError, BackendUnavailableError } from './backendErrors';
 import { MAX_SSE_EVENT_BYTES, readSseEvents, isSseEventTooLarge } from './sseReader';
 import type {
   BackendRequestOptions,
@@ -48,9 +51,15 @@ export interface ModernDiscovery {
   ttlMs?: number;
 }
 
-/** The outcome of the era probe. */
+/**
+ * The outcome of the era probe. `unknown`: the answer was neither a modern result nor a clear
+ * refusal (a 5xx, a 2xx that is no MCP message); `error` is that answer, for the caller to
+ * report if the legacy handshake fails too.
+ */
 export type EraProbe =
-  { era: 'modern'; discovery: ModernDiscovery } | { era: 'legacy'; reason: string };
+  | { era: 'modern'; discovery: ModernDiscovery }
+  | { era: 'legacy'; reason: string }
+  | { era: 'unknown'; reason: string; error: BackendUnavailableError };
 
 /** How a `subscriptions/listen` stream ended. */
 export type ListenEnd = 'completed' | 'ended' | 'not-supported';
@@ -80,8 +89,9 @@ export class ModernBackendClient {
   ) {}
 
   /**
-   * Sends `server/discover`. Resolves `modern` or `legacy` (see the file comment); rejects with
-   * the connection failure when the answer is evidence of neither.
+   * Sends `server/discover`. Resolves `modern`, `legacy` or `unknown` (see the file comment);
+   * rejects with the connection failure when there was no answer or the credentials were
+   * refused.
    */
   async probe(id: number, signal: AbortSignal): Promise<EraProbe> {
     let response: JsonRpcResponse;
@@ -98,6 +108,14 @@ export class ModernBackendClient {
       const status = error instanceof BackendUnavailableError ? error.status : undefined;
       if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403)
         return { era: 'legacy', reason: `server/discover answered HTTP ${status}` };
+      if (
+        error instanceof BackendProtocolError ||
+        (error instanceof BackendUnavailableError && status !== undefined && status >= 500)
+      ) {
+        const reason =
+          status === undefined ? error.detail : `server/discover answered HTTP ${status}`;
+        return { era: 'unknown', reason, error };
+      }
       throw error;
     }
     if ('error' in response) {

@@ -21,6 +21,7 @@ import type { BackendResponse, BackendTarget, BackendTransport } from './backend
 import { HttpBackendTransport, readBackendMessages } from './HttpBackendTransport';
 import {
   BackendMessageTooLargeError,
+  BackendProtocolError,
   BackendRpcError,
   BackendSessionLostError,
   BackendUnavailableError,
@@ -187,7 +188,7 @@ export class StreamableHttpClient {
       const contentType = response.header('content-type') ?? '';
       if (!contentType.includes('text/event-stream') && !contentType.includes('application/json')) {
         response.discard();
-        throw new BackendUnavailableError(
+        throw new BackendProtocolError(
           this.backend.name,
           `answered ${message.method} with unexpected content type "${contentType.slice(0, 60)}"`,
         );
@@ -213,7 +214,7 @@ export class StreamableHttpClient {
       for await (const item of readBackendMessages(response)) {
         if (item.type === 'malformed') {
           if (isEventStream) continue; // not JSON: not a message for us
-          throw new BackendUnavailableError(
+          throw new BackendProtocolError(
             this.backend.name,
             `answered ${message.method} with invalid JSON`,
           );
@@ -226,7 +227,7 @@ export class StreamableHttpClient {
     } catch (error) {
       if (error instanceof BackendUnavailableError) throw error;
       if (error instanceof BackendMessageTooLargeError) {
-        throw new BackendUnavailableError(
+        throw new BackendProtocolError(
           this.backend.name,
           `answered ${message.method} with ${error.message}`,
         );
@@ -239,7 +240,7 @@ export class StreamableHttpClient {
       );
     }
     if (!isEventStream) {
-      throw new BackendUnavailableError(
+      throw new BackendProtocolError(
         this.backend.name,
         `answered ${message.method} without a matching JSON-RPC response`,
       );

@@ -40,6 +40,9 @@ export class BackendRpcError extends Error {
 
 /** The backend could not be reached, timed out, or answered outside the protocol. */
 export class BackendUnavailableError extends Error {
+  /** What happened, without the backend's name (the message is `backend <name>: <detail>`). */
+  readonly detail: string;
+
   constructor(
     readonly backend: string,
     message: string,
@@ -47,6 +50,19 @@ export class BackendUnavailableError extends Error {
   ) {
     super(`backend ${backend}: ${message}`);
     this.name = 'BackendUnavailableError';
+    this.detail = message;
+  }
+}
+
+/**
+ * The backend answered with a 2xx status but not with a usable MCP message (another content
+ * type, invalid JSON, no matching JSON-RPC response, a message over the size limit): unlike a
+ * network failure, evidence that something answers there, perhaps in another protocol revision.
+ */
+export class BackendProtocolError extends BackendUnavailableError {
+  constructor(backend: string, message: string) {
+    super(backend, message);
+    this.name = 'BackendProtocolError';
   }
 }
 

@@ -18,28 +18,13 @@ import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { McpBroker } from './McpBroker';
 import type { ClientEventStream } from '../types';
 import { waitFor } from '../testing/waitFor';
+import { forwardHttp } from '../testing/forwardHttp';
 
 /** Relays HTTP to `target`, answering every request `delayMs` late (streams pass through). */
 async function startSlowRelay(target: string, delayMs: number) {
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {
-    setTimeout(() => {
-      const forward = http.request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: req.url,
-          method: req.method,
-          headers: { ...req.headers, host: upstream.host },
-        },
-        answer => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forward.on('error', () => res.destroy());
-      req.pipe(forward);
-    }, delayMs);
+    setTimeout(() => forwardHttp(upstream, req, res), delayMs);
   });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
   return {

@@ -4,7 +4,7 @@
  * no event stream (GET → 405), restarts on the same port. It speaks just enough streamable
  * HTTP for the broker: initialize, notifications/initialized, tools/list, tools/call (echo),
  * ping, empty prompt and resource lists, DELETE, and a GET event stream into which the test
- * writes raw SSE frames.
+ * writes raw SSE frames (or which it ends, at once or later, with the session kept).
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -20,6 +20,8 @@ export interface ScriptedMcpServerOptions {
   inputSchemas?: Record<string, Record<string, unknown>>;
   /** Answer GET with 405 (no event stream) instead of opening one. */
   noEventStream?: boolean;
+  /** End every GET event stream right after opening it (the session stays valid). */
+  endEventStreamsAtOnce?: boolean;
   /** Capabilities to advertise; default tools.listChanged only. */
   capabilities?: Record<string, unknown>;
   /** Header value every request must carry in `Authorization` (else 401). */
@@ -32,6 +34,12 @@ export interface ScriptedMcpServer {
   port: number;
   /** The current tool names (mutable: change it, then call `sendEvent`). */
   tools: string[];
+  /** Whether GET event streams end right after opening (mutable). */
+  endEventStreamsAtOnce: boolean;
+  /** Number of GET event streams opened so far. */
+  eventStreamsOpened(): number;
+  /** Ends every open event stream; the sessions stay valid. */
+  endEventStreams(): void;
   /** Number of `initialize` requests seen. */
   initializeCount(): number;
   /** Number of GET event streams open now. */
@@ -55,7 +63,11 @@ export async function startScriptedMcpServer(
   const streams = new Set<http.ServerResponse>();
   const authorizations: Array<string | undefined> = [];
   let initializeCount = 0;
-  const state = { tools: [...(options.tools ?? ['echo'])] };
+  let eventStreamsOpened = 0;
+  const state = {
+    tools: [...(options.tools ?? ['echo'])],
+    endEventStreamsAtOnce: options.endEventStreamsAtOnce ?? false,
+  };
   const capabilities = options.capabilities ?? { tools: { listChanged: true } };
 
   const reply = (res: http.ServerResponse, status: number, body?: unknown) => {
@@ -88,6 +100,11 @@ export async function startScriptedMcpServer(
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(': open\n\n');
+      eventStreamsOpened++;
+      if (state.endEventStreamsAtOnce) {
+        res.end();
+        return;
+      }
       streams.add(res);
       res.on('close', () => streams.delete(res));
       return;
@@ -184,6 +201,9 @@ export async function startScriptedMcpServer(
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const endEventStreams = () => {
+    for (const stream of streams) stream.end();
+  };
 
   return {
     url: `http://127.0.0.1:${port}/mcp`,
@@ -194,6 +214,14 @@ export async function startScriptedMcpServer(
     set tools(names: string[]) {
       state.tools = names;
     },
+    get endEventStreamsAtOnce() {
+      return state.endEventStreamsAtOnce;
+    },
+    set endEventStreamsAtOnce(value: boolean) {
+      state.endEventStreamsAtOnce = value;
+    },
+    eventStreamsOpened: () => eventStreamsOpened,
+    endEventStreams,
     initializeCount: () => initializeCount,
     openEventStreams: () => streams.size,
     authorizationHeaders: () => [...authorizations],
@@ -206,7 +234,7 @@ export async function startScriptedMcpServer(
     },
     forgetSessions() {
       sessions.clear();
-      for (const stream of streams) stream.end();
+      endEventStreams();
     },
     async close() {
       for (const stream of streams) stream.destroy();

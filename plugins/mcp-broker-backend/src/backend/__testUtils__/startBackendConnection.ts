@@ -1,12 +1,16 @@
 /* A started BackendConnection with short test timings, recording its list updates. */
 import { mockServices } from '@backstage/backend-test-utils';
-import { BackendConnection, ListsUpdate } from '../BackendConnection';
+import { BackendConnection, BackendConnectionOptions, ListsUpdate } from '../BackendConnection';
 
 /** Starts a connection to `url` as backend `name` (prefix `<name>_`). */
 export function startBackendConnection(
   name: string,
   url: string,
-  options: { updates?: ListsUpdate[]; headers?: Record<string, string> } = {},
+  options: {
+    updates?: ListsUpdate[];
+    headers?: Record<string, string>;
+    onStateChanged?: BackendConnectionOptions['onStateChanged'];
+  } = {},
 ): BackendConnection {
   const connection = new BackendConnection({
     backend: { name, url, toolPrefix: `${name}_`, headers: options.headers ?? {} },
@@ -15,6 +19,7 @@ export function startBackendConnection(
     pollIntervalMs: 60_000,
     reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
     onListsUpdated: (_name, update) => options.updates?.push(update),
+    onStateChanged: options.onStateChanged,
   });
   connection.start();
   return connection;
