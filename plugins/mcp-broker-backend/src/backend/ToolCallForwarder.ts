@@ -44,6 +44,7 @@ import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
 import { paramHeaderValues, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { modernRequestHeaders, withModernEnvelope } from './ModernBackendClient';
 import { BackendSessionPool } from './BackendSessionPool';
+import type { CancellationRelay } from './CancellationRelay';
 import type {
   BackendEndpoint,
   BackendResponse,
@@ -136,6 +137,11 @@ export interface ForwardedToolCall {
    * pool key (`ModernCaller.poolKey`). Cancellations and answers are matched within it.
    */
   clientSessionId: string;
+  /**
+   * Set when `clientSessionId` is a client session (not a stateless caller's pool key): its
+   * `notifications/cancelled` and DELETE may land on another replica (CancellationRelay).
+   */
+  clientSession?: true;
   /** What the client declared at initialize; elicitation and sampling are relayed. */
   clientCapabilities: RelayedClientCapabilities;
   /** The backend that owns the tool. */
@@ -205,6 +211,11 @@ export interface ToolCallForwarderOptions {
   heldCalls?: HeldCallStore;
   /** How often a replica serving another's held call reads the mailbox; default 100 ms. */
   mailboxPollMs?: number;
+  /**
+   * Cancellations and session ends of client sessions given on other replicas
+   * (`sessionStore: database`); none without it.
+   */
+  cancellationRelay?: CancellationRelay;
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
@@ -364,6 +375,7 @@ export class ToolCallForwarder {
   ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
     this.startCallTimer(entry);
+    const unwatch = call.clientSession && this.watchElsewhere(entry);
     const onClientGone = () => this.endCall(entry, 'client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
@@ -379,6 +391,7 @@ export class ToolCallForwarder {
       clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
+      unwatch?.();
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
@@ -928,6 +941,19 @@ export class ToolCallForwarder {
       }
     }
     return false;
+  }
+
+  /**
+   * Lets the call be cancelled, or its session ended, from another replica (with a shared
+   * store): as a local `notifications/cancelled` and a local DELETE end it. Returns the unwatch.
+   */
+  private watchElsewhere(entry: InFlightCall): (() => void) | undefined {
+    return this.options.cancellationRelay?.watch({
+      sessionId: entry.clientSessionId,
+      requestKey: entry.clientRequestKey,
+      cancel: reason => this.endCall(entry, 'cancelled', reason),
+      sessionEnded: () => this.endCall(entry, 'client-gone'),
+    });
   }
 
   /** Ends everything a client session had: its calls (cancelled at the backends), ids and sessions. */
