@@ -14,11 +14,11 @@
  */
 exports.up = async function up(knex) {
   await knex.schema.createTable('mcp_broker_cancellations', table => {
-    table.comment("Clients' cancellations of calls in flight on another replica");
+    table.comment('Cancellations by clients of calls in flight on another replica');
     table.bigIncrements('id').primary();
     table.string('client_session_id', 64).notNullable();
     table.text('request_key').notNullable().comment('the client request id as raw JSON');
-    table.text('reason').nullable().comment("the client's reason, if it gave one");
+    table.text('reason').nullable().comment('the reason the client gave, if any');
     table.bigInteger('expires_at').notNullable().comment('epoch ms');
     table.index('client_session_id', 'mcp_broker_cancellations_client_session_idx');
     table.index('expires_at', 'mcp_broker_cancellations_expires_at_idx');
