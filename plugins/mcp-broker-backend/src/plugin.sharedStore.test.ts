@@ -2,13 +2,16 @@
  * mcpBroker.sessionStore at the plugin level (startTestBackend, mocked auth, a real SQLite
  * database through the database service): `database` migrates and records sessions there, a
  * lost database is a 503 the client may retry (never a 500 or a crash), and the default
- * `memory` leaves the database alone.
+ * `memory` leaves the database alone. Two plugin instances on one database are two replicas:
+ * a client's `notifications/cancelled` POSTed to one reaches its call running on the other.
  */
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { startRawMcpBackend } from '@internal/test-mcp-backends';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { initializeRequest } from './testing/initializeRequest';
+import { waitFor } from './testing/waitFor';
 
 function sqlite(): Knex {
   return knexFactory({
@@ -18,13 +21,17 @@ function sqlite(): Knex {
   });
 }
 
-async function startBroker(knex: Knex, sessionStore?: string) {
+async function startBroker(
+  knex: Knex,
+  sessionStore?: string,
+  servers: Array<{ name: string; url: string }> = [],
+) {
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
       mockServices.database.factory({ knex }),
       mockServices.rootConfig.factory({
-        data: { mcpBroker: { servers: [], ...(sessionStore && { sessionStore }) } },
+        data: { mcpBroker: { servers, ...(sessionStore && { sessionStore }) } },
       }),
     ],
   });
@@ -98,4 +105,75 @@ describe('mcpBroker.sessionStore (startTestBackend, real SQLite)', () => {
       await knex.destroy();
     }
   });
+
+  it('database: a notifications/cancelled POSTed to one replica cancels the call running on the other', async () => {
+    const knex = sqlite();
+    const raw = await startRawMcpBackend();
+    const servers = [{ name: 'raw', url: raw.url }];
+    const [a, b] = [
+      await startBroker(knex, 'database', servers),
+      await startBroker(knex, 'database', servers),
+    ];
+    try {
+      const sessionId = (await post(a, initialize)).headers['mcp-session-id'];
+      const other = (await post(b, initialize)).headers['mcp-session-id'];
+      for (const [replica, session] of [
+        [a, sessionId],
+        [b, other],
+      ] as const) {
+        await waitFor(async () => {
+          const list = await post(
+            replica,
+            { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+            session,
+          );
+          return JSON.stringify(list.body).includes('raw_wait_for_cancel');
+        }, 'the raw backend listed on both replicas');
+      }
+      const callRequest = { name: 'raw_wait_for_cancel', arguments: {} };
+      const call = post(
+        a,
+        { jsonrpc: '2.0', id: 'c-1', method: 'tools/call', params: callRequest },
+        sessionId,
+      ).then(response => response);
+      const toolCall = await waitFor(
+        () => raw.requests.find(r => r.method === 'tools/call'),
+        'the call at the backend',
+      );
+      const cancel = (session: string, requestId: unknown, reason: string) =>
+        post(
+          b,
+          {
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId, reason },
+          },
+          session,
+        );
+      // Another session's cancellation of the same id, and this session's of another id
+      // (`"c-1"` is not `c-1`), reach nothing.
+      expect((await cancel(other, 'c-1', 'other session')).status).toBe(202);
+      expect((await cancel(sessionId, '"c-1"', 'other id')).status).toBe(202);
+      expect((await cancel(sessionId, 'c-1', 'stop')).status).toBe(202);
+
+      const response = await call;
+      expect(response.status).toBe(200);
+      expect(response.text).not.toContain('"result"');
+      expect(raw.cancellations).toEqual([
+        { sessionId: toolCall!.sessionId, requestId: toolCall!.id, reason: 'stop' },
+      ]);
+      // The row acted on is gone; the two that matched no call wait for their expiry.
+      await waitFor(
+        async () => (await knex('mcp_broker_cancellations')).length === 2,
+        'the row acted on to go',
+      );
+      expect(
+        (await knex('mcp_broker_cancellations').select('request_key')).map(r => r.request_key),
+      ).toEqual(expect.arrayContaining(['"c-1"', '"\\"c-1\\""']));
+    } finally {
+      await Promise.all([a, b].map(server => server.stop?.()));
+      await raw.close();
+      await knex.destroy();
+    }
+  }, 30_000);
 });

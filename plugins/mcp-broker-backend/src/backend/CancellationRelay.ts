@@ -205,9 +205,11 @@ export class CancellationRelay {
       }
     }
     if (actedOn.length === 0) return;
-    await this.options.store.remove(actedOn).catch(error =>
-      this.options.logger.warn(`Could not delete cancellations already acted on: ${error}`),
-    );
+    await this.options.store
+      .remove(actedOn)
+      .catch(error =>
+        this.options.logger.warn(`Could not delete cancellations already acted on: ${error}`),
+      );
   }
 }
 

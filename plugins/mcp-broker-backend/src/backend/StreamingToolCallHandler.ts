@@ -313,7 +313,10 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     if (this.forwarder.cancel(context.clientSession.id, params)) return;
     // Not in flight here: with a shared store, maybe on another replica (CancellationRelay).
     const requestId = params?.requestId;
-    if (this.cancellationRelay && (typeof requestId === 'string' || typeof requestId === 'number')) {
+    if (
+      this.cancellationRelay &&
+      (typeof requestId === 'string' || typeof requestId === 'number')
+    ) {
       const reason = typeof params?.reason === 'string' ? params.reason : undefined;
       await this.cancellationRelay.record(context.clientSession.id, requestId, reason);
     }

@@ -110,9 +110,7 @@ describe.each(engines)('relayed cancellations on $label', engine => {
       const target = call(mine, '42');
       const sameIdOtherSession = call(other, '42');
       const sameSessionOtherId = call(mine, '"42"');
-      const unwatch = [target, sameIdOtherSession, sameSessionOtherId].map(c =>
-        a.watch(c.relayed),
-      );
+      const unwatch = [target, sameIdOtherSession, sameSessionOtherId].map(c => a.watch(c.relayed));
 
       await b.record(mine, 42, 'the user pressed stop');
       await waitFor(() => target.events.length > 0, 'the relayed cancellation');
