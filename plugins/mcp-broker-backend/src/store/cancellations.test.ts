@@ -173,3 +173,39 @@ describe.each(engines)('relayed cancellations on $label', engine => {
     });
   });
 });
+
+describe('CancellationRelay with a failing store (test double: a store that always throws)', () => {
+  it('logs a failed record without throwing, and a failing poll once, ending no call', async () => {
+    const logger = mockServices.logger.mock();
+    let polls = 0;
+    const relay = new CancellationRelay({
+      store: {
+        record: async () => Promise.reject(new Error('database down')),
+        poll: async () => {
+          polls += 1;
+          throw new Error('database down');
+        },
+        remove: async () => undefined,
+        deleteExpired: async () => undefined,
+      },
+      logger,
+      pollMs: 5,
+    });
+    try {
+      await expect(relay.record('session', 1, 'stop')).resolves.toBeUndefined();
+      const events: string[] = [];
+      const unwatch = relay.watch({
+        sessionId: 'session',
+        requestKey: '1',
+        cancel: () => events.push('cancelled'),
+        sessionEnded: () => events.push('session ended'),
+      });
+      await waitFor(() => polls >= 3, 'three failed polls');
+      unwatch();
+      expect(events).toEqual([]);
+      expect(logger.warn).toHaveBeenCalledTimes(2); // the record, and the first failed poll
+    } finally {
+      relay.stop();
+    }
+  });
+});
