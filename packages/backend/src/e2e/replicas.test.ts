@@ -23,7 +23,8 @@ import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
-import { eventStreamWatchingFetch, FetchLike, passMarker, waitFor } from './brokerTestKit';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall, postModernRequest } from './__testUtils__/modernBrokerClient';
 import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
 import { mcpRawPost } from '../testing/mcpRawPost';
@@ -458,7 +459,13 @@ if (postgres === undefined) {
       // A ends the client's call stream without a result, as for a cancellation POSTed to A.
       await waitFor(() => streamsEnded.has(callIds[0]), 10_000, 'the call’s stream on A to end');
       await waitFor(
-        async () => (await brokerQuery('SELECT id FROM mcp_broker_cancellations')).length === 0,
+        async () =>
+          (
+            await brokerQuery(
+              'SELECT id FROM mcp_broker_cancellations WHERE client_session_id = $1',
+              [transport.sessionId],
+            )
+          ).length === 0,
         10_000,
         'the relayed cancellation’s row to go',
       );
