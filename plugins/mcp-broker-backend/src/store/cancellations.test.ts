@@ -10,18 +10,13 @@ import { CancellationRelay, type RelayedCall } from '../backend/CancellationRela
 import { waitFor } from '../testing/waitFor';
 import { DatabaseCancellationStore, CANCELLATIONS_TABLE } from './DatabaseCancellationStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
-import { replicaDatabases } from './__testUtils__/replicaDatabases';
+import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('cancellation relay tests');
 const NOW = 1_800_000_000_000;
 
 describe.each(engines)('relayed cancellations on $label', engine => {
-  let knexes: [Knex, Knex];
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ knexes, close } = await engine.open());
-  }, 60_000);
-  afterAll(async () => close?.());
+  const knexes = replicaDatabaseForSuite(engine);
 
   let counter = 0;
   /** A live session in the shared store (as `initialize` on some replica would leave it). */
