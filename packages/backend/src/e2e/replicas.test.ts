@@ -236,6 +236,9 @@ if (postgres === undefined) {
     }
 
     const answersFor = (sentId: string) => raw.answers.filter(a => a.sentId === sentId);
+    /** What reached the raw backend as cancellations of this call (its session, its own id). */
+    const cancellationsOf = (call: { sessionId: string | undefined; id: string | undefined }) =>
+      raw.cancellations.filter(c => c.sessionId === call.sessionId && c.requestId === call.id);
 
     it('recognises a session on both replicas and runs tools/call on each (round robin, SDK client)', async () => {
       const { client, transport } = await connectBalanced();
@@ -387,10 +390,7 @@ if (postgres === undefined) {
       client.abort('the user pressed stop');
       await stream.done;
       await waitFor(
-        () =>
-          raw.cancellations.some(
-            c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
-          ),
+        () => cancellationsOf(toolCall).length > 0,
         10_000,
         'A to cancel the held call at the backend, with the backend’s id',
       );
@@ -444,18 +444,13 @@ if (postgres === undefined) {
       });
       expect(cancelled.status).toBe(202);
       await waitFor(
-        () =>
-          raw.cancellations.some(
-            c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
-          ),
+        () => cancellationsOf(toolCall).length > 0,
         10_000,
         'A to cancel the call at the backend, with the backend’s id',
       );
-      expect(
-        raw.cancellations.filter(
-          c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
-        ),
-      ).toEqual([expect.objectContaining({ reason: 'the user pressed stop on B' })]);
+      expect(cancellationsOf(toolCall)).toEqual([
+        expect.objectContaining({ reason: 'the user pressed stop on B' }),
+      ]);
       // A ends the client's call stream without a result, as for a cancellation POSTed to A.
       await waitFor(() => streamsEnded.has(callIds[0]), 10_000, 'the call’s stream on A to end');
       await waitFor(
