@@ -370,8 +370,6 @@ export function createStreamingToolCallHandler(
     requestState?: RequestStateOptions;
     /** Shared by every replica: cancellations given on another replica reach the call here. */
     cancellations?: CancellationStore;
-    /** How often the replica reads them while session calls are in flight (tests). */
-    cancellationPollMs?: number;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -401,12 +399,7 @@ export function createStreamingToolCallHandler(
     ),
   );
   const cancellationRelay =
-    options.cancellations &&
-    new CancellationRelay({
-      store: options.cancellations,
-      logger,
-      pollMs: options.cancellationPollMs,
-    });
+    options.cancellations && new CancellationRelay({ store: options.cancellations, logger });
   const forwarder = new ToolCallForwarder({
     logger,
     cancellationRelay,

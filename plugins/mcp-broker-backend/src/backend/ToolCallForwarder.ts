@@ -12,8 +12,10 @@
  * Failure modes: backend errors become JSON-RPC errors (backendErrors.ts, the one mapping); a call
  * that outlives `toolCallTimeout` is cancelled at the backend and answered with a timeout error; a
  * client that disconnects or sends `notifications/cancelled` has its backend call cancelled with
- * the backend's id; a backend session that vanished (404 before anything streamed) is
- * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
+ * the backend's id (also when the notification, or the session's DELETE, landed on another
+ * replica: CancellationRelay, with a shared store); a backend session that vanished (404 before
+ * anything streamed) is re-initialized once. Whatever happens, the call's gateway ids are
+ * retired when it ends.
  *
  * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
  * stream: its calls are held for `input_required` rounds by HeldCalls (HeldCalls.ts), which this
