@@ -51,6 +51,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
+              cancellations: stores.cancellations,
               requestState: {
                 key: requestStateKey,
                 nonces: requestStateNonces,

@@ -23,6 +23,7 @@ import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { BackendProcess } from '../testing/startBackendProcess';
 import { RoundRobinForwarder, startRoundRobinForwarder } from '../testing/roundRobinForwarder';
 import { portalCall, portalClient, uniqueName } from '../testing/portalHttp';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall, postModernRequest } from './__testUtils__/modernBrokerClient';
 import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
@@ -122,8 +123,8 @@ if (postgres === undefined) {
       await postgres.cleanup();
     }, 60_000);
 
-    async function connectVia(baseUrl: string, token = tokens.carol) {
-      const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
+    async function connectVia(baseUrl: string, token = tokens.carol, base?: FetchLike) {
+      const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch(base);
       const transport = new StreamableHTTPClientTransport(
         new URL(`${baseUrl}/api/mcp-broker/mcp`),
         {
@@ -235,6 +236,9 @@ if (postgres === undefined) {
     }
 
     const answersFor = (sentId: string) => raw.answers.filter(a => a.sentId === sentId);
+    /** What reached the raw backend as cancellations of this call (its session, its own id). */
+    const cancellationsOf = (call: { sessionId: string | undefined; id: string | undefined }) =>
+      raw.cancellations.filter(c => c.sessionId === call.sessionId && c.requestId === call.id);
 
     it('recognises a session on both replicas and runs tools/call on each (round robin, SDK client)', async () => {
       const { client, transport } = await connectBalanced();
@@ -386,10 +390,7 @@ if (postgres === undefined) {
       client.abort('the user pressed stop');
       await stream.done;
       await waitFor(
-        () =>
-          raw.cancellations.some(
-            c => c.sessionId === toolCall.sessionId && c.requestId === toolCall.id,
-          ),
+        () => cancellationsOf(toolCall).length > 0,
         10_000,
         'A to cancel the held call at the backend, with the backend’s id',
       );
@@ -403,6 +404,68 @@ if (postgres === undefined) {
         expect(replay.response.error.data).toEqual({ reason: 'replayed' });
       }
       expect(raw.requests.length).toBe(requestsBefore);
+    }, 60_000);
+
+    it('relays a legacy client’s notifications/cancelled POSTed to B to its call running on A', async () => {
+      const [a, b] = replicas;
+      // The SDK client's own POSTs of tools/call: their ids, and whether their streams ended.
+      const callIds: unknown[] = [];
+      const streamsEnded = new Set<unknown>();
+      const recordingFetch: FetchLike = async (url, init) => {
+        const response = await fetch(url, init);
+        const sent = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+        if (sent?.method !== 'tools/call' || response.body === null) return response;
+        callIds.push(sent.id);
+        const body = response.body.pipeThrough(
+          new TransformStream({ flush: () => void streamsEnded.add(sent.id) }),
+        );
+        return new Response(body, { status: response.status, headers: response.headers });
+      };
+      const { client, transport } = await connectVia(a.baseUrl, tokens.carol, recordingFetch);
+      const requestsBefore = raw.requests.length;
+      let progressed = false;
+      const call = client
+        .callTool({ name: 'raw_wait_for_cancel', arguments: {} }, undefined, {
+          onprogress: () => {
+            progressed = true;
+          },
+        })
+        .catch((error: unknown) => error);
+      await waitFor(() => progressed, 10_000, 'the call running at the backend (its progress)');
+      const toolCall = raw.requests
+        .slice(requestsBefore)
+        .find(r => r.method === 'tools/call' && r.text.includes('wait_for_cancel'))!;
+      expect(callIds).toHaveLength(1);
+
+      const cancelled = await rawPost(b, transport.sessionId, {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: callIds[0], reason: 'the user pressed stop on B' },
+      });
+      expect(cancelled.status).toBe(202);
+      await waitFor(
+        () => cancellationsOf(toolCall).length > 0,
+        10_000,
+        'A to cancel the call at the backend, with the backend’s id',
+      );
+      expect(cancellationsOf(toolCall)).toEqual([
+        expect.objectContaining({ reason: 'the user pressed stop on B' }),
+      ]);
+      // A ends the client's call stream without a result, as for a cancellation POSTed to A.
+      await waitFor(() => streamsEnded.has(callIds[0]), 10_000, 'the call’s stream on A to end');
+      await waitFor(
+        async () =>
+          (
+            await brokerQuery(
+              'SELECT id FROM mcp_broker_cancellations WHERE client_session_id = $1',
+              [transport.sessionId],
+            )
+          ).length === 0,
+        10_000,
+        'the relayed cancellation’s row to go',
+      );
+      await client.close();
+      expect(await call).toBeInstanceOf(Error);
     }, 60_000);
 
     it('lets exactly one of two simultaneous answers on two replicas through; the other is 404', async () => {

@@ -70,6 +70,7 @@ import {
   RequestStateNonceStore,
 } from '../inputRequests/requestStateNonces';
 import type { BackendEndpoint } from './backendTransport';
+import { CancellationRelay, type CancellationStore } from './CancellationRelay';
 
 /** How often expired gateway ids and requestState nonces are swept (refused when used anyway). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
@@ -91,6 +92,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
      * anyway (a keep-alive is due: `mcpBroker.keepAlive`).
      */
     private readonly keepAliveMs: number = DEFAULT_KEEP_ALIVE_MS,
+    /** Passes cancellations on to the replica holding the call (shared store only). */
+    private readonly cancellationRelay?: CancellationRelay,
   ) {}
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
@@ -99,6 +102,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       context,
       {
         clientSessionId: clientSession.id,
+        clientSession: true,
         declaredCapabilities: clientSession.clientCapabilities,
       },
       // A prompt or resource is answered with plain JSON, as over the broker's own connection,
@@ -250,7 +254,12 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     context: Omit<ToolCallContext, 'clientSession'>,
     caller: Pick<
       ForwardedToolCall,
-      'clientSessionId' | 'serverRequests' | 'inputRequired' | 'onCallEnd' | 'backendEra'
+      | 'clientSessionId'
+      | 'clientSession'
+      | 'serverRequests'
+      | 'inputRequired'
+      | 'onCallEnd'
+      | 'backendEra'
     > & {
       declaredCapabilities: Readonly<Record<string, unknown>>;
       /** The params sent to the backend, when not the request's own. */
@@ -299,8 +308,17 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   async handleClientNotification(context: ClientNotificationContext): Promise<void> {
-    if (context.notification.method === 'notifications/cancelled') {
-      this.forwarder.cancel(context.clientSession.id, context.notification.params);
+    if (context.notification.method !== 'notifications/cancelled') return;
+    const { params } = context.notification;
+    if (this.forwarder.cancel(context.clientSession.id, params)) return;
+    // Not in flight here: with a shared store, maybe on another replica (CancellationRelay).
+    const requestId = params?.requestId;
+    if (
+      this.cancellationRelay &&
+      (typeof requestId === 'string' || typeof requestId === 'number')
+    ) {
+      const reason = typeof params?.reason === 'string' ? params.reason : undefined;
+      await this.cancellationRelay.record(context.clientSession.id, requestId, reason);
     }
   }
 
@@ -322,6 +340,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
   close(): Promise<void> {
     this.statelessSessions.stop();
+    this.cancellationRelay?.stop();
     return this.forwarder.close();
   }
 }
@@ -349,6 +368,8 @@ export function createStreamingToolCallHandler(
     store?: ElicitationIdStore;
     statelessSessionIdleMs?: number;
     requestState?: RequestStateOptions;
+    /** Shared by every replica: cancellations given on another replica reach the call here. */
+    cancellations?: CancellationStore;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -370,13 +391,18 @@ export function createStreamingToolCallHandler(
   elicitations.startSweeping(
     ELICITATION_SWEEP_INTERVAL_MS,
     error =>
-      logger.warn(`Could not sweep expired elicitation ids or requestState nonces: ${error}`),
-    [nonces, options.requestState?.heldCalls].flatMap(store =>
+      logger.warn(
+        `Could not sweep expired elicitation ids, requestState nonces or cancellations: ${error}`,
+      ),
+    [nonces, options.requestState?.heldCalls, options.cancellations].flatMap(store =>
       store ? [(now: number) => store.deleteExpired(now)] : [],
     ),
   );
+  const cancellationRelay =
+    options.cancellations && new CancellationRelay({ store: options.cancellations, logger });
   const forwarder = new ToolCallForwarder({
     logger,
+    cancellationRelay,
     pool,
     elicitations,
     // Answers are routed by backend name through the live server set (servers come and go at
@@ -404,6 +430,7 @@ export function createStreamingToolCallHandler(
     logger,
     name => deps.backendSessions.get(name)?.era,
     config.keepAliveMs,
+    cancellationRelay,
   );
 }
 

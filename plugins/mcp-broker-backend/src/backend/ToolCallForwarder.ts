@@ -12,8 +12,10 @@
  * Failure modes: backend errors become JSON-RPC errors (backendErrors.ts, the one mapping); a call
  * that outlives `toolCallTimeout` is cancelled at the backend and answered with a timeout error; a
  * client that disconnects or sends `notifications/cancelled` has its backend call cancelled with
- * the backend's id; a backend session that vanished (404 before anything streamed) is
- * re-initialized once. Whatever happens, the call's gateway ids are retired when it ends.
+ * the backend's id (also when the notification, or the session's DELETE, landed on another
+ * replica: CancellationRelay, with a shared store); a backend session that vanished (404 before
+ * anything streamed) is re-initialized once. Whatever happens, the call's gateway ids are
+ * retired when it ends.
  *
  * A 2026-07-28 client (a call with `inputRequired`) cannot take server-to-client requests on its
  * stream: its calls are held for `input_required` rounds by HeldCalls (HeldCalls.ts), which this
@@ -44,6 +46,7 @@ import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
 import { paramHeaderValues, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { modernRequestHeaders, withModernEnvelope } from './ModernBackendClient';
 import { BackendSessionPool } from './BackendSessionPool';
+import type { CancellationRelay } from './CancellationRelay';
 import type {
   BackendEndpoint,
   BackendResponse,
@@ -136,6 +139,11 @@ export interface ForwardedToolCall {
    * pool key (`ModernCaller.poolKey`). Cancellations and answers are matched within it.
    */
   clientSessionId: string;
+  /**
+   * Set when `clientSessionId` is a client session (not a stateless caller's pool key): its
+   * `notifications/cancelled` and DELETE may land on another replica (CancellationRelay).
+   */
+  clientSession?: true;
   /** What the client declared at initialize; elicitation and sampling are relayed. */
   clientCapabilities: RelayedClientCapabilities;
   /** The backend that owns the tool. */
@@ -205,6 +213,11 @@ export interface ToolCallForwarderOptions {
   heldCalls?: HeldCallStore;
   /** How often a replica serving another's held call reads the mailbox; default 100 ms. */
   mailboxPollMs?: number;
+  /**
+   * Cancellations and session ends of client sessions given on other replicas
+   * (`sessionStore: database`); none without it.
+   */
+  cancellationRelay?: CancellationRelay;
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
@@ -364,6 +377,7 @@ export class ToolCallForwarder {
   ): Promise<void> {
     this.inFlight.set(entry.callId, entry);
     this.startCallTimer(entry);
+    const unwatch = call.clientSession && this.watchElsewhere(entry);
     const onClientGone = () => this.endCall(entry, 'client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
@@ -379,6 +393,7 @@ export class ToolCallForwarder {
       clearTimeout(entry.callTimer);
       entry.expiryTimers.forEach(clearTimeout);
       sink.clientGone.removeEventListener('abort', onClientGone);
+      unwatch?.();
       this.inFlight.delete(entry.callId);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
@@ -928,6 +943,19 @@ export class ToolCallForwarder {
       }
     }
     return false;
+  }
+
+  /**
+   * Lets the call be cancelled, or its session ended, from another replica (with a shared
+   * store): as a local `notifications/cancelled` and a local DELETE end it. Returns the unwatch.
+   */
+  private watchElsewhere(entry: InFlightCall): (() => void) | undefined {
+    return this.options.cancellationRelay?.watch({
+      sessionId: entry.clientSessionId,
+      requestKey: entry.clientRequestKey,
+      cancel: reason => this.endCall(entry, 'cancelled', reason),
+      sessionEnded: () => this.endCall(entry, 'client-gone'),
+    });
   }
 
   /** Ends everything a client session had: its calls (cancelled at the backends), ids and sessions. */

@@ -26,8 +26,9 @@ interface SessionRow {
 /** Ids per statement: well below SQLite's and PostgreSQL's bound-parameter limits. */
 const IDS_PER_STATEMENT = 500;
 
-function chunksOf(ids: readonly string[]): string[][] {
-  const chunks: string[][] = [];
+/** `ids` in chunks of at most {@link IDS_PER_STATEMENT} (one statement each). */
+export function chunksOf<T>(ids: readonly T[]): T[][] {
+  const chunks: T[][] = [];
   for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT)
     chunks.push(ids.slice(i, i + IDS_PER_STATEMENT));
   return chunks;

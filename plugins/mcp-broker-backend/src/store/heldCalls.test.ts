@@ -7,7 +7,6 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import type { Knex } from 'knex';
 import { BackendSessionPool } from '../backend/BackendSessionPool';
 import { ElicitationIdMap } from '../backend/ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
@@ -20,18 +19,13 @@ import {
   HELD_CALLS_TABLE,
   HELD_CALL_MESSAGES_TABLE,
 } from './DatabaseHeldCallStore';
-import { replicaDatabases } from './__testUtils__/replicaDatabases';
+import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('held call store tests');
 const NOW = 1_800_000_000_000;
 
 describe.each(engines)('held calls on $label', engine => {
-  let knexes: [Knex, Knex];
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ knexes, close } = await engine.open());
-  }, 60_000);
-  afterAll(async () => close?.());
+  const knexes = replicaDatabaseForSuite(engine);
 
   describe('DatabaseHeldCallStore', () => {
     const round = (callId: string, n = 1) => ({

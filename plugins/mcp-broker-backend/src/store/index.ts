@@ -6,6 +6,7 @@ export {
   HELD_CALLS_TABLE,
   HELD_CALL_MESSAGES_TABLE,
 } from './DatabaseHeldCallStore';
+export { DatabaseCancellationStore, CANCELLATIONS_TABLE } from './DatabaseCancellationStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';

@@ -17,6 +17,8 @@ import type { RequestStateKeyStore } from '../inputRequests/requestStateKey';
 import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
+import type { CancellationStore } from '../backend/CancellationRelay';
+import { DatabaseCancellationStore } from './DatabaseCancellationStore';
 import { migrateBrokerDatabase } from './migrations';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
@@ -43,6 +45,8 @@ export interface SharedStateStores {
   requestStateKeys?: RequestStateKeyStore;
   /** Tool calls held for a 2026-07-28 client's input, resumable from any replica. */
   heldCalls?: HeldCallStore;
+  /** A client's cancellations (and session ends) for calls in flight on another replica. */
+  cancellations?: CancellationStore;
 }
 
 /**
@@ -63,5 +67,6 @@ export async function createSharedStateStores(
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
     requestStateKeys: new DatabaseRequestStateKeyStore(knex),
     heldCalls: new DatabaseHeldCallStore(knex),
+    cancellations: new DatabaseCancellationStore(knex),
   };
 }

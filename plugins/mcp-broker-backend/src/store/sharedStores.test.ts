@@ -235,9 +235,11 @@ describe('broker migrations', () => {
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
+      expect(await knex.schema.hasTable('mcp_broker_cancellations')).toBe(true);
       await rollbackBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
+      expect(await knex.schema.hasTable('mcp_broker_cancellations')).toBe(false);
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
     },

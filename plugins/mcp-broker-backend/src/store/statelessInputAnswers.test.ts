@@ -19,18 +19,13 @@ import {
   HELD_CALLS_TABLE,
   HELD_CALL_MESSAGES_TABLE,
 } from './DatabaseHeldCallStore';
-import { replicaDatabases } from './__testUtils__/replicaDatabases';
+import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('stateless input answer tests');
 const NOW = 1_800_000_000_000;
 
 describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', engine => {
-  let knexes: [Knex, Knex];
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ knexes, close } = await engine.open());
-  }, 60_000);
-  afterAll(async () => close?.());
+  const knexes = replicaDatabaseForSuite(engine);
 
   const rowsOf = async (callId: string) => ({
     rounds: (await knexes[0](HELD_CALLS_TABLE).where({ call_id: callId })).length,

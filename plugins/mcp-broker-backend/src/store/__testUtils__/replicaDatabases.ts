@@ -54,3 +54,20 @@ export function replicaDatabases(suite: string): {
   }
   return { engines, databases };
 }
+
+/**
+ * The two clients of `engine`'s database for the enclosing `describe`: opened in its
+ * `beforeAll`, the second one closed in its `afterAll`. The array is filled when the suite's
+ * tests run (use it inside them, not while the suite is declared).
+ */
+export function replicaDatabaseForSuite(engine: ReplicaDatabase): [Knex, Knex] {
+  const knexes = [] as unknown as [Knex, Knex];
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const opened = await engine.open();
+    knexes.push(...opened.knexes);
+    close = opened.close;
+  }, 60_000);
+  afterAll(async () => close?.());
+  return knexes;
+}
