@@ -13,22 +13,12 @@ import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scrip
 import { switchablePermissions } from '../__testUtils__/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
 import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
+import { withModernEnvelope } from '../backend/ModernBackendClient';
+import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 
-const MODERN = '2026-07-28';
-
+/** A 2026-07-28 request with the per-request `_meta` envelope the broker itself sends. */
 function modernBody(id: number, method: string, params: Record<string, unknown> = {}) {
-  return {
-    jsonrpc: '2.0',
-    id,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': MODERN,
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  };
+  return withModernEnvelope({ jsonrpc: '2.0', id, method, params }, {});
 }
 
 describe('modernRequestHandler: the method table', () => {
@@ -43,7 +33,7 @@ describe('modernRequestHandler: the method table', () => {
 
 describe('modernRequestHandler: modernCallerOf', () => {
   const context = (clientCapabilities: Record<string, unknown>) => ({
-    protocolVersion: MODERN,
+    protocolVersion: MODERN_PROTOCOL_VERSION,
     clientCapabilities,
   });
 
@@ -99,7 +89,7 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
       .post('/api/mcp-broker/mcp')
       .set('Content-Type', 'application/json')
       .set('Accept', 'application/json, text/event-stream')
-      .set('MCP-Protocol-Version', MODERN)
+      .set('MCP-Protocol-Version', MODERN_PROTOCOL_VERSION)
       .set('Mcp-Method', (body as { method: string }).method)
       .set(headers)
       .send(JSON.stringify(body));
@@ -130,7 +120,7 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
     const response = await post({
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
-      params: { requestId: 1, _meta: modernBody(0, 'x').params._meta },
+      params: { requestId: 1, _meta: modernBody(0, 'x').params?._meta },
     });
     expect(response.status).toBe(202);
   });
@@ -210,7 +200,7 @@ describe('modernRequestHandler while the broker drains (startTestBackend, raw te
         headers: {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
+          'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
           'mcp-method': body.method,
           ...(name === undefined ? {} : { 'mcp-name': name }),
         },
