@@ -61,7 +61,7 @@ export async function dispatchClientRequest(context: DispatchContext): Promise<v
     await callTool(context);
     return;
   }
-  if (await routeToModernBackend(context, sessionCaller(context.session))) return;
+  if (await routeToModernBackend(context, () => sessionCaller(context.session))) return;
   const response = await answer(broker, context.catalog, request);
   if (!res.headersSent) res.json(response);
 }
@@ -300,11 +300,12 @@ export async function routeToolCall(
  * those over the broker's own connection, as before. With `retries` (a 2026-07-28 caller) a
  * request carrying `requestState` is handed over whatever the backend's era: its state is
  * opened (and refused with 400 when it is not one of ours for this request) rather than passed
- * to a 2025 backend.
+ * to a 2025 backend. `callerOf` is called only for a request handed over (a stateless caller
+ * hashes its pool key; every other request of either era passes through here too).
  */
 export async function routeToModernBackend(
   context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog'>,
-  caller: ToolCallCaller,
+  callerOf: () => ToolCallCaller,
   options: { retries?: boolean } = {},
 ): Promise<boolean> {
   const { broker, request, catalog } = context;
@@ -322,7 +323,7 @@ export async function routeToModernBackend(
   if (backend === undefined) return false;
   const retry = options.retries === true && params.requestState !== undefined;
   if (!retry && broker.connection(backend.name)?.era !== 'modern') return false;
-  await handOff(context, caller, backend, routed);
+  await handOff(context, callerOf(), backend, routed);
   return true;
 }
 

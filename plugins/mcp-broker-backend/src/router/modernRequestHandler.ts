@@ -264,9 +264,11 @@ function shared(
     const { deps, request, res, catalog } = modern;
     if (
       options.inputCapable &&
-      (await routeToModernBackend({ ...modern, broker: deps.broker }, modernCaller(modern, shape), {
-        retries: true,
-      }))
+      (await routeToModernBackend(
+        { ...modern, broker: deps.broker },
+        () => modernCaller(modern, shape),
+        { retries: true },
+      ))
     ) {
       return;
     }
