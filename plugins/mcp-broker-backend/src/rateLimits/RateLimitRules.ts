@@ -114,7 +114,8 @@ export function describeLimit(rule: RateLimitRule, limit: RateLimit): string {
     rule.server === undefined ? undefined : `on server "${rule.server}"`,
     rule.tool === undefined ? undefined : `(tools "${rule.tool}")`,
   ].filter(Boolean);
-  return [`${limit.calls} tool calls per ${describeWindow(limit.windowMs)}`, ...where].join(' ');
+  const calls = `${limit.calls} tool call${limit.calls === 1 ? '' : 's'}`;
+  return [`${calls} per ${describeWindow(limit.windowMs)}`, ...where].join(' ');
 }
 
 const UNITS: ReadonlyArray<[number, string]> = [
