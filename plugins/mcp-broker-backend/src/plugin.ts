@@ -10,6 +10,11 @@ import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
+import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
+import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
+import { gaugeSnapshotOf } from './broker/brokerGauges';
+import { withTraceIds } from './telemetry/traceLogger';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -32,6 +37,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        userInfo: coreServices.userInfo,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
@@ -44,14 +50,28 @@ export const mcpBrokerPlugin = createBackendPlugin({
           readRequestStateSecret(config),
           stores.requestStateKeys,
         );
+        // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
+        // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
+        const telemetry = BrokerTelemetry.create();
+        const rateLimitConfig = readRateLimitConfig(config);
+        const rateLimits =
+          rateLimitConfig &&
+          ToolCallRateLimits.create({
+            config: rateLimitConfig,
+            store: stores.quota,
+            userInfo: deps.userInfo,
+            logger,
+          });
         const broker = McpBroker.create({
           config: brokerConfig,
-          logger,
+          // Log lines written while a request is served carry its trace id.
+          logger: withTraceIds(logger),
           sessionStore,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
               cancellations: stores.cancellations,
+              telemetry,
               requestState: {
                 key: requestStateKey,
                 nonces: requestStateNonces,
@@ -65,9 +85,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
+        telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
           await discovery.stop();
           await broker.close();
+          rateLimits?.close();
+          telemetry.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
         const access = BrokerAccessControl.create({
@@ -75,7 +98,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
-        httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
+        httpRouter.use(
+          await createRouter({ broker, httpAuth, access, toolCallAuditor, telemetry, rateLimits }),
+        );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

@@ -15,6 +15,7 @@ import type {
   JsonRpcResponse,
 } from './protocol/jsonRpc';
 import type { ParamHeaderDeclaration } from './protocol/paramHeaders';
+import type { ClientRequestTelemetry } from './telemetry/BrokerTelemetry';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -103,6 +104,11 @@ export interface ToolCallContext {
   openEventStream(): ClientEventStream;
   /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
   readonly signal: AbortSignal;
+  /**
+   * The client request's telemetry: each request the call sends to its backend is measured
+   * and traced as a child of it (its trace context goes to the backend). Absent: not measured.
+   */
+  readonly telemetry?: ClientRequestTelemetry;
 }
 
 /**

@@ -34,6 +34,7 @@ import {
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
+import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 import {
   completeResult,
   InputRetry,
@@ -278,6 +279,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         endpoint: endpointOf(backend),
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
+        ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),
       },
       sink,
     );
@@ -370,6 +372,8 @@ export function createStreamingToolCallHandler(
     requestState?: RequestStateOptions;
     /** Shared by every replica: cancellations given on another replica reach the call here. */
     cancellations?: CancellationStore;
+    /** Counts the clients' cancellations passed on to backends. */
+    telemetry?: BrokerTelemetry;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -416,6 +420,7 @@ export function createStreamingToolCallHandler(
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
     heldCalls: options.requestState?.heldCalls,
+    telemetry: options.telemetry,
   });
   const statelessSessions = new IdleBackendSessions(pool, {
     idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,

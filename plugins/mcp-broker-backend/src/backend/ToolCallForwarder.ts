@@ -83,6 +83,8 @@ import {
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DEFAULT_MAILBOX_POLL_MS, HeldCallState, HeldCalls } from './HeldCalls';
 import { StatelessInputAnswers } from './StatelessInputAnswers';
+import type { BrokerTelemetry, ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import {
   OpenedRequestState,
   RequestStateBinding,
@@ -168,6 +170,8 @@ export interface ForwardedToolCall {
   onCallEnd?: () => void;
   /** The backend's detected era; `modern` makes the call stateless (see the file comment). */
   backendEra?: ProtocolEra;
+  /** The client request's telemetry: each backend request is measured and traced under it. */
+  telemetry?: ClientRequestTelemetry;
 }
 
 /** What a 2026-07-28 caller's call needs for `input_required` rounds. */
@@ -218,6 +222,8 @@ export interface ToolCallForwarderOptions {
    * (`sessionStore: database`); none without it.
    */
   cancellationRelay?: CancellationRelay;
+  /** Counts the clients' cancellations passed on to backends (`mcp_broker.cancellations.relayed`). */
+  telemetry?: BrokerTelemetry;
 }
 
 /** JSON-RPC error code sent to a backend whose request the client did not answer in time. */
@@ -624,11 +630,47 @@ export class ToolCallForwarder {
     }
   }
 
+  /**
+   * One request of the call to its backend, measured and traced as a child of the client's
+   * request (its trace context goes to the backend with the request).
+   */
   private async runOnce(
     call: ForwardedToolCall,
     entry: InFlightCall,
     session: BackendSessionRef | undefined,
     sink: ClientMessageSink,
+  ): Promise<Record<string, unknown>> {
+    const method = call.method ?? 'tools/call';
+    const name = typeof call.params.name === 'string' ? call.params.name : undefined;
+    const observed = call.telemetry?.backendRequest({
+      server: call.endpoint.name,
+      method,
+      era: session === undefined ? 'modern' : 'legacy',
+      ...(name === undefined ? {} : method === 'prompts/get' ? { prompt: name } : { tool: name }),
+      ...(session?.protocolVersion === undefined
+        ? {}
+        : { protocolVersion: session.protocolVersion }),
+    });
+    try {
+      const final = await this.sendOnce(call, entry, session, sink, observed?.propagationFields);
+      observed?.end(resultOfFinalMessage(final));
+      return final;
+    } catch (error) {
+      observed?.end(
+        entry.endReason !== undefined && entry.endReason !== 'timeout'
+          ? resultOfFinalMessage(undefined)
+          : { outcome: 'failed', errorType: errorTypeOfException(error), exception: error },
+      );
+      throw error;
+    }
+  }
+
+  private async sendOnce(
+    call: ForwardedToolCall,
+    entry: InFlightCall,
+    session: BackendSessionRef | undefined,
+    sink: ClientMessageSink,
+    traceFields: Readonly<Record<string, string>> | undefined,
   ): Promise<Record<string, unknown>> {
     const backend = call.endpoint.name;
     const backendRequestId = this.nextBackendRequestId++;
@@ -648,11 +690,11 @@ export class ToolCallForwarder {
       target = {
         endpoint: call.endpoint,
         ...mirrored,
-        headers: { ...mirrored.headers, ...this.paramHeaders(call) },
+        headers: { ...mirrored.headers, ...this.paramHeaders(call), ...traceFields },
       };
     } else {
       entry.sent = { session, backendRequestId };
-      target = session;
+      target = traceFields === undefined ? session : { ...session, headers: { ...traceFields } };
     }
     const body = JSON.stringify(message);
     let response: BackendResponse;
@@ -953,8 +995,8 @@ export class ToolCallForwarder {
     return this.options.cancellationRelay?.watch({
       sessionId: entry.clientSessionId,
       requestKey: entry.clientRequestKey,
-      cancel: reason => this.endCall(entry, 'cancelled', reason),
-      sessionEnded: () => this.endCall(entry, 'client-gone'),
+      cancel: reason => this.endCall(entry, 'cancelled', reason, 'replica'),
+      sessionEnded: () => this.endCall(entry, 'client-gone', undefined, 'replica'),
     });
   }
 
@@ -1025,9 +1067,17 @@ export class ToolCallForwarder {
    * the backend took the notification (or could not within the wait below): a backend that
    * treats a closed stream as the end of the call can still match the notification to it.
    */
-  private endCall(entry: InFlightCall, reason: EndReason, clientReason?: string): void {
+  private endCall(
+    entry: InFlightCall,
+    reason: EndReason,
+    clientReason?: string,
+    from: 'client' | 'replica' = 'client',
+  ): void {
     if (entry.endReason !== undefined) return;
     entry.endReason = reason;
+    if (reason === 'cancelled' || reason === 'client-gone') {
+      this.options.telemetry?.metrics.cancellationRelayed(entry.backend, from);
+    }
     if (entry.sent === undefined || entry.stateless) {
       entry.controller.abort();
       return;

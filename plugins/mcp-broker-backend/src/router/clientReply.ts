@@ -6,11 +6,13 @@
  */
 import type { Response } from 'express';
 import type { ClientReply } from '../types';
+import { requestScopeOf } from './requestScope';
 
 /** Adapts an Express response to the {@link ClientReply} a ToolCallHandler answers through. */
 export function clientReplyOf(res: Response): ClientReply {
   return {
     json(body: unknown, httpStatus?: number) {
+      requestScopeOf(res)?.answered(body);
       if (httpStatus !== undefined) res.status(httpStatus);
       // Compact whatever the app's `json spaces` (pretty in development): a call's answer is
       // the same bytes as on its stream, one line (clients that read the body line by line

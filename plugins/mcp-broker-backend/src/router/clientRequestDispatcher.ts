@@ -28,6 +28,9 @@ import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
 import { toClientError } from '../backend/backendErrors';
+import { mcpBrokerToolUsePermission } from '@devportal/plugin-mcp-broker-common';
+import { answeredOn, requestScopeOf } from './requestScope';
+import { sendRateLimited } from './protocol';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
 const UNSUPPORTED_METHODS = new Set([
@@ -256,12 +259,21 @@ export async function routeToolCall(
   }
   const route = catalog.routeTool(params.name);
   const backend = route ? broker.server(route.backend) : undefined;
+  const scope = requestScopeOf(res);
+  const traceId = scope?.telemetry.traceId;
   if (!route || !backend) {
-    // Denied and unknown answer alike; only the audit trail tells them apart.
+    // Denied and unknown answer alike; only the audit trail (and the denial count) tell them apart.
     const hidden = broker.catalog().routeTool(params.name);
     const tool = hidden?.originalName ?? params.name;
+    if (hidden) {
+      scope?.denied(
+        mcpBrokerToolUsePermission.name,
+        JsonRpcErrorCode.InvalidParams,
+        hidden.backend,
+      );
+    }
     await toolCallAuditor.refused(
-      { principal: caller.principal, server: hidden?.backend, tool },
+      { principal: caller.principal, server: hidden?.backend, tool, traceId },
       hidden ? 'denied' : 'failed',
       hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
     );
@@ -274,10 +286,19 @@ export async function routeToolCall(
     );
     return;
   }
-  const audit = await toolCallAuditor.begin(
-    { principal: caller.principal, server: backend.name, tool: route.originalName },
-    request.id,
-  );
+  const call = { principal: caller.principal, server: backend.name, tool: route.originalName };
+  scope?.telemetry.routed({ server: backend.name, tool: route.originalName });
+  // The rate-limit step (spec §12): refused before anything reaches the backend.
+  const refusal = await scope?.admitToolCall(backend.name, route.originalName);
+  if (refusal !== undefined) {
+    await toolCallAuditor.refused({ ...call, traceId }, 'rate-limited', refusal.error.message, {
+      retryAfterMs: refusal.retryAfterMs,
+      limit: refusal.configuredAt,
+    });
+    sendRateLimited(res, request.id, refusal);
+    return;
+  }
+  const audit = await toolCallAuditor.begin({ ...call, traceId }, request.id);
   try {
     await handOff(
       { broker, res },
@@ -340,7 +361,11 @@ async function handOff(
 ): Promise<void> {
   const { broker, res } = context;
   const ended = callEndSignal(res, [...caller.endSignals, broker.shutdownSignal]);
-  const observe = (stream: ClientEventStream) => audit?.observe(stream) ?? stream;
+  const scope = requestScopeOf(res);
+  const observe = (stream: ClientEventStream) => {
+    const audited = audit?.observe(stream) ?? stream;
+    return scope === undefined ? audited : answeredOn(audited, scope);
+  };
   const reply = clientReplyOf(res);
   try {
     await caller.handle(broker.toolCalls, {
@@ -354,6 +379,7 @@ async function handOff(
           }),
         ),
       signal: ended.signal,
+      ...(scope === undefined ? {} : { telemetry: scope.telemetry }),
     });
   } finally {
     ended.release();

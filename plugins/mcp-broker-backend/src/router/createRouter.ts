@@ -11,6 +11,8 @@ import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
+import type { ToolCallRateLimits } from '../rateLimits/ToolCallRateLimits';
+import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { statusHandler } from './statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
@@ -26,6 +28,10 @@ export interface RouterOptions {
   /** Permission decisions per principal (spec §8). */
   access: BrokerAccessControl;
   toolCallAuditor: ToolCallAuditor;
+  /** Metrics and traces of client requests (spec §12). */
+  telemetry: BrokerTelemetry;
+  /** `mcpBroker.rateLimits`; undefined when none is configured. */
+  rateLimits?: ToolCallRateLimits;
 }
 
 /**
@@ -39,6 +45,8 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     httpAuth: options.httpAuth,
     access: options.access,
     toolCallAuditor: options.toolCallAuditor,
+    telemetry: options.telemetry,
+    rateLimits: options.rateLimits,
   };
 
   router.get('/health', (_req, res) => {

@@ -12,9 +12,10 @@ import {
   isJsonRpcId,
   isPlainObject,
   type JsonRpcId,
+  type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
-import { ModernHeader, requestEra } from '../protocol/modernEra';
+import { ModernHeader, ModernMetaKey, requestEra } from '../protocol/modernEra';
 import type { McpBroker } from '../broker/McpBroker';
 import type { ClientEventStream, ClientResponseOutcome } from '../types';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
@@ -25,6 +26,7 @@ import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './p
 import { headerValue, sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 import {
+  ALL_PROTOCOL_VERSIONS,
   BROKER_IMPLEMENTATION,
   BROKER_INSTRUCTIONS,
   isModernProtocolVersion,
@@ -33,12 +35,13 @@ import {
   PROTOCOL_VERSIONS,
 } from '../protocol/versions';
 import { principalOf } from './requirePrincipal';
+import { openRequestScope, type RequestScopeDeps } from './requestScope';
 
 /**
  * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
  * request before a handler runs; handlers read the principal with principalOf(res).
  */
-export interface McpEndpointDeps extends PrincipalAccessDeps {
+export interface McpEndpointDeps extends PrincipalAccessDeps, RequestScopeDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
 }
@@ -163,70 +166,116 @@ export function postHandler(deps: McpEndpointDeps) {
     }
     // The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or
     // a modern MCP-Protocol-Version header) is served statelessly; everything else as before.
-    if (
+    const era =
       message.kind !== 'response' &&
       requestEra(body, headerValue(req, ModernHeader.protocolVersion)) === 'modern'
-    ) {
-      await serveModernMessage(deps, req, res, message);
+        ? 'modern'
+        : 'legacy';
+    if (message.kind !== 'request') {
+      await serveMessage(deps, req, res, message, era);
       return;
     }
-    if (message.kind === 'request' && deps.broker.draining) {
-      // Answers and cancellations still go through: the calls in flight are draining.
+    // A request is measured and traced from here to its answer (requestScope.ts).
+    const scope = openRequestScope(deps, req, res, {
+      method: message.message.method,
+      era,
+      requestId: message.message.id,
+      principal: principalOf(res),
+      ...requestVersionAndMeta(req, message.message, era),
+    });
+    await scope.telemetry.run(() => serveMessage(deps, req, res, message, era));
+  };
+}
+
+/** The request's protocol version (when the broker speaks it) and `params._meta`. */
+function requestVersionAndMeta(
+  req: Request,
+  request: JsonRpcRequest,
+  era: 'legacy' | 'modern',
+): { protocolVersion?: string; meta?: unknown } {
+  const meta = request.params?._meta;
+  const version =
+    era === 'modern'
+      ? isPlainObject(meta)
+        ? meta[ModernMetaKey.protocolVersion]
+        : undefined
+      : headerValue(req, 'mcp-protocol-version');
+  return {
+    ...(typeof version === 'string' && ALL_PROTOCOL_VERSIONS.includes(version)
+      ? { protocolVersion: version }
+      : {}),
+    ...(meta === undefined ? {} : { meta }),
+  };
+}
+
+/** Serves one classified message of `era` (the rest of POST /mcp). */
+async function serveMessage(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+  message: NonNullable<ReturnType<typeof classifyJsonRpc>>,
+  era: 'legacy' | 'modern',
+): Promise<void> {
+  if (message.kind !== 'response' && era === 'modern') {
+    await serveModernMessage(deps, req, res, message);
+    return;
+  }
+  if (message.kind === 'request' && deps.broker.draining) {
+    // Answers and cancellations still go through: the calls in flight are draining.
+    sendShuttingDown(res, message.message.id);
+    return;
+  }
+  if (message.kind === 'request' && message.message.method === 'initialize') {
+    await initialize(deps, req, res, message.message);
+    return;
+  }
+  const session = await requireSession(deps, req, res);
+  if (!session) return;
+  // A running request (a long tool call) keeps the session alive in the shared store.
+  await deps.broker.sessions.whileRequestRuns(session, async () => {
+    if (message.kind === 'response') {
+      try {
+        const answered = await deps.broker.toolCalls.handleClientResponse({
+          clientSession: session,
+          message: message.message,
+        });
+        sendClientResponseOutcome(res, answered);
+      } catch (error) {
+        // Claiming the id needs the (possibly shared) store; nothing was delivered.
+        if (!res.headersSent) sendStoreUnavailable(deps, res, error);
+        else throw error;
+      }
+      return;
+    }
+    if (message.kind === 'notification') {
+      if (message.message.method === 'notifications/cancelled') {
+        await deps.broker.toolCalls.handleClientNotification({
+          clientSession: session,
+          notification: message.message,
+        });
+      }
+      res.status(202).end();
+      return;
+    }
+    const access = await requestAccess(deps, req, res, message.message.id);
+    if (!access) return;
+    // Checked again after the session look-up and the permission decision: from here to the
+    // call's registration nothing waits, so a drain that began meanwhile either refuses the
+    // request or sees its call.
+    if (deps.broker.draining) {
       sendShuttingDown(res, message.message.id);
       return;
     }
-    if (message.kind === 'request' && message.message.method === 'initialize') {
-      await initialize(deps, req, res, message.message);
-      return;
-    }
-    const session = await requireSession(deps, req, res);
-    if (!session) return;
-    // A running request (a long tool call) keeps the session alive in the shared store.
-    await deps.broker.sessions.whileRequestRuns(session, async () => {
-      if (message.kind === 'response') {
-        try {
-          const answered = await deps.broker.toolCalls.handleClientResponse({
-            clientSession: session,
-            message: message.message,
-          });
-          sendClientResponseOutcome(res, answered);
-        } catch (error) {
-          // Claiming the id needs the (possibly shared) store; nothing was delivered.
-          if (!res.headersSent) sendStoreUnavailable(deps, res, error);
-          else throw error;
-        }
-        return;
-      }
-      if (message.kind === 'notification') {
-        if (message.message.method === 'notifications/cancelled') {
-          await deps.broker.toolCalls.handleClientNotification({
-            clientSession: session,
-            notification: message.message,
-          });
-        }
-        res.status(202).end();
-        return;
-      }
-      const access = await requestAccess(deps, req, res, message.message.id);
-      if (!access) return;
-      // Checked again after the session look-up and the permission decision: from here to the
-      // call's registration nothing waits, so a drain that began meanwhile either refuses the
-      // request or sees its call.
-      if (deps.broker.draining) {
-        sendShuttingDown(res, message.message.id);
-        return;
-      }
-      await dispatchClientRequest({
-        broker: deps.broker,
-        session,
-        request: message.message,
-        req,
-        res,
-        catalog: access.catalog,
-        toolCallAuditor: deps.toolCallAuditor,
-      });
+    await dispatchClientRequest({
+      broker: deps.broker,
+      session,
+      request: message.message,
+      req,
+      res,
+      catalog: access.catalog,
+      toolCallAuditor: deps.toolCallAuditor,
     });
-  };
+  });
 }
 
 async function initialize(

@@ -13,6 +13,7 @@ import type { BrokerAccessControl, PrincipalAccess } from '../permissions/Broker
 import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
 import { sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
+import { requestScopeOf } from './requestScope';
 
 /** What {@link accessOf} needs. */
 export interface PrincipalAccessDeps {
@@ -59,6 +60,10 @@ export async function requestAccess(
  * and every stateless request; the message names the permission and what it was needed for.
  */
 export function sendSessionCreateDenied(res: Response, needing: string, id: JsonRpcId): void {
+  requestScopeOf(res)?.denied(
+    mcpBrokerSessionCreatePermission.name,
+    JsonRpcErrorCode.InvalidRequest,
+  );
   sendTransportError(
     res,
     403,

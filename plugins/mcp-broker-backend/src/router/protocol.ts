@@ -1,6 +1,7 @@
 /* The one way the MCP endpoint answers with an HTTP error (codes and versions: `protocol/`). */
 import type { Request, Response } from 'express';
 import { JsonRpcErrorCode, JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
+import { retryAfterSeconds } from '../protocol/rateLimited';
 
 /** The first value of a request header (Node joins most repeated headers, not all). */
 export function headerValue(req: Request, name: string): string | undefined {
@@ -28,4 +29,19 @@ export function sendShuttingDown(res: Response, id: JsonRpcId | null = null): vo
   const message =
     'The MCP broker is shutting down; send the request again (on another replica, or later)';
   sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
+}
+
+/**
+ * A rate limit refused the request (spec §12): HTTP 429 with `Retry-After` (whole seconds) and
+ * the JSON-RPC error (-32000, `data: { reason: "rate-limited", retryAfterMs }`).
+ */
+export function sendRateLimited(
+  res: Response,
+  id: JsonRpcId,
+  refusal: { retryAfterMs: number; error: { code: number; message: string; data?: unknown } },
+): void {
+  res.setHeader('Retry-After', retryAfterSeconds(refusal.retryAfterMs));
+  res
+    .status(429)
+    .json(jsonRpcError(id, refusal.error.code, refusal.error.message, refusal.error.data));
 }

@@ -7,6 +7,7 @@ export {
   HELD_CALL_MESSAGES_TABLE,
 } from './DatabaseHeldCallStore';
 export { DatabaseCancellationStore, CANCELLATIONS_TABLE } from './DatabaseCancellationStore';
+export { DatabaseQuotaStore, RATE_WINDOWS_TABLE, REPLICAS_TABLE } from './DatabaseQuotaStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';

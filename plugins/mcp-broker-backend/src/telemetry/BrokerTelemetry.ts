@@ -11,13 +11,14 @@
  * spans are non-recording and the instruments no-ops. `end` is idempotent (a call may be ended by
  * its answer and again by its connection closing); the first result counts.
  */
-import type {
-  Attributes,
-  Context,
-  MeterProvider,
-  Span,
-  TextMapPropagator,
-  TracerProvider,
+import {
+  context as contextApi,
+  type Attributes,
+  type Context,
+  type MeterProvider,
+  type Span,
+  type TextMapPropagator,
+  type TracerProvider,
 } from '@opentelemetry/api';
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
@@ -75,6 +76,10 @@ export interface BackendRequestTelemetry {
 
 /** Telemetry of one client request. */
 export interface ClientRequestTelemetry {
+  /** The request's method as recorded (`_OTHER` for one the specification does not define). */
+  readonly method: string;
+  /** The client's era. */
+  readonly era: Era;
   /** The trace the request belongs to (undefined when tracing is off). */
   readonly traceId: string | undefined;
   /** The request's context (the parent of its backend requests' spans). */
@@ -85,6 +90,11 @@ export interface ClientRequestTelemetry {
   backendRequest(start: BackendRequestStart): BackendRequestTelemetry;
   /** Records the duration and ends the span (the first call counts). */
   end(result: RequestResult): void;
+  /**
+   * Runs `fn` with the request's context active, so that what it does (log lines, backend
+   * requests) belongs to the request's trace (with the SDK's async context manager).
+   */
+  run<T>(fn: () => T): T;
 }
 
 /** Seconds since `started` (a `performance.now()` reading). */
@@ -157,6 +167,8 @@ export class BrokerTelemetry {
     let inFlight: string | undefined;
     let ended = false;
     return {
+      method,
+      era: start.era,
       traceId: traceIdOf(span),
       context,
       routed(target) {
@@ -172,6 +184,7 @@ export class BrokerTelemetry {
         }
       },
       backendRequest: backend => startBackendRequest(metrics, tracer, backend, context),
+      run: fn => contextApi.with(context, fn),
       end(result) {
         if (ended) return;
         ended = true;

@@ -8,6 +8,7 @@ import { isPlainObject } from '../protocol/jsonRpc';
 import {
   CANCELLED_ERROR_TYPE,
   errorTypeOfCode,
+  OTHER_VALUE,
   TOOL_ERROR_TYPE,
   type Outcome,
 } from './telemetryAttributes';
@@ -64,4 +65,12 @@ export function failedWithCode(code: number): RequestResult {
     code,
     reason: `JSON-RPC error ${Number.isFinite(code) ? code : 'without a code'}`,
   };
+}
+
+/**
+ * The `error.type` of a thrown error: its class name (a bounded set: the broker's own error
+ * classes and Node's), or `_OTHER` for anything that is not an Error.
+ */
+export function errorTypeOfException(error: unknown): string {
+  return error instanceof Error ? error.name : OTHER_VALUE;
 }

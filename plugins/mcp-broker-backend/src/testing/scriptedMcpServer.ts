@@ -46,6 +46,8 @@ export interface ScriptedMcpServer {
   openEventStreams(): number;
   /** Authorization headers seen on every request, in order. */
   authorizationHeaders(): Array<string | undefined>;
+  /** The `traceparent` header of every `tools/call`, in order (undefined: none sent). */
+  toolCallTraceparents(): Array<string | undefined>;
   /** Writes a raw SSE frame (e.g. `data: {...}\n\n`) to every open event stream. */
   sendRaw(frame: string): void;
   /** Sends a well-formed `notifications/<kind>/list_changed` to every open event stream. */
@@ -62,6 +64,7 @@ export async function startScriptedMcpServer(
   const sessions = new Set<string>();
   const streams = new Set<http.ServerResponse>();
   const authorizations: Array<string | undefined> = [];
+  const toolCallTraceparents: Array<string | undefined> = [];
   let initializeCount = 0;
   let eventStreamsOpened = 0;
   const state = {
@@ -178,6 +181,7 @@ export async function startScriptedMcpServer(
           result({ resourceTemplates: [] });
           return;
         case 'tools/call':
+          toolCallTraceparents.push([req.headers.traceparent].flat()[0]);
           result({
             content: [
               {
@@ -225,6 +229,7 @@ export async function startScriptedMcpServer(
     initializeCount: () => initializeCount,
     openEventStreams: () => streams.size,
     authorizationHeaders: () => [...authorizations],
+    toolCallTraceparents: () => [...toolCallTraceparents],
     sendRaw(frame: string) {
       for (const stream of streams) stream.write(frame);
     },

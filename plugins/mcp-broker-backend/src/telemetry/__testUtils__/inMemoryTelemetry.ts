@@ -2,10 +2,12 @@
  * A real OpenTelemetry SDK (metrics and traces) that keeps everything in memory, for tests that
  * read back what the broker recorded: a MeterProvider with a pull reader (collected on demand,
  * as a Prometheus scrape would), a tracer provider with an in-memory span exporter, and the W3C
- * trace context propagator. `install()` makes them the global providers (what a deployment's
- * instrumentation file does); `uninstall()` puts the no-op defaults back.
+ * trace context propagator. `install()` makes them the global providers, with the async context
+ * manager (what a deployment's instrumentation file does); `uninstall()` puts the no-op defaults
+ * back.
  */
-import { metrics, propagation, trace, type Attributes } from '@opentelemetry/api';
+import { context, metrics, propagation, trace, type Attributes } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   DataPointType,
@@ -82,8 +84,12 @@ export class InMemoryTelemetry {
     return this.spanExporter.getFinishedSpans();
   }
 
-  /** Makes these the global providers and propagator (as an instrumentation file would). */
+  /**
+   * Makes these the global providers and propagator, with the async context manager (as the
+   * Node SDK in an instrumentation file does).
+   */
   install(): this {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     metrics.setGlobalMeterProvider(this.meterProvider);
     trace.setGlobalTracerProvider(this.tracerProvider);
     propagation.setGlobalPropagator(this.propagator);
@@ -95,6 +101,7 @@ export class InMemoryTelemetry {
     metrics.disable();
     trace.disable();
     propagation.disable();
+    context.disable();
     await this.meterProvider.shutdown();
     await this.tracerProvider.shutdown();
   }
