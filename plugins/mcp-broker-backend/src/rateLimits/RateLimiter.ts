@@ -308,20 +308,21 @@ function laterRefusal(current: Admission | undefined, next: Admission): Admissio
   return next.retryAfterMs > current.retryAfterMs ? next : current;
 }
 
-/** True when `promise` settles within `ms` (its failure is the store's business, not ours). */
+/**
+ * True when `promise` settles within `ms` (its failure is the store's business, not ours). When
+ * the timer fires, answers only after the poll phase of that turn of the event loop: an answer
+ * that arrived while the process was busy (a blocked loop runs timers first) still counts.
+ */
 function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   return new Promise(resolve => {
-    const timer = setTimeout(() => resolve(false), ms);
+    let settled = false;
+    const done = () => {
+      settled = true;
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => setImmediate(() => resolve(settled)), ms);
     timer.unref();
-    promise.then(
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-    );
+    promise.then(done, done);
   });
 }
