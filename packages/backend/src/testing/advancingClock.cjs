@@ -17,7 +17,7 @@ globalThis.Date = new Proxy(RealDate, {
   construct(target, args, newTarget) {
     return Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget);
   },
-  apply(target, thisArg, args) {
+  apply() {
     // `Date()` called as a function: the current time as a string.
     return new RealDate(now()).toString();
   },

@@ -87,7 +87,9 @@ export async function startBackendProcess(
     process.execPath,
     [
       ...reserved.nodeArgs,
-      ...(options.advancingClock ? ['--require', path.join(__dirname, 'advancingClock.cjs')] : []),
+      ...(options.advancingClock
+        ? ['--require', path.join(backendRoot, 'src', 'testing', 'advancingClock.cjs')]
+        : []),
       ...(options.nodeArgs ?? []),
       '--require',
       require.resolve('@backstage/cli/config/nodeTransform.cjs'),

@@ -60,19 +60,18 @@ export interface BearerChallenge {
   errorDescription?: string;
 }
 
-const QUOTED_STRING_UNSAFE = /["\\\u0000-\u001f\u007f-\uffff]/g;
+/** Keeps what a quoted-string may hold unescaped: printable ASCII but `"` and `\`. */
+function quotable(value: string): string {
+  return [...value].filter(c => c >= ' ' && c <= '~' && c !== '"' && c !== '\\').join('');
+}
 
 /** The value of a `WWW-Authenticate` header for a 401 (RFC 6750 §3 syntax). */
 export function bearerChallenge(challenge: BearerChallenge): string {
   const params: string[] = [];
   if (challenge.error !== undefined) params.push(`error="${challenge.error}"`);
   if (challenge.errorDescription !== undefined) {
-    params.push(
-      `error_description="${challenge.errorDescription.replace(QUOTED_STRING_UNSAFE, '')}"`,
-    );
+    params.push(`error_description="${quotable(challenge.errorDescription)}"`);
   }
-  params.push(
-    `resource_metadata="${challenge.resourceMetadataUrl.replace(QUOTED_STRING_UNSAFE, '')}"`,
-  );
+  params.push(`resource_metadata="${quotable(challenge.resourceMetadataUrl)}"`);
   return `Bearer ${params.join(', ')}`;
 }
