@@ -20,7 +20,7 @@ import {
   StreamableHTTPClientTransport as ModernClientTransport,
 } from '@modelcontextprotocol/client';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
-import { mcpRawPost } from '../testing/mcpRawPost';
+import { LEGACY_INITIALIZE_REQUEST, mcpRawPost } from '../testing/mcpRawPost';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
 import {
@@ -44,17 +44,6 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 const PAST_TOKEN_EXPIRY_MS = 61 * 60_000;
 /** Loopback callback of the test's clients (never listened on: the code is read off the redirect). */
 const CALLBACK = 'http://127.0.0.1:33418/callback';
-/** A raw 2025-11-25 `initialize`. */
-const LEGACY_INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-};
 
 /** An MCP client of either era, connected to the broker with its OAuth provider. */
 interface OAuthBrokerClient {
@@ -246,11 +235,11 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
     const challenge = `Bearer resource_metadata="${metadataUrl()}"`;
     const refused = `Bearer error="invalid_token", error_description="The access token is invalid or has expired", resource_metadata="${metadataUrl()}"`;
     const answers = await Promise.all([
-      mcpRawPost(mcpUrl(), '', LEGACY_INITIALIZE),
+      mcpRawPost(mcpUrl(), '', LEGACY_INITIALIZE_REQUEST),
       postModernRequest(backend.baseUrl, '', 1, 'server/discover', {}),
       fetch(mcpUrl(), { headers: { Accept: 'text/event-stream' } }),
       fetch(mcpUrl(), { method: 'DELETE' }),
-      mcpRawPost(mcpUrl(), 'not-a-token', LEGACY_INITIALIZE),
+      mcpRawPost(mcpUrl(), 'not-a-token', LEGACY_INITIALIZE_REQUEST),
       postModernRequest(backend.baseUrl, `${tokens.alice}x`, 1, 'tools/list', {}),
       // A valid token in the query string is never read.
       fetch(`${mcpUrl()}?access_token=${tokens.alice}`, {
@@ -259,7 +248,7 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
         },
-        body: JSON.stringify(LEGACY_INITIALIZE),
+        body: JSON.stringify(LEGACY_INITIALIZE_REQUEST),
       }),
     ]);
     expect(answers.map(a => a.status)).toEqual(answers.map(() => 401));
@@ -412,7 +401,7 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
       const token = provider.tokens()!.access_token;
       const answer =
         era === 'legacy'
-          ? await mcpRawPost(mcpUrl(), token, LEGACY_INITIALIZE)
+          ? await mcpRawPost(mcpUrl(), token, LEGACY_INITIALIZE_REQUEST)
           : await postModernRequest(backend.baseUrl, token, 1, 'server/discover', {});
       expect(answer.status).toBe(403);
       expect((await answer.json()).error.message).toContain('mcp-broker.session.create');
