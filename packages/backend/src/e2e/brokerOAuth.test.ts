@@ -536,7 +536,8 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
       expect(client.sessionId()).toBe(sessionIds[i]);
     }
     // A client whose refresh token was revoked is back to the person: the SDK asks for the
-    // browser again.
+    // browser again (the v2 client says why on the console).
+    const warnings = jest.spyOn(console, 'warn').mockImplementation(() => {});
     for (const { client, requests, provider } of revoked) {
       const before = requests.length;
       const asked = provider.authorizationUrls.length;
@@ -549,5 +550,9 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
       expect(provider.authorizationUrls).toHaveLength(asked + 1);
       expect(provider.tokens()).toBeUndefined();
     }
+    expect(warnings).toHaveBeenCalledWith(
+      expect.stringMatching(/invalid_grant.*Invalid refresh token/),
+    );
+    warnings.mockRestore();
   }, 60_000);
 });
