@@ -177,7 +177,7 @@ describe('BrokerTelemetry', () => {
     expect(pointWith(streams, { 'mcp_broker.stream.kind': 'session-get' }).value).toBe(2);
     expect(pointWith(streams, { 'mcp_broker.stream.kind': 'listen' }).value).toBe(1);
     const states = await sdk.points(MetricName.backendState);
-    expect(states).toHaveLength(8);
+    expect(states).toHaveLength(10);
     const stateOf = (server: string) =>
       states
         .filter(p => p.attributes['mcp_broker.server'] === server && p.value === 1)

@@ -3,8 +3,9 @@
  * `yarn start` printed its "Ready:" line — the real development backend process with the
  * development config and a fresh in-memory database, the two example MCP servers behind the
  * broker, both connected — and one bash with nothing but HOME and PATH in its environment.
- * The README's addresses (localhost:7007 and the example servers' 3101 and 3103) are replaced by
- * the ports this run got, in the code and in the promised output alike.
+ * The README's addresses (localhost:7007, the example servers' 3101 and 3103, and the telemetry
+ * page's 9464) are replaced by the ports this run got, in the code and in the promised output
+ * alike.
  */
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
@@ -40,6 +41,8 @@ export class WalkthroughEnvironment {
       const modern = await startModernExampleMcpServer({ port: 0 });
       servers.push(modern);
       const backend = await startBackendProcess({
+        // As `yarn start`: the OpenTelemetry SDK and its page (README: "Telemetry").
+        instrumentation: true,
         env: {
           APP_CONFIG_mcpBroker_servers: JSON.stringify([
             { name: 'example', url: example.url },
@@ -54,10 +57,16 @@ export class WalkthroughEnvironment {
         60_000,
         'the broker to connect both example servers',
       );
+      const telemetry = await waitFor(
+        () => backend.telemetryUrl(),
+        10_000,
+        'the telemetry page of the backend',
+      );
       return new WalkthroughEnvironment(backend, servers, [
         ['7007', backend.port],
         ['3101', example.port],
         ['3103', modern.port],
+        ['9464', Number(new URL(telemetry).port)],
       ]);
     } catch (error) {
       await Promise.all(servers.map(server => server.close()));
