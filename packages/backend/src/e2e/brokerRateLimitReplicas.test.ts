@@ -66,12 +66,11 @@ if (postgres === undefined) {
       let admitted = 0;
       const refusals: Array<Record<string, any>> = [];
       // 60 calls, 10 at a time, two of three on the first replica.
+      const [first, second] = replicas;
+      const aliceCall = (n: number) => call(n % 3 === 2 ? second : first, 'alice', n + 1);
       for (let batch = 0; batch < 6; batch += 1) {
         const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => {
-            const n = batch * 10 + i;
-            return call(replicas[n % 3 === 2 ? 1 : 0], 'alice', n + 1);
-          }),
+          Array.from({ length: 10 }, (_, i) => aliceCall(batch * 10 + i)),
         );
         for (const result of results) {
           if (result.status === 200) admitted += 1;

@@ -642,11 +642,12 @@ export class ToolCallForwarder {
   ): Promise<Record<string, unknown>> {
     const method = call.method ?? 'tools/call';
     const name = typeof call.params.name === 'string' ? call.params.name : undefined;
+    const target = method === 'prompts/get' ? { prompt: name } : { tool: name };
     const observed = call.telemetry?.backendRequest({
       server: call.endpoint.name,
       method,
       era: session === undefined ? 'modern' : 'legacy',
-      ...(name === undefined ? {} : method === 'prompts/get' ? { prompt: name } : { tool: name }),
+      ...(name === undefined ? {} : target),
       ...(session?.protocolVersion === undefined
         ? {}
         : { protocolVersion: session.protocolVersion }),

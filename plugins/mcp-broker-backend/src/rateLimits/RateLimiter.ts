@@ -86,6 +86,33 @@ export const HEARTBEAT_MS = 10_000;
 /** A replica counts as live this long after its last heartbeat. */
 export const REPLICA_TTL_MS = 3 * HEARTBEAT_MS;
 
+const ADMITTED: Admission = Object.freeze({ admitted: true });
+
+/** Of two refusals, the one that asks to wait longer (a call needs every budget). */
+function laterRefusal(current: Admission | undefined, next: Admission): Admission {
+  if (current === undefined || current.admitted || next.admitted) return next;
+  return next.retryAfterMs > current.retryAfterMs ? next : current;
+}
+
+/**
+ * True when `promise` settles within `ms` (its failure is the store's business, not ours). When
+ * the timer fires, answers only after the poll phase of that turn of the event loop: an answer
+ * that arrived while the process was busy (a blocked loop runs timers first) still counts.
+ */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise(resolve => {
+    let settled = false;
+    const timer = setTimeout(() => setImmediate(() => resolve(settled)), ms);
+    timer.unref();
+    const done = () => {
+      settled = true;
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
+}
+
 /** Options of {@link RateLimiter.create}. */
 export interface RateLimiterOptions {
   rules: RateLimitRules;
@@ -298,31 +325,4 @@ export class RateLimiter {
       `MCP broker rate limits: the database is unreachable or slow; each limit counts this replica's share (1/${this.#liveReplicas}) until it answers: ${error}`,
     );
   }
-}
-
-const ADMITTED: Admission = Object.freeze({ admitted: true });
-
-/** Of two refusals, the one that asks to wait longer (a call needs every budget). */
-function laterRefusal(current: Admission | undefined, next: Admission): Admission {
-  if (current === undefined || current.admitted || next.admitted) return next;
-  return next.retryAfterMs > current.retryAfterMs ? next : current;
-}
-
-/**
- * True when `promise` settles within `ms` (its failure is the store's business, not ours). When
- * the timer fires, answers only after the poll phase of that turn of the event loop: an answer
- * that arrived while the process was busy (a blocked loop runs timers first) still counts.
- */
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise(resolve => {
-    let settled = false;
-    const done = () => {
-      settled = true;
-      clearTimeout(timer);
-      resolve(true);
-    };
-    const timer = setTimeout(() => setImmediate(() => resolve(settled)), ms);
-    timer.unref();
-    promise.then(done, done);
-  });
 }

@@ -194,12 +194,8 @@ function requestVersionAndMeta(
   era: 'legacy' | 'modern',
 ): { protocolVersion?: string; meta?: unknown } {
   const meta = request.params?._meta;
-  const version =
-    era === 'modern'
-      ? isPlainObject(meta)
-        ? meta[ModernMetaKey.protocolVersion]
-        : undefined
-      : headerValue(req, 'mcp-protocol-version');
+  const modernVersion = isPlainObject(meta) ? meta[ModernMetaKey.protocolVersion] : undefined;
+  const version = era === 'modern' ? modernVersion : headerValue(req, 'mcp-protocol-version');
   return {
     ...(typeof version === 'string' && ALL_PROTOCOL_VERSIONS.includes(version)
       ? { protocolVersion: version }

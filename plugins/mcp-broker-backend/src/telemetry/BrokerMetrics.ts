@@ -48,7 +48,13 @@ export const OPERATION_DURATION_BUCKETS_S = [
 ];
 
 /** Every state a backend connection can be in (the status endpoint's words). */
-export const BACKEND_STATES = ['connecting', 'connected', 'backing-off', 'failed', 'closed'] as const;
+export const BACKEND_STATES = [
+  'connecting',
+  'connected',
+  'backing-off',
+  'failed',
+  'closed',
+] as const;
 
 /** What the gauges read from the broker when a reader collects. */
 export interface BrokerGaugeSnapshot {
