@@ -806,29 +806,11 @@ async function telemetrySection({ servers, broker, token }) {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
   const traces = await fetch(`${telemetryUrl}/traces`).then(r => r.json());
 
-  const rows = [];
-  const summary = {};
-  for (const mode of modes) {
-    for (const { name } of targets) {
-      const entry = results[mode.name][name];
-      const stats = summarize(entry.latencies);
-      summary[`${mode.name}/${name}`] = {
-        ...stats,
-        callsPerSecond: (entry.calls / entry.wallMs) * 1000,
-        cpuPerCall: entry.cpuMs.backend / entry.calls,
-      };
-      rows.push([
-        mode.name,
-        name,
-        count(entry.calls),
-        summary[`${mode.name}/${name}`].callsPerSecond.toFixed(0),
-        ms(stats.p50),
-        ms(stats.p99),
-        summary[`${mode.name}/${name}`].cpuPerCall.toFixed(2),
-      ]);
-    }
-  }
-  const of = (mode, name) => summary[`${mode.name}/${name}`];
+  const { table, summary } = callTable(results, modes, targets, ['backend']);
+  const of = (mode, name) => {
+    const entry = summary[`${mode.name}/${name}`];
+    return { ...entry, cpuPerCall: entry.cpu.backend / entry.calls };
+  };
   const ratio = mode => of(mode, names.on).callsPerSecond / of(mode, names.off).callsPerSecond;
   const concurrent = modes.find(mode => mode.concurrency > 1);
   const sequential = modes.find(mode => mode.concurrency === 1);
@@ -838,10 +820,7 @@ async function telemetrySection({ servers, broker, token }) {
     '',
     `Two backends side by side, both pointed at the same servers, alice's token on each, ${rounds} alternating rounds. "${names.on}" loads packages/backend/src/instrumentation.ts (OpenTelemetry Node SDK: a SERVER and a CLIENT span per call, kept by the always-on sampler and exported in batches to the in-memory trace page; the MCP histograms, counters and gauges, read by a scrape of /metrics every 5 s) and counts every call against \`mcpBroker.rateLimits.default\` (10⁹ per minute: never refuses). "${names.off}" is the first backend: no SDK (the OpenTelemetry API's no-ops), no limit. Load average ${loadBefore} before and ${loadAfter} after the section (2 cores shared with other jobs).`,
     '',
-    markdownTable(
-      ['mode', 'target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'backend CPU ms/call'],
-      rows,
-    ),
+    table,
     '',
     markdownTable(
       ['measure', 'value', 'target', 'result'],

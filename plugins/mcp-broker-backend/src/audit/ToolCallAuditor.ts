@@ -20,6 +20,7 @@ import type { AuditorService, LoggerService } from '@backstage/backend-plugin-ap
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
 import { resultOfFinalMessage } from '../telemetry/requestResult';
+import { observedStream } from './observedStream';
 import type { ClientEventStream, ClientReply } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
@@ -113,19 +114,7 @@ export class ToolCallAuditor {
           return reply.answered;
         },
       }),
-      observe: stream => ({
-        send(message) {
-          see(message);
-          return stream.send(message);
-        },
-        close: () => stream.close(),
-        get closed() {
-          return stream.closed;
-        },
-        get signal() {
-          return stream.signal;
-        },
-      }),
+      observe: stream => observedStream(stream, see),
       finish: async () => {
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);

@@ -21,6 +21,7 @@ import type {
 import { resultOfFinalMessage } from '../telemetry/requestResult';
 import type { Era } from '../telemetry/telemetryAttributes';
 import type { ClientEventStream } from '../types';
+import { observedStream } from '../audit/observedStream';
 
 /** What the endpoint needs to open a scope. */
 export interface RequestScopeDeps {
@@ -131,17 +132,5 @@ export function requestScopeOf(res: Response): RequestScope | undefined {
 
 /** `stream`, telling `scope` of every message it sends (its last one ends the request). */
 export function answeredOn(stream: ClientEventStream, scope: RequestScope): ClientEventStream {
-  return {
-    send(message) {
-      scope.answered(message);
-      return stream.send(message);
-    },
-    close: () => stream.close(),
-    get closed() {
-      return stream.closed;
-    },
-    get signal() {
-      return stream.signal;
-    },
-  };
+  return observedStream(stream, message => scope.answered(message));
 }

@@ -11,6 +11,8 @@
  * JSON-RPC codes of the reserved range or a few fixed words. No user ids, no arguments.
  */
 import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { LIST_CHANGED_METHOD } from '../protocol/listKinds';
+import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 
 /** Attribute keys (semantic conventions first, the broker's own after). */
 export const Attr = {
@@ -51,23 +53,19 @@ export const CANCELLED_ERROR_TYPE = 'cancelled';
 /** The conventions' word for a value outside the bounded set. */
 export const OTHER_VALUE = '_OTHER';
 
-/** Methods of the MCP specification (both eras), the bounded set of {@link Attr.methodName}. */
+/**
+ * Methods of the MCP specification (both eras), the bounded set of {@link Attr.methodName}: what
+ * a 2026-07-28 client may send, the list-change notifications, and the rest of the session era's
+ * and the server-to-client methods.
+ */
 const SPECIFICATION_METHODS: ReadonlySet<string> = new Set([
+  ...MODERN_CLIENT_METHODS,
+  ...Object.values(LIST_CHANGED_METHOD),
   'initialize',
   'ping',
-  'tools/list',
-  'tools/call',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
   'resources/subscribe',
   'resources/unsubscribe',
-  'completion/complete',
   'logging/setLevel',
-  'server/discover',
-  'subscriptions/listen',
   'elicitation/create',
   'sampling/createMessage',
   'roots/list',
@@ -75,11 +73,7 @@ const SPECIFICATION_METHODS: ReadonlySet<string> = new Set([
   'notifications/cancelled',
   'notifications/progress',
   'notifications/message',
-  'notifications/tools/list_changed',
-  'notifications/prompts/list_changed',
-  'notifications/resources/list_changed',
   'notifications/resources/updated',
-  'notifications/roots/list_changed',
   'notifications/elicitation/complete',
 ]);
 
