@@ -11,6 +11,8 @@
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
+ *   node bench/broker.mjs --only profile --observed   the first backend with telemetry and a
+ *                                               non-binding rate limit on (what they cost, by function)
  *
  * Sections:
  *   calls        tools/call echo: direct vs pipe relay vs broker vs mcp-hub, sequential and 50
@@ -70,6 +72,13 @@ const cpuProfDir = argValue('--cpu-prof');
 const profileOut = argValue('--profile-out');
 // The backend's LOG_LEVEL: warn by default, so that request logging is not what is measured.
 const logLevel = argValue('--log-level') ?? 'warn';
+// The first backend with telemetry and a rate limit on, as the telemetry section's second one.
+const observed = args.includes('--observed');
+/** What the telemetry section (and --observed) turn on: the instrumentation and a limit. */
+const OBSERVED_BACKEND = {
+  instrumentation: true,
+  mcpBroker: { rateLimits: { default: { calls: 1_000_000_000, per: { minutes: 1 } } } },
+};
 
 const COUNTS = smoke
   ? {
@@ -156,6 +165,7 @@ async function main() {
           ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
         ],
         logLevel,
+        observed ? OBSERVED_BACKEND : {},
       ),
       ...(modern ? [startPipeRelay(modern.url)] : []),
     ]);
@@ -172,7 +182,7 @@ async function main() {
       '',
       `Machine: ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}; Node ${facts.node}; ${facts.platform}.`,
       `Load average before the run: ${loadBefore} (other jobs share this machine).`,
-      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}.`,
+      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}${observed ? '; the first backend with telemetry and a non-binding rate limit (--observed)' : ''}.`,
       '',
     );
 
@@ -750,12 +760,7 @@ async function permissionsSection({ broker, token, adminToken }) {
  */
 async function telemetrySection({ servers, broker, token }) {
   log('telemetry: starting a second backend with OpenTelemetry and a non-binding rate limit');
-  const [observed] = await startAll([
-    startBrokerBackend(servers, [], logLevel, {
-      instrumentation: true,
-      mcpBroker: { rateLimits: { default: { calls: 1_000_000_000, per: { minutes: 1 } } } },
-    }),
-  ]);
+  const [observed] = await startAll([startBrokerBackend(servers, [], logLevel, OBSERVED_BACKEND)]);
   const observedToken = await observed.backend.signIn('alice');
   await waitForBrokerBackends(observed.backend, await observed.backend.signIn('carol'), [
     'everything',

@@ -168,46 +168,70 @@ export class RateLimiter {
   }
 
   /**
-   * Admits `person`'s `call` (counting it against every budget that holds for it) or refuses it.
-   * Waits for the store only when a budget's lease is used up, and then at most the lease wait.
+   * Admits `person`'s `call` (counting it against every budget that holds for it) or refuses it:
+   * at once while its budgets have leased units (the usual case), else once the store answered,
+   * waiting at most the lease wait.
    */
-  async admit(person: RateLimitedPerson, call: RateLimitedCall): Promise<Admission> {
+  admit(person: RateLimitedPerson, call: RateLimitedCall): Admission | Promise<Admission> {
     const limits = this.#rules.limitsFor(person, call);
     if (limits.length === 0) return ADMITTED;
-    // Ends: every round either admits, refuses, or waits for leases that grant units (progress
-    // in a finite window), find it spent (refusal next round) or fail (the share next round).
+    const first = this.#round(limits);
+    return 'leasing' in first ? this.#afterLeases(limits, first.leasing) : first;
+  }
+
+  /**
+   * One look at the budgets of `limits`: admitted (counted), refused, or the budgets that need a
+   * lease first.
+   */
+  #round(limits: readonly AppliedLimit[]): Admission | { leasing: Array<[Budget, AppliedLimit]> } {
+    const now = this.#now();
+    const budgets: Budget[] = [];
+    let refusal: Admission | undefined;
+    let leasing: Array<[Budget, AppliedLimit]> | undefined;
+    for (let i = 0; i < limits.length; i += 1) {
+      const limit = limits[i];
+      const budget = this.#budget(limit, now);
+      budgets.push(budget);
+      if (this.#hasUnit(budget, limit, now)) continue;
+      if (this.#store === undefined || budget.spent || this.#storeDown(now)) {
+        refusal = laterRefusal(refusal, {
+          admitted: false,
+          retryAfterMs: Math.max(1, budget.windowEnd - now),
+          limit,
+        });
+        continue;
+      }
+      (leasing ??= []).push([budget, limit]);
+    }
+    if (refusal !== undefined) return refusal;
+    if (leasing !== undefined) return { leasing };
+    for (const budget of budgets) this.#take(budget);
+    return ADMITTED;
+  }
+
+  /**
+   * Takes the leases, then looks again. Ends: every round either admits, refuses, or waits for
+   * leases that grant units (progress in a finite window), find the window spent (a refusal
+   * next round) or fail (the replica's share next round).
+   */
+  async #afterLeases(
+    limits: readonly AppliedLimit[],
+    first: Array<[Budget, AppliedLimit]>,
+  ): Promise<Admission> {
+    let leasing = first;
     for (;;) {
-      const now = this.#now();
-      const budgets = limits.map(limit => this.#budget(limit, now));
-      let refusal: Admission | undefined;
-      let leasing: Budget[] | undefined;
-      for (const [i, limit] of limits.entries()) {
-        const budget = budgets[i];
-        if (this.#hasUnit(budget, limit, now)) continue;
-        if (this.#store === undefined || budget.spent || this.#storeDown(now)) {
-          refusal = laterRefusal(refusal, {
-            admitted: false,
-            retryAfterMs: Math.max(1, budget.windowEnd - now),
-            limit,
-          });
-          continue;
-        }
-        (leasing ??= []).push(budget);
-      }
-      if (refusal !== undefined) return refusal;
-      if (leasing === undefined) {
-        for (const budget of budgets) this.#take(budget);
-        return ADMITTED;
-      }
-      for (const budget of leasing) budget.waiting += 1;
+      for (const [budget] of leasing) budget.waiting += 1;
       try {
-        const leases = leasing.map(budget => this.#lease(budget, limits[budgets.indexOf(budget)]));
+        const leases = leasing.map(([budget, limit]) => this.#lease(budget, limit));
         if (!(await settlesWithin(Promise.all(leases), this.#leaseWaitMs))) {
           this.#storeFailed(new Error(`no lease within ${this.#leaseWaitMs} ms`));
         }
       } finally {
-        for (const budget of leasing) budget.waiting -= 1;
+        for (const [budget] of leasing) budget.waiting -= 1;
       }
+      const next = this.#round(limits);
+      if (!('leasing' in next)) return next;
+      leasing = next.leasing;
     }
   }
 

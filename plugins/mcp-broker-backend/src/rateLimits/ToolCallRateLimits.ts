@@ -13,7 +13,7 @@ import { rateLimitedError } from '../protocol/rateLimited';
 import { PrincipalGroups } from './PrincipalGroups';
 import type { RateLimitConfig } from './rateLimitConfig';
 import { describeLimit, RateLimitRules } from './RateLimitRules';
-import { RateLimiter, type QuotaStore } from './RateLimiter';
+import { RateLimiter, type Admission, type QuotaStore } from './RateLimiter';
 
 /** A tool call about to be forwarded. */
 export interface LimitedToolCall {
@@ -35,6 +35,20 @@ export interface RateLimitRefusal {
   readonly configuredAt: string;
   /** The JSON-RPC error (-32000, `data: { reason: "rate-limited", retryAfterMs }`). */
   readonly error: JsonRpcErrorObject;
+}
+
+const NO_GROUPS: readonly string[] = [];
+
+/** The refusal of an admission that refused (undefined when admitted). */
+function refusalOf(admission: Admission): RateLimitRefusal | undefined {
+  if (admission.admitted) return undefined;
+  const limit = describeLimit(admission.limit.rule, admission.limit.limit);
+  return {
+    retryAfterMs: admission.retryAfterMs,
+    limit,
+    configuredAt: admission.limit.rule.at,
+    error: rateLimitedError(admission.retryAfterMs, limit),
+  };
 }
 
 /** Options of {@link ToolCallRateLimits.create}. */
@@ -75,23 +89,28 @@ export class ToolCallRateLimits {
       : undefined;
   }
 
-  /** Counts the call, or resolves with its refusal (nothing counted then). */
-  async admit(call: LimitedToolCall): Promise<RateLimitRefusal | undefined> {
-    const groups = this.#groups
-      ? await this.#groups.groupsOf(call.principal, call.credentials)
-      : [];
-    const admission = await this.#limiter.admit(
+  /**
+   * Counts the call, or gives its refusal (nothing counted then): at once in the usual case,
+   * else (a person's groups to read, a lease to take) as a promise.
+   */
+  admit(
+    call: LimitedToolCall,
+  ): RateLimitRefusal | undefined | Promise<RateLimitRefusal | undefined> {
+    if (this.#groups === undefined) return this.#decide(call, NO_GROUPS);
+    return this.#groups
+      .groupsOf(call.principal, call.credentials)
+      .then(groups => this.#decide(call, groups));
+  }
+
+  #decide(
+    call: LimitedToolCall,
+    groups: readonly string[],
+  ): RateLimitRefusal | undefined | Promise<RateLimitRefusal | undefined> {
+    const admission = this.#limiter.admit(
       { principal: call.principal, groups },
       { server: call.server, tool: call.tool },
     );
-    if (admission.admitted) return undefined;
-    const limit = describeLimit(admission.limit.rule, admission.limit.limit);
-    return {
-      retryAfterMs: admission.retryAfterMs,
-      limit,
-      configuredAt: admission.limit.rule.at,
-      error: rateLimitedError(admission.retryAfterMs, limit),
-    };
+    return admission instanceof Promise ? admission.then(refusalOf) : refusalOf(admission);
   }
 
   /** Stops the limiter's heartbeat. */

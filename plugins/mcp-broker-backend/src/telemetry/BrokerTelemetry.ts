@@ -102,25 +102,37 @@ function secondsSince(started: number): number {
   return (performance.now() - started) / 1000;
 }
 
-/** The attributes of a result: the outcome, and `error.type` when it did not succeed. */
-function resultAttributes(result: RequestResult): Attributes {
-  return result.errorType === undefined
-    ? { [Attr.outcome]: result.outcome }
-    : { [Attr.outcome]: result.outcome, [Attr.errorType]: result.errorType };
-}
-
-/** The target's attributes (server, tool or prompt). */
-function targetAttributes(target: RequestTarget): Attributes {
-  const attributes: Attributes = { [Attr.server]: target.server };
+/** Adds the target's attributes (server, tool or prompt) to `attributes`. */
+function addTarget(attributes: Attributes, target: RequestTarget): void {
+  attributes[Attr.server] = target.server;
   if (target.tool !== undefined) attributes[Attr.toolName] = target.tool;
   if (target.prompt !== undefined) attributes[Attr.promptName] = target.prompt;
-  return attributes;
+}
+
+/** Adds the result's attributes (the outcome, and `error.type` unless it succeeded). */
+function addResult(attributes: Attributes, result: RequestResult): void {
+  attributes[Attr.outcome] = result.outcome;
+  if (result.errorType !== undefined) attributes[Attr.errorType] = result.errorType;
 }
 
 /** `tools/call echo`, as the semantic conventions name spans (`{method} {target}`). */
 function spanName(method: string, target?: RequestTarget): string {
   const name = target?.tool ?? target?.prompt;
   return name === undefined ? method : `${method} ${name}`;
+}
+
+/**
+ * Ends `span` with what only a span carries beyond the metric's attributes (the outcome, the
+ * JSON-RPC code, the status and the exception).
+ */
+function finishSpan(span: Span, result: RequestResult): void {
+  if (span.isRecording()) {
+    const attributes: Attributes = {};
+    addResult(attributes, result);
+    if (result.code !== undefined) attributes[Attr.responseStatusCode] = String(result.code);
+    span.setAttributes(attributes);
+  }
+  endSpan(span, result.outcome !== 'succeeded', result.reason, result.exception);
 }
 
 /** The broker's metrics and spans; see the file comment. */
@@ -151,49 +163,7 @@ export class BrokerTelemetry {
 
   /** Starts the telemetry of a client request. */
   clientRequest(start: ClientRequestStart): ClientRequestTelemetry {
-    const started = performance.now();
-    const method = boundedMethod(start.method);
-    const attributes: Attributes = { [Attr.methodName]: method, [Attr.era]: start.era };
-    if (start.protocolVersion !== undefined)
-      attributes[Attr.protocolVersion] = start.protocolVersion;
-    const { span, context } = this.#tracer.startClientRequest(
-      method,
-      spanAttributes(attributes, start.requestId),
-      start.headers,
-      start.meta,
-    );
-    const metrics = this.metrics;
-    const tracer = this.#tracer;
-    let inFlight: string | undefined;
-    let ended = false;
-    return {
-      method,
-      era: start.era,
-      traceId: traceIdOf(span),
-      context,
-      routed(target) {
-        if (ended) return;
-        Object.assign(attributes, targetAttributes(target));
-        if (span.isRecording()) {
-          span.updateName(spanName(method, target));
-          span.setAttributes(targetAttributes(target));
-        }
-        if (method === 'tools/call' && inFlight === undefined) {
-          inFlight = target.server;
-          metrics.callInFlight(inFlight, start.era, 1);
-        }
-      },
-      backendRequest: backend => startBackendRequest(metrics, tracer, backend, context),
-      run: fn => contextApi.with(context, fn),
-      end(result) {
-        if (ended) return;
-        ended = true;
-        if (inFlight !== undefined) metrics.callInFlight(inFlight, start.era, -1);
-        Object.assign(attributes, resultAttributes(result));
-        metrics.recordServerOperation(secondsSince(started), attributes);
-        finishSpan(span, result);
-      },
-    };
+    return new ClientRequestObservation(this.metrics, this.#tracer, start);
   }
 
   /**
@@ -201,38 +171,121 @@ export class BrokerTelemetry {
    * event connection's handshake): a span of its own trace.
    */
   backendRequest(start: BackendRequestStart): BackendRequestTelemetry {
-    return startBackendRequest(this.metrics, this.#tracer, start, undefined);
+    return new BackendRequestObservation(this.metrics, this.#tracer, start, undefined);
   }
 }
 
-function startBackendRequest(
-  metrics: BrokerMetrics,
-  tracer: BrokerTracer,
-  start: BackendRequestStart,
-  parent: Context | undefined,
-): BackendRequestTelemetry {
-  const started = performance.now();
-  const method = boundedMethod(start.method);
-  const attributes: Attributes = { [Attr.methodName]: method, ...targetAttributes(start) };
-  if (start.era !== undefined) attributes[Attr.era] = start.era;
-  if (start.protocolVersion !== undefined) attributes[Attr.protocolVersion] = start.protocolVersion;
-  const { span, context } = tracer.startBackendRequest(
-    spanName(method, start),
-    spanAttributes(attributes),
-    parent,
-  );
-  let ended = false;
-  return {
-    propagationFields: tracer.propagationFields(context),
-    traceId: traceIdOf(span),
-    end(result) {
-      if (ended) return;
-      ended = true;
-      Object.assign(attributes, resultAttributes(result));
-      metrics.recordClientOperation(secondsSince(started), attributes);
-      finishSpan(span, result);
-    },
-  };
+/** One client request's duration and span (a class: one object per request, no closures). */
+class ClientRequestObservation implements ClientRequestTelemetry {
+  readonly method: string;
+  readonly era: Era;
+  readonly traceId: string | undefined;
+  readonly context: Context;
+  readonly #metrics: BrokerMetrics;
+  readonly #tracer: BrokerTracer;
+  readonly #span: Span;
+  readonly #started = performance.now();
+  /** The metric's attributes, completed as the request goes (target, then result). */
+  readonly #attributes: Attributes;
+  #inFlight: string | undefined;
+  #ended = false;
+
+  constructor(metrics: BrokerMetrics, tracer: BrokerTracer, start: ClientRequestStart) {
+    this.#metrics = metrics;
+    this.#tracer = tracer;
+    this.method = boundedMethod(start.method);
+    this.era = start.era;
+    const attributes: Attributes = { [Attr.methodName]: this.method, [Attr.era]: start.era };
+    if (start.protocolVersion !== undefined) {
+      attributes[Attr.protocolVersion] = start.protocolVersion;
+    }
+    this.#attributes = attributes;
+    const started = tracer.startClientRequest(
+      this.method,
+      spanAttributes(attributes, start.requestId),
+      start.headers,
+      start.meta,
+    );
+    this.#span = started.span;
+    this.context = started.context;
+    this.traceId = traceIdOf(started.span);
+  }
+
+  routed(target: RequestTarget): void {
+    if (this.#ended) return;
+    addTarget(this.#attributes, target);
+    if (this.#span.isRecording()) {
+      this.#span.updateName(spanName(this.method, target));
+      const attributes: Attributes = {};
+      addTarget(attributes, target);
+      this.#span.setAttributes(attributes);
+    }
+    if (this.method === 'tools/call' && this.#inFlight === undefined) {
+      this.#inFlight = target.server;
+      this.#metrics.callInFlight(target.server, this.era, 1);
+    }
+  }
+
+  backendRequest(start: BackendRequestStart): BackendRequestTelemetry {
+    return new BackendRequestObservation(this.#metrics, this.#tracer, start, this.context);
+  }
+
+  run<T>(fn: () => T): T {
+    return contextApi.with(this.context, fn);
+  }
+
+  end(result: RequestResult): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#inFlight !== undefined) this.#metrics.callInFlight(this.#inFlight, this.era, -1);
+    addResult(this.#attributes, result);
+    this.#metrics.recordServerOperation(secondsSince(this.#started), this.#attributes);
+    finishSpan(this.#span, result);
+  }
+}
+
+/** One backend request's duration and span. */
+class BackendRequestObservation implements BackendRequestTelemetry {
+  readonly propagationFields: Readonly<Record<string, string>>;
+  readonly traceId: string | undefined;
+  readonly #metrics: BrokerMetrics;
+  readonly #span: Span;
+  readonly #started = performance.now();
+  readonly #attributes: Attributes;
+  #ended = false;
+
+  constructor(
+    metrics: BrokerMetrics,
+    tracer: BrokerTracer,
+    start: BackendRequestStart,
+    parent: Context | undefined,
+  ) {
+    this.#metrics = metrics;
+    const method = boundedMethod(start.method);
+    const attributes: Attributes = { [Attr.methodName]: method };
+    addTarget(attributes, start);
+    if (start.era !== undefined) attributes[Attr.era] = start.era;
+    if (start.protocolVersion !== undefined) {
+      attributes[Attr.protocolVersion] = start.protocolVersion;
+    }
+    this.#attributes = attributes;
+    const started = tracer.startBackendRequest(
+      spanName(method, start),
+      spanAttributes(attributes),
+      parent,
+    );
+    this.#span = started.span;
+    this.traceId = traceIdOf(started.span);
+    this.propagationFields = tracer.propagationFields(started.context);
+  }
+
+  end(result: RequestResult): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    addResult(this.#attributes, result);
+    this.#metrics.recordClientOperation(secondsSince(this.#started), this.#attributes);
+    finishSpan(this.#span, result);
+  }
 }
 
 /** A span's attributes: the metric's, plus what only a span may carry (the request id). */
@@ -241,12 +294,4 @@ function spanAttributes(attributes: Attributes, requestId?: JsonRpcId): Attribut
   if (requestId !== undefined) span[Attr.requestId] = String(requestId);
   if (attributes[Attr.methodName] === 'tools/call') span[Attr.operationName] = 'execute_tool';
   return span;
-}
-
-function finishSpan(span: Span, result: RequestResult): void {
-  if (span.isRecording()) {
-    span.setAttributes(resultAttributes(result));
-    if (result.code !== undefined) span.setAttribute(Attr.responseStatusCode, String(result.code));
-  }
-  endSpan(span, result.outcome !== 'succeeded', result.reason, result.exception);
 }
