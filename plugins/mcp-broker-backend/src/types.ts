@@ -5,8 +5,7 @@
  * tool-call-related message to one ToolCallHandler. Everything behind that interface may be
  * replaced without touching the router.
  */
-import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig, BrokerServerConfig } from './config';
+import type { BrokerServerConfig } from './config';
 import type {
   JsonRpcErrorObject,
   JsonRpcMessage,
@@ -14,7 +13,6 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from './protocol/jsonRpc';
-import type { ParamHeaderDeclaration } from './protocol/paramHeaders';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -226,44 +224,3 @@ export interface ToolCallHandler {
   /** The broker is shutting down. */
   close(): Promise<void>;
 }
-
-/** A request over the broker's own session with one backend (see `BackendConnection`). */
-export interface BackendRequester {
-  /**
-   * Sends a request over the broker's own backend session and resolves with its result.
-   * Rejects with `BackendRpcError` (the backend's JSON-RPC error) or `BackendUnavailableError`.
-   */
-  request(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    options?: { signal?: AbortSignal; timeoutMs?: number },
-  ): Promise<Record<string, unknown>>;
-  /**
-   * The protocol era the backend was last detected to speak (`modern` = 2026-07-28: tool calls
-   * go to it statelessly); undefined before the first detection.
-   */
-  readonly era?: 'modern' | 'legacy';
-}
-
-/** What a ToolCallHandler may use from the broker. */
-export interface ToolCallHandlerDeps {
-  readonly config: BrokerConfig;
-  readonly logger: LoggerService;
-  /** The broker's own session per backend name (undefined for unknown names). */
-  readonly backendSessions: { get(name: string): BackendRequester | undefined };
-  /**
-   * The live server set by name (it changes at runtime: config reload, Kubernetes discovery).
-   * Use it, not `config.servers` (the start-up list), to find a backend later, e.g. when a
-   * client answers an elicitation.
-   */
-  readonly servers: { get(name: string): BrokerBackend | undefined };
-  /**
-   * The `x-mcp-header` declarations of a backend's tool (by the backend's own tool name), read
-   * when its list was loaded; empty when it has none. A call to a 2026-07-28 backend mirrors
-   * these arguments into `Mcp-Param-*` headers.
-   */
-  readonly paramHeadersOf: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
-}
-
-/** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
-export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;

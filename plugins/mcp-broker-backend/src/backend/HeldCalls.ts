@@ -24,7 +24,8 @@
  * a store failure while publishing leaves the round resumable on this replica only.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BackendEndpoint, BackendSessionRef } from './backendTransport';
+import type { BackendChannels } from './backendChannels';
+import type { LegacySessionRef } from './LegacyChannel';
 import { backendTimeout, toClientError } from './backendErrors';
 import type { ClientMessageSink, InputRequiredCaller, InputRetryLeg } from './ToolCallForwarder';
 import { isPlainObject, JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
@@ -81,7 +82,7 @@ export interface HeldCallState {
 export interface HeldCallEntry {
   readonly callId: string;
   readonly backend: string;
-  readonly sent?: { session: BackendSessionRef };
+  readonly sent?: { session: LegacySessionRef };
   readonly endReason?: string;
   held?: HeldCallState;
 }
@@ -104,12 +105,12 @@ export interface HeldCallHost {
   ): void;
   /** Answers a backend's request with its own id (failures are logged, never thrown). */
   respond(
-    session: BackendSessionRef,
+    session: LegacySessionRef,
     rawId: RawJsonRpcId,
     answer: { result?: unknown; error?: unknown },
   ): Promise<void>;
   /** The live backend by name (a retry elsewhere answers its backend session directly). */
-  endpointOf(backend: string): BackendEndpoint | undefined;
+  backendOf(backend: string): BackendChannels | undefined;
 }
 
 /** Options of {@link HeldCalls}. */
@@ -173,7 +174,7 @@ export class HeldCalls {
 
   async ask(
     entry: HeldCallEntry,
-    session: BackendSessionRef,
+    session: LegacySessionRef,
     parsed: ParsedJsonRpcMessage,
   ): Promise<void> {
     const held = entry.held!;
@@ -259,8 +260,8 @@ export class HeldCalls {
         callId: entry.callId,
         round: held.round,
         backend: entry.backend,
-        backendSessionId: entry.sent.session.sessionId,
-        protocolVersion: entry.sent.session.protocolVersion,
+        backendSessionId: entry.sent.session.session.id,
+        protocolVersion: entry.sent.session.session.protocolVersion,
         asked: held.asked.map(input => ({ key: input.key, rawId: input.rawId })),
         expiresAt: Date.now() + ttlMs,
       });
@@ -403,12 +404,11 @@ export class HeldCalls {
       answered: Object.keys(retry.inputResponses),
     };
     const round = await store.claimRound(callId, claim, now, deadline + this.options.sealer.ttlMs);
-    const endpoint = round && this.host.endpointOf(round.backend);
-    if (round === undefined || endpoint === undefined) throw new RequestStateRefusal('call-ended');
+    const channels = round && this.host.backendOf(round.backend);
+    if (round === undefined || channels === undefined) throw new RequestStateRefusal('call-ended');
     const session = {
-      endpoint,
-      sessionId: round.backendSessionId,
-      protocolVersion: round.protocolVersion,
+      channel: channels.legacy,
+      session: { id: round.backendSessionId, protocolVersion: round.protocolVersion },
     };
     await Promise.all(
       round.asked

@@ -3,13 +3,11 @@ import { IdleBackendSessions } from './IdleBackendSessions';
 
 describe('IdleBackendSessions', () => {
   const closed: string[] = [];
-  const pool = {
-    closeClientSession: async (key: string) => {
-      closed.push(key);
-    },
+  const closeSessionsOf = async (key: string) => {
+    closed.push(key);
   };
   const sessions = () =>
-    new IdleBackendSessions(pool, { idleMs: 1_000, logger: mockServices.logger.mock() });
+    new IdleBackendSessions(closeSessionsOf, { idleMs: 1_000, logger: mockServices.logger.mock() });
 
   beforeEach(() => closed.splice(0));
 

@@ -5,10 +5,9 @@
  * stateless client never says goodbye. So the pool sessions of a pool key are closed once no call
  * of that key has run for `idleMs`. Guarantees: a key with a call in flight is never closed; a
  * call that begins after a close gets a fresh session (the pool forgets the key synchronously).
- * Backend removal and shutdown close these sessions through the pool as for every other session.
+ * Backend removal and shutdown close these sessions with the backend's channel, as every other.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BackendSessionPool } from './BackendSessionPool';
 
 /** Idle time after which the backend sessions of a stateless caller are closed. */
 export const DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS = 5 * 60_000;
@@ -27,7 +26,8 @@ export class IdleBackendSessions {
   private sweeper?: NodeJS.Timeout;
 
   constructor(
-    private readonly pool: Pick<BackendSessionPool, 'closeClientSession'>,
+    /** Ends the backend sessions held for a key (with every backend). */
+    private readonly closeSessionsOf: (key: string) => Promise<void>,
     private readonly options: { idleMs: number; logger: LoggerService },
   ) {}
 
@@ -69,11 +69,9 @@ export class IdleBackendSessions {
     }
     await Promise.all(
       idle.map(key =>
-        this.pool
-          .closeClientSession(key)
-          .catch(error =>
-            this.options.logger.debug(`Could not close idle backend sessions: ${error}`),
-          ),
+        this.closeSessionsOf(key).catch(error =>
+          this.options.logger.debug(`Could not close idle backend sessions: ${error}`),
+        ),
       ),
     );
   }

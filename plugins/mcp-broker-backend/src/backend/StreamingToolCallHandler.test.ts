@@ -5,10 +5,10 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ClientEventStream, ModernCaller, ModernToolCallContext } from '../types';
-import type { BackendSessionPool } from './BackendSessionPool';
 import type { ElicitationIdMap } from './ElicitationIdMap';
 import { IdleBackendSessions } from './IdleBackendSessions';
 import { StreamingToolCallHandler } from './StreamingToolCallHandler';
+import { channelsOf } from './testing/testBackends';
 import type { ClientMessageSink, ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
 
 const BACKEND_STREAM = [
@@ -43,15 +43,16 @@ async function callAs(
       sink.end();
     },
   } as unknown as ToolCallForwarder;
-  const pool = { closeClientSession: async () => undefined } as unknown as BackendSessionPool;
+  const closeSessionsOf = async () => undefined;
   const logger = mockServices.logger.mock();
   const handler = new StreamingToolCallHandler(
     forwarder,
-    pool,
     {} as ElicitationIdMap,
-    new IdleBackendSessions(pool, { idleMs: 60_000, logger }),
+    new IdleBackendSessions(closeSessionsOf, { idleMs: 60_000, logger }),
     logger,
-    () => undefined,
+    name =>
+      name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined,
+    closeSessionsOf,
     options.keepAliveMs,
   );
   const sent: Array<Record<string, any>> = [];

@@ -22,9 +22,12 @@ import type {
   ClientResponseOutcome,
   ToolCallContext,
   ToolCallHandler,
-  ToolCallHandlerDeps,
 } from '../types';
 import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { BrokerConfig } from '../config';
+import { backendRemoved, toClientError } from './backendErrors';
+import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
+import type { BackendChannels } from './backendChannels';
 import {
   isPlainObject,
   jsonRpcError,
@@ -44,7 +47,6 @@ import {
 import { MCP_NAME_SOURCE } from '../protocol/modernEra';
 import { DEFAULT_KEEP_ALIVE_MS } from '../config';
 import { logLevelAllows } from '../protocol/requestMetadata';
-import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
@@ -57,7 +59,6 @@ import {
   progressTokenOf,
   ToolCallForwarder,
 } from './ToolCallForwarder';
-import type { ProtocolEra } from '../protocol/modernEra';
 import {
   OpenedRequestState,
   RequestStateBinding,
@@ -69,8 +70,32 @@ import {
   MemoryRequestStateNonceStore,
   RequestStateNonceStore,
 } from '../inputRequests/requestStateNonces';
-import type { BackendEndpoint } from './backendTransport';
 import { CancellationRelay, type CancellationStore } from './CancellationRelay';
+
+/** What a ToolCallHandler may use from the broker. */
+export interface ToolCallHandlerDeps {
+  readonly config: BrokerConfig;
+  readonly logger: LoggerService;
+  /**
+   * The live backends by name, each with the channels of its connection (the clients' calls go
+   * over the same channels as the broker's own connection) and its detected era. They change at
+   * runtime (config reload, Kubernetes discovery): look a backend up when it is needed, e.g.
+   * when a client answers an elicitation.
+   */
+  readonly backends: {
+    get(name: string): BackendChannels | undefined;
+    all(): Iterable<BackendChannels>;
+  };
+  /**
+   * The `x-mcp-header` declarations of a backend's tool (by the backend's own tool name), read
+   * when its list was loaded; empty when it has none. A call to a 2026-07-28 backend mirrors
+   * these arguments into `Mcp-Param-*` headers.
+   */
+  readonly paramHeadersOf: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
+}
+
+/** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
+export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;
 
 /** How often expired gateway ids and requestState nonces are swept (refused when used anyway). */
 const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
@@ -80,13 +105,14 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   constructor(
     /** Exposed for status reporting and tests. */
     readonly forwarder: ToolCallForwarder,
-    readonly pool: BackendSessionPool,
     readonly elicitations: ElicitationIdMap,
     /** Closes the backend sessions of stateless callers once they are idle. */
     readonly statelessSessions: IdleBackendSessions,
     private readonly logger: LoggerService,
-    /** The era a backend was last detected to speak (undefined: not yet known). */
-    private readonly eraOf: (backend: string) => ProtocolEra | undefined = () => undefined,
+    /** The live backend by name, with its channels and detected era. */
+    private readonly backendOf: (backend: string) => BackendChannels | undefined,
+    /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
+    private readonly closeSessionsOf: (owner: string) => Promise<void>,
     /**
      * How long a 2026-07-28 client's call may stay silent before its response stream opens
      * anyway (a keep-alive is due: `mcpBroker.keepAlive`).
@@ -164,7 +190,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
           // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its
           // own keys); a 2025 one knows neither member.
           params:
-            this.eraOf(context.backend.name) === 'modern' ? params : withoutInputRetry(params),
+            this.backendOf(context.backend.name)?.era === 'modern'
+              ? params
+              : withoutInputRetry(params),
           ...(inputRequired
             ? {
                 inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
@@ -267,15 +295,26 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     },
     sink: ClientMessageSink,
   ): Promise<void> {
-    const { backend, request } = context;
+    const { request } = context;
     const { declaredCapabilities, params, ...rest } = caller;
+    const backend = this.backendOf(context.backend.name);
+    if (backend === undefined) {
+      // Removed from the configuration between the routing and now.
+      sink.send({
+        jsonrpc: '2.0',
+        id: request.id,
+        error: toClientError(backendRemoved(context.backend.name)),
+      });
+      sink.end();
+      return Promise.resolve();
+    }
     return this.forwarder.forward(
       {
-        backendEra: this.eraOf(backend.name),
+        backendEra: backend.era,
         ...rest,
         ...(request.method === 'tools/call' ? {} : { method: request.method }),
         clientCapabilities: relayedCapabilities(declaredCapabilities),
-        endpoint: endpointOf(backend),
+        backend,
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
       },
@@ -327,11 +366,11 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   closeBackendSessionsOf(sessionId: string): Promise<void> {
-    return this.pool.closeClientSession(sessionId);
+    return this.closeSessionsOf(sessionId);
   }
 
-  removeBackend(name: string): Promise<void> {
-    return this.forwarder.removeBackend(name);
+  async removeBackend(name: string): Promise<void> {
+    this.forwarder.removeBackend(name);
   }
 
   drain(deadlineMs: number): Promise<void> {
@@ -373,7 +412,11 @@ export function createStreamingToolCallHandler(
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
-  const pool = new BackendSessionPool({ logger, requestTimeoutMs: config.requestTimeoutMs });
+  const closeSessionsOf = async (owner: string) => {
+    await Promise.all(
+      [...deps.backends.all()].map(backend => backend.legacy.closeSessionOf(owner)),
+    );
+  };
   const elicitations = new ElicitationIdMap({
     store: options.store,
     ttlMs: config.elicitationTtlMs,
@@ -403,32 +446,29 @@ export function createStreamingToolCallHandler(
   const forwarder = new ToolCallForwarder({
     logger,
     cancellationRelay,
-    pool,
     elicitations,
     // Answers are routed by backend name through the live server set (servers come and go at
-    // runtime); a backend removed since then has no endpoint.
-    endpointOf: name => {
-      const server = deps.servers.get(name);
-      return server ? endpointOf(server) : undefined;
-    },
+    // runtime); a backend removed since then has no channels.
+    backendOf: name => deps.backends.get(name),
+    closeSessionsOf,
     toolCallTimeoutMs: config.toolCallTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
     heldCalls: options.requestState?.heldCalls,
   });
-  const statelessSessions = new IdleBackendSessions(pool, {
+  const statelessSessions = new IdleBackendSessions(closeSessionsOf, {
     idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
     logger,
   });
   statelessSessions.start();
   return new StreamingToolCallHandler(
     forwarder,
-    pool,
     elicitations,
     statelessSessions,
     logger,
-    name => deps.backendSessions.get(name)?.era,
+    name => deps.backends.get(name),
+    closeSessionsOf,
     config.keepAliveMs,
     cancellationRelay,
   );
@@ -524,12 +564,4 @@ function isFinalResponse(message: Record<string, unknown>): boolean {
 function withoutInputRetry(params: Record<string, unknown>): Record<string, unknown> {
   const { inputResponses: _responses, requestState: _state, ...rest } = params;
   return rest;
-}
-
-function endpointOf(server: {
-  name: string;
-  url: string;
-  headers: Readonly<Record<string, string>>;
-}): BackendEndpoint {
-  return { name: server.name, url: server.url, headers: { ...server.headers } };
 }

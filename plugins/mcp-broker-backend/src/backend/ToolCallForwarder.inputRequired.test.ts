@@ -4,10 +4,10 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
+import { channelsOf } from './testing/testBackends';
 import { CollectingSink, collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
@@ -23,12 +23,11 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
 
   function build(ttlMs = 60_000) {
     const logger = mockServices.logger.mock();
-    const pool = new BackendSessionPool({ logger, requestTimeoutMs: 5_000 });
     forwarder = new ToolCallForwarder({
       logger,
-      pool,
       elicitations: new ElicitationIdMap({ ttlMs }),
-      endpointOf: name => (name === endpoint.name ? endpoint : undefined),
+      backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+      closeSessionsOf: async () => undefined,
       toolCallTimeoutMs: 10_000,
       requestTimeoutMs: 5_000,
       requestStates: new RequestStateSealer({
@@ -64,7 +63,7 @@ describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw b
   ): ForwardedToolCall => ({
     clientSessionId: 'pooled:alice',
     clientCapabilities: { elicitation: {}, sampling: {}, roots: {} },
-    endpoint,
+    backend: channelsOf(endpoint),
     clientRequestId: 1,
     params: {
       name: 'elicit',

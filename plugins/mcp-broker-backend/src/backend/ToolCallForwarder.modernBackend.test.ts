@@ -7,10 +7,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
-import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
+import { channelsOf } from './testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
@@ -27,7 +27,6 @@ const REGIONAL_ECHO_HEADERS = regionalEchoScan.valid ? regionalEchoScan.declarat
 
 function build(endpoint: BackendEndpoint) {
   const logger = mockServices.logger.mock();
-  const pool = new BackendSessionPool({ logger, requestTimeoutMs: 5_000 });
   const sealer = new RequestStateSealer({
     key: KEY,
     ttlMs: 60_000,
@@ -35,9 +34,9 @@ function build(endpoint: BackendEndpoint) {
   });
   const forwarder = new ToolCallForwarder({
     logger,
-    pool,
     elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
-    endpointOf: name => (name === endpoint.name ? endpoint : undefined),
+    backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+    closeSessionsOf: async () => undefined,
     toolCallTimeoutMs: 20_000,
     requestTimeoutMs: 5_000,
     requestStates: sealer,
@@ -57,7 +56,7 @@ describe('ToolCallForwarder with a modern-only (2026-07-28) backend', () => {
   const call = (params: Record<string, unknown>, extra: Partial<ForwardedToolCall> = {}) => ({
     clientSessionId: 'client-a',
     clientCapabilities: { elicitation: {} },
-    endpoint,
+    backend: channelsOf(endpoint),
     clientRequestId: 1,
     params,
     backendEra: 'modern' as const,
@@ -206,7 +205,7 @@ describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
   const legacyCall = (endpoint: BackendEndpoint) => ({
     clientSessionId: 'c',
     clientCapabilities: { elicitation: {} },
-    endpoint,
+    backend: channelsOf(endpoint),
     clientRequestId: 'r1',
     params: { name: 'slow', arguments: {} },
     backendEra: 'modern' as const,

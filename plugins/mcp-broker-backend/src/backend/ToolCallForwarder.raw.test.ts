@@ -5,28 +5,26 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
+import { channelsOf } from './testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 
 describe('ToolCallForwarder with the raw backend', () => {
   let backend: RawMcpBackend;
   let endpoint: BackendEndpoint;
-  let pool: BackendSessionPool;
   let elicitations: ElicitationIdMap;
   let forwarder: ToolCallForwarder;
 
   function build(options: { ttlMs?: number; toolCallTimeoutMs?: number } = {}) {
     const logger = mockServices.logger.mock();
-    pool = new BackendSessionPool({ logger, requestTimeoutMs: 5_000 });
     elicitations = new ElicitationIdMap({ ttlMs: options.ttlMs ?? 60_000 });
     forwarder = new ToolCallForwarder({
       logger,
-      pool,
       elicitations,
-      endpointOf: name => (name === endpoint.name ? endpoint : undefined),
+      backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+      closeSessionsOf: async () => undefined,
       toolCallTimeoutMs: options.toolCallTimeoutMs ?? 10_000,
       requestTimeoutMs: 5_000,
     });
@@ -56,7 +54,7 @@ describe('ToolCallForwarder with the raw backend', () => {
   ) => ({
     clientSessionId,
     clientCapabilities: { elicitation: {} },
-    endpoint,
+    backend: channelsOf(endpoint),
     clientRequestId: id,
     params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
   });

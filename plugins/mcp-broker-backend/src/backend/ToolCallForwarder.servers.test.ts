@@ -5,25 +5,30 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
-import { BackendSessionPool } from './BackendSessionPool';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import { ToolCallForwarder } from './ToolCallForwarder';
 import type { BackendEndpoint } from './backendTransport';
 import { collectingSink } from './testing/collectingSink';
+import { testBackends } from './testing/testBackends';
 
 function buildForwarder(endpoints: BackendEndpoint[]) {
   const logger = mockServices.logger.mock();
-  const pool = new BackendSessionPool({ logger, requestTimeoutMs: 5_000 });
+  const backends = testBackends();
+  for (const endpoint of endpoints) backends.add(endpoint);
   const elicitations = new ElicitationIdMap({ ttlMs: 60_000 });
   const forwarder = new ToolCallForwarder({
     logger,
-    pool,
     elicitations,
-    endpointOf: name => endpoints.find(e => e.name === name),
+    backendOf: name => backends.get(name),
+    closeSessionsOf: owner => backends.closeSessionsOf(owner),
     toolCallTimeoutMs: 20_000,
     requestTimeoutMs: 5_000,
   });
-  return { forwarder, pool, elicitations };
+  const close = async () => {
+    await forwarder.close();
+    await backends.close();
+  };
+  return { forwarder, backend: backends.get(endpoints[0].name)!, close, elicitations };
 }
 
 describe('ToolCallForwarder with the example MCP server', () => {
@@ -43,13 +48,13 @@ describe('ToolCallForwarder with the example MCP server', () => {
   });
 
   it('streams `count` progress in order with the client’s token, then the result', async () => {
-    const { forwarder } = buildForwarder([endpoint]);
+    const { forwarder, backend, close } = buildForwarder([endpoint]);
     const sink = collectingSink();
     await forwarder.forward(
       {
         clientSessionId: 'client-a',
         clientCapabilities: {},
-        endpoint,
+        backend,
         clientRequestId: 1,
         params: {
           name: 'count',
@@ -74,17 +79,17 @@ describe('ToolCallForwarder with the example MCP server', () => {
       }),
       { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'counted to 3' }] } },
     ]);
-    await forwarder.close();
+    await close();
   });
 
   it('relays the `confirm` elicitation and resumes the tool with the answer', async () => {
-    const { forwarder } = buildForwarder([endpoint]);
+    const { forwarder, backend, close } = buildForwarder([endpoint]);
     const sink = collectingSink();
     const done = forwarder.forward(
       {
         clientSessionId: 'client-a',
         clientCapabilities: { elicitation: {} },
-        endpoint,
+        backend,
         clientRequestId: 'c-1',
         params: { name: 'confirm', arguments: { question: 'Ship it?' } },
       },
@@ -103,7 +108,7 @@ describe('ToolCallForwarder with the example MCP server', () => {
       id: 'c-1',
       result: { structuredContent: { action: 'accept', content: { confirmed: true } } },
     });
-    await forwarder.close();
+    await close();
     expect(server.sessionCount()).toBe(0);
   });
 });
@@ -121,13 +126,13 @@ describe('ToolCallForwarder with server-everything', () => {
   });
 
   it('streams trigger-long-running-operation progress with the client’s token', async () => {
-    const { forwarder } = buildForwarder([endpoint]);
+    const { forwarder, backend, close } = buildForwarder([endpoint]);
     const sink = collectingSink();
     await forwarder.forward(
       {
         clientSessionId: 'client-a',
         clientCapabilities: {},
-        endpoint,
+        backend,
         clientRequestId: 5,
         params: {
           name: 'trigger-long-running-operation',
@@ -149,17 +154,17 @@ describe('ToolCallForwarder with server-everything', () => {
       id: 5,
       result: { content: [{ type: 'text' }] },
     });
-    await forwarder.close();
+    await close();
   }, 30_000);
 
   it('relays trigger-elicitation-request (offered because the client declared elicitation)', async () => {
-    const { forwarder } = buildForwarder([endpoint]);
+    const { forwarder, backend, close } = buildForwarder([endpoint]);
     const sink = collectingSink();
     const done = forwarder.forward(
       {
         clientSessionId: 'client-a',
         clientCapabilities: { elicitation: {} },
-        endpoint,
+        backend,
         clientRequestId: 6,
         params: { name: 'trigger-elicitation-request', arguments: {} },
       },
@@ -175,17 +180,17 @@ describe('ToolCallForwarder with server-everything', () => {
     const final = sink.messages[sink.messages.length - 1];
     expect(final.id).toBe(6);
     expect(JSON.stringify(final.result)).toMatch(/decline/);
-    await forwarder.close();
+    await close();
   }, 30_000);
 
   it('ends the client’s call with an error within seconds when the server is killed mid-call', async () => {
-    const { forwarder } = buildForwarder([endpoint]);
+    const { forwarder, backend, close } = buildForwarder([endpoint]);
     const sink = collectingSink();
     const done = forwarder.forward(
       {
         clientSessionId: 'client-a',
         clientCapabilities: {},
-        endpoint,
+        backend,
         clientRequestId: 7,
         params: {
           name: 'trigger-long-running-operation',
@@ -203,6 +208,6 @@ describe('ToolCallForwarder with server-everything', () => {
       error: { code: -32000, data: { backend: 'everything', reason: 'connection-lost' } },
     });
     expect(forwarder.inFlightCount()).toBe(0);
-    await forwarder.close();
+    await close();
   }, 30_000);
 });

@@ -43,23 +43,17 @@ import { LoggerService } from '@backstage/backend-plugin-api';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
-import { paramHeaderValues, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import { modernRequestHeaders, withModernEnvelope } from './ModernBackendClient';
-import { BackendSessionPool } from './BackendSessionPool';
+import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { CancellationRelay } from './CancellationRelay';
-import type {
-  BackendEndpoint,
-  BackendResponse,
-  BackendSessionRef,
-  BackendTarget,
-} from './backendTransport';
+import type { BackendReply } from './backendTransport';
+import type { BackendChannels } from './backendChannels';
+import type { LegacySession, LegacySessionRef } from './LegacyChannel';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
-import { readBackendMessages } from './HttpBackendTransport';
 import {
-  BackendCallError,
+  BackendError,
   backendFailure,
-  backendHttpError,
   backendMalformedResponse,
+  backendRemoved,
   backendReturnedTask,
   backendStreamEnded,
   backendTooManyInputRounds,
@@ -146,8 +140,8 @@ export interface ForwardedToolCall {
   clientSession?: true;
   /** What the client declared at initialize; elicitation and sampling are relayed. */
   clientCapabilities: RelayedClientCapabilities;
-  /** The backend that owns the tool. */
-  endpoint: BackendEndpoint;
+  /** The backend that owns the tool (its channels). */
+  backend: BackendChannels;
   /** The client's request id. */
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
@@ -191,10 +185,11 @@ export interface InputRetryLeg {
 /** Options of {@link ToolCallForwarder}. */
 export interface ToolCallForwarderOptions {
   logger: LoggerService;
-  pool: BackendSessionPool;
   elicitations: ElicitationIdMap;
-  /** Finds a configured backend by name (answers go to backends, possibly after a config change). */
-  endpointOf: (backend: string) => BackendEndpoint | undefined;
+  /** Finds a live backend by name (answers go to backends, possibly after a config change). */
+  backendOf: (backend: string) => BackendChannels | undefined;
+  /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
+  closeSessionsOf: (owner: string) => Promise<void>;
   /** `mcpBroker.toolCallTimeout` in milliseconds. */
   toolCallTimeoutMs: number;
   /** Time limit of the broker's short requests to backends (answers, cancellations). */
@@ -250,7 +245,7 @@ interface InFlightCall {
   /** Set before the call's first gateway id is registered: only then are there ids to retire. */
   registeredIds?: true;
   /** Set once the request is on its way to the backend (only then is there something to cancel). */
-  sent?: { session: BackendSessionRef; backendRequestId: number };
+  sent?: { session: LegacySessionRef; backendRequestId: number };
   /** Set for a stateless (2026-07-28) backend call: cancelling it is closing its stream. */
   stateless?: true;
   /** `mcpBroker.toolCallTimeout`, running while a client waits (not while the call is held). */
@@ -325,7 +320,7 @@ export class ToolCallForwarder {
             this.endCall(call, reason);
           },
           respond: (session, rawId, answer) => this.answerBackendRequest(session, rawId, answer),
-          endpointOf: backend => this.options.endpointOf(backend),
+          backendOf: backend => this.options.backendOf(backend),
         },
       );
   }
@@ -350,7 +345,7 @@ export class ToolCallForwarder {
       callId: randomUUID(),
       clientSessionId: call.clientSessionId,
       clientRequestKey: JSON.stringify(call.clientRequestId),
-      backend: call.endpoint.name,
+      backend: call.backend.endpoint.name,
       controller: new AbortController(),
       expiryTimers: [],
     };
@@ -443,33 +438,29 @@ export class ToolCallForwarder {
         id: call.clientRequestId,
         error: {
           code: JsonRpcErrorCode.InternalError,
-          message: `The client refused an input request of MCP server "${call.endpoint.name}"`,
-          data: { backend: call.endpoint.name, clientError: error.error },
+          message: `The client refused an input request of MCP server "${call.backend.endpoint.name}"`,
+          data: { backend: call.backend.endpoint.name, clientError: error.error },
         },
       });
       return;
     }
-    let failure: BackendCallError;
+    let failure: BackendError;
     if (reason === 'shutdown') {
-      failure = brokerShuttingDown(call.endpoint.name);
+      failure = brokerShuttingDown(call.backend.endpoint.name);
     } else if (reason === 'timeout') {
-      failure = backendTimeout(call.endpoint.name, this.options.toolCallTimeoutMs);
+      failure = backendTimeout(call.backend.endpoint.name, this.options.toolCallTimeoutMs);
     } else if (reason === 'backend-removed') {
-      failure = new BackendCallError(
-        call.endpoint.name,
-        'connection-lost',
-        `MCP server "${call.endpoint.name}" was removed from the broker during the call`,
-      );
+      failure = backendRemoved(call.backend.endpoint.name);
     } else {
       failure = backendFailure(
-        call.endpoint.name,
+        call.backend.endpoint.name,
         error,
         entry.sent !== undefined || entry.stateless === true,
       );
     }
     const method = call.method ?? 'tools/call';
     this.options.logger.info(
-      `${method} to MCP server "${call.endpoint.name}" failed: ${failure.message}`,
+      `${method} to MCP server "${call.backend.endpoint.name}" failed: ${failure.message}`,
     );
     sink.send({ jsonrpc: '2.0', id: call.clientRequestId, error: toClientError(failure) });
   }
@@ -481,18 +472,19 @@ export class ToolCallForwarder {
   ): Promise<Record<string, unknown>> {
     if (call.backendEra === 'modern') return this.runStateless(call, entry, sink);
     const signal = entry.controller.signal;
+    const legacy = call.backend.legacy;
     for (let attempt = 1; ; attempt++) {
       const session = await untilAborted(
-        this.options.pool.acquire(call.clientSessionId, call.endpoint, call.clientCapabilities),
+        legacy.sessionFor(call.clientSessionId, call.clientCapabilities),
         signal,
       );
       try {
         return await this.runOnce(call, entry, session, sink);
       } catch (error) {
-        if (error instanceof BackendCallError && error.reason === 'session-lost') {
+        if (error instanceof BackendError && error.reason === 'session-lost') {
           // The backend restarted or expired our session before reading the call: nothing ran,
           // so one fresh session and one retry are safe.
-          await this.options.pool.invalidate(call.clientSessionId, session);
+          await legacy.forget(call.clientSessionId, session);
           if (attempt === 1) continue;
         }
         throw error;
@@ -509,7 +501,7 @@ export class ToolCallForwarder {
     entry: InFlightCall,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
-    const backend = call.endpoint.name;
+    const backend = call.backend.endpoint.name;
     entry.stateless = true;
     let params = call.params;
     for (let round = 1; ; round++) {
@@ -586,7 +578,7 @@ export class ToolCallForwarder {
     inputRequests: Record<string, unknown>,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
-    const backend = call.endpoint.name;
+    const backend = call.backend.endpoint.name;
     const asked = Object.entries(inputRequests).filter(
       (pair): pair is [string, Record<string, unknown>] =>
         isPlainObject(pair[1]) && typeof pair[1].method === 'string',
@@ -627,91 +619,80 @@ export class ToolCallForwarder {
   private async runOnce(
     call: ForwardedToolCall,
     entry: InFlightCall,
-    session: BackendSessionRef | undefined,
+    session: LegacySession | undefined,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown>> {
-    const backend = call.endpoint.name;
+    const backend = call.backend.endpoint.name;
     const backendRequestId = this.nextBackendRequestId++;
-    let message = {
+    const message = {
       jsonrpc: '2.0' as const,
       id: backendRequestId,
       method: call.method ?? 'tools/call',
       params: call.params,
     };
-    let target: BackendTarget;
+    const signal = entry.controller.signal;
+    let reply: BackendReply;
     if (session === undefined) {
-      message = withModernEnvelope(
+      reply = await call.backend.modern.call(
         message,
         withoutTasks({ ...call.clientCapabilities }),
-      ) as typeof message;
-      const mirrored = modernRequestHeaders(message);
-      target = {
-        endpoint: call.endpoint,
-        ...mirrored,
-        headers: { ...mirrored.headers, ...this.paramHeaders(call) },
-      };
+        { signal, mirroredParams: this.paramDeclarations(call) },
+      );
     } else {
-      entry.sent = { session, backendRequestId };
-      target = session;
+      const ref = { channel: call.backend.legacy, session };
+      entry.sent = { session: ref, backendRequestId };
+      reply = await call.backend.legacy.call(session, message, signal);
     }
-    const body = JSON.stringify(message);
-    let response: BackendResponse;
-    try {
-      // Never replayed: the tool may have run when a connection fails (see requestBackend).
-      response = await this.options.pool.transport.post(target, body, entry.controller.signal, {
-        replayable: false,
-      });
-    } catch (error) {
-      throw backendFailure(backend, error, false);
-    }
-    if (!response.ok) {
-      // A 2026-07-28 backend answers request errors (e.g. -32021) with 4xx and a JSON-RPC body:
-      // the backend's own answer, passed through like any JSON-RPC error.
-      const error = session === undefined ? await jsonRpcErrorOf(response) : undefined;
-      if (error !== undefined) return { jsonrpc: '2.0', id: call.clientRequestId, error };
-      response.discard();
-      throw backendHttpError(backend, response.status);
-    }
-    for await (const item of readBackendMessages(response)) {
+    for await (const item of reply) {
       if (item.type === 'malformed') {
         this.options.logger.warn(
           `MCP server "${backend}" sent a message that is not JSON-RPC; dropped`,
         );
         continue;
       }
-      const final = await this.relay(call, entry, session, item.parsed, backendRequestId, sink);
+      // A 2026-07-28 backend answers request errors (e.g. -32021) alone, with or without the
+      // request's id: the backend's own answer, passed through like any JSON-RPC error.
+      if (session === undefined && reply.single && isLoneError(item.parsed.message)) {
+        return { jsonrpc: '2.0', id: call.clientRequestId, error: item.parsed.message.error };
+      }
+      const final = await this.relay(
+        call,
+        entry,
+        session && { channel: call.backend.legacy, session },
+        item.parsed,
+        backendRequestId,
+        sink,
+      );
       if (final !== undefined) return final;
     }
     throw backendStreamEnded(backend);
   }
 
   /**
-   * The `Mcp-Param-*` headers of a call to a 2026-07-28 backend: the tool's declarations (read
-   * with its list) applied to the call's arguments.
+   * The `x-mcp-header` declarations of a call's tool to a 2026-07-28 backend (read with its
+   * list), whose arguments the transport mirrors.
    */
-  private paramHeaders(call: ForwardedToolCall): Record<string, string> {
+  private paramDeclarations(
+    call: ForwardedToolCall,
+  ): readonly ParamHeaderDeclaration[] | undefined {
     // Only tools declare x-mcp-header; a prompt may share a tool's name.
-    if ((call.method ?? 'tools/call') !== 'tools/call') return {};
+    if ((call.method ?? 'tools/call') !== 'tools/call') return undefined;
     const tool = call.params.name;
-    const declarations =
-      typeof tool === 'string'
-        ? this.options.paramHeadersOf?.(call.endpoint.name, tool)
-        : undefined;
-    return declarations === undefined || declarations.length === 0
-      ? {}
-      : paramHeaderValues(declarations, call.params.arguments);
+    return typeof tool === 'string'
+      ? this.options.paramHeadersOf?.(call.backend.endpoint.name, tool)
+      : undefined;
   }
 
   /** Relays one backend message; returns the client's final response text when it is the result. */
   private async relay(
     call: ForwardedToolCall,
     entry: InFlightCall,
-    session: BackendSessionRef | undefined,
+    session: LegacySessionRef | undefined,
     parsed: ParsedJsonRpcMessage,
     backendRequestId: number,
     sink: ClientMessageSink,
   ): Promise<Record<string, unknown> | undefined> {
-    const backend = call.endpoint.name;
+    const backend = call.backend.endpoint.name;
     // Held, and the client's retry went to another replica? Then this goes to its mailbox.
     if (entry.held !== undefined && !entry.held.output.attached) {
       await this.heldCalls?.adoptRemoteClaim(entry);
@@ -753,8 +734,8 @@ export class ToolCallForwarder {
         const mapping = await this.options.elicitations.register({
           backendRequestId: parsed.rawId!,
           backend,
-          backendSessionId: session.sessionId,
-          protocolVersion: session.protocolVersion,
+          backendSessionId: session.session.id,
+          protocolVersion: session.session.protocolVersion,
           clientSessionId: call.clientSessionId,
           callId: entry.callId,
         });
@@ -799,13 +780,13 @@ export class ToolCallForwarder {
 
   /** Answers a backend's request with its own id; a failure is logged (the call goes on). */
   private async answerBackendRequest(
-    session: BackendSessionRef,
+    session: LegacySessionRef,
     rawId: RawJsonRpcId,
     answer: { result?: unknown; error?: unknown },
   ): Promise<void> {
     await this.respondToBackend(session, rawId, answer).catch(error =>
       this.options.logger.info(
-        `Could not answer a request of MCP server "${session.endpoint.name}": ${error}`,
+        `Could not answer a request of MCP server "${session.channel.backend}": ${error}`,
       ),
     );
   }
@@ -836,14 +817,12 @@ export class ToolCallForwarder {
         ? { outcome: 'delivered' }
         : unknownId('This response answers a request whose tool call has already ended');
     }
-    const endpoint = this.options.endpointOf(mapping.backend);
-    if (!endpoint) {
+    const session = this.sessionOf(mapping);
+    if (!session) {
       return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
-    const body = responseWithRawId(mapping.backendRequestId, answer);
     try {
-      const response = await this.answerBackend(mapping, endpoint, body);
-      if (!response.ok) throw backendHttpError(mapping.backend, response.status);
+      await this.respondToBackend(session, mapping.backendRequestId, answer);
     } catch (error) {
       const failure = backendFailure(mapping.backend, error, false);
       this.options.logger.info(
@@ -854,20 +833,24 @@ export class ToolCallForwarder {
     return { outcome: 'delivered' };
   }
 
+  /** The backend session that asked for `mapping`, if its backend is still configured. */
+  private sessionOf(mapping: ElicitationMapping): LegacySessionRef | undefined {
+    const channels = this.options.backendOf(mapping.backend);
+    return channels === undefined
+      ? undefined
+      : {
+          channel: channels.legacy,
+          session: { id: mapping.backendSessionId, protocolVersion: mapping.protocolVersion },
+        };
+  }
+
   /** Posts a JSON-RPC response with the backend's own id to the call's backend session. */
-  private async respondToBackend(
-    session: BackendSessionRef,
+  private respondToBackend(
+    { channel, session }: LegacySessionRef,
     rawId: RawJsonRpcId,
     answer: { result?: unknown; error?: unknown },
   ): Promise<void> {
-    const body = responseWithRawId(rawId, { id: rawId, ...answer });
-    const response = await this.options.pool.transport.post(
-      session,
-      body,
-      AbortSignal.timeout(this.options.requestTimeoutMs),
-    );
-    response.discard();
-    if (!response.ok) throw backendHttpError(session.endpoint.name, response.status);
+    return channel.respond(session, rawId, answer, { timeoutMs: this.options.requestTimeoutMs });
   }
 
   /**
@@ -878,45 +861,20 @@ export class ToolCallForwarder {
   private async expireUnanswered(gatewayId: string): Promise<void> {
     const mapping = await this.options.elicitations.expire(gatewayId);
     if (!mapping) return; // answered (or the call ended) in time
-    const endpoint = this.options.endpointOf(mapping.backend);
-    if (!endpoint) return;
-    const body = responseWithRawId(mapping.backendRequestId, {
-      id: mapping.backendRequestId,
-      error: {
-        code: ELICITATION_EXPIRED_ERROR_CODE,
-        message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
-      },
-    });
+    const session = this.sessionOf(mapping);
+    if (!session) return;
     try {
-      await this.answerBackend(mapping, endpoint, body);
+      await this.respondToBackend(session, mapping.backendRequestId, {
+        error: {
+          code: ELICITATION_EXPIRED_ERROR_CODE,
+          message: `The client did not answer within the broker's elicitation TTL of ${this.options.elicitations.ttlMs} ms (mcpBroker.elicitationTtl)`,
+        },
+      });
     } catch (error) {
       this.options.logger.debug(
         `Could not tell MCP server "${mapping.backend}" that an elicitation expired: ${error}`,
       );
     }
-  }
-
-  /**
-   * POSTs a JSON-RPC response (`body`, the backend's id already restored) to the backend session
-   * that asked; the body of the backend's answer is discarded.
-   */
-  private async answerBackend(
-    mapping: ElicitationMapping,
-    endpoint: BackendEndpoint,
-    body: string,
-  ): Promise<BackendResponse> {
-    const target = {
-      endpoint,
-      sessionId: mapping.backendSessionId,
-      protocolVersion: mapping.protocolVersion,
-    };
-    const response = await this.options.pool.transport.post(
-      target,
-      body,
-      AbortSignal.timeout(this.options.requestTimeoutMs),
-    );
-    response.discard();
-    return response;
   }
 
   /**
@@ -965,19 +923,20 @@ export class ToolCallForwarder {
     }
     await Promise.all([
       this.options.elicitations.releaseClientSession(clientSessionId),
-      this.options.pool.closeClientSession(clientSessionId),
+      this.options.closeSessionsOf(clientSessionId),
     ]);
   }
 
-  /** Ends every call to a backend that was removed and closes the sessions with it. */
-  async removeBackend(backend: string): Promise<void> {
+  /**
+   * Ends every call to a backend that was removed (its connection closes the sessions with it).
+   */
+  removeBackend(backend: string): void {
     for (const entry of this.inFlight.values()) {
       if (entry.backend === backend) {
         entry.endReason ??= 'backend-removed';
         entry.controller.abort();
       }
     }
-    await this.options.pool.closeBackend(backend);
   }
 
   /**
@@ -1012,7 +971,6 @@ export class ToolCallForwarder {
     }
     this.notifyIdle();
     this.options.elicitations.stop();
-    await this.options.pool.closeAll();
   }
 
   private notifyIdle(): void {
@@ -1041,19 +999,9 @@ export class ToolCallForwarder {
   private async cancelAtBackend(entry: InFlightCall, reason: string): Promise<void> {
     if (!entry.sent) return;
     const { session, backendRequestId } = entry.sent;
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: backendRequestId, reason },
-    });
     const waitMs = Math.min(this.options.requestTimeoutMs, MAX_CANCELLATION_WAIT_MS);
     try {
-      const response = await this.options.pool.transport.post(
-        session,
-        body,
-        AbortSignal.timeout(waitMs),
-      );
-      response.discard();
+      await session.channel.cancel(session.session, backendRequestId, reason, waitMs);
     } catch (error) {
       const backend = entry.backend;
       this.options.logger.debug(`Could not cancel a call at MCP server "${backend}": ${error}`);
@@ -1069,20 +1017,17 @@ export function progressTokenOf(params: Record<string, unknown>): string | numbe
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 
-/** The JSON-RPC error of a backend's 4xx body, if it is one (else undefined; body consumed). */
-async function jsonRpcErrorOf(response: BackendResponse): Promise<JsonRpcErrorObject | undefined> {
-  if (response.status < 400 || response.status >= 500) return undefined;
-  try {
-    const body: unknown = JSON.parse(await response.text(64 * 1024));
-    const error = isPlainObject(body) ? body.error : undefined;
-    return isPlainObject(error) &&
-      typeof error.code === 'number' &&
-      typeof error.message === 'string'
-      ? (error as unknown as JsonRpcErrorObject)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+/** A JSON-RPC error response (of any id): a 2026-07-28 backend's refusal of the request. */
+function isLoneError(
+  message: Record<string, unknown>,
+): message is { error: JsonRpcErrorObject } & Record<string, unknown> {
+  const error = message.error;
+  return (
+    message.method === undefined &&
+    isPlainObject(error) &&
+    typeof error.code === 'number' &&
+    typeof error.message === 'string'
+  );
 }
 
 /** True for a result of the tasks extension (a task instead of the tool's result). */
@@ -1116,16 +1061,4 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
-}
-
-/**
- * Serialises the answer for the backend with the backend's id spliced in as its original JSON
- * token, so that `7.5` stays a float, `7` an integer and `"7"` a string.
- */
-function responseWithRawId(rawId: RawJsonRpcId, answer: ClientAnswer): string {
-  const member =
-    answer.error !== undefined
-      ? `"error":${JSON.stringify(answer.error)}`
-      : `"result":${JSON.stringify(answer.result ?? {})}`;
-  return `{"jsonrpc":"2.0","id":${rawId},${member}}`;
 }

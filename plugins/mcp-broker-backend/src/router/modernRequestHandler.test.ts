@@ -13,7 +13,7 @@ import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scrip
 import { switchablePermissions } from '../__testUtils__/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
 import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
-import { withModernEnvelope } from '../backend/ModernBackendClient';
+import { withModernEnvelope } from '../backend/ModernChannel';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 
 /** A 2026-07-28 request with the per-request `_meta` envelope the broker itself sends. */

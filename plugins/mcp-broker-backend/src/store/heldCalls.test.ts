@@ -7,9 +7,9 @@
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { BackendSessionPool } from '../backend/BackendSessionPool';
 import { ElicitationIdMap } from '../backend/ElicitationIdMap';
 import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
+import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from '../backend/testing/collectingSink';
 import { waitFor } from '../testing/waitFor';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
@@ -122,9 +122,9 @@ describe.each(engines)('held calls on $label', engine => {
         const heldCalls = new DatabaseHeldCallStore(knex);
         return new ToolCallForwarder({
           logger,
-          pool: new BackendSessionPool({ logger, requestTimeoutMs: 5_000 }),
           elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
-          endpointOf: name => (name === 'raw' ? endpoint : undefined),
+          backendOf: name => (name === 'raw' ? channelsOf(endpoint) : undefined),
+          closeSessionsOf: async () => undefined,
           toolCallTimeoutMs: 10_000,
           requestTimeoutMs: 5_000,
           requestStates: new RequestStateSealer({
@@ -151,7 +151,7 @@ describe.each(engines)('held calls on $label', engine => {
     const call = (args: Record<string, unknown>): ForwardedToolCall => ({
       clientSessionId: 'pooled:alice',
       clientCapabilities: { elicitation: {} },
-      endpoint: { name: 'raw', url: backend.url, headers: {} },
+      backend: channelsOf({ name: 'raw', url: backend.url, headers: {} }),
       clientRequestId: 1,
       params: { name: 'elicit', arguments: args, _meta: { progressToken: 'p-first' } },
       inputRequired: { declaredCapabilities: { elicitation: {} }, binding: binding(args) },

@@ -7,11 +7,11 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import knexFactory, { type Knex } from 'knex';
-import { BackendSessionPool } from '../backend/BackendSessionPool';
 import { ElicitationIdMap, ElicitationMapping } from '../backend/ElicitationIdMap';
 import { StatelessInputAnswers } from '../backend/StatelessInputAnswers';
 import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
 import type { BackendEndpoint } from '../backend/backendTransport';
+import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from '../backend/testing/collectingSink';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import {
@@ -152,12 +152,12 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       const logger = mockServices.logger.mock();
       const forwarder = new ToolCallForwarder({
         logger,
-        pool: new BackendSessionPool({ logger, requestTimeoutMs: 5_000 }),
         elicitations: new ElicitationIdMap({
           store: new DatabaseElicitationIdStore(knex),
           ttlMs: 60_000,
         }),
-        endpointOf: name => (name === endpoint.name ? endpoint : undefined),
+        backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+        closeSessionsOf: async () => undefined,
         toolCallTimeoutMs: 20_000,
         requestTimeoutMs: 5_000,
         heldCalls: new DatabaseHeldCallStore(heldCallsKnex),
@@ -179,7 +179,7 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
     const confirmCall = (message: string): ForwardedToolCall => ({
       clientSessionId: 'client-a',
       clientCapabilities: { elicitation: {} },
-      endpoint,
+      backend: channelsOf(endpoint),
       clientRequestId: 1,
       params: { name: 'confirm', arguments: { message } },
       backendEra: 'modern',

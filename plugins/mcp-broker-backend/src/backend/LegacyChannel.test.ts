@@ -1,18 +1,18 @@
 /*
- * StreamableHttpClient (the broker's own session with a backend) against a real HTTP server on
- * loopback whose answers each test scripts: JSON and SSE answers on one kept-alive connection,
- * every error mapping (lost session, rejected credentials, 405, refused connection, timeouts,
- * aborts), and the GET event stream's life, which the header timeout must not limit.
+ * LegacyChannel (2025-11-25 over the HTTP transport) against a real HTTP server on loopback whose
+ * answers each test scripts: JSON and SSE answers on one kept-alive connection, every error
+ * mapping (lost session, rejected credentials, 405, refused connection, timeouts, aborts), and
+ * the GET event stream's life, which the header timeout must not limit.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
-import type { BrokerBackend } from '../types';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import { idleBackendConnections } from './HttpBackendTransport';
-import { BackendSessionLostError, BackendUnavailableError } from './backendErrors';
-import { readSseStream } from './sseReader';
-import { StreamableHttpClient } from './StreamableHttpClient';
+import { idleBackendConnections } from './httpExchange';
+import { BackendError } from './backendErrors';
+import type { BackendEndpoint } from './backendTransport';
+import { HttpBackendTransport } from './HttpBackendTransport';
+import { LegacyChannel } from './LegacyChannel';
 import { waitFor } from '../testing/waitFor';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
@@ -20,10 +20,10 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: strin
 const SESSION = { id: 'upstream-session-1', protocolVersion: '2025-06-18' };
 const ping = (id = 1) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
 
-describe('StreamableHttpClient over the node:http backend transport', () => {
+describe('LegacyChannel over the node:http backend transport', () => {
   let server: http.Server;
   let port: number;
-  let backend: BrokerBackend;
+  let backend: BackendEndpoint;
   let handler: Handler;
   let connections: number;
   const requests: Array<{ method?: string; headers: http.IncomingHttpHeaders; body: string }> = [];
@@ -46,7 +46,6 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     backend = {
       name: 'scripted',
       url: `http://127.0.0.1:${port}/mcp`,
-      toolPrefix: 'scripted_',
       headers: { authorization: 'Bearer broker-own' },
     };
   });
@@ -57,7 +56,7 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
   });
 
   const client = (timeoutMs = 2000, target = backend) =>
-    new StreamableHttpClient(target, timeoutMs);
+    new LegacyChannel(target, HttpBackendTransport.shared, timeoutMs);
   const json = (
     res: http.ServerResponse,
     status: number,
@@ -72,6 +71,12 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       () => undefined,
       (e: unknown) => e as Error,
     );
+  /** A failure as `/status` shows it, with what programs read of it. */
+  const failureOf = async (promise: Promise<unknown>) => {
+    const error = await errorOf(promise);
+    if (!(error instanceof BackendError)) return error;
+    return { statusText: error.statusText, reason: error.reason, httpStatus: error.httpStatus };
+  };
 
   it('reads JSON and SSE answers, hands other stream messages over, and keeps one connection', async () => {
     let n = 0;
@@ -142,32 +147,31 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
     };
     const c = client();
-    const lost404 = await errorOf(c.request(ping(), SESSION));
-    expect(lost404).toBeInstanceOf(BackendSessionLostError);
-    expect(lost404).toMatchObject({
-      status: 404,
-      message: 'backend scripted: session not found (HTTP 404); re-initializing',
+    expect(await failureOf(c.request(ping(), SESSION))).toEqual({
+      reason: 'session-lost',
+      httpStatus: 404,
+      statusText: 'backend scripted: session not found (HTTP 404); re-initializing',
     });
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
-      name: 'BackendSessionLostError',
-      status: 400,
+    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+      reason: 'session-lost',
+      httpStatus: 400,
     });
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
-      name: 'BackendUnavailableError',
-      status: 401,
-      message:
+    expect(await failureOf(c.request(ping(), SESSION))).toEqual({
+      reason: 'http-status',
+      httpStatus: 401,
+      statusText:
         "backend scripted: rejected the broker's credentials (HTTP 401); check mcpBroker.servers[].headers",
     });
     expect(
-      await errorOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION)),
-    ).toMatchObject({ status: 403 });
+      await failureOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION)),
+    ).toMatchObject({ httpStatus: 403 });
     // Without a session, a 400 is just a 400.
-    expect(await errorOf(c.request(ping(), {}))).toMatchObject({
-      message: 'backend scripted: answered HTTP 400',
-      status: 400,
+    expect(await failureOf(c.request(ping(), {}))).toMatchObject({
+      statusText: 'backend scripted: answered HTTP 400',
+      httpStatus: 400,
     });
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
-      message: 'backend scripted: answered HTTP 500',
+    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+      statusText: 'backend scripted: answered HTTP 500',
     });
     expect(connections).toBe(1); // error bodies are read, so the connection stays usable
   });
@@ -175,9 +179,9 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
   it('maps POST 405 to an error and GET 405 to “not supported”', async () => {
     handler = (_req, res) => res.writeHead(405).end();
     const c = client();
-    expect(await errorOf(c.request(ping(), SESSION))).toMatchObject({
-      message: 'backend scripted: does not accept POST (HTTP 405)',
-      status: 405,
+    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+      statusText: 'backend scripted: does not accept POST (HTTP 405)',
+      httpStatus: 405,
     });
     expect(await c.openEventStream(SESSION, new AbortController().signal)).toBe('not-supported');
     expect(requests.map(r => [r.method, r.headers.accept])).toEqual([
@@ -192,12 +196,11 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     server = http.createServer(); // for afterEach
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
     const c = client(2000, { ...backend, url: `http://broker:s3cret@127.0.0.1:${port}/mcp` });
-    const error = await errorOf(c.request(ping(), SESSION));
-    expect(error).toBeInstanceOf(BackendUnavailableError);
-    expect(error?.message).toBe(
-      `backend scripted: cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`,
-    );
-    await expect(c.deleteSession(SESSION)).resolves.toBeUndefined(); // best effort: no throw
+    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+      reason: 'unreachable',
+      statusText: `backend scripted: cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`,
+    });
+    await expect(c.endSession(SESSION)).resolves.toBeUndefined(); // best effort: no throw
   });
 
   it('times out waiting for headers and, with other words, waiting for the answer on a stream', async () => {
@@ -207,14 +210,15 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       res.write(': still working\n\n'); // headers, but no answer
     };
     const c = client(100);
-    expect(await errorOf(c.request(ping(1), SESSION))).toMatchObject({
-      message: 'backend scripted: timed out',
+    expect(await failureOf(c.request(ping(1), SESSION))).toMatchObject({
+      reason: 'timeout',
+      statusText: 'backend scripted: timed out',
     });
-    expect(await errorOf(c.request(ping(2), SESSION))).toMatchObject({
-      message: 'backend scripted: tools/list timed out',
+    expect(await failureOf(c.request(ping(2), SESSION))).toMatchObject({
+      statusText: 'backend scripted: tools/list timed out',
     });
-    expect(await errorOf(c.request(ping(2), SESSION, { timeoutMs: 50 }))).toMatchObject({
-      message: 'backend scripted: tools/list timed out',
+    expect(await failureOf(c.request(ping(2), SESSION, { timeoutMs: 50 }))).toMatchObject({
+      statusText: 'backend scripted: tools/list timed out',
     });
   });
 
@@ -271,16 +275,12 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       let eventArrived!: () => void;
       const arrived = new Promise<void>(resolve => (eventArrived = resolve));
       const events: string[] = [];
-      const reading = readSseStream(
-        response.body,
-        {
-          onEvent: e => {
-            events.push(e.data);
-            eventArrived();
-          },
-        },
-        cycle.signal,
-      );
+      const reading = (async () => {
+        for await (const item of response) {
+          events.push(item.type === 'message' ? item.parsed.text : item.text);
+          eventArrived();
+        }
+      })().catch((error: unknown) => error);
       jest.advanceTimersByTime(200); // four header timeouts later
       stream!.write('data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
       await arrived;
@@ -288,7 +288,7 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
       expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(1);
 
       cycle.abort();
-      await expect(reading).resolves.toBeUndefined(); // an aborted stream ends quietly
+      await expect(reading).resolves.toMatchObject({ name: 'AbortError' }); // the reading ends
       await streamClosed;
       await new Promise(resolve => setImmediate(resolve));
       expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(0);
@@ -304,12 +304,16 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     };
     const c = client(100);
     const cycle = new AbortController();
-    expect(await errorOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
-      message: 'backend scripted: timed out',
+    expect(await failureOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
+      statusText: 'backend scripted: timed out',
+    });
+    // A shorter open deadline than the request timeout says so.
+    expect(await failureOf(c.openEventStream(SESSION, cycle.signal, 50))).toMatchObject({
+      statusText: 'backend scripted: the event stream did not open within 50 ms',
     });
     hang = false;
-    expect(await errorOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
-      message: 'backend scripted: answered GET without an event stream',
+    expect(await failureOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
+      statusText: 'backend scripted: answered GET without an event stream',
     });
     expect(getEventListeners(cycle.signal, 'abort')).toHaveLength(0);
   });
@@ -323,11 +327,12 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
     const response = await client().openEventStream(SESSION, new AbortController().signal);
     if (response === 'not-supported') throw new Error('expected a stream');
     try {
-      await expect(
-        readSseStream(response.body, { onEvent: () => undefined }),
-      ).rejects.toMatchObject({
-        type: 'max-buffer-size-exceeded',
-      });
+      const read = async () => {
+        for await (const _item of response) {
+          // nothing arrives: the one event never ends
+        }
+      };
+      await expect(read()).rejects.toMatchObject({ failure: 'too-large' });
     } finally {
       response.close();
     }
@@ -336,8 +341,8 @@ describe('StreamableHttpClient over the node:http backend transport', () => {
   it('deletes the session with DELETE and the session header, and skips it without a session id', async () => {
     handler = (_req, res) => res.writeHead(200).end();
     const c = client();
-    await c.deleteSession({});
-    await c.deleteSession(SESSION);
+    await c.endSession({ protocolVersion: '2025-06-18' });
+    await c.endSession(SESSION);
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({
       method: 'DELETE',
