@@ -67,15 +67,25 @@ export interface ClientEventStreamSettings {
 export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => ClientEventStream;
 
 /**
- * The client's pending answer as a tool-call handler sees it (the router adapts its HTTP
- * response): one JSON-RPC message as a plain JSON body. Nothing of HTTP.
+ * The answer to one client request as a tool-call handler writes it (the router's
+ * ResponseWriter: SSE over the HTTP response, or one JSON document): messages, then the final
+ * response. Whether the answer is a stream or plain JSON, and when its headers leave, is the
+ * writer's decision. Nothing of HTTP but the status of a plain JSON answer.
  */
-export interface ClientReply {
+export interface ClientResponseWriter {
   /**
-   * Answers with `body` (a JSON-RPC response) as JSON, with HTTP status `httpStatus` (default
-   * 200; a 2026-07-28 request the broker refuses, e.g. a bad `requestState`, gets 400).
+   * Sends one message that is not the final response (progress, a request for input, a log
+   * line): the answer becomes a stream. False once the answer ended or the client left.
    */
-  json(body: unknown, httpStatus?: number): void;
+  send(message: JsonRpcMessage): boolean;
+  /**
+   * Sends the final response and ends the answer: the stream's last event, or, when nothing was
+   * sent before and the request allows it, plain JSON with `httpStatus` (default 200; a
+   * 2026-07-28 request the broker refuses, e.g. a bad `requestState`, gets 400).
+   */
+  finish(message: JsonRpcMessage, httpStatus?: number): boolean;
+  /** Ends the answer without a final response (a cancelled call). */
+  end(): void;
   /** True once an answer has begun (headers sent) or the client's connection is gone. */
   readonly answered: boolean;
 }
@@ -91,14 +101,8 @@ export interface ToolCallContext {
    * tool or prompt name. `id` and `params._meta.progressToken` are the client's.
    */
   readonly request: JsonRpcRequest;
-  /** The client's answer. The handler answers exactly once: here, or through the stream. */
-  readonly reply: ClientReply;
-  /**
-   * Turns the answer into an SSE stream (status 200, `text/event-stream`, keep-alive comments,
-   * bounded buffer). Use it to stream progress and elicitation requests, then `send` the
-   * final JSON-RPC response and `close`. Alternatively answer `reply` with plain JSON.
-   */
-  openEventStream(): ClientEventStream;
+  /** The client's answer. The handler finishes it exactly once (or ends it, cancelled). */
+  readonly response: ClientResponseWriter;
   /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
   readonly signal: AbortSignal;
 }
@@ -189,7 +193,7 @@ export interface ClientNotificationContext {
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
  *
- * Contract: `handleToolCall` answers `reply` (or its stream) itself, exactly once;
+ * Contract: `handleToolCall` answers `response` itself, exactly once;
  * `handleClientResponse` resolves with the outcome and the router answers. Neither throws for
  * client mistakes (unexpected errors are mapped to a JSON-RPC error by the
  * router only if nothing was written yet). The handler never forwards the client's credentials
@@ -207,6 +211,11 @@ export interface ToolCallHandler {
   handleClientNotification(context: ClientNotificationContext): Promise<void>;
   /** The client session ended: end its backend sessions and drop its pending elicitations. */
   closeClientSession(sessionId: string): Promise<void>;
+  /**
+   * The client session was ended on this replica (DELETE): tell the other replicas, whose calls
+   * of it end too. Optional: without it they end at their next session sweep.
+   */
+  announceSessionEnd?(sessionId: string): Promise<void>;
   /**
    * This replica no longer serves the client session, which goes on elsewhere (it was idle and
    * made room under mcpBroker.sessionLimits.perReplica): close the backend sessions held for it

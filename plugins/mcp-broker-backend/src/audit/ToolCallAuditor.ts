@@ -8,9 +8,8 @@
  * auditor would verify the request's token again on every call, which the broker avoids (see
  * VerifiedPrincipalCache). The auditor's own actor is then the broker plugin.
  *
- * The outcome is read from the final response the ToolCallHandler sends, on the call's event
- * stream (`observe`) or as plain JSON (`observeReply`: a 2026-07-28 client's call answered at
- * once, before anything was streamed).
+ * The outcome is read from the final response the ToolCallHandler writes to the call's answer
+ * (`observe`), whether it leaves as the last event of a stream or as plain JSON.
  *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
@@ -18,7 +17,7 @@
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
-import type { ClientEventStream, ClientReply } from '../types';
+import type { ClientResponseWriter } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
@@ -37,10 +36,8 @@ export interface AuditedToolCall {
 
 /** One tool call's audit event in progress. */
 export interface ToolCallAuditRecord {
-  /** Wraps the call's response stream to see how the call ends (the final response). */
-  observe(stream: ClientEventStream): ClientEventStream;
-  /** Wraps the call's plain JSON answer, for the same purpose. */
-  observeReply(reply: ClientReply): ClientReply;
+  /** Wraps the call's answer to see how the call ends (the final response). */
+  observe(response: ClientResponseWriter): ClientResponseWriter;
   /** Records the end: from the final response seen on the stream, or `failed` without one. */
   finish(): Promise<void>;
 }
@@ -96,26 +93,18 @@ export class ToolCallAuditor {
       }
     };
     return {
-      observeReply: reply => ({
-        json(body, httpStatus) {
-          see(body);
-          reply.json(body, httpStatus);
-        },
-        get answered() {
-          return reply.answered;
-        },
-      }),
-      observe: stream => ({
+      observe: response => ({
         send(message) {
           see(message);
-          return stream.send(message);
+          return response.send(message);
         },
-        close: () => stream.close(),
-        get closed() {
-          return stream.closed;
+        finish(message, httpStatus) {
+          see(message);
+          return response.finish(message, httpStatus);
         },
-        get signal() {
-          return stream.signal;
+        end: () => response.end(),
+        get answered() {
+          return response.answered;
         },
       }),
       finish: async () => {

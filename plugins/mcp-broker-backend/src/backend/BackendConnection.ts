@@ -2,7 +2,7 @@
  * BackendConnection: the broker's own session with one backend MCP server.
  *
  * Life cycle (one loop, owned by this object, ended by close()):
- *   era detection (ModernBackendClient.probe: `server/discover` first; a backend that does not
+ *   era detection (ModernChannel.probe: `server/discover` first; a backend that does not
  *   speak 2026-07-28 gets the legacy handshake; after a 5xx or an answer that is no MCP message
  *   the legacy handshake is tried too, and when it fails as well the attempt fails with both
  *   answers; 401/403 and network errors say nothing about the era and fail the attempt like any

@@ -30,7 +30,7 @@ import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './Aggregat
 import { ListChangedNotifier } from './ListChangedNotifier';
 import { ListenSubscriptions } from './ListenSubscriptions';
 import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from '../types';
-import type { ToolCallHandlerFactory } from '../backend/StreamingToolCallHandler';
+import type { ToolCallHandlerFactory } from '../calls/StreamingToolCallHandler';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -280,9 +280,10 @@ export class McpBroker {
     return stream;
   }
 
-  /** Ends a client session and everything that belongs to it. */
+  /** Ends a client session and everything that belongs to it, on every replica. */
   async endSession(session: ClientSession): Promise<void> {
     await this.sessions.end(session.id);
+    await this.toolCalls.announceSessionEnd?.(session.id);
   }
 
   /** A snapshot for the status endpoint (no credentials). */

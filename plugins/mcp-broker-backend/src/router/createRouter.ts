@@ -14,8 +14,8 @@ import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { statusHandler } from './statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
-import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
-import { sendTransportError } from './protocol';
+import { mcpEndpoint } from './mcpEndpoint';
+import { ResponseWriter } from './ResponseWriter';
 import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 
@@ -58,13 +58,13 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.get('/status', statusHandler(deps));
 
   const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
-  router.post('/mcp', guard, postHandler(deps));
-  router.get('/mcp', guard, getHandler(deps));
-  router.delete('/mcp', guard, deleteHandler(deps));
+  const endpoint = mcpEndpoint(deps);
+  router.post('/mcp', guard, endpoint.post);
+  router.get('/mcp', guard, endpoint.get);
+  router.delete('/mcp', guard, endpoint.delete);
   router.all('/mcp', guard, (_req, res) => {
     res.setHeader('Allow', 'GET, POST, DELETE');
-    sendTransportError(
-      res,
+    new ResponseWriter(res).refuse(
       405,
       JsonRpcErrorCode.InvalidRequest,
       'Use POST, GET or DELETE on /mcp',

@@ -7,7 +7,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { DnsRebindingProtectionConfig } from '../config';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
+import { ResponseWriter } from './ResponseWriter';
 
 function hostName(hostHeader: string): string {
   // "[::1]:7007" → "[::1]", "localhost:7007" → "localhost"
@@ -25,8 +25,7 @@ export function hostOriginGuard(config: DnsRebindingProtectionConfig) {
     }
     const host = req.headers.host;
     if (host === undefined || !config.allowedHosts.has(hostName(host))) {
-      sendTransportError(
-        res,
+      new ResponseWriter(res).refuse(
         403,
         JsonRpcErrorCode.InvalidRequest,
         `Host "${String(host ?? '').slice(0, 100)}" is not allowed; add it to mcpBroker.dnsRebindingProtection.allowedHosts`,
@@ -35,8 +34,7 @@ export function hostOriginGuard(config: DnsRebindingProtectionConfig) {
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !config.allowedOrigins.has(origin)) {
-      sendTransportError(
-        res,
+      new ResponseWriter(res).refuse(
         403,
         JsonRpcErrorCode.InvalidRequest,
         `Origin "${origin.slice(0, 100)}" is not allowed; add it to mcpBroker.dnsRebindingProtection.allowedOrigins`,

@@ -9,7 +9,7 @@
 import { readUtf8RequestBody, RequestBodyError } from '@devportal/backend-request-body';
 import type { RequestHandler } from 'express';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
+import { ResponseWriter } from './ResponseWriter';
 
 /** Limits of {@link readRequestBody}. */
 export interface RequestBodyLimits {
@@ -30,7 +30,7 @@ export function readRequestBody(limits: RequestBodyLimits): RequestHandler {
         error.failure === 'invalid-utf8'
           ? JsonRpcErrorCode.ParseError
           : JsonRpcErrorCode.InvalidRequest;
-      sendTransportError(res, error.status, code, error.message);
+      new ResponseWriter(res).refuse(error.status, code, error.message);
       return;
     }
     req.body = text;

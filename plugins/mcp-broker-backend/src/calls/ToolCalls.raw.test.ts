@@ -1,26 +1,26 @@
 /*
  * The call machinery against the raw test backend (no SDK on the backend side), which records
  * exactly what reaches it: ids with their JSON type, cancellations, sessions and headers.
- * The client side here is the forwarder's own API (the router is tested end to end elsewhere).
+ * The client side here is ToolCalls' own API (the router is tested end to end elsewhere).
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import { ToolCallForwarder } from './ToolCallForwarder';
-import type { BackendEndpoint } from './backendTransport';
-import { channelsOf } from './testing/testBackends';
+import { ToolCalls } from './ToolCalls';
+import type { BackendEndpoint } from '../backend/backendTransport';
+import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 
-describe('ToolCallForwarder with the raw backend', () => {
+describe('ToolCalls with the raw backend', () => {
   let backend: RawMcpBackend;
   let endpoint: BackendEndpoint;
   let elicitations: ElicitationIdMap;
-  let forwarder: ToolCallForwarder;
+  let forwarder: ToolCalls;
 
   function build(options: { ttlMs?: number; toolCallTimeoutMs?: number } = {}) {
     const logger = mockServices.logger.mock();
     elicitations = new ElicitationIdMap({ ttlMs: options.ttlMs ?? 60_000 });
-    forwarder = new ToolCallForwarder({
+    forwarder = new ToolCalls({
       logger,
       elicitations,
       backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),

@@ -1,15 +1,15 @@
 /*
- * StreamingToolCallHandler's stateless entry with a forwarder test double (what a backend
- * streams is scripted here; the forwarding itself is covered by the ToolCallForwarder tests and
+ * StreamingToolCallHandler's stateless entry with a ToolCalls test double (what a backend
+ * streams is scripted here; the forwarding itself is covered by the ToolCalls tests and
  * the e2e suites): which messages a 2026-07-28 client gets, and in which shape.
  */
 import { mockServices } from '@backstage/backend-test-utils';
-import type { ClientEventStream, ModernCaller, ModernToolCallContext } from '../types';
-import type { ElicitationIdMap } from './ElicitationIdMap';
+import type { ClientResponseWriter, ModernCaller, ModernToolCallContext } from '../types';
 import { IdleBackendSessions } from './IdleBackendSessions';
 import { StreamingToolCallHandler } from './StreamingToolCallHandler';
-import { channelsOf } from './testing/testBackends';
-import type { ClientMessageSink, ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
+import { channelsOf } from '../backend/testing/testBackends';
+import type { ClientMessageSink, ForwardedToolCall } from './callTypes';
+import type { ToolCalls } from './ToolCalls';
 
 const BACKEND_STREAM = [
   { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } },
@@ -21,49 +21,56 @@ const BACKEND_STREAM = [
 async function callAs(
   caller: Partial<ModernCaller>,
   options: {
-    /** What the backend sends (default BACKEND_STREAM), after `before` resolves. */
+    /** What the backend sends (default BACKEND_STREAM). */
     backendStream?: Array<Record<string, unknown>>;
-    before?: (streamOpened: Promise<void>) => Promise<void>;
-    /** The forwarder double's `acceptsInputRequired` (a requestState sealer configured). */
+    /** The ToolCalls double's `acceptsInputRequired` (a requestState sealer configured). */
     acceptsInputRequired?: boolean;
     request?: ModernToolCallContext['request'];
     shapeResult?: ModernToolCallContext['shapeResult'];
-    keepAliveMs?: number;
   } = {},
 ) {
   const forwarded: ForwardedToolCall[] = [];
-  let streamOpened = () => {};
-  const opened = new Promise<void>(resolve => (streamOpened = resolve));
   const forwarder = {
     acceptsInputRequired: options.acceptsInputRequired ?? false,
     forward: async (call: ForwardedToolCall, sink: ClientMessageSink) => {
       forwarded.push(call);
-      await options.before?.(opened);
       for (const message of options.backendStream ?? BACKEND_STREAM) sink.send(message);
       sink.end();
     },
-  } as unknown as ToolCallForwarder;
+  } as unknown as ToolCalls;
   const closeSessionsOf = async () => undefined;
   const logger = mockServices.logger.mock();
-  const handler = new StreamingToolCallHandler(
-    forwarder,
-    {} as ElicitationIdMap,
-    new IdleBackendSessions(closeSessionsOf, { idleMs: 60_000, logger }),
+  const handler = new StreamingToolCallHandler({
+    calls: forwarder,
+    statelessSessions: new IdleBackendSessions(closeSessionsOf, { idleMs: 60_000, logger }),
     logger,
-    name =>
+    backendOf: name =>
       name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined,
     closeSessionsOf,
-    options.keepAliveMs,
-  );
+  });
+  /** Everything the client gets, in order. */
   const sent: Array<Record<string, any>> = [];
-  const replies: Array<{ body: Record<string, any>; httpStatus?: number }> = [];
-  let streamsOpened = 0;
-  const stream = {
-    send: (message: unknown) => sent.push(message as Record<string, any>) > 0,
-    close: () => undefined,
-    closed: false,
-    signal: new AbortController().signal,
-  } as ClientEventStream;
+  /** How many messages came before the final response (any makes the answer a stream). */
+  let streamed = 0;
+  /** The final response, with the status it would have as plain JSON. */
+  const finished: Array<{ body: Record<string, any>; httpStatus?: number }> = [];
+  let ended = false;
+  const response: ClientResponseWriter = {
+    send: message => {
+      streamed++;
+      return sent.push(message as Record<string, any>) > 0;
+    },
+    finish: (message, httpStatus) => {
+      sent.push(message as Record<string, any>);
+      return finished.push({ body: message as Record<string, any>, httpStatus }) > 0;
+    },
+    end: () => {
+      ended = true;
+    },
+    get answered() {
+      return finished.length > 0 || ended;
+    },
+  };
   const context: ModernToolCallContext = {
     caller: {
       era: 'modern',
@@ -80,23 +87,15 @@ async function callAs(
       method: 'tools/call',
       params: { name: 't' },
     },
-    reply: {
-      json: (body, httpStatus) => replies.push({ body: body as Record<string, any>, httpStatus }),
-      answered: false,
-    },
-    openEventStream: () => {
-      streamsOpened++;
-      streamOpened();
-      return stream;
-    },
+    response,
     signal: new AbortController().signal,
     ...(options.shapeResult === undefined ? {} : { shapeResult: options.shapeResult }),
   };
   await handler.handleModernToolCall(context);
-  return { sent, forwarded, replies, streamsOpened: () => streamsOpened };
+  return { sent, forwarded, finished, streamed: () => streamed };
 }
 
-describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)', () => {
+describe('StreamingToolCallHandler.handleModernToolCall (ToolCalls test double)', () => {
   it('passes progress, drops log messages without a logLevel and answers a complete result', async () => {
     const { sent, forwarded } = await callAs({});
     expect(sent.map(m => m.method ?? 'result')).toEqual(['notifications/progress', 'result']);
@@ -115,13 +114,13 @@ describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)'
     );
   });
 
-  describe('the response opens as a stream only when something is streamed', () => {
+  describe('the final response and what comes before it (the writer decides JSON or a stream)', () => {
     const progress = BACKEND_STREAM[0];
 
-    it('answers a call whose only message is its result as plain JSON (HTTP 200)', async () => {
-      const { replies, streamsOpened } = await callAs({}, { backendStream: [BACKEND_STREAM[3]] });
-      expect(streamsOpened()).toBe(0);
-      expect(replies).toEqual([
+    it('gives a call whose only message is its result as the final response, HTTP 200', async () => {
+      const { finished, streamed } = await callAs({}, { backendStream: [BACKEND_STREAM[3]] });
+      expect(streamed()).toBe(0);
+      expect(finished).toEqual([
         {
           body: {
             jsonrpc: '2.0',
@@ -133,7 +132,7 @@ describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)'
       ]);
     });
 
-    it('answers the backend’s -32021 as HTTP 400 with the JSON-RPC error, other errors 200', async () => {
+    it('gives the backend’s -32021 HTTP 400 with the JSON-RPC error, other errors 200', async () => {
       const missing = {
         code: -32021,
         message: 'needs sampling',
@@ -143,38 +142,24 @@ describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)'
         {},
         { backendStream: [{ jsonrpc: '2.0', id: 7, error: missing }] },
       );
-      expect(refused.replies).toEqual([
+      expect(refused.finished).toEqual([
         { body: { jsonrpc: '2.0', id: 7, error: missing }, httpStatus: 400 },
       ]);
       const failed = await callAs(
         {},
         { backendStream: [{ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'x' } }] },
       );
-      expect(failed.replies.map(reply => reply.httpStatus)).toEqual([200]);
+      expect(failed.finished.map(reply => reply.httpStatus)).toEqual([200]);
     });
 
-    it('streams once a progress notification comes, the result on the stream', async () => {
-      const { replies, sent, streamsOpened } = await callAs(
-        {},
-        { backendStream: [progress, BACKEND_STREAM[3]] },
-      );
-      expect(streamsOpened()).toBe(1);
-      expect(replies).toEqual([]);
+    it('sends a progress notification before the final response', async () => {
+      const { sent, streamed } = await callAs({}, { backendStream: [progress, BACKEND_STREAM[3]] });
+      expect(streamed()).toBe(1);
       expect(sent.map(m => m.method ?? 'result')).toEqual(['notifications/progress', 'result']);
     });
 
-    it('opens the stream of a silent call after the keep-alive interval (keep-alives are due)', async () => {
-      const { replies, sent, streamsOpened } = await callAs(
-        {},
-        { keepAliveMs: 10, backendStream: [BACKEND_STREAM[3]], before: opened => opened },
-      );
-      expect(streamsOpened()).toBe(1);
-      expect(replies).toEqual([]);
-      expect(sent.map(m => m.id)).toEqual([7]);
-    });
-
     it('binds a resource read’s state to its URI and shapes its result as told', async () => {
-      const { forwarded, replies } = await callAs(
+      const { forwarded, finished } = await callAs(
         {},
         {
           backendStream: [BACKEND_STREAM[3]],
@@ -193,7 +178,7 @@ describe('StreamingToolCallHandler.handleModernToolCall (forwarder test double)'
         method: 'resources/read',
         name: 'b/file:///a',
       });
-      expect(replies[0].body.result).toEqual({ content: [], ttlMs: 0 });
+      expect(finished[0].body.result).toEqual({ content: [], ttlMs: 0 });
     });
   });
 });

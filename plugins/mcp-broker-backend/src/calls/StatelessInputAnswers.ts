@@ -6,24 +6,25 @@
  *
  * - An answer on the holder resolves the call's waiter at once, in memory.
  * - With a shared HeldCallStore, the holder publishes each round before the client sees it and
- *   polls the round's mailbox while it waits (the mailbox polling of held calls,
- *   heldCallMailbox.ts); an answer on another replica is handed over into that mailbox in one
- *   statement that succeeds only while the round is published. The answering replica says 202
- *   only after that write; an answer whose call ended meanwhile gets a 404 saying so.
- * - The holder deletes the round and its mailbox when the call ends; what is left (a crash) expires
- *   and is swept with the elicitation ids. Only the gateway ids of the round are taken from its
- *   mailbox, so nothing can reach another call.
- * Without a shared store (one replica) nothing is published or polled.
+ *   waits for its call's signals while it waits for answers (replicas/SignalBus.ts); an answer on
+ *   another replica is handed over as an `answer` signal to the call, in one statement that
+ *   succeeds only while the round is published. The answering replica says 202 only after that
+ *   write; an answer whose call ended meanwhile gets a 404 saying so.
+ * - The holder deletes the round and its signals when the call ends; what is left (a crash)
+ *   expires and is swept. Only the gateway ids of the round are taken from its signals, so
+ *   nothing can reach another call.
+ * Without a shared store (one replica) nothing is published or read.
  *
  * Failure modes: a failed publish leaves the round answerable on the holder only (answers
- * elsewhere get the "call ended" 404); a failed mailbox read is logged and retried at the next
- * poll; a failed hand-over throws (the caller answers 503 and gives the id back).
+ * elsewhere get the "call ended" 404); a failed read is logged by the bus and retried at the
+ * next poll; a failed hand-over throws (the caller answers 503 and gives the id back).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import type { ElicitationMapping } from './ElicitationIdMap';
-import type { ClientAnswer } from './ToolCallForwarder';
-import { pollMailbox } from './heldCallMailbox';
+import type { ClientAnswer } from './callTypes';
+import { callAddress, type Signal, type SignalBus } from '../replicas/SignalBus';
+import { ROUND_RELAY_POLL_MS } from './roundRelay';
 import { isPlainObject } from '../protocol/jsonRpc';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 
@@ -33,11 +34,12 @@ export type StatelessAnswerDelivery = 'delivered' | 'call-ended';
 /** Options of {@link StatelessInputAnswers}. */
 export interface StatelessInputAnswersOptions {
   logger: LoggerService;
-  /** Shared by every replica; without it answers reach only calls on this replica. */
-  store?: HeldCallStore;
-  /** Mailbox read interval while a call waits for answers given elsewhere. */
-  pollMs: number;
-  /** How long a handed-over answer is kept for the holder (it reads it within `pollMs`). */
+  /**
+   * The held rounds and the bus between replicas; without them answers reach only calls on this
+   * replica.
+   */
+  shared?: { store: HeldCallStore; bus: SignalBus };
+  /** How long a handed-over answer is kept for the holder (it reads it within a poll). */
   answerTtlMs: number;
 }
 
@@ -71,19 +73,19 @@ export class StatelessInputAnswers {
         new Promise(resolve => this.waiters.set(mapping.gatewayId, resolve)),
       );
     }
-    const stop = new AbortController();
+    let unwatch: () => void = () => undefined;
     const inputRound: InputAnswerRound = {
       answerTo: gatewayId => answers.get(gatewayId)!,
       close: () => {
-        stop.abort();
+        unwatch();
         for (const gatewayId of answers.keys()) this.waiters.delete(gatewayId);
       },
     };
-    const store = this.options.store;
-    if (store === undefined || mappings.length === 0) return inputRound;
+    const shared = this.options.shared;
+    if (shared === undefined || mappings.length === 0) return inputRound;
     try {
       this.published.add(callId);
-      await store.publishRound({
+      await shared.store.publishRound({
         callId,
         round,
         backend: mappings[0].backend,
@@ -98,16 +100,11 @@ export class StatelessInputAnswers {
       );
       return inputRound;
     }
-    void pollMailbox({
-      store,
-      callId,
-      round,
-      pollMs: this.options.pollMs,
-      signal: stop.signal,
-      onMessage: message => this.takeHandedOver(message, answers),
-      onReadError: error =>
-        this.options.logger.warn(`Could not read answers given on other replicas: ${error}`),
-    });
+    unwatch = shared.bus.watch(
+      callAddress(callId),
+      signal => this.takeHandedOver(signal, answers),
+      ROUND_RELAY_POLL_MS,
+    );
     return inputRound;
   }
 
@@ -124,7 +121,7 @@ export class StatelessInputAnswers {
       waiter(answer);
       return 'delivered';
     }
-    const store = this.options.store;
+    const store = this.options.shared?.store;
     if (store === undefined) return 'call-ended';
     const message = JSON.stringify({
       jsonrpc: '2.0',
@@ -141,24 +138,29 @@ export class StatelessInputAnswers {
     return handedOver ? 'delivered' : 'call-ended';
   }
 
-  /** The call ended: its published rounds and their mailboxes go (no-op when none were). */
+  /** The call ended: its published rounds and their signals go (no-op when none were). */
   async callEnded(callId: string): Promise<void> {
     if (!this.published.delete(callId)) return;
-    await this.options.store?.deleteCall(callId);
+    await this.options.shared?.store.deleteCall(callId);
   }
 
-  /** A message from the round's mailbox: the answer to one of the round's gateway ids. */
-  private takeHandedOver(message: string, answers: Map<string, unknown>): void {
+  /**
+   * A signal to the call: the answer to one of the round's gateway ids is taken (consumed);
+   * other signals are not this round's business.
+   */
+  private takeHandedOver(signal: Signal, answers: Map<string, unknown>): boolean {
+    if (signal.kind !== 'answer') return false;
     let answer: unknown;
     try {
-      answer = JSON.parse(message);
+      answer = JSON.parse(signal.payload ?? '');
     } catch {
       this.options.logger.warn('Dropped an unreadable answer handed over by another replica');
-      return;
+      return true;
     }
     const id = isPlainObject(answer) ? answer.id : undefined;
     const waiter = typeof id === 'string' && answers.has(id) ? this.waiters.get(id) : undefined;
-    if (waiter === undefined) return; // answered already, or not this round's: nobody else's
-    waiter(answer as unknown as ClientAnswer);
+    // Answered already, or not this round's: nobody else's either.
+    if (waiter !== undefined) waiter(answer as unknown as ClientAnswer);
+    return true;
   }
 }

@@ -1,7 +1,6 @@
 /*
- * The backend layer's entry for the plugin's wiring: tool calls with progress, elicitation and
+ * The call machinery's entry for the plugin's wiring: tool calls with progress, elicitation and
  * cancellation (spec §4), i.e. the broker's ToolCallHandler, and the elicitation id store seam.
- * McpBroker uses BackendConnection (its event connection, lists and channels) from its own file.
  */
 export {
   StreamingToolCallHandler,
@@ -9,4 +8,5 @@ export {
 } from './StreamingToolCallHandler';
 export { ElicitationIdMap, MemoryElicitationIdStore, isGatewayId } from './ElicitationIdMap';
 export type { ElicitationIdStore, ElicitationMapping } from './ElicitationIdMap';
-export { ToolCallForwarder } from './ToolCallForwarder';
+export { ToolCalls } from './ToolCalls';
+export type { ToolCallHandlerDeps, ToolCallHandlerFactory } from './StreamingToolCallHandler';

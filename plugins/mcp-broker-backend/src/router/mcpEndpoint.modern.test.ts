@@ -1,7 +1,7 @@
 /*
- * The stateless (2026-07-28) request path of the router: its method table, the caller's pool
- * key, and the behaviour at the endpoint in a test backend (startTestBackend with mocked auth and
- * a permissions test double; a real scripted MCP server behind the broker).
+ * The stateless (2026-07-28) request path of the router: its methods in the method table, the
+ * caller's pool key, and the behaviour at the endpoint in a test backend (startTestBackend with
+ * mocked auth and a permissions test double; a real scripted MCP server behind the broker).
  */
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,10 @@ import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { switchablePermissions } from '../__testUtils__/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
-import { isServedModernMethod, MODERN_METHODS, modernCallerOf } from './modernRequestHandler';
+import type { McpBroker } from '../broker/McpBroker';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import { modernCallerOf } from './callMethods';
+import { createMethodTable, methodOf } from './methodTable';
 import { withModernEnvelope } from '../backend/ModernChannel';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 
@@ -21,9 +24,16 @@ function modernBody(id: number, method: string, params: Record<string, unknown> 
   return withModernEnvelope({ jsonrpc: '2.0', id, method, params }, {});
 }
 
-describe('modernRequestHandler: the method table', () => {
+describe('the method table: the 2026-07-28 era', () => {
+  // Handlers are bound to these but not run here.
+  const table = createMethodTable({
+    broker: {} as McpBroker,
+    toolCallAuditor: {} as ToolCallAuditor,
+  });
+  const isServedModernMethod = (method: string) => methodOf(table, method, 'modern') !== undefined;
+
   it('serves every 2026-07-28 client method, and no other', () => {
-    const served = Object.keys(MODERN_METHODS).sort();
+    const served = [...table.keys()].filter(isServedModernMethod).sort();
     expect(served).toEqual([...MODERN_CLIENT_METHODS].sort());
     for (const method of ['ping', 'initialize', 'logging/setLevel', 'toString', '__proto__']) {
       expect(isServedModernMethod(method)).toBe(false);
@@ -31,7 +41,7 @@ describe('modernRequestHandler: the method table', () => {
   });
 });
 
-describe('modernRequestHandler: modernCallerOf', () => {
+describe('the 2026-07-28 caller: modernCallerOf', () => {
   const context = (clientCapabilities: Record<string, unknown>) => ({
     protocolVersion: MODERN_PROTOCOL_VERSION,
     clientCapabilities,
@@ -56,7 +66,7 @@ describe('modernRequestHandler: modernCallerOf', () => {
   });
 });
 
-describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, scripted server)', () => {
+describe('the 2026-07-28 request path at the endpoint (startTestBackend, mocked auth, scripted server)', () => {
   let backend: ScriptedMcpServer;
   let permissionsAvailable = true;
   let http: Awaited<ReturnType<typeof startTestBackend>>['server'];
@@ -176,7 +186,7 @@ describe('modernRequestHandler at the endpoint (startTestBackend, mocked auth, s
   });
 });
 
-describe('modernRequestHandler while the broker drains (startTestBackend, raw test backend)', () => {
+describe('the 2026-07-28 request path while the broker drains (startTestBackend, raw test backend)', () => {
   it('refuses new stateless requests with 503 and ends a held call with a retryable error', async () => {
     const raw = await startRawMcpBackend();
     const backend = await startTestBackend({

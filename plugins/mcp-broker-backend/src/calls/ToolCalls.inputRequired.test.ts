@@ -1,13 +1,14 @@
 /*
  * `input_required` rounds of 2026-07-28 callers (spec §9) against the raw test backend, which
- * records exactly which ids and answers reach it. The client side is the forwarder's own API.
+ * records exactly which ids and answers reach it. The client side is ToolCalls' own API.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import { ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
-import type { BackendEndpoint } from './backendTransport';
-import { channelsOf } from './testing/testBackends';
+import type { ForwardedToolCall } from './callTypes';
+import { ToolCalls } from './ToolCalls';
+import type { BackendEndpoint } from '../backend/backendTransport';
+import { channelsOf } from '../backend/testing/testBackends';
 import { CollectingSink, collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
@@ -16,14 +17,14 @@ import { waitFor } from '../testing/waitFor';
 const KEY = Buffer.alloc(32, 7);
 const ALICE = 'user:default/alice';
 
-describe('ToolCallForwarder: input_required rounds for 2026-07-28 callers (raw backend)', () => {
+describe('ToolCalls: input_required rounds for 2026-07-28 callers (raw backend)', () => {
   let backend: RawMcpBackend;
   let endpoint: BackendEndpoint;
-  let forwarder: ToolCallForwarder;
+  let forwarder: ToolCalls;
 
   function build(ttlMs = 60_000) {
     const logger = mockServices.logger.mock();
-    forwarder = new ToolCallForwarder({
+    forwarder = new ToolCalls({
       logger,
       elicitations: new ElicitationIdMap({ ttlMs }),
       backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),

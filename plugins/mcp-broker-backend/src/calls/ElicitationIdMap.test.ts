@@ -1,3 +1,4 @@
+import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { ElicitationIdMap, isGatewayId } from './ElicitationIdMap';
 
 describe('ElicitationIdMap (in-memory store)', () => {
@@ -48,14 +49,20 @@ describe('ElicitationIdMap (in-memory store)', () => {
     expect(await ids.claim(gatewayId, 'client-a')).toBeUndefined();
     expect(await ids.peek(gatewayId)).toBeDefined();
     jest.useFakeTimers();
-    try {
-      ids.startSweeping(100, error => {
+    const sweeper = new ExpirySweeper(
+      [ids],
+      error => {
         throw error;
-      });
+      },
+      100,
+      () => now,
+    );
+    try {
+      sweeper.start();
       await jest.advanceTimersByTimeAsync(150);
       expect(await ids.peek(gatewayId)).toBeUndefined();
     } finally {
-      ids.stop();
+      sweeper.stop();
       jest.useRealTimers();
     }
   });

@@ -9,7 +9,7 @@
  * Guarantees: a gateway id is answered at most once (the store claims atomically); only by the
  * client session it was sent to (a foreign claim leaves the entry intact); never after its expiry.
  * Entries disappear when their call ends (whatever the outcome), when the client session ends, and
- * at expiry (swept periodically). Storage is behind {@link ElicitationIdStore} so several replicas
+ * at expiry (swept by the replica's ExpirySweeper). Storage is behind {@link ElicitationIdStore} so several replicas
  * can share it.
  */
 import { randomBytes } from 'node:crypto';
@@ -127,7 +127,6 @@ export class ElicitationIdMap {
   /** Lifetime of a gateway id in milliseconds. */
   readonly ttlMs: number;
   private readonly now: () => number;
-  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: ElicitationIdMapOptions) {
     this.store = options.store ?? new MemoryElicitationIdStore();
@@ -191,26 +190,9 @@ export class ElicitationIdMap {
     return this.store.deleteByClientSession(clientSessionId);
   }
 
-  /** Removes expired ids every `intervalMs` until {@link ElicitationIdMap.stop}. */
-  startSweeping(
-    intervalMs: number,
-    onError: (error: unknown) => void,
-    /** Other expiring records swept on the same beat (e.g. used requestState nonces). */
-    alsoSweep: ReadonlyArray<(now: number) => Promise<void>> = [],
-  ): void {
-    this.stop();
-    this.sweeper = setInterval(() => {
-      const now = this.now();
-      this.store.deleteExpired(now).catch(onError);
-      for (const sweep of alsoSweep) sweep(now).catch(onError);
-    }, intervalMs);
-    this.sweeper.unref();
-  }
-
-  /** Stops the periodic sweep. */
-  stop(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = undefined;
+  /** Removes the ids expired at `now` (the replica's ExpirySweeper calls it). */
+  deleteExpired(now: number): Promise<void> {
+    return this.store.deleteExpired(now);
   }
 }
 

@@ -17,7 +17,7 @@
  * call: closing the response stream is how a 2026-07-28 client cancels); a leg is never written to
  * after it ended.
  */
-import type { ClientMessageSink } from './ToolCallForwarder';
+import type { ClientMessageSink } from './callTypes';
 import { isPlainObject, type JsonRpcId } from '../protocol/jsonRpc';
 
 /** Notifications kept for the next leg while a call is held (older ones are dropped first). */

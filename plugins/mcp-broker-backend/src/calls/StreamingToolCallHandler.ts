@@ -1,21 +1,20 @@
 /*
- * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the
- * ToolCallForwarder, the BackendSessionPool and the ElicitationIdMap. A client's response ends in
- * a domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
+ * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to ToolCalls (the calls
+ * in flight, their legs and the answer router). A client's response ends in a domain outcome
+ * (delivered, unknown id, backend failed); the router decides the HTTP answer.
  *
- * Stateless (2026-07-28) callers go through the same forwarder: their backend sessions are pooled
- * per `ModernCaller.poolKey` (closed when idle, see IdleBackendSessions), their final response is
- * a `complete` result, and cancellation is the client closing the response stream (the signal),
- * which the forwarder turns into `notifications/cancelled` to the backend before it closes the
+ * Stateless (2026-07-28) callers go through the same calls: their backend sessions are held per
+ * `ModernCaller.poolKey` (closed when idle, see IdleBackendSessions), their final response is a
+ * `complete` result, and cancellation is the client closing the response stream (the signal),
+ * which the call turns into `notifications/cancelled` to the backend before it closes the
  * backend stream.
  *
- * The era of each backend comes from the broker's own connection (`backendSessions`): a call to
- * a 2026-07-28 backend is stateless (no backend session; see ToolCallForwarder), and a 2026-07-28
- * client's retry of such a backend's `input_required` is a new stateless call carrying the
- * backend's own `requestState` (unsealed from the broker's) and the client's `inputResponses`.
+ * The era of each backend comes from the broker's own connection (`backends`): a call to a
+ * 2026-07-28 backend is stateless (no backend session; see ModernLeg), and a 2026-07-28 client's
+ * retry of such a backend's `input_required` is a new stateless call carrying the backend's own
+ * `requestState` (unsealed from the broker's) and the client's `inputResponses`.
  */
 import type {
-  ClientEventStream,
   ClientNotificationContext,
   ModernToolCallContext,
   ClientResponseContext,
@@ -25,9 +24,9 @@ import type {
 } from '../types';
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig } from '../config';
-import { backendRemoved, toClientError } from './backendErrors';
+import { backendRemoved, toClientError } from '../backend/backendErrors';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import type { BackendChannels } from './backendChannels';
+import type { BackendChannels } from '../backend/backendChannels';
 import {
   isPlainObject,
   jsonRpcError,
@@ -45,20 +44,14 @@ import {
   readInputRetry,
 } from '../protocol/modernResults';
 import { MCP_NAME_SOURCE } from '../protocol/modernEra';
-import { DEFAULT_KEEP_ALIVE_MS } from '../config';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
 } from './IdleBackendSessions';
-import {
-  BackendServerRequest,
-  ClientMessageSink,
-  ForwardedToolCall,
-  progressTokenOf,
-  ToolCallForwarder,
-} from './ToolCallForwarder';
+import type { BackendServerRequest, ClientMessageSink, ForwardedToolCall } from './callTypes';
+import { progressTokenOf, ToolCalls } from './ToolCalls';
 import {
   OpenedRequestState,
   RequestStateBinding,
@@ -70,7 +63,8 @@ import {
   MemoryRequestStateNonceStore,
   RequestStateNonceStore,
 } from '../inputRequests/requestStateNonces';
-import { CancellationRelay, type CancellationStore } from './CancellationRelay';
+import { ExpirySweeper, type ExpiringRecords } from '../replicas/ExpirySweeper';
+import { SignalBus, type SignalStore } from '../replicas/SignalBus';
 
 /** What a ToolCallHandler may use from the broker. */
 export interface ToolCallHandlerDeps {
@@ -97,30 +91,39 @@ export interface ToolCallHandlerDeps {
 /** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
 export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;
 
-/** How often expired gateway ids and requestState nonces are swept (refused when used anyway). */
-const ELICITATION_SWEEP_INTERVAL_MS = 60_000;
+/** What a {@link StreamingToolCallHandler} is made of. */
+export interface StreamingToolCallHandlerParts {
+  /** The calls in flight on this replica. */
+  calls: ToolCalls;
+  /** Closes the backend sessions of stateless callers once they are idle. */
+  statelessSessions: IdleBackendSessions;
+  logger: LoggerService;
+  /** The live backend by name, with its channels and detected era. */
+  backendOf: (backend: string) => BackendChannels | undefined;
+  /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
+  closeSessionsOf: (owner: string) => Promise<void>;
+  /** Sweeps the expiring records of this replica (stopped on close). */
+  sweeper?: ExpirySweeper;
+}
 
 /** The broker's ToolCallHandler; build it with {@link createStreamingToolCallHandler}. */
 export class StreamingToolCallHandler implements ToolCallHandler {
-  constructor(
-    /** Exposed for status reporting and tests. */
-    readonly forwarder: ToolCallForwarder,
-    readonly elicitations: ElicitationIdMap,
-    /** Closes the backend sessions of stateless callers once they are idle. */
-    readonly statelessSessions: IdleBackendSessions,
-    private readonly logger: LoggerService,
-    /** The live backend by name, with its channels and detected era. */
-    private readonly backendOf: (backend: string) => BackendChannels | undefined,
-    /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
-    private readonly closeSessionsOf: (owner: string) => Promise<void>,
-    /**
-     * How long a 2026-07-28 client's call may stay silent before its response stream opens
-     * anyway (a keep-alive is due: `mcpBroker.keepAlive`).
-     */
-    private readonly keepAliveMs: number = DEFAULT_KEEP_ALIVE_MS,
-    /** Passes cancellations on to the replica holding the call (shared store only). */
-    private readonly cancellationRelay?: CancellationRelay,
-  ) {}
+  /** The calls in flight (status and tests). */
+  readonly calls: ToolCalls;
+  private readonly statelessSessions: IdleBackendSessions;
+  private readonly logger: LoggerService;
+  private readonly backendOf: (backend: string) => BackendChannels | undefined;
+  private readonly closeSessionsOf: (owner: string) => Promise<void>;
+  private readonly sweeper: ExpirySweeper | undefined;
+
+  constructor(parts: StreamingToolCallHandlerParts) {
+    this.calls = parts.calls;
+    this.statelessSessions = parts.statelessSessions;
+    this.logger = parts.logger;
+    this.backendOf = parts.backendOf;
+    this.closeSessionsOf = parts.closeSessionsOf;
+    this.sweeper = parts.sweeper;
+  }
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
     const { clientSession } = context;
@@ -131,11 +134,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         clientSession: true,
         declaredCapabilities: clientSession.clientCapabilities,
       },
-      // A prompt or resource is answered with plain JSON, as over the broker's own connection,
-      // unless the backend asks for input (then the requests need the stream).
-      context.request.method === 'tools/call'
-        ? clientStreamSink(context)
-        : clientStreamSink(context, undefined, { lazy: { httpStatus: () => 200 } }),
+      responseSink(context),
     );
   }
 
@@ -145,7 +144,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     const retry = readInputRetry(params);
     if ('invalid' in retry) {
       const { id } = request;
-      context.reply.json(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
+      context.response.finish(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
       return;
     }
     // The state is bound to the tool (prompt, resource) as the backend knows it (the prefix
@@ -156,31 +155,25 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       name: `${backend.name}/${String(params[MCP_NAME_SOURCE[request.method] ?? 'name'])}`,
       arguments: params.arguments,
     };
-    // The stream opens only when something is streamed: a refused retry, and a call answered
-    // at once (e.g. the backend's -32021), are plain JSON with their own HTTP status.
-    const sink = clientStreamSink(
+    // A call answered at once (e.g. the backend's -32021) is plain JSON with its own HTTP
+    // status (the router's writer streams only when something else comes first).
+    const sink = responseSink(
       context,
       message =>
         message.method === 'notifications/message' &&
         !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
           ? undefined
           : asCompleteResponse(message, request, context.shapeResult),
-      {
-        lazy: {
-          httpStatus: message =>
-            isPlainObject(message.error) ? modernErrorHttpStatus(message.error) : 200,
-          openAfterMs: this.keepAliveMs,
-        },
-      },
+      message => (isPlainObject(message.error) ? modernErrorHttpStatus(message.error) : 200),
     );
     if (retry.requestState !== undefined) {
       await this.resumeModernToolCall(context, binding, retry, sink);
       return;
     }
     // The backend sessions of the caller stay open while the call runs, also while it is held
-    // (then the forwarder releases them when the call ends: onCallEnd).
+    // (then the call releases them when it ends: onCallEnd).
     const release = this.statelessSessions.begin(caller.poolKey);
-    const inputRequired = this.forwarder.acceptsInputRequired;
+    const inputRequired = this.calls.acceptsInputRequired;
     try {
       await this.forwardOnStream(
         context,
@@ -216,7 +209,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   ): Promise<void> {
     const { request } = context;
     try {
-      const stateless = await this.forwarder.resume(
+      const stateless = await this.calls.resume(
         {
           binding,
           requestState: retry.requestState!,
@@ -229,9 +222,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       if (stateless !== undefined)
         await this.retryStateless(context, binding, retry, stateless, sink);
     } catch (error) {
-      if (!(error instanceof RequestStateRefusal) || context.reply.answered) throw error;
+      if (!(error instanceof RequestStateRefusal) || context.response.answered) throw error;
       const refusal = error.toModernError();
-      context.reply.json(
+      context.response.finish(
         jsonRpcError(request.id, refusal.code, refusal.message, refusal.data),
         refusal.httpStatus,
       );
@@ -308,7 +301,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       sink.end();
       return Promise.resolve();
     }
-    return this.forwarder.forward(
+    return this.calls.forward(
       {
         backendEra: backend.era,
         ...rest,
@@ -343,26 +336,23 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
-    return this.forwarder.answer(context.clientSession.id, context.message);
+    return this.calls.answer(context.clientSession.id, context.message);
   }
 
   async handleClientNotification(context: ClientNotificationContext): Promise<void> {
     if (context.notification.method !== 'notifications/cancelled') return;
     const { params } = context.notification;
-    if (this.forwarder.cancel(context.clientSession.id, params)) return;
-    // Not in flight here: with a shared store, maybe on another replica (CancellationRelay).
-    const requestId = params?.requestId;
-    if (
-      this.cancellationRelay &&
-      (typeof requestId === 'string' || typeof requestId === 'number')
-    ) {
-      const reason = typeof params?.reason === 'string' ? params.reason : undefined;
-      await this.cancellationRelay.record(context.clientSession.id, requestId, reason);
-    }
+    if (this.calls.cancel(context.clientSession.id, params)) return;
+    // Not in flight here: with a shared store, maybe on another replica.
+    await this.calls.cancelElsewhere(context.clientSession.id, params);
   }
 
   closeClientSession(sessionId: string): Promise<void> {
-    return this.forwarder.closeClientSession(sessionId);
+    return this.calls.closeClientSession(sessionId);
+  }
+
+  announceSessionEnd(sessionId: string): Promise<void> {
+    return this.calls.announceSessionEnd(sessionId);
   }
 
   closeBackendSessionsOf(sessionId: string): Promise<void> {
@@ -370,17 +360,17 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   async removeBackend(name: string): Promise<void> {
-    this.forwarder.removeBackend(name);
+    this.calls.removeBackend(name);
   }
 
   drain(deadlineMs: number): Promise<void> {
-    return this.forwarder.drain(deadlineMs);
+    return this.calls.drain(deadlineMs);
   }
 
   close(): Promise<void> {
     this.statelessSessions.stop();
-    this.cancellationRelay?.stop();
-    return this.forwarder.close();
+    this.sweeper?.stop();
+    return this.calls.close();
   }
 }
 
@@ -390,8 +380,14 @@ export interface RequestStateOptions {
   key: Buffer;
   /** Used nonces; in memory unless shared by several replicas. */
   nonces?: RequestStateNonceStore;
-  /** Held calls shared by several replicas (a retry may land on any of them). */
-  heldCalls?: HeldCallStore;
+}
+
+/** What several replicas share (`mcpBroker.sessionStore: database`). */
+export interface SharedCallStores {
+  /** Held rounds: a retry, or an answer, may land on any replica. */
+  heldCalls: HeldCallStore;
+  /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
+  signals: SignalStore;
 }
 
 /**
@@ -399,7 +395,7 @@ export interface RequestStateOptions {
  * in-memory elicitation id store, e.g. with a shared one for several replicas;
  * `statelessSessionIdleMs` the idle time after which stateless callers' backend sessions close.
  * Without `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an
- * error).
+ * error); without `shared`, everything stays on this replica.
  */
 export function createStreamingToolCallHandler(
   deps: ToolCallHandlerDeps,
@@ -407,8 +403,7 @@ export function createStreamingToolCallHandler(
     store?: ElicitationIdStore;
     statelessSessionIdleMs?: number;
     requestState?: RequestStateOptions;
-    /** Shared by every replica: cancellations given on another replica reach the call here. */
-    cancellations?: CancellationStore;
+    shared?: SharedCallStores;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -431,21 +426,23 @@ export function createStreamingToolCallHandler(
       ttlMs: config.elicitationTtlMs,
       nonces: nonces!,
     });
-  elicitations.startSweeping(
-    ELICITATION_SWEEP_INTERVAL_MS,
+  const { shared } = options;
+  const expiring: Array<ExpiringRecords | undefined> = [
+    elicitations,
+    nonces,
+    shared?.heldCalls,
+    shared?.signals,
+  ];
+  const sweeper = new ExpirySweeper(
+    expiring.filter((store): store is ExpiringRecords => store !== undefined),
     error =>
       logger.warn(
-        `Could not sweep expired elicitation ids, requestState nonces or cancellations: ${error}`,
+        `Could not sweep expired elicitation ids, requestState nonces, held rounds or signals: ${error}`,
       ),
-    [nonces, options.requestState?.heldCalls, options.cancellations].flatMap(store =>
-      store ? [(now: number) => store.deleteExpired(now)] : [],
-    ),
   );
-  const cancellationRelay =
-    options.cancellations && new CancellationRelay({ store: options.cancellations, logger });
-  const forwarder = new ToolCallForwarder({
+  sweeper.start();
+  const calls = new ToolCalls({
     logger,
-    cancellationRelay,
     elicitations,
     // Answers are routed by backend name through the live server set (servers come and go at
     // runtime); a backend removed since then has no channels.
@@ -455,23 +452,24 @@ export function createStreamingToolCallHandler(
     requestTimeoutMs: config.requestTimeoutMs,
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
-    heldCalls: options.requestState?.heldCalls,
+    shared: shared && {
+      store: shared.heldCalls,
+      bus: new SignalBus({ store: shared.signals, logger }),
+    },
   });
   const statelessSessions = new IdleBackendSessions(closeSessionsOf, {
     idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
     logger,
   });
   statelessSessions.start();
-  return new StreamingToolCallHandler(
-    forwarder,
-    elicitations,
+  return new StreamingToolCallHandler({
+    calls,
     statelessSessions,
     logger,
-    name => deps.backends.get(name),
+    backendOf: name => deps.backends.get(name),
     closeSessionsOf,
-    config.keepAliveMs,
-    cancellationRelay,
-  );
+    sweeper,
+  });
 }
 
 /**
@@ -494,70 +492,34 @@ function asCompleteResponse(
   return { ...message, result: shape(message.result) };
 }
 
-/** When a call's response stream opens (see {@link clientStreamSink}). */
-interface LazyStream {
-  /** The HTTP status of a final response answered as plain JSON. */
-  httpStatus(response: Record<string, unknown>): number;
-  /** Open the stream anyway after this long without a message (keep-alives are due). */
-  openAfterMs?: number;
-}
-
 /**
- * The client's side of a call, each message shaped by `shape` (undefined drops it): its
- * response stream, opened at once, or with `lazy` only when a message other than the final
- * response is to go out (progress, a request for input, a log line) or after `openAfterMs` of
- * silence. A call whose only message is its final response is answered as plain JSON with
- * `lazy.httpStatus` (the stream is not needed, and the status can still say what went wrong).
+ * The client's side of a call over its answer's writer: each message shaped by `shape`
+ * (undefined drops it); the final response goes with the HTTP status `httpStatusOf` gives it,
+ * should the writer answer it as plain JSON.
  */
-function clientStreamSink(
-  context: Omit<ToolCallContext, 'clientSession'>,
+function responseSink(
+  context: Pick<ToolCallContext, 'response' | 'signal'>,
   shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
     message,
-  options: { lazy?: LazyStream } = {},
+  httpStatusOf: (response: Record<string, unknown>) => number = () => 200,
 ): ClientMessageSink {
-  const lazy = options.lazy;
-  let stream: ClientEventStream | undefined = lazy ? undefined : context.openEventStream();
-  let answered = false;
-  let silence: NodeJS.Timeout | undefined;
-  const open = () => {
-    clearTimeout(silence);
-    return (stream ??= context.openEventStream());
-  };
-  if (lazy?.openAfterMs !== undefined) {
-    silence = setTimeout(() => {
-      if (!answered && !context.reply.answered) open();
-    }, lazy.openAfterMs);
-    silence.unref();
-  }
+  const { response } = context;
   return {
     send: message => {
-      const shaped = shape(message);
-      if (shaped === undefined) return !(stream?.closed ?? answered);
-      if (answered) return false;
-      if (lazy && stream === undefined && isFinalResponse(shaped)) {
-        clearTimeout(silence);
-        answered = true;
-        if (context.reply.answered) return false;
-        context.reply.json(shaped, lazy.httpStatus(shaped));
-        return true;
-      }
-      return open().send(shaped as unknown as JsonRpcMessage);
+      const shaped = shape(message) as unknown as JsonRpcMessage | undefined;
+      if (shaped === undefined) return true;
+      return isFinalResponse(shaped)
+        ? response.finish(shaped, httpStatusOf(shaped as unknown as Record<string, unknown>))
+        : response.send(shaped);
     },
-    end: () => {
-      clearTimeout(silence);
-      if (answered) return;
-      // A lazy call that ends without any message to a client that is gone writes nothing;
-      // to one still there, it ends as it always did (an empty stream).
-      if (lazy && stream === undefined && context.reply.answered) return;
-      open().close();
-    },
+    end: () => response.end(),
     clientGone: context.signal,
   };
 }
 
 /** A JSON-RPC response (not a request with a gateway id, not a notification). */
-function isFinalResponse(message: Record<string, unknown>): boolean {
-  return message.id !== undefined && message.method === undefined;
+function isFinalResponse(message: JsonRpcMessage): boolean {
+  return 'id' in message && !('method' in message);
 }
 
 /** The call's params without the retry members (a 2025-era backend knows neither). */

@@ -8,9 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import { ForwardedToolCall, ToolCallForwarder } from './ToolCallForwarder';
-import type { BackendEndpoint } from './backendTransport';
-import { channelsOf } from './testing/testBackends';
+import type { ForwardedToolCall } from './callTypes';
+import { ToolCalls } from './ToolCalls';
+import type { BackendEndpoint } from '../backend/backendTransport';
+import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
@@ -32,7 +33,7 @@ function build(endpoint: BackendEndpoint) {
     ttlMs: 60_000,
     nonces: new MemoryRequestStateNonceStore(),
   });
-  const forwarder = new ToolCallForwarder({
+  const forwarder = new ToolCalls({
     logger,
     elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
     backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
@@ -47,10 +48,10 @@ function build(endpoint: BackendEndpoint) {
   return { forwarder, sealer };
 }
 
-describe('ToolCallForwarder with a modern-only (2026-07-28) backend', () => {
+describe('ToolCalls with a modern-only (2026-07-28) backend', () => {
   let server: ModernExampleMcpServer;
   let endpoint: BackendEndpoint;
-  let forwarder: ToolCallForwarder;
+  let forwarder: ToolCalls;
   let sealer: RequestStateSealer;
 
   const call = (params: Record<string, unknown>, extra: Partial<ForwardedToolCall> = {}) => ({
@@ -201,7 +202,7 @@ async function startDouble(
   };
 }
 
-describe('ToolCallForwarder with a scripted 2026-07-28 backend double', () => {
+describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   const legacyCall = (endpoint: BackendEndpoint) => ({
     clientSessionId: 'c',
     clientCapabilities: { elicitation: {} },

@@ -1,5 +1,5 @@
 /* Test helpers for the call machinery: a sink that records what the client would see. */
-import { ClientMessageSink } from '../ToolCallForwarder';
+import { ClientMessageSink } from '../callTypes';
 
 /** A ClientMessageSink that records messages and lets a test wait for one or disconnect. */
 export interface CollectingSink extends ClientMessageSink {

@@ -6,17 +6,17 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import { ToolCallForwarder } from './ToolCallForwarder';
-import type { BackendEndpoint } from './backendTransport';
+import { ToolCalls } from './ToolCalls';
+import type { BackendEndpoint } from '../backend/backendTransport';
 import { collectingSink } from './testing/collectingSink';
-import { testBackends } from './testing/testBackends';
+import { testBackends } from '../backend/testing/testBackends';
 
 function buildForwarder(endpoints: BackendEndpoint[]) {
   const logger = mockServices.logger.mock();
   const backends = testBackends();
   for (const endpoint of endpoints) backends.add(endpoint);
   const elicitations = new ElicitationIdMap({ ttlMs: 60_000 });
-  const forwarder = new ToolCallForwarder({
+  const forwarder = new ToolCalls({
     logger,
     elicitations,
     backendOf: name => backends.get(name),
@@ -31,7 +31,7 @@ function buildForwarder(endpoints: BackendEndpoint[]) {
   return { forwarder, backend: backends.get(endpoints[0].name)!, close, elicitations };
 }
 
-describe('ToolCallForwarder with the example MCP server', () => {
+describe('ToolCalls with the example MCP server', () => {
   let server: ExampleMcpServer;
   let endpoint: BackendEndpoint;
 
@@ -113,7 +113,7 @@ describe('ToolCallForwarder with the example MCP server', () => {
   });
 });
 
-describe('ToolCallForwarder with server-everything', () => {
+describe('ToolCalls with server-everything', () => {
   let everything: EverythingServer;
   let endpoint: BackendEndpoint;
 
