@@ -72,11 +72,15 @@ export class ToolCallAuditor {
     });
   }
 
-  /** Starts the event of a call that goes to its backend. */
-  async begin(call: AuditedToolCall, requestId: string | number): Promise<ToolCallAuditRecord> {
+  /**
+   * Starts the event of a call that goes to its backend. The event's first entry is recorded
+   * meanwhile, off the call's path (the call does not wait for the auditor); `finish` waits for
+   * it, so the entries stay in order.
+   */
+  begin(call: AuditedToolCall, requestId: string | number): ToolCallAuditRecord {
     const started = performance.now();
     let final: JsonRpcMessage | undefined;
-    const event = await this.#guard(() =>
+    const begun = this.#guard(() =>
       this.#auditor.createEvent({
         eventId: TOOL_CALL_EVENT_ID,
         severityLevel: 'medium',
@@ -108,6 +112,7 @@ export class ToolCallAuditor {
         },
       }),
       finish: async () => {
+        const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
         const failure = failureOf(final);

@@ -198,15 +198,20 @@ export class AnswerRouter implements BackendResponder {
 
   /**
    * The call ended: its published input rounds go, then its gateway ids (from then on an answer
-   * on another replica learns that the call ended). Failures are logged.
+   * on another replica learns that the call ended). Failures are logged. Undefined when the call
+   * left nothing to retire (most calls): no promise.
    */
-  async callEnded(call: ToolCall): Promise<void> {
-    await this.options.statelessInputs
-      .callEnded(call.id)
-      .catch(error =>
-        this.options.logger.warn(`Could not remove a call's published input requests: ${error}`),
-      );
+  callEnded(call: ToolCall): Promise<void> | undefined {
+    const published = this.options.statelessInputs.callEnded(call.id);
     // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
+    if (published === undefined && !call.registeredIds) return undefined;
+    return this.retire(call, published);
+  }
+
+  private async retire(call: ToolCall, published: Promise<void> | undefined): Promise<void> {
+    await published?.catch(error =>
+      this.options.logger.warn(`Could not remove a call's published input requests: ${error}`),
+    );
     if (!call.registeredIds) return;
     await this.options.elicitations
       .releaseCall(call.id)

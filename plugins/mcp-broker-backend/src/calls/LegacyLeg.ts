@@ -83,8 +83,8 @@ export class LegacyLeg {
       backendRequestId,
       logger: this.options.logger,
       onRequest: parsed => this.onRequest(call, ref, parsed),
-      // Held, and the client's retry went to another replica? Then this goes to its mailbox.
-      beforeMessage: held === undefined ? undefined : () => held.followClient(call),
+      // Held, and the client's retry went to another replica? Then what follows goes there.
+      beforeMessage: held?.handles(call) ? () => held.followClient(call) : undefined,
     });
   }
 

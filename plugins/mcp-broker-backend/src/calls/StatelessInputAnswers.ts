@@ -139,9 +139,9 @@ export class StatelessInputAnswers {
   }
 
   /** The call ended: its published rounds and their signals go (no-op when none were). */
-  async callEnded(callId: string): Promise<void> {
-    if (!this.published.delete(callId)) return;
-    await this.options.shared?.store.deleteCall(callId);
+  callEnded(callId: string): Promise<void> | undefined {
+    if (!this.published.delete(callId)) return undefined;
+    return this.options.shared?.store.deleteCall(callId);
   }
 
   /**

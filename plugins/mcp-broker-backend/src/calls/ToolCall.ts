@@ -52,7 +52,19 @@ export class ToolCall {
   session: LegacySessionRef | undefined;
   /** Set once the request went to a 2026-07-28 backend (nothing to cancel but the stream). */
   stateless = false;
-  private sinkOf: ClientMessageSink | undefined;
+  /** The backend's name. */
+  readonly backend: string;
+  /** Whose backend sessions carry the call (a client session, or a stateless pool key). */
+  readonly owner: string;
+  /** The method sent to the backend. */
+  readonly method: string;
+  /**
+   * Where the call writes what the client sees: given at creation, or by {@link attach} before
+   * the call runs (a held call's output).
+   */
+  sink!: ClientMessageSink;
+  /** Aborts when the call ended; the backend exchange listens to it. */
+  readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private readonly expiryTimers: NodeJS.Timeout[] = [];
@@ -65,39 +77,17 @@ export class ToolCall {
     private readonly timeoutMs: number,
     sink?: ClientMessageSink,
   ) {
-    this.sinkOf = sink;
-  }
-
-  /** The backend's name. */
-  get backend(): string {
-    return this.request.backend.endpoint.name;
-  }
-
-  /** Whose backend sessions carry the call (a client session, or a stateless pool key). */
-  get owner(): string {
-    return this.request.clientSessionId;
-  }
-
-  /** The method sent to the backend. */
-  get method(): string {
-    return this.request.method ?? 'tools/call';
-  }
-
-  /** Where the call writes what the client sees. */
-  get sink(): ClientMessageSink {
-    if (this.sinkOf === undefined) throw new Error('a call writes nowhere before attach()');
-    return this.sinkOf;
+    this.backend = request.backend.endpoint.name;
+    this.owner = request.clientSessionId;
+    this.method = request.method ?? 'tools/call';
+    this.signal = this.controller.signal;
+    if (sink !== undefined) this.sink = sink;
   }
 
   /** Gives a call created without one its sink (a held call's output). */
   attach(sink: ClientMessageSink): void {
-    if (this.sinkOf !== undefined) throw new Error('a call has one sink');
-    this.sinkOf = sink;
-  }
-
-  /** Aborts when the call ended; the backend exchange listens to it. */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+    if (this.sink !== undefined) throw new Error('a call has one sink');
+    this.sink = sink;
   }
 
   /** (Re)starts `toolCallTimeout` (it runs while a client waits, not while a call is held). */

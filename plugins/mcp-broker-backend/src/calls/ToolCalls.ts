@@ -183,7 +183,8 @@ export class ToolCalls {
       sink.end();
       this.held?.callEnded(call);
       request.onCallEnd?.();
-      await this.router.callEnded(call);
+      const retired = this.router.callEnded(call);
+      if (retired !== undefined) await retired;
     }
   }
 

@@ -17,8 +17,9 @@
  * - limits: what bounds a request's use of the broker: the drain is checked again (from here to
  *   the call's registration nothing waits, so a drain that began meanwhile refuses the request
  *   or sees its call); per-person rate limits and per-server credential steps go here.
- * Each step either passes the request on (`next`) or answers it through its writer. Steps may
- * wrap what follows them (authentication runs the rest as one of the session's requests).
+ * Each step either passes the request on (true) or answers it through its writer (false); the
+ * chain is a flat loop, so a request's stack does not grow with its steps. A session's request
+ * counts as one of the session's running requests from authentication to its end.
  */
 import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
@@ -36,13 +37,19 @@ import {
 import type { ResponseWriter } from './ResponseWriter';
 
 /**
- * One step of the chain: calls `next` to pass the request on, or answers it and returns. The
- * entry is the request's method (undefined for answers, notifications and unknown methods).
+ * One step of the chain: true (or a promise of true) passes the request on; false means the step
+ * answered it. Steps that need no I/O answer synchronously, so a request pays no promise for them.
+ * The entry is the request's method (undefined for answers, notifications and unknown methods).
  */
 export type AdmissionStep = (
   request: McpRequest,
   entry: MethodEntry | undefined,
-  next: () => Promise<void>,
+) => boolean | Promise<boolean>;
+
+/** What an admitted request runs: its method, or a session's answer or notification. */
+export type AdmittedRequestHandler = (
+  request: McpRequest,
+  entry: MethodEntry | undefined,
 ) => Promise<void>;
 
 /** The chain; see the file comment. */
@@ -51,29 +58,28 @@ export class Admission {
 
   constructor(
     private readonly deps: PrincipalAccessDeps,
+    /** What an admitted request runs. */
+    private readonly serve: AdmittedRequestHandler,
     /** Steps of the `limits` stage (per-person rate limits, per-server credentials). */
     limits: readonly AdmissionStep[] = [],
   ) {
-    this.steps = [
-      (request, _entry, next) => this.drain(request, next),
-      (request, entry, next) => this.authenticate(request, entry, next),
-      (request, entry, next) => this.decideAccess(request, entry, next),
-      (request, _entry, next) => this.drain(request, next),
-      ...limits,
-    ];
+    this.steps = [this.drain, this.authenticate, this.decideAccess, this.drain, ...limits];
   }
 
-  /** Runs `request` through the chain and, when admitted, `serve`. */
-  run(
-    request: McpRequest,
-    entry: MethodEntry | undefined,
-    serve: () => Promise<void>,
-  ): Promise<void> {
-    const at = (index: number): Promise<void> =>
-      index === this.steps.length
-        ? serve()
-        : this.steps[index](request, entry, () => at(index + 1));
-    return at(0);
+  /**
+   * Runs `request` through the chain and, when admitted, serves it. A session's request counts
+   * as running from authentication until it was served (it keeps the session alive meanwhile).
+   */
+  async run(request: McpRequest, entry: MethodEntry | undefined): Promise<void> {
+    try {
+      for (const step of this.steps) {
+        const passed = step(request, entry);
+        if (passed === false || (passed !== true && !(await passed))) return;
+      }
+      await this.serve(request, entry);
+    } finally {
+      if (request.session !== undefined) this.deps.broker.sessions.requestEnded(request.session);
+    }
   }
 
   /**
@@ -129,61 +135,48 @@ export class Admission {
     return true;
   }
 
-  private async drain(request: McpRequest, next: () => Promise<void>): Promise<void> {
+  private readonly drain = (request: McpRequest): boolean => {
     // Answers and notifications still go through: the calls in flight are draining.
-    if (
-      request.message.kind === 'request' &&
-      this.refuseWhileDraining(request.writer, request.id)
-    ) {
-      return;
-    }
-    await next();
-  }
+    return !(
+      request.message.kind === 'request' && this.refuseWhileDraining(request.writer, request.id)
+    );
+  };
 
-  private async authenticate(
+  private readonly authenticate = (
     request: McpRequest,
     entry: MethodEntry | undefined,
-    next: () => Promise<void>,
-  ): Promise<void> {
-    if (request.era === 'modern') {
-      await next();
-      return;
-    }
+  ): boolean | Promise<boolean> => {
+    if (request.era === 'modern') return true;
     if (entry?.opensSession) {
-      if (headerValue(request.req, 'mcp-session-id') !== undefined) {
-        request.writer.refuse(
-          400,
-          JsonRpcErrorCode.InvalidRequest,
-          `${request.method} starts a new session: send it without Mcp-Session-Id`,
-          request.id,
-        );
-        return;
-      }
-      await next();
-      return;
+      if (headerValue(request.req, 'mcp-session-id') === undefined) return true;
+      request.writer.refuse(
+        400,
+        JsonRpcErrorCode.InvalidRequest,
+        `${request.method} starts a new session: send it without Mcp-Session-Id`,
+        request.id,
+      );
+      return false;
     }
-    const session = await this.sessionOf(request);
-    if (!session) return;
-    request.session = session;
-    // A running request (a long tool call) keeps the session alive in the shared store.
-    await this.deps.broker.sessions.whileRequestRuns(session, next);
-  }
+    return this.sessionOf(request).then(session => {
+      if (session === undefined) return false;
+      // A running request (a long tool call) keeps the session alive in the shared store.
+      request.session = session;
+      this.deps.broker.sessions.requestStarted(session);
+      return true;
+    });
+  };
 
-  private async decideAccess(
+  private readonly decideAccess = async (
     request: McpRequest,
     entry: MethodEntry | undefined,
-    next: () => Promise<void>,
-  ): Promise<void> {
-    if (request.message.kind !== 'request') {
-      await next();
-      return;
-    }
+  ): Promise<boolean> => {
+    if (request.message.kind !== 'request') return true;
     const { writer, id } = request;
     try {
       request.access = await accessOf(this.deps, request.req, writer.res);
     } catch (error) {
       writer.refuse(503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
-      return;
+      return false;
     }
     const needsSessionCreate =
       request.era === 'modern' || entry?.permission === mcpBrokerSessionCreatePermission;
@@ -196,9 +189,9 @@ export class Admission {
           `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
         id,
       );
-      return;
+      return false;
     }
     request.route = entry?.route?.(request.access.catalog, request.params);
-    await next();
-  }
+    return true;
+  };
 }

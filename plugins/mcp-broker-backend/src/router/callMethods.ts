@@ -79,7 +79,7 @@ export function callTool(broker: McpBroker, auditor: ToolCallAuditor) {
         return;
       }
     }
-    const audit = await auditor.begin({ principal, server: backend.name, tool: route.name }, id);
+    const audit = auditor.begin({ principal, server: backend.name, tool: route.name }, id);
     try {
       await handOff(broker, request, route, audit);
     } finally {

@@ -2,7 +2,7 @@
  * The client-facing MCP endpoint (streamable HTTP): POST for messages, GET for a session's
  * event stream, DELETE to end the session. A POST is the request pipeline:
  *
- *   read the body → one McpRequest (era, principal, method, params) → the era's own checks →
+ *   the edge (principal, body, Host/Origin) → one McpRequest (era, principal, method, params) → the era's own checks →
  *   the method's entry (methodTable.ts) → the admission chain (admission.ts: drain →
  *   authentication → access → limits) → the entry's handler, answering through the request's
  *   ResponseWriter.
@@ -27,16 +27,20 @@ import type { ClientEventStream, ClientResponseOutcome } from '../types';
 import { Admission } from './admission';
 import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
 import { type McpRequest, readMcpMessage } from './mcpRequest';
+import type { DnsRebindingProtectionConfig } from '../config';
+import { checkHostOrigin } from './hostOriginGuard';
 import type { PrincipalAccessDeps } from './principalAccess';
+import { readBody, type RequestBodyLimits } from './requestBody';
+import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import { headerValue, refuseStoreUnavailable } from './protocol';
-import { principalOf } from './requirePrincipal';
+import { authenticateRequest, principalOf } from './requirePrincipal';
 import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter';
 import { methodNotFound } from './sessionMethods';
 import { openBrokerEventStream } from './SseClientStream';
 
 /**
- * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
- * request before a handler runs; handlers read the principal with principalOf(res).
+ * Dependencies of the endpoint handlers. The edge has authenticated every request before a
+ * handler runs; handlers read the principal with principalOf(res).
  */
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
@@ -56,14 +60,54 @@ const CLIENT_RESPONSE_STATUS: Record<ClientResponseOutcome['outcome'], number> =
   'backend-failed': 502,
 };
 
-/** The MCP endpoint's three handlers over one method table and one admission chain. */
-export function mcpEndpoint(deps: McpEndpointDeps) {
+/** What the endpoint's edge checks before any method: who asks, the body, Host and Origin. */
+export interface McpEndpointEdge {
+  /** Verified principals (a token verified once is remembered, see VerifiedPrincipalCache). */
+  principals: VerifiedPrincipalCache;
+  /** Answers a request without a valid token: 401 with the OAuth challenge. */
+  onUnauthenticated: (req: Request, res: Response) => void;
+  /** `maxRequestBodyBytes`, `requestBodyTimeout`. */
+  bodyLimits: RequestBodyLimits;
+  /** `dnsRebindingProtection`. */
+  dnsRebindingProtection: DnsRebindingProtectionConfig;
+}
+
+/**
+ * The MCP endpoint: one Express handler for `/mcp`, whatever the method. Its edge runs first, in
+ * the order of answers the broker has always had — the principal (401/403), the body (413, 408,
+ * 415, 400), Host and Origin (403) — then POST, GET or DELETE over one method table and one
+ * admission chain; any other method is 405. One handler instead of a chain of Express
+ * middleware: a request pays Express's routing once.
+ */
+export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
   const methods = createMethodTable(deps);
-  const admission = new Admission(deps);
-  return {
-    post: postHandler(deps, methods, admission),
-    get: getHandler(deps, admission),
-    delete: deleteHandler(deps, admission),
+  const admission = new Admission(deps, (request, entry) => serve(deps, request, entry));
+  const post = postHandler(deps, methods, admission);
+  const get = getHandler(deps, admission);
+  const remove = deleteHandler(deps, admission);
+  return async (req: Request, res: Response): Promise<void> => {
+    if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) return;
+    if (!(await readBody(req, res, edge.bodyLimits))) return;
+    if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return;
+    switch (req.method) {
+      case 'POST':
+        await post(req, res);
+        return;
+      case 'GET':
+      case 'HEAD': // Express serves HEAD with a route's GET handler
+        await get(req, res);
+        return;
+      case 'DELETE':
+        await remove(req, res);
+        return;
+      default:
+        res.setHeader('Allow', 'GET, POST, DELETE');
+        new ResponseWriter(res).refuse(
+          405,
+          JsonRpcErrorCode.InvalidRequest,
+          'Use POST, GET or DELETE on /mcp',
+        );
+    }
   };
 }
 
@@ -106,7 +150,7 @@ function postHandler(
       writer,
     };
     if (era === 'modern' && !admitModern(request, entry)) return;
-    await admission.run(request, entry, () => serve(deps, request, entry));
+    await admission.run(request, entry);
   };
 }
 
