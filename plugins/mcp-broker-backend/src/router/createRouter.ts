@@ -13,6 +13,7 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { statusHandler } from './statusHandler';
+import type { AdmissionStep } from './admission';
 import { mcpEndpoint } from './mcpEndpoint';
 import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
@@ -27,6 +28,11 @@ export interface RouterOptions {
   toolCallAuditor: ToolCallAuditor;
   /** Where the endpoint's protected resource metadata is: named in every 401 of /mcp. */
   resourceMetadataUrl: string;
+  /**
+   * Steps of the admission chain's `limits` stage, after access (e.g. a per-person rate limit
+   * or a per-server credential step); none by default.
+   */
+  limits?: readonly AdmissionStep[];
 }
 
 /**
@@ -40,6 +46,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     httpAuth: options.httpAuth,
     access: options.access,
     toolCallAuditor: options.toolCallAuditor,
+    limits: options.limits,
   };
 
   router.get('/health', (_req, res) => {

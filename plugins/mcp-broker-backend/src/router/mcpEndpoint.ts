@@ -24,7 +24,7 @@ import { ModernHeader, requestEra, withoutRequestEnvelope } from '../protocol/mo
 import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
 import { isModernProtocolVersion } from '../protocol/versions';
 import type { ClientEventStream, ClientResponseOutcome } from '../types';
-import { Admission } from './admission';
+import { Admission, type AdmissionStep } from './admission';
 import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
 import { type McpRequest, readMcpMessage } from './mcpRequest';
 import type { DnsRebindingProtectionConfig } from '../config';
@@ -45,6 +45,8 @@ import { openBrokerEventStream } from './SseClientStream';
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
+  /** Steps of the admission chain's `limits` stage (admission.ts); none by default. */
+  limits?: readonly AdmissionStep[];
 }
 
 /**
@@ -81,7 +83,11 @@ export interface McpEndpointEdge {
  */
 export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
   const methods = createMethodTable(deps);
-  const admission = new Admission(deps, (request, entry) => serve(deps, request, entry));
+  const admission = new Admission(
+    deps,
+    (request, entry) => serve(deps, request, entry),
+    deps.limits,
+  );
   const post = postHandler(deps, methods, admission);
   const get = getHandler(deps, admission);
   const remove = deleteHandler(deps, admission);
