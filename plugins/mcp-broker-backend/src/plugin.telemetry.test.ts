@@ -9,7 +9,7 @@ import { mockCredentials, mockServices, startTestBackend } from '@backstage/back
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mcpBrokerPlugin } from './plugin';
-import { withModernEnvelope } from './backend/ModernBackendClient';
+import { withModernEnvelope } from './backend/ModernChannel';
 import { MetricName } from './telemetry/BrokerMetrics';
 import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { initializeRequest } from './testing/initializeRequest';

@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './backend';
+import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -16,6 +16,7 @@ import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
 import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
 import { withTraceIds } from './telemetry/traceLogger';
@@ -76,13 +77,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
-              cancellations: stores.cancellations,
+              requestState: { key: requestStateKey, nonces: requestStateNonces },
+              shared: stores.heldCalls &&
+                stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
-              requestState: {
-                key: requestStateKey,
-                nonces: requestStateNonces,
-                heldCalls: stores.heldCalls,
-              },
             }),
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
@@ -122,7 +120,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
             toolCallAuditor,
             resourceMetadataUrl: oauth.resourceMetadataUrl,
             telemetry,
-            rateLimits,
+            // The admission chain's limits stage: the per-person rate limit (spec §12).
+            limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
           }),
         );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

@@ -23,7 +23,7 @@ import {
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
 import { BrokerTracer, endSpan, traceIdOf, type TraceCarrier } from './BrokerTracer';
-import type { RequestResult } from './requestResult';
+import { resultOfFinalMessage, type RequestResult } from './requestResult';
 import { Attr, boundedMethod, type Era } from './telemetryAttributes';
 
 /** Options of {@link BrokerTelemetry.create}; every default is the global OpenTelemetry one. */
@@ -91,6 +91,15 @@ export interface ClientRequestTelemetry {
   /** Records the duration and ends the span (the first call counts). */
   end(result: RequestResult): void;
   /**
+   * The request was answered with `final` (its final JSON-RPC response), or ended without one
+   * (`undefined`: the client went away, the call was cancelled): ends it with what that says.
+   */
+  answered(final: unknown): void;
+  /** A permission refused the request: counted, and the request ends `denied`. */
+  denied(permission: string, code: number, server?: string): void;
+  /** A rate limit refused the request's call to `server`: counted, and it ends `rate-limited`. */
+  rateLimited(server: string, code: number, reason: string): void;
+  /**
    * Runs `fn` with the request's context active, so that what it does (log lines, backend
    * requests) belongs to the request's trace (with the SDK's async context manager).
    */
@@ -135,43 +144,55 @@ function finishSpan(span: Span, result: RequestResult): void {
   endSpan(span, result.outcome !== 'succeeded', result.reason, result.exception);
 }
 
-/** The broker's metrics and spans; see the file comment. */
-export class BrokerTelemetry {
-  readonly metrics: BrokerMetrics;
-  readonly #tracer: BrokerTracer;
+/** A span's attributes: the metric's, plus what only a span may carry (the request id). */
+function spanAttributes(attributes: Attributes, requestId?: JsonRpcId): Attributes {
+  const span: Attributes = { ...attributes };
+  if (requestId !== undefined) span[Attr.requestId] = String(requestId);
+  if (attributes[Attr.methodName] === 'tools/call') span[Attr.operationName] = 'execute_tool';
+  return span;
+}
 
-  static create(options: BrokerTelemetryOptions = {}): BrokerTelemetry {
-    return new BrokerTelemetry(
-      BrokerMetrics.create(options.meterProvider),
-      BrokerTracer.create(options),
+/** One backend request's duration and span. */
+class BackendRequestObservation implements BackendRequestTelemetry {
+  readonly propagationFields: Readonly<Record<string, string>>;
+  readonly traceId: string | undefined;
+  readonly #metrics: BrokerMetrics;
+  readonly #span: Span;
+  readonly #started = performance.now();
+  readonly #attributes: Attributes;
+  #ended = false;
+
+  constructor(
+    metrics: BrokerMetrics,
+    tracer: BrokerTracer,
+    start: BackendRequestStart,
+    parent: Context | undefined,
+  ) {
+    this.#metrics = metrics;
+    const method = boundedMethod(start.method);
+    const attributes: Attributes = { [Attr.methodName]: method };
+    addTarget(attributes, start);
+    if (start.era !== undefined) attributes[Attr.era] = start.era;
+    if (start.protocolVersion !== undefined) {
+      attributes[Attr.protocolVersion] = start.protocolVersion;
+    }
+    this.#attributes = attributes;
+    const started = tracer.startBackendRequest(
+      spanName(method, start),
+      spanAttributes(attributes),
+      parent,
     );
+    this.#span = started.span;
+    this.traceId = traceIdOf(started.span);
+    this.propagationFields = tracer.propagationFields(started.context);
   }
 
-  private constructor(metrics: BrokerMetrics, tracer: BrokerTracer) {
-    this.metrics = metrics;
-    this.#tracer = tracer;
-  }
-
-  /** Where the gauges read the broker's sessions, streams and backend states. */
-  observe(snapshot: () => BrokerGaugeSnapshot): void {
-    this.metrics.observe(snapshot);
-  }
-
-  close(): void {
-    this.metrics.close();
-  }
-
-  /** Starts the telemetry of a client request. */
-  clientRequest(start: ClientRequestStart): ClientRequestTelemetry {
-    return new ClientRequestObservation(this.metrics, this.#tracer, start);
-  }
-
-  /**
-   * Starts the telemetry of a backend request the broker makes on its own account (lists, the
-   * event connection's handshake): a span of its own trace.
-   */
-  backendRequest(start: BackendRequestStart): BackendRequestTelemetry {
-    return new BackendRequestObservation(this.metrics, this.#tracer, start, undefined);
+  end(result: RequestResult): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    addResult(this.#attributes, result);
+    this.#metrics.recordClientOperation(secondsSince(this.#started), this.#attributes);
+    finishSpan(this.#span, result);
   }
 }
 
@@ -234,6 +255,22 @@ class ClientRequestObservation implements ClientRequestTelemetry {
     return contextApi.with(this.context, fn);
   }
 
+  answered(final: unknown): void {
+    if (!this.#ended) this.end(resultOfFinalMessage(final));
+  }
+
+  denied(permission: string, code: number, server?: string): void {
+    if (this.#ended) return;
+    this.#metrics.denied(this.method, permission, server);
+    this.end({ outcome: 'denied', errorType: String(code), code, reason: `${permission} denied` });
+  }
+
+  rateLimited(server: string, code: number, reason: string): void {
+    if (this.#ended) return;
+    this.#metrics.rateLimited(server, this.era);
+    this.end({ outcome: 'rate-limited', errorType: String(code), code, reason });
+  }
+
   end(result: RequestResult): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -244,54 +281,42 @@ class ClientRequestObservation implements ClientRequestTelemetry {
   }
 }
 
-/** One backend request's duration and span. */
-class BackendRequestObservation implements BackendRequestTelemetry {
-  readonly propagationFields: Readonly<Record<string, string>>;
-  readonly traceId: string | undefined;
-  readonly #metrics: BrokerMetrics;
-  readonly #span: Span;
-  readonly #started = performance.now();
-  readonly #attributes: Attributes;
-  #ended = false;
+/** The broker's metrics and spans; see the file comment. */
+export class BrokerTelemetry {
+  readonly metrics: BrokerMetrics;
+  readonly #tracer: BrokerTracer;
 
-  constructor(
-    metrics: BrokerMetrics,
-    tracer: BrokerTracer,
-    start: BackendRequestStart,
-    parent: Context | undefined,
-  ) {
-    this.#metrics = metrics;
-    const method = boundedMethod(start.method);
-    const attributes: Attributes = { [Attr.methodName]: method };
-    addTarget(attributes, start);
-    if (start.era !== undefined) attributes[Attr.era] = start.era;
-    if (start.protocolVersion !== undefined) {
-      attributes[Attr.protocolVersion] = start.protocolVersion;
-    }
-    this.#attributes = attributes;
-    const started = tracer.startBackendRequest(
-      spanName(method, start),
-      spanAttributes(attributes),
-      parent,
+  static create(options: BrokerTelemetryOptions = {}): BrokerTelemetry {
+    return new BrokerTelemetry(
+      BrokerMetrics.create(options.meterProvider),
+      BrokerTracer.create(options),
     );
-    this.#span = started.span;
-    this.traceId = traceIdOf(started.span);
-    this.propagationFields = tracer.propagationFields(started.context);
   }
 
-  end(result: RequestResult): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    addResult(this.#attributes, result);
-    this.#metrics.recordClientOperation(secondsSince(this.#started), this.#attributes);
-    finishSpan(this.#span, result);
+  private constructor(metrics: BrokerMetrics, tracer: BrokerTracer) {
+    this.metrics = metrics;
+    this.#tracer = tracer;
   }
-}
 
-/** A span's attributes: the metric's, plus what only a span may carry (the request id). */
-function spanAttributes(attributes: Attributes, requestId?: JsonRpcId): Attributes {
-  const span: Attributes = { ...attributes };
-  if (requestId !== undefined) span[Attr.requestId] = String(requestId);
-  if (attributes[Attr.methodName] === 'tools/call') span[Attr.operationName] = 'execute_tool';
-  return span;
+  /** Where the gauges read the broker's sessions, streams and backend states. */
+  observe(snapshot: () => BrokerGaugeSnapshot): void {
+    this.metrics.observe(snapshot);
+  }
+
+  close(): void {
+    this.metrics.close();
+  }
+
+  /** Starts the telemetry of a client request. */
+  clientRequest(start: ClientRequestStart): ClientRequestTelemetry {
+    return new ClientRequestObservation(this.metrics, this.#tracer, start);
+  }
+
+  /**
+   * Starts the telemetry of a backend request the broker makes on its own account (lists, the
+   * event connection's handshake): a span of its own trace.
+   */
+  backendRequest(start: BackendRequestStart): BackendRequestTelemetry {
+    return new BackendRequestObservation(this.metrics, this.#tracer, start, undefined);
+  }
 }
