@@ -1,7 +1,7 @@
 /*
  * The portal's HTTP surface under /api/portal (spec §4). Handlers are parse → call →
- * respond: bodies and queries are validated here once (the schemas of operationInputs.ts,
- * from which openapi.yaml's request schemas are generated), every decision is
+ * respond: bodies and queries are validated here once (the schemas of the contract's
+ * `portalOperations`, from which openapi.yaml's schemas are generated), every decision is
  * made by the PortalService (permissions, business rules), and every error is thrown as
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
@@ -14,7 +14,7 @@
  * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
  */
 import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
-import type { ObjectRef } from '@devportal/plugin-portal-common';
+import { portalOperations, type ObjectRef } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
@@ -24,9 +24,8 @@ import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import type { PageTokens } from './PageTokens';
 import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
-import { operationInputs } from './operationInputs';
 import { portalRoutes, type PortalOperationId } from './routes';
-import { parseInput } from './schemas';
+import { parseInput } from './parseInput';
 
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
@@ -43,7 +42,7 @@ type Handler = (req: Request, res: Response) => Promise<void>;
 
 /** The operations that validate a query: the lists. */
 type ListOperationId = {
-  [K in PortalOperationId]: (typeof operationInputs)[K] extends { query: unknown } ? K : never;
+  [K in PortalOperationId]: (typeof portalOperations)[K] extends { query: unknown } ? K : never;
 }[PortalOperationId];
 
 function refOf(req: Request): ObjectRef {
@@ -70,7 +69,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       limit,
       continue: token,
       ...filters
-    } = parseInput(operationInputs[route].query, req.query, 'query') as {
+    } = parseInput(portalOperations[route].query, req.query, 'query') as {
       limit?: number;
       continue?: string;
     } & F;
@@ -96,7 +95,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
   const review =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { reason } = body(req, operationInputs[`${decision}Request`].body);
+      const { reason } = body(req, portalOperations[`${decision}Request`].body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
@@ -115,7 +114,8 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     async (req, res) => {
       const { requests, reason } = body(
         req,
-        operationInputs[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests'].body,
+        portalOperations[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests']
+          .body,
       );
       const creds = await credentials(req);
       const results = await auditor.run(
@@ -144,7 +144,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       res.json(await service.getProduct(await credentials(req), refOf(req)));
     },
     async createApiProduct(req, res) {
-      const product = body(req, operationInputs.createApiProduct.body);
+      const product = body(req, portalOperations.createApiProduct.body);
       const creds = await credentials(req);
       const created = await auditor.run(
         {
@@ -160,7 +160,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       res.status(201).json(created);
     },
     async updateApiProduct(req, res) {
-      const patch = body(req, operationInputs.updateApiProduct.body);
+      const patch = body(req, portalOperations.updateApiProduct.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const updated = await auditor.run(
@@ -197,7 +197,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       await list(req, res, 'listMyRequests', (c, f, p) => service.listMyRequests(c, f, p));
     },
     async createRequest(req, res) {
-      const request = body(req, operationInputs.createRequest.body);
+      const request = body(req, portalOperations.createRequest.body);
       const creds = await credentials(req);
       const key = await auditor.run(
         {
@@ -216,7 +216,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     bulkApproveRequests: bulkReview('approve'),
     bulkRejectRequests: bulkReview('reject'),
     async updateRequest(req, res) {
-      const update = body(req, operationInputs.updateRequest.body);
+      const update = body(req, portalOperations.updateRequest.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(

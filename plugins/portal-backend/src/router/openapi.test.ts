@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import { portalRoutes, toOpenApiPath } from './routes';
-import { withGeneratedRequestSchemas } from './__testUtils__/openapiSchemas';
-import { MAX_PAGE_LIMIT } from './schemas';
+import { MAX_PAGE_LIMIT } from '@devportal/plugin-portal-common';
+import { withGeneratedSchemas } from './__testUtils__/openapiSchemas';
 
 const DOCUMENT_PATH = path.resolve(__dirname, '..', '..', 'openapi.yaml');
 
@@ -87,7 +87,7 @@ describe("openapi.yaml request schemas (generated from the router's zod schemas)
   const text = fs.readFileSync(DOCUMENT_PATH, 'utf8');
 
   it('are what yarn build:openapi generates from operationInputs.ts', () => {
-    const generated = withGeneratedRequestSchemas(text);
+    const generated = withGeneratedSchemas(text);
     if (process.env.UPDATE_OPENAPI === '1') {
       fs.writeFileSync(DOCUMENT_PATH, generated);
       return;
@@ -102,11 +102,11 @@ describe("openapi.yaml request schemas (generated from the router's zod schemas)
       '$12000',
     );
     expect(bodyDrift).not.toBe(text);
-    expect(withGeneratedRequestSchemas(bodyDrift)).not.toBe(bodyDrift);
+    expect(withGeneratedSchemas(bodyDrift)).not.toBe(bodyDrift);
 
     const queryDrift = text.replace("        - $ref: '#/components/parameters/status'\n", '');
     expect(queryDrift).not.toBe(text);
-    expect(() => withGeneratedRequestSchemas(queryDrift)).toThrow(
+    expect(() => withGeneratedSchemas(queryDrift)).toThrow(
       'openapi.yaml: listRequests documents query parameters [continue, limit, namespace] but the router reads [continue, limit, namespace, status]',
     );
 
@@ -115,7 +115,7 @@ describe("openapi.yaml request schemas (generated from the router's zod schemas)
       '$1Review',
     );
     expect(wrongBody).not.toBe(text);
-    expect(() => withGeneratedRequestSchemas(wrongBody)).toThrow(
+    expect(() => withGeneratedSchemas(wrongBody)).toThrow(
       /createRequest and approveRequest both reference Review|approveRequest and createRequest both reference Review/,
     );
   });
