@@ -8,7 +8,9 @@
  * Objects are left open (no `.strict()`) where a newer server may add fields a client should
  * ignore; the spec objects the server checks field by field are strict. Build a schema that
  * appears twice inside another with a function (as `timestamp()` below), or name it as a
- * document component: the document generator refuses a repeated unnamed instance.
+ * document component: the document generator refuses a repeated unnamed instance. A schema
+ * used inside another is written `x as typeof x`, so that declarations (and the API report)
+ * name it instead of repeating its whole type.
  */
 import { z } from 'zod';
 import { DEVPORTAL_API_VERSION } from './constants';
@@ -53,7 +55,7 @@ export const apiProductSpecSchema = z
     displayName: z.string().min(1).max(253),
     description: z.string().optional(),
     version: z.string().optional(),
-    targetRef: targetRefSchema,
+    targetRef: targetRefSchema as typeof targetRefSchema,
     approvalMode: approvalModeSchema,
     publishStatus: publishStatusSchema,
     tags: z.array(z.string()).optional(),
@@ -83,7 +85,9 @@ export const planSchema = z.object({
 });
 
 /** The `status` of an API product: its plans. @public */
-export const apiProductStatusSchema = z.object({ plans: z.array(planSchema) });
+export const apiProductStatusSchema = z.object({
+  plans: z.array(planSchema as typeof planSchema),
+});
 
 /**
  * An API product. The API always answers with its `status`; it is optional because a
@@ -93,9 +97,9 @@ export const apiProductStatusSchema = z.object({ plans: z.array(planSchema) });
 export const apiProductSchema = z.object({
   apiVersion: z.literal(DEVPORTAL_API_VERSION),
   kind: z.literal('APIProduct'),
-  metadata: objectMetaSchema,
-  spec: apiProductSpecSchema,
-  status: apiProductStatusSchema.optional(),
+  metadata: objectMetaSchema as typeof objectMetaSchema,
+  spec: apiProductSpecSchema as typeof apiProductSpecSchema,
+  status: (apiProductStatusSchema as typeof apiProductStatusSchema).optional(),
 });
 
 /** The `spec` of an API key request. @public */
@@ -121,9 +125,9 @@ export const apiKeyStatusSchema = z.object({
 export const apiKeySchema = z.object({
   apiVersion: z.literal(DEVPORTAL_API_VERSION),
   kind: z.literal('APIKey'),
-  metadata: objectMetaSchema,
-  spec: apiKeySpecSchema,
-  status: apiKeyStatusSchema,
+  metadata: objectMetaSchema as typeof objectMetaSchema,
+  spec: apiKeySpecSchema as typeof apiKeySpecSchema,
+  status: apiKeyStatusSchema as typeof apiKeyStatusSchema,
 });
 
 /**

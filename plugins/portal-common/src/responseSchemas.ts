@@ -3,6 +3,9 @@
  * (spec §9), bulk results, the one-time secret and the error body every 4xx/5xx carries. Like
  * the records, these are the source of the client's return types and of the document's
  * response schemas; the server builds them and does not parse them.
+ *
+ * A schema used inside another is written `x as typeof x`, so that declarations (and the API
+ * report) name it instead of repeating its whole type.
  */
 import { z } from 'zod';
 import { apiKeySchema, apiProductSchema, readOnlyObjectSchema } from './resourceSchemas';
@@ -22,23 +25,35 @@ export const listMetadataSchema = z
  * @public
  */
 export function listPageSchema<T extends z.ZodTypeAny>(item: T) {
-  return z.object({ items: z.array(item), metadata: listMetadataSchema });
+  return z.object({
+    items: z.array(item),
+    metadata: listMetadataSchema as typeof listMetadataSchema,
+  });
 }
 
+/** The schema of a list page of `T` (the type of {@link listPageSchema}). @public */
+export type ListPageSchema<T extends z.ZodTypeAny> = ReturnType<typeof listPageSchema<T>>;
+
 /** A page of API products. @public */
-export const apiProductListSchema = listPageSchema(apiProductSchema);
+export const apiProductListSchema: ListPageSchema<typeof apiProductSchema> =
+  listPageSchema(apiProductSchema);
 
 /** A page of API key requests (never their secrets). @public */
-export const apiKeyListSchema = listPageSchema(apiKeySchema);
+export const apiKeyListSchema: ListPageSchema<typeof apiKeySchema> = listPageSchema(apiKeySchema);
 
 /** A page of read-only objects. @public */
-export const readOnlyObjectListSchema = listPageSchema(readOnlyObjectSchema);
+export const readOnlyObjectListSchema: ListPageSchema<typeof readOnlyObjectSchema> =
+  listPageSchema(readOnlyObjectSchema);
 
 const bulkItemRef = () => ({ namespace: z.string(), name: z.string() });
 
 /** One item of a bulk answer, in input order: the key, or why this one failed. @public */
 export const bulkReviewResultSchema = z.discriminatedUnion('success', [
-  z.object({ ...bulkItemRef(), success: z.literal(true), apiKey: apiKeySchema }),
+  z.object({
+    ...bulkItemRef(),
+    success: z.literal(true),
+    apiKey: apiKeySchema as typeof apiKeySchema,
+  }),
   z.object({
     ...bulkItemRef(),
     success: z.literal(false),
@@ -47,7 +62,9 @@ export const bulkReviewResultSchema = z.discriminatedUnion('success', [
 ]);
 
 /** The answer of `bulk-approve` and `bulk-reject`. @public */
-export const bulkReviewResponseSchema = z.object({ results: z.array(bulkReviewResultSchema) });
+export const bulkReviewResponseSchema: z.ZodObject<{
+  results: z.ZodArray<typeof bulkReviewResultSchema>;
+}> = z.object({ results: z.array(bulkReviewResultSchema) });
 
 /** The answer of the one-time secret read. @public */
 export const apiKeySecretSchema = z.object({ apiKey: z.string() });

@@ -54,32 +54,32 @@ export interface KubeObject<Spec = unknown, Status = unknown> {
   status?: Status;
 }
 
-/** @public */
+/** `manual`: an owner decides each request; `automatic`: requests are approved at once. @public */
 export type ApprovalMode = z.infer<typeof approvalModeSchema>;
-/** @public */
+/** Only `Published` products take key requests. @public */
 export type PublishStatus = z.infer<typeof publishStatusSchema>;
-/** @public */
+/** Where a key request stands: Pending until reviewed. @public */
 export type ApiKeyPhase = z.infer<typeof apiKeyPhaseSchema>;
 
 /** The route an API product exposes. @public */
 export type TargetRef = z.infer<typeof targetRefSchema>;
 
-/** @public */
+/** The `spec` of an API product (defaults filled in). @public */
 export type ApiProductSpec = z.infer<typeof apiProductSpecSchema>;
 
 /** A plan offered by a product (from the PlanPolicies targeting its route). @public */
 export type Plan = z.infer<typeof planSchema>;
 
-/** @public */
+/** The `status` of an API product: the plans of its route. @public */
 export type ApiProductStatus = z.infer<typeof apiProductStatusSchema>;
 
 /** An API product. @public */
 export type ApiProduct = z.infer<typeof apiProductSchema>;
 
-/** @public */
+/** The `spec` of an API key request. @public */
 export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
-/** @public */
+/** The `status` of an API key request (set by the server only). @public */
 export type ApiKeyStatus = z.infer<typeof apiKeyStatusSchema>;
 
 /** An API key request. @public */

@@ -83,10 +83,10 @@ describe('openapi.yaml', () => {
   });
 });
 
-describe("openapi.yaml request schemas (generated from the router's zod schemas)", () => {
+describe("openapi.yaml schemas (generated from the contract's zod schemas)", () => {
   const text = fs.readFileSync(DOCUMENT_PATH, 'utf8');
 
-  it('are what yarn build:openapi generates from operationInputs.ts', () => {
+  it('are what yarn build:openapi generates from portalOperations', () => {
     const generated = withGeneratedSchemas(text);
     if (process.env.UPDATE_OPENAPI === '1') {
       fs.writeFileSync(DOCUMENT_PATH, generated);
@@ -117,6 +117,45 @@ describe("openapi.yaml request schemas (generated from the router's zod schemas)
     expect(wrongBody).not.toBe(text);
     expect(() => withGeneratedSchemas(wrongBody)).toThrow(
       /createRequest and approveRequest both reference Review|approveRequest and createRequest both reference Review/,
+    );
+  });
+
+  it('drift in a response schema, a success status, an answer or an error body is caught', () => {
+    const responseDrift = text.replace(
+      /(APIKey:[\s\S]*?phase: \{ type: string, enum: \[Pending, Approved), Rejected\]/,
+      '$1]',
+    );
+    expect(responseDrift).not.toBe(text);
+    expect(withGeneratedSchemas(responseDrift)).not.toBe(responseDrift);
+
+    const statusDrift = text.replace(/(operationId: createRequest[\s\S]*?)'201':/, "$1'200':");
+    expect(statusDrift).not.toBe(text);
+    expect(() => withGeneratedSchemas(statusDrift)).toThrow(
+      'openapi.yaml: createRequest documents success [200] but the router answers 201',
+    );
+
+    const wrongAnswer = text.replace(
+      /(operationId: getApiProduct[\s\S]*?schema: \{ \$ref: '#\/components\/schemas\/)APIProduct'/,
+      "$1APIKey'",
+    );
+    expect(wrongAnswer).not.toBe(text);
+    expect(() => withGeneratedSchemas(wrongAnswer)).toThrow(
+      'openapi.yaml: the 200 answer of getApiProduct must be a $ref to #/components/schemas/APIProduct',
+    );
+
+    const wrongError = text.replace(
+      /(NotFound:\n.*\n.*\n.*\n +schema: \{ \$ref: '#\/components\/schemas\/)Error'/,
+      "$1ListMeta'",
+    );
+    expect(wrongError).not.toBe(text);
+    expect(() => withGeneratedSchemas(wrongError)).toThrow(
+      /the 404 answer of \w+ must be a \$ref to #\/components\/schemas\/Error/,
+    );
+
+    const stale = text.replace('  schemas:\n', '  schemas:\n    Leftover:\n      type: object\n');
+    expect(stale).not.toBe(text);
+    expect(() => withGeneratedSchemas(stale)).toThrow(
+      'openapi.yaml: components.schemas.Leftover is neither a request body nor an answer of the contract',
     );
   });
 });
