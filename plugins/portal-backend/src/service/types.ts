@@ -1,8 +1,8 @@
 import type {
-  ApiKeyPhase,
   ApiProductPatch,
   CreateApiKeyRequest,
   CreateApiProductRequest,
+  RequestListQuery,
   UpdateApiKeyRequest,
 } from '@devportal/plugin-portal-common';
 
@@ -18,9 +18,7 @@ export interface PortalActor {
 export type ReviewDecision = 'approve' | 'reject';
 
 /** Query of `GET /requests`; `ownedBy` narrows it to keys the caller owns (`.own`). */
-export interface RequestQuery {
-  status?: ApiKeyPhase;
-  namespace?: string;
+export interface RequestQuery extends RequestListQuery {
   /** Keys requested by `userRef` or for a product one of `ownershipRefs` owns. */
   ownedBy?: { userRef: string; ownershipRefs: string[] };
 }
