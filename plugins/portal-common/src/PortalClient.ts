@@ -213,7 +213,8 @@ export class PortalClient {
         query: { ...filters, limit, continue: token },
       });
       yield page;
-      token = (page as ListPage<unknown> | undefined)?.metadata.continue;
+      // An answer without `metadata` (an older or a stub server) is the last page.
+      token = (page as Partial<ListPage<unknown>> | undefined)?.metadata?.continue;
     } while (token !== undefined);
   }
 
