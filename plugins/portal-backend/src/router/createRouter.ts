@@ -26,6 +26,7 @@ import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
 import { operationInputs } from './operationInputs';
 import { portalRoutes, type PortalOperationId } from './routes';
+import { retryAfterWhenUnavailable } from './retryAfterWhenUnavailable';
 import { parseInput } from './schemas';
 
 /** Options of {@link createRouter}. */
@@ -266,6 +267,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }
+  router.use(retryAfterWhenUnavailable);
   return router;
 }
 

@@ -68,6 +68,25 @@ export interface RawMcpSession {
   post(body: unknown, signal?: AbortSignal): Promise<Response>;
   /** POSTs a request and reads its whole answer. */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<RawAnswer>;
+  /** The same session through another endpoint (another replica's `…/api/mcp-broker/mcp`). */
+  at(mcpUrl: string): RawMcpSession;
+}
+
+/** A session that exists already, used through `mcpUrl`. */
+function rawSessionAt(mcpUrl: string, token: string, sessionId: string): RawMcpSession {
+  let nextId = 1;
+  const post = (body: unknown, signal?: AbortSignal) =>
+    mcpRawPost(mcpUrl, token, body, { sessionId, protocolVersion: PROTOCOL_VERSION, signal });
+  return {
+    sessionId,
+    post,
+    async request(method, params, signal) {
+      nextId += 1;
+      const id = `${method}-${nextId}`;
+      return readAnswer(await post({ jsonrpc: '2.0', id, method, params }, signal), id);
+    },
+    at: otherUrl => rawSessionAt(otherUrl, token, sessionId),
+  };
 }
 
 /**
@@ -95,21 +114,11 @@ export async function startRawMcpSession(mcpUrl: string, token: string): Promise
   if (init.status !== 200 || sessionId === null) {
     throw new Error(`initialize answered ${init.status}: ${text}`);
   }
-  let nextId = 1;
-  const post = (body: unknown, signal?: AbortSignal) =>
-    mcpRawPost(mcpUrl, token, body, { sessionId, protocolVersion: PROTOCOL_VERSION, signal });
-  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const session = rawSessionAt(mcpUrl, token, sessionId);
+  const initialized = await session.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
   await initialized.text();
   if (initialized.status !== 202) {
     throw new Error(`notifications/initialized answered ${initialized.status}`);
   }
-  return {
-    sessionId,
-    post,
-    async request(method, params, signal) {
-      nextId += 1;
-      const id = nextId;
-      return readAnswer(await post({ jsonrpc: '2.0', id, method, params }, signal), id);
-    },
-  };
+  return session;
 }
