@@ -18,6 +18,8 @@ import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from '
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 /** A static token restricted as the plugin README shows (sessions and tools only). */
 const RESTRICTED_TOKEN = 'restricted-static-token-0123456789';
+/** Another static token of the same subject, without restrictions. */
+const UNRESTRICTED_TOKEN = 'unrestricted-static-token-0123456789';
 
 /** The error a rejected SDK call carries (code and message), for comparing answers. */
 async function errorOf(call: Promise<unknown>): Promise<{ code: number; message: string }> {
@@ -74,6 +76,10 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
                     permission: ['mcp-broker.session.create', 'mcp-broker.tool.use'],
                   },
                 ],
+              },
+              {
+                type: 'static',
+                options: { token: UNRESTRICTED_TOKEN, subject: 'mcp-automation' },
               },
             ],
           },
@@ -327,6 +333,21 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` },
     });
     expect(catalog.status).toBe(403);
+  }, 30_000);
+
+  it('decides each token on its own: one subject, two tokens, different restrictions', async () => {
+    tokens.restricted = RESTRICTED_TOKEN;
+    tokens.unrestricted = UNRESTRICTED_TOKEN;
+    // Both decided within the decision age (2 s here, 30 s by default): a decision kept per
+    // subject would be shared by the second token.
+    const [restricted, unrestricted] = [await connect('restricted'), await connect('unrestricted')];
+    const promptNames = async (client: BrokerClient) =>
+      (await client.client.listPrompts()).prompts.map(p => p.name);
+    expect(await promptNames(unrestricted)).toContain('example_greeting');
+    expect(await promptNames(restricted)).toEqual([]);
+    expect(await promptNames(unrestricted)).toContain('example_greeting');
+    expect((await statusAs(RESTRICTED_TOKEN)).status).toBe(403);
+    expect((await statusAs(UNRESTRICTED_TOKEN)).status).toBe(200);
   }, 30_000);
 
   /**

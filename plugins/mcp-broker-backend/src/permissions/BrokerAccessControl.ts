@@ -1,15 +1,17 @@
 /*
  * Who may do what in the broker (spec §8), decided with Backstage permissions and remembered
- * per (principal, catalog version) for at most `maxAgeMs` (PrincipalDecisionCache).
+ * per (credential, catalog version) for at most `maxAgeMs` (PrincipalDecisionCache). A
+ * credential is the principal and its token (router/principalAccess.ts): two static tokens of
+ * one subject with different `accessRestrictions` are decided apart.
  *
  * One decision is ONE `authorizeConditional` call holding all five permissions: the two basic
  * ones (session.create, status.read) answer ALLOW or DENY, the three resource ones may answer
  * CONDITIONAL, and their conditions are applied here to every catalog item (PermittedCatalog).
- * So a principal costs one permission round trip per catalog change or `maxAgeMs`, never one
+ * So a credential costs one permission round trip per catalog change or `maxAgeMs`, never one
  * per call. Service principals (static tokens) are decided locally by Backstage's permissions
  * service from their `accessRestrictions` (no round trip at all).
  *
- * Failure: when the permission backend cannot be asked, `forPrincipal` rejects (fail closed)
+ * Failure: when the permission backend cannot be asked, `forCredential` rejects (fail closed)
  * and nothing is remembered; the caller answers 503 and the next request asks again.
  */
 import type { BackstageCredentials, PermissionsService } from '@backstage/backend-plugin-api';
@@ -90,15 +92,16 @@ export class BrokerAccessControl {
   }
 
   /**
-   * What `principal` may do with `catalog`. `credentials` is called only when a decision must
-   * be taken (it may verify the request's token again).
+   * What the holder of `credential` (a principal and a digest of its token) may do with
+   * `catalog`. `credentials` is called only when a decision must be taken (it may verify the
+   * request's token again).
    */
-  forPrincipal(
-    principal: string,
+  forCredential(
+    credential: string,
     catalog: AggregatedCatalog,
     credentials: () => Promise<BackstageCredentials>,
   ): Promise<PrincipalAccess> {
-    return this.#cache.get(principal, catalog, async () => {
+    return this.#cache.get(credential, catalog, async () => {
       const caller = await credentials();
       this.#authorizeCalls += 1;
       const [session, status, tool, prompt, resource] =
