@@ -44,10 +44,16 @@ export const mcpBrokerPlugin = createBackendPlugin({
           readRequestStateSecret(config),
           stores.requestStateKeys,
         );
+        const access = BrokerAccessControl.create({
+          permissions: deps.permissions,
+          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
+        });
         const broker = McpBroker.create({
           config: brokerConfig,
           logger,
           sessionStore,
+          // list_changed only to clients whose permitted view can have changed.
+          listViews: access,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -70,10 +76,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await broker.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
-        const access = BrokerAccessControl.create({
-          permissions: deps.permissions,
-          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
-        });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
