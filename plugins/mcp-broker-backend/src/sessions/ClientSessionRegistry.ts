@@ -156,7 +156,15 @@ export class ClientSessionRegistry {
       await this.makeRoomOnReplica(principal);
       const now = this.now();
       const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
-      await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
+      // The limit is checked again where the session is written, atomically: replicas racing
+      // initialize for one principal each saw room above.
+      const max = this.limits.perPrincipal;
+      const inserted = await this.store.insertWithinLimit(
+        { ...init, id, expiresAt: now + this.ttlMs },
+        max,
+        now,
+      );
+      if (!inserted) throw new SessionLimitError('perPrincipal', max, principal);
       return this.materialise({ ...init, id }, now);
     } finally {
       const left = this.creating.get(principal)! - 1;
