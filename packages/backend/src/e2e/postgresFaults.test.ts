@@ -23,7 +23,7 @@ import { productionKnexConfig } from '../testing/productionKnexConfig';
 import { BackendProcess } from '../testing/startBackendProcess';
 import { portalCall, uniqueName } from '../testing/portalHttp';
 import { startReplicas } from './__testUtils__/replicas';
-import { sseMessages, startRawMcpSession } from './__testUtils__/rawMcpSession';
+import { sseMessages, startRawMcpSession } from '../testing/rawMcpSession';
 import { waitFor } from './brokerTestKit';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

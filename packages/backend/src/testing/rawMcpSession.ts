@@ -3,7 +3,7 @@
  * status code and header the SDK client hides (a 503's Retry-After, which replica answered):
  * initialize, one POST at a time, and the JSON-RPC messages of an SSE response.
  */
-import { mcpRawPost } from '../../testing/mcpRawPost';
+import { mcpRawPost } from './mcpRawPost';
 
 const PROTOCOL_VERSION = '2025-11-25';
 
@@ -70,6 +70,8 @@ export interface RawMcpSession {
   request(method: string, params: unknown, signal?: AbortSignal): Promise<RawAnswer>;
   /** The same session through another endpoint (another replica's `…/api/mcp-broker/mcp`). */
   at(mcpUrl: string): RawMcpSession;
+  /** Ends the session (DELETE); the answer's body is read. */
+  end(): Promise<Response>;
 }
 
 /** A session that exists already, used through `mcpUrl`. */
@@ -86,6 +88,18 @@ function rawSessionAt(mcpUrl: string, token: string, sessionId: string): RawMcpS
       return readAnswer(await post({ jsonrpc: '2.0', id, method, params }, signal), id);
     },
     at: otherUrl => rawSessionAt(otherUrl, token, sessionId),
+    async end() {
+      const response = await fetch(mcpUrl, {
+        method: 'DELETE',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'mcp-session-id': sessionId,
+          'mcp-protocol-version': PROTOCOL_VERSION,
+        },
+      });
+      await response.arrayBuffer();
+      return response;
+    },
   };
 }
 
