@@ -49,7 +49,10 @@ const { startBackendProcess } = require('../packages/backend/src/testing/startBa
 const { startPostgresServer } = require('../packages/backend/src/testing/postgresServer.ts');
 const { productionKnexConfig } = require('../packages/backend/src/testing/productionKnexConfig.ts');
 const { connectionObject } = require('../packages/backend/src/testing/backendDatabases.ts');
-const { portalCall } = require('../packages/backend/src/testing/portalHttp.ts');
+const {
+  createPublishedProduct,
+  portalCall,
+} = require('../packages/backend/src/testing/portalHttp.ts');
 const { startRawMcpSession } = require('../packages/backend/src/testing/rawMcpSession.ts');
 const { startExampleMcpServer } = require('../packages/example-mcp-server/src/index.ts');
 const { Client: PgClient } = require('pg');
@@ -275,19 +278,7 @@ async function main() {
     const tokens = {};
     for (const user of ['alice', 'bob', 'carol']) tokens[user] = await replicas[0].signIn(user);
     const product = `soak-${Date.now().toString(36)}`;
-    const created = await portalCall(replicas[0], 'POST', '/apiproducts', {
-      token: tokens.carol,
-      body: {
-        metadata: { namespace: NS, name: product },
-        spec: {
-          displayName: product,
-          targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
-          publishStatus: 'Published',
-          approvalMode: 'automatic',
-        },
-      },
-    });
-    if (created.status !== 201) throw new Error(`creating the product answered ${created.status}`);
+    await createPublishedProduct(replicas[0], tokens.carol, product, 'automatic');
     // Both replicas list the example server before the clock starts.
     for (const replica of replicas) {
       const session = await startRawMcpSession(
@@ -489,10 +480,11 @@ async function main() {
     // Plots.
     fs.mkdirSync(outDir, { recursive: true });
     const minutes = t => (t - startedAt) / 60_000;
+    const during = samples => samples.filter(s => s.t >= startedAt && s.t <= finishedAt);
     const perReplica = value =>
       probes.map((samples, i) => ({
         name: `replica ${i}`,
-        points: samples.map(s => [minutes(s.t), value(s)]),
+        points: during(samples).map(s => [minutes(s.t), value(s)]),
       }));
     const plots = {
       'soak-rss.svg': {
@@ -513,9 +505,16 @@ async function main() {
       'soak-db-connections.svg': {
         title: 'PostgreSQL connections of the plugins (both replicas)',
         yLabel: 'connections',
-        series: [{ name: 'connections', points: connections.map(c => [minutes(c.t), c.n]) }],
+        series: [
+          { name: 'connections', points: during(connections).map(c => [minutes(c.t), c.n]) },
+        ],
       },
     };
+    // The raw samples, so that the plots can be drawn again (or differently) without a rerun.
+    fs.writeFileSync(
+      path.join(outDir, 'soak-samples.json'),
+      `${JSON.stringify({ startedAt, finishedAt, probes, connections, idleBefore, idleAfter })}\n`,
+    );
     for (const [file, chart] of Object.entries(plots)) {
       fs.writeFileSync(path.join(outDir, file), lineChartSvg({ ...chart, xLabel: 'minutes' }));
     }

@@ -17,23 +17,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { connectionObject } from '../testing/backendDatabases';
+import { connectionObject, PgClient, PgClientLike } from '../testing/backendDatabases';
 import { PostgresServer, startPostgresServer } from '../testing/postgresServer';
 import { productionKnexConfig } from '../testing/productionKnexConfig';
 import { BackendProcess } from '../testing/startBackendProcess';
-import { portalCall, uniqueName } from '../testing/portalHttp';
+import { createPublishedProduct, portalCall, uniqueName } from '../testing/portalHttp';
 import { startReplicas } from './__testUtils__/replicas';
 import { sseMessages, startRawMcpSession } from '../testing/rawMcpSession';
 import { waitFor } from './brokerTestKit';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Client: PgClient } = require('pg') as {
-  Client: new (options: Record<string, unknown>) => {
-    connect(): Promise<void>;
-    query<Row>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
-    end(): Promise<void>;
-  };
-};
 
 /** How long PostgreSQL stays down: the outage itself (the fault), not a wait for an event. */
 const OUTAGE_MS = 10_000;
@@ -45,11 +36,6 @@ const ANSWER_WITHIN_MS = 25_000;
 const SESSION_IDLE_TIMEOUT_MS = 20_000;
 
 const NS = 'toystore';
-const TOYSTORE_ROUTE = {
-  group: 'gateway.networking.k8s.io',
-  kind: 'HTTPRoute',
-  name: 'toystore',
-} as const;
 
 /** Tallies answers by a short description (status, and the message of a failure). */
 function tally(descriptions: string[]): Record<string, number> {
@@ -123,19 +109,7 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
   /** Carol publishes a product with automatic approval; alice's key is approved at once. */
   async function approvedKeyOfAlice(): Promise<{ namespace: string; name: string }> {
     const product = uniqueName('faults');
-    const created = await portalCall(replicas[0], 'POST', '/apiproducts', {
-      token: tokens.carol,
-      body: {
-        metadata: { namespace: NS, name: product },
-        spec: {
-          displayName: product,
-          targetRef: TOYSTORE_ROUTE,
-          publishStatus: 'Published',
-          approvalMode: 'automatic',
-        },
-      },
-    });
-    expect(created.status).toBe(201);
+    await createPublishedProduct(replicas[0], tokens.carol, product, 'automatic');
     const key = await portalCall(replicas[1], 'POST', '/requests', {
       token: tokens.alice,
       body: { apiProductRef: { namespace: NS, name: product }, planTier: 'gold' },
@@ -200,7 +174,7 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
   }, 120_000);
 
   /** The broker's database on the test's server (default prefix: one database per plugin). */
-  async function brokerDatabase<T>(work: (db: InstanceType<typeof PgClient>) => Promise<T>) {
+  async function brokerDatabase<T>(work: (db: PgClientLike) => Promise<T>) {
     const db = new PgClient({
       ...connectionObject(postgres.connectionString),
       database: 'backstage_plugin_mcp-broker',

@@ -49,6 +49,15 @@ function sessionRow(session: StoredClientSession) {
   };
 }
 
+/** How many unexpired sessions `principal` has at `now` (in a transaction, or not). */
+async function countLiveOf(db: Knex, principal: string, now: number): Promise<number> {
+  const [row] = await db<SessionRow>(CLIENT_SESSIONS_TABLE)
+    .where('principal', principal)
+    .andWhere('expires_at', '>', now)
+    .count({ count: '*' });
+  return Number(row?.count ?? 0);
+}
+
 /** A principal as a PostgreSQL advisory lock key (64 bits of its SHA-256, signed). */
 function principalLockKey(principal: string): string {
   return createHash('sha256').update(principal).digest().readBigInt64BE(0).toString();
@@ -76,11 +85,7 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
         ]);
       }
       // SQLite: one connection, one write transaction at a time: nothing comes in between.
-      const [row] = await trx<SessionRow>(CLIENT_SESSIONS_TABLE)
-        .where('principal', session.principal)
-        .andWhere('expires_at', '>', now)
-        .count({ count: '*' });
-      if (Number(row?.count ?? 0) >= max) return false;
+      if ((await countLiveOf(trx, session.principal, now)) >= max) return false;
       await trx<SessionRow>(CLIENT_SESSIONS_TABLE).insert(sessionRow(session));
       return true;
     });
@@ -113,11 +118,7 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
   }
 
   async countLive(principal: string, now: number): Promise<number> {
-    const [row] = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
-      .where('principal', principal)
-      .andWhere('expires_at', '>', now)
-      .count({ count: '*' });
-    return Number(row?.count ?? 0);
+    return countLiveOf(this.knex, principal, now);
   }
 
   async liveIds(ids: readonly string[], now: number): Promise<Set<string>> {
