@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103) and the
-// backend side by side; Ctrl-C stops them all.
+// backend side by side; Ctrl-C stops them all. Once the fixture users can sign in and the broker
+// has connected the example servers, it prints one line that starts with `Ready:` (the README's
+// walkthroughs work from then on).
 import { spawn } from 'node:child_process';
+import { DEV_BACKEND_URL, untilReady } from './lib/devBackend.mjs';
+
+/** How long the backend may take to become ready before `yarn start` says it did not. */
+const READY_DEADLINE_MS = 5 * 60_000;
 
 const children = [
   ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
@@ -37,3 +43,17 @@ for (const { name, child } of children) {
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+
+untilReady(DEV_BACKEND_URL, Date.now() + READY_DEADLINE_MS).then(
+  () => {
+    if (stopping) return;
+    process.stdout.write(
+      'Ready: the development backend is up on http://localhost:7007 with the example MCP ' +
+        'servers connected; sign in as alice, bob, carol, dave or erin (README: "Sign in as a ' +
+        'fixture user").\n',
+    );
+  },
+  error => {
+    if (!stopping) process.stderr.write(`Not ready: ${error.message}\n`);
+  },
+);
