@@ -39,9 +39,9 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { lineChartSvg } from './lib/svgChart.mjs';
-import { machineFacts, loadAverage } from './lib/machine.mjs';
-import { ms, summarize } from './lib/stats.mjs';
+import { loadAverage } from './lib/machine.mjs';
+import { readProbe, soakTables, writeSoakPlots } from './lib/soakReport.mjs';
+import { scheduleOf, soakOperations } from './lib/soakTraffic.mjs';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
@@ -49,10 +49,7 @@ const { startBackendProcess } = require('../packages/backend/src/testing/startBa
 const { startPostgresServer } = require('../packages/backend/src/testing/postgresServer.ts');
 const { productionKnexConfig } = require('../packages/backend/src/testing/productionKnexConfig.ts');
 const { connectionObject } = require('../packages/backend/src/testing/backendDatabases.ts');
-const {
-  createPublishedProduct,
-  portalCall,
-} = require('../packages/backend/src/testing/portalHttp.ts');
+const { createPublishedProduct } = require('../packages/backend/src/testing/portalHttp.ts');
 const { startRawMcpSession } = require('../packages/backend/src/testing/rawMcpSession.ts');
 const { startExampleMcpServer } = require('../packages/example-mcp-server/src/index.ts');
 const { Client: PgClient } = require('pg');
@@ -74,115 +71,9 @@ const rate = Number(options.rate ?? (smoke ? 5 : 10));
 const maxInFlight = Number(options['max-in-flight']);
 const probeMs = Number(options['probe-seconds'] ?? (smoke ? 2 : 10)) * 1000;
 const outDir = options.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'soak-'));
-const WARM_UP_SHARE = 0.2;
-const WINDOW_SHARE = 0.1;
-const GROWTH_LIMIT = 0.05;
-const COUNT_SLACK = 3;
-const NS = 'toystore';
 
 function log(message) {
   process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-const median = values => {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)];
-};
-
-/** The operations, with their weights (out of 100). */
-function operations(env) {
-  const { replicas, tokens, product, sessions } = env;
-  const mcpUrl = replica => `${replica.baseUrl}/api/mcp-broker/mcp`;
-  const reads = [
-    ['alice', '/apiproducts'],
-    ['alice', '/requests/my'],
-    ['bob', '/requests'],
-    ['carol', '/planpolicies'],
-  ];
-  const expect = (condition, what) => {
-    if (!condition) throw new Error(what);
-  };
-  return [
-    {
-      kind: 'portal read',
-      weight: 40,
-      async run(n) {
-        const [user, route] = reads[n % reads.length];
-        const answer = await portalCall(replicas[n % 2], 'GET', route, { token: tokens[user] });
-        expect(answer.status === 200, `GET ${route} answered ${answer.status}`);
-      },
-    },
-    {
-      kind: 'portal key cycle',
-      weight: 10,
-      async run(n) {
-        const [a, b] = n % 2 === 0 ? replicas : [...replicas].reverse();
-        const created = await portalCall(a, 'POST', '/requests', {
-          token: tokens.alice,
-          body: { apiProductRef: { namespace: NS, name: product }, planTier: 'gold' },
-        });
-        expect(created.status === 201, `POST /requests answered ${created.status}`);
-        const name = created.body.metadata.name;
-        const secret = await portalCall(b, 'GET', `/apikeys/${NS}/${name}/secret`, {
-          token: tokens.alice,
-        });
-        expect(secret.status === 200, `the secret read answered ${secret.status}`);
-        const deleted = await portalCall(a, 'DELETE', `/requests/${NS}/${name}`, {
-          token: tokens.alice,
-        });
-        expect(deleted.status === 204, `DELETE answered ${deleted.status}`);
-      },
-    },
-    {
-      kind: 'mcp echo',
-      weight: 35,
-      async run(n) {
-        const session = sessions[n % sessions.length].at(mcpUrl(replicas[n % 2]));
-        const message = `soak ${n}`;
-        const answer = await session.request('tools/call', {
-          name: 'example_echo',
-          arguments: { message },
-        });
-        const text = answer.response?.result?.content?.[0]?.text;
-        expect(answer.status === 200 && text === message, `echo answered ${answer.status}`);
-      },
-    },
-    {
-      kind: 'mcp progress',
-      weight: 5,
-      async run(n) {
-        const session = sessions[n % sessions.length].at(mcpUrl(replicas[(n + 1) % 2]));
-        const answer = await session.request('tools/call', {
-          name: 'example_count',
-          arguments: { steps: 3, delayMs: 20 },
-          _meta: { progressToken: `soak-${n}` },
-        });
-        const text = answer.response?.result?.content?.[0]?.text;
-        expect(answer.status === 200 && text === 'counted to 3', `count answered ${answer.status}`);
-      },
-    },
-    {
-      kind: 'mcp session churn',
-      weight: 10,
-      async run(n) {
-        const session = await startRawMcpSession(mcpUrl(replicas[n % 2]), tokens.carol);
-        const other = session.at(mcpUrl(replicas[(n + 1) % 2]));
-        const listed = await other.request('tools/list', {});
-        expect(listed.status === 200, `tools/list answered ${listed.status}`);
-        const ended = await session.end();
-        expect(ended.status === 204, `DELETE answered ${ended.status}`);
-      },
-    },
-  ];
-}
-
-/** Picks operation kinds by weight, deterministically (the n-th operation's kind). */
-function scheduleOf(ops) {
-  const slots = ops.flatMap(op => Array(op.weight).fill(op));
-  // Spread the kinds over the cycle instead of running them in blocks.
-  const spread = slots.map((op, i) => ({ op, key: (i * 37) % slots.length }));
-  spread.sort((x, y) => x.key - y.key);
-  return spread.map(s => s.op);
 }
 
 async function countDatabaseConnections(connectionString) {
@@ -208,31 +99,6 @@ async function idleFigures(replicas, postgres) {
     connections: await countDatabaseConnections(postgres.connectionString),
   };
 }
-
-function readProbe(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(line => line !== '')
-    .map(line => JSON.parse(line));
-}
-
-/** Median of `value` over the first window after warm-up and over the last window. */
-function firstAndLast(samples, value, startedAt) {
-  const at = fraction => startedAt + fraction * durationMs;
-  const inWindow = (from, to) => samples.filter(s => s.t >= at(from) && s.t <= at(to)).map(value);
-  return {
-    first: median(inWindow(WARM_UP_SHARE, WARM_UP_SHARE + WINDOW_SHARE)),
-    last: median(inWindow(1 - WINDOW_SHARE, 1.01)),
-  };
-}
-
-function growth({ first, last }) {
-  return (last - first) / first;
-}
-
-const percent = value => (Number.isFinite(value) ? `${(value * 100).toFixed(1)} %` : '–');
 
 async function main() {
   log(`${smoke ? 'smoke ' : ''}soak: ${durationMs / 60_000} min at ${rate} operations/s`);
@@ -302,7 +168,7 @@ async function main() {
     const idleBefore = await idleFigures(replicas, postgres);
     log(`idle before: ${JSON.stringify(idleBefore)}`);
 
-    const ops = operations({ replicas, tokens, product, sessions });
+    const ops = soakOperations({ replicas, tokens, product, sessions });
     const schedule = scheduleOf(ops);
     const results = new Map(ops.map(op => [op.kind, { latencies: [], errors: [] }]));
     const connections = [];
@@ -363,161 +229,26 @@ async function main() {
     const idleAfter = await idleFigures(replicas, postgres);
     log(`idle after: ${JSON.stringify(idleAfter)}`);
 
-    // Tables.
-    const lines = [];
-    const facts = machineFacts();
-    lines.push(
-      `### Soak run (${smoke ? 'smoke, ' : ''}${Math.round(durationMs / 60_000)} min)`,
-      '',
-    );
-    lines.push('| setting | value |', '| --- | --- |');
-    lines.push(`| duration | ${((finishedAt - startedAt) / 60_000).toFixed(1)} min |`);
-    lines.push(`| rate | ${rate} operations/s (open loop, at most ${maxInFlight} in flight) |`);
-    lines.push(
-      `| replicas | 2 development backends, PostgreSQL max_connections 100, production knexConfig |`,
-    );
-    lines.push(
-      `| machine | ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}, Node ${facts.node}; load at the end ${loadAverage()} |`,
-    );
-    lines.push(
-      `| warm-up / windows | first ${WARM_UP_SHARE * 100} % ignored; first and last ${WINDOW_SHARE * 100} % compared |`,
-    );
-    lines.push('');
-    lines.push('### Soak operations', '');
-    lines.push(
-      '| operation | count | errors | p50 ms | p99 ms | max ms |',
-      '| --- | --- | --- | --- | --- | --- |',
-    );
-    let totalErrors = 0;
-    for (const op of ops) {
-      const { latencies, errors } = results.get(op.kind);
-      totalErrors += errors.length;
-      const s = summarize(latencies);
-      lines.push(
-        `| ${op.kind} | ${latencies.length + errors.length} | ${errors.length} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`,
-      );
-    }
-    lines.push(`| skipped (${maxInFlight} in flight) | ${skipped} | | | | |`);
-    lines.push('');
-    lines.push('### Soak growth after warm-up (median of the first window → of the last)', '');
-    lines.push('| measure | first | last | growth | verdict |', '| --- | --- | --- | --- | --- |');
-    const verdicts = [];
-    const row = (name, fl, unit, countLike) => {
-      const g = growth(fl);
-      const ok = countLike
-        ? fl.last <= fl.first * (1 + GROWTH_LIMIT) || fl.last - fl.first <= COUNT_SLACK
-        : g < GROWTH_LIMIT;
-      verdicts.push(ok);
-      const fmt = v => (Number.isFinite(v) ? `${v.toFixed(unit === 'MiB' ? 1 : 2)} ${unit}` : '–');
-      lines.push(
-        `| ${name} | ${fmt(fl.first)} | ${fmt(fl.last)} | ${percent(g)} | ${ok ? 'flat' : 'GROWS'} |`,
-      );
+    const run = {
+      smoke,
+      durationMs,
+      rate,
+      maxInFlight,
+      startedAt,
+      finishedAt,
+      ops,
+      results,
+      skipped,
+      started,
+      probes,
+      connections,
+      idleBefore,
+      idleAfter,
+      idleSettleMs: IDLE_SETTLE_MS,
+      budget: '2 × 23 = 46',
     };
-    probes.forEach((samples, i) => {
-      row(
-        `replica ${i} RSS`,
-        firstAndLast(samples, s => s.rssBytes / 2 ** 20, startedAt),
-        'MiB',
-      );
-      row(
-        `replica ${i} heap used`,
-        firstAndLast(samples, s => s.heapUsedBytes / 2 ** 20, startedAt),
-        'MiB',
-      );
-      row(
-        `replica ${i} event-loop delay p99`,
-        firstAndLast(samples, s => s.loopDelayMs.p99, startedAt),
-        'ms',
-      );
-      row(
-        `replica ${i} open descriptors`,
-        firstAndLast(samples, s => s.fds, startedAt),
-        '',
-        true,
-      );
-    });
-    row(
-      'PostgreSQL connections (both replicas)',
-      firstAndLast(connections, s => s.n, startedAt),
-      '',
-      true,
-    );
-    lines.push('');
-    lines.push(
-      `### Soak leaks: idle before the traffic → idle ${IDLE_SETTLE_MS / 1000} s after it`,
-      '',
-      '| measure | before | after | verdict |',
-      '| --- | --- | --- | --- |',
-    );
-    const leakRow = (name, before, after) => {
-      const ok = after - before <= COUNT_SLACK;
-      verdicts.push(ok);
-      lines.push(`| ${name} | ${before} | ${after} | ${ok ? 'no leak' : 'LEAKS'} |`);
-    };
-    replicas.forEach((_, i) =>
-      leakRow(`replica ${i} open descriptors`, idleBefore.fds[i], idleAfter.fds[i]),
-    );
-    leakRow(
-      'PostgreSQL connections (both replicas)',
-      idleBefore.connections,
-      idleAfter.connections,
-    );
-    lines.push('');
-    const maxConnections = Math.max(...connections.map(c => c.n));
-    lines.push(
-      `Most PostgreSQL connections of the plugins at once: ${maxConnections} (budget: 2 × 23 = 46).`,
-    );
-    lines.push(`Errors: ${totalErrors} of ${started} operations.`);
-    lines.push(
-      `Verdict: ${verdicts.every(Boolean) && totalErrors === 0 ? 'FLAT, no errors' : 'NOT FLAT or errors (see above)'}.`,
-    );
-    for (const op of ops) {
-      for (const error of results.get(op.kind).errors.slice(0, 5))
-        lines.push(`- ${op.kind}: ${error}`);
-    }
-    process.stdout.write(`${lines.join('\n')}\n`);
-
-    // Plots.
-    fs.mkdirSync(outDir, { recursive: true });
-    const minutes = t => (t - startedAt) / 60_000;
-    const during = samples => samples.filter(s => s.t >= startedAt && s.t <= finishedAt);
-    const perReplica = value =>
-      probes.map((samples, i) => ({
-        name: `replica ${i}`,
-        points: during(samples).map(s => [minutes(s.t), value(s)]),
-      }));
-    const plots = {
-      'soak-rss.svg': {
-        title: 'RSS of each replica',
-        yLabel: 'MiB',
-        series: perReplica(s => s.rssBytes / 2 ** 20),
-      },
-      'soak-loop-delay.svg': {
-        title: 'Event-loop delay p99 of each replica (per probe interval)',
-        yLabel: 'ms',
-        series: perReplica(s => s.loopDelayMs.p99),
-      },
-      'soak-descriptors.svg': {
-        title: 'Open file descriptors of each replica',
-        yLabel: 'descriptors',
-        series: perReplica(s => s.fds),
-      },
-      'soak-db-connections.svg': {
-        title: 'PostgreSQL connections of the plugins (both replicas)',
-        yLabel: 'connections',
-        series: [
-          { name: 'connections', points: during(connections).map(c => [minutes(c.t), c.n]) },
-        ],
-      },
-    };
-    // The raw samples, so that the plots can be drawn again (or differently) without a rerun.
-    fs.writeFileSync(
-      path.join(outDir, 'soak-samples.json'),
-      `${JSON.stringify({ startedAt, finishedAt, probes, connections, idleBefore, idleAfter })}\n`,
-    );
-    for (const [file, chart] of Object.entries(plots)) {
-      fs.writeFileSync(path.join(outDir, file), lineChartSvg({ ...chart, xLabel: 'minutes' }));
-    }
+    process.stdout.write(`${soakTables(run).join('\n')}\n`);
+    writeSoakPlots(run, outDir);
     log(`plots in ${outDir}`);
   } finally {
     await stopAll();
