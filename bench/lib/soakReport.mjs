@@ -140,8 +140,8 @@ export function soakTables(run) {
     verdicts.push(ok);
     lines.push(`| ${name} | ${before} | ${after} | ${ok ? 'no leak' : 'LEAKS'} |`);
   };
-  replicas.forEach((_, i) =>
-    leakRow(`replica ${i} open descriptors`, idleBefore.fds[i], idleAfter.fds[i]),
+  idleBefore.fds.forEach((before, i) =>
+    leakRow(`replica ${i} open descriptors`, before, idleAfter.fds[i]),
   );
   leakRow('PostgreSQL connections (both replicas)', idleBefore.connections, idleAfter.connections);
   lines.push('');
