@@ -31,6 +31,7 @@ import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
 import { portalRoutes, type PortalOperationId } from './routes';
 import { parseInput } from './parseInput';
+import { retryAfterWhenUnavailable } from './retryAfterWhenUnavailable';
 
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
@@ -306,6 +307,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }
+  router.use(retryAfterWhenUnavailable);
   return router;
 }
 
