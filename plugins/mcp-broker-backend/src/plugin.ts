@@ -69,11 +69,17 @@ export const mcpBrokerPlugin = createBackendPlugin({
             userInfo: deps.userInfo,
             logger,
           });
+        const access = BrokerAccessControl.create({
+          permissions: deps.permissions,
+          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
+        });
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
           logger: withTraceIds(logger),
           sessionStore,
+          // list_changed only to clients whose permitted view can have changed.
+          listViews: access,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -97,10 +103,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
           telemetry.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
-        const access = BrokerAccessControl.create({
-          permissions: deps.permissions,
-          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
-        });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.
