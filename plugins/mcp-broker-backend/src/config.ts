@@ -6,6 +6,7 @@
 import { Config, readDurationFromConfig } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
+import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type ServerSource =
@@ -24,6 +25,11 @@ export interface BrokerServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   /** Where the entry came from; absent means `{ type: 'config' }`. */
   readonly source?: ServerSource;
+  /**
+   * Which credential a person's calls present (spec §11); absent means `broker` (the static
+   * `headers` for everyone). Secret members: never log them.
+   */
+  readonly auth?: ServerAuth;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -180,7 +186,24 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     }
     headers[key] = value;
   }
-  return { name, url: url.toString(), toolPrefix, headers, source: { type: 'config' } };
+  const auth = readServerAuth(entry, at);
+  return {
+    name,
+    url: url.toString(),
+    toolPrefix,
+    headers,
+    source: { type: 'config' },
+    ...(auth.mode === 'broker' ? {} : { auth }),
+  };
+}
+
+function readServerAuth(entry: Config, at: string): ServerAuth {
+  try {
+    return parseServerAuth(entry.getOptional('auth'), `${at}.auth`);
+  } catch (error) {
+    if (error instanceof ServerAuthError) throw new InputError(error.message);
+    throw error;
+  }
 }
 
 function hostOf(url: string | undefined): string | undefined {
