@@ -179,7 +179,11 @@ export async function startTokenExchangeServer(
       return payload;
     } catch (error) {
       if (error instanceof OAuthError) throw error;
-      throw new OAuthError(400, 'invalid_grant', `subject_token rejected: ${(error as Error).message}`);
+      throw new OAuthError(
+        400,
+        'invalid_grant',
+        `subject_token rejected: ${(error as Error).message}`,
+      );
     }
   };
 
@@ -197,10 +201,18 @@ export async function startTokenExchangeServer(
     const subjectToken = form.get('subject_token');
     const subjectTokenType = form.get('subject_token_type');
     if (subjectToken === null || subjectTokenType === null) {
-      throw new OAuthError(400, 'invalid_request', 'subject_token and subject_token_type are required');
+      throw new OAuthError(
+        400,
+        'invalid_request',
+        'subject_token and subject_token_type are required',
+      );
     }
     if (subjectTokenType !== JWT_TYPE) {
-      throw new OAuthError(400, 'invalid_request', `unsupported subject_token_type ${subjectTokenType}`);
+      throw new OAuthError(
+        400,
+        'invalid_request',
+        `unsupported subject_token_type ${subjectTokenType}`,
+      );
     }
     const requested = form.get('requested_token_type');
     if (requested !== null && requested !== ACCESS_TOKEN_TYPE) {
@@ -265,14 +277,20 @@ export async function startTokenExchangeServer(
       });
     }
     if (path !== '/token') return json(res, 404, { error: 'not_found' });
-    if (req.method !== 'POST') return json(res, 405, { error: 'invalid_request' }, { allow: 'POST' });
+    if (req.method !== 'POST')
+      return json(res, 405, { error: 'invalid_request' }, { allow: 'POST' });
     exchange(req, res).catch(error => {
       if (error instanceof OAuthError) {
         const challenge =
           error.status === 401 && req.headers.authorization !== undefined
             ? { 'www-authenticate': 'Basic realm="token"' }
             : {};
-        json(res, error.status, { error: error.error, error_description: error.description }, challenge);
+        json(
+          res,
+          error.status,
+          { error: error.error, error_description: error.description },
+          challenge,
+        );
       } else {
         json(res, 500, { error: 'server_error', error_description: String(error) });
       }

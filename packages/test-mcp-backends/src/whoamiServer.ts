@@ -74,7 +74,10 @@ class Unauthorized extends Error {}
 
 const reportOf = (identity: WhoamiIdentity | undefined) => JSON.stringify(identity ?? null);
 
-function register(server: LegacyMcpServer | ModernMcpServer, identityOf: (extra: any) => WhoamiIdentity | undefined) {
+function register(
+  server: LegacyMcpServer | ModernMcpServer,
+  identityOf: (extra: any) => WhoamiIdentity | undefined,
+) {
   const s = server as any;
   s.registerTool(
     'whoami',
@@ -92,7 +95,9 @@ function register(server: LegacyMcpServer | ModernMcpServer, identityOf: (extra:
     'whoami://me',
     { description: 'Who is calling, as a resource', mimeType: 'application/json' },
     async (uri: URL, extra: any) => ({
-      contents: [{ uri: uri.href, mimeType: 'application/json', text: reportOf(identityOf(extra)) }],
+      contents: [
+        { uri: uri.href, mimeType: 'application/json', text: reportOf(identityOf(extra)) },
+      ],
     }),
   );
 }
@@ -106,7 +111,11 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
   const authenticate = async (req: http.IncomingMessage): Promise<WhoamiIdentity> => {
     const authorization = req.headers.authorization;
     const bearer = /^Bearer (\S+)$/i.exec(authorization ?? '')?.[1];
-    if (bearer !== undefined && options.brokerToken !== undefined && bearer === options.brokerToken) {
+    if (
+      bearer !== undefined &&
+      options.brokerToken !== undefined &&
+      bearer === options.brokerToken
+    ) {
       return { principal: 'broker', credential: 'broker' };
     }
     if (refusing) throw new Unauthorized('credential revoked');
@@ -147,7 +156,9 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
     const apiKey = apiKeyHeader === undefined ? undefined : req.headers[apiKeyHeader];
     received.push({
       ...(typeof (body as any)?.method === 'string' ? { method: (body as any).method } : {}),
-      ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }),
+      ...(req.headers.authorization === undefined
+        ? {}
+        : { authorization: req.headers.authorization }),
       ...(typeof apiKey === 'string' ? { apiKey } : {}),
       ...(req.headers.cookie === undefined ? {} : { cookie: req.headers.cookie }),
     });
@@ -173,10 +184,13 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
   });
   const identityOf = (extra: any): WhoamiIdentity | undefined =>
     (extra?.authInfo?.extra?.identity ?? extra?.http?.authInfo?.extra?.identity) as
-      | WhoamiIdentity
-      | undefined;
+      WhoamiIdentity | undefined;
 
-  let serve: (req: http.IncomingMessage & { auth?: unknown }, res: http.ServerResponse, body: unknown) => Promise<void>;
+  let serve: (
+    req: http.IncomingMessage & { auth?: unknown },
+    res: http.ServerResponse,
+    body: unknown,
+  ) => Promise<void>;
   let closeEra: () => Promise<void>;
   if (options.era === 'modern') {
     const handler = createMcpHandler(
@@ -198,7 +212,9 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
       let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
       if (!transport) {
         if (sessionId !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
-          res.writeHead(sessionId !== undefined ? 404 : 400, { 'content-type': 'application/json' });
+          res.writeHead(sessionId !== undefined ? 404 : 400, {
+            'content-type': 'application/json',
+          });
           res.end(
             JSON.stringify({
               jsonrpc: '2.0',
@@ -272,4 +288,3 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
     },
   };
 }
-

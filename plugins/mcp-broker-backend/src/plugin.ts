@@ -10,6 +10,10 @@ import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
+import { createBrokerIdentity } from './identity/createBrokerIdentity';
+import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
+import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
+import { createIdentityStores } from './store/identityStores';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -32,10 +36,14 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        auth: coreServices.auth,
+        discovery: coreServices.discovery,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
+        const credentialCipher = readCredentialCipher(config);
+        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const stores = await createSharedStateStores(readSessionStoreKind(config), database);
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
@@ -59,6 +67,23 @@ export const mcpBrokerPlugin = createBackendPlugin({
               },
             }),
         });
+        // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
+        const identity = await createBrokerIdentity({
+          auth: deps.auth,
+          logger,
+          stores: await createIdentityStores(database),
+          cipher: credentialCipher,
+          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          elicitationTtlMs: brokerConfig.elicitationTtlMs,
+          requestTimeoutMs: brokerConfig.requestTimeoutMs,
+          servers: { get: name => broker.server(name), list: () => broker.serverList() },
+          notifyComplete: (sessionId, elicitationId) =>
+            broker.sessions.localEventStream(sessionId)?.send({
+              jsonrpc: '2.0',
+              method: 'notifications/elicitation/complete',
+              params: { elicitationId },
+            }),
+        });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
         const discovery = startServerDiscovery({ config, logger, broker });
@@ -68,6 +93,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(async () => {
           await discovery.stop();
           await broker.close();
+          await identity.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
         const access = BrokerAccessControl.create({
@@ -75,7 +101,29 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
-        httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
+        httpRouter.use(
+          await createRouter({
+            broker,
+            httpAuth,
+            access,
+            toolCallAuditor,
+            identityStatusOf: name => {
+              const server = broker.server(name);
+              return server && identity.provider.statusOf(server);
+            },
+          }),
+        );
+        httpRouter.use(
+          createCredentialsRouter({
+            httpAuth,
+            selfService: identity.selfService,
+            issuer: identity.issuer,
+            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            appUrl: config.getOptionalString('app.baseUrl'),
+            allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
+          }),
+        );
+        for (const policy of IDENTITY_AUTH_POLICIES) httpRouter.addAuthPolicy(policy);
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

@@ -203,6 +203,11 @@ export class McpBroker {
     return this.servers.find(s => s.name === name);
   }
 
+  /** The current server set, in priority order (it changes at runtime). */
+  serverList(): readonly BrokerServerConfig[] {
+    return this.servers;
+  }
+
   /**
    * Replaces the set of backends: new ones are connected, removed ones are closed and their
    * entries dropped, changed ones (any field: url, headers, toolPrefix) are reconnected.

@@ -55,7 +55,11 @@ describe('BackendCredentialProvider', () => {
   const servers: Record<string, CredentialServer> = {};
 
   beforeAll(async () => {
-    knex = knexFactory({ client: 'better-sqlite3', connection: ':memory:', useNullAsDefault: true });
+    knex = knexFactory({
+      client: 'better-sqlite3',
+      connection: ':memory:',
+      useNullAsDefault: true,
+    });
     await migrateBrokerDatabase(knex);
     const issuer = await SubjectTokenIssuer.create({ issuer: 'http://broker.test/api/mcp-broker' });
     jwks = await serveJwks(() => issuer);
@@ -112,7 +116,8 @@ describe('BackendCredentialProvider', () => {
   it('presents the static headers in broker mode, and the person’s credential instead of the broker’s own otherwise', async () => {
     await personal.save(alice.principal, 'github', 'ghp_alice');
     await personal.save(alice.principal, 'apikey', 'key-alice');
-    const headersOf = async (name: string) => (await provider.requestHeaders(servers[name], alice)).headers;
+    const headersOf = async (name: string) =>
+      (await provider.requestHeaders(servers[name], alice)).headers;
 
     expect(await provider.requestHeaders(servers.broker, alice)).toEqual({
       mode: 'broker',
@@ -128,7 +133,10 @@ describe('BackendCredentialProvider', () => {
       Buffer.from(exchanged.Authorization.split('.')[1], 'base64url').toString('utf8'),
     );
     expect(claims).toMatchObject({ sub: 'user:default/alice', aud: 'whoami' });
-    expect(await headersOf('github')).toEqual({ 'X-Tenant': 'acme', Authorization: 'Bearer ghp_alice' });
+    expect(await headersOf('github')).toEqual({
+      'X-Tenant': 'acme',
+      Authorization: 'Bearer ghp_alice',
+    });
     // The mode's header replaces; the broker's own Authorization is not sent along.
     expect(await headersOf('apikey')).toEqual({ 'X-Tenant': 'acme', 'X-Api-Key': 'key-alice' });
   });
@@ -147,15 +155,24 @@ describe('BackendCredentialProvider', () => {
     const { elicitationId, url, mode } = error.elicitation;
     expect(mode).toBe('url');
     expect(url).toBe(`${PAGE}/github/connect?elicitationId=${elicitationId}`);
-    expect(error.toJsonRpcError()).toMatchObject({ code: -32042, data: { elicitations: [{ mode: 'url', url }] } });
+    expect(error.toJsonRpcError()).toMatchObject({
+      code: -32042,
+      data: { elicitations: [{ mode: 'url', url }] },
+    });
     expect(await requests.get(elicitationId, Date.now())).toMatchObject({
       principal: 'user:user:default/carol',
       server: 'github',
       clientSessionId: 'session-1',
     });
     // 2026-07-28: no elicitation id (the retry checks again), the page without a query.
-    const modern = await provider.requestHeaders(servers.github, { ...carol, era: 'modern' }).catch(e => e);
-    expect(modern.elicitation).toEqual({ mode: 'url', url: `${PAGE}/github/connect`, message: expect.any(String) });
+    const modern = await provider
+      .requestHeaders(servers.github, { ...carol, era: 'modern' })
+      .catch(e => e);
+    expect(modern.elicitation).toEqual({
+      mode: 'url',
+      url: `${PAGE}/github/connect`,
+      message: expect.any(String),
+    });
   });
 
   it('tells a service principal that token exchange needs a person, and names a failed exchange', async () => {
@@ -171,7 +188,10 @@ describe('BackendCredentialProvider', () => {
     expect(provider.statusOf(servers.exchange)).toEqual({
       mode: 'tokenExchange',
       tokenEndpoint: sts.tokenEndpoint,
-      lastExchangeError: { at: expect.any(String), message: expect.stringContaining('invalid_grant') },
+      lastExchangeError: {
+        at: expect.any(String),
+        message: expect.stringContaining('invalid_grant'),
+      },
     });
   });
 
@@ -181,9 +201,13 @@ describe('BackendCredentialProvider', () => {
     await provider.requestHeaders(servers.exchange, alice);
     expect(sts.exchanges.length).toBe(cached);
     const refused = provider.refused(servers.exchange, alice, 401);
-    expect(refused.message).toMatch(/^Your credential for exchange was refused \(the server answered HTTP 401/);
+    expect(refused.message).toMatch(
+      /^Your credential for exchange was refused \(the server answered HTTP 401/,
+    );
     await provider.requestHeaders(servers.exchange, alice);
     expect(sts.exchanges.length).toBe(cached + 1);
-    expect(provider.refused(servers.github, alice, 403).message).toContain(`${PAGE}/github/connect`);
+    expect(provider.refused(servers.github, alice, 403).message).toContain(
+      `${PAGE}/github/connect`,
+    );
   });
 });

@@ -19,20 +19,28 @@ describe('CredentialCipher', () => {
     expect(JSON.stringify(sealed)).not.toContain(keyA.toString('base64'));
     expect(cipher.open(sealed, 'user:user:default/alice', 'github')).toBe('ghp_personal-token');
     // A fresh nonce per value: the same value never seals the same way twice.
-    expect(cipher.seal('ghp_personal-token', 'user:user:default/alice', 'github').ciphertext).not.toBe(
-      sealed.ciphertext,
-    );
+    expect(
+      cipher.seal('ghp_personal-token', 'user:user:default/alice', 'github').ciphertext,
+    ).not.toBe(sealed.ciphertext);
   });
 
   it('refuses a value moved to another owner or server, or altered', () => {
     const cipher = new CredentialCipher(keyA);
     const sealed = cipher.seal('secret', 'user:user:default/alice', 'github');
-    expect(() => cipher.open(sealed, 'user:user:default/carol', 'github')).toThrow(CredentialKeyError);
-    expect(() => cipher.open(sealed, 'user:user:default/alice', 'jira')).toThrow(CredentialKeyError);
+    expect(() => cipher.open(sealed, 'user:user:default/carol', 'github')).toThrow(
+      CredentialKeyError,
+    );
+    expect(() => cipher.open(sealed, 'user:user:default/alice', 'jira')).toThrow(
+      CredentialKeyError,
+    );
     const bytes = Buffer.from(sealed.ciphertext, 'base64url');
     bytes[0] ^= 1;
     expect(() =>
-      cipher.open({ ...sealed, ciphertext: bytes.toString('base64url') }, 'user:user:default/alice', 'github'),
+      cipher.open(
+        { ...sealed, ciphertext: bytes.toString('base64url') },
+        'user:user:default/alice',
+        'github',
+      ),
     ).toThrow(/does not decrypt/);
   });
 
@@ -50,9 +58,9 @@ describe('CredentialCipher', () => {
   it('takes exactly 32 bytes of base64 (either alphabet) and names the config key otherwise', () => {
     expect(decodeCredentialKey(keyA.toString('base64'), 'k')).toEqual(keyA);
     expect(decodeCredentialKey(keyA.toString('base64url'), 'k')).toEqual(keyA);
-    expect(() => decodeCredentialKey(randomBytes(16).toString('base64'), 'mcpBroker.credentialEncryptionKey')).toThrow(
-      'Invalid mcpBroker.credentialEncryptionKey: must be 32 random bytes in base64',
-    );
+    expect(() =>
+      decodeCredentialKey(randomBytes(16).toString('base64'), 'mcpBroker.credentialEncryptionKey'),
+    ).toThrow('Invalid mcpBroker.credentialEncryptionKey: must be 32 random bytes in base64');
     expect(() => decodeCredentialKey('not base64 at all!', 'k')).toThrow(CredentialKeyError);
   });
 });

@@ -101,7 +101,11 @@ export class CredentialCipher {
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.current, nonce, { authTagLength: TAG_BYTES });
     cipher.setAAD(additionalData(owner, server));
-    const ciphertext = Buffer.concat([cipher.update(value, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    const ciphertext = Buffer.concat([
+      cipher.update(value, 'utf8'),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
     return {
       keyId: this.currentKeyId,
       nonce: nonce.toString('base64url'),
@@ -124,9 +128,14 @@ export class CredentialCipher {
     const data = Buffer.from(sealed.ciphertext, 'base64url');
     if (data.length < TAG_BYTES) throw new CredentialKeyError('A stored credential is truncated');
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.nonce, 'base64url'), {
-        authTagLength: TAG_BYTES,
-      });
+      const decipher = createDecipheriv(
+        'aes-256-gcm',
+        key,
+        Buffer.from(sealed.nonce, 'base64url'),
+        {
+          authTagLength: TAG_BYTES,
+        },
+      );
       decipher.setAAD(additionalData(owner, server));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       return Buffer.concat([

@@ -49,8 +49,9 @@ function jwtExpiryMs(token: string): number | undefined {
   const payload = token.split('.')[1];
   if (payload === undefined) return undefined;
   try {
-    const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown })
-      .exp;
+    const exp = (
+      JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }
+    ).exp;
     return typeof exp === 'number' ? exp * 1000 : undefined;
   } catch {
     return undefined;

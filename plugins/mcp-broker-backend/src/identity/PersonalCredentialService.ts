@@ -48,7 +48,9 @@ export class PersonalCredentialService {
    * CredentialKeyError naming the config keys otherwise), then starts re-sealing values of
    * previous keys in the background.
    */
-  static async create(options: PersonalCredentialServiceOptions): Promise<PersonalCredentialService> {
+  static async create(
+    options: PersonalCredentialServiceOptions,
+  ): Promise<PersonalCredentialService> {
     const service = new PersonalCredentialService(options);
     await service.verifyKeys();
     service.rotation = service.resealPreviousKeys();

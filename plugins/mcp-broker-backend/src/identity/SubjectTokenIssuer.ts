@@ -17,7 +17,14 @@
  * validates the token as `urn:ietf:params:oauth:token-type:jwt`. The token names the person and
  * nothing else, lives two minutes and is good only at the audience it names.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
 import type { PrivateSigningJwk, SigningKeyStore } from './personalCredentialStores';
 
 /** RFC 8693 token type of the subject token. */

@@ -102,9 +102,7 @@ export async function exchangeToken(
     answer = await response.json();
   } catch {
     if (signal.aborted) throw signal.reason;
-    throw new TokenExchangeError(
-      `${where} failed: HTTP ${response.status} without a JSON answer`,
-    );
+    throw new TokenExchangeError(`${where} failed: HTTP ${response.status} without a JSON answer`);
   }
   const fields = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<
     string,

@@ -17,7 +17,9 @@ export function readCredentialCipher(config: Config): CredentialCipher | undefin
   const previous = config.getOptionalStringArray(PREVIOUS_KEYS) ?? [];
   if (current === undefined) {
     if (previous.length > 0) {
-      throw new InputError(`${PREVIOUS_KEYS} is set but ${CURRENT_KEY} is not: set the current key`);
+      throw new InputError(
+        `${PREVIOUS_KEYS} is set but ${CURRENT_KEY} is not: set the current key`,
+      );
     }
     return undefined;
   }

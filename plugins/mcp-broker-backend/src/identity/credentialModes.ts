@@ -21,7 +21,10 @@ import {
   type CredentialElicitation,
 } from './credentialErrors';
 import type { ExchangedTokens } from './ExchangedTokens';
-import { CredentialsNotConfiguredError, type PersonalCredentialService } from './PersonalCredentialService';
+import {
+  CredentialsNotConfiguredError,
+  type PersonalCredentialService,
+} from './PersonalCredentialService';
 import type { CredentialRequestStore } from './personalCredentialStores';
 import type {
   BackstageAuth,

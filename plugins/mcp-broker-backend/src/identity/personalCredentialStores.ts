@@ -24,7 +24,12 @@ export interface StoredCredential extends CredentialDates {
 /** Sealed personal credentials per (principal, server). */
 export interface PersonalCredentialStore {
   /** Stores or replaces the credential; resolves with its dates. */
-  put(principal: string, server: string, sealed: SealedCredential, now: number): Promise<CredentialDates>;
+  put(
+    principal: string,
+    server: string,
+    sealed: SealedCredential,
+    now: number,
+  ): Promise<CredentialDates>;
   get(principal: string, server: string): Promise<StoredCredential | undefined>;
   /** The principal's credentials (server names and dates only), by server name. */
   list(principal: string): Promise<Array<CredentialDates & { server: string }>>;

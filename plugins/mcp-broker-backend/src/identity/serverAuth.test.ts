@@ -23,9 +23,9 @@ describe('parseServerAuth', () => {
     expect(() => parseServerAuth({ mode: 'backstage' }, at)).toThrow(
       `Invalid ${at}.targetPluginId: targetPluginId is required`,
     );
-    expect(() => parseServerAuth({ mode: 'backstage', targetPluginId: 'Not A Plugin' }, at)).toThrow(
-      /targetPluginId must be a Backstage plugin id/,
-    );
+    expect(() =>
+      parseServerAuth({ mode: 'backstage', targetPluginId: 'Not A Plugin' }, at),
+    ).toThrow(/targetPluginId must be a Backstage plugin id/);
   });
 
   it('reads token exchange with Basic client authentication and the token endpoint as subject audience by default', () => {
@@ -63,9 +63,9 @@ describe('parseServerAuth', () => {
     expect(() => parseServerAuth({ ...exchange, tokenEndpoint: 'ftp://x' }, at)).toThrow(
       `Invalid ${at}.tokenEndpoint: tokenEndpoint must be an absolute http(s) URL`,
     );
-    expect(() => parseServerAuth({ ...exchange, clientAuthentication: 'private_key_jwt' }, at)).toThrow(
-      /clientAuthentication must be client_secret_basic or client_secret_post/,
-    );
+    expect(() =>
+      parseServerAuth({ ...exchange, clientAuthentication: 'private_key_jwt' }, at),
+    ).toThrow(/clientAuthentication must be client_secret_basic or client_secret_post/);
     try {
       parseServerAuth({ ...exchange, clientSecret: 'two\nlines' }, at);
       throw new Error('accepted a secret that spans lines');

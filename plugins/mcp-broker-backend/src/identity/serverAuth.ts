@@ -200,9 +200,7 @@ export function parseServerAuth(raw: unknown, at: string): ServerAuth {
         mode: 'userCredential',
         header,
         prefix,
-        ...(parsed.data.description === undefined
-          ? {}
-          : { description: parsed.data.description }),
+        ...(parsed.data.description === undefined ? {} : { description: parsed.data.description }),
       };
     }
     default:

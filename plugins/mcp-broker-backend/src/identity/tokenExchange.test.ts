@@ -56,7 +56,12 @@ describe('token exchange', () => {
       exp: claims.iat + 120,
       jti: expect.any(String),
     });
-    expect(issuer.jwks().keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(issuer.jwks().keys[0]).toMatchObject({
+      kty: 'EC',
+      crv: 'P-256',
+      alg: 'ES256',
+      use: 'sig',
+    });
     expect(issuer.jwks().keys[0]).not.toHaveProperty('d');
   });
 
@@ -85,10 +90,18 @@ describe('token exchange', () => {
     const unreachable = closed.url.replace('/jwks', '/token');
     const subject = issuer.issue('user:default/alice', auth.subjectTokenAudience);
     const failures = await Promise.all([
-      exchangeToken({ ...auth, clientSecret: 'wrong' }, subject, AbortSignal.timeout(10_000)).catch(e => e),
-      exchangeToken({ ...auth, audience: 'elsewhere' }, subject, AbortSignal.timeout(10_000)).catch(e => e),
+      exchangeToken({ ...auth, clientSecret: 'wrong' }, subject, AbortSignal.timeout(10_000)).catch(
+        e => e,
+      ),
+      exchangeToken({ ...auth, audience: 'elsewhere' }, subject, AbortSignal.timeout(10_000)).catch(
+        e => e,
+      ),
       exchangeToken(auth, `${subject}x`, AbortSignal.timeout(10_000)).catch(e => e),
-      exchangeToken({ ...auth, tokenEndpoint: unreachable }, subject, AbortSignal.timeout(10_000)).catch(e => e),
+      exchangeToken(
+        { ...auth, tokenEndpoint: unreachable },
+        subject,
+        AbortSignal.timeout(10_000),
+      ).catch(e => e),
     ]);
     for (const failure of failures) {
       expect(failure).toBeInstanceOf(TokenExchangeError);
@@ -99,15 +112,16 @@ describe('token exchange', () => {
     expect(failures.map(f => f.message)).toEqual([
       `token exchange at ${host} was refused: HTTP 401 invalid_client (client authentication failed)`,
       `token exchange at ${host} was refused: HTTP 400 invalid_target (elsewhere is not a known audience)`,
-      expect.stringMatching(new RegExp(`^token exchange at ${host} was refused: HTTP 400 invalid_grant`)),
+      expect.stringMatching(
+        new RegExp(`^token exchange at ${host} was refused: HTTP 400 invalid_grant`),
+      ),
       `token exchange at ${new URL(unreachable).host} failed: the endpoint is unreachable (ECONNREFUSED)`,
     ]);
   });
 
   describe('ExchangedTokens', () => {
     let now = 1_000_000;
-    const tokensWith = () =>
-      new ExchangedTokens({ issuer, timeoutMs: 10_000, now: () => now });
+    const tokensWith = () => new ExchangedTokens({ issuer, timeoutMs: 10_000, now: () => now });
 
     it('exchanges once per person and server until 30 s before expiry, then again', async () => {
       const tokens = tokensWith();

@@ -12,7 +12,7 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { statusHandler } from './statusHandler';
+import { statusHandler, type StatusHandlerDeps } from './statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';
@@ -26,6 +26,8 @@ export interface RouterOptions {
   /** Permission decisions per principal (spec §8). */
   access: BrokerAccessControl;
   toolCallAuditor: ToolCallAuditor;
+  /** Each server's identity settings on `/status` (spec §11). */
+  identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
 }
 
 /**
@@ -55,7 +57,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     [...SELF_AUTHENTICATED_PATHS],
     readRequestBody({ maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs }),
   );
-  router.get('/status', statusHandler(deps));
+  router.get('/status', statusHandler({ ...deps, identityStatusOf: options.identityStatusOf }));
 
   const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
   router.post('/mcp', guard, postHandler(deps));

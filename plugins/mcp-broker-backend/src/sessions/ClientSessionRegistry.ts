@@ -337,6 +337,12 @@ export class ClientSessionRegistry {
     return streams;
   }
 
+  /** The session's GET stream when it is open on this replica, else undefined. */
+  localEventStream(id: string): ClientEventStream | undefined {
+    const stream = this.local.get(id)?.eventStream;
+    return stream === undefined || stream.closed ? undefined : stream;
+  }
+
   /** Ids of the sessions with a local half on this replica. */
   ids(): string[] {
     return [...this.local.keys()];

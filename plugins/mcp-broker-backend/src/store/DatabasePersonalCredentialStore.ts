@@ -88,7 +88,9 @@ export class DatabasePersonalCredentialStore implements PersonalCredentialStore 
   }
 
   async delete(principal: string, server: string): Promise<boolean> {
-    const deleted = await this.knex(PERSONAL_CREDENTIALS_TABLE).where({ principal, server }).delete();
+    const deleted = await this.knex(PERSONAL_CREDENTIALS_TABLE)
+      .where({ principal, server })
+      .delete();
     return deleted > 0;
   }
 

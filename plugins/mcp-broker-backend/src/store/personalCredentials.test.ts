@@ -5,7 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mockServices } from '@backstage/backend-test-utils';
-import { CredentialCipher, CredentialKeyError, credentialKeyId } from '../identity/CredentialCipher';
+import {
+  CredentialCipher,
+  CredentialKeyError,
+  credentialKeyId,
+} from '../identity/CredentialCipher';
 import { PersonalCredentialService } from '../identity/PersonalCredentialService';
 import {
   DatabaseCredentialRequestStore,
@@ -59,7 +63,10 @@ describe.each(engines)('personal credentials on $label', engine => {
     });
     await service.save(alice, 'github', 'old');
     now = 2_000;
-    expect(await service.save(alice, 'github', 'new')).toEqual({ createdAt: 1_000, updatedAt: 2_000 });
+    expect(await service.save(alice, 'github', 'new')).toEqual({
+      createdAt: 1_000,
+      updatedAt: 2_000,
+    });
     expect(await service.reveal(alice, 'github')).toBe('new');
     expect(await service.delete(alice, 'github')).toBe(true);
     expect(await service.delete(alice, 'github')).toBe(false);
@@ -102,7 +109,13 @@ describe.each(engines)('personal credentials on $label', engine => {
       new DatabaseCredentialRequestStore(knexes[0]),
       new DatabaseCredentialRequestStore(knexes[1]),
     ];
-    await a.create({ id: 'req-1', principal: alice, server: 'github', clientSessionId: 's', expiresAt: 5_000 });
+    await a.create({
+      id: 'req-1',
+      principal: alice,
+      server: 'github',
+      clientSessionId: 's',
+      expiresAt: 5_000,
+    });
     expect(await b.get('req-1', 1_000)).toEqual({
       id: 'req-1',
       principal: alice,
@@ -118,7 +131,10 @@ describe.each(engines)('personal credentials on $label', engine => {
   it('gives every replica the same subject-token signing key', async () => {
     const [first, second] = await Promise.all(
       knexes.map(knex =>
-        SubjectTokenIssuer.create({ issuer: 'http://broker', keys: new DatabaseSigningKeyStore(knex) }),
+        SubjectTokenIssuer.create({
+          issuer: 'http://broker',
+          keys: new DatabaseSigningKeyStore(knex),
+        }),
       ),
     );
     expect(second.jwks()).toEqual(first.jwks());
