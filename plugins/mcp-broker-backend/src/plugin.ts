@@ -12,6 +12,8 @@ import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
+import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { createIdentityStores } from './store/identityStores';
 
@@ -107,6 +109,11 @@ export const mcpBrokerPlugin = createBackendPlugin({
             httpAuth,
             access,
             toolCallAuditor,
+            credentialStep: new CredentialStep({
+              provider: identity.provider,
+              httpAuth,
+              retryStates: new CredentialRetryStates(requestStateKey, brokerConfig.elicitationTtlMs),
+            }),
             identityStatusOf: name => {
               const server = broker.server(name);
               return server && identity.provider.statusOf(server);

@@ -1,7 +1,7 @@
 /*
  * Audit events of tool calls (spec §8): every `tools/call` is one `mcp-broker.tool-call` event
  * through Backstage's auditor service, with the principal, the server, the tool (the backend's
- * own name), the outcome (`succeeded`, `failed` or `denied`) and the duration. Arguments and
+ * own name), the credential mode the call presented (spec §11; never a credential), the outcome (`succeeded`, `failed` or `denied`) and the duration. Arguments and
  * results are never recorded: the event's metadata is built from names only.
  *
  * The principal is in the metadata rather than taken by the auditor from the request: the
@@ -33,6 +33,8 @@ export interface AuditedToolCall {
   server: string | undefined;
   /** The backend's own tool name, or the name the client asked for when it is unknown. */
   tool: string;
+  /** Which credential the call presented (spec §11: the mode, never a value). */
+  credentialMode?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -146,6 +148,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
     principal: auditPrincipal(call.principal),
     server: call.server ?? null,
     tool: call.tool.slice(0, 200),
+    ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
   };
 }
 

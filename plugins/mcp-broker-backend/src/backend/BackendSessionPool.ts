@@ -72,7 +72,14 @@ export class BackendSessionPool {
   ): Promise<BackendSessionRef> {
     const key = keyOf(clientSessionId, endpoint.name);
     const existing = this.entries.get(key);
-    if (existing) return existing.session;
+    if (existing) {
+      // A person's credential may have been renewed since the session began (an exchanged token
+      // refreshed, spec §11): the session is that person's, so its requests carry the new one.
+      return existing.session.then(session => {
+        if (!sameHeaders(session.endpoint.headers, endpoint.headers)) session.endpoint = endpoint;
+        return session;
+      });
+    }
     const session = this.initialize(endpoint, capabilities);
     const entry: PoolEntry = { clientSessionId, backend: endpoint.name, session };
     this.entries.set(key, entry);
@@ -221,4 +228,9 @@ export class BackendSessionPool {
 function keyOf(clientSessionId: string, backend: string): string {
   // Backend names are [a-z0-9-]+, so a NUL separator cannot be forged from either side.
   return `${clientSessionId}\u0000${backend}`;
+}
+
+function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every(name => a[name] === b[name]);
 }

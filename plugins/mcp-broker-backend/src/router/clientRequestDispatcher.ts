@@ -13,6 +13,7 @@
 import type { Request, Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
 import {
+  isPlainObject,
   JsonRpcErrorCode,
   JsonRpcErrorObject,
   JsonRpcRequest,
@@ -23,11 +24,19 @@ import {
 import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAuditor';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ClientSession } from '../sessions/ClientSessionRegistry';
-import type { BrokerBackend, ClientEventStream, ToolCallContext, ToolCallHandler } from '../types';
+import type {
+  BrokerBackend,
+  ClientEventStream,
+  ClientReply,
+  ToolCallContext,
+  ToolCallHandler,
+} from '../types';
 import { callEndSignal } from './callEndSignal';
 import { clientReplyOf } from './clientReply';
 import { openBrokerEventStream } from './SseClientStream';
 import { toClientError } from '../backend/backendErrors';
+import { authOf } from '../identity/BackendCredentialProvider';
+import { CredentialStep, type StepCaller } from './credentialStep';
 
 /** Methods the broker deliberately does not support (it does not relay subscriptions or logs). */
 const UNSUPPORTED_METHODS = new Set([
@@ -46,6 +55,8 @@ export interface DispatchContext {
   /** The catalog as the session's principal may see and use it (denied items are unknown). */
   catalog: PermittedCatalog;
   toolCallAuditor: ToolCallAuditor;
+  /** The credential step (spec §11); absent in tests that build a dispatcher without it. */
+  credentialStep?: CredentialStep;
 }
 
 /**
@@ -215,6 +226,12 @@ async function callTool(context: DispatchContext): Promise<void> {
 function sessionCaller(session: ClientSession): ToolCallCaller {
   return {
     principal: session.principal,
+    step: {
+      principal: session.principal,
+      era: 'legacy',
+      clientSessionId: session.id,
+      clientCapabilities: session.clientCapabilities,
+    },
     endSignals: [session.ended.signal],
     streamHeaders: { 'Mcp-Session-Id': session.id },
     handle: (handler, call) => handler.handleToolCall({ ...call, clientSession: session }),
@@ -224,6 +241,8 @@ function sessionCaller(session: ClientSession): ToolCallCaller {
 /** The era-specific part of a tool call: who calls, and which handler entry takes it. */
 export interface ToolCallCaller {
   principal: string;
+  /** Who calls, as the credential step needs to know. */
+  step: StepCaller;
   /** Sources that end the call besides the client's connection and shutdown (session end). */
   endSignals: AbortSignal[];
   /** Headers of the call's SSE response (the session id, for sessions). */
@@ -239,7 +258,10 @@ export interface ToolCallCaller {
  * the caller fires, or the broker stops.
  */
 export async function routeToolCall(
-  context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog' | 'toolCallAuditor'>,
+  context: Pick<
+    DispatchContext,
+    'broker' | 'request' | 'req' | 'res' | 'catalog' | 'toolCallAuditor' | 'credentialStep'
+  >,
   caller: ToolCallCaller,
 ): Promise<void> {
   const { broker, request, res, catalog, toolCallAuditor } = context;
@@ -275,12 +297,17 @@ export async function routeToolCall(
     return;
   }
   const audit = await toolCallAuditor.begin(
-    { principal: caller.principal, server: backend.name, tool: route.originalName },
+    {
+      principal: caller.principal,
+      server: backend.name,
+      tool: route.originalName,
+      credentialMode: authOf(backend).mode,
+    },
     request.id,
   );
   try {
     await handOff(
-      { broker, res },
+      context,
       caller,
       backend,
       { ...request, params: { ...params, name: route.originalName } },
@@ -304,7 +331,7 @@ export async function routeToolCall(
  * hashes its pool key; every other request of either era passes through here too).
  */
 export async function routeToModernBackend(
-  context: Pick<DispatchContext, 'broker' | 'request' | 'res' | 'catalog'>,
+  context: Pick<DispatchContext, 'broker' | 'request' | 'req' | 'res' | 'catalog' | 'credentialStep'>,
   callerOf: () => ToolCallCaller,
   options: { retries?: boolean } = {},
 ): Promise<boolean> {
@@ -318,11 +345,24 @@ export async function routeToModernBackend(
     if (route) routed = { ...request, params: { ...params, name: route.originalName } };
   } else if (request.method === 'resources/read' && typeof params.uri === 'string') {
     backendName = catalog.routeResource(params.uri);
+  } else if (request.method === 'completion/complete' && isPlainObject(params.ref)) {
+    // Only a server that acts with each person's identity takes completions per person.
+    const ref = params.ref;
+    if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const route = catalog.routePrompt(ref.name);
+      backendName = route?.backend;
+      if (route) routed = { ...request, params: { ...params, ref: { ...ref, name: route.originalName } } };
+    } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+      backendName = catalog.routeResource(ref.uri);
+    }
   }
   const backend = backendName === undefined ? undefined : broker.server(backendName);
   if (backend === undefined) return false;
+  // A person's credential (spec §11) is presented on the person's own path, whatever the era.
+  const personal = context.credentialStep !== undefined && CredentialStep.isPersonal(backend);
+  if (request.method === 'completion/complete' && !personal) return false;
   const retry = options.retries === true && params.requestState !== undefined;
-  if (!retry && broker.connection(backend.name)?.era !== 'modern') return false;
+  if (!retry && !personal && broker.connection(backend.name)?.era !== 'modern') return false;
   await handOff(context, callerOf(), backend, routed);
   return true;
 }
@@ -332,7 +372,7 @@ export async function routeToModernBackend(
  * client's connection closes, an end signal of the caller fires, or the broker stops.
  */
 async function handOff(
-  context: Pick<DispatchContext, 'broker' | 'res'>,
+  context: Pick<DispatchContext, 'broker' | 'req' | 'res' | 'credentialStep'>,
   caller: ToolCallCaller,
   backend: BrokerBackend,
   request: JsonRpcRequest,
@@ -343,15 +383,30 @@ async function handOff(
   const observe = (stream: ClientEventStream) => audit?.observe(stream) ?? stream;
   const reply = clientReplyOf(res);
   try {
+    // The person's credential for this backend (spec §11), or the step answers the client.
+    const prepared = context.credentialStep
+      ? await context.credentialStep.prepare(
+          context.req,
+          caller.step,
+          backend,
+          request,
+          audit?.observeReply(reply) ?? reply,
+          ended.signal,
+        )
+      : { backend, request, guardReply: (r: ClientReply) => r, guardStream: (s: ClientEventStream) => s };
+    if (prepared === undefined) return;
+    const guarded = prepared.guardReply(reply);
     await caller.handle(broker.toolCalls, {
-      backend,
-      request,
-      reply: audit?.observeReply(reply) ?? reply,
+      backend: prepared.backend,
+      request: prepared.request,
+      reply: audit?.observeReply(guarded) ?? guarded,
       openEventStream: () =>
         observe(
-          openBrokerEventStream(broker, res, caller.streamHeaders, {
-            deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
-          }),
+          prepared.guardStream(
+            openBrokerEventStream(broker, res, caller.streamHeaders, {
+              deferHeadersMs: TOOL_CALL_HEADER_DEADLINE_MS,
+            }),
+          ),
         ),
       signal: ended.signal,
     });

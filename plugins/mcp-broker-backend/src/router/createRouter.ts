@@ -13,6 +13,7 @@ import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { statusHandler, type StatusHandlerDeps } from './statusHandler';
+import type { CredentialStep } from './credentialStep';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';
@@ -28,6 +29,8 @@ export interface RouterOptions {
   toolCallAuditor: ToolCallAuditor;
   /** Each server's identity settings on `/status` (spec §11). */
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }
 
 /**
@@ -41,6 +44,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     httpAuth: options.httpAuth,
     access: options.access,
     toolCallAuditor: options.toolCallAuditor,
+    credentialStep: options.credentialStep,
   };
 
   router.get('/health', (_req, res) => {

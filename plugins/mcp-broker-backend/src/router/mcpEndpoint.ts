@@ -32,6 +32,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   PROTOCOL_VERSIONS,
 } from '../protocol/versions';
+import type { CredentialStep } from './credentialStep';
 import { principalOf } from './requirePrincipal';
 
 /**
@@ -41,6 +42,8 @@ import { principalOf } from './requirePrincipal';
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }
 
 /**
@@ -224,6 +227,7 @@ export function postHandler(deps: McpEndpointDeps) {
         res,
         catalog: access.catalog,
         toolCallAuditor: deps.toolCallAuditor,
+        credentialStep: deps.credentialStep,
       });
     });
   };

@@ -67,6 +67,7 @@ import {
   type SharedAnswer,
   type ToolCallCaller,
 } from './clientRequestDispatcher';
+import type { CredentialStep } from './credentialStep';
 import { serveListen } from './listenEndpoint';
 import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
 import { headerValue, sendShuttingDown } from './protocol';
@@ -75,6 +76,8 @@ import { principalOf } from './requirePrincipal';
 /** Dependencies of {@link serveModernMessage} (a subset of the endpoint's). */
 export interface ModernRequestDeps extends PrincipalAccessDeps {
   toolCallAuditor: ToolCallAuditor;
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }
 
 /** One validated, permitted 2026-07-28 request on its way to a method. */
@@ -265,7 +268,7 @@ function shared(
     if (
       options.inputCapable &&
       (await routeToModernBackend(
-        { ...modern, broker: deps.broker },
+        { ...modern, broker: deps.broker, credentialStep: deps.credentialStep },
         () => modernCaller(modern, shape),
         { retries: true },
       ))
@@ -333,7 +336,15 @@ async function callTool(modern: ModernRequest): Promise<void> {
   // A retry (params.requestState / inputResponses) is routed like any call; the handler
   // resumes its held call (StreamingToolCallHandler.handleModernToolCall).
   await routeToolCall(
-    { broker: deps.broker, request, res, catalog, toolCallAuditor: deps.toolCallAuditor },
+    {
+      broker: deps.broker,
+      request,
+      req: modern.req,
+      res,
+      catalog,
+      toolCallAuditor: deps.toolCallAuditor,
+      credentialStep: deps.credentialStep,
+    },
     modernCaller(modern),
   );
 }
@@ -346,6 +357,7 @@ function modernCaller(
   const caller = modernCallerOf(principal, context);
   return {
     principal,
+    step: { principal, era: 'modern', clientCapabilities: context.clientCapabilities },
     // The client cancels by closing the response stream: the call's end signal covers it.
     endSignals: [],
     // No session: the stream carries no Mcp-Session-Id (the revision mints and echoes none).
