@@ -87,6 +87,8 @@ export interface TokenExchangeServer {
   readonly exchanges: readonly RecordedExchange[];
   /** Answers the next exchange with this error instead. */
   failNext(failure: InjectedFailure): void;
+  /** Trusts one more issuer of subject tokens (e.g. a broker whose address is known later). */
+  trust(issuer: TrustedIssuer): void;
   close(): Promise<void>;
 }
 
@@ -307,6 +309,9 @@ export async function startTokenExchangeServer(
     exchanges,
     failNext(failure) {
       injected = failure;
+    },
+    trust(trusted) {
+      subjectKeys.set(trusted.issuer, createRemoteJWKSet(new URL(trusted.jwksUrl)));
     },
     close: () =>
       new Promise<void>(resolve => {

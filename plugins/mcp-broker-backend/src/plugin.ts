@@ -112,7 +112,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,
-              retryStates: new CredentialRetryStates(requestStateKey, brokerConfig.elicitationTtlMs),
+              retryStates: new CredentialRetryStates(
+                requestStateKey,
+                brokerConfig.elicitationTtlMs,
+              ),
             }),
             identityStatusOf: name => {
               const server = broker.server(name);

@@ -57,14 +57,18 @@ export class CredentialRetryStates {
     const mac = Buffer.from(body.slice(dot + 1), 'base64url');
     const expected = Buffer.from(this.mac(payload), 'base64url');
     if (dot < 0 || mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
-      throw new CredentialRetryStateError('requestState was not issued by this broker or was altered');
+      throw new CredentialRetryStateError(
+        'requestState was not issued by this broker or was altered',
+      );
     }
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as StateClaims;
     if (claims.p !== principal || claims.s !== server) {
       throw new CredentialRetryStateError('requestState belongs to another caller or request');
     }
     if (claims.e <= this.now()) {
-      throw new CredentialRetryStateError('requestState has expired: send the request again without it');
+      throw new CredentialRetryStateError(
+        'requestState has expired: send the request again without it',
+      );
     }
   }
 

@@ -331,7 +331,10 @@ export async function routeToolCall(
  * hashes its pool key; every other request of either era passes through here too).
  */
 export async function routeToModernBackend(
-  context: Pick<DispatchContext, 'broker' | 'request' | 'req' | 'res' | 'catalog' | 'credentialStep'>,
+  context: Pick<
+    DispatchContext,
+    'broker' | 'request' | 'req' | 'res' | 'catalog' | 'credentialStep'
+  >,
   callerOf: () => ToolCallCaller,
   options: { retries?: boolean } = {},
 ): Promise<boolean> {
@@ -351,7 +354,8 @@ export async function routeToModernBackend(
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
       const route = catalog.routePrompt(ref.name);
       backendName = route?.backend;
-      if (route) routed = { ...request, params: { ...params, ref: { ...ref, name: route.originalName } } };
+      if (route)
+        routed = { ...request, params: { ...params, ref: { ...ref, name: route.originalName } } };
     } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
       backendName = catalog.routeResource(ref.uri);
     }
@@ -393,7 +397,12 @@ async function handOff(
           audit?.observeReply(reply) ?? reply,
           ended.signal,
         )
-      : { backend, request, guardReply: (r: ClientReply) => r, guardStream: (s: ClientEventStream) => s };
+      : {
+          backend,
+          request,
+          guardReply: (r: ClientReply) => r,
+          guardStream: (s: ClientEventStream) => s,
+        };
     if (prepared === undefined) return;
     const guarded = prepared.guardReply(reply);
     await caller.handle(broker.toolCalls, {

@@ -28,7 +28,10 @@ import {
   PersonalCredentialError,
 } from '../identity/credentialErrors';
 import type { CallerIdentity } from '../identity/credentialModes';
-import { CredentialRetryStateError, CredentialRetryStates } from '../identity/CredentialRetryStates';
+import {
+  CredentialRetryStateError,
+  CredentialRetryStates,
+} from '../identity/CredentialRetryStates';
 import {
   isPlainObject,
   JsonRpcErrorCode,
@@ -96,7 +99,9 @@ export class CredentialStep {
       return { backend, request, guardReply: r => r, guardStream: s => s };
     }
     const answerResult = (result: Record<string, unknown>) =>
-      reply.json(jsonRpcResult(request.id, caller.era === 'modern' ? completeResult(result) : result));
+      reply.json(
+        jsonRpcResult(request.id, caller.era === 'modern' ? completeResult(result) : result),
+      );
     const personalError = (error: PersonalCredentialError) => {
       if (request.method === 'tools/call') {
         answerResult({ content: [{ type: 'text', text: error.message }], isError: true });
