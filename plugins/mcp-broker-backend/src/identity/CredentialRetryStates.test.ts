@@ -1,0 +1,47 @@
+/* The requestState of a credential's input_required answer: bound, unforgeable, expiring. */
+import { randomBytes } from 'node:crypto';
+import { CredentialRetryStates, CredentialRetryStateError } from './CredentialRetryStates';
+
+describe('CredentialRetryStates', () => {
+  const key = randomBytes(32);
+  let now = 1_000;
+  const states = new CredentialRetryStates(key, 60_000, () => now);
+
+  it('opens its own state for the same person and server, any number of times', () => {
+    const state = states.seal('user:user:default/alice', 'github');
+    expect(CredentialRetryStates.isCredentialState(state)).toBe(true);
+    expect(CredentialRetryStates.isCredentialState('held-call-state')).toBe(false);
+    expect(() => states.open(state, 'user:user:default/alice', 'github')).not.toThrow();
+    expect(() => states.open(state, 'user:user:default/alice', 'github')).not.toThrow();
+  });
+
+  it('refuses a state of another person or server, an altered or foreign one, and an expired one', () => {
+    const state = states.seal('user:user:default/alice', 'github');
+    const refusal = (open: () => void) => {
+      try {
+        open();
+        return undefined;
+      } catch (error) {
+        expect(error).toBeInstanceOf(CredentialRetryStateError);
+        return (error as Error).message;
+      }
+    };
+    expect(refusal(() => states.open(state, 'user:user:default/carol', 'github'))).toMatch(
+      /another caller/,
+    );
+    expect(refusal(() => states.open(state, 'user:user:default/alice', 'jira'))).toMatch(
+      /another caller/,
+    );
+    const other = new CredentialRetryStates(randomBytes(32), 60_000, () => now);
+    expect(refusal(() => other.open(state, 'user:user:default/alice', 'github'))).toMatch(
+      /not issued/,
+    );
+    expect(refusal(() => states.open(`${state}x`, 'user:user:default/alice', 'github'))).toMatch(
+      /not issued/,
+    );
+    now += 60_000;
+    expect(refusal(() => states.open(state, 'user:user:default/alice', 'github'))).toMatch(
+      /expired/,
+    );
+  });
+});
