@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { JsonObject } from '@backstage/types';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
@@ -19,7 +20,7 @@ const keysServer = {
   auth: { mode: 'userCredential', header: 'X-Api-Key' },
 };
 
-function startBroker(knex: Knex, mcpBroker: Record<string, unknown>) {
+function startBroker(knex: Knex, mcpBroker: JsonObject) {
   return startTestBackend({
     features: [
       mcpBrokerPlugin,

@@ -6,6 +6,10 @@ import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
+import {
+  PLUGIN_RESOURCE_METADATA_PATH,
+  registerOAuthDiscovery,
+} from './authorization/registerOAuthDiscovery';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
@@ -32,6 +36,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
         logger: coreServices.logger,
         httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
+        rootHttpRouter: coreServices.rootHttpRouter,
+        discovery: coreServices.discovery,
         lifecycle: coreServices.lifecycle,
         rootLifecycle: coreServices.rootLifecycle,
         database: coreServices.database,
@@ -39,7 +45,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
         auth: coreServices.auth,
-        discovery: coreServices.discovery,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
@@ -103,12 +108,23 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
+        // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
+        // they look for, and the metadata URL every 401 of /mcp names.
+        const oauth = await registerOAuthDiscovery({
+          config,
+          logger,
+          discovery: deps.discovery,
+          rootHttpRouter: deps.rootHttpRouter,
+        });
+        httpRouter.use(oauth.pluginRouter);
+        httpRouter.addAuthPolicy({ path: PLUGIN_RESOURCE_METADATA_PATH, allow: 'unauthenticated' });
         httpRouter.use(
           await createRouter({
             broker,
             httpAuth,
             access,
             toolCallAuditor,
+            resourceMetadataUrl: oauth.resourceMetadataUrl,
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,

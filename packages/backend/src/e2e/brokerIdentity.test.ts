@@ -426,7 +426,7 @@ describe('each person’s own identity at the backends (spec §11)', () => {
         15_000,
         'a renewed token',
       );
-      expect(renewed.sub).toBe('user:default/dave');
+      expect(renewed?.sub).toBe('user:default/dave');
       expect(sts.exchanges.length).toBe(exchanged + 1);
     } finally {
       sts.tokenLifetimeS = 300;
