@@ -7,7 +7,7 @@
  *
  *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
  *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
- *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,profile
+ *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,identity,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
@@ -24,6 +24,10 @@
  *   permissions  tools/call echo through the broker as alice (the fixture's conditional policy)
  *                vs carol (a policy that allows everything), alternating rounds in one backend;
  *                permission-service calls per 1,000 tool calls (from /status)
+ *   identity     tools/call `whoami` as alice on one whoami server registered twice: in broker
+ *                mode (the static token) and in tokenExchange mode (alice's exchanged token, a
+ *                cache hit after the first call), alternating rounds; broker CPU per call and
+ *                throughput as ratios
  *   profile      (only when asked for, and in --smoke) a CPU profile of the backend, taken through its inspector
  *                over echo calls at 50 in flight through the broker (start-up and warm-up
  *                excluded), summed by bench/profileSummary.mjs: per component, package, function
@@ -40,6 +44,7 @@ import {
   startExampleServer,
   startMcpHub,
   startPipeRelay,
+  startIdentityServers,
   startServerEverything,
   waitForBrokerBackends,
 } from './lib/brokerProcesses.mjs';
@@ -60,7 +65,7 @@ const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 const only = new Set(
   (
     argValue('--only') ??
-    `calls,modern,fanout,memory,elicitation,permissions${smoke ? ',profile' : ''}`
+    `calls,modern,fanout,memory,elicitation,permissions,identity${smoke ? ',profile' : ''}`
   ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
@@ -140,6 +145,12 @@ async function main() {
     ]);
     const servers = { everything: everything.url, example: example.url };
     if (modern) servers['example-modern'] = modern.url;
+    // The token exchange server and the whoami server live in this process (spec §11).
+    const identity = only.has('identity') ? await startIdentityServers() : undefined;
+    if (identity) {
+      stoppers.push(() => identity.stop());
+      Object.assign(servers, identity.servers);
+    }
     const [hub, pipe, broker, modernPipe] = await startAll([
       startMcpHub({ everything: everything.url }),
       startPipeRelay(everything.url),
@@ -157,6 +168,7 @@ async function main() {
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
     // development fixture's mcp-user role (read-only tools and the example server's echo, count
     // and confirm); carol may use everything and read the status.
+    identity?.trustBroker(broker.backend.baseUrl);
     const token = await broker.backend.signIn('alice');
     const adminToken = await broker.backend.signIn('carol');
     await waitForBrokerBackends(broker.backend, adminToken, Object.keys(servers));
@@ -181,6 +193,7 @@ async function main() {
       output.push(...(await elicitationSection({ broker, example, token })));
     if (only.has('permissions'))
       output.push(...(await permissionsSection({ broker, token, adminToken })));
+    if (only.has('identity')) output.push(...(await identitySection({ broker, token, identity })));
     if (only.has('profile')) output.push(...(await profileSection({ broker, token })));
 
     output.push(
@@ -731,6 +744,61 @@ async function permissionsSection({ broker, token, adminToken }) {
         ],
       ],
     ),
+    '',
+  ];
+}
+
+/**
+ * The cost of presenting each person's own identity (spec §11): tools/call `whoami` as alice on
+ * the same whoami server through two server entries — `whoami` in broker mode (the static token)
+ * and `whoami-exchange` in tokenExchange mode (alice's exchanged token: the first call exchanges,
+ * every later one is a cache hit) — in one backend, alternating rounds. The whoami server runs in
+ * this process (it verifies each exchanged JWT, so its CPU is the load generator's, not the
+ * broker's).
+ */
+async function identitySection({ broker, token, identity }) {
+  const client = await connectClient({ url: broker.url, token });
+  const targets = [];
+  for (const [name, tool] of [
+    ['broker mode (static token)', 'whoami_whoami'],
+    ['tokenExchange (cache hit)', 'whoami-exchange_whoami'],
+  ]) {
+    const call = async () => {
+      const result = await client.callTool({ name: tool });
+      if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
+    };
+    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
+    targets.push({ name, call, pids: { broker: broker.pid } });
+  }
+  // After the warm-up, which obtained alice's token (one exchange).
+  const exchangesBefore = identity.sts.exchanges.length;
+  const { modes, results } = await measureThenClose('identity', { client }, targets);
+  const exchanges = identity.sts.exchanges.length - exchangesBefore;
+  const { table, summary } = callTable(results, modes, targets, ['broker', 'load generator']);
+  const [plain, exchanged] = targets.map(t => t.name);
+  const rows = modes.flatMap(mode => {
+    const a = summary[`${mode.name}/${plain}`];
+    const b = summary[`${mode.name}/${exchanged}`];
+    return [
+      [
+        `broker CPU per call, tokenExchange ÷ broker mode, ${mode.name}`,
+        `${(b.cpu.broker / b.calls / (a.cpu.broker / a.calls)).toFixed(2)}× (${(b.cpu.broker / b.calls).toFixed(2)} vs ${(a.cpu.broker / a.calls).toFixed(2)} ms)`,
+      ],
+      [
+        `throughput, tokenExchange ÷ broker mode, ${mode.name}`,
+        `${(b.callsPerSecond / a.callsPerSecond).toFixed(2)}×`,
+      ],
+      [`p50 latency added, ${mode.name}`, `${(b.p50 - a.p50).toFixed(2)} ms`],
+    ];
+  });
+  return [
+    '### Identity: tools/call `whoami` in broker mode vs with the person’s exchanged token (cache hit)',
+    '',
+    `One backend, one session as alice, ${COUNTS.rounds} alternating rounds; the same whoami server behind two entries. Token exchanges during the measured calls: ${exchanges} (the token was obtained during warm-up and then served from the broker's cache).`,
+    '',
+    table,
+    '',
+    markdownTable(['measure', 'value'], rows),
     '',
   ];
 }

@@ -118,6 +118,12 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers =
   res.end(JSON.stringify(body));
 }
 
+/** `aud` of an issued token: the one target asked for, all of them, or else the client itself. */
+function audienceOf(targets: string[], clientId: string): string | string[] {
+  if (targets.length === 0) return clientId;
+  return targets.length === 1 ? targets[0] : targets;
+}
+
 /** Starts the server on a free loopback port. */
 export async function startTokenExchangeServer(
   options: TokenExchangeServerOptions,
@@ -131,6 +137,7 @@ export async function startTokenExchangeServer(
   const exchanges: RecordedExchange[] = [];
   let injected: InjectedFailure | undefined;
   let issuer = '';
+  const settings = { tokenLifetimeS: options.tokenLifetimeS ?? 300 };
 
   const clientOf = (req: http.IncomingMessage, form: URLSearchParams): string => {
     const header = req.headers.authorization;
@@ -233,7 +240,7 @@ export async function startTokenExchangeServer(
     }
     const subject = await verifySubject(subjectToken);
     const scope = form.get('scope') ?? undefined;
-    const lifetime = server.tokenLifetimeS;
+    const lifetime = settings.tokenLifetimeS;
     const tokenId = randomBytes(12).toString('base64url');
     const accessToken = await new SignJWT({
       act: { sub: clientId },
@@ -243,7 +250,7 @@ export async function startTokenExchangeServer(
       .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
       .setIssuer(issuer)
       .setSubject(subject.sub as string)
-      .setAudience(targets.length === 1 ? targets[0] : targets.length === 0 ? clientId : targets)
+      .setAudience(audienceOf(targets, clientId))
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + lifetime)
       .setJti(tokenId)
@@ -266,21 +273,7 @@ export async function startTokenExchangeServer(
     });
   };
 
-  const httpServer = http.createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (req.method === 'GET' && path === '/jwks') return json(res, 200, { keys: [publicJwk] });
-    if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
-      return json(res, 200, {
-        issuer,
-        token_endpoint: `${issuer}/token`,
-        jwks_uri: `${issuer}/jwks`,
-        grant_types_supported: [GRANT],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      });
-    }
-    if (path !== '/token') return json(res, 404, { error: 'not_found' });
-    if (req.method !== 'POST')
-      return json(res, 405, { error: 'invalid_request' }, { allow: 'POST' });
+  const serveExchange = (req: http.IncomingMessage, res: http.ServerResponse) => {
     exchange(req, res).catch(error => {
       if (error instanceof OAuthError) {
         const challenge =
@@ -297,15 +290,41 @@ export async function startTokenExchangeServer(
         json(res, 500, { error: 'server_error', error_description: String(error) });
       }
     });
+  };
+
+  const httpServer = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method === 'GET' && path === '/jwks') {
+      json(res, 200, { keys: [publicJwk] });
+    } else if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
+      json(res, 200, {
+        issuer,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        grant_types_supported: [GRANT],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      });
+    } else if (path !== '/token') {
+      json(res, 404, { error: 'not_found' });
+    } else if (req.method !== 'POST') {
+      json(res, 405, { error: 'invalid_request' }, { allow: 'POST' });
+    } else {
+      serveExchange(req, res);
+    }
   });
   await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
   issuer = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 
-  const server: TokenExchangeServer = {
+  return {
     issuer,
     tokenEndpoint: `${issuer}/token`,
     jwksUrl: `${issuer}/jwks`,
-    tokenLifetimeS: options.tokenLifetimeS ?? 300,
+    get tokenLifetimeS() {
+      return settings.tokenLifetimeS;
+    },
+    set tokenLifetimeS(seconds: number) {
+      settings.tokenLifetimeS = seconds;
+    },
     exchanges,
     failNext(failure) {
       injected = failure;
@@ -319,5 +338,4 @@ export async function startTokenExchangeServer(
         httpServer.close(() => resolve());
       }),
   };
-  return server;
 }

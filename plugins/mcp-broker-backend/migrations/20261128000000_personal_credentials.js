@@ -16,7 +16,9 @@
  */
 exports.up = async function up(knex) {
   await knex.schema.createTable('mcp_broker_personal_credentials', table => {
-    table.comment('Personal credentials (userCredential servers), encrypted, per principal and server');
+    table.comment(
+      'Personal credentials (userCredential servers), encrypted, per principal and server',
+    );
     table.string('principal', 255).notNullable().comment('user:<entity ref> or service:<subject>');
     table.string('server', 255).notNullable().comment('the configured server name');
     table.string('key_id', 32).notNullable().comment('id of the encryption key');

@@ -16,32 +16,17 @@ describe('CredentialRetryStates', () => {
   });
 
   it('refuses a state of another person or server, an altered or foreign one, and an expired one', () => {
-    const state = states.seal('user:user:default/alice', 'github');
-    const refusal = (open: () => void) => {
-      try {
-        open();
-        return undefined;
-      } catch (error) {
-        expect(error).toBeInstanceOf(CredentialRetryStateError);
-        return (error as Error).message;
-      }
-    };
-    expect(refusal(() => states.open(state, 'user:user:default/carol', 'github'))).toMatch(
-      /another caller/,
+    const alice = 'user:user:default/alice';
+    const state = states.seal(alice, 'github');
+    expect(() => states.open(state, 'user:user:default/carol', 'github')).toThrow(
+      new CredentialRetryStateError('requestState belongs to another caller or request'),
     );
-    expect(refusal(() => states.open(state, 'user:user:default/alice', 'jira'))).toMatch(
-      /another caller/,
-    );
+    expect(() => states.open(state, alice, 'jira')).toThrow(/another caller/);
     const other = new CredentialRetryStates(randomBytes(32), 60_000, () => now);
-    expect(refusal(() => other.open(state, 'user:user:default/alice', 'github'))).toMatch(
-      /not issued/,
-    );
-    expect(refusal(() => states.open(`${state}x`, 'user:user:default/alice', 'github'))).toMatch(
-      /not issued/,
-    );
+    expect(() => other.open(state, alice, 'github')).toThrow(/not issued/);
+    expect(() => states.open(`${state}x`, alice, 'github')).toThrow(/not issued/);
     now += 60_000;
-    expect(refusal(() => states.open(state, 'user:user:default/alice', 'github'))).toMatch(
-      /expired/,
-    );
+    expect(() => states.open(state, alice, 'github')).toThrow(CredentialRetryStateError);
+    expect(() => states.open(state, alice, 'github')).toThrow(/expired/);
   });
 });

@@ -15,10 +15,15 @@ export interface CredentialPagePaths {
   script: string;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, c =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, c => HTML_ESCAPES[c]);
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
 label{display:block;font-weight:600;margin:1rem 0 .25rem}input[type=password]{width:100%;padding:.5rem;font:inherit}
