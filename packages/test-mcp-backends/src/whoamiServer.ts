@@ -6,7 +6,8 @@
  * real resource server): the broker's own static token (its lists and event connection), a JWT
  * verified against a JWK Set (`jwt`: signature, `exp`, `iss`, `aud` — the tokens of the test
  * token exchange server), or a personal API key in a header (`apiKeys`). The tool `whoami`, the
- * prompt `whoami` and the resource `whoami://me` answer with what the request carried:
+ * prompt `whoami` and the resource `whoami://me` answer with what the request carried (the
+ * 2025-11-25 server also has `ask`, which asks the caller a question before it answers):
  *   { principal, credential: 'broker' | 'jwt' | 'api-key', sub, aud, iss, act, scope, jti }
  * Every request's credential headers are recorded (`received`), so a test can assert that the
  * client's own token never arrives.
@@ -41,6 +42,8 @@ export interface WhoamiIdentity {
 export interface ReceivedCredentials {
   /** The JSON-RPC method, when the body had one. */
   method?: string;
+  /** True when the body was a JSON-RPC response (a client's answer, relayed). */
+  response?: boolean;
   authorization?: string;
   /** The API key header's value, when `apiKeys` is configured. */
   apiKey?: string;
@@ -87,6 +90,24 @@ function register(
     },
     async (extra: any) => ({ content: [{ type: 'text', text: reportOf(identityOf(extra)) }] }),
   );
+  if (server instanceof LegacyMcpServer) {
+    // Asks the caller a question on the call's stream (2025-11-25), so a test can see which
+    // credential the answer comes back with.
+    s.registerTool(
+      'ask',
+      {
+        description: 'Asks the caller to confirm, then reports who answered',
+        annotations: { readOnlyHint: true },
+      },
+      async (extra: any) => {
+        const answer = await server.server.elicitInput(
+          { message: 'Proceed?', requestedSchema: { type: 'object', properties: {} } },
+          { relatedRequestId: extra.requestId },
+        );
+        return { content: [{ type: 'text', text: JSON.stringify({ action: answer.action }) }] };
+      },
+    );
+  }
   s.registerPrompt('whoami', { description: 'Who is calling, as a prompt' }, (extra: any) => ({
     messages: [{ role: 'user', content: { type: 'text', text: reportOf(identityOf(extra)) } }],
   }));
@@ -154,8 +175,15 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
   const record = (req: http.IncomingMessage, body: unknown) => {
     const apiKeyHeader = options.apiKeys?.header.toLowerCase();
     const apiKey = apiKeyHeader === undefined ? undefined : req.headers[apiKeyHeader];
+    const message = body as any;
+    const isResponse =
+      typeof message === 'object' &&
+      message !== null &&
+      message.method === undefined &&
+      ('result' in message || 'error' in message);
     received.push({
-      ...(typeof (body as any)?.method === 'string' ? { method: (body as any).method } : {}),
+      ...(typeof message?.method === 'string' ? { method: message.method } : {}),
+      ...(isResponse ? { response: true } : {}),
       ...(req.headers.authorization === undefined
         ? {}
         : { authorization: req.headers.authorization }),

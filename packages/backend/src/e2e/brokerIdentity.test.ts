@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   startTokenExchangeServer,
   startWhoamiServer,
@@ -305,6 +305,20 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     expect(keysModern.received.filter(r => r.method === 'tools/call').map(r => r.apiKey)).toEqual([
       'Bearer carol-key-1',
     ]);
+  });
+
+  it('answers a personal-mode server’s question with the person’s credential too', async () => {
+    const { client } = await legacyClient('alice', { elicitation: { form: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
+    const before = keys.received.length;
+    const result: any = await client.callTool({ name: 'keys_ask' });
+    expect(JSON.parse(result.content[0].text)).toEqual({ action: 'accept' });
+    const answers = keys.received.slice(before).filter(r => r.response);
+    expect(answers.length).toBeGreaterThan(0);
+    for (const answer of answers) {
+      expect(answer.apiKey).toBe('alice-key-1');
+      expect(answer.authorization).toBeUndefined();
+    }
   });
 
   it('keeps credentials to their owner: names and dates only, a foreign link refused, no cross-site writes', async () => {

@@ -43,6 +43,8 @@ interface PoolEntry {
   clientSessionId: string;
   backend: string;
   session: Promise<BackendSessionRef>;
+  /** The session once initialized (its endpoint carries the latest credential of its person). */
+  ready?: BackendSessionRef;
 }
 
 /** Lazily created backend sessions, one per (client session, backend). */
@@ -83,6 +85,12 @@ export class BackendSessionPool {
     const session = this.initialize(endpoint, capabilities);
     const entry: PoolEntry = { clientSessionId, backend: endpoint.name, session };
     this.entries.set(key, entry);
+    session.then(
+      ready => {
+        entry.ready = ready;
+      },
+      () => undefined,
+    );
     session.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
     });
@@ -99,6 +107,15 @@ export class BackendSessionPool {
     if (!entry) return;
     const current = await entry.session.catch(() => undefined);
     if (current === session && this.entries.get(key) === entry) this.entries.delete(key);
+  }
+
+  /**
+   * The endpoint (with its headers) of this replica's initialized session for (client session,
+   * backend), if any: answers to a backend's requests go with the credential its calls carry (a
+   * person's, spec §11), not the server's static one.
+   */
+  endpointOf(clientSessionId: string, backend: string): BackendEndpoint | undefined {
+    return this.entries.get(keyOf(clientSessionId, backend))?.ready?.endpoint;
   }
 
   /** Number of sessions (including ones being initialized), for the status page and tests. */

@@ -836,10 +836,13 @@ export class ToolCallForwarder {
         ? { outcome: 'delivered' }
         : unknownId('This response answers a request whose tool call has already ended');
     }
-    const endpoint = this.options.endpointOf(mapping.backend);
-    if (!endpoint) {
+    const configured = this.options.endpointOf(mapping.backend);
+    if (!configured) {
       return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
+    // The asking session's own credential (a person's, spec §11) when it is held here.
+    const endpoint =
+      this.options.pool.endpointOf(mapping.clientSessionId, mapping.backend) ?? configured;
     const body = responseWithRawId(mapping.backendRequestId, answer);
     try {
       const response = await this.answerBackend(mapping, endpoint, body);
