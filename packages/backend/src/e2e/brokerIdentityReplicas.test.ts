@@ -12,17 +12,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startWhoamiServer, type WhoamiServer } from '@internal/test-mcp-backends';
 import type { BackendProcess } from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
-import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
+import {
+  describeSkippedWithoutPostgres,
+  replicaDatabase,
+  startReplicas,
+} from './__testUtils__/replicas';
 
 const PURPOSE = 'personal credentials across replicas (two backends on one PostgreSQL database)';
 const postgres = replicaDatabase(PURPOSE);
 
 if (postgres === undefined) {
-  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
-    it('is skipped only because no PostgreSQL server is configured', () => {
-      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
-    });
-  });
+  describeSkippedWithoutPostgres(PURPOSE);
 } else {
   describe('personal credentials on two replicas', () => {
     let replicas: BackendProcess[] = [];

@@ -28,7 +28,11 @@ import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall, postModernRequest } from './__testUtils__/modernBrokerClient';
 import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
 import { mcpRawPost } from '../testing/mcpRawPost';
-import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
+import {
+  describeSkippedWithoutPostgres,
+  replicaDatabase,
+  startReplicas,
+} from './__testUtils__/replicas';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -51,11 +55,7 @@ const { Client: PgClient } = require('pg') as {
 };
 
 if (postgres === undefined) {
-  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
-    it('is skipped only because no PostgreSQL server is configured', () => {
-      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
-    });
-  });
+  describeSkippedWithoutPostgres(PURPOSE);
 } else {
   describe('two backend replicas on one PostgreSQL database', () => {
     let replicas: BackendProcess[] = [];

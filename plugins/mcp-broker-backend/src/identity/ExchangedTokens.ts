@@ -10,6 +10,7 @@
  * makes room. The last failed exchange per server is kept, without any token, for `/status`.
  */
 import { createHash } from 'node:crypto';
+import { jwtExpiryMs } from './jwtClaims';
 import type { TokenExchangeAuth } from './serverAuth';
 import type { SubjectTokenIssuer } from './SubjectTokenIssuer';
 import { exchangeToken, TokenExchangeError, type ExchangedToken } from './TokenExchangeClient';
@@ -44,20 +45,6 @@ interface Entry {
   readonly refreshAt: number;
 }
 
-/** The `exp` claim (ms) of a token that is a JWT, else undefined (never verified: only a hint). */
-function jwtExpiryMs(token: string): number | undefined {
-  const payload = token.split('.')[1];
-  if (payload === undefined) return undefined;
-  try {
-    const exp = (
-      JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }
-    ).exp;
-    return typeof exp === 'number' ? exp * 1000 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Per-(server, person) exchanged tokens; see the file comment. */
 export class ExchangedTokens {
   private readonly entries = new Map<string, Entry>();
@@ -71,15 +58,11 @@ export class ExchangedTokens {
   }
 
   /**
-   * `subject`'s access token for `server`: cached, or exchanged now. Rejects with
-   * TokenExchangeError (recorded for `/status`) or the signal's abort reason.
+   * `subject`'s access token for `server`: cached, or exchanged now (within the exchange's own
+   * time limit, `mcpBroker.requestTimeout`). Rejects with TokenExchangeError (recorded for
+   * `/status`).
    */
-  async tokenFor(
-    server: string,
-    auth: TokenExchangeAuth,
-    subject: string,
-    signal?: AbortSignal,
-  ): Promise<string> {
+  async tokenFor(server: string, auth: TokenExchangeAuth, subject: string): Promise<string> {
     const key = this.keyOf(server, auth, subject);
     const cached = this.entries.get(key);
     if (cached !== undefined && cached.refreshAt > this.now) return cached.token;
@@ -91,8 +74,7 @@ export class ExchangedTokens {
       const settle = () => this.pending.delete(key);
       pending.then(settle, settle);
     }
-    const entry = signal === undefined ? await pending : await abortable(pending, signal);
-    return entry.token;
+    return (await pending).token;
   }
 
   /** Drops `subject`'s token for `server` (the backend refused it). */
@@ -171,23 +153,4 @@ export class ExchangedTokens {
     }
     this.entries.set(key, entry);
   }
-}
-
-/** `promise`, or the signal's abort reason when it aborts first (the promise goes on for others). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      value => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      error => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

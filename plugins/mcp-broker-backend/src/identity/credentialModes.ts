@@ -115,12 +115,7 @@ export class TokenExchangeModeCredentials implements ModeCredentials<TokenExchan
 
   constructor(private readonly tokens: ExchangedTokens) {}
 
-  async credentialFor(
-    server: string,
-    auth: TokenExchangeAuth,
-    caller: CallerIdentity,
-    signal?: AbortSignal,
-  ) {
+  async credentialFor(server: string, auth: TokenExchangeAuth, caller: CallerIdentity) {
     const subject = userEntityRefOf(caller.principal);
     if (subject === undefined) {
       throw new PersonalCredentialError(
@@ -131,7 +126,7 @@ export class TokenExchangeModeCredentials implements ModeCredentials<TokenExchan
       );
     }
     try {
-      const token = await this.tokens.tokenFor(server, auth, subject, signal);
+      const token = await this.tokens.tokenFor(server, auth, subject);
       return { header: 'Authorization', value: `Bearer ${token}` };
     } catch (error) {
       if (!(error instanceof TokenExchangeError)) throw error;
