@@ -307,6 +307,17 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     ]);
   });
 
+  it('tells a client without URL-mode elicitation where to store the credential, as a tool error', async () => {
+    const { client } = await legacyClient('carol', { elicitation: { form: {} } });
+    const result: any = await client.callTool({ name: 'keys_whoami' });
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(
+      new RegExp(
+        `keys acts with your own account.* Open ${backend.baseUrl}/api/mcp-broker/connect/keys\\?elicitationId=\\S+ in your browser`,
+      ),
+    );
+  });
+
   it('answers a personal-mode server’s question with the person’s credential too', async () => {
     const { client } = await legacyClient('alice', { elicitation: { form: {} } });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));

@@ -60,6 +60,7 @@ export class PersonalCredentialError extends Error {
       | 'refused'
       | 'unsupported-principal'
       | 'not-configured'
+      | 'credential-required'
       | 'token-unavailable',
   ) {
     super(message);

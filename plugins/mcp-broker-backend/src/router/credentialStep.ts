@@ -211,7 +211,7 @@ export class CredentialStep {
           backend.name,
           'userCredential',
           `${message} Open ${url} in your browser to store it.`,
-          'not-configured',
+          'credential-required',
         ),
       );
       return;
