@@ -1,27 +1,38 @@
-#!/usr/bin/env node
 /*
  * Broker A/B: two or more builds of the repository (e.g. a change and its parent) measured in
  * ONE run, so that a change's effect is not lost in the drift between runs on a shared machine.
  * Each variant is a checkout with its node_modules (a `cp -al` copy of a worktree whose
  * `plugins/mcp-broker-backend/src` is replaced by the parent's works: Yarn's workspace links
  * are relative, so each copy runs its own plugin source). One development backend per variant,
- * all pointed at the same server-everything, plus the direct target; `tools/call echo` with the
- * official SDK client as alice, sequential and at 50 in flight, in alternating rounds (order
- * rotated per round, see lib/brokerCalls.mjs). Prints, per mode and target: calls/s, p50/p99,
- * the backend's CPU per call, the client's (this process, from process.cpuUsage()), ÷ direct,
- * each variant's CPU and throughput ÷ the first's over the whole run, and the medians over
- * rounds of the same ratios taken within each round (CPU ÷ the first variant, ÷ the variant
- * listed before it, throughput ÷ direct): the figures drift on a shared machine disturbs least.
+ * all pointed at the same MCP server, plus two references: that server reached directly and
+ * through the pipe relay (bench/pipeRelay.mjs, the floor of any relay). `tools/call echo` as
+ * alice (permissions on), sequential and at 50 in flight, in alternating rounds (order rotated
+ * per round, see lib/brokerCalls.mjs).
  *
- *   node bench/brokerAB.mjs --variants parent=/tmp/ab/parent,change=. [--rounds 8]
- *     [--sequential 800] [--concurrent 4000] [--in-flight 50] [--smoke]
+ * `--era legacy` (default): the official SDK client with a session, server-everything behind.
+ * `--era modern`: the SDK v2 client pinned to 2026-07-28 (stateless POSTs), the modern example
+ * server behind (`example-modern_echo` through the broker).
+ *
+ * Prints, per mode and target: calls/s, p50/p99, the relay process's CPU per call (the broker's
+ * backend, or the pipe), the client's (this process), and the medians over rounds of ratios
+ * taken within each round, which drift on a shared machine disturbs least: throughput ÷ direct
+ * and ÷ pipe, relay CPU ÷ the pipe's, ÷ the first variant's and ÷ the variant listed before it.
+ * List a variant twice (e.g. `base=…,change=…,base-again=…`) for an A/A control: the spread
+ * between the two copies of one build is the run's noise.
+ *
+ *   node bench/brokerAB.mjs --variants parent=/tmp/ab/parent,change=. [--era legacy|modern]
+ *     [--rounds 8] [--sequential 800] [--concurrent 4000] [--in-flight 50] [--smoke]
  */
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
 import { count, markdownTable, ms, summarize } from './lib/stats.mjs';
-import { startServerEverything } from './lib/brokerProcesses.mjs';
-import { connectClient, findTool } from './lib/mcpClients.mjs';
+import {
+  startExampleServer,
+  startPipeRelay,
+  startServerEverything,
+} from './lib/brokerProcesses.mjs';
+import { connectClient, connectModernClient, findTool } from './lib/mcpClients.mjs';
 import { measureCalls } from './lib/brokerCalls.mjs';
 import { processStoppers } from './lib/processStoppers.mjs';
 
@@ -30,8 +41,11 @@ const args = process.argv.slice(2);
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const smoke = args.includes('--smoke');
 const variants = (argValue('--variants') ?? '').split(',').filter(Boolean);
-if (variants.length === 0) {
-  process.stderr.write('usage: node bench/brokerAB.mjs --variants name=dir,name=dir [...]\n');
+const era = argValue('--era') ?? 'legacy';
+if (variants.length === 0 || !['legacy', 'modern'].includes(era)) {
+  process.stderr.write(
+    'usage: node bench/brokerAB.mjs --variants name=dir,name=dir [--era legacy|modern] [...]\n',
+  );
   process.exit(2);
 }
 const COUNTS = {
@@ -44,45 +58,74 @@ const log = message => process.stderr.write(`[broker-ab] ${message}\n`);
 
 const { stoppers, stopAll } = processStoppers(log);
 
-/** The development backend of the checkout at `root`, its broker pointed at `everythingUrl`. */
-async function startVariant(root, everythingUrl) {
+/** The MCP server of the era, the broker's name for it and the echo tool's name through it. */
+const ERA = {
+  legacy: {
+    start: () => startServerEverything(),
+    serverName: 'everything',
+    connect: connectClient,
+    brokerTool: 'echo',
+  },
+  modern: {
+    start: () => startExampleServer('src/modernMain.ts'),
+    serverName: 'example-modern',
+    connect: connectModernClient,
+    brokerTool: 'example-modern_echo',
+  },
+}[era];
+
+/** The development backend of the checkout at `root`, its broker pointed at `serverUrl`. */
+async function startVariant(root, serverUrl) {
   const { startBackendProcess } = require(
     path.resolve(root, 'packages/backend/src/testing/startBackendProcess.ts'),
   );
   const backend = await startBackendProcess({
-    config: { mcpBroker: { servers: [{ name: 'everything', url: everythingUrl }] } },
+    config: { mcpBroker: { servers: [{ name: ERA.serverName, url: serverUrl }] } },
     env: { LOG_LEVEL: 'warn' },
-    startTimeoutMs: 120_000,
+    startTimeoutMs: 180_000,
   });
   stoppers.push(() => backend.stop());
   return { backend, pid: backend.pid, url: `${backend.baseUrl}/api/mcp-broker/mcp` };
 }
+
+const median = values => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
 async function main() {
   const started = performance.now();
   const loadBefore = loadAverage();
   const output = [];
   try {
-    const everything = await startServerEverything();
-    stoppers.push(() => everything.stop());
+    const server = await ERA.start();
+    stoppers.push(() => server.stop());
+    const pipe = await startPipeRelay(server.url);
+    stoppers.push(() => pipe.stop());
     const targets = [];
-    const direct = await connectClient({ url: everything.url });
-    const clients = [direct];
-    const addTarget = async (name, client, pids) => {
-      const tool = await findTool(client, 'echo');
-      const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
+    const clients = [];
+    const addTarget = async (name, client, tool, pids) => {
+      clients.push(client);
+      const toolName = await findTool(client, tool);
+      const call = () => client.callTool({ name: toolName, arguments: { message: 'hello' } });
       for (let i = 0; i < (smoke ? 5 : 200); i += 1) await call();
       targets.push({ name, call, pids });
     };
-    await addTarget('direct', direct, { 'server-everything': everything.pid });
+    await addTarget('direct', await ERA.connect({ url: server.url }), 'echo', {
+      server: server.pid,
+    });
+    await addTarget('pipe', await ERA.connect({ url: pipe.url }), 'echo', {
+      server: server.pid,
+      relay: pipe.pid,
+    });
     for (const variant of variants) {
       const [name, dir] = variant.split('=');
       log(`starting the backend of ${name} (${path.resolve(dir)})`);
-      const broker = await startVariant(dir, everything.url);
+      const broker = await startVariant(dir, server.url);
       const token = await broker.backend.signIn('alice');
-      const client = await connectClient({ url: broker.url, token });
-      clients.push(client);
-      await addTarget(name, client, { 'server-everything': everything.pid, broker: broker.pid });
+      const client = await ERA.connect({ url: broker.url, token });
+      await addTarget(name, client, ERA.brokerTool, { server: server.pid, relay: broker.pid });
     }
     const modes = [
       { name: 'sequential', total: COUNTS.sequential, concurrency: 1 },
@@ -93,9 +136,9 @@ async function main() {
       },
     ];
     log(`${COUNTS.rounds} alternating rounds`);
-    // One round at a time (order rotated per round), so that each round's CPU per call of every
-    // variant can be paired with the first variant's in the same round: the median of those
-    // ratios is what drift on a shared machine disturbs least.
+    // One round at a time (order rotated per round), so that each round's figures of every
+    // target can be paired with the others' in the same round: the median of those ratios is
+    // what drift on a shared machine disturbs least.
     const results = {};
     const perRound = {};
     for (let round = 0; round < COUNTS.rounds; round += 1) {
@@ -122,21 +165,20 @@ async function main() {
           for (const [label, value] of Object.entries(entry.cpuMs))
             sum.cpuMs[label] = (sum.cpuMs[label] ?? 0) + value;
           (perRound[mode.name][target.name] ??= []).push({
-            cpu: entry.cpuMs.broker / entry.calls,
+            cpu: (entry.cpuMs.relay ?? 0) / entry.calls,
             rate: entry.calls / entry.wallMs,
+            p50: summarize(entry.latencies).p50,
           });
         }
       }
       log(`round ${round + 1} done`);
     }
-    const median = values => {
-      const sorted = [...values].sort((a, b) => a - b);
-      const mid = Math.floor(sorted.length / 2);
-      return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-    };
-    /** Median over rounds of `pick(variant) ÷ pick(base)` within each round. */
+    /** Median over rounds of `pick(name) ÷ pick(base)` within each round. */
     const pairedRatio = (mode, name, base, pick) =>
       median(perRound[mode][name].map((r, i) => pick(r) / pick(perRound[mode][base][i])));
+    /** Median over rounds of `pick(name) − pick(base)` within each round. */
+    const pairedDifference = (mode, name, base, pick) =>
+      median(perRound[mode][name].map((r, i) => pick(r) - pick(perRound[mode][base][i])));
     for (const client of clients) await client.close();
 
     const facts = machineFacts();
@@ -145,42 +187,41 @@ async function main() {
       `Command: \`node bench/brokerAB.mjs ${args.join(' ')}\`; backend LOG_LEVEL=warn.`,
       '',
     );
+    const first = targets[2].name;
+    // The variant before this one in --variants (its parent when they are a chain of changes).
+    const previous = name => {
+      const index = targets.findIndex(target => target.name === name);
+      return index > 2 ? targets[index - 1].name : undefined;
+    };
+    const ratio = value => `${value.toFixed(3)}×`;
     const rows = [];
     for (const mode of modes) {
       const entryOf = name => results[mode.name][name];
       const rate = name => (entryOf(name).calls / entryOf(name).wallMs) * 1000;
-      const cpu = name => entryOf(name).cpuMs.broker / entryOf(name).calls;
-      const first = targets[1].name;
-      // The variant before this one in --variants (its parent when they are a chain of changes).
-      const previous = name => {
-        const index = targets.findIndex(target => target.name === name);
-        return index > 1 ? targets[index - 1].name : undefined;
-      };
       for (const target of targets) {
-        const entry = entryOf(target.name);
+        const { name } = target;
+        const entry = entryOf(name);
         const stats = summarize(entry.latencies);
-        const isBroker = target.name !== 'direct';
+        const relay = name !== 'direct';
+        const variant = relay && name !== 'pipe';
         rows.push([
           mode.name,
-          target.name,
+          name,
           count(entry.calls),
-          rate(target.name).toFixed(0),
+          rate(name).toFixed(0),
           ms(stats.p50),
           ms(stats.p99),
-          isBroker ? cpu(target.name).toFixed(3) : '',
+          relay ? (entry.cpuMs.relay / entry.calls).toFixed(3) : '',
           (entry.cpuMs['load generator'] / entry.calls).toFixed(3),
-          isBroker ? `${(rate(target.name) / rate('direct')).toFixed(3)}×` : '',
-          isBroker ? `${(cpu(target.name) / cpu(first)).toFixed(3)}×` : '',
-          isBroker ? `${(rate(target.name) / rate(first)).toFixed(3)}×` : '',
-          isBroker && target.name !== first
-            ? `${pairedRatio(mode.name, target.name, first, r => r.cpu).toFixed(3)}×`
+          relay ? ratio(pairedRatio(mode.name, name, 'direct', r => r.rate)) : '',
+          variant ? ratio(pairedRatio(mode.name, name, 'pipe', r => r.rate)) : '',
+          variant ? `${pairedDifference(mode.name, name, 'pipe', r => r.p50).toFixed(2)}` : '',
+          variant ? ratio(pairedRatio(mode.name, name, 'pipe', r => r.cpu)) : '',
+          variant && name !== first ? ratio(pairedRatio(mode.name, name, first, r => r.cpu)) : '',
+          variant && previous(name) !== undefined
+            ? ratio(pairedRatio(mode.name, name, previous(name), r => r.cpu))
             : '',
-          isBroker && previous(target.name) !== undefined
-            ? `${pairedRatio(mode.name, target.name, previous(target.name), r => r.cpu).toFixed(3)}×`
-            : '',
-          isBroker
-            ? `${pairedRatio(mode.name, target.name, 'direct', r => r.rate).toFixed(3)}×`
-            : '',
+          variant && name !== first ? ratio(pairedRatio(mode.name, name, first, r => r.rate)) : '',
         ]);
       }
     }
@@ -193,17 +234,20 @@ async function main() {
           'calls/s',
           'p50 ms',
           'p99 ms',
-          'broker CPU ms/call',
+          'relay CPU ms/call',
           'client CPU ms/call',
-          '÷ direct',
-          `CPU ÷ ${targets[1].name}`,
-          `calls/s ÷ ${targets[1].name}`,
-          `CPU ÷ ${targets[1].name}, median of rounds`,
-          'CPU ÷ previous variant, median of rounds',
-          '÷ direct, median of rounds',
+          'calls/s ÷ direct',
+          'calls/s ÷ pipe',
+          'p50 − pipe ms',
+          'relay CPU ÷ pipe',
+          `relay CPU ÷ ${first}`,
+          'relay CPU ÷ previous',
+          `calls/s ÷ ${first}`,
         ],
         rows,
       ),
+      '',
+      'Ratios and differences are medians over rounds of the figures within each round.',
       '',
       `Load average after: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
       '',

@@ -47,10 +47,11 @@ const BROKER_FILES = [
   [/permissions\//, 'permission checks'],
   [/audit\//, 'audit trail: ours (ToolCallAuditor)'],
   [
-    /calls\/backendTransport|upstream\/|backend\/(HttpBackendTransport|sseReader|backendTransport)/,
+    /upstream\/|backend\/(HttpBackendTransport|httpExchange|sseReader|backendTransport)/,
     'backend transport (node:http client, SSE reading)',
   ],
-  [/calls\/|backend\//, 'tool-call forwarding (forwarder, handler, session pool)'],
+  [/backend\//, 'backend channels (envelope, sessions, errors)'],
+  [/calls\//, 'tool calls (ToolCall, legs, answer router, handler)'],
   [/./, 'broker: other modules'],
 ];
 

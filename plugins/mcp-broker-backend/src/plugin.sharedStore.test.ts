@@ -178,19 +178,17 @@ describe('two replicas on one database (two plugin instances, real SQLite, the r
     expect(response.text).not.toContain('"result"');
     expect(call.cancellations()).toEqual([expect.objectContaining({ reason: 'stop' })]);
     expect(raw.cancellations).toHaveLength(1);
-    // The row acted on is gone; the two that matched no call wait for their expiry.
-    await waitFor(
-      async () => (await knex('mcp_broker_cancellations')).length === 2,
-      'the row acted on to go',
-    );
+    // The signal acted on is gone; the two that matched no call wait for their expiry.
+    const cancellations = () => knex('mcp_broker_signals').where({ kind: 'cancel' });
+    await waitFor(async () => (await cancellations()).length === 2, 'the signal acted on to go');
     expect(
-      (await knex('mcp_broker_cancellations').select('request_key')).map(r => r.request_key),
+      (await cancellations().select('payload')).map(r => JSON.parse(r.payload).requestKey),
     ).toEqual(expect.arrayContaining(['"c-1"', '"\\"c-1\\""']));
   }, 30_000);
 
   it('a DELETE of the session on one replica ends its call on the other before any sweep', async () => {
-    // The session sweep runs every minute here (sessionIdleTimeout: 1 hour): only the relay's
-    // poll can end the call within waitFor's time.
+    // The session sweep runs every minute here (sessionIdleTimeout: 1 hour): only the signal
+    // between the replicas can end the call within waitFor's time.
     const sessionId = await sessionOn(a);
     const call = await startCall(a, sessionId, 'c-2');
     const deleted = await request(b).delete('/api/mcp-broker/mcp').set('Mcp-Session-Id', sessionId);

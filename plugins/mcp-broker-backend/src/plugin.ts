@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './backend';
+import { createStreamingToolCallHandler } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -66,12 +66,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
-              cancellations: stores.cancellations,
-              requestState: {
-                key: requestStateKey,
-                nonces: requestStateNonces,
-                heldCalls: stores.heldCalls,
-              },
+              requestState: { key: requestStateKey, nonces: requestStateNonces },
+              shared: stores.heldCalls &&
+                stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.

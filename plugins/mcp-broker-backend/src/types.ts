@@ -5,8 +5,7 @@
  * tool-call-related message to one ToolCallHandler. Everything behind that interface may be
  * replaced without touching the router.
  */
-import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig, BrokerServerConfig } from './config';
+import type { BrokerServerConfig } from './config';
 import type {
   JsonRpcErrorObject,
   JsonRpcMessage,
@@ -14,7 +13,6 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from './protocol/jsonRpc';
-import type { ParamHeaderDeclaration } from './protocol/paramHeaders';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -69,15 +67,25 @@ export interface ClientEventStreamSettings {
 export type ClientEventStreamOpener = (settings: ClientEventStreamSettings) => ClientEventStream;
 
 /**
- * The client's pending answer as a tool-call handler sees it (the router adapts its HTTP
- * response): one JSON-RPC message as a plain JSON body. Nothing of HTTP.
+ * The answer to one client request as a tool-call handler writes it (the router's
+ * ResponseWriter: SSE over the HTTP response, or one JSON document): messages, then the final
+ * response. Whether the answer is a stream or plain JSON, and when its headers leave, is the
+ * writer's decision. Nothing of HTTP but the status of a plain JSON answer.
  */
-export interface ClientReply {
+export interface ClientResponseWriter {
   /**
-   * Answers with `body` (a JSON-RPC response) as JSON, with HTTP status `httpStatus` (default
-   * 200; a 2026-07-28 request the broker refuses, e.g. a bad `requestState`, gets 400).
+   * Sends one message that is not the final response (progress, a request for input, a log
+   * line): the answer becomes a stream. False once the answer ended or the client left.
    */
-  json(body: unknown, httpStatus?: number): void;
+  send(message: JsonRpcMessage): boolean;
+  /**
+   * Sends the final response and ends the answer: the stream's last event, or, when nothing was
+   * sent before and the request allows it, plain JSON with `httpStatus` (default 200; a
+   * 2026-07-28 request the broker refuses, e.g. a bad `requestState`, gets 400).
+   */
+  finish(message: JsonRpcMessage, httpStatus?: number): boolean;
+  /** Ends the answer without a final response (a cancelled call). */
+  end(): void;
   /** True once an answer has begun (headers sent) or the client's connection is gone. */
   readonly answered: boolean;
 }
@@ -93,16 +101,15 @@ export interface ToolCallContext {
    * tool or prompt name. `id` and `params._meta.progressToken` are the client's.
    */
   readonly request: JsonRpcRequest;
-  /** The client's answer. The handler answers exactly once: here, or through the stream. */
-  readonly reply: ClientReply;
-  /**
-   * Turns the answer into an SSE stream (status 200, `text/event-stream`, keep-alive comments,
-   * bounded buffer). Use it to stream progress and elicitation requests, then `send` the
-   * final JSON-RPC response and `close`. Alternatively answer `reply` with plain JSON.
-   */
-  openEventStream(): ClientEventStream;
+  /** The client's answer. The handler finishes it exactly once (or ends it, cancelled). */
+  readonly response: ClientResponseWriter;
   /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
   readonly signal: AbortSignal;
+  /**
+   * The headers of this person's requests to the backend (spec §11: their credential in place
+   * of the broker's own); absent: the server's static headers (`broker` mode).
+   */
+  readonly personalHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -191,7 +198,7 @@ export interface ClientNotificationContext {
  * - `notifications/cancelled` from a client;
  * - the end of a client session (DELETE, idle expiry, shutdown) and the removal of a backend.
  *
- * Contract: `handleToolCall` answers `reply` (or its stream) itself, exactly once;
+ * Contract: `handleToolCall` answers `response` itself, exactly once;
  * `handleClientResponse` resolves with the outcome and the router answers. Neither throws for
  * client mistakes (unexpected errors are mapped to a JSON-RPC error by the
  * router only if nothing was written yet). The handler never forwards the client's credentials
@@ -210,6 +217,11 @@ export interface ToolCallHandler {
   /** The client session ended: end its backend sessions and drop its pending elicitations. */
   closeClientSession(sessionId: string): Promise<void>;
   /**
+   * The client session was ended on this replica (DELETE): tell the other replicas, whose calls
+   * of it end too. Optional: without it they end at their next session sweep.
+   */
+  announceSessionEnd?(sessionId: string): Promise<void>;
+  /**
    * This replica no longer serves the client session, which goes on elsewhere (it was idle and
    * made room under mcpBroker.sessionLimits.perReplica): close the backend sessions held for it
    * here, and nothing else. Optional: without it they close with the session.
@@ -226,44 +238,3 @@ export interface ToolCallHandler {
   /** The broker is shutting down. */
   close(): Promise<void>;
 }
-
-/** A request over the broker's own session with one backend (see `BackendConnection`). */
-export interface BackendRequester {
-  /**
-   * Sends a request over the broker's own backend session and resolves with its result.
-   * Rejects with `BackendRpcError` (the backend's JSON-RPC error) or `BackendUnavailableError`.
-   */
-  request(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    options?: { signal?: AbortSignal; timeoutMs?: number },
-  ): Promise<Record<string, unknown>>;
-  /**
-   * The protocol era the backend was last detected to speak (`modern` = 2026-07-28: tool calls
-   * go to it statelessly); undefined before the first detection.
-   */
-  readonly era?: 'modern' | 'legacy';
-}
-
-/** What a ToolCallHandler may use from the broker. */
-export interface ToolCallHandlerDeps {
-  readonly config: BrokerConfig;
-  readonly logger: LoggerService;
-  /** The broker's own session per backend name (undefined for unknown names). */
-  readonly backendSessions: { get(name: string): BackendRequester | undefined };
-  /**
-   * The live server set by name (it changes at runtime: config reload, Kubernetes discovery).
-   * Use it, not `config.servers` (the start-up list), to find a backend later, e.g. when a
-   * client answers an elicitation.
-   */
-  readonly servers: { get(name: string): BrokerBackend | undefined };
-  /**
-   * The `x-mcp-header` declarations of a backend's tool (by the backend's own tool name), read
-   * when its list was loaded; empty when it has none. A call to a 2026-07-28 backend mirrors
-   * these arguments into `Mcp-Param-*` headers.
-   */
-  readonly paramHeadersOf: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
-}
-
-/** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
-export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;

@@ -336,7 +336,7 @@ if (postgres === undefined) {
         expect(replay.response.error.data).toEqual({ reason: 'replayed' });
       }
       expect(raw.requests.length).toBe(requestsBefore);
-      // The last retry lands on B again and gets the final result through the mailbox.
+      // The last retry lands on B again and gets the final result through the relayed round's signals.
       const last = await modernToolCallOn(b, 4, {
         name: 'raw_elicit',
         arguments: args,
@@ -457,8 +457,8 @@ if (postgres === undefined) {
         async () =>
           (
             await brokerQuery(
-              'SELECT id FROM mcp_broker_cancellations WHERE client_session_id = $1',
-              [transport.sessionId],
+              "SELECT seq FROM mcp_broker_signals WHERE address = $1 AND kind = 'cancel'",
+              [`session:${transport.sessionId}`],
             )
           ).length === 0,
         10_000,
@@ -700,7 +700,7 @@ if (postgres === undefined) {
       expect(walked).toEqual(expect.arrayContaining(names));
     }, 60_000);
 
-    /** Rows of the shared held-call tables left for a backend's calls. */
+    /** Rows of the shared held-call tables left for a backend's calls (its rounds, its signals). */
     async function heldCallRows(backend: string) {
       const rounds = await brokerQuery<{ call_id: string }>(
         'SELECT call_id FROM mcp_broker_held_calls WHERE backend = $1',
@@ -708,7 +708,8 @@ if (postgres === undefined) {
       );
       const ids = rounds.map(r => r.call_id);
       const messages = await brokerQuery(
-        'SELECT 1 FROM mcp_broker_held_call_messages WHERE call_id = ANY($1)',
+        `SELECT 1 FROM mcp_broker_signals, unnest($1::text[]) AS ids(call_id)
+         WHERE address = 'call:' || call_id OR address LIKE 'relay:' || call_id || ':%'`,
         [ids],
       );
       return { rounds: ids.length, messages: messages.length };
@@ -760,7 +761,7 @@ if (postgres === undefined) {
           error: { message: expect.stringContaining('already answered') },
         });
       }
-      // The call's published round and mailbox were removed when it ended.
+      // The call's published round and its signals were removed when it ended.
       await waitFor(
         async () => {
           const rows = await heldCallRows('example-modern');
@@ -898,11 +899,12 @@ if (postgres === undefined) {
       return rows.map(row => row.call_id);
     }
 
-    /** Rows the held call `callId` has in the shared store (its round and its mailbox). */
+    /** Rows the held call `callId` has in the shared store (its round and its signals). */
     async function rowsOfHeldCall(callId: string): Promise<number> {
       const rows = await brokerQuery(
         `SELECT call_id FROM mcp_broker_held_calls WHERE call_id = $1
-         UNION ALL SELECT call_id FROM mcp_broker_held_call_messages WHERE call_id = $1`,
+         UNION ALL SELECT address FROM mcp_broker_signals
+         WHERE address = 'call:' || $1::text OR address LIKE 'relay:' || $1::text || ':%'`,
         [callId],
       );
       return rows.length;

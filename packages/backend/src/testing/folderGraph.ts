@@ -1,6 +1,6 @@
 /*
- * The folder dependency graph of a TypeScript source tree, and its cycles, for a test that keeps
- * the layers a DAG.
+ * The folder and file dependency graphs of a TypeScript source tree, and their cycles, for a
+ * test that keeps the layers a DAG and every file's imports free of circles.
  *
  * Every non-test `.ts` file under a root is read; each relative `import … from`,
  * `export … from` and `import('…')` (type-only ones too: a type import is a dependency of the
@@ -21,15 +21,27 @@ const IMPORT_PATTERN = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/
 
 /** Reads the folder graph of the non-test `.ts` files under `root`. */
 export function readFolderGraph(root: string): FolderGraph {
+  return readGraph(root, file => nodeOf(root, file));
+}
+
+/**
+ * Reads the file graph of the non-test `.ts` files under `root`: each file (by its path under
+ * the root) → the files it imports, with the import that makes each edge.
+ */
+export function readFileGraph(root: string): FolderGraph {
+  return readGraph(root, file => path.relative(root, file).split(path.sep).join('/'));
+}
+
+function readGraph(root: string, nodeOfFile: (file: string) => string): FolderGraph {
   const graph: FolderGraph = new Map();
   for (const file of listSourceFiles(root)) {
-    const from = nodeOf(root, file);
+    const from = nodeOfFile(file);
     if (!graph.has(from)) graph.set(from, new Map());
     const text = fs.readFileSync(file, 'utf8');
     for (const match of text.matchAll(IMPORT_PATTERN)) {
       const target = resolveImport(path.dirname(file), match[1]);
       if (target === undefined || !isInside(root, target)) continue;
-      const to = nodeOf(root, target);
+      const to = nodeOfFile(target);
       if (to === from) continue;
       const edges = graph.get(from)!;
       if (!edges.has(to)) {

@@ -8,9 +8,8 @@
  * auditor would verify the request's token again on every call, which the broker avoids (see
  * VerifiedPrincipalCache). The auditor's own actor is then the broker plugin.
  *
- * The outcome is read from the final response the ToolCallHandler sends, on the call's event
- * stream (`observe`) or as plain JSON (`observeReply`: a 2026-07-28 client's call answered at
- * once, before anything was streamed).
+ * The outcome is read from the final response the ToolCallHandler writes to the call's answer
+ * (`observe`), whether it leaves as the last event of a stream or as plain JSON.
  *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
@@ -18,7 +17,7 @@
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
-import type { ClientEventStream, ClientReply } from '../types';
+import type { ClientResponseWriter } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
@@ -39,10 +38,8 @@ export interface AuditedToolCall {
 
 /** One tool call's audit event in progress. */
 export interface ToolCallAuditRecord {
-  /** Wraps the call's response stream to see how the call ends (the final response). */
-  observe(stream: ClientEventStream): ClientEventStream;
-  /** Wraps the call's plain JSON answer, for the same purpose. */
-  observeReply(reply: ClientReply): ClientReply;
+  /** Wraps the call's answer to see how the call ends (the final response). */
+  observe(response: ClientResponseWriter): ClientResponseWriter;
   /** Records the end: from the final response seen on the stream, or `failed` without one. */
   finish(): Promise<void>;
 }
@@ -77,11 +74,15 @@ export class ToolCallAuditor {
     });
   }
 
-  /** Starts the event of a call that goes to its backend. */
-  async begin(call: AuditedToolCall, requestId: string | number): Promise<ToolCallAuditRecord> {
+  /**
+   * Starts the event of a call that goes to its backend. The event's first entry is recorded
+   * meanwhile, off the call's path (the call does not wait for the auditor); `finish` waits for
+   * it, so the entries stay in order.
+   */
+  begin(call: AuditedToolCall, requestId: string | number): ToolCallAuditRecord {
     const started = performance.now();
     let final: JsonRpcMessage | undefined;
-    const event = await this.#guard(() =>
+    const begun = this.#guard(() =>
       this.#auditor.createEvent({
         eventId: TOOL_CALL_EVENT_ID,
         severityLevel: 'medium',
@@ -98,29 +99,22 @@ export class ToolCallAuditor {
       }
     };
     return {
-      observeReply: reply => ({
-        json(body, httpStatus) {
-          see(body);
-          reply.json(body, httpStatus);
-        },
-        get answered() {
-          return reply.answered;
-        },
-      }),
-      observe: stream => ({
+      observe: response => ({
         send(message) {
           see(message);
-          return stream.send(message);
+          return response.send(message);
         },
-        close: () => stream.close(),
-        get closed() {
-          return stream.closed;
+        finish(message, httpStatus) {
+          see(message);
+          return response.finish(message, httpStatus);
         },
-        get signal() {
-          return stream.signal;
+        end: () => response.end(),
+        get answered() {
+          return response.answered;
         },
       }),
       finish: async () => {
+        const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
         const failure = failureOf(final);

@@ -107,4 +107,33 @@ describe('BackendConnection over the node:http backend transport', () => {
     expect(backingOff()[before].failures).toBe(1);
     expect(backingOff()[before].delayMs).toBeLessThanOrEqual(50);
   }, 20_000);
+
+  // Left open by issue #32: a GET that never answers used to leave the backend `connected`
+  // with its event stream down for the whole request timeout (5 s here).
+  it('backs off with a clear lastError when the event stream does not open in time, and connects once it does', async () => {
+    scripted = await startScriptedMcpServer({ holdEventStreams: true });
+    const states: string[] = [];
+    connection = startBackendConnection('silent', scripted.url, {
+      eventStreamOpenMs: 200,
+      onStateChanged: (_name, state) => states.push(state),
+    });
+    await waitFor(
+      () => connection!.status().consecutiveFailures >= 2,
+      'two attempts whose stream did not open',
+    );
+    expect(connection.status()).toMatchObject({
+      eventStream: 'down',
+      lastError: 'backend silent: the event stream did not open within 200 ms',
+    });
+    expect(states).toContain('backing-off');
+    expect(scripted.eventStreamsHeld()).toBeGreaterThanOrEqual(2);
+    expect(scripted.initializeCount()).toBe(1); // the session stays; only the stream is retried
+
+    scripted.holdEventStreams = false;
+    await waitFor(
+      () =>
+        connection!.status().state === 'connected' && connection!.status().eventStream === 'open',
+      'the stream open once the backend answers',
+    );
+  }, 20_000);
 });

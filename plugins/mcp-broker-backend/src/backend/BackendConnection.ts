@@ -2,7 +2,7 @@
  * BackendConnection: the broker's own session with one backend MCP server.
  *
  * Life cycle (one loop, owned by this object, ended by close()):
- *   era detection (ModernBackendClient.probe: `server/discover` first; a backend that does not
+ *   era detection (ModernChannel.probe: `server/discover` first; a backend that does not
  *   speak 2026-07-28 gets the legacy handshake; after a 5xx or an answer that is no MCP message
  *   the legacy handshake is tried too, and when it fails as well the attempt fails with both
  *   answers; 401/403 and network errors say nothing about the era and fail the attempt like any
@@ -27,12 +27,18 @@
  * (eventValidation.ts) and bursts are coalesced: while a refresh runs, further events only mark
  * their kind dirty, and one more refresh follows.
  *
+ * The event connection must open within `eventStreamOpenMs` (the GET stream's headers, the
+ * listen stream's acknowledgement): a stream that never opens fails the attempt (`lastError`
+ * says so, the state backs off) instead of leaving the backend `connected` without events.
+ *
+ * The same channels (LegacyChannel, ModernChannel over one transport) carry the clients' tool
+ * calls to this backend: one client stack per backend.
+ *
  * The last known lists survive a disconnect (clients keep seeing the backend's tools while it
  * restarts); requests during a disconnect fail fast with a clear error.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { EventSourceMessage } from 'eventsource-parser';
-import type { BrokerBackend, BackendRequester } from '../types';
+import type { BrokerServerConfig } from '../config';
 import {
   classifyJsonRpc,
   isPlainObject,
@@ -41,23 +47,23 @@ import {
   JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { ExponentialBackoff } from './ExponentialBackoff';
-import { BackendRpcError, BackendSessionLostError, BackendUnavailableError } from './backendErrors';
+import {
+  BackendError,
+  backendNotConnected,
+  BackendRpcError,
+  describeFailure,
+} from './backendErrors';
 import { validateListChangedEvent } from './eventValidation';
 import { advertisedListKinds, ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { withoutTasks } from '../protocol/modernResults';
-import {
-  BROKER_IMPLEMENTATION,
-  isSupportedProtocolVersion,
-  LATEST_PROTOCOL_VERSION,
-  MODERN_PROTOCOL_VERSION,
-} from '../protocol/versions';
-import { ModernBackendClient } from './ModernBackendClient';
-import type { BackendTransport } from './backendTransport';
+import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
+import type { BackendEndpoint, BackendStreamItem, BackendTransport } from './backendTransport';
+import { HttpBackendTransport, redactUrl } from './HttpBackendTransport';
+import { LegacyChannel, LegacySession } from './LegacyChannel';
+import { ModernChannel } from './ModernChannel';
 import { requestSignal } from './requestSignal';
-import { readSseStream } from './sseReader';
-import { redactUrl, StreamableHttpClient, BackendSession } from './StreamableHttpClient';
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
@@ -115,9 +121,16 @@ export interface BackendConnectionStatus {
 /** The `ttlMs` a modern backend gave with each list (absent for legacy backends). */
 export type BackendListTtls = Partial<Record<keyof BackendLists, number>>;
 
-/** Options of an BackendConnection. */
+/**
+ * Longest wait for the event connection to open (a GET stream's headers, a listen stream's
+ * acknowledgement), capped by the request timeout: servers open their streams at once, so a
+ * stream that does not is broken, and the backend must not look `connected` meanwhile.
+ */
+export const DEFAULT_EVENT_STREAM_OPEN_MS = 5_000;
+
+/** Options of a BackendConnection. */
 export interface BackendConnectionOptions {
-  backend: BrokerBackend;
+  backend: BrokerServerConfig;
   logger: LoggerService;
   requestTimeoutMs: number;
   pollIntervalMs: number;
@@ -128,14 +141,18 @@ export interface BackendConnectionOptions {
   transport?: BackendTransport;
   /** Called whenever the state changes (for logging and tests). */
   onStateChanged?(name: string, state: BackendConnectionState): void;
+  /** How long the event connection may take to open; default {@link DEFAULT_EVENT_STREAM_OPEN_MS}. */
+  eventStreamOpenMs?: number;
 }
 
-interface ActiveSession extends BackendSession {
-  /** `modern`: no session at the backend (stateless requests); `legacy`: an initialized one. */
-  readonly era: ProtocolEra;
-  readonly protocolVersion: string;
-  readonly capabilities: Record<string, unknown>;
-}
+/** The broker's own session with the backend, in either era. */
+type ActiveSession =
+  | ({ readonly era: 'legacy' } & LegacySession)
+  | {
+      readonly era: 'modern';
+      readonly protocolVersion: string;
+      readonly capabilities: Record<string, unknown>;
+    };
 
 /** Options of one request over the broker's own connection. */
 export interface BackendConnectionRequestOptions {
@@ -174,17 +191,14 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
   });
 }
 
-function describe(error: unknown): string {
-  if (error instanceof BackendUnavailableError || error instanceof BackendRpcError)
-    return error.message;
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-/** The broker's own connection to one backend. */
-export class BackendConnection implements BackendRequester {
-  private readonly http: StreamableHttpClient;
-  private readonly modern: ModernBackendClient;
+/** The broker's own connection to one backend, and the channels the clients' calls use. */
+export class BackendConnection {
+  /** The backend's 2025-11-25 channel (the broker's own session, and the clients'). */
+  readonly legacy: LegacyChannel;
+  /** The backend's 2026-07-28 channel. */
+  readonly modern: ModernChannel;
+  /** The backend as the channels reach it (name, URL, the broker's credentials). */
+  readonly endpoint: BackendEndpoint;
   private detectedEra?: { era: ProtocolEra; at: number };
   private ttls: BackendListTtls = {};
   private readonly backoff: ExponentialBackoff;
@@ -205,24 +219,28 @@ export class BackendConnection implements BackendRequester {
   private droppedEvents = 0;
   private previousFailureLostSession = false;
   private readonly stablePeriodMs: number;
+  private readonly eventStreamOpenMs: number;
   private stableTimer?: ReturnType<typeof setTimeout>;
 
   constructor(private readonly options: BackendConnectionOptions) {
-    this.http = new StreamableHttpClient(
-      options.backend,
-      options.requestTimeoutMs,
-      options.transport,
-    );
-    this.modern = new ModernBackendClient(options.backend, this.http, options.requestTimeoutMs);
+    const { backend, requestTimeoutMs } = options;
+    const transport = options.transport ?? HttpBackendTransport.shared;
+    this.endpoint = { name: backend.name, url: backend.url, headers: { ...backend.headers } };
+    this.legacy = new LegacyChannel(this.endpoint, transport, requestTimeoutMs);
+    this.modern = new ModernChannel(this.endpoint, transport, requestTimeoutMs);
     this.backoff = new ExponentialBackoff(
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
     );
     this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
+    this.eventStreamOpenMs = Math.min(
+      requestTimeoutMs,
+      options.eventStreamOpenMs ?? DEFAULT_EVENT_STREAM_OPEN_MS,
+    );
   }
 
   /** The backend this connection serves. */
-  get backend(): BrokerBackend {
+  get backend(): BrokerServerConfig {
     return this.options.backend;
   }
 
@@ -257,17 +275,26 @@ export class BackendConnection implements BackendRequester {
     this.loop ??= this.run();
   }
 
-  /** Stops the loop, closes the event stream and ends the backend session. */
+  /**
+   * Stops the loop, closes the event stream and ends the backend session, and the clients'
+   * sessions with this backend.
+   */
   async close(): Promise<void> {
     this.lifetime.abort();
     await this.loop;
     const session = this.session;
     this.session = undefined;
-    if (session) await this.http.deleteSession(session);
+    await Promise.all([
+      session?.era === 'legacy' ? this.legacy.endSession(session) : undefined,
+      this.legacy.closeSessions(),
+    ]);
     this.setState('closed');
   }
 
-  /** {@inheritDoc BackendRequester.request} */
+  /**
+   * Sends a request over the broker's own backend session and resolves with its result.
+   * Rejects with BackendRpcError (the backend's JSON-RPC error) or BackendError.
+   */
   async request(
     method: string,
     params: Record<string, unknown> | undefined,
@@ -275,7 +302,7 @@ export class BackendConnection implements BackendRequester {
   ): Promise<Record<string, unknown>> {
     const session = this.session;
     if (!session || this.state === 'closed') {
-      throw new BackendUnavailableError(this.backend.name, `not connected (${this.state})`);
+      throw backendNotConnected(this.backend.name, this.state);
     }
     return this.requestOn(session, method, params, {
       signals: [options.signal, this.lifetime.signal],
@@ -341,14 +368,14 @@ export class BackendConnection implements BackendRequester {
       return response.result;
     }
     try {
-      const { response } = await this.http.request(message, session, {
+      const { response } = await this.legacy.request(message, session, {
         ...options,
         onServerMessage: m => this.answerServerRequest(m, session),
       });
       if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
       return response.result;
     } catch (error) {
-      if (error instanceof BackendSessionLostError && this.session === session) {
+      if (isSessionLost(error) && this.session === session) {
         // Make the loop re-initialize now rather than at the next event or poll.
         this.session = undefined;
         this.cycle?.abort();
@@ -361,7 +388,7 @@ export class BackendConnection implements BackendRequester {
    * The broker's own session never relays server→client requests (tool calls that need them
    * run on per-client sessions); answer them so the backend does not wait forever.
    */
-  private answerServerRequest(message: JsonRpcMessage, session: ActiveSession) {
+  private answerServerRequest(message: JsonRpcMessage, session: LegacySession) {
     const parsed = classifyJsonRpc(message);
     if (parsed?.kind !== 'request') return;
     const answer =
@@ -375,7 +402,7 @@ export class BackendConnection implements BackendRequester {
               message: `${parsed.message.method} is not available on the broker's own session`,
             },
           };
-    this.http.send(answer, session, { signals: [this.lifetime.signal] }).catch(() => {});
+    this.legacy.send(answer, session, { signals: [this.lifetime.signal] }).catch(() => {});
   }
 
   private async run(): Promise<void> {
@@ -396,16 +423,14 @@ export class BackendConnection implements BackendRequester {
       }
       this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
-      this.lastError = error === undefined ? 'connection ended' : describe(error);
-      const sessionLost =
-        error instanceof BackendSessionLostError || (cycle.signal.aborted && !this.session);
+      this.lastError = error === undefined ? 'connection ended' : describeFailure(error);
+      const sessionLost = isSessionLost(error) || (cycle.signal.aborted && !this.session);
       // A lost session is re-initialized at once; a second loss in a row waits like any failure,
       // so a backend that forgets sessions immediately cannot make the broker spin.
       const delay =
         sessionLost && !this.previousFailureLostSession ? 0 : this.backoff.nextDelayMs();
       this.previousFailureLostSession = sessionLost;
-      const credentialsRejected =
-        error instanceof BackendUnavailableError && (error.status === 401 || error.status === 403);
+      const credentialsRejected = error instanceof BackendError && error.credentialsRejected;
       this.nextRetryAt = Date.now() + delay;
       this.setState(credentialsRejected ? 'failed' : 'backing-off');
       this.options.logger.warn(
@@ -437,7 +462,7 @@ export class BackendConnection implements BackendRequester {
       await this.listenModern(session, advertised, signal);
       return;
     }
-    const stream = await this.http.openEventStream(session, signal);
+    const stream = await this.legacy.openEventStream(session, signal, this.eventStreamOpenMs);
     if (stream === 'not-supported') {
       await this.poll(session, signal);
       return;
@@ -445,16 +470,30 @@ export class BackendConnection implements BackendRequester {
     this.eventStream = 'open';
     this.startStablePeriod();
     try {
-      await readSseStream(
-        stream.body,
-        { onEvent: e => this.onStreamEvent(e, session, advertised) },
-        signal,
-      );
+      for await (const item of stream) {
+        if (signal.aborted) break;
+        this.onStreamItem(item, session, advertised);
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        throw new BackendError(
+          this.backend.name,
+          'connection-lost',
+          `the event stream of MCP server "${this.backend.name}" broke`,
+          { statusDetail: describeStreamBreak(error) },
+        );
+      }
     } finally {
       stream.close();
     }
-    if (!signal.aborted)
-      throw new BackendUnavailableError(this.backend.name, 'event stream closed');
+    if (!signal.aborted) {
+      throw new BackendError(
+        this.backend.name,
+        'connection-lost',
+        `MCP server "${this.backend.name}" closed its event stream`,
+        { statusDetail: 'event stream closed' },
+      );
+    }
   }
 
   /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
@@ -482,7 +521,7 @@ export class BackendConnection implements BackendRequester {
     if (probe.era === 'modern') {
       if (previous?.era === 'legacy') {
         this.session = undefined;
-        await this.http.deleteSession(previous);
+        await this.legacy.endSession(previous);
       }
       return {
         era: 'modern',
@@ -504,23 +543,33 @@ export class BackendConnection implements BackendRequester {
     signal: AbortSignal,
   ): Promise<void> {
     let honoured: ReadonlySet<ListKind> = new Set();
-    const end = await this.modern.listen(this.nextRequestId++, advertised, signal, {
-      onAcknowledged: kinds => {
-        honoured = kinds;
-        this.eventStream = 'open';
-        this.startStablePeriod();
+    const end = await this.modern.listen(
+      this.nextRequestId++,
+      advertised,
+      signal,
+      {
+        onAcknowledged: kinds => {
+          honoured = kinds;
+          this.eventStream = 'open';
+          this.startStablePeriod();
+        },
+        onEvent: item => this.onStreamItem(item, session, honoured),
+        onForeignEvent: reason => this.dropEvent(reason),
       },
-      onEvent: event => this.onStreamEvent(event, session, honoured),
-      onForeignEvent: reason => this.dropEvent(reason),
-    });
+      this.eventStreamOpenMs,
+    );
     if (end === 'not-supported') {
       await this.poll(session, signal);
       return;
     }
     if (!signal.aborted) {
-      throw new BackendUnavailableError(
+      const detail =
+        end === 'completed' ? 'ended its subscriptions/listen stream' : 'event stream closed';
+      throw new BackendError(
         this.backend.name,
-        end === 'completed' ? 'ended its subscriptions/listen stream' : 'event stream closed',
+        'connection-lost',
+        `MCP server "${this.backend.name}" ${detail}`,
+        { statusDetail: detail },
       );
     }
   }
@@ -546,32 +595,40 @@ export class BackendConnection implements BackendRequester {
   }
 
   /**
-   * The legacy handshake after a `server/discover` answer that proved nothing (a 5xx, no MCP
-   * message): its success makes the backend legacy. If it fails too, the attempt fails with
-   * both answers (the legacy one decides the status, so rejected credentials still mark the
+   * The legacy handshake after a `server/discover` answer that proved nothing (a server error,
+   * no MCP message): its success makes the backend legacy. If it fails too, the attempt fails
+   * with both answers (the legacy one decides the status, so rejected credentials still mark the
    * backend `failed`).
    */
   private async initializeAfterAmbiguousProbe(
     probeReason: string,
-    probeError: BackendUnavailableError,
+    probeError: BackendError,
     signal: AbortSignal,
   ): Promise<ActiveSession> {
     let session: ActiveSession;
     try {
       session = await this.initialize(signal);
     } catch (error) {
-      let legacy: { detail: string; status?: number };
-      if (error instanceof BackendUnavailableError) {
-        legacy = { detail: error.detail, status: error.status };
+      let legacy: { detail: string; cause: BackendError };
+      if (error instanceof BackendError) {
+        legacy = { detail: error.detail, cause: error };
       } else if (error instanceof BackendRpcError) {
-        legacy = { detail: `answered with error ${error.error.code}: ${error.error.message}` };
+        legacy = {
+          detail: `answered with error ${error.error.code}: ${error.error.message}`,
+          cause: probeError,
+        };
       } else {
         throw error; // an abort: not a verdict on the backend
       }
-      throw new BackendUnavailableError(
+      const detail = `era detection failed: ${probeReason}; legacy initialize: ${legacy.detail}`;
+      throw new BackendError(
         this.backend.name,
-        `era detection failed: ${probeReason}; legacy initialize: ${legacy.detail}`,
-        legacy.status ?? probeError.status,
+        legacy.cause.reason,
+        `MCP server "${this.backend.name}" ${detail}`,
+        {
+          ...legacy.cause.options,
+          statusDetail: detail,
+        },
       );
     }
     this.options.logger.info(
@@ -582,56 +639,27 @@ export class BackendConnection implements BackendRequester {
   }
 
   private async initialize(signal: AbortSignal): Promise<ActiveSession> {
-    const { response, sessionId } = await this.http.request(
-      {
-        jsonrpc: '2.0',
-        id: this.nextRequestId++,
-        method: 'initialize',
-        params: {
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-          // Declared so that backends which tailor their tools to the client list everything
-          // the broker can relay to its own clients.
-          capabilities: BROKER_CLIENT_CAPABILITIES,
-          clientInfo: BROKER_IMPLEMENTATION,
-        },
-      },
-      {},
-      { signals: [signal] },
-    );
-    if ('error' in response) throw new BackendRpcError(this.backend.name, response.error);
-    const protocolVersion = response.result.protocolVersion;
-    if (!isSupportedProtocolVersion(protocolVersion)) {
-      throw new BackendUnavailableError(
-        this.backend.name,
-        `speaks unsupported protocol version ${String(protocolVersion).slice(0, 40)}`,
-      );
-    }
-    const capabilities = isPlainObject(response.result.capabilities)
-      ? withoutTasks(response.result.capabilities)
-      : {};
-    const session: ActiveSession = { era: 'legacy', id: sessionId, protocolVersion, capabilities };
-    await this.http.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, {
-      signals: [signal],
-    });
-    return session;
+    // Declared so that backends which tailor their tools to the client list everything the
+    // broker can relay to its own clients.
+    const session = await this.legacy.open({ ...BROKER_CLIENT_CAPABILITIES }, [signal]);
+    return { era: 'legacy', ...session };
   }
 
-  private onStreamEvent(
-    event: EventSourceMessage,
+  private onStreamItem(
+    item: BackendStreamItem,
     session: ActiveSession,
     advertised: ReadonlySet<ListKind>,
   ) {
-    let parsed;
-    try {
-      parsed = classifyJsonRpc(JSON.parse(event.data));
-    } catch {
-      parsed = undefined;
+    if (item.type === 'malformed') {
+      this.dropEvent(item.reason ?? 'data is not JSON');
+      return;
     }
+    const parsed = classifyJsonRpc(item.parsed.message);
     if (parsed?.kind === 'request' && session.era === 'legacy') {
       this.answerServerRequest(parsed.message, session);
       if (parsed.message.method === 'ping') return;
     }
-    const validation = validateListChangedEvent(event, advertised);
+    const validation = validateListChangedEvent(item.parsed.text, advertised);
     if (!validation.ok) {
       this.dropEvent(validation.reason);
       return;
@@ -652,7 +680,7 @@ export class BackendConnection implements BackendRequester {
         await this.relist(session, this.lifetime.signal, kinds);
       } catch (error) {
         this.options.logger.warn(
-          `MCP backend ${this.backend.name}: re-listing after an event failed: ${describe(error)}`,
+          `MCP backend ${this.backend.name}: re-listing after an event failed: ${describeFailure(error)}`,
         );
       }
     }
@@ -733,4 +761,17 @@ export class BackendConnection implements BackendRequester {
     this.lists = next;
     this.options.onListsUpdated(this.backend.name, { changedKinds, eventKinds });
   }
+}
+
+/** True for the failure of a backend that no longer knows the broker's session. */
+function isSessionLost(error: unknown): boolean {
+  return error instanceof BackendError && error.reason === 'session-lost';
+}
+
+/** What `/status` says about an event stream that broke while being read. */
+function describeStreamBreak(error: unknown): string {
+  if ((error as { failure?: unknown })?.failure === 'too-large') {
+    return 'the event stream sent an event larger than the broker accepts';
+  }
+  return 'event stream closed';
 }

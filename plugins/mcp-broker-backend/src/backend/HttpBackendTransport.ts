@@ -1,587 +1,282 @@
 /*
- * HttpBackendTransport: the broker's side of the streamable-HTTP transport towards a backend
- * (MCP 2025-03-26 … 2025-11-25), at the HTTP level; the one implementation of BackendTransport
- * (backendTransport.ts) so far. Every request to a backend MCP server goes through it: the
- * broker's own session (StreamableHttpClient) and the per-client tool calls (BackendSessionPool,
- * ToolCallForwarder).
- *
- * Why not the SDK client: it rejects float ids and hides which POST stream a server request
- * arrived on, and the broker needs both (elicitation ids are echoed verbatim, and every message
- * belongs to the call whose stream carried it). A POST answered with SSE is read message by
- * message; one answered with JSON yields its single message.
+ * HttpBackendTransport: the BackendTransport of MCP streamable HTTP (2025-03-26 … 2026-07-28),
+ * over the plumbing of httpExchange.ts. It is where HTTP stays:
+ *   - a message is one POST; its reply is the response's SSE stream or its one JSON document;
+ *     a notification's or a response's 202 is an empty reply;
+ *   - the route's session and protocol version become `Mcp-Session-Id` / `MCP-Protocol-Version`;
+ *     a 2026-07-28 request's method, name and `x-mcp-header` arguments are mirrored into
+ *     `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (the HTTP binding of that revision);
+ *   - statuses become the transport's failures (backendTransport.ts): 401/403 `credentials`,
+ *     404 (or a 400 that says so) for a request naming a session `session-lost`, 405
+ *     `not-supported`, 404 `not-found`, other 4xx `refused`, 5xx `server-error`, a 2xx
+ *     without JSON or SSE `not-mcp`, a socket error `unreachable`. A 2026-07-28 backend answers
+ *     request errors with a 4xx and a JSON-RPC body: that body is the reply, not a failure.
+ * Error bodies are read (at most 64 KiB kept), so the connection is reused.
  */
-import http from 'node:http';
-import https from 'node:https';
-import { StringDecoder } from 'node:string_decoder';
-import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
-import { BackendMessageTooLargeError } from './backendErrors';
-import { isSseEventTooLarge, readSseEvents } from './sseReader';
-import type {
-  BackendEndpoint,
-  BackendResponse,
-  BackendStreamItem,
-  BackendTarget,
-  BackendTransport,
+import {
+  BackendTransportError,
+  type BackendReply,
+  type BackendRoute,
+  type BackendStreamItem,
+  type BackendTransport,
+  type BackendTransportFailure,
+  type OutgoingMessage,
+  type SendOptions,
 } from './backendTransport';
+import {
+  deleteBackendSession,
+  errorCode,
+  HttpBackendResponse,
+  MAX_BACKEND_MESSAGE_BYTES,
+  openBackendEventStream,
+  postToBackend,
+  readBackendMessages,
+} from './httpExchange';
+import { MAX_SSE_EVENT_BYTES } from './sseReader';
+import { classifyJsonRpc } from '../protocol/jsonRpc';
+import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
+import { ModernHeader } from '../protocol/modernEra';
+import { paramHeaderValues } from '../protocol/paramHeaders';
+import { encodeMcpHeaderValue } from '../protocol/requestMetadata';
+import { isModernProtocolVersion } from '../protocol/versions';
 
-/**
- * Connections to backends are kept open between requests (one TCP and, for https, one TLS
- * handshake per connection instead of per call). Node's `fetch` would do the same, but costs
- * several times more CPU per request (WHATWG streams, header objects, transferable signals),
- * which on the tool-call path was the broker's largest single cost.
- */
-/**
- * An idle kept-alive connection is closed after this long, or 1 s before the backend's own
- * `Keep-Alive: timeout=…` hint when that is shorter (Node's agent reads it). Node servers close
- * idle connections after 5 s: closing first keeps the broker from reusing a connection just as
- * the backend closes it (the request would then fail). Connections in use are not affected.
- */
-const IDLE_CONNECTION_TIMEOUT_MS = 4_000;
+/** Removes user info from a URL so that it can appear in logs and status. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}
 
-const agents = {
-  'http:': new http.Agent({
-    keepAlive: true,
-    scheduling: 'lifo',
-    timeout: IDLE_CONNECTION_TIMEOUT_MS,
-  }),
-  'https:': new https.Agent({
-    keepAlive: true,
-    scheduling: 'lifo',
-    timeout: IDLE_CONNECTION_TIMEOUT_MS,
-  }),
+/** How a reply's body is read: the largest message, and what an SSE event of another type is. */
+interface ReplyReading {
+  maxMessageBytes: number;
+  otherEvents: 'skip' | 'report';
+}
+
+/** A POST's reply: messages up to the broker's limit; SSE events of other types are not traffic. */
+const POST_READING: ReplyReading = {
+  maxMessageBytes: MAX_BACKEND_MESSAGE_BYTES,
+  otherEvents: 'skip',
 };
 
 /**
- * Idle kept-alive connections to `url`'s host and port, waiting in the pool. A test seam: tests
- * wait until a connection is back before they show that the next request reuses it.
+ * An event stream's reply: events up to MAX_SSE_EVENT_BYTES, and an event of another type
+ * reported (its reader counts what it drops).
  */
-export function idleBackendConnections(url: string): number {
-  const { protocol, hostname, port } = new URL(url);
-  const pool = (protocol === 'https:' ? agents['https:'] : agents['http:']).freeSockets;
-  return Object.entries(pool)
-    .filter(([name]) => name.startsWith(`${hostname}:${port}:`))
-    .reduce((count, [, sockets]) => count + (sockets?.length ?? 0), 0);
-}
+const EVENTS_READING: ReplyReading = {
+  maxMessageBytes: MAX_SSE_EVENT_BYTES,
+  otherEvents: 'report',
+};
 
-/** How much of a body {@link HttpBackendResponse.text} keeps by default. */
-const MAX_TEXT_BYTES = 64 * 1024;
+/** A reply read from an HTTP response (its SSE stream or its JSON document). */
+class HttpReply implements BackendReply {
+  constructor(
+    private readonly response: HttpBackendResponse | undefined,
+    readonly sessionId: string | undefined,
+    readonly single: boolean,
+    /** Already read (an error body that is the backend's answer); else read from `response`. */
+    private readonly items?: readonly BackendStreamItem[],
+    private readonly reading: ReplyReading = POST_READING,
+    private readonly signal?: AbortSignal,
+  ) {}
 
-/** How long {@link HttpBackendResponse.discard} waits for the rest of a body before closing it. */
-export const DISCARD_GRACE_MS = 5_000;
-
-/** Chunks a body reader may hold before the response is paused until it catches up. */
-const MAX_QUEUED_CHUNKS = 16;
-
-/**
- * The body of a response as an async iterator driven by `'data'` events. Node's own iterator
- * (`Readable.iterator`) costs a promise, a `nextTick` and end-of-stream listeners per chunk,
- * a visible share of a short tool call (issue #21); here a chunk that has arrived is handed on
- * at once. Semantics are the ones `BackendResponse.body` documents: the iteration throws when
- * the connection breaks (the response's error, or a premature close), and leaving it early
- * pauses the response without closing the connection.
- */
-class BodyChunks implements AsyncIterator<Buffer> {
-  readonly #message: http.IncomingMessage;
-  readonly #queue: Buffer[] = [];
-  #ended = false;
-  #failure: Error | undefined;
-  #waiting:
-    { resolve: (r: IteratorResult<Buffer>) => void; reject: (e: Error) => void } | undefined;
-
-  constructor(message: http.IncomingMessage) {
-    this.#message = message;
-    if (message.readableEnded) {
-      this.#ended = true;
-    } else if (message.destroyed) {
-      this.#failure = message.errored ?? prematureClose();
-    } else {
-      message.on('data', this.#onData);
-      message.on('end', this.#onEnd);
-      message.on('error', this.#onError);
-      message.on('close', this.#onClose);
+  [Symbol.asyncIterator](): AsyncIterator<BackendStreamItem> {
+    if (this.items !== undefined || this.response === undefined) {
+      return toAsyncIterator(this.items ?? []);
     }
+    const { maxMessageBytes, otherEvents } = this.reading;
+    return readBackendMessages(this.response, maxMessageBytes, otherEvents, this.signal)[
+      Symbol.asyncIterator
+    ]();
   }
 
-  next(): Promise<IteratorResult<Buffer>> {
-    const chunk = this.#queue.shift();
-    if (chunk !== undefined) {
-      if (this.#queue.length === 0 && this.#message.isPaused() && !this.#ended) {
-        this.#message.resume();
-      }
-      return Promise.resolve({ value: chunk, done: false });
-    }
-    if (this.#failure !== undefined) {
-      this.#detach();
-      return Promise.reject(this.#failure);
-    }
-    if (this.#ended) {
-      this.#detach();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
-    });
+  discard(): void {
+    this.response?.discard();
   }
 
-  return(): Promise<IteratorResult<Buffer>> {
-    this.#detach();
-    // The rest stays unread (and the connection assigned) until discard() or close().
-    if (!this.#message.readableEnded) this.#message.pause();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  readonly #onData = (chunk: Buffer) => {
-    const waiting = this.#waiting;
-    if (waiting !== undefined) {
-      this.#waiting = undefined;
-      waiting.resolve({ value: chunk, done: false });
-      return;
-    }
-    this.#queue.push(chunk);
-    if (this.#queue.length >= MAX_QUEUED_CHUNKS) this.#message.pause();
-  };
-
-  readonly #onEnd = () => {
-    this.#ended = true;
-    this.#settle();
-  };
-
-  readonly #onError = (error: Error) => {
-    this.#failure ??= error;
-    this.#settle();
-  };
-
-  readonly #onClose = () => {
-    if (!this.#ended) this.#failure ??= prematureClose();
-    this.#settle();
-  };
-
-  /** Wakes a waiting `next()` once the body ended or failed (nothing is queued then). */
-  #settle() {
-    const waiting = this.#waiting;
-    if (waiting === undefined) return;
-    this.#waiting = undefined;
-    this.#detach();
-    if (this.#failure !== undefined) waiting.reject(this.#failure);
-    else waiting.resolve({ value: undefined, done: true });
-  }
-
-  #detach() {
-    const message = this.#message;
-    message.off('data', this.#onData);
-    message.off('end', this.#onEnd);
-    message.off('error', this.#onError);
-    message.off('close', this.#onClose);
-  }
-}
-
-/** What Node's stream iterator throws when a body closes before its end. */
-function prematureClose(): Error {
-  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
-}
-
-/** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
-export class HttpBackendResponse implements BackendResponse {
-  /** @internal */
-  constructor(private readonly message: http.IncomingMessage) {}
-
-  /** The HTTP status code. */
-  get status(): number {
-    return this.message.statusCode ?? 0;
-  }
-
-  /** True for a 2xx status. */
-  get ok(): boolean {
-    return this.status >= 200 && this.status < 300;
-  }
-
-  /** A response header (first value), by lower-case name. */
-  header(name: string): string | undefined {
-    const value = this.message.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  }
-
-  /** True when the body is a server-sent-events stream. */
-  get isEventStream(): boolean {
-    return (this.header('content-type') ?? '').includes('text/event-stream');
-  }
-
-  /**
-   * The body's bytes, in order; the iteration throws when the connection breaks. Leaving the
-   * loop early does not close the connection: call {@link HttpBackendResponse.discard} or
-   * {@link HttpBackendResponse.close}.
-   */
-  get body(): AsyncIterable<Buffer> {
-    const message = this.message;
-    return { [Symbol.asyncIterator]: () => new BodyChunks(message) };
-  }
-
-  /**
-   * Throws the rest of the body away, reading it to its end so that the connection goes back to
-   * the pool. A backend ends a POST's event stream right after the response (MCP says it
-   * SHOULD); one that keeps it open longer than `graceMs` has it closed.
-   */
-  discard(graceMs = DISCARD_GRACE_MS): void {
-    if (this.message.readableEnded || this.message.destroyed) return;
-    // Even a body that has fully arrived (`complete`, e.g. an empty 202) must be read to its
-    // end: only then does the socket go back to the pool, unreferenced. Left unread, it stays
-    // assigned to this response, is never reused, and keeps the process alive.
-    this.message.resume();
-    if (this.message.complete) return;
-    const giveUp = setTimeout(() => this.message.destroy(), graceMs);
-    giveUp.unref();
-    this.message.once('close', () => clearTimeout(giveUp));
-  }
-
-  /**
-   * Reads the body as UTF-8 text, keeping at most `maxBytes` (error bodies are only shown or
-   * searched, so a large one is cut rather than buffered). The whole body is read, so the
-   * connection goes back to the pool.
-   */
-  async text(maxBytes = MAX_TEXT_BYTES): Promise<string> {
-    const decoder = new StringDecoder('utf8');
-    let text = '';
-    let kept = 0;
-    let cut = false;
-    for await (const chunk of this.body) {
-      if (kept >= maxBytes) {
-        cut = true;
-        continue;
-      }
-      const part = chunk.subarray(0, maxBytes - kept);
-      cut ||= part.byteLength < chunk.byteLength;
-      kept += part.byteLength;
-      text += decoder.write(part);
-    }
-    // A character cut in two at the limit is dropped rather than shown as U+FFFD.
-    return cut ? text : text + decoder.end();
-  }
-
-  /**
-   * Closes the connection without reading further (after a broken or oversized stream, or to
-   * end an event stream).
-   */
   close(): void {
-    this.message.destroy();
+    this.response?.close();
   }
 
-  /** Calls `listener` once the body has ended or the connection closed, whichever comes first. */
   onClose(listener: () => void): void {
-    if (this.message.destroyed) listener();
-    else this.message.once('close', listener);
+    if (this.response === undefined) listener();
+    else this.response.onClose(listener);
   }
 }
 
-/**
- * Posts a JSON-RPC message (already serialised) to the backend, with the broker's headers.
- * `replayable: false` (a `tools/call`, which may have effects) is never sent twice: a reused
- * connection found closed fails the request instead (see {@link requestBackend}).
- */
-export function postToBackend(
-  target: BackendTarget,
-  body: string,
-  signal: AbortSignal,
-  options: { replayable?: boolean } = {},
-): Promise<BackendResponse> {
-  return requestBackend(
-    'POST',
-    target,
-    { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body,
-    signal,
-    options.replayable ?? true,
-  );
+function toAsyncIterator<T>(items: readonly T[]): AsyncIterator<T> {
+  let next = 0;
+  return {
+    next: () =>
+      Promise.resolve(
+        next < items.length
+          ? { value: items[next++], done: false }
+          : ({ value: undefined, done: true } as IteratorResult<T>),
+      ),
+  };
 }
 
-/**
- * Opens a session's GET event stream (`accept: text/event-stream`). Resolves once the headers
- * arrived, whatever the status; the stream lives until `signal` aborts or either side closes it.
- */
-export function openBackendEventStream(
-  target: BackendTarget,
-  signal: AbortSignal,
-): Promise<BackendResponse> {
-  return requestBackend('GET', target, { accept: 'text/event-stream' }, undefined, signal);
-}
-
-/** Ends a backend session (HTTP DELETE); backends that do not support it answer 405, which is fine. */
-export async function deleteBackendSession(
-  session: BackendTarget,
-  signal: AbortSignal,
-): Promise<void> {
-  if (session.sessionId === undefined) return;
-  const response = await requestBackend('DELETE', session, {}, undefined, signal);
-  response.discard();
-}
+/** The empty reply (a 202 to a notification or a response). */
+const EMPTY_REPLY = new HttpReply(undefined, undefined, true, []);
 
 /** The streamable-HTTP {@link BackendTransport}; stateless, so one instance serves everyone. */
 export class HttpBackendTransport implements BackendTransport {
   /** The instance the broker uses (the keep-alive agents are shared anyway). */
   static readonly shared = new HttpBackendTransport();
 
-  post(
-    target: BackendTarget,
-    body: string,
-    signal: AbortSignal,
-    options?: { replayable?: boolean },
-  ): Promise<BackendResponse> {
-    return postToBackend(target, body, signal, options);
-  }
-
-  openEventStream(target: BackendTarget, signal: AbortSignal): Promise<BackendResponse> {
-    return openBackendEventStream(target, signal);
-  }
-
-  deleteSession(target: BackendTarget, signal: AbortSignal): Promise<void> {
-    return deleteBackendSession(target, signal);
-  }
-}
-
-/** How often a request is sent again after finding its reused connection closed. */
-const STALE_CONNECTION_RETRIES = 3;
-
-/**
- * What a request to one backend URL needs that does not change between requests: the parsed
- * URL as `http.request` options, its agent, and the headers every request to it carries (the
- * configured ones and `host`), as a flat list of lower-case names and values. Parsing the URL
- * and storing each header through `setHeader` on every request were a measurable part of a
- * tool call's cost (issue #21).
- */
-interface PreparedEndpoint {
-  readonly transport: typeof http | typeof https;
-  readonly agent: http.Agent;
-  readonly hostname: string;
-  readonly port: number;
-  readonly path: string;
-  /** `[name, value, name, value, …]`, names in lower case, no name twice. */
-  readonly headers: readonly string[];
-}
-
-/** Prepared endpoints by URL and configured headers; cleared when it holds this many. */
-const MAX_PREPARED_ENDPOINTS = 1_000;
-const preparedEndpoints = new Map<
-  string,
-  { source: BackendEndpoint; prepared: PreparedEndpoint }
->();
-
-/** The prepared form of `endpoint`, parsed once per URL (throws for an invalid URL). */
-function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
-  const known = preparedEndpoints.get(endpoint.url);
-  if (
-    known !== undefined &&
-    (known.source === endpoint || sameHeaders(known.source.headers, endpoint.headers))
-  ) {
-    return known.prepared;
-  }
-  const url = new URL(endpoint.url);
-  const secure = url.protocol === 'https:';
-  const defaultPort = secure ? 443 : 80;
-  const headers: string[] = [];
-  setHeaderIn(headers, 'host', url.host);
-  if (url.username !== '' || url.password !== '') {
-    const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-    setHeaderIn(headers, 'authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
-  }
-  for (const name of Object.keys(endpoint.headers)) {
-    setHeaderIn(headers, name, endpoint.headers[name]);
-  }
-  const prepared: PreparedEndpoint = {
-    transport: secure ? https : http,
-    agent: secure ? agents['https:'] : agents['http:'],
-    // `[::1]` in a URL, `::1` for the socket.
-    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port === '' ? defaultPort : Number(url.port),
-    path: `${url.pathname}${url.search}`,
-    headers,
-  };
-  if (preparedEndpoints.size >= MAX_PREPARED_ENDPOINTS) preparedEndpoints.clear();
-  preparedEndpoints.set(endpoint.url, { source: endpoint, prepared });
-  return prepared;
-}
-
-function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
-  const names = Object.keys(a);
-  if (names.length !== Object.keys(b).length) return false;
-  return names.every(name => b[name] === a[name]);
-}
-
-/** Sets a header in a flat list (case-insensitively: a later value replaces an earlier one). */
-function setHeaderIn(headers: string[], name: string, value: string): void {
-  const lower = name.toLowerCase();
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i] === lower) {
-      headers[i + 1] = value;
-      return;
-    }
-  }
-  headers.push(lower, value);
-}
-
-/** The error a request aborted by its signal fails with (what Node's `signal` option throws). */
-function abortError(signal: AbortSignal): Error {
-  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
-    name: 'AbortError',
-    code: 'ABORT_ERR',
-  });
-}
-
-/**
- * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
- * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
- *
- * A reused connection that fails before any answer (ECONNRESET, EPIPE) was most likely closed
- * by the backend as idle just as it was reused; a `replayable` request is then sent again on a
- * new connection. Not a `tools/call`: the same error is what a backend that crashed while
- * running the tool produces, and running a tool twice is worse than reporting the failure.
- *
- * The signal is watched by one listener per request, removed when the request closes, instead
- * of Node's `signal` option (which also watches the request through `finished()`).
- */
-function requestBackend(
-  method: 'GET' | 'POST' | 'DELETE',
-  target: BackendTarget,
-  extraHeaders: Record<string, string>,
-  body: string | undefined,
-  signal: AbortSignal,
-  replayable = true,
-): Promise<BackendResponse> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(abortError(signal));
-      return;
-    }
-    let endpoint: PreparedEndpoint;
+  async send(
+    route: BackendRoute,
+    message: OutgoingMessage,
+    options: SendOptions,
+  ): Promise<BackendReply> {
+    const target = {
+      endpoint: route.endpoint,
+      sessionId: route.sessionId,
+      protocolVersion: route.protocolVersion,
+      headers: mirroredHeaders(route, message, options),
+    };
+    let response: HttpBackendResponse;
     try {
-      endpoint = prepare(target.endpoint);
+      response = await postToBackend(target, message.text, options.signal, {
+        replayable: options.replayable,
+      });
     } catch (error) {
-      reject(error);
-      return;
+      throw unreachable(route, error);
     }
-    const options: http.RequestOptions = {
-      method,
-      agent: endpoint.agent,
-      hostname: endpoint.hostname,
-      port: endpoint.port,
-      path: endpoint.path,
-      headers: requestHeaders(endpoint, target, extraHeaders, body),
-    };
-    const attempt = (retriesLeft: number) => {
-      const request = endpoint.transport.request(options);
-      let answered = false;
-      const onAbort = () => request.destroy(abortError(signal));
-      signal.addEventListener('abort', onAbort);
-      request.once('close', () => signal.removeEventListener('abort', onAbort));
-      request.once('response', message => {
-        answered = true;
-        resolve(new HttpBackendResponse(message));
-      });
-      request.once('error', error => {
-        // Node's documented remedy for a kept-alive connection the server closed meanwhile.
-        if (
-          replayable &&
-          !answered &&
-          request.reusedSocket &&
-          isStaleConnectionError(error) &&
-          retriesLeft > 0 &&
-          !signal.aborted
-        ) {
-          attempt(retriesLeft - 1);
-        } else {
-          reject(error);
-        }
-      });
-      request.end(body);
-    };
-    attempt(STALE_CONNECTION_RETRIES);
-  });
+    if (!response.ok) return this.refusal(route, response, 'POST');
+    const sessionId = response.header('mcp-session-id');
+    const { signal } = options;
+    if (response.isEventStream) {
+      return new HttpReply(response, sessionId, false, undefined, POST_READING, signal);
+    }
+    const contentType = response.header('content-type') ?? '';
+    if (contentType.includes('application/json')) {
+      return new HttpReply(response, sessionId, true, undefined, POST_READING, signal);
+    }
+    if (message.request !== true) {
+      // A notification or a response is taken with 202 and (usually) no body.
+      response.discard();
+      return EMPTY_REPLY;
+    }
+    response.discard();
+    throw new BackendTransportError(
+      'not-mcp',
+      `answered ${message.method} with unexpected content type "${contentType.slice(0, 60)}"`,
+      response.status,
+    );
+  }
+
+  async openEvents(route: BackendRoute, signal: AbortSignal): Promise<BackendReply> {
+    let response: HttpBackendResponse;
+    try {
+      response = await openBackendEventStream(route, signal);
+    } catch (error) {
+      throw unreachable(route, error);
+    }
+    if (!response.ok) return this.refusal(route, response, 'GET');
+    if (!response.isEventStream) {
+      response.close();
+      throw new BackendTransportError('not-mcp', 'answered GET without an event stream');
+    }
+    return new HttpReply(response, undefined, false, undefined, EVENTS_READING, signal);
+  }
+
+  async endSession(route: BackendRoute, signal: AbortSignal): Promise<void> {
+    await deleteBackendSession(route, signal);
+  }
+
+  /**
+   * A non-2xx answer: the backend's JSON-RPC error for a 2026-07-28 request (the reply), or the
+   * failure the status stands for (thrown).
+   */
+  private async refusal(
+    route: BackendRoute,
+    response: HttpBackendResponse,
+    method: 'POST' | 'GET',
+  ): Promise<BackendReply> {
+    const status = response.status;
+    // Read to its end (at most 64 KiB kept): the connection goes back to the pool.
+    const text = await response.text().catch(() => '');
+    if (status === 405) {
+      const what = method === 'GET' ? 'offers no event stream' : 'does not accept POST';
+      throw new BackendTransportError('not-supported', `${what} (HTTP 405)`, status);
+    }
+    if (status === 401 || status === 403) {
+      throw new BackendTransportError(
+        'credentials',
+        `rejected the broker's credentials (HTTP ${status}); check mcpBroker.servers[].headers`,
+        status,
+      );
+    }
+    if (
+      route.sessionId !== undefined &&
+      // Servers answer an unknown session with 404 (the spec) or, like server-everything, 400.
+      (status === 404 || (status === 400 && /session/i.test(text)))
+    ) {
+      throw new BackendTransportError(
+        'session-lost',
+        `session not found (HTTP ${status}); re-initializing`,
+        status,
+      );
+    }
+    if (
+      status >= 400 &&
+      status < 500 &&
+      route.protocolVersion !== undefined &&
+      isModernProtocolVersion(route.protocolVersion)
+    ) {
+      // 2026-07-28 answers request errors (-32601, -32602, -32020 … -32022) with a 4xx and the
+      // JSON-RPC error: the backend's answer, not a transport failure.
+      const parsed = parseJsonRpcMessage(text);
+      const answer = parsed === undefined ? undefined : classifyJsonRpc(parsed.message);
+      if (answer?.kind === 'response' && 'error' in answer.message) {
+        return new HttpReply(undefined, undefined, true, [
+          { type: 'message', parsed: parsed!, eventId: undefined },
+        ]);
+      }
+    }
+    let failure: BackendTransportFailure = status >= 500 ? 'server-error' : 'refused';
+    if (status === 404) failure = 'not-found';
+    throw new BackendTransportError(failure, `answered HTTP ${status}`, status);
+  }
 }
 
-function isStaleConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return code === 'ECONNRESET' || code === 'EPIPE';
-}
-
-/**
- * The request's headers as Node's raw list (stored as they are, without a `setHeader` each):
- * the endpoint's, the target's, the request's own, the session's, and the body's length.
- */
-function requestHeaders(
-  endpoint: PreparedEndpoint,
-  target: BackendTarget,
-  extra: Record<string, string>,
-  body: string | undefined,
-): string[] {
-  const headers = endpoint.headers.slice();
-  if (target.headers !== undefined) {
-    for (const name of Object.keys(target.headers)) {
-      setHeaderIn(headers, name, target.headers[name]);
-    }
+/** The 2026-07-28 headers that mirror a request's body (none for other revisions). */
+function mirroredHeaders(
+  route: BackendRoute,
+  message: OutgoingMessage,
+  options: SendOptions,
+): Record<string, string> | undefined {
+  if (
+    message.method === undefined ||
+    message.request !== true ||
+    route.protocolVersion === undefined ||
+    !isModernProtocolVersion(route.protocolVersion)
+  ) {
+    return undefined;
   }
-  for (const name of Object.keys(extra)) setHeaderIn(headers, name, extra[name]);
-  if (target.sessionId !== undefined) setHeaderIn(headers, 'mcp-session-id', target.sessionId);
-  if (target.protocolVersion !== undefined) {
-    setHeaderIn(headers, 'mcp-protocol-version', target.protocolVersion);
+  const headers: Record<string, string> = { [ModernHeader.method]: message.method };
+  if (message.name !== undefined) headers[ModernHeader.name] = encodeMcpHeaderValue(message.name);
+  const declarations = options.mirroredParams;
+  if (declarations !== undefined && declarations.length > 0) {
+    Object.assign(headers, paramHeaderValues(declarations, message.arguments));
   }
-  if (body !== undefined) setHeaderIn(headers, 'content-length', String(Buffer.byteLength(body)));
   return headers;
 }
 
-/**
- * Largest single message the broker accepts from a backend (an SSE event's data in characters,
- * a JSON body in bytes). A backend that sends more without finishing a message is cut off
- * rather than buffered for without limit.
- */
-export const MAX_BACKEND_MESSAGE_BYTES = 16 * 1024 * 1024;
-
-/**
- * Reads the JSON-RPC messages of a successful POST response, in order. Ends when the backend
- * ends the stream; throws when the connection breaks (or the request's signal aborts), and
- * when one message exceeds {@link MAX_BACKEND_MESSAGE_BYTES}. Stopping early discards the rest.
- */
-export async function* readBackendMessages(
-  response: BackendResponse,
-  maxMessageBytes = MAX_BACKEND_MESSAGE_BYTES,
-): AsyncGenerator<BackendStreamItem> {
-  let outcome: 'ended' | 'stopped' | 'failed' = 'stopped';
-  let jsonBody = '';
-  try {
-    if (response.isEventStream) {
-      for await (const event of readSseEvents(response.body, { maxEventSize: maxMessageBytes })) {
-        // Events other than `message` (the default) are not JSON-RPC traffic.
-        if (event.event !== undefined && event.event !== 'message') continue;
-        if (event.data === '') continue; // priming event of SEP-1699 resumable streams
-        yield itemOf(event.data, event.id);
-      }
-    } else {
-      jsonBody = await readJsonBody(response.body, maxMessageBytes);
-    }
-    outcome = 'ended';
-  } catch (error) {
-    outcome = 'failed';
-    if (isSseEventTooLarge(error)) throw new BackendMessageTooLargeError(maxMessageBytes);
-    throw error;
-  } finally {
-    // The caller stopped early (it had its answer): let the rest arrive and keep the connection.
-    if (outcome === 'stopped') response.discard();
-    else if (outcome === 'failed') response.close();
-  }
-  if (jsonBody.trim() !== '') yield itemOf(jsonBody, undefined);
-}
-
-/** A JSON body as text; more than `maxBytes` is a {@link BackendMessageTooLargeError}. */
-async function readJsonBody(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
-  const decoder = new StringDecoder('utf8');
-  let text = '';
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.byteLength;
-    if (bytes > maxBytes) throw new BackendMessageTooLargeError(maxBytes);
-    text += decoder.write(chunk);
-  }
-  return text + decoder.end();
-}
-
-function itemOf(text: string, eventId: string | undefined): BackendStreamItem {
-  const parsed = parseJsonRpcMessage(text);
-  return parsed ? { type: 'message', parsed, eventId } : { type: 'malformed', text };
+/** A request that got no answer: the abort as it is, anything else `unreachable`. */
+function unreachable(route: BackendRoute, error: unknown): unknown {
+  if ((error as { name?: unknown } | undefined)?.name === 'AbortError') return error;
+  const code = errorCode(error);
+  return new BackendTransportError(
+    'unreachable',
+    `cannot reach ${redactUrl(route.endpoint.url)}${code === undefined ? '' : ` (${code})`}`,
+    undefined,
+    code,
+  );
 }

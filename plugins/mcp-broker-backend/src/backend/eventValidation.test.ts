@@ -1,7 +1,7 @@
 import { validateListChangedEvent } from './eventValidation';
 
 const advertised = new Set(['tools', 'resources'] as const);
-const event = (message: unknown, type?: string) => ({ event: type, data: JSON.stringify(message) });
+const event = (message: unknown) => JSON.stringify(message);
 
 describe('validateListChangedEvent', () => {
   it('accepts a list_changed notification of an advertised kind, with or without small params', () => {
@@ -13,17 +13,18 @@ describe('validateListChangedEvent', () => {
     ).toEqual({ ok: true, kind: 'tools' });
     expect(
       validateListChangedEvent(
-        event(
-          { jsonrpc: '2.0', method: 'notifications/resources/list_changed', params: { _meta: {} } },
-          'message',
-        ),
+        event({
+          jsonrpc: '2.0',
+          method: 'notifications/resources/list_changed',
+          params: { _meta: {} },
+        }),
         advertised,
       ),
     ).toEqual({ ok: true, kind: 'resources' });
   });
 
   it.each([
-    ['not JSON', { data: '{nope' }],
+    ['not JSON', '{nope'],
     [
       'a request (has an id)',
       event({ jsonrpc: '2.0', id: 1, method: 'notifications/tools/list_changed' }),
@@ -50,10 +51,6 @@ describe('validateListChangedEvent', () => {
     [
       'a kind not advertised',
       event({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' }),
-    ],
-    [
-      'another SSE event type',
-      event({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }, 'endpoint'),
     ],
     ['an array', event([{ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }])],
   ])('rejects %s', (_name, input) => {

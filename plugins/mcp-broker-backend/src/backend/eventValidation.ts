@@ -3,7 +3,6 @@
  * anything that is not exactly a small list_changed notification of a kind the backend
  * advertised is dropped (the caller logs why).
  */
-import type { EventSourceMessage } from 'eventsource-parser';
 import { isPlainObject } from '../protocol/jsonRpc';
 import { ListKind, listKindOfMethod } from '../protocol/listKinds';
 
@@ -18,21 +17,19 @@ export type EventValidation = { ok: true; kind: ListKind } | { ok: false; reason
 const ALLOWED_MEMBERS = new Set(['jsonrpc', 'method', 'params']);
 
 /**
- * Checks one SSE event from a backend's GET stream: a JSON-RPC 2.0 notification (no `id`),
- * one of the four list_changed methods, `params` absent or a small object, and a kind the
- * backend advertised (`advertised`).
+ * Checks one message (its text) from a backend's event connection: a JSON-RPC 2.0 notification
+ * (no `id`), one of the four list_changed methods, `params` absent or a small object, and a
+ * kind the backend advertised (`advertised`). Anything the transport could not read as a
+ * message at all (e.g. an SSE event of another type) never gets here: it is dropped as such.
  */
 export function validateListChangedEvent(
-  event: EventSourceMessage,
+  text: string,
   advertised: ReadonlySet<ListKind>,
 ): EventValidation {
-  if (event.event !== undefined && event.event !== 'message') {
-    return { ok: false, reason: 'unexpected SSE event type' };
-  }
-  if (event.data.length > MAX_EVENT_DATA_CHARS) return { ok: false, reason: 'event too large' };
+  if (text.length > MAX_EVENT_DATA_CHARS) return { ok: false, reason: 'event too large' };
   let message: unknown;
   try {
-    message = JSON.parse(event.data);
+    message = JSON.parse(text);
   } catch {
     return { ok: false, reason: 'data is not JSON' };
   }

@@ -1,7 +1,7 @@
 /*
  * The backend layer's one server-sent-events reader: turns the bytes of a backend response (see
- * `BackendResponse.body`) into SSE events, for both the POST streams of requests and tool calls
- * (`readBackendMessages`) and the broker's GET event stream per backend (BackendConnection).
+ * `HttpBackendResponse.body`) into SSE events, for both the POST streams of requests and tool
+ * calls and the broker's GET event stream per backend (`readBackendMessages`, httpExchange.ts).
  * Comments (keep-alives) are reported separately so callers can treat them as liveness signals
  * without parsing them as messages. An event larger than the caller's limit ends the reading
  * with eventsource-parser's `max-buffer-size-exceeded` error (see {@link isSseEventTooLarge}):
@@ -53,38 +53,4 @@ export async function* readSseEvents(
 /** True for the error {@link readSseEvents} throws for an event over its size limit. */
 export function isSseEventTooLarge(error: unknown): boolean {
   return error instanceof ParseError && error.type === 'max-buffer-size-exceeded';
-}
-
-/** Callbacks of {@link readSseStream}. */
-export interface SseCallbacks {
-  onEvent(event: EventSourceMessage): void;
-  onComment?(): void;
-}
-
-/**
- * Consumes `body` until it ends, `signal` aborts, or an event exceeds
- * {@link MAX_SSE_EVENT_BYTES}. Resolves when the stream ends normally or `signal` aborted
- * (aborting it must end `body`'s iteration, as aborting the request does); rejects on other read
- * errors and on an oversized event. Closing the connection afterwards is the caller's part (it
- * owns the response).
- */
-export async function readSseStream(
-  body: AsyncIterable<Uint8Array>,
-  callbacks: SseCallbacks,
-  signal?: AbortSignal,
-): Promise<void> {
-  try {
-    const events = readSseEvents(body, {
-      maxEventSize: MAX_SSE_EVENT_BYTES,
-      onComment: () => callbacks.onComment?.(),
-      signal,
-    });
-    for await (const event of events) {
-      if (signal?.aborted) return;
-      callbacks.onEvent(event);
-    }
-  } catch (error) {
-    if (signal?.aborted && !isSseEventTooLarge(error)) return;
-    throw error;
-  }
 }

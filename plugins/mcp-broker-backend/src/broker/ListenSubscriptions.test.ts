@@ -6,7 +6,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { readBrokerConfig } from '../config';
-import { createStreamingToolCallHandler } from '../backend';
+import { createStreamingToolCallHandler } from '../calls';
 import type { ListKind } from '../protocol/listKinds';
 import { ModernMetaKey } from '../protocol/modernEra';
 import { recordingStream } from '../testing/recordingStream';

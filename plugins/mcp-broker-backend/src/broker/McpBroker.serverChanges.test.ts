@@ -13,7 +13,7 @@ import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startUnreachableServer, type UnreachableServer } from '@internal/test-mcp-backends';
 import { BrokerServerConfig, readBrokerConfig } from '../config';
-import { createStreamingToolCallHandler } from '../backend';
+import { createStreamingToolCallHandler } from '../calls';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { McpBroker } from './McpBroker';
 import type { ClientEventStream } from '../types';

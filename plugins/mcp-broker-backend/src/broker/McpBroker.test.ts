@@ -7,7 +7,7 @@ import { ConfigReader } from '@backstage/config';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { readBrokerConfig } from '../config';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import { createStreamingToolCallHandler } from '../backend';
+import { createStreamingToolCallHandler } from '../calls';
 import { McpBroker } from './McpBroker';
 import { recordingStream } from '../testing/recordingStream';
 import { waitFor } from '../testing/waitFor';

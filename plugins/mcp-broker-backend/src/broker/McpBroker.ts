@@ -29,12 +29,8 @@ import {
 import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
 import { ListChangedNotifier } from './ListChangedNotifier';
 import { ListenSubscriptions } from './ListenSubscriptions';
-import type {
-  ClientEventStream,
-  ClientEventStreamOpener,
-  ToolCallHandler,
-  ToolCallHandlerFactory,
-} from '../types';
+import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from '../types';
+import type { ToolCallHandlerFactory } from '../calls/StreamingToolCallHandler';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -117,8 +113,10 @@ export class McpBroker {
     this.toolCalls = options.toolCallHandlerFactory({
       config: options.config,
       logger: options.logger,
-      backendSessions: { get: name => this.connections.get(name) },
-      servers: { get: name => this.server(name) },
+      backends: {
+        get: name => this.connections.get(name),
+        all: () => this.connections.values(),
+      },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
@@ -287,9 +285,10 @@ export class McpBroker {
     return stream;
   }
 
-  /** Ends a client session and everything that belongs to it. */
+  /** Ends a client session and everything that belongs to it, on every replica. */
   async endSession(session: ClientSession): Promise<void> {
     await this.sessions.end(session.id);
+    await this.toolCalls.announceSessionEnd?.(session.id);
   }
 
   /** A snapshot for the status endpoint (no credentials). */

@@ -14,14 +14,7 @@ import type { JsonRpcMessage } from '../protocol/jsonRpc';
 /** Options of {@link SseClientStream.open}. */
 export interface SseClientStreamOptions extends ClientEventStreamSettings {
   /** Extra response headers (e.g. `Mcp-Session-Id`). */
-  headers?: Record<string, string>;
-  /**
-   * Hold the headers back until the first event, or this many milliseconds at the latest. A
-   * tool call's response stream uses it: a quick call then leaves as one packet (headers, result
-   * and end of stream) instead of two. Without it the headers go out at once (GET streams, whose
-   * clients wait for them to know the stream is live).
-   */
-  deferHeadersMs?: number;
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -36,14 +29,7 @@ export class SseClientStream implements ClientEventStream {
   private controller: AbortController | undefined;
   private isClosed = false;
   private keepAlive: NodeJS.Timeout | undefined;
-  private headerDeadline: NodeJS.Timeout | undefined;
   private corked = false;
-  /**
-   * While a deferred stream's headers wait: the events of the current tick, written together on
-   * the next tick, or with the end of the response when the stream closes first (one write:
-   * headers, events and end).
-   */
-  private held: string | undefined;
 
   private constructor(
     private readonly res: Response,
@@ -52,29 +38,29 @@ export class SseClientStream implements ClientEventStream {
     res.on('close', () => this.finish('client-gone'));
   }
 
-  /** Sends the SSE headers on `res` and returns the stream. */
-  static open(res: Response, options: SseClientStreamOptions): SseClientStream {
-    res.status(200);
+  /** Sets the headers of an SSE answer on `res` (anti-buffering ones, and `headers`). */
+  static setHeaders(res: Response, headers?: Readonly<Record<string, string>>): void {
     res.setHeader('Content-Type', 'text/event-stream');
     // no-transform keeps compression middleware from buffering the stream.
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('Connection', 'keep-alive');
     res.setHeader('X-Accel-Buffering', 'no');
-    if (options.headers !== undefined) {
-      for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]);
+    if (headers !== undefined) {
+      for (const name of Object.keys(headers)) res.setHeader(name, headers[name]);
     }
     res.socket?.setNoDelay(true);
+  }
+
+  /** One `message` event carrying `json` (JSON text: it has no raw newlines). */
+  static event(json: string): string {
+    return `event: message\ndata: ${json}\n\n`;
+  }
+
+  /** Sends the SSE headers on `res` and returns the stream. */
+  static open(res: Response, options: SseClientStreamOptions): SseClientStream {
+    res.status(200);
+    SseClientStream.setHeaders(res, options.headers);
     const stream = new SseClientStream(res, options);
-    if (options.deferHeadersMs !== undefined) {
-      // The headers leave with the first write; this comment is the latest that happens. Keep-
-      // alives start then too: a call that ends before the deadline never needs a timer more.
-      stream.headerDeadline = setTimeout(() => {
-        if (!res.headersSent && stream.write(': stream open\n\n')) stream.flushHeld();
-        stream.startKeepAlive();
-      }, options.deferHeadersMs);
-      stream.headerDeadline.unref();
-      return stream;
-    }
     stream.startKeepAlive();
     stream.corkUntilNextTick();
     res.flushHeaders();
@@ -96,20 +82,18 @@ export class SseClientStream implements ClientEventStream {
   }
 
   send(message: JsonRpcMessage): boolean {
-    return this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return this.write(SseClientStream.event(JSON.stringify(message)));
   }
 
   close(): void {
     if (this.isClosed) return;
-    const held = this.held;
-    this.held = undefined;
-    if (!this.res.writableEnded) this.res.end(held);
+    if (!this.res.writableEnded) this.res.end();
     this.finish('ended');
   }
 
   private write(chunk: string): boolean {
     if (this.isClosed) return false;
-    const waiting = this.res.writableLength + (this.held?.length ?? 0);
+    const waiting = this.res.writableLength;
     // UTF-8 has at most 3 bytes per UTF-16 unit: count the bytes only near the bound.
     if (
       waiting + chunk.length * 3 > this.options.maxBufferedBytes &&
@@ -119,26 +103,9 @@ export class SseClientStream implements ClientEventStream {
       this.res.destroy();
       return false;
     }
-    if (this.options.deferHeadersMs !== undefined && !this.res.headersSent) {
-      if (this.held === undefined) {
-        this.held = chunk;
-        process.nextTick(writeHeld, this);
-      } else {
-        this.held += chunk;
-      }
-      return true;
-    }
     this.corkUntilNextTick();
     this.res.write(chunk);
     return true;
-  }
-
-  /** @internal Writes the events held for the next tick now. */
-  flushHeld(): void {
-    const held = this.held;
-    if (held === undefined || this.isClosed) return;
-    this.held = undefined;
-    this.res.write(held);
   }
 
   private startKeepAlive() {
@@ -166,16 +133,10 @@ export class SseClientStream implements ClientEventStream {
   private finish(reason: 'ended' | 'client-gone' | 'too-slow') {
     if (this.isClosed) return;
     this.isClosed = true;
-    this.held = undefined;
     clearInterval(this.keepAlive);
-    clearTimeout(this.headerDeadline);
     this.controller?.abort(STREAM_CLOSED);
     this.options.onClose?.(reason);
   }
-}
-
-function writeHeld(stream: SseClientStream): void {
-  stream.flushHeld();
 }
 
 /**
@@ -185,10 +146,7 @@ function writeHeld(stream: SseClientStream): void {
 export function openBrokerEventStream(
   broker: Pick<McpBroker, 'openEventStream'>,
   res: Response,
-  headers: Record<string, string>,
-  options: { deferHeadersMs?: number } = {},
+  headers?: Readonly<Record<string, string>>,
 ): ClientEventStream {
-  return broker.openEventStream(settings =>
-    SseClientStream.open(res, { ...settings, headers, deferHeadersMs: options.deferHeadersMs }),
-  );
+  return broker.openEventStream(settings => SseClientStream.open(res, { ...settings, headers }));
 }

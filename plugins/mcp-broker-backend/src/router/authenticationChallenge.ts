@@ -8,7 +8,7 @@
 import type { Request, Response } from 'express';
 import { bearerChallenge } from '../authorization/protectedResource';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
+import { ResponseWriter } from './ResponseWriter';
 
 const BEARER_TOKEN = /^bearer +\S/i;
 
@@ -36,6 +36,6 @@ export function challengeUnauthenticated(resourceMetadataUrl: string) {
     if (req.query.access_token !== undefined) {
       message += '; a token in the URL (access_token) is never accepted';
     }
-    sendTransportError(res, 401, JsonRpcErrorCode.Unauthorized, message);
+    new ResponseWriter(res).refuse(401, JsonRpcErrorCode.Unauthorized, message);
   };
 }

@@ -12,12 +12,10 @@ import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
-import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { statusHandler, type StatusHandlerDeps } from './statusHandler';
 import type { CredentialStep } from './credentialStep';
-import { hostOriginGuard } from './hostOriginGuard';
-import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
-import { sendTransportError } from './protocol';
+import type { AdmissionStep } from './admission';
+import { mcpEndpoint } from './mcpEndpoint';
 import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 import { challengeUnauthenticated } from './authenticationChallenge';
@@ -31,6 +29,11 @@ export interface RouterOptions {
   toolCallAuditor: ToolCallAuditor;
   /** Where the endpoint's protected resource metadata is: named in every 401 of /mcp. */
   resourceMetadataUrl: string;
+  /**
+   * Steps of the admission chain's `limits` stage, after access (e.g. a per-person rate limit
+   * or a per-server credential step); none by default.
+   */
+  limits?: readonly AdmissionStep[];
   /** Each server's identity settings on `/status` (spec §11). */
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
   /** The credential step of a person's requests (spec §11). */
@@ -48,40 +51,29 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     httpAuth: options.httpAuth,
     access: options.access,
     toolCallAuditor: options.toolCallAuditor,
+    limits: options.limits,
     credentialStep: options.credentialStep,
   };
 
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // First on these paths (sub-paths included), so every method and every mistake is 401 without a
-  // token; on /mcp with the OAuth challenge MCP clients sign in from (spec §10).
+  // /mcp is one handler: its edge authenticates first (401 with the OAuth challenge MCP clients
+  // sign in from, spec §10), then reads the body and checks Host/Origin (see mcpEndpoint).
   const principals = VerifiedPrincipalCache.create({ httpAuth: options.httpAuth });
-  router.use(
+  const onUnauthenticated = challengeUnauthenticated(options.resourceMetadataUrl);
+  const { maxRequestBodyBytes, requestBodyTimeoutMs, dnsRebindingProtection } =
+    options.broker.config;
+  const bodyLimits = { maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs };
+  router.all(
     '/mcp',
-    requirePrincipal(principals, challengeUnauthenticated(options.resourceMetadataUrl)),
+    mcpEndpoint(deps, { principals, onUnauthenticated, bodyLimits, dnsRebindingProtection }),
   );
+  // Everything else on these paths (sub-paths of /mcp included) is authenticated first, so every
+  // method and every mistake is 401 without a token; bodies are read within the same limits.
+  router.use('/mcp', requirePrincipal(principals, onUnauthenticated));
   router.use('/status', requirePrincipal(principals));
-  // Every body on these paths is read here, within the configured size and time limits.
-  const { maxRequestBodyBytes, requestBodyTimeoutMs } = options.broker.config;
-  router.use(
-    [...SELF_AUTHENTICATED_PATHS],
-    readRequestBody({ maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs }),
-  );
+  router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
   router.get('/status', statusHandler({ ...deps, identityStatusOf: options.identityStatusOf }));
-
-  const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
-  router.post('/mcp', guard, postHandler(deps));
-  router.get('/mcp', guard, getHandler(deps));
-  router.delete('/mcp', guard, deleteHandler(deps));
-  router.all('/mcp', guard, (_req, res) => {
-    res.setHeader('Allow', 'GET, POST, DELETE');
-    sendTransportError(
-      res,
-      405,
-      JsonRpcErrorCode.InvalidRequest,
-      'Use POST, GET or DELETE on /mcp',
-    );
-  });
   return router;
 }

@@ -2,10 +2,11 @@
  * The credential step of a person's request to a backend (spec §11): between routing (the
  * backend is known, the caller may use the item) and the hand-over to the ToolCallHandler.
  *
- * - It asks the BackendCredentialProvider for the request's headers and hands the handler the
- *   backend entry with those headers in place of the static ones: the handler builds every
- *   backend request of the call from them, so a person's call carries the person's credential
- *   and nothing else of theirs (the client's own token never enters this step).
+ * - It asks the BackendCredentialProvider for the request's headers; the handler hands them to
+ *   the backend's channel, which sends every request of that person's call (and of their backend
+ *   session: initialize, answers, cancellations) with them in place of the server's static
+ *   headers — the person's credential and nothing else of theirs (the client's own token never
+ *   enters this step).
  * - A call that needs a personal credential the person has not stored is answered here: a
  *   2025-11-25 client gets the URL elicitation required error (-32042) whose URL is the broker's
  *   page; a 2026-07-28 client an `input_required` result with a URL-mode `elicitation/create`
@@ -40,7 +41,7 @@ import {
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { completeResult, inputRequiredResult } from '../protocol/modernResults';
-import type { BrokerBackend, ClientEventStream, ClientReply } from '../types';
+import type { BrokerBackend, ClientResponseWriter } from '../types';
 
 /** The input key of the credential's URL elicitation in an `input_required` result. */
 export const CREDENTIAL_INPUT_KEY = 'credential';
@@ -64,13 +65,12 @@ export interface StepCaller {
 
 /** A request on its way to a backend after the step. */
 export interface PreparedRequest {
-  /** The backend entry whose headers the person's requests carry. */
-  backend: BrokerBackend;
+  /** The headers of the person's requests to the backend; undefined in `broker` mode. */
+  personalHeaders?: Readonly<Record<string, string>>;
   /** The request (a credential retry without its state). */
   request: JsonRpcRequest;
   /** Wraps the answer so a backend's refusal of a personal credential becomes the person's error. */
-  guardReply(reply: ClientReply): ClientReply;
-  guardStream(stream: ClientEventStream): ClientEventStream;
+  guard(writer: ClientResponseWriter): ClientResponseWriter;
 }
 
 /** The credential step; see the file comment. */
@@ -91,22 +91,20 @@ export class CredentialStep {
     caller: StepCaller,
     backend: BrokerBackend,
     request: JsonRpcRequest,
-    reply: ClientReply,
+    reply: ClientResponseWriter,
     signal: AbortSignal,
   ): Promise<PreparedRequest | undefined> {
     const mode = authOf(backend).mode;
-    if (mode === 'broker') {
-      return { backend, request, guardReply: r => r, guardStream: s => s };
-    }
+    if (mode === 'broker') return { request, guard: writer => writer };
     const answerResult = (result: Record<string, unknown>) =>
-      reply.json(
+      reply.finish(
         jsonRpcResult(request.id, caller.era === 'modern' ? completeResult(result) : result),
       );
     const personalError = (error: PersonalCredentialError) => {
       if (request.method === 'tools/call') {
         answerResult({ content: [{ type: 'text', text: error.message }], isError: true });
       } else {
-        reply.json(
+        reply.finish(
           jsonRpcError(request.id, PERSONAL_CREDENTIAL_ERROR_CODE, error.message, {
             server: error.server,
             reason: error.reason,
@@ -122,7 +120,7 @@ export class CredentialStep {
         this.options.retryStates.open(params.requestState, caller.principal, backend.name);
       } catch (error) {
         if (!(error instanceof CredentialRetryStateError)) throw error;
-        reply.json(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, error.message), 400);
+        reply.finish(jsonRpcError(request.id, JsonRpcErrorCode.InvalidParams, error.message), 400);
         return undefined;
       }
       const { requestState: _state, inputResponses: _answers, ...rest } = params;
@@ -159,25 +157,17 @@ export class CredentialStep {
       });
     };
     return {
-      backend: { ...backend, headers: headers.headers },
+      personalHeaders: headers.headers,
       request: routed,
-      guardReply: inner => ({
-        json: (body, httpStatus) => {
-          const replaced = refusal(body);
-          inner.json(replaced, replaced === body ? httpStatus : 200);
+      guard: inner => ({
+        send: message => inner.send(message),
+        finish: (message, httpStatus) => {
+          const replaced = refusal(message);
+          return inner.finish(replaced as typeof message, replaced === message ? httpStatus : 200);
         },
+        end: () => inner.end(),
         get answered() {
           return inner.answered;
-        },
-      }),
-      guardStream: inner => ({
-        send: message => inner.send(refusal(message) as typeof message),
-        close: () => inner.close(),
-        get closed() {
-          return inner.closed;
-        },
-        get signal() {
-          return inner.signal;
         },
       }),
     };
@@ -201,7 +191,7 @@ export class CredentialStep {
     caller: StepCaller,
     backend: BrokerBackend,
     request: JsonRpcRequest,
-    reply: ClientReply,
+    reply: ClientResponseWriter,
     personalError: (error: PersonalCredentialError) => void,
   ): void {
     const { url, message } = error.elicitation;
@@ -218,10 +208,10 @@ export class CredentialStep {
     }
     if (caller.era === 'legacy') {
       const { code, message: text, data } = error.toJsonRpcError();
-      reply.json(jsonRpcError(request.id, code, text, data));
+      reply.finish(jsonRpcError(request.id, code, text, data));
       return;
     }
-    reply.json(
+    reply.finish(
       jsonRpcResult(
         request.id,
         inputRequiredResult({

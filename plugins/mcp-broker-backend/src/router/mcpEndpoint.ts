@@ -1,292 +1,258 @@
 /*
- * The client-facing MCP endpoint (streamable HTTP): POST for messages, GET for the session's
- * event stream, DELETE to end the session. Each handler is parse → call → respond; the
- * protocol work lives in the broker, the dispatcher and the ToolCallHandler.
+ * The client-facing MCP endpoint (streamable HTTP): POST for messages, GET for a session's
+ * event stream, DELETE to end the session. A POST is the request pipeline:
+ *
+ *   the edge (principal, body, Host/Origin) → one McpRequest (era, principal, method, params) → the era's own checks →
+ *   the method's entry (methodTable.ts) → the admission chain (admission.ts: drain →
+ *   authentication → access → limits) → the entry's handler, answering through the request's
+ *   ResponseWriter.
+ *
+ * The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or a
+ * modern `MCP-Protocol-Version` header) is served statelessly, everything else in its session.
+ * A 2026-07-28 request first passes that revision's own checks: a notification is taken (202)
+ * and dropped, the request metadata is validated (400 -32602 / -32020 / -32022 with the
+ * specification's `data`), and a method the revision does not have is 404 -32601 — all before a
+ * permission is asked. A session's client answers (JSON-RPC responses) and notifications go to
+ * the ToolCallHandler once authenticated; a session-era method the broker does not have is
+ * -32601 in band.
  */
 import type { Request, Response } from 'express';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
-import {
-  classifyJsonRpc,
-  JsonRpcErrorCode,
-  jsonRpcResult,
-  isJsonRpcId,
-  isPlainObject,
-  type JsonRpcId,
-} from '../protocol/jsonRpc';
-import { MAX_CLIENT_JSON_DEPTH, memberNestedTooDeep } from '../protocol/jsonDepth';
-import { ModernHeader, requestEra } from '../protocol/modernEra';
 import type { McpBroker } from '../broker/McpBroker';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcResponse } from '../protocol/jsonRpc';
+import { ModernHeader, requestEra, withoutRequestEnvelope } from '../protocol/modernEra';
+import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
+import { isModernProtocolVersion } from '../protocol/versions';
 import type { ClientEventStream, ClientResponseOutcome } from '../types';
-import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
-import { boundSessionInit } from '../sessions/boundedSessionInit';
-import { dispatchClientRequest } from './clientRequestDispatcher';
-import { serveModernMessage } from './modernRequestHandler';
-import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
-import { headerValue, sendShuttingDown, sendTransportError } from './protocol';
+import { Admission, type AdmissionStep } from './admission';
+import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
+import { type McpRequest, readMcpMessage } from './mcpRequest';
+import type { DnsRebindingProtectionConfig } from '../config';
+import { checkHostOrigin } from './hostOriginGuard';
+import type { PrincipalAccessDeps } from './principalAccess';
+import { readBody, type RequestBodyLimits } from './requestBody';
+import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
+import { headerValue, refuseStoreUnavailable } from './protocol';
+import { authenticateRequest, principalOf } from './requirePrincipal';
+import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter';
+import { methodNotFound } from './sessionMethods';
 import { openBrokerEventStream } from './SseClientStream';
-import {
-  BROKER_IMPLEMENTATION,
-  BROKER_INSTRUCTIONS,
-  isModernProtocolVersion,
-  isSupportedProtocolVersion,
-  LATEST_PROTOCOL_VERSION,
-  PROTOCOL_VERSIONS,
-} from '../protocol/versions';
 import type { CredentialStep } from './credentialStep';
-import { principalOf } from './requirePrincipal';
 
 /**
- * Dependencies of the endpoint handlers. The router's requirePrincipal has authenticated every
- * request before a handler runs; handlers read the principal with principalOf(res).
+ * Dependencies of the endpoint handlers. The edge has authenticated every request before a
+ * handler runs; handlers read the principal with principalOf(res).
  */
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
+  /** Steps of the admission chain's `limits` stage (admission.ts); none by default. */
+  limits?: readonly AdmissionStep[];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
 }
 
 /**
- * The session store (the shared database with several replicas) failed: the client may retry,
- * so 503 with a JSON-RPC body; the cause goes to the log, not to the client.
+ * A session's `tools/call` answer sends its headers with its first event (usually the result,
+ * so a quick call leaves in one packet), or after this long when the tool is slow and silent.
  */
-function sendStoreUnavailable(
-  deps: McpEndpointDeps,
-  res: Response,
-  error: unknown,
-  id: string | number | null = null,
-) {
-  deps.broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
-  sendTransportError(
-    res,
-    503,
-    JsonRpcErrorCode.InternalError,
-    'The MCP broker cannot reach its session store right now; retry shortly',
-    id,
+const TOOL_CALL_HEADER_DEADLINE_MS = 1_000;
+
+/** HTTP status of each outcome of a client's JSON-RPC response. */
+const CLIENT_RESPONSE_STATUS: Record<ClientResponseOutcome['outcome'], number> = {
+  delivered: 202,
+  'unknown-id': 404,
+  'backend-failed': 502,
+};
+
+/** What the endpoint's edge checks before any method: who asks, the body, Host and Origin. */
+export interface McpEndpointEdge {
+  /** Verified principals (a token verified once is remembered, see VerifiedPrincipalCache). */
+  principals: VerifiedPrincipalCache;
+  /** Answers a request without a valid token: 401 with the OAuth challenge. */
+  onUnauthenticated: (req: Request, res: Response) => void;
+  /** `maxRequestBodyBytes`, `requestBodyTimeout`. */
+  bodyLimits: RequestBodyLimits;
+  /** `dnsRebindingProtection`. */
+  dnsRebindingProtection: DnsRebindingProtectionConfig;
+}
+
+/**
+ * The MCP endpoint: one Express handler for `/mcp`, whatever the method. Its edge runs first, in
+ * the order of answers the broker has always had — the principal (401/403), the body (413, 408,
+ * 415, 400), Host and Origin (403) — then POST, GET or DELETE over one method table and one
+ * admission chain; any other method is 405. One handler instead of a chain of Express
+ * middleware: a request pays Express's routing once.
+ */
+export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
+  const methods = createMethodTable(deps);
+  const admission = new Admission(
+    deps,
+    (request, entry) => serve(deps, request, entry),
+    deps.limits,
   );
-}
-
-/** A session limit is reached (the message names it). */
-function sendSessionLimit(res: Response, error: SessionLimitError, id: JsonRpcId | null = null) {
-  sendTransportError(res, 429, JsonRpcErrorCode.ServerError, error.message, id);
-}
-
-/** Finds the request's session for its principal, or answers 400/404 and returns undefined. */
-async function requireSession(
-  deps: McpEndpointDeps,
-  req: Request,
-  res: Response,
-): Promise<ClientSession | undefined> {
-  const principal = principalOf(res);
-  const id = headerValue(req, 'mcp-session-id');
-  if (id === undefined || id === '') {
-    sendTransportError(
-      res,
-      400,
-      JsonRpcErrorCode.ServerError,
-      'Mcp-Session-Id header required; send initialize first to start a session',
-    );
-    return undefined;
-  }
-  let session: ClientSession | undefined;
-  try {
-    session = await deps.broker.sessions.get(id, principal);
-  } catch (error) {
-    if (error instanceof SessionLimitError) sendSessionLimit(res, error);
-    else sendStoreUnavailable(deps, res, error);
-    return undefined;
-  }
-  if (!session) {
-    sendTransportError(
-      res,
-      404,
-      JsonRpcErrorCode.SessionNotFound,
-      'Session not found; it ended or belongs to someone else. Initialize a new session',
-    );
-    return undefined;
-  }
-  const version = headerValue(req, 'mcp-protocol-version');
-  if (version !== undefined && !PROTOCOL_VERSIONS.includes(version)) {
-    sendTransportError(
-      res,
-      400,
-      JsonRpcErrorCode.InvalidRequest,
-      `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${PROTOCOL_VERSIONS.join(', ')}`,
-    );
-    return undefined;
-  }
-  return session;
-}
-
-/** POST /mcp: one JSON-RPC message (batches are not part of MCP since 2025-06-18). */
-export function postHandler(deps: McpEndpointDeps) {
-  return async (req: Request, res: Response) => {
-    const raw = typeof req.body === 'string' ? req.body : '';
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      sendTransportError(
-        res,
-        400,
-        JsonRpcErrorCode.ParseError,
-        'Parse error: the body must be one JSON-RPC message as JSON',
-      );
-      return;
-    }
-    if (Array.isArray(body)) {
-      sendTransportError(
-        res,
-        400,
-        JsonRpcErrorCode.InvalidRequest,
-        'JSON-RPC batches are not supported; send one message per POST',
-      );
-      return;
-    }
-    const id = isPlainObject(body) && isJsonRpcId(body.id) ? body.id : null;
-    // Before anything walks the message (serialising it for a backend recurses per level).
-    const tooDeep = isPlainObject(body) ? memberNestedTooDeep(body) : undefined;
-    if (tooDeep !== undefined) {
-      const code =
-        tooDeep === 'params' ? JsonRpcErrorCode.InvalidParams : JsonRpcErrorCode.InvalidRequest;
-      const message = `${tooDeep.slice(0, 40)} nested deeper than ${MAX_CLIENT_JSON_DEPTH} levels`;
-      sendTransportError(res, 400, code, message, id);
-      return;
-    }
-    const message = classifyJsonRpc(body);
-    if (!message) {
-      sendTransportError(
-        res,
-        400,
-        JsonRpcErrorCode.InvalidRequest,
-        'Invalid Request: not a JSON-RPC 2.0 request, notification or response',
-        id,
-      );
-      return;
-    }
-    // The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or
-    // a modern MCP-Protocol-Version header) is served statelessly; everything else as before.
-    if (
-      message.kind !== 'response' &&
-      requestEra(body, headerValue(req, ModernHeader.protocolVersion)) === 'modern'
-    ) {
-      await serveModernMessage(deps, req, res, message);
-      return;
-    }
-    if (message.kind === 'request' && deps.broker.draining) {
-      // Answers and cancellations still go through: the calls in flight are draining.
-      sendShuttingDown(res, message.message.id);
-      return;
-    }
-    if (message.kind === 'request' && message.message.method === 'initialize') {
-      await initialize(deps, req, res, message.message);
-      return;
-    }
-    const session = await requireSession(deps, req, res);
-    if (!session) return;
-    // A running request (a long tool call) keeps the session alive in the shared store.
-    await deps.broker.sessions.whileRequestRuns(session, async () => {
-      if (message.kind === 'response') {
-        try {
-          const answered = await deps.broker.toolCalls.handleClientResponse({
-            clientSession: session,
-            message: message.message,
-          });
-          sendClientResponseOutcome(res, answered);
-        } catch (error) {
-          // Claiming the id needs the (possibly shared) store; nothing was delivered.
-          if (!res.headersSent) sendStoreUnavailable(deps, res, error);
-          else throw error;
-        }
+  const post = postHandler(deps, methods, admission);
+  const get = getHandler(deps, admission);
+  const remove = deleteHandler(deps, admission);
+  return async (req: Request, res: Response): Promise<void> => {
+    if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) return;
+    if (!(await readBody(req, res, edge.bodyLimits))) return;
+    if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return;
+    switch (req.method) {
+      case 'POST':
+        await post(req, res);
         return;
-      }
-      if (message.kind === 'notification') {
-        if (message.message.method === 'notifications/cancelled') {
-          await deps.broker.toolCalls.handleClientNotification({
-            clientSession: session,
-            notification: message.message,
-          });
-        }
-        res.status(202).end();
+      case 'GET':
+      case 'HEAD': // Express serves HEAD with a route's GET handler
+        await get(req, res);
         return;
-      }
-      const access = await requestAccess(deps, req, res, message.message.id);
-      if (!access) return;
-      // Checked again after the session look-up and the permission decision: from here to the
-      // call's registration nothing waits, so a drain that began meanwhile either refuses the
-      // request or sees its call.
-      if (deps.broker.draining) {
-        sendShuttingDown(res, message.message.id);
+      case 'DELETE':
+        await remove(req, res);
         return;
-      }
-      await dispatchClientRequest({
-        broker: deps.broker,
-        session,
-        request: message.message,
-        req,
-        res,
-        catalog: access.catalog,
-        toolCallAuditor: deps.toolCallAuditor,
-        credentialStep: deps.credentialStep,
-      });
-    });
+      default:
+        res.setHeader('Allow', 'GET, POST, DELETE');
+        new ResponseWriter(res).refuse(
+          405,
+          JsonRpcErrorCode.InvalidRequest,
+          'Use POST, GET or DELETE on /mcp',
+        );
+    }
   };
 }
 
-async function initialize(
+/** POST /mcp: one JSON-RPC message (batches are not part of MCP since 2025-06-18). */
+function postHandler(
   deps: McpEndpointDeps,
-  req: Request,
-  res: Response,
-  request: { id: string | number; params?: Record<string, unknown> },
+  methods: ReadonlyMap<string, MethodEntry>,
+  admission: Admission,
 ) {
-  const principal = principalOf(res);
-  if (headerValue(req, 'mcp-session-id') !== undefined) {
-    sendTransportError(
-      res,
-      400,
-      JsonRpcErrorCode.InvalidRequest,
-      'initialize starts a new session: send it without Mcp-Session-Id',
-      request.id,
-    );
+  const { broker } = deps;
+  return async (req: Request, res: Response) => {
+    const read = readMcpMessage(typeof req.body === 'string' ? req.body : '');
+    if ('refused' in read) {
+      const { status, code, message, id } = read.refused;
+      new ResponseWriter(res).refuse(status, code, message, id);
+      return;
+    }
+    const { body, message } = read;
+    const era =
+      message.kind !== 'response' &&
+      requestEra(body, headerValue(req, ModernHeader.protocolVersion)) === 'modern'
+        ? 'modern'
+        : 'legacy';
+    const method = message.kind === 'response' ? undefined : message.message.method;
+    const entry = method === undefined ? undefined : methodOf(methods, method, era);
+    // A session's stream names the session (authentication refuses it without a valid one).
+    const sessionId = headerValue(req, 'mcp-session-id');
+    const streamHeaders: Record<string, string> =
+      era === 'legacy' && sessionId !== undefined ? { 'Mcp-Session-Id': sessionId } : {};
+    const writer = new ResponseWriter(res, broker, answerShape(deps, era, entry, streamHeaders));
+    const params = message.kind === 'response' ? {} : (message.message.params ?? {});
+    const request: McpRequest = {
+      era,
+      principal: principalOf(res),
+      message,
+      method,
+      id: message.kind === 'request' ? message.message.id : null,
+      params: era === 'modern' ? withoutRequestEnvelope(params) : params,
+      req,
+      writer,
+    };
+    if (era === 'modern' && !admitModern(request, entry)) return;
+    await admission.run(request, entry);
+  };
+}
+
+/**
+ * The 2026-07-28 revision's own checks, before anything else (see the file comment); false when
+ * the request was answered.
+ */
+function admitModern(request: McpRequest, entry: MethodEntry | undefined): boolean {
+  const { writer, req } = request;
+  if (request.message.kind !== 'request') {
+    writer.res.status(202).end();
+    return false;
+  }
+  const { method, params, id } = request.message.message;
+  const validated = validateRequestMetadata(method, params, {
+    protocolVersion: headerValue(req, ModernHeader.protocolVersion),
+    method: headerValue(req, ModernHeader.method),
+    name: headerValue(req, ModernHeader.name),
+  });
+  let error = validated.ok ? undefined : validated.error;
+  if (error === undefined && entry === undefined) {
+    error = unknownModernMethodError(method.slice(0, 100));
+  }
+  if (error !== undefined) {
+    writer.answer(jsonRpcError(id, error.code, error.message, error.data), error.httpStatus);
+    return false;
+  }
+  if (validated.ok) request.context = validated.context;
+  return true;
+}
+
+/** The admitted request: its method, or a session's answer or notification. */
+async function serve(
+  deps: McpEndpointDeps,
+  request: McpRequest,
+  entry: MethodEntry | undefined,
+): Promise<void> {
+  const { broker } = deps;
+  const { message, writer, session } = request;
+  if (message.kind === 'response') {
+    try {
+      const answered = await broker.toolCalls.handleClientResponse({
+        clientSession: session!,
+        message: message.message,
+      });
+      answerClientResponse(writer, answered);
+    } catch (error) {
+      // Claiming the id needs the (possibly shared) store; nothing was delivered.
+      if (!writer.answered) refuseStoreUnavailable(broker, writer, error);
+      else throw error;
+    }
     return;
   }
-  const access = await requestAccess(deps, req, res, request.id);
-  if (!access) return;
-  if (!access.mayCreateSession) {
-    sendSessionCreateDenied(res, 'starting an MCP session', request.id);
+  if (message.kind === 'notification') {
+    if (message.message.method === 'notifications/cancelled') {
+      await broker.toolCalls.handleClientNotification({
+        clientSession: session!,
+        notification: message.message,
+      });
+    }
+    writer.res.status(202).end();
     return;
   }
-  const params = request.params ?? {};
-  const bounded = boundSessionInit(params);
-  if (!bounded.ok) {
-    sendTransportError(res, 400, JsonRpcErrorCode.InvalidParams, bounded.message, request.id);
+  await (entry?.handler ?? methodNotFound)(request);
+}
+
+/** How a request's answer may be given (see ResponseWriter), by its method and era. */
+function answerShape(
+  deps: McpEndpointDeps,
+  era: McpRequest['era'],
+  entry: MethodEntry | undefined,
+  headers: Record<string, string>,
+): AnswerShape {
+  if (entry?.answer !== 'call') return JSON_ANSWER;
+  if (era === 'modern') {
+    // Plain JSON until something must stream, or a keep-alive is due.
+    return { finalAlone: 'json', openAfterMs: deps.broker.config.keepAliveMs };
+  }
+  return entry.audit === 'tool-call'
+    ? { finalAlone: 'stream', openAfterMs: TOOL_CALL_HEADER_DEADLINE_MS, headers }
+    : { finalAlone: 'json', headers };
+}
+
+/** Answers the POST that carried a client's JSON-RPC response (202, or an error body). */
+function answerClientResponse(writer: ResponseWriter, answered: ClientResponseOutcome): void {
+  if (writer.answered) return;
+  const status = CLIENT_RESPONSE_STATUS[answered.outcome];
+  if (answered.error === undefined) {
+    writer.res.status(status).end();
     return;
   }
-  const requested = params.protocolVersion;
-  const protocolVersion = isSupportedProtocolVersion(requested)
-    ? requested
-    : LATEST_PROTOCOL_VERSION;
-  let session: ClientSession;
-  try {
-    session = await deps.broker.sessions.create({
-      principal,
-      protocolVersion,
-      ...bounded.init,
-    });
-  } catch (error) {
-    if (error instanceof SessionLimitError) sendSessionLimit(res, error, request.id);
-    else sendStoreUnavailable(deps, res, error, request.id);
-    return;
-  }
-  res.setHeader('Mcp-Session-Id', session.id);
-  res.json(
-    jsonRpcResult(request.id, {
-      protocolVersion,
-      capabilities: deps.broker.serverCapabilities(),
-      serverInfo: BROKER_IMPLEMENTATION,
-      instructions: BROKER_INSTRUCTIONS,
-    }),
-  );
+  const response: JsonRpcResponse = { jsonrpc: '2.0', id: null, error: answered.error };
+  writer.answer(response, status);
 }
 
 /**
@@ -294,13 +260,12 @@ async function initialize(
  * and no session id) gets what a server of that revision answers them: 405, POST only
  * (`streamable-http.mdx` §Earlier Streamable HTTP Revisions). True when it answered.
  */
-function refuseModernWithoutSession(req: Request, res: Response): boolean {
+function refuseModernWithoutSession(req: Request, writer: ResponseWriter): boolean {
   const version = headerValue(req, ModernHeader.protocolVersion)?.trim();
   if (version === undefined || !isModernProtocolVersion(version)) return false;
   if (headerValue(req, 'mcp-session-id') !== undefined) return false;
-  res.setHeader('Allow', 'POST');
-  sendTransportError(
-    res,
+  writer.res.setHeader('Allow', 'POST');
+  writer.refuse(
     405,
     JsonRpcErrorCode.InvalidRequest,
     `MCP ${version.slice(0, 40)} has no ${req.method} on this endpoint: send requests with POST ` +
@@ -310,49 +275,38 @@ function refuseModernWithoutSession(req: Request, res: Response): boolean {
 }
 
 /** GET /mcp: the session's event stream (one per session). */
-export function getHandler(deps: McpEndpointDeps) {
+function getHandler(deps: McpEndpointDeps, admission: Admission) {
+  const { broker } = deps;
   return async (req: Request, res: Response) => {
-    if (refuseModernWithoutSession(req, res)) return;
-    if (deps.broker.draining) {
-      sendShuttingDown(res);
-      return;
-    }
-    const session = await requireSession(deps, req, res);
+    const writer = new ResponseWriter(res, broker);
+    if (refuseModernWithoutSession(req, writer)) return;
+    if (admission.refuseWhileDraining(writer)) return;
+    const session = await admission.sessionOf({ req, writer, principal: principalOf(res) });
     if (!session) return;
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      sendTransportError(
-        res,
-        406,
-        JsonRpcErrorCode.InvalidRequest,
-        'GET needs Accept: text/event-stream',
-      );
+      writer.refuse(406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
       return;
     }
-    const alreadyOpen = () =>
-      sendTransportError(
-        res,
+    // The same rule on every replica: the stream lease lives in the (possibly shared) store.
+    let stream: ClientEventStream | 'already-open';
+    try {
+      stream = await broker.sessions.attachEventStream(
+        session,
+        () => openBrokerEventStream(broker, res, { 'Mcp-Session-Id': session.id }),
+        error =>
+          // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
+          broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`),
+      );
+    } catch (error) {
+      refuseStoreUnavailable(broker, writer, error);
+      return;
+    }
+    if (stream === 'already-open') {
+      writer.refuse(
         409,
         JsonRpcErrorCode.InvalidRequest,
         'This session already has an open GET stream; close it before opening another',
       );
-    // The same rule on every replica: the stream lease lives in the (possibly shared) store.
-    let stream: ClientEventStream | 'already-open';
-    try {
-      stream = await deps.broker.sessions.attachEventStream(
-        session,
-        () => openBrokerEventStream(deps.broker, res, { 'Mcp-Session-Id': session.id }),
-        error =>
-          // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
-          deps.broker.logger.warn(
-            `MCP broker: could not release a client stream's lease: ${error}`,
-          ),
-      );
-    } catch (error) {
-      sendStoreUnavailable(deps, res, error);
-      return;
-    }
-    if (stream === 'already-open') {
-      alreadyOpen();
       return;
     }
     // The stream may stay open for hours and nothing calls next() on it: drop Express's chain
@@ -364,30 +318,13 @@ export function getHandler(deps: McpEndpointDeps) {
 }
 
 /** DELETE /mcp: ends the session (on every replica), its streams and its backend sessions. */
-export function deleteHandler(deps: McpEndpointDeps) {
+function deleteHandler(deps: McpEndpointDeps, admission: Admission) {
   return async (req: Request, res: Response) => {
-    if (refuseModernWithoutSession(req, res)) return;
-    const session = await requireSession(deps, req, res);
+    const writer = new ResponseWriter(res);
+    if (refuseModernWithoutSession(req, writer)) return;
+    const session = await admission.sessionOf({ req, writer, principal: principalOf(res) });
     if (!session) return;
     await deps.broker.endSession(session);
     res.status(204).end();
   };
-}
-
-/** HTTP status of each outcome of a client's JSON-RPC response. */
-const CLIENT_RESPONSE_STATUS: Record<ClientResponseOutcome['outcome'], number> = {
-  delivered: 202,
-  'unknown-id': 404,
-  'backend-failed': 502,
-};
-
-/** Answers the POST that carried a client's JSON-RPC response (202, or an error body). */
-function sendClientResponseOutcome(res: Response, answered: ClientResponseOutcome): void {
-  if (res.headersSent || res.destroyed) return;
-  const status = CLIENT_RESPONSE_STATUS[answered.outcome];
-  if (answered.error === undefined) {
-    res.status(status).end();
-    return;
-  }
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: answered.error });
 }

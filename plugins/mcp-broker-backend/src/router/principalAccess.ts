@@ -2,16 +2,14 @@
  * The router's one way to learn what the request's principal may do (BrokerAccessControl,
  * decided per principal and catalog version). Credentials are re-read from the request only
  * when a decision must be taken. When the permission backend cannot be asked the answer is a
- * 503 the client may retry (fail closed), with the cause in the log only.
+ * 503 the client may retry (fail closed), with the cause in the log only (the MCP endpoint's
+ * admission chain answers it with a JSON-RPC body, the status endpoint as Backstage does).
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
-import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
 import { ServiceUnavailableError } from '@backstage/errors';
 import type { Request, Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl, PrincipalAccess } from '../permissions/BrokerAccessControl';
-import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
 
 /** What {@link accessOf} needs. */
@@ -37,34 +35,4 @@ export async function accessOf(
       'The MCP broker cannot reach the permission backend right now; retry shortly',
     );
   }
-}
-
-/** The principal's access, or undefined after answering 503 (permission backend unreachable). */
-export async function requestAccess(
-  deps: PrincipalAccessDeps,
-  req: Request,
-  res: Response,
-  id: JsonRpcId,
-): Promise<PrincipalAccess | undefined> {
-  try {
-    return await accessOf(deps, req, res);
-  } catch (error) {
-    sendTransportError(res, 503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
-    return undefined;
-  }
-}
-
-/**
- * The 403 for a principal without `mcp-broker.session.create` (spec §8): it guards `initialize`
- * and every stateless request; the message names the permission and what it was needed for.
- */
-export function sendSessionCreateDenied(res: Response, needing: string, id: JsonRpcId): void {
-  sendTransportError(
-    res,
-    403,
-    JsonRpcErrorCode.InvalidRequest,
-    `Forbidden: ${needing} needs the permission ` +
-      `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
-    id,
-  );
 }

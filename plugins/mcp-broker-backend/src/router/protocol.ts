@@ -1,6 +1,12 @@
-/* The one way the MCP endpoint answers with an HTTP error (codes and versions: `protocol/`). */
-import type { Request, Response } from 'express';
-import { JsonRpcErrorCode, JsonRpcId, jsonRpcError } from '../protocol/jsonRpc';
+/*
+ * The MCP endpoint's refusals that more than one step gives (codes and versions: `protocol/`),
+ * each written through the request's ResponseWriter, and the one reading of a request header.
+ */
+import type { Request } from 'express';
+import type { McpBroker } from '../broker/McpBroker';
+import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
+import type { SessionLimitError } from '../sessions/ClientSessionRegistry';
+import type { ResponseWriter } from './ResponseWriter';
 
 /** The first value of a request header (Node joins most repeated headers, not all). */
 export function headerValue(req: Request, name: string): string | undefined {
@@ -8,24 +14,41 @@ export function headerValue(req: Request, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Answers an MCP request with an HTTP error status and a JSON-RPC error body (what MCP
- * clients expect on the transport level). The message says what to fix.
- */
-export function sendTransportError(
-  res: Response,
-  status: number,
-  code: number,
-  message: string,
-  id: JsonRpcId | null = null,
-): void {
-  res.status(status).json(jsonRpcError(id, code, message));
+/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
+export function refuseShuttingDown(writer: ResponseWriter, id: JsonRpcId | null = null): void {
+  writer.res.setHeader('Retry-After', '1');
+  writer.refuse(
+    503,
+    JsonRpcErrorCode.ServerError,
+    'The MCP broker is shutting down; send the request again (on another replica, or later)',
+    id,
+  );
 }
 
-/** The broker drains before shutting down: new work is refused; the client may retry elsewhere. */
-export function sendShuttingDown(res: Response, id: JsonRpcId | null = null): void {
-  res.setHeader('Retry-After', '1');
-  const message =
-    'The MCP broker is shutting down; send the request again (on another replica, or later)';
-  sendTransportError(res, 503, JsonRpcErrorCode.ServerError, message, id);
+/**
+ * The session store (the shared database with several replicas) failed: the client may retry,
+ * so 503 with a JSON-RPC body; the cause goes to the log, not to the client.
+ */
+export function refuseStoreUnavailable(
+  broker: Pick<McpBroker, 'logger'>,
+  writer: ResponseWriter,
+  error: unknown,
+  id: JsonRpcId | null = null,
+): void {
+  broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
+  writer.refuse(
+    503,
+    JsonRpcErrorCode.InternalError,
+    'The MCP broker cannot reach its session store right now; retry shortly',
+    id,
+  );
+}
+
+/** A session limit is reached (the message names it). */
+export function refuseSessionLimit(
+  writer: ResponseWriter,
+  error: SessionLimitError,
+  id: JsonRpcId | null = null,
+): void {
+  writer.refuse(429, JsonRpcErrorCode.ServerError, error.message, id);
 }

@@ -7,9 +7,9 @@
  * connection is then closed. The text is left in `req.body` for the POST handler to parse.
  */
 import { readUtf8RequestBody, RequestBodyError } from '@devportal/backend-request-body';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
+import { ResponseWriter } from './ResponseWriter';
 
 /** Limits of {@link readRequestBody}. */
 export interface RequestBodyLimits {
@@ -17,23 +17,35 @@ export interface RequestBodyLimits {
   timeoutMs: number;
 }
 
-/** Middleware: reads the request body within `limits` into `req.body` (a string, or undefined). */
+/**
+ * Reads the request body within `limits` into `req.body` (a string, or undefined); false when it
+ * was refused (answered).
+ */
+export async function readBody(
+  req: Request,
+  res: Response,
+  limits: RequestBodyLimits,
+): Promise<boolean> {
+  let text: string | undefined;
+  try {
+    text = await readUtf8RequestBody(req, res, limits);
+  } catch (error) {
+    if (!(error instanceof RequestBodyError)) throw error;
+    // -32700 for bytes that are not text; the other refusals are about the request itself.
+    const code =
+      error.failure === 'invalid-utf8'
+        ? JsonRpcErrorCode.ParseError
+        : JsonRpcErrorCode.InvalidRequest;
+    new ResponseWriter(res).refuse(error.status, code, error.message);
+    return false;
+  }
+  req.body = text;
+  return true;
+}
+
+/** Middleware: {@link readBody}, then the next handler. */
 export function readRequestBody(limits: RequestBodyLimits): RequestHandler {
   return async (req, res, next) => {
-    let text: string | undefined;
-    try {
-      text = await readUtf8RequestBody(req, res, limits);
-    } catch (error) {
-      if (!(error instanceof RequestBodyError)) throw error;
-      // -32700 for bytes that are not text; the other refusals are about the request itself.
-      const code =
-        error.failure === 'invalid-utf8'
-          ? JsonRpcErrorCode.ParseError
-          : JsonRpcErrorCode.InvalidRequest;
-      sendTransportError(res, error.status, code, error.message);
-      return;
-    }
-    req.body = text;
-    next();
+    if (await readBody(req, res, limits)) next();
   };
 }

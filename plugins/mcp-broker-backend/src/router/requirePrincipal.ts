@@ -2,8 +2,9 @@
  * The broker authenticates /mcp and /status itself instead of through Backstage's default
  * credentials barrier (plugin.ts declares those paths 'unauthenticated' to the barrier): the
  * barrier verifies the token's signature on every request, before the router could use the
- * VerifiedPrincipalCache. This middleware runs first on those paths, so the order of answers is
- * unchanged: 401/403 before 403 (Host/Origin), 400, 404 or 405.
+ * VerifiedPrincipalCache. Authentication runs first on those paths (the MCP endpoint's first
+ * step, this middleware elsewhere), so the order of answers is unchanged: 401/403 before 403
+ * (Host/Origin), 400, 404 or 405.
  */
 import { isError } from '@backstage/errors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -15,26 +16,36 @@ const PRINCIPAL = 'mcpBrokerPrincipal';
 export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status'] as const;
 
 /**
- * Middleware: authenticates the request and keeps its principal. A 401 is answered by
- * `onUnauthenticated` when given (the MCP endpoint's OAuth challenge), else, like a 403, through
- * Backstage's error handler.
+ * Authenticates the request and keeps its principal for {@link principalOf}; false when it was
+ * answered. A 401 is answered by `onUnauthenticated` when given (the MCP endpoint's OAuth
+ * challenge); other failures (and a 401 without it) are thrown, for Backstage's error handler.
  */
+export async function authenticateRequest(
+  principals: VerifiedPrincipalCache,
+  req: Request,
+  res: Response,
+  onUnauthenticated?: (req: Request, res: Response) => void,
+): Promise<boolean> {
+  let principal: string;
+  try {
+    principal = await principals.principalOf(req);
+  } catch (error) {
+    if (onUnauthenticated === undefined || !isError(error)) throw error;
+    if (error.name !== 'AuthenticationError') throw error;
+    onUnauthenticated(req, res);
+    return false;
+  }
+  res.locals[PRINCIPAL] = principal;
+  return true;
+}
+
+/** Middleware: {@link authenticateRequest}, then the next handler. */
 export function requirePrincipal(
   principals: VerifiedPrincipalCache,
   onUnauthenticated?: (req: Request, res: Response) => void,
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    let principal: string;
-    try {
-      principal = await principals.principalOf(req);
-    } catch (error) {
-      if (onUnauthenticated === undefined || !isError(error)) throw error;
-      if (error.name !== 'AuthenticationError') throw error;
-      onUnauthenticated(req, res);
-      return;
-    }
-    res.locals[PRINCIPAL] = principal;
-    next();
+    if (await authenticateRequest(principals, req, res, onUnauthenticated)) next();
   };
 }
 

@@ -225,16 +225,17 @@ export class ClientSessionRegistry {
   }
 
   /**
-   * Runs `work` as one of the session's requests on this replica: while it runs, the session is
-   * busy (the sweep keeps it alive in the store, and it never makes room at a limit).
+   * One of the session's requests started running on this replica: until {@link requestEnded},
+   * the session is busy (the sweep keeps it alive in the store, and it never makes room at a
+   * limit).
    */
-  async whileRequestRuns<T>(session: ClientSession, work: () => Promise<T>): Promise<T> {
+  requestStarted(session: ClientSession): void {
     session.openRequests += 1;
-    try {
-      return await work();
-    } finally {
-      session.openRequests -= 1;
-    }
+  }
+
+  /** The request counted by {@link requestStarted} ended (once per start). */
+  requestEnded(session: ClientSession): void {
+    session.openRequests -= 1;
   }
 
   /**

@@ -9,7 +9,7 @@
  * foreign or expired claim matches no row and changes nothing.
  */
 import type { Knex } from 'knex';
-import type { ElicitationIdStore, ElicitationMapping } from '../backend/ElicitationIdMap';
+import type { ElicitationIdStore, ElicitationMapping } from '../calls/ElicitationIdMap';
 
 /** Table of elicitation gateway ids (see migrations/). */
 export const ELICITATIONS_TABLE = 'mcp_broker_elicitations';

@@ -2,24 +2,17 @@
  * The HeldCallStore on the plugin's database (see src/inputRequests/HeldCallStore.ts and
  * migrations/20261126000000_held_calls.js). A round is claimed with one conditional UPDATE
  * (`… WHERE call_id = ? AND resumption IS NULL AND expires_at > ?`): of concurrent claims exactly
- * one updates the row (PostgreSQL row locks, SQLite's single writer). The mailbox is ordered by
- * its auto-increment `seq`; one writer (the holder) appends, one reader (the claimer) reads.
- * A cancelled claim is the claim's JSON rewritten with `cancelled` (no schema change).
- * A 2025 client's answer for a call to a 2026-07-28 backend goes the other way (the answering
- * replica appends, the holder reads), appended only while the call's round is published.
+ * one updates the row (PostgreSQL row locks, SQLite's single writer). A 2025 client's answer for
+ * a call to a 2026-07-28 backend becomes a signal to the call (the replicas' one table,
+ * DatabaseSignalStore), inserted only while the call's round is published.
  */
 import type { Knex } from 'knex';
-import type {
-  HeldCallStore,
-  HeldRound,
-  MailboxEntry,
-  RoundClaim,
-} from '../inputRequests/HeldCallStore';
+import type { HeldCallStore, HeldRound, RoundClaim } from '../inputRequests/HeldCallStore';
+import { callAddress } from '../replicas/SignalBus';
+import { SIGNALS_TABLE } from './DatabaseSignalStore';
 
 /** Table of the current round of held calls (see migrations/). */
 export const HELD_CALLS_TABLE = 'mcp_broker_held_calls';
-/** Table of mailbox entries (see migrations/). */
-export const HELD_CALL_MESSAGES_TABLE = 'mcp_broker_held_call_messages';
 
 interface RoundRow {
   call_id: string;
@@ -88,57 +81,22 @@ export class DatabaseHeldCallStore implements HeldCallStore {
     return row?.resumption ? JSON.parse(row.resumption) : undefined;
   }
 
-  async cancelClaim(callId: string, round: number, claim: RoundClaim): Promise<void> {
-    // Only the claiming replica writes a claimed round's resumption, so no other write races.
-    await this.knex(HELD_CALLS_TABLE)
-      .where({ call_id: callId, round })
-      .whereNotNull('resumption')
-      .update({ resumption: JSON.stringify({ ...claim, cancelled: true }) });
-  }
-
-  async append(
-    callId: string,
-    round: number,
-    message: string | undefined,
-    expiresAt: number,
-  ): Promise<void> {
-    await this.knex(HELD_CALL_MESSAGES_TABLE).insert({
-      call_id: callId,
-      round,
-      message: message ?? null,
-      expires_at: expiresAt,
-    });
-  }
-
-  async read(callId: string, round: number, afterSeq: number): Promise<MailboxEntry[]> {
-    const rows: Array<{ seq: string | number; message: string | null }> = await this.knex(
-      HELD_CALL_MESSAGES_TABLE,
-    )
-      .where({ call_id: callId, round })
-      .andWhere('seq', '>', afterSeq)
-      .orderBy('seq')
-      .select('seq', 'message');
-    return rows.map(row => ({
-      seq: Number(row.seq),
-      ...(row.message === null ? {} : { message: row.message }),
-    }));
-  }
-
   async deliverAnswer(
     callId: string,
     message: string,
     now: number,
     expiresAt: number,
   ): Promise<boolean> {
-    // One statement: the check that the round is still published and the append cannot be
+    // One statement: the check that the round is still published and the insert cannot be
     // split by the holder deleting the round. Casts: PostgreSQL types select-list parameters
     // as text otherwise. RETURNING (SQLite ≥ 3.35) tells whether a row went in.
     const result = await this.knex.raw(
-      `insert into ?? (call_id, round, message, expires_at)
-       select call_id, round, cast(? as text), cast(? as bigint) from ??
+      `insert into ?? (address, kind, payload, expires_at)
+       select cast(? as varchar(255)), cast('answer' as varchar(16)), cast(? as text),
+              cast(? as bigint) from ??
        where call_id = ? and expires_at > ?
        returning seq`,
-      [HELD_CALL_MESSAGES_TABLE, message, expiresAt, HELD_CALLS_TABLE, callId, now],
+      [SIGNALS_TABLE, callAddress(callId), message, expiresAt, HELD_CALLS_TABLE, callId, now],
     );
     // pg answers { rows }, better-sqlite3 the row array itself.
     const rows: unknown[] = Array.isArray(result) ? result : result.rows;
@@ -148,11 +106,14 @@ export class DatabaseHeldCallStore implements HeldCallStore {
   async deleteCall(callId: string): Promise<void> {
     // The round first: from then on no answer is handed over (deliverAnswer checks it).
     await this.knex(HELD_CALLS_TABLE).where({ call_id: callId }).delete();
-    await this.knex(HELD_CALL_MESSAGES_TABLE).where({ call_id: callId }).delete();
+    // Call ids are UUIDs: no LIKE wildcards in them.
+    await this.knex(SIGNALS_TABLE)
+      .where('address', callAddress(callId))
+      .orWhere('address', 'like', `relay:${callId}:%`)
+      .delete();
   }
 
   async deleteExpired(now: number): Promise<void> {
-    await this.knex(HELD_CALL_MESSAGES_TABLE).where('expires_at', '<=', now).delete();
     await this.knex(HELD_CALLS_TABLE).where('expires_at', '<=', now).delete();
   }
 }

@@ -1,24 +1,24 @@
 /*
  * Held calls across replicas on SQLite and PostgreSQL (two connection pools on PostgreSQL, as
- * two processes would have): the store's claim and mailbox, then two forwarders ("replicas")
- * sharing the database and the raw test backend — a retry landing on the replica that does not
- * hold the backend call resumes it, with the original ids reaching the backend, and its client
- * going away there cancels the call at the backend through the holder.
+ * two processes would have): the store's claim, then two ToolCalls ("replicas") sharing the
+ * database (held rounds and the bus between replicas) and the raw test backend — a retry landing
+ * on the replica that does not hold the backend call resumes it, with the original ids reaching
+ * the backend, and its client going away there cancels the call at the backend through the
+ * holder.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import { BackendSessionPool } from '../backend/BackendSessionPool';
-import { ElicitationIdMap } from '../backend/ElicitationIdMap';
-import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
-import { collectingSink } from '../backend/testing/collectingSink';
+import { ElicitationIdMap } from '../calls/ElicitationIdMap';
+import type { ForwardedToolCall } from '../calls/callTypes';
+import { ToolCalls } from '../calls/ToolCalls';
+import { channelsOf } from '../backend/testing/testBackends';
+import { collectingSink } from '../calls/testing/collectingSink';
 import { waitFor } from '../testing/waitFor';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
-import {
-  DatabaseHeldCallStore,
-  HELD_CALLS_TABLE,
-  HELD_CALL_MESSAGES_TABLE,
-} from './DatabaseHeldCallStore';
+import { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
+import { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
+import { SignalBus } from '../replicas/SignalBus';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('held call store tests');
@@ -60,20 +60,6 @@ describe.each(engines)('held calls on $label', engine => {
       expect(await b.claimRound('call-a', claim, NOW, NOW + 1)).toMatchObject({ round: 2 });
     });
 
-    it('marks a claimed round cancelled for the holder, and no other round', async () => {
-      const [holder, claimer] = knexes.map(knex => new DatabaseHeldCallStore(knex));
-      await holder.publishRound(round('call-c'));
-      await claimer.claimRound('call-c', claim, NOW, NOW + 120_000);
-      await claimer.cancelClaim('call-c', 2, claim); // not the claimed round: nothing changes
-      expect(await holder.claimOf('call-c', 1)).toEqual(claim);
-      await claimer.cancelClaim('call-c', 1, claim);
-      expect(await holder.claimOf('call-c', 1)).toEqual({ ...claim, cancelled: true });
-      // An unclaimed round is not marked (there is no claim to cancel).
-      await holder.publishRound(round('call-c', 2));
-      await claimer.cancelClaim('call-c', 2, claim);
-      expect(await holder.claimOf('call-c', 2)).toBeUndefined();
-    });
-
     it('refuses claims of unknown and expired rounds', async () => {
       const store = new DatabaseHeldCallStore(knexes[0]);
       expect(await store.claimRound('nope', claim, NOW, NOW + 1)).toBeUndefined();
@@ -81,37 +67,34 @@ describe.each(engines)('held calls on $label', engine => {
       expect(await store.claimRound('call-old', claim, NOW, NOW + 1)).toBeUndefined();
     });
 
-    it('delivers mailbox entries in order, per round, up to the end marker', async () => {
-      const [a, b] = knexes.map(knex => new DatabaseHeldCallStore(knex));
-      for (const text of ['{"n":1}', '{"n":2}', undefined]) {
-        await a.append('call-m', 1, text, NOW + 60_000);
-      }
-      await a.append('call-m', 2, '{"n":3}', NOW + 60_000);
-      const entries = await b.read('call-m', 1, 0);
-      expect(entries.map(e => e.message)).toEqual(['{"n":1}', '{"n":2}', undefined]);
-      expect(await b.read('call-m', 1, entries[1].seq)).toEqual([entries[2]]);
+    it('hands an answer to the call only while its round is published, and deletes the call’s rows', async () => {
+      const [holder, answering] = knexes.map(knex => new DatabaseHeldCallStore(knex));
+      const signals = new DatabaseSignalStore(knexes[0]);
+      expect(await answering.deliverAnswer('call-d', '{"id":"g"}', NOW, NOW + 1_000)).toBe(false);
+      await holder.publishRound(round('call-d'));
+      expect(await answering.deliverAnswer('call-d', '{"id":"g"}', NOW, NOW + 1_000)).toBe(true);
+      expect(
+        (await signals.read(['call:call-d'], NOW)).map(({ kind, payload }) => ({ kind, payload })),
+      ).toEqual([{ kind: 'answer', payload: '{"id":"g"}' }]);
+      await signals.send({ address: 'relay:call-d:1', kind: 'end' }, NOW + 1_000);
+      await holder.deleteCall('call-d');
+      expect(await signals.read(['call:call-d', 'relay:call-d:1'], NOW)).toEqual([]);
+      expect(await answering.deliverAnswer('call-d', '{"id":"g"}', NOW, NOW + 1_000)).toBe(false);
     });
 
-    it('sweeps expired rounds and mailbox entries only', async () => {
+    it('sweeps expired rounds only', async () => {
       const store = new DatabaseHeldCallStore(knexes[0]);
       await store.publishRound({ ...round('call-s1'), expiresAt: NOW - 5 });
       await store.publishRound({ ...round('call-s2'), expiresAt: NOW + 5 });
-      await store.append('call-s1', 1, '{}', NOW - 5);
-      await store.append('call-s2', 1, '{}', NOW + 5);
       await store.deleteExpired(NOW);
       const calls = await knexes[0](HELD_CALLS_TABLE).whereIn('call_id', ['call-s1', 'call-s2']);
       expect(calls.map(r => r.call_id)).toEqual(['call-s2']);
-      const messages = await knexes[0](HELD_CALL_MESSAGES_TABLE).whereIn('call_id', [
-        'call-s1',
-        'call-s2',
-      ]);
-      expect(messages.map(r => r.call_id)).toEqual(['call-s2']);
     });
   });
 
   describe('a retry on the replica that does not hold the call (raw backend)', () => {
     let backend: RawMcpBackend;
-    let replicas: ToolCallForwarder[];
+    let replicas: ToolCalls[];
     const KEY = Buffer.alloc(32, 9);
 
     beforeAll(async () => {
@@ -119,12 +102,15 @@ describe.each(engines)('held calls on $label', engine => {
       const endpoint = { name: 'raw', url: backend.url, headers: {} };
       replicas = knexes.map(knex => {
         const logger = mockServices.logger.mock();
-        const heldCalls = new DatabaseHeldCallStore(knex);
-        return new ToolCallForwarder({
+        const shared = {
+          store: new DatabaseHeldCallStore(knex),
+          bus: new SignalBus({ store: new DatabaseSignalStore(knex), logger }),
+        };
+        return new ToolCalls({
           logger,
-          pool: new BackendSessionPool({ logger, requestTimeoutMs: 5_000 }),
           elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
-          endpointOf: name => (name === 'raw' ? endpoint : undefined),
+          backendOf: name => (name === 'raw' ? channelsOf(endpoint) : undefined),
+          closeSessionsOf: async () => undefined,
           toolCallTimeoutMs: 10_000,
           requestTimeoutMs: 5_000,
           requestStates: new RequestStateSealer({
@@ -132,8 +118,7 @@ describe.each(engines)('held calls on $label', engine => {
             ttlMs: 60_000,
             nonces: new DatabaseRequestStateNonceStore(knex),
           }),
-          heldCalls,
-          mailboxPollMs: 20,
+          shared,
         });
       });
     });
@@ -151,7 +136,7 @@ describe.each(engines)('held calls on $label', engine => {
     const call = (args: Record<string, unknown>): ForwardedToolCall => ({
       clientSessionId: 'pooled:alice',
       clientCapabilities: { elicitation: {} },
-      endpoint: { name: 'raw', url: backend.url, headers: {} },
+      backend: channelsOf({ name: 'raw', url: backend.url, headers: {} }),
       clientRequestId: 1,
       params: { name: 'elicit', arguments: args, _meta: { progressToken: 'p-first' } },
       inputRequired: { declaredCapabilities: { elicitation: {} }, binding: binding(args) },
@@ -193,7 +178,7 @@ describe.each(engines)('held calls on $label', engine => {
       ]);
       expect(backend.answers.map(a => [a.sentId, a.receivedId])).toEqual([['7.0', '7.0']]);
 
-      // The next retry lands on the holder again: no mailbox involved.
+      // The next retry lands on the holder again: nothing goes through the database.
       const third = collectingSink();
       await replicas[0].resume(
         {
@@ -214,14 +199,16 @@ describe.each(engines)('held calls on $label', engine => {
       ]);
     });
 
-    /** The call ids of held calls with rows in the shared database. */
+    /** The call ids of held calls with rows (rounds or signals) in the shared database. */
     const heldCallIds = async () => {
-      const rows = await Promise.all(
-        [HELD_CALLS_TABLE, HELD_CALL_MESSAGES_TABLE].map(table =>
-          knexes[0](table).distinct('call_id'),
-        ),
-      );
-      return new Set(rows.flat().map(row => String(row.call_id)));
+      const rounds = await knexes[0](HELD_CALLS_TABLE).distinct('call_id');
+      const signals = await knexes[0](SIGNALS_TABLE).distinct('address');
+      return new Set([
+        ...rounds.map(row => String(row.call_id)),
+        ...signals
+          .map(row => /^(?:call|relay):([^:]+)/.exec(String(row.address))?.[1])
+          .filter((id): id is string => id !== undefined),
+      ]);
     };
 
     it.each([

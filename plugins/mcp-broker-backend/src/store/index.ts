@@ -1,12 +1,8 @@
 /* Shared state for several broker replicas (spec §6): the database stores and their migrations. */
 export { DatabaseClientSessionStore, CLIENT_SESSIONS_TABLE } from './DatabaseClientSessionStore';
 export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicitationIdStore';
-export {
-  DatabaseHeldCallStore,
-  HELD_CALLS_TABLE,
-  HELD_CALL_MESSAGES_TABLE,
-} from './DatabaseHeldCallStore';
-export { DatabaseCancellationStore, CANCELLATIONS_TABLE } from './DatabaseCancellationStore';
+export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
+export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';

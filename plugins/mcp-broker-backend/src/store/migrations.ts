@@ -10,6 +10,12 @@ const MIGRATIONS_DIRECTORY = resolvePackagePath(
 /** A table name of our own, so a shared database never mixes migration histories. */
 const MIGRATIONS_TABLE = 'mcp_broker__knex_migrations';
 
+/** Where the broker's migrations are and where knex records them (for one-step moves). */
+export const BROKER_MIGRATIONS: Readonly<Knex.MigratorConfig> = Object.freeze({
+  directory: MIGRATIONS_DIRECTORY,
+  tableName: MIGRATIONS_TABLE,
+});
+
 /**
  * Runs the broker's migrations up to the latest one. Several replicas starting at once are
  * safe: knex holds its migration lock (a row in `<table>_lock`) while it migrates.

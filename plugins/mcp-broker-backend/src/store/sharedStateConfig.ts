@@ -5,7 +5,7 @@
 import type { DatabaseService } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
-import type { ElicitationIdStore } from '../backend/ElicitationIdMap';
+import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
@@ -17,8 +17,8 @@ import type { RequestStateKeyStore } from '../inputRequests/requestStateKey';
 import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
-import type { CancellationStore } from '../backend/CancellationRelay';
-import { DatabaseCancellationStore } from './DatabaseCancellationStore';
+import type { SignalStore } from '../replicas/SignalBus';
+import { DatabaseSignalStore } from './DatabaseSignalStore';
 import { migrateBrokerDatabase } from './migrations';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
@@ -45,8 +45,8 @@ export interface SharedStateStores {
   requestStateKeys?: RequestStateKeyStore;
   /** Tool calls held for a 2026-07-28 client's input, resumable from any replica. */
   heldCalls?: HeldCallStore;
-  /** A client's cancellations (and session ends) for calls in flight on another replica. */
-  cancellations?: CancellationStore;
+  /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
+  signals?: SignalStore;
 }
 
 /**
@@ -67,6 +67,6 @@ export async function createSharedStateStores(
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
     requestStateKeys: new DatabaseRequestStateKeyStore(knex),
     heldCalls: new DatabaseHeldCallStore(knex),
-    cancellations: new DatabaseCancellationStore(knex),
+    signals: new DatabaseSignalStore(knex),
   };
 }

@@ -7,7 +7,7 @@ import {
   ElicitationMapping,
   ElicitationIdStore,
   MemoryElicitationIdStore,
-} from '../backend/ElicitationIdMap';
+} from '../calls/ElicitationIdMap';
 import {
   ClientSessionStore,
   MemoryClientSessionStore,
@@ -15,7 +15,7 @@ import {
 } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
-import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
+import { BROKER_MIGRATIONS, migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 import { replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines: databaseEngines, databases } = replicaDatabases('broker shared store tests');
@@ -235,13 +235,39 @@ describe('broker migrations', () => {
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
-      expect(await knex.schema.hasTable('mcp_broker_cancellations')).toBe(true);
+      expect(await knex.schema.hasTable('mcp_broker_signals')).toBe(true);
       await rollbackBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
+      expect(await knex.schema.hasTable('mcp_broker_signals')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_cancellations')).toBe(false);
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+    },
+    60_000,
+  );
+
+  it.each(databases.eachSupportedId())(
+    'replace the relayed cancellations and the held calls’ mailbox with one signal table, and back, on %p',
+    async id => {
+      const knex = await databases.init(id);
+      const tables = async () => ({
+        signals: await knex.schema.hasTable('mcp_broker_signals'),
+        cancellations: await knex.schema.hasTable('mcp_broker_cancellations'),
+        mailbox: await knex.schema.hasTable('mcp_broker_held_call_messages'),
+      });
+      await migrateBrokerDatabase(knex);
+      expect(await tables()).toEqual({ signals: true, cancellations: false, mailbox: false });
+      await knex.migrate.down(BROKER_MIGRATIONS);
+      expect(await tables()).toEqual({ signals: false, cancellations: true, mailbox: true });
+      // The tables it brings back take rows as before.
+      await knex('mcp_broker_cancellations').insert({
+        client_session_id: 's',
+        request_key: '1',
+        expires_at: 1,
+      });
+      await knex.migrate.up(BROKER_MIGRATIONS);
+      expect(await tables()).toEqual({ signals: true, cancellations: false, mailbox: false });
     },
     60_000,
   );

@@ -1,24 +1,24 @@
 /*
  * A 2025 client's answer to a 2026-07-28 backend's input request, given on another replica than
  * the one whose call waits for it, on SQLite and PostgreSQL (two connection pools on PostgreSQL,
- * as two processes would have): the store's hand-over, then two forwarders ("replicas") sharing
- * the database in front of the repository's modern example server (modern-only).
+ * as two processes would have): the store's hand-over, then two ToolCalls ("replicas") sharing
+ * the database (held rounds and the bus between replicas) in front of the repository's modern
+ * example server (modern-only).
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import knexFactory, { type Knex } from 'knex';
-import { BackendSessionPool } from '../backend/BackendSessionPool';
-import { ElicitationIdMap, ElicitationMapping } from '../backend/ElicitationIdMap';
-import { StatelessInputAnswers } from '../backend/StatelessInputAnswers';
-import { ForwardedToolCall, ToolCallForwarder } from '../backend/ToolCallForwarder';
+import { ElicitationIdMap, ElicitationMapping } from '../calls/ElicitationIdMap';
+import { StatelessInputAnswers } from '../calls/StatelessInputAnswers';
+import type { ForwardedToolCall } from '../calls/callTypes';
+import { ToolCalls } from '../calls/ToolCalls';
 import type { BackendEndpoint } from '../backend/backendTransport';
-import { collectingSink } from '../backend/testing/collectingSink';
+import { channelsOf } from '../backend/testing/testBackends';
+import { collectingSink } from '../calls/testing/collectingSink';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
-import {
-  DatabaseHeldCallStore,
-  HELD_CALLS_TABLE,
-  HELD_CALL_MESSAGES_TABLE,
-} from './DatabaseHeldCallStore';
+import { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
+import { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
+import { callAddress, SignalBus } from '../replicas/SignalBus';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('stateless input answer tests');
@@ -29,8 +29,19 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
 
   const rowsOf = async (callId: string) => ({
     rounds: (await knexes[0](HELD_CALLS_TABLE).where({ call_id: callId })).length,
-    messages: (await knexes[0](HELD_CALL_MESSAGES_TABLE).where({ call_id: callId })).length,
+    signals: (await knexes[0](SIGNALS_TABLE).where({ address: callAddress(callId) })).length,
   });
+  const buses: SignalBus[] = [];
+  afterAll(() => buses.splice(0).forEach(bus => bus.stop()));
+  /** What a replica on `knex` shares with the others. */
+  const sharedOn = (knex: Knex) => {
+    const bus = new SignalBus({
+      store: new DatabaseSignalStore(knex),
+      logger: mockServices.logger.mock(),
+    });
+    buses.push(bus);
+    return { store: new DatabaseHeldCallStore(knex), bus };
+  };
 
   describe('DatabaseHeldCallStore.deliverAnswer', () => {
     const round = (callId: string, expiresAt = NOW + 60_000) => ({
@@ -50,10 +61,15 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
 
       await a.publishRound(round('call-live'));
       expect(await b.deliverAnswer('call-live', '{"n":1}', NOW, NOW + 1_000)).toBe(true);
-      // Into the mailbox of the published round, where the holder reads it.
-      const entries = await a.read('call-live', 3, 0);
-      expect(entries.map(e => e.message)).toEqual(['{"n":1}']);
-      expect(await rowsOf('call-old')).toEqual({ rounds: 1, messages: 0 });
+      // As a signal to the call, which the holder waits for.
+      const signals = await new DatabaseSignalStore(knexes[0]).read(
+        [callAddress('call-live')],
+        NOW,
+      );
+      expect(signals.map(({ kind, payload }) => ({ kind, payload }))).toEqual([
+        { kind: 'answer', payload: '{"n":1}' },
+      ]);
+      expect(await rowsOf('call-old')).toEqual({ rounds: 1, signals: 0 });
     });
 
     it('hands nothing over once the call ended, and leaves no rows behind', async () => {
@@ -61,9 +77,9 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       await a.publishRound(round('call-ended'));
       expect(await b.deliverAnswer('call-ended', '{"n":1}', NOW, NOW + 1_000)).toBe(true);
       await a.deleteCall('call-ended');
-      expect(await rowsOf('call-ended')).toEqual({ rounds: 0, messages: 0 });
+      expect(await rowsOf('call-ended')).toEqual({ rounds: 0, signals: 0 });
       expect(await b.deliverAnswer('call-ended', '{"n":2}', NOW, NOW + 1_000)).toBe(false);
-      expect(await rowsOf('call-ended')).toEqual({ rounds: 0, messages: 0 });
+      expect(await rowsOf('call-ended')).toEqual({ rounds: 0, signals: 0 });
     });
   });
 
@@ -71,8 +87,7 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
     const answersOn = (knex: Knex) =>
       new StatelessInputAnswers({
         logger: mockServices.logger.mock(),
-        store: new DatabaseHeldCallStore(knex),
-        pollMs: 20,
+        shared: sharedOn(knex),
         answerTtlMs: 60_000,
       });
     const mapping = (callId: string, n: number): ElicitationMapping => ({
@@ -86,14 +101,14 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       expiresAt: Date.now() + 60_000,
     });
 
-    it('takes only its own round’s ids from the mailbox; after the call, answers find it ended', async () => {
+    it('takes only its own round’s ids from its signals; after the call, answers find it ended', async () => {
       const [holder, other] = knexes.map(answersOn);
       const asked = [mapping('call-r', 1), mapping('call-r', 2)];
       const round = await holder.open('call-r', 1, asked);
       const neighbour = mapping('call-s', 1);
       const neighbourRound = await holder.open('call-s', 1, [neighbour]);
-      // A message in call-r's mailbox naming an id of another call waiting on the same replica
-      // must not reach that call.
+      // A signal to call-r naming an id of another call waiting on the same replica must not
+      // reach that call.
       expect(
         await other.deliver({ ...neighbour, callId: 'call-r' }, { id: 'x', result: { forged: 1 } }),
       ).toBe('delivered');
@@ -104,7 +119,7 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       expect(await holder.deliver(asked[0], { id: asked[0].gatewayId, result: { n: 1 } })).toBe(
         'delivered',
       );
-      // The mailbox is read in order: once n: 2 arrived, the forged message was read before it.
+      // The signals are read in order: once n: 2 arrived, the forged one was read before it.
       await expect(Promise.all(asked.map(m => round.answerTo(m.gatewayId)))).resolves.toEqual([
         { id: asked[0].gatewayId, result: { n: 1 } },
         { jsonrpc: '2.0', id: asked[1].gatewayId, result: { n: 2 } },
@@ -118,20 +133,19 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       for (const r of [round, neighbourRound]) r.close();
       await holder.callEnded('call-r');
       await holder.callEnded('call-s');
-      expect(await rowsOf('call-r')).toEqual({ rounds: 0, messages: 0 });
-      expect(await rowsOf('call-s')).toEqual({ rounds: 0, messages: 0 });
+      expect(await rowsOf('call-r')).toEqual({ rounds: 0, signals: 0 });
+      expect(await rowsOf('call-s')).toEqual({ rounds: 0, signals: 0 });
       expect(await other.deliver(mapping('call-r', 3), { id: 'y', result: {} })).toBe('call-ended');
     });
 
     it('publishes nothing and polls nothing without a shared store (one replica)', async () => {
       const single = new StatelessInputAnswers({
         logger: mockServices.logger.mock(),
-        pollMs: 20,
         answerTtlMs: 60_000,
       });
       const asked = mapping('call-mem', 1);
       const round = await single.open('call-mem', 1, [asked]);
-      expect(await rowsOf('call-mem')).toEqual({ rounds: 0, messages: 0 });
+      expect(await rowsOf('call-mem')).toEqual({ rounds: 0, signals: 0 });
       expect(await single.deliver(asked, { id: asked.gatewayId, result: { ok: true } })).toBe(
         'delivered',
       );
@@ -146,25 +160,24 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
   describe('a legacy client’s answer on the replica that does not hold the call (modern backend)', () => {
     let server: ModernExampleMcpServer;
     let endpoint: BackendEndpoint;
-    const forwarders: ToolCallForwarder[] = [];
+    const replicas: ToolCalls[] = [];
 
     function replica(knex: Knex, heldCallsKnex = knex) {
       const logger = mockServices.logger.mock();
-      const forwarder = new ToolCallForwarder({
+      const calls = new ToolCalls({
         logger,
-        pool: new BackendSessionPool({ logger, requestTimeoutMs: 5_000 }),
         elicitations: new ElicitationIdMap({
           store: new DatabaseElicitationIdStore(knex),
           ttlMs: 60_000,
         }),
-        endpointOf: name => (name === endpoint.name ? endpoint : undefined),
+        backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+        closeSessionsOf: async () => undefined,
         toolCallTimeoutMs: 20_000,
         requestTimeoutMs: 5_000,
-        heldCalls: new DatabaseHeldCallStore(heldCallsKnex),
-        mailboxPollMs: 20,
+        shared: sharedOn(heldCallsKnex),
       });
-      forwarders.push(forwarder);
-      return forwarder;
+      replicas.push(calls);
+      return calls;
     }
 
     beforeAll(async () => {
@@ -172,14 +185,14 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       endpoint = { name: 'modern', url: server.url, headers: {} };
     });
     afterAll(async () => {
-      await Promise.all(forwarders.map(f => f.close()));
+      await Promise.all(replicas.map(r => r.close()));
       await server?.close();
     });
 
     const confirmCall = (message: string): ForwardedToolCall => ({
       clientSessionId: 'client-a',
       clientCapabilities: { elicitation: {} },
-      endpoint,
+      backend: channelsOf(endpoint),
       clientRequestId: 1,
       params: { name: 'confirm', arguments: { message } },
       backendEra: 'modern',
@@ -207,10 +220,9 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
         id: 1,
         result: expect.objectContaining({ content: [{ type: 'text', text: 'confirmed: true' }] }),
       });
-      // The call's round and mailbox went with it (the store tests above left theirs).
-      for (const table of [HELD_CALLS_TABLE, HELD_CALL_MESSAGES_TABLE]) {
-        expect(await knexes[0](table).whereNot('call_id', 'like', 'call-%')).toEqual([]);
-      }
+      // The call's round and signals went with it (the store tests above left theirs).
+      expect(await knexes[0](HELD_CALLS_TABLE).whereNot('call_id', 'like', 'call-%')).toEqual([]);
+      expect(await knexes[0](SIGNALS_TABLE).whereNot('address', 'like', 'call:call-%')).toEqual([]);
     });
 
     it('gives the id back when the hand-over fails, so that the answer can be sent again', async () => {

@@ -22,6 +22,8 @@ export interface ScriptedMcpServerOptions {
   noEventStream?: boolean;
   /** End every GET event stream right after opening it (the session stays valid). */
   endEventStreamsAtOnce?: boolean;
+  /** Take GET requests but never answer them (no headers): an event stream that never opens. */
+  holdEventStreams?: boolean;
   /** Capabilities to advertise; default tools.listChanged only. */
   capabilities?: Record<string, unknown>;
   /** Header value every request must carry in `Authorization` (else 401). */
@@ -36,6 +38,10 @@ export interface ScriptedMcpServer {
   tools: string[];
   /** Whether GET event streams end right after opening (mutable). */
   endEventStreamsAtOnce: boolean;
+  /** Whether GET requests are held without an answer (mutable). */
+  holdEventStreams: boolean;
+  /** Number of GET requests held without an answer so far. */
+  eventStreamsHeld(): number;
   /** Number of GET event streams opened so far. */
   eventStreamsOpened(): number;
   /** Ends every open event stream; the sessions stay valid. */
@@ -61,12 +67,15 @@ export async function startScriptedMcpServer(
 ): Promise<ScriptedMcpServer> {
   const sessions = new Set<string>();
   const streams = new Set<http.ServerResponse>();
+  const held = new Set<http.ServerResponse>();
+  let eventStreamsHeld = 0;
   const authorizations: Array<string | undefined> = [];
   let initializeCount = 0;
   let eventStreamsOpened = 0;
   const state = {
     tools: [...(options.tools ?? ['echo'])],
     endEventStreamsAtOnce: options.endEventStreamsAtOnce ?? false,
+    holdEventStreams: options.holdEventStreams ?? false,
   };
   const capabilities = options.capabilities ?? { tools: { listChanged: true } };
 
@@ -96,6 +105,12 @@ export async function startScriptedMcpServer(
     if (req.method === 'GET') {
       if (options.noEventStream) {
         reply(res, 405);
+        return;
+      }
+      if (state.holdEventStreams) {
+        eventStreamsHeld++;
+        held.add(res);
+        res.on('close', () => held.delete(res));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -220,6 +235,13 @@ export async function startScriptedMcpServer(
     set endEventStreamsAtOnce(value: boolean) {
       state.endEventStreamsAtOnce = value;
     },
+    get holdEventStreams() {
+      return state.holdEventStreams;
+    },
+    set holdEventStreams(value: boolean) {
+      state.holdEventStreams = value;
+    },
+    eventStreamsHeld: () => eventStreamsHeld,
     eventStreamsOpened: () => eventStreamsOpened,
     endEventStreams,
     initializeCount: () => initializeCount,
@@ -238,6 +260,7 @@ export async function startScriptedMcpServer(
     },
     async close() {
       for (const stream of streams) stream.destroy();
+      for (const stream of held) stream.destroy();
       server.closeAllConnections();
       await new Promise<void>(resolve => server.close(() => resolve()));
     },

@@ -10,6 +10,7 @@ export function startBackendConnection(
     updates?: ListsUpdate[];
     headers?: Record<string, string>;
     onStateChanged?: BackendConnectionOptions['onStateChanged'];
+    eventStreamOpenMs?: number;
   } = {},
 ): BackendConnection {
   const connection = new BackendConnection({
@@ -20,6 +21,7 @@ export function startBackendConnection(
     reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
     onListsUpdated: (_name, update) => options.updates?.push(update),
     onStateChanged: options.onStateChanged,
+    eventStreamOpenMs: options.eventStreamOpenMs,
   });
   connection.start();
   return connection;

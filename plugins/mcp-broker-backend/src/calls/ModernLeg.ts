@@ -1,0 +1,159 @@
+/*
+ * A call's leg on a 2026-07-28 (stateless) backend: no backend session; the request goes out in
+ * the envelope (the end client's relayed capabilities without tasks, the broker's clientInfo),
+ * with the tool's `x-mcp-header` arguments mirrored by the transport, under the broker's
+ * credentials (ModernChannel.call). What comes back is read as on a 2025 backend's stream
+ * (callReply.ts); what differs:
+ *   - cancelling is closing the stream (2026-07-28 has no `notifications/cancelled`);
+ *   - the backend refuses a request with one JSON-RPC error (e.g. -32021): its own answer,
+ *     passed through like any error;
+ *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
+ *     the broker's own (its retry is a new stateless call, StreamingToolCallHandler); a 2025
+ *     client is asked each input on its call's stream under a gateway id (AnswerRouter), and
+ *     the backend call is retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS}
+ *     rounds;
+ *   - a task result (tasks extension) ends the call with an error naming the backend;
+ *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
+ * The backend's requests on the stream are dropped: this revision asks through input_required.
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  backendMalformedResponse,
+  backendReturnedTask,
+  backendTooManyInputRounds,
+} from '../backend/backendErrors';
+import type { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
+import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
+import type { AnswerRouter } from './AnswerRouter';
+import { readCallReply } from './callReply';
+import type { ToolCall } from './ToolCall';
+
+/** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
+export const MAX_STATELESS_INPUT_ROUNDS = 8;
+
+/** Options of {@link ModernLeg}. */
+export interface ModernLegOptions {
+  logger: LoggerService;
+  router: AnswerRouter;
+  /** Seals `requestState` for 2026-07-28 callers (absent: they cannot be asked for input). */
+  sealer?: RequestStateSealer;
+  /** The `x-mcp-header` declarations of a backend's tool (see AggregatedCatalog). */
+  paramHeadersOf?: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
+}
+
+/** Runs calls on 2026-07-28 backends; see the file comment. */
+export class ModernLeg {
+  private nextRequestId = 1;
+
+  constructor(private readonly options: ModernLegOptions) {}
+
+  /**
+   * Runs `call` in stateless rounds until a result that is not `input_required`, or one handed
+   * to a 2026-07-28 client; throws what kept it from an answer.
+   */
+  async run(call: ToolCall): Promise<Record<string, unknown>> {
+    const { request } = call;
+    const backend = call.backend;
+    call.stateless = true;
+    let params = request.params;
+    for (let round = 1; ; round++) {
+      const final = await this.once(call, params);
+      const result = final.result;
+      if (!isPlainObject(result)) return final;
+      if (isTaskResult(result)) throw backendReturnedTask(backend);
+      const { resultType, ...rest } = result;
+      if (resultType !== 'input_required') return { ...final, result: rest };
+      const inputRequests = isPlainObject(result.inputRequests) ? result.inputRequests : undefined;
+      const requestState =
+        typeof result.requestState === 'string' ? result.requestState : undefined;
+      if (inputRequests === undefined && requestState === undefined) {
+        throw backendMalformedResponse(backend, 'an input_required result without inputs');
+      }
+      const sealer = this.options.sealer;
+      if (request.inputRequired !== undefined && sealer !== undefined) {
+        // A 2026-07-28 client answers itself; its retry comes back with the sealed state.
+        const sealed = sealer.seal(request.inputRequired.binding, {
+          backend,
+          ...(requestState === undefined ? {} : { backendRequestState: requestState }),
+        });
+        return {
+          ...final,
+          result: inputRequiredResult({
+            inputRequests: inputRequests as Parameters<
+              typeof inputRequiredResult
+            >[0]['inputRequests'],
+            requestState: sealed,
+          }),
+        };
+      }
+      if (request.serverRequests !== undefined) {
+        // A caller that cannot be asked on its stream (a 2026-07-28 client of a broker without
+        // requestState sealing): the backend's question has nowhere to go.
+        return {
+          jsonrpc: '2.0',
+          id: request.clientRequestId,
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${backend}" asked for input, which the broker cannot relay to this client`,
+            data: { backend },
+          },
+        };
+      }
+      if (round > MAX_STATELESS_INPUT_ROUNDS) {
+        throw backendTooManyInputRounds(backend, MAX_STATELESS_INPUT_ROUNDS);
+      }
+      const inputResponses = await this.options.router.askInputs(call, round, inputRequests ?? {});
+      params = {
+        ...request.params,
+        inputResponses,
+        ...(requestState === undefined ? {} : { requestState }),
+      };
+    }
+  }
+
+  private async once(
+    call: ToolCall,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const { request } = call;
+    const backendRequestId = this.nextRequestId++;
+    const reply = await request.backend.modern.call(
+      { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
+      withoutTasks({ ...request.clientCapabilities }),
+      {
+        signal: call.signal,
+        mirroredParams: this.paramDeclarations(call),
+        endpoint: request.personalEndpoint,
+      },
+    );
+    return readCallReply(call, reply, {
+      backendRequestId,
+      logger: this.options.logger,
+      loneErrors: true,
+      onRequest: async () => {
+        // 2026-07-28 has no server-to-client requests (input comes as input_required).
+        this.options.logger.warn(
+          `MCP server "${call.backend}" sent a request on a 2026-07-28 call's stream; dropped`,
+        );
+      },
+    });
+  }
+
+  /**
+   * The `x-mcp-header` declarations of the call's tool (read with its list), whose arguments the
+   * transport mirrors.
+   */
+  private paramDeclarations(call: ToolCall): readonly ParamHeaderDeclaration[] | undefined {
+    // Only tools declare x-mcp-header; a prompt may share a tool's name.
+    if (call.method !== 'tools/call') return undefined;
+    const tool = call.request.params.name;
+    return typeof tool === 'string' ? this.options.paramHeadersOf?.(call.backend, tool) : undefined;
+  }
+}
+
+/** True for a result of the tasks extension (a task instead of the tool's result). */
+function isTaskResult(result: Record<string, unknown>): boolean {
+  return result.resultType === 'task' || isPlainObject(result.task);
+}

@@ -1,0 +1,404 @@
+/*
+ * Tool calls to a 2026-07-28 backend (stateless, no backend session) against the repository's
+ * modern example server run modern-only (`legacy: 'reject'`, SDK v2), plus one scripted double
+ * for what that server cannot be made to do (answer with a task).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mockServices } from '@backstage/backend-test-utils';
+import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
+import { ElicitationIdMap } from './ElicitationIdMap';
+import type { ForwardedToolCall } from './callTypes';
+import { ToolCalls } from './ToolCalls';
+import type { BackendEndpoint } from '../backend/backendTransport';
+import { channelsOf } from '../backend/testing/testBackends';
+import { collectingSink } from './testing/collectingSink';
+import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
+import { scanParamHeaders } from '../protocol/paramHeaders';
+
+const KEY = Buffer.alloc(32, 7);
+const binding = { principal: 'user:default/ada', method: 'tools/call', name: 'modern/confirm' };
+
+const regionalEchoScan = scanParamHeaders({
+  type: 'object',
+  properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+});
+const REGIONAL_ECHO_HEADERS = regionalEchoScan.valid ? regionalEchoScan.declarations : [];
+
+function build(endpoint: BackendEndpoint) {
+  const logger = mockServices.logger.mock();
+  const sealer = new RequestStateSealer({
+    key: KEY,
+    ttlMs: 60_000,
+    nonces: new MemoryRequestStateNonceStore(),
+  });
+  const forwarder = new ToolCalls({
+    logger,
+    elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
+    backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+    closeSessionsOf: async () => undefined,
+    toolCallTimeoutMs: 20_000,
+    requestTimeoutMs: 5_000,
+    requestStates: sealer,
+    // What the catalog read from the example server's tools/list.
+    paramHeadersOf: (backend, tool) =>
+      backend === endpoint.name && tool === 'regional_echo' ? REGIONAL_ECHO_HEADERS : [],
+  });
+  return { forwarder, sealer };
+}
+
+describe('ToolCalls with a modern-only (2026-07-28) backend', () => {
+  let server: ModernExampleMcpServer;
+  let endpoint: BackendEndpoint;
+  let forwarder: ToolCalls;
+  let sealer: RequestStateSealer;
+
+  const call = (params: Record<string, unknown>, extra: Partial<ForwardedToolCall> = {}) => ({
+    clientSessionId: 'client-a',
+    clientCapabilities: { elicitation: {} },
+    backend: channelsOf(endpoint),
+    clientRequestId: 1,
+    params,
+    backendEra: 'modern' as const,
+    ...extra,
+  });
+
+  beforeEach(async () => {
+    server = await startModernExampleMcpServer({
+      port: 0,
+      legacy: 'reject',
+      bearerToken: 'broker-secret',
+    });
+    endpoint = {
+      name: 'modern',
+      url: server.url,
+      headers: { Authorization: 'Bearer broker-secret' },
+    };
+    ({ forwarder, sealer } = build(endpoint));
+  });
+  afterEach(async () => {
+    await forwarder.close();
+    await server.close();
+  });
+
+  it('streams progress with the client’s token, then a result without resultType', async () => {
+    const sink = collectingSink();
+    await forwarder.forward(
+      call({ name: 'count', arguments: { steps: 3, delayMs: 1 }, _meta: { progressToken: 'p' } }),
+      sink,
+    );
+    const progress = sink.messages.filter(m => m.method === 'notifications/progress');
+    expect(progress.map(m => [m.params.progressToken, m.params.progress])).toEqual([
+      ['p', 1],
+      ['p', 2],
+      ['p', 3],
+    ]);
+    const final = sink.messages[sink.messages.length - 1];
+    expect(final).toMatchObject({
+      id: 1,
+      result: { content: [{ type: 'text', text: 'counted to 3' }] },
+    });
+    expect(final.result.resultType).toBeUndefined();
+    expect(forwarder.inFlightCount()).toBe(0);
+  });
+
+  it('mirrors x-mcp-header arguments into Mcp-Param-* headers (Base64 if not ASCII)', async () => {
+    const sink = collectingSink();
+    await forwarder.forward(
+      call({ name: 'regional_echo', arguments: { region: 'Zürich', message: 'hi' } }),
+      sink,
+    );
+    expect(sink.messages[sink.messages.length - 1].result.content).toEqual([
+      { type: 'text', text: 'hi from Zürich (Mcp-Param-Region: =?base64?WsO8cmljaA==?=)' },
+    ]);
+  });
+
+  it('asks a 2025 client the backend’s input as a real request and retries with the answer', async () => {
+    const sink = collectingSink();
+    const done = forwarder.forward(call({ name: 'confirm', arguments: { message: 'Go?' } }), sink);
+    const asked = await sink.waitFor(m => m.method === 'elicitation/create');
+    expect(asked.id).toMatch(/^modern:/);
+    expect(asked.params).toMatchObject({ message: 'Go?' });
+    await expect(
+      forwarder.answer('client-a', {
+        id: asked.id,
+        result: { action: 'accept', content: { confirmed: true } },
+      }),
+    ).resolves.toEqual({ outcome: 'delivered' });
+    await done;
+    expect(sink.messages[sink.messages.length - 1]).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: expect.objectContaining({ content: [{ type: 'text', text: 'confirmed: true' }] }),
+    });
+  });
+
+  it('passes input_required to a 2026-07-28 client with the backend’s state sealed inside', async () => {
+    const sink = collectingSink();
+    await forwarder.forward(
+      call(
+        { name: 'confirm', arguments: { message: 'Go?' } },
+        { inputRequired: { declaredCapabilities: { elicitation: {} }, binding } },
+      ),
+      sink,
+    );
+    const final = sink.messages[sink.messages.length - 1];
+    expect(final.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { confirm: { method: 'elicitation/create' } },
+    });
+    const opened = await sealer.open(final.result.requestState, binding);
+    expect(opened.backend).toBe('modern');
+    expect(opened.callId).toBeUndefined();
+  });
+
+  it('cancels by closing the backend stream when the client goes away', async () => {
+    const sink = collectingSink();
+    const done = forwarder.forward(
+      call({ name: 'count', arguments: { steps: 1000, delayMs: 20 }, _meta: { progressToken: 1 } }),
+      sink,
+    );
+    await sink.waitFor(m => m.method === 'notifications/progress');
+    sink.disconnect();
+    await done;
+    expect(forwarder.inFlightCount()).toBe(0);
+    expect(sink.messages.some(m => m.id === 1)).toBe(false);
+  });
+});
+
+/** A scripted 2026-07-28 backend double: answers every POST with `answer(body)`. */
+async function startDouble(
+  answer: (body: any) => { status: number; body: Record<string, unknown> },
+) {
+  const headers: http.IncomingHttpHeaders[] = [];
+  const bodies: any[] = [];
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', chunk => (text += chunk));
+    req.on('end', () => {
+      headers.push(req.headers);
+      const body = JSON.parse(text);
+      bodies.push(body);
+      const reply = answer(body);
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
+    });
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    headers,
+    bodies,
+    endpoint: {
+      name: 'double',
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: { Authorization: 'Bearer b' },
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>(resolve => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
+  const legacyCall = (endpoint: BackendEndpoint) => ({
+    clientSessionId: 'c',
+    clientCapabilities: { elicitation: {} },
+    backend: channelsOf(endpoint),
+    clientRequestId: 'r1',
+    params: { name: 'slow', arguments: {} },
+    backendEra: 'modern' as const,
+  });
+
+  it('answers a task result with an error naming the backend (scripted double)', async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { resultType: 'task', task: { taskId: 't1', status: 'working' } },
+      },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    await forwarder.forward(legacyCall(double.endpoint), sink);
+    expect(sink.messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'r1',
+        error: expect.objectContaining({
+          message:
+            'MCP server "double" returned a task; the broker does not relay the tasks extension',
+          data: expect.objectContaining({ backend: 'double', reason: 'task-result' }),
+        }),
+      },
+    ]);
+    // The stateless request: the broker's credentials, the mirroring headers, no session.
+    expect(double.headers[0]).toMatchObject({
+      authorization: 'Bearer b',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'slow',
+    });
+    expect(double.headers[0]['mcp-session-id']).toBeUndefined();
+    expect(double.bodies[0].params._meta).toEqual({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+      'io.modelcontextprotocol/clientInfo': expect.objectContaining({ name: expect.any(String) }),
+    });
+    await forwarder.close();
+    await double.close();
+  });
+
+  it('passes a backend’s 4xx JSON-RPC error through unchanged (scripted double)', async () => {
+    const error = { code: -32021, message: 'needs sampling', data: { required: ['sampling'] } };
+    const double = await startDouble(body => ({
+      status: 400,
+      body: { jsonrpc: '2.0', id: body.id, error },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    await forwarder.forward(legacyCall(double.endpoint), sink);
+    expect(sink.messages).toEqual([{ jsonrpc: '2.0', id: 'r1', error }]);
+    await forwarder.close();
+    await double.close();
+  });
+
+  it('ends a legacy client’s call after 8 input rounds, each answered (scripted double)', async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          resultType: 'input_required',
+          inputRequests: {
+            again: { method: 'elicitation/create', params: { message: 'more?' } },
+          },
+          requestState: `state-${body.params.inputResponses === undefined ? 0 : 1}`,
+        },
+      },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    const answered: Promise<unknown>[] = [];
+    const send = sink.send.bind(sink);
+    sink.send = message => {
+      if (message.method === 'elicitation/create') {
+        answered.push(
+          forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
+        );
+      }
+      return send(message);
+    };
+    await forwarder.forward(legacyCall(double.endpoint), sink);
+    await Promise.all(answered);
+    expect(double.bodies).toHaveLength(9);
+    expect(double.bodies[1].params).toMatchObject({
+      inputResponses: { again: { action: 'accept', content: {} } },
+      requestState: 'state-0',
+    });
+    expect(sink.messages[sink.messages.length - 1]).toEqual({
+      jsonrpc: '2.0',
+      id: 'r1',
+      error: expect.objectContaining({
+        data: expect.objectContaining({ reason: 'too-many-input-rounds' }),
+      }),
+    });
+    await forwarder.close();
+    await double.close();
+  });
+
+  describe('prompts/get of a 2026-07-28 backend that asks for input (scripted double)', () => {
+    /** The backend's own state: opaque to the broker, so any bytes, here JSON-hostile ones. */
+    const BACKEND_STATE = 'opaque/+=.\u2603"state"';
+    const promptCall = (endpoint: BackendEndpoint) => ({
+      ...legacyCall(endpoint),
+      method: 'prompts/get',
+      params: { name: 'ask', arguments: { topic: 'x' } },
+    });
+    async function askingDouble() {
+      return startDouble(body => ({
+        status: 200,
+        body: {
+          jsonrpc: '2.0',
+          id: body.id,
+          result:
+            body.params.inputResponses === undefined
+              ? {
+                  resultType: 'input_required',
+                  inputRequests: {
+                    who: { method: 'elicitation/create', params: { message: 'who?' } },
+                  },
+                  requestState: BACKEND_STATE,
+                }
+              : { messages: [], description: `for ${body.params.inputResponses.who.content.n}` },
+        },
+      }));
+    }
+
+    it('asks a legacy client and retries prompts/get with the answer and the state byte for byte', async () => {
+      const double = await askingDouble();
+      const { forwarder } = build(double.endpoint);
+      const sink = collectingSink();
+      const done = forwarder.forward(promptCall(double.endpoint), sink);
+      const asked = await sink.waitFor(m => m.method === 'elicitation/create');
+      await forwarder.answer('c', {
+        id: asked.id,
+        result: { action: 'accept', content: { n: 1 } },
+      });
+      await done;
+      expect(double.headers.map(h => [h['mcp-method'], h['mcp-name']])).toEqual([
+        ['prompts/get', 'ask'],
+        ['prompts/get', 'ask'],
+      ]);
+      expect(double.bodies[1].params).toMatchObject({
+        name: 'ask',
+        arguments: { topic: 'x' },
+        inputResponses: { who: { action: 'accept', content: { n: 1 } } },
+        requestState: BACKEND_STATE,
+      });
+      expect(sink.messages[sink.messages.length - 1]).toEqual({
+        jsonrpc: '2.0',
+        id: 'r1',
+        result: { messages: [], description: 'for 1' },
+      });
+      await forwarder.close();
+      await double.close();
+    });
+
+    it('seals the backend’s state for a 2026-07-28 client, bound to the prompt', async () => {
+      const double = await askingDouble();
+      const { forwarder, sealer } = build(double.endpoint);
+      const sink = collectingSink();
+      const promptBinding = {
+        principal: 'user:default/ada',
+        method: 'prompts/get',
+        name: 'double/ask',
+        arguments: { topic: 'x' },
+      };
+      await forwarder.forward(
+        {
+          ...promptCall(double.endpoint),
+          inputRequired: { declaredCapabilities: { elicitation: {} }, binding: promptBinding },
+        },
+        sink,
+      );
+      const final = sink.messages[sink.messages.length - 1];
+      expect(final.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: { who: { method: 'elicitation/create' } },
+      });
+      expect(final.result.requestState).not.toContain('opaque');
+      await expect(
+        sealer.open(final.result.requestState, { ...promptBinding, method: 'resources/read' }),
+      ).rejects.toMatchObject({ reason: 'foreign-request' });
+      const opened = await sealer.open(final.result.requestState, promptBinding);
+      expect(opened).toMatchObject({ backend: 'double', backendRequestState: BACKEND_STATE });
+      await forwarder.close();
+      await double.close();
+    });
+  });
+});

@@ -1,0 +1,365 @@
+/*
+ * The calls in flight on this replica, and the entry points that reach them: a client's call
+ * (`forward`), its answer to a backend's question (`answer`, through the AnswerRouter), its
+ * cancellation (`cancel`), a 2026-07-28 client's retry of a held call (`resume`), the end of a
+ * client session or a backend, and shutdown (`drain`, `close`).
+ *
+ * Each call is one ToolCall (state, timer, end, sink) run by the leg of its backend's era:
+ * LegacyLeg (a session per client and backend) or ModernLeg (stateless rounds). What happens
+ * after the leg is the same for both: the final response goes to the client unless the call was
+ * cancelled, a failure becomes one JSON-RPC error naming the backend (backendErrors.ts), and the
+ * call's gateway ids and published rounds are retired whatever the outcome.
+ *
+ * A 2026-07-28 client's call (one with `inputRequired`) is held for `input_required` rounds
+ * (HeldCalls): its sink is the held call's output, which outlives the client's first request.
+ * A 2025 client's cancellation (or its session's DELETE) may land on another replica: with a
+ * shared store the call waits for it on the bus between replicas (SessionCancellations).
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { BackendChannels } from '../backend/backendChannels';
+import {
+  BackendError,
+  backendFailure,
+  backendRemoved,
+  backendTimeout,
+  brokerShuttingDown,
+  toClientError,
+} from '../backend/backendErrors';
+import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import {
+  OpenedRequestState,
+  RequestStateRefusal,
+  RequestStateSealer,
+} from '../inputRequests/RequestStateSealer';
+import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
+import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
+import type { ClientResponseOutcome } from '../types';
+import { AnswerRouter, ClientAnsweredError } from './AnswerRouter';
+import type { ClientAnswer, ClientMessageSink, ForwardedToolCall, InputRetry } from './callTypes';
+import type { ElicitationIdMap } from './ElicitationIdMap';
+import { HeldCalls } from './HeldCalls';
+import type { SignalBus } from '../replicas/SignalBus';
+import { SessionCancellations } from './SessionCancellations';
+import { LegacyLeg } from './LegacyLeg';
+import { ModernLeg } from './ModernLeg';
+import { StatelessInputAnswers } from './StatelessInputAnswers';
+import { ToolCall } from './ToolCall';
+
+/** Options of {@link ToolCalls}. */
+export interface ToolCallsOptions {
+  logger: LoggerService;
+  elicitations: ElicitationIdMap;
+  /** Finds a live backend by name (answers go to backends, possibly after a config change). */
+  backendOf: (backend: string) => BackendChannels | undefined;
+  /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
+  closeSessionsOf: (owner: string) => Promise<void>;
+  /** `mcpBroker.toolCallTimeout` in milliseconds. */
+  toolCallTimeoutMs: number;
+  /** Time limit of the broker's short requests to backends (answers, cancellations). */
+  requestTimeoutMs: number;
+  /**
+   * The `x-mcp-header` declarations of a backend's tool (see AggregatedCatalog); a call to a
+   * 2026-07-28 backend mirrors those arguments into `Mcp-Param-*` headers. None without it.
+   */
+  paramHeadersOf?: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
+  /**
+   * Seals and opens `requestState` for 2026-07-28 callers (its TTL is `elicitationTtl`, also how
+   * long a call is held). Without it such callers are refused input (the backend gets an error).
+   */
+  requestStates?: RequestStateSealer;
+  /**
+   * The held rounds and the bus between replicas (`sessionStore: database`): retries, answers,
+   * cancellations and session ends may land on another replica. None without it.
+   */
+  shared?: { store: HeldCallStore; bus: SignalBus };
+}
+
+/** The calls in flight on this replica; see the file comment. */
+export class ToolCalls {
+  private readonly inFlight = new Map<string, ToolCall>();
+  /** Resolved (and emptied) whenever the last call in flight ends. */
+  private readonly idleWaiters: Array<() => void> = [];
+  private readonly router: AnswerRouter;
+  private readonly held: HeldCalls | undefined;
+  private readonly legacyLeg: LegacyLeg;
+  private readonly modernLeg: ModernLeg;
+  private readonly sessionCancellations: SessionCancellations | undefined;
+
+  constructor(private readonly options: ToolCallsOptions) {
+    const { logger, requestStates: sealer, shared } = options;
+    this.sessionCancellations = shared && new SessionCancellations(shared.bus, logger);
+    this.router = new AnswerRouter({
+      logger,
+      elicitations: options.elicitations,
+      statelessInputs: new StatelessInputAnswers({
+        logger,
+        shared,
+        answerTtlMs: options.elicitations.ttlMs,
+      }),
+      backendOf: options.backendOf,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
+    this.held =
+      sealer &&
+      new HeldCalls({
+        logger,
+        responder: this.router,
+        isRunning: call => this.inFlight.has(call.id),
+        sealer,
+        shared,
+        toolCallTimeoutMs: options.toolCallTimeoutMs,
+      });
+    this.legacyLeg = new LegacyLeg({
+      logger,
+      router: this.router,
+      held: this.held,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
+    this.modernLeg = new ModernLeg({
+      logger,
+      router: this.router,
+      sealer,
+      paramHeadersOf: options.paramHeadersOf,
+    });
+  }
+
+  /** True when 2026-07-28 callers can be asked for input (`requestStates` is configured). */
+  get acceptsInputRequired(): boolean {
+    return this.held !== undefined;
+  }
+
+  /** Number of calls in flight (status and tests). */
+  inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Runs one call to completion, writing progress, server requests and the final response to
+   * `sink`, then ends it. Never throws: every failure is an error response to the client (or, when
+   * the client is gone or cancelled, nothing).
+   */
+  async forward(request: ForwardedToolCall, sink: ClientMessageSink): Promise<void> {
+    const held = this.held;
+    if (request.inputRequired === undefined || held === undefined) {
+      await this.run(new ToolCall(request, this.options.toolCallTimeoutMs, sink));
+      return;
+    }
+    // A 2026-07-28 caller: this request ends with the first `input_required` round or with the
+    // call; the backend call itself may go on (held) and is resumed by the client's retry.
+    const call = new ToolCall(request, this.options.toolCallTimeoutMs);
+    const output = held.begin(call, request.inputRequired, {
+      sink,
+      clientRequestId: request.clientRequestId,
+      progressToken: progressTokenOf(request.params),
+    });
+    const firstEnded = output.whenLegEnds();
+    void this.run(call);
+    await firstEnded;
+  }
+
+  private async run(call: ToolCall): Promise<void> {
+    const { request, sink } = call;
+    this.inFlight.set(call.id, call);
+    call.startTimer();
+    const unwatch = request.clientSession && this.watchElsewhere(call);
+    const onClientGone = () => call.end('client-gone');
+    sink.clientGone.addEventListener('abort', onClientGone);
+    if (sink.clientGone.aborted) onClientGone();
+
+    try {
+      const leg = request.backendEra === 'modern' ? this.modernLeg : this.legacyLeg;
+      const final = await leg.run(call);
+      // A result that arrived while the cancellation was on its way is not the client's to see.
+      if (call.endReason !== 'cancelled') sink.send(final);
+    } catch (error) {
+      await this.held?.adoptRemoteClaim(call);
+      this.finishFailed(call, error);
+    } finally {
+      call.dispose();
+      sink.clientGone.removeEventListener('abort', onClientGone);
+      unwatch?.();
+      this.inFlight.delete(call.id);
+      if (this.inFlight.size === 0) this.notifyIdle();
+      sink.end();
+      this.held?.callEnded(call);
+      request.onCallEnd?.();
+      const retired = this.router.callEnded(call);
+      if (retired !== undefined) await retired;
+    }
+  }
+
+  /** Answers the client of a call that failed or was ended (or, where MCP says so, nothing). */
+  private finishFailed(call: ToolCall, error: unknown): void {
+    const reason = call.endReason;
+    const { clientRequestId } = call.request;
+    const { sink } = call;
+    // Cancelled calls end without a response (MCP), and a client that is gone cannot read one.
+    if (reason === 'client-gone' || reason === 'cancelled' || reason === 'input-expired') return;
+    if (reason === 'missing-capability' && call.clientError !== undefined) {
+      sink.send({ jsonrpc: '2.0', id: clientRequestId, error: call.clientError });
+      return;
+    }
+    if (error instanceof ClientAnsweredError) {
+      sink.send({
+        jsonrpc: '2.0',
+        id: clientRequestId,
+        error: {
+          code: JsonRpcErrorCode.InternalError,
+          message: `The client refused an input request of MCP server "${call.backend}"`,
+          data: { backend: call.backend, clientError: error.error },
+        },
+      });
+      return;
+    }
+    let failure: BackendError;
+    if (reason === 'shutdown') failure = brokerShuttingDown(call.backend);
+    else if (reason === 'timeout') {
+      failure = backendTimeout(call.backend, this.options.toolCallTimeoutMs);
+    } else if (reason === 'backend-removed') failure = backendRemoved(call.backend);
+    else {
+      failure = backendFailure(call.backend, error, call.session !== undefined || call.stateless);
+    }
+    this.options.logger.info(
+      `${call.method} to MCP server "${call.backend}" failed: ${failure.message}`,
+    );
+    sink.send({ jsonrpc: '2.0', id: clientRequestId, error: toClientError(failure) });
+  }
+
+  /**
+   * Resumes a held call with a 2026-07-28 client's retry (see HeldCalls.resume): throws
+   * {@link RequestStateRefusal} before anything reaches a backend when the state is refused.
+   * Resolves with the opened state when it is a 2026-07-28 backend's round (nothing written):
+   * the caller then forwards the retry to that backend as a new call.
+   */
+  resume(retry: InputRetry, sink: ClientMessageSink): Promise<OpenedRequestState | undefined> {
+    if (this.held === undefined) return Promise.reject(new RequestStateRefusal('malformed'));
+    return this.held.resume(retry, sink);
+  }
+
+  /**
+   * Routes a client's JSON-RPC response (to an elicitation or sampling request) to the backend
+   * that asked, with the backend's original id. Unknown, used, expired or foreign ids reach nobody.
+   */
+  answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientResponseOutcome> {
+    return this.router.answer(clientSessionId, answer);
+  }
+
+  /**
+   * Handles the client's `notifications/cancelled`: the matching call of this session is
+   * cancelled at its backend with the backend's request id, and its stream ends without a result
+   * (as MCP prescribes for cancelled requests). Returns false when no such call is in flight.
+   */
+  cancel(
+    clientSessionId: string,
+    params: { requestId?: unknown; reason?: unknown } | undefined,
+  ): boolean {
+    if (
+      params === undefined ||
+      (typeof params.requestId !== 'string' && typeof params.requestId !== 'number')
+    ) {
+      return false;
+    }
+    const key = JSON.stringify(params.requestId);
+    for (const call of this.inFlight.values()) {
+      if (call.owner === clientSessionId && requestKeyOf(call) === key) {
+        const reason = typeof params.reason === 'string' ? params.reason : undefined;
+        call.end('cancelled', reason);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Lets the call be cancelled, or its session ended, from another replica (with a shared
+   * store): as a local `notifications/cancelled` and a local DELETE end it. Returns the unwatch.
+   */
+  private watchElsewhere(call: ToolCall): (() => void) | undefined {
+    return this.sessionCancellations?.watch(call, requestKeyOf(call));
+  }
+
+  /**
+   * A client's `notifications/cancelled` of a call not in flight here: with a shared store it is
+   * passed on to the replica that holds the call (bounded per session). Never throws.
+   */
+  async cancelElsewhere(
+    clientSessionId: string,
+    params: { requestId?: unknown; reason?: unknown } | undefined,
+  ): Promise<void> {
+    const requestId = params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const reason = typeof params?.reason === 'string' ? params.reason : undefined;
+    await this.sessionCancellations?.cancel(clientSessionId, requestId, reason);
+  }
+
+  /** The session was ended here (DELETE): its calls on other replicas end too. Never throws. */
+  async announceSessionEnd(clientSessionId: string): Promise<void> {
+    await this.sessionCancellations?.sessionEnded(clientSessionId);
+  }
+
+  /** Ends everything a client session had: its calls (cancelled at the backends), ids and sessions. */
+  async closeClientSession(clientSessionId: string): Promise<void> {
+    for (const call of this.inFlight.values()) {
+      if (call.owner === clientSessionId) call.end('client-gone');
+    }
+    await Promise.all([
+      this.options.elicitations.releaseClientSession(clientSessionId),
+      this.options.closeSessionsOf(clientSessionId),
+    ]);
+  }
+
+  /** Ends every call to a backend that was removed (its connection closes the sessions with it). */
+  removeBackend(backend: string): void {
+    for (const call of this.inFlight.values()) {
+      if (call.backend === backend) call.abort('backend-removed');
+    }
+  }
+
+  /**
+   * Shutdown, first half: lets the calls in flight finish for up to `deadlineMs`, then ends each
+   * remaining one with a "shutting down, retry" error to its client (and a cancellation to its
+   * backend). Resolves once no call is in flight.
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    // A held call waits for a client that may come back only after the shutdown: end it now.
+    for (const call of this.inFlight.values()) {
+      if (this.held?.isHolding(call)) call.end('shutdown');
+    }
+    if (this.inFlight.size > 0) {
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(resolve, deadlineMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (this.inFlight.size === 0) return;
+    for (const call of this.inFlight.values()) call.end('shutdown');
+    await new Promise<void>(resolve => this.idleWaiters.push(resolve));
+  }
+
+  /** Shutdown, second half: ends every call still running (unanswered). */
+  async close(): Promise<void> {
+    for (const call of this.inFlight.values()) call.abort('shutdown');
+    this.notifyIdle();
+    this.options.shared?.bus.stop();
+  }
+
+  private notifyIdle(): void {
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+}
+
+/** The client's id of the call as JSON (`"7"` and `7` differ), for matching cancellations. */
+function requestKeyOf(call: ToolCall): string {
+  return JSON.stringify(call.request.clientRequestId);
+}
+
+/** The `_meta.progressToken` of request params, if any. */
+export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}

@@ -1,0 +1,197 @@
+/*
+ * The admission chain every MCP request passes before its method runs, in both eras:
+ *
+ *   drain → authentication → access → limits → the method
+ *
+ * - drain: while the broker shuts down, new requests are refused with 503 (Retry-After); a
+ *   client's answers and notifications still go through (the calls in flight may need them).
+ * - authentication: the principal was verified at the edge (requirePrincipal: 401/403 before
+ *   anything else); here the request binds to its session — a session-era request to the
+ *   session its `Mcp-Session-Id` names, owned by that principal (400 without one, 404 for an
+ *   unknown or foreign one), `initialize` to none; a 2026-07-28 request is sessionless. A
+ *   session's request runs as one of its requests (it keeps the session alive meanwhile).
+ * - access: the principal's permission decision (one round trip per principal and catalog
+ *   version; 503 when the permission backend cannot be asked, fail closed);
+ *   `mcp-broker.session.create` for `initialize` and every 2026-07-28 request (403 naming it);
+ *   then the request's route in the permitted catalog.
+ * - limits: what bounds a request's use of the broker: the drain is checked again (from here to
+ *   the call's registration nothing waits, so a drain that began meanwhile refuses the request
+ *   or sees its call); per-person rate limits and per-server credential steps go here.
+ * Each step either passes the request on (true) or answers it through its writer (false); the
+ * chain is a flat loop, so a request's stack does not grow with its steps. A session's request
+ * counts as one of the session's running requests from authentication to its end.
+ */
+import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { PROTOCOL_VERSIONS } from '../protocol/versions';
+import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
+import type { MethodEntry } from './methodTable';
+import type { McpRequest } from './mcpRequest';
+import { accessOf, type PrincipalAccessDeps } from './principalAccess';
+import {
+  headerValue,
+  refuseSessionLimit,
+  refuseShuttingDown,
+  refuseStoreUnavailable,
+} from './protocol';
+import type { ResponseWriter } from './ResponseWriter';
+
+/**
+ * One step of the chain: true (or a promise of true) passes the request on; false means the step
+ * answered it. Steps that need no I/O answer synchronously, so a request pays no promise for them.
+ * The entry is the request's method (undefined for answers, notifications and unknown methods).
+ */
+export type AdmissionStep = (
+  request: McpRequest,
+  entry: MethodEntry | undefined,
+) => boolean | Promise<boolean>;
+
+/** What an admitted request runs: its method, or a session's answer or notification. */
+export type AdmittedRequestHandler = (
+  request: McpRequest,
+  entry: MethodEntry | undefined,
+) => Promise<void>;
+
+/** The chain; see the file comment. */
+export class Admission {
+  private readonly steps: readonly AdmissionStep[];
+
+  constructor(
+    private readonly deps: PrincipalAccessDeps,
+    /** What an admitted request runs. */
+    private readonly serve: AdmittedRequestHandler,
+    /** Steps of the `limits` stage (per-person rate limits, per-server credentials). */
+    limits: readonly AdmissionStep[] = [],
+  ) {
+    this.steps = [this.drain, this.authenticate, this.decideAccess, this.drain, ...limits];
+  }
+
+  /**
+   * Runs `request` through the chain and, when admitted, serves it. A session's request counts
+   * as running from authentication until it was served (it keeps the session alive meanwhile).
+   */
+  async run(request: McpRequest, entry: MethodEntry | undefined): Promise<void> {
+    try {
+      for (const step of this.steps) {
+        const passed = step(request, entry);
+        if (passed === false || (passed !== true && !(await passed))) return;
+      }
+      await this.serve(request, entry);
+    } finally {
+      if (request.session !== undefined) this.deps.broker.sessions.requestEnded(request.session);
+    }
+  }
+
+  /**
+   * The session named by a request's `Mcp-Session-Id` for its principal, or undefined after
+   * answering 400 (none, or an unsupported protocol version header), 404 (unknown, ended or
+   * another principal's), 429 (the replica's session limit) or 503 (the store failed).
+   */
+  async sessionOf(
+    request: Pick<McpRequest, 'req' | 'principal' | 'writer'>,
+  ): Promise<ClientSession | undefined> {
+    const { req, writer, principal } = request;
+    const id = headerValue(req, 'mcp-session-id');
+    if (id === undefined || id === '') {
+      writer.refuse(
+        400,
+        JsonRpcErrorCode.ServerError,
+        'Mcp-Session-Id header required; send initialize first to start a session',
+      );
+      return undefined;
+    }
+    let session: ClientSession | undefined;
+    try {
+      session = await this.deps.broker.sessions.get(id, principal);
+    } catch (error) {
+      if (error instanceof SessionLimitError) refuseSessionLimit(writer, error);
+      else refuseStoreUnavailable(this.deps.broker, writer, error);
+      return undefined;
+    }
+    if (!session) {
+      writer.refuse(
+        404,
+        JsonRpcErrorCode.SessionNotFound,
+        'Session not found; it ended or belongs to someone else. Initialize a new session',
+      );
+      return undefined;
+    }
+    const version = headerValue(req, 'mcp-protocol-version');
+    if (version !== undefined && !PROTOCOL_VERSIONS.includes(version)) {
+      writer.refuse(
+        400,
+        JsonRpcErrorCode.InvalidRequest,
+        `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}"; supported: ${PROTOCOL_VERSIONS.join(', ')}`,
+      );
+      return undefined;
+    }
+    return session;
+  }
+
+  /** Refuses with 503 while the broker drains; true when it did. */
+  refuseWhileDraining(writer: ResponseWriter, id: McpRequest['id'] = null): boolean {
+    if (!this.deps.broker.draining) return false;
+    refuseShuttingDown(writer, id);
+    return true;
+  }
+
+  private readonly drain = (request: McpRequest): boolean => {
+    // Answers and notifications still go through: the calls in flight are draining.
+    return !(
+      request.message.kind === 'request' && this.refuseWhileDraining(request.writer, request.id)
+    );
+  };
+
+  private readonly authenticate = (
+    request: McpRequest,
+    entry: MethodEntry | undefined,
+  ): boolean | Promise<boolean> => {
+    if (request.era === 'modern') return true;
+    if (entry?.opensSession) {
+      if (headerValue(request.req, 'mcp-session-id') === undefined) return true;
+      request.writer.refuse(
+        400,
+        JsonRpcErrorCode.InvalidRequest,
+        `${request.method} starts a new session: send it without Mcp-Session-Id`,
+        request.id,
+      );
+      return false;
+    }
+    return this.sessionOf(request).then(session => {
+      if (session === undefined) return false;
+      // A running request (a long tool call) keeps the session alive in the shared store.
+      request.session = session;
+      this.deps.broker.sessions.requestStarted(session);
+      return true;
+    });
+  };
+
+  private readonly decideAccess = async (
+    request: McpRequest,
+    entry: MethodEntry | undefined,
+  ): Promise<boolean> => {
+    if (request.message.kind !== 'request') return true;
+    const { writer, id } = request;
+    try {
+      request.access = await accessOf(this.deps, request.req, writer.res);
+    } catch (error) {
+      writer.refuse(503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
+      return false;
+    }
+    const needsSessionCreate =
+      request.era === 'modern' || entry?.permission === mcpBrokerSessionCreatePermission;
+    if (needsSessionCreate && !request.access.mayCreateSession) {
+      const needing = request.era === 'modern' ? 'using the MCP broker' : 'starting an MCP session';
+      writer.refuse(
+        403,
+        JsonRpcErrorCode.InvalidRequest,
+        `Forbidden: ${needing} needs the permission ` +
+          `${mcpBrokerSessionCreatePermission.name}; ask an admin to grant it`,
+        id,
+      );
+      return false;
+    }
+    request.route = entry?.route?.(request.access.catalog, request.params);
+    return true;
+  };
+}

@@ -1,0 +1,270 @@
+/*
+ * The methods the tool-call machinery serves (the ToolCallHandler, calls/), for both eras:
+ * `tools/call`, and `prompts/get` / `resources/read` whose item lives on a 2026-07-28 backend
+ * (such a backend may answer them with `input_required`, which needs the tool calls' rounds).
+ *
+ * A call is routed within the principal's permitted catalog: a denied tool answers exactly like
+ * an unknown one (-32602), and only the audit trail tells them apart. Every `tools/call` that
+ * reaches a backend is one audit event (ToolCallAuditor), its outcome read from the final
+ * response. The call ends when the client's connection closes (a 2026-07-28 client's way of
+ * cancelling), its session ends, or the broker stops (callEndSignal).
+ *
+ * What differs per era is who calls (a session, or a stateless caller whose backend sessions are
+ * pooled per principal and relayed capabilities: {@link modernCallerOf}), which handler entry
+ * takes the call, and, for a 2026-07-28 `tools/call`, the `Mcp-Param-*` headers checked against
+ * the arguments first (400 -32020 on a mismatch).
+ */
+import { createHash } from 'node:crypto';
+import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAuditor';
+import type { McpBroker } from '../broker/McpBroker';
+import { canonicalJson } from '../inputRequests/RequestStateSealer';
+import { relayedCapabilities } from '../protocol/capabilities';
+import { JsonRpcErrorCode, jsonRpcError, type JsonRpcRequest } from '../protocol/jsonRpc';
+import { checkParamHeaders } from '../protocol/paramHeaders';
+import { completeResult, cacheableResult } from '../protocol/modernResults';
+import type { ModernRequestContext } from '../protocol/requestMetadata';
+import type { ModernCaller, ToolCallContext } from '../types';
+import { callEndSignal } from './callEndSignal';
+import type { ModernShape } from './catalogMethods';
+import { hiddenToolRoute, type McpRequest, type McpRoute } from './mcpRequest';
+import { headerValue } from './protocol';
+import { authOf } from '../identity/BackendCredentialProvider';
+import { CredentialStep, type StepCaller } from './credentialStep';
+
+/** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
+const RESOURCE_READ_SHAPE: ModernShape = result =>
+  cacheableResult(result, { ttlMs: 0, cacheScope: 'private' });
+
+/**
+ * `tools/call` of either era: resolves the prefixed name within the permitted catalog (the
+ * request's route), audits it, and hands it to the ToolCallHandler.
+ */
+export function callTool(
+  broker: McpBroker,
+  auditor: ToolCallAuditor,
+  credentialStep?: CredentialStep,
+) {
+  return async (request: McpRequest): Promise<void> => {
+    const { params, route, principal, writer } = request;
+    const id = request.id!;
+    if (typeof params.name !== 'string') {
+      writer.answer(
+        jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'),
+      );
+      return;
+    }
+    const backend = route && broker.server(route.backend);
+    if (!route || !backend) {
+      // Denied and unknown answer alike; only the audit trail tells them apart.
+      const hidden = hiddenToolRoute(broker.catalog(), params.name);
+      await auditor.refused(
+        { principal, server: hidden?.backend, tool: hidden?.name ?? params.name },
+        hidden ? 'denied' : 'failed',
+        hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
+      );
+      writer.answer(
+        jsonRpcError(
+          id,
+          JsonRpcErrorCode.InvalidParams,
+          `unknown tool "${params.name.slice(0, 200)}"`,
+        ),
+      );
+      return;
+    }
+    if (request.era === 'modern') {
+      // The specification's server rule, done by the broker because it reads the body: the
+      // headers must agree with the arguments the tool's x-mcp-header annotations name.
+      const mismatch =
+        route.paramHeaders === undefined
+          ? undefined
+          : checkParamHeaders(route.paramHeaders, params.arguments, header =>
+              headerValue(request.req, header),
+            );
+      if (mismatch !== undefined) {
+        writer.refuse(mismatch.httpStatus, mismatch.code, mismatch.message, id, mismatch.data);
+        return;
+      }
+    }
+    const audit = auditor.begin(
+      { principal, server: backend.name, tool: route.name, credentialMode: authOf(backend).mode },
+      id,
+    );
+    try {
+      await handOff(broker, request, route, credentialStep, audit);
+    } finally {
+      await audit.finish();
+    }
+  };
+}
+
+/**
+ * `prompts/get` or `resources/read` whose item belongs to a 2026-07-28 backend: handed to the
+ * ToolCallHandler like a tool call (see the file comment); anything else goes to `otherwise`
+ * (over the broker's own connection, catalogMethods.ts). A 2026-07-28 request carrying
+ * `requestState` is handed over whatever the backend's era: its state is opened (and refused
+ * with 400 when it is not one of ours for this request) rather than passed to a 2025 backend.
+ */
+export function viaInputCapableBackend(
+  broker: McpBroker,
+  otherwise: (request: McpRequest) => Promise<void>,
+  credentialStep?: CredentialStep,
+) {
+  return async (request: McpRequest): Promise<void> => {
+    const { route } = request;
+    const backend = route && broker.server(route.backend);
+    const retry = request.era === 'modern' && request.params.requestState !== undefined;
+    // A person's credential (spec §11) is presented on the person's own path, whatever the era.
+    const personal =
+      credentialStep !== undefined && backend !== undefined && CredentialStep.isPersonal(backend);
+    if (
+      route === undefined ||
+      backend === undefined ||
+      (!retry && !personal && broker.connection(backend.name)?.era !== 'modern')
+    ) {
+      await otherwise(request);
+      return;
+    }
+    await handOff(broker, request, route, credentialStep);
+  };
+}
+
+/**
+ * `completion/complete` to a server that acts with each person's identity (spec §11): on the
+ * person's own path, with their credential; to any other server, `otherwise` (over the broker's
+ * own connection).
+ */
+export function viaPersonalCredential(
+  broker: McpBroker,
+  otherwise: (request: McpRequest) => Promise<void>,
+  credentialStep?: CredentialStep,
+) {
+  return async (request: McpRequest): Promise<void> => {
+    const { route } = request;
+    const backend = route && broker.server(route.backend);
+    if (
+      credentialStep === undefined ||
+      route === undefined ||
+      backend === undefined ||
+      !CredentialStep.isPersonal(backend)
+    ) {
+      await otherwise(request);
+      return;
+    }
+    await handOff(broker, request, route, credentialStep);
+  };
+}
+
+/**
+ * Hands a routed request to the ToolCallHandler entry of its era, with the item's own name in
+ * its params, an answer the handler writes to, and an end signal: the client's connection
+ * closing, its session ending, or the broker stopping.
+ */
+async function handOff(
+  broker: McpBroker,
+  request: McpRequest,
+  route: McpRoute,
+  credentialStep?: CredentialStep,
+  audit?: ToolCallAuditRecord,
+): Promise<void> {
+  const backend = broker.server(route.backend)!;
+  const { method, params, session, writer } = request;
+  const routed: JsonRpcRequest = {
+    jsonrpc: '2.0',
+    id: request.id!,
+    method: method!,
+    params: routedParams(method!, params, route),
+  };
+  writer.holdForCall();
+  const ended = callEndSignal(writer.res, [
+    ...(session === undefined ? [] : [session.ended.signal]),
+    broker.shutdownSignal,
+  ]);
+  const response = audit?.observe(writer) ?? writer;
+  try {
+    // The person's credential for this backend (spec §11), or the step answers the client.
+    const prepared = credentialStep
+      ? await credentialStep.prepare(
+          request.req,
+          stepCallerOf(request),
+          backend,
+          routed,
+          response,
+          ended.signal,
+        )
+      : { request: routed, guard: (w: typeof response) => w };
+    if (prepared === undefined) return;
+    const call: Omit<ToolCallContext, 'clientSession'> = {
+      backend,
+      request: prepared.request,
+      response: prepared.guard(response),
+      signal: ended.signal,
+      ...('personalHeaders' in prepared && prepared.personalHeaders !== undefined
+        ? { personalHeaders: prepared.personalHeaders }
+        : {}),
+    };
+    if (session !== undefined) {
+      await broker.toolCalls.handleToolCall({ ...call, clientSession: session });
+    } else {
+      await broker.toolCalls.handleModernToolCall({
+        ...call,
+        caller: modernCallerOf(request.principal, request.context!),
+        ...(method === 'tools/call'
+          ? {}
+          : { shapeResult: method === 'resources/read' ? RESOURCE_READ_SHAPE : completeResult }),
+      });
+    }
+  } finally {
+    ended.release();
+  }
+}
+
+/** The params sent to the backend: the item's own name in place of the prefixed one. */
+function routedParams(
+  method: string,
+  params: Record<string, unknown>,
+  route: McpRoute,
+): Record<string, unknown> {
+  if (method === 'resources/read') return params;
+  if (method === 'completion/complete') {
+    const ref = params.ref as Record<string, unknown> | undefined;
+    return ref?.type === 'ref/prompt' ? { ...params, ref: { ...ref, name: route.name } } : params;
+  }
+  return { ...params, name: route.name };
+}
+
+/** Who makes `request`, as the credential step needs to know. */
+function stepCallerOf(request: McpRequest): StepCaller {
+  return request.session === undefined
+    ? {
+        principal: request.principal,
+        era: 'modern',
+        clientCapabilities: request.context?.clientCapabilities ?? {},
+      }
+    : {
+        principal: request.principal,
+        era: 'legacy',
+        clientSessionId: request.session.id,
+        clientCapabilities: request.session.clientCapabilities,
+      };
+}
+
+/**
+ * The stateless caller of a 2026-07-28 call. Its pool key binds the principal and the
+ * capabilities the broker relays (canonical JSON, so key order does not matter): calls that may
+ * share a backend session are exactly those the backend may treat alike.
+ */
+export function modernCallerOf(principal: string, context: ModernRequestContext): ModernCaller {
+  const relayed = relayedCapabilities(context.clientCapabilities);
+  const poolKey = `stateless:${createHash('sha256')
+    .update(`${principal}\u0000${canonicalJson(relayed)}`)
+    .digest('base64url')}`;
+  return {
+    era: 'modern',
+    principal,
+    protocolVersion: context.protocolVersion,
+    clientCapabilities: context.clientCapabilities,
+    ...(context.clientInfo === undefined ? {} : { clientInfo: context.clientInfo }),
+    ...(context.logLevel === undefined ? {} : { logLevel: context.logLevel }),
+    poolKey,
+  };
+}

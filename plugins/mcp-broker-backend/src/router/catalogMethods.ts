@@ -1,0 +1,243 @@
+/*
+ * The methods answered from the catalog or over the broker's own connection to a backend, for
+ * both eras: the four lists (from the principal's permitted catalog, no backend round trip),
+ * `server/discover`, `ping`, and `prompts/get`, `resources/read` and `completion/complete` routed
+ * to the backend that owns the item (unknown or denied names are -32602; backend failures one
+ * JSON-RPC error, backendErrors.ts). Only the answer's shape differs per era
+ * ({@link sendAnswer}): a 2026-07-28 result is `complete`, lists carry `ttlMs` and
+ * `cacheScope`, and an error is worded as that era expects. A prompt or resource of a
+ * 2026-07-28 backend (which may answer `input_required`) goes through the tool-call machinery
+ * instead (callMethods.ts).
+ */
+import type { BackendListTtls } from '../backend/BackendConnection';
+import { toClientError } from '../backend/backendErrors';
+import type { McpBroker } from '../broker/McpBroker';
+import type { PermittedCatalog } from '../permissions/PermittedCatalog';
+import { JsonRpcErrorCode, jsonRpcResult, type JsonRpcErrorObject } from '../protocol/jsonRpc';
+import {
+  aggregatedTtlMs,
+  cacheableResult,
+  completeResult,
+  discoverResult,
+  modernBackendError,
+  modernErrorHttpStatus,
+  type CacheHints,
+} from '../protocol/modernResults';
+import { BROKER_INSTRUCTIONS } from '../protocol/versions';
+import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
+
+/** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
+export type SharedAnswer = { result: Record<string, unknown> } | { error: JsonRpcErrorObject };
+
+/** How a 2026-07-28 result is shaped (the session era's goes as it is). */
+export type ModernShape = (result: Record<string, unknown>) => Record<string, unknown>;
+
+/** The list kinds (as BackendConnection keeps them) whose `ttlMs` hints a list aggregates. */
+type ListKey = keyof BackendListTtls;
+
+/** `resources/read` results: contents may change at any moment and no update is relayed. */
+const RESOURCE_READ_CACHE: CacheHints = { ttlMs: 0, cacheScope: 'private' };
+
+/** Every list kind: `server/discover` describes them all. */
+const ALL_LIST_KEYS: readonly ListKey[] = ['tools', 'prompts', 'resources', 'resourceTemplates'];
+
+/**
+ * Answers `request` with `answer`, shaped for its era: the session era's result as it is; a
+ * 2026-07-28 result through `shapeModern` (default `complete`), its error as that era words it,
+ * with the HTTP status that era gives it.
+ */
+export function sendAnswer(
+  request: McpRequest,
+  answer: SharedAnswer,
+  shapeModern: ModernShape = completeResult,
+): void {
+  const id = request.id!;
+  if (request.era === 'legacy') {
+    request.writer.answer(
+      'error' in answer
+        ? { jsonrpc: '2.0', id, error: answer.error }
+        : jsonRpcResult(id, answer.result),
+    );
+    return;
+  }
+  if ('error' in answer) {
+    const error = modernBackendError(request.method!, request.params, answer.error);
+    request.writer.answer({ jsonrpc: '2.0', id, error }, modernErrorHttpStatus(error));
+    return;
+  }
+  request.writer.answer(jsonRpcResult(id, shapeModern(answer.result)));
+}
+
+/** `ping`: the broker is alive. */
+export async function ping(request: McpRequest): Promise<void> {
+  sendAnswer(request, { result: {} });
+}
+
+/** `server/discover` (2026-07-28): versions, capabilities, who the broker is. */
+export function discover(broker: McpBroker) {
+  return async (request: McpRequest): Promise<void> => {
+    request.writer.answer(
+      jsonRpcResult(
+        request.id!,
+        discoverResult({
+          capabilities: broker.serverCapabilities(),
+          instructions: BROKER_INSTRUCTIONS,
+          // The same for every permitted caller: nothing in it depends on who asks.
+          ...listCacheHints(broker, 'public', ALL_LIST_KEYS),
+        }),
+      ),
+    );
+  };
+}
+
+/**
+ * One of the four lists, from the permitted catalog (filtered per principal, so `private` for
+ * 2026-07-28 clients, with the `ttlMs` of the backends' lists of that kind).
+ */
+export function list(broker: McpBroker, key: ListKey) {
+  return async (request: McpRequest): Promise<void> => {
+    const catalog = permittedCatalogOf(request);
+    sendAnswer(request, { result: { [key]: catalog[key] } }, result =>
+      cacheableResult(result, listCacheHints(broker, 'private', [key])),
+    );
+  };
+}
+
+/** `prompts/get` over the owning backend's connection (the route's own prompt name). */
+export function getPrompt(broker: McpBroker) {
+  return async (request: McpRequest): Promise<void> => {
+    const { params, route } = request;
+    if (typeof params.name !== 'string') {
+      sendAnswer(request, invalidParams('prompts/get needs params.name (a string)'));
+      return;
+    }
+    if (route === undefined) {
+      sendAnswer(request, invalidParams(`unknown prompt "${params.name}"`));
+      return;
+    }
+    sendAnswer(
+      request,
+      await forward(broker, route, 'prompts/get', { ...params, name: route.name }),
+    );
+  };
+}
+
+/** `resources/read` over the owning backend's connection. */
+export function readResource(broker: McpBroker) {
+  return async (request: McpRequest): Promise<void> => {
+    const { params, route } = request;
+    if (typeof params.uri !== 'string') {
+      sendAnswer(request, invalidParams('resources/read needs params.uri (a string)'));
+      return;
+    }
+    if (route === undefined) {
+      sendAnswer(request, invalidParams(`unknown resource "${params.uri}"`));
+      return;
+    }
+    sendAnswer(request, await forward(broker, route, 'resources/read', params), result =>
+      cacheableResult(result, RESOURCE_READ_CACHE),
+    );
+  };
+}
+
+/**
+ * `completion/complete` to the backend that owns the referenced prompt (by its prefixed name,
+ * passed on unprefixed) or resource template (by URI, as resources/read routes it).
+ */
+export function complete(broker: McpBroker) {
+  return async (request: McpRequest): Promise<void> => {
+    const { params, route } = request;
+    const ref = params.ref as Record<string, unknown> | undefined;
+    let answer: SharedAnswer;
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+      answer =
+        route === undefined
+          ? invalidParams(`unknown prompt "${ref.name.slice(0, 200)}"`)
+          : await forward(broker, route, 'completion/complete', {
+              ...params,
+              ref: { ...ref, name: route.name },
+            });
+    } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+      answer =
+        route === undefined
+          ? invalidParams(`unknown resource "${ref.uri.slice(0, 200)}"`)
+          : await forward(broker, route, 'completion/complete', params);
+    } else {
+      answer = invalidParams(
+        'completion/complete needs params.ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}',
+      );
+    }
+    sendAnswer(request, answer);
+  };
+}
+
+/** Where `prompts/get` points: the prompt's backend and own name. */
+export function promptRoute(
+  catalog: PermittedCatalog,
+  params: Record<string, unknown>,
+): McpRoute | undefined {
+  if (typeof params.name !== 'string') return undefined;
+  const route = catalog.routePrompt(params.name);
+  return route && { backend: route.backend, name: route.originalName };
+}
+
+/** Where `resources/read` points: the resource's backend (the URI is not rewritten). */
+export function resourceRoute(
+  catalog: PermittedCatalog,
+  params: Record<string, unknown>,
+): McpRoute | undefined {
+  if (typeof params.uri !== 'string') return undefined;
+  const backend = catalog.routeResource(params.uri);
+  return backend === undefined ? undefined : { backend, name: params.uri };
+}
+
+/** Where `completion/complete` points: the referenced prompt's or resource template's backend. */
+export function completionRoute(
+  catalog: PermittedCatalog,
+  params: Record<string, unknown>,
+): McpRoute | undefined {
+  const ref = params.ref as Record<string, unknown> | undefined;
+  if (ref?.type === 'ref/prompt') return promptRoute(catalog, { name: ref.name });
+  if (ref?.type === 'ref/resource') return resourceRoute(catalog, { uri: ref.uri });
+  return undefined;
+}
+
+function invalidParams(message: string): SharedAnswer {
+  return { error: { code: JsonRpcErrorCode.InvalidParams, message } };
+}
+
+async function forward(
+  broker: McpBroker,
+  route: McpRoute,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<SharedAnswer> {
+  const connection = broker.connection(route.backend);
+  if (!connection) {
+    return {
+      error: {
+        code: JsonRpcErrorCode.InternalError,
+        message: `backend ${route.backend} is not configured`,
+      },
+    };
+  }
+  try {
+    return { result: await connection.request(method, params, { signal: broker.shutdownSignal }) };
+  } catch (error) {
+    return { error: toClientError(error) };
+  }
+}
+
+/** The `ttlMs` of lists and `server/discover`. */
+function listCacheHints(
+  broker: McpBroker,
+  scope: CacheHints['cacheScope'],
+  kinds: readonly ListKey[],
+): CacheHints {
+  // The smallest non-zero hint of the 2026-07-28 backends' lists of these kinds; 2025-11-25
+  // backends state none, so without a modern backend the configured default applies.
+  return {
+    ttlMs: aggregatedTtlMs(broker.listTtlHints(kinds), broker.config.listTtlMs),
+    cacheScope: scope,
+  };
+}
