@@ -299,6 +299,21 @@ export class LegacyChannel extends BackendChannel {
     if (current === session && this.pool.get(owner) === entry) this.pool.delete(owner);
   }
 
+  /**
+   * The endpoint of `owner`'s backend session `sessionId` when that session is open here and is
+   * a person's (spec §11: their answers go with their credential); undefined otherwise (the
+   * channel's endpoint then applies).
+   */
+  async personalEndpointOf(
+    owner: string,
+    sessionId: string | undefined,
+  ): Promise<BackendEndpoint | undefined> {
+    const entry = this.pool.get(owner);
+    if (entry === undefined) return undefined;
+    const session = await entry.session.catch(() => undefined);
+    return session !== undefined && session.id === sessionId ? session.endpoint : undefined;
+  }
+
   /** True when `owner` has a session here (or one being opened). */
   hasSessionOf(owner: string): boolean {
     return this.pool.has(owner);

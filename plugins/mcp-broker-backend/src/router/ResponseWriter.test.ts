@@ -11,7 +11,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { waitFor } from '../testing/waitFor';
 import type { ClientEventStreamOpener } from '../types';
-import { type AnswerShape, ResponseWriter } from './ResponseWriter';
+import { refuseShuttingDown } from './protocol';
+import {
+  type AnswerShape,
+  ResponseWriter,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+} from './ResponseWriter';
 
 describe('ResponseWriter (real HTTP connections on loopback)', () => {
   let server: http.Server;
@@ -43,6 +48,10 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
       writers.push(writer);
       changes.emit('change');
     });
+    app.get('/unavailable', (_req, res) =>
+      new ResponseWriter(res).refuse(503, -32603, 'The store is unavailable; retry shortly', 1),
+    );
+    app.get('/draining', (_req, res) => refuseShuttingDown(new ResponseWriter(res), 1));
     server = http.createServer(app);
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
     port = (server.address() as AddressInfo).port;
@@ -185,5 +194,19 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
     client.writer.end(); // an answer that ends without a message to a client that is gone
     expect(closeReasons).toEqual([]);
     expect(client.writer.send(progress(1))).toBe(false);
+  });
+
+  it('says when to retry every 503: Retry-After for an unavailable dependency, the drain keeps its own', async () => {
+    const unavailable = await fetch(`http://127.0.0.1:${port}/unavailable`);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get('retry-after')).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    expect(await unavailable.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32603, message: 'The store is unavailable; retry shortly' },
+    });
+    const draining = await fetch(`http://127.0.0.1:${port}/draining`);
+    expect(draining.status).toBe(503);
+    expect(draining.headers.get('retry-after')).toBe('1');
   });
 });

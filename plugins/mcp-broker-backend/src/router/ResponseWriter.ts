@@ -37,6 +37,12 @@ export interface AnswerShape {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * Seconds a client should wait before retrying a request answered 503 because something the
+ * broker needs (its database, the permission backend) is unavailable for a moment.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 /** A plain JSON answer (the shape of every answer that never streams). */
 export const JSON_ANSWER: AnswerShape = { finalAlone: 'json' };
 
@@ -115,13 +121,17 @@ export class ResponseWriter implements ClientResponseWriter {
 
   /**
    * The router's own answer to the request (never a stream): `message` as JSON with `httpStatus`.
-   * False when the answer had begun already or the client is gone.
+   * Every 503 says when to retry (`Retry-After`; {@link UNAVAILABLE_RETRY_AFTER_SECONDS} unless
+   * set already). False when the answer had begun already or the client is gone.
    */
   answer(message: JsonRpcMessage, httpStatus = 200): boolean {
     if (this.finished) return false;
     this.finished = true;
     clearTimeout(this.silence);
     if (this.res.headersSent || this.res.destroyed) return false;
+    if (httpStatus === 503 && !this.res.hasHeader('Retry-After')) {
+      this.res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    }
     this.res.status(httpStatus).json(message);
     return true;
   }

@@ -31,7 +31,7 @@ function setUp(options: { draining?: boolean; limits?: AdmissionStep[] } = {}) {
       },
     },
     access: {
-      forPrincipal: async () => ({ mayCreateSession: true, mayReadStatus: false, catalog }),
+      forCredential: async () => ({ mayCreateSession: true, mayReadStatus: false, catalog }),
     },
     httpAuth: {},
   } as unknown as PrincipalAccessDeps;

@@ -11,6 +11,7 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
 import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
 import type { McpRequest } from './mcpRequest';
+import { credentialKeyOf } from './principalAccess';
 import { refuseShuttingDown } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 
@@ -40,6 +41,7 @@ async function listen(
   const honoured = honouredFilter(requested, advertisedListKinds(broker.serverCapabilities()));
   const opened = broker.listenStreams.open({
     principal,
+    viewer: credentialKeyOf(req, principal),
     subscriptionId: id,
     honoured,
     openStream: () => openBrokerEventStream(broker, res),

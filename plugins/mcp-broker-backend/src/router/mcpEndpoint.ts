@@ -29,7 +29,7 @@ import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
 import { type McpRequest, readMcpMessage } from './mcpRequest';
 import type { DnsRebindingProtectionConfig } from '../config';
 import { checkHostOrigin } from './hostOriginGuard';
-import type { PrincipalAccessDeps } from './principalAccess';
+import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
 import { readBody, type RequestBodyLimits } from './requestBody';
 import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import { headerValue, refuseStoreUnavailable } from './protocol';
@@ -296,6 +296,7 @@ function getHandler(deps: McpEndpointDeps, admission: Admission) {
         error =>
           // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
           broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`),
+        credentialKeyOf(req, principalOf(res)),
       );
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error);
