@@ -147,6 +147,14 @@ export interface Config {
     /** Timeout of each request the broker sends to a backend (tool calls excepted); default 30 s. */
     requestTimeout?: HumanDuration | string;
     /**
+     * Longest wait for a backend's event connection to open: the response headers of its GET
+     * stream (2025-11-25), the acknowledgement of its `subscriptions/listen` (2026-07-28).
+     * Default 5 s, capped by `requestTimeout`. A stream that misses it fails the connection
+     * attempt: `/status` shows `backing-off`, `eventStream: down` and a `lastError` naming the
+     * deadline, and the broker reconnects with the `reconnect` backoff.
+     */
+    eventStreamOpenTimeout?: HumanDuration | string;
+    /**
      * Minimum spacing of list_changed notifications of one kind to clients; changes inside the
      * window are sent as one notification at its end. Default 250 ms.
      */

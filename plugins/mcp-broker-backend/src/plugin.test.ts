@@ -70,6 +70,68 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   });
 });
 
+describe('a backend whose GET stream never sends headers (startTestBackend, a scripted backend)', () => {
+  it('shows the stream opening, then backing off with the deadline in lastError, and retries it until it opens', async () => {
+    const silent = await startScriptedMcpServer({ holdEventStreams: true });
+    const { server } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [{ name: 'silent', url: silent.url }],
+              // requestTimeout stays at its 30 s default: only the new deadline can end a wait.
+              eventStreamOpenTimeout: { milliseconds: 300 },
+              reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+            },
+          },
+        }),
+      ],
+    });
+    const statusOf = async () => {
+      const response = await request(server).get('/api/mcp-broker/status');
+      expect(response.status).toBe(200);
+      return response.body.backends.find((b: { name: string }) => b.name === 'silent');
+    };
+    const missed = 'backend silent: the event stream did not open within 300 ms';
+    try {
+      const backingOff = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'backing-off' && status;
+      }, 'the first attempt to give up on the stream');
+      expect(backingOff).toMatchObject({
+        eventStream: 'down',
+        lastError: missed,
+        nextRetryAt: expect.any(String),
+        consecutiveFailures: expect.any(Number),
+        counts: expect.objectContaining({ tools: 1 }), // the lists were read before the GET
+      });
+      // The retry: connected (lists re-read), the stream opening, the last error still shown.
+      const retrying = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'connected' && status.eventStream === 'opening' && status;
+      }, 'a retry waiting for the stream');
+      expect(retrying).toMatchObject({ lastError: missed });
+      await waitFor(
+        async () => (await statusOf()).consecutiveFailures >= 3,
+        'three attempts whose stream did not open',
+      );
+      expect(silent.eventStreamsHeld()).toBeGreaterThanOrEqual(3);
+      expect(silent.initializeCount()).toBe(1); // the session stays; only the stream is retried
+
+      silent.holdEventStreams = false;
+      const open = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'connected' && status.eventStream === 'open' && status;
+      }, 'the stream open once the backend answers');
+      expect(open.lastError).toBeUndefined();
+    } finally {
+      await server.stop?.();
+      await silent.close();
+    }
+  });
+});
+
 describe('mcpBrokerPlugin permissions (startTestBackend, mocked auth, a permissions test double)', () => {
   const initialize = initializeRequest();
 

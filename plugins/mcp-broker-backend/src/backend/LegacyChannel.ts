@@ -166,15 +166,15 @@ export class LegacyChannel extends BackendChannel {
   /**
    * Opens the session's event stream. Resolves with it, or with `'not-supported'` when the
    * backend offers none. `headerDeadlineMs` (default: the request timeout) limits only the wait
-   * for the stream to open; it lives until `signal` aborts, the backend ends it, or the caller
-   * closes it.
+   * for the stream to open, and a stream that misses it fails saying so; the stream lives until
+   * `signal` aborts, the backend ends it, or the caller closes it.
    */
   async openEventStream(
     session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>,
     signal: AbortSignal,
-    headerDeadlineMs: number = this.requestTimeoutMs,
+    headerDeadlineMs?: number,
   ): Promise<BackendReply | 'not-supported'> {
-    const scope = requestSignal([signal], headerDeadlineMs);
+    const scope = requestSignal([signal], headerDeadlineMs ?? this.requestTimeoutMs);
     let reply: BackendReply;
     try {
       reply = await this.transport.openEvents(this.route(session), scope.signal);
@@ -186,7 +186,7 @@ export class LegacyChannel extends BackendChannel {
       throw this.failure(
         error,
         scope,
-        headerDeadlineMs === this.requestTimeoutMs
+        headerDeadlineMs === undefined
           ? 'timed out'
           : `the event stream did not open within ${headerDeadlineMs} ms`,
         false,

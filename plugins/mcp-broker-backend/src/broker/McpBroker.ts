@@ -239,6 +239,7 @@ export class McpBroker {
         backend: server,
         logger: this.options.logger,
         requestTimeoutMs: this.options.config.requestTimeoutMs,
+        eventStreamOpenMs: this.options.config.eventStreamOpenTimeoutMs,
         pollIntervalMs: this.options.config.pollIntervalMs,
         reconnect: this.options.config.reconnect,
         onListsUpdated: (name, update) => this.onListsUpdated(name, update),
