@@ -1,6 +1,7 @@
 /* The plugin's wiring in a test backend (startTestBackend: auth is mocked there). */
 import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { JsonObject } from '@backstage/types';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { startUnreachableServer } from '@internal/test-mcp-backends';
@@ -8,6 +9,14 @@ import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { switchablePermissions } from './__testUtils__/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { initializeRequest } from './testing/initializeRequest';
+
+/** The plugin alone in a test backend, with this `mcpBroker` configuration. */
+async function startBroker(mcpBroker: JsonObject) {
+  const { server } = await startTestBackend({
+    features: [mcpBrokerPlugin, mockServices.rootConfig.factory({ data: { mcpBroker } })],
+  });
+  return server;
+}
 
 describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   it('fails start-up with a message naming the invalid key', async () => {
@@ -32,20 +41,9 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
 
   it('serves the status of configured servers to authenticated callers only', async () => {
     const nowhere = await startUnreachableServer();
-    const { server } = await startTestBackend({
-      features: [
-        mcpBrokerPlugin,
-        mockServices.rootConfig.factory({
-          data: {
-            mcpBroker: {
-              servers: [
-                { name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } },
-              ],
-              reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
-            },
-          },
-        }),
-      ],
+    const server = await startBroker({
+      servers: [{ name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } }],
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
     });
     try {
       const anonymous = await request(server)
@@ -73,20 +71,11 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
 describe('a backend whose GET stream never sends headers (startTestBackend, a scripted backend)', () => {
   it('shows the stream opening, then backing off with the deadline in lastError, and retries it until it opens', async () => {
     const silent = await startScriptedMcpServer({ holdEventStreams: true });
-    const { server } = await startTestBackend({
-      features: [
-        mcpBrokerPlugin,
-        mockServices.rootConfig.factory({
-          data: {
-            mcpBroker: {
-              servers: [{ name: 'silent', url: silent.url }],
-              // requestTimeout stays at its 30 s default: only the new deadline can end a wait.
-              eventStreamOpenTimeout: { milliseconds: 300 },
-              reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            },
-          },
-        }),
-      ],
+    const server = await startBroker({
+      servers: [{ name: 'silent', url: silent.url }],
+      // requestTimeout stays at its 30 s default: only the new deadline can end a wait.
+      eventStreamOpenTimeout: { milliseconds: 300 },
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
     });
     const statusOf = async () => {
       const response = await request(server).get('/api/mcp-broker/status');
