@@ -2,6 +2,7 @@
  * The broker's HTTP surface under /api/mcp-broker:
  *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
  *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
+ *   GET /catalog         what the caller may use, grouped by server (mcp-broker.session.create)
  *   GET /health          liveness (unauthenticated)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
@@ -12,6 +13,7 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { catalogHandler } from './catalogHandler';
 import { statusHandler } from './statusHandler';
 import { hostOriginGuard } from './hostOriginGuard';
 import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
@@ -56,6 +58,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     readRequestBody({ maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs }),
   );
   router.get('/status', statusHandler(deps));
+  router.get('/catalog', catalogHandler(deps));
 
   const guard = hostOriginGuard(options.broker.config.dnsRebindingProtection);
   router.post('/mcp', guard, postHandler(deps));

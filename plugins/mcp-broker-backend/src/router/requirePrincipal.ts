@@ -11,7 +11,7 @@ import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 const PRINCIPAL = 'mcpBrokerPrincipal';
 
 /** Paths the router authenticates itself; everything else stays behind Backstage's barrier. */
-export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status'] as const;
+export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status', '/catalog'] as const;
 
 /** Middleware: authenticates the request (401/403 through Backstage's error handler) and keeps its principal. */
 export function requirePrincipal(principals: VerifiedPrincipalCache): RequestHandler {
