@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103) and the
-// backend side by side; Ctrl-C stops them all.
+// `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103), the
+// backend (7007) and the development app (packages/app, http://localhost:3000) side by side;
+// Ctrl-C stops them all.
 import { spawn } from 'node:child_process';
 
 const children = [
   ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
   ['modern-example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start:modern']],
   ['backend', ['workspace', 'backend', 'start']],
+  ['app', ['workspace', 'app', 'start']],
 ].map(([name, args]) => {
   const child = spawn('yarn', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   for (const stream of [child.stdout, child.stderr]) {
