@@ -8,25 +8,15 @@
 //   node scripts/check-dev-backend.mjs [--base-url http://127.0.0.1:7007] [--timeout 600]
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { DEV_BACKEND_URL, signIn, untilDeadline } from './lib/devBackend.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const index = args.indexOf(name);
   return index === -1 ? fallback : args[index + 1];
 };
-const baseUrl = option('--base-url', 'http://127.0.0.1:7007');
+const baseUrl = option('--base-url', DEV_BACKEND_URL);
 const deadline = Date.now() + Number(option('--timeout', '600')) * 1000;
-const POLL_MS = 1000;
-
-async function signIn(user) {
-  const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
-    headers: { 'X-Forwarded-User': user },
-  });
-  if (!response.ok) throw new Error(`sign-in as ${user}: HTTP ${response.status}`);
-  const token = (await response.json())?.backstageIdentity?.token;
-  if (typeof token !== 'string') throw new Error(`sign-in as ${user}: no token in the answer`);
-  return token;
-}
 
 async function listBrokerTools(token) {
   const client = new Client({ name: 'check-dev-backend', version: '1.0.0' });
@@ -41,32 +31,22 @@ async function listBrokerTools(token) {
   }
 }
 
-/** Retries `attempt` until it succeeds or the deadline passes; returns its value. */
-async function untilDeadline(what, attempt) {
-  let lastError;
-  while (Date.now() < deadline) {
-    try {
-      return await attempt();
-    } catch (error) {
-      lastError = error;
-      await new Promise(resolve => setTimeout(resolve, POLL_MS));
-    }
-  }
-  throw new Error(`${what} did not succeed in time: ${lastError?.message ?? lastError}`);
-}
-
 try {
-  const token = await untilDeadline('alice signing in', () => signIn('alice'));
+  const token = await untilDeadline(deadline, 'alice signing in', () => signIn(baseUrl, 'alice'));
   process.stdout.write('check-dev-backend: alice signed in\n');
-  const tools = await untilDeadline('listing the example tools through the broker', async () => {
-    const names = await listBrokerTools(token);
-    for (const prefix of ['example_', 'example-modern_']) {
-      if (!names.some(name => name.startsWith(prefix))) {
-        throw new Error(`no ${prefix}* tool among [${names.join(', ')}]`);
+  const tools = await untilDeadline(
+    deadline,
+    'listing the example tools through the broker',
+    async () => {
+      const names = await listBrokerTools(token);
+      for (const prefix of ['example_', 'example-modern_']) {
+        if (!names.some(name => name.startsWith(prefix))) {
+          throw new Error(`no ${prefix}* tool among [${names.join(', ')}]`);
+        }
       }
-    }
-    return names;
-  });
+      return names;
+    },
+  );
   process.stdout.write(`check-dev-backend: the broker lists ${tools.join(', ')}\n`);
   process.exit(0);
 } catch (error) {

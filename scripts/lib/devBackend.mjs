@@ -1,0 +1,69 @@
+// How scripts reach the development backend (`yarn start`) as a newcomer would: sign in as a
+// fixture user through the development oauth2-proxy provider, and wait until the backend is
+// ready for the README's walkthroughs. Shared by scripts/start-dev.mjs (its "ready" line) and
+// scripts/check-dev-backend.mjs (.ci/run's probe of the run command).
+
+/** The development backend's address when nothing overrides it (it listens on 127.0.0.1). */
+export const DEV_BACKEND_URL = 'http://127.0.0.1:7007';
+
+/**
+ * Signs `user` in through the development oauth2-proxy provider and returns the Backstage token.
+ * Rejects while the backend is starting (the provider answers 500 until the catalog has read the
+ * fixture users).
+ */
+export async function signIn(baseUrl, user) {
+  const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
+    headers: { 'X-Forwarded-User': user },
+  });
+  if (!response.ok) throw new Error(`sign-in as ${user}: HTTP ${response.status}`);
+  const token = (await response.json())?.backstageIdentity?.token;
+  if (typeof token !== 'string') throw new Error(`sign-in as ${user}: no token in the answer`);
+  return token;
+}
+
+/** The development config's static token (a service principal; app-config.yaml). */
+const DEV_STATIC_TOKEN = 'dev-only-static-token-0123456789';
+
+/**
+ * Resolves once the fixture users can sign in and the broker has connected every configured MCP
+ * server: what the README's walkthroughs need. It waits for the catalog to hold the users before
+ * it tries a sign-in (a sign-in before that fails, and the auth backend logs each failure as an
+ * error), and reads the broker's status with the development static token. Rejects when that
+ * does not happen before `deadline` (a Date.now() value).
+ */
+export async function untilReady(baseUrl, deadline) {
+  const asService = { headers: { Authorization: `Bearer ${DEV_STATIC_TOKEN}` } };
+  await untilDeadline(deadline, 'the catalog reading the fixture users', async () => {
+    const response = await fetch(
+      `${baseUrl}/api/catalog/entities/by-name/user/default/alice`,
+      asService,
+    );
+    if (!response.ok) throw new Error(`the catalog answers ${response.status} for alice`);
+  });
+  await untilDeadline(deadline, 'alice signing in', () => signIn(baseUrl, 'alice'));
+  await untilDeadline(deadline, 'the broker connecting its MCP servers', async () => {
+    const response = await fetch(`${baseUrl}/api/mcp-broker/status`, asService);
+    if (!response.ok) throw new Error(`GET /api/mcp-broker/status: HTTP ${response.status}`);
+    const { backends } = await response.json();
+    const waiting = backends.filter(backend => backend.state !== 'connected');
+    if (waiting.length > 0) {
+      throw new Error(waiting.map(backend => `${backend.name} is ${backend.state}`).join(', '));
+    }
+  });
+}
+
+const POLL_MS = 500;
+
+/** Retries `attempt` until it succeeds or `deadline` passes; returns its value. */
+export async function untilDeadline(deadline, what, attempt) {
+  let lastError;
+  while (Date.now() < deadline) {
+    try {
+      return await attempt();
+    } catch (error) {
+      lastError = error;
+      await new Promise(resolve => setTimeout(resolve, POLL_MS));
+    }
+  }
+  throw new Error(`${what} did not succeed in time: ${lastError?.message ?? lastError}`);
+}
