@@ -7,19 +7,17 @@
  * bundle at all — no configuration can turn it on there.
  */
 import { createFrontendModule } from '@backstage/frontend-plugin-api';
-import { SignInPageBlueprint } from '@backstage/plugin-app-react';
+import { SignInPageBlueprint, type SignInPageProps } from '@backstage/plugin-app-react';
+import type { ComponentType } from 'react';
 
-const signInPage = SignInPageBlueprint.make({
-  params: {
-    loader:
-      process.env.NODE_ENV === 'production'
-        ? async () => (await import('./ProxySignInPage')).ProxySignInPage
-        : async () => (await import('./DevSignInPage')).DevSignInPage,
-  },
-});
+/** Loads this build's sign-in page. */
+export const loadSignInPage: () => Promise<ComponentType<SignInPageProps>> =
+  process.env.NODE_ENV === 'production'
+    ? async () => (await import('./ProxySignInPage')).ProxySignInPage
+    : async () => (await import('./DevSignInPage')).DevSignInPage;
 
 /** The app's sign-in page. */
 export const signInModule = createFrontendModule({
   pluginId: 'app',
-  extensions: [signInPage],
+  extensions: [SignInPageBlueprint.make({ params: { loader: loadSignInPage } })],
 });

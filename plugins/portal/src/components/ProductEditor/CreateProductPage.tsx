@@ -151,7 +151,6 @@ export function CreateProductPage() {
               setName(value);
               setTouchedName(true);
             }}
-            isInvalid={touchedName && problem !== undefined}
             validate={value => (touchedName ? (nameProblem(value) ?? null) : null)}
             validationBehavior="aria"
           />

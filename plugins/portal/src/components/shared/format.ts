@@ -1,13 +1,14 @@
 /* Dates and references as a person reads them on the portal's pages. */
 import type { ObjectRef } from '@devportal/plugin-portal-common';
 
-const dateTime = new Intl.DateTimeFormat('en', {
+// The reader's own locale; times in UTC, said so, as the API's timestamps are.
+const dateTime = new Intl.DateTimeFormat(undefined, {
   dateStyle: 'medium',
   timeStyle: 'short',
   timeZone: 'UTC',
 });
 
-/** `12 Mar 2026, 14:05 UTC`; an empty string for an absent date. */
+/** E.g. `Mar 12, 2026, 2:05 PM UTC` (the reader's locale); '' for an absent date. */
 export function formatDateTime(iso: string | undefined): string {
   if (iso === undefined) return '';
   const date = new Date(iso);
