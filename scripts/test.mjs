@@ -7,7 +7,11 @@
 //   3. lint (`backstage-cli repo lint`): Backstage's ESLint config on every package, and the
 //      formatting (`prettier --check .`: Backstage's Prettier settings, 100 columns; `yarn format`
 //      rewrites);
-//   4. every Jest test (`backstage-cli repo test`);
+//   4. every Jest test (`backstage-cli repo test`), the browser tests included (a real headless
+//      Chromium against the development backend and app: packages/backend/src/e2e/browser). The
+//      Chromium is the system's: found on PATH, or installed from Debian's `chromium` package when
+//      running as root with apt-get (CI); where none can be had the run stops at once with one
+//      line saying what to install — the browser tests are never skipped silently;
 //   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend.
 // PostgreSQL: the database tests and step 5 use the server named by
@@ -20,6 +24,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CHROMIUM_INSTALL_HINT, findChromium, provideChromium } from './lib/chromium.mjs';
 import { startTemporaryPostgres } from './lib/temporaryPostgres.mjs';
 
 const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
@@ -35,6 +40,19 @@ function run(command, args) {
     child.once('error', () => resolve(1));
     child.once('exit', code => resolve(code ?? 1));
   });
+}
+
+// The browser tests need Chromium: provided (or refused) before anything else runs. A run of
+// chosen tests only passes along whatever Chromium is there.
+const chromium =
+  jestArgs.length === 0 ? provideChromium(text => process.stdout.write(text)) : findChromium();
+if (chromium) {
+  env.PORTAL_BROWSER_CHROMIUM = chromium;
+} else if (jestArgs.length === 0) {
+  process.stdout.write(
+    `The browser tests need Chromium and none is installed: run ${CHROMIUM_INSTALL_HINT}, then yarn test again\n`,
+  );
+  process.exit(1);
 }
 
 let temporaryPostgres;

@@ -6,14 +6,18 @@
 import { useApi } from '@backstage/frontend-plugin-api';
 import type { Entity } from '@backstage/catalog-model';
 import { Button, Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
-import { portalApiKeyCreatePermission, type ApiProduct } from '@devportal/plugin-portal-common';
+import {
+  portalApiKeyCreatePermission,
+  portalApiProductReadOwnPermission,
+  type ApiProduct,
+} from '@devportal/plugin-portal-common';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { MyProductKeys } from '../shared/MyProductKeys';
-import { EmptyState, ErrorState, LoadingState } from '../shared/StateViews';
+import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
 import { PlansTable } from '../ProductDetail/PlansTable';
 import { portalPaths, PortalPathsProvider, usePortalPaths } from '../PortalPage/portalPaths';
@@ -60,16 +64,19 @@ export function ApiAccessCard(props: ApiAccessCardProps) {
     body = <EmptyState title="This API is not a portal product" />;
   } else if (product.value === undefined && product.loading) {
     body = <LoadingState what="API access" />;
+  } else if (statusOf(product.error) === 404) {
+    body = (
+      <EmptyState
+        title="The API product is not available"
+        description="It was removed from the portal, or you may not see it."
+      />
+    );
+  } else if (statusOf(product.error) === 403) {
+    body = (
+      <ForbiddenState what="this API product" permission={portalApiProductReadOwnPermission.name} />
+    );
   } else if (product.error !== undefined) {
-    body =
-      statusOf(product.error) === 404 ? (
-        <EmptyState
-          title="The API product is not available"
-          description="It was removed from the portal, or you may not see it."
-        />
-      ) : (
-        <ErrorState title="Could not load the API product" error={product.error} />
-      );
+    body = <ErrorState title="Could not load the API product" error={product.error} />;
   } else if (product.value !== undefined) {
     body = <ProductAccess product={product.value} />;
   }

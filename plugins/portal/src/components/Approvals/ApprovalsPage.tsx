@@ -30,6 +30,7 @@ import {
   type PageQuery,
 } from '@devportal/plugin-portal-common';
 import { useCallback, useState } from 'react';
+import { useSearchParams } from 'react-router-dom';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
 import { useScopedDecision } from '../../hooks/usePermissions';
@@ -71,7 +72,8 @@ export function ApprovalsPage() {
 function ApprovalQueue() {
   const portal = useApi(portalApiRef);
   const permissionApi = useApi(permissionApiRef);
-  const [namespace, setNamespace] = useState('');
+  const [params] = useSearchParams();
+  const [namespace, setNamespace] = useState(params.get('namespace') ?? '');
   const [selected, setSelected] = useState<Selection>(new Set());
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState<'approve' | 'reject'>();
@@ -228,7 +230,6 @@ function ApprovalQueue() {
           </Button>
           <Button
             variant="secondary"
-            destructive
             isDisabled={chosen.length === 0 || busy !== undefined}
             isPending={busy === 'reject'}
             onPress={() => decide('reject')}

@@ -121,7 +121,7 @@ export function RevealSecretDialog(props: RevealSecretDialogProps) {
         ) : (
           <>
             <Button variant="secondary" onPress={close}>
-              {state.step === 'confirm' || state.step === 'revealing' ? 'Cancel' : 'Close'}
+              {state.step === 'confirm' || state.step === 'revealing' ? 'Cancel' : 'Done'}
             </Button>
             {(state.step === 'confirm' || state.step === 'revealing') && (
               <Button variant="primary" onPress={reveal} isPending={state.step === 'revealing'}>

@@ -45,7 +45,7 @@ describe('PoliciesPage (fake portal API, fake permissions)', () => {
     const routes = await screen.findByRole('region', { name: 'HTTPRoutes' });
     expect(await within(routes).findByText('api.toystore.example.com')).toBeInTheDocument();
     expect(
-      within(routes).getByRole('link', { name: 'Create a product from toystore/toystore' }),
+      within(routes).getByRole('link', { name: 'Create product from toystore/toystore' }),
     ).toHaveAttribute('href', '/portal/products/new?namespace=toystore&route=toystore');
     const plans = screen.getByRole('region', { name: 'PlanPolicies' });
     expect(await within(plans).findByText('gold (100,000 per day)')).toBeInTheDocument();

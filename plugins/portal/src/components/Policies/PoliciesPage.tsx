@@ -74,7 +74,7 @@ function PolicyTable(props: PolicyTableProps) {
   else body = <PolicyList {...props} />;
   return (
     <Flex direction="column" gap="2">
-      <Text as="h2" variant="title-small" weight="bold">
+      <Text as="h3" variant="title-small" weight="bold">
         {props.title}
       </Text>
       {body}
@@ -140,7 +140,7 @@ export function PoliciesPage() {
                     namespace: object.metadata.namespace,
                     name: object.metadata.name,
                   })}
-                  aria-label={`Create a product from ${refText(object.metadata)}`}
+                  aria-label={`Create product from ${refText(object.metadata)}`}
                 >
                   Create product
                 </ButtonLink>

@@ -24,6 +24,7 @@ import {
   portalApiKeyCreatePermission,
   portalApiProductDeleteAllPermission,
   portalApiProductDeleteOwnPermission,
+  portalApiProductReadOwnPermission,
   portalApiProductUpdateAllPermission,
   portalApiProductUpdateOwnPermission,
   type ApiProduct,
@@ -38,7 +39,7 @@ import { errorMessage, statusOf } from '../shared/errors';
 import { formatDateTime, shortEntityRef } from '../shared/format';
 import { MyProductKeys } from '../shared/MyProductKeys';
 import { PublishBadge } from '../shared/PhaseBadge';
-import { EmptyState, ErrorState, LoadingState } from '../shared/StateViews';
+import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { DeleteProductDialog } from '../ProductEditor/DeleteProductDialog';
 import { EditProductDialog } from '../ProductEditor/EditProductDialog';
 import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
@@ -61,6 +62,11 @@ export function ProductDetailPage() {
           title="API product not found"
           description={`There is no API product ${namespace}/${name}, or you may not see it.`}
         />
+      );
+    }
+    if (statusOf(product.error) === 403) {
+      return (
+        <ForbiddenState what="API products" permission={portalApiProductReadOwnPermission.name} />
       );
     }
     return <ErrorState title="Could not load the API product" error={product.error} />;
@@ -147,7 +153,9 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
             </>
           )}
           {mayDelete && (
-            <Button variant="secondary" destructive onPress={() => setDialog('delete')}>
+            // Not `destructive`: @backstage/ui's destructive secondary button fails WCAG AA
+            // contrast (3.3:1); the confirmation dialog's button is the destructive one.
+            <Button variant="secondary" onPress={() => setDialog('delete')}>
               Delete
             </Button>
           )}

@@ -25,7 +25,7 @@ export function EmptyState(props: { title: string; description?: ReactNode; acti
   return (
     <Box py="6">
       <Flex direction="column" gap="2" align="start">
-        <Text as="h3" variant="title-small" weight="bold">
+        <Text as="p" variant="body-large" weight="bold">
           {props.title}
         </Text>
         {props.description !== undefined && <Text color="secondary">{props.description}</Text>}
