@@ -149,6 +149,24 @@ export interface Config {
       allowedOrigins?: string[];
     };
     /**
+     * MCP authorization: clients sign in through Backstage's auth backend (OAuth 2.1; enable
+     * `auth.clientIdMetadataDocuments` there). The broker serves the discovery documents they
+     * look for and names its protected resource metadata in every 401 of `/mcp`.
+     */
+    authorization?: {
+      /**
+       * Serve the discovery documents at the origin root (default true):
+       * `/.well-known/oauth-protected-resource/api/mcp-broker/mcp`, and for Backstage's issuer
+       * `/.well-known/oauth-authorization-server/api/auth` and
+       * `/.well-known/openid-configuration/api/auth`. Set false when another plugin serves OAuth
+       * discovery at the origin root (Backstage's mcp-actions plugin with its OAuth on takes
+       * `/.well-known/oauth-protected-resource`, and Backstage's root router refuses overlapping
+       * paths); the 401 challenge then names
+       * `/api/mcp-broker/.well-known/oauth-protected-resource/mcp`, always served.
+       */
+      rootWellKnownRoutes?: boolean;
+    };
+    /**
      * Kubernetes discovery (optional): MCP servers registered as `mcp.kuadrant.io/v1alpha1`
      * `MCPServerRegistration` resources (the kind Kuadrant's mcp-gateway uses) are watched and
      * added, changed and removed at runtime like `servers` entries. Each becomes a server named

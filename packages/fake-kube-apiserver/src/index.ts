@@ -29,3 +29,7 @@ export {
 } from './wellKnownResources';
 export { parseManifests } from './manifests';
 export type { KubeStatus } from './KubeStatusError';
+// Also used by other tests that need a TLS server on loopback (the broker's OAuth tests serve a
+// client ID metadata document over HTTPS with it).
+export { selfSignedCertificate } from './selfSignedCertificate';
+export type { SelfSignedCertificate } from './selfSignedCertificate';

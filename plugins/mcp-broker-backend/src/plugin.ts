@@ -6,6 +6,10 @@ import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
+import {
+  PLUGIN_RESOURCE_METADATA_PATH,
+  registerOAuthDiscovery,
+} from './authorization/registerOAuthDiscovery';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
@@ -26,6 +30,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
         logger: coreServices.logger,
         httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
+        rootHttpRouter: coreServices.rootHttpRouter,
+        discovery: coreServices.discovery,
         lifecycle: coreServices.lifecycle,
         rootLifecycle: coreServices.rootLifecycle,
         database: coreServices.database,
@@ -75,7 +81,25 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
-        httpRouter.use(await createRouter({ broker, httpAuth, access, toolCallAuditor }));
+        // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
+        // they look for, and the metadata URL every 401 of /mcp names.
+        const oauth = await registerOAuthDiscovery({
+          config,
+          logger,
+          discovery: deps.discovery,
+          rootHttpRouter: deps.rootHttpRouter,
+        });
+        httpRouter.use(oauth.pluginRouter);
+        httpRouter.addAuthPolicy({ path: PLUGIN_RESOURCE_METADATA_PATH, allow: 'unauthenticated' });
+        httpRouter.use(
+          await createRouter({
+            broker,
+            httpAuth,
+            access,
+            toolCallAuditor,
+            resourceMetadataUrl: oauth.resourceMetadataUrl,
+          }),
+        );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

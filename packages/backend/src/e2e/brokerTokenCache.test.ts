@@ -4,7 +4,7 @@
  * development token, and tokens that must never be answered from the cache.
  */
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { mcpRawPost } from '../testing/mcpRawPost';
+import { LEGACY_INITIALIZE_REQUEST, mcpRawPost } from '../testing/mcpRawPost';
 
 const STATIC_TOKEN = 'dev-only-static-token-0123456789'; // app-config.yaml, development only
 
@@ -16,16 +16,7 @@ describe('the broker with remembered token verifications (real backend process, 
 
   const post = (token: string, body: unknown, sessionId?: string) =>
     mcpRawPost(mcpUrl(), token, body, { sessionId });
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'e2e', version: '1' },
-    },
-  };
+  const initialize = LEGACY_INITIALIZE_REQUEST;
   const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
   async function startSession(token: string): Promise<string> {

@@ -3,6 +3,18 @@
  * for end-to-end tests that assert status codes, headers and streams the SDK hides.
  */
 
+/** A 2025-11-25 `initialize` request (id 1) with no capabilities. */
+export const LEGACY_INITIALIZE_REQUEST = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'e2e', version: '1' },
+  },
+} as const;
+
 /** Options of {@link mcpRawPost}. */
 export interface McpRawPostOptions {
   /** Sent as `Mcp-Session-Id` when given. */

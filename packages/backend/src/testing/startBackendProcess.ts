@@ -22,6 +22,11 @@ export interface BackendProcessOptions {
   nodeArgs?: string[];
   /** How long to wait for the backend to answer and sign users in; default 60 s. */
   startTimeoutMs?: number;
+  /**
+   * Lets the test move the process's wall clock forward (`advanceClock`, through the preload
+   * `advancingClock.cjs`): a stand-in for waiting, e.g. until tokens expire. Default false.
+   */
+  advancingClock?: boolean;
 }
 
 /** A running backend process. */
@@ -37,6 +42,11 @@ export interface BackendProcess {
   stop(): Promise<void>;
   /** Kills the process at once (SIGKILL: no shutdown hooks), as a crashed replica would die. */
   kill(): Promise<void>;
+  /**
+   * Moves the process's wall clock `ms` forward; resolves once it reads the new time. Only with
+   * the `advancingClock` option.
+   */
+  advanceClock(ms: number): Promise<void>;
 }
 
 const backendRoot = resolvePackagePath('backend');
@@ -77,6 +87,9 @@ export async function startBackendProcess(
     process.execPath,
     [
       ...reserved.nodeArgs,
+      ...(options.advancingClock
+        ? ['--require', path.join(backendRoot, 'src', 'testing', 'advancingClock.cjs')]
+        : []),
       ...(options.nodeArgs ?? []),
       '--require',
       require.resolve('@backstage/cli/config/nodeTransform.cjs'),
@@ -146,6 +159,24 @@ export async function startBackendProcess(
         await exited;
       }
       fs.rmSync(configDir, { recursive: true, force: true });
+    },
+    advanceClock(ms: number) {
+      if (!options.advancingClock) {
+        return Promise.reject(new Error('started without the advancingClock option'));
+      }
+      return new Promise<void>((resolve, reject) => {
+        const onMessage = (message: unknown) => {
+          if ((message as { type?: unknown } | null)?.type !== 'clock-advanced') return;
+          child.off('message', onMessage);
+          resolve();
+        };
+        child.on('message', onMessage);
+        child.send({ type: 'advance-clock', ms }, error => {
+          if (!error) return;
+          child.off('message', onMessage);
+          reject(error);
+        });
+      });
     },
     async signIn(userName: string) {
       const token = await signInOnce(baseUrl, userName);

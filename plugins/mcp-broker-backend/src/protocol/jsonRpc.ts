@@ -51,6 +51,8 @@ export const JsonRpcErrorCode = {
   InternalError: -32603,
   /** Used by MCP servers for "session not found" and similar transport-level errors. */
   ServerError: -32000,
+  /** No or a refused token (with HTTP 401 and a `WWW-Authenticate` challenge). */
+  Unauthorized: -32000,
   /** A backend closed the connection or the stream before answering (SDK `ConnectionClosed`). */
   ConnectionClosed: -32000,
   /** A request exceeded its time limit (SDK `RequestTimeout`). */

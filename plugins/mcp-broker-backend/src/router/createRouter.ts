@@ -4,6 +4,7 @@
  *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
  *   GET /catalog         what the caller may use, grouped by server (mcp-broker.session.create)
  *   GET /health          liveness (unauthenticated)
+ * (The OAuth discovery documents are served by authorization/registerOAuthDiscovery.ts.)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
@@ -20,6 +21,7 @@ import { deleteHandler, getHandler, postHandler } from './mcpEndpoint';
 import { sendTransportError } from './protocol';
 import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
+import { challengeUnauthenticated } from './authenticationChallenge';
 
 /** Dependencies of {@link createRouter}. */
 export interface RouterOptions {
@@ -28,6 +30,8 @@ export interface RouterOptions {
   /** Permission decisions per principal (spec §8). */
   access: BrokerAccessControl;
   toolCallAuditor: ToolCallAuditor;
+  /** Where the endpoint's protected resource metadata is: named in every 401 of /mcp. */
+  resourceMetadataUrl: string;
 }
 
 /**
@@ -46,11 +50,14 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // First on these paths (sub-paths included), so every method and every mistake is 401 without a token.
+  // First on these paths (sub-paths included), so every method and every mistake is 401 without a
+  // token; on /mcp with the OAuth challenge MCP clients sign in from (spec §10).
+  const principals = VerifiedPrincipalCache.create({ httpAuth: options.httpAuth });
   router.use(
-    [...SELF_AUTHENTICATED_PATHS],
-    requirePrincipal(VerifiedPrincipalCache.create({ httpAuth: options.httpAuth })),
+    '/mcp',
+    requirePrincipal(principals, challengeUnauthenticated(options.resourceMetadataUrl)),
   );
+  router.use('/status', requirePrincipal(principals));
   // Every body on these paths is read here, within the configured size and time limits.
   const { maxRequestBodyBytes, requestBodyTimeoutMs } = options.broker.config;
   router.use(

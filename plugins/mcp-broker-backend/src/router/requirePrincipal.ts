@@ -5,6 +5,7 @@
  * VerifiedPrincipalCache. This middleware runs first on those paths, so the order of answers is
  * unchanged: 401/403 before 403 (Host/Origin), 400, 404 or 405.
  */
+import { isError } from '@backstage/errors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 
@@ -13,10 +14,26 @@ const PRINCIPAL = 'mcpBrokerPrincipal';
 /** Paths the router authenticates itself; everything else stays behind Backstage's barrier. */
 export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status', '/catalog'] as const;
 
-/** Middleware: authenticates the request (401/403 through Backstage's error handler) and keeps its principal. */
-export function requirePrincipal(principals: VerifiedPrincipalCache): RequestHandler {
+/**
+ * Middleware: authenticates the request and keeps its principal. A 401 is answered by
+ * `onUnauthenticated` when given (the MCP endpoint's OAuth challenge), else, like a 403, through
+ * Backstage's error handler.
+ */
+export function requirePrincipal(
+  principals: VerifiedPrincipalCache,
+  onUnauthenticated?: (req: Request, res: Response) => void,
+): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    res.locals[PRINCIPAL] = await principals.principalOf(req);
+    let principal: string;
+    try {
+      principal = await principals.principalOf(req);
+    } catch (error) {
+      if (onUnauthenticated === undefined || !isError(error)) throw error;
+      if (error.name !== 'AuthenticationError') throw error;
+      onUnauthenticated(req, res);
+      return;
+    }
+    res.locals[PRINCIPAL] = principal;
     next();
   };
 }
