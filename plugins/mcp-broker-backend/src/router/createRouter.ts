@@ -57,7 +57,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     '/mcp',
     requirePrincipal(principals, challengeUnauthenticated(options.resourceMetadataUrl)),
   );
-  router.use('/status', requirePrincipal(principals));
+  router.use(['/status', '/catalog'], requirePrincipal(principals));
   // Every body on these paths is read here, within the configured size and time limits.
   const { maxRequestBodyBytes, requestBodyTimeoutMs } = options.broker.config;
   router.use(
