@@ -175,8 +175,11 @@ async function main() {
       output.push(...(await callsSection({ everything, pipe, hub, broker, token })));
     if (only.has('modern'))
       output.push(...(await modernSection({ modern, modernPipe, broker, token })));
+    // Carol's sessions: the trigger adds a tool without annotations, which her view shows;
+    // list_changed goes only to streams whose permitted view a change alters, and alice's
+    // read-only tools would not.
     if (only.has('fanout') || only.has('memory'))
-      output.push(...(await fanoutAndMemorySection({ broker, example, token })));
+      output.push(...(await fanoutAndMemorySection({ broker, example, token: adminToken })));
     if (only.has('elicitation'))
       output.push(...(await elicitationSection({ broker, example, token })));
     if (only.has('permissions'))

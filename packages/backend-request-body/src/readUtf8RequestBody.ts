@@ -14,13 +14,64 @@
  *
  * Failure modes: every refusal rejects with a {@link RequestBodyError}; the caller renders
  * it in its own error format. When body bytes may still be on the way, the response is
- * marked `Connection: close` and whatever still arrives is discarded, so the socket closes
- * once the error response is written instead of being held until the body ends.
+ * marked `Connection: close` and the connection is closed the way careful servers do (a
+ * lingering close, see {@link closeAfterAnswer}): the answer first, then what the client still
+ * sends is read and thrown away — at most LINGER_MAX_BYTES, for at most LINGER_MAX_MS — so that
+ * a client still writing its body can read why it was refused instead of a reset.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestBodyError, type RequestBodyFailure } from './RequestBodyError';
 
 const UTF8_NAMES = new Set(['utf-8', 'utf8']);
+
+/** Most bytes of a refused body read and thrown away after the answer (then the socket is cut). */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+/** Longest time a refused body is read and thrown away after the answer (nginx: 30 s). */
+const LINGER_MAX_MS = 30_000;
+
+/**
+ * Ends the connection after the answer without cutting off a client that is still sending.
+ * Closing at once (Node's default after `Connection: close`) makes the kernel answer the bytes
+ * still arriving with a reset, and a reset makes the client drop what it has received and not
+ * read yet: a client still writing a large body often saw a broken connection instead of the
+ * 413 or 401. So once the answer is written (Node then calls `destroySoon`), this side is closed
+ * (FIN), and what still arrives is read and discarded until the body is complete or the client
+ * ends, or LINGER_MAX_BYTES more arrived, or LINGER_MAX_MS passed; then the socket is destroyed.
+ */
+function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+  // The rest of the body is not wanted: the HTTP parser keeps taking it off the wire, and it is
+  // dropped as it comes (counted, below, once the answer is out).
+  let discarded = 0;
+  let lingering = false;
+  const socket = req.socket;
+  let timer: NodeJS.Timeout | undefined;
+  const cut = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  req.on('data', (chunk: Buffer) => {
+    if (!lingering) return;
+    discarded += chunk.length;
+    if (discarded > LINGER_MAX_BYTES) cut();
+  });
+  req.resume();
+  const closeNow = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => {
+    // The whole body is in already: nothing is on its way, close as usual.
+    if (req.complete) {
+      closeNow();
+      return;
+    }
+    lingering = true;
+    timer = setTimeout(cut, LINGER_MAX_MS);
+    timer.unref();
+    // The client has sent the whole body; its closing its side ends the socket by itself.
+    req.once('end', cut);
+    socket.once('close', () => clearTimeout(timer));
+    socket.end();
+  };
+}
 
 /**
  * Limits of {@link readUtf8RequestBody}.
@@ -48,9 +99,7 @@ export function readUtf8RequestBody(
 ): Promise<string | undefined> {
   const { maxBytes, timeoutMs } = options;
   const refuse = (failure: RequestBodyFailure, message: string) => {
-    // The rest of the body is not wanted: drop it as it comes and close after the answer.
-    if (!res.headersSent) res.setHeader('Connection', 'close');
-    req.resume();
+    closeAfterAnswer(req, res);
     return Promise.reject(new RequestBodyError(failure, message));
   };
 

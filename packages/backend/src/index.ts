@@ -5,8 +5,14 @@
  * the portal's API products as API entities).
  */
 import { createBackend } from '@backstage/backend-defaults';
+import { budgetedDatabaseServiceFactory } from './database/budgetedDatabaseServiceFactory';
+import { PLUGIN_OWN_POOLS } from './database/pluginOwnPools';
 
 const backend = createBackend();
+
+// Backstage's database service, plus a warning at start when PostgreSQL's max_connections
+// cannot hold this replica's connection pools (docs/deployment.md, "Database connections").
+backend.add(budgetedDatabaseServiceFactory({ ownPools: PLUGIN_OWN_POOLS }));
 
 backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));

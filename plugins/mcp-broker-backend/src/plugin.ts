@@ -50,10 +50,16 @@ export const mcpBrokerPlugin = createBackendPlugin({
           readRequestStateSecret(config),
           stores.requestStateKeys,
         );
+        const access = BrokerAccessControl.create({
+          permissions: deps.permissions,
+          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
+        });
         const broker = McpBroker.create({
           config: brokerConfig,
           logger,
           sessionStore,
+          // list_changed only to clients whose permitted view can have changed.
+          listViews: access,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -76,10 +82,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await broker.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
-        const access = BrokerAccessControl.create({
-          permissions: deps.permissions,
-          maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
-        });
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.

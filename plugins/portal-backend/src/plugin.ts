@@ -19,6 +19,10 @@ import { PageTokens } from './router/PageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
 import { PortalActors } from './service/PortalActors';
+import {
+  permissionsWithDependencyErrors,
+  userInfoWithDependencyErrors,
+} from './service/dependencyErrors';
 import { PortalEventPublisher } from './service/PortalEventPublisher';
 import { PortalNotifier } from './service/PortalNotifier';
 import { DatabasePortalStore } from './store/DatabasePortalStore';
@@ -68,8 +72,11 @@ export const portalPlugin = createBackendPlugin({
           (store instanceof DatabasePortalStore
             ? await store.pageTokenKey()
             : randomBytes(MIN_PAGE_TOKEN_KEY_BYTES));
+        // Failures of the auth and permission backends enter here, as 503 when they are down.
+        const userInfo = userInfoWithDependencyErrors(deps.userInfo);
+        const permissions = permissionsWithDependencyErrors(deps.permissions);
         // One per plugin, shared by both service layers: one user look-up a request.
-        const actors = PortalActors.create(deps);
+        const actors = PortalActors.create({ userInfo });
         const service = DefaultPortalService.create({
           store,
           resources,
@@ -93,7 +100,7 @@ export const portalPlugin = createBackendPlugin({
           await createRouter({
             service: AuthorizedPortalService.create({
               service,
-              permissions: deps.permissions,
+              permissions,
               actors,
             }),
             httpAuth: deps.httpAuth,

@@ -1,50 +1,38 @@
 /*
  * A typed client of the portal REST API (`/api/portal`) for frontends, scripts and other
- * backends. It speaks the exact shapes of ./types.ts and throws `ResponseError` (from
- * `@backstage/errors`) for every non-2xx answer, carrying the server's error body.
+ * backends. Each method is one operation of ./portalOperations.ts (its path, method, body and
+ * answer types come from there), and it throws `ResponseError` (from `@backstage/errors`) for
+ * every non-2xx answer, carrying the server's error body.
  *
  * Every list takes `limit` / `continue` (one page), and has a `...Pages` twin: an async
  * iterator that walks every page, sending each page's `continue` with the same filters
  * (`for await (const page of client.listRequestsPages({ status: 'Pending' })) ...`).
  */
 import { ResponseError } from '@backstage/errors';
+import {
+  portalOperations,
+  type PortalOperationBody,
+  type PortalOperationId,
+  type PortalOperationResponse,
+} from './portalOperations';
 import type {
   ApiKey,
-  ApiKeyPhase,
+  ApiKeySecret,
   ApiProduct,
+  ApiProductPatch,
   BulkReviewRequest,
-  BulkReviewResult,
+  BulkReviewResponse,
   CreateApiKeyRequest,
   CreateApiProductRequest,
-  KubeObject,
   ListPage,
+  NamespaceListQuery,
   ObjectRef,
   PageQuery,
+  ReadOnlyObject,
+  RequestListQuery,
+  ReviewRequest,
   UpdateApiKeyRequest,
 } from './types';
-
-/**
- * A JSON merge patch of an API product: `spec` fields, `metadata.labels`, the owner
- * annotation and an optional `metadata.resourceVersion` precondition.
- *
- * @public
- */
-export interface ApiProductPatch {
-  metadata?: {
-    labels?: Record<string, string | null> | null;
-    annotations?: { 'backstage.io/owner'?: string };
-    resourceVersion?: string;
-  };
-  spec?: Record<string, unknown>;
-}
-
-/** A read-only object (HTTPRoute, PlanPolicy, AuthPolicy, RateLimitPolicy). @public */
-export type ReadOnlyObject = Omit<KubeObject, 'metadata'> & {
-  metadata: Partial<KubeObject['metadata']> & {
-    namespace: string;
-    name: string;
-  };
-};
 
 /** Options of {@link PortalClient}. @public */
 export interface PortalClientOptions {
@@ -59,17 +47,6 @@ export interface PortalClientOptions {
   fetch?: typeof fetch;
 }
 
-/** @public */
-export interface RequestListQuery {
-  status?: ApiKeyPhase;
-  namespace?: string;
-}
-
-/** Filter of the lists that filter by namespace only. @public */
-export interface NamespaceListQuery {
-  namespace?: string;
-}
-
 /** Options of the `...Pages` iterators. @public */
 export interface PageWalkOptions {
   /** Items per page, 1–1000; default {@link DEFAULT_PAGE_LIMIT}. */
@@ -79,12 +56,24 @@ export interface PageWalkOptions {
 /** The page size of the `...Pages` iterators when none is given. @public */
 export const DEFAULT_PAGE_LIMIT = 100;
 
-function path(ref: ObjectRef): string {
-  return `${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+/** The operations that answer a list page (they take `limit` and `continue`). */
+type ListOperationId = {
+  [K in PortalOperationId]: PortalOperationResponse<K> extends ListPage<unknown> ? K : never;
+}[PortalOperationId];
+
+/** What one call sends: the record it names, its query, its body. */
+interface CallInput<K extends PortalOperationId> {
+  ref?: ObjectRef;
+  query?: object;
+  body?: PortalOperationBody<K>;
+  /** Default `application/json`. */
+  contentType?: string;
 }
 
 /**
- * Typed client of every portal endpoint.
+ * Typed client of every portal endpoint. Each method is one operation of
+ * {@link portalOperations} (same name as its operationId): the method, path, body type and
+ * answer type come from that entry.
  *
  * @public
  */
@@ -96,168 +85,177 @@ export class PortalClient {
   }
 
   listApiProducts(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
-    return this.#call('GET', '/apiproducts', { query });
+    return this.#call('listApiProducts', { query });
   }
   /** Every page of {@link PortalClient.listApiProducts}. */
   listApiProductsPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ApiProduct>> {
-    return this.#pages('/apiproducts', query, options);
+    return this.#pages('listApiProducts', query, options);
   }
   getApiProduct(ref: ObjectRef): Promise<ApiProduct> {
-    return this.#call('GET', `/apiproducts/${path(ref)}`);
+    return this.#call('getApiProduct', { ref });
   }
   createApiProduct(body: CreateApiProductRequest): Promise<ApiProduct> {
-    return this.#call('POST', '/apiproducts', { body });
+    return this.#call('createApiProduct', { body });
   }
   updateApiProduct(ref: ObjectRef, patch: ApiProductPatch): Promise<ApiProduct> {
-    return this.#call('PATCH', `/apiproducts/${path(ref)}`, {
+    return this.#call('updateApiProduct', {
+      ref,
       body: patch,
       contentType: 'application/merge-patch+json',
     });
   }
   deleteApiProduct(ref: ObjectRef): Promise<void> {
-    return this.#call('DELETE', `/apiproducts/${path(ref)}`);
+    return this.#call('deleteApiProduct', { ref });
   }
   listHttpRoutes(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
-    return this.#call('GET', '/httproutes', { query });
+    return this.#call('listHttpRoutes', { query });
   }
   /** Every page of {@link PortalClient.listHttpRoutes}. */
   listHttpRoutesPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
-    return this.#pages('/httproutes', query, options);
+    return this.#pages('listHttpRoutes', query, options);
   }
   listPlanPolicies(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
-    return this.#call('GET', '/planpolicies', { query });
+    return this.#call('listPlanPolicies', { query });
   }
   /** Every page of {@link PortalClient.listPlanPolicies}. */
   listPlanPoliciesPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
-    return this.#pages('/planpolicies', query, options);
+    return this.#pages('listPlanPolicies', query, options);
   }
   getPlanPolicy(ref: ObjectRef): Promise<ReadOnlyObject> {
-    return this.#call('GET', `/planpolicies/${path(ref)}`);
+    return this.#call('getPlanPolicy', { ref });
   }
   listAuthPolicies(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ReadOnlyObject>> {
-    return this.#call('GET', '/authpolicies', { query });
+    return this.#call('listAuthPolicies', { query });
   }
   /** Every page of {@link PortalClient.listAuthPolicies}. */
   listAuthPoliciesPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
-    return this.#pages('/authpolicies', query, options);
+    return this.#pages('listAuthPolicies', query, options);
   }
   listRateLimitPolicies(
     query: NamespaceListQuery & PageQuery = {},
   ): Promise<ListPage<ReadOnlyObject>> {
-    return this.#call('GET', '/ratelimitpolicies', { query });
+    return this.#call('listRateLimitPolicies', { query });
   }
   /** Every page of {@link PortalClient.listRateLimitPolicies}. */
   listRateLimitPoliciesPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ReadOnlyObject>> {
-    return this.#pages('/ratelimitpolicies', query, options);
+    return this.#pages('listRateLimitPolicies', query, options);
   }
   listRequests(query: RequestListQuery & PageQuery = {}): Promise<ListPage<ApiKey>> {
-    return this.#call('GET', '/requests', { query });
+    return this.#call('listRequests', { query });
   }
   /** Every page of {@link PortalClient.listRequests}. */
   listRequestsPages(
     query: RequestListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ApiKey>> {
-    return this.#pages('/requests', query, options);
+    return this.#pages('listRequests', query, options);
   }
   listMyRequests(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiKey>> {
-    return this.#call('GET', '/requests/my', { query });
+    return this.#call('listMyRequests', { query });
   }
   /** Every page of {@link PortalClient.listMyRequests}. */
   listMyRequestsPages(
     query: NamespaceListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ApiKey>> {
-    return this.#pages('/requests/my', query, options);
+    return this.#pages('listMyRequests', query, options);
   }
   createRequest(body: CreateApiKeyRequest): Promise<ApiKey> {
-    return this.#call('POST', '/requests', { body });
+    return this.#call('createRequest', { body });
   }
   updateRequest(ref: ObjectRef, body: UpdateApiKeyRequest): Promise<ApiKey> {
-    return this.#call('PATCH', `/requests/${path(ref)}`, { body });
+    return this.#call('updateRequest', { ref, body });
   }
   deleteRequest(ref: ObjectRef): Promise<void> {
-    return this.#call('DELETE', `/requests/${path(ref)}`);
+    return this.#call('deleteRequest', { ref });
   }
-  approveRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
-    return this.#call('POST', `/requests/${path(ref)}/approve`, { body });
+  approveRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<ApiKey> {
+    return this.#call('approveRequest', { ref, body });
   }
-  rejectRequest(ref: ObjectRef, body: { reason?: string } = {}): Promise<ApiKey> {
-    return this.#call('POST', `/requests/${path(ref)}/reject`, { body });
+  rejectRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<ApiKey> {
+    return this.#call('rejectRequest', { ref, body });
   }
-  bulkApproveRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
-    return this.#call('POST', '/requests/bulk-approve', { body });
+  bulkApproveRequests(body: BulkReviewRequest): Promise<BulkReviewResponse> {
+    return this.#call('bulkApproveRequests', { body });
   }
-  bulkRejectRequests(body: BulkReviewRequest): Promise<{ results: BulkReviewResult[] }> {
-    return this.#call('POST', '/requests/bulk-reject', { body });
+  bulkRejectRequests(body: BulkReviewRequest): Promise<BulkReviewResponse> {
+    return this.#call('bulkRejectRequests', { body });
   }
   /** The key's secret: answers on the first successful read only (409 afterwards). */
-  revealApiKeySecret(ref: ObjectRef): Promise<{ apiKey: string }> {
-    return this.#call('GET', `/apikeys/${path(ref)}/secret`);
+  revealApiKeySecret(ref: ObjectRef): Promise<ApiKeySecret> {
+    return this.#call('revealApiKeySecret', { ref });
   }
 
-  async *#pages<T>(
-    route: string,
+  async *#pages<K extends ListOperationId>(
+    operationId: K,
     filters: object,
     options: PageWalkOptions,
-  ): AsyncIterableIterator<ListPage<T>> {
+  ): AsyncIterableIterator<PortalOperationResponse<K>> {
     const limit = options.limit ?? DEFAULT_PAGE_LIMIT;
     let token: string | undefined;
     do {
-      const page: ListPage<T> = await this.#call('GET', route, {
+      const page = await this.#call(operationId, {
         query: { ...filters, limit, continue: token },
       });
       yield page;
-      token = page.metadata?.continue;
+      // An answer without `metadata` (an older or a stub server) is the last page.
+      token = (page as Partial<ListPage<unknown>> | undefined)?.metadata?.continue;
     } while (token !== undefined);
   }
 
-  async #call<T>(
-    method: string,
-    route: string,
-    options: { query?: object; body?: unknown; contentType?: string } = {},
-  ): Promise<T> {
+  async #call<K extends PortalOperationId>(
+    operationId: K,
+    input: CallInput<K> = {},
+  ): Promise<PortalOperationResponse<K>> {
+    const operation = portalOperations[operationId];
     const base =
       typeof this.#options.baseUrl === 'string'
         ? this.#options.baseUrl
         : await this.#options.baseUrl();
+    const route = operation.path.replace(/:([A-Za-z]+)/g, (_, parameter: string) => {
+      const value = (input.ref as Record<string, string> | undefined)?.[parameter];
+      if (value === undefined) {
+        throw new TypeError(`${operationId} needs ref.${parameter}`);
+      }
+      return encodeURIComponent(value);
+    });
     const url = new URL(`${base.replace(/\/$/, '')}${route}`);
-    for (const [key, value] of Object.entries(options.query ?? {})) {
+    for (const [key, value] of Object.entries(input.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const headers: Record<string, string> = {};
     const token = await this.#options.getToken?.();
     if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-    if (options.body !== undefined) {
-      headers['Content-Type'] = options.contentType ?? 'application/json';
+    if (input.body !== undefined) {
+      headers['Content-Type'] = input.contentType ?? 'application/json';
     }
     const doFetch = this.#options.fetch ?? fetch;
     const response = await doFetch(url.toString(), {
-      method,
+      method: operation.method.toUpperCase(),
       headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: input.body === undefined ? undefined : JSON.stringify(input.body),
     });
     if (!response.ok) {
       throw await ResponseError.fromResponse(response);
     }
     if (response.status === 204) {
-      return undefined as T;
+      return undefined as PortalOperationResponse<K>;
     }
-    return (await response.json()) as T;
+    return (await response.json()) as PortalOperationResponse<K>;
   }
 }

@@ -1,27 +1,49 @@
 /**
- * Types of the portal REST API (`/api/portal`), shared by the backend, the
- * frontend and scripts. Every record is a Kubernetes-shaped object.
+ * Types of the portal REST API (`/api/portal`), shared by the backend, the frontend and
+ * scripts. None is written by hand: each is inferred from the zod schema the router
+ * validates with (requests, ./requestSchemas.ts) or the document describes answers with
+ * (./resourceSchemas.ts, ./responseSchemas.ts), so a type cannot say what the server does
+ * not. Request bodies are the schemas' input (what a client sends); records and answers
+ * their output.
  */
-
-/** apiVersion of the portal's own kinds. @public */
-export const DEVPORTAL_API_VERSION = 'devportal.kuadrant.io/v1alpha1';
-
-/** The annotation holding an API product's owner (an entity ref). @public */
-export const OWNER_ANNOTATION = 'backstage.io/owner';
-
-/** `reviewedBy` of keys approved by a product in automatic approval mode. @public */
-export const AUTOMATIC_APPROVAL_REVIEWER = 'system:automatic-approval';
+import type { z } from 'zod';
+import type {
+  apiProductPatchSchema,
+  bulkReviewSchema,
+  createApiKeyRequestSchema,
+  createApiProductSchema,
+  namespaceQuerySchema,
+  objectRefSchema,
+  requestListQuerySchema,
+  reviewSchema,
+  updateApiKeyRequestSchema,
+} from './requestSchemas';
+import type {
+  apiKeyPhaseSchema,
+  apiKeySchema,
+  apiKeySpecSchema,
+  apiKeyStatusSchema,
+  apiProductSchema,
+  apiProductSpecSchema,
+  apiProductStatusSchema,
+  approvalModeSchema,
+  objectMetaSchema,
+  planSchema,
+  publishStatusSchema,
+  readOnlyObjectSchema,
+  targetRefSchema,
+} from './resourceSchemas';
+import type {
+  apiKeySecretSchema,
+  bulkReviewResponseSchema,
+  bulkReviewResultSchema,
+  errorResponseBodySchema,
+  listMetadataSchema,
+  listPageSchema,
+} from './responseSchemas';
 
 /** Object metadata as the API returns it (never `managedFields`). @public */
-export interface ObjectMeta {
-  namespace: string;
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  creationTimestamp: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
+export type ObjectMeta = z.infer<typeof objectMetaSchema>;
 
 /** A generic Kubernetes-shaped object. @public */
 export interface KubeObject<Spec = unknown, Status = unknown> {
@@ -32,137 +54,90 @@ export interface KubeObject<Spec = unknown, Status = unknown> {
   status?: Status;
 }
 
-/** @public */
-export type ApprovalMode = 'manual' | 'automatic';
-/** @public */
-export type PublishStatus = 'Draft' | 'Published';
-/** @public */
-export type ApiKeyPhase = 'Pending' | 'Approved' | 'Rejected';
+/** `manual`: an owner decides each request; `automatic`: requests are approved at once. @public */
+export type ApprovalMode = z.infer<typeof approvalModeSchema>;
+/** Only `Published` products take key requests. @public */
+export type PublishStatus = z.infer<typeof publishStatusSchema>;
+/** Where a key request stands: Pending until reviewed. @public */
+export type ApiKeyPhase = z.infer<typeof apiKeyPhaseSchema>;
 
 /** The route an API product exposes. @public */
-export interface TargetRef {
-  group: 'gateway.networking.k8s.io';
-  kind: 'HTTPRoute';
-  name: string;
-}
+export type TargetRef = z.infer<typeof targetRefSchema>;
 
-/** @public */
-export interface ApiProductSpec {
-  displayName: string;
-  description?: string;
-  version?: string;
-  targetRef: TargetRef;
-  approvalMode: ApprovalMode;
-  publishStatus: PublishStatus;
-  tags?: string[];
-  documentation?: { openAPISpecURL?: string; docsURL?: string };
-  contact?: { email?: string; team?: string; url?: string };
-}
+/** The `spec` of an API product (defaults filled in). @public */
+export type ApiProductSpec = z.infer<typeof apiProductSpecSchema>;
 
 /** A plan offered by a product (from the PlanPolicies targeting its route). @public */
-export interface Plan {
-  tier: string;
-  description?: string;
-  limits?: Record<string, unknown>;
-}
+export type Plan = z.infer<typeof planSchema>;
 
-/** @public */
-export interface ApiProductStatus {
-  plans: Plan[];
-}
+/** The `status` of an API product: the plans of its route. @public */
+export type ApiProductStatus = z.infer<typeof apiProductStatusSchema>;
 
-/** @public */
-export type ApiProduct = KubeObject<ApiProductSpec, ApiProductStatus> & {
-  kind: 'APIProduct';
-};
+/** An API product. @public */
+export type ApiProduct = z.infer<typeof apiProductSchema>;
 
-/** @public */
-export interface ApiKeySpec {
-  apiProductRef: { name: string };
-  planTier: string;
-  useCase?: string;
-  requestedBy: { userId: string; email?: string };
-  expiresAt?: string;
-}
+/** The `spec` of an API key request. @public */
+export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
-/** @public */
-export interface ApiKeyStatus {
-  phase: ApiKeyPhase;
-  reviewedBy?: string;
-  reviewedAt?: string;
-  reason?: string;
-  secretRevealed: boolean;
-  secretRevealedAt?: string;
-}
+/** The `status` of an API key request (set by the server only). @public */
+export type ApiKeyStatus = z.infer<typeof apiKeyStatusSchema>;
 
 /** An API key request. @public */
-export type ApiKey = KubeObject<ApiKeySpec, ApiKeyStatus> & { kind: 'APIKey' };
+export type ApiKey = z.infer<typeof apiKeySchema>;
+
+/** A read-only object (HTTPRoute, PlanPolicy, AuthPolicy, RateLimitPolicy). @public */
+export type ReadOnlyObject = z.infer<typeof readOnlyObjectSchema>;
 
 /** Body of `POST /apiproducts`. @public */
-export interface CreateApiProductRequest {
-  metadata: {
-    namespace: string;
-    name: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec: Omit<ApiProductSpec, 'approvalMode' | 'publishStatus'> &
-    Partial<Pick<ApiProductSpec, 'approvalMode' | 'publishStatus'>>;
-}
+export type CreateApiProductRequest = z.input<typeof createApiProductSchema>;
+
+/**
+ * A JSON merge patch of an API product: `spec` fields (`null` removes an optional one),
+ * `metadata.labels`, the owner annotation and an optional `metadata.resourceVersion`
+ * precondition.
+ *
+ * @public
+ */
+export type ApiProductPatch = z.input<typeof apiProductPatchSchema>;
 
 /** Body of `POST /requests`. @public */
-export interface CreateApiKeyRequest {
-  apiProductRef: { namespace: string; name: string };
-  planTier: string;
-  useCase?: string;
-  email?: string;
-  expiresAt?: string;
-}
+export type CreateApiKeyRequest = z.input<typeof createApiKeyRequestSchema>;
 
 /** Body of `PATCH /requests/:namespace/:name`. @public */
-export interface UpdateApiKeyRequest {
-  planTier?: string;
-  useCase?: string;
-  expiresAt?: string | null;
-}
+export type UpdateApiKeyRequest = z.input<typeof updateApiKeyRequestSchema>;
+
+/** Body of `POST /requests/:namespace/:name/approve` and `/reject`. @public */
+export type ReviewRequest = z.input<typeof reviewSchema>;
 
 /** A `{namespace, name}` reference. @public */
-export interface ObjectRef {
-  namespace: string;
-  name: string;
-}
+export type ObjectRef = z.infer<typeof objectRefSchema>;
 
 /** Body of `POST /requests/bulk-approve` and `/bulk-reject`. @public */
-export interface BulkReviewRequest {
-  requests: ObjectRef[];
-  reason?: string;
-}
+export type BulkReviewRequest = z.input<typeof bulkReviewSchema>;
 
 /** One item of a bulk answer, in input order. @public */
-export type BulkReviewResult =
-  | (ObjectRef & { success: true; apiKey: ApiKey })
-  | (ObjectRef & {
-      success: false;
-      error: { name: string; message: string; statusCode: number };
-    });
+export type BulkReviewResult = z.infer<typeof bulkReviewResultSchema>;
 
-/** A `{items}` list answer. @public */
-export interface ItemList<T> {
-  items: T[];
-}
+/** The answer of `bulk-approve` and `bulk-reject`. @public */
+export type BulkReviewResponse = z.infer<typeof bulkReviewResponseSchema>;
+
+/** The answer of the one-time secret read. @public */
+export type ApiKeySecret = z.infer<typeof apiKeySecretSchema>;
+
+/** The body of every error answer. @public */
+export type PortalErrorResponseBody = z.infer<typeof errorResponseBodySchema>;
 
 /**
  * Paging state of a list answer: `continue` is present exactly when more items follow.
  * @public
  */
-export interface ListMetadata {
-  continue?: string;
-}
+export type ListMetadata = z.infer<typeof listMetadataSchema>;
 
 /** A list answer, whole or one page: `{items, metadata: {continue?}}`. @public */
-export interface ListPage<T> extends ItemList<T> {
-  metadata: ListMetadata;
-}
+export type ListPage<T> = z.infer<ReturnType<typeof listPageSchema<z.ZodType<T>>>>;
+
+/** A `{items}` list answer. @public */
+export type ItemList<T> = Pick<ListPage<T>, 'items'>;
 
 /**
  * Paging parameters of every list (spec §9): `limit` 1–1000; `continue` is the
@@ -170,7 +145,10 @@ export interface ListPage<T> extends ItemList<T> {
  * caller). Without `limit` the whole list comes back.
  * @public
  */
-export interface PageQuery {
-  limit?: number;
-  continue?: string;
-}
+export type PageQuery = Pick<z.output<typeof namespaceQuerySchema>, 'limit' | 'continue'>;
+
+/** Filter of `GET /requests`. @public */
+export type RequestListQuery = Omit<z.output<typeof requestListQuerySchema>, keyof PageQuery>;
+
+/** Filter of the lists that filter by namespace only. @public */
+export type NamespaceListQuery = Omit<z.output<typeof namespaceQuerySchema>, keyof PageQuery>;

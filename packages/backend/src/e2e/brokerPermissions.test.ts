@@ -14,11 +14,19 @@ import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-s
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { mcpRawPost } from '../testing/mcpRawPost';
-import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
+import {
+  BrokerClient,
+  connectBrokerClient,
+  passMarker,
+  toolCallAuditLines,
+  waitFor,
+} from './brokerTestKit';
 
 const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 /** A static token restricted as the plugin README shows (sessions and tools only). */
 const RESTRICTED_TOKEN = 'restricted-static-token-0123456789';
+/** Another static token of the same subject, without restrictions. */
+const UNRESTRICTED_TOKEN = 'unrestricted-static-token-0123456789';
 
 /** The error a rejected SDK call carries (code and message), for comparing answers. */
 async function errorOf(call: Promise<unknown>): Promise<{ code: number; message: string }> {
@@ -75,6 +83,10 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
                     permission: ['mcp-broker.session.create', 'mcp-broker.tool.use'],
                   },
                 ],
+              },
+              {
+                type: 'static',
+                options: { token: UNRESTRICTED_TOKEN, subject: 'mcp-automation' },
               },
             ],
           },
@@ -303,6 +315,45 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     await carol.client.callTool({ name: 'example_remove_tool', arguments: { name: 'perm_probe' } });
   }, 30_000);
 
+  it('tells of a list change only the clients whose permitted view it can change', async () => {
+    tokens.restricted = RESTRICTED_TOKEN;
+    const [alice, carol, service] = [
+      await connect('alice'),
+      await connect('carol'),
+      await connect('restricted'),
+    ];
+    await Promise.all([alice, carol, service].map(c => c.eventStreamOpen));
+    const aliceTools = await toolNames(alice);
+    const count = (client: BrokerClient, kind: string) =>
+      client.notifications.filter(m => m === `notifications/${kind}/list_changed`).length;
+    const before = (kind: string) => [alice, carol, service].map(c => count(c, kind));
+    const [toolsBefore, promptsBefore] = [before('tools'), before('prompts')];
+
+    // A tool without annotations: carol and the service may use it, alice (read-only tools) not.
+    example.addTool('view_probe');
+    await waitFor(
+      () => count(carol, 'tools') > toolsBefore[1] && count(service, 'tools') > toolsBefore[2],
+      15_000,
+      'carol and the service to hear of the new tool',
+    );
+    // The example server announces its prompts (nothing visible changes): alice and carol see
+    // its prompts, the service may use no prompt at all. The marker reaches both behind the tools
+    // change; a second tools change reaches the service behind the prompts announcement.
+    await passMarker([alice, carol], () => example.announcePromptsChanged());
+    example.addTool('view_probe_2');
+    await waitFor(
+      () => count(service, 'tools') > toolsBefore[2] + 1,
+      15_000,
+      'the service to hear of the second tool',
+    );
+    expect(count(alice, 'tools')).toBe(toolsBefore[0]);
+    expect(count(service, 'prompts')).toBe(promptsBefore[2]);
+    expect(await toolNames(alice)).toEqual(aliceTools);
+    for (const name of ['view_probe', 'view_probe_2']) {
+      await carol.client.callTool({ name: 'example_remove_tool', arguments: { name } });
+    }
+  }, 30_000);
+
   it('records every tool call in the audit trail (principal, server, tool, outcome, duration), never its arguments', async () => {
     const alice = await connect('alice');
     await alice.client.callTool({
@@ -364,6 +415,21 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       headers: { Authorization: `Bearer ${RESTRICTED_TOKEN}` },
     });
     expect(catalog.status).toBe(403);
+  }, 30_000);
+
+  it('decides each token on its own: one subject, two tokens, different restrictions', async () => {
+    tokens.restricted = RESTRICTED_TOKEN;
+    tokens.unrestricted = UNRESTRICTED_TOKEN;
+    // Both decided within the decision age (2 s here, 30 s by default): a decision kept per
+    // subject would be shared by the second token.
+    const [restricted, unrestricted] = [await connect('restricted'), await connect('unrestricted')];
+    const promptNames = async (client: BrokerClient) =>
+      (await client.client.listPrompts()).prompts.map(p => p.name);
+    expect(await promptNames(unrestricted)).toContain('example_greeting');
+    expect(await promptNames(restricted)).toEqual([]);
+    expect(await promptNames(unrestricted)).toContain('example_greeting');
+    expect((await statusAs(RESTRICTED_TOKEN)).status).toBe(403);
+    expect((await statusAs(UNRESTRICTED_TOKEN)).status).toBe(200);
   }, 30_000);
 
   /**

@@ -134,6 +134,8 @@ export interface BrokerBackendStatus {
   nextRetryAt?: string;
   lastConnectedAt?: string;
   lastEventAt?: string;
+  lastError?: string;
+  consecutiveFailures: number;
   droppedEvents: number;
   counts: { tools: number; resources: number; prompts: number };
 }

@@ -28,6 +28,8 @@ import { eventStreamWatchingFetch, passMarker, waitFor } from './brokerTestKit';
 import { modernToolCall, postModernRequest } from './__testUtils__/modernBrokerClient';
 import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting';
 import { mcpRawPost } from '../testing/mcpRawPost';
+import { sseMessages } from '../testing/rawMcpSession';
+import { PgClient } from '../testing/backendDatabases';
 import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
 
 const ELICITATION_TTL_MS = 3_000;
@@ -40,15 +42,6 @@ const TOYSTORE_ROUTE = {
 } as const;
 const PURPOSE = 'multi-replica tests (two backends on one PostgreSQL database)';
 const postgres = replicaDatabase(PURPOSE);
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Client: PgClient } = require('pg') as {
-  Client: new (options: Record<string, unknown>) => {
-    connect(): Promise<void>;
-    query<Row>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
-    end(): Promise<void>;
-  };
-};
 
 if (postgres === undefined) {
   describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
@@ -184,33 +177,6 @@ if (postgres === undefined) {
       });
       expect(initialized.status).toBe(202);
       return sessionId;
-    }
-
-    /** An SSE reader that collects the JSON-RPC messages of one response. */
-    function sseMessages(response: Response) {
-      const messages: Array<Record<string, unknown>> = [];
-      let buffer = '';
-      const done = (async () => {
-        const decoder = new TextDecoder();
-        try {
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-            buffer += decoder.decode(chunk, { stream: true });
-            for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-              const event = buffer.slice(0, end);
-              buffer = buffer.slice(end + 2);
-              const data = event
-                .split('\n')
-                .filter(l => l.startsWith('data:'))
-                .map(l => l.slice(5).trim())
-                .join('\n');
-              if (data !== '') messages.push(JSON.parse(data));
-            }
-          }
-        } catch {
-          // aborted or cut off: the messages so far stay readable
-        }
-      })();
-      return { messages, done };
     }
 
     /** Calls raw_elicit with raw HTTP on `replica` and returns the gateway id the client was shown. */

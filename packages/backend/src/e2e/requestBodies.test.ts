@@ -232,4 +232,39 @@ describe('request body limits and encodings (real process, raw sockets)', () => 
       });
     });
   });
+
+  it('answers a 10 MiB body, with a token or without, instead of breaking the connection (fetch)', async () => {
+    const body = Buffer.alloc(10 * 1024 * 1024, 0x20);
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      for (const path of [MCP, '/api/portal/requests']) {
+        for (const authorization of [undefined, `Bearer ${token}`]) {
+          try {
+            const response = await fetch(`${backend.baseUrl}${path}`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                ...(authorization && { authorization }),
+              },
+              body,
+            });
+            await response.text();
+            outcomes.push(`${path} ${authorization ? 'token' : 'none'} ${response.status}`);
+          } catch (error) {
+            const cause = (error as { cause?: { code?: string } }).cause?.code;
+            outcomes.push(`${path} ${authorization ? 'token' : 'none'} broken (${cause})`);
+          }
+        }
+      }
+    }
+    // Each answer arrived: the refusal is read by a client still writing its body.
+    expect(new Set(outcomes)).toEqual(
+      new Set([
+        `${MCP} none 401`,
+        `${MCP} token 413`,
+        '/api/portal/requests none 401',
+        '/api/portal/requests token 413',
+      ]),
+    );
+  }, 60_000);
 });

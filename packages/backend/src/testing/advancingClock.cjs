@@ -13,7 +13,9 @@ const RealDate = Date;
 let offsetMs = 0;
 const now = () => RealDate.now() + offsetMs;
 
-globalThis.Date = new Proxy(RealDate, {
+// Replaced through Reflect.set, not `globalThis.Date = …`: in a JavaScript file that assignment
+// would declare a second global `Date` for the type checker.
+Reflect.set(globalThis, 'Date', new Proxy(RealDate, {
   construct(target, args, newTarget) {
     return Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget);
   },
@@ -25,7 +27,7 @@ globalThis.Date = new Proxy(RealDate, {
     if (property === 'now') return now;
     return Reflect.get(target, property, receiver);
   },
-});
+}));
 
 process.on('message', message => {
   if (message === null || typeof message !== 'object' || message.type !== 'advance-clock') return;

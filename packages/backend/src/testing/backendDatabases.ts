@@ -5,15 +5,16 @@
  * never share data, and drops its databases afterwards.
  */
 
-/** The part of `pg`'s client used here (`pg` ships no type declarations in this repo). */
-interface PgClient {
+/** The part of `pg`'s client the tests use (`pg` ships no type declarations in this repo). */
+export interface PgClientLike {
   connect(): Promise<void>;
   query<Row>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
   end(): Promise<void>;
 }
+/** `pg`'s Client, for tests that read or write a plugin's database directly. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Client } = require('pg') as {
-  Client: new (options: { connectionString: string }) => PgClient;
+export const { Client: PgClient } = require('pg') as {
+  Client: new (options: Record<string, unknown>) => PgClientLike;
 };
 
 const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
@@ -74,7 +75,7 @@ export function backendDatabases(purpose: string): BackendDatabase[] {
         knexConfig: { pool: { min: 0, max: POOL_MAX_PER_CLIENT } },
       },
       async cleanup() {
-        const client = new Client({ connectionString: connection });
+        const client = new PgClient({ connectionString: connection });
         await client.connect();
         try {
           const { rows } = await client.query<{ datname: string }>(

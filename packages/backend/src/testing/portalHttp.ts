@@ -57,6 +57,42 @@ export function portalClient(backend: BackendProcess, token: string): PortalClie
   });
 }
 
+/** The fixture's HTTPRoute (examples/toystore.yaml), which test products target. */
+export const TOYSTORE_ROUTE = {
+  group: 'gateway.networking.k8s.io',
+  kind: 'HTTPRoute',
+  name: 'toystore',
+} as const;
+
+/**
+ * Creates a Published product `name` in namespace `toystore` on the fixture route (throws
+ * unless the portal answers 201): `automatic` approval makes every key request Approved at once.
+ */
+export async function createPublishedProduct(
+  backend: BackendProcess,
+  token: string,
+  name: string,
+  approvalMode: 'manual' | 'automatic' = 'manual',
+): Promise<void> {
+  const created = await portalCall(backend, 'POST', '/apiproducts', {
+    token,
+    body: {
+      metadata: { namespace: 'toystore', name },
+      spec: {
+        displayName: name,
+        targetRef: TOYSTORE_ROUTE,
+        publishStatus: 'Published',
+        approvalMode,
+      },
+    },
+  });
+  if (created.status !== 201) {
+    throw new Error(
+      `creating product ${name} answered ${created.status}: ${JSON.stringify(created.body)}`,
+    );
+  }
+}
+
 let counter = 0;
 /** A fresh DNS-1123 name for test records. */
 export function uniqueName(prefix: string): string {

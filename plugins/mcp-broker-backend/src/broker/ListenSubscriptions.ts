@@ -44,6 +44,8 @@ export interface ListenSubscription {
   /** The listen request's JSON-RPC id, which tags every message of the stream. */
   readonly subscriptionId: JsonRpcId;
   readonly principal: string;
+  /** Whose view the stream carries: the credential of the listen request. */
+  readonly viewer?: string;
   /** The list kinds the stream carries (what the acknowledgement granted). */
   readonly kinds: ReadonlySet<ListKind>;
   readonly stream: ClientEventStream;
@@ -58,6 +60,8 @@ export interface ListenRefusal {
 /** Arguments of {@link ListenSubscriptions.open}. */
 export interface ListenOpenRequest {
   principal: string;
+  /** The listen request's credential (list changes that cannot concern it are not sent). */
+  viewer?: string;
   /** The listen request's JSON-RPC id. */
   subscriptionId: JsonRpcId;
   /** The honoured filter (acknowledged as is) and the kinds it grants. */
@@ -91,6 +95,7 @@ export class ListenSubscriptions {
       key: randomBytes(SUBSCRIPTION_KEY_BYTES).toString('base64url'),
       subscriptionId: request.subscriptionId,
       principal: request.principal,
+      viewer: request.viewer,
       kinds: new Set(request.honoured.kinds),
       stream,
     };
@@ -103,12 +108,12 @@ export class ListenSubscriptions {
     return subscription;
   }
 
-  /** Sends a list_changed of `kind` to every stream that was granted it. */
-  notify(kind: ListKind): void {
+  /** Sends a list_changed of `kind` to every stream that was granted it and that it concerns. */
+  notify(kind: ListKind, audience: (viewer: string | undefined) => boolean = () => true): void {
     // 2026-07-28 has no roots/list_changed (the client owns its roots).
     if (kind === 'roots') return;
     for (const subscription of [...this.subscriptions.values()]) {
-      if (!subscription.kinds.has(kind)) continue;
+      if (!subscription.kinds.has(kind) || !audience(subscription.viewer)) continue;
       subscription.stream.send(subscriptionListChanged(subscription.subscriptionId, kind));
     }
   }

@@ -27,7 +27,8 @@ import {
   type BackendListTtls,
 } from '../backend/BackendConnection';
 import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
-import { ListChangedNotifier } from './ListChangedNotifier';
+import { EVERYONE, ListAudience, ListChangedNotifier } from './ListChangedNotifier';
+import type { ListChange, ListViews } from './ListViews';
 import { ListenSubscriptions } from './ListenSubscriptions';
 import type {
   ClientEventStream,
@@ -56,6 +57,11 @@ export interface McpBrokerOptions {
   toolCallHandlerFactory: ToolCallHandlerFactory;
   /** Where client sessions are recorded; default in memory (one replica). */
   sessionStore?: ClientSessionStore;
+  /**
+   * Whose view a list change can have altered (the permission decisions); without it every
+   * stream hears of every change.
+   */
+  listViews?: ListViews;
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -72,8 +78,8 @@ interface PendingServerChange {
   readonly baseline: AggregatedCatalog;
   /** Added servers that have not listed or failed yet. */
   readonly waiting: Set<string>;
-  /** Kinds announced by backend events meanwhile (sent even if the view did not change). */
-  readonly eventKinds: Set<string>;
+  /** Kinds announced by backend events meanwhile, with their servers (sent even if the lists look the same). */
+  readonly eventKinds: Map<string, Set<string>>;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -111,8 +117,8 @@ export class McpBroker {
     this.listenStreams = new ListenSubscriptions(options.config.sessionLimits);
     this.notifier = new ListChangedNotifier(
       options.config.coalesceWindowMs,
-      () => this.sessions.openEventStreams(),
-      kind => this.listenStreams.notify(kind),
+      () => this.sessions.viewedEventStreams(),
+      (kind, audience) => this.listenStreams.notify(kind, audience),
     );
     this.toolCalls = options.toolCallHandlerFactory({
       config: options.config,
@@ -242,7 +248,7 @@ export class McpBroker {
     }
     this.beginChange(added);
     for (const name of added) this.connections.get(name)!.start();
-    this.rebuildCatalog(new Set());
+    this.rebuildCatalog(new Map());
   }
 
   /** The capabilities the broker advertises to clients. */
@@ -332,7 +338,7 @@ export class McpBroker {
 
   private onListsUpdated(name: string, update: ListsUpdate) {
     if (!this.connections.has(name)) return; // a late answer from a removed backend
-    this.rebuildCatalog(update.eventKinds);
+    this.rebuildCatalog(new Map([...update.eventKinds].map(kind => [kind, new Set([name])])));
     if (update.eventKinds.has('roots')) this.notifier.notify('roots');
     this.settled(name);
   }
@@ -356,7 +362,7 @@ export class McpBroker {
     this.pendingChange = {
       baseline: this.catalogSnapshot,
       waiting: new Set(added),
-      eventKinds: new Set(),
+      eventKinds: new Map(),
       timer,
     };
   }
@@ -376,8 +382,11 @@ export class McpBroker {
     this.notifyChanges(pending.baseline, pending.eventKinds);
   }
 
-  /** Rebuilds the catalog; notifies kinds whose view changed, or that an event announced. */
-  private rebuildCatalog(eventKinds: ReadonlySet<string>) {
+  /**
+   * Rebuilds the catalog; notifies kinds whose view changed, or that an event announced
+   * (`eventKinds`: kind → the servers that announced it).
+   */
+  private rebuildCatalog(eventKinds: ReadonlyMap<string, ReadonlySet<string>>) {
     const previous = this.catalogSnapshot;
     this.catalogSnapshot = AggregatedCatalog.build(
       this.servers.map(server => ({
@@ -387,7 +396,11 @@ export class McpBroker {
     );
     this.warnAboutRejectedTools(previous);
     if (this.pendingChange) {
-      for (const kind of eventKinds) this.pendingChange.eventKinds.add(kind);
+      for (const [kind, servers] of eventKinds) {
+        const announced = this.pendingChange.eventKinds.get(kind) ?? new Set<string>();
+        for (const server of servers) announced.add(server);
+        this.pendingChange.eventKinds.set(kind, announced);
+      }
       return;
     }
     this.notifyChanges(previous, eventKinds);
@@ -405,10 +418,43 @@ export class McpBroker {
     }
   }
 
-  private notifyChanges(previous: AggregatedCatalog, eventKinds: ReadonlySet<string>) {
+  private notifyChanges(
+    previous: AggregatedCatalog,
+    eventKinds: ReadonlyMap<string, ReadonlySet<string>>,
+  ) {
     for (const kind of VIEW_KINDS) {
       const changed = previous.fingerprint(kind) !== this.catalogSnapshot.fingerprint(kind);
-      if (changed || eventKinds.has(kind)) this.notifier.notify(kind);
+      const announcedBy = eventKinds.get(kind) ?? new Set<string>();
+      if (!changed && announcedBy.size === 0) continue;
+      this.notifier.notify(
+        kind,
+        this.audienceOf({
+          kind,
+          previous,
+          next: this.catalogSnapshot,
+          visible: changed,
+          announcedBy,
+        }),
+      );
     }
+  }
+
+  /**
+   * The viewers a change concerns (listViews decides, once per viewer); a stream without a
+   * viewer, or a broker without listViews, hears of every change.
+   */
+  private audienceOf(change: ListChange): ListAudience {
+    const views = this.options.listViews;
+    if (views === undefined) return EVERYONE;
+    const decided = new Map<string, boolean>();
+    return viewer => {
+      if (viewer === undefined) return true;
+      let concerned = decided.get(viewer);
+      if (concerned === undefined) {
+        concerned = views.mayHaveChanged(viewer, change);
+        decided.set(viewer, concerned);
+      }
+      return concerned;
+    };
   }
 }

@@ -1,16 +1,25 @@
 /*
  * Who may do what in the broker (spec §8), decided with Backstage permissions and remembered
- * per (principal, catalog version) for at most `maxAgeMs` (PrincipalDecisionCache).
+ * per (credential, catalog version) for at most `maxAgeMs` (PrincipalDecisionCache). A
+ * credential is the principal and its token (router/principalAccess.ts): two static tokens of
+ * one subject with different `accessRestrictions` are decided apart.
  *
  * One decision is ONE `authorizeConditional` call holding all five permissions: the two basic
  * ones (session.create, status.read) answer ALLOW or DENY, the three resource ones may answer
  * CONDITIONAL, and their conditions are applied here to every catalog item (PermittedCatalog).
- * So a principal costs one permission round trip per catalog change or `maxAgeMs`, never one
+ * So a credential costs one permission round trip per catalog change or `maxAgeMs`, never one
  * per call. Service principals (static tokens) are decided locally by Backstage's permissions
  * service from their `accessRestrictions` (no round trip at all).
  *
- * Failure: when the permission backend cannot be asked, `forPrincipal` rejects (fail closed)
+ * Failure: when the permission backend cannot be asked, `forCredential` rejects (fail closed)
  * and nothing is remembered; the caller answers 503 and the next request asks again.
+ *
+ * It also tells the broker whose view a list change can have altered (ListViews), from each
+ * credential's last decision, whatever its age: list_changed reports catalog changes, never
+ * policy changes (a client learns of those when it lists again, within the decision age), so
+ * the question is what the change does to the view the client was last given. A credential
+ * without a remembered decision (none yet, or pushed out by `maxEntries` others) hears every
+ * change.
  */
 import type { BackstageCredentials, PermissionsService } from '@backstage/backend-plugin-api';
 import {
@@ -25,10 +34,14 @@ import {
   mcpBrokerStatusReadPermission,
   mcpBrokerToolUsePermission,
 } from '@devportal/plugin-mcp-broker-common';
-import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
+import type { AggregatedCatalog, ViewKind } from '../broker/AggregatedCatalog';
+import type { ListChange, ListViews } from '../broker/ListViews';
 import { MAX_PERMISSION_DECISION_AGE_MS } from '../config';
-import { PermittedCatalog } from './PermittedCatalog';
-import { PrincipalDecisionCache } from './PrincipalDecisionCache';
+import { CatalogDecisions, PermittedCatalog } from './PermittedCatalog';
+import {
+  DEFAULT_DECISION_CACHE_MAX_PRINCIPALS,
+  PrincipalDecisionCache,
+} from './PrincipalDecisionCache';
 
 /** What one principal may do, for one catalog version. */
 export interface PrincipalAccess {
@@ -63,10 +76,19 @@ const QUERY = [
   mcpBrokerResourceReadPermission,
 ].map(permission => ({ permission }) as unknown as QueryPermissionRequest);
 
-/** Decides, remembers and applies the broker's permissions per principal. */
-export class BrokerAccessControl {
+/** Which decision governs each kind of list. */
+const VIEW_DECISION: Record<ViewKind, keyof CatalogDecisions> = {
+  tools: 'tool',
+  prompts: 'prompt',
+  resources: 'resource',
+};
+
+/** Decides, remembers and applies the broker's permissions per credential. */
+export class BrokerAccessControl implements ListViews {
   readonly #permissions: PermissionsService;
   readonly #cache: PrincipalDecisionCache<PrincipalAccess>;
+  /** Each credential's last catalog decisions; insertion order is age order (bounded). */
+  readonly #lastDecisions = new Map<string, CatalogDecisions>();
   #authorizeCalls = 0;
 
   static create(options: BrokerAccessControlOptions): BrokerAccessControl {
@@ -90,26 +112,58 @@ export class BrokerAccessControl {
   }
 
   /**
-   * What `principal` may do with `catalog`. `credentials` is called only when a decision must
-   * be taken (it may verify the request's token again).
+   * What the holder of `credential` (a principal and a digest of its token) may do with
+   * `catalog`. `credentials` is called only when a decision must be taken (it may verify the
+   * request's token again).
    */
-  forPrincipal(
-    principal: string,
+  forCredential(
+    credential: string,
     catalog: AggregatedCatalog,
     credentials: () => Promise<BackstageCredentials>,
   ): Promise<PrincipalAccess> {
-    return this.#cache.get(principal, catalog, async () => {
+    return this.#cache.get(credential, catalog, async () => {
       const caller = await credentials();
       this.#authorizeCalls += 1;
       const [session, status, tool, prompt, resource] =
         (await this.#permissions.authorizeConditional(QUERY, {
           credentials: caller,
         })) as PolicyDecision[];
+      const decisions = { tool, prompt, resource };
+      this.#remember(credential, decisions);
       return {
         mayCreateSession: session.result === AuthorizeResult.ALLOW,
         mayReadStatus: status.result === AuthorizeResult.ALLOW,
-        catalog: PermittedCatalog.of(catalog, { tool, prompt, resource }),
+        catalog: PermittedCatalog.of(catalog, decisions),
       };
     });
+  }
+
+  /** {@link ListViews}: see the file comment. */
+  mayHaveChanged(viewer: string, change: ListChange): boolean {
+    const decisions = this.#lastDecisions.get(viewer);
+    if (decisions === undefined) return true;
+    const before = PermittedCatalog.of(change.previous, decisions);
+    const after = PermittedCatalog.of(change.next, decisions);
+    if (change.visible) return before.fingerprint(change.kind) !== after.fingerprint(change.kind);
+    // An announcement: whatever the server changed, an ALLOW would show it and a DENY hide it;
+    // under conditions, it can concern the viewer if it may see something of that server.
+    const decision = decisions[VIEW_DECISION[change.kind]];
+    if (decision.result !== AuthorizeResult.CONDITIONAL) {
+      return decision.result === AuthorizeResult.ALLOW;
+    }
+    return (
+      before.holdsItemOf(change.kind, change.announcedBy) ||
+      after.holdsItemOf(change.kind, change.announcedBy)
+    );
+  }
+
+  #remember(credential: string, decisions: CatalogDecisions) {
+    this.#lastDecisions.delete(credential);
+    while (this.#lastDecisions.size >= DEFAULT_DECISION_CACHE_MAX_PRINCIPALS) {
+      const oldest = this.#lastDecisions.keys().next();
+      if (oldest.done) break;
+      this.#lastDecisions.delete(oldest.value);
+    }
+    this.#lastDecisions.set(credential, decisions);
   }
 }

@@ -11,7 +11,7 @@
  */
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
-import type { AggregatedCatalog, Route } from '../broker/AggregatedCatalog';
+import type { AggregatedCatalog, Route, ViewKind } from '../broker/AggregatedCatalog';
 import {
   BrokerItemResource,
   BrokerToolResource,
@@ -98,6 +98,28 @@ export class PermittedCatalog {
       resourceTemplates,
       tools.names,
       prompts.names,
+    );
+  }
+
+  /** A comparable fingerprint of this view of one kind (as AggregatedCatalog's). */
+  fingerprint(kind: ViewKind): string {
+    if (kind === 'tools') return JSON.stringify(this.tools);
+    if (kind === 'prompts') return JSON.stringify(this.prompts);
+    return JSON.stringify([this.resources, this.resourceTemplates]);
+  }
+
+  /** True when this view of `kind` holds an item served by one of `servers`. */
+  holdsItemOf(kind: ViewKind, servers: ReadonlySet<string>): boolean {
+    const served = (backend: string | undefined) => backend !== undefined && servers.has(backend);
+    if (kind === 'tools') {
+      return this.tools.some(t => served(this.catalog.routeTool(String(t.name))?.backend));
+    }
+    if (kind === 'prompts') {
+      return this.prompts.some(p => served(this.catalog.routePrompt(String(p.name))?.backend));
+    }
+    return (
+      this.resources.some(r => served(this.catalog.routeResource(String(r.uri)))) ||
+      this.resourceTemplates.some(t => served(this.catalog.templateOwner(String(t.uriTemplate))))
     );
   }
 

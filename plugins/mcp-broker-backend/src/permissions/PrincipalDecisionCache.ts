@@ -1,5 +1,6 @@
 /*
- * Remembers one permission decision per principal for one catalog version, for at most
+ * Remembers one permission decision per key — a credential: the principal and its token, as
+ * BrokerAccessControl keys it — for one catalog version, for at most
  * `maxAgeMs` (spec §8: a policy change lands within 30 s; a catalog change is decided again at
  * once). Concurrent requests of a principal whose entry is missing or stale share ONE decision
  * in flight, so a burst of 50 calls costs one round trip, not 50.

@@ -11,6 +11,7 @@ import type { McpBroker } from '../broker/McpBroker';
 import { JsonRpcErrorCode, type JsonRpcRequest } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
 import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
+import { credentialKeyOf } from './principalAccess';
 import { sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 
@@ -40,6 +41,7 @@ export async function serveListen(listen: ListenRequest): Promise<void> {
   const honoured = honouredFilter(requested, advertisedListKinds(broker.serverCapabilities()));
   const opened = broker.listenStreams.open({
     principal,
+    viewer: credentialKeyOf(req, principal),
     subscriptionId: request.id,
     honoured,
     openStream: () => openBrokerEventStream(broker, res, {}),

@@ -21,7 +21,12 @@ import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegis
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { dispatchClientRequest } from './clientRequestDispatcher';
 import { serveModernMessage } from './modernRequestHandler';
-import { PrincipalAccessDeps, requestAccess, sendSessionCreateDenied } from './principalAccess';
+import {
+  credentialKeyOf,
+  PrincipalAccessDeps,
+  requestAccess,
+  sendSessionCreateDenied,
+} from './principalAccess';
 import { headerValue, sendShuttingDown, sendTransportError } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
 import {
@@ -342,6 +347,7 @@ export function getHandler(deps: McpEndpointDeps) {
           deps.broker.logger.warn(
             `MCP broker: could not release a client stream's lease: ${error}`,
           ),
+        credentialKeyOf(req, principalOf(res)),
       );
     } catch (error) {
       sendStoreUnavailable(deps, res, error);

@@ -1,9 +1,10 @@
 /*
  * The router's one way to learn what the request's principal may do (BrokerAccessControl,
- * decided per principal and catalog version). Credentials are re-read from the request only
+ * decided per credential — principal and token — and catalog version). Credentials are re-read from the request only
  * when a decision must be taken. When the permission backend cannot be asked the answer is a
  * 503 the client may retry (fail closed), with the cause in the log only.
  */
+import { createHash } from 'node:crypto';
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
 import { ServiceUnavailableError } from '@backstage/errors';
@@ -11,7 +12,7 @@ import type { Request, Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl, PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { JsonRpcErrorCode, type JsonRpcId } from '../protocol/jsonRpc';
-import { sendTransportError } from './protocol';
+import { headerValue, sendTransportError } from './protocol';
 import { principalOf } from './requirePrincipal';
 
 /** What {@link accessOf} needs. */
@@ -21,6 +22,18 @@ export interface PrincipalAccessDeps {
   httpAuth: HttpAuthService;
 }
 
+/**
+ * The credential a permission decision is for: the principal and a digest of the request's
+ * `Authorization` header. Two tokens of one subject may be restricted differently (static
+ * tokens' `accessRestrictions`), so they never share a decision; the digest keeps no usable token.
+ */
+export function credentialKeyOf(req: Request, principal: string): string {
+  const digest = createHash('sha256')
+    .update(headerValue(req, 'authorization') ?? '')
+    .digest('base64url');
+  return `${principal} ${digest}`;
+}
+
 /** What the request's principal may do; throws ServiceUnavailableError (503) when unknown. */
 export async function accessOf(
   deps: PrincipalAccessDeps,
@@ -28,8 +41,10 @@ export async function accessOf(
   res: Response,
 ): Promise<PrincipalAccess> {
   try {
-    return await deps.access.forPrincipal(principalOf(res), deps.broker.catalog(), () =>
-      deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
+    return await deps.access.forCredential(
+      credentialKeyOf(req, principalOf(res)),
+      deps.broker.catalog(),
+      () => deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
     );
   } catch (error) {
     deps.broker.logger.warn(`MCP broker: could not take a permission decision: ${error}`);

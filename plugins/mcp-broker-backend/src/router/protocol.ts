@@ -9,8 +9,15 @@ export function headerValue(req: Request, name: string): string | undefined {
 }
 
 /**
+ * Seconds a client should wait before retrying a request answered 503 because something the
+ * broker needs (its database, the permission backend) is unavailable for a moment.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
  * Answers an MCP request with an HTTP error status and a JSON-RPC error body (what MCP
- * clients expect on the transport level). The message says what to fix.
+ * clients expect on the transport level). The message says what to fix. Every 503 says when
+ * to retry (`Retry-After`; {@link UNAVAILABLE_RETRY_AFTER_SECONDS} unless set already).
  */
 export function sendTransportError(
   res: Response,
@@ -19,6 +26,9 @@ export function sendTransportError(
   message: string,
   id: JsonRpcId | null = null,
 ): void {
+  if (status === 503 && !res.hasHeader('Retry-After')) {
+    res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  }
   res.status(status).json(jsonRpcError(id, code, message));
 }
 

@@ -42,6 +42,8 @@ export interface ClientSession extends ClientSessionInfo {
   openRequests: number;
   /** The session's GET stream on this replica, while one is open (at most one). */
   eventStream?: ClientEventStream;
+  /** Whose view the GET stream carries: the credential of the request that opened it. */
+  eventStreamViewer?: string;
   /** Holder token of the session's stream lease, while this replica holds it. */
   streamLease?: string;
   /** Aborted when the session ends (DELETE, expiry, shutdown of this replica). */
@@ -154,7 +156,15 @@ export class ClientSessionRegistry {
       await this.makeRoomOnReplica(principal);
       const now = this.now();
       const id = randomBytes(SESSION_ID_BYTES).toString('base64url');
-      await this.store.insert({ ...init, id, expiresAt: now + this.ttlMs });
+      // The limit is checked again where the session is written, atomically: replicas racing
+      // initialize for one principal each saw room above.
+      const max = this.limits.perPrincipal;
+      const inserted = await this.store.insertWithinLimit(
+        { ...init, id, expiresAt: now + this.ttlMs },
+        max,
+        now,
+      );
+      if (!inserted) throw new SessionLimitError('perPrincipal', max, principal);
       return this.materialise({ ...init, id }, now);
     } finally {
       const left = this.creating.get(principal)! - 1;
@@ -242,17 +252,20 @@ export class ClientSessionRegistry {
    * (the stream lease in the store). Resolves `'already-open'` without calling `open` when the
    * session has a stream here or elsewhere; rejects when the store fails (nothing opened). The
    * lease is released when the stream closes; a failed release goes to `onReleaseError` (the
-   * lease then lapses after STREAM_LEASE_MS).
+   * lease then lapses after STREAM_LEASE_MS). `viewer` is the opening request's credential: the
+   * stream hears only of list changes that can concern it.
    */
   async attachEventStream(
     session: ClientSession,
     open: () => ClientEventStream,
     onReleaseError: (error: unknown) => void,
+    viewer?: string,
   ): Promise<ClientEventStream | 'already-open'> {
     if (session.eventStream && !session.eventStream.closed) return 'already-open';
     if (!(await this.claimEventStream(session))) return 'already-open';
     const stream = open();
     session.eventStream = stream;
+    session.eventStreamViewer = viewer;
     stream.signal.addEventListener('abort', () => {
       session.lastActiveAt = this.now();
       if (session.eventStream === stream) session.eventStream = undefined;
@@ -333,6 +346,17 @@ export class ClientSessionRegistry {
     const streams: ClientEventStream[] = [];
     for (const session of this.local.values()) {
       if (session.eventStream && !session.eventStream.closed) streams.push(session.eventStream);
+    }
+    return streams;
+  }
+
+  /** Every GET stream open on this replica, with whose view it carries. */
+  viewedEventStreams(): Array<{ stream: ClientEventStream; viewer?: string }> {
+    const streams: Array<{ stream: ClientEventStream; viewer?: string }> = [];
+    for (const session of this.local.values()) {
+      if (session.eventStream && !session.eventStream.closed) {
+        streams.push({ stream: session.eventStream, viewer: session.eventStreamViewer });
+      }
     }
     return streams;
   }

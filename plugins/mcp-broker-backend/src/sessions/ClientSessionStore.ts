@@ -30,6 +30,12 @@ export interface StoredClientSession {
 /** Storage of {@link StoredClientSession}s (in memory, or shared by every replica). */
 export interface ClientSessionStore {
   insert(session: StoredClientSession): Promise<void>;
+  /**
+   * Inserts `session` unless its principal already has `max` unexpired sessions at `now`; true
+   * when inserted. Atomic across replicas: of concurrent inserts for one principal, on any
+   * replica, never more than `max` sessions result.
+   */
+  insertWithinLimit(session: StoredClientSession, max: number, now: number): Promise<boolean>;
   /** The session if it exists and has not expired at `now`. */
   get(id: string, now: number): Promise<StoredClientSession | undefined>;
   /** Moves the expiry of these sessions, where unexpired, to `expiresAt` (never backwards). */
@@ -67,6 +73,13 @@ export class MemoryClientSessionStore implements ClientSessionStore {
     this.sessions.set(session.id, session);
   }
 
+  async insertWithinLimit(session: StoredClientSession, max: number, now: number) {
+    // One synchronous step: nothing can come between the count and the insert.
+    if (this.countLiveNow(session.principal, now) >= max) return false;
+    this.sessions.set(session.id, session);
+    return true;
+  }
+
   async get(id: string, now: number) {
     const session = this.sessions.get(id);
     return session && session.expiresAt > now ? session : undefined;
@@ -82,6 +95,10 @@ export class MemoryClientSessionStore implements ClientSessionStore {
   }
 
   async countLive(principal: string, now: number) {
+    return this.countLiveNow(principal, now);
+  }
+
+  private countLiveNow(principal: string, now: number): number {
     let count = 0;
     for (const session of this.sessions.values()) {
       if (session.principal === principal && session.expiresAt > now) count += 1;

@@ -4,8 +4,12 @@
  * (`UPDATE … WHERE expires_at > now AND expires_at < new`), so an expired or deleted session is
  * never revived by a late touch from another replica. The stream lease is taken with one
  * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired)`,
- * so of two replicas opening a GET stream for one session at once exactly one gets it.
+ * so of two replicas opening a GET stream for one session at once exactly one gets it. The
+ * per-principal limit is counted and the new session inserted in one transaction, under a
+ * PostgreSQL advisory lock keyed by the principal, so replicas racing `initialize` for one
+ * principal never overshoot it.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ClientSessionStore, StoredClientSession } from '../sessions/ClientSessionStore';
 
@@ -34,18 +38,56 @@ export function chunksOf<T>(ids: readonly T[]): T[][] {
   return chunks;
 }
 
+function sessionRow(session: StoredClientSession) {
+  return {
+    id: session.id,
+    principal: session.principal,
+    protocol_version: session.protocolVersion,
+    client_capabilities: JSON.stringify(session.clientCapabilities),
+    client_info: session.clientInfo === undefined ? null : JSON.stringify(session.clientInfo),
+    expires_at: session.expiresAt,
+  };
+}
+
+/** How many unexpired sessions `principal` has at `now` (in a transaction, or not). */
+async function countLiveOf(db: Knex, principal: string, now: number): Promise<number> {
+  const [row] = await db<SessionRow>(CLIENT_SESSIONS_TABLE)
+    .where('principal', principal)
+    .andWhere('expires_at', '>', now)
+    .count({ count: '*' });
+  return Number(row?.count ?? 0);
+}
+
+/** A principal as a PostgreSQL advisory lock key (64 bits of its SHA-256, signed). */
+function principalLockKey(principal: string): string {
+  return createHash('sha256').update(principal).digest().readBigInt64BE(0).toString();
+}
+
 /** {@link ClientSessionStore} shared by every replica through the plugin's database. */
 export class DatabaseClientSessionStore implements ClientSessionStore {
   constructor(private readonly knex: Knex) {}
 
   async insert(session: StoredClientSession): Promise<void> {
-    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE).insert({
-      id: session.id,
-      principal: session.principal,
-      protocol_version: session.protocolVersion,
-      client_capabilities: JSON.stringify(session.clientCapabilities),
-      client_info: session.clientInfo === undefined ? null : JSON.stringify(session.clientInfo),
-      expires_at: session.expiresAt,
+    await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE).insert(sessionRow(session));
+  }
+
+  async insertWithinLimit(
+    session: StoredClientSession,
+    max: number,
+    now: number,
+  ): Promise<boolean> {
+    return this.knex.transaction(async trx => {
+      if (this.knex.client.config.client === 'pg') {
+        // Serialises the count and the insert of one principal's sessions across replicas (a
+        // transaction-scoped lock, released at commit); other principals do not wait.
+        await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [
+          principalLockKey(session.principal),
+        ]);
+      }
+      // SQLite: one connection, one write transaction at a time: nothing comes in between.
+      if ((await countLiveOf(trx, session.principal, now)) >= max) return false;
+      await trx<SessionRow>(CLIENT_SESSIONS_TABLE).insert(sessionRow(session));
+      return true;
     });
   }
 
@@ -76,11 +118,7 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
   }
 
   async countLive(principal: string, now: number): Promise<number> {
-    const [row] = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
-      .where('principal', principal)
-      .andWhere('expires_at', '>', now)
-      .count({ count: '*' });
-    return Number(row?.count ?? 0);
+    return countLiveOf(this.knex, principal, now);
   }
 
   async liveIds(ids: readonly string[], now: number): Promise<Set<string>> {

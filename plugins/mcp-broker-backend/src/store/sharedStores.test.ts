@@ -13,6 +13,7 @@ import {
   MemoryClientSessionStore,
   StoredClientSession,
 } from '../sessions/ClientSessionStore';
+import { ClientSessionRegistry } from '../sessions/ClientSessionRegistry';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
 import { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
@@ -127,6 +128,33 @@ describe.each(engines)('broker shared stores on $label', engine => {
     await a().sessions.insert(session({ principal: `${principal}-other` }));
     expect(await a().sessions.countLive(principal, NOW)).toBe(2);
     expect(await b().sessions.countLive(principal, NOW + 60_000)).toBe(0);
+  });
+
+  it('never lets replicas racing initialize overshoot the per-principal limit', async () => {
+    const principal = `user:default/race-${Math.random().toString(36).slice(2)}`;
+    const registries = [a(), b()].map(
+      stores =>
+        new ClientSessionRegistry({
+          store: stores.sessions,
+          ttlMs: 60_000,
+          limits: { perPrincipal: 3, perReplica: 100 },
+          sharedStore: true,
+        }),
+    );
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        registries[i % 2]
+          .create({ principal, protocolVersion: '2025-11-25', clientCapabilities: {} })
+          .then(
+            () => 'created',
+            (error: Error) => error.name,
+          ),
+      ),
+    );
+    expect(outcomes.filter(o => o === 'created')).toHaveLength(3);
+    expect(outcomes.filter(o => o !== 'created')).toEqual(Array(9).fill('SessionLimitError'));
+    expect(await a().sessions.countLive(principal, Date.now())).toBe(3);
+    registries.forEach(registry => registry.closeLocal());
   });
 
   it('lets one replica hold a session’s stream lease until it releases it or the lease lapses', async () => {

@@ -3,6 +3,7 @@
  * loaded with the development fixture (examples/toystore.yaml): it must serve the same
  * objects ManifestResourceSource serves from that file.
  */
+import type { ReadOnlyObject } from '@devportal/plugin-portal-common';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { mockServices } from '@backstage/backend-test-utils';
@@ -12,7 +13,7 @@ import {
   type FakeKubeApiServer,
 } from '@internal/fake-kube-apiserver';
 import { createKubernetesApi } from '../store/kubernetes/kubernetesClient';
-import type { ReadOnlyKind, ReadOnlyObject } from '../store/types';
+import type { ReadOnlyKind } from '../store/types';
 import { walkPages } from '../store/testing/walkPages';
 import { KubernetesResourceSource } from './KubernetesResourceSource';
 import { ManifestResourceSource } from './ManifestResourceSource';

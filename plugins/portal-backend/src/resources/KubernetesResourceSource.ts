@@ -14,20 +14,14 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { isError } from '@backstage/errors';
-import type { ObjectRef } from '@devportal/plugin-portal-common';
+import type { ObjectRef, ReadOnlyObject } from '@devportal/plugin-portal-common';
 import type {
   CustomResourceType,
   KubeObject,
   KubernetesApi,
 } from '../store/kubernetes/kubernetesClient';
 import { namespaceSegments, pageSegments } from '../store/kubernetes/kubernetesPaging';
-import type {
-  Page,
-  PageRequest,
-  ReadOnlyKind,
-  ReadOnlyObject,
-  ReadOnlyResourceSource,
-} from '../store/types';
+import type { Page, PageRequest, ReadOnlyKind, ReadOnlyResourceSource } from '../store/types';
 import { READ_ONLY_API_VERSIONS } from './manifestSchema';
 
 const PLURALS: Readonly<Record<ReadOnlyKind, string>> = {

@@ -14,15 +14,9 @@
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import yaml from 'js-yaml';
-import type { ObjectRef } from '@devportal/plugin-portal-common';
+import type { ObjectRef, ReadOnlyObject } from '@devportal/plugin-portal-common';
 import { pageInMemory } from '../store/keysetCursor';
-import type {
-  Page,
-  PageRequest,
-  ReadOnlyKind,
-  ReadOnlyObject,
-  ReadOnlyResourceSource,
-} from '../store/types';
+import type { Page, PageRequest, ReadOnlyKind, ReadOnlyResourceSource } from '../store/types';
 import {
   READ_ONLY_API_VERSIONS,
   describeZodError,

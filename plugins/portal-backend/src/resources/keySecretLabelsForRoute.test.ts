@@ -1,5 +1,6 @@
+import type { ReadOnlyObject } from '@devportal/plugin-portal-common';
 import path from 'node:path';
-import type { ReadOnlyObject } from '../store/types';
+
 import { ManifestResourceSource } from './ManifestResourceSource';
 import {
   AUTHORINO_SECRET_LABEL,

@@ -1,4 +1,5 @@
-import type { ReadOnlyObject, ReadOnlyResourceSource } from '../store/types';
+import type { ReadOnlyObject } from '@devportal/plugin-portal-common';
+import type { ReadOnlyResourceSource } from '../store/types';
 import { authPolicySpecSchema } from './manifestSchema';
 import { targetsHttpRoute } from './plansForRoute';
 

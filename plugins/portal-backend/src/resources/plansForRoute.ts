@@ -1,5 +1,5 @@
-import type { Plan } from '@devportal/plugin-portal-common';
-import type { ReadOnlyObject, ReadOnlyResourceSource } from '../store/types';
+import type { Plan, ReadOnlyObject } from '@devportal/plugin-portal-common';
+import type { ReadOnlyResourceSource } from '../store/types';
 import { planPolicySpecSchema } from './manifestSchema';
 
 const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';

@@ -1,7 +1,7 @@
 /*
  * The portal's HTTP surface under /api/portal (spec §4). Handlers are parse → call →
- * respond: bodies and queries are validated here once (the schemas of operationInputs.ts,
- * from which openapi.yaml's request schemas are generated), every decision is
+ * respond: bodies and queries are validated here once (the schemas of the contract's
+ * `portalOperations`, from which openapi.yaml's schemas are generated), every decision is
  * made by the PortalService (permissions, business rules), and every error is thrown as
  * an `@backstage/errors` error for Backstage's error middleware to render. Changes and
  * secret reveals are wrapped in audit events.
@@ -14,7 +14,12 @@
  * 64 KiB (413 beyond, on the declared length), within `requestBodyTimeoutMs` (408).
  */
 import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
-import type { ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  portalOperations,
+  type ListPage,
+  type ObjectRef,
+  type PortalOperationResponse,
+} from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
@@ -24,9 +29,9 @@ import type { Page, PageRequest, ReadOnlyKind } from '../store/types';
 import type { PageTokens } from './PageTokens';
 import { DEFAULT_REQUEST_BODY_TIMEOUT_MS } from '../config';
 import { jsonBody } from './jsonBody';
-import { operationInputs } from './operationInputs';
 import { portalRoutes, type PortalOperationId } from './routes';
-import { parseInput } from './schemas';
+import { parseInput } from './parseInput';
+import { retryAfterWhenUnavailable } from './retryAfterWhenUnavailable';
 
 /** Options of {@link createRouter}. */
 export interface PortalRouterOptions {
@@ -43,8 +48,30 @@ type Handler = (req: Request, res: Response) => Promise<void>;
 
 /** The operations that validate a query: the lists. */
 type ListOperationId = {
-  [K in PortalOperationId]: (typeof operationInputs)[K] extends { query: unknown } ? K : never;
+  [K in PortalOperationId]: (typeof portalOperations)[K] extends { query: unknown } ? K : never;
 }[PortalOperationId];
+
+/** What one item of a list operation's page is. */
+type ListItem<K extends ListOperationId> =
+  PortalOperationResponse<K> extends ListPage<infer T> ? T : never;
+
+/**
+ * Answers with the operation's success status and body, both as the contract
+ * (`portalOperations`) says: the compiler holds every handler's answer to the type the
+ * client and the document take from the same entry.
+ */
+function respond<K extends PortalOperationId>(
+  res: Response,
+  operationId: K,
+  body: PortalOperationResponse<K>,
+) {
+  const { status } = portalOperations[operationId];
+  if (status === 204) {
+    res.status(status).end();
+  } else {
+    res.status(status).json(body);
+  }
+}
 
 function refOf(req: Request): ObjectRef {
   return { namespace: req.params.namespace, name: req.params.name };
@@ -60,17 +87,21 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
    * Parse → call → respond for every list (spec §9): the page token is opened against
    * this route, the filters and the caller before the call and sealed after it.
    */
-  const list = async <F extends Record<string, string | undefined>>(
+  const list = async <K extends ListOperationId, F extends Record<string, string | undefined>>(
     req: Request,
     res: Response,
-    route: ListOperationId,
-    call: (creds: BackstageCredentials, filters: F, page?: PageRequest) => Promise<Page<unknown>>,
+    route: K,
+    call: (
+      creds: BackstageCredentials,
+      filters: F,
+      page?: PageRequest,
+    ) => Promise<Page<ListItem<K>>>,
   ) => {
     const {
       limit,
       continue: token,
       ...filters
-    } = parseInput(operationInputs[route].query, req.query, 'query') as {
+    } = parseInput(portalOperations[route].query, req.query, 'query') as {
       limit?: number;
       continue?: string;
     } & F;
@@ -85,18 +116,26 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
           };
     const { items, cursor } = await call(creds, filters as F, page);
     const next = pageTokens.seal(cursor, binding);
-    res.json({ items, metadata: next === undefined ? {} : { continue: next } });
+    const answer: ListPage<ListItem<K>> = {
+      items,
+      metadata: next === undefined ? {} : { continue: next },
+    };
+    res.status(portalOperations[route].status).json(answer);
   };
 
   const readOnlyList =
-    (route: ListOperationId, kind: ReadOnlyKind): Handler =>
+    (
+      route: 'listHttpRoutes' | 'listPlanPolicies' | 'listAuthPolicies' | 'listRateLimitPolicies',
+      kind: ReadOnlyKind,
+    ): Handler =>
     (req, res) =>
       list(req, res, route, (c, f, p) => service.listReadOnly(c, kind, f, p));
 
   const review =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { reason } = body(req, operationInputs[`${decision}Request`].body);
+      const operationId = `${decision}Request` as const;
+      const { reason } = body(req, portalOperations[operationId].body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
@@ -107,16 +146,14 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.reviewRequest(creds, ref, decision, reason),
       );
-      res.json(key);
+      respond(res, operationId, key);
     };
 
   const bulkReview =
     (decision: 'approve' | 'reject'): Handler =>
     async (req, res) => {
-      const { requests, reason } = body(
-        req,
-        operationInputs[decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests'].body,
-      );
+      const operationId = decision === 'approve' ? 'bulkApproveRequests' : 'bulkRejectRequests';
+      const { requests, reason } = body(req, portalOperations[operationId].body);
       const creds = await credentials(req);
       const results = await auditor.run(
         {
@@ -133,7 +170,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.bulkReview(creds, requests, decision, reason),
       );
-      res.json({ results });
+      respond(res, operationId, { results });
     };
 
   const handlers: Record<PortalOperationId, Handler> = {
@@ -141,10 +178,10 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       await list(req, res, 'listApiProducts', (c, f, p) => service.listProducts(c, f, p));
     },
     async getApiProduct(req, res) {
-      res.json(await service.getProduct(await credentials(req), refOf(req)));
+      respond(res, 'getApiProduct', await service.getProduct(await credentials(req), refOf(req)));
     },
     async createApiProduct(req, res) {
-      const product = body(req, operationInputs.createApiProduct.body);
+      const product = body(req, portalOperations.createApiProduct.body);
       const creds = await credentials(req);
       const created = await auditor.run(
         {
@@ -157,10 +194,10 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.createProduct(creds, product),
       );
-      res.status(201).json(created);
+      respond(res, 'createApiProduct', created);
     },
     async updateApiProduct(req, res) {
-      const patch = body(req, operationInputs.updateApiProduct.body);
+      const patch = body(req, portalOperations.updateApiProduct.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const updated = await auditor.run(
@@ -171,7 +208,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.updateProduct(creds, ref, patch),
       );
-      res.json(updated);
+      respond(res, 'updateApiProduct', updated);
     },
     async deleteApiProduct(req, res) {
       const ref = refOf(req);
@@ -179,12 +216,16 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       await auditor.run({ eventId: 'apiproduct-delete', request: req, meta: { ...ref } }, () =>
         service.deleteProduct(creds, ref),
       );
-      res.status(204).end();
+      respond(res, 'deleteApiProduct', undefined);
     },
     listHttpRoutes: readOnlyList('listHttpRoutes', 'HTTPRoute'),
     listPlanPolicies: readOnlyList('listPlanPolicies', 'PlanPolicy'),
     async getPlanPolicy(req, res) {
-      res.json(await service.getPlanPolicy(await credentials(req), refOf(req)));
+      respond(
+        res,
+        'getPlanPolicy',
+        await service.getPlanPolicy(await credentials(req), refOf(req)),
+      );
     },
     listAuthPolicies: readOnlyList('listAuthPolicies', 'AuthPolicy'),
     listRateLimitPolicies: readOnlyList('listRateLimitPolicies', 'RateLimitPolicy'),
@@ -197,7 +238,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       await list(req, res, 'listMyRequests', (c, f, p) => service.listMyRequests(c, f, p));
     },
     async createRequest(req, res) {
-      const request = body(req, operationInputs.createRequest.body);
+      const request = body(req, portalOperations.createRequest.body);
       const creds = await credentials(req);
       const key = await auditor.run(
         {
@@ -211,12 +252,12 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.createRequest(creds, request),
       );
-      res.status(201).json(key);
+      respond(res, 'createRequest', key);
     },
     bulkApproveRequests: bulkReview('approve'),
     bulkRejectRequests: bulkReview('reject'),
     async updateRequest(req, res) {
-      const update = body(req, operationInputs.updateRequest.body);
+      const update = body(req, portalOperations.updateRequest.body);
       const ref = refOf(req);
       const creds = await credentials(req);
       const key = await auditor.run(
@@ -227,7 +268,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
         },
         () => service.updateRequest(creds, ref, update),
       );
-      res.json(key);
+      respond(res, 'updateRequest', key);
     },
     async deleteRequest(req, res) {
       const ref = refOf(req);
@@ -235,7 +276,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       await auditor.run({ eventId: 'apikey-request-delete', request: req, meta: { ...ref } }, () =>
         service.deleteRequest(creds, ref),
       );
-      res.status(204).end();
+      respond(res, 'deleteRequest', undefined);
     },
     approveRequest: review('approve'),
     rejectRequest: review('reject'),
@@ -253,7 +294,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       );
       // A secret is shown once: nothing between here and the client may keep a copy.
       res.setHeader('Cache-Control', 'no-store');
-      res.json({ apiKey });
+      respond(res, 'revealApiKeySecret', { apiKey });
     },
   };
 
@@ -266,6 +307,7 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }
+  router.use(retryAfterWhenUnavailable);
   return router;
 }
 

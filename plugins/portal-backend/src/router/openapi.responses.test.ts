@@ -6,35 +6,20 @@
  * operation and status (Ajv, OpenAPI 3.0 `nullable` included). An undocumented status fails
  * too.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
-import yaml from 'js-yaml';
 import request from 'supertest';
 import { portalPlugin } from '../plugin';
+import {
+  openApiDocument as document,
+  resolveRef,
+  schemaErrors,
+} from './__testUtils__/openapiDocument';
 import { portalRoutes, toOpenApiPath, type PortalOperationId } from './routes';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const TOYSTORE = path.resolve(ROOT, '..', '..', 'examples', 'toystore.yaml');
+const TOYSTORE = path.resolve(__dirname, '..', '..', '..', '..', 'examples', 'toystore.yaml');
 
 type Json = Record<string, any>;
-const document = yaml.load(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8')) as Json;
-
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-
-/** Follows a local `$ref` of the document. */
-function resolve(node: Json): Json {
-  if (typeof node?.$ref !== 'string') return node;
-  return resolve(
-    node.$ref
-      .slice(2)
-      .split('/')
-      .reduce((at: Json, part: string) => at[part], document),
-  );
-}
 
 /** Fails unless `body` is what the document says `operationId` answers with `status`. */
 function expectDocumented(operationId: PortalOperationId, status: number, body: unknown) {
@@ -46,15 +31,12 @@ function expectDocumented(operationId: PortalOperationId, status: number, body: 
     status,
     documented: true,
   });
-  const schema = resolve(response).content?.['application/json']?.schema;
+  const schema = resolveRef(response).content?.['application/json']?.schema;
   if (schema === undefined) {
     expect({ operationId, status, body }).toEqual({ operationId, status, body: {} });
     return;
   }
-  // The schema with the document's components beside it, so `#/components/...` resolves.
-  const validate = ajv.compile({ ...schema, components: document.components });
-  const valid = validate(body);
-  expect({ operationId, status, errors: valid ? [] : validate.errors }).toEqual({
+  expect({ operationId, status, errors: schemaErrors(schema, body) }).toEqual({
     operationId,
     status,
     errors: [],

@@ -1,95 +1,42 @@
 /**
- * The portal's route table (spec §4): one entry per endpoint. The router binds a handler
- * to each entry by `operationId`, the OpenAPI document must list exactly these
- * operations, and the route × principal test matrix is built from this table, so a new
- * route cannot skip any of them.
- *
- * @public
+ * The portal's route table (spec §4): one entry per operation of the contract
+ * (`portalOperations` in @devportal/plugin-portal-common, where the client takes its calls
+ * from too). The router binds a handler to each entry by `operationId`, the OpenAPI document
+ * must list exactly these operations, and the route × principal test matrix is built from
+ * this table, so a new route cannot skip any of them.
  */
-export const portalRoutes = [
-  { operationId: 'listApiProducts', method: 'get', path: '/apiproducts' },
-  {
-    operationId: 'getApiProduct',
-    method: 'get',
-    path: '/apiproducts/:namespace/:name',
-  },
-  { operationId: 'createApiProduct', method: 'post', path: '/apiproducts' },
-  {
-    operationId: 'updateApiProduct',
-    method: 'patch',
-    path: '/apiproducts/:namespace/:name',
-  },
-  {
-    operationId: 'deleteApiProduct',
-    method: 'delete',
-    path: '/apiproducts/:namespace/:name',
-  },
-  { operationId: 'listHttpRoutes', method: 'get', path: '/httproutes' },
-  { operationId: 'listPlanPolicies', method: 'get', path: '/planpolicies' },
-  {
-    operationId: 'getPlanPolicy',
-    method: 'get',
-    path: '/planpolicies/:namespace/:name',
-  },
-  { operationId: 'listAuthPolicies', method: 'get', path: '/authpolicies' },
-  {
-    operationId: 'listRateLimitPolicies',
-    method: 'get',
-    path: '/ratelimitpolicies',
-  },
-  { operationId: 'listRequests', method: 'get', path: '/requests' },
-  { operationId: 'listMyRequests', method: 'get', path: '/requests/my' },
-  { operationId: 'createRequest', method: 'post', path: '/requests' },
-  {
-    operationId: 'bulkApproveRequests',
-    method: 'post',
-    path: '/requests/bulk-approve',
-  },
-  {
-    operationId: 'bulkRejectRequests',
-    method: 'post',
-    path: '/requests/bulk-reject',
-  },
-  {
-    operationId: 'updateRequest',
-    method: 'patch',
-    path: '/requests/:namespace/:name',
-  },
-  {
-    operationId: 'deleteRequest',
-    method: 'delete',
-    path: '/requests/:namespace/:name',
-  },
-  {
-    operationId: 'approveRequest',
-    method: 'post',
-    path: '/requests/:namespace/:name/approve',
-  },
-  {
-    operationId: 'rejectRequest',
-    method: 'post',
-    path: '/requests/:namespace/:name/reject',
-  },
-  {
-    operationId: 'revealApiKeySecret',
-    method: 'get',
-    path: '/apikeys/:namespace/:name/secret',
-  },
-] as const;
+import { portalOperations, type PortalOperationId } from '@devportal/plugin-portal-common';
+
+export type { PortalOperationId };
 
 /**
  * One entry of {@link portalRoutes}.
  *
  * @public
  */
-export type PortalRoute = (typeof portalRoutes)[number];
+export type PortalRoute = {
+  [K in PortalOperationId]: {
+    operationId: K;
+    method: (typeof portalOperations)[K]['method'];
+    path: (typeof portalOperations)[K]['path'];
+  };
+}[PortalOperationId];
 
 /**
- * The operation ids of {@link portalRoutes}.
+ * Method and path of every operation, in the order the router registers them.
  *
  * @public
  */
-export type PortalOperationId = PortalRoute['operationId'];
+export const portalRoutes: readonly PortalRoute[] = (
+  Object.keys(portalOperations) as PortalOperationId[]
+).map(
+  operationId =>
+    ({
+      operationId,
+      method: portalOperations[operationId].method,
+      path: portalOperations[operationId].path,
+    }) as PortalRoute,
+);
 
 /**
  * `/apiproducts/:namespace/:name` → `/apiproducts/{namespace}/{name}` (OpenAPI form).

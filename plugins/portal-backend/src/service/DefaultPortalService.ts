@@ -30,13 +30,14 @@ import {
   NotFoundError,
 } from '@backstage/errors';
 import {
-  AUTOMATIC_APPROVAL_REVIEWER,
-  OWNER_ANNOTATION,
   type ApiKey,
   type ApiProduct,
   type ApiProductSpec,
+  AUTOMATIC_APPROVAL_REVIEWER,
   type BulkReviewResult,
   type ObjectRef,
+  OWNER_ANNOTATION,
+  type ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
 import { keySecretLabelsForRoute } from '../resources/keySecretLabelsForRoute';
 import { plansOfPolicies } from '../resources/plansForRoute';
@@ -46,7 +47,6 @@ import type {
   PageRequest,
   PortalStore,
   ReadOnlyKind,
-  ReadOnlyObject,
   ReadOnlyResourceSource,
   StoredApiProduct,
 } from '../store/types';

@@ -19,13 +19,13 @@ import type {
   ApiProduct,
   BulkReviewResult,
   ObjectRef,
+  ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
 import type {
   Page,
   PageRequest,
   ProductFilter,
   ReadOnlyKind,
-  ReadOnlyObject,
   StoredApiProduct,
 } from '../store/types';
 import type {

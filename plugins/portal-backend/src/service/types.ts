@@ -1,8 +1,8 @@
 import type {
-  ApiKeyPhase,
-  ApiProductSpec,
+  ApiProductPatch,
   CreateApiKeyRequest,
   CreateApiProductRequest,
+  RequestListQuery,
   UpdateApiKeyRequest,
 } from '@devportal/plugin-portal-common';
 
@@ -17,26 +17,14 @@ export interface PortalActor {
 /** A decision on a Pending key. */
 export type ReviewDecision = 'approve' | 'reject';
 
-/**
- * A JSON merge patch (RFC 7396) of an API product: `null` removes optional fields.
- * Only `spec` fields, `metadata.labels`, the owner annotation and a `resourceVersion`
- * precondition may appear (the router enforces the shape).
- */
-export interface ApiProductPatch {
-  metadata?: {
-    labels?: Record<string, string | null> | null;
-    annotations?: { 'backstage.io/owner'?: string };
-    resourceVersion?: string;
-  };
-  spec?: { [K in keyof ApiProductSpec]?: ApiProductSpec[K] | null };
-}
-
 /** Query of `GET /requests`; `ownedBy` narrows it to keys the caller owns (`.own`). */
-export interface RequestQuery {
-  status?: ApiKeyPhase;
-  namespace?: string;
+export interface RequestQuery extends RequestListQuery {
   /** Keys requested by `userRef` or for a product one of `ownershipRefs` owns. */
   ownedBy?: { userRef: string; ownershipRefs: string[] };
 }
 
-export type { CreateApiKeyRequest, CreateApiProductRequest, UpdateApiKeyRequest };
+/*
+ * The bodies the service takes are the contract's request types (inferred from the schemas
+ * the router validates with), not copies of them.
+ */
+export type { ApiProductPatch, CreateApiKeyRequest, CreateApiProductRequest, UpdateApiKeyRequest };

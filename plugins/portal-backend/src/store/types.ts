@@ -26,6 +26,7 @@ import type {
   ApiProduct,
   ApiProductSpec,
   ObjectRef,
+  ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
 
 /** An API product as stored: `status.plans` is derived by the service, not stored. */
@@ -167,23 +168,6 @@ export interface PortalStore {
 
 /** The read-only Kuadrant and Gateway API kinds the portal lists. */
 export type ReadOnlyKind = 'HTTPRoute' | 'PlanPolicy' | 'AuthPolicy' | 'RateLimitPolicy';
-
-/** A read-only object as it comes from a manifest file or a cluster. */
-export interface ReadOnlyObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    namespace: string;
-    name: string;
-    uid?: string;
-    resourceVersion?: string;
-    creationTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: unknown;
-  status?: unknown;
-}
 
 /**
  * Where HTTPRoutes and policies come from: manifest files (database storage) or the

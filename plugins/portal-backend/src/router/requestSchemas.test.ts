@@ -3,9 +3,9 @@ import {
   bulkReviewSchema,
   createApiKeyRequestSchema,
   createApiProductSchema,
-  parseInput,
   requestListQuerySchema,
-} from './schemas';
+} from '@devportal/plugin-portal-common';
+import { parseInput } from './parseInput';
 
 const route = {
   group: 'gateway.networking.k8s.io',

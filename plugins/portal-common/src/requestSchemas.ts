@@ -1,24 +1,16 @@
 /*
- * Request validation at the edge (spec §1, §4): every body schema is `.strict()`, so an
- * unknown field or one the server owns (status, uid, resourceVersion, requestedBy, ...)
- * is a 400 whose message names the field. Query schemas only pick the parameters they
- * know: unknown query parameters are ignored.
+ * What a client may send (spec §1, §4), as zod schemas: the router validates every body and
+ * query with these, the request types of ./types.ts are inferred from them, and the backend's
+ * openapi.yaml request schemas are generated from them, so validation, client types and the
+ * document cannot drift. Every body schema is `.strict()`: an unknown field or one the server
+ * owns (status, uid, resourceVersion, requestedBy, ...) is refused, naming the field. Query
+ * schemas only pick the parameters they know: unknown query parameters are ignored.
+ *
+ * Safe in a browser bundle (zod only), so a frontend may check a form with the server's rules.
  */
-import { InputError } from '@backstage/errors';
 import { z } from 'zod';
-
-/** Fields only the server sets; named as such in error messages. */
-const SERVER_OWNED_FIELDS = new Set([
-  'status',
-  'uid',
-  'resourceVersion',
-  'creationTimestamp',
-  'generateName',
-  'managedFields',
-  'requestedBy',
-  'generation',
-  'deletionTimestamp',
-]);
+import { DEVPORTAL_API_VERSION, OWNER_ANNOTATION } from './constants';
+import { apiKeyPhaseSchema, approvalModeSchema, publishStatusSchema } from './resourceSchemas';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -37,7 +29,7 @@ const rfc3339 = z.string().datetime({
 
 const stringMap = z.record(z.string(), z.string());
 
-const targetRefSchema = z
+const targetRefInput = z
   .object({
     group: z.literal('gateway.networking.k8s.io'),
     kind: z.literal('HTTPRoute'),
@@ -60,20 +52,18 @@ const contactSchema = z
   })
   .strict();
 
-const approvalMode = z.enum(['manual', 'automatic']);
-const publishStatus = z.enum(['Draft', 'Published']);
 const description = z.string().max(10_000);
 const version = z.string().max(253);
 const tags = z.array(z.string().min(1).max(253)).max(100);
 const displayName = z.string().min(1).max(253);
 
 /** `apiVersion` and `kind` are optional in bodies but must be right when sent. */
-const typeFields = (kind: string) => ({
-  apiVersion: z.literal('devportal.kuadrant.io/v1alpha1').optional(),
+const typeFields = <K extends string>(kind: K) => ({
+  apiVersion: z.literal(DEVPORTAL_API_VERSION).optional(),
   kind: z.literal(kind).optional(),
 });
 
-/** Body of `POST /apiproducts`. */
+/** Body of `POST /apiproducts`. @public */
 export const createApiProductSchema = z
   .object({
     ...typeFields('APIProduct'),
@@ -94,9 +84,9 @@ export const createApiProductSchema = z
         displayName,
         description: description.optional(),
         version: version.optional(),
-        targetRef: targetRefSchema,
-        approvalMode: approvalMode.optional().describe('default: manual'),
-        publishStatus: publishStatus.optional().describe('default: Draft'),
+        targetRef: targetRefInput,
+        approvalMode: approvalModeSchema.optional().describe('default: manual'),
+        publishStatus: publishStatusSchema.optional().describe('default: Draft'),
         tags: tags.optional(),
         documentation: documentationSchema.optional(),
         contact: contactSchema.optional(),
@@ -120,6 +110,7 @@ const nullableMembers = <T extends z.ZodRawShape>(shape: T) =>
 /**
  * Body of `PATCH /apiproducts/...`: a JSON merge patch. `null` removes optional fields;
  * `displayName` and `targetRef` cannot be removed.
+ * @public
  */
 export const apiProductPatchSchema = z
   .object({
@@ -128,7 +119,7 @@ export const apiProductPatchSchema = z
       .object({
         labels: z.record(z.string(), z.string().nullable()).nullable().optional(),
         annotations: z
-          .object({ 'backstage.io/owner': z.string().min(1) })
+          .object({ [OWNER_ANNOTATION]: z.string().min(1) })
           .strict()
           .optional(),
         resourceVersion: z.string().optional().describe('precondition; 409 on mismatch'),
@@ -140,9 +131,9 @@ export const apiProductPatchSchema = z
         displayName: displayName.optional(),
         description: description.nullable().optional(),
         version: version.nullable().optional(),
-        targetRef: targetRefSchema.optional(),
-        approvalMode: approvalMode.nullable().optional(),
-        publishStatus: publishStatus.nullable().optional(),
+        targetRef: targetRefInput.optional(),
+        approvalMode: approvalModeSchema.nullable().optional(),
+        publishStatus: publishStatusSchema.nullable().optional(),
         tags: tags.nullable().optional(),
         documentation: nullableMembers({
           openAPISpecURL: z.string().url(),
@@ -164,14 +155,15 @@ export const apiProductPatchSchema = z
   })
   .strict();
 
-const objectRefSchema = z
+/** A `{namespace, name}` reference in a body. @public */
+export const objectRefSchema = z
   .object({ namespace: dns1123Label, name: z.string().min(1).max(253) })
   .strict();
 const planTier = z.string().min(1).max(253);
 const useCase = z.string().max(1000);
 const reason = z.string().max(1000);
 
-/** Body of `POST /requests`. */
+/** Body of `POST /requests`. @public */
 export const createApiKeyRequestSchema = z
   .object({
     apiProductRef: objectRefSchema,
@@ -182,7 +174,7 @@ export const createApiKeyRequestSchema = z
   })
   .strict();
 
-/** Body of `PATCH /requests/...`; `expiresAt: null` clears it. */
+/** Body of `PATCH /requests/...`; `expiresAt: null` clears it. @public */
 export const updateApiKeyRequestSchema = z
   .object({
     planTier: planTier.optional(),
@@ -191,13 +183,13 @@ export const updateApiKeyRequestSchema = z
   })
   .strict();
 
-/** Body of approve and reject (optional). */
+/** Body of approve and reject (optional). @public */
 export const reviewSchema = z.object({ reason: reason.optional() }).strict();
 
-/** Most items one bulk call may name. */
+/** Most items one bulk call may name. @public */
 export const MAX_BULK_ITEMS = 100;
 
-/** Body of `bulk-approve` and `bulk-reject`: 1–100 distinct requests. */
+/** Body of `bulk-approve` and `bulk-reject`: 1–100 distinct requests. @public */
 export const bulkReviewSchema = z
   .object({
     requests: z
@@ -233,7 +225,7 @@ function optionalQueryValue<T extends z.ZodTypeAny>(schema: T) {
   return z.preprocess(value => (value === '' ? undefined : value), schema.optional());
 }
 
-/** The largest page a list answers (spec §9). */
+/** The largest page a list answers (spec §9). @public */
 export const MAX_PAGE_LIMIT = 1000;
 /** Longer `continue` values cannot be ours: refused before any decoding. */
 const MAX_CONTINUE_LENGTH = 4096;
@@ -267,50 +259,19 @@ const CONTINUE_NEEDS_LIMIT = {
   path: ['continue'],
 };
 
-/** Query of `GET /requests`. */
+/** Query of `GET /requests`. @public */
 export const requestListQuerySchema = z
   .object({
-    status: optionalQueryValue(z.enum(['Pending', 'Approved', 'Rejected'])),
+    status: optionalQueryValue(apiKeyPhaseSchema),
     namespace: optionalQueryValue(dns1123Label),
     ...pageQueryFields,
   })
   .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);
 
-/** Query of the other lists. */
+/** Query of the other lists. @public */
 export const namespaceQuerySchema = z
   .object({
     namespace: optionalQueryValue(dns1123Label),
     ...pageQueryFields,
   })
   .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);
-
-function describeIssue(issue: z.ZodIssue): string {
-  const path = issue.path.map(String).join('.');
-  if (issue.code === z.ZodIssueCode.unrecognized_keys) {
-    return issue.keys
-      .map(key => {
-        const field = path ? `${path}.${key}` : key;
-        return SERVER_OWNED_FIELDS.has(key)
-          ? `${field} is set by the server and cannot be sent`
-          : `${field} is not a known field`;
-      })
-      .join('; ');
-  }
-  return `${path || 'body'}: ${issue.message}`;
-}
-
-/**
- * Parses `input` with `schema`, or throws an InputError that names every offending field,
- * e.g. `invalid request body: spec.displayName: Required; status is set by the server`.
- */
-export function parseInput<T extends z.ZodTypeAny>(
-  schema: T,
-  input: unknown,
-  what: string,
-): z.output<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) {
-    throw new InputError(`invalid ${what}: ${result.error.issues.map(describeIssue).join('; ')}`);
-  }
-  return result.data;
-}
