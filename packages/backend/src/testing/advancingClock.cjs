@@ -15,19 +15,23 @@ const now = () => RealDate.now() + offsetMs;
 
 // Replaced through Reflect.set, not `globalThis.Date = …`: in a JavaScript file that assignment
 // would declare a second global `Date` for the type checker.
-Reflect.set(globalThis, 'Date', new Proxy(RealDate, {
-  construct(target, args, newTarget) {
-    return Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget);
-  },
-  apply() {
-    // `Date()` called as a function: the current time as a string.
-    return new RealDate(now()).toString();
-  },
-  get(target, property, receiver) {
-    if (property === 'now') return now;
-    return Reflect.get(target, property, receiver);
-  },
-}));
+Reflect.set(
+  globalThis,
+  'Date',
+  new Proxy(RealDate, {
+    construct(target, args, newTarget) {
+      return Reflect.construct(target, args.length === 0 ? [now()] : args, newTarget);
+    },
+    apply() {
+      // `Date()` called as a function: the current time as a string.
+      return new RealDate(now()).toString();
+    },
+    get(target, property, receiver) {
+      if (property === 'now') return now;
+      return Reflect.get(target, property, receiver);
+    },
+  }),
+);
 
 process.on('message', message => {
   if (message === null || typeof message !== 'object' || message.type !== 'advance-clock') return;
