@@ -52,6 +52,19 @@ function rootResolutions() {
   );
 }
 
+/** Whether `dir` is on the file system of Yarn's global folder (where its store lives). */
+function onYarnGlobalFileSystem(dir) {
+  try {
+    const globalFolder = execFileSync('yarn', ['config', 'get', 'globalFolder'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }).trim();
+    return fs.statSync(globalFolder).dev === fs.statSync(dir).dev;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Writes a Yarn project outside this repository into `dir`: package.json (the given dependencies
  * and resolutions plus the monorepo's resolutions and dependenciesMeta, which work around registry
@@ -59,10 +72,13 @@ function rootResolutions() {
  * `hardLinks`: files hard-linked from Yarn's global store instead of copied
  * (`nmMode: hardlinks-global`; the link step of a few hundred packages otherwise costs a minute
  * of disk writes on two cores) — only for a project that never writes into its node_modules,
- * since a write there would change the global store's copy.
+ * since a write there would change the global store's copy. Yarn cannot hard-link across file
+ * systems (and does not fall back to copying), so a `dir` on another one than Yarn's global
+ * folder copies as usual.
  */
 export function writeYarnProject({ dir, name, dependencies, resolutions = {}, hardLinks = false }) {
   fs.mkdirSync(dir, { recursive: true });
+  const linkFromStore = hardLinks && onYarnGlobalFileSystem(dir);
   fs.writeFileSync(
     path.join(dir, 'package.json'),
     JSON.stringify(
@@ -82,7 +98,7 @@ export function writeYarnProject({ dir, name, dependencies, resolutions = {}, ha
   fs.writeFileSync(
     path.join(dir, '.yarnrc.yml'),
     `nodeLinker: node-modules\n${
-      hardLinks ? 'nmMode: hardlinks-global\n' : ''
+      linkFromStore ? 'nmMode: hardlinks-global\n' : ''
     }enableTelemetry: false\nenableScripts: false\n`,
   );
   fs.writeFileSync(path.join(dir, 'yarn.lock'), '');
