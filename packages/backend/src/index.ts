@@ -1,6 +1,7 @@
 /*
  * The development and test backend: a real Backstage backend (new backend system)
- * with auth, catalog, the RBAC permission backend, events, notifications and signals, and
+ * with auth, catalog, the RBAC permission backend, events, notifications, signals and
+ * Backstage's own MCP server (mcp-actions, with the catalog's actions), and
  * this repository's plugins (the portal, the broker and the catalog module that publishes
  * the portal's API products as API entities).
  */
@@ -26,6 +27,8 @@ backend.add(import('@backstage-community/plugin-rbac-backend'));
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));
 backend.add(import('@backstage/plugin-signals-backend'));
+// Backstage's own MCP server with the catalog's actions (behind the broker as server `backstage`).
+backend.add(import('@backstage/plugin-mcp-actions-backend'));
 
 backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));

@@ -23,3 +23,18 @@ export { reservePortForChild } from './handedOverPort';
 export { startChildServer } from './childServer';
 export type { ChildServer, ChildServerOptions } from './childServer';
 export type { HandedOverPort } from './handedOverPort';
+export { startTokenExchangeServer } from './tokenExchangeServer';
+export type {
+  InjectedFailure,
+  RecordedExchange,
+  TokenExchangeServer,
+  TokenExchangeServerOptions,
+  TrustedIssuer,
+} from './tokenExchangeServer';
+export { startWhoamiServer } from './whoamiServer';
+export type {
+  ReceivedCredentials,
+  WhoamiIdentity,
+  WhoamiServer,
+  WhoamiServerOptions,
+} from './whoamiServer';

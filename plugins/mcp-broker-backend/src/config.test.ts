@@ -48,6 +48,14 @@ describe('readBrokerConfig', () => {
     expect(() => read({ servers: [], listTtl: { seconds: -1 } })).toThrow(/mcpBroker\.listTtl/);
   });
 
+  it('reads eventStreamOpenTimeout: 5 s by default, configurable, at least 1 ms', () => {
+    expect(read({ servers: [] }).eventStreamOpenTimeoutMs).toBe(5000);
+    expect(read({ servers: [], eventStreamOpenTimeout: '2s' }).eventStreamOpenTimeoutMs).toBe(2000);
+    expect(() => read({ servers: [], eventStreamOpenTimeout: { seconds: 0 } })).toThrow(
+      /mcpBroker\.eventStreamOpenTimeout/,
+    );
+  });
+
   it('reads every duration form Backstage supports', () => {
     const config = read({
       servers: [],

@@ -6,6 +6,7 @@
 import { Config, readDurationFromConfig } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
+import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type ServerSource =
@@ -24,6 +25,11 @@ export interface BrokerServerConfig {
   readonly headers: Readonly<Record<string, string>>;
   /** Where the entry came from; absent means `{ type: 'config' }`. */
   readonly source?: ServerSource;
+  /**
+   * Which credential a person's calls present (spec §11); absent means `broker` (the static
+   * `headers` for everyone). Secret members: never log them.
+   */
+  readonly auth?: ServerAuth;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -46,6 +52,11 @@ export interface BrokerConfig {
   readonly pollIntervalMs: number;
   /** Timeout of every request the broker sends to a backend (other than tool calls). */
   readonly requestTimeoutMs: number;
+  /**
+   * Longest wait for a backend's event connection to open (a GET stream's response headers, a
+   * `subscriptions/listen` acknowledgement); capped by `requestTimeoutMs` where it is used.
+   */
+  readonly eventStreamOpenTimeoutMs: number;
   /** Minimum spacing of list_changed notifications of one kind to clients. */
   readonly coalesceWindowMs: number;
   /** A client session without any request or open stream for this long is ended. */
@@ -78,6 +89,11 @@ export const DEFAULT_RECONNECT_MAX_DELAY_MS = 30_000;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 export const DEFAULT_POLL_INTERVAL_MS = 30_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Servers send a stream's headers (or acknowledge a listen) at once, so one that has not within
+ * a few seconds is broken, and the backend must not look `connected` without events meanwhile.
+ */
+export const DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS = 5_000;
 export const DEFAULT_COALESCE_WINDOW_MS = 250;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CLIENT_STREAM_BUFFER_BYTES = 1024 * 1024;
@@ -184,7 +200,24 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     }
     headers[key] = value;
   }
-  return { name, url: url.toString(), toolPrefix, headers, source: { type: 'config' } };
+  const auth = readServerAuth(entry, at);
+  return {
+    name,
+    url: url.toString(),
+    toolPrefix,
+    headers,
+    source: { type: 'config' },
+    ...(auth.mode === 'broker' ? {} : { auth }),
+  };
+}
+
+function readServerAuth(entry: Config, at: string): ServerAuth {
+  try {
+    return parseServerAuth(entry.getOptional('auth'), `${at}.auth`);
+  } catch (error) {
+    if (error instanceof ServerAuthError) throw new InputError(error.message);
+    throw error;
+  }
 }
 
 function hostOf(url: string | undefined): string | undefined {
@@ -283,6 +316,10 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     keepAliveMs: duration('keepAlive', DEFAULT_KEEP_ALIVE_MS, 10),
     pollIntervalMs: duration('pollInterval', DEFAULT_POLL_INTERVAL_MS, 10),
     requestTimeoutMs: duration('requestTimeout', DEFAULT_REQUEST_TIMEOUT_MS),
+    eventStreamOpenTimeoutMs: duration(
+      'eventStreamOpenTimeout',
+      DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS,
+    ),
     coalesceWindowMs: duration('coalesceWindow', DEFAULT_COALESCE_WINDOW_MS, 0),
     sessionIdleTimeoutMs: duration('sessionIdleTimeout', DEFAULT_SESSION_IDLE_TIMEOUT_MS, 1000),
     clientStreamBufferBytes: positiveInteger(

@@ -4,12 +4,18 @@
  * lost database is a 503 the client may retry (never a 500 or a crash), and the default
  * `memory` leaves the database alone. Two plugin instances on one database are two replicas:
  * a client's `notifications/cancelled` POSTed to one reaches its call running on the other.
+ * On SQLite and PostgreSQL: a client flooding `notifications/cancelled` for calls that run
+ * nowhere cannot grow the bus's table past its bound per session.
  */
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
+import { MAX_PENDING_CANCELLATIONS_PER_SESSION } from './calls/SessionCancellations';
 import { mcpBrokerPlugin } from './plugin';
+import { sessionAddress } from './replicas/SignalBus';
+import { SIGNALS_TABLE } from './store/DatabaseSignalStore';
+import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { initializeRequest } from './testing/initializeRequest';
 import { waitFor } from './testing/waitFor';
 
@@ -96,12 +102,14 @@ describe('mcpBroker.sessionStore (startTestBackend, real SQLite)', () => {
     }
   });
 
-  it('memory (the default): creates no tables in the plugin database', async () => {
+  it('memory (the default): keeps sessions out of the plugin database', async () => {
     const knex = sqlite();
     const server = await startBroker(knex);
     try {
       expect((await post(server, initialize)).status).toBe(200);
-      expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
+      // The database is migrated whatever the session store (personal credentials live there,
+      // spec §11), but a session of the memory store never reaches it.
+      expect(await knex('mcp_broker_client_sessions').count({ n: '*' })).toEqual([{ n: 0 }]);
     } finally {
       await server.stop?.();
       await knex.destroy();
@@ -198,4 +206,47 @@ describe('two replicas on one database (two plugin instances, real SQLite, the r
     const response = await call.response;
     expect(response.text).not.toContain('"result"');
   }, 30_000);
+});
+
+const { engines } = replicaDatabases('cancellation flood tests');
+
+describe.each(engines)('a client flooding notifications/cancelled on $label', engine => {
+  const knexes = replicaDatabaseForSuite(engine);
+
+  it('cannot grow the signal table past the bound per session, whatever ids it names and however fast', async () => {
+    const server = await startBroker(knexes[0], 'database');
+    try {
+      const sessions: string[] = [];
+      for (let i = 0; i < 2; i += 1) {
+        sessions.push((await post(server, initialize)).headers['mcp-session-id']);
+      }
+      const cancel = (sessionId: string, requestId: string | number) =>
+        post(
+          server,
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'x' } },
+          sessionId,
+        );
+      // All at once (concurrent senders are what could slip past a count-then-insert): made-up
+      // ids, and one id over and over. No call runs anywhere, so every one is relayed.
+      const flood = sessions.flatMap(sessionId => [
+        ...Array.from({ length: 60 }, (_, i) => cancel(sessionId, `made-up-${i}`)),
+        ...Array.from({ length: 40 }, () => cancel(sessionId, 7)),
+      ]);
+      const answers = await Promise.all(flood);
+      expect(new Set(answers.map(answer => answer.status))).toEqual(new Set([202]));
+
+      const rowsOf = async (sessionId: string) =>
+        (await knexes[1](SIGNALS_TABLE).where({ address: sessionAddress(sessionId) })).length;
+      // Each session holds exactly the bound (its calls could still need them); one client's
+      // sessions are limited by sessionLimits.perPrincipal, so the client's rows are too.
+      for (const sessionId of sessions) {
+        expect(await rowsOf(sessionId)).toBe(MAX_PENDING_CANCELLATIONS_PER_SESSION);
+      }
+      // A later burst of the same still adds nothing.
+      await Promise.all(Array.from({ length: 20 }, (_, i) => cancel(sessions[0], `later-${i}`)));
+      expect(await rowsOf(sessions[0])).toBe(MAX_PENDING_CANCELLATIONS_PER_SESSION);
+    } finally {
+      await server.stop?.();
+    }
+  }, 60_000);
 });

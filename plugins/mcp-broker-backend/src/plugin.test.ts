@@ -1,6 +1,7 @@
 /* The plugin's wiring in a test backend (startTestBackend: auth is mocked there). */
 import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { JsonObject } from '@backstage/types';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { startUnreachableServer } from '@internal/test-mcp-backends';
@@ -8,6 +9,14 @@ import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { switchablePermissions } from './__testUtils__/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { initializeRequest } from './testing/initializeRequest';
+
+/** The plugin alone in a test backend, with this `mcpBroker` configuration. */
+async function startBroker(mcpBroker: JsonObject) {
+  const { server } = await startTestBackend({
+    features: [mcpBrokerPlugin, mockServices.rootConfig.factory({ data: { mcpBroker } })],
+  });
+  return server;
+}
 
 describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
   it('fails start-up with a message naming the invalid key', async () => {
@@ -32,20 +41,9 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
 
   it('serves the status of configured servers to authenticated callers only', async () => {
     const nowhere = await startUnreachableServer();
-    const { server } = await startTestBackend({
-      features: [
-        mcpBrokerPlugin,
-        mockServices.rootConfig.factory({
-          data: {
-            mcpBroker: {
-              servers: [
-                { name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } },
-              ],
-              reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
-            },
-          },
-        }),
-      ],
+    const server = await startBroker({
+      servers: [{ name: 'nowhere', url: nowhere.url, headers: { Authorization: 'Bearer sekrit' } }],
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 100 } },
     });
     try {
       const anonymous = await request(server)
@@ -66,6 +64,59 @@ describe('mcpBrokerPlugin (startTestBackend, mocked auth)', () => {
     } finally {
       await server.stop?.();
       await nowhere.close();
+    }
+  });
+});
+
+describe('a backend whose GET stream never sends headers (startTestBackend, a scripted backend)', () => {
+  it('shows the stream opening, then backing off with the deadline in lastError, and retries it until it opens', async () => {
+    const silent = await startScriptedMcpServer({ holdEventStreams: true });
+    const server = await startBroker({
+      servers: [{ name: 'silent', url: silent.url }],
+      // requestTimeout stays at its 30 s default: only the new deadline can end a wait.
+      eventStreamOpenTimeout: { milliseconds: 300 },
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+    });
+    const statusOf = async () => {
+      const response = await request(server).get('/api/mcp-broker/status');
+      expect(response.status).toBe(200);
+      return response.body.backends.find((b: { name: string }) => b.name === 'silent');
+    };
+    const missed = 'backend silent: the event stream did not open within 300 ms';
+    try {
+      const backingOff = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'backing-off' && status;
+      }, 'the first attempt to give up on the stream');
+      expect(backingOff).toMatchObject({
+        eventStream: 'down',
+        lastError: missed,
+        nextRetryAt: expect.any(String),
+        consecutiveFailures: expect.any(Number),
+        counts: expect.objectContaining({ tools: 1 }), // the lists were read before the GET
+      });
+      // The retry: connected (lists re-read), the stream opening, the last error still shown.
+      const retrying = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'connected' && status.eventStream === 'opening' && status;
+      }, 'a retry waiting for the stream');
+      expect(retrying).toMatchObject({ lastError: missed });
+      await waitFor(
+        async () => (await statusOf()).consecutiveFailures >= 3,
+        'three attempts whose stream did not open',
+      );
+      expect(silent.eventStreamsHeld()).toBeGreaterThanOrEqual(3);
+      expect(silent.initializeCount()).toBe(1); // the session stays; only the stream is retried
+
+      silent.holdEventStreams = false;
+      const open = await waitFor(async () => {
+        const status = await statusOf();
+        return status.state === 'connected' && status.eventStream === 'open' && status;
+      }, 'the stream open once the backend answers');
+      expect(open.lastError).toBeUndefined();
+    } finally {
+      await server.stop?.();
+      await silent.close();
     }
   });
 });

@@ -20,6 +20,12 @@ import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
 import { withTraceIds } from './telemetry/traceLogger';
+import { createBrokerIdentity } from './identity/createBrokerIdentity';
+import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
+import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { CredentialStep } from './router/credentialStep';
+import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
+import { createIdentityStores } from './store/identityStores';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -45,10 +51,13 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
         userInfo: coreServices.userInfo,
+        auth: coreServices.auth,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
+        const credentialCipher = readCredentialCipher(config);
+        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const stores = await createSharedStateStores(readSessionStoreKind(config), database);
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
@@ -89,6 +98,23 @@ export const mcpBrokerPlugin = createBackendPlugin({
               telemetry,
             }),
         });
+        // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
+        const identity = await createBrokerIdentity({
+          auth: deps.auth,
+          logger,
+          stores: await createIdentityStores(database),
+          cipher: credentialCipher,
+          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          elicitationTtlMs: brokerConfig.elicitationTtlMs,
+          requestTimeoutMs: brokerConfig.requestTimeoutMs,
+          servers: { get: name => broker.server(name), list: () => broker.serverList() },
+          notifyComplete: (sessionId, elicitationId) =>
+            broker.sessions.localEventStream(sessionId)?.send({
+              jsonrpc: '2.0',
+              method: 'notifications/elicitation/complete',
+              params: { elicitationId },
+            }),
+        });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
         const discovery = startServerDiscovery({ config, logger, broker });
@@ -101,6 +127,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await broker.close();
           rateLimits?.close();
           telemetry.close();
+          await identity.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
@@ -124,8 +151,31 @@ export const mcpBrokerPlugin = createBackendPlugin({
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
+            credentialStep: new CredentialStep({
+              provider: identity.provider,
+              httpAuth,
+              retryStates: new CredentialRetryStates(
+                requestStateKey,
+                brokerConfig.elicitationTtlMs,
+              ),
+            }),
+            identityStatusOf: name => {
+              const server = broker.server(name);
+              return server && identity.provider.statusOf(server);
+            },
           }),
         );
+        httpRouter.use(
+          createCredentialsRouter({
+            httpAuth,
+            selfService: identity.selfService,
+            issuer: identity.issuer,
+            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            appUrl: config.getOptionalString('app.baseUrl'),
+            allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
+          }),
+        );
+        for (const policy of IDENTITY_AUTH_POLICIES) httpRouter.addAuthPolicy(policy);
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
         // 'unauthenticated' only towards Backstage's barrier: the router authenticates these
         // paths itself (requirePrincipal), remembering verified tokens, where the barrier would

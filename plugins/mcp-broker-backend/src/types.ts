@@ -111,6 +111,11 @@ export interface ToolCallContext {
    * and traced as a child of it (its trace context goes to the backend). Absent: not measured.
    */
   readonly telemetry?: ClientRequestTelemetry;
+  /**
+   * The headers of this person's requests to the backend (spec §11: their credential in place
+   * of the broker's own); absent: the server's static headers (`broker` mode).
+   */
+  readonly personalHeaders?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -6,3 +6,4 @@
  */
 export * from './permissions';
 export * from './resourceRefs';
+export * from './catalog';

@@ -1,7 +1,8 @@
 /*
  * Keeps bench/broker.mjs from rotting: runs its --smoke mode (the real backend process, a
- * second one with telemetry and a rate limit, server-everything, both example servers, mcp-hub
- * and the pipe relays; a few dozen calls, 20 sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
+ * second one with telemetry and a rate limit, server-everything, both example servers, mcp-hub,
+ * the pipe relays, the token exchange and whoami servers of the identity section; a few dozen
+ * calls, 20 sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
  * nothing and are not asserted; what does not depend on the machine is: every call completed
  * on every target, every stream got the notification, every session was deleted with 204.
  */
@@ -106,6 +107,19 @@ describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe rel
     );
     const counted = /\/metrics counted (\d+) tools\/call requests/.exec(stdout);
     expect(Number(counted?.[1])).toBeGreaterThanOrEqual(60 + 5); // the run's calls and warm-up
+    // Identity (spec §11): the same whoami server in broker mode and with alice's exchanged
+    // token, which is exchanged once (during warm-up) and then served from the broker's cache.
+    const identity = tableAfter(stdout, '### Identity');
+    expect(identity.map(([mode, target, callCount]) => [mode, target, callCount])).toEqual([
+      ['sequential', 'broker mode (static token)', '20'],
+      ['sequential', 'tokenExchange (cache hit)', '20'],
+      ['10 in flight', 'broker mode (static token)', '40'],
+      ['10 in flight', 'tokenExchange (cache hit)', '40'],
+    ]);
+    expect(stdout).toContain('Token exchanges during the measured calls: 0');
+    expect(stdout).toMatch(
+      /broker CPU per call, tokenExchange ÷ broker mode, 10 in flight \| \d+\.\d\d×/,
+    );
 
     // The profile section: every busy sample counted once, so the components' shares add up.
     const components = tableAfter(stdout, '#### By component');

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { McpBrokerCatalog } from '@devportal/plugin-mcp-broker-common';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
@@ -206,6 +207,42 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     );
     const readme = await alice.client.readResource({ uri: 'example://readme' });
     expect(readme.contents[0]).toMatchObject({ uri: 'example://readme' });
+  }, 30_000);
+
+  it("serves alice's permitted catalog grouped by server at GET /catalog, exactly her MCP lists", async () => {
+    const catalogAs = (token?: string) =>
+      fetch(`${backend.baseUrl}/api/mcp-broker/catalog`, {
+        headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
+      });
+    const response = await catalogAs(tokens.alice);
+    expect(response.status).toBe(200);
+    const catalog = (await response.json()) as McpBrokerCatalog;
+    expect(catalog.servers.map(s => s.server)).toEqual(['example', 'everything']);
+    const alice = await connect('alice');
+    const listed = {
+      tools: (await alice.client.listTools()).tools.map(t => t.name).sort(),
+      prompts: (await alice.client.listPrompts()).prompts.map(p => p.name).sort(),
+      resources: (await alice.client.listResources()).resources.map(r => r.uri).sort(),
+    };
+    const grouped = {
+      tools: catalog.servers.flatMap(s => s.tools.map(t => t.name)).sort(),
+      prompts: catalog.servers.flatMap(s => s.prompts.map(p => p.name)).sort(),
+      resources: catalog.servers.flatMap(s => s.resources.map(r => r.uri)).sort(),
+    };
+    expect(grouped).toEqual(listed);
+    // Every item sits under the server that serves it (its prefix), and denied ones are absent.
+    for (const { server, tools, prompts } of catalog.servers) {
+      for (const { name } of [...tools, ...prompts])
+        expect(name.startsWith(`${server}_`)).toBe(true);
+    }
+    expect(grouped.tools).not.toContain('example_add_tool');
+    const echo = catalog.servers[0].tools.find(t => t.name === 'example_echo');
+    expect(echo?.description).toEqual(expect.any(String));
+
+    const erin = await catalogAs(tokens.erin);
+    expect(erin.status).toBe(403);
+    expect((await erin.json()).error.message).toContain('mcp-broker.session.create');
+    expect((await catalogAs()).status).toBe(401);
   }, 30_000);
 
   it("answers alice's call of a denied tool exactly like an unknown tool, and nothing reaches the backend", async () => {

@@ -30,7 +30,11 @@ import { answerRoutingFetch, RoutedAnswer } from './__testUtils__/answerRouting'
 import { mcpRawPost } from '../testing/mcpRawPost';
 import { sseMessages } from '../testing/rawMcpSession';
 import { PgClient } from '../testing/backendDatabases';
-import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
+import {
+  describeSkippedWithoutPostgres,
+  replicaDatabase,
+  startReplicas,
+} from './__testUtils__/replicas';
 
 const ELICITATION_TTL_MS = 3_000;
 const SESSION_TTL_MS = 4_000;
@@ -44,11 +48,7 @@ const PURPOSE = 'multi-replica tests (two backends on one PostgreSQL database)';
 const postgres = replicaDatabase(PURPOSE);
 
 if (postgres === undefined) {
-  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
-    it('is skipped only because no PostgreSQL server is configured', () => {
-      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
-    });
-  });
+  describeSkippedWithoutPostgres(PURPOSE);
 } else {
   describe('two backend replicas on one PostgreSQL database', () => {
     let replicas: BackendProcess[] = [];

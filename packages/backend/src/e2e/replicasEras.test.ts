@@ -26,18 +26,18 @@ import {
 } from './__testUtils__/eraClients';
 import { EraBackend, eraBackends, expectCancelReachesBackend } from './__testUtils__/eraBackends';
 import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
-import { replicaDatabase, startReplicas } from './__testUtils__/replicas';
+import {
+  describeSkippedWithoutPostgres,
+  replicaDatabase,
+  startReplicas,
+} from './__testUtils__/replicas';
 
 const PURPOSE = 'mixed-era multi-replica tests (two backends on one PostgreSQL database)';
 const postgres = replicaDatabase(PURPOSE);
 const CHANGED = 'notifications/tools/list_changed';
 
 if (postgres === undefined) {
-  describe(`${PURPOSE}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
-    it('is skipped only because no PostgreSQL server is configured', () => {
-      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
-    });
-  });
+  describeSkippedWithoutPostgres(PURPOSE);
 } else {
   describe('every client era × every backend era on two replicas', () => {
     let fleet: ExampleFleet;

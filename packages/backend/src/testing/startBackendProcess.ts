@@ -14,8 +14,11 @@ import { reservePortForChild } from '@internal/test-mcp-backends';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {
-  /** Config merged over app-config.yaml (objects merge, arrays replace). */
-  config?: Record<string, unknown>;
+  /**
+   * Config merged over app-config.yaml (objects merge, arrays replace); a function receives the
+   * backend's base URL first (for config that points at the backend itself).
+   */
+  config?: Record<string, unknown> | ((baseUrl: string) => Record<string, unknown>);
   /** Extra environment variables for the process. */
   env?: Record<string, string>;
   /** Extra Node flags before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
@@ -81,10 +84,11 @@ export async function startBackendProcess(
   const baseUrl = `http://localhost:${port}`;
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'backend-e2e-'));
   const overridePath = path.join(configDir, 'app-config.test.json');
+  const config = typeof options.config === 'function' ? options.config(baseUrl) : options.config;
   const override = {
-    ...options.config,
+    ...config,
     backend: {
-      ...(options.config?.backend as object | undefined),
+      ...(config?.backend as object | undefined),
       baseUrl,
       // Only the port: the interface is app-config.yaml's (loopback), as under `yarn start`.
       listen: { port },

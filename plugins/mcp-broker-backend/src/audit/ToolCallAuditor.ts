@@ -1,9 +1,10 @@
 /*
  * Audit events of tool calls (spec §8): every `tools/call` is one `mcp-broker.tool-call` event
  * through Backstage's auditor service, with the principal, the server, the tool (the backend's
- * own name), the outcome (`succeeded`, `failed`, `denied`, or `rate-limited` with `retryAfterMs`)
- * and the duration, and the call's trace id when tracing is on. Arguments and results are never
- * recorded: the event's metadata is built from names only.
+ * own name), the credential mode the call presented (spec §11; never a credential), the outcome
+ * (`succeeded`, `failed`, `denied`, or `rate-limited` with `retryAfterMs`) and the duration, and
+ * the call's trace id when tracing is on. Arguments and results are never recorded: the event's
+ * metadata is built from names only.
  *
  * The principal is in the metadata rather than taken by the auditor from the request: the
  * auditor would verify the request's token again on every call, which the broker avoids (see
@@ -36,6 +37,8 @@ export interface AuditedToolCall {
   tool: string;
   /** The trace the call belongs to (when tracing is on), to follow it from the audit trail. */
   traceId?: string;
+  /** Which credential the call presented (spec §11: the mode, never a value). */
+  credentialMode?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -149,6 +152,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
     server: call.server ?? null,
     tool: call.tool.slice(0, 200),
     ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
+    ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
   };
 }
 

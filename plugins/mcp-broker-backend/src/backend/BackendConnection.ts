@@ -27,9 +27,10 @@
  * (eventValidation.ts) and bursts are coalesced: while a refresh runs, further events only mark
  * their kind dirty, and one more refresh follows.
  *
- * The event connection must open within `eventStreamOpenMs` (the GET stream's headers, the
- * listen stream's acknowledgement): a stream that never opens fails the attempt (`lastError`
- * says so, the state backs off) instead of leaving the backend `connected` without events.
+ * The event connection must open within `eventStreamOpenMs` (`mcpBroker.eventStreamOpenTimeout`:
+ * the GET stream's headers, the listen stream's acknowledgement): a stream that never opens fails
+ * the attempt (`lastError` says so, the state backs off and the attempt is retried with the
+ * backoff) instead of leaving the backend `connected` without events until `requestTimeout`.
  *
  * The same channels (LegacyChannel, ModernChannel over one transport) carry the clients' tool
  * calls to this backend: one client stack per backend.
@@ -38,7 +39,7 @@
  * restarts); requests during a disconnect fail fast with a clear error.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerServerConfig } from '../config';
+import { DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS, type BrokerServerConfig } from '../config';
 import {
   classifyJsonRpc,
   isPlainObject,
@@ -79,8 +80,11 @@ const MAX_STABLE_PERIOD_MS = 10_000;
 export type BackendConnectionState =
   'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
 
-/** How the broker learns of a backend's list changes. */
-export type EventStreamMode = 'open' | 'polling' | 'none' | 'down';
+/**
+ * How the broker learns of a backend's list changes; `opening` while it waits (at most
+ * `eventStreamOpenMs`) for a GET stream's headers or a listen stream's acknowledgement.
+ */
+export type EventStreamMode = 'open' | 'opening' | 'polling' | 'none' | 'down';
 
 /** One backend's cached lists (items as the backend sent them, names unprefixed). */
 export interface BackendLists {
@@ -121,13 +125,6 @@ export interface BackendConnectionStatus {
 /** The `ttlMs` a modern backend gave with each list (absent for legacy backends). */
 export type BackendListTtls = Partial<Record<keyof BackendLists, number>>;
 
-/**
- * Longest wait for the event connection to open (a GET stream's headers, a listen stream's
- * acknowledgement), capped by the request timeout: servers open their streams at once, so a
- * stream that does not is broken, and the backend must not look `connected` meanwhile.
- */
-export const DEFAULT_EVENT_STREAM_OPEN_MS = 5_000;
-
 /** Options of a BackendConnection. */
 export interface BackendConnectionOptions {
   backend: BrokerServerConfig;
@@ -141,7 +138,11 @@ export interface BackendConnectionOptions {
   transport?: BackendTransport;
   /** Called whenever the state changes (for logging and tests). */
   onStateChanged?(name: string, state: BackendConnectionState): void;
-  /** How long the event connection may take to open; default {@link DEFAULT_EVENT_STREAM_OPEN_MS}. */
+  /**
+   * How long the event connection may take to open (a GET stream's headers, a listen stream's
+   * acknowledgement), capped by `requestTimeoutMs`; default
+   * {@link DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS} (`mcpBroker.eventStreamOpenTimeout`).
+   */
   eventStreamOpenMs?: number;
 }
 
@@ -235,7 +236,7 @@ export class BackendConnection {
     this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
     this.eventStreamOpenMs = Math.min(
       requestTimeoutMs,
-      options.eventStreamOpenMs ?? DEFAULT_EVENT_STREAM_OPEN_MS,
+      options.eventStreamOpenMs ?? DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS,
     );
   }
 
@@ -447,14 +448,12 @@ export class BackendConnection {
     this.detectedEra = { era: session.era, at: Date.now() };
     await this.relist(session, signal, new Set());
     this.lastConnectedAt = Date.now();
-    this.lastError = undefined;
     this.setState('connected');
 
     const advertised = advertisedListKinds(session.capabilities);
     if (session.era === 'modern') advertised.delete('roots'); // gone from 2026-07-28
     if (advertised.size === 0) {
-      this.eventStream = 'none';
-      this.startStablePeriod();
+      this.eventConnectionUp('none');
       await waitForAbort(signal);
       return;
     }
@@ -462,13 +461,13 @@ export class BackendConnection {
       await this.listenModern(session, advertised, signal);
       return;
     }
+    this.eventStream = 'opening';
     const stream = await this.legacy.openEventStream(session, signal, this.eventStreamOpenMs);
     if (stream === 'not-supported') {
       await this.poll(session, signal);
       return;
     }
-    this.eventStream = 'open';
-    this.startStablePeriod();
+    this.eventConnectionUp('open');
     try {
       for await (const item of stream) {
         if (signal.aborted) break;
@@ -498,8 +497,7 @@ export class BackendConnection {
 
   /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
   private async poll(session: ActiveSession, signal: AbortSignal): Promise<void> {
-    this.eventStream = 'polling';
-    this.startStablePeriod();
+    this.eventConnectionUp('polling');
     while (!signal.aborted) {
       await sleep(this.options.pollIntervalMs, signal);
       if (!signal.aborted) await this.relist(session, signal, new Set());
@@ -543,6 +541,7 @@ export class BackendConnection {
     signal: AbortSignal,
   ): Promise<void> {
     let honoured: ReadonlySet<ListKind> = new Set();
+    this.eventStream = 'opening';
     const end = await this.modern.listen(
       this.nextRequestId++,
       advertised,
@@ -550,8 +549,7 @@ export class BackendConnection {
       {
         onAcknowledged: kinds => {
           honoured = kinds;
-          this.eventStream = 'open';
-          this.startStablePeriod();
+          this.eventConnectionUp('open');
         },
         onEvent: item => this.onStreamItem(item, session, honoured),
         onForeignEvent: reason => this.dropEvent(reason),
@@ -572,6 +570,16 @@ export class BackendConnection {
         { statusDetail: detail },
       );
     }
+  }
+
+  /**
+   * The event connection is up (in `mode`): the last attempt's error is over (until then
+   * `/status` keeps it, e.g. while a retried stream is `opening`), and the stable period starts.
+   */
+  private eventConnectionUp(mode: Exclude<EventStreamMode, 'opening' | 'down'>) {
+    this.eventStream = mode;
+    this.lastError = undefined;
+    this.startStablePeriod();
   }
 
   /**

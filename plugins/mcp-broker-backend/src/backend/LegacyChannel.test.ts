@@ -307,9 +307,12 @@ describe('LegacyChannel over the node:http backend transport', () => {
     expect(await failureOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({
       statusText: 'backend scripted: timed out',
     });
-    // A shorter open deadline than the request timeout says so.
+    // An open deadline says so, also when it is the request timeout itself.
     expect(await failureOf(c.openEventStream(SESSION, cycle.signal, 50))).toMatchObject({
       statusText: 'backend scripted: the event stream did not open within 50 ms',
+    });
+    expect(await failureOf(c.openEventStream(SESSION, cycle.signal, 100))).toMatchObject({
+      statusText: 'backend scripted: the event stream did not open within 100 ms',
     });
     hang = false;
     expect(await failureOf(c.openEventStream(SESSION, cycle.signal))).toMatchObject({

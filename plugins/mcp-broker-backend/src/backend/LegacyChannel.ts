@@ -52,7 +52,16 @@ export interface LegacySession {
   readonly protocolVersion: string;
   /** The backend's capabilities (without the tasks extension). */
   readonly capabilities: Record<string, unknown>;
+  /**
+   * Where this session's messages go when it is a person's (their credential, spec §11): set
+   * when it opens and renewed by `sessionFor` with their latest credential (an exchanged token
+   * refreshed). Absent: the channel's endpoint (the server's static headers).
+   */
+  endpoint?: BackendEndpoint;
 }
+
+/** What a message of a session is routed by. */
+type SessionRouting = Partial<Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>>;
 
 /** A client's answer to a backend's server-to-client request. */
 export interface BackendAnswer {
@@ -82,9 +91,9 @@ export class LegacyChannel extends BackendChannel {
   }
 
   /** Where a message of `session` goes. */
-  route(session: Pick<LegacySession, 'id' | 'protocolVersion'>): BackendRoute {
+  route(session: SessionRouting): BackendRoute {
     return {
-      endpoint: this.endpoint,
+      endpoint: session.endpoint ?? this.endpoint,
       sessionId: session.id,
       protocolVersion: session.protocolVersion,
     };
@@ -97,6 +106,7 @@ export class LegacyChannel extends BackendChannel {
   async open(
     capabilities: Record<string, unknown>,
     signals: ReadonlyArray<AbortSignal | undefined> = [],
+    endpoint?: BackendEndpoint,
   ): Promise<LegacySession> {
     const { response, sessionId } = await this.request(
       {
@@ -109,7 +119,7 @@ export class LegacyChannel extends BackendChannel {
           clientInfo: this.clientInfo,
         },
       },
-      {},
+      endpoint === undefined ? {} : { endpoint },
       { signals },
     );
     if ('error' in response) throw new BackendRpcError(this.backend, response.error);
@@ -125,6 +135,7 @@ export class LegacyChannel extends BackendChannel {
       capabilities: isPlainObject(response.result.capabilities)
         ? withoutTasks(response.result.capabilities)
         : {},
+      ...(endpoint === undefined ? {} : { endpoint }),
     };
     await this.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signals });
     return session;
@@ -137,7 +148,7 @@ export class LegacyChannel extends BackendChannel {
    */
   request(
     message: JsonRpcRequest,
-    session: Partial<Pick<LegacySession, 'id' | 'protocolVersion'>>,
+    session: SessionRouting,
     options: ChannelRequestOptions = {},
   ): Promise<ChannelAnswer> {
     return this.exchange(this.routeOf(session), message, options);
@@ -146,7 +157,7 @@ export class LegacyChannel extends BackendChannel {
   /** Sends a notification or a response on `session`; the backend takes it without an answer. */
   send(
     message: JsonRpcNotification | JsonRpcResponse,
-    session: Partial<Pick<LegacySession, 'id' | 'protocolVersion'>>,
+    session: SessionRouting,
     options: { signals?: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number } = {},
   ): Promise<void> {
     return this.deliver(this.routeOf(session), outgoingOf(message), options);
@@ -155,15 +166,15 @@ export class LegacyChannel extends BackendChannel {
   /**
    * Opens the session's event stream. Resolves with it, or with `'not-supported'` when the
    * backend offers none. `headerDeadlineMs` (default: the request timeout) limits only the wait
-   * for the stream to open; it lives until `signal` aborts, the backend ends it, or the caller
-   * closes it.
+   * for the stream to open, and a stream that misses it fails saying so; the stream lives until
+   * `signal` aborts, the backend ends it, or the caller closes it.
    */
   async openEventStream(
-    session: Pick<LegacySession, 'id' | 'protocolVersion'>,
+    session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>,
     signal: AbortSignal,
-    headerDeadlineMs: number = this.requestTimeoutMs,
+    headerDeadlineMs?: number,
   ): Promise<BackendReply | 'not-supported'> {
-    const scope = requestSignal([signal], headerDeadlineMs);
+    const scope = requestSignal([signal], headerDeadlineMs ?? this.requestTimeoutMs);
     let reply: BackendReply;
     try {
       reply = await this.transport.openEvents(this.route(session), scope.signal);
@@ -175,7 +186,7 @@ export class LegacyChannel extends BackendChannel {
       throw this.failure(
         error,
         scope,
-        headerDeadlineMs === this.requestTimeoutMs
+        headerDeadlineMs === undefined
           ? 'timed out'
           : `the event stream did not open within ${headerDeadlineMs} ms`,
         false,
@@ -188,7 +199,9 @@ export class LegacyChannel extends BackendChannel {
   }
 
   /** Ends the session on the backend (best effort, short timeout). */
-  async endSession(session: Pick<LegacySession, 'id' | 'protocolVersion'>): Promise<void> {
+  async endSession(
+    session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>,
+  ): Promise<void> {
     if (session.id === undefined) return;
     const scope = requestSignal([], Math.min(this.requestTimeoutMs, MAX_DELETE_WAIT_MS));
     try {
@@ -227,7 +240,7 @@ export class LegacyChannel extends BackendChannel {
    * its original JSON token, so `7.5` stays a float and `"7"` a string).
    */
   async respond(
-    session: Pick<LegacySession, 'id' | 'protocolVersion'>,
+    session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>,
     rawId: RawJsonRpcId,
     answer: BackendAnswer,
     options: { signals?: ReadonlyArray<AbortSignal | undefined>; timeoutMs?: number } = {},
@@ -237,7 +250,7 @@ export class LegacyChannel extends BackendChannel {
 
   /** Tells the backend that the call `requestId` of `session` is cancelled. */
   async cancel(
-    session: Pick<LegacySession, 'id' | 'protocolVersion'>,
+    session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>,
     requestId: number,
     reason: string,
     waitMs: number,
@@ -254,10 +267,21 @@ export class LegacyChannel extends BackendChannel {
    * opened with the relayed client capabilities on first use. Concurrent callers share one
    * handshake; a failed one is forgotten.
    */
-  sessionFor(owner: string, capabilities: RelayedClientCapabilities): Promise<LegacySession> {
+  sessionFor(
+    owner: string,
+    capabilities: RelayedClientCapabilities,
+    endpoint?: BackendEndpoint,
+  ): Promise<LegacySession> {
     const existing = this.pool.get(owner);
-    if (existing) return existing.session;
-    const session = this.openFor(capabilities);
+    if (existing) {
+      if (endpoint === undefined) return existing.session;
+      // The session is this person's: its messages go with their latest credential.
+      return existing.session.then(session => {
+        if (!sameHeaders(session.endpoint?.headers, endpoint.headers)) session.endpoint = endpoint;
+        return session;
+      });
+    }
+    const session = this.openFor(capabilities, endpoint);
     const entry: PooledSession = { owner, session };
     this.pool.set(owner, entry);
     session.catch(() => {
@@ -275,6 +299,21 @@ export class LegacyChannel extends BackendChannel {
     if (!entry) return;
     const current = await entry.session.catch(() => undefined);
     if (current === session && this.pool.get(owner) === entry) this.pool.delete(owner);
+  }
+
+  /**
+   * The endpoint of `owner`'s backend session `sessionId` when that session is open here and is
+   * a person's (spec §11: their answers go with their credential); undefined otherwise (the
+   * channel's endpoint then applies).
+   */
+  async personalEndpointOf(
+    owner: string,
+    sessionId: string | undefined,
+  ): Promise<BackendEndpoint | undefined> {
+    const entry = this.pool.get(owner);
+    if (entry === undefined) return undefined;
+    const session = await entry.session.catch(() => undefined);
+    return session !== undefined && session.id === sessionId ? session.endpoint : undefined;
   }
 
   /** True when `owner` has a session here (or one being opened). */
@@ -308,13 +347,16 @@ export class LegacyChannel extends BackendChannel {
   }
 
   /** The handshake of a client's session: the relayed capabilities only, as declared. */
-  private async openFor(capabilities: RelayedClientCapabilities): Promise<LegacySession> {
+  private async openFor(
+    capabilities: RelayedClientCapabilities,
+    endpoint?: BackendEndpoint,
+  ): Promise<LegacySession> {
     const declared: RelayedClientCapabilities = {};
     if (capabilities.elicitation !== undefined) declared.elicitation = capabilities.elicitation;
     if (capabilities.sampling !== undefined) declared.sampling = capabilities.sampling;
     if (capabilities.roots !== undefined) declared.roots = capabilities.roots;
     try {
-      return await this.open(declared as Record<string, unknown>);
+      return await this.open(declared as Record<string, unknown>, [], endpoint);
     } catch (error) {
       if (error instanceof BackendRpcError) {
         throw new BackendError(
@@ -327,13 +369,18 @@ export class LegacyChannel extends BackendChannel {
     }
   }
 
-  private routeOf(session: Partial<Pick<LegacySession, 'id' | 'protocolVersion'>>): BackendRoute {
-    return {
-      endpoint: this.endpoint,
-      sessionId: session.id,
-      protocolVersion: session.protocolVersion,
-    };
+  private routeOf(session: SessionRouting): BackendRoute {
+    return this.route(session);
   }
+}
+
+function sameHeaders(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>>,
+): boolean {
+  if (a === undefined) return false;
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every(name => a[name] === b[name]);
 }
 
 /**
@@ -351,5 +398,5 @@ export function responseWithRawId(rawId: RawJsonRpcId, answer: BackendAnswer): s
 /** A client's session at a backend, as a call knows it: where to answer, cancel and close. */
 export interface LegacySessionRef {
   readonly channel: LegacyChannel;
-  readonly session: Pick<LegacySession, 'id' | 'protocolVersion'>;
+  readonly session: Pick<LegacySession, 'id' | 'protocolVersion' | 'endpoint'>;
 }

@@ -33,7 +33,12 @@ import { ModernMetaKey } from '../protocol/modernEra';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { BROKER_IMPLEMENTATION, MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import { BackendError, backendFailure, BackendRpcError } from './backendErrors';
-import type { BackendReply, BackendRoute, BackendStreamItem } from './backendTransport';
+import type {
+  BackendEndpoint,
+  BackendReply,
+  BackendRoute,
+  BackendStreamItem,
+} from './backendTransport';
 import { BackendChannel, ChannelRequestOptions, outgoingOf } from './BackendChannel';
 import { requestSignal } from './requestSignal';
 
@@ -160,11 +165,15 @@ export class ModernChannel extends BackendChannel {
       mirroredParams?: readonly ParamHeaderDeclaration[];
       /** The call's trace context (`traceparent`, `tracestate`), when it is traced. */
       traceContext?: Readonly<Record<string, string>>;
+      /** A person's endpoint (their credential, spec §11); default the backend's own. */
+      endpoint?: BackendEndpoint;
     },
   ): Promise<BackendReply> {
     const outgoing = outgoingOf(withModernEnvelope(message, clientCapabilities));
+    const route =
+      options.endpoint === undefined ? this.route : { ...this.route, endpoint: options.endpoint };
     try {
-      return await this.transport.send(this.route, outgoing, {
+      return await this.transport.send(route, outgoing, {
         signal: options.signal,
         replayable: false,
         mirroredParams: options.mirroredParams,

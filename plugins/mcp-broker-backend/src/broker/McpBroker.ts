@@ -207,6 +207,11 @@ export class McpBroker {
     return this.servers.find(s => s.name === name);
   }
 
+  /** The current server set, in priority order (it changes at runtime). */
+  serverList(): readonly BrokerServerConfig[] {
+    return this.servers;
+  }
+
   /**
    * Replaces the set of backends: new ones are connected, removed ones are closed and their
    * entries dropped, changed ones (any field: url, headers, toolPrefix) are reconnected.
@@ -234,6 +239,7 @@ export class McpBroker {
         backend: server,
         logger: this.options.logger,
         requestTimeoutMs: this.options.config.requestTimeoutMs,
+        eventStreamOpenMs: this.options.config.eventStreamOpenTimeoutMs,
         pollIntervalMs: this.options.config.pollIntervalMs,
         reconnect: this.options.config.reconnect,
         onListsUpdated: (name, update) => this.onListsUpdated(name, update),

@@ -180,7 +180,7 @@ export class AnswerRouter implements BackendResponder {
         ? { outcome: 'delivered' }
         : unknownId('This response answers a request whose tool call has already ended');
     }
-    const session = this.sessionOf(mapping);
+    const session = await this.sessionOf(mapping);
     if (!session) {
       return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
@@ -220,15 +220,26 @@ export class AnswerRouter implements BackendResponder {
       );
   }
 
-  /** The backend session that asked for `mapping`, if its backend is still configured. */
-  private sessionOf(mapping: ElicitationMapping): LegacySessionRef | undefined {
+  /**
+   * The backend session that asked for `mapping`, if its backend is still configured; with the
+   * person's endpoint when that session is theirs and open on this replica (their credential).
+   */
+  private async sessionOf(mapping: ElicitationMapping): Promise<LegacySessionRef | undefined> {
     const channels = this.options.backendOf(mapping.backend);
-    return channels === undefined
-      ? undefined
-      : {
-          channel: channels.legacy,
-          session: { id: mapping.backendSessionId, protocolVersion: mapping.protocolVersion },
-        };
+    if (channels === undefined) return undefined;
+    const channel = channels.legacy;
+    const endpoint = await channel.personalEndpointOf(
+      mapping.clientSessionId,
+      mapping.backendSessionId,
+    );
+    return {
+      channel,
+      session: {
+        id: mapping.backendSessionId,
+        protocolVersion: mapping.protocolVersion,
+        ...(endpoint === undefined ? {} : { endpoint }),
+      },
+    };
   }
 
   private post(
@@ -248,7 +259,7 @@ export class AnswerRouter implements BackendResponder {
     const { elicitations, logger } = this.options;
     const mapping = await elicitations.expire(gatewayId);
     if (!mapping) return; // answered (or the call ended) in time
-    const session = this.sessionOf(mapping);
+    const session = await this.sessionOf(mapping);
     if (!session) return;
     try {
       await this.post(session, mapping.backendRequestId, {

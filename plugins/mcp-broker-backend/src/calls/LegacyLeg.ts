@@ -51,7 +51,7 @@ export class LegacyLeg {
     const legacy = request.backend.legacy;
     for (let attempt = 1; ; attempt++) {
       const session = await untilAborted(
-        legacy.sessionFor(call.owner, request.clientCapabilities),
+        legacy.sessionFor(call.owner, request.clientCapabilities, request.personalEndpoint),
         call.signal,
       );
       try {

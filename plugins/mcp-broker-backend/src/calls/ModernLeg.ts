@@ -125,7 +125,12 @@ export class ModernLeg {
       const reply = await request.backend.modern.call(
         { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
         withoutTasks({ ...request.clientCapabilities }),
-        { signal: call.signal, mirroredParams: this.paramDeclarations(call), traceContext },
+        {
+          signal: call.signal,
+          mirroredParams: this.paramDeclarations(call),
+          endpoint: request.personalEndpoint,
+          traceContext,
+        },
       );
       return readCallReply(call, reply, {
         backendRequestId,

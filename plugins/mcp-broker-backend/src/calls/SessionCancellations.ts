@@ -11,10 +11,12 @@
  * with its own id, the client's stream ends without a result).
  *
  * Bounds: a session holds at most {@link MAX_PENDING_CANCELLATIONS_PER_SESSION} unconsumed
- * signals, so a client cannot make the table grow by cancelling requests that run nowhere
- * (further ones are dropped with a warning; the client was answered 202 anyway, as notifications
- * are); each lives {@link CANCELLATION_TTL_MS}, long enough for a cancellation that overtook its
- * call's POST to still reach it. A cancellation is consumed by the call it matches; a session's
+ * signals (exactly, however many replicas take its notifications at once), so a client cannot
+ * make the table grow by cancelling requests that run nowhere, made-up or repeated (further ones
+ * are dropped with a warning; the client was answered 202 anyway, as notifications are); with
+ * `sessionLimits.perPrincipal` sessions, a client holds at most their product. Each lives
+ * {@link CANCELLATION_TTL_MS}, long enough for a cancellation that overtook its call's POST to
+ * still reach it. A cancellation is consumed by the call it matches; a session's
  * end is left for every replica and expires.
  *
  * Cost: nothing per call but a waiter in memory; the bus polls once per interval for all of them,

@@ -309,6 +309,15 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         ...(request.method === 'tools/call' ? {} : { method: request.method }),
         clientCapabilities: relayedCapabilities(declaredCapabilities),
         backend,
+        ...(context.personalHeaders === undefined
+          ? {}
+          : {
+              personalEndpoint: {
+                name: backend.endpoint.name,
+                url: backend.endpoint.url,
+                headers: { ...context.personalHeaders },
+              },
+            }),
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
         ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),

@@ -5,6 +5,7 @@
  * the folder may import them and none imports another just for a type (no file circles).
  */
 import type { BackendChannels } from '../backend/backendChannels';
+import type { BackendEndpoint } from '../backend/backendTransport';
 import type { LegacySessionRef } from '../backend/LegacyChannel';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import type { JsonRpcId } from '../protocol/jsonRpc';
@@ -80,6 +81,12 @@ export interface ForwardedToolCall {
   clientCapabilities: RelayedClientCapabilities;
   /** The backend that owns the tool (its channels). */
   backend: BackendChannels;
+  /**
+   * Where this person's requests go, with their credential (spec §11); the channel sends the
+   * call's requests — and its backend session's, for a 2025 backend — with it. Absent: the
+   * backend's own endpoint (the server's static headers).
+   */
+  personalEndpoint?: BackendEndpoint;
   /** The client's request id. */
   clientRequestId: JsonRpcId;
   /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */

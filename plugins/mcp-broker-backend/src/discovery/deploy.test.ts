@@ -52,6 +52,12 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
         data: { token: Buffer.from('s3cret').toString('base64') },
       },
       {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'exchange', namespace: 'team-b' },
+        data: { clientSecret: Buffer.from('exchange-secret').toString('base64') },
+      },
+      {
         apiVersion: 'gateway.networking.k8s.io/v1',
         kind: 'HTTPRoute',
         metadata: { name: 'route', namespace: 'team-a' },
@@ -119,7 +125,16 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
           labels: { 'mcp-broker': 'backstage' },
           annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' },
         },
-        spec: { targetRef: { name: 'unused' } },
+        spec: {
+          targetRef: { name: 'unused' },
+          auth: {
+            mode: 'tokenExchange',
+            tokenEndpoint: 'https://sso.example.com/token',
+            clientId: 'mcp-broker',
+            clientSecretRef: { name: 'exchange' },
+            audience: 'search',
+          },
+        },
       },
     });
     await waitFor(
@@ -129,6 +144,12 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       'the second',
     );
     await waitFor(() => names('labelled') === 'team-b-search', 'the labelled one only');
+    // spec.auth survives the CRD's schema, and its clientSecretRef is read from the Secret.
+    expect(seen.cluster.find(s => s.name === 'team-b-search')?.auth).toMatchObject({
+      mode: 'tokenExchange',
+      clientSecret: 'exchange-secret',
+      audience: 'search',
+    });
     expect(
       fake
         .requests({ verb: ['list', 'watch'] })

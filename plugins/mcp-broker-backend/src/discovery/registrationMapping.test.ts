@@ -77,7 +77,64 @@ describe('resolveRegistration', () => {
     });
   });
 
+  it('reads spec.auth, with a token exchange client secret from its Secret', async () => {
+    const exchange = {
+      mode: 'tokenExchange',
+      tokenEndpoint: 'https://sso.example.com/token',
+      clientId: 'mcp-broker',
+      audience: 'weather',
+    };
+    const server = await resolveRegistration(
+      registration({
+        targetRef: { name: 'r' },
+        auth: { ...exchange, clientSecretRef: { name: 'sso' } },
+      }),
+      lookups({
+        'route:team-a/r': route,
+        'secret:team-a/sso': {
+          data: { clientSecret: Buffer.from(secretValue).toString('base64') },
+        },
+      }),
+      routes,
+    );
+    expect(server.auth).toEqual({
+      ...exchange,
+      clientSecret: secretValue,
+      clientAuthentication: 'client_secret_basic',
+      subjectTokenAudience: exchange.tokenEndpoint,
+    });
+    const personal = await resolveRegistration(
+      registration({
+        targetRef: { name: 'r' },
+        auth: { mode: 'userCredential', header: 'X-Api-Key' },
+      }),
+      lookups({ 'route:team-a/r': route }),
+      routes,
+    );
+    expect(personal.auth).toEqual({ mode: 'userCredential', header: 'X-Api-Key', prefix: '' });
+  });
+
   it.each([
+    [
+      'an inline token exchange client secret',
+      registration({
+        targetRef: { name: 'r' },
+        auth: {
+          mode: 'tokenExchange',
+          tokenEndpoint: 'https://sso/t',
+          clientId: 'c',
+          clientSecret: secretValue,
+        },
+      }),
+      { 'route:team-a/r': route },
+      /spec.auth.clientSecret is not allowed: reference a Secret with spec.auth.clientSecretRef/,
+    ],
+    [
+      'an unknown identity mode',
+      registration({ targetRef: { name: 'r' }, auth: { mode: 'passthrough' } }),
+      { 'route:team-a/r': route },
+      /Invalid spec.auth.mode: mode must be one of/,
+    ],
     [
       'a missing HTTPRoute',
       registration({ targetRef: { name: 'r' } }),

@@ -2,10 +2,13 @@
  * An MCPServerRegistration (mcp.kuadrant.io/v1alpha1, the kind Kuadrant's mcp-gateway uses) as a
  * broker server entry. Field names follow Kuadrant's CRD: spec.targetRef (an HTTPRoute),
  * spec.path (default /mcp), spec.toolPrefix, spec.credentialRef {name, key (default "token")}.
- * The broker adds one thing Kuadrant's CRD does not have: the annotation
- * `devportal.kuadrant.io/mcp-server-url` names the URL directly (annotations survive pruning).
+ * The broker adds two things Kuadrant's CRD does not have: spec.auth, the identity mode of spec
+ * §11 (a cluster with Kuadrant's own CRD prunes it: such servers stay in broker mode), and
+ * the annotation `devportal.kuadrant.io/mcp-server-url`, which names the URL directly
+ * (annotations survive pruning).
  */
 import { isValidServerName, isValidToolPrefix, type BrokerServerConfig } from '../config';
+import { parseServerAuth, ServerAuthError, type ServerAuth } from '../identity/serverAuth';
 
 /** Annotation with an explicit server URL (instead of resolving the HTTPRoute). */
 export const SERVER_URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
@@ -60,13 +63,76 @@ export async function resolveRegistration(
   if (spec.credentialRef !== undefined) {
     headers.Authorization = await credentialOf(namespace, spec.credentialRef, lookups);
   }
+  const auth = await authOf(namespace, spec.auth, lookups);
   return {
     name,
     url,
     toolPrefix,
     headers,
     source: { type: 'kubernetes', namespace, name: resourceName },
+    ...(auth.mode === 'broker' ? {} : { auth }),
   };
+}
+
+/**
+ * `spec.auth` as a server's identity settings; a token exchange's `clientSecretRef` is read from
+ * its Secret (in the registration's namespace) into `clientSecret` first. Errors name the field
+ * or the Secret, never a value.
+ */
+async function authOf(
+  namespace: string,
+  raw: unknown,
+  lookups: RegistrationLookups,
+): Promise<ServerAuth> {
+  let section = raw;
+  if (
+    typeof raw === 'object' &&
+    raw !== null &&
+    (raw as { mode?: unknown }).mode === 'tokenExchange'
+  ) {
+    const { clientSecretRef, clientSecret, ...rest } = raw as Record<string, any>;
+    if (clientSecret !== undefined) {
+      throw new RegistrationError(
+        'spec.auth.clientSecret is not allowed: reference a Secret with spec.auth.clientSecretRef',
+      );
+    }
+    if (typeof clientSecretRef?.name !== 'string' || clientSecretRef.name === '') {
+      throw new RegistrationError('spec.auth.clientSecretRef.name is required for tokenExchange');
+    }
+    const key =
+      typeof clientSecretRef.key === 'string' && clientSecretRef.key !== ''
+        ? clientSecretRef.key
+        : 'clientSecret';
+    section = {
+      ...rest,
+      clientSecret: await secretValue(namespace, clientSecretRef.name, key, lookups),
+    };
+  }
+  try {
+    return parseServerAuth(section, 'spec.auth');
+  } catch (error) {
+    if (error instanceof ServerAuthError) throw new RegistrationError(error.message);
+    throw error;
+  }
+}
+
+/** One key of a Secret as text; errors name the Secret and key, never the value. */
+async function secretValue(
+  namespace: string,
+  name: string,
+  key: string,
+  lookups: RegistrationLookups,
+): Promise<string> {
+  const secret = await lookups.secret(namespace, name);
+  if (!secret) throw new RegistrationError(`Secret ${namespace}/${name} not found`);
+  const encoded = secret.data?.[key];
+  if (encoded === undefined)
+    throw new RegistrationError(`Secret ${namespace}/${name} has no key "${key}"`);
+  const value = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (value === '' || /[\r\n]/.test(value)) {
+    throw new RegistrationError(`Secret ${namespace}/${name} key "${key}" is empty or spans lines`);
+  }
+  return value;
 }
 
 async function urlOf(
@@ -133,16 +199,6 @@ async function credentialOf(
     throw new RegistrationError('spec.credentialRef.name is required when credentialRef is set');
   }
   const key = typeof ref.key === 'string' && ref.key !== '' ? ref.key : 'token';
-  const secret = await lookups.secret(namespace, ref.name);
-  if (!secret) throw new RegistrationError(`Secret ${namespace}/${ref.name} not found`);
-  const encoded = secret.data?.[key];
-  if (encoded === undefined)
-    throw new RegistrationError(`Secret ${namespace}/${ref.name} has no key "${key}"`);
-  const value = Buffer.from(encoded, 'base64').toString('utf8').trim();
-  if (value === '' || /[\r\n]/.test(value)) {
-    throw new RegistrationError(
-      `Secret ${namespace}/${ref.name} key "${key}" is empty or spans lines`,
-    );
-  }
+  const value = await secretValue(namespace, ref.name, key, lookups);
   return /^[A-Za-z][A-Za-z0-9_-]* \S/.test(value) ? value : `Bearer ${value}`;
 }

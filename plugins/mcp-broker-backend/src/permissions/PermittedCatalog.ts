@@ -137,6 +137,11 @@ export class PermittedCatalog {
       : undefined;
   }
 
+  /** The backend that owns a listed resource template (the principal's list holds only permitted ones). */
+  templateServer(uriTemplate: string): string | undefined {
+    return this.catalog.templateOwner(uriTemplate);
+  }
+
   /**
    * The backend serving a resource URI the principal may read; undefined when no backend serves
    * it or it is denied (decided on the listed URI, else on the template that covers it).

@@ -47,8 +47,8 @@ export interface SignalStore {
   /** Records a signal until `expiresAt` (epoch ms). */
   send(signal: OutgoingSignal, expiresAt: number): Promise<void>;
   /**
-   * Records a signal unless its address already holds `max` unexpired signals at `now` (one
-   * statement; concurrent senders may overshoot by their number). False when it was not.
+   * Records a signal unless its address already holds `max` unexpired signals at `now`, also
+   * when senders on several replicas race (the bound is exact). False when it was not.
    */
   sendBounded(
     signal: OutgoingSignal,

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
 import type { Request } from 'express';
+import { jwtExpiryMs } from '../identity/jwtClaims';
 
 /** Longest time a verified token is remembered, whatever its own expiry. */
 export const DEFAULT_VERIFIED_TOKEN_MAX_AGE_MS = 60_000;
@@ -54,16 +55,7 @@ export function principalString(credentials: BackstageCredentials): string {
  * token) it is simply absent. It can only shorten an entry's life, never extend it.
  */
 function jwtExpiry(authorization: string): number | undefined {
-  const payload = authorization.slice(7).trim().split('.')[1];
-  if (payload === undefined) return undefined;
-  try {
-    const exp = (
-      JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }
-    ).exp;
-    return typeof exp === 'number' ? exp * 1000 : undefined;
-  } catch {
-    return undefined;
-  }
+  return jwtExpiryMs(authorization.slice(7).trim());
 }
 
 /**

@@ -29,6 +29,8 @@ import { callEndSignal } from './callEndSignal';
 import type { ModernShape } from './catalogMethods';
 import { hiddenToolRoute, type McpRequest, type McpRoute } from './mcpRequest';
 import { headerValue } from './protocol';
+import { authOf } from '../identity/BackendCredentialProvider';
+import { CredentialStep, type StepCaller } from './credentialStep';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -38,7 +40,11 @@ const RESOURCE_READ_SHAPE: ModernShape = result =>
  * `tools/call` of either era: resolves the prefixed name within the permitted catalog (the
  * request's route), audits it, and hands it to the ToolCallHandler.
  */
-export function callTool(broker: McpBroker, auditor: ToolCallAuditor) {
+export function callTool(
+  broker: McpBroker,
+  auditor: ToolCallAuditor,
+  credentialStep?: CredentialStep,
+) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route, principal, writer, telemetry } = request;
     const traceId = telemetry?.traceId;
@@ -98,12 +104,13 @@ export function callTool(broker: McpBroker, auditor: ToolCallAuditor) {
         principal,
         server: backend.name,
         tool: route.name,
+        credentialMode: authOf(backend).mode,
         ...(traceId === undefined ? {} : { traceId }),
       },
       id,
     );
     try {
-      await handOff(broker, request, route, audit);
+      await handOff(broker, request, route, credentialStep, audit);
     } finally {
       await audit.finish();
     }
@@ -120,20 +127,50 @@ export function callTool(broker: McpBroker, auditor: ToolCallAuditor) {
 export function viaInputCapableBackend(
   broker: McpBroker,
   otherwise: (request: McpRequest) => Promise<void>,
+  credentialStep?: CredentialStep,
 ) {
   return async (request: McpRequest): Promise<void> => {
     const { route } = request;
     const backend = route && broker.server(route.backend);
     const retry = request.era === 'modern' && request.params.requestState !== undefined;
+    // A person's credential (spec §11) is presented on the person's own path, whatever the era.
+    const personal =
+      credentialStep !== undefined && backend !== undefined && CredentialStep.isPersonal(backend);
     if (
       route === undefined ||
       backend === undefined ||
-      (!retry && broker.connection(backend.name)?.era !== 'modern')
+      (!retry && !personal && broker.connection(backend.name)?.era !== 'modern')
     ) {
       await otherwise(request);
       return;
     }
-    await handOff(broker, request, route);
+    await handOff(broker, request, route, credentialStep);
+  };
+}
+
+/**
+ * `completion/complete` to a server that acts with each person's identity (spec §11): on the
+ * person's own path, with their credential; to any other server, `otherwise` (over the broker's
+ * own connection).
+ */
+export function viaPersonalCredential(
+  broker: McpBroker,
+  otherwise: (request: McpRequest) => Promise<void>,
+  credentialStep?: CredentialStep,
+) {
+  return async (request: McpRequest): Promise<void> => {
+    const { route } = request;
+    const backend = route && broker.server(route.backend);
+    if (
+      credentialStep === undefined ||
+      route === undefined ||
+      backend === undefined ||
+      !CredentialStep.isPersonal(backend)
+    ) {
+      await otherwise(request);
+      return;
+    }
+    await handOff(broker, request, route, credentialStep);
   };
 }
 
@@ -146,6 +183,7 @@ async function handOff(
   broker: McpBroker,
   request: McpRequest,
   route: McpRoute,
+  credentialStep?: CredentialStep,
   audit?: ToolCallAuditRecord,
 ): Promise<void> {
   const backend = broker.server(route.backend)!;
@@ -154,21 +192,37 @@ async function handOff(
     jsonrpc: '2.0',
     id: request.id!,
     method: method!,
-    params: method === 'resources/read' ? params : { ...params, name: route.name },
+    params: routedParams(method!, params, route),
   };
   writer.holdForCall();
   const ended = callEndSignal(writer.res, [
     ...(session === undefined ? [] : [session.ended.signal]),
     broker.shutdownSignal,
   ]);
-  const call: Omit<ToolCallContext, 'clientSession'> = {
-    backend,
-    request: routed,
-    response: audit?.observe(writer) ?? writer,
-    signal: ended.signal,
-    ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
-  };
+  const response = audit?.observe(writer) ?? writer;
   try {
+    // The person's credential for this backend (spec §11), or the step answers the client.
+    const prepared = credentialStep
+      ? await credentialStep.prepare(
+          request.req,
+          stepCallerOf(request),
+          backend,
+          routed,
+          response,
+          ended.signal,
+        )
+      : { request: routed, guard: (w: typeof response) => w };
+    if (prepared === undefined) return;
+    const call: Omit<ToolCallContext, 'clientSession'> = {
+      backend,
+      request: prepared.request,
+      response: prepared.guard(response),
+      signal: ended.signal,
+      ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
+      ...('personalHeaders' in prepared && prepared.personalHeaders !== undefined
+        ? { personalHeaders: prepared.personalHeaders }
+        : {}),
+    };
     if (session !== undefined) {
       await broker.toolCalls.handleToolCall({ ...call, clientSession: session });
     } else {
@@ -183,6 +237,36 @@ async function handOff(
   } finally {
     ended.release();
   }
+}
+
+/** The params sent to the backend: the item's own name in place of the prefixed one. */
+function routedParams(
+  method: string,
+  params: Record<string, unknown>,
+  route: McpRoute,
+): Record<string, unknown> {
+  if (method === 'resources/read') return params;
+  if (method === 'completion/complete') {
+    const ref = params.ref as Record<string, unknown> | undefined;
+    return ref?.type === 'ref/prompt' ? { ...params, ref: { ...ref, name: route.name } } : params;
+  }
+  return { ...params, name: route.name };
+}
+
+/** Who makes `request`, as the credential step needs to know. */
+function stepCallerOf(request: McpRequest): StepCaller {
+  return request.session === undefined
+    ? {
+        principal: request.principal,
+        era: 'modern',
+        clientCapabilities: request.context?.clientCapabilities ?? {},
+      }
+    : {
+        principal: request.principal,
+        era: 'legacy',
+        clientSessionId: request.session.id,
+        clientCapabilities: request.session.clientCapabilities,
+      };
 }
 
 /**

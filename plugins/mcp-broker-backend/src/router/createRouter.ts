@@ -2,6 +2,7 @@
  * The broker's HTTP surface under /api/mcp-broker:
  *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
  *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
+ *   GET /catalog         what the caller may use, grouped by server (mcp-broker.session.create)
  *   GET /health          liveness (unauthenticated)
  * (The OAuth discovery documents are served by authorization/registerOAuthDiscovery.ts.)
  */
@@ -13,7 +14,9 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
-import { statusHandler } from './statusHandler';
+import { catalogHandler } from './catalogHandler';
+import { statusHandler, type StatusHandlerDeps } from './statusHandler';
+import type { CredentialStep } from './credentialStep';
 import type { AdmissionStep } from './admission';
 import { mcpEndpoint } from './mcpEndpoint';
 import { readRequestBody } from './requestBody';
@@ -36,6 +39,10 @@ export interface RouterOptions {
    * or a per-server credential step); none by default.
    */
   limits?: readonly AdmissionStep[];
+  /** Each server's identity settings on `/status` (spec §11). */
+  identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }
 
 /**
@@ -51,6 +58,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     toolCallAuditor: options.toolCallAuditor,
     telemetry: options.telemetry,
     limits: options.limits,
+    credentialStep: options.credentialStep,
   };
 
   router.get('/health', (_req, res) => {
@@ -70,8 +78,9 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   // Everything else on these paths (sub-paths of /mcp included) is authenticated first, so every
   // method and every mistake is 401 without a token; bodies are read within the same limits.
   router.use('/mcp', requirePrincipal(principals, onUnauthenticated));
-  router.use('/status', requirePrincipal(principals));
+  router.use(['/status', '/catalog'], requirePrincipal(principals));
   router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
-  router.get('/status', statusHandler(deps));
+  router.get('/status', statusHandler({ ...deps, identityStatusOf: options.identityStatusOf }));
+  router.get('/catalog', catalogHandler(deps));
   return router;
 }

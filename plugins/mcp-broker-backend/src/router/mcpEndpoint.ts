@@ -54,6 +54,7 @@ import { authenticateRequest, principalOf } from './requirePrincipal';
 import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter';
 import { methodNotFound } from './sessionMethods';
 import { openBrokerEventStream } from './SseClientStream';
+import type { CredentialStep } from './credentialStep';
 
 /**
  * Dependencies of the endpoint handlers. The edge has authenticated every request before a
@@ -66,6 +67,8 @@ export interface McpEndpointDeps extends PrincipalAccessDeps {
   telemetry: BrokerTelemetry;
   /** Steps of the admission chain's `limits` stage (admission.ts); none by default. */
   limits?: readonly AdmissionStep[];
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }
 
 /**

@@ -21,7 +21,8 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { ProtocolEra } from '../protocol/modernEra';
-import { callTool, viaInputCapableBackend } from './callMethods';
+import { callTool, viaInputCapableBackend, viaPersonalCredential } from './callMethods';
+import type { CredentialStep } from './credentialStep';
 import {
   complete,
   completionRoute,
@@ -76,8 +77,10 @@ const MODERN_ERA: readonly ProtocolEra[] = ['modern'];
 export function createMethodTable(deps: {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
+  /** The credential step of a person's requests (spec §11). */
+  credentialStep?: CredentialStep;
 }): ReadonlyMap<string, MethodEntry> {
-  const { broker, toolCallAuditor } = deps;
+  const { broker, toolCallAuditor, credentialStep } = deps;
   const entries: Record<string, MethodEntry> = {
     initialize: {
       eras: SESSION_ERA,
@@ -109,7 +112,7 @@ export function createMethodTable(deps: {
     },
     'tools/call': {
       eras: BOTH,
-      handler: callTool(broker, toolCallAuditor),
+      handler: callTool(broker, toolCallAuditor, credentialStep),
       permission: mcpBrokerToolUsePermission,
       audit: 'tool-call',
       route: (catalog, params) => {
@@ -125,22 +128,27 @@ export function createMethodTable(deps: {
       answer: 'call',
     },
     // A 2026-07-28 backend may answer these with input_required: the call machinery serves them
-    // then; everything else goes over the broker's own connection.
+    // then, and for a server that acts with each person's identity (spec §11); everything else
+    // goes over the broker's own connection.
     'prompts/get': {
       eras: BOTH,
-      handler: viaInputCapableBackend(broker, getPrompt(broker)),
+      handler: viaInputCapableBackend(broker, getPrompt(broker), credentialStep),
       permission: mcpBrokerPromptUsePermission,
       route: promptRoute,
       answer: 'call',
     },
     'resources/read': {
       eras: BOTH,
-      handler: viaInputCapableBackend(broker, readResource(broker)),
+      handler: viaInputCapableBackend(broker, readResource(broker), credentialStep),
       permission: mcpBrokerResourceReadPermission,
       route: resourceRoute,
       answer: 'call',
     },
-    'completion/complete': { eras: BOTH, handler: complete(broker), route: completionRoute },
+    'completion/complete': {
+      eras: BOTH,
+      handler: viaPersonalCredential(broker, complete(broker), credentialStep),
+      route: completionRoute,
+    },
     'subscriptions/listen': { eras: MODERN_ERA, handler: serveListen(broker) },
     // Deliberately not served: the broker relays neither log levels nor resource subscriptions.
     'logging/setLevel': { eras: SESSION_ERA, handler: unsupported },

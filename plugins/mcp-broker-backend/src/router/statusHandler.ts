@@ -2,13 +2,20 @@
 import { NotAllowedError } from '@backstage/errors';
 import { mcpBrokerStatusReadPermission } from '@devportal/plugin-mcp-broker-common';
 import type { Request, Response } from 'express';
+import type { ServerIdentityStatus } from '../identity/BackendCredentialProvider';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
+
+/** What the status handler needs besides the access decision. */
+export interface StatusHandlerDeps extends PrincipalAccessDeps {
+  /** Each server's identity settings (spec §11: mode, last token exchange error). */
+  identityStatusOf?: (server: string) => ServerIdentityStatus | undefined;
+}
 
 /**
  * Answers the broker status to principals with `mcp-broker.status.read` (403 otherwise; the
  * router's requirePrincipal has authenticated the request: user or service).
  */
-export function statusHandler(deps: PrincipalAccessDeps) {
+export function statusHandler(deps: StatusHandlerDeps) {
   return async (req: Request, res: Response) => {
     const access = await accessOf(deps, req, res);
     if (!access.mayReadStatus) {
@@ -17,6 +24,11 @@ export function statusHandler(deps: PrincipalAccessDeps) {
       );
     }
     const permissions = { authorizeCalls: deps.access.authorizeCalls };
-    res.json({ ...deps.broker.status(), permissions });
+    const status = deps.broker.status();
+    const backends = status.backends.map(backend => ({
+      ...backend,
+      auth: deps.identityStatusOf?.(backend.name) ?? { mode: 'broker' },
+    }));
+    res.json({ ...status, backends, permissions });
   };
 }

@@ -351,6 +351,12 @@ export class ClientSessionRegistry {
     return streams;
   }
 
+  /** The session's GET stream when it is open on this replica, else undefined. */
+  localEventStream(id: string): ClientEventStream | undefined {
+    const stream = this.local.get(id)?.eventStream;
+    return stream === undefined || stream.closed ? undefined : stream;
+  }
+
   /** Every GET stream open on this replica, with whose view it carries. */
   viewedEventStreams(): Array<{ stream: ClientEventStream; viewer?: string }> {
     const streams: Array<{ stream: ClientEventStream; viewer?: string }> = [];

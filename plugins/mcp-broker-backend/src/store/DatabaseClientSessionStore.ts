@@ -9,8 +9,8 @@
  * PostgreSQL advisory lock keyed by the principal, so replicas racing `initialize` for one
  * principal never overshoot it.
  */
-import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { lockKeyOnPostgres } from './lockKeyOnPostgres';
 import type { ClientSessionStore, StoredClientSession } from '../sessions/ClientSessionStore';
 
 /** Table of client sessions (see migrations/). */
@@ -58,11 +58,6 @@ async function countLiveOf(db: Knex, principal: string, now: number): Promise<nu
   return Number(row?.count ?? 0);
 }
 
-/** A principal as a PostgreSQL advisory lock key (64 bits of its SHA-256, signed). */
-function principalLockKey(principal: string): string {
-  return createHash('sha256').update(principal).digest().readBigInt64BE(0).toString();
-}
-
 /** {@link ClientSessionStore} shared by every replica through the plugin's database. */
 export class DatabaseClientSessionStore implements ClientSessionStore {
   constructor(private readonly knex: Knex) {}
@@ -77,14 +72,8 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
     now: number,
   ): Promise<boolean> {
     return this.knex.transaction(async trx => {
-      if (this.knex.client.config.client === 'pg') {
-        // Serialises the count and the insert of one principal's sessions across replicas (a
-        // transaction-scoped lock, released at commit); other principals do not wait.
-        await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [
-          principalLockKey(session.principal),
-        ]);
-      }
-      // SQLite: one connection, one write transaction at a time: nothing comes in between.
+      // Serialises the count and the insert of one principal's sessions across replicas.
+      await lockKeyOnPostgres(trx, session.principal);
       if ((await countLiveOf(trx, session.principal, now)) >= max) return false;
       await trx<SessionRow>(CLIENT_SESSIONS_TABLE).insert(sessionRow(session));
       return true;

@@ -2,11 +2,14 @@
  * The SignalStore on the plugin's database (see src/replicas/SignalBus.ts and
  * migrations/20261128000000_replica_signals.js): one table, ordered by its auto-increment `seq`.
  * A poll is one statement per 500 addresses; consumed signals are deleted by `seq`. A bounded
- * send is one INSERT … SELECT that counts the address's unexpired signals in the same statement.
+ * send is one INSERT … SELECT that counts the address's unexpired signals in the same statement,
+ * in a transaction holding the address's lock on PostgreSQL (lockKeyOnPostgres.ts): without it,
+ * concurrent senders each count only committed rows and overshoot the bound by their number.
  */
 import type { Knex } from 'knex';
 import type { OutgoingSignal, Signal, SignalKind, SignalStore } from '../replicas/SignalBus';
 import { chunksOf } from './DatabaseClientSessionStore';
+import { lockKeyOnPostgres } from './lockKeyOnPostgres';
 
 /** Table of signals between replicas (see migrations/). */
 export const SIGNALS_TABLE = 'mcp_broker_signals';
@@ -37,29 +40,10 @@ export class DatabaseSignalStore implements SignalStore {
     max: number,
     now: number,
   ): Promise<boolean> {
-    // One statement: the count and the insert cannot be split by another sender's insert in a
-    // way that lets the table grow without bound. Casts: PostgreSQL types select-list
-    // parameters as text otherwise. RETURNING (SQLite ≥ 3.35) tells whether a row went in.
-    const result = await this.knex.raw(
-      `insert into ?? (address, kind, payload, expires_at)
-       select cast(? as varchar(255)), cast(? as varchar(16)), cast(? as text), cast(? as bigint)
-       where (select count(*) from ?? where address = ? and expires_at > ?) < ?
-       returning seq`,
-      [
-        SIGNALS_TABLE,
-        signal.address,
-        signal.kind,
-        signal.payload ?? null,
-        expiresAt,
-        SIGNALS_TABLE,
-        signal.address,
-        now,
-        max,
-      ],
-    );
-    // pg answers { rows }, better-sqlite3 the row array itself.
-    const rows: unknown[] = Array.isArray(result) ? result : result.rows;
-    return rows.length === 1;
+    return this.knex.transaction(async trx => {
+      await lockKeyOnPostgres(trx, signal.address);
+      return insertBounded(trx, signal, expiresAt, max, now);
+    });
   }
 
   async read(addresses: readonly string[], now: number): Promise<Signal[]> {
@@ -92,4 +76,36 @@ export class DatabaseSignalStore implements SignalStore {
   async deleteExpired(now: number): Promise<void> {
     await this.knex(SIGNALS_TABLE).where('expires_at', '<=', now).delete();
   }
+}
+
+/** The INSERT … SELECT of a bounded send (see the file comment); true when a row went in. */
+async function insertBounded(
+  db: Knex,
+  signal: OutgoingSignal,
+  expiresAt: number,
+  max: number,
+  now: number,
+): Promise<boolean> {
+  // Casts: PostgreSQL types select-list parameters as text otherwise. RETURNING (SQLite
+  // ≥ 3.35) tells whether a row went in.
+  const result = await db.raw(
+    `insert into ?? (address, kind, payload, expires_at)
+     select cast(? as varchar(255)), cast(? as varchar(16)), cast(? as text), cast(? as bigint)
+     where (select count(*) from ?? where address = ? and expires_at > ?) < ?
+     returning seq`,
+    [
+      SIGNALS_TABLE,
+      signal.address,
+      signal.kind,
+      signal.payload ?? null,
+      expiresAt,
+      SIGNALS_TABLE,
+      signal.address,
+      now,
+      max,
+    ],
+  );
+  // pg answers { rows }, better-sqlite3 the row array itself.
+  const rows: unknown[] = Array.isArray(result) ? result : result.rows;
+  return rows.length === 1;
 }

@@ -13,3 +13,13 @@ export {
   REQUEST_STATE_NONCES_TABLE,
   BROKER_KEYS_TABLE,
 } from './DatabaseRequestStateNonceStore';
+export { createIdentityStores } from './identityStores';
+export type { IdentityStores } from './identityStores';
+export {
+  DatabasePersonalCredentialStore,
+  DatabaseCredentialRequestStore,
+  DatabaseSigningKeyStore,
+  PERSONAL_CREDENTIALS_TABLE,
+  CREDENTIAL_REQUESTS_TABLE,
+  SIGNING_KEYS_TABLE,
+} from './DatabasePersonalCredentialStore';

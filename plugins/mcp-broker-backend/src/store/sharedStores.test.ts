@@ -290,8 +290,9 @@ describe('broker migrations', () => {
       });
       await migrateBrokerDatabase(knex);
       expect(await tables()).toEqual({ signals: true, cancellations: false, mailbox: false });
-      // This migration alone (later ones, e.g. the rate limits', stay).
-      await knex.migrate.down({ ...BROKER_MIGRATIONS, name: '20261128000000_replica_signals.js' });
+      // That one migration, whatever came after it (knex's `name`).
+      const replicaSignals = { ...BROKER_MIGRATIONS, name: '20261128000000_replica_signals.js' };
+      await knex.migrate.down(replicaSignals);
       expect(await tables()).toEqual({ signals: false, cancellations: true, mailbox: true });
       // The tables it brings back take rows as before.
       await knex('mcp_broker_cancellations').insert({
@@ -299,7 +300,7 @@ describe('broker migrations', () => {
         request_key: '1',
         expires_at: 1,
       });
-      await knex.migrate.up(BROKER_MIGRATIONS);
+      await knex.migrate.up(replicaSignals);
       expect(await tables()).toEqual({ signals: true, cancellations: false, mailbox: false });
     },
     60_000,

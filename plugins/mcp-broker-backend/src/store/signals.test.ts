@@ -18,6 +18,15 @@ import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/repli
 const { engines } = replicaDatabases('replica signal tests');
 const NOW = 1_800_000_000_000;
 
+/** How many connections to this database wait for a PostgreSQL advisory lock. */
+async function advisoryLockWaiters(knex: Knex): Promise<number> {
+  const result = await knex.raw(
+    `select count(*) as n from pg_stat_activity
+     where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`,
+  );
+  return Number(result.rows[0].n);
+}
+
 /** A call of `sessionId` with client request id `requestId`, recording how it ends. */
 function sessionCall(sessionId: string, requestId: string | number) {
   const call = new ToolCall(
@@ -85,6 +94,41 @@ describe.each(engines)('signals between replicas on $label', engine => {
         await b.sendBounded({ address: 'session:other', kind: 'cancel' }, NOW + 1, 4, NOW),
       ).toBe(true);
     });
+    // SQLite runs one write transaction at a time: no sender can come between a count and its
+    // insert there. PostgreSQL counts only committed rows: a sender must wait for the others.
+    if (engine.label === 'PostgreSQL') {
+      it('holds the bound while another replica’s sender has not committed yet', async () => {
+        const address = sessionAddress('racing-senders');
+        const pending = await knexes[0].transaction();
+        let others: Promise<boolean[]> | undefined;
+        try {
+          const first = new DatabaseSignalStore(pending as unknown as Knex);
+          for (let i = 0; i < 3; i += 1) {
+            expect(await first.sendBounded({ address, kind: 'cancel' }, NOW + 1_000, 4, NOW)).toBe(
+              true,
+            );
+          }
+          const second = new DatabaseSignalStore(knexes[1]);
+          let settled = false;
+          others = Promise.all(
+            Array.from({ length: 3 }, () =>
+              second.sendBounded({ address, kind: 'cancel' }, NOW + 1_000, 4, NOW),
+            ),
+          ).finally(() => {
+            settled = true;
+          });
+          // Either they went through (counting none of the uncommitted three), or all three wait.
+          await waitFor(
+            async () => settled || (await advisoryLockWaiters(knexes[1])) === 3,
+            'the other senders to finish or wait',
+          );
+        } finally {
+          await pending.commit();
+        }
+        expect((await others).filter(Boolean)).toHaveLength(1);
+        expect(await knexes[1](SIGNALS_TABLE).where({ address })).toHaveLength(4);
+      });
+    }
   });
 
   describe('a 2025 client’s cancellations and session ends across two replicas', () => {

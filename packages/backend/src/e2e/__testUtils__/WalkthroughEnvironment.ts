@@ -1,11 +1,11 @@
 /*
  * Where the README walkthroughs run (e2e/readmeWalkthroughs.test.ts): what a reader has after
  * `yarn start` printed its "Ready:" line — the real development backend process with the
- * development config and a fresh in-memory database, the two example MCP servers behind the
- * broker, both connected — and one bash with nothing but HOME and PATH in its environment.
- * The README's addresses (localhost:7007, the example servers' 3101 and 3103, and the telemetry
- * page's 9464) are replaced by the ports this run got, in the code and in the promised output
- * alike.
+ * development config and a fresh in-memory database, the two example MCP servers and Backstage's
+ * own (mcp-actions) behind the broker, all connected — and one bash with nothing but HOME and PATH
+ * in its environment. The README's addresses (localhost:7007, the example servers' 3101 and
+ * 3103, and the telemetry page's 9464) are replaced by the ports this run got, in the code and in
+ * the promised output alike.
  */
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
@@ -40,22 +40,31 @@ export class WalkthroughEnvironment {
       servers.push(example);
       const modern = await startModernExampleMcpServer({ port: 0 });
       servers.push(modern);
+      // app-config.yaml's servers at this run's addresses (Backstage's own MCP server included).
       const backend = await startBackendProcess({
         // As `yarn start`: the OpenTelemetry SDK and its page (README: "Telemetry").
         instrumentation: true,
-        env: {
-          APP_CONFIG_mcpBroker_servers: JSON.stringify([
-            { name: 'example', url: example.url },
-            { name: 'example-modern', url: modern.url },
-          ]),
-        },
+        config: baseUrl => ({
+          mcpBroker: {
+            servers: [
+              { name: 'example', url: example.url },
+              { name: 'example-modern', url: modern.url },
+              {
+                name: 'backstage',
+                url: `${baseUrl}/api/mcp-actions/v1`,
+                headers: { Authorization: 'Bearer dev-only-static-token-0123456789' },
+                auth: { mode: 'backstage', targetPluginId: 'mcp-actions' },
+              },
+            ],
+          },
+        }),
       });
       const carol = await backend.signIn('carol');
       await waitFor(
         async () =>
           (await brokerStatus(backend.baseUrl, carol)).backends.every(b => b.state === 'connected'),
         60_000,
-        'the broker to connect both example servers',
+        'the broker to connect every server',
       );
       const telemetry = await waitFor(
         () => backend.telemetryUrl(),

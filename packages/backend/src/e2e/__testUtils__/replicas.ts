@@ -5,6 +5,7 @@
  * set, as yarn test does): an in-memory SQLite database cannot be shared by two processes.
  * Without it, each test file declares one test saying why it was skipped.
  */
+/* eslint-disable jest/no-export -- helpers of the replica suites, one of which declares their skip test */
 import { BackendDatabase, backendDatabases } from '../../testing/backendDatabases';
 import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
 
@@ -37,4 +38,16 @@ export async function startReplicas(
     throw error;
   }
   return replicas;
+}
+
+/**
+ * Declares the one test a replica suite runs when no PostgreSQL server is configured: it says
+ * why the suite was skipped (and fails should the variable be set after all).
+ */
+export function describeSkippedWithoutPostgres(purpose: string): void {
+  describe(`${purpose}: skipped, BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING not set`, () => {
+    it('is skipped only because no PostgreSQL server is configured', () => {
+      expect(process.env.BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING).toBeFalsy();
+    });
+  });
 }

@@ -1,0 +1,110 @@
+/*
+ * GET /catalog: the tools, prompts, resources and resource templates the caller may use, grouped
+ * by the server that serves them (what the portal's MCP page shows a person). The decisions are
+ * the MCP lists' own (BrokerAccessControl, per principal and catalog version): a denied item is
+ * absent here exactly as from `tools/list`. Like every MCP request it needs
+ * `mcp-broker.session.create` (403 naming it otherwise).
+ */
+import { NotAllowedError } from '@backstage/errors';
+import {
+  mcpBrokerSessionCreatePermission,
+  type McpBrokerCatalog,
+  type McpServerCatalog,
+} from '@devportal/plugin-mcp-broker-common';
+import type { Request, Response } from 'express';
+import type { PermittedCatalog } from '../permissions/PermittedCatalog';
+import { accessOf, PrincipalAccessDeps } from './principalAccess';
+
+/** Answers the caller's permitted catalog, grouped by server. */
+export function catalogHandler(deps: PrincipalAccessDeps) {
+  return async (req: Request, res: Response) => {
+    const access = await accessOf(deps, req, res);
+    if (!access.mayCreateSession) {
+      throw new NotAllowedError(
+        `Listing the MCP broker's tools needs the permission ${mcpBrokerSessionCreatePermission.name}`,
+      );
+    }
+    res.json(catalogByServer(access.catalog));
+  };
+}
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+
+/** Groups a principal's permitted lists by the server that serves each item (first-seen order). */
+export function catalogByServer(catalog: PermittedCatalog): McpBrokerCatalog {
+  const servers = new Map<string, McpServerCatalog>();
+  const serverEntry = (server: string): McpServerCatalog => {
+    let entry = servers.get(server);
+    if (entry === undefined) {
+      entry = { server, tools: [], prompts: [], resources: [], resourceTemplates: [] };
+      servers.set(server, entry);
+    }
+    return entry;
+  };
+  for (const tool of catalog.tools) {
+    const name = String(tool.name);
+    const server = catalog.routeTool(name)?.backend;
+    if (server === undefined) continue;
+    serverEntry(server).tools.push({
+      name,
+      title: text(tool.title),
+      description: text(tool.description),
+      annotations: record(tool.annotations),
+    });
+  }
+  for (const prompt of catalog.prompts) {
+    const name = String(prompt.name);
+    const server = catalog.routePrompt(name)?.backend;
+    if (server === undefined) continue;
+    serverEntry(server).prompts.push({
+      name,
+      title: text(prompt.title),
+      description: text(prompt.description),
+      arguments: Array.isArray(prompt.arguments)
+        ? prompt.arguments.flatMap(argument => {
+            const item = record(argument);
+            const argumentName = text(item?.name);
+            return argumentName === undefined
+              ? []
+              : [
+                  {
+                    name: argumentName,
+                    description: text(item?.description),
+                    required: item?.required === true,
+                  },
+                ];
+          })
+        : undefined,
+    });
+  }
+  for (const resource of catalog.resources) {
+    const uri = String(resource.uri);
+    const server = catalog.routeResource(uri);
+    if (server === undefined) continue;
+    serverEntry(server).resources.push({
+      uri,
+      name: text(resource.name),
+      title: text(resource.title),
+      description: text(resource.description),
+      mimeType: text(resource.mimeType),
+    });
+  }
+  for (const template of catalog.resourceTemplates) {
+    const uriTemplate = String(template.uriTemplate);
+    const server = catalog.templateServer(uriTemplate);
+    if (server === undefined) continue;
+    serverEntry(server).resourceTemplates.push({
+      uriTemplate,
+      name: text(template.name),
+      title: text(template.title),
+      description: text(template.description),
+      mimeType: text(template.mimeType),
+    });
+  }
+  return { servers: [...servers.values()] };
+}

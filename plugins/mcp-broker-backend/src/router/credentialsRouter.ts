@@ -1,0 +1,156 @@
+/*
+ * The identity endpoints of the broker (spec §11), under /api/mcp-broker:
+ *   GET    /.well-known/jwks.json        the key set of the broker's token-exchange subject tokens
+ *   GET    /credentials                   the caller's personal credentials (names and dates)
+ *   PUT    /credentials/:server           store or replace theirs: JSON { value, elicitationId? }
+ *   DELETE /credentials/:server           delete theirs
+ *   GET    /connect/:server               the page a URL-mode elicitation points at (HTML)
+ *   GET    /connect/page.js               that page's script
+ * `/credentials` accepts a Backstage token or the Backstage sign-in cookie (the page); a request
+ * authenticated by cookie must come from an allowed origin (no cross-site writes). Parse → call
+ * CredentialSelfService → respond; errors are @backstage/errors bodies.
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import { InputError, NotAllowedError } from '@backstage/errors';
+import express, { type Request } from 'express';
+import Router from 'express-promise-router';
+import { z } from 'zod';
+import type { CredentialSelfService } from '../identity/CredentialSelfService';
+import type { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
+import { isValidServerName } from '../config';
+import { principalString } from './VerifiedPrincipalCache';
+import { renderCredentialPage, renderSignInPage } from './credentialPage';
+import { CREDENTIAL_PAGE_SCRIPT } from './credentialPageScript';
+
+/** Paths the plugin declares to Backstage's auth barrier (see plugin.ts). */
+export const IDENTITY_AUTH_POLICIES = [
+  { path: '/.well-known/jwks.json', allow: 'unauthenticated' },
+  // The page answers a friendly sign-in page itself when there is no cookie.
+  { path: '/connect', allow: 'unauthenticated' },
+  { path: '/credentials', allow: 'user-cookie' },
+] as const;
+
+/** Dependencies of {@link createCredentialsRouter}. */
+export interface CredentialsRouterOptions {
+  httpAuth: HttpAuthService;
+  selfService: CredentialSelfService;
+  issuer: SubjectTokenIssuer;
+  /** The broker's external path prefix, e.g. `/api/mcp-broker`. */
+  basePath: string;
+  /** The Backstage app, linked from the sign-in page. */
+  appUrl?: string;
+  /** Origins a cookie-authenticated write may come from. */
+  allowedOrigins: ReadonlySet<string>;
+}
+
+const storeBody = z
+  .object({
+    value: z.string({
+      required_error: 'value is required',
+      invalid_type_error: 'value must be a string',
+    }),
+    elicitationId: z.string({ invalid_type_error: 'elicitationId must be a string' }).optional(),
+  })
+  .strict();
+
+function serverParam(req: Request): string {
+  const server = req.params.server;
+  if (!isValidServerName(server)) {
+    throw new InputError('The server name must use lower-case letters, digits and "-"');
+  }
+  return server;
+}
+
+/** Builds the identity router; see the file comment. */
+export function createCredentialsRouter(options: CredentialsRouterOptions): express.Router {
+  const { httpAuth, selfService } = options;
+  const router = Router();
+
+  const principalOf = async (req: Request, write: boolean) => {
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+      allowLimitedAccess: true,
+    });
+    if (write && req.headers.authorization === undefined) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && !options.allowedOrigins.has(origin)) {
+        throw new NotAllowedError(
+          `Requests from ${origin.slice(0, 100)} may not change credentials`,
+        );
+      }
+    }
+    return principalString(credentials);
+  };
+
+  router.get('/.well-known/jwks.json', (_req, res) => {
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.json(options.issuer.jwks());
+  });
+
+  router.get('/credentials', async (req, res) => {
+    res.setHeader('cache-control', 'no-store');
+    res.json({ items: await selfService.list(await principalOf(req, false)) });
+  });
+
+  router.put('/credentials/:server', express.json({ limit: '16kb' }), async (req, res) => {
+    const principal = await principalOf(req, true);
+    const server = serverParam(req);
+    if (!req.is('application/json')) {
+      throw new InputError(
+        'Send the credential as JSON: {"value": "…"} with Content-Type application/json',
+      );
+    }
+    const parsed = storeBody.safeParse(req.body);
+    if (!parsed.success) throw new InputError(`Invalid body: ${parsed.error.issues[0].message}`);
+    const dates = await selfService.store(
+      principal,
+      server,
+      parsed.data.value,
+      parsed.data.elicitationId,
+    );
+    res.json({
+      server,
+      createdAt: new Date(dates.createdAt).toISOString(),
+      updatedAt: new Date(dates.updatedAt).toISOString(),
+    });
+  });
+
+  router.delete('/credentials/:server', async (req, res) => {
+    await selfService.remove(await principalOf(req, true), serverParam(req));
+    res.status(204).end();
+  });
+
+  router.get('/connect/page.js', (_req, res) => {
+    res.type('application/javascript').setHeader('cache-control', 'no-cache');
+    res.send(CREDENTIAL_PAGE_SCRIPT);
+  });
+
+  router.get('/connect/:server', async (req, res) => {
+    const server = serverParam(req);
+    res.setHeader('cache-control', 'no-store');
+    let credentials;
+    try {
+      credentials = await httpAuth.credentials(req, { allow: ['user'], allowLimitedAccess: true });
+    } catch {
+      res.status(401).type('html').send(renderSignInPage(server, options.appUrl));
+      return;
+    }
+    const principal = principalString(credentials);
+    const elicitationId =
+      typeof req.query.elicitationId === 'string' ? req.query.elicitationId : undefined;
+    const model = await selfService.page(principal, server, elicitationId);
+    res.type('html').send(
+      renderCredentialPage(
+        model,
+        principal.slice('user:'.length),
+        {
+          credential: `${options.basePath}/credentials/${server}`,
+          script: `${options.basePath}/connect/page.js`,
+        },
+        elicitationId,
+      ),
+    );
+  });
+
+  return router;
+}

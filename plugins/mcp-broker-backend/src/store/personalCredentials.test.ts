@@ -1,0 +1,142 @@
+/*
+ * Personal credentials on SQLite and PostgreSQL, as two replicas see them (separate connection
+ * pools on PostgreSQL): stored on one replica, used on the other; never readable in the table;
+ * listed without values; a wrong or missing key fails start-up; a rotation re-encrypts.
+ */
+import { randomBytes } from 'node:crypto';
+import { mockServices } from '@backstage/backend-test-utils';
+import {
+  CredentialCipher,
+  CredentialKeyError,
+  credentialKeyId,
+} from '../identity/CredentialCipher';
+import { PersonalCredentialService } from '../identity/PersonalCredentialService';
+import {
+  DatabaseCredentialRequestStore,
+  DatabasePersonalCredentialStore,
+  DatabaseSigningKeyStore,
+  PERSONAL_CREDENTIALS_TABLE,
+} from './DatabasePersonalCredentialStore';
+import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
+import { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
+
+const { engines } = replicaDatabases('personal credential store tests');
+const logger = mockServices.logger.mock();
+const alice = 'user:user:default/alice';
+const carol = 'user:user:default/carol';
+
+describe.each(engines)('personal credentials on $label', engine => {
+  const knexes = replicaDatabaseForSuite(engine);
+  const keyA = randomBytes(32);
+  const keyB = randomBytes(32);
+  const serviceOn = (replica: 0 | 1, cipher: CredentialCipher | undefined) =>
+    PersonalCredentialService.create({
+      store: new DatabasePersonalCredentialStore(knexes[replica]),
+      cipher,
+      logger,
+    });
+
+  afterEach(async () => {
+    await knexes[0](PERSONAL_CREDENTIALS_TABLE).delete();
+  });
+
+  it('stores on one replica and reveals on the other, per person and server, never in the clear', async () => {
+    const first = await serviceOn(0, new CredentialCipher(keyA));
+    const second = await serviceOn(1, new CredentialCipher(keyA));
+    const dates = await first.save(alice, 'github', 'ghp_alice');
+    await first.save(carol, 'github', 'ghp_carol');
+    expect(await second.reveal(alice, 'github')).toBe('ghp_alice');
+    expect(await second.reveal(carol, 'github')).toBe('ghp_carol');
+    expect(await second.reveal(alice, 'jira')).toBeUndefined();
+    const rows = await knexes[1](PERSONAL_CREDENTIALS_TABLE).select();
+    expect(JSON.stringify(rows)).not.toMatch(/ghp_/);
+    expect(await second.list(alice)).toEqual([{ server: 'github', ...dates }]);
+  });
+
+  it('replaces a credential keeping its creation date, and deletes it once', async () => {
+    let now = 1_000;
+    const service = await PersonalCredentialService.create({
+      store: new DatabasePersonalCredentialStore(knexes[0]),
+      cipher: new CredentialCipher(keyA),
+      logger,
+      now: () => now,
+    });
+    await service.save(alice, 'github', 'old');
+    now = 2_000;
+    expect(await service.save(alice, 'github', 'new')).toEqual({
+      createdAt: 1_000,
+      updatedAt: 2_000,
+    });
+    expect(await service.reveal(alice, 'github')).toBe('new');
+    expect(await service.delete(alice, 'github')).toBe(true);
+    expect(await service.delete(alice, 'github')).toBe(false);
+    expect(await service.list(alice)).toEqual([]);
+  });
+
+  it('refuses values that cannot be a header: empty, multi-line, too long', async () => {
+    const service = await serviceOn(0, new CredentialCipher(keyA));
+    await expect(service.save(alice, 'github', '  ')).rejects.toThrow('non-empty');
+    await expect(service.save(alice, 'github', 'a\r\nX-Injected: 1')).rejects.toThrow('one line');
+    await expect(service.save(alice, 'github', 'x'.repeat(8193))).rejects.toThrow('too long');
+    expect(await service.list(alice)).toEqual([]);
+  });
+
+  it('fails start-up loudly with a wrong key or none, naming the config keys', async () => {
+    await (await serviceOn(0, new CredentialCipher(keyA))).save(alice, 'github', 'ghp_alice');
+    const wrong = serviceOn(1, new CredentialCipher(keyB));
+    await expect(wrong).rejects.toThrow(CredentialKeyError);
+    await expect(serviceOn(1, new CredentialCipher(keyB))).rejects.toThrow(
+      `mcpBroker.credentialEncryptionKey is wrong: 1 personal credential(s) are stored encrypted with key ${credentialKeyId(keyA)}`,
+    );
+    await expect(serviceOn(1, undefined)).rejects.toThrow(
+      'but mcpBroker.credentialEncryptionKey is not set',
+    );
+  });
+
+  it('rotates: a new key with the old one listed re-encrypts every value, then the old key can go', async () => {
+    const before = await serviceOn(0, new CredentialCipher(keyA));
+    for (let i = 0; i < 3; i++) await before.save(`user:user:default/u${i}`, 'github', `v${i}`);
+    const rotating = await serviceOn(1, new CredentialCipher(keyB, [keyA]));
+    await rotating.whenRotated();
+    const keyIds = await new DatabasePersonalCredentialStore(knexes[0]).keyIds();
+    expect(keyIds).toEqual([{ keyId: credentialKeyId(keyB), count: 3 }]);
+    const after = await serviceOn(0, new CredentialCipher(keyB));
+    expect(await after.reveal('user:user:default/u2', 'github')).toBe('v2');
+  });
+
+  it('shares one credential request across replicas until it is completed once', async () => {
+    const [a, b] = [
+      new DatabaseCredentialRequestStore(knexes[0]),
+      new DatabaseCredentialRequestStore(knexes[1]),
+    ];
+    await a.create({
+      id: 'req-1',
+      principal: alice,
+      server: 'github',
+      clientSessionId: 's',
+      expiresAt: 5_000,
+    });
+    expect(await b.get('req-1', 1_000)).toEqual({
+      id: 'req-1',
+      principal: alice,
+      server: 'github',
+      clientSessionId: 's',
+      expiresAt: 5_000,
+    });
+    expect(await b.get('req-1', 5_000)).toBeUndefined();
+    const completions = await Promise.all([a.complete('req-1'), b.complete('req-1')]);
+    expect(completions.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('gives every replica the same subject-token signing key', async () => {
+    const [first, second] = await Promise.all(
+      knexes.map(knex =>
+        SubjectTokenIssuer.create({
+          issuer: 'http://broker',
+          keys: new DatabaseSigningKeyStore(knex),
+        }),
+      ),
+    );
+    expect(second.jwks()).toEqual(first.jwks());
+  });
+});

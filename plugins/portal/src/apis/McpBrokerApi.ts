@@ -1,0 +1,54 @@
+/*
+ * The MCP broker's REST routes as the portal's MCP page consumes them: what the signed-in person
+ * may use (GET /catalog, decided by the broker per principal), the backends' state (GET /status,
+ * for holders of mcp-broker.status.read) and the endpoint an IDE connects to.
+ */
+import { createApiRef } from '@backstage/frontend-plugin-api';
+import type { McpBrokerCatalog } from '@devportal/plugin-mcp-broker-common';
+
+/**
+ * One backend MCP server as `GET /api/mcp-broker/status` reports it: the fields the MCP page shows.
+ *
+ * @public
+ */
+export interface McpBackendStatus {
+  name: string;
+  url: string;
+  /** `connecting`, `connected`, `backing-off`, `failed` or `closed`. */
+  state: string;
+  /** `modern` (MCP 2026-07-28) or `legacy` (2025-11-25 and earlier); absent until detected. */
+  era?: string;
+  protocolVersion?: string;
+  lastError?: string;
+  lastConnectedAt?: string;
+  nextRetryAt?: string;
+}
+
+/** The part of `GET /api/mcp-broker/status` the MCP page shows. @public */
+export interface McpBrokerStatus {
+  backends: McpBackendStatus[];
+}
+
+/**
+ * The MCP broker's REST routes.
+ *
+ * @public
+ */
+export interface McpBrokerApi {
+  /** The MCP endpoint clients connect to (`…/api/mcp-broker/mcp`). */
+  getEndpointUrl(): Promise<string>;
+  /** What the signed-in person may use, per server (403 without `mcp-broker.session.create`). */
+  getCatalog(): Promise<McpBrokerCatalog>;
+  /** Each backend's state (403 without `mcp-broker.status.read`). */
+  getStatus(): Promise<McpBrokerStatus>;
+}
+
+/**
+ * The API ref of {@link McpBrokerApi}; replaceable like {@link portalApiRef}.
+ *
+ * @public
+ */
+export const mcpBrokerApiRef = createApiRef<McpBrokerApi>().with({
+  id: 'plugin.portal.mcp-broker',
+  pluginId: 'portal',
+});

@@ -1,0 +1,8 @@
+export { portalApiRef, type PortalApi } from './PortalApi';
+export {
+  mcpBrokerApiRef,
+  type McpBrokerApi,
+  type McpBrokerStatus,
+  type McpBackendStatus,
+} from './McpBrokerApi';
+export { McpBrokerClient } from './McpBrokerClient';

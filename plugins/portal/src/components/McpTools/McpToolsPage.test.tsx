@@ -1,0 +1,114 @@
+import {
+  mcpBrokerSessionCreatePermission,
+  mcpBrokerStatusReadPermission,
+} from '@devportal/plugin-mcp-broker-common';
+import { screen, within } from '@testing-library/react';
+import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
+import { permissions, serverError } from '../../__testUtils__/fakes';
+import { renderPortal } from '../../__testUtils__/renderPortal';
+import { McpToolsPage } from './McpToolsPage';
+
+function fakeBroker(overrides: Partial<McpBrokerApi> = {}): jest.Mocked<McpBrokerApi> {
+  return {
+    getEndpointUrl: jest.fn(async () => 'http://localhost:7007/api/mcp-broker/mcp'),
+    getCatalog: jest.fn(async () => ({
+      servers: [
+        {
+          server: 'example',
+          tools: [
+            {
+              name: 'example_echo',
+              description: 'Echoes its input',
+              annotations: { readOnlyHint: true },
+            },
+          ],
+          prompts: [{ name: 'example_greeting', description: 'A greeting' }],
+          resources: [{ uri: 'example://readme', name: 'readme' }],
+          resourceTemplates: [],
+        },
+      ],
+    })),
+    getStatus: jest.fn(async () => ({
+      backends: [
+        {
+          name: 'example',
+          url: 'http://127.0.0.1:3101/mcp',
+          state: 'backing-off',
+          era: 'legacy',
+          protocolVersion: '2025-11-25',
+          lastError: 'backend down: ECONNREFUSED',
+        },
+      ],
+    })),
+    ...overrides,
+  } as jest.Mocked<McpBrokerApi>;
+}
+
+describe('McpToolsPage (fake broker API, fake permissions)', () => {
+  it("shows the person's tools, prompts and resources per server and how to connect an IDE", async () => {
+    const broker = fakeBroker();
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    const tools = await screen.findByRole('grid', { name: 'Tools of example' });
+    expect(within(tools).getByText('example_echo')).toBeInTheDocument();
+    expect(within(tools).getByText('read-only')).toBeInTheDocument();
+    expect(screen.getByRole('grid', { name: 'Prompts of example' })).toHaveTextContent(
+      'example_greeting',
+    );
+    expect(screen.getByRole('grid', { name: 'Resources of example' })).toHaveTextContent(
+      'example://readme',
+    );
+    expect(
+      screen.getAllByText(/http:\/\/localhost:7007\/api\/mcp-broker\/mcp/).length,
+    ).toBeGreaterThan(0);
+    expect(screen.queryByText('Backend status')).not.toBeInTheDocument();
+    expect(broker.getStatus).not.toHaveBeenCalled();
+  });
+
+  it('adds each backend’s state, era and last error for holders of mcp-broker.status.read', async () => {
+    const broker = fakeBroker();
+    await renderPortal(<McpToolsPage />, {
+      apis: [
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission, mcpBrokerStatusReadPermission),
+      ],
+    });
+    const status = await screen.findByRole('region', { name: 'Backend status' });
+    expect(await within(status).findByText('backing-off')).toBeInTheDocument();
+    expect(within(status).getByText('legacy')).toBeInTheDocument();
+    expect(within(status).getByText('backend down: ECONNREFUSED')).toBeInTheDocument();
+  });
+
+  it('says so when no server offers the person anything', async () => {
+    const broker = fakeBroker({ getCatalog: jest.fn(async () => ({ servers: [] })) });
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    expect(await screen.findByText('No MCP tools for you yet')).toBeInTheDocument();
+  });
+
+  it("shows the broker's message when the catalog cannot be read", async () => {
+    const failure = await serverError(503, 'The MCP broker cannot reach the permission backend');
+    const broker = fakeBroker({
+      getCatalog: jest.fn(async () => {
+        throw failure;
+      }),
+    });
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The MCP broker cannot reach the permission backend',
+    );
+  });
+
+  it('shows the forbidden state without mcp-broker.session.create', async () => {
+    const broker = fakeBroker();
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions()],
+    });
+    expect(await screen.findByText('You may not see the MCP broker')).toBeInTheDocument();
+    expect(broker.getCatalog).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,288 @@
+/*
+ * `/mcp`: what this person may use through the MCP broker, per server — tools (with their
+ * declared annotations), prompts, resources and resource templates, as the broker decides them
+ * (GET /api/mcp-broker/catalog) — the broker's endpoint and how to connect an IDE to it, and for
+ * holders of `mcp-broker.status.read` each backend's state, protocol era and last error.
+ */
+import { useApi } from '@backstage/frontend-plugin-api';
+import {
+  Badge,
+  Card,
+  CardBody,
+  CardHeader,
+  CellText,
+  Flex,
+  List,
+  ListRow,
+  Table,
+  Text,
+  type ColumnConfig,
+} from '@backstage/ui';
+import {
+  mcpBrokerSessionCreatePermission,
+  mcpBrokerStatusReadPermission,
+  type McpServerCatalog,
+} from '@devportal/plugin-mcp-broker-common';
+import { mcpBrokerApiRef, type McpBackendStatus } from '../../apis/McpBrokerApi';
+import { useAsyncData } from '../../hooks/useAsyncData';
+import { useDecision } from '../../hooks/usePermissions';
+import { statusOf } from '../shared/errors';
+import { formatDateTime } from '../shared/format';
+import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
+
+/** Short labels for the MCP tool annotations a person cares about. */
+export function annotationLabels(annotations: Record<string, unknown> | undefined): string[] {
+  if (annotations === undefined) return [];
+  const labels: string[] = [];
+  if (annotations.readOnlyHint === true) labels.push('read-only');
+  if (annotations.destructiveHint === true) labels.push('destructive');
+  if (annotations.idempotentHint === true) labels.push('idempotent');
+  if (annotations.openWorldHint === false) labels.push('closed world');
+  return labels;
+}
+
+/** The MCP tools page. */
+export function McpToolsPage() {
+  const session = useDecision(mcpBrokerSessionCreatePermission);
+  const status = useDecision(mcpBrokerStatusReadPermission);
+  if (session.loading) return <LoadingState what="MCP tools" />;
+  if (!session.allowed) {
+    return (
+      <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+    );
+  }
+  return (
+    <Flex direction="column" gap="5" px="5" py="4">
+      <ConnectCard />
+      <ServerCatalog />
+      {status.allowed && <BackendStatus />}
+    </Flex>
+  );
+}
+
+function ConnectCard() {
+  const broker = useApi(mcpBrokerApiRef);
+  const endpoint = useAsyncData(() => broker.getEndpointUrl(), [broker]);
+  const url = endpoint.value ?? '…';
+  const snippet = JSON.stringify({ servers: { backstage: { type: 'http', url } } }, null, 2);
+  return (
+    <Card>
+      <CardHeader>
+        <Text as="h2" variant="title-small" weight="bold">
+          Connect an IDE
+        </Text>
+      </CardHeader>
+      <CardBody>
+        <Flex direction="column" gap="2">
+          <Text>
+            The broker serves every tool below at one MCP endpoint (streamable HTTP, MCP 2025-11-25
+            and 2026-07-28):
+          </Text>
+          <Text as="p" weight="bold">
+            <code>{url}</code>
+          </Text>
+          <Text>
+            Add it to your MCP client, for example in VS Code&apos;s <code>.vscode/mcp.json</code>:
+          </Text>
+          <pre aria-label="MCP client configuration" style={{ whiteSpace: 'pre-wrap' }}>
+            {snippet}
+          </pre>
+          <Text>
+            The client signs you in through Backstage: your browser opens Backstage&apos;s consent
+            page, where you approve the client; it then acts as you, with your permissions.
+          </Text>
+        </Flex>
+      </CardBody>
+    </Card>
+  );
+}
+
+function ServerCatalog() {
+  const broker = useApi(mcpBrokerApiRef);
+  const catalog = useAsyncData(() => broker.getCatalog(), [broker]);
+  if (catalog.value === undefined && catalog.loading) return <LoadingState what="MCP tools" />;
+  if (catalog.error !== undefined) {
+    return statusOf(catalog.error) === 403 ? (
+      <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+    ) : (
+      <ErrorState title="Could not load the MCP tools" error={catalog.error} />
+    );
+  }
+  const servers = catalog.value?.servers ?? [];
+  if (servers.length === 0) {
+    return (
+      <EmptyState
+        title="No MCP tools for you yet"
+        description="No server offers a tool, prompt or resource you may use."
+      />
+    );
+  }
+  return (
+    <Flex direction="column" gap="4">
+      {servers.map(server => (
+        <ServerCard key={server.server} server={server} />
+      ))}
+    </Flex>
+  );
+}
+
+function ServerCard(props: { server: McpServerCatalog }) {
+  const { server } = props;
+  return (
+    <Card>
+      <CardHeader>
+        <Text as="h2" variant="title-small" weight="bold">
+          {server.server}
+        </Text>
+      </CardHeader>
+      <CardBody>
+        <Flex direction="column" gap="3">
+          <Text as="h3" weight="bold">
+            Tools ({server.tools.length})
+          </Text>
+          {server.tools.length === 0 ? (
+            <Text color="secondary">None you may use.</Text>
+          ) : (
+            <List aria-label={`Tools of ${server.server}`}>
+              {server.tools.map(tool => (
+                <ListRow
+                  key={tool.name}
+                  id={tool.name}
+                  textValue={tool.name}
+                  description={[tool.title, tool.description].filter(Boolean).join(' — ')}
+                >
+                  <Flex gap="2" align="center">
+                    <code>{tool.name}</code>
+                    {annotationLabels(tool.annotations).map(label => (
+                      <Badge key={label} size="small">
+                        {label}
+                      </Badge>
+                    ))}
+                  </Flex>
+                </ListRow>
+              ))}
+            </List>
+          )}
+          {server.prompts.length > 0 && (
+            <>
+              <Text as="h3" weight="bold">
+                Prompts ({server.prompts.length})
+              </Text>
+              <List aria-label={`Prompts of ${server.server}`}>
+                {server.prompts.map(prompt => (
+                  <ListRow
+                    key={prompt.name}
+                    id={prompt.name}
+                    textValue={prompt.name}
+                    description={prompt.description}
+                  >
+                    <code>{prompt.name}</code>
+                  </ListRow>
+                ))}
+              </List>
+            </>
+          )}
+          {server.resources.length + server.resourceTemplates.length > 0 && (
+            <>
+              <Text as="h3" weight="bold">
+                Resources ({server.resources.length + server.resourceTemplates.length})
+              </Text>
+              <List aria-label={`Resources of ${server.server}`}>
+                {[
+                  ...server.resources.map(r => ({
+                    id: r.uri,
+                    name: r.name,
+                    description: r.description,
+                  })),
+                  ...server.resourceTemplates.map(t => ({
+                    id: t.uriTemplate,
+                    name: t.name,
+                    description: t.description,
+                  })),
+                ].map(resource => (
+                  <ListRow
+                    key={resource.id}
+                    id={resource.id}
+                    textValue={resource.id}
+                    description={[resource.name, resource.description].filter(Boolean).join(' — ')}
+                  >
+                    <code>{resource.id}</code>
+                  </ListRow>
+                ))}
+              </List>
+            </>
+          )}
+        </Flex>
+      </CardBody>
+    </Card>
+  );
+}
+
+interface BackendRow {
+  id: string;
+  backend: McpBackendStatus;
+}
+
+const statusColumns: ColumnConfig<BackendRow>[] = [
+  {
+    id: 'name',
+    label: 'Server',
+    isRowHeader: true,
+    cell: ({ backend }) => <CellText title={backend.name} description={backend.url} />,
+  },
+  {
+    id: 'state',
+    label: 'State',
+    cell: ({ backend }) => (
+      <CellText
+        title={backend.state}
+        description={
+          backend.nextRetryAt ? `Next attempt ${formatDateTime(backend.nextRetryAt)}` : undefined
+        }
+      />
+    ),
+  },
+  {
+    id: 'era',
+    label: 'Protocol',
+    cell: ({ backend }) => (
+      <CellText
+        title={backend.era === undefined ? 'not detected yet' : backend.era}
+        description={backend.protocolVersion}
+      />
+    ),
+  },
+  {
+    id: 'error',
+    label: 'Last error',
+    cell: ({ backend }) => <CellText title={backend.lastError ?? '—'} />,
+  },
+];
+
+function BackendStatus() {
+  const broker = useApi(mcpBrokerApiRef);
+  const status = useAsyncData(() => broker.getStatus(), [broker]);
+  let body;
+  if (status.value === undefined && status.loading) body = <LoadingState what="backend status" />;
+  else if (status.error !== undefined)
+    body = <ErrorState title="Could not load the backend status" error={status.error} />;
+  else
+    body = (
+      <section aria-label="Backend status">
+        <Table
+          columnConfig={statusColumns}
+          data={(status.value?.backends ?? []).map(backend => ({ id: backend.name, backend }))}
+          pagination={{ type: 'none' }}
+          emptyState={<EmptyState title="No MCP servers are configured" />}
+        />
+      </section>
+    );
+  return (
+    <Flex direction="column" gap="2">
+      <Text as="h2" variant="title-small" weight="bold">
+        Backend status
+      </Text>
+      {body}
+    </Flex>
+  );
+}

@@ -1,0 +1,116 @@
+import { screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { portalApiRef } from '../../apis/PortalApi';
+import {
+  apiKey,
+  fakePortalApi,
+  permissions,
+  product,
+  serverError,
+} from '../../__testUtils__/fakes';
+import { renderPortal } from '../../__testUtils__/renderPortal';
+import { MAX_USE_CASE_LENGTH, RequestAccessDialog } from './RequestAccessDialog';
+
+describe('RequestAccessDialog (fake portal API)', () => {
+  it('sends the chosen plan and use case, counting characters as one types', async () => {
+    const onRequested = jest.fn();
+    const created = apiKey({ name: 'toystore-abc', product: 'toystore', phase: 'Pending' });
+    const portal = fakePortalApi({ createRequest: jest.fn(async () => created) });
+    await renderPortal(
+      <RequestAccessDialog
+        product={product({ name: 'toystore', displayName: 'Toystore' })}
+        isOpen
+        onOpenChange={() => {}}
+        onRequested={onRequested}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    const dialog = await screen.findByRole('dialog', { name: 'Request access to Toystore' });
+    expect(dialog).toBeInTheDocument();
+    expect(screen.queryByText('Approved automatically')).not.toBeInTheDocument();
+    const useCase = screen.getByRole('textbox', { name: 'Use case' });
+    await userEvent.type(useCase, 'Nightly sync');
+    expect(screen.getByText(`12/${MAX_USE_CASE_LENGTH} characters`)).toBeInTheDocument();
+    expect(useCase).toHaveAttribute('maxlength', String(MAX_USE_CASE_LENGTH));
+    await userEvent.click(screen.getByRole('button', { name: 'Send request' }));
+    expect(await screen.findByText('Request sent')).toBeInTheDocument();
+    expect(portal.createRequest).toHaveBeenCalledWith({
+      apiProductRef: { namespace: 'toystore', name: 'toystore' },
+      planTier: 'gold',
+      useCase: 'Nightly sync',
+    });
+    expect(onRequested).toHaveBeenCalledWith(created);
+    expect(screen.getByRole('link', { name: 'Go to My keys' })).toHaveAttribute(
+      'href',
+      '/portal/keys',
+    );
+  });
+
+  it('says before sending that a product approves requests automatically', async () => {
+    const portal = fakePortalApi({
+      createRequest: jest.fn(async () =>
+        apiKey({ name: 'auto-1', product: 'auto', phase: 'Approved' }),
+      ),
+    });
+    await renderPortal(
+      <RequestAccessDialog
+        product={product({ name: 'auto', displayName: 'Auto', approvalMode: 'automatic' })}
+        isOpen
+        onOpenChange={() => {}}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    expect(await screen.findByText('Approved automatically')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Send request' }));
+    expect(await screen.findByText('Your key is approved')).toBeInTheDocument();
+  });
+
+  it("keeps the dialog open with the server's message when the request is refused", async () => {
+    const refusal = await serverError(
+      409,
+      'You already have a Pending request for toystore/toystore on plan gold',
+    );
+    const portal = fakePortalApi({
+      createRequest: jest.fn(async () => {
+        throw refusal;
+      }),
+    });
+    await renderPortal(
+      <RequestAccessDialog
+        product={product({ name: 'toystore', displayName: 'Toystore' })}
+        isOpen
+        onOpenChange={() => {}}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    await userEvent.click(await screen.findByRole('button', { name: 'Send request' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The request was not sent');
+    expect(alert).toHaveTextContent(
+      'You already have a Pending request for toystore/toystore on plan gold',
+    );
+    expect(screen.getByRole('button', { name: 'Send request' })).toBeInTheDocument();
+  });
+
+  it('asks for a tier by name when the product has no plans', async () => {
+    const portal = fakePortalApi({
+      createRequest: jest.fn(async () => apiKey({ name: 'k', product: 'plain' })),
+    });
+    await renderPortal(
+      <RequestAccessDialog
+        product={product({ name: 'plain', displayName: 'Plain', plans: [] })}
+        isOpen
+        onOpenChange={() => {}}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    const send = await screen.findByRole('button', { name: 'Send request' });
+    expect(send).toBeDisabled();
+    await userEvent.type(screen.getByRole('textbox', { name: 'Plan tier' }), 'basic');
+    await userEvent.click(send);
+    await screen.findByText('Request sent');
+    expect(portal.createRequest).toHaveBeenCalledWith(
+      expect.objectContaining({ planTier: 'basic' }),
+    );
+  });
+});

@@ -1,0 +1,74 @@
+/*
+ * The signed-in person's own keys for one product (phase, plan, dates), read page by page from
+ * `/requests/my` in the product's namespace. Managing them (reveal, edit, cancel) is on My keys.
+ */
+import { useApi } from '@backstage/frontend-plugin-api';
+import { CellText, Cell, Table, type ColumnConfig } from '@backstage/ui';
+import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
+import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
+import { useAsyncData } from '../../hooks/useAsyncData';
+import { formatDateTime } from './format';
+import { PhaseBadge } from './PhaseBadge';
+import { EmptyState, ErrorState, LoadingState } from './StateViews';
+
+/** The caller's keys of `product`, walking every page of their own requests in its namespace. */
+export async function myKeysOf(portal: PortalApi, product: ApiProduct): Promise<ApiKey[]> {
+  const keys: ApiKey[] = [];
+  for await (const page of portal.listMyRequestsPages({
+    namespace: product.metadata.namespace,
+  })) {
+    keys.push(...page.items.filter(k => k.spec.apiProductRef.name === product.metadata.name));
+  }
+  return keys;
+}
+
+interface KeyRow {
+  id: string;
+  key: ApiKey;
+}
+
+const columns: ColumnConfig<KeyRow>[] = [
+  {
+    id: 'plan',
+    label: 'Plan',
+    isRowHeader: true,
+    cell: ({ key }) => <CellText title={key.spec.planTier} description={key.metadata.name} />,
+  },
+  {
+    id: 'phase',
+    label: 'Phase',
+    cell: ({ key }) => (
+      <Cell>
+        <PhaseBadge phase={key.status?.phase} />
+      </Cell>
+    ),
+  },
+  {
+    id: 'requested',
+    label: 'Requested',
+    cell: ({ key }) => <CellText title={formatDateTime(key.metadata.creationTimestamp)} />,
+  },
+];
+
+/** The caller's keys of one product; `refreshKey` reloads them (after a new request). */
+export function MyProductKeys(props: { product: ApiProduct; refreshKey?: number }) {
+  const portal = useApi(portalApiRef);
+  const keys = useAsyncData(
+    () => myKeysOf(portal, props.product),
+    [portal, props.product, props.refreshKey],
+  );
+  if (keys.value === undefined && keys.loading) return <LoadingState what="your keys" />;
+  if (keys.error !== undefined) {
+    return <ErrorState title="Could not load your keys" error={keys.error} />;
+  }
+  return (
+    <section aria-label={`Your keys for ${props.product.spec.displayName}`}>
+      <Table
+        columnConfig={columns}
+        data={(keys.value ?? []).map(key => ({ id: key.metadata.uid, key }))}
+        pagination={{ type: 'none' }}
+        emptyState={<EmptyState title="You have no key for this product yet" />}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,63 @@
+/*
+ * The legacy frontend system's plugin: the same pages, card and APIs as the new system's, as
+ * routable and component extensions.
+ */
+import {
+  createComponentExtension,
+  createPlugin,
+  createRoutableExtension,
+  createRouteRef,
+} from '@backstage/core-plugin-api';
+import type { JSX } from 'react';
+import { mcpBrokerApiFactory, portalApiFactory } from '../apis/factories';
+
+const legacyRootRouteRef = createRouteRef({ id: 'portal' });
+const legacyMcpRouteRef = createRouteRef({ id: 'portal-mcp' });
+
+/**
+ * The portal plugin for the legacy frontend system.
+ *
+ * @public
+ */
+export const portalPlugin = createPlugin({
+  id: 'portal',
+  routes: { root: legacyRootRouteRef, mcp: legacyMcpRouteRef },
+  apis: [portalApiFactory, mcpBrokerApiFactory],
+});
+
+/** The portal page (legacy frontend system). @public */
+export const PortalPage: () => JSX.Element = portalPlugin.provide(
+  createRoutableExtension({
+    name: 'PortalPage',
+    component: () => import('../components/PortalPage/PortalPage').then(m => m.PortalPage),
+    mountPoint: legacyRootRouteRef,
+  }),
+);
+
+/** The MCP tools page (legacy frontend system). @public */
+export const McpToolsPage: () => JSX.Element = portalPlugin.provide(
+  createRoutableExtension({
+    name: 'McpToolsPage',
+    component: () => import('../components/McpTools/McpToolsPage').then(m => m.McpToolsPage),
+    mountPoint: legacyMcpRouteRef,
+  }),
+);
+
+/**
+ * The "API access" card for the API entity page (legacy frontend system). It links to the portal
+ * page at `/portal`; pass `portalBasePath` when it is mounted elsewhere.
+ *
+ * @public
+ */
+export const EntityApiAccessCard: (props: { portalBasePath?: string }) => JSX.Element =
+  portalPlugin.provide(
+    createComponentExtension({
+      name: 'EntityApiAccessCard',
+      component: {
+        lazy: () =>
+          import('../components/ApiAccessCard/LegacyEntityApiAccessCard').then(
+            m => m.LegacyEntityApiAccessCard,
+          ),
+      },
+    }),
+  );
