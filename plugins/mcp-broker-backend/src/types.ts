@@ -168,6 +168,15 @@ export interface ClientResponseContext {
    * `elicitation/create`); its id is whatever the broker gave the client (e.g. `<server>:<random>`).
    */
   readonly message: JsonRpcResponse;
+  /**
+   * The headers of this client's credential for a server that acts with each person's identity
+   * (spec §11), obtained for the answering request: used when the backend session that asked is
+   * held by another replica. Resolves undefined for a `broker`-mode server; rejects with a
+   * PersonalCredentialError when no credential can be had.
+   */
+  readonly personalHeaders?: (
+    backend: string,
+  ) => Promise<Readonly<Record<string, string>> | undefined>;
 }
 
 /**
@@ -175,12 +184,14 @@ export interface ClientResponseContext {
  * - `delivered`: it reached the backend that asked;
  * - `unknown-id`: its id is no pending request of this session (unknown, used, expired, foreign,
  *   or its backend is gone); nothing reached a backend;
- * - `backend-failed`: the backend could not take it.
+ * - `backend-failed`: the backend could not take it;
+ * - `credential-failed`: the person's credential for the backend could not be had, so the answer
+ *   was not sent (never with the broker's own credentials instead).
  * `error` (for all but `delivered`) is the JSON-RPC error the client is told. The router turns
- * the outcome into the HTTP answer (202, 404, 502).
+ * the outcome into the HTTP answer (202, 404, 502, 403).
  */
 export interface ClientResponseOutcome {
-  readonly outcome: 'delivered' | 'unknown-id' | 'backend-failed';
+  readonly outcome: 'delivered' | 'unknown-id' | 'backend-failed' | 'credential-failed';
   readonly error?: JsonRpcErrorObject;
 }
 

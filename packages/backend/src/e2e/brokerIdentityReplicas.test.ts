@@ -1,7 +1,9 @@
 /*
  * Personal credentials across replicas (spec §11 with §6): two real backend processes on one
  * PostgreSQL database share the stored credentials — stored through one, presented by the other,
- * deleted through the other and gone from both. (A replica started with another encryption key
+ * deleted through the other and gone from both; a person's answer to a server's question, posted to
+ * the replica that does not hold their backend session, reaches the server with their own
+ * credential (not the broker's). (A replica started with another encryption key
  * refuses to start: plugin.identity.test.ts, on one database through two plugin starts.)
  *
  * Runs only with PostgreSQL (see __testUtils__/replicas.ts).
@@ -9,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startWhoamiServer, type WhoamiServer } from '@internal/test-mcp-backends';
 import type { BackendProcess } from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
@@ -37,6 +40,7 @@ if (postgres === undefined) {
       });
       const config = {
         mcpBroker: {
+          sessionStore: 'database',
           credentialEncryptionKey: randomBytes(32).toString('base64'),
           servers: [
             {
@@ -101,5 +105,51 @@ if (postgres === undefined) {
       const missing = await callWhoami(replicas[0], alice);
       expect(missing.code).toBe(-32042);
     });
+
+    it('sends an answer posted to the replica without the person’s backend session with their credential', async () => {
+      const [holder, other] = replicas;
+      const alice = await holder.signIn('alice');
+      const stored = await credentials(holder, alice, {
+        method: 'PUT',
+        body: JSON.stringify({ value: 'alice-key' }),
+      });
+      expect(stored.status).toBe(200);
+      const rerouted: number[] = [];
+      const client = new Client(
+        { name: 'identity-replicas', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } } },
+      );
+      client.setRequestHandler(ElicitRequestSchema, async () => ({
+        action: 'accept',
+        content: {},
+      }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${holder.baseUrl}/api/mcp-broker/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${alice}` } },
+          // The client's answers (JSON-RPC responses) go to the other replica; all else here.
+          fetch: async (url, init) => {
+            const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+            if (body !== undefined && body.method === undefined && 'result' in body) {
+              const answer = await fetch(String(url).replace(holder.baseUrl, other.baseUrl), init);
+              rerouted.push(answer.status);
+              return answer;
+            }
+            return fetch(url, init);
+          },
+        }),
+      );
+      clients.push(client);
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'keys_ask'),
+        20_000,
+        'the keys server listed',
+      );
+      const before = keys.received.length;
+      const result: any = await client.callTool({ name: 'keys_ask' });
+      expect(JSON.parse(result.content[0].text)).toEqual({ action: 'accept' });
+      expect(rerouted).toEqual([202]);
+      const answers = keys.received.slice(before).filter(r => r.response);
+      expect(answers).toEqual([{ response: true, apiKey: 'alice-key' }]);
+    }, 60_000);
   });
 }

@@ -12,6 +12,11 @@
  * - A 2026-07-28 backend's `input_required` during a 2025 client's call is asked the same way,
  *   one gateway id per input; the answers go to the call waiting for them — on this replica or
  *   another (StatelessInputAnswers).
+ * - An answer to a server that acts with each person's identity (spec §11) goes with that
+ *   person's credential: the endpoint of their backend session when it is open on this replica,
+ *   else the headers the answering request obtains for them (`personalHeaders`, the credential
+ *   step's) — and when none can be had the answer fails (`credential-failed`, 403), never going
+ *   with the server's static (broker) headers; the id stays answerable.
  * - Unknown, used, expired or foreign ids reach nobody (outcome `unknown-id`, HTTP 404); a
  *   backend that cannot take an answer is `backend-failed` (502).
  */
@@ -19,10 +24,14 @@ import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { LegacySessionRef } from '../backend/LegacyChannel';
 import type { BackendChannels } from '../backend/backendChannels';
 import { backendFailure, toClientError } from '../backend/backendErrors';
+import {
+  PERSONAL_CREDENTIAL_ERROR_CODE,
+  PersonalCredentialError,
+} from '../identity/credentialErrors';
 import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
-import type { ClientResponseOutcome } from '../types';
+import type { ClientResponseContext, ClientResponseOutcome } from '../types';
 import type { BackendResponder, ClientAnswer } from './callTypes';
 import type { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
 import type { StatelessInputAnswers } from './StatelessInputAnswers';
@@ -157,7 +166,11 @@ export class AnswerRouter implements BackendResponder {
    * Routes a client's JSON-RPC response (to an elicitation or sampling request) to the backend
    * that asked, with the backend's original id. Unknown, used, expired or foreign ids reach nobody.
    */
-  async answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientResponseOutcome> {
+  async answer(
+    clientSessionId: string,
+    answer: ClientAnswer,
+    personalHeaders?: ClientResponseContext['personalHeaders'],
+  ): Promise<ClientResponseOutcome> {
     const { elicitations, statelessInputs } = this.options;
     const mapping = await elicitations.claim(answer.id, clientSessionId);
     if (!mapping) {
@@ -180,7 +193,22 @@ export class AnswerRouter implements BackendResponder {
         ? { outcome: 'delivered' }
         : unknownId('This response answers a request whose tool call has already ended');
     }
-    const session = await this.sessionOf(mapping);
+    let session;
+    try {
+      session = await this.sessionOf(mapping, personalHeaders);
+    } catch (error) {
+      // Nothing was sent: the id is answerable again (until it expires, which the backend is told).
+      await elicitations.restore(mapping).catch(() => undefined);
+      if (!(error instanceof PersonalCredentialError)) throw error;
+      return {
+        outcome: 'credential-failed',
+        error: {
+          code: PERSONAL_CREDENTIAL_ERROR_CODE,
+          message: `Your answer was not sent to MCP server "${mapping.backend}": ${error.message}`,
+          data: { server: error.server, reason: error.reason },
+        },
+      };
+    }
     if (!session) {
       return unknownId(`MCP server "${mapping.backend}" is no longer configured in the broker`);
     }
@@ -222,16 +250,28 @@ export class AnswerRouter implements BackendResponder {
 
   /**
    * The backend session that asked for `mapping`, if its backend is still configured; with the
-   * person's endpoint when that session is theirs and open on this replica (their credential).
+   * person's endpoint when that session is theirs and open on this replica (their credential),
+   * else with the headers `personalHeaders` obtains for them (a session held by another replica;
+   * rejects with a PersonalCredentialError when none can be had).
    */
-  private async sessionOf(mapping: ElicitationMapping): Promise<LegacySessionRef | undefined> {
+  private async sessionOf(
+    mapping: ElicitationMapping,
+    personalHeaders?: ClientResponseContext['personalHeaders'],
+  ): Promise<LegacySessionRef | undefined> {
     const channels = this.options.backendOf(mapping.backend);
     if (channels === undefined) return undefined;
     const channel = channels.legacy;
-    const endpoint = await channel.personalEndpointOf(
+    let endpoint = await channel.personalEndpointOf(
       mapping.clientSessionId,
       mapping.backendSessionId,
     );
+    if (endpoint === undefined && personalHeaders !== undefined) {
+      const headers = await personalHeaders(mapping.backend);
+      if (headers !== undefined) {
+        const { name, url } = channel.endpoint;
+        endpoint = { name, url, headers: { ...headers } };
+      }
+    }
     return {
       channel,
       session: {

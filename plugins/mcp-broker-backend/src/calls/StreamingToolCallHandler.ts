@@ -347,7 +347,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
-    return this.calls.answer(context.clientSession.id, context.message);
+    return this.calls.answer(context.clientSession.id, context.message, context.personalHeaders);
   }
 
   async handleClientNotification(context: ClientNotificationContext): Promise<void> {

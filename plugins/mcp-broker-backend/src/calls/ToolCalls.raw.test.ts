@@ -10,6 +10,10 @@ import { ToolCalls } from './ToolCalls';
 import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
+import {
+  PERSONAL_CREDENTIAL_ERROR_CODE,
+  PersonalCredentialError,
+} from '../identity/credentialErrors';
 
 describe('ToolCalls with the raw backend', () => {
   let backend: RawMcpBackend;
@@ -106,6 +110,79 @@ describe('ToolCalls with the raw backend', () => {
     expect(third.outcome).toBe('unknown-id');
     expect(third.error?.message).toMatch(/unknown, expired or already answered/);
     expect(responsesReachingBackend()).toHaveLength(1);
+  });
+
+  /** A second replica's calls: the same (shared) ids, no backend session of the caller's. */
+  function otherReplica(): ToolCalls {
+    const other = new ToolCalls({
+      logger: mockServices.logger.mock(),
+      elicitations,
+      backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
+      closeSessionsOf: async () => undefined,
+      toolCallTimeoutMs: 10_000,
+      requestTimeoutMs: 5_000,
+    });
+    return other;
+  }
+
+  it('sends an answer landing where the backend session is not open with the credential the answering request obtains', async () => {
+    const other = otherReplica();
+    const sink = collectingSink();
+    const done = forwarder.forward(call('client-a', 3, 'elicit', { id: '4' }), sink);
+    const request = await sink.waitFor(m => m.method === 'elicitation/create');
+    const asked: string[] = [];
+    const outcome = await other.answer(
+      'client-a',
+      { id: request.id, result: { action: 'accept', content: {} } },
+      async server => {
+        asked.push(server);
+        return { 'x-api-key': 'alice-key' };
+      },
+    );
+    expect(outcome.outcome).toBe('delivered');
+    await done;
+    expect(asked).toEqual(['raw']);
+    const [answer] = responsesReachingBackend();
+    expect(answer.headers['x-api-key']).toBe('alice-key');
+    expect(answer.headers.authorization).toBeUndefined();
+    await other.close();
+  });
+
+  it('fails an answer whose person’s credential cannot be had instead of sending it with the broker’s', async () => {
+    const other = otherReplica();
+    const sink = collectingSink();
+    const done = forwarder.forward(call('client-a', 4, 'elicit', { id: '6' }), sink);
+    const request = await sink.waitFor(m => m.method === 'elicitation/create');
+    const outcome = await other.answer(
+      'client-a',
+      { id: request.id, result: { action: 'accept', content: {} } },
+      async () => {
+        throw new PersonalCredentialError(
+          'raw',
+          'userCredential',
+          'Store your credential for raw.',
+          'credential-required',
+        );
+      },
+    );
+    expect(outcome).toEqual({
+      outcome: 'credential-failed',
+      error: {
+        code: PERSONAL_CREDENTIAL_ERROR_CODE,
+        message: 'Your answer was not sent to MCP server "raw": Store your credential for raw.',
+        data: { server: 'raw', reason: 'credential-required' },
+      },
+    });
+    expect(responsesReachingBackend()).toHaveLength(0);
+    // Nothing was sent: the id is still the client's to answer.
+    const again = await forwarder.answer('client-a', {
+      id: request.id,
+      result: { action: 'decline' },
+    });
+    expect(again.outcome).toBe('delivered');
+    await done;
+    expect(responsesReachingBackend()).toHaveLength(1);
+    await other.close();
   });
 
   it('refuses an answer after the elicitation TTL with 404; the client’s answer never reaches the backend', async () => {

@@ -33,7 +33,7 @@ import {
 } from '../inputRequests/RequestStateSealer';
 import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import type { ClientResponseOutcome } from '../types';
+import type { ClientResponseContext, ClientResponseOutcome } from '../types';
 import { AnswerRouter, ClientAnsweredError } from './AnswerRouter';
 import type { ClientAnswer, ClientMessageSink, ForwardedToolCall, InputRetry } from './callTypes';
 import type { ElicitationIdMap } from './ElicitationIdMap';
@@ -244,10 +244,15 @@ export class ToolCalls {
 
   /**
    * Routes a client's JSON-RPC response (to an elicitation or sampling request) to the backend
-   * that asked, with the backend's original id. Unknown, used, expired or foreign ids reach nobody.
+   * that asked, with the backend's original id (and the person's credential, see AnswerRouter).
+   * Unknown, used, expired or foreign ids reach nobody.
    */
-  answer(clientSessionId: string, answer: ClientAnswer): Promise<ClientResponseOutcome> {
-    return this.router.answer(clientSessionId, answer);
+  answer(
+    clientSessionId: string,
+    answer: ClientAnswer,
+    personalHeaders?: ClientResponseContext['personalHeaders'],
+  ): Promise<ClientResponseOutcome> {
+    return this.router.answer(clientSessionId, answer, personalHeaders);
   }
 
   /**

@@ -173,6 +173,39 @@ export class CredentialStep {
     };
   }
 
+  /**
+   * The headers of `caller`'s answer to a question of `backend` that reached a replica other than
+   * the one holding their backend session (spec §11): the same credential their call presents,
+   * obtained here for the answering (authenticated) request. Undefined in `broker` mode; rejects
+   * with a {@link PersonalCredentialError} when no credential can be had (one the person has not
+   * stored is not asked for here: the answer fails, it never goes with the broker's credentials).
+   */
+  async answerHeaders(
+    req: Request,
+    caller: StepCaller,
+    backend: BrokerBackend,
+    signal?: AbortSignal,
+  ): Promise<Readonly<Record<string, string>> | undefined> {
+    const mode = authOf(backend).mode;
+    if (mode === 'broker') return undefined;
+    try {
+      const { headers } = await this.options.provider.requestHeaders(
+        backend,
+        this.identityOf(req, caller),
+        signal,
+      );
+      return headers;
+    } catch (error) {
+      if (!(error instanceof CredentialRequiredError)) throw error;
+      throw new PersonalCredentialError(
+        backend.name,
+        mode,
+        `${error.elicitation.message} Open ${error.elicitation.url} in your browser to store it.`,
+        'credential-required',
+      );
+    }
+  }
+
   private identityOf(req: Request, caller: StepCaller): CallerIdentity {
     let credentials: Promise<BackstageCredentials> | undefined;
     return {

@@ -40,7 +40,7 @@ import {
 import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
 import { ALL_PROTOCOL_VERSIONS, isModernProtocolVersion } from '../protocol/versions';
 import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
-import type { ClientEventStream, ClientResponseOutcome } from '../types';
+import type { ClientEventStream, ClientResponseContext, ClientResponseOutcome } from '../types';
 import { Admission, type AdmissionStep } from './admission';
 import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
 import { type McpRequest, readMcpMessage } from './mcpRequest';
@@ -82,6 +82,7 @@ const CLIENT_RESPONSE_STATUS: Record<ClientResponseOutcome['outcome'], number> =
   delivered: 202,
   'unknown-id': 404,
   'backend-failed': 502,
+  'credential-failed': 403,
 };
 
 /** What the endpoint's edge checks before any method: who asks, the body, Host and Origin. */
@@ -259,6 +260,9 @@ async function serve(
       const answered = await broker.toolCalls.handleClientResponse({
         clientSession: session!,
         message: message.message,
+        ...(deps.credentialStep === undefined
+          ? {}
+          : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
       });
       answerClientResponse(writer, answered);
     } catch (error) {
@@ -279,6 +283,32 @@ async function serve(
     return;
   }
   await (entry?.handler ?? methodNotFound)(request);
+}
+
+/**
+ * The credential of a session's answer to a server acting with each person's identity, obtained
+ * for the answering request (spec §11): the credential step's, for the session's principal.
+ */
+function answerCredentialOf(
+  step: CredentialStep,
+  broker: McpBroker,
+  request: McpRequest,
+): NonNullable<ClientResponseContext['personalHeaders']> {
+  const session = request.session!;
+  return async name => {
+    const backend = broker.server(name);
+    if (backend === undefined) return undefined;
+    return step.answerHeaders(
+      request.req,
+      {
+        principal: session.principal,
+        era: 'legacy',
+        clientSessionId: session.id,
+        clientCapabilities: session.clientCapabilities,
+      },
+      backend,
+    );
+  };
 }
 
 /** How a request's answer may be given (see ResponseWriter), by its method and era. */
