@@ -114,7 +114,7 @@ describe('ToolCalls with the raw backend', () => {
 
   /** A second replica's calls: the same (shared) ids, no backend session of the caller's. */
   function otherReplica(): ToolCalls {
-    const other = new ToolCalls({
+    return new ToolCalls({
       logger: mockServices.logger.mock(),
       elicitations,
       backendOf: name => (name === endpoint.name ? channelsOf(endpoint) : undefined),
@@ -122,7 +122,6 @@ describe('ToolCalls with the raw backend', () => {
       toolCallTimeoutMs: 10_000,
       requestTimeoutMs: 5_000,
     });
-    return other;
   }
 
   it('sends an answer landing where the backend session is not open with the credential the answering request obtains', async () => {
