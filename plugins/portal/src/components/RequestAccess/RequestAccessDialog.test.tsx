@@ -9,7 +9,8 @@ import {
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
-import { MAX_USE_CASE_LENGTH, RequestAccessDialog } from './RequestAccessDialog';
+import { RequestAccessDialog } from './RequestAccessDialog';
+import { MAX_USE_CASE_LENGTH } from './RequestFields';
 
 describe('RequestAccessDialog (fake portal API)', () => {
   it('sends the chosen plan and use case, counting characters as one types', async () => {
