@@ -6,6 +6,7 @@ import {
   fakePortalApi,
   permissions,
   product,
+  rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
@@ -72,9 +73,7 @@ describe('RequestAccessDialog (fake portal API)', () => {
       'You already have a Pending request for toystore/toystore on plan gold',
     );
     const portal = fakePortalApi({
-      createRequest: jest.fn(async () => {
-        throw refusal;
-      }),
+      createRequest: rejecting(refusal),
     });
     await renderPortal(
       <RequestAccessDialog
