@@ -12,14 +12,15 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { DialogActions } from '../shared/DialogActions';
 import { ErrorAlert } from '../shared/ErrorAlert';
 import { errorMessage } from '../shared/errors';
+import { productKeysIn } from '../shared/productKeysIn';
 
 /** The number of API keys (any phase) of a product that the caller can see. */
 export async function countProductKeys(portal: PortalApi, product: ApiProduct): Promise<number> {
-  let count = 0;
-  for await (const page of portal.listRequestsPages({ namespace: product.metadata.namespace })) {
-    count += page.items.filter(key => key.spec.apiProductRef.name === product.metadata.name).length;
-  }
-  return count;
+  const keys = await productKeysIn(
+    portal.listRequestsPages({ namespace: product.metadata.namespace }),
+    product,
+  );
+  return keys.length;
 }
 
 /** Props of {@link DeleteProductDialog}. */

@@ -8,18 +8,16 @@ import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
 import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { formatDateTime } from './format';
+import { productKeysIn } from './productKeysIn';
 import { keyPhaseColumn, keyRowOf, type KeyRow } from './keyColumns';
 import { EmptyState, ErrorState, LoadingState } from './StateViews';
 
 /** The caller's keys of `product`, walking every page of their own requests in its namespace. */
 export async function myKeysOf(portal: PortalApi, product: ApiProduct): Promise<ApiKey[]> {
-  const keys: ApiKey[] = [];
-  for await (const page of portal.listMyRequestsPages({
-    namespace: product.metadata.namespace,
-  })) {
-    keys.push(...page.items.filter(k => k.spec.apiProductRef.name === product.metadata.name));
-  }
-  return keys;
+  return productKeysIn(
+    portal.listMyRequestsPages({ namespace: product.metadata.namespace }),
+    product,
+  );
 }
 
 const columns: ColumnConfig<KeyRow>[] = [
