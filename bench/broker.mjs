@@ -11,6 +11,8 @@
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
+ *   node bench/broker.mjs --only profile --observed   the first backend with telemetry and a
+ *                                               non-binding rate limit on (what they cost, by function)
  *
  * Sections:
  *   calls        tools/call echo: direct vs pipe relay vs broker vs mcp-hub, sequential and 50
@@ -24,6 +26,9 @@
  *   permissions  tools/call echo through the broker as alice (the fixture's conditional policy)
  *                vs carol (a policy that allows everything), alternating rounds in one backend;
  *                permission-service calls per 1,000 tool calls (from /status)
+ *   telemetry    tools/call echo through a second backend with OpenTelemetry on (the development
+ *                instrumentation: metrics scraped every 5 s, every span kept) and a non-binding
+ *                per-person rate limit, vs the first backend (all off), alternating rounds
  *   identity     tools/call `whoami` as alice on one whoami server registered twice: in broker
  *                mode (the static token) and in tokenExchange mode (alice's exchanged token, a
  *                cache hit after the first call), alternating rounds; broker CPU per call and
@@ -65,13 +70,20 @@ const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 const only = new Set(
   (
     argValue('--only') ??
-    `calls,modern,fanout,memory,elicitation,permissions,identity${smoke ? ',profile' : ''}`
+    `calls,modern,fanout,memory,elicitation,permissions,telemetry,identity${smoke ? ',profile' : ''}`
   ).split(','),
 );
 const cpuProfDir = argValue('--cpu-prof');
 const profileOut = argValue('--profile-out');
 // The backend's LOG_LEVEL: warn by default, so that request logging is not what is measured.
 const logLevel = argValue('--log-level') ?? 'warn';
+// The first backend with telemetry and a rate limit on, as the telemetry section's second one.
+const observed = args.includes('--observed');
+/** What the telemetry section (and --observed) turn on: the instrumentation and a limit. */
+const OBSERVED_BACKEND = {
+  instrumentation: true,
+  mcpBroker: { rateLimits: { default: { calls: 1_000_000_000, per: { minutes: 1 } } } },
+};
 
 const COUNTS = smoke
   ? {
@@ -109,6 +121,8 @@ const TARGETS = {
   rssPerSessionKiB: 30,
   /** Throughput with the fixture's conditional policy ÷ with a policy that allows everything. */
   permissionsThroughputRatio: 0.95,
+  /** Issue #31: throughput with metrics, traces and a non-binding limit ÷ all off, 50 in flight. */
+  telemetryThroughputRatio: 0.95,
 };
 
 const sleep = millis => new Promise(resolve => setTimeout(resolve, millis));
@@ -162,6 +176,7 @@ async function main() {
           ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
         ],
         logLevel,
+        observed ? OBSERVED_BACKEND : {},
       ),
       ...(modern ? [startPipeRelay(modern.url)] : []),
     ]);
@@ -179,7 +194,7 @@ async function main() {
       '',
       `Machine: ${facts.nproc} cores, ${facts.memoryGiB} GiB, ${facts.cpuModel}; Node ${facts.node}; ${facts.platform}.`,
       `Load average before the run: ${loadBefore} (other jobs share this machine).`,
-      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}.`,
+      `Command: \`node bench/broker.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; backend LOG_LEVEL=${logLevel}${observed ? '; the first backend with telemetry and a non-binding rate limit (--observed)' : ''}.`,
       '',
     );
 
@@ -196,6 +211,7 @@ async function main() {
       output.push(...(await elicitationSection({ broker, example, token })));
     if (only.has('permissions'))
       output.push(...(await permissionsSection({ broker, token, adminToken })));
+    if (only.has('telemetry')) output.push(...(await telemetrySection({ servers, broker, token })));
     if (only.has('identity')) output.push(...(await identitySection({ broker, token, identity })));
     if (only.has('profile')) output.push(...(await profileSection({ broker, token })));
 
@@ -747,6 +763,117 @@ async function permissionsSection({ broker, token, adminToken }) {
         ],
       ],
     ),
+    '',
+  ];
+}
+
+/**
+ * The cost of telemetry and rate limits: tools/call `everything_echo` as alice through a second
+ * backend that loads the development instrumentation (OpenTelemetry SDK: every request's spans
+ * kept, metrics read by a scrape of its /metrics every 5 s, as Prometheus would) and counts every
+ * call against a per-person limit too high to refuse anything, vs the first backend (no SDK, no
+ * limit), side by side in many short alternating rounds.
+ */
+async function telemetrySection({ servers, broker, token }) {
+  log('telemetry: starting a second backend with OpenTelemetry and a non-binding rate limit');
+  const [observed] = await startAll([startBrokerBackend(servers, [], logLevel, OBSERVED_BACKEND)]);
+  const observedToken = await observed.backend.signIn('alice');
+  await waitForBrokerBackends(observed.backend, await observed.backend.signIn('carol'), [
+    'everything',
+  ]);
+  const telemetryUrl = observed.backend.telemetryUrl();
+  if (telemetryUrl === undefined) throw new Error('the second backend printed no telemetry page');
+  let scrapes = 0;
+  const scrape = async () => {
+    const text = await fetch(`${telemetryUrl}/metrics`).then(r => r.text());
+    scrapes += 1;
+    return text;
+  };
+  const scraper = setInterval(() => void scrape().catch(() => undefined), 5_000);
+  const names = { off: 'all off', on: 'metrics + traces + limit' };
+  const clients = {
+    [names.off]: await connectClient({ url: broker.url, token }),
+    [names.on]: await connectClient({ url: observed.url, token: observedToken }),
+  };
+  const pids = { [names.off]: broker.pid, [names.on]: observed.pid };
+  const targets = [];
+  for (const [name, client] of Object.entries(clients)) {
+    const call = () =>
+      client.callTool({ name: 'everything_echo', arguments: { message: 'hello' } });
+    for (let i = 0; i < (smoke ? 5 : 200); i += 1) await call();
+    targets.push({ name, call, pids: { backend: pids[name] } });
+  }
+  const modes = callModes();
+  const rounds = smoke ? COUNTS.rounds : 20;
+  const loadBefore = loadAverage();
+  log(`telemetry: ${rounds} alternating rounds per target`);
+  let results;
+  try {
+    results = await measureCalls({ targets, modes, rounds });
+  } finally {
+    clearInterval(scraper);
+  }
+  const loadAfter = loadAverage();
+  for (const client of Object.values(clients)) await client.close();
+  // What the observed backend reported: its tools/call count on /metrics, and its spans.
+  const metrics = await scrape();
+  const counted = metrics
+    .split('\n')
+    .filter(
+      line =>
+        line.startsWith('mcp_server_operation_duration_count{') &&
+        line.includes('mcp_method_name="tools/call"'),
+    )
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  const traces = await fetch(`${telemetryUrl}/traces`).then(r => r.json());
+
+  const { table, summary } = callTable(results, modes, targets, ['backend']);
+  const of = (mode, name) => {
+    const entry = summary[`${mode.name}/${name}`];
+    return { ...entry, cpuPerCall: entry.cpu.backend / entry.calls };
+  };
+  const ratio = mode => of(mode, names.on).callsPerSecond / of(mode, names.off).callsPerSecond;
+  const concurrent = modes.find(mode => mode.concurrency > 1);
+  const sequential = modes.find(mode => mode.concurrency === 1);
+  await observed.backend.stop();
+  return [
+    `### Telemetry and rate limits: tools/call \`everything_echo\`, ${names.on} vs ${names.off}`,
+    '',
+    `Two backends side by side, both pointed at the same servers, alice's token on each, ${rounds} alternating rounds. "${names.on}" loads packages/backend/src/instrumentation.ts (OpenTelemetry Node SDK: a SERVER and a CLIENT span per call, kept by the always-on sampler and exported in batches to the in-memory trace page; the MCP histograms, counters and gauges, read by a scrape of /metrics every 5 s) and counts every call against \`mcpBroker.rateLimits.default\` (10⁹ per minute: never refuses). "${names.off}" is the first backend: no SDK (the OpenTelemetry API's no-ops), no limit. Load average ${loadBefore} before and ${loadAfter} after the section (2 cores shared with other jobs).`,
+    '',
+    table,
+    '',
+    markdownTable(
+      ['measure', 'value', 'target', 'result'],
+      [
+        [
+          `throughput ${names.on} ÷ ${names.off}, ${concurrent.name}`,
+          `${ratio(concurrent).toFixed(3)}×`,
+          `≥ ${TARGETS.telemetryThroughputRatio}×`,
+          verdict(ratio(concurrent) >= TARGETS.telemetryThroughputRatio),
+        ],
+        [
+          `throughput ${names.on} ÷ ${names.off}, sequential`,
+          `${ratio(sequential).toFixed(3)}×`,
+          '',
+          '',
+        ],
+        [
+          'sequential p50 overhead',
+          `${(of(sequential, names.on).p50 - of(sequential, names.off).p50).toFixed(2)} ms`,
+          '',
+          '',
+        ],
+        [
+          `backend CPU per call, ${concurrent.name}`,
+          `${of(concurrent, names.on).cpuPerCall.toFixed(3)} vs ${of(concurrent, names.off).cpuPerCall.toFixed(3)} ms (+${(of(concurrent, names.on).cpuPerCall - of(concurrent, names.off).cpuPerCall).toFixed(3)} ms)`,
+          '',
+          '',
+        ],
+      ],
+    ),
+    '',
+    `The observed backend's /metrics counted ${count(counted)} tools/call requests (warm-up included; ${scrapes} scrapes), and its trace page held ${traces.length} recent traces.`,
     '',
   ];
 }

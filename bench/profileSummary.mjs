@@ -33,7 +33,7 @@ const BROKER_FILES = [
   [/protocol\/jsonRpcMessage/, 'backend messages: JSON.parse, raw id scan, classification'],
   [/protocol\/jsonRpc/, 'broker router: JSON-RPC validation'],
   [/router\/(sseClientStream|SseClientStream)/, SSE_WRITING],
-  [/router\/clientReply/, 'broker router: replies (JSON.stringify)'],
+  [/router\/ResponseWriter/, 'broker router: the response writer (JSON.stringify)'],
   [
     /router\/(requirePrincipal|VerifiedPrincipalCache|principalAccess)/,
     'broker auth (token cache)',

@@ -188,9 +188,11 @@ export async function startMcpHub(servers) {
 /**
  * The real development backend with the broker pointed at `servers` ({ name: url }), at log
  * level `logLevel` (default warn: request logging would be measured otherwise). `nodeArgs` may
- * add Node flags such as `--cpu-prof`. Returns the backend (with `pid`) and the broker's MCP URL.
+ * add Node flags such as `--cpu-prof`. `options.instrumentation` loads the development
+ * backend's OpenTelemetry set-up (as `yarn start` does); `options.mcpBroker` adds broker config
+ * (e.g. `rateLimits`). Returns the backend (with `pid`) and the broker's MCP URL.
  */
-export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'warn') {
+export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'warn', options = {}) {
   const backend = await startBackendProcess({
     config: {
       mcpBroker: {
@@ -201,11 +203,13 @@ export async function startBrokerBackend(servers, nodeArgs = [], logLevel = 'war
         // The fan-out and memory sections open up to 10,000 sessions as one user; the defaults
         // (32 per principal, 5,000 per replica) would evict them (404) or refuse them (429).
         sessionLimits: { perPrincipal: 20_000, perReplica: 20_000 },
+        ...options.mcpBroker,
       },
     },
     env: { LOG_LEVEL: logLevel },
     nodeArgs,
     startTimeoutMs: 120_000,
+    instrumentation: options.instrumentation === true,
   });
   return { backend, pid: backend.pid, url: `${backend.baseUrl}/api/mcp-broker/mcp` };
 }

@@ -222,6 +222,57 @@ export interface Config {
      * `terminationGracePeriodSeconds`, default 30 s).
      */
     shutdownDrainTimeout?: HumanDuration | string;
+    /**
+     * Per-person limits of tool calls (`tools/call`, both protocol eras). A call over a limit is
+     * refused before it reaches its server, with HTTP 429, `Retry-After` and a JSON-RPC error
+     * -32000 whose `data` is `{ reason: "rate-limited", retryAfterMs }`; the refusal is audited
+     * (`mcp-broker.tool-call`, outcome `rate-limited`) and counted (`mcp_broker.rate_limit.refusals`).
+     *
+     * Windows are fixed (`per` long, aligned to the clock), so up to twice a limit can pass across
+     * the boundary of two windows. With `sessionStore: database` the replicas share each count
+     * through the database in leases (no database round trip per call): together they never
+     * admit more than the limit, and a person is refused no earlier than after 90 % of it; a
+     * replica that cannot reach the database admits at most its share (the limit divided by the
+     * live replicas) meanwhile. With `sessionStore: memory` the count is this process's.
+     */
+    rateLimits?: {
+      /** Every person's limit over all tool calls together; default none. */
+      default?: {
+        /** Tool calls allowed per window (a positive integer). */
+        calls: number;
+        /** The window, e.g. `{ minutes: 1 }` or `'1m'`; at least one second. */
+        per: HumanDuration | string;
+      };
+      /**
+       * Limits for a server, a tool glob, a user or a group. Entries with the same `server` and
+       * `tool` are alternatives: a person gets the one naming them as `user`, else the first one
+       * naming one of their groups, else the one naming neither, else none. Entries with
+       * different `server`/`tool` (and `default`) all hold at once, each counted apart: a call
+       * is refused when any of its budgets is spent.
+       */
+      overrides?: Array<{
+        /** The configured server (`servers[].name`) whose tool calls this counts; default all. */
+        server?: string;
+        /**
+         * Glob of the server's own (unprefixed) tool name; `*` matches any run of characters,
+         * nothing else is special, case-sensitive (as the HAS_NAME permission rule). Default all.
+         */
+        tool?: string;
+        /**
+         * The person this entry is for: a user entity ref (`user:default/alice`, or `alice`), or
+         * `service:<subject>` for a static-token service. Default everyone.
+         */
+        user?: string;
+        /** A group (entity ref, e.g. `group:default/bots`) whose members this entry is for. */
+        group?: string;
+        /** Tool calls allowed per window. */
+        calls?: number;
+        /** The window; at least one second. */
+        per?: HumanDuration | string;
+        /** No limit in this scope for this person (instead of `calls` and `per`). */
+        unlimited?: boolean;
+      }>;
+    };
     /** Host/Origin checks on `/api/mcp-broker/mcp` (DNS rebinding protection). */
     dnsRebindingProtection?: {
       /** Default true. */

@@ -134,7 +134,11 @@ const RESERVED_HEADERS = new Set([
   'last-event-id',
 ]);
 
-function readOptionalDurationMs(
+/**
+ * Reads the duration at `key` of `config` in milliseconds (`fallbackMs` when absent), at least
+ * `minimumMs`; `fullKey` names it in the InputError of an invalid value.
+ */
+export function readOptionalDurationMs(
   config: Config,
   key: string,
   fullKey: string,

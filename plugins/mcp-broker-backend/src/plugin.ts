@@ -14,6 +14,12 @@ import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
+import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
+import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { rateLimitStep } from './router/rateLimitStep';
+import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
+import { gaugeSnapshotOf } from './broker/brokerGauges';
+import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
@@ -44,6 +50,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        userInfo: coreServices.userInfo,
         auth: coreServices.auth,
       },
       async init(deps) {
@@ -59,13 +66,26 @@ export const mcpBrokerPlugin = createBackendPlugin({
           readRequestStateSecret(config),
           stores.requestStateKeys,
         );
+        // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
+        // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
+        const telemetry = BrokerTelemetry.create();
+        const rateLimitConfig = readRateLimitConfig(config);
+        const rateLimits =
+          rateLimitConfig &&
+          ToolCallRateLimits.create({
+            config: rateLimitConfig,
+            store: stores.quota,
+            userInfo: deps.userInfo,
+            logger,
+          });
         const access = BrokerAccessControl.create({
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const broker = McpBroker.create({
           config: brokerConfig,
-          logger,
+          // Log lines written while a request is served carry its trace id.
+          logger: withTraceIds(logger),
           sessionStore,
           // list_changed only to clients whose permitted view can have changed.
           listViews: access,
@@ -75,6 +95,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               requestState: { key: requestStateKey, nonces: requestStateNonces },
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
+              telemetry,
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
@@ -100,9 +121,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
+        telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
           await discovery.stop();
           await broker.close();
+          rateLimits?.close();
+          telemetry.close();
           await identity.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
@@ -124,6 +148,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
             access,
             toolCallAuditor,
             resourceMetadataUrl: oauth.resourceMetadataUrl,
+            telemetry,
+            // The admission chain's limits stage: the per-person rate limit (spec §12).
+            limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,

@@ -13,6 +13,7 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from './protocol/jsonRpc';
+import type { ClientRequestTelemetry } from './telemetry/BrokerTelemetry';
 
 /**
  * A backend MCP server as configured: its name, endpoint, tool prefix and the broker's own
@@ -105,6 +106,11 @@ export interface ToolCallContext {
   readonly response: ClientResponseWriter;
   /** Aborted when the client's POST connection closes, its session ends, or the broker stops. */
   readonly signal: AbortSignal;
+  /**
+   * The client request's telemetry: each request the call sends to its backend is measured
+   * and traced as a child of it (its trace context goes to the backend). Absent: not measured.
+   */
+  readonly telemetry?: ClientRequestTelemetry;
   /**
    * The headers of this person's requests to the backend (spec §11: their credential in place
    * of the broker's own); absent: the server's static headers (`broker` mode).

@@ -1,8 +1,8 @@
 /*
- * Keeps bench/broker.mjs from rotting: runs its --smoke mode (the real backend process,
- * server-everything, both example servers, mcp-hub, the pipe relays, the token exchange and whoami
- * servers of the identity section; a few dozen calls, 20
- * sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
+ * Keeps bench/broker.mjs from rotting: runs its --smoke mode (the real backend process, a
+ * second one with telemetry and a rate limit, server-everything, both example servers, mcp-hub,
+ * the pipe relays, the token exchange and whoami servers of the identity section; a few dozen
+ * calls, 20 sessions) and checks that it finishes and prints its tables. Timings of a smoke run mean
  * nothing and are not asserted; what does not depend on the machine is: every call completed
  * on every target, every stream got the notification, every session was deleted with 204.
  */
@@ -93,6 +93,20 @@ describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe rel
     expect(perThousand).not.toBeNull();
     expect(Number(perThousand![2])).toBeLessThan(10); // one per call would be 120
 
+    // Telemetry and rate limits on vs all off: every call of both backends completed, and the
+    // observed backend's own /metrics counted its calls (a limit that refused one would fail it).
+    const telemetry = tableAfter(stdout, '### Telemetry and rate limits');
+    expect(telemetry.map(([mode, target, callCount]) => [mode, target, callCount])).toEqual([
+      ['sequential', 'all off', '20'],
+      ['sequential', 'metrics + traces + limit', '20'],
+      ['10 in flight', 'all off', '40'],
+      ['10 in flight', 'metrics + traces + limit', '40'],
+    ]);
+    expect(stdout).toMatch(
+      /throughput metrics \+ traces \+ limit ÷ all off, 10 in flight \| \d+\.\d{3}×/,
+    );
+    const counted = /\/metrics counted (\d+) tools\/call requests/.exec(stdout);
+    expect(Number(counted?.[1])).toBeGreaterThanOrEqual(60 + 5); // the run's calls and warm-up
     // Identity (spec §11): the same whoami server in broker mode and with alice's exchanged
     // token, which is exchanged once (during warm-up) and then served from the broker's cache.
     const identity = tableAfter(stdout, '### Identity');
@@ -114,6 +128,7 @@ describe('bench/broker.mjs --smoke (real backend, MCP servers, mcp-hub, pipe rel
     const total = shares.reduce((sum, share) => sum + share, 0);
     expect(Math.abs(total - 100)).toBeLessThanOrEqual(0.05 * shares.length + 0.01); // rounding
     expect(tableAfter(stdout, '#### By package').length).toBeGreaterThan(0);
-    // ~30 s alone; the limit leaves room for a machine busy with the rest of the suite.
-  }, 150_000);
+    // ~45 s alone (two backends); the limit leaves room for a machine busy with the rest of the
+    // suite.
+  }, 240_000);
 });

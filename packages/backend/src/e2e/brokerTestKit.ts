@@ -9,16 +9,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
-/** Waits until `check` returns a truthy value, polling every 50 ms. */
+/** Waits until `check` returns a truthy value (and resolves with it), polling every 50 ms. */
 export async function waitFor<T>(
   check: () => T | Promise<T>,
   timeoutMs = 10_000,
   what = 'condition',
-): Promise<T> {
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise(resolve => setTimeout(resolve, 50));
   }

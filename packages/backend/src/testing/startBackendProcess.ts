@@ -30,6 +30,11 @@ export interface BackendProcessOptions {
    * `advancingClock.cjs`): a stand-in for waiting, e.g. until tokens expire. Default false.
    */
   advancingClock?: boolean;
+  /**
+   * Load src/instrumentation.ts first, as `yarn start` does (the OpenTelemetry SDK and the
+   * telemetry page, on a free port here: {@link BackendProcess.telemetryUrl}).
+   */
+  instrumentation?: boolean;
 }
 
 /** A running backend process. */
@@ -42,6 +47,11 @@ export interface BackendProcess {
   signIn(userName: string): Promise<string>;
   /** Everything the process printed so far (for diagnosing a failed test). */
   output(): string;
+  /**
+   * The telemetry page (`/metrics`, `/traces`) of a backend started with `instrumentation`, as
+   * it printed it; undefined before it did, or without instrumentation.
+   */
+  telemetryUrl(): string | undefined;
   stop(): Promise<void>;
   /** Kills the process at once (SIGKILL: no shutdown hooks), as a crashed replica would die. */
   kill(): Promise<void>;
@@ -97,6 +107,8 @@ export async function startBackendProcess(
       ...(options.nodeArgs ?? []),
       '--require',
       require.resolve('@backstage/cli/config/nodeTransform.cjs'),
+      // After the TypeScript transform, which it needs (as under `backstage-cli package start`).
+      ...(options.instrumentation ? ['--require', './src/instrumentation.ts'] : []),
       'src/index.ts',
       '--config',
       path.join(repoRoot, 'app-config.yaml'),
@@ -109,6 +121,8 @@ export async function startBackendProcess(
         ...process.env,
         NODE_ENV: 'development',
         LOG_LEVEL: 'warn',
+        // A free port for the telemetry page (printed): several backends may run at once.
+        ...(options.instrumentation ? { OTEL_EXPORTER_PROMETHEUS_PORT: '0' } : {}),
         ...options.env,
         ...reserved.env,
       },
@@ -156,6 +170,7 @@ export async function startBackendProcess(
     port,
     pid: child.pid!,
     output: () => output,
+    telemetryUrl: () => /Telemetry: metrics at (http:\/\/[^\s]+)\/metrics/.exec(output)?.[1],
     stop,
     async kill() {
       if (child.exitCode === null && child.signalCode === null) {

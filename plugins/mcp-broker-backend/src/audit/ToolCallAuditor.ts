@@ -1,8 +1,10 @@
 /*
  * Audit events of tool calls (spec §8): every `tools/call` is one `mcp-broker.tool-call` event
  * through Backstage's auditor service, with the principal, the server, the tool (the backend's
- * own name), the credential mode the call presented (spec §11; never a credential), the outcome (`succeeded`, `failed` or `denied`) and the duration. Arguments and
- * results are never recorded: the event's metadata is built from names only.
+ * own name), the credential mode the call presented (spec §11; never a credential), the outcome
+ * (`succeeded`, `failed`, `denied`, or `rate-limited` with `retryAfterMs`) and the duration, and
+ * the call's trace id when tracing is on. Arguments and results are never recorded: the event's
+ * metadata is built from names only.
  *
  * The principal is in the metadata rather than taken by the auditor from the request: the
  * auditor would verify the request's token again on every call, which the broker avoids (see
@@ -17,13 +19,14 @@
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
+import { resultOfFinalMessage } from '../telemetry/requestResult';
 import type { ClientResponseWriter } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
 
 /** How a tool call ended, as the audit trail records it. */
-export type ToolCallOutcome = 'succeeded' | 'failed' | 'denied';
+export type ToolCallOutcome = 'succeeded' | 'failed' | 'denied' | 'rate-limited';
 
 /** What a tool call is, for its audit event. */
 export interface AuditedToolCall {
@@ -32,6 +35,8 @@ export interface AuditedToolCall {
   server: string | undefined;
   /** The backend's own tool name, or the name the client asked for when it is unknown. */
   tool: string;
+  /** The trace the call belongs to (when tracing is on), to follow it from the audit trail. */
+  traceId?: string;
   /** Which credential the call presented (spec §11: the mode, never a value). */
   credentialMode?: string;
 }
@@ -58,11 +63,15 @@ export class ToolCallAuditor {
     this.#logger = logger;
   }
 
-  /** Records a call that was refused (denied, or of a tool that exists nowhere) in one event. */
+  /**
+   * Records a call that was refused (denied, rate-limited, or of a tool that exists nowhere) in
+   * one event; `meta` adds what the refusal said (e.g. `retryAfterMs`).
+   */
   async refused(
     call: AuditedToolCall,
-    outcome: 'denied' | 'failed',
+    outcome: 'denied' | 'failed' | 'rate-limited',
     reason: string,
+    meta: JsonObject = {},
   ): Promise<void> {
     await this.#guard(async () => {
       const event = await this.#auditor.createEvent({
@@ -70,7 +79,7 @@ export class ToolCallAuditor {
         severityLevel: 'medium',
         meta: metaOf(call),
       });
-      await event.fail({ error: auditError(reason), meta: { outcome, durationMs: 0 } });
+      await event.fail({ error: auditError(reason), meta: { ...meta, outcome, durationMs: 0 } });
     });
   }
 
@@ -117,7 +126,7 @@ export class ToolCallAuditor {
         const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
-        const failure = failureOf(final);
+        const failure = resultOfFinalMessage(final).reason;
         await this.#guard(() =>
           failure === undefined
             ? event.success({ meta: { outcome: 'succeeded', durationMs } })
@@ -142,6 +151,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
     principal: auditPrincipal(call.principal),
     server: call.server ?? null,
     tool: call.tool.slice(0, 200),
+    ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
   };
 }
@@ -159,16 +169,4 @@ function auditError(reason: string): Error {
   const error = new Error(reason);
   error.stack = `Error: ${reason}`;
   return error;
-}
-
-/**
- * Why the call failed, in words that hold no result content; undefined when it succeeded.
- * A JSON-RPC error and a tool result with `isError: true` both count as failed.
- */
-function failureOf(final: JsonRpcMessage | undefined): string | undefined {
-  if (final === undefined)
-    return 'the call ended without a result (cancelled, client gone, or shutdown)';
-  if ('error' in final) return `JSON-RPC error ${final.error.code}`;
-  const result = (final as { result?: { isError?: unknown } }).result;
-  return result?.isError === true ? 'the tool reported an error (isError)' : undefined;
 }

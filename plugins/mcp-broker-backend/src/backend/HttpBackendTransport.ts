@@ -138,7 +138,7 @@ export class HttpBackendTransport implements BackendTransport {
       endpoint: route.endpoint,
       sessionId: route.sessionId,
       protocolVersion: route.protocolVersion,
-      headers: mirroredHeaders(route, message, options),
+      headers: requestHeaders(route, message, options),
     };
     let response: HttpBackendResponse;
     try {
@@ -244,6 +244,18 @@ export class HttpBackendTransport implements BackendTransport {
     if (status === 404) failure = 'not-found';
     throw new BackendTransportError(failure, `answered HTTP ${status}`, status);
   }
+}
+
+/** A request's own headers: its trace context, and the headers that mirror its body. */
+function requestHeaders(
+  route: BackendRoute,
+  message: OutgoingMessage,
+  options: SendOptions,
+): Record<string, string> | undefined {
+  const mirrored = mirroredHeaders(route, message, options);
+  const { traceContext } = options;
+  if (traceContext === undefined) return mirrored;
+  return mirrored === undefined ? { ...traceContext } : Object.assign(mirrored, traceContext);
 }
 
 /** The 2026-07-28 headers that mirror a request's body (none for other revisions). */

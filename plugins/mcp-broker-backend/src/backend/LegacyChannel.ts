@@ -214,19 +214,21 @@ export class LegacyChannel extends BackendChannel {
   }
 
   /**
-   * POSTs a client's call on `session` (never sent twice) and resolves with the reply once it
-   * begins; the caller reads it. Rejects with a BackendError (`session-lost` when the backend no
-   * longer knows the session: nothing ran).
+   * POSTs a client's call on `session` (never sent twice), with the call's trace context when it
+   * is traced, and resolves with the reply once it begins; the caller reads it. Rejects with a
+   * BackendError (`session-lost` when the backend no longer knows the session: nothing ran).
    */
   async call(
     session: LegacySession,
     message: JsonRpcRequest,
     signal: AbortSignal,
+    traceContext?: Readonly<Record<string, string>>,
   ): Promise<BackendReply> {
     try {
       return await this.transport.send(this.route(session), outgoingOf(message), {
         signal,
         replayable: false,
+        traceContext,
       });
     } catch (error) {
       throw backendFailure(this.backend, error, false);

@@ -163,6 +163,8 @@ export class ModernChannel extends BackendChannel {
     options: {
       signal: AbortSignal;
       mirroredParams?: readonly ParamHeaderDeclaration[];
+      /** The call's trace context (`traceparent`, `tracestate`), when it is traced. */
+      traceContext?: Readonly<Record<string, string>>;
       /** A person's endpoint (their credential, spec §11); default the backend's own. */
       endpoint?: BackendEndpoint;
     },
@@ -175,6 +177,7 @@ export class ModernChannel extends BackendChannel {
         signal: options.signal,
         replayable: false,
         mirroredParams: options.mirroredParams,
+        traceContext: options.traceContext,
       });
     } catch (error) {
       throw backendFailure(this.backend, error, false);

@@ -62,6 +62,11 @@ export interface SendOptions {
   readonly replayable?: boolean;
   /** The tool's `x-mcp-header` declarations, whose arguments a 2026-07-28 call mirrors. */
   readonly mirroredParams?: readonly ParamHeaderDeclaration[];
+  /**
+   * W3C trace context of the request (`traceparent`, `tracestate`: the broker's span for it),
+   * carried as the medium carries it (HTTP: as headers of those names).
+   */
+  readonly traceContext?: Readonly<Record<string, string>>;
 }
 
 /** One message read from a backend (or a piece of its answer that was not one). */

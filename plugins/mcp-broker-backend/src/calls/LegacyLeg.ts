@@ -19,6 +19,7 @@ import type { LegacySession, LegacySessionRef } from '../backend/LegacyChannel';
 import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { type AnswerRouter, untilAborted } from './AnswerRouter';
 import { readCallReply } from './callReply';
+import { observedBackendRequest } from './observedBackendRequest';
 import type { HeldCalls } from './HeldCalls';
 import type { ToolCall } from './ToolCall';
 
@@ -73,18 +74,21 @@ export class LegacyLeg {
     const backendRequestId = this.nextRequestId++;
     const ref: LegacySessionRef = { channel, session };
     call.sentOn(ref, reason => this.cancel(call, ref, backendRequestId, reason));
-    const reply = await channel.call(
-      session,
-      { jsonrpc: '2.0', id: backendRequestId, method: call.method, params: request.params },
-      call.signal,
-    );
-    const held = this.options.held;
-    return readCallReply(call, reply, {
-      backendRequestId,
-      logger: this.options.logger,
-      onRequest: parsed => this.onRequest(call, ref, parsed),
-      // Held, and the client's retry went to another replica? Then what follows goes there.
-      beforeMessage: held?.handles(call) ? () => held.followClient(call) : undefined,
+    return observedBackendRequest(call, 'legacy', session.protocolVersion, async traceContext => {
+      const reply = await channel.call(
+        session,
+        { jsonrpc: '2.0', id: backendRequestId, method: call.method, params: request.params },
+        call.signal,
+        traceContext,
+      );
+      const held = this.options.held;
+      return readCallReply(call, reply, {
+        backendRequestId,
+        logger: this.options.logger,
+        onRequest: parsed => this.onRequest(call, ref, parsed),
+        // Held, and the client's retry went to another replica? Then what follows goes there.
+        beforeMessage: held?.handles(call) ? () => held.followClient(call) : undefined,
+      });
     });
   }
 

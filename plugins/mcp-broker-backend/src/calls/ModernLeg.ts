@@ -28,6 +28,8 @@ import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { AnswerRouter } from './AnswerRouter';
 import { readCallReply } from './callReply';
+import { observedBackendRequest } from './observedBackendRequest';
+import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { ToolCall } from './ToolCall';
 
 /** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
@@ -119,25 +121,28 @@ export class ModernLeg {
   ): Promise<Record<string, unknown>> {
     const { request } = call;
     const backendRequestId = this.nextRequestId++;
-    const reply = await request.backend.modern.call(
-      { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
-      withoutTasks({ ...request.clientCapabilities }),
-      {
-        signal: call.signal,
-        mirroredParams: this.paramDeclarations(call),
-        endpoint: request.personalEndpoint,
-      },
-    );
-    return readCallReply(call, reply, {
-      backendRequestId,
-      logger: this.options.logger,
-      loneErrors: true,
-      onRequest: async () => {
-        // 2026-07-28 has no server-to-client requests (input comes as input_required).
-        this.options.logger.warn(
-          `MCP server "${call.backend}" sent a request on a 2026-07-28 call's stream; dropped`,
-        );
-      },
+    return observedBackendRequest(call, 'modern', MODERN_PROTOCOL_VERSION, async traceContext => {
+      const reply = await request.backend.modern.call(
+        { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
+        withoutTasks({ ...request.clientCapabilities }),
+        {
+          signal: call.signal,
+          mirroredParams: this.paramDeclarations(call),
+          endpoint: request.personalEndpoint,
+          traceContext,
+        },
+      );
+      return readCallReply(call, reply, {
+        backendRequestId,
+        logger: this.options.logger,
+        loneErrors: true,
+        onRequest: async () => {
+          // 2026-07-28 has no server-to-client requests (input comes as input_required).
+          this.options.logger.warn(
+            `MCP server "${call.backend}" sent a request on a 2026-07-28 call's stream; dropped`,
+          );
+        },
+      });
     });
   }
 

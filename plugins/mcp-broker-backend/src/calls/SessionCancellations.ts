@@ -66,13 +66,13 @@ export class SessionCancellations {
       sessionAddress(call.owner),
       signal => {
         if (signal.kind === 'end') {
-          call.end('client-gone');
+          call.endFromReplica('client-gone');
           return false; // every replica with calls of the session must see it
         }
         if (signal.kind !== 'cancel') return false;
         const cancellation = readCancellation(signal.payload);
         if (cancellation?.requestKey !== requestKey) return false;
-        call.end('cancelled', cancellation.reason);
+        call.endFromReplica('cancelled', cancellation.reason);
         return true;
       },
       SESSION_SIGNAL_POLL_MS,

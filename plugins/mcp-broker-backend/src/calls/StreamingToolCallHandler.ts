@@ -65,6 +65,7 @@ import {
 } from '../inputRequests/requestStateNonces';
 import { ExpirySweeper, type ExpiringRecords } from '../replicas/ExpirySweeper';
 import { SignalBus, type SignalStore } from '../replicas/SignalBus';
+import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 
 /** What a ToolCallHandler may use from the broker. */
 export interface ToolCallHandlerDeps {
@@ -319,6 +320,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
             }),
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
+        ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),
       },
       sink,
     );
@@ -413,6 +415,8 @@ export function createStreamingToolCallHandler(
     statelessSessionIdleMs?: number;
     requestState?: RequestStateOptions;
     shared?: SharedCallStores;
+    /** Counts the clients' cancellations passed on to backends. */
+    telemetry?: BrokerTelemetry;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -461,6 +465,7 @@ export function createStreamingToolCallHandler(
     requestTimeoutMs: config.requestTimeoutMs,
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
+    telemetry: options.telemetry,
     shared: shared && {
       store: shared.heldCalls,
       bus: new SignalBus({ store: shared.signals, logger }),

@@ -52,6 +52,8 @@ export class ToolCall {
   session: LegacySessionRef | undefined;
   /** Set once the request went to a 2026-07-28 backend (nothing to cancel but the stream). */
   stateless = false;
+  /** Where the client's cancellation (or its session's end) came from: here, or another replica. */
+  endedFrom: 'client' | 'replica' = 'client';
   /** The backend's name. */
   readonly backend: string;
   /** Whose backend sessions carry the call (a client session, or a stateless pool key). */
@@ -130,6 +132,13 @@ export class ToolCall {
     void cancel(clientReason ?? CANCELLATION_REASONS[reason]).finally(() =>
       this.controller.abort(),
     );
+  }
+
+  /** {@link end}, for a cancellation (or session end) that came from another replica. */
+  endFromReplica(reason: 'cancelled' | 'client-gone', clientReason?: string): void {
+    if (this.endReason !== undefined) return;
+    this.endedFrom = 'replica';
+    this.end(reason, clientReason);
   }
 
   /** Stops the call at once, without telling the backend (its backend or the broker is going). */

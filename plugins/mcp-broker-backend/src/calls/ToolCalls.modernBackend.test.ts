@@ -16,6 +16,9 @@ import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import { scanParamHeaders } from '../protocol/paramHeaders';
+import { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
+import { MetricName } from '../telemetry/BrokerMetrics';
+import { InMemoryTelemetry } from '../telemetry/__testUtils__/inMemoryTelemetry';
 
 const KEY = Buffer.alloc(32, 7);
 const binding = { principal: 'user:default/ada', method: 'tools/call', name: 'modern/confirm' };
@@ -248,6 +251,67 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
       'io.modelcontextprotocol/clientInfo': expect.objectContaining({ name: expect.any(String) }),
     });
+    await forwarder.close();
+    await double.close();
+  });
+
+  it("traces each request to the backend as a CLIENT span under the client's request, its traceparent going with it, input rounds included (scripted double, the OpenTelemetry SDK in memory)", async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result:
+          body.params.inputResponses === undefined
+            ? {
+                resultType: 'input_required',
+                inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
+                requestState: 'state-1',
+              }
+            : { content: [{ type: 'text', text: 'done' }] },
+      },
+    }));
+    const sdk = new InMemoryTelemetry();
+    const request = BrokerTelemetry.create(sdk).clientRequest({
+      method: 'tools/call',
+      era: 'legacy',
+      headers: {},
+    });
+    const { forwarder } = build(double.endpoint);
+    const sink = collectingSink();
+    const answered: Promise<unknown>[] = [];
+    const send = sink.send.bind(sink);
+    sink.send = message => {
+      if (message.method === 'elicitation/create') {
+        answered.push(
+          forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
+        );
+      }
+      return send(message);
+    };
+    await forwarder.forward({ ...legacyCall(double.endpoint), telemetry: request }, sink);
+    await Promise.all(answered);
+    request.end({ outcome: 'succeeded' });
+
+    const spans = sdk.spans();
+    const server = spans.find(span => span.name === 'tools/call')!;
+    const backend = spans.filter(span => span.name === 'tools/call slow');
+    expect(backend).toHaveLength(2);
+    expect(double.headers.map(headers => headers.traceparent)).toEqual(
+      backend.map(span => `00-${request.traceId}-${span.spanContext().spanId}-01`),
+    );
+    for (const span of backend) {
+      expect(span.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+      expect(span.attributes).toMatchObject({
+        'mcp_broker.server': 'double',
+        'gen_ai.tool.name': 'slow',
+        'mcp_broker.era': 'modern',
+        'mcp.protocol.version': '2026-07-28',
+        'mcp_broker.outcome': 'succeeded',
+      });
+    }
+    const histogram = await sdk.histogram(MetricName.clientOperationDuration);
+    expect(histogram.map(point => point.value.count)).toEqual([2]);
     await forwarder.close();
     await double.close();
   });

@@ -44,6 +44,7 @@ import { LegacyLeg } from './LegacyLeg';
 import { ModernLeg } from './ModernLeg';
 import { StatelessInputAnswers } from './StatelessInputAnswers';
 import { ToolCall } from './ToolCall';
+import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 
 /** Options of {@link ToolCalls}. */
 export interface ToolCallsOptions {
@@ -72,6 +73,8 @@ export interface ToolCallsOptions {
    * cancellations and session ends may land on another replica. None without it.
    */
   shared?: { store: HeldCallStore; bus: SignalBus };
+  /** Counts the clients' cancellations passed on to backends (`mcp_broker.cancellations.relayed`). */
+  telemetry?: BrokerTelemetry;
 }
 
 /** The calls in flight on this replica; see the file comment. */
@@ -175,6 +178,9 @@ export class ToolCalls {
       await this.held?.adoptRemoteClaim(call);
       this.finishFailed(call, error);
     } finally {
+      if (call.endReason === 'cancelled' || call.endReason === 'client-gone') {
+        this.options.telemetry?.metrics.cancellationRelayed(call.backend, call.endedFrom);
+      }
       call.dispose();
       sink.clientGone.removeEventListener('abort', onClientGone);
       unwatch?.();

@@ -12,6 +12,7 @@ import type { JsonRpcId } from '../protocol/jsonRpc';
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import type { ProtocolEra } from '../protocol/modernEra';
 import type { RequestStateBinding } from '../inputRequests/RequestStateSealer';
+import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
 
 /**
  * Where a call writes what the client should see: the response of the client's POST (see
@@ -106,6 +107,11 @@ export interface ForwardedToolCall {
   onCallEnd?: () => void;
   /** The backend's detected era; `modern` makes the call stateless. */
   backendEra?: ProtocolEra;
+  /**
+   * The client request's telemetry: each request the call sends to its backend is measured and
+   * traced as its child (the trace context goes with it). Absent: not measured.
+   */
+  telemetry?: ClientRequestTelemetry;
 }
 
 /** A client's retry of a held call: `tools/call` with `inputResponses` and `requestState`. */

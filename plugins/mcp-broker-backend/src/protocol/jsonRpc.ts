@@ -61,6 +61,11 @@ export const JsonRpcErrorCode = {
   SessionNotFound: -32001,
   /** Sent to a backend whose `elicitation/create` the client did not answer in time. */
   ElicitationExpired: -32001,
+  /**
+   * A rate limit (`mcpBroker.rateLimits`) refused the request; `data: { reason: "rate-limited",
+   * retryAfterMs }` (HTTP 429 with `Retry-After` where the answer is plain HTTP).
+   */
+  RateLimited: -32000,
   /** 2026-07-28: the HTTP headers disagree with the body, or one is missing (HTTP 400). */
   HeaderMismatch: -32020,
   /** 2026-07-28: the request needs a client capability it did not declare (HTTP 400). */

@@ -24,6 +24,8 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
   const writers: ResponseWriter[] = [];
   const responses: http.ServerResponse[] = [];
   const closeReasons: string[] = [];
+  /** What each writer's observer heard, in order (`'none'`: an answer without a final response). */
+  const heard: unknown[] = [];
   /** Emits 'change' whenever a request arrives or a client receives bytes. */
   const changes = new EventEmitter();
   const broker = {
@@ -43,7 +45,9 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
     const app = express();
     app.get(['/session-call', '/modern-call'], (req, res) => {
       responses.push(res);
-      const writer = new ResponseWriter(res, broker, shapes[req.path]);
+      const writer = new ResponseWriter(res, broker, shapes[req.path], {
+        answered: final => heard.push(final ?? 'none'),
+      });
       writer.holdForCall();
       writers.push(writer);
       changes.emit('change');
@@ -62,6 +66,7 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
     writers.splice(0).forEach(w => w.end());
     responses.length = 0;
     closeReasons.length = 0;
+    heard.length = 0;
     server.closeAllConnections();
     await new Promise(resolve => server.close(resolve));
   });
@@ -194,6 +199,23 @@ describe('ResponseWriter (real HTTP connections on loopback)', () => {
     client.writer.end(); // an answer that ends without a message to a client that is gone
     expect(closeReasons).toEqual([]);
     expect(client.writer.send(progress(1))).toBe(false);
+  });
+
+  it('tells its observer once how the answer ended: the final response, or none when the client left first', async () => {
+    const answered = await rawClient('/modern-call');
+    answered.writer.send(progress(1));
+    answered.writer.finish(RESULT);
+    answered.writer.end();
+    await waitUntil(() => answered.text().includes('"result"'));
+    answered.socket.destroy();
+    expect(heard).toEqual([RESULT]);
+
+    const gone = await rawClient('/session-call');
+    await waitUntil(() => writers.length === 2);
+    gone.socket.destroy();
+    await waitFor(() => heard.length === 2, 'the observer to hear of the closed connection');
+    writers[1].finish(RESULT); // too late: nothing is written, nothing heard again
+    expect(heard).toEqual([RESULT, 'none']);
   });
 
   it('says when to retry every 503: Retry-After for an unavailable dependency, the drain keeps its own', async () => {

@@ -20,6 +20,10 @@
  *
  * The stream itself is an SseClientStream owned by the broker (keep-alive, bounded buffer,
  * closed on shutdown). Nothing is written after the answer ended or the client went away.
+ *
+ * A writer may be watched (`AnswerObserver`, the request's telemetry): it hears once how the
+ * answer ended — the final response (`finish`, `answer`, `refuse`), or none (`end`, or the
+ * client's connection closing first, e.g. under a `subscriptions/listen` stream).
  */
 import type { Response } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
@@ -43,6 +47,12 @@ export interface AnswerShape {
  */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
+/** Who hears how an answer ended (see the file comment). */
+export interface AnswerObserver {
+  /** The final response, or undefined when the answer ended without one. Called once. */
+  answered(final: JsonRpcMessage | undefined): void;
+}
+
 /** A plain JSON answer (the shape of every answer that never streams). */
 export const JSON_ANSWER: AnswerShape = { finalAlone: 'json' };
 
@@ -58,7 +68,11 @@ export class ResponseWriter implements ClientResponseWriter {
     /** Opens the broker's streams (absent for a writer that only ever refuses). */
     private readonly broker?: Pick<McpBroker, 'openEventStream'>,
     private readonly shape: AnswerShape = JSON_ANSWER,
-  ) {}
+    /** Hears how the answer ended (see the file comment). */
+    private observer?: AnswerObserver,
+  ) {
+    if (observer !== undefined) res.once('close', () => this.ended(undefined));
+  }
 
   /**
    * The answer is a call's from now on (the request was admitted and handed over): silence
@@ -89,6 +103,7 @@ export class ResponseWriter implements ClientResponseWriter {
     if (this.finished) return false;
     this.finished = true;
     clearTimeout(this.silence);
+    this.ended(message);
     const stream = this.stream;
     if (stream !== undefined) {
       const sent = stream.send(message);
@@ -113,6 +128,7 @@ export class ResponseWriter implements ClientResponseWriter {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.silence);
+    this.ended(undefined);
     // An answer that ends without a message to a client that is gone writes nothing; to one
     // still there, it ends as an empty stream.
     if (this.stream === undefined && (this.res.headersSent || this.res.destroyed)) return;
@@ -128,6 +144,7 @@ export class ResponseWriter implements ClientResponseWriter {
     if (this.finished) return false;
     this.finished = true;
     clearTimeout(this.silence);
+    this.ended(message);
     if (this.res.headersSent || this.res.destroyed) return false;
     if (httpStatus === 503 && !this.res.hasHeader('Retry-After')) {
       this.res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
@@ -148,6 +165,14 @@ export class ResponseWriter implements ClientResponseWriter {
     data?: unknown,
   ): void {
     this.answer(jsonRpcError(id, code, message, data), status);
+  }
+
+  /** Tells the observer (once) how the answer ended. */
+  private ended(final: JsonRpcMessage | undefined): void {
+    const observer = this.observer;
+    if (observer === undefined) return;
+    this.observer = undefined;
+    observer.answered(final);
   }
 
   private open(): ClientEventStream {

@@ -13,10 +13,12 @@
  * - access: the principal's permission decision (one round trip per principal and catalog
  *   version; 503 when the permission backend cannot be asked, fail closed);
  *   `mcp-broker.session.create` for `initialize` and every 2026-07-28 request (403 naming it);
- *   then the request's route in the permitted catalog.
+ *   then the request's route in the permitted catalog (the request's telemetry learns its server
+ *   and tool or prompt; a refused `mcp-broker.session.create` counts as a denial).
  * - limits: what bounds a request's use of the broker: the drain is checked again (from here to
  *   the call's registration nothing waits, so a drain that began meanwhile refuses the request
- *   or sees its call); per-person rate limits and per-server credential steps go here.
+ *   or sees its call); then the steps given to the chain: the per-person rate limit
+ *   (rateLimitStep.ts) and per-server credential steps.
  * Each step either passes the request on (true) or answers it through its writer (false); the
  * chain is a flat loop, so a request's stack does not grow with its steps. A session's request
  * counts as one of the session's running requests from authentication to its end.
@@ -26,7 +28,8 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { PROTOCOL_VERSIONS } from '../protocol/versions';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
 import type { MethodEntry } from './methodTable';
-import type { McpRequest } from './mcpRequest';
+import type { McpRequest, McpRoute } from './mcpRequest';
+import type { RequestTarget } from '../telemetry/BrokerTelemetry';
 import { accessOf, type PrincipalAccessDeps } from './principalAccess';
 import {
   headerValue,
@@ -35,6 +38,16 @@ import {
   refuseStoreUnavailable,
 } from './protocol';
 import type { ResponseWriter } from './ResponseWriter';
+
+/**
+ * What a routed request addresses, as its telemetry records it: the server, and the tool's or
+ * prompt's own name (bounded: names from the catalog); a resource's URI is never recorded.
+ */
+function telemetryTargetOf(method: string | undefined, route: McpRoute): RequestTarget {
+  if (method === 'tools/call') return { server: route.backend, tool: route.name };
+  if (method === 'prompts/get') return { server: route.backend, prompt: route.name };
+  return { server: route.backend };
+}
 
 /**
  * One step of the chain: true (or a promise of true) passes the request on; false means the step
@@ -182,6 +195,10 @@ export class Admission {
       request.era === 'modern' || entry?.permission === mcpBrokerSessionCreatePermission;
     if (needsSessionCreate && !request.access.mayCreateSession) {
       const needing = request.era === 'modern' ? 'using the MCP broker' : 'starting an MCP session';
+      request.telemetry?.denied(
+        mcpBrokerSessionCreatePermission.name,
+        JsonRpcErrorCode.InvalidRequest,
+      );
       writer.refuse(
         403,
         JsonRpcErrorCode.InvalidRequest,
@@ -191,7 +208,11 @@ export class Admission {
       );
       return false;
     }
-    request.route = entry?.route?.(request.access.catalog, request.params);
+    const route = entry?.route?.(request.access.catalog, request.params);
+    if (route !== undefined) {
+      request.route = route;
+      request.telemetry?.routed(telemetryTargetOf(request.method, route));
+    }
     return true;
   };
 }

@@ -15,6 +15,7 @@
  * the arguments first (400 -32020 on a mismatch).
  */
 import { createHash } from 'node:crypto';
+import { mcpBrokerToolUsePermission } from '@devportal/plugin-mcp-broker-common';
 import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import { canonicalJson } from '../inputRequests/RequestStateSealer';
@@ -45,7 +46,8 @@ export function callTool(
   credentialStep?: CredentialStep,
 ) {
   return async (request: McpRequest): Promise<void> => {
-    const { params, route, principal, writer } = request;
+    const { params, route, principal, writer, telemetry } = request;
+    const traceId = telemetry?.traceId;
     const id = request.id!;
     if (typeof params.name !== 'string') {
       writer.answer(
@@ -57,8 +59,20 @@ export function callTool(
     if (!route || !backend) {
       // Denied and unknown answer alike; only the audit trail tells them apart.
       const hidden = hiddenToolRoute(broker.catalog(), params.name);
+      if (hidden) {
+        telemetry?.denied(
+          mcpBrokerToolUsePermission.name,
+          JsonRpcErrorCode.InvalidParams,
+          hidden.backend,
+        );
+      }
       await auditor.refused(
-        { principal, server: hidden?.backend, tool: hidden?.name ?? params.name },
+        {
+          principal,
+          server: hidden?.backend,
+          tool: hidden?.name ?? params.name,
+          ...(traceId === undefined ? {} : { traceId }),
+        },
         hidden ? 'denied' : 'failed',
         hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
       );
@@ -86,7 +100,13 @@ export function callTool(
       }
     }
     const audit = auditor.begin(
-      { principal, server: backend.name, tool: route.name, credentialMode: authOf(backend).mode },
+      {
+        principal,
+        server: backend.name,
+        tool: route.name,
+        credentialMode: authOf(backend).mode,
+        ...(traceId === undefined ? {} : { traceId }),
+      },
       id,
     );
     try {
@@ -200,6 +220,7 @@ async function handOff(
       request: prepared.request,
       response: prepared.guard(response),
       signal: ended.signal,
+      ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
       ...('personalHeaders' in prepared && prepared.personalHeaders !== undefined
         ? { personalHeaders: prepared.personalHeaders }
         : {}),

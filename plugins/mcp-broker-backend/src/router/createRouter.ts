@@ -13,6 +13,7 @@ import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
+import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 import { catalogHandler } from './catalogHandler';
 import { statusHandler, type StatusHandlerDeps } from './statusHandler';
 import type { CredentialStep } from './credentialStep';
@@ -31,6 +32,8 @@ export interface RouterOptions {
   toolCallAuditor: ToolCallAuditor;
   /** Where the endpoint's protected resource metadata is: named in every 401 of /mcp. */
   resourceMetadataUrl: string;
+  /** Metrics and traces of client requests (spec §12). */
+  telemetry: BrokerTelemetry;
   /**
    * Steps of the admission chain's `limits` stage, after access (e.g. a per-person rate limit
    * or a per-server credential step); none by default.
@@ -53,6 +56,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     httpAuth: options.httpAuth,
     access: options.access,
     toolCallAuditor: options.toolCallAuditor,
+    telemetry: options.telemetry,
     limits: options.limits,
     credentialStep: options.credentialStep,
   };

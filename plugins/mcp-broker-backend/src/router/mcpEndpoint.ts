@@ -7,6 +7,11 @@
  *   authentication → access → limits) → the entry's handler, answering through the request's
  *   ResponseWriter.
  *
+ * A request (not a client's answer or notification) is measured and traced from the moment its
+ * McpRequest exists to the end of its answer (spec §12): its telemetry continues the client's
+ * trace context, everything the pipeline does for it runs in that context (log lines carry its
+ * trace id), and its ResponseWriter tells it how the answer ended.
+ *
  * The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or a
  * modern `MCP-Protocol-Version` header) is served statelessly, everything else in its session.
  * A 2026-07-28 request first passes that revision's own checks: a notification is taken (202)
@@ -19,10 +24,22 @@
 import type { Request, Response } from 'express';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
-import { JsonRpcErrorCode, jsonRpcError, type JsonRpcResponse } from '../protocol/jsonRpc';
-import { ModernHeader, requestEra, withoutRequestEnvelope } from '../protocol/modernEra';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  jsonRpcError,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../protocol/jsonRpc';
+import {
+  ModernHeader,
+  ModernMetaKey,
+  requestEra,
+  withoutRequestEnvelope,
+} from '../protocol/modernEra';
 import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
-import { isModernProtocolVersion } from '../protocol/versions';
+import { ALL_PROTOCOL_VERSIONS, isModernProtocolVersion } from '../protocol/versions';
+import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
 import type { ClientEventStream, ClientResponseOutcome } from '../types';
 import { Admission, type AdmissionStep } from './admission';
 import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
@@ -46,6 +63,8 @@ import type { CredentialStep } from './credentialStep';
 export interface McpEndpointDeps extends PrincipalAccessDeps {
   broker: McpBroker;
   toolCallAuditor: ToolCallAuditor;
+  /** Metrics and traces of client requests (spec §12). */
+  telemetry: BrokerTelemetry;
   /** Steps of the admission chain's `limits` stage (admission.ts); none by default. */
   limits?: readonly AdmissionStep[];
   /** The credential step of a person's requests (spec §11). */
@@ -146,7 +165,16 @@ function postHandler(
     const sessionId = headerValue(req, 'mcp-session-id');
     const streamHeaders: Record<string, string> =
       era === 'legacy' && sessionId !== undefined ? { 'Mcp-Session-Id': sessionId } : {};
-    const writer = new ResponseWriter(res, broker, answerShape(deps, era, entry, streamHeaders));
+    const telemetry =
+      message.kind === 'request'
+        ? deps.telemetry.clientRequest(telemetryStart(req, message.message, era))
+        : undefined;
+    const writer = new ResponseWriter(
+      res,
+      broker,
+      answerShape(deps, era, entry, streamHeaders),
+      telemetry,
+    );
     const params = message.kind === 'response' ? {} : (message.message.params ?? {});
     const request: McpRequest = {
       era,
@@ -157,10 +185,37 @@ function postHandler(
       params: era === 'modern' ? withoutRequestEnvelope(params) : params,
       req,
       writer,
+      ...(telemetry === undefined ? {} : { telemetry }),
     };
     if (era === 'modern' && !admitModern(request, entry)) return;
-    await admission.run(request, entry);
+    if (telemetry === undefined) await admission.run(request, entry);
+    else await telemetry.run(() => admission.run(request, entry));
   };
+}
+
+/**
+ * What the request's telemetry starts with: its method, era, id, the protocol version it speaks
+ * (when the broker speaks it), and where the client's trace context may be (headers, `_meta`).
+ */
+function telemetryStart(
+  req: Request,
+  request: JsonRpcRequest,
+  era: McpRequest['era'],
+): ClientRequestStart {
+  const meta = request.params?._meta;
+  const modernVersion = isPlainObject(meta) ? meta[ModernMetaKey.protocolVersion] : undefined;
+  const version = era === 'modern' ? modernVersion : headerValue(req, 'mcp-protocol-version');
+  const start: ClientRequestStart = {
+    method: request.method,
+    era,
+    requestId: request.id,
+    headers: req.headers,
+  };
+  if (typeof version === 'string' && ALL_PROTOCOL_VERSIONS.includes(version)) {
+    start.protocolVersion = version;
+  }
+  if (meta !== undefined) start.meta = meta;
+  return start;
 }
 
 /**

@@ -28,6 +28,7 @@ import type { ProtocolEra } from '../protocol/modernEra';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { ModernRequestContext } from '../protocol/requestMetadata';
 import type { ClientSession } from '../sessions/ClientSessionRegistry';
+import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
 import type { ResponseWriter } from './ResponseWriter';
 
 /** A JSON-RPC message as a client POSTed it, by kind. */
@@ -64,6 +65,11 @@ export interface McpRequest {
   readonly req: Request;
   /** The one way this request is answered. */
   readonly writer: ResponseWriter;
+  /**
+   * A request's metrics and span (spec §12), from its arrival to its answer (the writer tells it
+   * how the answer ended); absent for a client's answers and notifications.
+   */
+  readonly telemetry?: ClientRequestTelemetry;
   /** The client session (session era; set by the admission chain). */
   session?: ClientSession;
   /** What a 2026-07-28 request's `_meta` declared (set before the chain). */

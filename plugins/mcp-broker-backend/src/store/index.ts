@@ -3,6 +3,7 @@ export { DatabaseClientSessionStore, CLIENT_SESSIONS_TABLE } from './DatabaseCli
 export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicitationIdStore';
 export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
 export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
+export { DatabaseQuotaStore, RATE_WINDOWS_TABLE, REPLICAS_TABLE } from './DatabaseQuotaStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';

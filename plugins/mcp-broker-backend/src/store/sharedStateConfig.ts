@@ -19,6 +19,8 @@ import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
 import type { SignalStore } from '../replicas/SignalBus';
 import { DatabaseSignalStore } from './DatabaseSignalStore';
+import type { QuotaStore } from '../rateLimits/RateLimiter';
+import { DatabaseQuotaStore } from './DatabaseQuotaStore';
 import { migrateBrokerDatabase } from './migrations';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
@@ -47,6 +49,8 @@ export interface SharedStateStores {
   heldCalls?: HeldCallStore;
   /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
   signals?: SignalStore;
+  /** Rate-limit quota shared by every replica (mcpBroker.rateLimits). */
+  quota?: QuotaStore;
 }
 
 /**
@@ -68,5 +72,6 @@ export async function createSharedStateStores(
     requestStateKeys: new DatabaseRequestStateKeyStore(knex),
     heldCalls: new DatabaseHeldCallStore(knex),
     signals: new DatabaseSignalStore(knex),
+    quota: new DatabaseQuotaStore(knex),
   };
 }

@@ -264,11 +264,15 @@ describe('broker migrations', () => {
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(true);
       expect(await knex.schema.hasTable('mcp_broker_signals')).toBe(true);
+      expect(await knex.schema.hasTable('mcp_broker_rate_windows')).toBe(true);
+      expect(await knex.schema.hasTable('mcp_broker_replicas')).toBe(true);
       await rollbackBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_client_sessions')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_signals')).toBe(false);
       expect(await knex.schema.hasTable('mcp_broker_cancellations')).toBe(false);
+      expect(await knex.schema.hasTable('mcp_broker_rate_windows')).toBe(false);
+      expect(await knex.schema.hasTable('mcp_broker_replicas')).toBe(false);
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
     },

@@ -52,6 +52,8 @@ export interface ScriptedMcpServer {
   openEventStreams(): number;
   /** Authorization headers seen on every request, in order. */
   authorizationHeaders(): Array<string | undefined>;
+  /** The `traceparent` header of every `tools/call`, in order (undefined: none sent). */
+  toolCallTraceparents(): Array<string | undefined>;
   /** Writes a raw SSE frame (e.g. `data: {...}\n\n`) to every open event stream. */
   sendRaw(frame: string): void;
   /** Sends a well-formed `notifications/<kind>/list_changed` to every open event stream. */
@@ -70,6 +72,7 @@ export async function startScriptedMcpServer(
   const held = new Set<http.ServerResponse>();
   let eventStreamsHeld = 0;
   const authorizations: Array<string | undefined> = [];
+  const toolCallTraceparents: Array<string | undefined> = [];
   let initializeCount = 0;
   let eventStreamsOpened = 0;
   const state = {
@@ -193,6 +196,7 @@ export async function startScriptedMcpServer(
           result({ resourceTemplates: [] });
           return;
         case 'tools/call':
+          toolCallTraceparents.push([req.headers.traceparent].flat()[0]);
           result({
             content: [
               {
@@ -247,6 +251,7 @@ export async function startScriptedMcpServer(
     initializeCount: () => initializeCount,
     openEventStreams: () => streams.size,
     authorizationHeaders: () => [...authorizations],
+    toolCallTraceparents: () => [...toolCallTraceparents],
     sendRaw(frame: string) {
       for (const stream of streams) stream.write(frame);
     },

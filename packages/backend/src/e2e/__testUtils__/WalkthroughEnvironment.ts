@@ -2,9 +2,10 @@
  * Where the README walkthroughs run (e2e/readmeWalkthroughs.test.ts): what a reader has after
  * `yarn start` printed its "Ready:" line — the real development backend process with the
  * development config and a fresh in-memory database, the two example MCP servers and Backstage's
- * own (mcp-actions) behind the broker, all connected — and one bash with nothing but HOME and PATH in its environment.
- * The README's addresses (localhost:7007 and the example servers' 3101 and 3103) are replaced by
- * the ports this run got, in the code and in the promised output alike.
+ * own (mcp-actions) behind the broker, all connected — and one bash with nothing but HOME and PATH
+ * in its environment. The README's addresses (localhost:7007, the example servers' 3101 and
+ * 3103, and the telemetry page's 9464) are replaced by the ports this run got, in the code and in
+ * the promised output alike.
  */
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
@@ -41,6 +42,8 @@ export class WalkthroughEnvironment {
       servers.push(modern);
       // app-config.yaml's servers at this run's addresses (Backstage's own MCP server included).
       const backend = await startBackendProcess({
+        // As `yarn start`: the OpenTelemetry SDK and its page (README: "Telemetry").
+        instrumentation: true,
         config: baseUrl => ({
           mcpBroker: {
             servers: [
@@ -63,10 +66,16 @@ export class WalkthroughEnvironment {
         60_000,
         'the broker to connect every server',
       );
+      const telemetry = await waitFor(
+        () => backend.telemetryUrl(),
+        10_000,
+        'the telemetry page of the backend',
+      );
       return new WalkthroughEnvironment(backend, servers, [
         ['7007', backend.port],
         ['3101', example.port],
         ['3103', modern.port],
+        ['9464', Number(new URL(telemetry).port)],
       ]);
     } catch (error) {
       await Promise.all(servers.map(server => server.close()));

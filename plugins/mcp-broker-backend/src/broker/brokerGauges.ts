@@ -1,0 +1,13 @@
+/* What the broker's gauges report, read from its status (sessions, streams, backend states). */
+import type { BrokerStatus } from './McpBroker';
+import type { BrokerGaugeSnapshot } from '../telemetry/BrokerMetrics';
+
+/** The gauge readings of a broker status. */
+export function gaugeSnapshotOf(status: BrokerStatus): BrokerGaugeSnapshot {
+  return {
+    sessions: status.clients.sessions,
+    eventStreams: status.clients.eventStreams,
+    listenStreams: status.clients.listenStreams,
+    backends: status.backends.map(backend => ({ name: backend.name, state: backend.state })),
+  };
+}

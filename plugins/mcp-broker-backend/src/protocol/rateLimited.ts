@@ -1,0 +1,25 @@
+/*
+ * The refusal of a request a rate limit stops (spec §12), in the protocol's terms: a JSON-RPC
+ * error -32000 whose `data` says why (`reason: "rate-limited"`) and when to try again
+ * (`retryAfterMs`), with a message a person can act on. The HTTP side (429, `Retry-After` in
+ * whole seconds) is the router's.
+ */
+import { JsonRpcErrorCode, type JsonRpcErrorObject } from './jsonRpc';
+
+/** `data.reason` of a rate-limit refusal. */
+export const RATE_LIMITED_REASON = 'rate-limited';
+
+/** The JSON-RPC error of a call refused by the limit `description` for `retryAfterMs`. */
+export function rateLimitedError(retryAfterMs: number, description: string): JsonRpcErrorObject {
+  const wait = Math.ceil(retryAfterMs / 1000);
+  return {
+    code: JsonRpcErrorCode.RateLimited,
+    message: `Rate limit reached: ${description} for each person; retry in ${wait} s`,
+    data: { reason: RATE_LIMITED_REASON, retryAfterMs },
+  };
+}
+
+/** The HTTP `Retry-After` value (whole seconds, at least 1) of a wait of `retryAfterMs`. */
+export function retryAfterSeconds(retryAfterMs: number): string {
+  return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+}

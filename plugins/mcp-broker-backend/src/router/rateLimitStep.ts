@@ -1,0 +1,79 @@
+/*
+ * The per-person rate limit (spec §12) as a step of the admission chain's `limits` stage
+ * (admission.ts): a routed `tools/call` of either era is counted against the limits of its
+ * principal, server and tool (ToolCallRateLimits) before anything reaches the backend. A call
+ * over a limit is refused with HTTP 429, `Retry-After` (whole seconds) and the JSON-RPC error
+ * -32000 whose `data` says `reason: "rate-limited"` and `retryAfterMs`; the refusal is counted
+ * (the request's telemetry) and audited (`rate-limited`, with the wait and where the limit is
+ * configured). A tool the principal may not use has no route here: its method answers it as
+ * unknown, uncounted.
+ *
+ * The step answers synchronously while the limiter holds leased quota (no promise per call); a
+ * person's groups to read or a lease to take make it a promise.
+ */
+import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
+import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
+import { retryAfterSeconds } from '../protocol/rateLimited';
+import type { RateLimitRefusal, ToolCallRateLimits } from '../rateLimits/ToolCallRateLimits';
+import type { AdmissionStep } from './admission';
+import type { McpRequest, McpRoute } from './mcpRequest';
+
+/** What {@link rateLimitStep} needs. */
+export interface RateLimitStepDeps {
+  /** `mcpBroker.rateLimits` (only configured limits make a step). */
+  rateLimits: ToolCallRateLimits;
+  toolCallAuditor: ToolCallAuditor;
+  /** Reads a request's credentials when a limit names groups (the person's groups). */
+  httpAuth: HttpAuthService;
+}
+
+/** The rate-limit step of the admission chain; see the file comment. */
+export function rateLimitStep(deps: RateLimitStepDeps): AdmissionStep {
+  return request => {
+    const { route } = request;
+    if (route === undefined || request.method !== 'tools/call' || request.id === null) {
+      return true;
+    }
+    const admitted = deps.rateLimits.admit({
+      principal: request.principal,
+      credentials: (): Promise<BackstageCredentials> =>
+        deps.httpAuth.credentials(request.req, { allow: ['user', 'service'] }),
+      server: route.backend,
+      tool: route.name,
+    });
+    if (admitted === undefined) return true;
+    if (admitted instanceof Promise) {
+      return admitted.then(
+        refusal => refusal === undefined || refuse(deps, request, route, refusal),
+      );
+    }
+    return refuse(deps, request, route, admitted);
+  };
+}
+
+/** Counts, audits and answers a refusal; resolves false (the step answered the request). */
+async function refuse(
+  deps: RateLimitStepDeps,
+  request: McpRequest,
+  route: McpRoute,
+  refusal: RateLimitRefusal,
+): Promise<false> {
+  const { error } = refusal;
+  request.telemetry?.rateLimited(route.backend, error.code, error.message);
+  await deps.toolCallAuditor.refused(
+    {
+      principal: request.principal,
+      server: route.backend,
+      tool: route.name,
+      ...(request.telemetry?.traceId === undefined ? {} : { traceId: request.telemetry.traceId }),
+    },
+    'rate-limited',
+    error.message,
+    { retryAfterMs: refusal.retryAfterMs, limit: refusal.configuredAt },
+  );
+  const { writer } = request;
+  if (!writer.answered)
+    writer.res.setHeader('Retry-After', retryAfterSeconds(refusal.retryAfterMs));
+  writer.refuse(429, error.code, error.message, request.id, error.data);
+  return false;
+}

@@ -1,0 +1,101 @@
+/*
+ * The attribute vocabulary of the broker's metrics and spans. Names come from the OpenTelemetry
+ * semantic conventions for MCP where they define one (`mcp.method.name`, `gen_ai.tool.name`,
+ * `gen_ai.prompt.name`, `mcp.protocol.version`, `error.type`); what the conventions do not name
+ * (which configured server, the broker's outcome words, the protocol era) lives under the
+ * broker's own `mcp_broker.` prefix.
+ *
+ * Every value put on a metric is bounded: method names outside the specification's list become
+ * `_OTHER` (the conventions' word for it), tool and prompt names are only set once the name has
+ * resolved to a catalog entry, server names come from configuration, and error types are
+ * JSON-RPC codes of the reserved range or a few fixed words. No user ids, no arguments.
+ */
+import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { LIST_CHANGED_METHOD } from '../protocol/listKinds';
+import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
+
+/** Attribute keys (semantic conventions first, the broker's own after). */
+export const Attr = {
+  methodName: 'mcp.method.name',
+  toolName: 'gen_ai.tool.name',
+  promptName: 'gen_ai.prompt.name',
+  operationName: 'gen_ai.operation.name',
+  protocolVersion: 'mcp.protocol.version',
+  errorType: 'error.type',
+  requestId: 'jsonrpc.request.id',
+  responseStatusCode: 'rpc.response.status_code',
+  server: 'mcp_broker.server',
+  outcome: 'mcp_broker.outcome',
+  era: 'mcp_broker.era',
+  streamKind: 'mcp_broker.stream.kind',
+  backendState: 'mcp_broker.backend.state',
+  permission: 'mcp_broker.permission',
+  cancellationSource: 'mcp_broker.cancellation.source',
+} as const;
+
+/** The protocol era of a client request or of a backend (2025-xx sessions, or 2026-07-28). */
+export type Era = 'legacy' | 'modern';
+
+/**
+ * How a request ended, as metrics, spans and the audit trail name it:
+ * - `succeeded`: a result (a tool result with `isError: true` is `failed`);
+ * - `failed`: a JSON-RPC error, a tool error, or no answer from the backend;
+ * - `denied`: refused by a permission (or answered as unknown because of one);
+ * - `rate-limited`: refused by `mcpBroker.rateLimits`;
+ * - `cancelled`: the client went away or cancelled before the answer.
+ */
+export type Outcome = 'succeeded' | 'failed' | 'denied' | 'rate-limited' | 'cancelled';
+
+/** The value of {@link Attr.errorType} when a tool answered with `isError: true`. */
+export const TOOL_ERROR_TYPE = 'tool_error';
+/** The value of {@link Attr.errorType} when no answer came (cancelled, client gone). */
+export const CANCELLED_ERROR_TYPE = 'cancelled';
+/** The conventions' word for a value outside the bounded set. */
+export const OTHER_VALUE = '_OTHER';
+
+/**
+ * Methods of the MCP specification (both eras), the bounded set of {@link Attr.methodName}: what
+ * a 2026-07-28 client may send, the list-change notifications, and the rest of the session era's
+ * and the server-to-client methods.
+ */
+const SPECIFICATION_METHODS: ReadonlySet<string> = new Set([
+  ...MODERN_CLIENT_METHODS,
+  ...Object.values(LIST_CHANGED_METHOD),
+  'initialize',
+  'ping',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
+  'elicitation/create',
+  'sampling/createMessage',
+  'roots/list',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/message',
+  'notifications/resources/updated',
+  'notifications/elicitation/complete',
+]);
+
+/** `method` when the specification defines it, else `_OTHER` (a client may send anything). */
+export function boundedMethod(method: string): string {
+  return SPECIFICATION_METHODS.has(method) ? method : OTHER_VALUE;
+}
+
+/** JSON-RPC reserves -32768 … -32000 for the protocol and implementation-defined errors. */
+const RESERVED_CODES = { lowest: -32768, highest: -32000 } as const;
+
+/**
+ * The {@link Attr.errorType} of a JSON-RPC error: its code as text when it is one of the reserved
+ * range (a bounded set), else `_OTHER` (a backend may answer with any integer).
+ */
+export function errorTypeOfCode(code: number): string {
+  return Number.isInteger(code) && code >= RESERVED_CODES.lowest && code <= RESERVED_CODES.highest
+    ? String(code)
+    : OTHER_VALUE;
+}
+
+/** The {@link Attr.errorType} of a JSON-RPC error object. */
+export function errorTypeOf(error: JsonRpcErrorObject): string {
+  return errorTypeOfCode(error.code);
+}
