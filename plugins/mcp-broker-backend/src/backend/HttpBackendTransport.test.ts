@@ -5,18 +5,19 @@
  * body is its answer, while the same body from a session-era backend is a refusal.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { scanParamHeaders } from '../protocol/paramHeaders';
 import type { BackendReply, BackendRoute, BackendStreamItem } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+import {
+  startScriptedHttpServer,
+  type ScriptedHttpHandler,
+  type ScriptedHttpServer,
+} from './testing/scriptedHttpServer';
 
 describe('HttpBackendTransport', () => {
-  let server: http.Server;
-  let handler: Handler;
+  let scripted: ScriptedHttpServer;
+  let handler: ScriptedHttpHandler;
   let route: BackendRoute;
-  let connections: number;
   const transport = HttpBackendTransport.shared;
   const signal = () => new AbortController().signal;
   const request = (method = 'tools/list') => ({
@@ -26,27 +27,15 @@ describe('HttpBackendTransport', () => {
   });
 
   beforeEach(async () => {
-    connections = 0;
-    server = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', chunk => (body += chunk));
-      req.on('end', () => handler(req, res, body));
-    });
-    server.on('connection', () => (connections += 1));
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    scripted = await startScriptedHttpServer((req, res, body) => handler(req, res, body));
     route = {
-      endpoint: { name: 'scripted', url: `http://127.0.0.1:${port}/mcp`, headers: {} },
+      endpoint: { name: 'scripted', url: scripted.url, headers: {} },
       sessionId: 's-1',
       protocolVersion: '2025-11-25',
     };
   });
 
-  afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise(resolve => server.close(resolve));
-  });
+  afterEach(() => scripted.close());
 
   async function items(reply: BackendReply): Promise<BackendStreamItem[]> {
     const read: BackendStreamItem[] = [];
@@ -105,7 +94,7 @@ describe('HttpBackendTransport', () => {
       failure: 'server-error',
       status: 500,
     });
-    expect(connections).toBe(1);
+    expect(scripted.connections()).toBe(1);
   });
 
   it('answers a notification’s 202 with an empty reply, and refuses a request answered with neither JSON nor SSE', async () => {

@@ -5,7 +5,6 @@
  * the GET event stream's life, which the header timeout must not limit.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { getEventListeners } from 'node:events';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
 import { idleBackendConnections } from './httpExchange';
@@ -14,46 +13,30 @@ import type { BackendEndpoint } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
 import { LegacyChannel } from './LegacyChannel';
 import { waitFor } from '../testing/waitFor';
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+import {
+  startScriptedHttpServer,
+  type ScriptedHttpHandler,
+  type ScriptedHttpServer,
+} from './testing/scriptedHttpServer';
 
 const SESSION = { id: 'upstream-session-1', protocolVersion: '2025-06-18' };
 const ping = (id = 1) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
 
 describe('LegacyChannel over the node:http backend transport', () => {
-  let server: http.Server;
-  let port: number;
+  let scripted: ScriptedHttpServer;
   let backend: BackendEndpoint;
-  let handler: Handler;
-  let connections: number;
-  const requests: Array<{ method?: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+  let handler: ScriptedHttpHandler;
 
   beforeEach(async () => {
-    connections = 0;
-    requests.length = 0;
-    server = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', chunk => (body += chunk));
-      req.on('end', () => {
-        requests.push({ method: req.method, headers: req.headers, body });
-        handler(req, res, body);
-      });
-    });
-    server.on('connection', () => (connections += 1));
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    scripted = await startScriptedHttpServer((req, res, body) => handler(req, res, body));
     backend = {
       name: 'scripted',
-      url: `http://127.0.0.1:${port}/mcp`,
+      url: scripted.url,
       headers: { authorization: 'Bearer broker-own' },
     };
   });
 
-  afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise(resolve => server.close(resolve));
-  });
+  afterEach(() => scripted.close());
 
   const client = (timeoutMs = 2000, target = backend) =>
     new LegacyChannel(target, HttpBackendTransport.shared, timeoutMs);
@@ -123,8 +106,8 @@ describe('LegacyChannel over the node:http backend transport', () => {
     stream!.end(); // the stream ends after the answer, then the connection is reused
     await connectionReturned();
     await http1.request(ping(3), SESSION);
-    expect(connections).toBe(1);
-    expect(requests[0].headers).toMatchObject({
+    expect(scripted.connections()).toBe(1);
+    expect(scripted.requests[0].headers).toMatchObject({
       authorization: 'Bearer broker-own',
       'mcp-session-id': 'upstream-session-1',
       'mcp-protocol-version': '2025-06-18',
@@ -173,7 +156,7 @@ describe('LegacyChannel over the node:http backend transport', () => {
     expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
       statusText: 'backend scripted: answered HTTP 500',
     });
-    expect(connections).toBe(1); // error bodies are read, so the connection stays usable
+    expect(scripted.connections()).toBe(1); // error bodies are read, so the connection stays usable
   });
 
   it('maps POST 405 to an error and GET 405 to “not supported”', async () => {
@@ -184,21 +167,21 @@ describe('LegacyChannel over the node:http backend transport', () => {
       httpStatus: 405,
     });
     expect(await c.openEventStream(SESSION, new AbortController().signal)).toBe('not-supported');
-    expect(requests.map(r => [r.method, r.headers.accept])).toEqual([
+    expect(scripted.requests.map(r => [r.method, r.headers.accept])).toEqual([
       ['POST', 'application/json, text/event-stream'],
       ['GET', 'text/event-stream'],
     ]);
   });
 
   it('names the refused address without the credentials in its URL', async () => {
-    server.closeAllConnections();
-    await new Promise(resolve => server.close(resolve));
-    server = http.createServer(); // for afterEach
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const c = client(2000, { ...backend, url: `http://broker:s3cret@127.0.0.1:${port}/mcp` });
+    await scripted.close();
+    const c = client(2000, {
+      ...backend,
+      url: `http://broker:s3cret@127.0.0.1:${scripted.port}/mcp`,
+    });
     expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
       reason: 'unreachable',
-      statusText: `backend scripted: cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`,
+      statusText: `backend scripted: cannot reach http://127.0.0.1:${scripted.port}/mcp (ECONNREFUSED)`,
     });
     await expect(c.endSession(SESSION)).resolves.toBeUndefined(); // best effort: no throw
   });
@@ -238,11 +221,11 @@ describe('LegacyChannel over the node:http backend transport', () => {
 
     answer = false;
     const caller = new AbortController();
-    const sent = requests.length;
+    const sent = scripted.requests.length;
     const pending = errorOf(
       c.request(ping(21), SESSION, { signals: [caller.signal, lifetime.signal] }),
     );
-    await waitFor(() => requests.length > sent, 'the request to reach the server');
+    await waitFor(() => scripted.requests.length > sent, 'the request to reach the server');
     expect(getEventListeners(lifetime.signal, 'abort')).toHaveLength(1); // while the request runs
     caller.abort();
     const error = await pending;
@@ -267,7 +250,7 @@ describe('LegacyChannel over the node:http backend transport', () => {
       const c = client(50);
       const response = await c.openEventStream(SESSION, cycle.signal);
       if (response === 'not-supported') throw new Error('expected a stream');
-      expect(requests[0].headers).toMatchObject({
+      expect(scripted.requests[0].headers).toMatchObject({
         accept: 'text/event-stream',
         'mcp-session-id': 'upstream-session-1',
       });
@@ -346,8 +329,8 @@ describe('LegacyChannel over the node:http backend transport', () => {
     const c = client();
     await c.endSession({ protocolVersion: '2025-06-18' });
     await c.endSession(SESSION);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({
+    expect(scripted.requests).toHaveLength(1);
+    expect(scripted.requests[0]).toMatchObject({
       method: 'DELETE',
       headers: { 'mcp-session-id': 'upstream-session-1' },
     });

@@ -18,37 +18,27 @@ import {
 import { HttpBackendTransport } from './HttpBackendTransport';
 import { backendFailure } from './backendErrors';
 import { waitFor } from '../testing/waitFor';
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+import {
+  startScriptedHttpServer,
+  type ScriptedHttpHandler,
+  type ScriptedHttpServer,
+} from './testing/scriptedHttpServer';
 
 describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
-  let server: http.Server;
+  let scripted: ScriptedHttpServer;
   let endpoint: BackendEndpoint;
-  let handler: Handler;
-  let connections: number;
+  let handler: ScriptedHttpHandler;
 
   beforeEach(async () => {
-    connections = 0;
-    server = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', chunk => (body += chunk));
-      req.on('end', () => handler(req, res, body));
-    });
-    server.on('connection', () => (connections += 1));
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    scripted = await startScriptedHttpServer((req, res, body) => handler(req, res, body));
     endpoint = {
       name: 'scripted',
-      url: `http://127.0.0.1:${port}/mcp`,
+      url: scripted.url,
       headers: { authorization: 'Bearer broker-own' },
     };
   });
 
-  afterEach(async () => {
-    server.closeAllConnections();
-    await new Promise(resolve => server.close(resolve));
-  });
+  afterEach(() => scripted.close());
 
   const post = (
     body = '{"jsonrpc":"2.0","id":1,"method":"ping"}',
@@ -99,7 +89,6 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
       seen = req.rawHeaders;
       res.writeHead(202).end();
     };
-    const { port } = server.address() as AddressInfo;
     const target = {
       endpoint: { ...endpoint, headers: { Authorization: 'Bearer broker-own', Accept: 'x/y' } },
       headers: { AUTHORIZATION: 'Bearer per-request', 'mcp-method': 'tools/call' },
@@ -112,7 +101,7 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
       expect(new Set(names).size).toBe(names.length);
       const headers = Object.fromEntries(names.map((name, index) => [name, raw[index * 2 + 1]]));
       expect(headers).toMatchObject({
-        host: `127.0.0.1:${port}`,
+        host: `127.0.0.1:${scripted.port}`,
         authorization: 'Bearer per-request',
         accept: 'application/json, text/event-stream',
         'mcp-method': 'tools/call',
@@ -204,7 +193,7 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
       stream.end(); // the stream ends after the caller has its answer
       await connectionReturned();
     }
-    expect(connections).toBe(1);
+    expect(scripted.connections()).toBe(1);
   });
 
   it('gives the connection of a discarded empty answer (202) back for the next request', async () => {
@@ -216,7 +205,7 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
     await deleteBackendSession({ endpoint, sessionId: 's-1' }, new AbortController().signal);
     await connectionReturned();
     await post();
-    expect(connections).toBe(1);
+    expect(scripted.connections()).toBe(1);
   });
 
   it('opens an event stream with GET and the session headers, and reads it until closed', async () => {
@@ -260,7 +249,7 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
     expect(await first.text(12)).toBe('session €'); // 8 + 3 bytes; the next '€' is cut, so dropped
     await connectionReturned();
     expect((await (await post()).text()).length).toBe(108);
-    expect(connections).toBe(1);
+    expect(scripted.connections()).toBe(1);
   });
 
   it.each([
@@ -325,12 +314,12 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
   );
 
   it('closes an idle kept-alive connection 1 s before the backend’s Keep-Alive hint says the backend will', async () => {
-    server.keepAliveTimeout = 2_000; // Node then answers with `Keep-Alive: timeout=2`
+    scripted.server.keepAliveTimeout = 2_000; // Node then answers with `Keep-Alive: timeout=2`
     // Which side closed: the broker's close arrives as an 'end' (FIN) before 'close'; the
     // backend's own keep-alive timeout destroys the socket without one.
     let endedByBroker = false;
     const serverSideClosed = new Promise<number>(resolve => {
-      server.once('connection', socket => {
+      scripted.server.once('connection', socket => {
         socket.once('end', () => (endedByBroker = true));
         socket.once('close', () => resolve(Date.now()));
       });
@@ -388,12 +377,8 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
   });
 
   it('rejects with the socket error’s code when nothing listens, which the error mapping names', async () => {
-    const { port } = server.address() as AddressInfo;
-    server.closeAllConnections();
-    await new Promise(resolve => server.close(resolve));
-    server = http.createServer(); // for afterEach
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    const refused = { endpoint: { ...endpoint, url: `http://127.0.0.1:${port}/mcp` } };
+    await scripted.close();
+    const refused = { endpoint };
     const error: unknown = await postToBackend(refused, '{}', new AbortController().signal).catch(
       (e: unknown) => e,
     );

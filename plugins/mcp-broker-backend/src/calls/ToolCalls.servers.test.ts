@@ -31,6 +31,22 @@ function buildForwarder(endpoints: BackendEndpoint[]) {
   return { forwarder, backend: backends.get(endpoints[0].name)!, close, elicitations };
 }
 
+type StartedCall = Pick<
+  Parameters<ToolCalls['forward']>[0],
+  'clientRequestId' | 'params' | 'clientCapabilities'
+>;
+
+/**
+ * Starts one tool call of client session `client-a` to `endpoint` on a fresh ToolCalls: `done`
+ * settles when the call has ended, `sink` holds what the client was sent.
+ */
+function startCall(endpoint: BackendEndpoint, call: StartedCall) {
+  const { forwarder, backend, close } = buildForwarder([endpoint]);
+  const sink = collectingSink();
+  const done = forwarder.forward({ clientSessionId: 'client-a', backend, ...call }, sink);
+  return { forwarder, sink, done, close };
+}
+
 describe('ToolCalls with the example MCP server', () => {
   let server: ExampleMcpServer;
   let endpoint: BackendEndpoint;
@@ -48,22 +64,16 @@ describe('ToolCalls with the example MCP server', () => {
   });
 
   it('streams `count` progress in order with the client’s token, then the result', async () => {
-    const { forwarder, backend, close } = buildForwarder([endpoint]);
-    const sink = collectingSink();
-    await forwarder.forward(
-      {
-        clientSessionId: 'client-a',
-        clientCapabilities: {},
-        backend,
-        clientRequestId: 1,
-        params: {
-          name: 'count',
-          arguments: { steps: 3, delayMs: 10 },
-          _meta: { progressToken: 'mine' },
-        },
+    const { done, sink, close } = startCall(endpoint, {
+      clientCapabilities: {},
+      clientRequestId: 1,
+      params: {
+        name: 'count',
+        arguments: { steps: 3, delayMs: 10 },
+        _meta: { progressToken: 'mine' },
       },
-      sink,
-    );
+    });
+    await done;
     expect(sink.messages).toEqual([
       expect.objectContaining({
         method: 'notifications/progress',
@@ -83,18 +93,11 @@ describe('ToolCalls with the example MCP server', () => {
   });
 
   it('relays the `confirm` elicitation and resumes the tool with the answer', async () => {
-    const { forwarder, backend, close } = buildForwarder([endpoint]);
-    const sink = collectingSink();
-    const done = forwarder.forward(
-      {
-        clientSessionId: 'client-a',
-        clientCapabilities: { elicitation: {} },
-        backend,
-        clientRequestId: 'c-1',
-        params: { name: 'confirm', arguments: { question: 'Ship it?' } },
-      },
-      sink,
-    );
+    const { forwarder, done, sink, close } = startCall(endpoint, {
+      clientCapabilities: { elicitation: {} },
+      clientRequestId: 'c-1',
+      params: { name: 'confirm', arguments: { question: 'Ship it?' } },
+    });
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
     expect(request.id).toMatch(/^example:/);
     expect(request.params.message).toBe('Ship it?');
@@ -126,22 +129,16 @@ describe('ToolCalls with server-everything', () => {
   });
 
   it('streams trigger-long-running-operation progress with the client’s token', async () => {
-    const { forwarder, backend, close } = buildForwarder([endpoint]);
-    const sink = collectingSink();
-    await forwarder.forward(
-      {
-        clientSessionId: 'client-a',
-        clientCapabilities: {},
-        backend,
-        clientRequestId: 5,
-        params: {
-          name: 'trigger-long-running-operation',
-          arguments: { duration: 0.3, steps: 3 },
-          _meta: { progressToken: 42 },
-        },
+    const { done, sink, close } = startCall(endpoint, {
+      clientCapabilities: {},
+      clientRequestId: 5,
+      params: {
+        name: 'trigger-long-running-operation',
+        arguments: { duration: 0.3, steps: 3 },
+        _meta: { progressToken: 42 },
       },
-      sink,
-    );
+    });
+    await done;
     const progress = sink.messages
       .filter(m => m.method === 'notifications/progress')
       .map(m => m.params);
@@ -158,18 +155,11 @@ describe('ToolCalls with server-everything', () => {
   }, 30_000);
 
   it('relays trigger-elicitation-request (offered because the client declared elicitation)', async () => {
-    const { forwarder, backend, close } = buildForwarder([endpoint]);
-    const sink = collectingSink();
-    const done = forwarder.forward(
-      {
-        clientSessionId: 'client-a',
-        clientCapabilities: { elicitation: {} },
-        backend,
-        clientRequestId: 6,
-        params: { name: 'trigger-elicitation-request', arguments: {} },
-      },
-      sink,
-    );
+    const { forwarder, done, sink, close } = startCall(endpoint, {
+      clientCapabilities: { elicitation: {} },
+      clientRequestId: 6,
+      params: { name: 'trigger-elicitation-request', arguments: {} },
+    });
     const request = await sink.waitFor(m => m.method === 'elicitation/create');
     expect(request.id).toMatch(/^everything:/);
     expect(
@@ -184,22 +174,15 @@ describe('ToolCalls with server-everything', () => {
   }, 30_000);
 
   it('ends the client’s call with an error within seconds when the server is killed mid-call', async () => {
-    const { forwarder, backend, close } = buildForwarder([endpoint]);
-    const sink = collectingSink();
-    const done = forwarder.forward(
-      {
-        clientSessionId: 'client-a',
-        clientCapabilities: {},
-        backend,
-        clientRequestId: 7,
-        params: {
-          name: 'trigger-long-running-operation',
-          arguments: { duration: 30, steps: 30 },
-          _meta: { progressToken: 'p' },
-        },
+    const { forwarder, done, sink, close } = startCall(endpoint, {
+      clientCapabilities: {},
+      clientRequestId: 7,
+      params: {
+        name: 'trigger-long-running-operation',
+        arguments: { duration: 30, steps: 30 },
+        _meta: { progressToken: 'p' },
       },
-      sink,
-    );
+    });
     await sink.waitFor(m => m.method === 'notifications/progress', 10_000);
     await everything.kill();
     await done; // ended by the lost connection (the reason below), not by a call timeout

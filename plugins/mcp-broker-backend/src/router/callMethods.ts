@@ -24,7 +24,7 @@ import { JsonRpcErrorCode, jsonRpcError, type JsonRpcRequest } from '../protocol
 import { checkParamHeaders } from '../protocol/paramHeaders';
 import { completeResult, cacheableResult } from '../protocol/modernResults';
 import type { ModernRequestContext } from '../protocol/requestMetadata';
-import type { ModernCaller, ToolCallContext } from '../types';
+import type { BrokerBackend, ModernCaller, ToolCallContext } from '../types';
 import { callEndSignal } from './callEndSignal';
 import type { ModernShape } from './catalogMethods';
 import { hiddenToolRoute, type McpRequest, type McpRoute } from './mcpRequest';
@@ -129,23 +129,12 @@ export function viaInputCapableBackend(
   otherwise: (request: McpRequest) => Promise<void>,
   credentialStep?: CredentialStep,
 ) {
-  return async (request: McpRequest): Promise<void> => {
-    const { route } = request;
-    const backend = route && broker.server(route.backend);
+  return handOffWhen(broker, otherwise, credentialStep, (request, backend) => {
     const retry = request.era === 'modern' && request.params.requestState !== undefined;
     // A person's credential (spec §11) is presented on the person's own path, whatever the era.
-    const personal =
-      credentialStep !== undefined && backend !== undefined && CredentialStep.isPersonal(backend);
-    if (
-      route === undefined ||
-      backend === undefined ||
-      (!retry && !personal && broker.connection(backend.name)?.era !== 'modern')
-    ) {
-      await otherwise(request);
-      return;
-    }
-    await handOff(broker, request, route, credentialStep);
-  };
+    const personal = credentialStep !== undefined && CredentialStep.isPersonal(backend);
+    return retry || personal || broker.connection(backend.name)?.era === 'modern';
+  });
 }
 
 /**
@@ -158,15 +147,28 @@ export function viaPersonalCredential(
   otherwise: (request: McpRequest) => Promise<void>,
   credentialStep?: CredentialStep,
 ) {
+  return handOffWhen(
+    broker,
+    otherwise,
+    credentialStep,
+    (_request, backend) => credentialStep !== undefined && CredentialStep.isPersonal(backend),
+  );
+}
+
+/**
+ * A method handler that hands a routed request whose backend is configured, and that `handsOff`
+ * accepts, to the ToolCallHandler ({@link handOff}); any other request goes to `otherwise`.
+ */
+function handOffWhen(
+  broker: McpBroker,
+  otherwise: (request: McpRequest) => Promise<void>,
+  credentialStep: CredentialStep | undefined,
+  handsOff: (request: McpRequest, backend: BrokerBackend) => boolean,
+) {
   return async (request: McpRequest): Promise<void> => {
     const { route } = request;
     const backend = route && broker.server(route.backend);
-    if (
-      credentialStep === undefined ||
-      route === undefined ||
-      backend === undefined ||
-      !CredentialStep.isPersonal(backend)
-    ) {
+    if (route === undefined || backend === undefined || !handsOff(request, backend)) {
       await otherwise(request);
       return;
     }

@@ -89,6 +89,13 @@ export async function serverError(status: number, message: string): Promise<Resp
   );
 }
 
+/** A mocked API method whose every call fails with `error` (as a refused call does). */
+export function rejecting(error: unknown): jest.Mock<Promise<never>, any[]> {
+  return jest.fn(async () => {
+    throw error;
+  });
+}
+
 /** A permission API that allows exactly the named permissions (resource refs ignored). */
 export function permissions(...allowed: Permission[]): ReturnType<typeof mockApis.permission> {
   const names = new Set(allowed.map(p => p.name));

@@ -9,6 +9,7 @@ import {
   pagesOf,
   permissions,
   product,
+  rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
@@ -72,9 +73,7 @@ describe('ApiAccessCard (fake portal API, fake permissions)', () => {
   it('says the product is not available when the portal answers 404', async () => {
     const missing = await serverError(404, 'apiproduct toystore/toystore not found');
     const portal = fakePortalApi({
-      getApiProduct: jest.fn(async () => {
-        throw missing;
-      }),
+      getApiProduct: rejecting(missing),
     });
     await renderPortal(<ApiAccessCard entity={entity} />, {
       apis: [[portalApiRef, portal], permissions()],

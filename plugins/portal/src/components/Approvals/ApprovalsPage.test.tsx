@@ -8,7 +8,14 @@ import {
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { portalApiRef } from '../../apis/PortalApi';
-import { apiKey, fakePortalApi, page, permissions, serverError } from '../../__testUtils__/fakes';
+import {
+  apiKey,
+  fakePortalApi,
+  page,
+  permissions,
+  rejecting,
+  serverError,
+} from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { ApprovalsPage } from './ApprovalsPage';
 
@@ -109,9 +116,7 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
       listRequests: jest.fn(async () =>
         page([apiKey({ name: 'a-1', product: 'toystore', useCase: 'Only' })]),
       ),
-      bulkRejectRequests: jest.fn(async () => {
-        throw refusal;
-      }),
+      bulkRejectRequests: rejecting(refusal),
     });
     await renderPortal(<ApprovalsPage />, { apis: [[portalApiRef, portal], bobsPermissions] });
     await userEvent.click(within(await rowWith('Only')).getByRole('checkbox'));

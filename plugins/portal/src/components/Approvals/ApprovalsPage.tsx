@@ -34,11 +34,11 @@ import { useSearchParams } from 'react-router-dom';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
 import { useScopedDecision } from '../../hooks/usePermissions';
-import { errorMessage } from '../shared/errors';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { formatDateTime, refText, shortEntityRef } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
 import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
-import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestAccessDialog';
+import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestFields';
 
 interface RequestRow {
   id: string;
@@ -243,15 +243,7 @@ function ApprovalQueue() {
           )}
         </Flex>
       </Flex>
-      {error !== undefined && (
-        <Alert
-          role="alert"
-          status="danger"
-          icon
-          title="Nothing was decided"
-          description={errorMessage(error)}
-        />
-      )}
+      <ErrorAlert title="Nothing was decided" error={error} />
       {outcome !== undefined && <BulkOutcome outcome={outcome} />}
     </Flex>
   );

@@ -4,7 +4,7 @@ import {
 } from '@devportal/plugin-mcp-broker-common';
 import { screen, within } from '@testing-library/react';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
-import { permissions, serverError } from '../../__testUtils__/fakes';
+import { permissions, rejecting, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { McpToolsPage } from './McpToolsPage';
 
@@ -91,9 +91,7 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
   it("shows the broker's message when the catalog cannot be read", async () => {
     const failure = await serverError(503, 'The MCP broker cannot reach the permission backend');
     const broker = fakeBroker({
-      getCatalog: jest.fn(async () => {
-        throw failure;
-      }),
+      getCatalog: rejecting(failure),
     });
     await renderPortal(<McpToolsPage />, {
       apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],

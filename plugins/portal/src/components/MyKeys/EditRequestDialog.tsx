@@ -3,26 +3,15 @@
  * server refuses (409) once the request was decided meanwhile; the dialog says so.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import {
-  Alert,
-  Button,
-  DatePicker,
-  Dialog,
-  DialogBody,
-  DialogFooter,
-  DialogHeader,
-  Flex,
-  Select,
-  TextAreaField,
-  TextField,
-} from '@backstage/ui';
+import { Dialog, DialogBody, DialogHeader, Flex } from '@backstage/ui';
 import type { ApiKey, UpdateApiKeyRequest } from '@devportal/plugin-portal-common';
-import { getLocalTimeZone, parseDate, today, type DateValue } from '@internationalized/date';
+import { parseDate, type DateValue } from '@internationalized/date';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
-import { errorMessage } from '../shared/errors';
-import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestAccessDialog';
+import { DialogActions } from '../shared/DialogActions';
+import { ErrorAlert } from '../shared/ErrorAlert';
+import { expiresAtOf, RequestFields } from '../RequestAccess/RequestFields';
 
 /** Props of {@link EditRequestDialog}. */
 export interface EditRequestDialogProps {
@@ -59,7 +48,7 @@ export function EditRequestDialog(props: EditRequestDialogProps) {
     const body: UpdateApiKeyRequest = {};
     if (planTier !== apiKey.spec.planTier) body.planTier = planTier;
     if (useCase !== (apiKey.spec.useCase ?? '')) body.useCase = useCase;
-    const expiresAt = expiry === null ? null : `${expiry.toString().slice(0, 10)}T00:00:00Z`;
+    const expiresAt = expiry === null ? null : expiresAtOf(expiry);
     if ((expiresAt ?? undefined) !== apiKey.spec.expiresAt) body.expiresAt = expiresAt;
     try {
       await portal.updateRequest(apiKey.metadata, body);
@@ -75,53 +64,24 @@ export function EditRequestDialog(props: EditRequestDialogProps) {
       <DialogHeader>Edit request {apiKey.metadata.name}</DialogHeader>
       <DialogBody>
         <Flex direction="column" gap="4">
-          {plans.length > 0 ? (
-            <Select
-              label="Plan"
-              isRequired
-              options={plans.map(plan => ({
-                id: plan.tier,
-                label: plan.tier,
-                description: plan.description,
-              }))}
-              value={planTier}
-              onChange={key => setPlanTier(String(key))}
-            />
-          ) : (
-            <TextField label="Plan tier" isRequired value={planTier} onChange={setPlanTier} />
-          )}
-          <TextAreaField
-            label="Use case"
-            description={`${useCase.length}/${MAX_USE_CASE_LENGTH} characters`}
-            value={useCase}
-            onChange={setUseCase}
-            maxLength={MAX_USE_CASE_LENGTH}
+          <RequestFields
+            plans={plans}
+            planTier={planTier}
+            onPlanTierChange={setPlanTier}
+            useCase={useCase}
+            onUseCaseChange={setUseCase}
+            expiry={expiry}
+            onExpiryChange={setExpiry}
           />
-          <DatePicker
-            label="Expires on (optional)"
-            value={expiry}
-            onChange={setExpiry}
-            minValue={today(getLocalTimeZone()).add({ days: 1 })}
-          />
-          {error !== undefined && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title="The request was not changed"
-              description={errorMessage(error)}
-            />
-          )}
+          <ErrorAlert title="The request was not changed" error={error} />
         </Flex>
       </DialogBody>
-      <DialogFooter>
-        <Button variant="secondary" onPress={() => props.onOpenChange(false)}>
-          Cancel
-        </Button>
-        <Button variant="primary" onPress={save} isPending={saving}>
-          Save
-        </Button>
-      </DialogFooter>
+      <DialogActions
+        onCancel={() => props.onOpenChange(false)}
+        actionLabel="Save"
+        onAction={save}
+        isPending={saving}
+      />
     </Dialog>
   );
 }

@@ -2,7 +2,14 @@ import { portalApiKeyReadOwnPermission } from '@devportal/plugin-portal-common';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { portalApiRef } from '../../apis/PortalApi';
-import { apiKey, fakePortalApi, page, permissions, serverError } from '../../__testUtils__/fakes';
+import {
+  apiKey,
+  fakePortalApi,
+  page,
+  permissions,
+  rejecting,
+  serverError,
+} from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { formatDateTime } from '../shared/format';
 import { MyKeysPage } from './MyKeysPage';
@@ -108,9 +115,7 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
       listMyRequests: jest.fn(async () =>
         page([apiKey({ name: 'approved-1', product: 'toystore', phase: 'Approved' })]),
       ),
-      revealApiKeySecret: jest.fn(async () => {
-        throw conflict;
-      }),
+      revealApiKeySecret: rejecting(conflict),
     });
     await renderPortal(<MyKeysPage />, {
       apis: [[portalApiRef, portal], permissions(portalApiKeyReadOwnPermission)],
@@ -156,9 +161,7 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
   it("shows the server's message when the list fails, and the forbidden state without the permission", async () => {
     const failure = await serverError(503, 'The portal store is unreachable');
     const failing = fakePortalApi({
-      listMyRequests: jest.fn(async () => {
-        throw failure;
-      }),
+      listMyRequests: rejecting(failure),
     });
     const view = await renderPortal(<MyKeysPage />, {
       apis: [[portalApiRef, failing], permissions(portalApiKeyReadOwnPermission)],

@@ -5,13 +5,11 @@
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
-  Alert,
   Button,
   Cell,
   CellText,
   Dialog,
   DialogBody,
-  DialogFooter,
   DialogHeader,
   Flex,
   Text,
@@ -26,22 +24,16 @@ import {
 import { useCallback, useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
-import { useDecision } from '../../hooks/usePermissions';
-import { errorMessage } from '../shared/errors';
+import { DialogActions } from '../shared/DialogActions';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { formatDateTime, shortEntityRef } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
-import { PhaseBadge } from '../shared/PhaseBadge';
-import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
+import { keyPhaseColumn, keyRowOf, type KeyRow } from '../shared/keyColumns';
+import { PermissionGate } from '../shared/PermissionGate';
+import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { EditRequestDialog } from './EditRequestDialog';
 import { RevealSecretDialog } from './RevealSecretDialog';
-
-interface KeyRow {
-  id: string;
-  key: ApiKey;
-}
-
-const toRow = (key: ApiKey): KeyRow => ({ id: key.metadata.uid, key });
 
 type Action = { kind: 'reveal' | 'edit' | 'cancel'; key: ApiKey };
 
@@ -55,19 +47,18 @@ function reviewText(key: ApiKey): string {
 
 /** The My keys page. */
 export function MyKeysPage() {
-  const readOwn = useDecision(portalApiKeyReadOwnPermission);
-  if (readOwn.loading) return <LoadingState what="your keys" />;
-  if (!readOwn.allowed) {
-    return <ForbiddenState what="API keys" permission={portalApiKeyReadOwnPermission.name} />;
-  }
-  return <MyKeysList />;
+  return (
+    <PermissionGate permission={portalApiKeyReadOwnPermission} loading="your keys" what="API keys">
+      <MyKeysList />
+    </PermissionGate>
+  );
 }
 
 function MyKeysList() {
   const portal = useApi(portalApiRef);
   const paths = usePortalPaths();
   const load = useCallback((page: PageQuery) => portal.listMyRequests(page), [portal]);
-  const table = usePagedTable({ load, toItem: toRow });
+  const table = usePagedTable({ load, toItem: keyRowOf });
   const [action, setAction] = useState<Action>();
 
   const columns: ColumnConfig<KeyRow>[] = [
@@ -87,15 +78,7 @@ function MyKeysList() {
       ),
     },
     { id: 'plan', label: 'Plan', cell: ({ key }) => <CellText title={key.spec.planTier} /> },
-    {
-      id: 'phase',
-      label: 'Phase',
-      cell: ({ key }) => (
-        <Cell>
-          <PhaseBadge phase={key.status?.phase} />
-        </Cell>
-      ),
-    },
+    keyPhaseColumn,
     {
       id: 'review',
       label: 'Review',
@@ -252,25 +235,17 @@ function DeleteKeyDialog(props: { apiKey: ApiKey; onClose: (changed: boolean) =>
       <DialogBody>
         <Flex direction="column" gap="3">
           <Text>{DELETE_CONSEQUENCES[phaseKey]}</Text>
-          {error !== undefined && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title="Nothing was deleted"
-              description={errorMessage(error)}
-            />
-          )}
+          <ErrorAlert title="Nothing was deleted" error={error} />
         </Flex>
       </DialogBody>
-      <DialogFooter>
-        <Button variant="secondary" onPress={() => props.onClose(false)}>
-          Keep it
-        </Button>
-        <Button variant="primary" destructive onPress={remove} isPending={deleting}>
-          {verb}
-        </Button>
-      </DialogFooter>
+      <DialogActions
+        cancelLabel="Keep it"
+        onCancel={() => props.onClose(false)}
+        actionLabel={verb}
+        onAction={remove}
+        isPending={deleting}
+        destructive
+      />
     </Dialog>
   );
 }

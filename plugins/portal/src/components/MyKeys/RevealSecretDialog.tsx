@@ -19,7 +19,8 @@ import {
 import type { ApiKey } from '@devportal/plugin-portal-common';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
-import { errorMessage, statusOf } from '../shared/errors';
+import { ErrorAlert } from '../shared/ErrorAlert';
+import { statusOf } from '../shared/errors';
 
 type RevealState =
   | { step: 'confirm' }
@@ -98,13 +99,7 @@ export function RevealSecretDialog(props: RevealSecretDialogProps) {
             />
           )}
           {state.step === 'failed' && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title="The secret could not be revealed"
-              description={errorMessage(state.error)}
-            />
+            <ErrorAlert title="The secret could not be revealed" error={state.error} />
           )}
         </Flex>
       </DialogBody>

@@ -23,7 +23,8 @@ import { usePagedTable } from '../../hooks/usePagedTable';
 import { useDecision } from '../../hooks/usePermissions';
 import { refText } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
-import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
+import { PermissionGate } from '../shared/PermissionGate';
+import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { formatLimits } from '../ProductDetail/PlansTable';
 
@@ -66,18 +67,14 @@ interface PolicyTableProps {
 
 /** A listing under its heading, loaded only for holders of its list permission. */
 function PolicyTable(props: PolicyTableProps) {
-  const decision = useDecision(props.permission);
-  let body;
-  if (decision.loading) body = <LoadingState what={props.title} />;
-  else if (!decision.allowed)
-    body = <ForbiddenState what={props.title} permission={props.permission.name} />;
-  else body = <PolicyList {...props} />;
   return (
     <Flex direction="column" gap="2">
       <Text as="h3" variant="title-small" weight="bold">
         {props.title}
       </Text>
-      {body}
+      <PermissionGate permission={props.permission} loading={props.title} what={props.title}>
+        <PolicyList {...props} />
+      </PermissionGate>
     </Flex>
   );
 }

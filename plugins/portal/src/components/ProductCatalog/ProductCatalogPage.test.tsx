@@ -6,7 +6,14 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { portalApiRef } from '../../apis/PortalApi';
 import { renderPortal } from '../../__testUtils__/renderPortal';
-import { fakePortalApi, page, permissions, product, serverError } from '../../__testUtils__/fakes';
+import {
+  fakePortalApi,
+  page,
+  permissions,
+  product,
+  rejecting,
+  serverError,
+} from '../../__testUtils__/fakes';
 import { ProductCatalogPage } from './ProductCatalogPage';
 
 describe('ProductCatalogPage (fake portal API, fake permissions)', () => {
@@ -90,9 +97,7 @@ describe('ProductCatalogPage (fake portal API, fake permissions)', () => {
   it("shows the server's message when the list fails", async () => {
     const error = await serverError(503, 'The portal store is unreachable; retry shortly');
     const portal = fakePortalApi({
-      listApiProducts: jest.fn(async () => {
-        throw error;
-      }),
+      listApiProducts: rejecting(error),
     });
     await renderPortal(<ProductCatalogPage />, {
       apis: [[portalApiRef, portal], permissions(portalApiProductListPermission)],

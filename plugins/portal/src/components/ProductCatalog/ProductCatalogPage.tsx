@@ -28,7 +28,8 @@ import { usePagedTable } from '../../hooks/usePagedTable';
 import { formatDateTime, refText } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
 import { PublishBadge } from '../shared/PhaseBadge';
-import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
+import { PermissionGate } from '../shared/PermissionGate';
+import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 
 interface ProductRow {
@@ -48,12 +49,15 @@ export function productMatches(row: ProductRow, search: string): boolean {
 
 /** The product catalog page. */
 export function ProductCatalogPage() {
-  const list = useDecision(portalApiProductListPermission);
-  if (list.loading) return <LoadingState what="API products" />;
-  if (!list.allowed) {
-    return <ForbiddenState what="API products" permission={portalApiProductListPermission.name} />;
-  }
-  return <ProductList />;
+  return (
+    <PermissionGate
+      permission={portalApiProductListPermission}
+      loading="API products"
+      what="API products"
+    >
+      <ProductList />
+    </PermissionGate>
+  );
 }
 
 function ProductList() {

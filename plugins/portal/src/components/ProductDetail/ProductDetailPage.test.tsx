@@ -13,6 +13,7 @@ import {
   pagesOf,
   permissions,
   product,
+  rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
@@ -119,9 +120,7 @@ describe('ProductDetailPage (fake portal API, fake permissions)', () => {
       getApiProduct: jest.fn(async () =>
         product({ name: 'toystore', displayName: 'Toystore', publishStatus: 'Draft' }),
       ),
-      updateApiProduct: jest.fn(async () => {
-        throw refusal;
-      }),
+      updateApiProduct: rejecting(refusal),
     });
     await renderPortal(<ProductDetailPage />, {
       ...at,
@@ -140,9 +139,7 @@ describe('ProductDetailPage (fake portal API, fake permissions)', () => {
   it('says a product it may not read is not found, as the server answers', async () => {
     const missing = await serverError(404, 'apiproduct toystore/toystore not found');
     const portal = fakePortalApi({
-      getApiProduct: jest.fn(async () => {
-        throw missing;
-      }),
+      getApiProduct: rejecting(missing),
     });
     await renderPortal(<ProductDetailPage />, {
       ...at,
@@ -154,9 +151,7 @@ describe('ProductDetailPage (fake portal API, fake permissions)', () => {
   it("shows the server's message when the product cannot be loaded", async () => {
     const failure = await serverError(503, 'The portal store timed out');
     const portal = fakePortalApi({
-      getApiProduct: jest.fn(async () => {
-        throw failure;
-      }),
+      getApiProduct: rejecting(failure),
     });
     await renderPortal(<ProductDetailPage />, {
       ...at,

@@ -35,7 +35,8 @@ import { portalApiRef } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { ownsProduct, useOwnership } from '../../hooks/useOwnership';
 import { covers, useDecision, useScopedDecision } from '../../hooks/usePermissions';
-import { errorMessage, statusOf } from '../shared/errors';
+import { statusOf } from '../shared/errors';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { formatDateTime, shortEntityRef } from '../shared/format';
 import { MyProductKeys } from '../shared/MyProductKeys';
 import { PublishBadge } from '../shared/PhaseBadge';
@@ -161,15 +162,7 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
           )}
         </Flex>
       </Flex>
-      {actionError !== undefined && (
-        <Alert
-          role="alert"
-          status="danger"
-          icon
-          title="The product was not changed"
-          description={errorMessage(actionError)}
-        />
-      )}
+      <ErrorAlert title="The product was not changed" error={actionError} />
       {!published && (
         <Alert
           status="info"

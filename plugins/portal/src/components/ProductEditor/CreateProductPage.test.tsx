@@ -3,7 +3,14 @@ import { portalApiProductCreatePermission } from '@devportal/plugin-portal-commo
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { portalApiRef } from '../../apis/PortalApi';
-import { fakePortalApi, page, permissions, product, serverError } from '../../__testUtils__/fakes';
+import {
+  fakePortalApi,
+  page,
+  permissions,
+  product,
+  rejecting,
+  serverError,
+} from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { CreateProductPage } from './CreateProductPage';
 
@@ -62,9 +69,7 @@ describe('CreateProductPage (fake portal API, fake permissions)', () => {
     const taken = await serverError(409, 'apiproduct toystore/toys already exists');
     const portal = fakePortalApi({
       listHttpRoutes: jest.fn(async () => page([route])),
-      createApiProduct: jest.fn(async () => {
-        throw taken;
-      }),
+      createApiProduct: rejecting(taken),
     });
     await renderPortal(<CreateProductPage />, {
       initialRouteEntries: ['/portal/products/new?namespace=toystore&route=toystore'],

@@ -5,7 +5,7 @@
  * name is free, the owner is one of the caller's refs).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Alert, Button, Card, CardBody, Flex, Select, Text, TextField } from '@backstage/ui';
+import { Button, Card, CardBody, Flex, Select, Text, TextField } from '@backstage/ui';
 import {
   portalApiProductCreatePermission,
   type ObjectRef,
@@ -16,7 +16,7 @@ import { useNavigate, useSearchParams } from 'react-router-dom';
 import { portalApiRef } from '../../apis/PortalApi';
 import { useOwnership } from '../../hooks/useOwnership';
 import { useDecision } from '../../hooks/usePermissions';
-import { errorMessage } from '../shared/errors';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { refText } from '../shared/format';
 import { ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
@@ -164,15 +164,7 @@ export function CreateProductPage() {
             />
           )}
           <ProductFieldsForm fields={fields} onChange={setFields} withPublishStatus />
-          {error !== undefined && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title="The product was not created"
-              description={errorMessage(error)}
-            />
-          )}
+          <ErrorAlert title="The product was not created" error={error} />
           <Flex gap="2">
             <Button variant="primary" onPress={save} isPending={saving} isDisabled={!ready}>
               Create product

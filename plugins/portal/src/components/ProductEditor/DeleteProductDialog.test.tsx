@@ -7,6 +7,7 @@ import {
   pagesOf,
   permissions,
   product,
+  rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
@@ -58,9 +59,7 @@ describe('DeleteProductDialog (fake portal API)', () => {
     const failure = await serverError(503, 'Deleting the keys of toystore/toystore failed; retry');
     const portal = fakePortalApi({
       listRequestsPages: jest.fn(() => pagesOf([])),
-      deleteApiProduct: jest.fn(async () => {
-        throw failure;
-      }),
+      deleteApiProduct: rejecting(failure),
     });
     await renderPortal(
       <DeleteProductDialog

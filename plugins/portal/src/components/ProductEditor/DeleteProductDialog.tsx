@@ -4,30 +4,23 @@
  * asks for the product's name to be typed, so nobody revokes consumers' keys by a stray click.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import {
-  Alert,
-  Button,
-  Dialog,
-  DialogBody,
-  DialogFooter,
-  DialogHeader,
-  Flex,
-  Text,
-  TextField,
-} from '@backstage/ui';
+import { Alert, Dialog, DialogBody, DialogHeader, Flex, Text, TextField } from '@backstage/ui';
 import type { ApiProduct } from '@devportal/plugin-portal-common';
 import { useState } from 'react';
 import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
+import { DialogActions } from '../shared/DialogActions';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { errorMessage } from '../shared/errors';
+import { productKeysIn } from '../shared/productKeysIn';
 
 /** The number of API keys (any phase) of a product that the caller can see. */
 export async function countProductKeys(portal: PortalApi, product: ApiProduct): Promise<number> {
-  let count = 0;
-  for await (const page of portal.listRequestsPages({ namespace: product.metadata.namespace })) {
-    count += page.items.filter(key => key.spec.apiProductRef.name === product.metadata.name).length;
-  }
-  return count;
+  const keys = await productKeysIn(
+    portal.listRequestsPages({ namespace: product.metadata.namespace }),
+    product,
+  );
+  return keys.length;
 }
 
 /** Props of {@link DeleteProductDialog}. */
@@ -84,34 +77,20 @@ export function DeleteProductDialog(props: DeleteProductDialogProps) {
             onChange={setTyped}
             autoComplete="off"
           />
-          {error !== undefined && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title="The product was not deleted"
-              description={errorMessage(error)}
-            />
-          )}
+          <ErrorAlert title="The product was not deleted" error={error} />
           <Text color="secondary" variant="body-small">
             Deletes {product.metadata.namespace}/{name}.
           </Text>
         </Flex>
       </DialogBody>
-      <DialogFooter>
-        <Button variant="secondary" onPress={() => props.onOpenChange(false)}>
-          Cancel
-        </Button>
-        <Button
-          variant="primary"
-          destructive
-          onPress={remove}
-          isPending={deleting}
-          isDisabled={typed !== name || keys.loading}
-        >
-          Delete product
-        </Button>
-      </DialogFooter>
+      <DialogActions
+        onCancel={() => props.onOpenChange(false)}
+        actionLabel="Delete product"
+        onAction={remove}
+        isPending={deleting}
+        isDisabled={typed !== name || keys.loading}
+        destructive
+      />
     </Dialog>
   );
 }

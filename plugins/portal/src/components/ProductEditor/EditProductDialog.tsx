@@ -4,11 +4,13 @@
  * said so instead of being overwritten.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Alert, Button, Dialog, DialogBody, DialogFooter, DialogHeader, Flex } from '@backstage/ui';
+import { Dialog, DialogBody, DialogHeader, Flex } from '@backstage/ui';
 import type { ApiProduct } from '@devportal/plugin-portal-common';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
-import { errorMessage, statusOf } from '../shared/errors';
+import { DialogActions } from '../shared/DialogActions';
+import { ErrorAlert } from '../shared/ErrorAlert';
+import { statusOf } from '../shared/errors';
 import { ProductFieldsForm } from './ProductFieldsForm';
 import { fieldsOf, patchBody, type ProductFields } from './productFields';
 
@@ -48,34 +50,23 @@ export function EditProductDialog(props: EditProductDialogProps) {
       <DialogBody>
         <Flex direction="column" gap="4">
           <ProductFieldsForm fields={fields} onChange={setFields} />
-          {error !== undefined && (
-            <Alert
-              role="alert"
-              status="danger"
-              icon
-              title={
-                statusOf(error) === 409
-                  ? 'Someone changed this product meanwhile; reload it and edit again'
-                  : 'The changes were not saved'
-              }
-              description={errorMessage(error)}
-            />
-          )}
+          <ErrorAlert
+            title={
+              statusOf(error) === 409
+                ? 'Someone changed this product meanwhile; reload it and edit again'
+                : 'The changes were not saved'
+            }
+            error={error}
+          />
         </Flex>
       </DialogBody>
-      <DialogFooter>
-        <Button variant="secondary" onPress={() => props.onOpenChange(false)}>
-          Cancel
-        </Button>
-        <Button
-          variant="primary"
-          onPress={save}
-          isPending={saving}
-          isDisabled={fields.displayName.trim() === ''}
-        >
-          Save
-        </Button>
-      </DialogFooter>
+      <DialogActions
+        onCancel={() => props.onOpenChange(false)}
+        actionLabel="Save"
+        onAction={save}
+        isPending={saving}
+        isDisabled={fields.displayName.trim() === ''}
+      />
     </Dialog>
   );
 }

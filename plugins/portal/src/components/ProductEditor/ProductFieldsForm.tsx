@@ -1,6 +1,18 @@
 /* The fields of an API product, shared by the create page and the edit dialog. */
-import { Flex, Radio, RadioGroup, TextAreaField, TextField } from '@backstage/ui';
+import {
+  Flex,
+  Radio,
+  RadioGroup,
+  TextAreaField,
+  TextField,
+  type TextFieldProps,
+} from '@backstage/ui';
 import type { ProductFields } from './productFields';
+
+/** The fields typed as one line of text. */
+type TextKey = Exclude<keyof ProductFields, ChoiceKey | 'description'>;
+/** The fields chosen from a few values. */
+type ChoiceKey = 'approvalMode' | 'publishStatus';
 
 /** Props of {@link ProductFieldsForm}. */
 export interface ProductFieldsFormProps {
@@ -17,72 +29,52 @@ export function ProductFieldsForm(props: ProductFieldsFormProps) {
     <K extends keyof ProductFields>(key: K) =>
     (value: ProductFields[K]) =>
       props.onChange({ ...fields, [key]: value });
+  const input = (key: TextKey, label: string, more: Partial<TextFieldProps> = {}) => (
+    <TextField label={label} value={fields[key]} onChange={set(key)} {...more} />
+  );
+  const choice = <K extends ChoiceKey>(
+    key: K,
+    label: string,
+    options: [ProductFields[K], string][],
+  ) => (
+    <RadioGroup
+      label={label}
+      value={fields[key]}
+      onChange={value => set(key)(value as ProductFields[K])}
+    >
+      {options.map(([value, text]) => (
+        <Radio key={value} value={value}>
+          {text}
+        </Radio>
+      ))}
+    </RadioGroup>
+  );
   return (
     <Flex direction="column" gap="3">
-      <TextField
-        label="Display name"
-        isRequired
-        value={fields.displayName}
-        onChange={set('displayName')}
-        maxLength={253}
-      />
+      {input('displayName', 'Display name', { isRequired: true, maxLength: 253 })}
       <TextAreaField label="Description" value={fields.description} onChange={set('description')} />
       <Flex gap="3">
-        <TextField label="Version" value={fields.version} onChange={set('version')} />
-        <TextField
-          label="Tags"
-          description="Comma-separated"
-          value={fields.tags}
-          onChange={set('tags')}
-        />
+        {input('version', 'Version')}
+        {input('tags', 'Tags', { description: 'Comma-separated' })}
       </Flex>
       <Flex gap="3">
-        <TextField
-          label="Documentation URL"
-          type="url"
-          value={fields.docsURL}
-          onChange={set('docsURL')}
-        />
-        <TextField
-          label="OpenAPI document URL"
-          type="url"
-          value={fields.openAPISpecURL}
-          onChange={set('openAPISpecURL')}
-        />
+        {input('docsURL', 'Documentation URL', { type: 'url' })}
+        {input('openAPISpecURL', 'OpenAPI document URL', { type: 'url' })}
       </Flex>
       <Flex gap="3">
-        <TextField
-          label="Contact email"
-          type="email"
-          value={fields.contactEmail}
-          onChange={set('contactEmail')}
-        />
-        <TextField label="Contact team" value={fields.contactTeam} onChange={set('contactTeam')} />
-        <TextField
-          label="Contact URL"
-          type="url"
-          value={fields.contactUrl}
-          onChange={set('contactUrl')}
-        />
+        {input('contactEmail', 'Contact email', { type: 'email' })}
+        {input('contactTeam', 'Contact team')}
+        {input('contactUrl', 'Contact URL', { type: 'url' })}
       </Flex>
-      <RadioGroup
-        label="Approval of key requests"
-        value={fields.approvalMode}
-        onChange={value => set('approvalMode')(value as ProductFields['approvalMode'])}
-      >
-        <Radio value="manual">An owner approves each request</Radio>
-        <Radio value="automatic">Approve every request automatically</Radio>
-      </RadioGroup>
-      {props.withPublishStatus && (
-        <RadioGroup
-          label="Publish status"
-          value={fields.publishStatus}
-          onChange={value => set('publishStatus')(value as ProductFields['publishStatus'])}
-        >
-          <Radio value="Draft">Draft (only owners see it)</Radio>
-          <Radio value="Published">Published (in the catalog for everyone)</Radio>
-        </RadioGroup>
-      )}
+      {choice('approvalMode', 'Approval of key requests', [
+        ['manual', 'An owner approves each request'],
+        ['automatic', 'Approve every request automatically'],
+      ])}
+      {props.withPublishStatus &&
+        choice('publishStatus', 'Publish status', [
+          ['Draft', 'Draft (only owners see it)'],
+          ['Published', 'Published (in the catalog for everyone)'],
+        ])}
     </Flex>
   );
 }

@@ -6,10 +6,12 @@ import {
   fakePortalApi,
   permissions,
   product,
+  rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
-import { MAX_USE_CASE_LENGTH, RequestAccessDialog } from './RequestAccessDialog';
+import { RequestAccessDialog } from './RequestAccessDialog';
+import { MAX_USE_CASE_LENGTH } from './RequestFields';
 
 describe('RequestAccessDialog (fake portal API)', () => {
   it('sends the chosen plan and use case, counting characters as one types', async () => {
@@ -71,9 +73,7 @@ describe('RequestAccessDialog (fake portal API)', () => {
       'You already have a Pending request for toystore/toystore on plan gold',
     );
     const portal = fakePortalApi({
-      createRequest: jest.fn(async () => {
-        throw refusal;
-      }),
+      createRequest: rejecting(refusal),
     });
     await renderPortal(
       <RequestAccessDialog

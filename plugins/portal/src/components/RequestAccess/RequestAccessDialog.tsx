@@ -9,25 +9,20 @@ import {
   Alert,
   Button,
   ButtonLink,
-  DatePicker,
   Dialog,
   DialogBody,
   DialogFooter,
   DialogHeader,
   Flex,
-  Select,
-  TextAreaField,
-  TextField,
 } from '@backstage/ui';
 import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
-import { today, getLocalTimeZone, type DateValue } from '@internationalized/date';
+import type { DateValue } from '@internationalized/date';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
-import { errorMessage } from '../shared/errors';
+import { DialogActions } from '../shared/DialogActions';
+import { ErrorAlert } from '../shared/ErrorAlert';
 import { usePortalPaths } from '../PortalPage/portalPaths';
-
-/** The longest use case the API accepts. */
-export const MAX_USE_CASE_LENGTH = 1000;
+import { expiresAtOf, RequestFields } from './RequestFields';
 
 /** Props of {@link RequestAccessDialog}. */
 export interface RequestAccessDialogProps {
@@ -51,7 +46,6 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
   const [error, setError] = useState<unknown>();
   const [created, setCreated] = useState<ApiKey>();
   const automatic = product.spec.approvalMode === 'automatic';
-  const tomorrow = today(getLocalTimeZone()).add({ days: 1 });
 
   const close = () => {
     props.onOpenChange(false);
@@ -66,7 +60,7 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
         apiProductRef: { namespace: product.metadata.namespace, name: product.metadata.name },
         planTier,
         ...(useCase.trim() !== '' && { useCase }),
-        ...(expiry !== null && { expiresAt: `${expiry.toString().slice(0, 10)}T00:00:00Z` }),
+        ...(expiry !== null && { expiresAt: expiresAtOf(expiry) }),
       });
       setCreated(key);
       props.onRequested?.(key);
@@ -92,65 +86,27 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
                   description="This product approves requests at once: your key is ready to reveal on My keys as soon as you send this."
                 />
               )}
-              {plans.length > 0 ? (
-                <Select
-                  label="Plan"
-                  isRequired
-                  options={plans.map(plan => ({
-                    id: plan.tier,
-                    label: plan.tier,
-                    description: plan.description,
-                  }))}
-                  value={planTier}
-                  onChange={key => setPlanTier(String(key))}
-                />
-              ) : (
-                <TextField
-                  label="Plan tier"
-                  isRequired
-                  description="This product has no plans; name the tier you need."
-                  value={planTier}
-                  onChange={setPlanTier}
-                />
-              )}
-              <TextAreaField
-                label="Use case"
-                description={`${useCase.length}/${MAX_USE_CASE_LENGTH} characters`}
-                value={useCase}
-                onChange={setUseCase}
-                maxLength={MAX_USE_CASE_LENGTH}
+              <RequestFields
+                plans={plans}
+                planTier={planTier}
+                onPlanTierChange={setPlanTier}
+                planTierDescription="This product has no plans; name the tier you need."
+                useCase={useCase}
+                onUseCaseChange={setUseCase}
+                expiry={expiry}
+                onExpiryChange={setExpiry}
+                expiryDescription="A future date; leave empty for a key that does not expire."
               />
-              <DatePicker
-                label="Expires on (optional)"
-                description="A future date; leave empty for a key that does not expire."
-                value={expiry}
-                onChange={setExpiry}
-                minValue={tomorrow}
-              />
-              {error !== undefined && (
-                <Alert
-                  role="alert"
-                  status="danger"
-                  icon
-                  title="The request was not sent"
-                  description={errorMessage(error)}
-                />
-              )}
+              <ErrorAlert title="The request was not sent" error={error} />
             </Flex>
           </DialogBody>
-          <DialogFooter>
-            <Button variant="secondary" onPress={close}>
-              Cancel
-            </Button>
-            <Button
-              variant="primary"
-              onPress={send}
-              isPending={sending}
-              isDisabled={planTier.trim() === ''}
-            >
-              Send request
-            </Button>
-          </DialogFooter>
+          <DialogActions
+            onCancel={close}
+            actionLabel="Send request"
+            onAction={send}
+            isPending={sending}
+            isDisabled={planTier.trim() === ''}
+          />
         </>
       ) : (
         <>

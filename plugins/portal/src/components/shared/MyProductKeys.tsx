@@ -3,28 +3,21 @@
  * `/requests/my` in the product's namespace. Managing them (reveal, edit, cancel) is on My keys.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { CellText, Cell, Table, type ColumnConfig } from '@backstage/ui';
+import { CellText, Table, type ColumnConfig } from '@backstage/ui';
 import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
 import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { formatDateTime } from './format';
-import { PhaseBadge } from './PhaseBadge';
+import { productKeysIn } from './productKeysIn';
+import { keyPhaseColumn, keyRowOf, type KeyRow } from './keyColumns';
 import { EmptyState, ErrorState, LoadingState } from './StateViews';
 
 /** The caller's keys of `product`, walking every page of their own requests in its namespace. */
 export async function myKeysOf(portal: PortalApi, product: ApiProduct): Promise<ApiKey[]> {
-  const keys: ApiKey[] = [];
-  for await (const page of portal.listMyRequestsPages({
-    namespace: product.metadata.namespace,
-  })) {
-    keys.push(...page.items.filter(k => k.spec.apiProductRef.name === product.metadata.name));
-  }
-  return keys;
-}
-
-interface KeyRow {
-  id: string;
-  key: ApiKey;
+  return productKeysIn(
+    portal.listMyRequestsPages({ namespace: product.metadata.namespace }),
+    product,
+  );
 }
 
 const columns: ColumnConfig<KeyRow>[] = [
@@ -34,15 +27,7 @@ const columns: ColumnConfig<KeyRow>[] = [
     isRowHeader: true,
     cell: ({ key }) => <CellText title={key.spec.planTier} description={key.metadata.name} />,
   },
-  {
-    id: 'phase',
-    label: 'Phase',
-    cell: ({ key }) => (
-      <Cell>
-        <PhaseBadge phase={key.status?.phase} />
-      </Cell>
-    ),
-  },
+  keyPhaseColumn,
   {
     id: 'requested',
     label: 'Requested',
@@ -65,7 +50,7 @@ export function MyProductKeys(props: { product: ApiProduct; refreshKey?: number 
     <section aria-label={`Your keys for ${props.product.spec.displayName}`}>
       <Table
         columnConfig={columns}
-        data={(keys.value ?? []).map(key => ({ id: key.metadata.uid, key }))}
+        data={(keys.value ?? []).map(keyRowOf)}
         pagination={{ type: 'none' }}
         emptyState={<EmptyState title="You have no key for this product yet" />}
       />

@@ -5,7 +5,7 @@
  */
 import { Alert, Box, Flex, Skeleton, Text } from '@backstage/ui';
 import type { ReactNode } from 'react';
-import { errorMessage } from './errors';
+import { ErrorAlert } from './ErrorAlert';
 
 /** A loading placeholder announced as "Loading <what>…". */
 export function LoadingState(props: { what: string }) {
@@ -37,17 +37,7 @@ export function EmptyState(props: { title: string; description?: ReactNode; acti
 
 /** A failed call, with the server's message. */
 export function ErrorState(props: { title: string; error: unknown; action?: ReactNode }) {
-  return (
-    <Alert
-      role="alert"
-      status="danger"
-      icon
-      title={props.title}
-      description={errorMessage(props.error)}
-      customActions={props.action}
-      my="3"
-    />
-  );
+  return <ErrorAlert title={props.title} error={props.error} customActions={props.action} my="3" />;
 }
 
 /** What the person may not see, and the permission that would let them. */
