@@ -124,7 +124,14 @@ async function main() {
           knexConfig: productionKnexConfig(),
         },
       },
-      mcpBroker: { sessionStore: 'database', servers: [{ name: 'example', url: example.url }] },
+      mcpBroker: {
+        sessionStore: 'database',
+        servers: [{ name: 'example', url: example.url }],
+        // The development config's demonstration limit (example `count`: 20 calls per person
+        // per day) is lifted: the soak measures errors and growth under steady traffic, and its
+        // `count` calls would otherwise be refused with 429 after the 20th.
+        rateLimits: { overrides: [] },
+      },
     };
     const replicas = [];
     for (let i = 0; i < 2; i++) {
