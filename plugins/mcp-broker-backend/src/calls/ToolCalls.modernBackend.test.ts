@@ -51,6 +51,25 @@ function build(endpoint: BackendEndpoint) {
   return { forwarder, sealer };
 }
 
+/**
+ * A collecting sink whose client accepts every `elicitation/create` at once (as session `c`);
+ * `answered` holds the answers' promises.
+ */
+function acceptingSink(forwarder: ToolCalls) {
+  const sink = collectingSink();
+  const answered: Promise<unknown>[] = [];
+  const send = sink.send.bind(sink);
+  sink.send = message => {
+    if (message.method === 'elicitation/create') {
+      answered.push(
+        forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
+      );
+    }
+    return send(message);
+  };
+  return { sink, answered };
+}
+
 describe('ToolCalls with a modern-only (2026-07-28) backend', () => {
   let server: ModernExampleMcpServer;
   let endpoint: BackendEndpoint;
@@ -278,17 +297,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       headers: {},
     });
     const { forwarder } = build(double.endpoint);
-    const sink = collectingSink();
-    const answered: Promise<unknown>[] = [];
-    const send = sink.send.bind(sink);
-    sink.send = message => {
-      if (message.method === 'elicitation/create') {
-        answered.push(
-          forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
-        );
-      }
-      return send(message);
-    };
+    const { sink, answered } = acceptingSink(forwarder);
     await forwarder.forward({ ...legacyCall(double.endpoint), telemetry: request }, sink);
     await Promise.all(answered);
     request.end({ outcome: 'succeeded' });
@@ -346,17 +355,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       },
     }));
     const { forwarder } = build(double.endpoint);
-    const sink = collectingSink();
-    const answered: Promise<unknown>[] = [];
-    const send = sink.send.bind(sink);
-    sink.send = message => {
-      if (message.method === 'elicitation/create') {
-        answered.push(
-          forwarder.answer('c', { id: message.id, result: { action: 'accept', content: {} } }),
-        );
-      }
-      return send(message);
-    };
+    const { sink, answered } = acceptingSink(forwarder);
     await forwarder.forward(legacyCall(double.endpoint), sink);
     await Promise.all(answered);
     expect(double.bodies).toHaveLength(9);
