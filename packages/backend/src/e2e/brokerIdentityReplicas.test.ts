@@ -114,7 +114,9 @@ if (postgres === undefined) {
         body: JSON.stringify({ value: 'alice-key' }),
       });
       expect(stored.status).toBe(200);
-      const rerouted: number[] = [];
+      // The other replica's reply to the answer can arrive after the tool's result (the holder
+      // streams the result as soon as the server has the answer): the statuses are awaited.
+      const rerouted: Promise<number>[] = [];
       const client = new Client(
         { name: 'identity-replicas', version: '1.0.0' },
         { capabilities: { elicitation: { form: {} } } },
@@ -130,8 +132,8 @@ if (postgres === undefined) {
           fetch: async (url, init) => {
             const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
             if (body !== undefined && body.method === undefined && 'result' in body) {
-              const answer = await fetch(String(url).replace(holder.baseUrl, other.baseUrl), init);
-              rerouted.push(answer.status);
+              const answer = fetch(String(url).replace(holder.baseUrl, other.baseUrl), init);
+              rerouted.push(answer.then(response => response.status));
               return answer;
             }
             return fetch(url, init);
@@ -147,7 +149,7 @@ if (postgres === undefined) {
       const before = keys.received.length;
       const result: any = await client.callTool({ name: 'keys_ask' });
       expect(JSON.parse(result.content[0].text)).toEqual({ action: 'accept' });
-      expect(rerouted).toEqual([202]);
+      expect(await Promise.all(rerouted)).toEqual([202]);
       const answers = keys.received.slice(before).filter(r => r.response);
       expect(answers).toEqual([{ response: true, apiKey: 'alice-key' }]);
     }, 60_000);
