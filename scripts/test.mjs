@@ -126,11 +126,22 @@ const jestStatus = await run('yarn', [
   ...jestArgs,
 ]);
 const counts = { passed: 0, failed: jestStatus === 0 ? 0 : 1, skipped: 0 };
+// The failing tests and suites, named again in the closing lines: a long run's log is often read
+// from its end only.
+const failures = [];
 if (fs.existsSync(reportFile)) {
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
   counts.passed = report.numPassedTests;
   counts.failed = Math.max(report.numFailedTests, jestStatus === 0 ? 0 : 1);
   counts.skipped = report.numPendingTests + report.numTodoTests;
+  for (const suite of report.testResults ?? []) {
+    const file = path.relative(process.cwd(), suite.name);
+    const failed = (suite.assertionResults ?? []).filter(test => test.status === 'failed');
+    for (const test of failed) failures.push(`${file} › ${test.fullName}`);
+    if (failed.length === 0 && suite.status === 'failed') {
+      failures.push(`${file}: ${(suite.message ?? '').split('\n').find(Boolean) ?? 'failed'}`);
+    }
+  }
 }
 fs.rmSync(reportDir, { recursive: true, force: true });
 
@@ -143,6 +154,13 @@ let frontendInstallStatus = 0;
 if (jestArgs.length === 0) {
   frontendInstallStatus = await run('node', ['scripts/frontend-install-test.mjs']);
   counts[frontendInstallStatus === 0 ? 'passed' : 'failed'] += 1;
+}
+if (packStatus !== 0) failures.push('scripts/pack-install-test.mjs (its output is above)');
+if (frontendInstallStatus !== 0) {
+  failures.push('scripts/frontend-install-test.mjs (its output is above)');
+}
+if (failures.length > 0) {
+  process.stdout.write(`\nfailed:\n${failures.map(line => `  ${line}\n`).join('')}`);
 }
 
 process.stdout.write(
