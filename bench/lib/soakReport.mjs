@@ -130,7 +130,7 @@ export function soakTables(run) {
   );
   lines.push('');
   lines.push(
-    `### Soak leaks: idle before the traffic → idle ${run.idleSettleMs / 1000} s after it`,
+    `### Soak leaks: idle before the traffic → idle ${Math.round(run.idleSettleMs / 1000)} s after it`,
     '',
     '| measure | before | after | verdict |',
     '| --- | --- | --- | --- |',

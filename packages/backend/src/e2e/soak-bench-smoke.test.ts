@@ -1,10 +1,10 @@
 /*
  * Keeps bench/soak.mjs from rotting, and holds what a short soak can show on any machine: its
- * --smoke mode (2 minutes of mixed portal and broker traffic on two real replicas and a
+ * --smoke mode (1 minute of mixed portal and broker traffic on two real replicas and a
  * PostgreSQL with max_connections = 100) completes every operation of every kind without an
  * error, stays within the connection budget, and gives back every descriptor and database
  * connection once idle. Whether RSS and event-loop delay stay flat needs the 30-minute run
- * (docs/benchmarks.md): over two minutes they show the warm-up, not a trend, and are not
+ * (docs/benchmarks.md): over one minute they show the warm-up, not a trend, and are not
  * asserted.
  */
 import { runBenchSmoke, stopRunningSmoke, tableAfter } from '../testing/benchSmoke';
