@@ -10,6 +10,7 @@
  *   node bench/broker.mjs --only calls,modern,fanout,memory,elicitation,permissions,identity,profile
  *   node bench/broker.mjs --cpu-prof /tmp/prof   also write a CPU profile of the backend
  *   node bench/broker.mjs --only profile [--profile-out /tmp/broker.cpuprofile]
+ *   node bench/broker.mjs --only profile --profile-era modern   the profile over 2026-07-28 calls
  *   node bench/broker.mjs --log-level info      the backend's LOG_LEVEL (default warn)
  *   node bench/broker.mjs --only profile --observed   the first backend with telemetry and a
  *                                               non-binding rate limit on (what they cost, by function)
@@ -75,6 +76,8 @@ const only = new Set(
 );
 const cpuProfDir = argValue('--cpu-prof');
 const profileOut = argValue('--profile-out');
+// The era of the profiled calls: legacy (server-everything, a session) or modern (stateless).
+const profileEra = argValue('--profile-era') ?? 'legacy';
 // The backend's LOG_LEVEL: warn by default, so that request logging is not what is measured.
 const logLevel = argValue('--log-level') ?? 'warn';
 // The first backend with telemetry and a rate limit on, as the telemetry section's second one.
@@ -155,7 +158,9 @@ async function main() {
     const [everything, example, modern] = await startAll([
       startServerEverything(),
       startExampleServer(),
-      ...(only.has('modern') ? [startExampleServer('src/modernMain.ts')] : []),
+      ...(only.has('modern') || (only.has('profile') && profileEra === 'modern')
+        ? [startExampleServer('src/modernMain.ts')]
+        : []),
     ]);
     const servers = { everything: everything.url, example: example.url };
     if (modern) servers['example-modern'] = modern.url;
@@ -945,8 +950,9 @@ async function identitySection({ broker, token, identity }) {
  * sampling), written to --profile-out (default: a temporary file) and summed per call.
  */
 async function profileSection({ broker, token }) {
-  const client = await connectClient({ url: broker.url, token });
-  const tool = await findTool(client, 'echo');
+  const modern = profileEra === 'modern';
+  const client = await (modern ? connectModernClient : connectClient)({ url: broker.url, token });
+  const tool = await findTool(client, modern ? 'example-modern_echo' : 'echo');
   const call = () => client.callTool({ name: tool, arguments: { message: 'hello' } });
   const mode = { name: 'profiled', total: COUNTS.profiled, concurrency: COUNTS.inFlight };
   const target = { name: 'broker', call, pids: { broker: broker.pid } };
@@ -968,8 +974,8 @@ async function profileSection({ broker, token }) {
   const cpuPerCall = (cpuMs.broker / calls).toFixed(2);
   const callsPerSecond = ((calls / wallMs) * 1000).toFixed(0);
   return [
-    `### Where a tool call's CPU goes: backend profile over ${count(calls)} echo calls at ` +
-      `${COUNTS.inFlight} in flight`,
+    `### Where a tool call's CPU goes: backend profile over ${count(calls)} ` +
+      `${modern ? '2026-07-28 ' : ''}echo calls at ${COUNTS.inFlight} in flight`,
     '',
     `Backend CPU (all threads, /proc) under the profiler: ${cpuPerCall} ms per call; ` +
       `${callsPerSecond} calls/s. Profile: \`${file}\` ` +
