@@ -8,6 +8,8 @@ import http from 'node:http';
 import { scanParamHeaders } from '../protocol/paramHeaders';
 import type { BackendReply, BackendRoute, BackendStreamItem } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
+import { idleBackendConnections } from './httpExchange';
+import { waitFor } from '../testing/waitFor';
 import {
   startScriptedHttpServer,
   type ScriptedHttpHandler,
@@ -67,30 +69,39 @@ describe('HttpBackendTransport', () => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
     };
     const outOfSession = { ...route, sessionId: undefined };
-    expect(await failureOf(transport.send(route, request(), { signal: signal() }))).toEqual({
+    // Each refusal's body is read, so its connection goes back to the pool for the next one.
+    const refusalOf = async (promise: Promise<unknown>) => {
+      const failure = await failureOf(promise);
+      await waitFor(
+        () => idleBackendConnections(scripted.url) === 1,
+        'the connection back in the pool',
+      );
+      return failure;
+    };
+    expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toEqual({
       failure: 'credentials',
       status: 401,
       detail: "rejected the broker's credentials (HTTP 401); check mcpBroker.servers[].headers",
     });
-    expect(await failureOf(transport.send(route, request(), { signal: signal() }))).toEqual({
+    expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toEqual({
       failure: 'not-supported',
       status: 405,
       detail: 'does not accept POST (HTTP 405)',
     });
-    expect(await failureOf(transport.send(outOfSession, request(), { signal: signal() }))).toEqual({
+    expect(await refusalOf(transport.send(outOfSession, request(), { signal: signal() }))).toEqual({
       failure: 'not-found',
       status: 404,
       detail: 'answered HTTP 404',
     });
-    expect(await failureOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
+    expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
       failure: 'session-lost',
       status: 400,
     });
-    expect(await failureOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
+    expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
       failure: 'refused',
       status: 400,
     });
-    expect(await failureOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
+    expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toMatchObject({
       failure: 'server-error',
       status: 500,
     });

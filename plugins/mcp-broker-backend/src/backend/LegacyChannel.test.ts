@@ -22,7 +22,7 @@ import {
 const SESSION = { id: 'upstream-session-1', protocolVersion: '2025-06-18' };
 const ping = (id = 1) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
 
-describe('LegacyChannel over the node:http backend transport', () => {
+describe('LegacyChannel over the HTTP backend transport', () => {
   let scripted: ScriptedHttpServer;
   let backend: BackendEndpoint;
   let handler: ScriptedHttpHandler;
@@ -130,30 +130,39 @@ describe('LegacyChannel over the node:http backend transport', () => {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
     };
     const c = client();
-    expect(await failureOf(c.request(ping(), SESSION))).toEqual({
+    // Each refusal's body is read, so its connection goes back to the pool for the next one.
+    const refusalOf = async (promise: Promise<unknown>) => {
+      const failure = await failureOf(promise);
+      await waitFor(
+        () => idleBackendConnections(backend.url) === 1,
+        'the connection back in the pool',
+      );
+      return failure;
+    };
+    expect(await refusalOf(c.request(ping(), SESSION))).toEqual({
       reason: 'session-lost',
       httpStatus: 404,
       statusText: 'backend scripted: session not found (HTTP 404); re-initializing',
     });
-    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+    expect(await refusalOf(c.request(ping(), SESSION))).toMatchObject({
       reason: 'session-lost',
       httpStatus: 400,
     });
-    expect(await failureOf(c.request(ping(), SESSION))).toEqual({
+    expect(await refusalOf(c.request(ping(), SESSION))).toEqual({
       reason: 'http-status',
       httpStatus: 401,
       statusText:
         "backend scripted: rejected the broker's credentials (HTTP 401); check mcpBroker.servers[].headers",
     });
     expect(
-      await failureOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION)),
+      await refusalOf(c.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, SESSION)),
     ).toMatchObject({ httpStatus: 403 });
     // Without a session, a 400 is just a 400.
-    expect(await failureOf(c.request(ping(), {}))).toMatchObject({
+    expect(await refusalOf(c.request(ping(), {}))).toMatchObject({
       statusText: 'backend scripted: answered HTTP 400',
       httpStatus: 400,
     });
-    expect(await failureOf(c.request(ping(), SESSION))).toMatchObject({
+    expect(await refusalOf(c.request(ping(), SESSION))).toMatchObject({
       statusText: 'backend scripted: answered HTTP 500',
     });
     expect(scripted.connections()).toBe(1); // error bodies are read, so the connection stays usable

@@ -1,6 +1,6 @@
 /*
- * The HTTP plumbing under HttpBackendTransport: one request to a backend over `node:http` with
- * shared keep-alive agents, the response's body as chunks, and the JSON-RPC messages of a body
+ * The HTTP plumbing under HttpBackendTransport: one request to a backend over undici's
+ * keep-alive connection pools, the response's body as chunks, and the JSON-RPC messages of a body
  * (an SSE stream read event by event, or one JSON document). Nothing here knows MCP beyond
  * "a body holds JSON-RPC messages"; what a status means is HttpBackendTransport's business.
  *
@@ -8,9 +8,8 @@
  * arrived on, and the broker needs both (elicitation ids are echoed verbatim, and every message
  * belongs to the call whose stream carried it).
  */
-import http from 'node:http';
-import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import { type Dispatcher, Pool } from 'undici';
 import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { isSseEventTooLarge, readSseEvents } from './sseReader';
 import {
@@ -32,41 +31,49 @@ export interface HttpTarget {
 
 /**
  * Connections to backends are kept open between requests (one TCP and, for https, one TLS
- * handshake per connection instead of per call). Node's `fetch` would do the same, but costs
- * several times more CPU per request (WHATWG streams, header objects, transferable signals),
- * which on the tool-call path was the broker's largest single cost.
- */
-/**
+ * handshake per connection instead of per call), in one undici `Pool` per origin. A request is
+ * dispatched with a handler of its own (`Exchange`), without undici's `request()` body stream or
+ * Node's `http.request`: Node's client (ClientRequest, OutgoingMessage, the agent, the
+ * IncomingMessage stream) cost about three times as much CPU per request on loopback, the
+ * largest part of the broker's own share of a tool call (issue #27). `fetch` costs more still
+ * (WHATWG streams, header objects, transferable signals).
+ *
  * An idle kept-alive connection is closed after this long, or 1 s before the backend's own
- * `Keep-Alive: timeout=…` hint when that is shorter (Node's agent reads it). Node servers close
+ * `Keep-Alive: timeout=…` hint when that is shorter (undici reads it). Node servers close
  * idle connections after 5 s: closing first keeps the broker from reusing a connection just as
  * the backend closes it (the request would then fail). Connections in use are not affected.
  */
 const IDLE_CONNECTION_TIMEOUT_MS = 4_000;
 
-const agents = {
-  'http:': new http.Agent({
-    keepAlive: true,
-    scheduling: 'lifo',
-    timeout: IDLE_CONNECTION_TIMEOUT_MS,
-  }),
-  'https:': new https.Agent({
-    keepAlive: true,
-    scheduling: 'lifo',
-    timeout: IDLE_CONNECTION_TIMEOUT_MS,
-  }),
-};
+/** How long before the backend's Keep-Alive hint the broker closes an idle connection. */
+const KEEP_ALIVE_HINT_MARGIN_MS = 1_000;
 
 /**
- * Idle kept-alive connections to `url`'s host and port, waiting in the pool. A test seam: tests
+ * The pool of each origin (`protocol//host:port`). No header or body timeout: every request has
+ * its own signal (its timeout, its call's end), and an event stream may be silent for hours.
+ */
+const pools = new Map<string, Pool>();
+
+function poolOf(origin: string): Pool {
+  let pool = pools.get(origin);
+  if (pool === undefined) {
+    pool = new Pool(origin, {
+      keepAliveTimeout: IDLE_CONNECTION_TIMEOUT_MS,
+      keepAliveTimeoutThreshold: KEEP_ALIVE_HINT_MARGIN_MS,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    pools.set(origin, pool);
+  }
+  return pool;
+}
+
+/**
+ * Idle kept-alive connections to `url`'s origin, waiting in the pool. A test seam: tests
  * wait until a connection is back before they show that the next request reuses it.
  */
 export function idleBackendConnections(url: string): number {
-  const { protocol, hostname, port } = new URL(url);
-  const pool = (protocol === 'https:' ? agents['https:'] : agents['http:']).freeSockets;
-  return Object.entries(pool)
-    .filter(([name]) => name.startsWith(`${hostname}:${port}:`))
-    .reduce((count, [, sockets]) => count + (sockets?.length ?? 0), 0);
+  return pools.get(new URL(url).origin)?.stats.free ?? 0;
 }
 
 /** How much of a body {@link HttpBackendResponse.text} keeps by default. */
@@ -78,65 +85,98 @@ export const DISCARD_GRACE_MS = 5_000;
 /** Chunks a body reader may hold before the response is paused until it catches up. */
 const MAX_QUEUED_CHUNKS = 16;
 
+/** What a broken connection fails with (what Node's HTTP client called it). */
+function connectionReset(cause: Error): Error {
+  return Object.assign(
+    new Error(`the backend closed the connection (${cause.message})`, { cause }),
+    {
+      code: 'ECONNRESET',
+    },
+  );
+}
+
 /**
- * The body of a response as an async iterator driven by `'data'` events. Node's own iterator
- * (`Readable.iterator`) costs a promise, a `nextTick` and end-of-stream listeners per chunk,
- * a visible share of a short tool call (issue #21); here a chunk that has arrived is handed on
- * at once. Semantics are the ones `BackendResponse.body` documents: the iteration throws when
- * the connection breaks (the response's error, or a premature close), and leaving it early
- * pauses the response without closing the connection.
+ * True when `error` (undici's) broke a connection that had carried answers before: a kept-alive
+ * connection reused (what Node's `reusedSocket` tells). A connection refused or broken before its
+ * first answer says nothing of the kind.
  */
-class BodyChunks implements AsyncIterator<Buffer> {
-  readonly #message: http.IncomingMessage;
-  readonly #queue: Buffer[] = [];
-  #ended = false;
-  #failure: Error | undefined;
+function carriedAnswers(error: Error): boolean {
+  const socket = (error as { socket?: { bytesRead?: unknown } }).socket;
+  return typeof socket?.bytesRead === 'number' && socket.bytesRead > 0;
+}
+
+/** A failure of undici's, in the words the rest of the broker knows (socket error codes). */
+function nodeError(error: Error): Error {
+  return (error as { code?: unknown }).code === 'UND_ERR_SOCKET' ? connectionReset(error) : error;
+}
+
+/** The error a closed or discarded response's reading fails with. */
+const CLOSED = Object.freeze(
+  Object.assign(new Error('the response was closed'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+);
+
+/**
+ * One request and its response: undici's dispatch handler, the response's status and headers,
+ * and its body as a queue of chunks read by one iterator at a time (see
+ * {@link HttpBackendResponse.body}). Chunks that arrive are handed on at once; more than
+ * MAX_QUEUED_CHUNKS unread pause the connection until the reader catches up.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  status = 0;
+  headers: Record<string, string | string[] | undefined> = {};
+  /** The body has ended (all of it is queued or was read). */
+  ended = false;
+  /** Why the body's reading fails (the connection broke, the request was aborted or closed). */
+  failure: Error | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #abortReason: Error | undefined;
+  #started = false;
+  #settled = false;
+  #queue: Buffer[] = [];
+  #discarding = false;
   #waiting:
     { resolve: (r: IteratorResult<Buffer>) => void; reject: (e: Error) => void } | undefined;
+  #closeListeners: Array<() => void> | undefined;
+  #giveUp: NodeJS.Timeout | undefined;
 
-  constructor(message: http.IncomingMessage) {
-    this.#message = message;
-    if (message.readableEnded) {
-      this.#ended = true;
-    } else if (message.destroyed) {
-      this.#failure = message.errored ?? prematureClose();
-    } else {
-      message.on('data', this.#onData);
-      message.on('end', this.#onEnd);
-      message.on('error', this.#onError);
-      message.on('close', this.#onClose);
-    }
+  constructor(
+    private readonly onStart: (exchange: Exchange) => void,
+    /** The request failed before an answer; `reused`: on a connection that had carried one. */
+    private readonly onFailure: (error: Error, reused: boolean) => void,
+  ) {}
+
+  /** True once the body ended or the exchange failed (nothing more will arrive). */
+  get finished(): boolean {
+    return this.ended || this.failure !== undefined;
   }
 
-  next(): Promise<IteratorResult<Buffer>> {
-    const chunk = this.#queue.shift();
-    if (chunk !== undefined) {
-      if (this.#queue.length === 0 && this.#message.isPaused() && !this.#ended) {
-        this.#message.resume();
-      }
-      return Promise.resolve({ value: chunk, done: false });
-    }
-    if (this.#failure !== undefined) {
-      this.#detach();
-      return Promise.reject(this.#failure);
-    }
-    if (this.#ended) {
-      this.#detach();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
-    });
+  /** Stops the exchange with `reason` (before or after the response began). */
+  abort(reason: Error): void {
+    if (this.finished) return;
+    if (this.#controller === undefined) this.#abortReason ??= reason;
+    else this.#controller.abort(reason);
   }
 
-  return(): Promise<IteratorResult<Buffer>> {
-    this.#detach();
-    // The rest stays unread (and the connection assigned) until discard() or close().
-    if (!this.#message.readableEnded) this.#message.pause();
-    return Promise.resolve({ value: undefined, done: true });
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#abortReason !== undefined) controller.abort(this.#abortReason);
   }
 
-  readonly #onData = (chunk: Buffer) => {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    if (statusCode < 200) return; // 1xx: the response is still to come
+    this.#controller = controller;
+    this.status = statusCode;
+    this.headers = headers;
+    this.#started = true;
+    this.onStart(this);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#discarding) return;
     const waiting = this.#waiting;
     if (waiting !== undefined) {
       this.#waiting = undefined;
@@ -144,56 +184,79 @@ class BodyChunks implements AsyncIterator<Buffer> {
       return;
     }
     this.#queue.push(chunk);
-    if (this.#queue.length >= MAX_QUEUED_CHUNKS) this.#message.pause();
-  };
+    if (this.#queue.length >= MAX_QUEUED_CHUNKS) controller.pause();
+  }
 
-  readonly #onEnd = () => {
-    this.#ended = true;
+  onResponseEnd(): void {
+    this.ended = true;
     this.#settle();
-  };
+  }
 
-  readonly #onError = (error: Error) => {
-    this.#failure ??= error;
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    const failure = nodeError(error);
+    if (!this.#started) {
+      this.#settled = true;
+      this.onFailure(failure, carriedAnswers(error));
+      return;
+    }
+    this.failure ??= failure;
     this.#settle();
-  };
+  }
 
-  readonly #onClose = () => {
-    if (!this.#ended) this.#failure ??= prematureClose();
-    this.#settle();
-  };
+  /** The next chunk of the body (see HttpBackendResponse.body). */
+  next(): Promise<IteratorResult<Buffer>> {
+    const chunk = this.#queue.shift();
+    if (chunk !== undefined) {
+      if (this.#queue.length === 0) this.#controller?.resume();
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
 
-  /** Wakes a waiting `next()` once the body ended or failed (nothing is queued then). */
-  #settle() {
+  /** Throws the rest of the body away as it arrives; closes the connection after `graceMs`. */
+  discard(graceMs: number): void {
+    if (this.finished || this.#discarding) return;
+    this.#discarding = true;
+    this.#queue.length = 0;
+    this.#controller?.resume();
+    this.#giveUp = setTimeout(() => this.abort(CLOSED), graceMs);
+    this.#giveUp.unref();
+  }
+
+  /** Calls `listener` once the body has ended or the exchange failed. */
+  onClose(listener: () => void): void {
+    if (this.finished) listener();
+    else (this.#closeListeners ??= []).push(listener);
+  }
+
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#giveUp);
     const waiting = this.#waiting;
-    if (waiting === undefined) return;
     this.#waiting = undefined;
-    this.#detach();
-    if (this.#failure !== undefined) waiting.reject(this.#failure);
-    else waiting.resolve({ value: undefined, done: true });
+    if (waiting !== undefined) {
+      if (this.failure !== undefined) waiting.reject(this.failure);
+      else waiting.resolve({ value: undefined, done: true });
+    }
+    const listeners = this.#closeListeners;
+    this.#closeListeners = undefined;
+    listeners?.forEach(listener => listener());
   }
-
-  #detach() {
-    const message = this.#message;
-    message.off('data', this.#onData);
-    message.off('end', this.#onEnd);
-    message.off('error', this.#onError);
-    message.off('close', this.#onClose);
-  }
-}
-
-/** What Node's stream iterator throws when a body closes before its end. */
-function prematureClose(): Error {
-  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
 /** A backend's answer to one HTTP request: status, headers, and the body still to be read. */
 export class HttpBackendResponse {
   /** @internal */
-  constructor(private readonly message: http.IncomingMessage) {}
+  constructor(private readonly exchange: Exchange) {}
 
   /** The HTTP status code. */
   get status(): number {
-    return this.message.statusCode ?? 0;
+    return this.exchange.status;
   }
 
   /** True for a 2xx status. */
@@ -203,7 +266,7 @@ export class HttpBackendResponse {
 
   /** A response header (first value), by lower-case name. */
   header(name: string): string | undefined {
-    const value = this.message.headers[name];
+    const value = this.exchange.headers[name];
     return Array.isArray(value) ? value[0] : value;
   }
 
@@ -218,8 +281,15 @@ export class HttpBackendResponse {
    * {@link HttpBackendResponse.close}.
    */
   get body(): AsyncIterable<Buffer> {
-    const message = this.message;
-    return { [Symbol.asyncIterator]: () => new BodyChunks(message) };
+    const exchange = this.exchange;
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next: () => exchange.next(),
+        // Leaving early: the rest stays queued (and the connection assigned) until discard()
+        // or close(); a reader that is not there pauses the connection after a few chunks.
+        return: () => Promise.resolve({ value: undefined, done: true }),
+      }),
+    };
   }
 
   /**
@@ -228,15 +298,7 @@ export class HttpBackendResponse {
    * SHOULD); one that keeps it open longer than `graceMs` has it closed.
    */
   discard(graceMs = DISCARD_GRACE_MS): void {
-    if (this.message.readableEnded || this.message.destroyed) return;
-    // Even a body that has fully arrived (`complete`, e.g. an empty 202) must be read to its
-    // end: only then does the socket go back to the pool, unreferenced. Left unread, it stays
-    // assigned to this response, is never reused, and keeps the process alive.
-    this.message.resume();
-    if (this.message.complete) return;
-    const giveUp = setTimeout(() => this.message.destroy(), graceMs);
-    giveUp.unref();
-    this.message.once('close', () => clearTimeout(giveUp));
+    this.exchange.discard(graceMs);
   }
 
   /**
@@ -268,13 +330,12 @@ export class HttpBackendResponse {
    * end an event stream).
    */
   close(): void {
-    this.message.destroy();
+    this.exchange.abort(CLOSED);
   }
 
   /** Calls `listener` once the body has ended or the connection closed, whichever comes first. */
   onClose(listener: () => void): void {
-    if (this.message.destroyed) listener();
-    else this.message.once('close', listener);
+    this.exchange.onClose(listener);
   }
 }
 
@@ -324,17 +385,13 @@ export async function deleteBackendSession(
 const STALE_CONNECTION_RETRIES = 3;
 
 /**
- * What a request to one backend URL needs that does not change between requests: the parsed
- * URL as `http.request` options, its agent, and the headers every request to it carries (the
- * configured ones and `host`), as a flat list of lower-case names and values. Parsing the URL
- * and storing each header through `setHeader` on every request were a measurable part of a
- * tool call's cost (issue #21).
+ * What a request to one backend URL needs that does not change between requests: its pool (by
+ * origin), its path, and the headers every request to it carries (the configured ones and
+ * `host`), as a flat list of lower-case names and values. Parsing the URL and storing each
+ * header on every request were a measurable part of a tool call's cost (issue #21).
  */
 interface PreparedEndpoint {
-  readonly transport: typeof http | typeof https;
-  readonly agent: http.Agent;
-  readonly hostname: string;
-  readonly port: number;
+  readonly pool: Pool;
   readonly path: string;
   /** `[name, value, name, value, …]`, names in lower case, no name twice. */
   readonly headers: readonly string[];
@@ -357,8 +414,6 @@ function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
     return known.prepared;
   }
   const url = new URL(endpoint.url);
-  const secure = url.protocol === 'https:';
-  const defaultPort = secure ? 443 : 80;
   const headers: string[] = [];
   setHeaderIn(headers, 'host', url.host);
   if (url.username !== '' || url.password !== '') {
@@ -369,11 +424,7 @@ function prepare(endpoint: BackendEndpoint): PreparedEndpoint {
     setHeaderIn(headers, name, endpoint.headers[name]);
   }
   const prepared: PreparedEndpoint = {
-    transport: secure ? https : http,
-    agent: secure ? agents['https:'] : agents['http:'],
-    // `[::1]` in a URL, `::1` for the socket.
-    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port === '' ? defaultPort : Number(url.port),
+    pool: poolOf(url.origin),
     path: `${url.pathname}${url.search}`,
     headers,
   };
@@ -410,15 +461,15 @@ function abortError(signal: AbortSignal): Error {
 
 /**
  * One HTTP request to a backend. Resolves with the response once its headers arrived; rejects
- * when the connection fails or `signal` aborts first (an abort later breaks the body's stream).
+ * when the connection fails or `signal` aborts first (an abort later breaks the body's reading).
  *
- * A reused connection that fails before any answer (ECONNRESET, EPIPE) was most likely closed
- * by the backend as idle just as it was reused; a `replayable` request is then sent again on a
- * new connection. Not a `tools/call`: the same error is what a backend that crashed while
- * running the tool produces, and running a tool twice is worse than reporting the failure.
+ * A reused connection that breaks before any answer (the backend closed it, ECONNRESET, EPIPE)
+ * was most likely closed by the backend as idle just as it was reused; a `replayable` request
+ * is then sent again on a new connection. Not a `tools/call`: the same error is what a
+ * backend that crashed while running the tool produces, and running a tool twice is worse than
+ * reporting the failure.
  *
- * The signal is watched by one listener per request, removed when the request closes, instead
- * of Node's `signal` option (which also watches the request through `finished()`).
+ * The signal is watched by one listener per request, removed when the exchange ends.
  */
 function requestBackend(
   method: 'GET' | 'POST' | 'DELETE',
@@ -440,42 +491,43 @@ function requestBackend(
       reject(error);
       return;
     }
-    const options: http.RequestOptions = {
+    const options: Dispatcher.DispatchOptions = {
       method,
-      agent: endpoint.agent,
-      hostname: endpoint.hostname,
-      port: endpoint.port,
       path: endpoint.path,
       headers: requestHeaders(endpoint, target, extraHeaders, body),
+      body,
     };
-    const attempt = (retriesLeft: number) => {
-      const request = endpoint.transport.request(options);
-      let answered = false;
-      const onAbort = () => request.destroy(abortError(signal));
-      signal.addEventListener('abort', onAbort);
-      request.once('close', () => signal.removeEventListener('abort', onAbort));
-      request.once('response', message => {
-        answered = true;
-        resolve(new HttpBackendResponse(message));
-      });
-      request.once('error', error => {
-        // Node's documented remedy for a kept-alive connection the server closed meanwhile.
-        if (
-          replayable &&
-          !answered &&
-          request.reusedSocket &&
-          isStaleConnectionError(error) &&
-          retriesLeft > 0 &&
-          !signal.aborted
-        ) {
-          attempt(retriesLeft - 1);
-        } else {
-          reject(error);
-        }
-      });
-      request.end(body);
+    let retriesLeft = STALE_CONNECTION_RETRIES;
+    let exchange: Exchange;
+    const onAbort = () => exchange.abort(abortError(signal));
+    const stopWatching = () => signal.removeEventListener('abort', onAbort);
+    const attempt = () => {
+      exchange = new Exchange(
+        started => {
+          resolve(new HttpBackendResponse(started));
+          started.onClose(stopWatching);
+        },
+        (error, reused) => {
+          // Node's documented remedy for a kept-alive connection the server closed meanwhile.
+          if (
+            replayable &&
+            reused &&
+            isStaleConnectionError(error) &&
+            retriesLeft > 0 &&
+            !signal.aborted
+          ) {
+            retriesLeft -= 1;
+            attempt();
+            return;
+          }
+          stopWatching();
+          reject(signal.aborted ? abortError(signal) : error);
+        },
+      );
+      endpoint.pool.dispatch(options, exchange);
     };
-    attempt(STALE_CONNECTION_RETRIES);
+    signal.addEventListener('abort', onAbort);
+    attempt();
   });
 }
 
