@@ -48,7 +48,7 @@ const BROKER_FILES = [
   [/audit\//, 'audit trail: ours (ToolCallAuditor)'],
   [
     /upstream\/|backend\/(HttpBackendTransport|httpExchange|sseReader|backendTransport)/,
-    'backend transport (node:http client, SSE reading)',
+    'backend transport (HTTP exchange, SSE reading)',
   ],
   [/backend\//, 'backend channels (envelope, sessions, errors)'],
   [/calls\//, 'tool calls (ToolCall, legs, answer router, handler)'],
@@ -107,7 +107,14 @@ export function componentOf(callFrame) {
       return matchRule(BACKEND_DEFAULTS_FILES, callFrame.url);
     return `Backstage: ${pkg}`;
   }
+  // undici (the broker's HTTP client since #27) and its llhttp parser (WebAssembly) are Node's
+  // HTTP client's counterpart: counted for the code that called them, or as the client's own.
+  if (isUndici(callFrame)) return undefined;
   return matchRule(PACKAGES, pkg) ?? (pkg.startsWith('repo:') ? pkg.slice(5) : undefined);
+}
+
+function isUndici({ url }) {
+  return url.includes('/node_modules/undici/') || url.startsWith('wasm:');
 }
 
 /** Methods that middleware wraps around res.write/end/writeHead and that only pass through. */
@@ -133,6 +140,8 @@ function uncomponented(stack) {
       return 'Node HTTP server on its own (client requests: parsing, response end, sockets)';
     if (url === 'node:_http_client' || url === 'node:_http_agent')
       return 'Node HTTP client on its own (requests to the backend: flush, parse, agent)';
+    if (isUndici({ url }))
+      return 'undici on its own (requests to the backend: pools, llhttp parser in wasm)';
   }
   if (pkg.startsWith('node:') || pkg === '(native)')
     return 'Node streams/events/timers, side not on the stack (microtasks, nextTick)';

@@ -18,21 +18,36 @@ const out = process.env.CALL_PATH_OUT;
 const PLUGIN = /plugins\/mcp-broker-backend\/src\/(.+?):\d+:\d+\)?$/;
 
 Error.stackTraceLimit = 200;
+
+/** Appends the plugin's frames on the current stack when `text` is a `tools/call`. */
+function record(text) {
+  if (!out || !text.includes('"method":"tools/call"')) return;
+  const frames = [];
+  for (const line of new Error().stack.split('\n').slice(2)) {
+    const file = line.match(PLUGIN)?.[1];
+    if (file === undefined) continue;
+    const fn = line
+      .trim()
+      .replace(/^at (async )?/, '')
+      .replace(/ \(.*$/, '');
+    frames.push({ fn, file });
+  }
+  fs.appendFileSync(out, `${JSON.stringify({ frames: frames.reverse() })}\n`);
+}
+
+// The broker's backend requests: undici's pools (issue #27) or, in older checkouts, node:http.
 const end = http.ClientRequest.prototype.end;
 http.ClientRequest.prototype.end = function probedEnd(chunk, ...rest) {
-  const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
-  if (out && text.includes('"method":"tools/call"')) {
-    const frames = [];
-    for (const line of new Error().stack.split('\n').slice(1)) {
-      const file = line.match(PLUGIN)?.[1];
-      if (file === undefined) continue;
-      const fn = line
-        .trim()
-        .replace(/^at (async )?/, '')
-        .replace(/ \(.*$/, '');
-      frames.push({ fn, file });
-    }
-    fs.appendFileSync(out, `${JSON.stringify({ frames: frames.reverse() })}\n`);
-  }
+  record(typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '');
   return end.call(this, chunk, ...rest);
 };
+try {
+  const { Pool } = require('undici');
+  const dispatch = Pool.prototype.dispatch;
+  Pool.prototype.dispatch = function probedDispatch(options, handler) {
+    record(typeof options?.body === 'string' ? options.body : '');
+    return dispatch.call(this, options, handler);
+  };
+} catch {
+  // A checkout without undici sends with node:http only.
+}
