@@ -126,7 +126,7 @@ const EMPTY_REPLY = new HttpReply(undefined, undefined, true, []);
 
 /** The streamable-HTTP {@link BackendTransport}; stateless, so one instance serves everyone. */
 export class HttpBackendTransport implements BackendTransport {
-  /** The instance the broker uses (the keep-alive agents are shared anyway). */
+  /** The instance the broker uses (the keep-alive pools are shared anyway). */
   static readonly shared = new HttpBackendTransport();
 
   async send(
