@@ -24,7 +24,10 @@ export interface BackendProcessOptions {
   env?: Record<string, string>;
   /** Extra Node flags before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
-  /** How long to wait for the backend to answer and sign users in; default 60 s. */
+  /**
+   * How long to wait for the backend to answer and sign users in; default 100 s (a start takes
+   * 10–20 s on an idle machine and over a minute on a loaded one, and most suites allow 120 s).
+   */
   startTimeoutMs?: number;
   /**
    * Lets the test move the process's wall clock forward (`advanceClock`, through the preload
@@ -134,7 +137,7 @@ export async function startBackendProcess(
     afterExit: () => fs.rmSync(configDir, { recursive: true, force: true }),
   });
 
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 100_000);
   for (;;) {
     if (child.exitCode !== null) {
       throw new Error(`backend exited with code ${child.exitCode} during start:\n${output()}`);
