@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
 import { reservePortForChild } from '@internal/test-mcp-backends';
+import { superviseChildProcess } from './superviseChildProcess';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {
@@ -99,7 +100,6 @@ export async function startBackendProcess(
   };
   fs.writeFileSync(overridePath, JSON.stringify(override));
 
-  let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -133,28 +133,14 @@ export async function startBackendProcess(
     },
   );
   await reserved.handOver(child);
-  child.stdout?.on('data', chunk => {
-    output += chunk;
+  const { output, stop, kill } = superviseChildProcess(child, {
+    afterExit: () => fs.rmSync(configDir, { recursive: true, force: true }),
   });
-  child.stderr?.on('data', chunk => {
-    output += chunk;
-  });
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
-
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    fs.rmSync(configDir, { recursive: true, force: true });
-  };
 
   const deadline = Date.now() + (options.startTimeoutMs ?? 100_000);
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(`backend exited with code ${child.exitCode} during start:\n${output}`);
+      throw new Error(`backend exited with code ${child.exitCode} during start:\n${output()}`);
     }
     try {
       if (await signInOnce(baseUrl, 'alice')) break;
@@ -163,7 +149,7 @@ export async function startBackendProcess(
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`backend did not start within the time limit:\n${output}`);
+      throw new Error(`backend did not start within the time limit:\n${output()}`);
     }
     await new Promise(resolve => setTimeout(resolve, 250));
   }
@@ -172,16 +158,10 @@ export async function startBackendProcess(
     baseUrl,
     port,
     pid: child.pid!,
-    output: () => output,
-    telemetryUrl: () => /Telemetry: metrics at (http:\/\/[^\s]+)\/metrics/.exec(output)?.[1],
+    output,
+    telemetryUrl: () => /Telemetry: metrics at (http:\/\/[^\s]+)\/metrics/.exec(output())?.[1],
     stop,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-      fs.rmSync(configDir, { recursive: true, force: true });
-    },
+    kill,
     advanceClock(ms: number) {
       if (!options.advancingClock) {
         return Promise.reject(new Error('started without the advancingClock option'));
