@@ -7,7 +7,7 @@
  *   the database `<prefix><pluginId>`, so the portal's is `<prefix>portal`. Every
  *   database with the prefix is dropped afterwards.
  *
- * Seeding runs the portal plugin's own migrations (`migrateUp` of DatabasePortalStore)
+ * Seeding runs the portal plugin's own migrations (`migrateUp` of databaseMigrations.ts)
  * and batch-inserts the generated rows with knex, so the schema is exactly the plugin's.
  */
 import fs from 'node:fs';
@@ -22,9 +22,9 @@ require('@backstage/cli/config/nodeTransform.cjs');
 const knexFactory = require('knex');
 const pg = require('pg');
 const {
-  migrateUp,
   DatabasePortalStore,
 } = require('../../plugins/portal-backend/src/store/DatabasePortalStore.ts');
+const { migrateUp } = require('../../plugins/portal-backend/src/store/databaseMigrations.ts');
 const { connectionObject } = require('../../packages/backend/src/testing/backendDatabases.ts');
 
 /** Rows per INSERT statement (17 columns: well inside SQLite's and PostgreSQL's limits). */

@@ -16,8 +16,8 @@
  *   here it runs synchronously right after the owner's delete, so a test sees
  *   the owner's DELETED event followed by its dependents' (deterministic).
  *
- * Every change is appended to a bounded event history that watches replay
- * from; asking for a revision older than the history answers 410 Expired.
+ * Every change is appended to the {@link EventHistory} (EventHistory.ts): the
+ * bounded history that watches replay from and that hands each change to them.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -27,29 +27,17 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  expired,
   invalid,
   notFound,
   unknownServerError,
 } from './statusErrors';
 import { KubeStatusError } from './KubeStatusError';
+import { EventHistory, StoreEvent } from './EventHistory';
 import { deepEqual } from './patch';
 import { FieldSelector, LabelSelector } from './selectors';
 import { KubeObject, ResourceType, apiVersionOf } from './resources';
 import { ResourceRegistry } from './ResourceRegistry';
 import { validateObjectMeta } from './validation';
-
-/** A change as watches see it. */
-export interface StoreEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  resourceVersion: number;
-  group: string;
-  plural: string;
-  namespace: string;
-  object: KubeObject;
-  /** The object before the change (MODIFIED/DELETED), for selector transitions. */
-  previous?: KubeObject;
-}
 
 /** Filters for list and deletecollection. */
 export interface ListFilter {
@@ -68,8 +56,8 @@ export interface DeleteOptions {
 /** Options of {@link ObjectStore}. */
 export interface ObjectStoreOptions {
   registry: ResourceRegistry;
-  /** How many events watches can replay (older revisions answer 410). */
-  historyLimit: number;
+  /** Where every committed change is appended (what watches replay and hear). */
+  history: EventHistory;
   initialRevision: number;
   now: () => Date;
   /** Whether creating into a namespace that does not exist answers 404 (NamespaceLifecycle). */
@@ -110,47 +98,14 @@ function withoutVersion(obj: KubeObject): KubeObject {
 export class ObjectStore {
   private readonly objects = new Map<string, KubeObject>();
   private revision: number;
-  private readonly history: StoreEvent[] = [];
-  /** Events with a revision at or below this are no longer replayable. */
-  private compactedRevision: number;
-  private readonly listeners = new Set<(event: StoreEvent) => void>();
 
   constructor(private readonly options: ObjectStoreOptions) {
     this.revision = options.initialRevision;
-    this.compactedRevision = options.initialRevision;
   }
 
   /** The current cluster-wide revision (what a list reports). */
   currentRevision(): number {
     return this.revision;
-  }
-
-  /** The oldest revision a watch can still start from. */
-  oldestWatchableRevision(): number {
-    return this.compactedRevision;
-  }
-
-  /** Subscribes to every committed change; returns an unsubscribe function. */
-  subscribe(listener: (event: StoreEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** Events after `resourceVersion`, or 410 Expired when they were compacted away. */
-  eventsSince(resourceVersion: number): StoreEvent[] {
-    if (resourceVersion < this.compactedRevision) {
-      throw expired(`too old resource version: ${resourceVersion} (${this.compactedRevision + 1})`);
-    }
-    return this.history.filter(e => e.resourceVersion > resourceVersion);
-  }
-
-  /** Forgets history up to `upTo` (default: everything), as etcd compaction does. */
-  compact(upTo: number = this.revision): void {
-    const target = Math.min(upTo, this.revision);
-    while (this.history.length > 0 && this.history[0].resourceVersion <= target) {
-      this.history.shift();
-    }
-    this.compactedRevision = Math.max(this.compactedRevision, target);
   }
 
   private key(rt: ResourceType, namespace: string, name: string): string {
@@ -188,9 +143,7 @@ export class ObjectStore {
     for (const [key, obj] of this.objects) {
       if (key.startsWith(prefix)) state.set(key, obj);
     }
-    for (let i = this.history.length - 1; i >= 0; i--) {
-      const event = this.history[i];
-      if (event.resourceVersion <= revision) break;
+    for (const event of this.options.history.newestFirstAfter(revision)) {
       if (event.group !== rt.group || event.plural !== rt.plural) continue;
       const key = this.key(rt, event.namespace, event.object.metadata!.name!);
       if (event.previous === undefined) {
@@ -564,12 +517,7 @@ export class ObjectStore {
       object: structuredClone(change.object),
       previous: change.previous ? structuredClone(change.previous) : undefined,
     };
-    this.history.push(event);
-    while (this.history.length > this.options.historyLimit) {
-      const dropped = this.history.shift()!;
-      this.compactedRevision = Math.max(this.compactedRevision, dropped.resourceVersion);
-    }
-    for (const listener of this.listeners) listener(event);
+    this.options.history.append(event);
   }
 
   /** A stored object by kind, for seeding and inspection. */

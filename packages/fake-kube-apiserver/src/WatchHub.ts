@@ -15,7 +15,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { KubeStatusError } from './KubeStatusError';
-import { ListFilter, ObjectStore, StoreEvent } from './ObjectStore';
+import type { EventHistory, StoreEvent } from './EventHistory';
+import { ListFilter, ObjectStore } from './ObjectStore';
 import { KubeObject, ResourceType, apiVersionOf } from './resources';
 
 /** A watch request after parsing. */
@@ -49,8 +50,11 @@ export class WatchHub {
   private readonly watchers = new Set<Watcher>();
   private readonly unsubscribe: () => void;
 
-  constructor(private readonly store: ObjectStore) {
-    this.unsubscribe = store.subscribe(event => this.dispatch(event));
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly history: EventHistory,
+  ) {
+    this.unsubscribe = history.subscribe(event => this.dispatch(event));
   }
 
   /** Starts a watch on an HTTP response (headers not yet sent). */
@@ -90,7 +94,7 @@ export class WatchHub {
       }
       let backlog: StoreEvent[];
       try {
-        backlog = this.store.eventsSince(from);
+        backlog = this.history.eventsSince(from);
       } catch (e) {
         this.writeError(watcher, e as KubeStatusError);
         return;

@@ -1,9 +1,11 @@
 /**
  * The REST verbs on one resource type: request parsing (query parameters,
  * bodies, patch content types) and response shaping (List objects,
- * 201 on create), over {@link ObjectStore} and {@link WatchHub}.
+ * 201 on create), over {@link ObjectStore}, its {@link EventHistory} and
+ * {@link WatchHub}.
  */
 import type { ServerResponse } from 'node:http';
+import type { EventHistory } from './EventHistory';
 import { ObjectStore, DeleteOptions } from './ObjectStore';
 import { WatchHub } from './WatchHub';
 import { KubeRequestInfo } from './faults';
@@ -31,6 +33,8 @@ export type HandlerResult = { status: number; body: unknown } | { streaming: tru
 /** The dependencies of {@link handleResourceRequest}. */
 export interface ResourceHandlerContext {
   store: ObjectStore;
+  /** The store's change history (how far back a `continue` snapshot can be rebuilt). */
+  history: EventHistory;
   watches: WatchHub;
 }
 
@@ -179,7 +183,7 @@ export function handleResourceRequest(
       let revision = store.currentRevision();
       if (q.continue) {
         const token = decodeContinue(q.continue);
-        if (token.rv < store.oldestWatchableRevision()) {
+        if (token.rv < ctx.history.oldestWatchableRevision()) {
           throw expired(
             'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
           );

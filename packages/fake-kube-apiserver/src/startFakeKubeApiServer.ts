@@ -14,6 +14,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
+import { EventHistory } from './EventHistory';
 import { ObjectStore } from './ObjectStore';
 import { WatchHub, ActiveWatchInfo } from './WatchHub';
 import {
@@ -276,14 +277,19 @@ export async function startFakeKubeApiServer(
   const user = options.user ?? DEFAULT_USER;
   const registry = new ResourceRegistry();
   for (const rt of options.resources ?? wellKnownResources()) registry.register(rt);
+  const history = new EventHistory({
+    limit: options.watchHistoryLimit ?? DEFAULT_WATCH_HISTORY_LIMIT,
+    initialRevision: DEFAULT_INITIAL_REVISION,
+  });
   const store = new ObjectStore({
     registry,
-    historyLimit: options.watchHistoryLimit ?? DEFAULT_WATCH_HISTORY_LIMIT,
+    history,
     initialRevision: DEFAULT_INITIAL_REVISION,
     now: options.now ?? (() => new Date()),
     requireNamespaces: options.requireNamespaces ?? true,
   });
-  const watches = new WatchHub(store);
+  const watches = new WatchHub(store, history);
+  const handlerContext = { store, history, watches };
   const faults = new FaultRules();
   /** Releases of `hold` faults: close() lets held requests go (their sockets are closed). */
   const releaseOnClose = new Set<() => void>();
@@ -345,7 +351,7 @@ export async function startFakeKubeApiServer(
         res.end('404 page not found\n');
         return;
       }
-      const result = handleResourceRequest({ store, watches }, rt, info, body, contentType, res);
+      const result = handleResourceRequest(handlerContext, rt, info, body, contentType, res);
       if ('streaming' in result) {
         entry.status = res.statusCode;
         return;
@@ -490,7 +496,7 @@ export async function startFakeKubeApiServer(
       return watches.sendBookmarks();
     },
     compactHistory(upTo) {
-      store.compact(upTo === undefined ? undefined : Number(upTo));
+      history.compact(upTo === undefined ? undefined : Number(upTo));
     },
     async close() {
       for (const release of releaseOnClose) release();

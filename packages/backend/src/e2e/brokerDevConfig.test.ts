@@ -25,6 +25,47 @@ describe('the MCP broker with its development configuration (real backend proces
     await example?.close();
   }, 30_000);
 
+  it('lets a browser-based MCP client on an allowed origin read the sign-in pointer and the session id', async () => {
+    const origin = 'http://localhost:3000'; // the app's origin: allowed by CORS and by the broker
+    const exposedBy = (response: Response) =>
+      (response.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    const unauthenticated = await fetch(`${backend.baseUrl}/api/mcp-broker/mcp`, {
+      method: 'POST',
+      headers: { Origin: origin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(unauthenticated.headers.get('www-authenticate')).toContain('resource_metadata=');
+    expect(exposedBy(unauthenticated)).toContain('www-authenticate');
+
+    const initialized = await fetch(`${backend.baseUrl}/api/mcp-broker/mcp`, {
+      method: 'POST',
+      headers: {
+        Origin: origin,
+        Authorization: `Bearer ${DEV_STATIC_TOKEN}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'browser-page', version: '1.0.0' },
+        },
+      }),
+    });
+    expect(initialized.status).toBe(200);
+    await initialized.body?.cancel();
+    expect(initialized.headers.get('mcp-session-id')).toBeTruthy();
+    expect(exposedBy(initialized)).toEqual(
+      expect.arrayContaining(['mcp-session-id', 'mcp-protocol-version']),
+    );
+  });
+
   it('takes its servers from APP_CONFIG_mcpBroker_servers and serves a static-token client', async () => {
     await waitFor(
       async () => {

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { superviseChildProcess } from '../testing/superviseChildProcess';
 
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
@@ -17,17 +18,14 @@ async function runThroughBroker(era: string): Promise<string> {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', chunk => {
-    output += chunk;
-  });
-  child.stderr.on('data', chunk => {
-    output += chunk;
-  });
-  const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
-  if (code !== 0)
-    throw new Error(`scripts/conformance.mjs --era ${era} exited with ${code}:\n${output}`);
-  return output;
+  const { output, exited } = superviseChildProcess(child);
+  await exited;
+  if (child.exitCode !== 0) {
+    throw new Error(
+      `scripts/conformance.mjs --era ${era} exited with ${child.exitCode}:\n${output()}`,
+    );
+  }
+  return output();
 }
 
 /** The scenarios a baseline lists (one per `  - name` line). */

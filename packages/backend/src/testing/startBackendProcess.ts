@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
 import { reservePortForChild } from '@internal/test-mcp-backends';
+import { superviseChildProcess } from './superviseChildProcess';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {
@@ -23,7 +24,10 @@ export interface BackendProcessOptions {
   env?: Record<string, string>;
   /** Extra Node flags before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
-  /** How long to wait for the backend to answer and sign users in; default 60 s. */
+  /**
+   * How long to wait for the backend to answer and sign users in; default 100 s (a start takes
+   * 10–20 s on an idle machine and over a minute on a loaded one, and most suites allow 120 s).
+   */
   startTimeoutMs?: number;
   /**
    * Lets the test move the process's wall clock forward (`advanceClock`, through the preload
@@ -96,7 +100,6 @@ export async function startBackendProcess(
   };
   fs.writeFileSync(overridePath, JSON.stringify(override));
 
-  let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -130,28 +133,14 @@ export async function startBackendProcess(
     },
   );
   await reserved.handOver(child);
-  child.stdout?.on('data', chunk => {
-    output += chunk;
+  const { output, stop, kill } = superviseChildProcess(child, {
+    afterExit: () => fs.rmSync(configDir, { recursive: true, force: true }),
   });
-  child.stderr?.on('data', chunk => {
-    output += chunk;
-  });
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
 
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    fs.rmSync(configDir, { recursive: true, force: true });
-  };
-
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 100_000);
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(`backend exited with code ${child.exitCode} during start:\n${output}`);
+      throw new Error(`backend exited with code ${child.exitCode} during start:\n${output()}`);
     }
     try {
       if (await signInOnce(baseUrl, 'alice')) break;
@@ -160,7 +149,7 @@ export async function startBackendProcess(
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`backend did not start within the time limit:\n${output}`);
+      throw new Error(`backend did not start within the time limit:\n${output()}`);
     }
     await new Promise(resolve => setTimeout(resolve, 250));
   }
@@ -169,16 +158,10 @@ export async function startBackendProcess(
     baseUrl,
     port,
     pid: child.pid!,
-    output: () => output,
-    telemetryUrl: () => /Telemetry: metrics at (http:\/\/[^\s]+)\/metrics/.exec(output)?.[1],
+    output,
+    telemetryUrl: () => /Telemetry: metrics at (http:\/\/[^\s]+)\/metrics/.exec(output())?.[1],
     stop,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-      fs.rmSync(configDir, { recursive: true, force: true });
-    },
+    kill,
     advanceClock(ms: number) {
       if (!options.advancingClock) {
         return Promise.reject(new Error('started without the advancingClock option'));

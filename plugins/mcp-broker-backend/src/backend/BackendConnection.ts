@@ -23,9 +23,10 @@
  * without listen is polled), with the same validation, coalescing and reconnection. The `ttlMs`
  * of its list results is kept per list. The tasks extension is removed from the capabilities of
  * either era (the broker does not relay it).
- * Every reconnect re-lists, and the listener hears which lists changed. Events are validated
- * (eventValidation.ts) and bursts are coalesced: while a refresh runs, further events only mark
- * their kind dirty, and one more refresh follows.
+ * Every reconnect re-lists, and the listener hears which lists changed. The event connection
+ * (GET stream, listen stream, polling) is a BackendEventStream (BackendEventStream.ts), one per
+ * connection, run once per attempt: it validates events (eventValidation.ts) and coalesces bursts
+ * (while a refresh runs, further events only mark their kind dirty, and one more refresh follows).
  *
  * The event connection must open within `eventStreamOpenMs` (`mcpBroker.eventStreamOpenTimeout`:
  * the GET stream's headers, the listen stream's acknowledgement): a stream that never opens fails
@@ -47,6 +48,7 @@ import {
   JsonRpcMessage,
   JsonRpcRequest,
 } from '../protocol/jsonRpc';
+import type { ActiveSession } from './activeSession';
 import { ExponentialBackoff } from './ExponentialBackoff';
 import {
   BackendError,
@@ -54,17 +56,18 @@ import {
   BackendRpcError,
   describeFailure,
 } from './backendErrors';
-import { validateListChangedEvent } from './eventValidation';
-import { advertisedListKinds, ListKind } from '../protocol/listKinds';
+import { BackendEventStream, type EventStreamMode } from './BackendEventStream';
+import type { ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { withoutTasks } from '../protocol/modernResults';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
-import type { BackendEndpoint, BackendStreamItem, BackendTransport } from './backendTransport';
+import type { BackendEndpoint, BackendTransport } from './backendTransport';
 import { HttpBackendTransport, redactUrl } from './HttpBackendTransport';
 import { LegacyChannel, LegacySession } from './LegacyChannel';
 import { ModernChannel } from './ModernChannel';
 import { requestSignal } from './requestSignal';
+import { sleep } from './sleep';
 
 /** Largest number of pages the broker follows when listing one kind. */
 const MAX_LIST_PAGES = 50;
@@ -79,12 +82,6 @@ const MAX_STABLE_PERIOD_MS = 10_000;
 /** State of a backend connection, as shown on the status endpoint. */
 export type BackendConnectionState =
   'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
-
-/**
- * How the broker learns of a backend's list changes; `opening` while it waits (at most
- * `eventStreamOpenMs`) for a GET stream's headers or a listen stream's acknowledgement.
- */
-export type EventStreamMode = 'open' | 'opening' | 'polling' | 'none' | 'down';
 
 /** One backend's cached lists (items as the backend sent them, names unprefixed). */
 export interface BackendLists {
@@ -146,15 +143,6 @@ export interface BackendConnectionOptions {
   eventStreamOpenMs?: number;
 }
 
-/** The broker's own session with the backend, in either era. */
-type ActiveSession =
-  | ({ readonly era: 'legacy' } & LegacySession)
-  | {
-      readonly era: 'modern';
-      readonly protocolVersion: string;
-      readonly capabilities: Record<string, unknown>;
-    };
-
 /** Options of one request over the broker's own connection. */
 export interface BackendConnectionRequestOptions {
   signal?: AbortSignal;
@@ -167,30 +155,6 @@ export interface BackendConnectionRequestOptions {
 }
 
 const EMPTY_LISTS: BackendLists = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    timer.unref?.();
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-function waitForAbort(signal: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
 
 /** The broker's own connection to one backend, and the channels the clients' calls use. */
 export class BackendConnection {
@@ -209,18 +173,14 @@ export class BackendConnection {
   private session?: ActiveSession;
   private nextRequestId = 1;
   private lists: BackendLists = EMPTY_LISTS;
-  private readonly pendingEventKinds = new Set<ListKind>();
-  private refreshing?: Promise<void>;
   private state: BackendConnectionState = 'connecting';
-  private eventStream: EventStreamMode = 'down';
+  /** How the broker hears of the backend's list changes (the GET stream, listen, polling). */
+  private readonly events: BackendEventStream;
   private nextRetryAt?: number;
   private lastConnectedAt?: number;
-  private lastEventAt?: number;
   private lastError?: string;
-  private droppedEvents = 0;
   private previousFailureLostSession = false;
   private readonly stablePeriodMs: number;
-  private readonly eventStreamOpenMs: number;
   private stableTimer?: ReturnType<typeof setTimeout>;
 
   constructor(private readonly options: BackendConnectionOptions) {
@@ -234,10 +194,22 @@ export class BackendConnection {
       options.reconnect.maxDelayMs,
     );
     this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
-    this.eventStreamOpenMs = Math.min(
-      requestTimeoutMs,
-      options.eventStreamOpenMs ?? DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS,
-    );
+    this.events = new BackendEventStream({
+      backendName: backend.name,
+      legacy: this.legacy,
+      modern: this.modern,
+      logger: options.logger,
+      pollIntervalMs: options.pollIntervalMs,
+      openTimeoutMs: Math.min(
+        requestTimeoutMs,
+        options.eventStreamOpenMs ?? DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS,
+      ),
+      lifetime: this.lifetime.signal,
+      nextRequestId: () => this.nextRequestId++,
+      relist: (session, signal, eventKinds) => this.relist(session, signal, eventKinds),
+      answerServerRequest: (message, session) => this.answerServerRequest(message, session),
+      onUp: () => this.eventConnectionUp(),
+    });
   }
 
   /** The backend this connection serves. */
@@ -318,7 +290,7 @@ export class BackendConnection {
       name: this.backend.name,
       url: redactUrl(this.backend.url),
       state: this.state,
-      eventStream: this.eventStream,
+      eventStream: this.events.mode,
       nextRetryAt:
         (this.state === 'backing-off' || this.state === 'failed') && this.nextRetryAt !== undefined
           ? new Date(this.nextRetryAt).toISOString()
@@ -328,10 +300,12 @@ export class BackendConnection {
           ? undefined
           : new Date(this.lastConnectedAt).toISOString(),
       lastEventAt:
-        this.lastEventAt === undefined ? undefined : new Date(this.lastEventAt).toISOString(),
+        this.events.lastEventAt === undefined
+          ? undefined
+          : new Date(this.events.lastEventAt).toISOString(),
       lastError: this.lastError,
       consecutiveFailures: this.backoff.failures,
-      droppedEvents: this.droppedEvents,
+      droppedEvents: this.events.droppedEvents,
       protocolVersion: this.session?.protocolVersion,
       era: this.detectedEra?.era,
       eraDetectedAt:
@@ -422,7 +396,6 @@ export class BackendConnection {
         clearTimeout(this.stableTimer);
         this.stableTimer = undefined;
       }
-      this.eventStream = 'down';
       if (this.lifetime.signal.aborted) break;
       this.lastError = error === undefined ? 'connection ended' : describeFailure(error);
       const sessionLost = isSessionLost(error) || (cycle.signal.aborted && !this.session);
@@ -449,59 +422,7 @@ export class BackendConnection {
     await this.relist(session, signal, new Set());
     this.lastConnectedAt = Date.now();
     this.setState('connected');
-
-    const advertised = advertisedListKinds(session.capabilities);
-    if (session.era === 'modern') advertised.delete('roots'); // gone from 2026-07-28
-    if (advertised.size === 0) {
-      this.eventConnectionUp('none');
-      await waitForAbort(signal);
-      return;
-    }
-    if (session.era === 'modern') {
-      await this.listenModern(session, advertised, signal);
-      return;
-    }
-    this.eventStream = 'opening';
-    const stream = await this.legacy.openEventStream(session, signal, this.eventStreamOpenMs);
-    if (stream === 'not-supported') {
-      await this.poll(session, signal);
-      return;
-    }
-    this.eventConnectionUp('open');
-    try {
-      for await (const item of stream) {
-        if (signal.aborted) break;
-        this.onStreamItem(item, session, advertised);
-      }
-    } catch (error) {
-      if (!signal.aborted) {
-        throw new BackendError(
-          this.backend.name,
-          'connection-lost',
-          `the event stream of MCP server "${this.backend.name}" broke`,
-          { statusDetail: describeStreamBreak(error) },
-        );
-      }
-    } finally {
-      stream.close();
-    }
-    if (!signal.aborted) {
-      throw new BackendError(
-        this.backend.name,
-        'connection-lost',
-        `MCP server "${this.backend.name}" closed its event stream`,
-        { statusDetail: 'event stream closed' },
-      );
-    }
-  }
-
-  /** Re-lists every pollInterval until `signal` aborts (a backend without an event stream). */
-  private async poll(session: ActiveSession, signal: AbortSignal): Promise<void> {
-    this.eventConnectionUp('polling');
-    while (!signal.aborted) {
-      await sleep(this.options.pollIntervalMs, signal);
-      if (!signal.aborted) await this.relist(session, signal, new Set());
-    }
+    await this.events.watch(session, signal);
   }
 
   /**
@@ -532,52 +453,10 @@ export class BackendConnection {
   }
 
   /**
-   * A modern backend's change events: a `subscriptions/listen` stream for the kinds it
-   * advertised; the acknowledged kinds are what its events are validated against.
+   * The event connection is up: the last attempt's error is over (until then `/status` keeps
+   * it, e.g. while a retried stream is `opening`), and the stable period starts.
    */
-  private async listenModern(
-    session: ActiveSession,
-    advertised: ReadonlySet<ListKind>,
-    signal: AbortSignal,
-  ): Promise<void> {
-    let honoured: ReadonlySet<ListKind> = new Set();
-    this.eventStream = 'opening';
-    const end = await this.modern.listen(
-      this.nextRequestId++,
-      advertised,
-      signal,
-      {
-        onAcknowledged: kinds => {
-          honoured = kinds;
-          this.eventConnectionUp('open');
-        },
-        onEvent: item => this.onStreamItem(item, session, honoured),
-        onForeignEvent: reason => this.dropEvent(reason),
-      },
-      this.eventStreamOpenMs,
-    );
-    if (end === 'not-supported') {
-      await this.poll(session, signal);
-      return;
-    }
-    if (!signal.aborted) {
-      const detail =
-        end === 'completed' ? 'ended its subscriptions/listen stream' : 'event stream closed';
-      throw new BackendError(
-        this.backend.name,
-        'connection-lost',
-        `MCP server "${this.backend.name}" ${detail}`,
-        { statusDetail: detail },
-      );
-    }
-  }
-
-  /**
-   * The event connection is up (in `mode`): the last attempt's error is over (until then
-   * `/status` keeps it, e.g. while a retried stream is `opening`), and the stable period starts.
-   */
-  private eventConnectionUp(mode: Exclude<EventStreamMode, 'opening' | 'down'>) {
-    this.eventStream = mode;
+  private eventConnectionUp() {
     this.lastError = undefined;
     this.startStablePeriod();
   }
@@ -595,11 +474,6 @@ export class BackendConnection {
       this.previousFailureLostSession = false;
     }, this.stablePeriodMs);
     this.stableTimer.unref?.();
-  }
-
-  private dropEvent(reason: string) {
-    this.droppedEvents++;
-    this.options.logger.warn(`MCP backend ${this.backend.name}: dropped an event (${reason})`);
   }
 
   /**
@@ -651,47 +525,6 @@ export class BackendConnection {
     // broker can relay to its own clients.
     const session = await this.legacy.open({ ...BROKER_CLIENT_CAPABILITIES }, [signal]);
     return { era: 'legacy', ...session };
-  }
-
-  private onStreamItem(
-    item: BackendStreamItem,
-    session: ActiveSession,
-    advertised: ReadonlySet<ListKind>,
-  ) {
-    if (item.type === 'malformed') {
-      this.dropEvent(item.reason ?? 'data is not JSON');
-      return;
-    }
-    const parsed = classifyJsonRpc(item.parsed.message);
-    if (parsed?.kind === 'request' && session.era === 'legacy') {
-      this.answerServerRequest(parsed.message, session);
-      if (parsed.message.method === 'ping') return;
-    }
-    const validation = validateListChangedEvent(item.parsed.text, advertised);
-    if (!validation.ok) {
-      this.dropEvent(validation.reason);
-      return;
-    }
-    this.lastEventAt = Date.now();
-    this.pendingEventKinds.add(validation.kind);
-    this.refreshing ??= this.drainRefreshes(session).finally(() => {
-      this.refreshing = undefined;
-    });
-  }
-
-  /** Coalesces bursts: one refresh at a time, then one more for everything that arrived meanwhile. */
-  private async drainRefreshes(session: ActiveSession): Promise<void> {
-    while (this.pendingEventKinds.size > 0 && !this.lifetime.signal.aborted) {
-      const kinds = new Set(this.pendingEventKinds);
-      this.pendingEventKinds.clear();
-      try {
-        await this.relist(session, this.lifetime.signal, kinds);
-      } catch (error) {
-        this.options.logger.warn(
-          `MCP backend ${this.backend.name}: re-listing after an event failed: ${describeFailure(error)}`,
-        );
-      }
-    }
   }
 
   private async listAll(
@@ -774,12 +607,4 @@ export class BackendConnection {
 /** True for the failure of a backend that no longer knows the broker's session. */
 function isSessionLost(error: unknown): boolean {
   return error instanceof BackendError && error.reason === 'session-lost';
-}
-
-/** What `/status` says about an event stream that broke while being read. */
-function describeStreamBreak(error: unknown): string {
-  if ((error as { failure?: unknown })?.failure === 'too-large') {
-    return 'the event stream sent an event larger than the broker accepts';
-  }
-  return 'event stream closed';
 }

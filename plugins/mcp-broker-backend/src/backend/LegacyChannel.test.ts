@@ -201,7 +201,9 @@ describe('LegacyChannel over the HTTP backend transport', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(': still working\n\n'); // headers, but no answer
     };
-    const c = client(100);
+    // Deadlines of a second and more: the stream's headers (sent at once) must arrive before the
+    // deadline for the second and third answers, also on a loaded machine.
+    const c = client(1000);
     expect(await failureOf(c.request(ping(1), SESSION))).toMatchObject({
       reason: 'timeout',
       statusText: 'backend scripted: timed out',
@@ -209,9 +211,12 @@ describe('LegacyChannel over the HTTP backend transport', () => {
     expect(await failureOf(c.request(ping(2), SESSION))).toMatchObject({
       statusText: 'backend scripted: tools/list timed out',
     });
-    expect(await failureOf(c.request(ping(2), SESSION, { timeoutMs: 50 }))).toMatchObject({
+    // A request's own timeout replaces the channel's: it ends after 1.5 s, not 1 s.
+    const started = Date.now();
+    expect(await failureOf(c.request(ping(2), SESSION, { timeoutMs: 1500 }))).toMatchObject({
       statusText: 'backend scripted: tools/list timed out',
     });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1450);
   });
 
   it('rejects with the abort reason when a caller aborts, and leaves no listener on long-lived signals', async () => {

@@ -240,11 +240,12 @@ describe('ModernBackendClient through BackendConnection (scripted 2026-07-28 bac
 
 describe('a 2026-07-28 backend’s list ttlMs in the broker’s lists (startTestBackend, scripted backend)', () => {
   let backend: Awaited<ReturnType<typeof startScriptedModernBackend>>;
+  let testBackend: Awaited<ReturnType<typeof startTestBackend>>;
   let broker: Awaited<ReturnType<typeof startTestBackend>>['server'];
 
   beforeAll(async () => {
     backend = await startScriptedModernBackend({ acknowledge: true });
-    ({ server: broker } = await startTestBackend({
+    testBackend = await startTestBackend({
       features: [
         mcpBrokerPlugin,
         mockServices.rootConfig.factory({
@@ -256,7 +257,8 @@ describe('a 2026-07-28 backend’s list ttlMs in the broker’s lists (startTest
           },
         }),
       ],
-    }));
+    });
+    broker = testBackend.server;
     await waitFor(async () => {
       const status = await request(broker).get('/api/mcp-broker/status');
       return status.body.backends?.[0]?.era === 'modern';
@@ -264,7 +266,7 @@ describe('a 2026-07-28 backend’s list ttlMs in the broker’s lists (startTest
   });
 
   afterAll(async () => {
-    await broker?.stop?.();
+    await testBackend?.stop();
     await backend?.close();
   });
 

@@ -4,10 +4,9 @@
  *   one of the caller's groups; PATCH is a JSON merge patch guarded by resourceVersion
  *   (compare-and-set in the store, so concurrent edits never get lost);
  * - key requests: the product must exist, be Published and offer the tier; automatic
- *   approval mode approves at once; approval generates the secret with a CSPRNG and labels
- *   it as its product's route's AuthPolicies require (read once per product and call);
- * - bulk reviews: each item moved on its own (a compare-and-set in the store), answered in
- *   input order, one notification per recipient;
+ *   approval mode approves at once;
+ * - reviews, single and bulk, and the approval itself (the secret and its labels) are
+ *   delegated to KeyReviewService;
  * - `status.plans` of a product is derived from the PlanPolicies targeting its route.
  *
  * It implements PortalService; who may call what is decided by AuthorizedPortalService,
@@ -20,15 +19,8 @@
  * After each stored change the service publishes its event (PortalEventPublisher) and
  * sends its notifications (PortalNotifier); both are best effort and never fail a call.
  */
-import { randomBytes } from 'node:crypto';
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  isError,
-  NotAllowedError,
-  NotFoundError,
-} from '@backstage/errors';
+import { ConflictError, InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import {
   type ApiKey,
   type ApiProduct,
@@ -39,7 +31,6 @@ import {
   OWNER_ANNOTATION,
   type ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
-import { keySecretLabelsForRoute } from '../resources/keySecretLabelsForRoute';
 import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
   KeyFilter,
@@ -50,25 +41,14 @@ import type {
   ReadOnlyResourceSource,
   StoredApiProduct,
 } from '../store/types';
+import { checkedKey } from './checkedKey';
+import { KeyReviewService } from './KeyReviewService';
 import { PortalActors } from './PortalActors';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
-import type {
-  KeyCheck,
-  KeyRecord,
-  PortalService,
-  ProductCheck,
-  ProductQuery,
-} from './portalService';
+import type { KeyCheck, PortalService, ProductCheck, ProductQuery } from './portalService';
 import { applyMergePatch, normalizeEntityRef } from './productPatch';
-import {
-  describeRef,
-  keyNotFound,
-  productNotFound,
-  productOwnerOf,
-  productRefOfKey,
-  refOfKey,
-} from './records';
+import { describeRef, productNotFound, productOwnerOf, productRefOfKey, refOfKey } from './records';
 import type {
   ApiProductPatch,
   CreateApiKeyRequest,
@@ -78,9 +58,6 @@ import type {
   ReviewDecision,
   UpdateApiKeyRequest,
 } from './types';
-
-/** Size of a generated API key in random bytes (before base64url encoding). */
-export const API_KEY_SECRET_BYTES = 32;
 
 /** Options of {@link DefaultPortalService.create}. */
 export interface DefaultPortalServiceOptions {
@@ -107,6 +84,7 @@ export class DefaultPortalService implements PortalService {
   readonly #events: PortalEventPublisher | undefined;
   readonly #notifier: PortalNotifier | undefined;
   readonly #now: () => Date;
+  readonly #reviews: KeyReviewService;
 
   static create(options: DefaultPortalServiceOptions): DefaultPortalService {
     return new DefaultPortalService(options);
@@ -119,6 +97,7 @@ export class DefaultPortalService implements PortalService {
     this.#events = options.events;
     this.#notifier = options.notifier;
     this.#now = options.now ?? (() => new Date());
+    this.#reviews = KeyReviewService.create(options);
   }
 
   // --- API products --------------------------------------------------------------------
@@ -309,13 +288,7 @@ export class DefaultPortalService implements PortalService {
           expiresAt: request.expiresAt,
         }),
       },
-      ...(automatic && {
-        approval: {
-          reviewedBy: AUTOMATIC_APPROVAL_REVIEWER,
-          secret: generateApiKeySecret(),
-          secretLabels: await this.#secretLabelsFor(product),
-        },
-      }),
+      ...(automatic && { approval: await this.#reviews.automaticApproval(product) }),
     });
     await this.#events?.keyChanged('apikey.requested', created, actor.userRef);
     if (automatic) {
@@ -338,7 +311,7 @@ export class DefaultPortalService implements PortalService {
     check: KeyCheck = noCheck,
   ): Promise<ApiKey> {
     await this.#actors.requireUser(credentials, 'editing an API key request');
-    const key = await this.#checkedKey(ref, check);
+    const key = await checkedKey(this.#store, ref, check);
     if (key.status?.phase !== 'Pending') {
       throw new ConflictError(
         `APIKey ${describeRef(key.metadata)} is ${key.status?.phase}; only Pending requests can be edited`,
@@ -361,7 +334,7 @@ export class DefaultPortalService implements PortalService {
     check: KeyCheck = noCheck,
   ): Promise<void> {
     const actor = await this.#actors.requireUser(credentials, 'deleting an API key request');
-    const key = await this.#checkedKey(ref, check);
+    const key = await checkedKey(this.#store, ref, check);
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
   }
@@ -373,12 +346,13 @@ export class DefaultPortalService implements PortalService {
     check: KeyCheck = noCheck,
   ): Promise<string> {
     const actor = await this.#actors.requireUser(credentials, 'reading an API key secret');
-    const key = await this.#checkedKey(ref, check);
+    const key = await checkedKey(this.#store, ref, check);
     const secret = await this.#store.revealSecret(refOfKey(key));
     await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef);
     return secret;
   }
 
+  /** Delegated to {@link KeyReviewService}. */
   async reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
@@ -386,14 +360,10 @@ export class DefaultPortalService implements PortalService {
     reason?: string,
     check: KeyCheck = noCheck,
   ): Promise<ApiKey> {
-    const review = await this.#beginReview(credentials, decision, reason, check);
-    try {
-      return await review.review(ref);
-    } finally {
-      await review.finish();
-    }
+    return this.#reviews.reviewRequest(credentials, ref, decision, reason, check);
   }
 
+  /** Delegated to {@link KeyReviewService}. */
   async bulkReview(
     credentials: BackstageCredentials,
     refs: ObjectRef[],
@@ -401,98 +371,7 @@ export class DefaultPortalService implements PortalService {
     reason?: string,
     check: KeyCheck = noCheck,
   ): Promise<BulkReviewResult[]> {
-    const review = await this.#beginReview(credentials, decision, reason, check);
-    const results: BulkReviewResult[] = [];
-    // One item after the other: each is an independent compare-and-set in the store, and
-    // the answer must list them in input order.
-    for (const ref of refs) {
-      const item = { namespace: ref.namespace, name: ref.name };
-      try {
-        results.push({
-          ...item,
-          success: true,
-          apiKey: await review.review(ref),
-        });
-      } catch (error) {
-        results.push({ ...item, success: false, error: toItemError(error) });
-      }
-    }
-    await review.finish();
-    return results;
-  }
-
-  /**
-   * Starts reviewing keys for one call. Each `review` reads the key (with its product's
-   * owner), lets `check` decide, then moves it to Approved — with a new secret and the
-   * labels its product's route needs on it, read once per product and call — or to
-   * Rejected; the store decides atomically on its own read. `finish` then waits for the
-   * events and notifies each requester once, so a bulk call does not send one notification
-   * per item. `finish` never throws.
-   */
-  async #beginReview(
-    credentials: BackstageCredentials,
-    decision: ReviewDecision,
-    reason: string | undefined,
-    check: KeyCheck,
-  ) {
-    const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
-    const reviewed: ApiKey[] = [];
-    // A bulk call publishes its items' events side by side (each may be a round trip to the
-    // events backend) and waits for all of them in `finish`.
-    const publishing: Promise<void>[] = [];
-    // Every key of one product needs the same Secret labels: one product read and one
-    // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
-    const labelsByProduct = new Map<string, Promise<Record<string, string> | undefined>>();
-    const secretLabelsOnce = (key: ApiKey) => {
-      const id = describeRef(productRefOfKey(key));
-      let labels = labelsByProduct.get(id);
-      if (!labels) {
-        labels = this.#secretLabelsForKey(key);
-        labelsByProduct.set(id, labels);
-        // A failed read is tried again by the next key rather than failing all of them.
-        labels.catch(() => labelsByProduct.delete(id));
-      }
-      return labels;
-    };
-    const common = {
-      reviewedBy: actor.userRef,
-      ...(reason !== undefined && { reason }),
-    };
-    const review = async (ref: ObjectRef): Promise<ApiKey> => {
-      const key = await this.#checkedKey(ref, check);
-      let result: ApiKey;
-      if (decision === 'approve') {
-        const secretLabels = await secretLabelsOnce(key);
-        result = await this.#store.reviewKey(ref, {
-          phase: 'Approved',
-          ...common,
-          secret: generateApiKeySecret(),
-          ...(secretLabels && { secretLabels }),
-        });
-      } else {
-        result = await this.#store.reviewKey(ref, {
-          phase: 'Rejected',
-          ...common,
-        });
-      }
-      reviewed.push(result);
-      if (this.#events) {
-        publishing.push(
-          this.#events.keyChanged(
-            decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
-            result,
-            actor.userRef,
-          ),
-        );
-      }
-      return result;
-    };
-    const finish = async () => {
-      await Promise.all(publishing.splice(0));
-      const keys = reviewed.splice(0);
-      await this.#notifier?.keysReviewed(keys, decision, reason, actor.userRef);
-    };
-    return { review, finish };
+    return this.#reviews.bulkReview(credentials, refs, decision, reason, check);
   }
 
   // --- helpers --------------------------------------------------------------------------
@@ -510,25 +389,6 @@ export class DefaultPortalService implements PortalService {
     await check(product, ref);
     if (!product) throw productNotFound(ref);
     return product;
-  }
-
-  /** The key a call acts on, after its check; 404 when it does not exist. */
-  async #checkedKey(ref: ObjectRef, check: KeyCheck): Promise<ApiKey> {
-    const record = await this.#keyRecord(ref);
-    await check(record, ref);
-    if (!record.key) throw keyNotFound(ref);
-    return record.key;
-  }
-
-  /**
-   * A key and its product's owner, always in two store reads: for a missing key the
-   * second reads the product named like the key, so that "missing" costs what "hidden"
-   * costs.
-   */
-  async #keyRecord(ref: ObjectRef): Promise<KeyRecord> {
-    const key = await this.#store.getKey(ref);
-    const product = await this.#store.getProduct(key ? productRefOfKey(key) : ref);
-    return { key, productOwnerRef: product && productOwnerOf(product) };
   }
 
   #ownerForCreate(actor: PortalActor, requested: string | undefined): string {
@@ -562,38 +422,12 @@ export class DefaultPortalService implements PortalService {
     }
   }
 
-  /**
-   * The labels the Secret of `key` needs once approved; undefined when its product is gone
-   * (the store then reports the key's fate).
-   */
-  async #secretLabelsForKey(key: ApiKey): Promise<Record<string, string> | undefined> {
-    const product = await this.#store.getProduct(productRefOfKey(key));
-    return product && this.#secretLabelsFor(product);
-  }
-
-  /**
-   * The labels a key Secret of `product` needs for the gateway to accept it: those the
-   * AuthPolicies on the product's route select API keys by (see keySecretLabelsOfPolicies).
-   */
-  async #secretLabelsFor(product: StoredApiProduct): Promise<Record<string, string>> {
-    return keySecretLabelsForRoute(
-      this.#resources,
-      product.metadata.namespace,
-      product.spec.targetRef.name,
-    );
-  }
-
   async #withPlans(product: StoredApiProduct): Promise<ApiProduct> {
     const policies = await this.#resources.list('PlanPolicy', {
       namespace: product.metadata.namespace,
     });
     return withPlans(product, policies);
   }
-}
-
-/** A new API key: {@link API_KEY_SECRET_BYTES} bytes from the CSPRNG, base64url. */
-export function generateApiKeySecret(): string {
-  return randomBytes(API_KEY_SECRET_BYTES).toString('base64url');
 }
 
 function assertTierOffered(product: ApiProduct, tier: string): void {
@@ -603,35 +437,6 @@ function assertTierOffered(product: ApiProduct, tier: string): void {
       `planTier "${tier}" is not offered by APIProduct ${describeRef(product.metadata)}; choose one of: ${tiers.join(', ')}`,
     );
   }
-}
-
-const STATUS_BY_ERROR_NAME: Record<string, number> = {
-  InputError: 400,
-  AuthenticationError: 401,
-  NotAllowedError: 403,
-  NotFoundError: 404,
-  ConflictError: 409,
-  ServiceUnavailableError: 503,
-};
-
-/**
- * A bulk item's error. Only `@backstage/errors` (client mistakes, conflicts, an
- * unavailable store) become item results; anything else is a server fault and fails the
- * whole call, so it is logged by the error middleware instead of hidden in a 200.
- */
-function toItemError(error: unknown): {
-  name: string;
-  message: string;
-  statusCode: number;
-} {
-  if (isError(error) && STATUS_BY_ERROR_NAME[error.name] !== undefined) {
-    return {
-      name: error.name,
-      message: error.message,
-      statusCode: STATUS_BY_ERROR_NAME[error.name],
-    };
-  }
-  throw error;
 }
 
 function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiProduct {

@@ -2,7 +2,8 @@ import { TestDatabases } from '@backstage/backend-test-utils';
 import { OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
 import knexFactory, { type Knex } from 'knex';
 import { createServer } from 'node:net';
-import { DatabasePortalStore, migrateDownAll, migrateUp } from './DatabasePortalStore';
+import { DatabasePortalStore } from './DatabasePortalStore';
+import { migrateDownAll, migrateUp } from './databaseMigrations';
 import { runPortalStoreContract } from './testing/portalStoreContract';
 import { walkPages } from './testing/walkPages';
 

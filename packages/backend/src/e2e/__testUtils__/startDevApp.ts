@@ -13,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
+import { superviseChildProcess } from '../../testing/superviseChildProcess';
 
 /** A running development app. */
 export interface DevApp {
@@ -84,7 +85,6 @@ export async function startDevApp(options: { startTimeoutMs?: number } = {}): Pr
   // Until the backend is known: a URL nobody serves.
   writeConfig('http://127.0.0.1:9');
 
-  let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -105,24 +105,12 @@ export async function startDevApp(options: { startTimeoutMs?: number } = {}): Pr
       detached: true,
     },
   );
-  child.stdout?.on('data', chunk => {
-    output += chunk;
+  const { output, stop } = superviseChildProcess(child, {
+    processGroup: true,
+    afterExit: () => fs.rmSync(configDir, { recursive: true, force: true }),
   });
-  child.stderr?.on('data', chunk => {
-    output += chunk;
-  });
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      process.kill(-child.pid!, 'SIGTERM');
-      const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    fs.rmSync(configDir, { recursive: true, force: true });
-  };
   const failed = () =>
-    child.exitCode !== null ? `the dev server exited (${child.exitCode}):\n${output}` : undefined;
+    child.exitCode !== null ? `the dev server exited (${child.exitCode}):\n${output()}` : undefined;
 
   // The dev server answers once the first compilation is done.
   const ready = until(
@@ -136,7 +124,7 @@ export async function startDevApp(options: { startTimeoutMs?: number } = {}): Pr
   return {
     baseUrl,
     ready,
-    output: () => output,
+    output,
     stop,
     async useBackend(backendBaseUrl: string) {
       writeConfig(backendBaseUrl);
