@@ -8,8 +8,7 @@ import http from 'node:http';
 import { scanParamHeaders } from '../protocol/paramHeaders';
 import type { BackendReply, BackendRoute, BackendStreamItem } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
-import { idleBackendConnections } from './httpExchange';
-import { waitFor } from '../testing/waitFor';
+import { connectionReturned } from './testing/connectionReturned';
 import {
   startScriptedHttpServer,
   type ScriptedHttpHandler,
@@ -72,10 +71,7 @@ describe('HttpBackendTransport', () => {
     // Each refusal's body is read, so its connection goes back to the pool for the next one.
     const refusalOf = async (promise: Promise<unknown>) => {
       const failure = await failureOf(promise);
-      await waitFor(
-        () => idleBackendConnections(scripted.url) === 1,
-        'the connection back in the pool',
-      );
+      await connectionReturned(scripted.url);
       return failure;
     };
     expect(await refusalOf(transport.send(route, request(), { signal: signal() }))).toEqual({

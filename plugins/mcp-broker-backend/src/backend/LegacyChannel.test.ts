@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { getEventListeners } from 'node:events';
 import type { JsonRpcMessage } from '../protocol/jsonRpc';
-import { idleBackendConnections } from './httpExchange';
+import { connectionReturned } from './testing/connectionReturned';
 import { BackendError } from './backendErrors';
 import type { BackendEndpoint } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
@@ -64,8 +64,6 @@ describe('LegacyChannel over the HTTP backend transport', () => {
   it('reads JSON and SSE answers, hands other stream messages over, and keeps one connection', async () => {
     let n = 0;
     let stream: http.ServerResponse | undefined;
-    const connectionReturned = () =>
-      waitFor(() => idleBackendConnections(backend.url) === 1, 'the connection back in the pool');
     handler = (_req, res, body) => {
       const { id } = JSON.parse(body);
       n += 1;
@@ -91,7 +89,7 @@ describe('LegacyChannel over the HTTP backend transport', () => {
       sessionId: 'assigned',
     });
 
-    await connectionReturned();
+    await connectionReturned(backend.url);
     const serverMessages: JsonRpcMessage[] = [];
     const second = await http1.request(ping(2), SESSION, {
       onServerMessage: m => serverMessages.push(m),
@@ -104,7 +102,7 @@ describe('LegacyChannel over the HTTP backend transport', () => {
     expect(serverMessages).toEqual([{ jsonrpc: '2.0', id: 'srv-1', method: 'ping' }]);
 
     stream!.end(); // the stream ends after the answer, then the connection is reused
-    await connectionReturned();
+    await connectionReturned(backend.url);
     await http1.request(ping(3), SESSION);
     expect(scripted.connections()).toBe(1);
     expect(scripted.requests[0].headers).toMatchObject({
@@ -133,10 +131,7 @@ describe('LegacyChannel over the HTTP backend transport', () => {
     // Each refusal's body is read, so its connection goes back to the pool for the next one.
     const refusalOf = async (promise: Promise<unknown>) => {
       const failure = await failureOf(promise);
-      await waitFor(
-        () => idleBackendConnections(backend.url) === 1,
-        'the connection back in the pool',
-      );
+      await connectionReturned(backend.url);
       return failure;
     };
     expect(await refusalOf(c.request(ping(), SESSION))).toEqual({

@@ -10,7 +10,6 @@ import type { BackendEndpoint } from './backendTransport';
 import {
   deleteBackendSession,
   HttpBackendResponse,
-  idleBackendConnections,
   openBackendEventStream,
   postToBackend,
   readBackendMessages,
@@ -18,6 +17,7 @@ import {
 import { HttpBackendTransport } from './HttpBackendTransport';
 import { backendFailure } from './backendErrors';
 import { waitFor } from '../testing/waitFor';
+import { connectionReturned as returnedToPool } from './testing/connectionReturned';
 import {
   startScriptedHttpServer,
   type ScriptedHttpHandler,
@@ -56,8 +56,7 @@ describe('httpExchange (the HTTP plumbing of HttpBackendTransport)', () => {
   }
 
   /** Waits until the connection to `url` is back in the pool, ready to be reused. */
-  const connectionReturned = (url = endpoint.url) =>
-    waitFor(() => idleBackendConnections(url) === 1, 'the connection back in the pool');
+  const connectionReturned = (url = endpoint.url) => returnedToPool(url);
 
   it('sends the body with the broker’s headers, the session and the protocol version', async () => {
     let seen: { headers: http.IncomingHttpHeaders; body: string; method?: string } | undefined;
