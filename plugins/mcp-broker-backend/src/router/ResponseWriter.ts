@@ -113,13 +113,7 @@ export class ResponseWriter implements ClientResponseWriter {
     if (this.res.headersSent || this.res.destroyed) return false;
     const text = JSON.stringify(message);
     if (this.shape.finalAlone === 'json') {
-      // Straight to Node's `end`: Express's `send` would also hash the body for an ETag (a
-      // POST's answer is never revalidated) and parse the Content-Type it just set.
-      const res = this.res;
-      res.statusCode = httpStatus;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.setHeader('Content-Length', Buffer.byteLength(text));
-      res.end(text);
+      this.res.status(httpStatus).type('application/json').send(text);
       return true;
     }
     // One write: headers, the one event and the end, with a sized body.
