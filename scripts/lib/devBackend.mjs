@@ -12,21 +12,31 @@ export const DEV_BACKEND_URL = 'http://127.0.0.1:7007';
  * fixture users).
  */
 export async function signIn(baseUrl, user) {
+  return (await signInIdentity(baseUrl, user)).token;
+}
+
+/** Signs `user` in and returns the Backstage token with the identity it carries. */
+async function signInIdentity(baseUrl, user) {
   const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
     headers: { 'X-Forwarded-User': user },
   });
   if (!response.ok) throw new Error(`sign-in as ${user}: HTTP ${response.status}`);
-  const token = (await response.json())?.backstageIdentity?.token;
-  if (typeof token !== 'string') throw new Error(`sign-in as ${user}: no token in the answer`);
-  return token;
+  const identity = (await response.json())?.backstageIdentity;
+  if (typeof identity?.token !== 'string') {
+    throw new Error(`sign-in as ${user}: no token in the answer`);
+  }
+  return identity;
 }
+
+/** The fixture's team (examples/org.yaml): bob and dave are its members. */
+const FIXTURE_TEAM = 'group:default/payments-team';
 
 /** The development config's static token (a service principal; app-config.yaml). */
 const DEV_STATIC_TOKEN = 'dev-only-static-token-0123456789';
 
 /**
- * Resolves once the fixture users can sign in and the broker has connected every configured MCP
- * server: what the README's walkthroughs need. It waits for the catalog to hold the users before
+ * Resolves once the fixture users can sign in with their team memberships and the broker has
+ * connected every configured MCP server: what the README's walkthroughs need. It waits for the catalog to hold the users before
  * it tries a sign-in (a sign-in before that fails, and the auth backend logs each failure as an
  * error), and reads the broker's status with the development static token. Rejects when that
  * does not happen before `deadline` (a Date.now() value).
@@ -41,6 +51,27 @@ export async function untilReady(baseUrl, deadline) {
     if (!response.ok) throw new Error(`the catalog answers ${response.status} for alice`);
   });
   await untilDeadline(deadline, 'alice signing in', () => signIn(baseUrl, 'alice'));
+  // The catalog stitches each entity on its own: bob can sign in before his team membership
+  // (which goes into his token) and the team's member list (which RBAC reads for the team's
+  // roles) are there. Until then bob's approvals would be refused.
+  // (packages/backend/src/testing/startBackendProcess.ts waits for the same in the tests.)
+  await untilDeadline(deadline, 'the fixture team memberships', async () => {
+    const bob = await signInIdentity(baseUrl, 'bob');
+    if (!bob.identity?.ownershipEntityRefs?.includes(FIXTURE_TEAM)) {
+      throw new Error(`bob's sign-in does not carry ${FIXTURE_TEAM} yet`);
+    }
+    const team = await fetch(
+      `${baseUrl}/api/catalog/entities/by-name/group/default/payments-team`,
+      asService,
+    );
+    if (!team.ok) throw new Error(`the catalog answers ${team.status} for payments-team`);
+    const members = ((await team.json()).relations ?? [])
+      .filter(relation => relation.type === 'hasMember')
+      .map(relation => relation.targetRef);
+    if (!['user:default/bob', 'user:default/dave'].every(member => members.includes(member))) {
+      throw new Error(`payments-team lists ${members.join(', ') || 'no members'} so far`);
+    }
+  });
   await untilDeadline(deadline, 'the broker connecting its MCP servers', async () => {
     const response = await fetch(`${baseUrl}/api/mcp-broker/status`, asService);
     if (!response.ok) throw new Error(`GET /api/mcp-broker/status: HTTP ${response.status}`);

@@ -69,16 +69,50 @@ export interface BackendProcess {
 const backendRoot = resolvePackagePath('backend');
 const repoRoot = path.resolve(backendRoot, '..', '..');
 
-async function signInOnce(baseUrl: string, userName: string): Promise<string | undefined> {
+interface SignInAnswer {
+  backstageIdentity?: { token?: string; identity?: { ownershipEntityRefs?: string[] } };
+}
+
+async function signInOnce(baseUrl: string, userName: string): Promise<SignInAnswer | undefined> {
   const response = await fetch(`${baseUrl}/api/auth/oauth2Proxy/refresh`, {
     headers: { 'X-Forwarded-User': userName },
   });
   if (!response.ok) return undefined;
-  const body = (await response.json()) as { backstageIdentity?: { token?: string } };
-  return body.backstageIdentity?.token;
+  return (await response.json()) as SignInAnswer;
 }
 
-/** Starts the development backend on a free port and waits until alice can sign in. */
+/** The fixture's team: bob and dave are its members (examples/org.yaml). */
+const FIXTURE_TEAM = 'group:default/payments-team';
+
+/**
+ * Whether the catalog has the fixture organisation with its memberships, not just the users:
+ * bob's sign-in carries his team (his memberOf relation, which goes into the token), and the
+ * team lists bob and dave (its hasMember relations, which RBAC reads for the group's roles).
+ * The catalog stitches each entity on its own, so a user can sign in before either is there; a
+ * test that starts then gets 403 for what bob may do through his team. (scripts/lib/devBackend.mjs
+ * waits for the same before `yarn start` prints `Ready:`.)
+ */
+async function fixtureOrganisationReady(baseUrl: string): Promise<boolean> {
+  const bob = await signInOnce(baseUrl, 'bob');
+  const token = bob?.backstageIdentity?.token;
+  if (!token || !bob.backstageIdentity?.identity?.ownershipEntityRefs?.includes(FIXTURE_TEAM)) {
+    return false;
+  }
+  const team = await fetch(`${baseUrl}/api/catalog/entities/by-name/group/default/payments-team`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  if (!team.ok) return false;
+  const { relations = [] } = (await team.json()) as {
+    relations?: Array<{ type: string; targetRef: string }>;
+  };
+  const members = relations.filter(r => r.type === 'hasMember').map(r => r.targetRef);
+  return ['user:default/bob', 'user:default/dave'].every(member => members.includes(member));
+}
+
+/**
+ * Starts the development backend on a free port and waits until the fixture users can sign in
+ * with their team memberships in place.
+ */
 export async function startBackendProcess(
   options: BackendProcessOptions = {},
 ): Promise<BackendProcess> {
@@ -143,7 +177,7 @@ export async function startBackendProcess(
       throw new Error(`backend exited with code ${child.exitCode} during start:\n${output()}`);
     }
     try {
-      if (await signInOnce(baseUrl, 'alice')) break;
+      if (await fixtureOrganisationReady(baseUrl)) break;
     } catch {
       // not listening yet
     }
@@ -181,7 +215,7 @@ export async function startBackendProcess(
       });
     },
     async signIn(userName: string) {
-      const token = await signInOnce(baseUrl, userName);
+      const token = (await signInOnce(baseUrl, userName))?.backstageIdentity?.token;
       if (!token) throw new Error(`could not sign in as ${userName}`);
       return token;
     },
