@@ -4,6 +4,7 @@
  * external-access token from the development config.
  */
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { LEGACY_INITIALIZE_REQUEST } from '../testing/mcpRawPost';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { connectBrokerClient, waitFor } from './brokerTestKit';
 
@@ -47,16 +48,7 @@ describe('the MCP broker with its development configuration (real backend proces
         'Content-Type': 'application/json',
         Accept: 'application/json, text/event-stream',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'browser-page', version: '1.0.0' },
-        },
-      }),
+      body: JSON.stringify(LEGACY_INITIALIZE_REQUEST),
     });
     expect(initialized.status).toBe(200);
     await initialized.body?.cancel();

@@ -13,7 +13,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { mcpRawPost } from '../testing/mcpRawPost';
+import { LEGACY_INITIALIZE_REQUEST, mcpRawPost } from '../testing/mcpRawPost';
 import {
   BrokerClient,
   connectBrokerClient,
@@ -161,16 +161,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
   });
 
   it("answers erin's initialize with 403 and a JSON-RPC error naming the permission", async () => {
-    const response = await mcpRawPost(mcpUrl(), tokens.erin, {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'erin', version: '1' },
-      },
-    });
+    const response = await mcpRawPost(mcpUrl(), tokens.erin, LEGACY_INITIALIZE_REQUEST);
     expect(response.status).toBe(403);
     expect(response.headers.get('mcp-session-id')).toBeNull();
     const body = await response.json();
