@@ -47,7 +47,7 @@ const BROKER_FILES = [
   [/permissions\//, 'permission checks'],
   [/audit\//, 'audit trail: ours (ToolCallAuditor)'],
   [
-    /upstream\/|backend\/(HttpBackendTransport|httpExchange|sseReader|backendTransport)/,
+    /upstream\/|backend\/(HttpBackendTransport|httpExchange|readBackendMessages|abortError|sseReader|backendTransport)/,
     'backend transport (HTTP exchange, SSE reading)',
   ],
   [/backend\//, 'backend channels (envelope, sessions, errors)'],

@@ -25,13 +25,11 @@ import {
 } from './backendTransport';
 import {
   deleteBackendSession,
-  errorCode,
   HttpBackendResponse,
-  MAX_BACKEND_MESSAGE_BYTES,
   openBackendEventStream,
   postToBackend,
-  readBackendMessages,
 } from './httpExchange';
+import { errorCode, MAX_BACKEND_MESSAGE_BYTES, readBackendMessages } from './readBackendMessages';
 import { MAX_SSE_EVENT_BYTES } from './sseReader';
 import { classifyJsonRpc } from '../protocol/jsonRpc';
 import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';

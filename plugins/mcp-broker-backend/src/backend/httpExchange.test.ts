@@ -12,8 +12,8 @@ import {
   HttpBackendResponse,
   openBackendEventStream,
   postToBackend,
-  readBackendMessages,
 } from './httpExchange';
+import { readBackendMessages } from './readBackendMessages';
 import { HttpBackendTransport } from './HttpBackendTransport';
 import { backendFailure } from './backendErrors';
 import { waitFor } from '../testing/waitFor';
