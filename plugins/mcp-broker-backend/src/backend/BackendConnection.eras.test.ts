@@ -15,7 +15,8 @@ import { startUnreachableServer } from '@internal/test-mcp-backends';
 import type { ChildServer, UnreachableServer } from '@internal/test-mcp-backends';
 import { startExampleServerProcess } from './__testUtils__/exampleServerProcess';
 import { waitFor } from '../testing/waitFor';
-import type { BackendConnection, ListsUpdate } from './BackendConnection';
+import type { BackendConnection } from './BackendConnection';
+import type { ListsUpdate } from './backendConnectionTypes';
 import { startBackendConnection } from './__testUtils__/startBackendConnection';
 import { BackendRpcError } from './backendErrors';
 import {

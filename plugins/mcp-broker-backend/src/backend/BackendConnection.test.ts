@@ -8,7 +8,8 @@
 import { getEventListeners } from 'node:events';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { startScriptedMcpServer, ScriptedMcpServer } from '../testing/scriptedMcpServer';
-import type { ListsUpdate, BackendConnection } from './BackendConnection';
+import type { BackendConnection } from './BackendConnection';
+import type { ListsUpdate } from './backendConnectionTypes';
 import { startBackendConnection } from './__testUtils__/startBackendConnection';
 import { waitFor } from '../testing/waitFor';
 

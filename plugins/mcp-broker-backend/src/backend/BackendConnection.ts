@@ -56,7 +56,14 @@ import {
   BackendRpcError,
   describeFailure,
 } from './backendErrors';
-import { BackendEventStream, type EventStreamMode } from './BackendEventStream';
+import { BackendEventStream } from './BackendEventStream';
+import type {
+  BackendConnectionState,
+  BackendConnectionStatus,
+  BackendListTtls,
+  BackendLists,
+  ListsUpdate,
+} from './backendConnectionTypes';
 import type { ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
@@ -78,49 +85,6 @@ const MAX_LIST_PAGES = 50;
  * than a backend that is down altogether, and tests that shorten the backoff shorten it too.
  */
 const MAX_STABLE_PERIOD_MS = 10_000;
-
-/** State of a backend connection, as shown on the status endpoint. */
-export type BackendConnectionState =
-  'connecting' | 'connected' | 'backing-off' | 'failed' | 'closed';
-
-/** One backend's cached lists (items as the backend sent them, names unprefixed). */
-export interface BackendLists {
-  tools: Record<string, unknown>[];
-  resources: Record<string, unknown>[];
-  resourceTemplates: Record<string, unknown>[];
-  prompts: Record<string, unknown>[];
-}
-
-/** What an BackendConnection tells its owner after (re-)listing. */
-export interface ListsUpdate {
-  /** Kinds whose cached list differs from before. */
-  changedKinds: ReadonlySet<ListKind>;
-  /** Kinds a valid backend event announced (forwarded to clients even if nothing differs). */
-  eventKinds: ReadonlySet<ListKind>;
-}
-
-/** Status of one backend for the status endpoint. Contains no credentials. */
-export interface BackendConnectionStatus {
-  name: string;
-  url: string;
-  state: BackendConnectionState;
-  eventStream: EventStreamMode;
-  nextRetryAt?: string;
-  lastConnectedAt?: string;
-  lastEventAt?: string;
-  lastError?: string;
-  consecutiveFailures: number;
-  droppedEvents: number;
-  protocolVersion?: string;
-  /** The protocol era the backend speaks, once detected (kept across failed attempts). */
-  era?: ProtocolEra;
-  /** When the era was last detected (every successful connection detects it again). */
-  eraDetectedAt?: string;
-  counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
-}
-
-/** The `ttlMs` a modern backend gave with each list (absent for legacy backends). */
-export type BackendListTtls = Partial<Record<keyof BackendLists, number>>;
 
 /** Options of a BackendConnection. */
 export interface BackendConnectionOptions {

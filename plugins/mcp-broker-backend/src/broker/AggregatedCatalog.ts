@@ -11,7 +11,7 @@
  * are read here, once per list, so that neither a call to the backend nor the check of a
  * client's headers walks a schema.
  */
-import type { BackendLists } from '../backend/BackendConnection';
+import type { BackendLists } from '../backend/backendConnectionTypes';
 import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { BrokerBackend } from '../types';
 

@@ -20,12 +20,12 @@ import {
 } from '../sessions/ClientSessionRegistry';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { advertisedListKinds } from '../protocol/listKinds';
-import {
-  ListsUpdate,
-  BackendConnection,
+import { BackendConnection } from '../backend/BackendConnection';
+import type {
   BackendConnectionStatus,
-  type BackendListTtls,
-} from '../backend/BackendConnection';
+  BackendListTtls,
+  ListsUpdate,
+} from '../backend/backendConnectionTypes';
 import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
 import { EVERYONE, ListAudience, ListChangedNotifier } from './ListChangedNotifier';
 import type { ListChange, ListViews } from './ListViews';

@@ -9,7 +9,7 @@
  * 2026-07-28 backend (which may answer `input_required`) goes through the tool-call machinery
  * instead (callMethods.ts).
  */
-import type { BackendListTtls } from '../backend/BackendConnection';
+import type { BackendListTtls } from '../backend/backendConnectionTypes';
 import { toClientError } from '../backend/backendErrors';
 import type { McpBroker } from '../broker/McpBroker';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';

@@ -1,6 +1,7 @@
 /* A started BackendConnection with short test timings, recording its list updates. */
 import { mockServices } from '@backstage/backend-test-utils';
-import { BackendConnection, BackendConnectionOptions, ListsUpdate } from '../BackendConnection';
+import { BackendConnection, BackendConnectionOptions } from '../BackendConnection';
+import type { ListsUpdate } from '../backendConnectionTypes';
 
 /** Starts a connection to `url` as backend `name` (prefix `<name>_`). */
 export function startBackendConnection(
