@@ -171,15 +171,28 @@ export async function startBackendProcess(
     afterExit: () => fs.rmSync(configDir, { recursive: true, force: true }),
   });
 
+  // Once the catalog answered bob (it asked the permission plugin, which answers only after RBAC
+  // started), this line shows whether RBAC skipped a plugin's conditional policies: waiting
+  // longer cannot bring them back, and a test would get 403s it cannot explain.
+  const policiesSkipped = () => /Failed to retrieve permission metadata for \S+/.exec(output());
   const deadline = Date.now() + (options.startTimeoutMs ?? 100_000);
   for (;;) {
     if (child.exitCode !== null) {
       throw new Error(`backend exited with code ${child.exitCode} during start:\n${output()}`);
     }
+    let ready = false;
     try {
-      if (await fixtureOrganisationReady(baseUrl)) break;
+      ready = await fixtureOrganisationReady(baseUrl);
     } catch {
       // not listening yet
+    }
+    if (ready) {
+      const skipped = policiesSkipped();
+      if (!skipped) break;
+      await stop();
+      throw new Error(
+        `RBAC skipped conditional policies at start ("${skipped[0]}"; docs/deployment.md, "Starting"):\n${output()}`,
+      );
     }
     if (Date.now() > deadline) {
       await stop();
