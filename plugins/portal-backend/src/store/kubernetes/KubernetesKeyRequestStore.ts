@@ -199,25 +199,45 @@ export class KubernetesKeyRequestStore {
     return object === undefined ? undefined : keyFromObject(object);
   }
 
-  /** See `PortalStore.listKeys`. */
-  async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
+  /**
+   * What both key listings start from: the namespaces to read (undefined: every namespace;
+   * the listing is empty when the filter's namespace is outside the configured ones), the
+   * product's selector term, the selector of the filter without an ownership part, and the
+   * exact re-check of every condition.
+   */
+  #keyQuery(filter: KeyFilter) {
     if (filter.productName !== undefined && filter.namespace === undefined) {
       throw new InputError('A key filter by product name needs the namespace');
     }
     const namespaces = this.namespaces.scope(filter.namespace);
     if (namespaces?.length === 0) {
-      return [];
+      return undefined;
     }
     const { productTerm, matches } = keyFilterTerms(filter);
+    return {
+      namespaces,
+      productTerm,
+      matches,
+      selector: selector(
+        productTerm,
+        filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
+      ),
+    };
+  }
+
+  /** See `PortalStore.listKeys`. */
+  async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
+    const query = this.#keyQuery(filter);
+    if (!query) {
+      return [];
+    }
+    const { namespaces, productTerm, matches } = query;
 
     let objects: KubeObject[];
     if (filter.ownedBy === undefined) {
       objects = await this.api.listCustom(API_KEYS, {
         namespaces,
-        labelSelector: selector(
-          productTerm,
-          filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
-        ),
+        labelSelector: query.selector,
       });
     } else {
       const { userRef, ownershipRefs } = filter.ownedBy;
@@ -247,25 +267,16 @@ export class KubernetesKeyRequestStore {
    * caller).
    */
   async listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>> {
-    if (filter.productName !== undefined && filter.namespace === undefined) {
-      throw new InputError('A key filter by product name needs the namespace');
-    }
-    const namespaces = this.namespaces.scope(filter.namespace);
-    if (namespaces?.length === 0) {
+    const query = this.#keyQuery(filter);
+    if (!query) {
       return { items: [] };
     }
-    const { productTerm, matches } = keyFilterTerms(filter);
+    const { namespaces, productTerm, matches } = query;
 
     let segments: ListSegment[];
     let keep = matches;
     if (filter.ownedBy === undefined) {
-      segments = namespaceSegments(
-        namespaces,
-        selector(
-          productTerm,
-          filter.requestedBy === undefined ? undefined : requesterTerm(filter.requestedBy),
-        ),
-      );
+      segments = namespaceSegments(namespaces, query.selector);
     } else {
       const { userRef, ownershipRefs } = filter.ownedBy;
       const mine =
