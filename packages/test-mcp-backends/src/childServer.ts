@@ -5,6 +5,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { reservePortForChild } from './handedOverPort';
+import { superviseChildProcess } from './superviseChildProcess';
 
 /** A running child-process server. */
 export interface ChildServer {
@@ -37,22 +38,15 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     stdio: reserved.stdio(['ignore', 'ignore', 'pipe']),
   });
   await reserved.handOver(child);
-  let stderr = '';
-  child.stderr?.on('data', chunk => {
-    stderr += chunk;
-  });
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()));
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  };
+  // stdout is ignored: what it collects is stderr, for the errors below.
+  const { output: stderr, kill } = superviseChildProcess(child);
   const url = `http://127.0.0.1:${reserved.port}/mcp`;
   const timeoutMs = options.startTimeoutMs ?? 20_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${options.name} exited during start: ${stderr}`);
+    if (child.exitCode !== null) {
+      throw new Error(`${options.name} exited during start: ${stderr()}`);
+    }
     try {
       // Any HTTP answer means it listens (the handed-over handle drops connections until then).
       await fetch(url, { method: 'GET' });
@@ -60,7 +54,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     } catch {
       if (Date.now() > deadline) {
         await kill();
-        throw new Error(`${options.name} did not listen within ${timeoutMs} ms: ${stderr}`);
+        throw new Error(`${options.name} did not listen within ${timeoutMs} ms: ${stderr()}`);
       }
       await new Promise(resolve => setTimeout(resolve, 100));
     }

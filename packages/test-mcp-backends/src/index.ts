@@ -21,6 +21,8 @@ export { startUnreachableServer } from './unreachableServer';
 export type { UnreachableServer } from './unreachableServer';
 export { reservePortForChild } from './handedOverPort';
 export { startChildServer } from './childServer';
+export { superviseChildProcess } from './superviseChildProcess';
+export type { SupervisedChildProcess, SuperviseChildProcessOptions } from './superviseChildProcess';
 export type { ChildServer, ChildServerOptions } from './childServer';
 export type { HandedOverPort } from './handedOverPort';
 export { startTokenExchangeServer } from './tokenExchangeServer';

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { superviseChildProcess } from '../testing/superviseChildProcess';
+import { superviseChildProcess } from '@internal/test-mcp-backends';
 
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 

@@ -10,8 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
-import { reservePortForChild } from '@internal/test-mcp-backends';
-import { superviseChildProcess } from './superviseChildProcess';
+import { reservePortForChild, superviseChildProcess } from '@internal/test-mcp-backends';
 
 /** Options of {@link startBackendProcess}. */
 export interface BackendProcessOptions {

@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
-import { superviseChildProcess } from '../../testing/superviseChildProcess';
+import { superviseChildProcess } from '@internal/test-mcp-backends';
 
 /** A running development app. */
 export interface DevApp {

@@ -1,6 +1,6 @@
 /*
  * What the tests that start a child process share (the development backend, the development
- * app's dev server, the conformance script): collect what it prints, for the failure message of
+ * app's dev server, the conformance script, the child-process MCP servers of childServer.ts): collect what it prints, for the failure message of
  * a test, and stop it — SIGTERM first, SIGKILL when it has not exited after a grace period, or
  * SIGKILL at once as a crash would. A process that runs its own children (the app's bundler
  * workers) is started in its own process group (`detached: true`) and stopped as a group, so
