@@ -50,11 +50,12 @@ const FIXTURE_CONDITIONAL_PERMISSIONS = [
 const DEV_STATIC_TOKEN = 'dev-only-static-token-0123456789';
 
 /**
- * Resolves once the fixture users can sign in with their team memberships and the broker has
- * connected every configured MCP server: what the README's walkthroughs need. It waits for the catalog to hold the users before
- * it tries a sign-in (a sign-in before that fails, and the auth backend logs each failure as an
- * error), and reads the broker's status with the development static token. Rejects when that
- * does not happen before `deadline` (a Date.now() value).
+ * Resolves once the fixture users can sign in with their team memberships, RBAC applies the
+ * fixture's conditional policies and the broker has connected every configured MCP server: what
+ * the README's walkthroughs need. It waits for the catalog to hold the users before it tries a
+ * sign-in (a sign-in before that fails, and the auth backend logs each failure as an error), and
+ * reads the broker's status with the development static token. Rejects when that does not happen
+ * before `deadline` (a Date.now() value).
  */
 export async function untilReady(baseUrl, deadline) {
   const asService = { headers: { Authorization: `Bearer ${DEV_STATIC_TOKEN}` } };
@@ -70,7 +71,7 @@ export async function untilReady(baseUrl, deadline) {
   // (which goes into his token) and the team's member list (which RBAC reads for the team's
   // roles) are there. Until then bob's approvals would be refused.
   // (packages/backend/src/testing/startBackendProcess.ts waits for the same in the tests.)
-  await untilDeadline(deadline, 'the fixture team memberships', async () => {
+  const bobToken = await untilDeadline(deadline, 'the fixture team memberships', async () => {
     const bob = await signInIdentity(baseUrl, 'bob');
     if (!bob.identity?.ownershipEntityRefs?.includes(FIXTURE_TEAM)) {
       throw new Error(`bob's sign-in does not carry ${FIXTURE_TEAM} yet`);
@@ -86,6 +87,7 @@ export async function untilReady(baseUrl, deadline) {
     if (!['user:default/bob', 'user:default/dave'].every(member => members.includes(member))) {
       throw new Error(`payments-team lists ${members.join(', ') || 'no members'} so far`);
     }
+    return bob.token;
   });
   // RBAC reads each plugin's permission metadata while it starts and skips, until the next
   // restart, the conditional policies of a plugin that was not up in time (docs/deployment.md,
@@ -94,7 +96,7 @@ export async function untilReady(baseUrl, deadline) {
     const response = await fetch(`${baseUrl}/api/permission/authorize`, {
       method: 'POST',
       headers: {
-        Authorization: `Bearer ${await signIn(baseUrl, 'bob')}`,
+        Authorization: `Bearer ${bobToken}`,
         'Content-Type': 'application/json',
       },
       body: JSON.stringify({
