@@ -41,7 +41,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadAverage } from './lib/machine.mjs';
-import { readProbe, soakTables, writeSoakPlots } from './lib/soakReport.mjs';
+import { idleFiguresMatch, readProbe, soakTables, writeSoakPlots } from './lib/soakReport.mjs';
 import { scheduleOf, soakOperations } from './lib/soakTraffic.mjs';
 
 const require = createRequire(import.meta.url);
@@ -92,9 +92,6 @@ async function countDatabaseConnections(connectionString) {
 
 /** How long to wait at most after the traffic for idle sockets and pool connections to close. */
 const IDLE_SETTLE_MAX_MS = 60_000;
-
-/** Descriptors and connections may differ from the idle figures before by this much. */
-const IDLE_SLACK = 3;
 
 /** Open descriptors of each replica (from /proc) and the plugins' PostgreSQL connections. */
 async function idleFigures(replicas, postgres) {
@@ -239,10 +236,10 @@ async function main() {
     log(`waiting up to ${IDLE_SETTLE_MAX_MS / 1000} s for idle connections to close`);
     const settleStarted = Date.now();
     let idleAfter = await idleFigures(replicas, postgres);
-    const settled = figures =>
-      figures.connections - idleBefore.connections <= IDLE_SLACK &&
-      figures.fds.every((fds, i) => fds - idleBefore.fds[i] <= IDLE_SLACK);
-    while (!settled(idleAfter) && Date.now() - settleStarted < IDLE_SETTLE_MAX_MS) {
+    while (
+      !idleFiguresMatch(idleBefore, idleAfter) &&
+      Date.now() - settleStarted < IDLE_SETTLE_MAX_MS
+    ) {
       await new Promise(resolve => setTimeout(resolve, 1000));
       idleAfter = await idleFigures(replicas, postgres);
     }

@@ -15,6 +15,22 @@ const WINDOW_SHARE = 0.1;
 const GROWTH_LIMIT = 0.05;
 const COUNT_SLACK = 3;
 
+/** Whether a count at rest after the traffic is within the slack of the one before it. */
+function noLeak(before, after) {
+  return after - before <= COUNT_SLACK;
+}
+
+/**
+ * Whether the idle figures after the traffic ({fds: per replica, connections}) show no leak
+ * against those before it: what the leak verdicts below judge, and what soak.mjs waits for.
+ */
+export function idleFiguresMatch(before, after) {
+  return (
+    noLeak(before.connections, after.connections) &&
+    before.fds.every((fds, i) => noLeak(fds, after.fds[i]))
+  );
+}
+
 const median = values => {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)];
@@ -136,7 +152,7 @@ export function soakTables(run) {
     '| --- | --- | --- | --- |',
   );
   const leakRow = (name, before, after) => {
-    const ok = after - before <= COUNT_SLACK;
+    const ok = noLeak(before, after);
     verdicts.push(ok);
     lines.push(`| ${name} | ${before} | ${after} | ${ok ? 'no leak' : 'LEAKS'} |`);
   };
