@@ -109,7 +109,9 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
   /** Carol publishes a product with automatic approval; alice's key is approved at once. */
   async function approvedKeyOfAlice(): Promise<{ namespace: string; name: string }> {
     const product = uniqueName('faults');
-    await createPublishedProduct(replicas[0], tokens.carol, product, 'automatic');
+    await createPublishedProduct(replicas[0], tokens.carol, product, {
+      approvalMode: 'automatic',
+    });
     const key = await portalCall(replicas[1], 'POST', '/requests', {
       token: tokens.alice,
       body: { apiProductRef: { namespace: NS, name: product }, planTier: 'gold' },

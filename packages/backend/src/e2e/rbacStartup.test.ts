@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { portalClient, uniqueName } from '../testing/portalHttp';
+import { createPublishedProduct, portalClient, uniqueName } from '../testing/portalHttp';
 
 const NS = 'toystore';
 
@@ -61,20 +61,12 @@ describe('RBAC with a plugin whose routes register after RBAC first asks for its
     ]);
 
     // And the whole way through the portal: bob's team owns the product, so he may approve.
-    const product = await portalClient(backend, bob).createApiProduct({
-      metadata: {
-        namespace: NS,
-        name: uniqueName('late-route'),
-        annotations: { 'backstage.io/owner': 'group:default/payments-team' },
-      },
-      spec: {
-        displayName: 'Late route API',
-        targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'toystore' },
-        publishStatus: 'Published',
-      },
+    const product = uniqueName('late-route');
+    await createPublishedProduct(backend, bob, product, {
+      owner: 'group:default/payments-team',
     });
     const key = await portalClient(backend, alice).createRequest({
-      apiProductRef: { namespace: NS, name: product.metadata.name },
+      apiProductRef: { namespace: NS, name: product },
       planTier: 'gold',
     });
     const approved = await portalClient(backend, bob).approveRequest(key.metadata, {

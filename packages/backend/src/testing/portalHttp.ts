@@ -64,20 +64,32 @@ export const TOYSTORE_ROUTE = {
   name: 'toystore',
 } as const;
 
+/** Options of {@link createPublishedProduct}. */
+export interface PublishedProductOptions {
+  /** `automatic` makes every key request Approved at once. Default `manual`. */
+  approvalMode?: 'manual' | 'automatic';
+  /** The product's owner (`backstage.io/owner`); default: the portal's (the creator). */
+  owner?: string;
+}
+
 /**
  * Creates a Published product `name` in namespace `toystore` on the fixture route (throws
- * unless the portal answers 201): `automatic` approval makes every key request Approved at once.
+ * unless the portal answers 201).
  */
 export async function createPublishedProduct(
   backend: BackendProcess,
   token: string,
   name: string,
-  approvalMode: 'manual' | 'automatic' = 'manual',
+  { approvalMode = 'manual', owner }: PublishedProductOptions = {},
 ): Promise<void> {
   const created = await portalCall(backend, 'POST', '/apiproducts', {
     token,
     body: {
-      metadata: { namespace: 'toystore', name },
+      metadata: {
+        namespace: 'toystore',
+        name,
+        ...(owner !== undefined && { annotations: { 'backstage.io/owner': owner } }),
+      },
       spec: {
         displayName: name,
         targetRef: TOYSTORE_ROUTE,
