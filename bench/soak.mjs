@@ -152,7 +152,7 @@ async function main() {
     const tokens = {};
     for (const user of ['alice', 'bob', 'carol']) tokens[user] = await replicas[0].signIn(user);
     const product = `soak-${Date.now().toString(36)}`;
-    await createPublishedProduct(replicas[0], tokens.carol, product, 'automatic');
+    await createPublishedProduct(replicas[0], tokens.carol, product, { approvalMode: 'automatic' });
     // Both replicas list the example server before the clock starts.
     for (const replica of replicas) {
       const session = await startRawMcpSession(
