@@ -104,6 +104,16 @@ export interface Config {
      * @visibility secret
      */
     previousCredentialEncryptionKeys?: string[];
+    /** Who may change stored personal credentials (spec §11.1). */
+    credentials?: {
+      /**
+       * Let service principals (static or JWKS service tokens) store and delete their own
+       * personal credentials with their token (`PUT`/`DELETE /credentials/<server>`). Default
+       * false. People's writes always need their own browser (Backstage's cookie and the
+       * backend's or the app's `Origin`); a user's bearer token never writes, whatever this says.
+       */
+      allowServiceWrites?: boolean;
+    };
     /**
      * How long an elicitation id stays answerable, and how long a 2026-07-28 client's
      * `requestState` is good (its held call is cancelled at the backend after it); default 10

@@ -12,6 +12,7 @@ import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 
+const BACKEND = 'http://localhost:7007';
 const keyA = randomBytes(32).toString('base64');
 const keyB = randomBytes(32).toString('base64');
 const keysServer = {
@@ -25,10 +26,13 @@ function startBroker(knex: Knex, mcpBroker: JsonObject) {
     features: [
       mcpBrokerPlugin,
       mockServices.database.factory({ knex }),
-      mockServices.rootConfig.factory({ data: { mcpBroker } }),
+      mockServices.rootConfig.factory({ data: { backend: { baseUrl: BACKEND }, mcpBroker } }),
     ],
   });
 }
+
+// Tests start the backend up to three times: allow for a loaded machine.
+jest.setTimeout(60_000);
 
 describe('the identity module at start-up (startTestBackend, real SQLite)', () => {
   let knex: Knex;
@@ -47,6 +51,7 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
     const first = await startBroker(knex, { servers: [keysServer], credentialEncryptionKey: keyA });
     const stored = await request(first.server)
       .put('/api/mcp-broker/credentials/keys')
+      .set('Origin', BACKEND) // a cookie write from the broker's page
       .set('Content-Type', 'application/json')
       .send({ value: 'alice-key' });
     expect(stored.status).toBe(200);

@@ -25,6 +25,7 @@ import { readCredentialCipher, requireKeyForUserCredentials } from './identity/c
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
 import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
+import { readCredentialWritePolicy } from './router/CredentialWriteGuard';
 import { createIdentityStores } from './store/identityStores';
 
 /**
@@ -171,8 +172,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
             selfService: identity.selfService,
             issuer: identity.issuer,
             basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            pageUrl: identity.pageUrl,
             appUrl: config.getOptionalString('app.baseUrl'),
-            allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
+            writePolicy: readCredentialWritePolicy(config),
           }),
         );
         for (const policy of IDENTITY_AUTH_POLICIES) httpRouter.addAuthPolicy(policy);

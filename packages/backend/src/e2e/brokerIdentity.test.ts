@@ -377,11 +377,81 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     expect(await signedOut.text()).toContain('Sign in first');
   });
 
+  it('changes a stored credential only from the person’s browser: no token, no missing or foreign Origin', async () => {
+    const url = `${backend.baseUrl}/api/mcp-broker/credentials/keys-modern`;
+    const page = `${backend.baseUrl}/api/mcp-broker/connect/keys-modern`;
+    const json = { 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ value: 'dave-key' });
+    const attempts: Array<[string, RequestInit]> = [
+      // alice's token as her IDE got it: refused for writes, whatever else the request carries.
+      [
+        'PUT',
+        {
+          headers: { Authorization: `Bearer ${tokens.alice}`, Origin: backend.baseUrl, ...json },
+          body,
+        },
+      ],
+      ['DELETE', { headers: { Authorization: `Bearer ${tokens.alice}` } }],
+      // The development static token (a service): refused unless allowServiceWrites is on.
+      [
+        'PUT',
+        { headers: { Authorization: 'Bearer dev-only-static-token-0123456789', ...json }, body },
+      ],
+    ];
+    for (const [method, init] of attempts) {
+      const refused = await fetch(url, { method, ...init });
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).error.message).toBe(
+        `A token cannot change personal credentials (an MCP client holding your token must not swap the credential used on your behalf): store or delete it in your browser at ${page}`,
+      );
+    }
+    const cookie = await signInCookie('dave');
+    const noOrigin = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, ...json },
+      body,
+    });
+    expect(noOrigin.status).toBe(403);
+    expect((await noOrigin.json()).error.message).toContain('this request has none');
+    const foreign = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, Origin: 'http://localhost:1', ...json },
+      body,
+    });
+    expect(foreign.status).toBe(403);
+    // Nothing was stored by any of them.
+    const listed = await fetch(`${backend.baseUrl}/api/mcp-broker/credentials`, {
+      headers: { Authorization: `Bearer ${tokens.dave}` },
+    });
+    expect(listed.status).toBe(200);
+    expect((await listed.json()).items).toContainEqual({
+      server: 'keys-modern',
+      stored: false,
+      inUse: true,
+    });
+    // The app's origin ("My connections") and the broker's own page may.
+    const fromApp = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, Origin: 'http://localhost:3000', ...json },
+      body,
+    });
+    expect(fromApp.status).toBe(200);
+    const removed = await fetch(url, {
+      method: 'DELETE',
+      headers: { Cookie: cookie, Origin: backend.baseUrl },
+    });
+    expect(removed.status).toBe(204);
+  });
+
   it('makes a backend’s 401 on a personal credential that person’s tool error, leaving the connection and others alone', async () => {
     apiKeyOwners['bob-key-1'] = 'bob@keys';
     const stored = await fetch(`${backend.baseUrl}/api/mcp-broker/credentials/keys`, {
       method: 'PUT',
-      headers: { Authorization: `Bearer ${tokens.bob}`, 'Content-Type': 'application/json' },
+      headers: {
+        Cookie: await signInCookie('bob'),
+        Origin: backend.baseUrl,
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify({ value: 'bob-key-1' }),
     });
     expect(stored.status).toBe(200);

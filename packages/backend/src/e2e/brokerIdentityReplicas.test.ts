@@ -84,11 +84,17 @@ if (postgres === undefined) {
       );
     }
 
-    const credentials = (replica: BackendProcess, token: string, init: RequestInit = {}) =>
-      fetch(`${replica.baseUrl}/api/mcp-broker/credentials/keys`, {
-        ...init,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    /** A write from the person's browser: Backstage's cookie, the replica's own origin. */
+    const credentials = async (replica: BackendProcess, token: string, init: RequestInit) => {
+      const issued = await fetch(`${replica.baseUrl}/api/mcp-broker/.backstage/auth/v1/cookie`, {
+        headers: { Authorization: `Bearer ${token}` },
       });
+      const cookie = /backstage-auth=[^;]+/.exec(issued.headers.get('set-cookie') ?? '')![0];
+      return fetch(`${replica.baseUrl}/api/mcp-broker/credentials/keys`, {
+        ...init,
+        headers: { Cookie: cookie, Origin: replica.baseUrl, 'Content-Type': 'application/json' },
+      });
+    };
 
     it('stores through one replica, presents through the other, deletes for both', async () => {
       const alice = await replicas[0].signIn('alice');

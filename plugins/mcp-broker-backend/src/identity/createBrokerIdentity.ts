@@ -51,6 +51,8 @@ export interface BrokerIdentity {
   selfService: CredentialSelfService;
   issuer: SubjectTokenIssuer;
   personalCredentials: PersonalCredentialService;
+  /** The broker's page for storing `server`'s credential (absolute URL, no query). */
+  pageUrl(server: string): string;
   /** Stops the sweep of expired credential requests. */
   close(): Promise<void>;
 }
@@ -105,6 +107,7 @@ export async function createBrokerIdentity(
     selfService,
     issuer,
     personalCredentials,
+    pageUrl,
     async close() {
       clearInterval(sweep);
       await personalCredentials.whenRotated();
