@@ -4,6 +4,7 @@
  * records exactly what reaches it: shutdown with calls in flight, deeply nested input, and bounded
  * sessions. Clients are the official SDK client or raw HTTP where the test is about bytes.
  */
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
@@ -247,7 +248,10 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
         connection: { filename: ':memory:' },
         useNullAsDefault: true,
       });
-      await startBroker({ sessionStore: 'database' }, knex);
+      await startBroker(
+        { sessionStore: 'database', credentialEncryptionKey: randomBytes(32).toString('base64') },
+        knex,
+      );
       const huge = 'x'.repeat(1024 * 1024);
       const response = await open('alice', {
         clientInfo: { name: huge, version: 'v'.repeat(300), extra: huge },

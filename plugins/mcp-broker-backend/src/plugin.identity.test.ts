@@ -2,8 +2,9 @@
  * The identity module's start-up at the plugin level (startTestBackend, a real SQLite database
  * through the database service): a userCredential server without an encryption key, and an
  * encryption key that does not open what is stored, fail the plugin's start with a message
- * naming the config key — never a start that presents garbage later. The JWKS of the broker's
- * subject tokens is served without authentication.
+ * naming the config key — never a start that presents garbage later. Without that key the
+ * broker's own keys never reach the database (several replicas, which must share them, refuse to
+ * start). The JWKS of the broker's subject tokens is served without authentication.
  */
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
@@ -11,6 +12,8 @@ import type { JsonObject } from '@backstage/types';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { KEY_RING_TABLE } from './store/DatabaseBrokerKeyStore';
+import { migrateBrokerDatabase } from './store/migrations';
 
 const BACKEND = 'http://localhost:7007';
 const keyA = randomBytes(32).toString('base64');
@@ -62,7 +65,10 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
       credentialEncryptionKey: keyB,
     }).catch((error: Error) => error);
     expect(wrong).toBeInstanceOf(Error);
-    expect((wrong as Error).message).toContain('mcpBroker.credentialEncryptionKey is wrong');
+    // The broker's own keys are sealed with the same key: they are the first to be opened.
+    expect((wrong as Error).message).toContain(
+      'which is neither mcpBroker.credentialEncryptionKey',
+    );
     expect((wrong as Error).message).not.toContain('alice-key');
 
     const rotated = await startBroker(knex, {
@@ -82,6 +88,25 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
     await expect(startBroker(knex, { credentialEncryptionKey: 'too-short' })).rejects.toThrow(
       'Invalid mcpBroker.credentialEncryptionKey: must be 32 random bytes in base64',
     );
+  });
+
+  it('needs a key-encryption key to share its keys between replicas, and without one keeps none in the database', async () => {
+    await expect(startBroker(knex, { sessionStore: 'database' })).rejects.toThrow(
+      'mcpBroker.credentialEncryptionKey is required with mcpBroker.sessionStore: database',
+    );
+    // A key an earlier version left in the clear (carried into the ring by the migration).
+    await migrateBrokerDatabase(knex);
+    await knex(KEY_RING_TABLE).insert({
+      purpose: 'request-state',
+      generation: 1,
+      kid: 'request-state',
+      plaintext: randomBytes(32).toString('base64url'),
+      created_at: 1,
+      activates_at: 1,
+    });
+    const backend = await startBroker(knex, {});
+    await backend.stop();
+    expect(await knex(KEY_RING_TABLE).select()).toEqual([]);
   });
 
   it('serves the JWK Set of its subject tokens to anyone, public keys only', async () => {

@@ -7,6 +7,7 @@
  * On SQLite and PostgreSQL: a client flooding `notifications/cancelled` for calls that run
  * nowhere cannot grow the bus's table past its bound per session.
  */
+import { randomBytes } from 'node:crypto';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import knexFactory, { Knex } from 'knex';
@@ -27,6 +28,8 @@ function sqlite(): Knex {
   });
 }
 
+const SHARED_KEY = randomBytes(32).toString('base64');
+
 async function startBroker(
   knex: Knex,
   sessionStore?: string,
@@ -37,7 +40,13 @@ async function startBroker(
       mcpBrokerPlugin,
       mockServices.database.factory({ knex }),
       mockServices.rootConfig.factory({
-        data: { mcpBroker: { servers, ...(sessionStore && { sessionStore }) } },
+        data: {
+          mcpBroker: {
+            servers,
+            // Replicas share the broker's keys, kept in the database sealed with this key.
+            ...(sessionStore && { sessionStore, credentialEncryptionKey: SHARED_KEY }),
+          },
+        },
       }),
     ],
   });

@@ -13,7 +13,9 @@ import {
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
-import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
+import { readRequestStateSecret } from './inputRequests/requestStateKey';
+import { BrokerKeys } from './identity/BrokerKeys';
+import { readKeyRotationConfig } from './identity/keyRotationConfig';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
 import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';
@@ -60,13 +62,24 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const credentialCipher = readCredentialCipher(config);
         requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
         // Several replicas share sessions and elicitation ids through the database (spec §6).
-        const stores = await createSharedStateStores(readSessionStoreKind(config), database);
+        const sessionStoreKind = readSessionStoreKind(config);
+        const stores = await createSharedStateStores(sessionStoreKind, database);
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
-        // The requestState key is shared by every replica (config, else the database).
-        const requestStateKey = await resolveRequestStateKey(
-          readRequestStateSecret(config),
-          stores.requestStateKeys,
-        );
+        const identityStores = await createIdentityStores(database, {
+          keyEncryption: credentialCipher !== undefined,
+          shared: sessionStoreKind === 'database',
+          logger,
+        });
+        // The broker's signing and requestState keys, shared and rotated (spec §11.1); a key
+        // that does not open what is stored fails here.
+        const keys = await BrokerKeys.create({
+          store: identityStores.keys,
+          cipher: credentialCipher,
+          rotation: readKeyRotationConfig(config),
+          elicitationTtlMs: brokerConfig.elicitationTtlMs,
+          requestStateSecret: readRequestStateSecret(config),
+          logger,
+        });
         // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
         // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
         const telemetry = BrokerTelemetry.create();
@@ -93,7 +106,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
-              requestState: { key: requestStateKey, nonces: requestStateNonces },
+              requestState: { keys: keys.requestState, nonces: requestStateNonces },
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
@@ -103,7 +116,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const identity = await createBrokerIdentity({
           auth: deps.auth,
           logger,
-          stores: await createIdentityStores(database),
+          stores: identityStores,
+          signingKeys: keys.signing,
           cipher: credentialCipher,
           externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
@@ -129,6 +143,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           rateLimits?.close();
           telemetry.close();
           await identity.close();
+          keys.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
@@ -156,7 +171,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               provider: identity.provider,
               httpAuth,
               retryStates: new CredentialRetryStates(
-                requestStateKey,
+                keys.requestState,
                 brokerConfig.elicitationTtlMs,
               ),
             }),

@@ -59,6 +59,7 @@ import {
   RequestStateSealer,
 } from '../inputRequests/RequestStateSealer';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import type { HmacKeys } from '../inputRequests/requestStateKey';
 import {
   MemoryRequestStateNonceStore,
   RequestStateNonceStore,
@@ -387,8 +388,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
 /** What seals the `requestState` of 2026-07-28 callers (see RequestStateSealer). */
 export interface RequestStateOptions {
-  /** The HMAC key, the same on every replica (see requestStateKey.ts). */
-  key: Buffer;
+  /** The HMAC keys, the same on every replica (see requestStateKey.ts). */
+  keys: HmacKeys;
   /** Used nonces; in memory unless shared by several replicas. */
   nonces?: RequestStateNonceStore;
 }
@@ -435,7 +436,7 @@ export function createStreamingToolCallHandler(
   const requestStates =
     options.requestState &&
     new RequestStateSealer({
-      key: options.requestState.key,
+      keys: options.requestState.keys,
       ttlMs: config.elicitationTtlMs,
       nonces: nonces!,
     });

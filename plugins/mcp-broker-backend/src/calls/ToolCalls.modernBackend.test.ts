@@ -14,6 +14,7 @@ import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import { scanParamHeaders } from '../protocol/paramHeaders';
 import { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
@@ -32,7 +33,7 @@ const REGIONAL_ECHO_HEADERS = regionalEchoScan.valid ? regionalEchoScan.declarat
 function build(endpoint: BackendEndpoint) {
   const logger = mockServices.logger.mock();
   const sealer = new RequestStateSealer({
-    key: KEY,
+    keys: fixedHmacKeys(KEY),
     ttlMs: 60_000,
     nonces: new MemoryRequestStateNonceStore(),
   });

@@ -17,11 +17,8 @@ import {
 import { CredentialSelfService, type CredentialSelfServiceOptions } from './CredentialSelfService';
 import { ExchangedTokens } from './ExchangedTokens';
 import { PersonalCredentialService } from './PersonalCredentialService';
-import type {
-  CredentialRequestStore,
-  PersonalCredentialStore,
-  SigningKeyStore,
-} from './personalCredentialStores';
+import type { KeyRing } from './KeyRing';
+import type { CredentialRequestStore, PersonalCredentialStore } from './personalCredentialStores';
 import { SubjectTokenIssuer } from './SubjectTokenIssuer';
 
 /** What {@link createBrokerIdentity} needs. */
@@ -31,8 +28,9 @@ export interface BrokerIdentityOptions {
   stores: {
     credentials: PersonalCredentialStore;
     requests: CredentialRequestStore;
-    signingKeys: SigningKeyStore;
   };
+  /** The subject-token signing keys (BrokerKeys), loaded. */
+  signingKeys: KeyRing;
   /** From `mcpBroker.credentialEncryptionKey` (undefined: personal credentials off). */
   cipher: CredentialCipher | undefined;
   /** The broker's external base URL, e.g. `https://backstage.example.com/api/mcp-broker`. */
@@ -71,7 +69,7 @@ export async function createBrokerIdentity(
   });
   const issuer = await SubjectTokenIssuer.create({
     issuer: options.externalBaseUrl,
-    keys: options.stores.signingKeys,
+    keys: options.signingKeys,
   });
   const exchangedTokens = new ExchangedTokens({ issuer, timeoutMs: options.requestTimeoutMs });
   const pageUrl = (server: string) => `${options.externalBaseUrl}/connect/${server}`;

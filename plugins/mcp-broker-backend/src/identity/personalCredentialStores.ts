@@ -2,10 +2,9 @@
  * Storage seams of the identity module (spec §11), implemented on the plugin's database in
  * store/DatabasePersonalCredentialStore.ts and shared by every replica:
  * - personal credentials, sealed (CredentialCipher): the store never sees a plain value;
- * - the URL-mode elicitations that asked a person for one (who, which server, which session);
- * - the key pair of the broker's subject tokens (token exchange).
+ * - the URL-mode elicitations that asked a person for one (who, which server, which session).
+ * (The broker's own keys: brokerKeyStores.ts.)
  */
-import type { JsonWebKey } from 'node:crypto';
 import type { SealedCredential } from './CredentialCipher';
 
 /** When a credential was stored and last replaced (epoch ms). */
@@ -65,16 +64,4 @@ export interface CredentialRequestStore {
   /** Deletes it; true for the one caller that did (completion happens once). */
   complete(id: string): Promise<boolean>;
   deleteExpired(now: number): Promise<void>;
-}
-
-/** A private signing key as a JWK, with its key id. */
-export type PrivateSigningJwk = JsonWebKey & { kid: string };
-
-/** The private key of the broker's subject tokens, one for every replica. */
-export interface SigningKeyStore {
-  /**
-   * The key as a private JWK with its `kid`; the first caller on a fresh database stores
-   * `candidate` (concurrent callers agree on one).
-   */
-  signingKey(candidate: PrivateSigningJwk): Promise<PrivateSigningJwk>;
 }

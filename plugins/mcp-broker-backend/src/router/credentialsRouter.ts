@@ -17,7 +17,7 @@ import express, { type Request } from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod';
 import type { CredentialSelfService } from '../identity/CredentialSelfService';
-import type { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
+import { JWKS_MAX_AGE_S, type SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
 import { isValidServerName } from '../config';
 import { principalString } from './VerifiedPrincipalCache';
 import { renderCredentialPage, renderSignInPage } from './credentialPage';
@@ -77,7 +77,8 @@ export function createCredentialsRouter(options: CredentialsRouterOptions): expr
     );
 
   router.get('/.well-known/jwks.json', (_req, res) => {
-    res.setHeader('cache-control', 'public, max-age=300');
+    // Verifiers may cache it this long: a new key is published at least that long before use.
+    res.setHeader('cache-control', `public, max-age=${JWKS_MAX_AGE_S}`);
     res.json(options.issuer.jwks());
   });
 

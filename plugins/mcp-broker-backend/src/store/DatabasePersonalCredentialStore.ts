@@ -11,8 +11,6 @@ import type {
   CredentialRequest,
   CredentialRequestStore,
   PersonalCredentialStore,
-  PrivateSigningJwk,
-  SigningKeyStore,
   StoredCredential,
 } from '../identity/personalCredentialStores';
 
@@ -20,10 +18,6 @@ import type {
 export const PERSONAL_CREDENTIALS_TABLE = 'mcp_broker_personal_credentials';
 /** Table of pending credential requests (URL-mode elicitations). */
 export const CREDENTIAL_REQUESTS_TABLE = 'mcp_broker_credential_requests';
-/** Table of the subject-token signing key. */
-export const SIGNING_KEYS_TABLE = 'mcp_broker_signing_keys';
-/** The one signing key's row id. */
-const SUBJECT_TOKEN_KEY_ROW = 'subject-token';
 
 interface CredentialRow {
   principal: string;
@@ -168,26 +162,5 @@ export class DatabaseCredentialRequestStore implements CredentialRequestStore {
 
   async deleteExpired(now: number): Promise<void> {
     await this.knex(CREDENTIAL_REQUESTS_TABLE).where('expires_at', '<=', now).delete();
-  }
-}
-
-/** {@link SigningKeyStore} on the plugin's database: one key for every replica. */
-export class DatabaseSigningKeyStore implements SigningKeyStore {
-  constructor(private readonly knex: Knex) {}
-
-  async signingKey(candidate: PrivateSigningJwk): Promise<PrivateSigningJwk> {
-    // Insert-if-absent, then read: concurrent first starts all read the one row that won.
-    await this.knex(SIGNING_KEYS_TABLE)
-      .insert({
-        kid: SUBJECT_TOKEN_KEY_ROW,
-        private_jwk: JSON.stringify(candidate),
-        created_at: Date.now(),
-      })
-      .onConflict('kid')
-      .ignore();
-    const row = await this.knex(SIGNING_KEYS_TABLE)
-      .where({ kid: SUBJECT_TOKEN_KEY_ROW })
-      .first('private_jwk');
-    return JSON.parse(row.private_jwk as string);
   }
 }

@@ -9,17 +9,14 @@ export { readSessionStoreKind, createSharedStateStores } from './sharedStateConf
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';
 export {
   DatabaseRequestStateNonceStore,
-  DatabaseRequestStateKeyStore,
   REQUEST_STATE_NONCES_TABLE,
-  BROKER_KEYS_TABLE,
 } from './DatabaseRequestStateNonceStore';
+export { DatabaseBrokerKeyStore, KEY_RING_TABLE } from './DatabaseBrokerKeyStore';
 export { createIdentityStores } from './identityStores';
 export type { IdentityStores } from './identityStores';
 export {
   DatabasePersonalCredentialStore,
   DatabaseCredentialRequestStore,
-  DatabaseSigningKeyStore,
   PERSONAL_CREDENTIALS_TABLE,
   CREDENTIAL_REQUESTS_TABLE,
-  SIGNING_KEYS_TABLE,
 } from './DatabasePersonalCredentialStore';

@@ -14,11 +14,9 @@ import { PersonalCredentialService } from '../identity/PersonalCredentialService
 import {
   DatabaseCredentialRequestStore,
   DatabasePersonalCredentialStore,
-  DatabaseSigningKeyStore,
   PERSONAL_CREDENTIALS_TABLE,
 } from './DatabasePersonalCredentialStore';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
-import { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
 
 const { engines } = replicaDatabases('personal credential store tests');
 const logger = mockServices.logger.mock();
@@ -126,17 +124,5 @@ describe.each(engines)('personal credentials on $label', engine => {
     expect(await b.get('req-1', 5_000)).toBeUndefined();
     const completions = await Promise.all([a.complete('req-1'), b.complete('req-1')]);
     expect(completions.filter(Boolean)).toHaveLength(1);
-  });
-
-  it('gives every replica the same subject-token signing key', async () => {
-    const [first, second] = await Promise.all(
-      knexes.map(knex =>
-        SubjectTokenIssuer.create({
-          issuer: 'http://broker',
-          keys: new DatabaseSigningKeyStore(knex),
-        }),
-      ),
-    );
-    expect(second.jwks()).toEqual(first.jwks());
   });
 });

@@ -9,11 +9,7 @@ import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
-import {
-  DatabaseRequestStateKeyStore,
-  DatabaseRequestStateNonceStore,
-} from './DatabaseRequestStateNonceStore';
-import type { RequestStateKeyStore } from '../inputRequests/requestStateKey';
+import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
@@ -43,8 +39,6 @@ export interface SharedStateStores {
   elicitationStore?: ElicitationIdStore;
   /** Used `requestState` nonces (single use across replicas). */
   requestStateNonces?: RequestStateNonceStore;
-  /** The `requestState` key when `mcpBroker.requestStateSecret` is not configured. */
-  requestStateKeys?: RequestStateKeyStore;
   /** Tool calls held for a 2026-07-28 client's input, resumable from any replica. */
   heldCalls?: HeldCallStore;
   /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
@@ -69,7 +63,6 @@ export async function createSharedStateStores(
     sessionStore: new DatabaseClientSessionStore(knex),
     elicitationStore: new DatabaseElicitationIdStore(knex),
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
-    requestStateKeys: new DatabaseRequestStateKeyStore(knex),
     heldCalls: new DatabaseHeldCallStore(knex),
     signals: new DatabaseSignalStore(knex),
     quota: new DatabaseQuotaStore(knex),
