@@ -11,7 +11,13 @@ import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/se
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type ServerSource =
   | { readonly type: 'config' }
-  | { readonly type: 'kubernetes'; readonly namespace: string; readonly name: string };
+  | {
+      readonly type: 'kubernetes';
+      readonly namespace: string;
+      readonly name: string;
+      /** The registration's `metadata.uid` (a re-created registration is another server). */
+      readonly uid?: string;
+    };
 
 /** One backend MCP server the broker aggregates. */
 export interface BrokerServerConfig {

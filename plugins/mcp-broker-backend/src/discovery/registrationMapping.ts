@@ -18,6 +18,7 @@ export interface KubeObjectLike {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
     annotations?: Record<string, string>;
     resourceVersion?: string;
   };
@@ -69,7 +70,12 @@ export async function resolveRegistration(
     url,
     toolPrefix,
     headers,
-    source: { type: 'kubernetes', namespace, name: resourceName },
+    source: {
+      type: 'kubernetes',
+      namespace,
+      name: resourceName,
+      ...(registration.metadata?.uid === undefined ? {} : { uid: registration.metadata.uid }),
+    },
     ...(auth.mode === 'broker' ? {} : { auth }),
   };
 }

@@ -71,6 +71,7 @@ describe('BackendCredentialProvider', () => {
     personal = await PersonalCredentialService.create({
       store: new DatabasePersonalCredentialStore(knex),
       cipher: new CredentialCipher(randomBytes(32)),
+      serverIdentity: name => `identity-of-${name}`,
       logger: mockServices.logger.mock(),
     });
     requests = new DatabaseCredentialRequestStore(knex);

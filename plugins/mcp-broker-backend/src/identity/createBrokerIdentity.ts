@@ -19,6 +19,7 @@ import { ExchangedTokens } from './ExchangedTokens';
 import { PersonalCredentialService } from './PersonalCredentialService';
 import type { KeyRing } from './KeyRing';
 import type { CredentialRequestStore, PersonalCredentialStore } from './personalCredentialStores';
+import { serverIdentityOf } from './serverIdentity';
 import { SubjectTokenIssuer } from './SubjectTokenIssuer';
 
 /** What {@link createBrokerIdentity} needs. */
@@ -65,6 +66,10 @@ export async function createBrokerIdentity(
   const personalCredentials = await PersonalCredentialService.create({
     store: options.stores.credentials,
     cipher: options.cipher,
+    serverIdentity: name => {
+      const server = options.servers.get(name);
+      return server === undefined ? undefined : serverIdentityOf(server);
+    },
     logger: options.logger,
   });
   const issuer = await SubjectTokenIssuer.create({

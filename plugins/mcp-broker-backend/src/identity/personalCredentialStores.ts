@@ -17,21 +17,30 @@ export interface CredentialDates {
 export interface StoredCredential extends CredentialDates {
   readonly principal: string;
   readonly server: string;
+  /** The identity of the server it was stored for (serverIdentity.ts). */
+  readonly serverId: string;
   readonly sealed: SealedCredential;
+}
+
+/** A line of a principal's list: server name, identity and dates, never a value. */
+export interface CredentialListing extends CredentialDates {
+  readonly server: string;
+  readonly serverId: string;
 }
 
 /** Sealed personal credentials per (principal, server). */
 export interface PersonalCredentialStore {
-  /** Stores or replaces the credential; resolves with its dates. */
+  /** Stores or replaces the credential, for the server with `serverId`; resolves with its dates. */
   put(
     principal: string,
     server: string,
+    serverId: string,
     sealed: SealedCredential,
     now: number,
   ): Promise<CredentialDates>;
   get(principal: string, server: string): Promise<StoredCredential | undefined>;
-  /** The principal's credentials (server names and dates only), by server name. */
-  list(principal: string): Promise<Array<CredentialDates & { server: string }>>;
+  /** The principal's credentials (server names, identities and dates only), by server name. */
+  list(principal: string): Promise<CredentialListing[]>;
   /** Deletes it; false when there was none. */
   delete(principal: string, server: string): Promise<boolean>;
   /** The ids of the keys stored values were sealed with, and how many each. */

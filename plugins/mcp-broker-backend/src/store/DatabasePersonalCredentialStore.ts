@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import type { SealedCredential } from '../identity/CredentialCipher';
 import type {
   CredentialDates,
+  CredentialListing,
   CredentialRequest,
   CredentialRequestStore,
   PersonalCredentialStore,
@@ -22,6 +23,7 @@ export const CREDENTIAL_REQUESTS_TABLE = 'mcp_broker_credential_requests';
 interface CredentialRow {
   principal: string;
   server: string;
+  server_id: string;
   key_id: string;
   nonce: string;
   ciphertext: string;
@@ -33,6 +35,7 @@ function storedOf(row: CredentialRow): StoredCredential {
   return {
     principal: row.principal,
     server: row.server,
+    serverId: row.server_id,
     sealed: { keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext },
     // pg returns bigint columns as strings.
     createdAt: Number(row.created_at),
@@ -47,10 +50,16 @@ export class DatabasePersonalCredentialStore implements PersonalCredentialStore 
   async put(
     principal: string,
     server: string,
+    serverId: string,
     sealed: SealedCredential,
     now: number,
   ): Promise<CredentialDates> {
-    const values = { key_id: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext };
+    const values = {
+      server_id: serverId,
+      key_id: sealed.keyId,
+      nonce: sealed.nonce,
+      ciphertext: sealed.ciphertext,
+    };
     await this.knex(PERSONAL_CREDENTIALS_TABLE)
       .insert({ principal, server, ...values, created_at: now, updated_at: now })
       .onConflict(['principal', 'server'])
@@ -68,14 +77,15 @@ export class DatabasePersonalCredentialStore implements PersonalCredentialStore 
     return row === undefined ? undefined : storedOf(row);
   }
 
-  async list(principal: string): Promise<Array<CredentialDates & { server: string }>> {
-    const rows: Array<Pick<CredentialRow, 'server' | 'created_at' | 'updated_at'>> =
+  async list(principal: string): Promise<CredentialListing[]> {
+    const rows: Array<Pick<CredentialRow, 'server' | 'server_id' | 'created_at' | 'updated_at'>> =
       await this.knex(PERSONAL_CREDENTIALS_TABLE)
         .where({ principal })
         .orderBy('server')
-        .select('server', 'created_at', 'updated_at');
+        .select('server', 'server_id', 'created_at', 'updated_at');
     return rows.map(r => ({
       server: r.server,
+      serverId: r.server_id,
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
     }));
