@@ -26,6 +26,7 @@ export type { SupervisedChildProcess, SuperviseChildProcessOptions } from './sup
 export type { ChildServer, ChildServerOptions } from './childServer';
 export type { HandedOverPort } from './handedOverPort';
 export { startTokenExchangeServer } from './tokenExchangeServer';
+export { signedByJwks } from './jwksSignature';
 export type {
   InjectedFailure,
   RecordedExchange,

@@ -7,17 +7,10 @@ import { Config, readDurationFromConfig } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
 import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
+import type { ServerSource } from './identity/serverIdentity';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
-export type ServerSource =
-  | { readonly type: 'config' }
-  | {
-      readonly type: 'kubernetes';
-      readonly namespace: string;
-      readonly name: string;
-      /** The registration's `metadata.uid` (a re-created registration is another server). */
-      readonly uid?: string;
-    };
+export type { ServerSource } from './identity/serverIdentity';
 
 /** One backend MCP server the broker aggregates. */
 export interface BrokerServerConfig {

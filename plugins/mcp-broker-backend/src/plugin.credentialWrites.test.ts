@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import type { JsonObject } from '@backstage/types';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 
@@ -51,11 +52,7 @@ describe('writes of personal credentials (startTestBackend, real SQLite)', () =>
   }
 
   beforeEach(() => {
-    knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: ':memory:' },
-      useNullAsDefault: true,
-    });
+    knex = memorySqlite();
   });
   afterEach(async () => {
     await backend?.stop();

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import type { JsonObject } from '@backstage/types';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -243,11 +244,7 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     afterEach(() => streams.splice(0).forEach(s => s.abort()));
 
     it('keeps only bounded fields of initialize: a 1 MiB clientInfo is stored in a few hundred bytes', async () => {
-      const knex = knexFactory({
-        client: 'better-sqlite3',
-        connection: { filename: ':memory:' },
-        useNullAsDefault: true,
-      });
+      const knex = memorySqlite();
       await startBroker(
         { sessionStore: 'database', credentialEncryptionKey: randomBytes(32).toString('base64') },
         knex,

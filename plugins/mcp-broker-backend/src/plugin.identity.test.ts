@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import type { JsonObject } from '@backstage/types';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
 import { KEY_RING_TABLE } from './store/DatabaseBrokerKeyStore';
@@ -40,11 +41,7 @@ jest.setTimeout(60_000);
 describe('the identity module at start-up (startTestBackend, real SQLite)', () => {
   let knex: Knex;
   beforeEach(() => {
-    knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: ':memory:' },
-      useNullAsDefault: true,
-    });
+    knex = memorySqlite();
   });
   afterEach(async () => {
     await knex.destroy();

@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import request from 'supertest';
 import { MAX_PENDING_CANCELLATIONS_PER_SESSION } from './calls/SessionCancellations';
 import { mcpBrokerPlugin } from './plugin';
@@ -20,13 +21,7 @@ import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__
 import { initializeRequest } from './testing/initializeRequest';
 import { waitFor } from './testing/waitFor';
 
-function sqlite(): Knex {
-  return knexFactory({
-    client: 'better-sqlite3',
-    connection: { filename: ':memory:' },
-    useNullAsDefault: true,
-  });
-}
+const sqlite = memorySqlite;
 
 const SHARED_KEY = randomBytes(32).toString('base64');
 

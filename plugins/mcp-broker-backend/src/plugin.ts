@@ -15,7 +15,7 @@ import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret } from './inputRequests/requestStateKey';
 import { BrokerKeys } from './identity/BrokerKeys';
-import { readKeyRotationConfig } from './identity/keyRotationConfig';
+import { readKeyRotationConfig } from './keyRotationConfig';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
 import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';

@@ -20,12 +20,23 @@ import { fixedHmacKeys, MIN_REQUEST_STATE_KEY_BYTES } from '../inputRequests/req
 import type { BrokerKeyStore } from './brokerKeyStores';
 import type { CredentialCipher } from './CredentialCipher';
 import { KeyRing } from './KeyRing';
-import type { KeyRotationConfig } from './keyRotationConfig';
 import {
   generateSigningKeyMaterial,
   JWKS_MAX_AGE_S,
   SUBJECT_TOKEN_LIFETIME_S,
 } from './SubjectTokenIssuer';
+
+/** `mcpBroker.keyRotation`, in milliseconds (read by keyRotationConfig.ts). */
+export interface KeyRotationConfig {
+  /** Age at which a new signing key is made. */
+  readonly signingKeyMaxAgeMs: number;
+  /** Age at which a new requestState key is made. */
+  readonly requestStateKeyMaxAgeMs: number;
+  /** How often every replica re-reads the rings. */
+  readonly checkIntervalMs: number;
+  /** Clock difference allowed between the broker and a verifier. */
+  readonly clockSkewMs: number;
+}
 
 /** What {@link BrokerKeys.create} needs. */
 export interface BrokerKeysOptions {

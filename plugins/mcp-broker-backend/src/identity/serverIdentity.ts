@@ -12,18 +12,23 @@
  */
 import { createHash } from 'node:crypto';
 
+/** Where a backend server entry came from (config.ts re-exports it; shown on `/status`). */
+export type ServerSource =
+  | { readonly type: 'config' }
+  | {
+      readonly type: 'kubernetes';
+      readonly namespace: string;
+      readonly name: string;
+      /** The registration's `metadata.uid` (a re-created registration is another server). */
+      readonly uid?: string;
+    };
+
 /** What the identity is made of: the parts of a server entry it reads. */
 export interface IdentifiableServer {
   readonly name: string;
   readonly url: string;
-  readonly source?:
-    | { readonly type: 'config' }
-    | {
-        readonly type: 'kubernetes';
-        readonly namespace: string;
-        readonly name: string;
-        readonly uid?: string;
-      };
+  /** Absent means `{ type: 'config' }`. */
+  readonly source?: ServerSource;
 }
 
 function originOf(url: string): string {
