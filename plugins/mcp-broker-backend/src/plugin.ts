@@ -117,7 +117,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
-        const discovery = startServerDiscovery({ config, logger, broker });
+        const discovery = startServerDiscovery({
+          config,
+          logger,
+          broker,
+          discovery: deps.discovery,
+        });
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
@@ -163,6 +168,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               const server = broker.server(name);
               return server && identity.provider.statusOf(server);
             },
+            refusedRegistrations: () => discovery.refusedRegistrations(),
           }),
         );
         httpRouter.use(

@@ -2,7 +2,10 @@
  * Kubernetes discovery through the real plugin: startTestBackend (auth mocked: a request without
  * a token counts as a signed-in user), the fake Kubernetes API server over HTTPS (no cluster runs
  * here; the real @kubernetes/client-node talks to it), real MCP servers as backends and the
- * official SDK client on the broker's HTTP endpoint.
+ * official SDK client on the broker's HTTP endpoint. The last tests: registrations that ask for
+ * more than the admin's credential profiles give (spec §11.1) are refused where everyone looks
+ * (log, /status, the registration's Accepted condition); the identity end to end with real
+ * sign-in is packages/backend/src/e2e/brokerRegistrations.test.ts.
  */
 import type { AddressInfo } from 'node:net';
 import {
@@ -68,6 +71,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         source: unknown;
       }>;
       clients: { sessions: number; eventStreams: number };
+      registrations: {
+        refused: Array<{ namespace: string; name: string; reason: string; message: string }>;
+      };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
   /**
@@ -126,6 +132,21 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
           reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
           // No trailing notifications: everything is sent before the marker that follows it.
           coalesceWindow: { milliseconds: 0 },
+          credentialProfiles: {
+            sso: {
+              namespaces: [NS],
+              urls: [`http://127.0.0.1:${beta.port}/**`],
+              mode: 'tokenExchange',
+              tokenEndpoint: 'http://127.0.0.1:1/token',
+              clientId: 'mcp-broker',
+              clientSecret: 'sekrit-profile',
+            },
+            elsewhere: {
+              namespaces: ['other-team'],
+              mode: 'backstage',
+              targetPluginId: 'mcp-actions',
+            },
+          },
           kubernetes: {
             kubeconfig: await fake.writeKubeConfigFile(),
             namespaces: [NS],
@@ -394,4 +415,182 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     expect(logLines.some(l => /MCP backend mcp-alpha/.test(l))).toBe(true);
     expect(logLines.join('\n')).not.toMatch(/sekrit|not-the-right-one|c2Vrcml0/);
   }, 20_000);
+
+  const conditionOf = (name: string) =>
+    (
+      fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, name)?.status
+        ?.conditions as Array<Record<string, unknown>> | undefined
+    )?.find(c => c.type === 'Accepted');
+  const refused = async (name: string) =>
+    (await status()).registrations.refused.find(r => r.name === name);
+  /** Each resolution of the registrations below reads this Secret (their credentialRef) once. */
+  const refusedCredReads = () =>
+    fake.requests({ verb: 'get', resource: 'secrets', name: 'refused-cred' }).length;
+  /** `times` more resolutions (resyncs) of registrations using refused-cred. */
+  const resolvedAgain = async (times: number) => {
+    const before = refusedCredReads();
+    await waitFor(() => refusedCredReads() >= before + times, `${times} more resolutions`);
+  };
+
+  it('refuses a registration that spells out spec.auth: no server, the reason on /status, in its Accepted condition and once in the log', async () => {
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 'refused-cred', namespace: NS },
+        data: { token: Buffer.from('sekrit-refused').toString('base64') },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: {
+          name: 'hostile',
+          namespace: NS,
+          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
+        },
+        spec: {
+          targetRef: { name: 'unused-route' },
+          credentialRef: { name: 'refused-cred' },
+          auth: { mode: 'backstage', targetPluginId: 'catalog' },
+        },
+      },
+    });
+    const entry = await waitFor(() => refused('hostile'), 'the refusal on /status');
+    expect(entry).toEqual({
+      namespace: NS,
+      name: 'hostile',
+      reason: 'AuthNotAllowed',
+      message: expect.stringContaining('spec.auth is not accepted'),
+    });
+    await waitFor(() => conditionOf('hostile') !== undefined, 'the Accepted condition');
+    expect(conditionOf('hostile')).toEqual({
+      type: 'Accepted',
+      status: 'False',
+      reason: 'AuthNotAllowed',
+      message: entry!.message,
+      observedGeneration: 1,
+      lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
+    // Two resyncs later: still refused, logged once, never a server.
+    await resolvedAgain(2);
+    expect(await backend('mcp-hostile')).toBeUndefined();
+    expect(logLines.filter(l => l.includes('mcp/hostile is not used: spec.auth'))).toHaveLength(1);
+    // Our own status write came back as a watch event without a second write.
+    expect(fake.requests({ verb: 'patch', subresource: 'status', name: 'hostile' })).toHaveLength(
+      1,
+    );
+  }, 20_000);
+
+  it('refuses a profile its namespace may not use and one that does not exist; editing the registration to an allowed profile makes it serve', async () => {
+    const patch = (body: object) =>
+      custom.patchNamespacedCustomObject(
+        { ...registrations, name: 'hostile', body },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    await patch({ spec: { auth: null, credentialProfile: 'elsewhere' } });
+    await waitFor(
+      async () => (await refused('hostile'))?.reason === 'ProfileNotAllowed',
+      'ProfileNotAllowed',
+    );
+    await patch({ spec: { credentialProfile: 'no-such-profile' } });
+    await waitFor(
+      async () => (await refused('hostile'))?.reason === 'ProfileNotFound',
+      'ProfileNotFound',
+    );
+    await waitFor(() => conditionOf('hostile')?.reason === 'ProfileNotFound', 'the condition');
+    const refusedAt = conditionOf('hostile')!.lastTransitionTime;
+
+    await patch({ spec: { credentialProfile: 'sso' } });
+    await waitFor(
+      async () => (await backend('mcp-hostile'))?.state === 'connected',
+      'the registration to serve',
+    );
+    expect(await refused('hostile')).toBeUndefined();
+    const served = (await status()).backends.find(b => b.name === 'mcp-hostile') as any;
+    expect(served.source).toEqual({
+      type: 'kubernetes',
+      namespace: NS,
+      name: 'hostile',
+      credentialProfile: 'sso',
+    });
+    expect(served.auth).toMatchObject({ mode: 'tokenExchange' });
+    await waitFor(() => conditionOf('hostile')?.status === 'True', 'Accepted=True');
+    expect(conditionOf('hostile')).toMatchObject({
+      reason: 'Accepted',
+      message: expect.stringContaining('with credential profile "sso" (tokenExchange)'),
+      observedGeneration: 4,
+    });
+    expect(conditionOf('hostile')!.lastTransitionTime >= (refusedAt as string)).toBe(true);
+    expect(JSON.stringify(await status())).not.toContain('sekrit-profile');
+    expect(
+      JSON.stringify(
+        fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, 'hostile'),
+      ),
+    ).not.toContain('sekrit');
+  }, 20_000);
+
+  it('refuses a URL the profile does not allow', async () => {
+    await custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata: {
+          name: 'elsewhere',
+          namespace: NS,
+          annotations: { [SERVER_URL_ANNOTATION]: `http://127.0.0.1:${alpha.port}/mcp` },
+        },
+        spec: { targetRef: { name: 'unused-route' }, credentialProfile: 'sso' },
+      },
+    });
+    expect(await waitFor(() => refused('elsewhere'), 'the refusal')).toMatchObject({
+      reason: 'UrlNotAllowed',
+      message: expect.stringContaining(
+        `http://127.0.0.1:${alpha.port}/mcp is not one credential profile "sso" allows`,
+      ),
+    });
+    expect(await backend('mcp-elsewhere')).toBeUndefined();
+    await waitFor(() => conditionOf('elsewhere')?.reason === 'UrlNotAllowed', 'the condition');
+  }, 15_000);
+
+  it('logs a 403 on the status write once and goes on deciding', async () => {
+    const forbidden = fake.forbid({ verb: 'patch', subresource: 'status' });
+    try {
+      for (const name of ['refused-one', 'refused-two']) {
+        await custom.createNamespacedCustomObject({
+          ...registrations,
+          body: {
+            apiVersion: 'mcp.kuadrant.io/v1alpha1',
+            kind: 'MCPServerRegistration',
+            metadata: { name, namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+            spec: {
+              targetRef: { name: 'unused-route' },
+              credentialRef: { name: 'refused-cred' },
+              credentialProfile: 'no-such-profile',
+            },
+          },
+        });
+      }
+      await waitFor(async () => (await refused('refused-two')) !== undefined, 'both refusals');
+      const refusedWrites = () =>
+        fake
+          .requests({ verb: 'patch', subresource: 'status', name: ['refused-one', 'refused-two'] })
+          .map(r => r.status);
+      await waitFor(() => refusedWrites().length === 2, 'both status writes');
+      // A resync of each: the verdict is the same, so no second write.
+      await resolvedAgain(3);
+      expect(refusedWrites()).toEqual([403, 403]);
+      expect(conditionOf('refused-one')).toBeUndefined();
+      expect(
+        logLines.filter(
+          l => l.includes('Cannot write the Accepted condition') && l.includes('403'),
+        ),
+      ).toHaveLength(1);
+      expect(await refused('refused-one')).toMatchObject({ reason: 'ProfileNotFound' });
+    } finally {
+      forbidden.remove();
+    }
+  }, 15_000);
 });
