@@ -522,7 +522,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       message: expect.stringContaining('with credential profile "sso" (tokenExchange)'),
       observedGeneration: 4,
     });
-    expect(conditionOf('hostile')!.lastTransitionTime >= (refusedAt as string)).toBe(true);
+    expect((conditionOf('hostile')!.lastTransitionTime as string) >= (refusedAt as string)).toBe(
+      true,
+    );
     expect(JSON.stringify(await status())).not.toContain('sekrit-profile');
     expect(
       JSON.stringify(
@@ -576,7 +578,8 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       await waitFor(async () => (await refused('refused-two')) !== undefined, 'both refusals');
       const refusedWrites = () =>
         fake
-          .requests({ verb: 'patch', subresource: 'status', name: ['refused-one', 'refused-two'] })
+          .requests({ verb: 'patch', subresource: 'status' })
+          .filter(r => r.name === 'refused-one' || r.name === 'refused-two')
           .map(r => r.status);
       await waitFor(() => refusedWrites().length === 2, 'both status writes');
       // A resync of each: the verdict is the same, so no second write.
