@@ -14,6 +14,7 @@ import {
   type RootLoggerService,
 } from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { JsonObject } from '@backstage/types';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { FakeKubeApiServer, startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import * as k8s from '@kubernetes/client-node';
@@ -58,6 +59,8 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   let custom: k8s.CustomObjectsApi;
   let core: k8s.CoreV1Api;
   let marker: NotificationMarker;
+  let rootConfig: ReturnType<typeof mockServices.rootConfig>;
+  let brokerConfig: JsonObject;
   const listChanged: number[] = [];
 
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
@@ -126,37 +129,34 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
     core = kc.makeApiClient(k8s.CoreV1Api);
 
-    const rootConfig = mockServices.rootConfig({
-      data: {
-        mcpBroker: {
-          reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-          // No trailing notifications: everything is sent before the marker that follows it.
-          coalesceWindow: { milliseconds: 0 },
-          credentialProfiles: {
-            sso: {
-              namespaces: [NS],
-              urls: [`http://127.0.0.1:${beta.port}/**`],
-              mode: 'tokenExchange',
-              tokenEndpoint: 'http://127.0.0.1:1/token',
-              clientId: 'mcp-broker',
-              clientSecret: 'sekrit-profile',
-            },
-            elsewhere: {
-              namespaces: ['other-team'],
-              mode: 'backstage',
-              targetPluginId: 'mcp-actions',
-            },
-          },
-          kubernetes: {
-            kubeconfig: await fake.writeKubeConfigFile(),
-            namespaces: [NS],
-            routes: { scheme: 'http', port: alpha.port },
-            retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            resyncInterval: { milliseconds: 300 },
-          },
+    brokerConfig = {
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+      // No trailing notifications: everything is sent before the marker that follows it.
+      coalesceWindow: { milliseconds: 0 },
+      credentialProfiles: {
+        sso: {
+          namespaces: [NS],
+          urls: [`http://127.0.0.1:${beta.port}/**`],
+          mode: 'tokenExchange',
+          tokenEndpoint: 'http://127.0.0.1:1/token',
+          clientId: 'mcp-broker',
+          clientSecret: 'sekrit-profile',
+        },
+        elsewhere: {
+          namespaces: ['other-team'],
+          mode: 'backstage',
+          targetPluginId: 'mcp-actions',
         },
       },
-    });
+      kubernetes: {
+        kubeconfig: await fake.writeKubeConfigFile(),
+        namespaces: [NS],
+        routes: { scheme: 'http', port: alpha.port },
+        retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+        resyncInterval: { milliseconds: 300 },
+      },
+    };
+    rootConfig = mockServices.rootConfig({ data: { mcpBroker: brokerConfig } });
     ({ server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
@@ -555,6 +555,27 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     });
     expect(await backend('mcp-elsewhere')).toBeUndefined();
     await waitFor(() => conditionOf('elsewhere')?.reason === 'UrlNotAllowed', 'the condition');
+  }, 15_000);
+
+  it('decides every registration again when a config reload changes the profiles', async () => {
+    const profiles = brokerConfig.credentialProfiles as any;
+    rootConfig.update({
+      data: {
+        mcpBroker: {
+          ...brokerConfig,
+          credentialProfiles: {
+            ...profiles,
+            sso: {
+              ...profiles.sso,
+              urls: [...profiles.sso.urls, `http://127.0.0.1:${alpha.port}/mcp`],
+            },
+          },
+        },
+      },
+    });
+    await waitFor(async () => (await backend('mcp-elsewhere')) !== undefined, 'mcp-elsewhere');
+    expect(await refused('elsewhere')).toBeUndefined();
+    await waitFor(() => conditionOf('elsewhere')?.status === 'True', 'Accepted=True');
   }, 15_000);
 
   it('logs a 403 on the status write once and goes on deciding', async () => {
