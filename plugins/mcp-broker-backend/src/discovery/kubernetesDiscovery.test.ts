@@ -63,6 +63,17 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   let brokerConfig: JsonObject;
   const listChanged: number[] = [];
 
+  /** Creates an MCPServerRegistration (as its namespace's owners would). */
+  const createRegistration = (metadata: object, spec: object) =>
+    custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata,
+        spec,
+      },
+    });
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
   const status = async () =>
     (await (await fetch(`${base}/status`)).json()) as {
@@ -216,19 +227,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
 
   it('create → the server is connected and clients get one tools/list_changed', async () => {
     listChanged.length = 0;
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'beta',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
+    await createRegistration(
+      {
+        name: 'beta',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
+    );
     await waitFor(async () => (await toolNames()).includes('beta_confirm'), 'beta’s tools');
     await waitFor(() => listChanged.length === 1, 'tools/list_changed');
     await settled();
@@ -261,19 +267,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     // Created while no watch is open: only the resumed watch's replay can deliver it.
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'delta',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
+    await createRegistration(
+      {
+        name: 'delta',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
+    );
     // The resumed watch is held until now, so delta was created while no watch was served.
     await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
     heldWatch.release();
@@ -327,19 +328,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     fake.clearRequestLog();
     fake.failNext({ verb: 'watch' }, 500, { times: 2 });
     fake.dropWatches();
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'gamma',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' } },
+    await createRegistration(
+      {
+        name: 'gamma',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' } },
+    );
     await waitFor(
       async () => (await toolNames()).includes('mcp-gamma_confirm'),
       'gamma’s tools (default prefix)',
@@ -349,19 +345,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   }, 15_000);
 
   it('re-reads HTTPRoutes and Secrets at each resync: a route created later is used, a rotated Secret reconnects', async () => {
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: { name: 'epsilon', namespace: NS },
-        spec: {
-          targetRef: { name: 'late-route' },
-          toolPrefix: 'eps_',
-          credentialRef: { name: 'alpha-cred' },
-        },
+    await createRegistration(
+      { name: 'epsilon', namespace: NS },
+      {
+        targetRef: { name: 'late-route' },
+        toolPrefix: 'eps_',
+        credentialRef: { name: 'alpha-cred' },
       },
-    });
+    );
     // Two resyncs (two reads of the missing route) later, the registration is still not used.
     const routeReads = () =>
       fake
@@ -440,23 +431,18 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         data: { token: Buffer.from('sekrit-refused').toString('base64') },
       },
     });
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'hostile',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: {
-          targetRef: { name: 'unused-route' },
-          credentialRef: { name: 'refused-cred' },
-          auth: { mode: 'backstage', targetPluginId: 'catalog' },
-        },
+    await createRegistration(
+      {
+        name: 'hostile',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      {
+        targetRef: { name: 'unused-route' },
+        credentialRef: { name: 'refused-cred' },
+        auth: { mode: 'backstage', targetPluginId: 'catalog' },
+      },
+    );
     const entry = await waitFor(() => refused('hostile'), 'the refusal on /status');
     expect(entry).toEqual({
       namespace: NS,
@@ -534,19 +520,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   }, 20_000);
 
   it('refuses a URL the profile does not allow', async () => {
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'elsewhere',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: `http://127.0.0.1:${alpha.port}/mcp` },
-        },
-        spec: { targetRef: { name: 'unused-route' }, credentialProfile: 'sso' },
+    await createRegistration(
+      {
+        name: 'elsewhere',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: `http://127.0.0.1:${alpha.port}/mcp` },
       },
-    });
+      { targetRef: { name: 'unused-route' }, credentialProfile: 'sso' },
+    );
     expect(await waitFor(() => refused('elsewhere'), 'the refusal')).toMatchObject({
       reason: 'UrlNotAllowed',
       message: expect.stringContaining(
@@ -582,19 +563,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const forbidden = fake.forbid({ verb: 'patch', subresource: 'status' });
     try {
       for (const name of ['refused-one', 'refused-two']) {
-        await custom.createNamespacedCustomObject({
-          ...registrations,
-          body: {
-            apiVersion: 'mcp.kuadrant.io/v1alpha1',
-            kind: 'MCPServerRegistration',
-            metadata: { name, namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
-            spec: {
-              targetRef: { name: 'unused-route' },
-              credentialRef: { name: 'refused-cred' },
-              credentialProfile: 'no-such-profile',
-            },
+        await createRegistration(
+          { name, namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+          {
+            targetRef: { name: 'unused-route' },
+            credentialRef: { name: 'refused-cred' },
+            credentialProfile: 'no-such-profile',
           },
-        });
+        );
       }
       await waitFor(async () => (await refused('refused-two')) !== undefined, 'both refusals');
       const refusedWrites = () =>
