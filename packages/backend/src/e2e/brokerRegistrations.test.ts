@@ -2,8 +2,9 @@
  * Registrations ask, admins decide (spec §11.1), end to end: the real development backend (real
  * sign-in, catalog, RBAC, Backstage's own MCP server) discovers MCPServerRegistration resources
  * from the fake Kubernetes API server of @internal/fake-kube-apiserver (no cluster runs here;
- * the backend's real @kubernetes/client-node talks to it through a kubeconfig file), with real
- * MCP servers (whoami) and the RFC 8693 server of our test packages.
+ * the backend's real @kubernetes/client-node talks to it through a kubeconfig file; the test
+ * writes registrations with the fake's `load`, as `kubectl apply` would), with real MCP servers
+ * (whoami) and the RFC 8693 server of our test packages.
  *
  * A namespace owner who writes a registration cannot make the broker act as anyone else:
  * - hostile #1 asks for Backstage on-behalf-of tokens for the catalog at its own URL (spelled
@@ -23,7 +24,6 @@ import {
   type TokenExchangeServer,
   type WhoamiServer,
 } from '@internal/test-mcp-backends';
-import * as k8s from '@kubernetes/client-node';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RecordingProxy, startRecordingProxy } from '../testing/recordingProxy';
 import { brokerStatus, connectBrokerClient, waitFor, type BrokerClient } from './brokerTestKit';
@@ -32,11 +32,6 @@ const BROKER_TOKEN = 'broker-own-token';
 const ACTIONS_STATIC_TOKEN = 'dev-only-static-token-0123456789';
 const URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
 const PROFILE_ANNOTATION = 'devportal.kuadrant.io/credential-profile';
-const REGISTRATIONS = {
-  group: 'mcp.kuadrant.io',
-  version: 'v1alpha1',
-  plural: 'mcpserverregistrations',
-};
 
 interface Refusal {
   namespace: string;
@@ -59,21 +54,19 @@ describe('registrations ask, admins decide (spec §11.1)', () => {
   let hostileExchange: WhoamiServer;
   let hostileUrl: WhoamiServer;
   let otherTeam: WhoamiServer;
-  let custom: k8s.CustomObjectsApi;
   const tokens: Record<string, string> = {};
   const clients: BrokerClient[] = [];
 
-  const register = (
+  /** Creates or replaces a registration (what `kubectl apply` does). */
+  const register = async (
     namespace: string,
     name: string,
     url: string,
     spec: Record<string, unknown> = {},
     annotations: Record<string, string> = {},
-  ) =>
-    custom.createNamespacedCustomObject({
-      ...REGISTRATIONS,
-      namespace,
-      body: {
+  ) => {
+    fake.load([
+      {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
         metadata: { name, namespace, annotations: { [URL_ANNOTATION]: url, ...annotations } },
@@ -83,7 +76,8 @@ describe('registrations ask, admins decide (spec §11.1)', () => {
           ...spec,
         },
       },
-    });
+    ]);
+  };
   const status = () => brokerStatus(backend.baseUrl, tokens.carol);
   const refusalOf = async (namespace: string, name: string) =>
     (
@@ -168,9 +162,6 @@ describe('registrations ask, admins decide (spec §11.1)', () => {
         data: { token: Buffer.from(ACTIONS_STATIC_TOKEN).toString('base64') },
       },
     ]);
-    const kc = new k8s.KubeConfig();
-    kc.loadFromString(fake.kubeConfigYaml);
-    custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const kubeconfig = await fake.writeKubeConfigFile();
 
     backend = await startBackendProcess({
@@ -338,15 +329,8 @@ describe('registrations ask, admins decide (spec §11.1)', () => {
     expect(otherTeam.received).toEqual([]);
     expect(hostileUrl.received).toEqual([]);
 
-    await custom.patchNamespacedCustomObject(
-      {
-        ...REGISTRATIONS,
-        namespace: 'team-a',
-        name: 'typo',
-        body: { spec: { credentialProfile: 'sso' } },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    // The owners fix the typo (the same registration, edited).
+    await register('team-a', 'typo', search.url, { credentialProfile: 'sso' });
     await served('team-a-typo');
     expect(await refusalOf('team-a', 'typo')).toBeUndefined();
     await waitFor(() => conditionOf('team-a', 'typo')?.status === 'True', 10_000, 'Accepted=True');
