@@ -92,7 +92,7 @@ export interface Config {
     /**
      * AES-256-GCM key of stored personal credentials (`auth.mode: userCredential`): 32 random
      * bytes in base64 (`openssl rand -base64 32`), the same on every replica. Required when a
-     * configured server uses `userCredential`. A key that does not open the stored credentials
+     * configured server or credential profile uses `userCredential`. A key that does not open the stored credentials
      * fails start-up.
      * @visibility secret
      */

@@ -23,6 +23,7 @@ import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { profileModes } from './identity/credentialProfiles';
 import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { createIdentityStores } from './store/identityStores';
@@ -57,7 +58,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         const credentialCipher = readCredentialCipher(config);
-        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
+        requireKeyForUserCredentials(
+          [...brokerConfig.servers, ...profileModes(brokerConfig.credentialProfiles)],
+          credentialCipher,
+        );
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const stores = await createSharedStateStores(readSessionStoreKind(config), database);
         const { sessionStore, elicitationStore, requestStateNonces } = stores;

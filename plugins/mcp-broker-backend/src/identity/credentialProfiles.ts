@@ -176,3 +176,18 @@ export function readCredentialProfiles(
   }
   return profiles;
 }
+
+/**
+ * The profiles as `{ name, auth }` pairs, for start-up checks over every configured mode (e.g.
+ * that `userCredential` has an encryption key); the name is the profile's config key.
+ */
+export function profileModes(
+  profiles: ReadonlyMap<string, CredentialProfile>,
+): Array<{ name: string; auth?: ServerAuth }> {
+  // A profile with clientSecretRef is a token exchange without its secret yet: its mode is all
+  // such a check may see, and it needs no key.
+  return [...profiles.values()].map(profile => ({
+    name: `${CREDENTIAL_PROFILES_PATH}.${profile.name}`,
+    ...(profile.clientSecretRef === undefined ? { auth: profile.auth } : {}),
+  }));
+}
