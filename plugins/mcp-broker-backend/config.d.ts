@@ -92,7 +92,7 @@ export interface Config {
     /**
      * AES-256-GCM key of stored personal credentials (`auth.mode: userCredential`): 32 random
      * bytes in base64 (`openssl rand -base64 32`), the same on every replica. Required when a
-     * configured server uses `userCredential`. A key that does not open the stored credentials
+     * configured server or credential profile uses `userCredential`. A key that does not open the stored credentials
      * fails start-up.
      * @visibility secret
      */
@@ -307,6 +307,65 @@ export interface Config {
       rootWellKnownRoutes?: boolean;
     };
     /**
+     * Credential profiles (spec §11.1): the credential modes an admin offers to Kubernetes
+     * registrations, by name. A registration (written by a namespace's owners) may only name a
+     * profile; the profile decides the mode and all its settings, which namespaces may use it
+     * and, optionally, which server URLs. Config-file `servers` keep `auth` of their own.
+     * Re-read with `servers` when the config changes (every registration is decided again).
+     */
+    credentialProfiles?: {
+      [name: string]: {
+        /** Namespaces whose registrations may use this profile (required, at least one). */
+        namespaces: string[];
+        /**
+         * Server URLs a registration using this profile may have, as patterns: `*` is one host
+         * label or one path segment, `**` any path, e.g. `https://*.tools.example.com/mcp`. For
+         * `backstage` mode without `urls`, only the target plugin's own URL (Backstage's
+         * discovery service) is allowed; with `urls`, only these.
+         */
+        urls?: string[];
+        /** The mode, as `servers[].auth.mode`; `broker` needs no profile. */
+        mode: 'backstage' | 'tokenExchange' | 'userCredential';
+        /** `backstage`: the plugin id of the MCP server, e.g. `mcp-actions`. */
+        targetPluginId?: string;
+        /** `tokenExchange`: the authorization server's token endpoint. */
+        tokenEndpoint?: string;
+        /** `tokenExchange`: the broker's client id there. */
+        clientId?: string;
+        /**
+         * `tokenExchange`: the broker's client secret there (or `clientSecretRef`).
+         * @visibility secret
+         */
+        clientSecret?: string;
+        /**
+         * `tokenExchange`: a Kubernetes Secret with the client secret, read when a registration
+         * is resolved (the broker must be allowed to get it).
+         */
+        clientSecretRef?: {
+          namespace: string;
+          name: string;
+          /** Default `clientSecret`. */
+          key?: string;
+        };
+        /** `tokenExchange`: default `client_secret_basic`. */
+        clientAuthentication?: 'client_secret_basic' | 'client_secret_post';
+        /** `tokenExchange`: RFC 8693 `audience`. */
+        audience?: string;
+        /** `tokenExchange`: RFC 8693 `resource`. */
+        resource?: string;
+        /** `tokenExchange`: space-separated scopes. */
+        scope?: string;
+        /** `tokenExchange`: `aud` of the broker's subject token; default the token endpoint. */
+        subjectTokenAudience?: string;
+        /** `userCredential`: the header that carries it; default `Authorization`. */
+        header?: string;
+        /** `userCredential`: text before the value; default `Bearer ` for `Authorization`. */
+        prefix?: string;
+        /** `userCredential`: what to store, shown on the broker's page. */
+        description?: string;
+      };
+    };
+    /**
      * Kubernetes discovery (optional): MCP servers registered as `mcp.kuadrant.io/v1alpha1`
      * `MCPServerRegistration` resources (the kind Kuadrant's mcp-gateway uses) are watched and
      * added, changed and removed at runtime like `servers` entries. Each becomes a server named
@@ -315,9 +374,11 @@ export interface Config {
      * and `spec.path`, default `/mcp`) or from the annotation `devportal.kuadrant.io/mcp-server-url`;
      * the tool prefix from `spec.toolPrefix` (default `<namespace>-<name>_`); credentials from the
      * Secret in `spec.credentialRef` (key default `token`), sent as `Authorization` (as is when it
-     * starts with a scheme such as `Bearer `, else as a bearer token); the identity mode from
-     * `spec.auth` (as `servers[].auth`, with `clientSecretRef: { name, key }` — a Secret in the
-     * registration's namespace, key default `clientSecret` — in place of `clientSecret`). These
+     * starts with a scheme such as `Bearer `, else as a bearer token). A registration cannot
+     * choose a person's credential itself: it may name one of `credentialProfiles`
+     * (`spec.credentialProfile` or the annotation `devportal.kuadrant.io/credential-profile`);
+     * one with `spec.auth`, an unknown profile, a profile its namespace may not use or a URL
+     * the profile does not allow is refused (log, `/status`, its `Accepted` condition). These
      * settings are read at start-up; the registrations themselves are watched.
      */
     kubernetes?: {

@@ -7,11 +7,18 @@ import { Config, readDurationFromConfig } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
 import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
+import { readCredentialProfiles, type CredentialProfile } from './identity/credentialProfiles';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type ServerSource =
   | { readonly type: 'config' }
-  | { readonly type: 'kubernetes'; readonly namespace: string; readonly name: string };
+  | {
+      readonly type: 'kubernetes';
+      readonly namespace: string;
+      readonly name: string;
+      /** The admin's credential profile the registration names (spec §11.1), if any. */
+      readonly credentialProfile?: string;
+    };
 
 /** One backend MCP server the broker aggregates. */
 export interface BrokerServerConfig {
@@ -44,6 +51,8 @@ export interface DnsRebindingProtectionConfig {
 /** The broker's whole configuration, with defaults applied. Durations are in milliseconds. */
 export interface BrokerConfig {
   readonly servers: readonly BrokerServerConfig[];
+  /** What Kubernetes registrations may ask for (spec §11.1), by profile name. */
+  readonly credentialProfiles: ReadonlyMap<string, CredentialProfile>;
   readonly elicitationTtlMs: number;
   readonly toolCallTimeoutMs: number;
   readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
@@ -310,6 +319,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   }
   return {
     servers,
+    credentialProfiles: readCredentialProfiles(broker),
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
     toolCallTimeoutMs: duration('toolCallTimeout', DEFAULT_TOOL_CALL_TIMEOUT_MS),
     reconnect: { initialDelayMs, maxDelayMs },

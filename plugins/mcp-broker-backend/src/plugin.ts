@@ -23,6 +23,7 @@ import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { profileModes } from './identity/credentialProfiles';
 import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { createIdentityStores } from './store/identityStores';
@@ -57,7 +58,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         const credentialCipher = readCredentialCipher(config);
-        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
+        requireKeyForUserCredentials(
+          [...brokerConfig.servers, ...profileModes(brokerConfig.credentialProfiles)],
+          credentialCipher,
+        );
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const stores = await createSharedStateStores(readSessionStoreKind(config), database);
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
@@ -117,7 +121,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
-        const discovery = startServerDiscovery({ config, logger, broker });
+        const discovery = startServerDiscovery({
+          config,
+          logger,
+          broker,
+          discovery: deps.discovery,
+        });
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
@@ -163,6 +172,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               const server = broker.server(name);
               return server && identity.provider.statusOf(server);
             },
+            refusedRegistrations: () => discovery.refusedRegistrations(),
           }),
         );
         httpRouter.use(

@@ -41,6 +41,8 @@ export interface RouterOptions {
   limits?: readonly AdmissionStep[];
   /** Each server's identity settings on `/status` (spec §11). */
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
+  /** Kubernetes registrations that serve nothing, and why, on `/status` (spec §11.1). */
+  refusedRegistrations?: StatusHandlerDeps['refusedRegistrations'];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
 }
@@ -80,7 +82,14 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.use('/mcp', requirePrincipal(principals, onUnauthenticated));
   router.use(['/status', '/catalog'], requirePrincipal(principals));
   router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
-  router.get('/status', statusHandler({ ...deps, identityStatusOf: options.identityStatusOf }));
+  router.get(
+    '/status',
+    statusHandler({
+      ...deps,
+      identityStatusOf: options.identityStatusOf,
+      refusedRegistrations: options.refusedRegistrations,
+    }),
+  );
   router.get('/catalog', catalogHandler(deps));
   return router;
 }
