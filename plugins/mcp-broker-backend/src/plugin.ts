@@ -15,7 +15,7 @@ import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
-import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { RequestRateLimits } from './rateLimits/RequestRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
@@ -72,7 +72,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const rateLimitConfig = readRateLimitConfig(config);
         const rateLimits =
           rateLimitConfig &&
-          ToolCallRateLimits.create({
+          RequestRateLimits.create({
             config: rateLimitConfig,
             store: stores.quota,
             userInfo: deps.userInfo,
@@ -151,6 +151,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
+            rateLimitedMethods: rateLimitConfig?.methods,
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,
