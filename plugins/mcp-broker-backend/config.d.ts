@@ -11,7 +11,11 @@ export interface Config {
     servers?: Array<{
       /** Unique name, `[a-z0-9-]+`; prefixes elicitation ids and, by default, tool names. */
       name: string;
-      /** The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. */
+      /**
+       * The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. User info in it
+       * (`https://user:secret@host/mcp`) is the broker's own credential (sent as Basic
+       * authorization) and is left out of a person's requests (see `auth`).
+       */
       url: string;
       /** Prefix of this server's tool and prompt names; default `<name>_`, `""` allowed. */
       toolPrefix?: string;
@@ -23,12 +27,19 @@ export interface Config {
        */
       headers?: { [name: string]: string };
       /**
+       * Names of `headers` that are not credentials (e.g. `X-Tenant`): in a person's mode (any
+       * `auth.mode` but `broker`) the only static headers a person's request carries. Each must
+       * be one of `headers`; `Authorization`, `Proxy-Authorization` and `Cookie` cannot be
+       * named. Default none.
+       */
+      nonCredentialHeaders?: string[];
+      /**
        * Which credential the broker presents on a person's behalf for this server's
        * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
        * connection and the shared lists always use `headers` (the broker's own credentials).
-       * A person's requests carry `headers` without `Authorization`, `Proxy-Authorization` and
-       * `Cookie` (the broker's own), plus the person's credential. The client's own token never
-       * reaches a server, in any mode.
+       * A person's requests carry the person's credential and only the `headers` named in
+       * `nonCredentialHeaders` — no other static header, and not the URL's user info. The
+       * client's own token never reaches a server, in any mode.
        */
       auth?:
         | {

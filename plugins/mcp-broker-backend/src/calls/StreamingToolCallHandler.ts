@@ -25,6 +25,7 @@ import type {
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig } from '../config';
 import { backendRemoved, toClientError } from '../backend/backendErrors';
+import { personalEndpointOf } from '../backend/backendTransport';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { BackendChannels } from '../backend/backendChannels';
 import {
@@ -312,11 +313,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         ...(context.personalHeaders === undefined
           ? {}
           : {
-              personalEndpoint: {
-                name: backend.endpoint.name,
-                url: backend.endpoint.url,
-                headers: { ...context.personalHeaders },
-              },
+              personalEndpoint: personalEndpointOf(backend.endpoint, context.personalHeaders),
             }),
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
