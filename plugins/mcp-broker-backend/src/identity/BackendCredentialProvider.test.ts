@@ -210,13 +210,14 @@ describe('BackendCredentialProvider', () => {
       .requestHeaders(servers.exchange, { ...alice, principal: 'user:user:default/dave' })
       .catch(e => e);
     expect(error).toBeInstanceOf(PersonalCredentialError);
-    expect(error.message).toContain('invalid_grant (user disabled)');
+    expect(error.message).toContain('was refused: HTTP 400 invalid_grant.');
+    expect(error.message).not.toContain('user disabled');
     expect(provider.statusOf(servers.exchange)).toEqual({
       mode: 'tokenExchange',
       tokenEndpoint: sts.tokenEndpoint,
       lastExchangeError: {
         at: expect.any(String),
-        message: expect.stringContaining('invalid_grant'),
+        message: expect.stringMatching(/was refused: HTTP 400 invalid_grant$/),
       },
     });
   });
