@@ -76,8 +76,8 @@ describe('BrokerTelemetry', () => {
   });
 
   it("bounds the client's tracestate as W3C Trace Context allows, whatever the propagator, and the request id on spans", () => {
-    // A test double standing for a deployment's propagator that passes tracestate on as it got
-    // it (OpenTelemetry's own W3C propagator bounds it too; the broker does not rely on that).
+    // A test double standing for a deployment's propagator that passes tracestate on unchanged
+    // (OpenTelemetry's own W3C propagator bounds the value too; the broker does not rely on that).
     const RAW = createContextKey('raw tracestate');
     const w3c = new W3CTraceContextPropagator();
     const passThrough: TextMapPropagator = {
