@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './calls';
+import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -82,6 +82,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
+        const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -96,6 +97,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
+              // A backend's URL elicitations: https only (loopback http in development), named
+              // with their server, never the broker's own pages (spec §11.1).
+              urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
@@ -104,7 +108,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           logger,
           stores: await createIdentityStores(database),
           cipher: credentialCipher,
-          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          externalBaseUrl: brokerBaseUrl,
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
           requestTimeoutMs: brokerConfig.requestTimeoutMs,
           servers: { get: name => broker.server(name), list: () => broker.serverList() },
@@ -171,7 +175,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             httpAuth,
             selfService: identity.selfService,
             issuer: identity.issuer,
-            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            basePath: new URL(brokerBaseUrl).pathname,
             appUrl: config.getOptionalString('app.baseUrl'),
             allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
           }),

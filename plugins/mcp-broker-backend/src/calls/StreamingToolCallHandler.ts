@@ -47,6 +47,7 @@ import {
 import { MCP_NAME_SOURCE } from '../protocol/modernEra';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
+import type { UrlElicitationPolicy } from './urlElicitations';
 import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
@@ -414,6 +415,8 @@ export function createStreamingToolCallHandler(
     shared?: SharedCallStores;
     /** Counts the clients' cancellations passed on to backends. */
     telemetry?: BrokerTelemetry;
+    /** What a backend's URL elicitation may point at; absent: unchecked (tests of other things). */
+    urlElicitations?: UrlElicitationPolicy;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -463,6 +466,7 @@ export function createStreamingToolCallHandler(
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
     telemetry: options.telemetry,
+    urlElicitations: options.urlElicitations,
     shared: shared && {
       store: shared.heldCalls,
       bus: new SignalBus({ store: shared.signals, logger }),
