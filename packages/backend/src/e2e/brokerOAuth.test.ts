@@ -399,14 +399,14 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
         claims: Object.keys(jwtClaims(token)).sort(),
       };
     };
-    const signIn = shape(tokens.alice);
-    expect(signIn).toEqual({
+    const signInShape = shape(tokens.alice);
+    expect(signInShape).toEqual({
       header: 'vnd.backstage.user',
       claims: ['aud', 'exp', 'iat', 'iss', 'sub', 'uip'],
     });
     expect(signedIn.size).toBe(4);
     for (const [key, { provider }] of signedIn) {
-      expect({ key, ...shape(provider.tokens()!.access_token) }).toEqual({ key, ...signIn });
+      expect({ key, ...shape(provider.tokens()!.access_token) }).toEqual({ key, ...signInShape });
     }
   });
 
