@@ -25,7 +25,7 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RecordingProxy, startRecordingProxy } from '../testing/recordingProxy';
-import { brokerStatus, toolCallAuditLines, waitFor } from './brokerTestKit';
+import { brokerStatus, toolCallAuditLines, waitFor, waitForBrokerBackends } from './brokerTestKit';
 import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
 const BROKER_TOKEN = 'broker-own-token';
@@ -148,12 +148,10 @@ describe('each person’s own identity at the backends (spec §11)', () => {
       startTimeoutMs: 150_000,
     });
     for (const user of ['alice', 'carol', 'bob', 'dave']) tokens[user] = await backend.signIn(user);
-    await waitFor(
-      async () =>
-        (await brokerStatus(backend.baseUrl, tokens.carol)).backends.every(
-          b => b.state === 'connected' && b.counts.tools > 0,
-        ),
-      60_000,
+    await waitForBrokerBackends(
+      backend.baseUrl,
+      tokens.carol,
+      b => b.state === 'connected' && b.counts.tools > 0,
       'the broker to list every server',
     );
   }, 180_000);

@@ -17,8 +17,8 @@ import {
   type WhoamiServer,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { auditLines, brokerStatus, toolCallAuditLines, waitFor } from './brokerTestKit';
-import { modernRequest } from './__testUtils__/modernBrokerClient';
+import { auditLines, toolCallAuditLines, waitFor, waitForBrokerBackends } from './brokerTestKit';
+import { modernRequest, postModernRequest } from './__testUtils__/modernBrokerClient';
 
 const BROKER_TOKEN = 'broker-own-token';
 const LIMITED = ['tools/call', 'prompts/get', 'resources/read', 'completion/complete'] as const;
@@ -88,12 +88,10 @@ describe('rate limits on every method that reaches a backend on a person’s beh
       startTimeoutMs: 120_000,
     });
     for (const user of ['alice', 'bob', 'carol']) tokens[user] = await backend.signIn(user);
-    await waitFor(
-      async () =>
-        (await brokerStatus(backend.baseUrl, tokens.carol)).backends.every(
-          b => b.state === 'connected' && b.counts.prompts > 0,
-        ),
-      60_000,
+    await waitForBrokerBackends(
+      backend.baseUrl,
+      tokens.carol,
+      b => b.state === 'connected' && b.counts.prompts > 0,
       'the broker to list the whoami server',
     );
   }, 180_000);
@@ -123,6 +121,16 @@ describe('rate limits on every method that reaches a backend on a person’s beh
       .map(l => l.method)
       .sort();
 
+  /** Waits for one audited refusal of each limited method of `user`. */
+  async function expectEachMethodRefusedInAudit(user: string) {
+    await waitFor(
+      () => auditedRefusals(user).length === LIMITED.length,
+      10_000,
+      `${user}'s refusals in the audit trail`,
+    );
+    expect(auditedRefusals(user)).toEqual([...LIMITED].sort());
+  }
+
   it('counts each of the four methods of a 2025-11-25 client, then refuses each before it reaches the backend, and audits it', async () => {
     const client = new Client({ name: 'limits-e2e', version: '1.0.0' });
     await client.connect(
@@ -148,12 +156,7 @@ describe('rate limits on every method that reaches a backend on a person’s beh
     } finally {
       await client.close();
     }
-    await waitFor(
-      () => auditedRefusals('alice').length === 4,
-      10_000,
-      "alice's refusals in the audit trail",
-    );
-    expect(auditedRefusals('alice')).toEqual([...LIMITED].sort());
+    await expectEachMethodRefusedInAudit('alice');
   }, 60_000);
 
   it('does the same for 2026-07-28 requests: 429, Retry-After and -32000 rate-limited for each method', async () => {
@@ -170,25 +173,27 @@ describe('rate limits on every method that reaches a backend on a person’s beh
     }
     expect(reached('bob')).toEqual([1, 1, 1, 1]);
     for (const method of LIMITED) {
-      const { status, response } = await modernRequest(
+      const refused = await postModernRequest(
         backend.baseUrl,
         tokens.bob,
         (id += 1),
         method,
         PARAMS[method],
       );
-      expect({ method, status, error: response.error }).toMatchObject({
+      const { error } = await refused.json();
+      expect({
+        method,
+        status: refused.status,
+        retryAfter: Number(refused.headers.get('retry-after')) > 0,
+        error,
+      }).toMatchObject({
         method,
         status: 429,
+        retryAfter: true,
         error: { code: -32000, data: { reason: 'rate-limited', retryAfterMs: expect.any(Number) } },
       });
     }
     expect(reached('bob')).toEqual([1, 1, 1, 1]);
-    await waitFor(
-      () => auditedRefusals('bob').length === 4,
-      10_000,
-      "bob's refusals in the audit trail",
-    );
-    expect(auditedRefusals('bob')).toEqual([...LIMITED].sort());
+    await expectEachMethodRefusedInAudit('bob');
   }, 60_000);
 });

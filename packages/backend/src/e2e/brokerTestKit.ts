@@ -162,3 +162,17 @@ export async function brokerStatus(baseUrl: string, token: string): Promise<Brok
   }
   return (await response.json()) as BrokerStatus;
 }
+
+/** Waits until every backend on the broker's `/status` is `ready` (as `token`'s user). */
+export async function waitForBrokerBackends(
+  baseUrl: string,
+  token: string,
+  ready: (backend: BrokerBackendStatus) => boolean,
+  what: string,
+): Promise<void> {
+  await waitFor(
+    async () => (await brokerStatus(baseUrl, token)).backends.every(ready),
+    60_000,
+    what,
+  );
+}
