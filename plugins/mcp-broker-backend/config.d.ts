@@ -11,7 +11,11 @@ export interface Config {
     servers?: Array<{
       /** Unique name, `[a-z0-9-]+`; prefixes elicitation ids and, by default, tool names. */
       name: string;
-      /** The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. */
+      /**
+       * The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. User info in it
+       * (`https://user:secret@host/mcp`) is the broker's own credential (sent as Basic
+       * authorization) and is left out of a person's requests (see `auth`).
+       */
       url: string;
       /** Prefix of this server's tool and prompt names; default `<name>_`, `""` allowed. */
       toolPrefix?: string;
@@ -23,12 +27,19 @@ export interface Config {
        */
       headers?: { [name: string]: string };
       /**
+       * Names of `headers` that are not credentials (e.g. `X-Tenant`): in a person's mode (any
+       * `auth.mode` but `broker`) the only static headers a person's request carries. Each must
+       * be one of `headers`; `Authorization`, `Proxy-Authorization` and `Cookie` cannot be
+       * named. Default none.
+       */
+      nonCredentialHeaders?: string[];
+      /**
        * Which credential the broker presents on a person's behalf for this server's
        * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
        * connection and the shared lists always use `headers` (the broker's own credentials).
-       * A person's requests carry `headers` without `Authorization`, `Proxy-Authorization` and
-       * `Cookie` (the broker's own), plus the person's credential. The client's own token never
-       * reaches a server, in any mode.
+       * A person's requests carry the person's credential and only the `headers` named in
+       * `nonCredentialHeaders` — no other static header, and not the URL's user info. The
+       * client's own token never reaches a server, in any mode.
        */
       auth?:
         | {
@@ -223,10 +234,15 @@ export interface Config {
      */
     shutdownDrainTimeout?: HumanDuration | string;
     /**
-     * Per-person limits of tool calls (`tools/call`, both protocol eras). A call over a limit is
-     * refused before it reaches its server, with HTTP 429, `Retry-After` and a JSON-RPC error
-     * -32000 whose `data` is `{ reason: "rate-limited", retryAfterMs }`; the refusal is audited
-     * (`mcp-broker.tool-call`, outcome `rate-limited`) and counted (`mcp_broker.rate_limit.refusals`).
+     * Per-person limits of the requests that reach a server on a person's behalf (`tools/call`,
+     * `prompts/get`, `resources/read`, `completion/complete`; both protocol eras; see `methods`).
+     * A request over a limit is refused before it reaches its server, with HTTP 429,
+     * `Retry-After` and a JSON-RPC error -32000 whose `data` is `{ reason: "rate-limited",
+     * retryAfterMs }`; the refusal is audited (`mcp-broker.tool-call`, or `mcp-broker.request`
+     * for the other methods, outcome `rate-limited`) and counted
+     * (`mcp_broker.rate_limit.refusals`). When an entry names a group and the person's groups
+     * cannot be read from Backstage, their requests are refused (fail closed) with HTTP 503,
+     * `Retry-After` and `data: { reason: "limits-unavailable", retryable: true, retryAfterMs }`.
      *
      * Windows are fixed (`per` long, aligned to the clock), so up to twice a limit can pass across
      * the boundary of two windows. With `sessionStore: database` the replicas share each count
@@ -236,9 +252,16 @@ export interface Config {
      * live replicas) meanwhile. With `sessionStore: memory` the count is this process's.
      */
     rateLimits?: {
-      /** Every person's limit over all tool calls together; default none. */
+      /**
+       * The MCP methods counted: some of `tools/call`, `prompts/get`, `resources/read`,
+       * `completion/complete` (the methods that reach a server on a person's behalf; another
+       * name fails start-up). Default all four. An entry with a `tool` glob counts tool calls
+       * only; every other entry counts all these methods together.
+       */
+      methods?: string[];
+      /** Every person's limit over all their requests together; default none. */
       default?: {
-        /** Tool calls allowed per window (a positive integer). */
+        /** Requests allowed per window (a positive integer). */
         calls: number;
         /** The window, e.g. `{ minutes: 1 }` or `'1m'`; at least one second. */
         per: HumanDuration | string;
@@ -251,7 +274,7 @@ export interface Config {
        * is refused when any of its budgets is spent.
        */
       overrides?: Array<{
-        /** The configured server (`servers[].name`) whose tool calls this counts; default all. */
+        /** The configured server (`servers[].name`) whose requests this counts; default all. */
         server?: string;
         /**
          * Glob of the server's own (unprefixed) tool name; `*` matches any run of characters,
@@ -265,7 +288,7 @@ export interface Config {
         user?: string;
         /** A group (entity ref, e.g. `group:default/bots`) whose members this entry is for. */
         group?: string;
-        /** Tool calls allowed per window. */
+        /** Requests (tool calls, with `tool`) allowed per window. */
         calls?: number;
         /** The window; at least one second. */
         per?: HumanDuration | string;

@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './calls';
+import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -15,7 +15,7 @@ import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
 import { createSharedStateStores, readSessionStoreKind } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
-import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { RequestRateLimits } from './rateLimits/RequestRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
@@ -76,7 +76,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const rateLimitConfig = readRateLimitConfig(config);
         const rateLimits =
           rateLimitConfig &&
-          ToolCallRateLimits.create({
+          RequestRateLimits.create({
             config: rateLimitConfig,
             store: stores.quota,
             userInfo: deps.userInfo,
@@ -86,6 +86,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
+        const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -100,6 +101,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
+              // A backend's URL elicitations: https only (loopback http in development), named
+              // with their server, never the broker's own pages (spec §11.1).
+              urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
@@ -108,7 +112,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           logger,
           stores: await createIdentityStores(database),
           cipher: credentialCipher,
-          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          externalBaseUrl: brokerBaseUrl,
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
           requestTimeoutMs: brokerConfig.requestTimeoutMs,
           servers: { get: name => broker.server(name), list: () => broker.serverList() },
@@ -160,6 +164,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
+            rateLimitedMethods: rateLimitConfig?.methods,
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,
@@ -180,7 +185,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             httpAuth,
             selfService: identity.selfService,
             issuer: identity.issuer,
-            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            basePath: new URL(brokerBaseUrl).pathname,
             appUrl: config.getOptionalString('app.baseUrl'),
             allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
           }),

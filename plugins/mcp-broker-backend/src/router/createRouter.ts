@@ -39,6 +39,8 @@ export interface RouterOptions {
    * or a per-server credential step); none by default.
    */
   limits?: readonly AdmissionStep[];
+  /** `mcpBroker.rateLimits.methods`, checked against the method table (start-up fails on a typo). */
+  rateLimitedMethods?: readonly string[];
   /** Each server's identity settings on `/status` (spec §11). */
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
   /** Kubernetes registrations that serve nothing, and why, on `/status` (spec §11.1). */
@@ -60,6 +62,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     toolCallAuditor: options.toolCallAuditor,
     telemetry: options.telemetry,
     limits: options.limits,
+    rateLimitedMethods: options.rateLimitedMethods,
     credentialStep: options.credentialStep,
   };
 
