@@ -65,13 +65,15 @@ export async function createSharedStateStores(
   if (kind === 'memory') return {};
   const knex = await database.getClient();
   if (!database.migrations?.skip) await migrateBrokerDatabase(knex);
+  // The one writer of the signals table, also for the held-call store's hand-overs.
+  const signals = new DatabaseSignalStore(knex);
   return {
     sessionStore: new DatabaseClientSessionStore(knex),
     elicitationStore: new DatabaseElicitationIdStore(knex),
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
     requestStateKeys: new DatabaseRequestStateKeyStore(knex),
-    heldCalls: new DatabaseHeldCallStore(knex),
-    signals: new DatabaseSignalStore(knex),
+    heldCalls: new DatabaseHeldCallStore(knex, signals),
+    signals,
     quota: new DatabaseQuotaStore(knex),
   };
 }
