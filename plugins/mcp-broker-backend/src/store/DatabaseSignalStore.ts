@@ -50,12 +50,28 @@ interface SignalRow {
   payload: string | null;
 }
 
+/** Options of {@link DatabaseSignalStore}. */
+export interface DatabaseSignalStoreOptions {
+  /**
+   * On PostgreSQL, whether sends notify and `listen` holds a listening connection (default
+   * true; `mcpBroker.signalNotifications`). False: the replicas only poll.
+   */
+  notify?: boolean;
+}
+
 /** {@link SignalStore} shared by every replica through the plugin's database. */
 export class DatabaseSignalStore implements SignalStore {
-  constructor(private readonly knex: Knex) {}
+  private readonly notify: boolean;
+
+  constructor(
+    private readonly knex: Knex,
+    options: DatabaseSignalStoreOptions = {},
+  ) {
+    this.notify = (options.notify ?? true) && isPostgres(knex);
+  }
 
   async send(signal: OutgoingSignal, expiresAt: number): Promise<void> {
-    await insertSignal(this.knex, signal, expiresAt);
+    await insertSignal(this.knex, signal, expiresAt, this.notify);
   }
 
   async sendBounded(
@@ -66,7 +82,7 @@ export class DatabaseSignalStore implements SignalStore {
   ): Promise<boolean> {
     return this.knex.transaction(async trx => {
       await lockKeyOnPostgres(trx, signal.address);
-      return insertSignal(trx, signal, expiresAt, {
+      return insertSignal(trx, signal, expiresAt, this.notify, {
         sql: '(select count(*) from ?? where address = ? and expires_at > ?) < ?',
         bindings: [SIGNALS_TABLE, signal.address, now, max],
       });
@@ -82,7 +98,7 @@ export class DatabaseSignalStore implements SignalStore {
     expiresAt: number,
     condition: SignalCondition,
   ): Promise<boolean> {
-    return insertSignal(this.knex, signal, expiresAt, condition);
+    return insertSignal(this.knex, signal, expiresAt, this.notify, condition);
   }
 
   async read(addresses: readonly string[], now: number): Promise<Signal[]> {
@@ -130,7 +146,7 @@ export class DatabaseSignalStore implements SignalStore {
   }
 
   listen(listener: SignalListener): SignalSubscription | undefined {
-    if (!isPostgres(this.knex)) return undefined;
+    if (!this.notify) return undefined;
     return new PostgresSignalListener({ knex: this.knex, channel: SIGNALS_CHANNEL, listener });
   }
 }
@@ -141,12 +157,13 @@ function isPostgres(db: Knex): boolean {
 
 /**
  * The one INSERT of a signal (see the file comment), with `condition` checked in the same
- * statement when given; true when a row went in.
+ * statement when given, and a notification of its address when `notify`; true when a row went in.
  */
 async function insertSignal(
   db: Knex,
   signal: OutgoingSignal,
   expiresAt: number,
+  notify: boolean,
   condition?: SignalCondition,
 ): Promise<boolean> {
   // Casts: PostgreSQL types select-list parameters as text otherwise. RETURNING (SQLite
@@ -163,7 +180,7 @@ async function insertSignal(
     expiresAt,
     ...(condition?.bindings ?? []),
   ];
-  if (isPostgres(db)) {
+  if (notify) {
     const result = await db.raw(
       `with inserted as (${insert}) select seq, pg_notify(?, address) from inserted`,
       [...bindings, SIGNALS_CHANNEL],

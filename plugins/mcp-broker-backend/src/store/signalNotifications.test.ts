@@ -174,6 +174,28 @@ describe.each(postgres)('the bus between replicas on $label notifications', engi
   });
 });
 
+describe.each(postgres)('the bus between replicas on $label without notifications', engine => {
+  const knexes = replicaDatabaseForSuite(engine);
+
+  it('only polls when notifications are off (mcpBroker.signalNotifications: false)', async () => {
+    const before = await listeningBackends(knexes[1]);
+    const store = new DatabaseSignalStore(knexes[0], { notify: false });
+    const bus = new SignalBus({ store, logger: mockServices.logger.mock() });
+    try {
+      const listener = { signalSent: jest.fn(), listening: jest.fn(), lost: jest.fn() };
+      expect(store.listen(listener)).toBeUndefined();
+      const { received, unwatch } = recorder(bus, callAddress('polled-on-postgres'), 50);
+      await bus.send({ address: callAddress('polled-on-postgres'), kind: 'end' }, TTL_MS);
+      await waitFor(() => received.length === 1, 'the polled signal');
+      expect(bus.listening).toBe(false);
+      expect(await listeningBackends(knexes[1])).toEqual(before);
+      unwatch();
+    } finally {
+      await bus.stop();
+    }
+  });
+});
+
 describe.each(sqlite)('the bus between replicas on $label', engine => {
   const knexes = replicaDatabaseForSuite(engine);
 
