@@ -23,7 +23,9 @@ describe('mcpBroker.signalNotifications', () => {
       readSignalNotifications(new ConfigReader({ mcpBroker: { signalNotifications: false } })),
     ).toBe(false);
     expect(() =>
-      readSignalNotifications(new ConfigReader({ mcpBroker: { signalNotifications: 'sometimes' } })),
+      readSignalNotifications(
+        new ConfigReader({ mcpBroker: { signalNotifications: 'sometimes' } }),
+      ),
     ).toThrow(/mcpBroker\.signalNotifications/);
   });
 });
