@@ -150,6 +150,8 @@ describe.each(postgres)('the bus between replicas on $label notifications', engi
     // Its catch-up read comes within its poll interval.
     const late = recorder(waiting, address, 100);
     await waitFor(() => late.received.length === 1, 'the earlier signal');
+    expect(late.received[0]).toMatchObject({ address, kind: 'cancel' });
+    expect(early.received).toEqual([]);
     early.unwatch();
     late.unwatch();
   });
