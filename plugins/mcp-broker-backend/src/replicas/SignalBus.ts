@@ -195,13 +195,15 @@ export class SignalBus {
    */
   watch(address: string, handler: SignalHandler, pollMs = DEFAULT_SIGNAL_POLL_MS): () => void {
     const waiter: Waiter = { address, handler, pollMs };
+    // The interval the timer was set for, before this waiter counts in it.
+    const scheduledMs = this.intervalMs;
     this.waiters.add(waiter);
     this.subscribe();
     if (!this.polling) {
       if (this.takeRecent(address)) this.read([address]);
       else this.unread.add(waiter);
     }
-    if (this.timer !== undefined && pollMs < this.intervalMs) {
+    if (this.timer !== undefined && pollMs < scheduledMs) {
       // A waiter in a hurry: the next read comes sooner.
       clearTimeout(this.timer);
       this.timer = undefined;

@@ -218,4 +218,22 @@ describe.each(sqlite)('the bus between replicas on $label', engine => {
       await bus.stop();
     }
   });
+
+  it('reads a waiter in a hurry within its interval while a patient one already waits', async () => {
+    const bus = new SignalBus({
+      store: new DatabaseSignalStore(knexes[0]),
+      logger: mockServices.logger.mock(),
+    });
+    try {
+      const patient = recorder(bus, callAddress('patient'));
+      const hurried = recorder(bus, callAddress('hurried'), 50);
+      await bus.send({ address: callAddress('hurried'), kind: 'end' }, TTL_MS);
+      await waitFor(() => hurried.received.length === 1, 'the hurried waiter’s signal');
+      expect(patient.received).toEqual([]);
+      patient.unwatch();
+      hurried.unwatch();
+    } finally {
+      await bus.stop();
+    }
+  });
 });
