@@ -17,8 +17,10 @@
  * packages/backend/src/testing/rawMcpSession.ts (as the multi-replica tests use it).
  *
  * Rounds interleave the four cases (A1←A1, A1←B1, A2←A2, A2←B2), so the machine's load falls
- * on all alike. Prints a Markdown table and the ratios. Options: --rounds N (default 200),
- * --smoke (5 rounds). PostgreSQL: BENCH_POSTGRES_URL, else
+ * on all alike. Then the bus alone (`--only bus`): two SignalBuses in this process on a broker
+ * database, one signalling a call the other waits for, with and without notifications. Prints
+ * Markdown tables and the ratios. Options: --rounds N (default 200), --smoke (5 rounds),
+ * --only answers,bus (default both). PostgreSQL: BENCH_POSTGRES_URL, else
  * BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, else postgresql://postgres:postgres@
  * 127.0.0.1:5432; the databases with the run's prefix are dropped afterwards.
  *
@@ -40,9 +42,25 @@ const {
   startRawMcpSession,
 } = require('../packages/backend/src/testing/rawMcpSession.ts');
 
+const knexFactory = require('knex');
+const pg = require('pg');
+const {
+  SignalBus,
+  callAddress,
+} = require('../plugins/mcp-broker-backend/src/replicas/SignalBus.ts');
+const {
+  DatabaseSignalStore,
+} = require('../plugins/mcp-broker-backend/src/store/DatabaseSignalStore.ts');
+const { migrateBrokerDatabase } = require('../plugins/mcp-broker-backend/src/store/migrations.ts');
+
 const { values: args } = parseArgs({
-  options: { rounds: { type: 'string' }, smoke: { type: 'boolean', default: false } },
+  options: {
+    rounds: { type: 'string' },
+    smoke: { type: 'boolean', default: false },
+    only: { type: 'string', default: 'answers,bus' },
+  },
 });
+const ONLY = new Set(args.only.split(','));
 const ROUNDS = args.smoke ? 5 : Number(args.rounds ?? 200);
 const WARMUP = args.smoke ? 1 : 10;
 const log = message => process.stderr.write(`[replica answers] ${message}\n`);
@@ -98,11 +116,9 @@ function describeMachine() {
   return `${facts.nproc} cores (${facts.cpuModel}), Node ${facts.node}`;
 }
 
-async function main() {
-  const { stoppers, stopAll } = processStoppers(log);
-  const database = createBenchDatabase('postgres', 'replicas');
-  stoppers.push(() => database.cleanup());
-  try {
+/** The round trips through four replicas (see the file comment); returns the report's lines. */
+async function answersSection(database, stoppers) {
+  {
     const modern = await startExampleServer('src/modernMain.ts');
     stoppers.push(() => modern.stop());
     const replicaConfig = signalNotifications => ({
@@ -161,23 +177,11 @@ async function main() {
     }
     const loadAfter = loadAverage();
 
-    const stats = c => {
-      const { samples } = c;
-      return {
-        p50: percentile(samples, 50),
-        p90: percentile(samples, 90),
-        p99: percentile(samples, 99),
-        mean: samples.reduce((a, b) => a + b, 0) / samples.length,
-      };
-    };
     const lines = [
-      `### Elicitation answered through the other replica (PostgreSQL, ${new Date().toISOString()})`,
-      '',
       `\`node bench/replicaAnswers.mjs${args.smoke ? ' --smoke' : ` --rounds ${ROUNDS}`}\`: ` +
         `${ROUNDS} round trips per case (after ${WARMUP} warm-up), interleaved; ms from the ` +
-        "answer's POST to the call's result on the owning replica. " +
-        `${describeMachine()}; load average ${loadBefore} before, ${loadAfter} after ` +
-        '(other agents share this machine: compare the rows, not runs).',
+        "answer's POST to the call's result on the owning replica " +
+        `(load average ${loadBefore} before, ${loadAfter} after).`,
       '',
       '| signals between replicas | answer POSTed to | round trips | p50 ms | p90 ms | p99 ms | mean ms |',
       '| ------------------------ | ---------------- | ----------- | ------ | ------ | ------ | ------- |',
@@ -202,6 +206,128 @@ async function main() {
         `| ${mode} | ${fmt(difference)} ms | ${(other.p50 / own.p50).toFixed(2)}× | ${difference <= 10 ? 'met' : 'missed'} |`,
       );
     }
+    return lines;
+  }
+}
+
+function stats({ samples }) {
+  return {
+    p50: percentile(samples, 50),
+    p90: percentile(samples, 90),
+    p99: percentile(samples, 99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+  };
+}
+
+/** Warnings of the buses on stderr; the rest is quiet. */
+const busLogger = {
+  warn: message => log(`bus: ${message}`),
+  error: message => log(`bus: ${message}`),
+  info: () => undefined,
+  debug: () => undefined,
+  child: () => busLogger,
+};
+
+/**
+ * The bus alone, in this process: two SignalBuses ("replicas", a knex pool each) on a migrated
+ * broker database, one sending an `answer` signal to a call the other waits for (with the 100 ms
+ * interval an answer's waiter asks for), with and without notifications, interleaved; ms from
+ * the send to the waiter's handler. What the bus adds, without HTTP or a backend.
+ */
+async function busSection(database) {
+  const url = new URL(postgresUrlOf(database));
+  const name = `${database.backendConfig.prefix}bus`;
+  const admin = new pg.Client({ connectionString: url.href });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`).finally(() => admin.end());
+  const connection = { ...database.backendConfig.connection, database: name };
+  const pools = [0, 1].map(() =>
+    knexFactory({ client: 'pg', connection, pool: { min: 0, max: 2 } }),
+  );
+  const buses = [];
+  try {
+    await migrateBrokerDatabase(pools[0]);
+    const cases = [true, false].map(notify => {
+      const [waiting, sending] = pools.map(knex => {
+        const bus = new SignalBus({
+          store: new DatabaseSignalStore(knex, { notify }),
+          logger: busLogger,
+        });
+        buses.push(bus);
+        return bus;
+      });
+      return { mode: notify ? 'LISTEN/NOTIFY' : 'polling only', waiting, sending, samples: [] };
+    });
+    // The listening connection opens when something first waits.
+    const opener = cases[0].waiting.watch(callAddress('opener'), () => false);
+    while (!cases[0].waiting.listening) await new Promise(resolve => setTimeout(resolve, 20));
+    opener();
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      for (const c of cases) {
+        const address = callAddress(`bench-${c.mode}-${round}`);
+        let unwatch;
+        const received = new Promise(resolve => {
+          unwatch = c.waiting.watch(
+            address,
+            () => {
+              resolve(performance.now());
+              return true;
+            },
+            100,
+          );
+        });
+        const sentAt = performance.now();
+        await c.sending.send({ address, kind: 'answer', payload: '{}' }, 60_000);
+        const ms = (await received) - sentAt;
+        unwatch();
+        if (round >= WARMUP) c.samples.push(ms);
+      }
+    }
+    const lines = [
+      '',
+      `The bus alone (\`SignalBus\` → PostgreSQL → \`SignalBus\` in the benchmark process, two ` +
+        `pools, a 100 ms interval as an answer's waiter; ${ROUNDS} signals per mode, interleaved; ` +
+        'ms from the send to the handler):',
+      '',
+      '| signals between replicas | signals | p50 ms | p90 ms | p99 ms | mean ms |',
+      '| ------------------------ | ------- | ------ | ------ | ------ | ------- |',
+    ];
+    for (const c of cases) {
+      const s = stats(c);
+      lines.push(
+        `| ${c.mode} | ${c.samples.length} | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`,
+      );
+    }
+    return lines;
+  } finally {
+    await Promise.all(buses.map(bus => bus.stop()));
+    await Promise.all(pools.map(knex => knex.destroy()));
+  }
+}
+
+/** The PostgreSQL server's URL as the bench database was made from it. */
+function postgresUrlOf(database) {
+  const { host, port, user, password } = database.backendConfig.connection;
+  return `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}`;
+}
+
+async function main() {
+  const { stoppers, stopAll } = processStoppers(log);
+  const database = createBenchDatabase('postgres', 'replicas');
+  stoppers.push(() => database.cleanup());
+  try {
+    const loadBefore = loadAverage();
+    const lines = [
+      `### Elicitation answered through the other replica (PostgreSQL, ${new Date().toISOString()})`,
+      '',
+    ];
+    if (ONLY.has('answers')) lines.push(...(await answersSection(database, stoppers)));
+    if (ONLY.has('bus')) lines.push(...(await busSection(database)));
+    lines.push(
+      '',
+      `${describeMachine()}; load average ${loadBefore} before, ${loadAverage()} after ` +
+        '(other agents share this machine: compare the rows of one run, not runs).',
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await stopAll();
