@@ -189,6 +189,15 @@ export interface Config {
      */
     sessionStore?: 'memory' | 'database';
     /**
+     * With `sessionStore: database` on PostgreSQL: whether the replicas wake each other with
+     * `LISTEN/NOTIFY` when they signal a call (a cancellation, an answer, a relayed round), so it
+     * takes effect at once; each replica then holds one more connection to the database
+     * (docs/deployment.md). `false`: they only poll for signals (every 100–250 ms while something
+     * waits), e.g. behind a connection pooler in transaction mode, which cannot `LISTEN`. Default
+     * true; SQLite always polls.
+     */
+    signalNotifications?: boolean;
+    /**
      * Bytes that may queue on one client stream before that client is disconnected as too slow
      * (it stops reading); default 1048576 (1 MiB).
      */

@@ -12,7 +12,7 @@ import {
 } from './authorization/registerOAuthDiscovery';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
-import { createSharedStateStores, readSessionStoreKind } from './store';
+import { createSharedStateStores, readSessionStoreKind, readSignalNotifications } from './store';
 import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
 import { RequestRateLimits } from './rateLimits/RequestRateLimits';
@@ -63,7 +63,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
           credentialCipher,
         );
         // Several replicas share sessions and elicitation ids through the database (spec §6).
-        const stores = await createSharedStateStores(readSessionStoreKind(config), database);
+        const stores = await createSharedStateStores(readSessionStoreKind(config), database, {
+          signalNotifications: readSignalNotifications(config),
+        });
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
         // The requestState key is shared by every replica (config, else the database).
         const requestStateKey = await resolveRequestStateKey(

@@ -359,7 +359,7 @@ export class ToolCalls {
   async close(): Promise<void> {
     for (const call of this.inFlight.values()) call.abort('shutdown');
     this.notifyIdle();
-    this.options.shared?.bus.stop();
+    await this.options.shared?.bus.stop();
   }
 
   private notifyIdle(): void {
