@@ -82,6 +82,16 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
     await expect(startBroker(knex, { servers: [keysServer] })).rejects.toThrow(
       'mcpBroker.credentialEncryptionKey is required: server "keys" uses auth.mode userCredential',
     );
+    // A profile that registrations may name needs it just as much.
+    await expect(
+      startBroker(knex, {
+        credentialProfiles: {
+          'github-keys': { namespaces: ['team-a'], mode: 'userCredential' },
+        },
+      }),
+    ).rejects.toThrow(
+      'mcpBroker.credentialEncryptionKey is required: server "mcpBroker.credentialProfiles.github-keys" uses auth.mode userCredential',
+    );
     await expect(startBroker(knex, { credentialEncryptionKey: 'too-short' })).rejects.toThrow(
       'Invalid mcpBroker.credentialEncryptionKey: must be 32 random bytes in base64',
     );

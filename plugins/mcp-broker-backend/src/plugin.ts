@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './calls';
+import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -12,12 +12,12 @@ import {
 } from './authorization/registerOAuthDiscovery';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
-import { createSharedStateStores, readSessionStoreKind } from './store';
+import { createSharedStateStores, readSessionStoreKind, readSignalNotifications } from './store';
 import { readRequestStateSecret } from './inputRequests/requestStateKey';
 import { BrokerKeys } from './identity/BrokerKeys';
 import { readKeyRotationConfig } from './keyRotationConfig';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
-import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { RequestRateLimits } from './rateLimits/RequestRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
@@ -25,6 +25,7 @@ import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { profileModes } from './identity/credentialProfiles';
 import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { readCredentialWritePolicy } from './router/CredentialWriteGuard';
@@ -60,10 +61,15 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         const credentialCipher = readCredentialCipher(config);
-        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
+        requireKeyForUserCredentials(
+          [...brokerConfig.servers, ...profileModes(brokerConfig.credentialProfiles)],
+          credentialCipher,
+        );
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const sessionStoreKind = readSessionStoreKind(config);
-        const stores = await createSharedStateStores(sessionStoreKind, database);
+        const stores = await createSharedStateStores(sessionStoreKind, database, {
+          signalNotifications: readSignalNotifications(config),
+        });
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
         const identityStores = await createIdentityStores(database, {
           keyEncryption: credentialCipher !== undefined,
@@ -86,7 +92,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const rateLimitConfig = readRateLimitConfig(config);
         const rateLimits =
           rateLimitConfig &&
-          ToolCallRateLimits.create({
+          RequestRateLimits.create({
             config: rateLimitConfig,
             store: stores.quota,
             userInfo: deps.userInfo,
@@ -96,6 +102,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
+        const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -110,6 +117,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
+              // A backend's URL elicitations: https only (loopback http in development), named
+              // with their server, never the broker's own pages (spec §11.1).
+              urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
@@ -119,7 +129,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           stores: identityStores,
           signingKeys: keys.signing,
           cipher: credentialCipher,
-          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          externalBaseUrl: brokerBaseUrl,
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
           requestTimeoutMs: brokerConfig.requestTimeoutMs,
           servers: { get: name => broker.server(name), list: () => broker.serverList() },
@@ -132,7 +142,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
-        const discovery = startServerDiscovery({ config, logger, broker });
+        const discovery = startServerDiscovery({
+          config,
+          logger,
+          broker,
+          discovery: deps.discovery,
+        });
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
@@ -167,6 +182,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
+            rateLimitedMethods: rateLimitConfig?.methods,
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,
@@ -179,6 +195,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               const server = broker.server(name);
               return server && identity.provider.statusOf(server);
             },
+            refusedRegistrations: () => discovery.refusedRegistrations(),
           }),
         );
         httpRouter.use(
@@ -186,7 +203,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             httpAuth,
             selfService: identity.selfService,
             issuer: identity.issuer,
-            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            basePath: new URL(brokerBaseUrl).pathname,
             pageUrl: identity.pageUrl,
             appUrl: config.getOptionalString('app.baseUrl'),
             writePolicy: readCredentialWritePolicy(config),

@@ -21,6 +21,8 @@ export type ServerSource =
       readonly name: string;
       /** The registration's `metadata.uid` (a re-created registration is another server). */
       readonly uid?: string;
+      /** The admin's credential profile the registration names (spec §11.1), if any. */
+      readonly credentialProfile?: string;
     };
 
 /** What the identity is made of: the parts of a server entry it reads. */

@@ -5,7 +5,11 @@ export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore
 export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
 export { DatabaseQuotaStore, RATE_WINDOWS_TABLE, REPLICAS_TABLE } from './DatabaseQuotaStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
-export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
+export {
+  readSessionStoreKind,
+  readSignalNotifications,
+  createSharedStateStores,
+} from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';
 export {
   DatabaseRequestStateNonceStore,
