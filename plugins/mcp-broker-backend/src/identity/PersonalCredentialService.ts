@@ -193,7 +193,9 @@ function boundTo(server: string, serverId: string): string {
   return `${server}@${serverId}`;
 }
 
-const bindingOf = (stored: StoredCredential) => boundTo(stored.server, stored.serverId);
+function bindingOf(stored: StoredCredential): string {
+  return boundTo(stored.server, stored.serverId);
+}
 
 function checkValue(value: unknown): asserts value is string {
   if (typeof value !== 'string' || value.trim() === '') {
