@@ -499,6 +499,8 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       type: 'kubernetes',
       namespace: NS,
       name: 'hostile',
+      // The object's uid: stored personal credentials are bound to it (identity/serverIdentity.ts).
+      uid: expect.any(String),
       credentialProfile: 'sso',
     });
     expect(served.auth).toMatchObject({ mode: 'tokenExchange' });
