@@ -270,6 +270,8 @@ describe('registrations ask, admins decide (spec §11.1)', () => {
       type: 'kubernetes',
       namespace: 'team-a',
       name: 'search',
+      // The object's uid: stored personal credentials are bound to it (spec §11.1).
+      uid: expect.any(String),
       credentialProfile: 'sso',
     });
     expect(entry.auth).toEqual({ mode: 'tokenExchange', tokenEndpoint: sts.tokenEndpoint });
