@@ -226,6 +226,27 @@ async function startDouble(
   };
 }
 
+/**
+ * A scripted double that answers a request without `inputResponses` with `input_required`
+ * (`inputs(body)`: its inputRequests and requestState) and the retry with `final(body)`.
+ */
+function inputRequiredDouble(
+  inputs: (body: any) => Record<string, unknown>,
+  final: (body: any) => Record<string, unknown>,
+) {
+  return startDouble(body => ({
+    status: 200,
+    body: {
+      jsonrpc: '2.0',
+      id: body.id,
+      result:
+        body.params.inputResponses === undefined
+          ? { resultType: 'input_required', ...inputs(body) }
+          : final(body),
+    },
+  }));
+}
+
 describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   const legacyCall = (endpoint: BackendEndpoint) => ({
     clientSessionId: 'c',
@@ -277,21 +298,13 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   });
 
   it("traces each request to the backend as a CLIENT span under the client's request, its traceparent going with it, input rounds included (scripted double, the OpenTelemetry SDK in memory)", async () => {
-    const double = await startDouble(body => ({
-      status: 200,
-      body: {
-        jsonrpc: '2.0',
-        id: body.id,
-        result:
-          body.params.inputResponses === undefined
-            ? {
-                resultType: 'input_required',
-                inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
-                requestState: 'state-1',
-              }
-            : { content: [{ type: 'text', text: 'done' }] },
-      },
-    }));
+    const double = await inputRequiredDouble(
+      () => ({
+        inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
+        requestState: 'state-1',
+      }),
+      () => ({ content: [{ type: 'text', text: 'done' }] }),
+    );
     const sdk = new InMemoryTelemetry();
     const request = BrokerTelemetry.create(sdk).clientRequest({
       method: 'tools/call',
@@ -377,25 +390,17 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   });
 
   it('relays a URL elicitation among input requests only for https, named with its server, and ends the call on any other (scripted double)', async () => {
-    const double = await startDouble(body => ({
-      status: 200,
-      body: {
-        jsonrpc: '2.0',
-        id: body.id,
-        result:
-          body.params.inputResponses === undefined
-            ? {
-                resultType: 'input_required',
-                inputRequests: {
-                  link: {
-                    method: 'elicitation/create',
-                    params: { mode: 'url', url: body.params.arguments.url, message: 'Sign in' },
-                  },
-                },
-              }
-            : { content: [{ type: 'text', text: 'signed in' }] },
-      },
-    }));
+    const double = await inputRequiredDouble(
+      body => ({
+        inputRequests: {
+          link: {
+            method: 'elicitation/create',
+            params: { mode: 'url', url: body.params.arguments.url, message: 'Sign in' },
+          },
+        },
+      }),
+      () => ({ content: [{ type: 'text', text: 'signed in' }] }),
+    );
     const { forwarder } = build(double.endpoint, {
       urlElicitations: urlElicitationPolicy('https://portal.example.com/api/mcp-broker'),
     });
@@ -448,23 +453,18 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       params: { name: 'ask', arguments: { topic: 'x' } },
     });
     async function askingDouble() {
-      return startDouble(body => ({
-        status: 200,
-        body: {
-          jsonrpc: '2.0',
-          id: body.id,
-          result:
-            body.params.inputResponses === undefined
-              ? {
-                  resultType: 'input_required',
-                  inputRequests: {
-                    who: { method: 'elicitation/create', params: { message: 'who?' } },
-                  },
-                  requestState: BACKEND_STATE,
-                }
-              : { messages: [], description: `for ${body.params.inputResponses.who.content.n}` },
-        },
-      }));
+      return inputRequiredDouble(
+        () => ({
+          inputRequests: {
+            who: { method: 'elicitation/create', params: { message: 'who?' } },
+          },
+          requestState: BACKEND_STATE,
+        }),
+        body => ({
+          messages: [],
+          description: `for ${body.params.inputResponses.who.content.n}`,
+        }),
+      );
     }
 
     it('asks a legacy client and retries prompts/get with the answer and the state byte for byte', async () => {
