@@ -10,6 +10,7 @@ import { rootHttpRouterServiceFactory } from '@backstage/backend-defaults/rootHt
 import { budgetedDatabaseServiceFactory } from './database/budgetedDatabaseServiceFactory';
 import { PLUGIN_OWN_POOLS } from './database/pluginOwnPools';
 import { retryAfterOnUnavailable } from './http/retryAfterOnUnavailable';
+import { permissionModuleAwaitPluginRoutes } from './rbac/permissionModuleAwaitPluginRoutes';
 
 const backend = createBackend();
 
@@ -36,6 +37,9 @@ backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
+// RBAC as published reads each plugin's permission metadata once at start: it starts only once
+// their routes are mounted (docs/deployment.md, "Starting").
+backend.add(permissionModuleAwaitPluginRoutes);
 // Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));
