@@ -10,7 +10,7 @@ import { rootHttpRouterServiceFactory } from '@backstage/backend-defaults/rootHt
 import { budgetedDatabaseServiceFactory } from './database/budgetedDatabaseServiceFactory';
 import { PLUGIN_OWN_POOLS } from './database/pluginOwnPools';
 import { retryAfterOnUnavailable } from './http/retryAfterOnUnavailable';
-import { permissionModuleAwaitPluginRoutes } from './rbac/permissionModuleAwaitPluginRoutes';
+import { permissionModuleAwaitPlugins } from './rbac/permissionModuleAwaitPlugins';
 
 const backend = createBackend();
 
@@ -38,8 +38,8 @@ backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
 // RBAC as published reads each plugin's permission metadata once at start: it starts only once
-// their routes are mounted (docs/deployment.md, "Starting").
-backend.add(permissionModuleAwaitPluginRoutes);
+// those plugins are up (docs/deployment.md, "Starting").
+backend.add(permissionModuleAwaitPlugins);
 // Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));

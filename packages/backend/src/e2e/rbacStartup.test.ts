@@ -5,8 +5,8 @@
  * listens and answers 404 for a plugin that has not mounted its routes yet, and RBAC 6.1.0, as
  * published, then skips that plugin's policies until the next restart (owners' approvals refused
  * with 403: CI, on PostgreSQL). The development backend runs RBAC as published, with a module of
- * the permission plugin (rbac/permissionModuleAwaitPluginRoutes.ts) that starts RBAC only once
- * the named plugins' routes are mounted.
+ * the permission plugin (rbac/permissionModuleAwaitPlugins.ts) that starts RBAC only once
+ * the named plugins are up (routes mounted, init finished).
  *
  * The race is forced on every run, not left to timing: a preload (lateRouteRegistration.cjs)
  * holds the portal's routes back until a first request for the portal has been answered 404.
@@ -29,9 +29,9 @@ describe('RBAC as published with a plugin whose routes are mounted after a first
       config: { mcpBroker: { servers: [] } },
       nodeArgs: ['--require', path.join(__dirname, '../testing/lateRouteRegistration.cjs')],
       env: { LATE_ROUTE_PLUGIN: 'portal' },
-      startTimeoutMs: 200_000,
+      startTimeoutMs: 280_000,
     });
-  }, 240_000);
+  }, 320_000);
 
   afterAll(async () => {
     await backend?.stop();

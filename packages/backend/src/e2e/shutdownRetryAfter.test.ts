@@ -26,9 +26,9 @@ describe('a backend process that received SIGTERM', () => {
     backend = await startBackendProcess({
       config: { mcpBroker: { servers: [] } },
       nodeArgs: ['--require', path.join(__dirname, '../testing/heldServerStop.cjs')],
-      startTimeoutMs: 200_000,
+      startTimeoutMs: 280_000,
     });
-  }, 240_000);
+  }, 320_000);
 
   afterAll(async () => {
     if (backend) process.kill(backend.pid, 'SIGUSR2');

@@ -173,7 +173,7 @@ export async function startBackendProcess(
   // Once the catalog answered bob (it asked the permission plugin, which answers only after RBAC
   // started), these lines show whether RBAC skipped a plugin's conditional policies (RBAC logs
   // them when a plugin's metadata read got 404 or an error; the development backend starts RBAC
-  // after the plugins' routes are mounted): waiting longer cannot bring the policies back, and a
+  // once those plugins are up): waiting longer cannot bring the policies back, and a
   // test would get 403s it cannot explain.
   const policiesSkipped = () =>
     /No permission metadata found for \S+|Failed to retrieve permission metadata for \S+/.exec(
