@@ -137,7 +137,7 @@ process.stdout.write(
     `${machine.nproc} CPUs (${machine.cpuModel}), Node ${machine.node}, ` +
     `load ${loadAverage()} at the end; ` +
     `${values['hold-routes'] ? `routes of ${values['hold-routes']} held back; ` : ''}` +
-    `RBAC as published, with the permission module that awaits the plugins' routes\n\n` +
+    `RBAC as published, with the permission module that awaits the named plugins\n\n` +
     markdownTable(
       [
         'starts',

@@ -11,7 +11,7 @@ import { ExampleFleet, startExampleFleet } from './__testUtils__/exampleFleet';
 
 /** Fixed: a failure names its seed and path, and reruns the same requests. */
 const SEED = 20261128;
-const RUNS = 1000;
+const RUNS = 600;
 
 describe('the MCP endpoint under generated requests (both eras)', () => {
   let fleet: ExampleFleet;

@@ -9,7 +9,7 @@ import { fuzzPortalRoutes, preparePortalFuzzTarget } from './__testUtils__/porta
 
 /** Fixed: a failure names its seed and path, and reruns the same requests. */
 const SEED = 20261128;
-const RUNS = 250;
+const RUNS = 150;
 
 describe('the portal routes under generated requests', () => {
   let backend: BackendProcess;
