@@ -185,13 +185,8 @@ async function answersSection(database, stoppers) {
       '',
       '| signals between replicas | answer POSTed to | round trips | p50 ms | p90 ms | p99 ms | mean ms |',
       '| ------------------------ | ---------------- | ----------- | ------ | ------ | ------ | ------- |',
+      ...cases.map(c => `| ${c.mode} | ${c.answeredOn} | ${sampleCells(c)} |`),
     ];
-    for (const c of cases) {
-      const s = stats(c);
-      lines.push(
-        `| ${c.mode} | ${c.answeredOn} | ${c.samples.length} | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`,
-      );
-    }
     lines.push(
       '',
       '| signals between replicas | other − owning, p50 | other / owning, p50 | target (≤ 10 ms) |',
@@ -217,6 +212,12 @@ function stats({ samples }) {
     p99: percentile(samples, 99),
     mean: samples.reduce((a, b) => a + b, 0) / samples.length,
   };
+}
+
+/** A case's count, p50, p90, p99 and mean as Markdown cells. */
+function sampleCells(c) {
+  const s = stats(c);
+  return [c.samples.length, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.mean)].join(' | ');
 }
 
 /** Warnings of the buses on stderr; the rest is quiet. */
@@ -291,13 +292,8 @@ async function busSection(database) {
       '',
       '| signals between replicas | signals | p50 ms | p90 ms | p99 ms | mean ms |',
       '| ------------------------ | ------- | ------ | ------ | ------ | ------- |',
+      ...cases.map(c => `| ${c.mode} | ${sampleCells(c)} |`),
     ];
-    for (const c of cases) {
-      const s = stats(c);
-      lines.push(
-        `| ${c.mode} | ${c.samples.length} | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`,
-      );
-    }
     return lines;
   } finally {
     await Promise.all(buses.map(bus => bus.stop()));
