@@ -26,6 +26,7 @@
  *
  *   node bench/replicaAnswers.mjs [--rounds 200] [--smoke]
  */
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { startExampleServer, waitForBrokerBackends } from './lib/brokerProcesses.mjs';
@@ -121,10 +122,13 @@ async function answersSection(database, stoppers) {
   {
     const modern = await startExampleServer('src/modernMain.ts');
     stoppers.push(() => modern.stop());
+    // Required with the database session store; the replicas share it.
+    const credentialEncryptionKey = randomBytes(32).toString('base64');
     const replicaConfig = signalNotifications => ({
       backend: { database: database.backendConfig },
       mcpBroker: {
         sessionStore: 'database',
+        credentialEncryptionKey,
         signalNotifications,
         servers: [{ name: 'modern', url: modern.url }],
       },
