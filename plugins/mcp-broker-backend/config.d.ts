@@ -34,6 +34,13 @@ export interface Config {
        */
       nonCredentialHeaders?: string[];
       /**
+       * How this server's tool definitions are pinned (spec §13): `off`, `warn` (log and audit a
+       * changed tool, serve it) or `enforce` (withhold a changed tool until someone holding
+       * `mcp-broker.tool.approve` approves it). Default: `toolPinning.mode`. Kubernetes
+       * registrations cannot set it: they get `toolPinning.mode`.
+       */
+      pinning?: 'off' | 'warn' | 'enforce';
+      /**
        * Which credential the broker presents on a person's behalf for this server's
        * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
        * connection and the shared lists always use `headers` (the broker's own credentials).
@@ -119,6 +126,25 @@ export interface Config {
      * @visibility secret
      */
     previousCredentialEncryptionKeys?: string[];
+    /** Pinned tool definitions (spec §13): a backend's changed tool is noticed, and held where asked. */
+    toolPinning?: {
+      /**
+       * The pinning mode of every server that names none (registrations included): `off`,
+       * `warn` or `enforce`. Default `warn`.
+       */
+      mode?: 'off' | 'warn' | 'enforce';
+      /**
+       * How often a replica re-reads the pins of servers with a held change, so an approval on
+       * another replica takes effect here; default 1 second (at least 100 ms).
+       */
+      refreshInterval?: HumanDuration | string;
+      /**
+       * Entity refs (users or groups) sent a Backstage notification when a changed tool is held
+       * for approval. Backstage cannot list who holds a permission, so the approvers are named
+       * here. Default none (the change is still logged and audited).
+       */
+      notify?: string[];
+    };
     /**
      * Rotation of the broker's own keys (spec §11.1), shared by every replica through the
      * database: a new key is published ahead of its use, signs from then on, and old keys keep

@@ -34,6 +34,8 @@ export type {
   TokenExchangeServerOptions,
   TrustedIssuer,
 } from './tokenExchangeServer';
+export { startChangingToolServer } from './changingToolServer';
+export type { ChangingToolServer } from './changingToolServer';
 export { startWhoamiServer } from './whoamiServer';
 export type {
   ReceivedCredentials,

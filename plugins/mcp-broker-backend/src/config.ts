@@ -4,6 +4,7 @@
  * what to fix.
  */
 import { Config, readDurationFromConfig } from '@backstage/config';
+import { isPinningMode, PINNING_MODES, type PinningMode } from './pinning/ToolPins';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
 import { CREDENTIAL_HEADERS } from './identity/BackendCredentialProvider';
@@ -36,6 +37,11 @@ export interface BrokerServerConfig {
    * (spec §11.1) the only static headers their requests carry. Absent: none.
    */
   readonly nonCredentialHeaders?: readonly string[];
+  /**
+   * How its tool definitions are pinned (spec §13); absent: `mcpBroker.toolPinning.mode`.
+   * Only an admin's config sets it: a Kubernetes registration gets the default.
+   */
+  readonly pinning?: PinningMode;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -210,6 +216,10 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
   }
   const auth = readServerAuth(entry, at);
   const nonCredentialHeaders = readNonCredentialHeaders(entry, at, headers);
+  const pinning = entry.getOptionalString('pinning');
+  if (pinning !== undefined && !isPinningMode(pinning)) {
+    throw new InputError(`Invalid ${at}.pinning "${pinning}": use ${PINNING_MODES.join(', ')}`);
+  }
   return {
     name,
     url: url.toString(),
@@ -218,6 +228,7 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     source: { type: 'config' },
     ...(auth.mode === 'broker' ? {} : { auth }),
     ...(nonCredentialHeaders === undefined ? {} : { nonCredentialHeaders }),
+    ...(pinning === undefined ? {} : { pinning }),
   };
 }
 

@@ -30,6 +30,12 @@ import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { readCredentialWritePolicy } from './router/CredentialWriteGuard';
 import { createIdentityStores } from './store/identityStores';
+import { DatabaseToolPinStore } from './store/DatabaseToolPinStore';
+import { ToolPins } from './pinning/ToolPins';
+import { toolPinNotifier } from './pinning/toolPinNotifier';
+import { readToolPinningConfig } from './toolPinningConfig';
+import { createPinsRouter } from './router/pinsRouter';
+import { notificationService } from '@backstage/plugin-notifications-node';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -56,6 +62,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         userInfo: coreServices.userInfo,
         auth: coreServices.auth,
+        notifications: notificationService,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
@@ -103,6 +110,18 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
+        // Pinned tool definitions (spec §13), in the plugin's database (migrated above).
+        const pinning = readToolPinningConfig(config);
+        let servedServers: () => readonly { name: string }[] = () => [];
+        const toolPins = new ToolPins({
+          store: new DatabaseToolPinStore(await database.getClient()),
+          logger,
+          auditor: deps.auditor,
+          notify: toolPinNotifier(deps.notifications, pinning.notify),
+          defaultMode: pinning.mode,
+          refreshMs: pinning.refreshMs,
+          servers: () => servedServers(),
+        });
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -110,6 +129,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           sessionStore,
           // list_changed only to clients whose permitted view can have changed.
           listViews: access,
+          toolPins,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -122,6 +142,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
+        servedServers = () => broker.serverList();
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
         const identity = await createBrokerIdentity({
           auth: deps.auth,
@@ -196,6 +217,17 @@ export const mcpBrokerPlugin = createBackendPlugin({
               return server && identity.provider.statusOf(server);
             },
             refusedRegistrations: () => discovery.refusedRegistrations(),
+          }),
+        );
+        httpRouter.use(
+          createPinsRouter({
+            httpAuth,
+            permissions: deps.permissions,
+            pins: toolPins,
+            clientNameOf: (server, tool) => {
+              const entry = broker.server(server);
+              return entry && `${entry.toolPrefix}${tool}`;
+            },
           }),
         );
         httpRouter.use(
