@@ -11,7 +11,10 @@
 import type { HttpAuthService, PermissionsService } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { mcpBrokerToolApprovePermission } from '@devportal/plugin-mcp-broker-common';
+import {
+  mcpBrokerToolApprovePermission,
+  type McpToolChange,
+} from '@devportal/plugin-mcp-broker-common';
 import express, { type Request } from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod';
@@ -38,7 +41,7 @@ const decisionBody = z
   .strict();
 
 /** One held or rejected change as GET /pins shows it. */
-function viewOf(record: ToolPinRecord, clientName: string | undefined) {
+function viewOf(record: ToolPinRecord, clientName: string | undefined): McpToolChange {
   const pending = record.pending!;
   return {
     server: record.server,
