@@ -28,18 +28,18 @@ export function changedMembers(change: McpToolChange): string[] {
   );
 }
 
+function memberText(value: unknown): string {
+  if (value === undefined) return '(none)';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2);
+}
+
 function MemberText(props: { value: unknown }) {
-  const text =
-    props.value === undefined
-      ? '(none)'
-      : typeof props.value === 'string'
-        ? props.value
-        : JSON.stringify(props.value, null, 2);
   return (
     <pre
       style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', margin: 0, fontSize: '0.85em' }}
     >
-      {text}
+      {memberText(props.value)}
     </pre>
   );
 }
