@@ -6,13 +6,11 @@
  * sends `notifications/tools/list_changed` as the SDK does on an update. A call of `deploy`
  * answers with the description it had when called, so a test can see which definition ran.
  */
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { legacySessions } from './legacySessions';
 
 /** A running changing-tool server. */
 export interface ChangingToolServer {
@@ -28,7 +26,6 @@ export interface ChangingToolServer {
 export async function startChangingToolServer(description: string): Promise<ChangingToolServer> {
   let current = description;
   const tools = new Set<RegisteredTool>();
-  const transports = new Map<string, StreamableHTTPServerTransport>();
 
   const newServer = () => {
     const server = new McpServer(
@@ -48,8 +45,9 @@ export async function startChangingToolServer(description: string): Promise<Chan
       { description: 'Shows what is deployed', annotations: { readOnlyHint: true } },
       async () => ({ content: [{ type: 'text', text: 'all green' }] }),
     );
-    return { server, tool };
+    return { server, onClosed: () => tools.delete(tool) };
   };
+  const sessions = legacySessions(newServer);
 
   const readJson = async (req: http.IncomingMessage): Promise<unknown> => {
     if (req.method !== 'POST') return undefined;
@@ -65,37 +63,7 @@ export async function startChangingToolServer(description: string): Promise<Chan
   const httpServer = http.createServer((req, res) => {
     (async () => {
       const body = await readJson(req);
-      const sessionId = req.headers['mcp-session-id'];
-      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-      if (!transport) {
-        if (sessionId !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
-          res.writeHead(sessionId !== undefined ? 404 : 400, {
-            'content-type': 'application/json',
-          });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32000, message: 'Bad Request: no valid session' },
-            }),
-          );
-          return;
-        }
-        const { server, tool } = newServer();
-        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: id => {
-            transports.set(id, created);
-          },
-        });
-        created.onclose = () => {
-          tools.delete(tool);
-          if (created.sessionId !== undefined) transports.delete(created.sessionId);
-        };
-        await server.connect(created);
-        transport = created;
-      }
-      await transport.handleRequest(req as any, res, body);
+      await sessions.serve(req, res, body);
     })().catch(error => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: String(error) }));
@@ -114,8 +82,7 @@ export async function startChangingToolServer(description: string): Promise<Chan
       for (const tool of tools) tool.update({ description: next });
     },
     async close() {
-      for (const transport of transports.values()) await transport.close();
-      transports.clear();
+      await sessions.close();
       httpServer.closeAllConnections();
       await new Promise<void>(resolve => httpServer.close(() => resolve()));
     },

@@ -18,15 +18,14 @@
  * `era` picks the protocol: `legacy` is an SDK 1.x server with 2025-11-25 sessions, `modern` an
  * SDK v2 stateless 2026-07-28 server (`createMcpHandler`, legacy requests refused).
  */
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CompleteRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CompleteRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { legacySessions } from './legacySessions';
 
 /** Who a request was from, as the server verified it. */
 export interface WhoamiIdentity {
@@ -258,44 +257,13 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
     serve = (req, res, body) => node(req as any, res, body);
     closeEra = () => handler.close();
   } else {
-    const transports = new Map<string, StreamableHTTPServerTransport>();
-    serve = async (req, res, body) => {
-      const sessionId = req.headers['mcp-session-id'];
-      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-      if (!transport) {
-        if (sessionId !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
-          res.writeHead(sessionId !== undefined ? 404 : 400, {
-            'content-type': 'application/json',
-          });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32000, message: 'Bad Request: no valid session' },
-            }),
-          );
-          return;
-        }
-        const server = new LegacyMcpServer({ name: 'whoami', version: '1.0.0' });
-        register(server, identityOf);
-        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: id => {
-            transports.set(id, created);
-          },
-        });
-        created.onclose = () => {
-          if (created.sessionId !== undefined) transports.delete(created.sessionId);
-        };
-        await server.connect(created);
-        transport = created;
-      }
-      await transport.handleRequest(req as any, res, body);
-    };
-    closeEra = async () => {
-      for (const transport of transports.values()) await transport.close();
-      transports.clear();
-    };
+    const sessions = legacySessions(() => {
+      const server = new LegacyMcpServer({ name: 'whoami', version: '1.0.0' });
+      register(server, identityOf);
+      return { server };
+    });
+    serve = (req, res, body) => sessions.serve(req, res, body);
+    closeEra = () => sessions.close();
   }
 
   const httpServer = http.createServer((req, res) => {
