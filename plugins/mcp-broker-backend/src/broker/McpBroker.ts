@@ -9,7 +9,8 @@
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
  * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
  * session it owns. Listen streams end with their `complete` result as soon as the drain begins
- * (they never finish by themselves; their clients re-listen elsewhere).
+ * (they never finish by themselves; their clients re-listen elsewhere), and so do GET streams,
+ * each after its stream lease is given up (their clients open them again elsewhere at once).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
@@ -183,8 +184,16 @@ export class McpBroker {
    */
   drain(): Promise<void> {
     this.listenStreams.closeAll();
-    this.drained ??=
-      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
+    this.drained ??= Promise.all([
+      // GET streams end now, their leases given up first: their clients open them again on
+      // another replica at once, while the calls here drain.
+      this.sessions.endEventStreams(error =>
+        this.options.logger.warn(
+          `Could not give up the lease of an MCP client stream on shutdown (it lapses): ${error}`,
+        ),
+      ),
+      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
+    ]).then(() => undefined);
     return this.drained;
   }
 
