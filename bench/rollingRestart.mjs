@@ -8,6 +8,7 @@
  *
  *   node bench/rollingRestart.mjs                 # 2 rounds (each replica restarted twice)
  *   node bench/rollingRestart.mjs --rounds 1 --rate 20
+ *   node bench/rollingRestart.mjs --kill          # SIGKILL instead (a replica lost: no drain)
  *
  * The clients follow the spec and nothing more: a 503 with `Retry-After` is sent again after that
  * long (bench/lib/retryingFetch.mjs, counted), a JSON-RPC error marked `retryable` makes an MCP
@@ -56,6 +57,7 @@ const { values: options } = parseArgs({
     'max-in-flight': { type: 'string', default: '50' },
     sessions: { type: 'string', default: '10' },
     'settle-seconds': { type: 'string', default: '20' },
+    kill: { type: 'boolean', default: false },
   },
 });
 const rounds = Number(options.rounds);
@@ -63,6 +65,7 @@ const rate = Number(options.rate);
 const maxInFlight = Number(options['max-in-flight']);
 const sessionCount = Number(options.sessions);
 const settleMs = Number(options['settle-seconds']) * 1000;
+const kill = options.kill;
 const NS = 'toystore';
 const PROTOCOL_VERSION = '2025-11-25';
 
@@ -358,9 +361,16 @@ async function main() {
         const replica = replicas.get(id);
         log(`restarting ${id} (load ${loadAverage()})`);
         const begun = performance.now();
-        // As a rolling update: the endpoint leaves the rotation as the pod gets SIGTERM.
-        proxy.remove(id);
-        await replica.stop();
+        // As a rolling update: the endpoint leaves the rotation as the pod gets SIGTERM. A lost
+        // replica (--kill) gets SIGKILL and leaves the rotation only once it is gone, as a
+        // load balancer notices a dead endpoint.
+        if (kill) {
+          await replica.kill();
+          proxy.remove(id);
+        } else {
+          proxy.remove(id);
+          await replica.stop();
+        }
         replicas.delete(id);
         const stopMs = performance.now() - begun;
         const next = await startReplica();
@@ -376,7 +386,7 @@ async function main() {
 
     const facts = machineFacts();
     const lines = [
-      `# Rolling restart: ${rounds} round(s) of 2 replicas, ${durationS} s at ${rate} operations/s`,
+      `# Rolling restart${kill ? ' with SIGKILL' : ''}: ${rounds} round(s) of 2 replicas, ${durationS} s at ${rate} operations/s`,
       '',
       `${facts.nproc} cores, ${facts.memoryGiB} GiB, Node ${facts.node}; load ${loadAverage()}`,
       '',
@@ -444,7 +454,12 @@ async function main() {
       '### Restarts',
       '',
       markdownTable(
-        ['replica', 'replaced by', 'SIGTERM to exit ms', 'start to ready ms'],
+        [
+          'replica',
+          'replaced by',
+          `${kill ? 'SIGKILL' : 'SIGTERM'} to exit ms`,
+          'start to ready ms',
+        ],
         restarts.map(r => [r.id, r.next, ms(r.stopMs), ms(r.startMs)]),
       ),
     ];
