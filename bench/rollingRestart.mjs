@@ -9,6 +9,10 @@
  *   node bench/rollingRestart.mjs                 # 2 rounds (each replica restarted twice)
  *   node bench/rollingRestart.mjs --rounds 1 --rate 20
  *   node bench/rollingRestart.mjs --kill          # SIGKILL instead (a replica lost: no drain)
+ *   node bench/rollingRestart.mjs --postgres-outage 10   # no restart: PostgreSQL stopped 10 s
+ * With --postgres-outage the replicas stay up and the database goes away for that long (an
+ * operator's restart of it: open connections are terminated), then comes back; a request the
+ * proxy saw closed without an answer is a dropped connection (the proxy answers it 503).
  *
  * The clients follow the spec and nothing more: a 503 with `Retry-After` is sent again after that
  * long (bench/lib/retryingFetch.mjs, counted), a JSON-RPC error marked `retryable` makes an MCP
@@ -58,6 +62,7 @@ const { values: options } = parseArgs({
     sessions: { type: 'string', default: '10' },
     'settle-seconds': { type: 'string', default: '20' },
     kill: { type: 'boolean', default: false },
+    'postgres-outage': { type: 'string' },
   },
 });
 const rounds = Number(options.rounds);
@@ -66,6 +71,8 @@ const maxInFlight = Number(options['max-in-flight']);
 const sessionCount = Number(options.sessions);
 const settleMs = Number(options['settle-seconds']) * 1000;
 const kill = options.kill;
+const outageMs =
+  options['postgres-outage'] === undefined ? undefined : Number(options['postgres-outage']) * 1000;
 const NS = 'toystore';
 const PROTOCOL_VERSION = '2025-11-25';
 
@@ -356,7 +363,20 @@ async function main() {
 
     const restarts = [];
     await new Promise(resolve => setTimeout(resolve, settleMs));
-    for (let round = 0; round < rounds; round++) {
+    const outages = [];
+    if (outageMs !== undefined) {
+      log(`stopping PostgreSQL for ${outageMs / 1000} s (load ${loadAverage()})`);
+      const before = proxy.counts.upstreamFailures;
+      const begun = performance.now();
+      await postgres.stop();
+      await new Promise(resolve => setTimeout(resolve, outageMs));
+      await postgres.start();
+      const downMs = performance.now() - begun;
+      log('PostgreSQL is back');
+      await new Promise(resolve => setTimeout(resolve, settleMs));
+      outages.push({ downMs, dropped: proxy.counts.upstreamFailures - before });
+    }
+    for (let round = 0; outageMs === undefined && round < rounds; round++) {
       for (const id of [...replicas.keys()]) {
         const replica = replicas.get(id);
         log(`restarting ${id} (load ${loadAverage()})`);
@@ -386,7 +406,9 @@ async function main() {
 
     const facts = machineFacts();
     const lines = [
-      `# Rolling restart${kill ? ' with SIGKILL' : ''}: ${rounds} round(s) of 2 replicas, ${durationS} s at ${rate} operations/s`,
+      outageMs === undefined
+        ? `# Rolling restart${kill ? ' with SIGKILL' : ''}: ${rounds} round(s) of 2 replicas, ${durationS} s at ${rate} operations/s`
+        : `# PostgreSQL stopped for ${outageMs / 1000} s under load: 2 replicas, ${durationS} s at ${rate} operations/s`,
       '',
       `${facts.nproc} cores, ${facts.memoryGiB} GiB, Node ${facts.node}; load ${loadAverage()}`,
       '',
@@ -451,17 +473,26 @@ async function main() {
         ],
       ),
       '',
-      '### Restarts',
-      '',
-      markdownTable(
-        [
-          'replica',
-          'replaced by',
-          `${kill ? 'SIGKILL' : 'SIGTERM'} to exit ms`,
-          'start to ready ms',
-        ],
-        restarts.map(r => [r.id, r.next, ms(r.stopMs), ms(r.startMs)]),
+      ...outages.map(
+        o =>
+          `PostgreSQL was down for ${ms(o.downMs)} ms in all; meanwhile the replicas closed ` +
+          `${o.dropped} connection(s) without an answer.\n`,
       ),
+      ...(restarts.length === 0
+        ? []
+        : [
+            '### Restarts',
+            '',
+            markdownTable(
+              [
+                'replica',
+                'replaced by',
+                `${kill ? 'SIGKILL' : 'SIGTERM'} to exit ms`,
+                'start to ready ms',
+              ],
+              restarts.map(r => [r.id, r.next, ms(r.stopMs), ms(r.startMs)]),
+            ),
+          ]),
     ];
     const failures = [...results].flatMap(([kind, r]) => r.errors.map(e => `${kind}: ${e}`));
     if (failures.length > 0) {
