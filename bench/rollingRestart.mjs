@@ -29,11 +29,11 @@
  * Markdown tables go to stdout, progress to stderr. Exits 0 when the run completed (the verdicts
  * are in the tables), 1 when it could not run.
  */
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
 import { processStoppers } from './lib/processStoppers.mjs';
+import { replicaConfig } from './lib/replicaConfig.mjs';
 import { retryingFetch } from './lib/retryingFetch.mjs';
 import { startRoundRobinProxy } from './lib/roundRobinProxy.mjs';
 import { markdownTable, ms, summarize } from './lib/stats.mjs';
@@ -42,8 +42,6 @@ const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
 const { startBackendProcess } = require('../packages/backend/src/testing/startBackendProcess.ts');
 const { startPostgresServer } = require('../packages/backend/src/testing/postgresServer.ts');
-const { productionKnexConfig } = require('../packages/backend/src/testing/productionKnexConfig.ts');
-const { connectionObject } = require('../packages/backend/src/testing/backendDatabases.ts');
 const {
   createPublishedProduct,
   portalCall,
@@ -95,6 +93,17 @@ const expect = (condition, what) => {
   if (!condition) throw new Failure(what);
 };
 const isRetryable = answer => answer?.error?.data?.retryable === true;
+
+/** 'retry' for an error marked retryable; else throws unless `answer` echoed `message`. */
+function echoed(answer, message) {
+  if (isRetryable(answer.response)) return 'retry';
+  const text = answer.response?.result?.content?.[0]?.text;
+  expect(
+    answer.status === 200 && text === message,
+    `echo answered ${answer.status} ${JSON.stringify(answer.response?.error ?? '')}`,
+  );
+  return undefined;
+}
 
 /**
  * A GET stream kept open on a session, as a 2025-11-25 client keeps it: opened again whenever it
@@ -157,22 +166,7 @@ async function main() {
     stoppers.push(() => postgres.destroy());
     const example = await startExampleMcpServer({ port: 0 });
     stoppers.push(() => example.close());
-    const credentialEncryptionKey = randomBytes(32).toString('base64');
-    const config = {
-      backend: {
-        database: {
-          client: 'pg',
-          connection: connectionObject(postgres.connectionString),
-          knexConfig: productionKnexConfig(),
-        },
-      },
-      mcpBroker: {
-        sessionStore: 'database',
-        credentialEncryptionKey,
-        servers: [{ name: 'example', url: example.url }],
-        rateLimits: { overrides: [] },
-      },
-    };
+    const config = replicaConfig(postgres, example.url);
     const proxy = await startRoundRobinProxy();
     stoppers.push(() => proxy.close());
     const replicas = new Map();
@@ -266,13 +260,7 @@ async function main() {
             arguments: { message },
           });
           if (answer.status === 404) lost.sessions += 1;
-          if (isRetryable(answer.response)) return 'retry';
-          const text = answer.response?.result?.content?.[0]?.text;
-          expect(
-            answer.status === 200 && text === message,
-            `echo answered ${answer.status} ${JSON.stringify(answer.response?.error ?? '')}`,
-          );
-          return undefined;
+          return echoed(answer, message);
         },
       },
       {
@@ -291,13 +279,7 @@ async function main() {
               arguments: { message },
             },
           );
-          if (isRetryable(answer.response)) return 'retry';
-          const text = answer.response?.result?.content?.[0]?.text;
-          expect(
-            answer.status === 200 && text === message,
-            `echo answered ${answer.status} ${JSON.stringify(answer.response?.error ?? '')}`,
-          );
-          return undefined;
+          return echoed(answer, message);
         },
       },
       {

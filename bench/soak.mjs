@@ -34,7 +34,6 @@
  * unless given). Exits 0 when the run completed, whatever the verdicts (they are in the
  * tables); 1 when it could not run.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,14 +42,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadAverage } from './lib/machine.mjs';
 import { idleFiguresMatch, readProbe, soakTables, writeSoakPlots } from './lib/soakReport.mjs';
+import { replicaConfig } from './lib/replicaConfig.mjs';
 import { scheduleOf, soakOperations } from './lib/soakTraffic.mjs';
 
 const require = createRequire(import.meta.url);
 require('@backstage/cli/config/nodeTransform.cjs');
 const { startBackendProcess } = require('../packages/backend/src/testing/startBackendProcess.ts');
 const { startPostgresServer } = require('../packages/backend/src/testing/postgresServer.ts');
-const { productionKnexConfig } = require('../packages/backend/src/testing/productionKnexConfig.ts');
-const { connectionObject } = require('../packages/backend/src/testing/backendDatabases.ts');
 const { createPublishedProduct } = require('../packages/backend/src/testing/portalHttp.ts');
 const { startRawMcpSession } = require('../packages/backend/src/testing/rawMcpSession.ts');
 const { startExampleMcpServer } = require('../packages/example-mcp-server/src/index.ts');
@@ -118,27 +116,7 @@ async function main() {
     stoppers.push(() => example.close());
     const probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'soak-probe-'));
     stoppers.push(async () => fs.rmSync(probeDir, { recursive: true, force: true }));
-    const credentialEncryptionKey = randomBytes(32).toString('base64');
-    const config = {
-      backend: {
-        database: {
-          client: 'pg',
-          connection: connectionObject(postgres.connectionString),
-          knexConfig: productionKnexConfig(),
-        },
-      },
-      mcpBroker: {
-        sessionStore: 'database',
-        // Required with the database session store: both replicas seal the shared signing and
-        // requestState keys with it, so they get the same one.
-        credentialEncryptionKey,
-        servers: [{ name: 'example', url: example.url }],
-        // The development config's demonstration limit (example `count`: 20 calls per person
-        // per day) is lifted: the soak measures errors and growth under steady traffic, and its
-        // `count` calls would otherwise be refused with 429 after the 20th.
-        rateLimits: { overrides: [] },
-      },
-    };
+    const config = replicaConfig(postgres, example.url);
     const replicas = [];
     for (let i = 0; i < 2; i++) {
       const replica = await startBackendProcess({
