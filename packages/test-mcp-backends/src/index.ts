@@ -36,6 +36,8 @@ export type {
 } from './tokenExchangeServer';
 export { startChangingToolServer } from './changingToolServer';
 export type { ChangingToolServer } from './changingToolServer';
+export { startMisbehavingServer } from './misbehavingServer';
+export type { MisbehavingServer } from './misbehavingServer';
 export { startWhoamiServer } from './whoamiServer';
 export type {
   ReceivedCredentials,

@@ -1,0 +1,141 @@
+/*
+ * An MCP server that misbehaves on purpose (issue #41): the broker must bound what it does, answer
+ * its clients with an error naming the server, and keep serving every other server and person.
+ * Hand-written (node:http, 2025-11-25 without sessions, no event stream: GET answers 405) so
+ * that it can break the protocol where an SDK server never would. Tools:
+ * - `echo {message}`: behaves (shows the server works between the misbehaviours);
+ * - `wrong_id`: answers the call with a response carrying another request's id;
+ * - `silent`: opens the call's event stream and never sends anything on it;
+ * - `malformed`: sends an event whose data is not JSON, then ends the stream;
+ * - `endless`: sends progress notifications on the call's stream forever, never a result.
+ * `calls` counts the calls of each tool that reached it.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A running misbehaving server. */
+export interface MisbehavingServer {
+  url: string;
+  /** Calls that reached it, by tool name. */
+  readonly calls: ReadonlyMap<string, number>;
+  close(): Promise<void>;
+}
+
+const TOOLS = ['echo', 'wrong_id', 'silent', 'malformed', 'endless'].map(name => ({
+  name,
+  description: `Misbehaves: ${name}`,
+  inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
+}));
+
+/** Starts the misbehaving server on a free loopback port. */
+export async function startMisbehavingServer(): Promise<MisbehavingServer> {
+  const calls = new Map<string, number>();
+  const open = new Set<http.ServerResponse>();
+  const json = (res: http.ServerResponse, body: unknown) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', chunk => chunks.push(chunk));
+    req.on('end', () => {
+      let message: any;
+      try {
+        message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      const { id, method, params } = message;
+      if (id === undefined) {
+        res.writeHead(202).end();
+        return;
+      }
+      if (method === 'initialize') {
+        json(res, {
+          jsonrpc: '2.0',
+          id,
+          result: {
+            protocolVersion: params?.protocolVersion ?? '2025-11-25',
+            capabilities: { tools: {} },
+            serverInfo: { name: 'misbehaving', version: '1.0.0' },
+          },
+        });
+        return;
+      }
+      if (method === 'tools/list') {
+        json(res, { jsonrpc: '2.0', id, result: { tools: TOOLS } });
+        return;
+      }
+      if (method !== 'tools/call') {
+        json(res, { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
+        return;
+      }
+      const name = String(params?.name);
+      calls.set(name, (calls.get(name) ?? 0) + 1);
+      const stream = () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        open.add(res);
+        res.on('close', () => open.delete(res));
+      };
+      switch (name) {
+        case 'echo':
+          json(res, {
+            jsonrpc: '2.0',
+            id,
+            result: { content: [{ type: 'text', text: String(params?.arguments?.message ?? '') }] },
+          });
+          return;
+        case 'wrong_id':
+          json(res, {
+            jsonrpc: '2.0',
+            id: typeof id === 'number' ? id + 1000 : `${id}-other`,
+            result: { content: [{ type: 'text', text: 'an answer to another request' }] },
+          });
+          return;
+        case 'silent':
+          stream();
+          res.flushHeaders();
+          return;
+        case 'malformed':
+          stream();
+          res.end('event: message\ndata: {"jsonrpc": "2.0", "id": oops\n\n');
+          return;
+        case 'endless': {
+          stream();
+          const token = params?._meta?.progressToken ?? 'endless';
+          let n = 0;
+          const tick = setInterval(() => {
+            n += 1;
+            res.write(
+              `event: message\ndata: ${JSON.stringify({
+                jsonrpc: '2.0',
+                method: 'notifications/progress',
+                params: { progressToken: token, progress: n },
+              })}\n\n`,
+            );
+          }, 20);
+          res.on('close', () => clearInterval(tick));
+          return;
+        }
+        default:
+          json(res, { jsonrpc: '2.0', id, error: { code: -32602, message: 'Unknown tool' } });
+      }
+    });
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    calls,
+    async close() {
+      for (const res of open) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>(resolve => server.close(() => resolve()));
+    },
+  };
+}
