@@ -10,6 +10,7 @@ import { CREDENTIAL_HEADERS } from './identity/BackendCredentialProvider';
 import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
 import { readCredentialProfiles, type CredentialProfile } from './identity/credentialProfiles';
 import type { ServerSource } from './identity/serverIdentity';
+import { normalizeOwnerRef } from './entityRef';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type { ServerSource } from './identity/serverIdentity';
@@ -36,6 +37,11 @@ export interface BrokerServerConfig {
    * (spec §11.1) the only static headers their requests carry. Absent: none.
    */
   readonly nonCredentialHeaders?: readonly string[];
+  /**
+   * The server's owner, a normalised group or user entity ref (contract mcp-access §2.4): from
+   * `servers[].owner`; absent when none is named (the catalog then uses its default owner).
+   */
+  readonly owner?: string;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -210,6 +216,7 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
   }
   const auth = readServerAuth(entry, at);
   const nonCredentialHeaders = readNonCredentialHeaders(entry, at, headers);
+  const owner = readOwner(entry, at);
   return {
     name,
     url: url.toString(),
@@ -218,7 +225,21 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     source: { type: 'config' },
     ...(auth.mode === 'broker' ? {} : { auth }),
     ...(nonCredentialHeaders === undefined ? {} : { nonCredentialHeaders }),
+    ...(owner === undefined ? {} : { owner }),
   };
+}
+
+/** `servers[].owner`: a group or user entity ref; anything else fails start-up naming the key. */
+function readOwner(entry: Config, at: string): string | undefined {
+  const value = entry.getOptionalString('owner');
+  if (value === undefined) return undefined;
+  const owner = normalizeOwnerRef(value);
+  if (owner === undefined) {
+    throw new InputError(
+      `Invalid ${at}.owner "${value.slice(0, 100)}": use a group or user entity ref such as group:default/payments-team`,
+    );
+  }
+  return owner;
 }
 
 /**

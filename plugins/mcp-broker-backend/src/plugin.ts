@@ -30,6 +30,10 @@ import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
 import { readCredentialWritePolicy } from './router/CredentialWriteGuard';
 import { createIdentityStores } from './store/identityStores';
+import { eventsServiceRef } from '@backstage/plugin-events-node';
+import { describeServers } from './broker/serverDescriptions';
+import { ServerChangePublisher } from './broker/ServerChangePublisher';
+import { createServersRouter } from './router/serversRouter';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -56,6 +60,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         userInfo: coreServices.userInfo,
         auth: coreServices.auth,
+        events: eventsServiceRef,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
@@ -148,11 +153,20 @@ export const mcpBrokerPlugin = createBackendPlugin({
           broker,
           discovery: deps.discovery,
         });
+        // Server changes on the events topic `mcp-broker`, for the catalog module (contract §2.7).
+        const serverChanges = ServerChangePublisher.create({
+          events: deps.events,
+          logger,
+          describe: () => describeServers(broker),
+        });
+        broker.onCatalogRebuilt(() => serverChanges.check());
+        serverChanges.check();
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
         telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
+          serverChanges.close();
           await discovery.stop();
           await broker.close();
           rateLimits?.close();
@@ -198,6 +212,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
             refusedRegistrations: () => discovery.refusedRegistrations(),
           }),
         );
+        // The server descriptions the catalog module reads (contract §2.6).
+        httpRouter.use(createServersRouter({ broker, httpAuth, permissions: deps.permissions }));
         httpRouter.use(
           createCredentialsRouter({
             httpAuth,

@@ -7,3 +7,6 @@
 export * from './permissions';
 export * from './resourceRefs';
 export * from './catalog';
+export * from './servers';
+export * from './events';
+export * from './McpBrokerClient';

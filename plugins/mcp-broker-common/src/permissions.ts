@@ -1,5 +1,5 @@
 /*
- * The broker's five permissions and three resource types (spec §8), defined once: the
+ * The broker's six permissions and three resource types (spec §8), defined once: the
  * backend registers them, policies (RBAC CSV and conditional files) grant them by name.
  * Resource permissions carry no `action` attribute except `resource.read`: RBAC then shows
  * and matches them with its `use` action.
@@ -82,6 +82,18 @@ export const mcpBrokerStatusReadPermission = createPermission({
 });
 
 /**
+ * Read every server's description (`GET /api/mcp-broker/servers`, contract mcp-access §2.6):
+ * owner, source and tool/prompt/resource definitions, unfiltered by the use permissions. The
+ * catalog module reads it with its service token.
+ *
+ * @public
+ */
+export const mcpBrokerServerReadPermission = createPermission({
+  name: 'mcp-broker.server.read',
+  attributes: { action: 'read' },
+});
+
+/**
  * Every `mcp-broker.*` permission, in the order the spec lists them.
  *
  * @public
@@ -92,4 +104,5 @@ export const mcpBrokerPermissions = [
   mcpBrokerPromptUsePermission,
   mcpBrokerResourceReadPermission,
   mcpBrokerStatusReadPermission,
+  mcpBrokerServerReadPermission,
 ];
