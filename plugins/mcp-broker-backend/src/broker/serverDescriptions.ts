@@ -16,14 +16,8 @@ import type {
 } from '@devportal/plugin-mcp-broker-common';
 import type { BrokerServerConfig, ServerSource } from '../config';
 import type { NameClash } from './AggregatedCatalog';
+import { recordField as record, textField as text } from './itemFields';
 import type { McpBroker } from './McpBroker';
-
-const text = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : undefined;
-const record = (value: unknown): Record<string, unknown> | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 
 /** Drops `undefined` members, so that descriptions compare and serialise alike. */
 function defined<T extends object>(value: T): T {
@@ -65,66 +59,55 @@ function describe(
   };
   const hiddenBy = (kind: NameClash['kind'], name: string) =>
     clashes.find(c => c.kind === kind && c.name === name && c.hidden === server.name)?.owner;
-  const tools = lists.tools.flatMap((tool): McpToolDefinition[] => {
-    const name = text(tool.name);
-    if (name === undefined) return [];
+  /** Name, broker name, title and description of a tool or prompt; undefined without a name. */
+  const named = (kind: 'tool' | 'prompt', item: Record<string, unknown>) => {
+    const name = text(item.name);
+    if (name === undefined) return undefined;
     const brokerName = `${server.toolPrefix}${name}`;
+    return {
+      name,
+      brokerName,
+      title: text(item.title),
+      description: text(item.description),
+      hiddenBy: hiddenBy(kind, brokerName),
+    };
+  };
+  /** What resources and resource templates share. */
+  const labels = (item: Record<string, unknown>) => ({
+    name: text(item.name),
+    title: text(item.title),
+    description: text(item.description),
+    mimeType: text(item.mimeType),
+  });
+  const tools = lists.tools.flatMap((tool): McpToolDefinition[] => {
+    const base = named('tool', tool);
+    if (base === undefined) return [];
     return [
       defined({
-        name,
-        brokerName,
-        title: text(tool.title),
-        description: text(tool.description),
+        ...base,
         annotations: record(tool.annotations),
         inputSchema: record(tool.inputSchema),
         outputSchema: record(tool.outputSchema),
-        hiddenBy: hiddenBy('tool', brokerName),
       }),
     ];
   });
   const prompts = lists.prompts.flatMap((prompt): McpPromptDefinition[] => {
-    const name = text(prompt.name);
-    if (name === undefined) return [];
-    const brokerName = `${server.toolPrefix}${name}`;
-    return [
-      defined({
-        name,
-        brokerName,
-        title: text(prompt.title),
-        description: text(prompt.description),
-        arguments: Array.isArray(prompt.arguments) ? prompt.arguments : undefined,
-        hiddenBy: hiddenBy('prompt', brokerName),
-      }),
-    ];
+    const base = named('prompt', prompt);
+    if (base === undefined) return [];
+    const args = Array.isArray(prompt.arguments) ? prompt.arguments : undefined;
+    return [defined({ ...base, arguments: args })];
   });
   const resources = lists.resources.flatMap((resource): McpResourceDefinition[] => {
     const uri = text(resource.uri);
     if (uri === undefined) return [];
-    return [
-      defined({
-        uri,
-        name: text(resource.name),
-        title: text(resource.title),
-        description: text(resource.description),
-        mimeType: text(resource.mimeType),
-        hiddenBy: hiddenBy('resource', uri),
-      }),
-    ];
+    return [defined({ uri, ...labels(resource), hiddenBy: hiddenBy('resource', uri) })];
   });
   const resourceTemplates = lists.resourceTemplates.flatMap(
     (template): McpResourceTemplateDefinition[] => {
       const uriTemplate = text(template.uriTemplate);
       if (uriTemplate === undefined) return [];
-      return [
-        defined({
-          uriTemplate,
-          name: text(template.name),
-          title: text(template.title),
-          description: text(template.description),
-          mimeType: text(template.mimeType),
-          hiddenBy: hiddenBy('resourceTemplate', uriTemplate),
-        }),
-      ];
+      const hidden = hiddenBy('resourceTemplate', uriTemplate);
+      return [defined({ uriTemplate, ...labels(template), hiddenBy: hidden })];
     },
   );
   return defined({
