@@ -68,6 +68,9 @@ try {
       '@devportal/plugin-catalog-backend-module-portal': `file:${
         tarballOf['@devportal/plugin-catalog-backend-module-portal']
       }`,
+      '@devportal/plugin-catalog-backend-module-mcp-broker': `file:${
+        tarballOf['@devportal/plugin-catalog-backend-module-mcp-broker']
+      }`,
       pg: '^8.11.0',
     },
     // The plugins depend on their common packages, backend-request-body and
@@ -84,6 +87,7 @@ backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));
 backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
+backend.add(import('@devportal/plugin-catalog-backend-module-mcp-broker'));
 backend.start();
 `,
     config: {

@@ -41,6 +41,14 @@ export interface Config {
        */
       pinning?: 'off' | 'warn' | 'enforce';
       /**
+       * The team (or person) that owns this server, as an entity ref such as
+       * `group:default/payments-team` (the kind defaults to `group`, the namespace to
+       * `default`). The catalog module makes it the owner of the server's `API` entity, and
+       * `GET /servers` shows it. An invalid ref fails start-up. Default: none (the catalog
+       * module's `defaultOwner`).
+       */
+      owner?: string;
+      /**
        * Which credential the broker presents on a person's behalf for this server's
        * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
        * connection and the shared lists always use `headers` (the broker's own credentials).

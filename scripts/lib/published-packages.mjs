@@ -52,6 +52,13 @@ export const publishedPackages = [
     pluginId: 'catalog',
     configKey: 'catalog',
   },
+  {
+    workspace: '@devportal/plugin-catalog-backend-module-mcp-broker',
+    dir: 'plugins/catalog-backend-module-mcp-broker',
+    role: 'backend-plugin-module',
+    pluginId: 'catalog',
+    configKey: 'catalog',
+  },
 ];
 
 /**

@@ -10,7 +10,12 @@
 import path from 'node:path';
 import { findFolderCycles, readFileGraph, readFolderGraph } from './testing/folderGraph';
 
-const PLUGINS = ['portal-backend', 'mcp-broker-backend', 'catalog-backend-module-portal'];
+const PLUGINS = [
+  'portal-backend',
+  'mcp-broker-backend',
+  'catalog-backend-module-portal',
+  'catalog-backend-module-mcp-broker',
+];
 const roots = PLUGINS.map(name => ({
   name,
   root: path.resolve(__dirname, '../../../plugins', name, 'src'),

@@ -35,6 +35,8 @@ backend.add(import('@backstage/plugin-auth-backend-module-oauth2-proxy-provider'
 backend.add(import('@backstage/plugin-catalog-backend'));
 // Published API products of the portal as API entities (full sync + the portal's events).
 backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
+// The MCP broker's servers as API entities of type mcp-server (contract mcp-access §2).
+backend.add(import('@devportal/plugin-catalog-backend-module-mcp-broker'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
 // RBAC as published reads each plugin's permission metadata once at start: it starts only once

@@ -11,6 +11,7 @@ import { CREDENTIAL_HEADERS } from './identity/BackendCredentialProvider';
 import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
 import { readCredentialProfiles, type CredentialProfile } from './identity/credentialProfiles';
 import type { ServerSource } from './identity/serverIdentity';
+import { normalizeOwnerRef } from './entityRef';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type { ServerSource } from './identity/serverIdentity';
@@ -42,6 +43,11 @@ export interface BrokerServerConfig {
    * Only an admin's config sets it: a Kubernetes registration gets the default.
    */
   readonly pinning?: PinningMode;
+  /**
+   * The server's owner, a normalised group or user entity ref (contract mcp-access §2.4): from
+   * `servers[].owner`; absent when none is named (the catalog then uses its default owner).
+   */
+  readonly owner?: string;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -220,6 +226,7 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
   if (pinning !== undefined && !isPinningMode(pinning)) {
     throw new InputError(`Invalid ${at}.pinning "${pinning}": use ${PINNING_MODES.join(', ')}`);
   }
+  const owner = readOwner(entry, at);
   return {
     name,
     url: url.toString(),
@@ -229,7 +236,21 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     ...(auth.mode === 'broker' ? {} : { auth }),
     ...(nonCredentialHeaders === undefined ? {} : { nonCredentialHeaders }),
     ...(pinning === undefined ? {} : { pinning }),
+    ...(owner === undefined ? {} : { owner }),
   };
+}
+
+/** `servers[].owner`: a group or user entity ref; anything else fails start-up naming the key. */
+function readOwner(entry: Config, at: string): string | undefined {
+  const value = entry.getOptionalString('owner');
+  if (value === undefined) return undefined;
+  const owner = normalizeOwnerRef(value);
+  if (owner === undefined) {
+    throw new InputError(
+      `Invalid ${at}.owner "${value.slice(0, 100)}": use a group or user entity ref such as group:default/payments-team`,
+    );
+  }
+  return owner;
 }
 
 /**

@@ -36,6 +36,10 @@ import { toolPinNotifier } from './pinning/toolPinNotifier';
 import { readToolPinningConfig } from './toolPinningConfig';
 import { createPinsRouter } from './router/pinsRouter';
 import { notificationService } from '@backstage/plugin-notifications-node';
+import { eventsServiceRef } from '@backstage/plugin-events-node';
+import { describeServers } from './broker/serverDescriptions';
+import { ServerChangePublisher } from './broker/ServerChangePublisher';
+import { createServersRouter } from './router/serversRouter';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -63,6 +67,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         userInfo: coreServices.userInfo,
         auth: coreServices.auth,
         notifications: notificationService,
+        events: eventsServiceRef,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
@@ -169,11 +174,20 @@ export const mcpBrokerPlugin = createBackendPlugin({
           broker,
           discovery: deps.discovery,
         });
+        // Server changes on the events topic `mcp-broker`, for the catalog module (contract §2.7).
+        const serverChanges = ServerChangePublisher.create({
+          events: deps.events,
+          logger,
+          describe: () => describeServers(broker),
+        });
+        broker.onCatalogRebuilt(() => serverChanges.check());
+        serverChanges.check();
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
         telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
+          serverChanges.close();
           await discovery.stop();
           await broker.close();
           rateLimits?.close();
@@ -219,6 +233,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
             refusedRegistrations: () => discovery.refusedRegistrations(),
           }),
         );
+        // The server descriptions the catalog module reads (contract §2.6).
+        httpRouter.use(createServersRouter({ broker, httpAuth, permissions: deps.permissions }));
         httpRouter.use(
           createPinsRouter({
             httpAuth,

@@ -8,3 +8,6 @@ export * from './permissions';
 export * from './resourceRefs';
 export * from './catalog';
 export * from './toolChanges';
+export * from './servers';
+export * from './events';
+export * from './McpBrokerClient';

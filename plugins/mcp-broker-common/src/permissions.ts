@@ -93,6 +93,18 @@ export const mcpBrokerToolApprovePermission = createPermission({
 });
 
 /**
+ * Read every server's description (`GET /api/mcp-broker/servers`, contract mcp-access §2.6):
+ * owner, source and tool/prompt/resource definitions, unfiltered by the use permissions. The
+ * catalog module reads it with its service token.
+ *
+ * @public
+ */
+export const mcpBrokerServerReadPermission = createPermission({
+  name: 'mcp-broker.server.read',
+  attributes: { action: 'read' },
+});
+
+/**
  * Every `mcp-broker.*` permission, in the order the spec lists them.
  *
  * @public
@@ -104,4 +116,5 @@ export const mcpBrokerPermissions = [
   mcpBrokerResourceReadPermission,
   mcpBrokerStatusReadPermission,
   mcpBrokerToolApprovePermission,
+  mcpBrokerServerReadPermission,
 ];

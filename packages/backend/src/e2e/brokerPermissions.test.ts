@@ -142,6 +142,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
     expect(metadata.permissions.map((p: { name: string }) => p.name).sort()).toEqual([
       'mcp-broker.prompt.use',
       'mcp-broker.resource.read',
+      'mcp-broker.server.read',
       'mcp-broker.session.create',
       'mcp-broker.status.read',
       'mcp-broker.tool.approve',

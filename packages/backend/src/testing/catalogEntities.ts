@@ -1,5 +1,5 @@
 /*
- * Reads API entities of the portal's catalog module from the real catalog
+ * Reads API entities of the catalog modules (portal products, MCP broker servers) from the real catalog
  * (`/api/catalog/entities/by-query`), for end-to-end tests of what the module publishes.
  */
 import type { BackendProcess } from './startBackendProcess';
@@ -32,8 +32,34 @@ export async function apiEntityOfProduct(
   token: string,
   product: { namespace: string; name: string },
 ): Promise<CatalogEntity | undefined> {
+  return apiEntityAnnotated(
+    backend,
+    token,
+    API_PRODUCT_ANNOTATION,
+    `${product.namespace}/${product.name}`,
+  );
+}
+
+/**
+ * The catalog's API entity of the MCP broker's server `name` (published by the
+ * catalog-backend-module-mcp-broker), or undefined when there is none.
+ */
+export async function apiEntityOfMcpServer(
+  backend: BackendProcess,
+  token: string,
+  name: string,
+): Promise<CatalogEntity | undefined> {
+  return apiEntityAnnotated(backend, token, 'mcp.devportal.io/server', name);
+}
+
+async function apiEntityAnnotated(
+  backend: BackendProcess,
+  token: string,
+  annotation: string,
+  value: string,
+): Promise<CatalogEntity | undefined> {
   const query = new URLSearchParams({
-    filter: `kind=API,metadata.annotations.${API_PRODUCT_ANNOTATION}=${product.namespace}/${product.name}`,
+    filter: `kind=API,metadata.annotations.${annotation}=${value}`,
   });
   const response = await fetch(`${backend.baseUrl}/api/catalog/entities/by-query?${query}`, {
     headers: { Authorization: `Bearer ${token}` },

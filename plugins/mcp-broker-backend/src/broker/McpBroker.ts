@@ -112,6 +112,7 @@ export class McpBroker {
   private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
   private drained: Promise<void> | undefined;
+  private readonly rebuildListeners = new Set<() => void>();
 
   private constructor(private readonly options: McpBrokerOptions) {
     this.sessions = new ClientSessionRegistry({
@@ -225,6 +226,15 @@ export class McpBroker {
       }
     }
     return hints;
+  }
+
+  /**
+   * Calls `listener` after every rebuild of the catalog (the server set changed or a server
+   * re-listed); returns the function that removes it. A listener must not throw.
+   */
+  onCatalogRebuilt(listener: () => void): () => void {
+    this.rebuildListeners.add(listener);
+    return () => this.rebuildListeners.delete(listener);
   }
 
   /** The configured backend by name. */
@@ -449,6 +459,7 @@ export class McpBroker {
       },
     );
     this.warnAboutRejectedTools(previous);
+    for (const listener of this.rebuildListeners) listener();
     if (this.pendingChange) {
       for (const [kind, servers] of eventKinds) {
         const announced = this.pendingChange.eventKinds.get(kind) ?? new Set<string>();

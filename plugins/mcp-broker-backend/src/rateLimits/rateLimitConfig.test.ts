@@ -1,5 +1,6 @@
 import { ConfigReader } from '@backstage/config';
-import { normalizeEntityRef, readRateLimitConfig } from './rateLimitConfig';
+import { normalizeEntityRef } from '../entityRef';
+import { readRateLimitConfig } from './rateLimitConfig';
 
 const read = (rateLimits: unknown) =>
   readRateLimitConfig(new ConfigReader({ mcpBroker: { rateLimits } } as never));

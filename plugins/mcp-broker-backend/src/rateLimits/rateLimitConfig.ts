@@ -25,6 +25,7 @@ import { createHash } from 'node:crypto';
 import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { readOptionalDurationMs } from '../config';
+import { normalizeEntityRef } from '../entityRef';
 
 /** Who an entry is for. */
 export type RateLimitSubject =
@@ -72,21 +73,6 @@ export interface RateLimitConfig {
 export const MIN_RATE_LIMIT_WINDOW_MS = 1000;
 
 const SERVER_NAME = /^[a-z0-9-]+$/;
-/** `kind:namespace/name`, `kind:name`, `namespace/name` or `name`. */
-const ENTITY_REF = /^(?:([a-z0-9-]+):)?(?:([^:/\s]+)\/)?([^:/\s]+)$/i;
-
-/**
- * The entity ref `value` names, as `kind:namespace/name` in lower case (Backstage compares refs
- * without case), with `defaultKind` and the `default` namespace filled in; undefined when it is
- * not one or its kind is another.
- */
-export function normalizeEntityRef(value: string, defaultKind: string): string | undefined {
-  const match = ENTITY_REF.exec(value.trim());
-  if (!match) return undefined;
-  const [, kind = defaultKind, namespace = 'default', name] = match;
-  if (kind.toLowerCase() !== defaultKind) return undefined;
-  return `${defaultKind}:${namespace}/${name}`.toLowerCase();
-}
 
 function readSubject(entry: Config, at: string): RateLimitSubject {
   const user = entry.getOptionalString('user');

@@ -12,6 +12,7 @@ import {
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
 import type { Request, Response } from 'express';
+import { recordField as record, textField as text } from '../broker/itemFields';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 
@@ -27,13 +28,6 @@ export function catalogHandler(deps: PrincipalAccessDeps) {
     res.json(catalogByServer(access.catalog));
   };
 }
-
-const text = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : undefined;
-const record = (value: unknown): Record<string, unknown> | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 
 /** Groups a principal's permitted lists by the server that serves each item (first-seen order). */
 export function catalogByServer(catalog: PermittedCatalog): McpBrokerCatalog {
