@@ -288,6 +288,51 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     expect(service.status).toBe(403);
   });
 
+  it('filters keys by product, product owner and requester, and products by owner; a .own caller is only narrowed', async () => {
+    const portal = await startPortal();
+    await portal.product('team-api', TEAM_A, BOB);
+    await portal.product('carol-api');
+    const aliceTeam = await portal.keyRequest('team-api', ALICE);
+    const aliceOwn = await portal.keyRequest('carol-api', ALICE);
+    const carolTeam = await portal.keyRequest('team-api', CAROL);
+    const names = async (path: string, user: string) => {
+      const response = await portal.api.get(path, user);
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      return response.body.items.map((item: { metadata: { name: string } }) => item.metadata.name);
+    };
+    const team = encodeURIComponent(TEAM_A);
+    // carol (read.all): every filter on every key.
+    expect((await names(`/requests?owner=${team}`, CAROL)).sort()).toEqual(
+      [aliceTeam, carolTeam].sort(),
+    );
+    expect((await names(`/requests?requester=${ALICE}`, CAROL)).sort()).toEqual(
+      [aliceTeam, aliceOwn].sort(),
+    );
+    expect(await names('/requests?namespace=toystore&product=carol-api', CAROL)).toEqual([
+      aliceOwn,
+    ]);
+    expect(
+      await names(`/requests?owner=${team}&requester=${CAROL}&status=Pending`, CAROL),
+    ).toEqual([carolTeam]);
+    // bob (read.own, team-a owns team-api): his products' keys; another owner adds nothing.
+    expect((await names(`/requests?owner=${team},${BOB}`, BOB)).sort()).toEqual(
+      [aliceTeam, carolTeam].sort(),
+    );
+    expect(await names(`/requests?owner=${CAROL}`, BOB)).toEqual([]);
+    // alice (read.own): her own requests only, whoever owns the product.
+    expect(await names(`/requests?owner=${team}`, ALICE)).toEqual([aliceTeam]);
+    // Products by owner.
+    expect(await names(`/apiproducts?owner=${team}`, ALICE)).toEqual(['team-api']);
+    expect((await names(`/apiproducts?owner=${CAROL},${team}`, ALICE)).sort()).toEqual([
+      'carol-api',
+      'team-api',
+    ]);
+    expect(await names(`/apiproducts?owner=${ALICE}`, ALICE)).toEqual([]);
+    const unnamed = await portal.api.get('/requests?product=team-api', CAROL);
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.error.message).toContain('product needs namespace');
+  });
+
   describe('pagination (spec §9)', () => {
     const LIST_ROUTES = [
       '/apiproducts',

@@ -28,6 +28,7 @@ import type {
   NamespaceListQuery,
   ObjectRef,
   PageQuery,
+  ProductListQuery,
   ReadOnlyObject,
   RequestListQuery,
   ReviewRequest,
@@ -84,12 +85,12 @@ export class PortalClient {
     this.#options = options;
   }
 
-  listApiProducts(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
+  listApiProducts(query: ProductListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
     return this.#call('listApiProducts', { query });
   }
   /** Every page of {@link PortalClient.listApiProducts}. */
   listApiProductsPages(
-    query: NamespaceListQuery = {},
+    query: ProductListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ApiProduct>> {
     return this.#pages('listApiProducts', query, options);

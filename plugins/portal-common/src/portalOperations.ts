@@ -20,6 +20,7 @@ import {
   createApiKeyRequestSchema,
   createApiProductSchema,
   namespaceQuerySchema,
+  productListQuerySchema,
   requestListQuerySchema,
   reviewSchema,
   updateApiKeyRequestSchema,
@@ -61,7 +62,7 @@ export const portalOperations = {
   listApiProducts: {
     method: 'get',
     path: '/apiproducts',
-    query: namespaceQuerySchema as typeof namespaceQuerySchema,
+    query: productListQuerySchema as typeof productListQuerySchema,
     status: 200,
     response: apiProductListSchema as typeof apiProductListSchema,
   },

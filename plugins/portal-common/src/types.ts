@@ -14,6 +14,7 @@ import type {
   createApiProductSchema,
   namespaceQuerySchema,
   objectRefSchema,
+  productListQuerySchema,
   requestListQuerySchema,
   reviewSchema,
   updateApiKeyRequestSchema,
@@ -149,6 +150,9 @@ export type PageQuery = Pick<z.output<typeof namespaceQuerySchema>, 'limit' | 'c
 
 /** Filter of `GET /requests`. @public */
 export type RequestListQuery = Omit<z.output<typeof requestListQuerySchema>, keyof PageQuery>;
+
+/** Filter of `GET /apiproducts`. @public */
+export type ProductListQuery = Omit<z.output<typeof productListQuerySchema>, keyof PageQuery>;
 
 /** Filter of the lists that filter by namespace only. @public */
 export type NamespaceListQuery = Omit<z.output<typeof namespaceQuerySchema>, keyof PageQuery>;
