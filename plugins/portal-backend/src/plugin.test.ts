@@ -295,9 +295,9 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     const aliceTeam = await portal.keyRequest('team-api', ALICE);
     const aliceOwn = await portal.keyRequest('carol-api', ALICE);
     const carolTeam = await portal.keyRequest('team-api', CAROL);
-    const names = async (path: string, user: string) => {
-      const response = await portal.api.get(path, user);
-      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+    const names = async (route: string, user: string) => {
+      const response = await portal.api.get(route, user);
+      expect({ route, status: response.status }).toEqual({ route, status: 200 });
       return response.body.items.map((item: { metadata: { name: string } }) => item.metadata.name);
     };
     const team = encodeURIComponent(TEAM_A);
@@ -311,9 +311,9 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     expect(await names('/requests?namespace=toystore&product=carol-api', CAROL)).toEqual([
       aliceOwn,
     ]);
-    expect(
-      await names(`/requests?owner=${team}&requester=${CAROL}&status=Pending`, CAROL),
-    ).toEqual([carolTeam]);
+    expect(await names(`/requests?owner=${team}&requester=${CAROL}&status=Pending`, CAROL)).toEqual(
+      [carolTeam],
+    );
     // bob (read.own, team-a owns team-api): his products' keys; another owner adds nothing.
     expect((await names(`/requests?owner=${team},${BOB}`, BOB)).sort()).toEqual(
       [aliceTeam, carolTeam].sort(),

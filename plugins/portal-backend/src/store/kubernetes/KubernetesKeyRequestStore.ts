@@ -223,8 +223,7 @@ export class KubernetesKeyRequestStore {
       }
       productTerm = productSelector;
       matches = k =>
-        terms.matches(k) &&
-        owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`);
+        terms.matches(k) && owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`);
     }
     return {
       namespaces,
