@@ -7,13 +7,11 @@
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
   Badge,
+  Box,
   Card,
   CardBody,
   CardHeader,
-  CellText,
   Flex,
-  List,
-  ListRow,
   Table,
   Text,
   type ColumnConfig,
@@ -28,7 +26,9 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { formatDateTime } from '../shared/format';
+import { MarkdownText } from '../shared/MarkdownText';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
+import { TextCell } from '../shared/TextCell';
 
 /** Short labels for the MCP tool annotations a person cares about. */
 export function annotationLabels(annotations: Record<string, unknown> | undefined): string[] {
@@ -45,10 +45,18 @@ export function annotationLabels(annotations: Record<string, unknown> | undefine
 export function McpToolsPage() {
   const session = useDecision(mcpBrokerSessionCreatePermission);
   const status = useDecision(mcpBrokerStatusReadPermission);
-  if (session.loading) return <LoadingState what="MCP tools" />;
+  if (session.loading) {
+    return (
+      <Box px="5" py="4">
+        <LoadingState what="MCP tools" />
+      </Box>
+    );
+  }
   if (!session.allowed) {
     return (
-      <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+      <Box px="5" py="4">
+        <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+      </Box>
     );
   }
   return (
@@ -126,8 +134,62 @@ function ServerCatalog() {
   );
 }
 
+/** One tool, prompt or resource of a server's catalog. */
+interface CatalogEntry {
+  id: string;
+  /** What a client calls it by (shown as code). */
+  name: string;
+  title?: string;
+  /** Markdown, from the MCP server. */
+  description?: string;
+  labels?: string[];
+}
+
+/**
+ * A server's tools, prompts or resources as a plain list: each entry with its whole
+ * description, Markdown rendered safely (nothing to select or act on, so no grid).
+ */
+function CatalogList(props: { label: string; entries: CatalogEntry[] }) {
+  return (
+    <ul aria-label={props.label} style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+      {props.entries.map(entry => (
+        <li key={entry.id} style={{ borderTop: '1px solid var(--bui-border-1)', padding: '8px 0' }}>
+          <Flex direction="column" gap="1">
+            <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
+              <code style={{ overflowWrap: 'anywhere' }}>{entry.name}</code>
+              {entry.title !== undefined && <Text weight="bold">{entry.title}</Text>}
+              {(entry.labels ?? []).map(label => (
+                <Badge key={label} size="small">
+                  {label}
+                </Badge>
+              ))}
+            </Flex>
+            {entry.description !== undefined && entry.description !== '' && (
+              <MarkdownText text={entry.description} />
+            )}
+          </Flex>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function ServerCard(props: { server: McpServerCatalog }) {
   const { server } = props;
+  const resources: CatalogEntry[] = [
+    ...server.resources.map(r => ({
+      id: r.uri,
+      name: r.uri,
+      title: r.name,
+      description: r.description,
+    })),
+    ...server.resourceTemplates.map(t => ({
+      id: t.uriTemplate,
+      name: t.uriTemplate,
+      title: t.name,
+      description: t.description,
+    })),
+  ];
   return (
     <Card>
       <CardHeader>
@@ -143,73 +205,38 @@ function ServerCard(props: { server: McpServerCatalog }) {
           {server.tools.length === 0 ? (
             <Text color="secondary">None you may use.</Text>
           ) : (
-            <List aria-label={`Tools of ${server.server}`}>
-              {server.tools.map(tool => (
-                <ListRow
-                  key={tool.name}
-                  id={tool.name}
-                  textValue={tool.name}
-                  description={[tool.title, tool.description].filter(Boolean).join(' — ')}
-                >
-                  <Flex gap="2" align="center">
-                    <code>{tool.name}</code>
-                    {annotationLabels(tool.annotations).map(label => (
-                      <Badge key={label} size="small">
-                        {label}
-                      </Badge>
-                    ))}
-                  </Flex>
-                </ListRow>
-              ))}
-            </List>
+            <CatalogList
+              label={`Tools of ${server.server}`}
+              entries={server.tools.map(tool => ({
+                id: tool.name,
+                name: tool.name,
+                title: tool.title,
+                description: tool.description,
+                labels: annotationLabels(tool.annotations),
+              }))}
+            />
           )}
           {server.prompts.length > 0 && (
             <>
               <Text as="h3" weight="bold">
                 Prompts ({server.prompts.length})
               </Text>
-              <List aria-label={`Prompts of ${server.server}`}>
-                {server.prompts.map(prompt => (
-                  <ListRow
-                    key={prompt.name}
-                    id={prompt.name}
-                    textValue={prompt.name}
-                    description={prompt.description}
-                  >
-                    <code>{prompt.name}</code>
-                  </ListRow>
-                ))}
-              </List>
+              <CatalogList
+                label={`Prompts of ${server.server}`}
+                entries={server.prompts.map(prompt => ({
+                  id: prompt.name,
+                  name: prompt.name,
+                  description: prompt.description,
+                }))}
+              />
             </>
           )}
-          {server.resources.length + server.resourceTemplates.length > 0 && (
+          {resources.length > 0 && (
             <>
               <Text as="h3" weight="bold">
-                Resources ({server.resources.length + server.resourceTemplates.length})
+                Resources ({resources.length})
               </Text>
-              <List aria-label={`Resources of ${server.server}`}>
-                {[
-                  ...server.resources.map(r => ({
-                    id: r.uri,
-                    name: r.name,
-                    description: r.description,
-                  })),
-                  ...server.resourceTemplates.map(t => ({
-                    id: t.uriTemplate,
-                    name: t.name,
-                    description: t.description,
-                  })),
-                ].map(resource => (
-                  <ListRow
-                    key={resource.id}
-                    id={resource.id}
-                    textValue={resource.id}
-                    description={[resource.name, resource.description].filter(Boolean).join(' — ')}
-                  >
-                    <code>{resource.id}</code>
-                  </ListRow>
-                ))}
-              </List>
+              <CatalogList label={`Resources of ${server.server}`} entries={resources} />
             </>
           )}
         </Flex>
@@ -228,13 +255,13 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
     id: 'name',
     label: 'Server',
     isRowHeader: true,
-    cell: ({ backend }) => <CellText title={backend.name} description={backend.url} />,
+    cell: ({ backend }) => <TextCell title={backend.name} description={backend.url} />,
   },
   {
     id: 'state',
     label: 'State',
     cell: ({ backend }) => (
-      <CellText
+      <TextCell
         title={backend.state}
         description={
           backend.nextRetryAt ? `Next attempt ${formatDateTime(backend.nextRetryAt)}` : undefined
@@ -246,7 +273,7 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
     id: 'era',
     label: 'Protocol',
     cell: ({ backend }) => (
-      <CellText
+      <TextCell
         title={backend.era === undefined ? 'not detected yet' : backend.era}
         description={backend.protocolVersion}
       />
@@ -255,7 +282,7 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
   {
     id: 'error',
     label: 'Last error',
-    cell: ({ backend }) => <CellText title={backend.lastError ?? '—'} />,
+    cell: ({ backend }) => <TextCell title={backend.lastError ?? '—'} />,
   },
 ];
 
