@@ -12,6 +12,7 @@ import {
   portalApiKeyApprovePermission,
   portalApiKeyReadAllPermission,
 } from '@devportal/plugin-portal-common';
+import { useLocation } from 'react-router-dom';
 import { portalApiRef } from '../apis/PortalApi';
 import { useAsyncData } from './useAsyncData';
 import { useOwnership } from './useOwnership';
@@ -26,11 +27,13 @@ export function useReviewerRole(): ReviewerRole | undefined {
   const approveAny = useDecision(portalApiKeyApprovePermission);
   const readAll = useDecision(portalApiKeyReadAllPermission);
   const ownership = useOwnership();
+  // Asked again on every navigation: a person who just created their first product owns one.
+  const { pathname } = useLocation();
   const owned = useAsyncData(async () => {
     if (ownership === undefined) return undefined;
     const page = await portal.listApiProducts({ owner: [...ownership.refs].join(','), limit: 1 });
     return page.items.length > 0;
-  }, [portal, ownership]);
+  }, [portal, ownership, pathname]);
   if (approveAny.allowed || readAll.allowed) return 'admin';
   if (approveAny.loading || readAll.loading) return undefined;
   // A failed answer offers the pages rather than hiding them: they show the server's message.
