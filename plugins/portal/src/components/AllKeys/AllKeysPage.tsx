@@ -7,15 +7,7 @@
  * server lets only the requester or an admin delete a key.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import {
-  Button,
-  ButtonLink,
-  Cell,
-  Flex,
-  Select,
-  TextField,
-  type ColumnConfig,
-} from '@backstage/ui';
+import { Button, Cell, Flex, Select, TextField, type ColumnConfig } from '@backstage/ui';
 import {
   portalApiKeyDeleteAllPermission,
   portalApiKeyReadAllPermission,
@@ -35,6 +27,7 @@ import { DeleteKeyDialog } from '../shared/DeleteKeyDialog';
 import { formatDateTime, shortEntityRef } from '../shared/format';
 import { keyPhaseColumn, keyReviewText, keyRowOf, type KeyRow } from '../shared/keyColumns';
 import { PagedTable } from '../shared/PagedTable';
+import { NothingToReview } from '../Reviewer/NothingToReview';
 import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { EMPTY_KEY_LIST_FILTER, keyListQuery, type KeyListFilter } from './keyListFilter';
@@ -51,7 +44,6 @@ export function AllKeysPage() {
   const read = useScopedDecision(portalApiKeyReadOwnPermission, portalApiKeyReadAllPermission);
   const role = useReviewerRole();
   const ownership = useOwnership();
-  const paths = usePortalPaths();
   const ownerRefs = useMemo(
     () => (ownership === undefined ? undefined : [...ownership.refs]),
     [ownership],
@@ -64,14 +56,9 @@ export function AllKeysPage() {
   }
   if (!read.all && role === 'none') {
     return (
-      <EmptyState
+      <NothingToReview
         title="No keys for you to oversee"
         description="This page lists the keys of the API products you own, and every key for portal admins. You own no API product; your own keys are on My keys."
-        action={
-          <ButtonLink href={paths.keys} variant="secondary">
-            Go to My keys
-          </ButtonLink>
-        }
       />
     );
   }

@@ -11,7 +11,6 @@ import { permissionApiRef } from '@backstage/plugin-permission-react';
 import {
   Alert,
   Button,
-  ButtonLink,
   Flex,
   List,
   ListRow,
@@ -35,10 +34,10 @@ import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
 import { useScopedDecision } from '../../hooks/usePermissions';
 import { useReviewerRole } from '../../hooks/useReviewerRole';
-import { usePortalPaths } from '../PortalPage/portalPaths';
 import { ErrorAlert } from '../shared/ErrorAlert';
 import { formatDateTime, refText, shortEntityRef } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
+import { NothingToReview } from '../Reviewer/NothingToReview';
 import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestFields';
 import { TextCell } from '../shared/TextCell';
@@ -66,21 +65,15 @@ type Outcome = { decision: 'approve' | 'reject'; results: BulkReviewResult[] };
 export function ApprovalsPage() {
   const read = useScopedDecision(portalApiKeyReadOwnPermission, portalApiKeyReadAllPermission);
   const role = useReviewerRole();
-  const paths = usePortalPaths();
   if (read.loading || role === undefined) return <LoadingState what="pending requests" />;
   if (!read.own && !read.all) {
     return <ForbiddenState what="key requests" permission={portalApiKeyReadOwnPermission.name} />;
   }
   if (role === 'none') {
     return (
-      <EmptyState
+      <NothingToReview
         title="Nothing for you to approve"
         description="Key requests appear here for the API products you own. You own none, so there is nothing to decide; your own requests and keys are on My keys."
-        action={
-          <ButtonLink href={paths.keys} variant="secondary">
-            Go to My keys
-          </ButtonLink>
-        }
       />
     );
   }
