@@ -532,7 +532,7 @@ describe('the portal in a real browser (Chromium, development backend and app)',
       await row(keys, state.aliceKey!).waitFor({ state: 'detached' });
       await page.getByRole('button', { name: /Phase/ }).click();
       await page.getByRole('option', { name: 'Approved' }).click();
-      await row(keys, goldKey).getByText('Approved').waitFor();
+      await row(keys, goldKey).getByText('Approved', { exact: true }).waitFor();
       await page.getByRole('textbox', { name: /^Product owner/ }).fill('group:payments-team');
       await row(keys, goldKey).waitFor();
       await check(page, '24-all-keys');
