@@ -34,6 +34,7 @@
  * unless given). Exits 0 when the run completed, whatever the verdicts (they are in the
  * tables); 1 when it could not run.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,6 +118,7 @@ async function main() {
     stoppers.push(() => example.close());
     const probeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'soak-probe-'));
     stoppers.push(async () => fs.rmSync(probeDir, { recursive: true, force: true }));
+    const credentialEncryptionKey = randomBytes(32).toString('base64');
     const config = {
       backend: {
         database: {
@@ -127,6 +129,9 @@ async function main() {
       },
       mcpBroker: {
         sessionStore: 'database',
+        // Required with the database session store: both replicas seal the shared signing and
+        // requestState keys with it, so they get the same one.
+        credentialEncryptionKey,
         servers: [{ name: 'example', url: example.url }],
         // The development config's demonstration limit (example `count`: 20 calls per person
         // per day) is lifted: the soak measures errors and growth under steady traffic, and its

@@ -17,7 +17,7 @@ export interface Config {
         /**
          * The address of a product in the portal's frontend, for the entity's links:
          * `{namespace}` and `{name}` are replaced (URL-encoded). Relative addresses are
-         * resolved against `app.baseUrl`. Default `/portal/apiproducts/{namespace}/{name}`.
+         * resolved against `app.baseUrl`. Default `/portal/products/{namespace}/{name}`.
          */
         productUrlTemplate?: string;
       };

@@ -11,7 +11,11 @@ export interface Config {
     servers?: Array<{
       /** Unique name, `[a-z0-9-]+`; prefixes elicitation ids and, by default, tool names. */
       name: string;
-      /** The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. */
+      /**
+       * The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3101/mcp`. User info in it
+       * (`https://user:secret@host/mcp`) is the broker's own credential (sent as Basic
+       * authorization) and is left out of a person's requests (see `auth`).
+       */
       url: string;
       /** Prefix of this server's tool and prompt names; default `<name>_`, `""` allowed. */
       toolPrefix?: string;
@@ -23,12 +27,26 @@ export interface Config {
        */
       headers?: { [name: string]: string };
       /**
+       * Names of `headers` that are not credentials (e.g. `X-Tenant`): in a person's mode (any
+       * `auth.mode` but `broker`) the only static headers a person's request carries. Each must
+       * be one of `headers`; `Authorization`, `Proxy-Authorization` and `Cookie` cannot be
+       * named. Default none.
+       */
+      nonCredentialHeaders?: string[];
+      /**
+       * How this server's tool definitions are pinned (spec §13): `off`, `warn` (log and audit a
+       * changed tool, serve it) or `enforce` (withhold a changed tool until someone holding
+       * `mcp-broker.tool.approve` approves it). Default: `toolPinning.mode`. Kubernetes
+       * registrations cannot set it: they get `toolPinning.mode`.
+       */
+      pinning?: 'off' | 'warn' | 'enforce';
+      /**
        * Which credential the broker presents on a person's behalf for this server's
        * `tools/call`, `prompts/get`, `resources/read` and `completion/complete`. The event
        * connection and the shared lists always use `headers` (the broker's own credentials).
-       * A person's requests carry `headers` without `Authorization`, `Proxy-Authorization` and
-       * `Cookie` (the broker's own), plus the person's credential. The client's own token never
-       * reaches a server, in any mode.
+       * A person's requests carry the person's credential and only the `headers` named in
+       * `nonCredentialHeaders` — no other static header, and not the URL's user info. The
+       * client's own token never reaches a server, in any mode.
        */
       auth?:
         | {
@@ -90,20 +108,75 @@ export interface Config {
           };
     }>;
     /**
-     * AES-256-GCM key of stored personal credentials (`auth.mode: userCredential`): 32 random
-     * bytes in base64 (`openssl rand -base64 32`), the same on every replica. Required when a
-     * configured server uses `userCredential`. A key that does not open the stored credentials
-     * fails start-up.
+     * AES-256-GCM key that encrypts what the broker keeps secret in its database: stored personal
+     * credentials (`auth.mode: userCredential`) and the broker's own keys (the subject-token
+     * signing keys and the requestState HMAC keys). 32 random bytes in base64
+     * (`openssl rand -base64 32`), the same on every replica. Required when a configured server
+     * or credential profile uses `userCredential`, and with `sessionStore: database` (the replicas share the broker's
+     * keys through the database); without it a single replica keeps its keys in memory. A key
+     * that does not open what is stored fails start-up.
      * @visibility secret
      */
     credentialEncryptionKey?: string;
     /**
-     * Earlier values of `credentialEncryptionKey`, still accepted for reading. To rotate: set the
-     * new key, list the old one here, restart every replica (stored credentials are re-encrypted
-     * with the new key), then remove the old one.
+     * Earlier values of `credentialEncryptionKey`, still accepted for reading. To rotate without
+     * downtime (docs/deployment.md): list the new key here on every replica; then make it
+     * `credentialEncryptionKey` and list the old one here (everything is re-encrypted with the new
+     * key); then remove the old one.
      * @visibility secret
      */
     previousCredentialEncryptionKeys?: string[];
+    /** Pinned tool definitions (spec §13): a backend's changed tool is noticed, and held where asked. */
+    toolPinning?: {
+      /**
+       * The pinning mode of every server that names none (registrations included): `off`,
+       * `warn` or `enforce`. Default `warn`.
+       */
+      mode?: 'off' | 'warn' | 'enforce';
+      /**
+       * How often a replica re-reads the pins of servers with a held change, so an approval on
+       * another replica takes effect here; default 1 second (at least 100 ms).
+       */
+      refreshInterval?: HumanDuration | string;
+      /**
+       * Entity refs (users or groups) sent a Backstage notification when a changed tool is held
+       * for approval. Backstage cannot list who holds a permission, so the approvers are named
+       * here. Default none (the change is still logged and audited).
+       */
+      notify?: string[];
+    };
+    /**
+     * Rotation of the broker's own keys (spec §11.1), shared by every replica through the
+     * database: a new key is published ahead of its use, signs from then on, and old keys keep
+     * verifying until everything they signed has expired, then are removed.
+     */
+    keyRotation?: {
+      /** Age at which a new subject-token signing key is made (token exchange); default 30 days. */
+      signingKeyMaxAge?: HumanDuration | string;
+      /** Age at which a new requestState HMAC key is made; default 30 days. */
+      requestStateKeyMaxAge?: HumanDuration | string;
+      /**
+       * How often every replica re-reads the keys (and the first to notice a due rotation makes
+       * the new key); default 1 minute. A new signing key is published this twice plus the JWKS
+       * cache time (5 minutes) before it signs.
+       */
+      checkInterval?: HumanDuration | string;
+      /**
+       * Clock difference allowed between the broker and whoever verifies its tokens: an old key
+       * stays this much longer than what it signed lives; default 1 minute.
+       */
+      clockSkew?: HumanDuration | string;
+    };
+    /** Who may change stored personal credentials (spec §11.1). */
+    credentials?: {
+      /**
+       * Let service principals (static or JWKS service tokens) store and delete their own
+       * personal credentials with their token (`PUT`/`DELETE /credentials/<server>`). Default
+       * false. People's writes always need their own browser (Backstage's cookie and the
+       * backend's or the app's `Origin`); a user's bearer token never writes, whatever this says.
+       */
+      allowServiceWrites?: boolean;
+    };
     /**
      * How long an elicitation id stays answerable, and how long a 2026-07-28 client's
      * `requestState` is good (its held call is cancelled at the backend after it); default 10
@@ -113,10 +186,10 @@ export interface Config {
     /**
      * HMAC-SHA256 key (at least 32 bytes, e.g. `openssl rand -base64 32`) of the `requestState`
      * the broker gives 2026-07-28 clients with an `input_required` result. Every replica must use
-     * the same key. When absent, with `sessionStore: database` a key generated by the first
-     * replica is kept in the plugin's database and shared; with `sessionStore: memory` each
-     * process makes its own (a state is then good only on the replica that issued it, which also
-     * holds the call it resumes).
+     * the same key. When absent, the broker's rotating requestState keys are used
+     * (`keyRotation`): with `credentialEncryptionKey` kept encrypted in the plugin's database and
+     * shared; without it each process makes its own (a state is then good only on the replica
+     * that issued it, which also holds the call it resumes). A configured secret does not rotate.
      * @visibility secret
      */
     requestStateSecret?: string;
@@ -178,6 +251,15 @@ export interface Config {
      */
     sessionStore?: 'memory' | 'database';
     /**
+     * With `sessionStore: database` on PostgreSQL: whether the replicas wake each other with
+     * `LISTEN/NOTIFY` when they signal a call (a cancellation, an answer, a relayed round), so it
+     * takes effect at once; each replica then holds one more connection to the database
+     * (docs/deployment.md). `false`: they only poll for signals (every 100–250 ms while something
+     * waits), e.g. behind a connection pooler in transaction mode, which cannot `LISTEN`. Default
+     * true; SQLite always polls.
+     */
+    signalNotifications?: boolean;
+    /**
      * Bytes that may queue on one client stream before that client is disconnected as too slow
      * (it stops reading); default 1048576 (1 MiB).
      */
@@ -223,10 +305,15 @@ export interface Config {
      */
     shutdownDrainTimeout?: HumanDuration | string;
     /**
-     * Per-person limits of tool calls (`tools/call`, both protocol eras). A call over a limit is
-     * refused before it reaches its server, with HTTP 429, `Retry-After` and a JSON-RPC error
-     * -32000 whose `data` is `{ reason: "rate-limited", retryAfterMs }`; the refusal is audited
-     * (`mcp-broker.tool-call`, outcome `rate-limited`) and counted (`mcp_broker.rate_limit.refusals`).
+     * Per-person limits of the requests that reach a server on a person's behalf (`tools/call`,
+     * `prompts/get`, `resources/read`, `completion/complete`; both protocol eras; see `methods`).
+     * A request over a limit is refused before it reaches its server, with HTTP 429,
+     * `Retry-After` and a JSON-RPC error -32000 whose `data` is `{ reason: "rate-limited",
+     * retryAfterMs }`; the refusal is audited (`mcp-broker.tool-call`, or `mcp-broker.request`
+     * for the other methods, outcome `rate-limited`) and counted
+     * (`mcp_broker.rate_limit.refusals`). When an entry names a group and the person's groups
+     * cannot be read from Backstage, their requests are refused (fail closed) with HTTP 503,
+     * `Retry-After` and `data: { reason: "limits-unavailable", retryable: true, retryAfterMs }`.
      *
      * Windows are fixed (`per` long, aligned to the clock), so up to twice a limit can pass across
      * the boundary of two windows. With `sessionStore: database` the replicas share each count
@@ -236,9 +323,16 @@ export interface Config {
      * live replicas) meanwhile. With `sessionStore: memory` the count is this process's.
      */
     rateLimits?: {
-      /** Every person's limit over all tool calls together; default none. */
+      /**
+       * The MCP methods counted: some of `tools/call`, `prompts/get`, `resources/read`,
+       * `completion/complete` (the methods that reach a server on a person's behalf; another
+       * name fails start-up). Default all four. An entry with a `tool` glob counts tool calls
+       * only; every other entry counts all these methods together.
+       */
+      methods?: string[];
+      /** Every person's limit over all their requests together; default none. */
       default?: {
-        /** Tool calls allowed per window (a positive integer). */
+        /** Requests allowed per window (a positive integer). */
         calls: number;
         /** The window, e.g. `{ minutes: 1 }` or `'1m'`; at least one second. */
         per: HumanDuration | string;
@@ -251,7 +345,7 @@ export interface Config {
        * is refused when any of its budgets is spent.
        */
       overrides?: Array<{
-        /** The configured server (`servers[].name`) whose tool calls this counts; default all. */
+        /** The configured server (`servers[].name`) whose requests this counts; default all. */
         server?: string;
         /**
          * Glob of the server's own (unprefixed) tool name; `*` matches any run of characters,
@@ -265,7 +359,7 @@ export interface Config {
         user?: string;
         /** A group (entity ref, e.g. `group:default/bots`) whose members this entry is for. */
         group?: string;
-        /** Tool calls allowed per window. */
+        /** Requests (tool calls, with `tool`) allowed per window. */
         calls?: number;
         /** The window; at least one second. */
         per?: HumanDuration | string;
@@ -307,6 +401,65 @@ export interface Config {
       rootWellKnownRoutes?: boolean;
     };
     /**
+     * Credential profiles (spec §11.1): the credential modes an admin offers to Kubernetes
+     * registrations, by name. A registration (written by a namespace's owners) may only name a
+     * profile; the profile decides the mode and all its settings, which namespaces may use it
+     * and, optionally, which server URLs. Config-file `servers` keep `auth` of their own.
+     * Re-read with `servers` when the config changes (every registration is decided again).
+     */
+    credentialProfiles?: {
+      [name: string]: {
+        /** Namespaces whose registrations may use this profile (required, at least one). */
+        namespaces: string[];
+        /**
+         * Server URLs a registration using this profile may have, as patterns: `*` is one host
+         * label or one path segment, `**` any path, e.g. `https://*.tools.example.com/mcp`. For
+         * `backstage` mode without `urls`, only the target plugin's own URL (Backstage's
+         * discovery service) is allowed; with `urls`, only these.
+         */
+        urls?: string[];
+        /** The mode, as `servers[].auth.mode`; `broker` needs no profile. */
+        mode: 'backstage' | 'tokenExchange' | 'userCredential';
+        /** `backstage`: the plugin id of the MCP server, e.g. `mcp-actions`. */
+        targetPluginId?: string;
+        /** `tokenExchange`: the authorization server's token endpoint. */
+        tokenEndpoint?: string;
+        /** `tokenExchange`: the broker's client id there. */
+        clientId?: string;
+        /**
+         * `tokenExchange`: the broker's client secret there (or `clientSecretRef`).
+         * @visibility secret
+         */
+        clientSecret?: string;
+        /**
+         * `tokenExchange`: a Kubernetes Secret with the client secret, read when a registration
+         * is resolved (the broker must be allowed to get it).
+         */
+        clientSecretRef?: {
+          namespace: string;
+          name: string;
+          /** Default `clientSecret`. */
+          key?: string;
+        };
+        /** `tokenExchange`: default `client_secret_basic`. */
+        clientAuthentication?: 'client_secret_basic' | 'client_secret_post';
+        /** `tokenExchange`: RFC 8693 `audience`. */
+        audience?: string;
+        /** `tokenExchange`: RFC 8693 `resource`. */
+        resource?: string;
+        /** `tokenExchange`: space-separated scopes. */
+        scope?: string;
+        /** `tokenExchange`: `aud` of the broker's subject token; default the token endpoint. */
+        subjectTokenAudience?: string;
+        /** `userCredential`: the header that carries it; default `Authorization`. */
+        header?: string;
+        /** `userCredential`: text before the value; default `Bearer ` for `Authorization`. */
+        prefix?: string;
+        /** `userCredential`: what to store, shown on the broker's page. */
+        description?: string;
+      };
+    };
+    /**
      * Kubernetes discovery (optional): MCP servers registered as `mcp.kuadrant.io/v1alpha1`
      * `MCPServerRegistration` resources (the kind Kuadrant's mcp-gateway uses) are watched and
      * added, changed and removed at runtime like `servers` entries. Each becomes a server named
@@ -315,9 +468,11 @@ export interface Config {
      * and `spec.path`, default `/mcp`) or from the annotation `devportal.kuadrant.io/mcp-server-url`;
      * the tool prefix from `spec.toolPrefix` (default `<namespace>-<name>_`); credentials from the
      * Secret in `spec.credentialRef` (key default `token`), sent as `Authorization` (as is when it
-     * starts with a scheme such as `Bearer `, else as a bearer token); the identity mode from
-     * `spec.auth` (as `servers[].auth`, with `clientSecretRef: { name, key }` — a Secret in the
-     * registration's namespace, key default `clientSecret` — in place of `clientSecret`). These
+     * starts with a scheme such as `Bearer `, else as a bearer token). A registration cannot
+     * choose a person's credential itself: it may name one of `credentialProfiles`
+     * (`spec.credentialProfile` or the annotation `devportal.kuadrant.io/credential-profile`);
+     * one with `spec.auth`, an unknown profile, a profile its namespace may not use or a URL
+     * the profile does not allow is refused (log, `/status`, its `Accepted` condition). These
      * settings are read at start-up; the registrations themselves are watched.
      */
     kubernetes?: {

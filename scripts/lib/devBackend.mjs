@@ -91,7 +91,7 @@ export async function untilReady(baseUrl, deadline) {
   });
   // RBAC reads each plugin's permission metadata while it starts and skips, until the next
   // restart, the conditional policies of a plugin that was not up in time (docs/deployment.md,
-  // "Starting"; the development backend's RBAC patch waits up to 60 s for it); bob's approvals
+  // "Starting"; the development backend starts RBAC once those plugins are up); bob's approvals
   // and the MCP users' tools come from those policies.
   await untilDeadline(deadline, "RBAC applying the fixture's conditional policies", async () => {
     const response = await fetch(`${baseUrl}/api/permission/authorize`, {

@@ -143,7 +143,12 @@ export async function createTestBackend({
         auth: { externalAccess: [{ type: 'static', options: { token, subject: 'install-test' } }] },
       },
       portal: { storage: 'database' },
-      mcpBroker: { servers: [], sessionStore: 'database' },
+      mcpBroker: {
+        servers: [],
+        sessionStore: 'database',
+        // Required with the database session store (it seals the broker's shared keys).
+        credentialEncryptionKey: crypto.randomBytes(32).toString('base64'),
+      },
       ...config,
     }),
   );

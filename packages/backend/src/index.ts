@@ -6,14 +6,28 @@
  * the portal's API products as API entities).
  */
 import { createBackend } from '@backstage/backend-defaults';
+import { rootHttpRouterServiceFactory } from '@backstage/backend-defaults/rootHttpRouter';
 import { budgetedDatabaseServiceFactory } from './database/budgetedDatabaseServiceFactory';
 import { PLUGIN_OWN_POOLS } from './database/pluginOwnPools';
+import { retryAfterOnUnavailable } from './http/retryAfterOnUnavailable';
+import { permissionModuleAwaitPlugins } from './rbac/permissionModuleAwaitPlugins';
 
 const backend = createBackend();
 
 // Backstage's database service, plus a warning at start when PostgreSQL's max_connections
 // cannot hold this replica's connection pools (docs/deployment.md, "Database connections").
 backend.add(budgetedDatabaseServiceFactory({ ownPools: PLUGIN_OWN_POOLS }));
+
+// Backstage's root HTTP router, plus `Retry-After` on every 503 that lacks one: Backstage's own
+// refuse a plugin's requests while it stops or starts (docs/deployment.md, "Stopping").
+backend.add(
+  rootHttpRouterServiceFactory({
+    configure({ app, applyDefaults }) {
+      app.use(retryAfterOnUnavailable());
+      applyDefaults();
+    },
+  }),
+);
 
 backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
@@ -23,6 +37,9 @@ backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 // The RBAC plugin *is* the permission backend (plugin id `permission`).
 backend.add(import('@backstage-community/plugin-rbac-backend'));
+// RBAC as published reads each plugin's permission metadata once at start: it starts only once
+// those plugins are up (docs/deployment.md, "Starting").
+backend.add(permissionModuleAwaitPlugins);
 // Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));

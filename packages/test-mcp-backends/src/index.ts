@@ -26,6 +26,7 @@ export type { SupervisedChildProcess, SuperviseChildProcessOptions } from './sup
 export type { ChildServer, ChildServerOptions } from './childServer';
 export type { HandedOverPort } from './handedOverPort';
 export { startTokenExchangeServer } from './tokenExchangeServer';
+export { signedByJwks } from './jwksSignature';
 export type {
   InjectedFailure,
   RecordedExchange,
@@ -33,6 +34,8 @@ export type {
   TokenExchangeServerOptions,
   TrustedIssuer,
 } from './tokenExchangeServer';
+export { startChangingToolServer } from './changingToolServer';
+export type { ChangingToolServer } from './changingToolServer';
 export { startWhoamiServer } from './whoamiServer';
 export type {
   ReceivedCredentials,

@@ -4,7 +4,8 @@
  * capabilities — which an SDK server would normalise or hide.
  *
  * Tools:
- * - `elicit {id, method?, alsoId?}`: sends `elicitation/create` (or `method`:
+ * - `elicit {id, method?, alsoId?, url?}`: sends `elicitation/create` (URL mode with `url`, else
+ *   form mode; or `method`:
  *   `sampling/createMessage`, `roots/list`) with the given raw JSON id token (`"s-1"`, `42`,
  *   `7.5`, …) on the call's stream, waits for the answer (one progress notification per answer
  *   when asked for progress), and returns what came back. With
@@ -109,6 +110,7 @@ const TOOLS = [
         method: { type: 'string' },
         alsoId: { type: 'string' },
         thenWaitForCancel: { type: 'boolean' },
+        url: { type: 'string' },
       },
       required: ['id'],
     },
@@ -356,7 +358,9 @@ export async function startRawMcpBackend(
             .map(
               sentId =>
                 `event: message\ndata: {"jsonrpc":"2.0","id":${sentId},"method":"${method}"` +
-                `,"params":${JSON.stringify(inputRequestParams(method, sentId))}}\n\n`,
+                `,"params":${JSON.stringify(
+                  inputRequestParams(method, sentId, params.arguments?.url),
+                )}}\n\n`,
             )
             .join(''),
         );
@@ -424,8 +428,16 @@ export async function startRawMcpBackend(
 }
 
 /** Params of the server-to-client request the `elicit` tool sends. */
-function inputRequestParams(method: string, sentId: string): Record<string, unknown> {
+function inputRequestParams(method: string, sentId: string, url: unknown): Record<string, unknown> {
   if (method === 'roots/list') return {};
+  if (typeof url === 'string') {
+    return {
+      mode: 'url',
+      url,
+      message: `Open the link for ${sentId}`,
+      elicitationId: `e-${sentId}`,
+    };
+  }
   if (method === 'sampling/createMessage') {
     return {
       messages: [{ role: 'user', content: { type: 'text', text: `Sample for ${sentId}` } }],

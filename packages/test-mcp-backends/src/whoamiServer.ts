@@ -9,21 +9,23 @@
  * prompt `whoami` and the resource `whoami://me` answer with what the request carried (the
  * 2025-11-25 server also has `ask`, which asks the caller a question before it answers):
  *   { principal, credential: 'broker' | 'jwt' | 'api-key', sub, aud, iss, act, scope, jti }
- * Every request's credential headers are recorded (`received`), so a test can assert that the
- * client's own token never arrives.
+ * and a completion of the `whoami` prompt's argument `who` (`completion/complete`) answers with
+ * the principal as its one value.
+ * Every request is recorded (`received`): its credential headers by name, and every header it
+ * carried (`headers`), so a test can assert that the client's own token — or any other header —
+ * never arrives.
  *
  * `era` picks the protocol: `legacy` is an SDK 1.x server with 2025-11-25 sessions, `modern` an
  * SDK v2 stateless 2026-07-28 server (`createMcpHandler`, legacy requests refused).
  */
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CompleteRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { legacySessions } from './legacySessions';
 
 /** Who a request was from, as the server verified it. */
 export interface WhoamiIdentity {
@@ -49,6 +51,11 @@ export interface ReceivedCredentials {
   apiKey?: string;
   /** Cookie header, if any (never expected). */
   cookie?: string;
+  /**
+   * Every header the request carried, names in lower case (as Node reads them; repeated headers
+   * joined with ", ").
+   */
+  headers: Readonly<Record<string, string>>;
 }
 
 /** Options of {@link startWhoamiServer}. */
@@ -111,6 +118,16 @@ function register(
   s.registerPrompt('whoami', { description: 'Who is calling, as a prompt' }, (extra: any) => ({
     messages: [{ role: 'user', content: { type: 'text', text: reportOf(identityOf(extra)) } }],
   }));
+  const complete = async (_request: unknown, extra: any) => ({
+    completion: { values: [identityOf(extra)?.principal ?? 'nobody'], total: 1, hasMore: false },
+  });
+  if (server instanceof LegacyMcpServer) {
+    server.server.registerCapabilities({ completions: {} });
+    server.server.setRequestHandler(CompleteRequestSchema, complete);
+  } else {
+    s.server.registerCapabilities({ completions: {} });
+    s.server.setRequestHandler('completion/complete', complete);
+  }
   s.registerResource(
     'me',
     'whoami://me',
@@ -189,6 +206,12 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
         : { authorization: req.headers.authorization }),
       ...(typeof apiKey === 'string' ? { apiKey } : {}),
       ...(req.headers.cookie === undefined ? {} : { cookie: req.headers.cookie }),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [
+          name,
+          Array.isArray(value) ? value.join(', ') : String(value),
+        ]),
+      ),
     });
   };
 
@@ -234,44 +257,13 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
     serve = (req, res, body) => node(req as any, res, body);
     closeEra = () => handler.close();
   } else {
-    const transports = new Map<string, StreamableHTTPServerTransport>();
-    serve = async (req, res, body) => {
-      const sessionId = req.headers['mcp-session-id'];
-      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
-      if (!transport) {
-        if (sessionId !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
-          res.writeHead(sessionId !== undefined ? 404 : 400, {
-            'content-type': 'application/json',
-          });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32000, message: 'Bad Request: no valid session' },
-            }),
-          );
-          return;
-        }
-        const server = new LegacyMcpServer({ name: 'whoami', version: '1.0.0' });
-        register(server, identityOf);
-        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: id => {
-            transports.set(id, created);
-          },
-        });
-        created.onclose = () => {
-          if (created.sessionId !== undefined) transports.delete(created.sessionId);
-        };
-        await server.connect(created);
-        transport = created;
-      }
-      await transport.handleRequest(req as any, res, body);
-    };
-    closeEra = async () => {
-      for (const transport of transports.values()) await transport.close();
-      transports.clear();
-    };
+    const sessions = legacySessions(() => {
+      const server = new LegacyMcpServer({ name: 'whoami', version: '1.0.0' });
+      register(server, identityOf);
+      return { server };
+    });
+    serve = (req, res, body) => sessions.serve(req, res, body);
+    closeEra = () => sessions.close();
   }
 
   const httpServer = http.createServer((req, res) => {

@@ -80,7 +80,7 @@ describe('PortalEntityProvider (stub portal, recording catalog connection)', () 
         fetch: stubFetch,
       }),
       logger,
-      productUrlTemplate: '/portal/apiproducts/{namespace}/{name}',
+      productUrlTemplate: '/portal/products/{namespace}/{name}',
     });
     await provider.connect({
       applyMutation: async mutation => {

@@ -24,7 +24,7 @@ const DEFAULT_SCHEDULE: SchedulerServiceTaskScheduleDefinition = {
 };
 
 /** The default address of a product in the portal's frontend. */
-const DEFAULT_PRODUCT_URL_TEMPLATE = '/portal/apiproducts/{namespace}/{name}';
+const DEFAULT_PRODUCT_URL_TEMPLATE = '/portal/products/{namespace}/{name}';
 
 /**
  * The catalog module that publishes the portal's Published API Products as API entities.

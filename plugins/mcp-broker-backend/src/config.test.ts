@@ -85,6 +85,21 @@ describe('readBrokerConfig', () => {
     });
     expect(config.servers[0].toolPrefix).toBe('');
     expect(config.servers[0].headers).toEqual({ Authorization: 'Bearer x' });
+    expect(config.servers[0].nonCredentialHeaders).toBeUndefined();
+  });
+
+  it('reads the headers an admin marked as not credentials', () => {
+    const config = read({
+      servers: [
+        {
+          name: 'a',
+          url: 'https://a.example/mcp',
+          headers: { Authorization: 'Bearer x', 'X-Tenant': 'acme' },
+          nonCredentialHeaders: ['x-tenant'],
+        },
+      ],
+    });
+    expect(config.servers[0].nonCredentialHeaders).toEqual(['x-tenant']);
   });
 
   it.each([
@@ -105,6 +120,23 @@ describe('readBrokerConfig', () => {
       /mcpBroker\.servers\[0\]\.headers\.Mcp-Session-Id/,
     ],
     [{ servers: [{ url: 'http://x/mcp' }] }, /servers\[0\]\.name/],
+    [
+      {
+        servers: [
+          {
+            name: 'a',
+            url: 'http://x/mcp',
+            headers: { Authorization: 'Bearer x' },
+            nonCredentialHeaders: ['Authorization'],
+          },
+        ],
+      },
+      /mcpBroker\.servers\[0\]\.nonCredentialHeaders: Authorization is a credential/,
+    ],
+    [
+      { servers: [{ name: 'a', url: 'http://x/mcp', nonCredentialHeaders: ['X-Tenant'] }] },
+      /mcpBroker\.servers\[0\]\.nonCredentialHeaders: X-Tenant is not one of the server's headers/,
+    ],
     [{ servers: [], keepAlive: 'soon' }, /mcpBroker\.keepAlive/],
     [
       { servers: [], maxRequestBodyBytes: 0 },

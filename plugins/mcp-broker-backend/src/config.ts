@@ -4,14 +4,16 @@
  * what to fix.
  */
 import { Config, readDurationFromConfig } from '@backstage/config';
+import { isPinningMode, PINNING_MODES, type PinningMode } from './pinning/ToolPins';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
+import { CREDENTIAL_HEADERS } from './identity/BackendCredentialProvider';
 import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/serverAuth';
+import { readCredentialProfiles, type CredentialProfile } from './identity/credentialProfiles';
+import type { ServerSource } from './identity/serverIdentity';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
-export type ServerSource =
-  | { readonly type: 'config' }
-  | { readonly type: 'kubernetes'; readonly namespace: string; readonly name: string };
+export type { ServerSource } from './identity/serverIdentity';
 
 /** One backend MCP server the broker aggregates. */
 export interface BrokerServerConfig {
@@ -30,6 +32,16 @@ export interface BrokerServerConfig {
    * `headers` for everyone). Secret members: never log them.
    */
   readonly auth?: ServerAuth;
+  /**
+   * The `headers` the admin marked as not credentials (e.g. a tenant header): in a person's mode
+   * (spec §11.1) the only static headers their requests carry. Absent: none.
+   */
+  readonly nonCredentialHeaders?: readonly string[];
+  /**
+   * How its tool definitions are pinned (spec §13); absent: `mcpBroker.toolPinning.mode`.
+   * Only an admin's config sets it: a Kubernetes registration gets the default.
+   */
+  readonly pinning?: PinningMode;
 }
 
 /** Host/Origin checks on the client endpoint (DNS rebinding protection). */
@@ -44,6 +56,8 @@ export interface DnsRebindingProtectionConfig {
 /** The broker's whole configuration, with defaults applied. Durations are in milliseconds. */
 export interface BrokerConfig {
   readonly servers: readonly BrokerServerConfig[];
+  /** What Kubernetes registrations may ask for (spec §11.1), by profile name. */
+  readonly credentialProfiles: ReadonlyMap<string, CredentialProfile>;
   readonly elicitationTtlMs: number;
   readonly toolCallTimeoutMs: number;
   readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
@@ -201,6 +215,11 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     headers[key] = value;
   }
   const auth = readServerAuth(entry, at);
+  const nonCredentialHeaders = readNonCredentialHeaders(entry, at, headers);
+  const pinning = entry.getOptionalString('pinning');
+  if (pinning !== undefined && !isPinningMode(pinning)) {
+    throw new InputError(`Invalid ${at}.pinning "${pinning}": use ${PINNING_MODES.join(', ')}`);
+  }
   return {
     name,
     url: url.toString(),
@@ -208,7 +227,37 @@ function readServer(entry: Config, index: number): BrokerServerConfig {
     headers,
     source: { type: 'config' },
     ...(auth.mode === 'broker' ? {} : { auth }),
+    ...(nonCredentialHeaders === undefined ? {} : { nonCredentialHeaders }),
+    ...(pinning === undefined ? {} : { pinning }),
   };
+}
+
+/**
+ * `servers[].nonCredentialHeaders`: names of `headers` that are not credentials. A name that
+ * `headers` does not set (a typo would silently drop the header) or that is a credential by
+ * definition (`Authorization`, `Proxy-Authorization`, `Cookie`) fails start-up.
+ */
+function readNonCredentialHeaders(
+  entry: Config,
+  at: string,
+  headers: Readonly<Record<string, string>>,
+): readonly string[] | undefined {
+  const names = entry.getOptionalStringArray('nonCredentialHeaders');
+  if (names === undefined) return undefined;
+  const set = new Set(Object.keys(headers).map(name => name.toLowerCase()));
+  for (const name of names) {
+    if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
+      throw new InputError(
+        `Invalid ${at}.nonCredentialHeaders: ${name} is a credential; a person's request never carries the broker's`,
+      );
+    }
+    if (!set.has(name.toLowerCase())) {
+      throw new InputError(
+        `Invalid ${at}.nonCredentialHeaders: ${name.slice(0, 100)} is not one of the server's headers`,
+      );
+    }
+  }
+  return names;
 }
 
 function readServerAuth(entry: Config, at: string): ServerAuth {
@@ -310,6 +359,7 @@ export function readBrokerConfig(root: Config): BrokerConfig {
   }
   return {
     servers,
+    credentialProfiles: readCredentialProfiles(broker),
     elicitationTtlMs: duration('elicitationTtl', DEFAULT_ELICITATION_TTL_MS),
     toolCallTimeoutMs: duration('toolCallTimeout', DEFAULT_TOOL_CALL_TIMEOUT_MS),
     reconnect: { initialDelayMs, maxDelayMs },

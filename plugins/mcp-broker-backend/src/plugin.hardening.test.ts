@@ -4,9 +4,11 @@
  * records exactly what reaches it: shutdown with calls in flight, deeply nested input, and bounded
  * sessions. Clients are the official SDK client or raw HTTP where the test is about bytes.
  */
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import type { JsonObject } from '@backstage/types';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -242,12 +244,11 @@ describe('mcpBrokerPlugin hardening (startTestBackend, mocked auth, raw test bac
     afterEach(() => streams.splice(0).forEach(s => s.abort()));
 
     it('keeps only bounded fields of initialize: a 1 MiB clientInfo is stored in a few hundred bytes', async () => {
-      const knex = knexFactory({
-        client: 'better-sqlite3',
-        connection: { filename: ':memory:' },
-        useNullAsDefault: true,
-      });
-      await startBroker({ sessionStore: 'database' }, knex);
+      const knex = memorySqlite();
+      await startBroker(
+        { sessionStore: 'database', credentialEncryptionKey: randomBytes(32).toString('base64') },
+        knex,
+      );
       const huge = 'x'.repeat(1024 * 1024);
       const response = await open('alice', {
         clientInfo: { name: huge, version: 'v'.repeat(300), extra: huge },

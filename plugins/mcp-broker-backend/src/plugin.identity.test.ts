@@ -2,16 +2,21 @@
  * The identity module's start-up at the plugin level (startTestBackend, a real SQLite database
  * through the database service): a userCredential server without an encryption key, and an
  * encryption key that does not open what is stored, fail the plugin's start with a message
- * naming the config key — never a start that presents garbage later. The JWKS of the broker's
- * subject tokens is served without authentication.
+ * naming the config key — never a start that presents garbage later. Without that key the
+ * broker's own keys never reach the database (several replicas, which must share them, refuse to
+ * start). The JWKS of the broker's subject tokens is served without authentication.
  */
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import type { JsonObject } from '@backstage/types';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import request from 'supertest';
 import { mcpBrokerPlugin } from './plugin';
+import { KEY_RING_TABLE } from './store/DatabaseBrokerKeyStore';
+import { migrateBrokerDatabase } from './store/migrations';
 
+const BACKEND = 'http://localhost:7007';
 const keyA = randomBytes(32).toString('base64');
 const keyB = randomBytes(32).toString('base64');
 const keysServer = {
@@ -25,19 +30,18 @@ function startBroker(knex: Knex, mcpBroker: JsonObject) {
     features: [
       mcpBrokerPlugin,
       mockServices.database.factory({ knex }),
-      mockServices.rootConfig.factory({ data: { mcpBroker } }),
+      mockServices.rootConfig.factory({ data: { backend: { baseUrl: BACKEND }, mcpBroker } }),
     ],
   });
 }
 
+// Tests start the backend up to three times: allow for a loaded machine.
+jest.setTimeout(60_000);
+
 describe('the identity module at start-up (startTestBackend, real SQLite)', () => {
   let knex: Knex;
   beforeEach(() => {
-    knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: ':memory:' },
-      useNullAsDefault: true,
-    });
+    knex = memorySqlite();
   });
   afterEach(async () => {
     await knex.destroy();
@@ -47,6 +51,7 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
     const first = await startBroker(knex, { servers: [keysServer], credentialEncryptionKey: keyA });
     const stored = await request(first.server)
       .put('/api/mcp-broker/credentials/keys')
+      .set('Origin', BACKEND) // a cookie write from the broker's page
       .set('Content-Type', 'application/json')
       .send({ value: 'alice-key' });
     expect(stored.status).toBe(200);
@@ -57,7 +62,10 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
       credentialEncryptionKey: keyB,
     }).catch((error: Error) => error);
     expect(wrong).toBeInstanceOf(Error);
-    expect((wrong as Error).message).toContain('mcpBroker.credentialEncryptionKey is wrong');
+    // The broker's own keys are sealed with the same key: they are the first to be opened.
+    expect((wrong as Error).message).toContain(
+      'which is neither mcpBroker.credentialEncryptionKey',
+    );
     expect((wrong as Error).message).not.toContain('alice-key');
 
     const rotated = await startBroker(knex, {
@@ -74,9 +82,38 @@ describe('the identity module at start-up (startTestBackend, real SQLite)', () =
     await expect(startBroker(knex, { servers: [keysServer] })).rejects.toThrow(
       'mcpBroker.credentialEncryptionKey is required: server "keys" uses auth.mode userCredential',
     );
+    // A profile that registrations may name needs it just as much.
+    await expect(
+      startBroker(knex, {
+        credentialProfiles: {
+          'github-keys': { namespaces: ['team-a'], mode: 'userCredential' },
+        },
+      }),
+    ).rejects.toThrow(
+      'mcpBroker.credentialEncryptionKey is required: server "mcpBroker.credentialProfiles.github-keys" uses auth.mode userCredential',
+    );
     await expect(startBroker(knex, { credentialEncryptionKey: 'too-short' })).rejects.toThrow(
       'Invalid mcpBroker.credentialEncryptionKey: must be 32 random bytes in base64',
     );
+  });
+
+  it('needs a key-encryption key to share its keys between replicas, and without one keeps none in the database', async () => {
+    await expect(startBroker(knex, { sessionStore: 'database' })).rejects.toThrow(
+      'mcpBroker.credentialEncryptionKey is required with mcpBroker.sessionStore: database',
+    );
+    // A key an earlier version left in the clear (carried into the ring by the migration).
+    await migrateBrokerDatabase(knex);
+    await knex(KEY_RING_TABLE).insert({
+      purpose: 'request-state',
+      generation: 1,
+      kid: 'request-state',
+      plaintext: randomBytes(32).toString('base64url'),
+      created_at: 1,
+      activates_at: 1,
+    });
+    const backend = await startBroker(knex, {});
+    await backend.stop();
+    expect(await knex(KEY_RING_TABLE).select()).toEqual([]);
   });
 
   it('serves the JWK Set of its subject tokens to anyone, public keys only', async () => {

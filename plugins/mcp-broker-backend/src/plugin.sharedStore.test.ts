@@ -7,9 +7,11 @@
  * On SQLite and PostgreSQL: a client flooding `notifications/cancelled` for calls that run
  * nowhere cannot grow the bus's table past its bound per session.
  */
+import { randomBytes } from 'node:crypto';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
+import { memorySqlite } from './testing/memorySqlite';
 import request from 'supertest';
 import { MAX_PENDING_CANCELLATIONS_PER_SESSION } from './calls/SessionCancellations';
 import { mcpBrokerPlugin } from './plugin';
@@ -19,29 +21,40 @@ import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__
 import { initializeRequest } from './testing/initializeRequest';
 import { waitFor } from './testing/waitFor';
 
-function sqlite(): Knex {
-  return knexFactory({
-    client: 'better-sqlite3',
-    connection: { filename: ':memory:' },
-    useNullAsDefault: true,
+const sqlite = memorySqlite;
+
+const SHARED_KEY = randomBytes(32).toString('base64');
+
+/** A broker plugin instance (a replica) on `knex`: the whole test backend, to stop it. */
+function startBrokerBackend(
+  knex: Knex,
+  sessionStore?: string,
+  servers: Array<{ name: string; url: string }> = [],
+) {
+  return startTestBackend({
+    features: [
+      mcpBrokerPlugin,
+      mockServices.database.factory({ knex }),
+      mockServices.rootConfig.factory({
+        data: {
+          mcpBroker: {
+            servers,
+            // Replicas share the broker's keys, kept in the database sealed with this key.
+            ...(sessionStore && { sessionStore, credentialEncryptionKey: SHARED_KEY }),
+          },
+        },
+      }),
+    ],
   });
 }
 
+/** A replica's HTTP server (stopping it stops the server, not the plugin). */
 async function startBroker(
   knex: Knex,
   sessionStore?: string,
   servers: Array<{ name: string; url: string }> = [],
 ) {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      mockServices.database.factory({ knex }),
-      mockServices.rootConfig.factory({
-        data: { mcpBroker: { servers, ...(sessionStore && { sessionStore }) } },
-      }),
-    ],
-  });
-  return server;
+  return (await startBrokerBackend(knex, sessionStore, servers)).server;
 }
 
 const initialize = initializeRequest({ capabilities: { elicitation: {} } });
@@ -191,6 +204,55 @@ describe('two replicas on one database (two plugin instances, real SQLite, the r
       (await cancellations().select('payload')).map(r => JSON.parse(r.payload).requestKey),
     ).toEqual(expect.arrayContaining(['"c-1"', '"\\"c-1\\""']));
   }, 30_000);
+
+  it('a replica that begins to drain ends its GET streams, lease given up first, while its calls still run', async () => {
+    // A third replica, stopped as a whole (plugin shutdown: the drain), as SIGTERM would.
+    const draining = await startBrokerBackend(knex, 'database', [{ name: 'raw', url: raw.url }]);
+    const c = draining.server;
+    const sessionId = await sessionOn(c);
+    const urlOf = (replica: Server) => {
+      const { port } = replica.address() as { port: number };
+      return `http://127.0.0.1:${port}/api/mcp-broker/mcp`;
+    };
+    const get = (replica: Server) =>
+      fetch(urlOf(replica), {
+        headers: {
+          Accept: 'text/event-stream',
+          'Mcp-Session-Id': sessionId,
+          'Mcp-Protocol-Version': '2025-11-25',
+        },
+      });
+    const stream = await get(c);
+    expect(stream.status).toBe(200);
+    let streamEnded = false;
+    void (async () => {
+      for await (const _chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+        // keep-alives
+      }
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        streamEnded = true;
+      });
+    const refused = await get(b);
+    expect(refused.status).toBe(409);
+    await refused.arrayBuffer();
+
+    const call = await startCall(c, sessionId, 'c-3');
+    let callAnswered = false;
+    void call.response.then(() => {
+      callAnswered = true;
+    });
+    const stopping = draining.stop();
+    await waitFor(() => streamEnded, 'the GET stream on the draining replica to end');
+    // The call still drains there; the session's stream opens on the other replica at once.
+    expect(callAnswered).toBe(false);
+    const reopened = await get(b);
+    expect(reopened.status).toBe(200);
+    await reopened.body?.cancel();
+    await stopping;
+    expect((await call.response).text).toContain('shutting down');
+  }, 60_000);
 
   it('a DELETE of the session on one replica ends its call on the other before any sweep', async () => {
     // The session sweep runs every minute here (sessionIdleTimeout: 1 hour): only the signal

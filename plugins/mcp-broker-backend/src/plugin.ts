@@ -1,7 +1,7 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
 import { McpBroker } from './broker/McpBroker';
-import { createStreamingToolCallHandler } from './calls';
+import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
@@ -12,10 +12,12 @@ import {
 } from './authorization/registerOAuthDiscovery';
 import { createRouter } from './router/createRouter';
 import { SELF_AUTHENTICATED_PATHS } from './router/requirePrincipal';
-import { createSharedStateStores, readSessionStoreKind } from './store';
-import { readRequestStateSecret, resolveRequestStateKey } from './inputRequests/requestStateKey';
+import { createSharedStateStores, readSessionStoreKind, readSignalNotifications } from './store';
+import { readRequestStateSecret } from './inputRequests/requestStateKey';
+import { BrokerKeys } from './identity/BrokerKeys';
+import { readKeyRotationConfig } from './keyRotationConfig';
 import { readRateLimitConfig } from './rateLimits/rateLimitConfig';
-import { ToolCallRateLimits } from './rateLimits/ToolCallRateLimits';
+import { RequestRateLimits } from './rateLimits/RequestRateLimits';
 import { rateLimitStep } from './router/rateLimitStep';
 import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
@@ -23,9 +25,17 @@ import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
+import { profileModes } from './identity/credentialProfiles';
 import { CredentialStep } from './router/credentialStep';
 import { createCredentialsRouter, IDENTITY_AUTH_POLICIES } from './router/credentialsRouter';
+import { readCredentialWritePolicy } from './router/CredentialWriteGuard';
 import { createIdentityStores } from './store/identityStores';
+import { DatabaseToolPinStore } from './store/DatabaseToolPinStore';
+import { ToolPins } from './pinning/ToolPins';
+import { toolPinNotifier } from './pinning/toolPinNotifier';
+import { readToolPinningConfig } from './toolPinningConfig';
+import { createPinsRouter } from './router/pinsRouter';
+import { notificationService } from '@backstage/plugin-notifications-node';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -52,27 +62,44 @@ export const mcpBrokerPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         userInfo: coreServices.userInfo,
         auth: coreServices.auth,
+        notifications: notificationService,
       },
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
         const credentialCipher = readCredentialCipher(config);
-        requireKeyForUserCredentials(brokerConfig.servers, credentialCipher);
-        // Several replicas share sessions and elicitation ids through the database (spec §6).
-        const stores = await createSharedStateStores(readSessionStoreKind(config), database);
-        const { sessionStore, elicitationStore, requestStateNonces } = stores;
-        // The requestState key is shared by every replica (config, else the database).
-        const requestStateKey = await resolveRequestStateKey(
-          readRequestStateSecret(config),
-          stores.requestStateKeys,
+        requireKeyForUserCredentials(
+          [...brokerConfig.servers, ...profileModes(brokerConfig.credentialProfiles)],
+          credentialCipher,
         );
+        // Several replicas share sessions and elicitation ids through the database (spec §6).
+        const sessionStoreKind = readSessionStoreKind(config);
+        const stores = await createSharedStateStores(sessionStoreKind, database, {
+          signalNotifications: readSignalNotifications(config),
+        });
+        const { sessionStore, elicitationStore, requestStateNonces } = stores;
+        const identityStores = await createIdentityStores(database, {
+          keyEncryption: credentialCipher !== undefined,
+          shared: sessionStoreKind === 'database',
+          logger,
+        });
+        // The broker's signing and requestState keys, shared and rotated (spec §11.1); a key
+        // that does not open what is stored fails here.
+        const keys = await BrokerKeys.create({
+          store: identityStores.keys,
+          cipher: credentialCipher,
+          rotation: readKeyRotationConfig(config),
+          elicitationTtlMs: brokerConfig.elicitationTtlMs,
+          requestStateSecret: readRequestStateSecret(config),
+          logger,
+        });
         // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
         // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
         const telemetry = BrokerTelemetry.create();
         const rateLimitConfig = readRateLimitConfig(config);
         const rateLimits =
           rateLimitConfig &&
-          ToolCallRateLimits.create({
+          RequestRateLimits.create({
             config: rateLimitConfig,
             store: stores.quota,
             userInfo: deps.userInfo,
@@ -82,6 +109,19 @@ export const mcpBrokerPlugin = createBackendPlugin({
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
+        const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
+        // Pinned tool definitions (spec §13), in the plugin's database (migrated above).
+        const pinning = readToolPinningConfig(config);
+        let servedServers: () => readonly { name: string }[] = () => [];
+        const toolPins = new ToolPins({
+          store: new DatabaseToolPinStore(await database.getClient()),
+          logger,
+          auditor: deps.auditor,
+          notify: toolPinNotifier(deps.notifications, pinning.notify),
+          defaultMode: pinning.mode,
+          refreshMs: pinning.refreshMs,
+          servers: () => servedServers(),
+        });
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -89,22 +129,28 @@ export const mcpBrokerPlugin = createBackendPlugin({
           sessionStore,
           // list_changed only to clients whose permitted view can have changed.
           listViews: access,
+          toolPins,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
-              requestState: { key: requestStateKey, nonces: requestStateNonces },
+              requestState: { keys: keys.requestState, nonces: requestStateNonces },
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
+              // A backend's URL elicitations: https only (loopback http in development), named
+              // with their server, never the broker's own pages (spec §11.1).
+              urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
+        servedServers = () => broker.serverList();
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
         const identity = await createBrokerIdentity({
           auth: deps.auth,
           logger,
-          stores: await createIdentityStores(database),
+          stores: identityStores,
+          signingKeys: keys.signing,
           cipher: credentialCipher,
-          externalBaseUrl: await deps.discovery.getExternalBaseUrl('mcp-broker'),
+          externalBaseUrl: brokerBaseUrl,
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
           requestTimeoutMs: brokerConfig.requestTimeoutMs,
           servers: { get: name => broker.server(name), list: () => broker.serverList() },
@@ -117,7 +163,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
-        const discovery = startServerDiscovery({ config, logger, broker });
+        const discovery = startServerDiscovery({
+          config,
+          logger,
+          broker,
+          discovery: deps.discovery,
+        });
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
@@ -128,6 +179,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           rateLimits?.close();
           telemetry.close();
           await identity.close();
+          keys.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
@@ -151,17 +203,30 @@ export const mcpBrokerPlugin = createBackendPlugin({
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
+            rateLimitedMethods: rateLimitConfig?.methods,
             credentialStep: new CredentialStep({
               provider: identity.provider,
               httpAuth,
               retryStates: new CredentialRetryStates(
-                requestStateKey,
+                keys.requestState,
                 brokerConfig.elicitationTtlMs,
               ),
             }),
             identityStatusOf: name => {
               const server = broker.server(name);
               return server && identity.provider.statusOf(server);
+            },
+            refusedRegistrations: () => discovery.refusedRegistrations(),
+          }),
+        );
+        httpRouter.use(
+          createPinsRouter({
+            httpAuth,
+            permissions: deps.permissions,
+            pins: toolPins,
+            clientNameOf: (server, tool) => {
+              const entry = broker.server(server);
+              return entry && `${entry.toolPrefix}${tool}`;
             },
           }),
         );
@@ -170,9 +235,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
             httpAuth,
             selfService: identity.selfService,
             issuer: identity.issuer,
-            basePath: new URL(await deps.discovery.getExternalBaseUrl('mcp-broker')).pathname,
+            basePath: new URL(brokerBaseUrl).pathname,
+            pageUrl: identity.pageUrl,
             appUrl: config.getOptionalString('app.baseUrl'),
-            allowedOrigins: brokerConfig.dnsRebindingProtection.allowedOrigins,
+            writePolicy: readCredentialWritePolicy(config),
           }),
         );
         for (const policy of IDENTITY_AUTH_POLICIES) httpRouter.addAuthPolicy(policy);

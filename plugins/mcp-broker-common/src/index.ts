@@ -7,3 +7,4 @@
 export * from './permissions';
 export * from './resourceRefs';
 export * from './catalog';
+export * from './toolChanges';

@@ -1,5 +1,5 @@
 /*
- * The broker's five permissions and three resource types (spec §8), defined once: the
+ * The broker's six permissions and three resource types (spec §8), defined once: the
  * backend registers them, policies (RBAC CSV and conditional files) grant them by name.
  * Resource permissions carry no `action` attribute except `resource.read`: RBAC then shows
  * and matches them with its `use` action.
@@ -82,6 +82,17 @@ export const mcpBrokerStatusReadPermission = createPermission({
 });
 
 /**
+ * Approve or reject a backend's changed tool definition held by pinning (spec §13), and list
+ * the held changes (`/api/mcp-broker/pins`).
+ *
+ * @public
+ */
+export const mcpBrokerToolApprovePermission = createPermission({
+  name: 'mcp-broker.tool.approve',
+  attributes: { action: 'update' },
+});
+
+/**
  * Every `mcp-broker.*` permission, in the order the spec lists them.
  *
  * @public
@@ -92,4 +103,5 @@ export const mcpBrokerPermissions = [
   mcpBrokerPromptUsePermission,
   mcpBrokerResourceReadPermission,
   mcpBrokerStatusReadPermission,
+  mcpBrokerToolApprovePermission,
 ];

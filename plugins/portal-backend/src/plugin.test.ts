@@ -163,6 +163,24 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
 }
 
 describe('portal plugin (mocked auth, permissions and auditor; real SQLite store)', () => {
+  // Found by the fuzzer (packages/backend/src/e2e/fuzzPortalRoutes.test.ts): a path no route
+  // matches fell through to Backstage's root handler, a 404 with an empty body.
+  it("answers a path or method outside its routes with 404 and Backstage's error body", async () => {
+    const portal = await startPortal();
+    for (const answer of [
+      await portal.api.get('/apiproducts/toystore', ALICE),
+      await portal.api.get('/nothing-here', ALICE),
+      await portal.api.post('/apiproducts/toystore/x', ALICE),
+    ]) {
+      expect(answer.status).toBe(404);
+      expect(answer.body).toEqual({
+        error: expect.objectContaining({ name: 'NotFoundError', message: expect.any(String) }),
+        request: expect.anything(),
+        response: { statusCode: 404 },
+      });
+    }
+  });
+
   it('asks .all and .own of a family in one authorize call per request', async () => {
     const portal = await startPortal();
     portal.authorize.mockClear();

@@ -7,12 +7,19 @@
  *   size `backend.database` gives those plugins, and a TypeORM pool for its casbin adapter,
  *   sized by `backend.database.knexConfig.pool.max` (pg's default, 10, when unset);
  * - the events backend (@backstage/plugin-events-backend 0.6, DatabaseEventBusStore) holds one
- *   raw connection outside its pool for `LISTEN`.
+ *   raw connection outside its pool for `LISTEN`;
+ * - the MCP broker (its replica bus, plugins/mcp-broker-backend/src/store/
+ *   PostgresSignalListener.ts) holds one too, with `mcpBroker.sessionStore: database` unless
+ *   `mcpBroker.signalNotifications` is false (counted whenever the broker uses PostgreSQL: the
+ *   budget is what a replica may open).
  */
 import { configuredPoolMax, KNEX_DEFAULT_POOL_MAX } from './connectionBudget';
 import type { OwnPool } from './budgetedDatabaseServiceFactory';
 
-/** The RBAC and events plugins' own connections (counted when their plugin uses PostgreSQL). */
+/**
+ * The RBAC, events and MCP broker plugins' own connections (counted when their plugin uses
+ * PostgreSQL).
+ */
 export const PLUGIN_OWN_POOLS: readonly OwnPool[] = [
   {
     name: "permission (RBAC's own client)",
@@ -30,4 +37,5 @@ export const PLUGIN_OWN_POOLS: readonly OwnPool[] = [
     max: database => database.getOptionalNumber('knexConfig.pool.max') ?? KNEX_DEFAULT_POOL_MAX,
   },
   { name: 'events (LISTEN)', pluginId: 'events', max: () => 1 },
+  { name: 'mcp-broker (LISTEN)', pluginId: 'mcp-broker', max: () => 1 },
 ];

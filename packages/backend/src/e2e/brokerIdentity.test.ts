@@ -8,7 +8,10 @@
  *   through the broker's page, with a credential really stored (and refused when revoked);
  * - `backstage`: Backstage's own MCP server (mcp-actions) in `backstage` mode, behind a recording
  *   front: alice and carol get different answers from the same tool;
- * and, across all of it, no request to any backend carries a client's own token.
+ * and, across all of it, no request to any backend carries a client's own token, and a person's
+ * request carries no credential of the broker's under any header name (each server also has a
+ * broker key under a name of its own, a tenant header marked as not a credential, and `keys` a
+ * URL with user info): only the marked header goes along (spec §11.1).
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -22,10 +25,22 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RecordingProxy, startRecordingProxy } from '../testing/recordingProxy';
-import { brokerStatus, toolCallAuditLines, waitFor } from './brokerTestKit';
+import { brokerStatus, toolCallAuditLines, waitFor, waitForBrokerBackends } from './brokerTestKit';
 import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
 const BROKER_TOKEN = 'broker-own-token';
+/** A broker credential under a header name the broker cannot recognise as one. */
+const BROKER_KEY = 'broker-key-secret';
+/** The URL user info of the `keys` server (the broker's own Basic credential). */
+const BROKER_USERINFO = 'broker:userinfo-secret';
+/** The header every server has that the admin marked as not a credential. */
+const TENANT = { header: 'X-Tenant', value: 'acme' };
+/** The static headers of each server besides its Authorization, and their marking. */
+const EXTRA_STATIC = {
+  headers: { 'X-Broker-Key': BROKER_KEY, [TENANT.header]: TENANT.value },
+  nonCredentialHeaders: [TENANT.header],
+};
+const PERSONAL_METHODS = ['tools/call', 'prompts/get', 'resources/read', 'completion/complete'];
 const URL_ELICITATION = { elicitation: { url: {}, form: {} } };
 
 interface WhoamiReport {
@@ -78,7 +93,10 @@ describe('each person’s own identity at the backends (spec §11)', () => {
       clientSecret: 'exchange-secret',
       audience: 'whoami',
     };
-    const own = { Authorization: `Bearer ${BROKER_TOKEN}` };
+    const own = { Authorization: `Bearer ${BROKER_TOKEN}`, ...EXTRA_STATIC.headers };
+    const marked = { nonCredentialHeaders: EXTRA_STATIC.nonCredentialHeaders };
+    const keysUrl = new URL(keys.url);
+    [keysUrl.username, keysUrl.password] = BROKER_USERINFO.split(':');
     backend = await startBackendProcess({
       config: baseUrl => {
         actionsFront.target = new URL(baseUrl);
@@ -90,24 +108,36 @@ describe('each person’s own identity at the backends (spec §11)', () => {
           mcpBroker: {
             credentialEncryptionKey: randomBytes(32).toString('base64'),
             servers: [
-              { name: 'whoami', url: whoami.url, headers: own, auth: exchange },
-              { name: 'whoami-modern', url: whoamiModern.url, headers: own, auth: exchange },
+              { name: 'whoami', url: whoami.url, headers: own, ...marked, auth: exchange },
+              {
+                name: 'whoami-modern',
+                url: whoamiModern.url,
+                headers: own,
+                ...marked,
+                auth: exchange,
+              },
               {
                 name: 'keys',
-                url: keys.url,
+                url: keysUrl.toString(),
                 headers: own,
+                ...marked,
                 auth: { mode: 'userCredential', header: 'X-Api-Key', description: 'an API key' },
               },
               {
                 name: 'keys-modern',
                 url: keysModern.url,
                 headers: own,
+                ...marked,
                 auth: { mode: 'userCredential' },
               },
               {
                 name: 'backstage',
                 url: `${actionsFront.baseUrl}/api/mcp-actions/v1`,
-                headers: { Authorization: 'Bearer dev-only-static-token-0123456789' },
+                headers: {
+                  Authorization: 'Bearer dev-only-static-token-0123456789',
+                  ...EXTRA_STATIC.headers,
+                },
+                ...marked,
                 auth: { mode: 'backstage', targetPluginId: 'mcp-actions' },
               },
             ],
@@ -115,14 +145,13 @@ describe('each person’s own identity at the backends (spec §11)', () => {
         };
       },
       env: { LOG_LEVEL: 'info' },
+      startTimeoutMs: 150_000,
     });
     for (const user of ['alice', 'carol', 'bob', 'dave']) tokens[user] = await backend.signIn(user);
-    await waitFor(
-      async () =>
-        (await brokerStatus(backend.baseUrl, tokens.carol)).backends.every(
-          b => b.state === 'connected' && b.counts.tools > 0,
-        ),
-      60_000,
+    await waitForBrokerBackends(
+      backend.baseUrl,
+      tokens.carol,
+      b => b.state === 'connected' && b.counts.tools > 0,
       'the broker to list every server',
     );
   }, 180_000);
@@ -215,7 +244,7 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     expect(whoami.received.find(r => r.method === 'tools/list')?.authorization).toBe(
       `Bearer ${BROKER_TOKEN}`,
     );
-  });
+  }, 30_000);
 
   it('presents the person’s credential for prompts/get and resources/read too, also to a 2025-11-25 server', async () => {
     const { client } = await legacyClient('carol');
@@ -377,11 +406,81 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     expect(await signedOut.text()).toContain('Sign in first');
   });
 
+  it('changes a stored credential only from the person’s browser: no token, no missing or foreign Origin', async () => {
+    const url = `${backend.baseUrl}/api/mcp-broker/credentials/keys-modern`;
+    const page = `${backend.baseUrl}/api/mcp-broker/connect/keys-modern`;
+    const json = { 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ value: 'dave-key' });
+    const attempts: Array<[string, RequestInit]> = [
+      // alice's token as her IDE got it: refused for writes, whatever else the request carries.
+      [
+        'PUT',
+        {
+          headers: { Authorization: `Bearer ${tokens.alice}`, Origin: backend.baseUrl, ...json },
+          body,
+        },
+      ],
+      ['DELETE', { headers: { Authorization: `Bearer ${tokens.alice}` } }],
+      // The development static token (a service): refused unless allowServiceWrites is on.
+      [
+        'PUT',
+        { headers: { Authorization: 'Bearer dev-only-static-token-0123456789', ...json }, body },
+      ],
+    ];
+    for (const [method, init] of attempts) {
+      const refused = await fetch(url, { method, ...init });
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).error.message).toBe(
+        `A token cannot change personal credentials (an MCP client holding your token must not swap the credential used on your behalf): store or delete it in your browser at ${page}`,
+      );
+    }
+    const cookie = await signInCookie('dave');
+    const noOrigin = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, ...json },
+      body,
+    });
+    expect(noOrigin.status).toBe(403);
+    expect((await noOrigin.json()).error.message).toContain('this request has none');
+    const foreign = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, Origin: 'http://localhost:1', ...json },
+      body,
+    });
+    expect(foreign.status).toBe(403);
+    // Nothing was stored by any of them.
+    const listed = await fetch(`${backend.baseUrl}/api/mcp-broker/credentials`, {
+      headers: { Authorization: `Bearer ${tokens.dave}` },
+    });
+    expect(listed.status).toBe(200);
+    expect((await listed.json()).items).toContainEqual({
+      server: 'keys-modern',
+      stored: false,
+      inUse: true,
+    });
+    // The app's origin ("My connections") and the broker's own page may.
+    const fromApp = await fetch(url, {
+      method: 'PUT',
+      headers: { Cookie: cookie, Origin: 'http://localhost:3000', ...json },
+      body,
+    });
+    expect(fromApp.status).toBe(200);
+    const removed = await fetch(url, {
+      method: 'DELETE',
+      headers: { Cookie: cookie, Origin: backend.baseUrl },
+    });
+    expect(removed.status).toBe(204);
+  });
+
   it('makes a backend’s 401 on a personal credential that person’s tool error, leaving the connection and others alone', async () => {
     apiKeyOwners['bob-key-1'] = 'bob@keys';
     const stored = await fetch(`${backend.baseUrl}/api/mcp-broker/credentials/keys`, {
       method: 'PUT',
-      headers: { Authorization: `Bearer ${tokens.bob}`, 'Content-Type': 'application/json' },
+      headers: {
+        Cookie: await signInCookie('bob'),
+        Origin: backend.baseUrl,
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify({ value: 'bob-key-1' }),
     });
     expect(stored.status).toBe(200);
@@ -413,9 +512,9 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     const { client } = await legacyClient('bob');
     const failed: any = await client.callTool({ name: 'whoami_whoami' });
     expect(failed.isError).toBe(true);
-    expect(failed.content[0].text).toContain(
-      'was refused: HTTP 400 invalid_grant (account disabled)',
-    );
+    // The OAuth error code and the broker's own words; never the IdP's free text.
+    expect(failed.content[0].text).toContain('was refused: HTTP 400 invalid_grant.');
+    expect(failed.content[0].text).not.toContain('account disabled');
     const status = await brokerStatus(backend.baseUrl, tokens.carol);
     const auth = Object.fromEntries(status.backends.map(b => [b.name, (b as any).auth]));
     expect(auth).toEqual({
@@ -424,7 +523,7 @@ describe('each person’s own identity at the backends (spec §11)', () => {
         tokenEndpoint: sts.tokenEndpoint,
         lastExchangeError: {
           at: expect.any(String),
-          message: expect.stringContaining('invalid_grant'),
+          message: expect.stringMatching(/was refused: HTTP 400 invalid_grant$/),
         },
       },
       'whoami-modern': { mode: 'tokenExchange', tokenEndpoint: sts.tokenEndpoint },
@@ -433,6 +532,7 @@ describe('each person’s own identity at the backends (spec §11)', () => {
       backstage: { mode: 'backstage', targetPluginId: 'mcp-actions' },
     });
     expect(JSON.stringify(status)).not.toContain('exchange-secret');
+    expect(JSON.stringify(status)).not.toContain('account disabled');
     // The next call exchanges again and succeeds.
     expect(reportOf(await client.callTool({ name: 'whoami_whoami' })).sub).toBe('user:default/bob');
   });
@@ -459,6 +559,52 @@ describe('each person’s own identity at the backends (spec §11)', () => {
       sts.tokenLifetimeS = 300;
     }
   }, 30_000);
+
+  it('sends no broker credential of any header name (nor URL user info) with a person’s request, in every mode; only the header marked as not a credential', () => {
+    const basic = `Basic ${Buffer.from(BROKER_USERINFO).toString('base64')}`;
+    const brokerSecrets = [BROKER_TOKEN, BROKER_KEY, 'dev-only-static-token-0123456789', basic];
+    const servers = { whoami, whoamiModern, keys, keysModern };
+    for (const [name, server] of Object.entries(servers)) {
+      const personal = server.received.filter(
+        r => PERSONAL_METHODS.includes(r.method ?? '') || r.response,
+      );
+      expect({ name, personal: personal.length > 0 }).toEqual({ name, personal: true });
+      for (const { method, headers } of personal) {
+        const values = Object.values(headers).join('\n');
+        for (const secret of brokerSecrets) {
+          expect({ name, method, leaked: values.includes(secret) }).toEqual({
+            name,
+            method,
+            leaked: false,
+          });
+        }
+        expect({ name, method, tenant: headers['x-tenant'] }).toEqual({
+          name,
+          method,
+          tenant: TENANT.value,
+        });
+      }
+      // The broker's own requests (the shared lists) still carry all of its headers.
+      const lists = server.received.find(r => r.method === 'tools/list')!;
+      expect(lists.headers).toMatchObject({
+        authorization: `Bearer ${BROKER_TOKEN}`,
+        'x-broker-key': BROKER_KEY,
+        'x-tenant': TENANT.value,
+      });
+    }
+    // The URL's user info never went anywhere as a credential: the broker's own requests to
+    // `keys` carry its Bearer token (configured headers win), a person's none of the two.
+    expect(keys.received.some(r => r.headers.authorization === basic)).toBe(false);
+    // Backstage's own server: the person's plugin token and the tenant, nothing of the broker's.
+    const onBehalf = actionsFront.headers.filter(
+      h => h.authorization !== 'Bearer dev-only-static-token-0123456789',
+    );
+    expect(onBehalf.length).toBeGreaterThan(0);
+    for (const headers of onBehalf) {
+      expect(headers['x-broker-key']).toBeUndefined();
+      expect(headers['x-tenant']).toBe(TENANT.value);
+    }
+  });
 
   it('never lets a client’s own token reach a backend, in any mode, and audits the mode only', () => {
     const clientTokens = Object.values(tokens);

@@ -84,11 +84,17 @@ if (postgres === undefined) {
       );
     }
 
-    const credentials = (replica: BackendProcess, token: string, init: RequestInit = {}) =>
-      fetch(`${replica.baseUrl}/api/mcp-broker/credentials/keys`, {
-        ...init,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    /** A write from the person's browser: Backstage's cookie, the replica's own origin. */
+    const credentials = async (replica: BackendProcess, token: string, init: RequestInit) => {
+      const issued = await fetch(`${replica.baseUrl}/api/mcp-broker/.backstage/auth/v1/cookie`, {
+        headers: { Authorization: `Bearer ${token}` },
       });
+      const cookie = /backstage-auth=[^;]+/.exec(issued.headers.get('set-cookie') ?? '')![0];
+      return fetch(`${replica.baseUrl}/api/mcp-broker/credentials/keys`, {
+        ...init,
+        headers: { Cookie: cookie, Origin: replica.baseUrl, 'Content-Type': 'application/json' },
+      });
+    };
 
     it('stores through one replica, presents through the other, deletes for both', async () => {
       const alice = await replicas[0].signIn('alice');
@@ -151,7 +157,8 @@ if (postgres === undefined) {
       expect(JSON.parse(result.content[0].text)).toEqual({ action: 'accept' });
       expect(await Promise.all(rerouted)).toEqual([202]);
       const answers = keys.received.slice(before).filter(r => r.response);
-      expect(answers).toEqual([{ response: true, apiKey: 'alice-key' }]);
+      // (The whoami server also records every header it got: only these two fields matter here.)
+      expect(answers).toEqual([expect.objectContaining({ response: true, apiKey: 'alice-key' })]);
     }, 60_000);
   });
 }

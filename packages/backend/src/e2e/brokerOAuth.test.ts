@@ -387,6 +387,29 @@ describe('MCP clients sign in through Backstage (real backend, real auth plugin,
     }, 60_000);
   });
 
+  it('cannot tell a token issued to a registered client from a sign-in token, nor which client it was issued to (why there is no mcpBroker.allowedClients)', () => {
+    // What a resource server can read of a token: its JOSE header and its claims. Backstage
+    // 1.55's OIDC server issues {sub} through the same token issuer as sign-in (OidcService
+    // exchangeCodeForToken; refreshes likewise), and `ent` is omitted from both by default
+    // (auth.omitIdentityTokenOwnershipClaim): no client_id, azp, cid or jti to tell them apart.
+    const shape = (token: string) => {
+      const [header] = token.split('.');
+      return {
+        header: JSON.parse(Buffer.from(header, 'base64url').toString('utf8')).typ,
+        claims: Object.keys(jwtClaims(token)).sort(),
+      };
+    };
+    const signInShape = shape(tokens.alice);
+    expect(signInShape).toEqual({
+      header: 'vnd.backstage.user',
+      claims: ['aud', 'exp', 'iat', 'iss', 'sub', 'uip'],
+    });
+    expect(signedIn.size).toBe(4);
+    for (const [key, { provider }] of signedIn) {
+      expect({ key, ...shape(provider.tokens()!.access_token) }).toEqual({ key, ...signInShape });
+    }
+  });
+
   it('refuses erin at initialize and at every 2026-07-28 request: 403, naming mcp-broker.session.create', async () => {
     for (const era of ['legacy', 'modern'] as Era[]) {
       const provider = newProvider(`erin-${era}`, 'cimd');

@@ -144,6 +144,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       'mcp-broker.resource.read',
       'mcp-broker.session.create',
       'mcp-broker.status.read',
+      'mcp-broker.tool.approve',
       'mcp-broker.tool.use',
     ]);
     const rules = metadata.rules.map(

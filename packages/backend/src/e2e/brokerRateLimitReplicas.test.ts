@@ -5,6 +5,7 @@
  * (RateLimiter: refusals start no earlier than 90 % of it); another person keeps their own
  * budget. Runs only with PostgreSQL, as the other multi-replica tests.
  */
+import { randomBytes } from 'node:crypto';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { BackendProcess } from '../testing/startBackendProcess';
 import { waitFor } from './brokerTestKit';
@@ -32,6 +33,8 @@ if (postgres === undefined) {
       replicas = await startReplicas(postgres, {
         mcpBroker: {
           sessionStore: 'database',
+          // The replicas share the broker's keys, kept in the database sealed with this key.
+          credentialEncryptionKey: randomBytes(32).toString('base64'),
           servers: [{ name: 'example', url: example.url }],
           rateLimits: { default: { calls: LIMIT, per: { hours: 1 } } },
         },

@@ -113,10 +113,15 @@ const ANSI = /\u001b\[[0-9;]*m/g;
  * `... mcp-broker.tool-call ... meta={json} status="..."`), as their meta plus status.
  */
 export function toolCallAuditLines(output: string): Array<Record<string, any>> {
+  return auditLines(output, 'mcp-broker.tool-call');
+}
+
+/** The audit events `eventId` (e.g. `mcp-broker.request`) of the backend's output; see above. */
+export function auditLines(output: string, eventId: string): Array<Record<string, any>> {
   return output
     .replace(ANSI, '')
     .split('\n')
-    .filter(line => line.includes(' mcp-broker.tool-call '))
+    .filter(line => line.includes(` ${eventId} `))
     .map(line => ({
       ...JSON.parse(/ meta=(\{.*?\}) status=/.exec(line)![1]),
       status: JSON.parse(/ status=("[a-z]+")/.exec(line)![1]),
@@ -156,4 +161,18 @@ export async function brokerStatus(baseUrl: string, token: string): Promise<Brok
     throw new Error(`GET /api/mcp-broker/status answered ${response.status}`);
   }
   return (await response.json()) as BrokerStatus;
+}
+
+/** Waits until every backend on the broker's `/status` is `ready` (as `token`'s user). */
+export async function waitForBrokerBackends(
+  baseUrl: string,
+  token: string,
+  ready: (backend: BrokerBackendStatus) => boolean,
+  what: string,
+): Promise<void> {
+  await waitFor(
+    async () => (await brokerStatus(baseUrl, token)).backends.every(ready),
+    60_000,
+    what,
+  );
 }

@@ -194,7 +194,7 @@ describe.each([...databaseSetups, kubernetesSetup])(
       });
       expect(entity.spec?.definition).toContain('Catalogued API');
       expect(entity.metadata.links?.map(link => link.url)).toEqual([
-        `http://localhost:3000/portal/apiproducts/${NS}/${ref.name}`,
+        `http://localhost:3000/portal/products/${NS}/${ref.name}`,
         'https://docs.example.com/toys',
       ]);
     }, 60_000);

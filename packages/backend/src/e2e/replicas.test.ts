@@ -10,6 +10,7 @@
  * Runs only with PostgreSQL (BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING, as yarn test
  * sets it): an in-memory SQLite database cannot be shared by two processes.
  */
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -68,6 +69,8 @@ if (postgres === undefined) {
       const config = {
         mcpBroker: {
           sessionStore: 'database',
+          // The replicas share the broker's keys, kept in the database sealed with this key.
+          credentialEncryptionKey: randomBytes(32).toString('base64'),
           servers: [
             {
               name: 'example',

@@ -14,6 +14,7 @@
  *
  * Runs only with PostgreSQL (see __testUtils__/replicas.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { BackendProcess } from '../testing/startBackendProcess';
 import { passMarker, waitFor } from './brokerTestKit';
 import {
@@ -76,6 +77,8 @@ if (postgres === undefined) {
       replicas = await startReplicas(postgres, {
         mcpBroker: {
           sessionStore: 'database',
+          // The replicas share the broker's keys, kept in the database sealed with this key.
+          credentialEncryptionKey: randomBytes(32).toString('base64'),
           servers: fleet.servers,
           // No coalescing: the marker of the exactly-once test is not overtaken.
           coalesceWindow: { milliseconds: 0 },

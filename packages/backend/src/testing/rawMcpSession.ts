@@ -14,8 +14,14 @@ export interface SseMessages {
   done: Promise<void>;
 }
 
-/** Collects the JSON-RPC messages of an SSE response body. */
-export function sseMessages(response: Response): SseMessages {
+/**
+ * Collects the JSON-RPC messages of an SSE response body; `onMessage`, if given, sees each one
+ * as it arrives (for a client that answers what the stream asks, or times what it gets).
+ */
+export function sseMessages(
+  response: Response,
+  onMessage?: (message: Record<string, any>) => void,
+): SseMessages {
   const messages: Array<Record<string, any>> = [];
   let buffer = '';
   const done = (async () => {
@@ -31,7 +37,10 @@ export function sseMessages(response: Response): SseMessages {
             .filter(line => line.startsWith('data:'))
             .map(line => line.slice(5).trim())
             .join('\n');
-          if (data !== '') messages.push(JSON.parse(data));
+          if (data === '') continue;
+          const message = JSON.parse(data);
+          messages.push(message);
+          onMessage?.(message);
         }
       }
     } catch {

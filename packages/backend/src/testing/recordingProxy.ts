@@ -1,7 +1,8 @@
 /*
  * A recording front for an HTTP server, for end-to-end tests that must see what reached a
  * server running inside the backend process (Backstage's own MCP server): every request is
- * forwarded as it is, its answer streamed back, and its credential headers recorded.
+ * forwarded as it is, its answer streamed back, and its credential headers (and every header)
+ * recorded.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,8 @@ export interface RecordingProxy {
   target: URL | undefined;
   /** The `Authorization` (and `Cookie`) header of every request, in arrival order. */
   readonly credentials: Array<{ authorization?: string; cookie?: string }>;
+  /** Every header of every request (names in lower case), in arrival order. */
+  readonly headers: Array<Readonly<Record<string, string>>>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,7 @@ export async function startRecordingProxy(): Promise<RecordingProxy> {
     baseUrl: '',
     target: undefined,
     credentials: [],
+    headers: [],
     close: async () => {},
   };
   const server = http.createServer((req, res) => {
@@ -32,6 +36,14 @@ export async function startRecordingProxy(): Promise<RecordingProxy> {
         : { authorization: req.headers.authorization }),
       ...(req.headers.cookie === undefined ? {} : { cookie: req.headers.cookie }),
     });
+    proxy.headers.push(
+      Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [
+          name,
+          Array.isArray(value) ? value.join(', ') : String(value),
+        ]),
+      ),
+    );
     const target = proxy.target;
     if (target === undefined) {
       res.writeHead(503).end();

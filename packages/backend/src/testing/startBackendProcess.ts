@@ -171,11 +171,12 @@ export async function startBackendProcess(
   });
 
   // Once the catalog answered bob (it asked the permission plugin, which answers only after RBAC
-  // started), these lines show whether RBAC skipped a plugin's conditional policies (the patched
-  // RBAC waits up to 60 s for a plugin that is not up yet, then logs them): waiting longer cannot
-  // bring the policies back, and a test would get 403s it cannot explain.
+  // started), these lines show whether RBAC skipped a plugin's conditional policies (RBAC logs
+  // them when a plugin's metadata read got 404 or an error; the development backend starts RBAC
+  // once those plugins are up): waiting longer cannot bring the policies back, and a
+  // test would get 403s it cannot explain.
   const policiesSkipped = () =>
-    /Failed to retrieve permission metadata for \S+|Could not apply the conditional policy[^\n]*/.exec(
+    /No permission metadata found for \S+|Failed to retrieve permission metadata for \S+/.exec(
       output(),
     );
   const deadline = Date.now() + (options.startTimeoutMs ?? 100_000);

@@ -13,6 +13,10 @@
  * The outcome is read from the final response the ToolCallHandler writes to the call's answer
  * (`observe`), whether it leaves as the last event of a stream or as plain JSON.
  *
+ * A request of another method that a rate limit refused (`prompts/get`, `resources/read`,
+ * `completion/complete`: spec §12) is one `mcp-broker.request` event of the same shape, with
+ * `method` and the `item` (the prompt's own name, the resource's URI) in place of `tool`.
+ *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
  */
@@ -24,6 +28,8 @@ import type { ClientResponseWriter } from '../types';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
+/** The event id of a refused request of another method (`mcp-broker.request`). */
+export const REQUEST_EVENT_ID = 'request';
 
 /** How a tool call ended, as the audit trail records it. */
 export type ToolCallOutcome = 'succeeded' | 'failed' | 'denied' | 'rate-limited';
@@ -39,6 +45,11 @@ export interface AuditedToolCall {
   traceId?: string;
   /** Which credential the call presented (spec §11: the mode, never a value). */
   credentialMode?: string;
+  /**
+   * The MCP method when it is not `tools/call` (then `tool` is the item: the prompt's own name,
+   * the resource's URI) — a `mcp-broker.request` event.
+   */
+  method?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -75,7 +86,7 @@ export class ToolCallAuditor {
   ): Promise<void> {
     await this.#guard(async () => {
       const event = await this.#auditor.createEvent({
-        eventId: TOOL_CALL_EVENT_ID,
+        eventId: isToolCall(call) ? TOOL_CALL_EVENT_ID : REQUEST_EVENT_ID,
         severityLevel: 'medium',
         meta: metaOf(call),
       });
@@ -146,11 +157,17 @@ export class ToolCallAuditor {
   }
 }
 
+function isToolCall(call: AuditedToolCall): boolean {
+  return call.method === undefined || call.method === 'tools/call';
+}
+
 function metaOf(call: AuditedToolCall): JsonObject {
   return {
     principal: auditPrincipal(call.principal),
     server: call.server ?? null,
-    tool: call.tool.slice(0, 200),
+    ...(isToolCall(call)
+      ? { tool: call.tool.slice(0, 200) }
+      : { method: call.method!, item: call.tool.slice(0, 200) }),
     ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
   };

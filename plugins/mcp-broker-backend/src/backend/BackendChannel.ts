@@ -14,6 +14,7 @@ import {
   JsonRpcResponse,
 } from '../protocol/jsonRpc';
 import { MCP_NAME_SOURCE } from '../protocol/modernEra';
+import { abortError } from './abortError';
 import { BackendError, backendFailure, backendRequestTimedOut } from './backendErrors';
 import {
   BackendTransportError,
@@ -198,16 +199,4 @@ export abstract class BackendChannel {
       { statusDetail: 'closed the response stream before answering' },
     );
   }
-}
-
-/**
- * What a request aborted by a parent signal throws: the parent's reason when it is an error
- * (`AbortController.abort()` gives a DOMException named AbortError), else an AbortError that
- * carries the reason as its cause.
- */
-export function abortError(reason: unknown): Error {
-  if (reason instanceof Error) return reason;
-  const error = new Error('request aborted', { cause: reason });
-  error.name = 'AbortError';
-  return error;
 }

@@ -1,11 +1,13 @@
 /*
- * The error a backend request ends with when its signal aborted, in Node's words: what the
- * `signal` option of `http.request` throws, so callers tell an abort from a failure by name.
+ * The one error of an operation aborted by a signal, in Node's words (what the `signal` option
+ * of `http.request` throws: name `AbortError`, code `ABORT_ERR`), whoever aborted it: the backend
+ * transport when its request's signal fires, a channel when a caller's own signal did. Callers
+ * tell an abort from a failure by its name; what aborted it stays in `cause`.
  */
 
-/** The error a request aborted by its signal fails with (what Node's `signal` option throws). */
-export function abortError(signal: AbortSignal): Error {
-  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
+/** The error an operation aborted with `reason` (a signal's `reason`) fails with. */
+export function abortError(reason: unknown): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: reason }), {
     name: 'AbortError',
     code: 'ABORT_ERR',
   });

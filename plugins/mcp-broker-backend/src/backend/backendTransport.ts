@@ -25,6 +25,22 @@ export interface BackendEndpoint {
   headers: Record<string, string>;
 }
 
+/**
+ * The endpoint of one person's request to `endpoint`'s backend (spec §11.1): the same URL without
+ * its user info — user info is the broker's own credential (sent as Basic authorization), and a
+ * person's request carries only what is theirs — with `headers` (the person's header set) in
+ * place of the broker's.
+ */
+export function personalEndpointOf(
+  endpoint: BackendEndpoint,
+  headers: Readonly<Record<string, string>>,
+): BackendEndpoint {
+  const url = new URL(endpoint.url);
+  url.username = '';
+  url.password = '';
+  return { name: endpoint.name, url: url.toString(), headers: { ...headers } };
+}
+
 /** Where one message goes: the backend and, in the session era, the session it belongs to. */
 export interface BackendRoute {
   readonly endpoint: BackendEndpoint;

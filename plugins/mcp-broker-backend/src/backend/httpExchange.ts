@@ -467,7 +467,7 @@ function requestBackend(
 ): Promise<HttpBackendResponse> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
-      reject(abortError(signal));
+      reject(abortError(signal.reason));
       return;
     }
     let endpoint: PreparedEndpoint;
@@ -485,7 +485,7 @@ function requestBackend(
     };
     let retriesLeft = STALE_CONNECTION_RETRIES;
     let exchange: Exchange;
-    const onAbort = () => exchange.abort(abortError(signal));
+    const onAbort = () => exchange.abort(abortError(signal.reason));
     const stopWatching = () => signal.removeEventListener('abort', onAbort);
     const attempt = () => {
       exchange = new Exchange(
@@ -507,7 +507,7 @@ function requestBackend(
             return;
           }
           stopWatching();
-          reject(signal.aborted ? abortError(signal) : error);
+          reject(signal.aborted ? abortError(signal.reason) : error);
         },
       );
       endpoint.pool.dispatch(options, exchange);

@@ -62,7 +62,7 @@ export async function* readBackendMessages(
     outcome = 'ended';
   } catch (error) {
     outcome = 'failed';
-    if (signal?.aborted) throw abortError(signal);
+    if (signal?.aborted) throw abortError(signal.reason);
     throw readFailure(error, maxMessageBytes);
   } finally {
     // The caller stopped early (it had its answer): let the rest arrive and keep the connection.

@@ -40,6 +40,22 @@ export interface RejectedTool {
   reason: string;
 }
 
+/** A backend tool withheld because its definition changed and is not approved (spec §13). */
+export interface WithheldTool {
+  backend: string;
+  /** The backend's own name of the tool. */
+  tool: string;
+}
+
+/** Options of {@link AggregatedCatalog.build}. */
+export interface CatalogBuildOptions {
+  /**
+   * Whether a backend's tool (its own definition) may be served; a tool it refuses is left out
+   * and listed in `withheldTools`. Default: every tool.
+   */
+  admitTool?: (backend: BrokerBackend, tool: Record<string, unknown>) => boolean;
+}
+
 /** The kinds of the aggregated view that clients can list. */
 export type ViewKind = 'tools' | 'resources' | 'prompts';
 
@@ -99,6 +115,7 @@ export class AggregatedCatalog {
     private readonly resourceBackends: readonly string[],
     readonly clashes: readonly NameClash[],
     readonly rejectedTools: readonly RejectedTool[],
+    readonly withheldTools: readonly WithheldTool[],
     private readonly toolParamHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]>,
   ) {}
 
@@ -110,9 +127,11 @@ export class AggregatedCatalog {
   /** Merges the lists of `backends`, which must be in config order. */
   static build(
     backends: ReadonlyArray<{ backend: BrokerBackend; lists: BackendLists }>,
+    options: CatalogBuildOptions = {},
   ): AggregatedCatalog {
     const clashes: NameClash[] = [];
     const rejectedTools: RejectedTool[] = [];
+    const withheldTools: WithheldTool[] = [];
     const toolParamHeaders = new Map<string, readonly ParamHeaderDeclaration[]>();
     const tools: Record<string, unknown>[] = [];
     const prompts: Record<string, unknown>[] = [];
@@ -139,6 +158,10 @@ export class AggregatedCatalog {
           const scan = scanParamHeaders(item.inputSchema);
           if (!scan.valid) {
             rejectedTools.push({ backend: backend.name, tool: item.name, reason: scan.reason });
+            continue;
+          }
+          if (options.admitTool && !options.admitTool(backend, item)) {
+            withheldTools.push({ backend: backend.name, tool: item.name });
             continue;
           }
           paramHeaders = scan.declarations;
@@ -210,6 +233,7 @@ export class AggregatedCatalog {
       resourceBackends,
       clashes,
       rejectedTools,
+      withheldTools,
       toolParamHeaders,
     );
   }

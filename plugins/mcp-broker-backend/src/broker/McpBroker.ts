@@ -9,7 +9,8 @@
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
  * the rest are answered "shutting down, retry"), then ends every stream, timer and backend
  * session it owns. Listen streams end with their `complete` result as soon as the drain begins
- * (they never finish by themselves; their clients re-listen elsewhere).
+ * (they never finish by themselves; their clients re-listen elsewhere), and so do GET streams,
+ * each after its stream lease is given up (their clients open them again elsewhere at once).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig, BrokerServerConfig, ServerSource } from '../config';
@@ -26,7 +27,14 @@ import type {
   BackendListTtls,
   ListsUpdate,
 } from '../backend/backendConnectionTypes';
-import { AggregatedCatalog, NameClash, RejectedTool, ViewKind } from './AggregatedCatalog';
+import {
+  AggregatedCatalog,
+  NameClash,
+  RejectedTool,
+  ViewKind,
+  WithheldTool,
+} from './AggregatedCatalog';
+import type { ToolPins } from '../pinning/ToolPins';
 import { EVERYONE, ListAudience, ListChangedNotifier } from './ListChangedNotifier';
 import type { ListChange, ListViews } from './ListViews';
 import { ListenSubscriptions } from './ListenSubscriptions';
@@ -42,6 +50,8 @@ export interface BrokerStatus {
   clashes: NameClash[];
   /** Backend tools left out because their `x-mcp-header` annotations are invalid. */
   rejectedTools: RejectedTool[];
+  /** Backend tools withheld until their changed definition is approved (spec §13). */
+  withheldTools: WithheldTool[];
   /** `listenStreams`: open 2026-07-28 `subscriptions/listen` streams on this replica. */
   clients: { sessions: number; eventStreams: number; listenStreams: number };
 }
@@ -58,6 +68,11 @@ export interface McpBrokerOptions {
    * stream hears of every change.
    */
   listViews?: ListViews;
+  /**
+   * The pinned tool definitions (spec §13): each backend's tools are reviewed before clients
+   * see them, and withheld where the pins say so. Without it every tool is served.
+   */
+  toolPins?: ToolPins;
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -125,6 +140,8 @@ export class McpBroker {
       },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
+    // An approval, a rejection or another replica's decision changes what is withheld.
+    options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
     this.idleSweep.unref();
     // Open GET streams keep their session's stream lease (one stream per session, all replicas).
@@ -167,8 +184,16 @@ export class McpBroker {
    */
   drain(): Promise<void> {
     this.listenStreams.closeAll();
-    this.drained ??=
-      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs) ?? Promise.resolve();
+    this.drained ??= Promise.all([
+      // GET streams end now, their leases given up first: their clients open them again on
+      // another replica at once, while the calls here drain.
+      this.sessions.endEventStreams(error =>
+        this.options.logger.warn(
+          `Could not give up the lease of an MCP client stream on shutdown (it lapses): ${error}`,
+        ),
+      ),
+      this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
+    ]).then(() => undefined);
     return this.drained;
   }
 
@@ -230,6 +255,7 @@ export class McpBroker {
       const closed = connection.close().finally(() => this.closing.delete(closed));
       this.closing.add(closed);
       void this.toolCalls.removeBackend(name);
+      if (!wanted) this.options.toolPins?.forget(name);
     }
     this.servers = [...servers];
     for (const server of servers) {
@@ -307,6 +333,7 @@ export class McpBroker {
       })),
       clashes: [...this.catalogSnapshot.clashes],
       rejectedTools: [...this.catalogSnapshot.rejectedTools],
+      withheldTools: [...this.catalogSnapshot.withheldTools],
       clients: {
         sessions: this.sessions.size,
         eventStreams: this.sessions.openEventStreams().length,
@@ -330,6 +357,7 @@ export class McpBroker {
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
+    this.options.toolPins?.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
     await Promise.all([...this.closing]);
   }
@@ -342,7 +370,25 @@ export class McpBroker {
   }
 
   private onListsUpdated(name: string, update: ListsUpdate) {
-    if (!this.connections.has(name)) return; // a late answer from a removed backend
+    const connection = this.connections.get(name);
+    if (!connection) return; // a late answer from a removed backend
+    const pins = this.options.toolPins;
+    if (pins === undefined) {
+      this.listsReviewed(name, update);
+      return;
+    }
+    const review = pins.review(connection.backend, connection.cachedLists.tools);
+    if (pins.modeOf(connection.backend) !== 'enforce') {
+      // Nothing is withheld: clients hear of the lists at once, the pins follow.
+      this.listsReviewed(name, update);
+      return;
+    }
+    // Under enforce the pins are current before clients hear of the lists (review never fails).
+    void review.then(() => this.listsReviewed(name, update));
+  }
+
+  private listsReviewed(name: string, update: ListsUpdate) {
+    if (!this.connections.has(name) || this.lifetime.signal.aborted) return;
     this.rebuildCatalog(new Map([...update.eventKinds].map(kind => [kind, new Set([name])])));
     if (update.eventKinds.has('roots')) this.notifier.notify('roots');
     this.settled(name);
@@ -398,6 +444,9 @@ export class McpBroker {
         backend: server,
         lists: this.connections.get(server.name)!.cachedLists,
       })),
+      this.options.toolPins && {
+        admitTool: (backend, tool) => this.options.toolPins!.admits(backend, tool),
+      },
     );
     this.warnAboutRejectedTools(previous);
     if (this.pendingChange) {

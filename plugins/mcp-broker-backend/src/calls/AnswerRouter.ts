@@ -24,6 +24,7 @@ import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { LegacySessionRef } from '../backend/LegacyChannel';
 import type { BackendChannels } from '../backend/backendChannels';
 import { backendFailure, toClientError } from '../backend/backendErrors';
+import { personalEndpointOf } from '../backend/backendTransport';
 import {
   PERSONAL_CREDENTIAL_ERROR_CODE,
   PersonalCredentialError,
@@ -267,10 +268,7 @@ export class AnswerRouter implements BackendResponder {
     );
     if (endpoint === undefined && personalHeaders !== undefined) {
       const headers = await personalHeaders(mapping.backend);
-      if (headers !== undefined) {
-        const { name, url } = channel.endpoint;
-        endpoint = { name, url, headers: { ...headers } };
-      }
+      if (headers !== undefined) endpoint = personalEndpointOf(channel.endpoint, headers);
     }
     return {
       channel,

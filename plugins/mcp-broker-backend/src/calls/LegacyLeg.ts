@@ -7,7 +7,8 @@
  * The backend's own requests (elicitation, sampling, roots) go where the caller can take them:
  * a 2026-07-28 client's held call turns them into `input_required` rounds (HeldCalls); a caller
  * with its own handler (`serverRequests`) gets them there; a session's client gets them on the
- * call's stream under a gateway id (AnswerRouter).
+ * call's stream under a gateway id (AnswerRouter). A URL elicitation is screened first
+ * (urlElicitations.ts): refused toward the backend, or relayed named with its server.
  *
  * A session the backend forgot (its 404 before anything ran) is opened afresh and the call sent
  * once more; a call that ends early is cancelled at the backend with `notifications/cancelled`
@@ -16,12 +17,14 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { BackendError } from '../backend/backendErrors';
 import type { LegacySession, LegacySessionRef } from '../backend/LegacyChannel';
+import { isPlainObject } from '../protocol/jsonRpc';
 import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { type AnswerRouter, untilAborted } from './AnswerRouter';
 import { readCallReply } from './callReply';
 import { observedBackendRequest } from './observedBackendRequest';
 import type { HeldCalls } from './HeldCalls';
 import type { ToolCall } from './ToolCall';
+import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
 
 /**
  * Longest wait for a backend to take a cancellation before the call's stream is closed anyway
@@ -37,6 +40,8 @@ export interface LegacyLegOptions {
   held?: HeldCalls;
   /** Time limit of the broker's short requests to backends (cancellations). */
   requestTimeoutMs: number;
+  /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
 }
 
 /** Runs calls on 2025-era backends; see the file comment. */
@@ -97,22 +102,42 @@ export class LegacyLeg {
     session: LegacySessionRef,
     parsed: ParsedJsonRpcMessage,
   ): Promise<void> {
-    const held = this.options.held;
-    if (held?.handles(call)) {
-      await held.ask(call, session, parsed);
+    const rawId = parsed.rawId!;
+    const params = isPlainObject(parsed.message.params) ? parsed.message.params : undefined;
+    const screened = screenServerRequest(
+      call.backend,
+      String(parsed.message.method),
+      params,
+      this.options.urlElicitations,
+    );
+    if ('refusal' in screened) {
+      await session.channel.respond(
+        session.session,
+        rawId,
+        { error: screened.refusal },
+        { timeoutMs: this.options.requestTimeoutMs },
+      );
       return;
     }
-    const rawId = parsed.rawId!;
+    const relayed: ParsedJsonRpcMessage =
+      screened.params === params
+        ? parsed
+        : { ...parsed, message: { ...parsed.message, params: screened.params } };
+    const held = this.options.held;
+    if (held?.handles(call)) {
+      await held.ask(call, session, relayed);
+      return;
+    }
     const handler = call.request.serverRequests;
     if (handler !== undefined) {
-      const { method, params } = parsed.message as {
+      const { method, params: relayedParams } = relayed.message as {
         method: string;
         params?: Record<string, unknown>;
       };
       await handler(
         {
           method,
-          params,
+          params: relayedParams,
           rawId,
           respond: answer =>
             session.channel.respond(session.session, rawId, answer, {
@@ -123,7 +148,7 @@ export class LegacyLeg {
       );
       return;
     }
-    await this.options.router.relayRequest(call, session, rawId, parsed.message);
+    await this.options.router.relayRequest(call, session, rawId, relayed.message);
   }
 
   /** Sends the backend `notifications/cancelled`; resolves once it was taken or failed. */

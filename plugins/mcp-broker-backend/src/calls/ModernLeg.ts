@@ -31,6 +31,7 @@ import { readCallReply } from './callReply';
 import { observedBackendRequest } from './observedBackendRequest';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { ToolCall } from './ToolCall';
+import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
 
 /** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
 export const MAX_STATELESS_INPUT_ROUNDS = 8;
@@ -43,6 +44,8 @@ export interface ModernLegOptions {
   sealer?: RequestStateSealer;
   /** The `x-mcp-header` declarations of a backend's tool (see AggregatedCatalog). */
   paramHeadersOf?: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
+  /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
 }
 
 /** Runs calls on 2026-07-28 backends; see the file comment. */
@@ -67,9 +70,25 @@ export class ModernLeg {
       if (isTaskResult(result)) throw backendReturnedTask(backend);
       const { resultType, ...rest } = result;
       if (resultType !== 'input_required') return { ...final, result: rest };
-      const inputRequests = isPlainObject(result.inputRequests) ? result.inputRequests : undefined;
       const requestState =
         typeof result.requestState === 'string' ? result.requestState : undefined;
+      const screened = this.screen(
+        backend,
+        isPlainObject(result.inputRequests) ? result.inputRequests : undefined,
+      );
+      if ('refusal' in screened) {
+        // A stateless backend has no request to answer with an error: the call ends here.
+        return {
+          jsonrpc: '2.0',
+          id: request.clientRequestId,
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${backend}" asked for input the broker does not relay. ${screened.refusal.message}`,
+            data: { backend },
+          },
+        };
+      }
+      const inputRequests = screened.inputRequests;
       if (inputRequests === undefined && requestState === undefined) {
         throw backendMalformedResponse(backend, 'an input_required result without inputs');
       }
@@ -113,6 +132,36 @@ export class ModernLeg {
         ...(requestState === undefined ? {} : { requestState }),
       };
     }
+  }
+
+  /**
+   * The input requests as they may reach the client: each URL elicitation screened
+   * (urlElicitations.ts), or the first refusal.
+   */
+  private screen(
+    backend: string,
+    inputRequests: Record<string, unknown> | undefined,
+  ):
+    | { inputRequests: Record<string, unknown> | undefined }
+    | { refusal: { code: number; message: string } } {
+    if (inputRequests === undefined) return { inputRequests };
+    const screened: Record<string, unknown> = {};
+    for (const [key, input] of Object.entries(inputRequests)) {
+      if (!isPlainObject(input)) {
+        screened[key] = input;
+        continue;
+      }
+      const params = isPlainObject(input.params) ? input.params : undefined;
+      const outcome = screenServerRequest(
+        backend,
+        String(input.method),
+        params,
+        this.options.urlElicitations,
+      );
+      if ('refusal' in outcome) return outcome;
+      screened[key] = outcome.params === params ? input : { ...input, params: outcome.params };
+    }
+    return { inputRequests: screened };
   }
 
   private async once(

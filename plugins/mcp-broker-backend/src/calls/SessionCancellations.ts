@@ -19,8 +19,9 @@
  * still reach it. A cancellation is consumed by the call it matches; a session's
  * end is left for every replica and expires.
  *
- * Cost: nothing per call but a waiter in memory; the bus polls once per interval for all of them,
- * and only while calls of sessions are in flight. Without a shared store there is no bus at all.
+ * Cost: nothing per call but a waiter in memory; the bus reads at most once per interval for all
+ * of them (polling, or on PostgreSQL the catch-up read of the new waiters), once per notified
+ * signal, and only while calls of sessions are in flight. Without a shared store there is no bus.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { sessionAddress, type SignalBus } from '../replicas/SignalBus';

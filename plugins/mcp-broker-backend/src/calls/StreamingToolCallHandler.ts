@@ -25,6 +25,7 @@ import type {
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerConfig } from '../config';
 import { backendRemoved, toClientError } from '../backend/backendErrors';
+import { personalEndpointOf } from '../backend/backendTransport';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { BackendChannels } from '../backend/backendChannels';
 import {
@@ -46,6 +47,7 @@ import {
 import { MCP_NAME_SOURCE } from '../protocol/modernEra';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
+import type { UrlElicitationPolicy } from './urlElicitations';
 import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
@@ -59,6 +61,7 @@ import {
   RequestStateSealer,
 } from '../inputRequests/RequestStateSealer';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
+import type { HmacKeys } from '../inputRequests/requestStateKey';
 import {
   MemoryRequestStateNonceStore,
   RequestStateNonceStore,
@@ -312,11 +315,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
         ...(context.personalHeaders === undefined
           ? {}
           : {
-              personalEndpoint: {
-                name: backend.endpoint.name,
-                url: backend.endpoint.url,
-                headers: { ...context.personalHeaders },
-              },
+              personalEndpoint: personalEndpointOf(backend.endpoint, context.personalHeaders),
             }),
         clientRequestId: request.id,
         params: params ?? request.params ?? {},
@@ -387,8 +386,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
 /** What seals the `requestState` of 2026-07-28 callers (see RequestStateSealer). */
 export interface RequestStateOptions {
-  /** The HMAC key, the same on every replica (see requestStateKey.ts). */
-  key: Buffer;
+  /** The HMAC keys, the same on every replica (see requestStateKey.ts). */
+  keys: HmacKeys;
   /** Used nonces; in memory unless shared by several replicas. */
   nonces?: RequestStateNonceStore;
 }
@@ -417,6 +416,8 @@ export function createStreamingToolCallHandler(
     shared?: SharedCallStores;
     /** Counts the clients' cancellations passed on to backends. */
     telemetry?: BrokerTelemetry;
+    /** What a backend's URL elicitation may point at; absent: unchecked (tests of other things). */
+    urlElicitations?: UrlElicitationPolicy;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -435,7 +436,7 @@ export function createStreamingToolCallHandler(
   const requestStates =
     options.requestState &&
     new RequestStateSealer({
-      key: options.requestState.key,
+      keys: options.requestState.keys,
       ttlMs: config.elicitationTtlMs,
       nonces: nonces!,
     });
@@ -466,6 +467,7 @@ export function createStreamingToolCallHandler(
     paramHeadersOf: deps.paramHeadersOf,
     requestStates,
     telemetry: options.telemetry,
+    urlElicitations: options.urlElicitations,
     shared: shared && {
       store: shared.heldCalls,
       bus: new SignalBus({ store: shared.signals, logger }),

@@ -11,6 +11,7 @@ import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
 import { CollectingSink, collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import { waitFor } from '../testing/waitFor';
 
@@ -32,7 +33,7 @@ describe('ToolCalls: input_required rounds for 2026-07-28 callers (raw backend)'
       toolCallTimeoutMs: 10_000,
       requestTimeoutMs: 5_000,
       requestStates: new RequestStateSealer({
-        key: KEY,
+        keys: fixedHmacKeys(KEY),
         ttlMs,
         nonces: new MemoryRequestStateNonceStore(),
       }),

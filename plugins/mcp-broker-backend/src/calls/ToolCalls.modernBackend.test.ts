@@ -9,11 +9,13 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import { ElicitationIdMap } from './ElicitationIdMap';
 import type { ForwardedToolCall } from './callTypes';
-import { ToolCalls } from './ToolCalls';
+import { ToolCalls, type ToolCallsOptions } from './ToolCalls';
+import { urlElicitationPolicy } from './urlElicitations';
 import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from './testing/collectingSink';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { MemoryRequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import { scanParamHeaders } from '../protocol/paramHeaders';
 import { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
@@ -29,10 +31,10 @@ const regionalEchoScan = scanParamHeaders({
 });
 const REGIONAL_ECHO_HEADERS = regionalEchoScan.valid ? regionalEchoScan.declarations : [];
 
-function build(endpoint: BackendEndpoint) {
+function build(endpoint: BackendEndpoint, extra: Partial<ToolCallsOptions> = {}) {
   const logger = mockServices.logger.mock();
   const sealer = new RequestStateSealer({
-    key: KEY,
+    keys: fixedHmacKeys(KEY),
     ttlMs: 60_000,
     nonces: new MemoryRequestStateNonceStore(),
   });
@@ -47,6 +49,7 @@ function build(endpoint: BackendEndpoint) {
     // What the catalog read from the example server's tools/list.
     paramHeadersOf: (backend, tool) =>
       backend === endpoint.name && tool === 'regional_echo' ? REGIONAL_ECHO_HEADERS : [],
+    ...extra,
   });
   return { forwarder, sealer };
 }
@@ -224,6 +227,27 @@ async function startDouble(
   };
 }
 
+/**
+ * A scripted double that answers a request without `inputResponses` with `input_required`
+ * (`inputs(body)`: its inputRequests and requestState) and the retry with `final(body)`.
+ */
+function inputRequiredDouble(
+  inputs: (body: any) => Record<string, unknown>,
+  final: (body: any) => Record<string, unknown>,
+) {
+  return startDouble(body => ({
+    status: 200,
+    body: {
+      jsonrpc: '2.0',
+      id: body.id,
+      result:
+        body.params.inputResponses === undefined
+          ? { resultType: 'input_required', ...inputs(body) }
+          : final(body),
+    },
+  }));
+}
+
 describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   const legacyCall = (endpoint: BackendEndpoint) => ({
     clientSessionId: 'c',
@@ -275,21 +299,13 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   });
 
   it("traces each request to the backend as a CLIENT span under the client's request, its traceparent going with it, input rounds included (scripted double, the OpenTelemetry SDK in memory)", async () => {
-    const double = await startDouble(body => ({
-      status: 200,
-      body: {
-        jsonrpc: '2.0',
-        id: body.id,
-        result:
-          body.params.inputResponses === undefined
-            ? {
-                resultType: 'input_required',
-                inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
-                requestState: 'state-1',
-              }
-            : { content: [{ type: 'text', text: 'done' }] },
-      },
-    }));
+    const double = await inputRequiredDouble(
+      () => ({
+        inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
+        requestState: 'state-1',
+      }),
+      () => ({ content: [{ type: 'text', text: 'done' }] }),
+    );
     const sdk = new InMemoryTelemetry();
     const request = BrokerTelemetry.create(sdk).clientRequest({
       method: 'tools/call',
@@ -374,6 +390,61 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     await double.close();
   });
 
+  it('relays a URL elicitation among input requests only for https, named with its server, and ends the call on any other (scripted double)', async () => {
+    const double = await inputRequiredDouble(
+      body => ({
+        inputRequests: {
+          link: {
+            method: 'elicitation/create',
+            params: { mode: 'url', url: body.params.arguments.url, message: 'Sign in' },
+          },
+        },
+      }),
+      () => ({ content: [{ type: 'text', text: 'signed in' }] }),
+    );
+    const { forwarder } = build(double.endpoint, {
+      urlElicitations: urlElicitationPolicy('https://portal.example.com/api/mcp-broker'),
+    });
+    const run = async (url: string) => {
+      const { sink, answered } = acceptingSink(forwarder);
+      await forwarder.forward(
+        { ...legacyCall(double.endpoint), params: { name: 'slow', arguments: { url } } },
+        sink,
+      );
+      await Promise.all(answered);
+      return sink.messages;
+    };
+    const relayed = await run('https://login.example/device');
+    expect(relayed[0]).toMatchObject({
+      method: 'elicitation/create',
+      params: {
+        mode: 'url',
+        url: 'https://login.example/device',
+        message: 'MCP server "double" asks you to open a link: Sign in',
+      },
+    });
+    expect(relayed.at(-1)).toMatchObject({ result: { content: [{ text: 'signed in' }] } });
+    for (const url of [
+      'http://login.example/device',
+      'https://portal.example.com/api/mcp-broker/connect/double',
+    ]) {
+      const refused = await run(url);
+      expect(refused).toEqual([
+        {
+          jsonrpc: '2.0',
+          id: 'r1',
+          error: expect.objectContaining({
+            message: expect.stringMatching(
+              /^MCP server "double" asked for input the broker does not relay\. The MCP broker does not relay this URL elicitation to the person: /,
+            ),
+          }),
+        },
+      ]);
+    }
+    await forwarder.close();
+    await double.close();
+  });
+
   describe('prompts/get of a 2026-07-28 backend that asks for input (scripted double)', () => {
     /** The backend's own state: opaque to the broker, so any bytes, here JSON-hostile ones. */
     const BACKEND_STATE = 'opaque/+=.\u2603"state"';
@@ -383,23 +454,18 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       params: { name: 'ask', arguments: { topic: 'x' } },
     });
     async function askingDouble() {
-      return startDouble(body => ({
-        status: 200,
-        body: {
-          jsonrpc: '2.0',
-          id: body.id,
-          result:
-            body.params.inputResponses === undefined
-              ? {
-                  resultType: 'input_required',
-                  inputRequests: {
-                    who: { method: 'elicitation/create', params: { message: 'who?' } },
-                  },
-                  requestState: BACKEND_STATE,
-                }
-              : { messages: [], description: `for ${body.params.inputResponses.who.content.n}` },
-        },
-      }));
+      return inputRequiredDouble(
+        () => ({
+          inputRequests: {
+            who: { method: 'elicitation/create', params: { message: 'who?' } },
+          },
+          requestState: BACKEND_STATE,
+        }),
+        body => ({
+          messages: [],
+          description: `for ${body.params.inputResponses.who.content.n}`,
+        }),
+      );
     }
 
     it('asks a legacy client and retries prompts/get with the answer and the state byte for byte', async () => {

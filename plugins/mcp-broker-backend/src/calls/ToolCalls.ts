@@ -44,6 +44,7 @@ import { LegacyLeg } from './LegacyLeg';
 import { ModernLeg } from './ModernLeg';
 import { StatelessInputAnswers } from './StatelessInputAnswers';
 import { ToolCall } from './ToolCall';
+import type { UrlElicitationPolicy } from './urlElicitations';
 import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 
 /** Options of {@link ToolCalls}. */
@@ -75,6 +76,8 @@ export interface ToolCallsOptions {
   shared?: { store: HeldCallStore; bus: SignalBus };
   /** Counts the clients' cancellations passed on to backends (`mcp_broker.cancellations.relayed`). */
   telemetry?: BrokerTelemetry;
+  /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
 }
 
 /** The calls in flight on this replica; see the file comment. */
@@ -117,12 +120,14 @@ export class ToolCalls {
       router: this.router,
       held: this.held,
       requestTimeoutMs: options.requestTimeoutMs,
+      urlElicitations: options.urlElicitations,
     });
     this.modernLeg = new ModernLeg({
       logger,
       router: this.router,
       sealer,
       paramHeadersOf: options.paramHeadersOf,
+      urlElicitations: options.urlElicitations,
     });
   }
 
@@ -354,7 +359,7 @@ export class ToolCalls {
   async close(): Promise<void> {
     for (const call of this.inFlight.values()) call.abort('shutdown');
     this.notifyIdle();
-    this.options.shared?.bus.stop();
+    await this.options.shared?.bus.stop();
   }
 
   private notifyIdle(): void {

@@ -9,4 +9,6 @@ export {
 export { ElicitationIdMap, MemoryElicitationIdStore, isGatewayId } from './ElicitationIdMap';
 export type { ElicitationIdStore, ElicitationMapping } from './ElicitationIdMap';
 export { ToolCalls } from './ToolCalls';
+export { urlElicitationPolicy } from './urlElicitations';
+export type { UrlElicitationPolicy } from './urlElicitations';
 export type { ToolCallHandlerDeps, ToolCallHandlerFactory } from './StreamingToolCallHandler';

@@ -6,9 +6,12 @@
  * `runListWatch` (@devportal/backend-kubernetes-client: resume after a dropped watch, re-list on
  * 410 Gone, exponential backoff on errors, forever, until stopped).
  *
- * Every registration is resolved (HTTPRoute → URL, Secret → Authorization) when it is added or
- * changes; `onServers` receives the complete set only when it differs from the last one, so a
- * re-list that finds nothing new changes nothing downstream. Secret values are never logged.
+ * Every registration is resolved (HTTPRoute → URL, Secret → Authorization, credential profile →
+ * auth) when it is added or changes; `onServers` receives the complete set only when it differs
+ * from the last one, so a re-list that finds nothing new changes nothing downstream. A refused
+ * registration (spec §11.1) serves nothing; its reason is logged once per change (not per
+ * resync), listed by `refused()` for `/status`, and written to its `Accepted` condition
+ * (RegistrationConditions). Secret values are never logged.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
@@ -20,13 +23,16 @@ import {
 import type * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
 import { ExponentialBackoff } from '../backend/ExponentialBackoff';
+import type { CredentialProfile } from '../identity/credentialProfiles';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
+import { RegistrationConditions, type RegistrationVerdict } from './RegistrationConditions';
+import { resolveRegistration } from './registrationMapping';
 import {
-  KubeObjectLike,
   RegistrationError,
-  RegistrationLookups,
-  resolveRegistration,
-} from './registrationMapping';
+  type KubeObjectLike,
+  type RefusalReason,
+  type RegistrationLookups,
+} from './registrationTypes';
 
 const REGISTRATIONS = {
   group: 'mcp.kuadrant.io',
@@ -42,8 +48,21 @@ export interface RegistrationWatcherOptions {
   /** The client-node module (loaded at plugin start, never at import time). */
   lib: typeof k8s;
   logger: LoggerService;
+  /** The admin's credential profiles (`mcpBroker.credentialProfiles`). */
+  profiles: ReadonlyMap<string, CredentialProfile>;
+  /** Backstage's base URLs of a plugin (discovery service), for `backstage` profiles. */
+  pluginBaseUrls(pluginId: string): Promise<readonly string[]>;
   /** Called with the whole Kubernetes-sourced server set whenever it changes. */
   onServers(servers: BrokerServerConfig[]): void;
+}
+
+/** A registration that serves nothing, and why (for `/status`; never a secret). */
+export interface RefusedRegistration {
+  namespace: string;
+  name: string;
+  /** A RefusalReason, or `ClusterReadFailed` when its HTTPRoute or Secret could not be read. */
+  reason: RefusalReason | 'ClusterReadFailed';
+  message: string;
 }
 
 interface Entry {
@@ -53,6 +72,9 @@ interface Entry {
   server: BrokerServerConfig | undefined;
   /** The last reason it could not be used (logged once per distinct reason). */
   problem?: string;
+  reason?: RefusedRegistration['reason'];
+  /** The last decision (undefined until the first resolution, or after a failed cluster read). */
+  verdict?: RegistrationVerdict;
 }
 
 /** The list/watch loops for MCPServerRegistration resources. */
@@ -64,6 +86,8 @@ export class RegistrationWatcher {
   private readonly loops: Promise<void>[] = [];
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
+  private readonly conditions: RegistrationConditions;
+  private profiles: ReadonlyMap<string, CredentialProfile>;
   private lastEmitted = '[]';
   /** While a re-list applies its result, changes are emitted once at its end. */
   private holdEmits = false;
@@ -72,6 +96,33 @@ export class RegistrationWatcher {
   constructor(private readonly options: RegistrationWatcherOptions) {
     this.custom = options.kubeConfig.makeApiClient(options.lib.CustomObjectsApi);
     this.core = options.kubeConfig.makeApiClient(options.lib.CoreV1Api);
+    this.profiles = options.profiles;
+    this.conditions = new RegistrationConditions({
+      custom: this.custom,
+      lib: options.lib,
+      resource: REGISTRATIONS,
+      requestTimeoutMs: options.config.requestTimeoutMs,
+      logger: options.logger,
+    });
+  }
+
+  /** Uses changed credential profiles (a config reload): every registration is decided again. */
+  setProfiles(profiles: ReadonlyMap<string, CredentialProfile>): void {
+    this.profiles = profiles;
+    this.resolveAll();
+  }
+
+  /** The registrations that serve nothing, by namespace and name. */
+  refused(): RefusedRegistration[] {
+    return [...this.entries.entries()]
+      .filter(([, entry]) => entry.server === undefined && entry.reason !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([, entry]) => ({
+        namespace: entry.registration.metadata?.namespace ?? '',
+        name: entry.registration.metadata?.name ?? '',
+        reason: entry.reason!,
+        message: entry.problem!,
+      }));
   }
 
   /** Starts one loop per scope. */
@@ -137,7 +188,19 @@ export class RegistrationWatcher {
     const current = this.entries.get(key);
     // The same version again (a re-list, a replayed event): nothing to do.
     if (current && rv !== undefined && current.resourceVersion === rv) return;
-    this.entries.set(key, { registration, resourceVersion: rv, server: current?.server });
+    if (current && !changesServer(current.registration, registration)) {
+      // Only its status changed (our own condition write, or another controller's).
+      current.registration = registration;
+      current.resourceVersion = rv;
+      if (current.verdict) this.conditions.sync(registration, current.verdict);
+      return;
+    }
+    this.entries.set(key, {
+      ...current,
+      registration,
+      resourceVersion: rv,
+      server: current?.server,
+    });
     this.resolve(key, registration);
   }
 
@@ -149,16 +212,22 @@ export class RegistrationWatcher {
   private resolve(key: string, registration: KubeObjectLike) {
     const generation = (this.generations.get(key) ?? 0) + 1;
     this.generations.set(key, generation);
-    void resolveRegistration(registration, this.lookups, this.options.config.routes).then(
+    const context = {
+      lookups: this.lookups,
+      routes: this.options.config.routes,
+      profiles: this.profiles,
+      pluginBaseUrls: this.options.pluginBaseUrls,
+    };
+    void resolveRegistration(registration, context).then(
       server => this.resolved(key, generation, server, undefined),
       error => {
         if (error instanceof RegistrationError) {
-          this.resolved(key, generation, undefined, error.message);
+          this.resolved(key, generation, undefined, error);
         } else {
           // The API server failed (not the registration): keep what works, retry at the next resync.
           const entry = this.entries.get(key);
           const problem = `could not read its HTTPRoute or Secret: ${describeKubernetesFailure(error)}`;
-          this.resolved(key, generation, entry?.server, problem);
+          this.resolved(key, generation, entry?.server, { message: problem });
         }
       },
     );
@@ -168,22 +237,30 @@ export class RegistrationWatcher {
     key: string,
     generation: number,
     server: BrokerServerConfig | undefined,
-    problem: string | undefined,
+    problem: { message: string; reason?: RefusalReason } | undefined,
   ) {
     const entry = this.entries.get(key);
     if (this.generations.get(key) !== generation || !entry) return;
-    if (problem !== undefined && problem !== entry.problem) {
+    if (problem !== undefined && problem.message !== entry.problem) {
       this.options.logger.warn(
-        `MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem}`,
+        `MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem.message}`,
       );
     }
-    entry.problem = problem;
+    entry.problem = problem?.message;
+    entry.reason = problem === undefined ? undefined : (problem.reason ?? 'ClusterReadFailed');
     entry.server = server;
+    if (problem === undefined || problem.reason !== undefined) {
+      entry.verdict = problem?.reason
+        ? { accepted: false, reason: problem.reason, message: problem.message }
+        : { accepted: true, message: acceptedMessage(server!) };
+      this.conditions.sync(entry.registration, entry.verdict);
+    }
     this.emit();
   }
 
   private remove(key: string) {
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    this.conditions.forget(key);
     if (this.entries.delete(key)) this.emit();
   }
 
@@ -231,6 +308,23 @@ export class RegistrationWatcher {
   private timeout() {
     return requestTimeoutOptions(this.options.lib, this.options.config.requestTimeoutMs);
   }
+}
+
+/** True when `next` differs from `previous` in anything resolving reads (not only status). */
+function changesServer(previous: KubeObjectLike, next: KubeObjectLike): boolean {
+  const relevant = (o: KubeObjectLike) =>
+    JSON.stringify([o.spec ?? null, o.metadata?.annotations ?? null, o.metadata?.generation]);
+  return relevant(previous) !== relevant(next);
+}
+
+function acceptedMessage(server: BrokerServerConfig): string {
+  const profile =
+    server.source?.type === 'kubernetes' ? server.source.credentialProfile : undefined;
+  return `Served as ${server.name} (${server.url}), ${
+    profile === undefined
+      ? "with the broker's own credentials"
+      : `with credential profile "${profile}" (${server.auth?.mode})`
+  }`;
 }
 
 function keyOf(object: KubeObjectLike): string {

@@ -6,6 +6,7 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { loadKubernetesClient } from '@devportal/backend-kubernetes-client';
 import type { BrokerServerConfig } from '../config';
+import type { CredentialProfile } from '../identity/credentialProfiles';
 import {
   KUBERNETES_CONFIG_PATH,
   type KubernetesDiscoveryConfig,
@@ -16,6 +17,8 @@ import { RegistrationWatcher } from './RegistrationWatcher';
 export function createKubernetesDiscovery(options: {
   config: KubernetesDiscoveryConfig;
   logger: LoggerService;
+  profiles: ReadonlyMap<string, CredentialProfile>;
+  pluginBaseUrls(pluginId: string): Promise<readonly string[]>;
   onServers(servers: BrokerServerConfig[]): void;
 }): RegistrationWatcher {
   const { source } = options.config;

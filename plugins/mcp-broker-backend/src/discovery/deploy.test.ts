@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mockServices } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
 import {
   parseManifests,
   startFakeKubeApiServer,
@@ -16,6 +17,7 @@ import {
 } from '@internal/fake-kube-apiserver';
 import * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
+import { readCredentialProfiles } from '../identity/credentialProfiles';
 import { createKubernetesDiscovery } from './createKubernetesDiscovery';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 import type { RegistrationWatcher } from './RegistrationWatcher';
@@ -93,6 +95,21 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       const watcher = createKubernetesDiscovery({
         config,
         logger: mockServices.logger.mock(),
+        profiles: readCredentialProfiles(
+          new ConfigReader({
+            credentialProfiles: {
+              sso: {
+                namespaces: ['team-b'],
+                mode: 'tokenExchange',
+                tokenEndpoint: 'https://sso.example.com/token',
+                clientId: 'mcp-broker',
+                clientSecretRef: { namespace: 'team-b', name: 'exchange' },
+                audience: 'search',
+              },
+            },
+          }),
+        ),
+        pluginBaseUrls: async () => [],
         onServers: servers => {
           seen[key] = servers;
         },
@@ -125,16 +142,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
           labels: { 'mcp-broker': 'backstage' },
           annotations: { 'devportal.kuadrant.io/mcp-server-url': 'http://search:8080/mcp' },
         },
-        spec: {
-          targetRef: { name: 'unused' },
-          auth: {
-            mode: 'tokenExchange',
-            tokenEndpoint: 'https://sso.example.com/token',
-            clientId: 'mcp-broker',
-            clientSecretRef: { name: 'exchange' },
-            audience: 'search',
-          },
-        },
+        spec: { targetRef: { name: 'unused' }, credentialProfile: 'sso' },
       },
     });
     await waitFor(
@@ -144,12 +152,19 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       'the second',
     );
     await waitFor(() => names('labelled') === 'team-b-search', 'the labelled one only');
-    // spec.auth survives the CRD's schema, and its clientSecretRef is read from the Secret.
+    // spec.credentialProfile survives the CRD's schema; the profile's Secret is read.
     expect(seen.cluster.find(s => s.name === 'team-b-search')?.auth).toMatchObject({
       mode: 'tokenExchange',
       clientSecret: 'exchange-secret',
       audience: 'search',
     });
+    // The verdict is written to the registration's status (the CRD's status subresource).
+    await waitFor(
+      () =>
+        fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', 'team-b', 'search')
+          ?.status?.conditions?.[0]?.status === 'True',
+      'the Accepted condition',
+    );
     expect(
       fake
         .requests({ verb: ['list', 'watch'] })

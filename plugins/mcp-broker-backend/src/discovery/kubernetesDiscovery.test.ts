@@ -2,7 +2,10 @@
  * Kubernetes discovery through the real plugin: startTestBackend (auth mocked: a request without
  * a token counts as a signed-in user), the fake Kubernetes API server over HTTPS (no cluster runs
  * here; the real @kubernetes/client-node talks to it), real MCP servers as backends and the
- * official SDK client on the broker's HTTP endpoint.
+ * official SDK client on the broker's HTTP endpoint. The last tests: registrations that ask for
+ * more than the admin's credential profiles give (spec §11.1) are refused where everyone looks
+ * (log, /status, the registration's Accepted condition); the identity end to end with real
+ * sign-in is packages/backend/src/e2e/brokerRegistrations.test.ts.
  */
 import type { AddressInfo } from 'node:net';
 import {
@@ -11,6 +14,7 @@ import {
   type RootLoggerService,
 } from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import type { JsonObject } from '@backstage/types';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { FakeKubeApiServer, startFakeKubeApiServer } from '@internal/fake-kube-apiserver';
 import * as k8s from '@kubernetes/client-node';
@@ -55,8 +59,21 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   let custom: k8s.CustomObjectsApi;
   let core: k8s.CoreV1Api;
   let marker: NotificationMarker;
+  let rootConfig: ReturnType<typeof mockServices.rootConfig>;
+  let brokerConfig: JsonObject;
   const listChanged: number[] = [];
 
+  /** Creates an MCPServerRegistration (as its namespace's owners would). */
+  const createRegistration = (metadata: object, spec: object) =>
+    custom.createNamespacedCustomObject({
+      ...registrations,
+      body: {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPServerRegistration',
+        metadata,
+        spec,
+      },
+    });
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
   const status = async () =>
     (await (await fetch(`${base}/status`)).json()) as {
@@ -68,6 +85,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         source: unknown;
       }>;
       clients: { sessions: number; eventStreams: number };
+      registrations: {
+        refused: Array<{ namespace: string; name: string; reason: string; message: string }>;
+      };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
   /**
@@ -120,22 +140,34 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
     core = kc.makeApiClient(k8s.CoreV1Api);
 
-    const rootConfig = mockServices.rootConfig({
-      data: {
-        mcpBroker: {
-          reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-          // No trailing notifications: everything is sent before the marker that follows it.
-          coalesceWindow: { milliseconds: 0 },
-          kubernetes: {
-            kubeconfig: await fake.writeKubeConfigFile(),
-            namespaces: [NS],
-            routes: { scheme: 'http', port: alpha.port },
-            retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            resyncInterval: { milliseconds: 300 },
-          },
+    brokerConfig = {
+      reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+      // No trailing notifications: everything is sent before the marker that follows it.
+      coalesceWindow: { milliseconds: 0 },
+      credentialProfiles: {
+        sso: {
+          namespaces: [NS],
+          urls: [`http://127.0.0.1:${beta.port}/**`],
+          mode: 'tokenExchange',
+          tokenEndpoint: 'http://127.0.0.1:1/token',
+          clientId: 'mcp-broker',
+          clientSecret: 'sekrit-profile',
+        },
+        elsewhere: {
+          namespaces: ['other-team'],
+          mode: 'backstage',
+          targetPluginId: 'mcp-actions',
         },
       },
-    });
+      kubernetes: {
+        kubeconfig: await fake.writeKubeConfigFile(),
+        namespaces: [NS],
+        routes: { scheme: 'http', port: alpha.port },
+        retry: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+        resyncInterval: { milliseconds: 300 },
+      },
+    };
+    rootConfig = mockServices.rootConfig({ data: { mcpBroker: brokerConfig } });
     ({ server: http } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
@@ -195,19 +227,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
 
   it('create → the server is connected and clients get one tools/list_changed', async () => {
     listChanged.length = 0;
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'beta',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
+    await createRegistration(
+      {
+        name: 'beta',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' }, toolPrefix: 'beta_' },
+    );
     await waitFor(async () => (await toolNames()).includes('beta_confirm'), 'beta’s tools');
     await waitFor(() => listChanged.length === 1, 'tools/list_changed');
     await settled();
@@ -240,19 +267,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const heldWatch = fake.hold({ verb: 'watch' });
     fake.dropWatches();
     // Created while no watch is open: only the resumed watch's replay can deliver it.
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'delta',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
+    await createRegistration(
+      {
+        name: 'delta',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' }, toolPrefix: 'delta_' },
+    );
     // The resumed watch is held until now, so delta was created while no watch was served.
     await waitFor(() => heldWatch.hits === 1, 'the resumed watch request');
     heldWatch.release();
@@ -306,19 +328,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     fake.clearRequestLog();
     fake.failNext({ verb: 'watch' }, 500, { times: 2 });
     fake.dropWatches();
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: {
-          name: 'gamma',
-          namespace: NS,
-          annotations: { [SERVER_URL_ANNOTATION]: beta.url },
-        },
-        spec: { targetRef: { name: 'unused-route' } },
+    await createRegistration(
+      {
+        name: 'gamma',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
       },
-    });
+      { targetRef: { name: 'unused-route' } },
+    );
     await waitFor(
       async () => (await toolNames()).includes('mcp-gamma_confirm'),
       'gamma’s tools (default prefix)',
@@ -328,19 +345,14 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
   }, 15_000);
 
   it('re-reads HTTPRoutes and Secrets at each resync: a route created later is used, a rotated Secret reconnects', async () => {
-    await custom.createNamespacedCustomObject({
-      ...registrations,
-      body: {
-        apiVersion: 'mcp.kuadrant.io/v1alpha1',
-        kind: 'MCPServerRegistration',
-        metadata: { name: 'epsilon', namespace: NS },
-        spec: {
-          targetRef: { name: 'late-route' },
-          toolPrefix: 'eps_',
-          credentialRef: { name: 'alpha-cred' },
-        },
+    await createRegistration(
+      { name: 'epsilon', namespace: NS },
+      {
+        targetRef: { name: 'late-route' },
+        toolPrefix: 'eps_',
+        credentialRef: { name: 'alpha-cred' },
       },
-    });
+    );
     // Two resyncs (two reads of the missing route) later, the registration is still not used.
     const routeReads = () =>
       fake
@@ -394,4 +406,193 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     expect(logLines.some(l => /MCP backend mcp-alpha/.test(l))).toBe(true);
     expect(logLines.join('\n')).not.toMatch(/sekrit|not-the-right-one|c2Vrcml0/);
   }, 20_000);
+
+  const conditionOf = (name: string) =>
+    (
+      fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, name)?.status
+        ?.conditions as Array<Record<string, unknown>> | undefined
+    )?.find(c => c.type === 'Accepted');
+  const refused = async (name: string) =>
+    (await status()).registrations.refused.find(r => r.name === name);
+  /** Each resolution of the registrations below reads this Secret (their credentialRef) once. */
+  const refusedCredReads = () =>
+    fake.requests({ verb: 'get', resource: 'secrets', name: 'refused-cred' }).length;
+  /** `times` more resolutions (resyncs) of registrations using refused-cred. */
+  const resolvedAgain = async (times: number) => {
+    const before = refusedCredReads();
+    await waitFor(() => refusedCredReads() >= before + times, `${times} more resolutions`);
+  };
+
+  it('refuses a registration that spells out spec.auth: no server, the reason on /status, in its Accepted condition and once in the log', async () => {
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 'refused-cred', namespace: NS },
+        data: { token: Buffer.from('sekrit-refused').toString('base64') },
+      },
+    });
+    await createRegistration(
+      {
+        name: 'hostile',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: beta.url },
+      },
+      {
+        targetRef: { name: 'unused-route' },
+        credentialRef: { name: 'refused-cred' },
+        auth: { mode: 'backstage', targetPluginId: 'catalog' },
+      },
+    );
+    const entry = await waitFor(() => refused('hostile'), 'the refusal on /status');
+    expect(entry).toEqual({
+      namespace: NS,
+      name: 'hostile',
+      reason: 'AuthNotAllowed',
+      message: expect.stringContaining('spec.auth is not accepted'),
+    });
+    await waitFor(() => conditionOf('hostile') !== undefined, 'the Accepted condition');
+    expect(conditionOf('hostile')).toEqual({
+      type: 'Accepted',
+      status: 'False',
+      reason: 'AuthNotAllowed',
+      message: entry!.message,
+      observedGeneration: 1,
+      lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
+    // Two resyncs later: still refused, logged once, never a server.
+    await resolvedAgain(2);
+    expect(await backend('mcp-hostile')).toBeUndefined();
+    expect(logLines.filter(l => l.includes('mcp/hostile is not used: spec.auth'))).toHaveLength(1);
+    // Our own status write came back as a watch event without a second write.
+    expect(fake.requests({ verb: 'patch', subresource: 'status', name: 'hostile' })).toHaveLength(
+      1,
+    );
+  }, 20_000);
+
+  it('refuses a profile its namespace may not use and one that does not exist; editing the registration to an allowed profile makes it serve', async () => {
+    const patch = (body: object) =>
+      custom.patchNamespacedCustomObject(
+        { ...registrations, name: 'hostile', body },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    await patch({ spec: { auth: null, credentialProfile: 'elsewhere' } });
+    await waitFor(
+      async () => (await refused('hostile'))?.reason === 'ProfileNotAllowed',
+      'ProfileNotAllowed',
+    );
+    await patch({ spec: { credentialProfile: 'no-such-profile' } });
+    await waitFor(
+      async () => (await refused('hostile'))?.reason === 'ProfileNotFound',
+      'ProfileNotFound',
+    );
+    await waitFor(() => conditionOf('hostile')?.reason === 'ProfileNotFound', 'the condition');
+    const refusedAt = conditionOf('hostile')!.lastTransitionTime;
+
+    await patch({ spec: { credentialProfile: 'sso' } });
+    await waitFor(
+      async () => (await backend('mcp-hostile'))?.state === 'connected',
+      'the registration to serve',
+    );
+    expect(await refused('hostile')).toBeUndefined();
+    const served = (await status()).backends.find(b => b.name === 'mcp-hostile') as any;
+    expect(served.source).toEqual({
+      type: 'kubernetes',
+      namespace: NS,
+      name: 'hostile',
+      // The object's uid: stored personal credentials are bound to it (identity/serverIdentity.ts).
+      uid: expect.any(String),
+      credentialProfile: 'sso',
+    });
+    expect(served.auth).toMatchObject({ mode: 'tokenExchange' });
+    await waitFor(() => conditionOf('hostile')?.status === 'True', 'Accepted=True');
+    expect(conditionOf('hostile')).toMatchObject({
+      reason: 'Accepted',
+      message: expect.stringContaining('with credential profile "sso" (tokenExchange)'),
+      observedGeneration: 4,
+    });
+    expect((conditionOf('hostile')!.lastTransitionTime as string) >= (refusedAt as string)).toBe(
+      true,
+    );
+    expect(JSON.stringify(await status())).not.toContain('sekrit-profile');
+    expect(
+      JSON.stringify(
+        fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPServerRegistration', NS, 'hostile'),
+      ),
+    ).not.toContain('sekrit');
+  }, 20_000);
+
+  it('refuses a URL the profile does not allow', async () => {
+    await createRegistration(
+      {
+        name: 'elsewhere',
+        namespace: NS,
+        annotations: { [SERVER_URL_ANNOTATION]: `http://127.0.0.1:${alpha.port}/mcp` },
+      },
+      { targetRef: { name: 'unused-route' }, credentialProfile: 'sso' },
+    );
+    expect(await waitFor(() => refused('elsewhere'), 'the refusal')).toMatchObject({
+      reason: 'UrlNotAllowed',
+      message: expect.stringContaining(
+        `http://127.0.0.1:${alpha.port}/mcp is not one credential profile "sso" allows`,
+      ),
+    });
+    expect(await backend('mcp-elsewhere')).toBeUndefined();
+    await waitFor(() => conditionOf('elsewhere')?.reason === 'UrlNotAllowed', 'the condition');
+  }, 15_000);
+
+  it('decides every registration again when a config reload changes the profiles', async () => {
+    const profiles = brokerConfig.credentialProfiles as any;
+    rootConfig.update({
+      data: {
+        mcpBroker: {
+          ...brokerConfig,
+          credentialProfiles: {
+            ...profiles,
+            sso: {
+              ...profiles.sso,
+              urls: [...profiles.sso.urls, `http://127.0.0.1:${alpha.port}/mcp`],
+            },
+          },
+        },
+      },
+    });
+    await waitFor(async () => (await backend('mcp-elsewhere')) !== undefined, 'mcp-elsewhere');
+    expect(await refused('elsewhere')).toBeUndefined();
+    await waitFor(() => conditionOf('elsewhere')?.status === 'True', 'Accepted=True');
+  }, 15_000);
+
+  it('logs a 403 on the status write once and goes on deciding', async () => {
+    const forbidden = fake.forbid({ verb: 'patch', subresource: 'status' });
+    try {
+      for (const name of ['refused-one', 'refused-two']) {
+        await createRegistration(
+          { name, namespace: NS, annotations: { [SERVER_URL_ANNOTATION]: beta.url } },
+          {
+            targetRef: { name: 'unused-route' },
+            credentialRef: { name: 'refused-cred' },
+            credentialProfile: 'no-such-profile',
+          },
+        );
+      }
+      await waitFor(async () => (await refused('refused-two')) !== undefined, 'both refusals');
+      const refusedWrites = () =>
+        fake
+          .requests({ verb: 'patch', subresource: 'status' })
+          .filter(r => r.name === 'refused-one' || r.name === 'refused-two')
+          .map(r => r.status);
+      await waitFor(() => refusedWrites().length === 2, 'both status writes');
+      // A resync of each: the verdict is the same, so no second write.
+      await resolvedAgain(3);
+      expect(refusedWrites()).toEqual([403, 403]);
+      expect(conditionOf('refused-one')).toBeUndefined();
+      expect(
+        logLines.filter(
+          l => l.includes('Cannot write the Accepted condition') && l.includes('403'),
+        ),
+      ).toHaveLength(1);
+      expect(await refused('refused-one')).toMatchObject({ reason: 'ProfileNotFound' });
+    } finally {
+      forbidden.remove();
+    }
+  }, 15_000);
 });

@@ -49,7 +49,13 @@ describe('readKubernetesDiscoveryConfig', () => {
   it('fails at start (not later) when the kubeconfig cannot be read or lacks the context', () => {
     const logger = mockServices.logger.mock();
     const start = (kubernetes: unknown) =>
-      createKubernetesDiscovery({ config: read(kubernetes)!, logger, onServers: () => {} });
+      createKubernetesDiscovery({
+        config: read(kubernetes)!,
+        logger,
+        profiles: new Map(),
+        pluginBaseUrls: async () => [],
+        onServers: () => {},
+      });
     expect(() => start({ kubeconfig: '/nonexistent/kubeconfig' })).toThrow(
       /mcpBroker\.kubernetes\.kubeconfig \/nonexistent\/kubeconfig cannot be read/,
     );

@@ -1,50 +1,41 @@
 /*
  * An MCPServerRegistration (mcp.kuadrant.io/v1alpha1, the kind Kuadrant's mcp-gateway uses) as a
  * broker server entry. Field names follow Kuadrant's CRD: spec.targetRef (an HTTPRoute),
- * spec.path (default /mcp), spec.toolPrefix, spec.credentialRef {name, key (default "token")}.
- * The broker adds two things Kuadrant's CRD does not have: spec.auth, the identity mode of spec
- * §11 (a cluster with Kuadrant's own CRD prunes it: such servers stay in broker mode), and
- * the annotation `devportal.kuadrant.io/mcp-server-url`, which names the URL directly
- * (annotations survive pruning).
+ * spec.path (default /mcp), spec.toolPrefix, spec.credentialRef {name, key (default "token")}:
+ * the broker's own credential for the server, from a Secret of the registration's namespace.
+ * The broker adds what Kuadrant's CRD does not have: the annotation
+ * `devportal.kuadrant.io/mcp-server-url`, which names the URL directly, and the credential
+ * profile a person's calls use (spec.credentialProfile or an annotation; registrationAuth.ts).
+ * Annotations survive a CRD that prunes unknown spec fields.
  */
 import { isValidServerName, isValidToolPrefix, type BrokerServerConfig } from '../config';
-import { parseServerAuth, ServerAuthError, type ServerAuth } from '../identity/serverAuth';
+import { readSecretValue } from './readSecretValue';
+import { registrationAuthOf, type RegistrationAuthContext } from './registrationAuth';
+import { RegistrationError, type KubeObjectLike } from './registrationTypes';
 
 /** Annotation with an explicit server URL (instead of resolving the HTTPRoute). */
 export const SERVER_URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
-
-/** The parts of a Kubernetes object the mapping reads. */
-export interface KubeObjectLike {
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    annotations?: Record<string, string>;
-    resourceVersion?: string;
-  };
-  spec?: any;
-  data?: Record<string, string>;
-}
-
-/** Why a registration could not become a server (shown in logs; never contains secrets). */
-export class RegistrationError extends Error {}
 
 /** The broker's name of a registration: `<namespace>-<name>`, `[a-z0-9-]`. */
 export function serverNameOf(namespace: string, name: string): string {
   return `${namespace}-${name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
 }
 
-/** What resolving a registration needs to read from the cluster. */
-export interface RegistrationLookups {
-  httpRoute(namespace: string, name: string): Promise<KubeObjectLike | undefined>;
-  secret(namespace: string, name: string): Promise<KubeObjectLike | undefined>;
+/** What resolving a registration needs: cluster reads, route settings, the admin's profiles. */
+export interface RegistrationContext extends RegistrationAuthContext {
+  /** How an HTTPRoute hostname becomes a URL (`mcpBroker.kubernetes.routes`). */
+  readonly routes: { readonly scheme: 'http' | 'https'; readonly port?: number };
 }
 
-/** Builds the server entry of a registration, reading its HTTPRoute and Secret. */
+/**
+ * Builds the server entry of a registration, reading its HTTPRoute and Secrets; throws a
+ * RegistrationError (with the reason) when the registration is refused.
+ */
 export async function resolveRegistration(
   registration: KubeObjectLike,
-  lookups: RegistrationLookups,
-  routes: { scheme: 'http' | 'https'; port?: number },
+  context: RegistrationContext,
 ): Promise<BrokerServerConfig> {
+  const { lookups, routes } = context;
   const namespace = registration.metadata?.namespace ?? '';
   const resourceName = registration.metadata?.name ?? '';
   const spec = registration.spec ?? {};
@@ -63,84 +54,29 @@ export async function resolveRegistration(
   if (spec.credentialRef !== undefined) {
     headers.Authorization = await credentialOf(namespace, spec.credentialRef, lookups);
   }
-  const auth = await authOf(namespace, spec.auth, lookups);
+  const { auth, credentialProfile } = await registrationAuthOf(registration, url, context);
   return {
     name,
     url,
     toolPrefix,
     headers,
-    source: { type: 'kubernetes', namespace, name: resourceName },
+    source: {
+      type: 'kubernetes',
+      namespace,
+      name: resourceName,
+      ...(registration.metadata?.uid === undefined ? {} : { uid: registration.metadata.uid }),
+      ...(credentialProfile === undefined ? {} : { credentialProfile }),
+    },
     ...(auth.mode === 'broker' ? {} : { auth }),
   };
-}
-
-/**
- * `spec.auth` as a server's identity settings; a token exchange's `clientSecretRef` is read from
- * its Secret (in the registration's namespace) into `clientSecret` first. Errors name the field
- * or the Secret, never a value.
- */
-async function authOf(
-  namespace: string,
-  raw: unknown,
-  lookups: RegistrationLookups,
-): Promise<ServerAuth> {
-  let section = raw;
-  if (
-    typeof raw === 'object' &&
-    raw !== null &&
-    (raw as { mode?: unknown }).mode === 'tokenExchange'
-  ) {
-    const { clientSecretRef, clientSecret, ...rest } = raw as Record<string, any>;
-    if (clientSecret !== undefined) {
-      throw new RegistrationError(
-        'spec.auth.clientSecret is not allowed: reference a Secret with spec.auth.clientSecretRef',
-      );
-    }
-    if (typeof clientSecretRef?.name !== 'string' || clientSecretRef.name === '') {
-      throw new RegistrationError('spec.auth.clientSecretRef.name is required for tokenExchange');
-    }
-    const key =
-      typeof clientSecretRef.key === 'string' && clientSecretRef.key !== ''
-        ? clientSecretRef.key
-        : 'clientSecret';
-    section = {
-      ...rest,
-      clientSecret: await secretValue(namespace, clientSecretRef.name, key, lookups),
-    };
-  }
-  try {
-    return parseServerAuth(section, 'spec.auth');
-  } catch (error) {
-    if (error instanceof ServerAuthError) throw new RegistrationError(error.message);
-    throw error;
-  }
-}
-
-/** One key of a Secret as text; errors name the Secret and key, never the value. */
-async function secretValue(
-  namespace: string,
-  name: string,
-  key: string,
-  lookups: RegistrationLookups,
-): Promise<string> {
-  const secret = await lookups.secret(namespace, name);
-  if (!secret) throw new RegistrationError(`Secret ${namespace}/${name} not found`);
-  const encoded = secret.data?.[key];
-  if (encoded === undefined)
-    throw new RegistrationError(`Secret ${namespace}/${name} has no key "${key}"`);
-  const value = Buffer.from(encoded, 'base64').toString('utf8').trim();
-  if (value === '' || /[\r\n]/.test(value)) {
-    throw new RegistrationError(`Secret ${namespace}/${name} key "${key}" is empty or spans lines`);
-  }
-  return value;
 }
 
 async function urlOf(
   registration: KubeObjectLike,
   namespace: string,
   spec: any,
-  lookups: RegistrationLookups,
-  routes: { scheme: 'http' | 'https'; port?: number },
+  lookups: RegistrationContext['lookups'],
+  routes: RegistrationContext['routes'],
 ): Promise<string> {
   const explicit = registration.metadata?.annotations?.[SERVER_URL_ANNOTATION];
   if (explicit !== undefined) return checkedUrl(explicit, `annotation ${SERVER_URL_ANNOTATION}`);
@@ -182,6 +118,12 @@ function checkedUrl(raw: string, from: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RegistrationError(`${from} gives a URL that is not http or https`);
   }
+  if (url.username !== '' || url.password !== '') {
+    // Never echoed: user information in a URL is a credential.
+    throw new RegistrationError(
+      `${from} gives a URL with user information: put the credential in a Secret (spec.credentialRef)`,
+    );
+  }
   return url.toString();
 }
 
@@ -193,12 +135,12 @@ function checkedUrl(raw: string, from: string): string {
 async function credentialOf(
   namespace: string,
   ref: any,
-  lookups: RegistrationLookups,
+  lookups: RegistrationContext['lookups'],
 ): Promise<string> {
   if (typeof ref?.name !== 'string' || ref.name === '') {
     throw new RegistrationError('spec.credentialRef.name is required when credentialRef is set');
   }
   const key = typeof ref.key === 'string' && ref.key !== '' ? ref.key : 'token';
-  const value = await secretValue(namespace, ref.name, key, lookups);
+  const value = await readSecretValue(namespace, ref.name, key, lookups);
   return /^[A-Za-z][A-Za-z0-9_-]* \S/.test(value) ? value : `Bearer ${value}`;
 }

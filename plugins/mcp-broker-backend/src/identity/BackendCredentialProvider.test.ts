@@ -43,7 +43,12 @@ const service: CallerIdentity = {
   credentials: async () => mockCredentials.service('external:ci'),
   era: 'modern',
 };
-const STATIC = { Authorization: 'Bearer broker-own', 'X-Tenant': 'acme' };
+/** The broker's own static headers: a credential under a name it cannot recognise, too. */
+const STATIC = {
+  Authorization: 'Bearer broker-own',
+  'X-Tenant': 'acme',
+  'X-Broker-Key': 'broker-own-key',
+};
 
 describe('BackendCredentialProvider', () => {
   let knex: Knex;
@@ -71,6 +76,7 @@ describe('BackendCredentialProvider', () => {
     personal = await PersonalCredentialService.create({
       store: new DatabasePersonalCredentialStore(knex),
       cipher: new CredentialCipher(randomBytes(32)),
+      serverIdentity: name => `identity-of-${name}`,
       logger: mockServices.logger.mock(),
     });
     requests = new DatabaseCredentialRequestStore(knex);
@@ -93,6 +99,7 @@ describe('BackendCredentialProvider', () => {
     const server = (name: string, auth?: unknown): CredentialServer => ({
       name,
       headers: STATIC,
+      nonCredentialHeaders: ['x-tenant'],
       ...(auth === undefined ? {} : { auth: parseServerAuth(auth, 'auth') }),
     });
     servers.broker = server('broker');
@@ -125,6 +132,7 @@ describe('BackendCredentialProvider', () => {
       headers: STATIC,
     });
     const backstage = await headersOf('backstage');
+    expect(Object.keys(backstage).sort()).toEqual(['Authorization', 'X-Tenant']);
     expect(backstage['X-Tenant']).toBe('acme');
     expect(backstage.Authorization).toMatch(/^Bearer mock-service-token:/);
     expect(backstage.Authorization).toContain('"target":"mcp-actions"');
@@ -133,12 +141,31 @@ describe('BackendCredentialProvider', () => {
       Buffer.from(exchanged.Authorization.split('.')[1], 'base64url').toString('utf8'),
     );
     expect(claims).toMatchObject({ sub: 'user:default/alice', aud: 'whoami' });
+    expect(Object.keys(exchanged).sort()).toEqual(['Authorization', 'X-Tenant']);
     expect(await headersOf('github')).toEqual({
       'X-Tenant': 'acme',
       Authorization: 'Bearer ghp_alice',
     });
     // The mode's header replaces; the broker's own Authorization is not sent along.
     expect(await headersOf('apikey')).toEqual({ 'X-Tenant': 'acme', 'X-Api-Key': 'key-alice' });
+  });
+
+  it('sends no static header with a person’s credential unless the admin marked it as not a credential', async () => {
+    await personal.save(alice.principal, 'apikey', 'key-alice');
+    const unmarked: CredentialServer = { ...servers.apikey, nonCredentialHeaders: undefined };
+    expect((await provider.requestHeaders(unmarked, alice)).headers).toEqual({
+      'X-Api-Key': 'key-alice',
+    });
+    // A marked header never overrides the person's credential.
+    const markedCredential: CredentialServer = {
+      ...servers.apikey,
+      headers: { ...STATIC, 'X-Api-Key': 'broker-key' },
+      nonCredentialHeaders: ['X-Api-Key', 'X-Tenant'],
+    };
+    expect((await provider.requestHeaders(markedCredential, alice)).headers).toEqual({
+      'X-Tenant': 'acme',
+      'X-Api-Key': 'key-alice',
+    });
   });
 
   it('never puts the client’s token into a backend request, in any mode', async () => {
@@ -184,13 +211,14 @@ describe('BackendCredentialProvider', () => {
       .requestHeaders(servers.exchange, { ...alice, principal: 'user:user:default/dave' })
       .catch(e => e);
     expect(error).toBeInstanceOf(PersonalCredentialError);
-    expect(error.message).toContain('invalid_grant (user disabled)');
+    expect(error.message).toContain('was refused: HTTP 400 invalid_grant.');
+    expect(error.message).not.toContain('user disabled');
     expect(provider.statusOf(servers.exchange)).toEqual({
       mode: 'tokenExchange',
       tokenEndpoint: sts.tokenEndpoint,
       lastExchangeError: {
         at: expect.any(String),
-        message: expect.stringContaining('invalid_grant'),
+        message: expect.stringMatching(/was refused: HTTP 400 invalid_grant$/),
       },
     });
   });

@@ -4,9 +4,13 @@
  * `prompts/get`, `resources/read` or `completion/complete` — never for the event connection or
  * the shared lists, which always carry the server's static headers (the broker's own).
  *
- * The answer is the request's complete header set: the server's static headers minus the
- * broker's own credentials (`Authorization`, `Proxy-Authorization`, `Cookie` and the mode's
- * header) plus the person's credential. So in no mode does a request carry the client's token:
+ * The answer is the request's complete header set: the person's credential plus only those of
+ * the server's static headers the admin marked as not credentials (`nonCredentialHeaders`, e.g.
+ * a tenant header; never `Authorization`, `Proxy-Authorization`, `Cookie` or the mode's header).
+ * Any other static header may be the broker's own credential under a name the broker cannot
+ * recognise (`X-Api-Key`, …): it stays on the broker's own requests (event connection, lists).
+ * The server URL's user info, also the broker's, is dropped from a person's requests where their
+ * endpoint is built (personalEndpointOf). So in no mode does a request carry the client's token:
  * the client's `Authorization` never enters this module (the `backstage` mode asks Backstage for
  * a new plugin token; `tokenExchange` presents a token the authorization server issued for the
  * backend; `userCredential` the person's stored credential).
@@ -30,10 +34,22 @@ export interface CredentialServer {
   readonly headers: Readonly<Record<string, string>>;
   /** The server's identity settings; absent means `broker`. */
   readonly auth?: ServerAuth;
+  /**
+   * Static headers the admin marked as not credentials: the only ones a person's request carries
+   * besides the person's credential (names as configured; compared without case).
+   */
+  readonly nonCredentialHeaders?: readonly string[];
 }
 
-/** Static headers that are the broker's own credentials: never sent with a person's credential. */
-const BROKER_CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+/**
+ * Headers that are credentials whatever an admin says: never sent with a person's credential,
+ * and refused in `nonCredentialHeaders` (config.ts).
+ */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+]);
 
 /** The headers of one person's request to a server. */
 export interface PersonalRequestHeaders {
@@ -96,10 +112,11 @@ export class BackendCredentialProvider {
       return { mode: auth.mode, personal: false, headers: server.headers };
     }
     const personalHeader = credential.header.toLowerCase();
+    const marked = new Set((server.nonCredentialHeaders ?? []).map(name => name.toLowerCase()));
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(server.headers)) {
       const lower = name.toLowerCase();
-      if (BROKER_CREDENTIAL_HEADERS.has(lower) || lower === personalHeader) continue;
+      if (!marked.has(lower) || CREDENTIAL_HEADERS.has(lower) || lower === personalHeader) continue;
       headers[name] = value;
     }
     headers[credential.header] = credential.value;

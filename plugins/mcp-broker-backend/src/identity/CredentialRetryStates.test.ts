@@ -1,11 +1,12 @@
 /* The requestState of a credential's input_required answer: bound, unforgeable, expiring. */
 import { randomBytes } from 'node:crypto';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { CredentialRetryStates, CredentialRetryStateError } from './CredentialRetryStates';
 
 describe('CredentialRetryStates', () => {
   const key = randomBytes(32);
   let now = 1_000;
-  const states = new CredentialRetryStates(key, 60_000, () => now);
+  const states = new CredentialRetryStates(fixedHmacKeys(key), 60_000, () => now);
 
   it('opens its own state for the same person and server, any number of times', () => {
     const state = states.seal('user:user:default/alice', 'github');
@@ -22,7 +23,7 @@ describe('CredentialRetryStates', () => {
       new CredentialRetryStateError('requestState belongs to another caller or request'),
     );
     expect(() => states.open(state, alice, 'jira')).toThrow(/another caller/);
-    const other = new CredentialRetryStates(randomBytes(32), 60_000, () => now);
+    const other = new CredentialRetryStates(fixedHmacKeys(randomBytes(32)), 60_000, () => now);
     expect(() => other.open(state, alice, 'github')).toThrow(/not issued/);
     expect(() => states.open(`${state}x`, alice, 'github')).toThrow(/not issued/);
     now += 60_000;

@@ -3,11 +3,12 @@
  * credential (spec §11 with §9): the URL elicitation has no held backend call behind it — the
  * retry simply tries again — so the state only has to say "this person was asked for this
  * server's credential" in a form nobody can forge or move: HMAC-SHA256 over the principal, the
- * server and an expiry (`mcpBroker.elicitationTtl`), with the key every replica shares (the
- * broker's requestState key). A replayed state does no harm (the retry checks the store again),
+ * server and an expiry (`mcpBroker.elicitationTtl`), with the keys every replica shares (the
+ * broker's requestState keys: the current one seals, every one still in the ring opens). A replayed state does no harm (the retry checks the store again),
  * so it is not single-use. The prefix tells these states apart from the held calls' states.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { HmacKeys } from '../inputRequests/requestStateKey';
 
 /** Every credential retry state starts with this. */
 export const CREDENTIAL_STATE_PREFIX = 'mcp-broker-credential.';
@@ -29,7 +30,7 @@ interface StateClaims {
 /** Seals and opens credential retry states; see the file comment. */
 export class CredentialRetryStates {
   constructor(
-    private readonly key: Buffer,
+    private readonly keys: HmacKeys,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {}
@@ -43,7 +44,7 @@ export class CredentialRetryStates {
   seal(principal: string, server: string): string {
     const claims: StateClaims = { p: principal, s: server, e: this.now() + this.ttlMs };
     const payload = Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
-    return `${CREDENTIAL_STATE_PREFIX}${payload}.${this.mac(payload)}`;
+    return `${CREDENTIAL_STATE_PREFIX}${payload}.${this.mac(this.keys.sealingKey(), payload)}`;
   }
 
   /**
@@ -55,8 +56,11 @@ export class CredentialRetryStates {
     const dot = body.lastIndexOf('.');
     const payload = body.slice(0, dot);
     const mac = Buffer.from(body.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(payload), 'base64url');
-    if (dot < 0 || mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
+    const sealedByUs = this.keys.openingKeys().some(key => {
+      const expected = Buffer.from(this.mac(key, payload), 'base64url');
+      return mac.length === expected.length && timingSafeEqual(mac, expected);
+    });
+    if (dot < 0 || !sealedByUs) {
       throw new CredentialRetryStateError(
         'requestState was not issued by this broker or was altered',
       );
@@ -72,9 +76,7 @@ export class CredentialRetryStates {
     }
   }
 
-  private mac(payload: string): string {
-    return createHmac('sha256', this.key)
-      .update(`credential-retry\n${payload}`)
-      .digest('base64url');
+  private mac(key: Buffer, payload: string): string {
+    return createHmac('sha256', key).update(`credential-retry\n${payload}`).digest('base64url');
   }
 }

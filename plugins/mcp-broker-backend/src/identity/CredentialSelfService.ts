@@ -13,6 +13,7 @@ import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import type { CredentialDates, CredentialRequestStore } from './personalCredentialStores';
 import type { PersonalCredentialService } from './PersonalCredentialService';
 import type { ServerAuth, UserCredentialAuth } from './serverAuth';
+import type { IdentifiableServer } from './serverIdentity';
 
 /** One line of a person's credential list. */
 export interface CredentialListItem {
@@ -44,8 +45,8 @@ export interface CredentialSelfServiceOptions {
   requests: CredentialRequestStore;
   /** The live server set (config reload and Kubernetes change it). */
   servers: {
-    get(name: string): { name: string; auth?: ServerAuth } | undefined;
-    list(): ReadonlyArray<{ name: string; auth?: ServerAuth }>;
+    get(name: string): (IdentifiableServer & { auth?: ServerAuth }) | undefined;
+    list(): ReadonlyArray<IdentifiableServer & { auth?: ServerAuth }>;
   };
   /** Tells a 2025-11-25 client session that its elicitation is complete. */
   notifyComplete(clientSessionId: string, elicitationId: string): void;
@@ -79,8 +80,10 @@ export class CredentialSelfService {
     const items: CredentialListItem[] = [];
     for (const server of this.options.servers.list()) {
       if (server.auth?.mode !== 'userCredential') continue;
-      const dates = stored.get(server.name);
+      const listing = stored.get(server.name);
       stored.delete(server.name);
+      // One stored for an earlier server of that name is not this server's (serverIdentity.ts).
+      const dates = listing?.current ? listing : undefined;
       items.push({
         server: server.name,
         stored: dates !== undefined,
@@ -141,7 +144,9 @@ export class CredentialSelfService {
     elicitationId?: string,
   ): Promise<CredentialPageModel> {
     const auth = this.personalServer(server);
-    const dates = (await this.options.credentials.list(principal)).find(c => c.server === server);
+    const dates = (await this.options.credentials.list(principal)).find(
+      c => c.server === server && c.current,
+    );
     let elicitation: CredentialPageModel['elicitation'];
     if (elicitationId !== undefined) {
       const request = await this.options.requests.get(elicitationId, this.now);

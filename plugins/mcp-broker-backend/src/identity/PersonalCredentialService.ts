@@ -1,8 +1,11 @@
 /*
  * Personal credentials (spec §11, `userCredential`): a person stores one per server, once; the
  * broker presents it on that person's calls. Rules kept here, whatever the storage:
- * - a value is sealed (CredentialCipher) before it reaches the store, bound to its owner and
- *   server; only `reveal` opens one, and only the call path uses it: no endpoint returns a value;
+ * - a value is sealed (CredentialCipher) before it reaches the store, bound to its owner and to
+ *   the server's identity (serverIdentity.ts: not only its name); only `reveal` opens one, only
+ *   for a server with that identity, and only the call path uses it: no endpoint returns a value.
+ *   A server that took a removed server's name is another server: it sees no credential, and the
+ *   person is asked again (the stale row is replaced by their next store);
  * - a value is one header-safe line of at most 8 KiB;
  * - at start-up every key the stored values were sealed with must be configured: a wrong or
  *   missing key fails start-up with a message naming the config keys (never later, as garbage);
@@ -12,7 +15,12 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { InputError } from '@backstage/errors';
 import { CredentialCipher, CredentialKeyError } from './CredentialCipher';
-import type { CredentialDates, PersonalCredentialStore } from './personalCredentialStores';
+import type {
+  CredentialDates,
+  CredentialListing,
+  PersonalCredentialStore,
+  StoredCredential,
+} from './personalCredentialStores';
 
 /** Longest personal credential, in characters. */
 export const MAX_PERSONAL_CREDENTIAL_LENGTH = 8192;
@@ -24,6 +32,8 @@ export interface PersonalCredentialServiceOptions {
   store: PersonalCredentialStore;
   /** Undefined when `mcpBroker.credentialEncryptionKey` is not configured. */
   cipher: CredentialCipher | undefined;
+  /** The identity of the server now configured under a name (serverIdentity.ts), if any. */
+  serverIdentity(server: string): string | undefined;
   logger: LoggerService;
   /** Epoch ms; tests pass their own clock. */
   now?: () => number;
@@ -77,17 +87,26 @@ export class PersonalCredentialService {
   async save(principal: string, server: string, value: string): Promise<CredentialDates> {
     const cipher = this.cipherOrThrow();
     checkValue(value);
+    const serverId = this.options.serverIdentity(server);
+    if (serverId === undefined) throw new InputError(`There is no MCP server "${server}"`);
     return this.options.store.put(
       principal,
       server,
-      cipher.seal(value, principal, server),
+      serverId,
+      cipher.seal(value, principal, boundTo(server, serverId)),
       this.now,
     );
   }
 
-  /** The principal's stored credentials: server names and dates, never values. */
-  list(principal: string): Promise<Array<CredentialDates & { server: string }>> {
-    return this.options.store.list(principal);
+  /**
+   * The principal's stored credentials: server names and dates, never values; `current` says
+   * whether it was stored for the server now configured under that name.
+   */
+  async list(principal: string): Promise<Array<CredentialListing & { current: boolean }>> {
+    return (await this.options.store.list(principal)).map(listing => ({
+      ...listing,
+      current: listing.serverId === this.options.serverIdentity(listing.server),
+    }));
   }
 
   /** Deletes the principal's credential for `server`; false when there was none. */
@@ -99,8 +118,10 @@ export class PersonalCredentialService {
   async reveal(principal: string, server: string): Promise<string | undefined> {
     const cipher = this.cipherOrThrow();
     const stored = await this.options.store.get(principal, server);
-    if (stored === undefined) return undefined;
-    return cipher.open(stored.sealed, principal, server);
+    if (stored === undefined || stored.serverId !== this.options.serverIdentity(server)) {
+      return undefined;
+    }
+    return cipher.open(stored.sealed, principal, boundTo(server, stored.serverId));
   }
 
   private cipherOrThrow(): CredentialCipher {
@@ -123,7 +144,7 @@ export class PersonalCredentialService {
       }
       // Same id, other key (or a damaged row): opening one value shows it before any call does.
       const [sample] = await store.withKey(keyId, 1);
-      if (sample !== undefined) cipher.open(sample.sealed, sample.principal, sample.server);
+      if (sample !== undefined) cipher.open(sample.sealed, sample.principal, bindingOf(sample));
     }
   }
 
@@ -138,8 +159,10 @@ export class PersonalCredentialService {
           const batch = await store.withKey(keyId, RESEAL_BATCH);
           let progress = 0;
           for (const stored of batch) {
-            const value = cipher.open(stored.sealed, stored.principal, stored.server);
-            if (await store.reseal(stored, cipher.seal(value, stored.principal, stored.server))) {
+            const value = cipher.open(stored.sealed, stored.principal, bindingOf(stored));
+            if (
+              await store.reseal(stored, cipher.seal(value, stored.principal, bindingOf(stored)))
+            ) {
               progress += 1;
             }
           }
@@ -160,6 +183,18 @@ export class PersonalCredentialService {
       );
     }
   }
+}
+
+/**
+ * What a value is sealed for besides its owner: the server's name and identity, so a row moved
+ * to another server (or rebound to another identity) does not decrypt.
+ */
+function boundTo(server: string, serverId: string): string {
+  return `${server}@${serverId}`;
+}
+
+function bindingOf(stored: StoredCredential): string {
+  return boundTo(stored.server, stored.serverId);
 }
 
 function checkValue(value: unknown): asserts value is string {

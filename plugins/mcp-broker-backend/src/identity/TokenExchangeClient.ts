@@ -3,8 +3,12 @@
  * authenticates as its own client (RFC 6749 §2.3.1: HTTP Basic by default, or the client_secret_post
  * parameters), presents the caller's subject token (SubjectTokenIssuer) and asks for an access
  * token for the backend (`audience`, `resource`, `scope` from config). Nothing here caches
- * (ExchangedTokens does) or logs; an error message names the endpoint and the authorization
- * server's `error` code and description, never a token or the client secret.
+ * (ExchangedTokens does) or logs; an error message is the broker's own wording: it names the
+ * endpoint's host, the HTTP status and the authorization server's `error` code when it is one
+ * (RFC 6749 §5.2: a short token such as `invalid_grant`), never a token, the client secret or the
+ * server's free text (`error_description`, a body, a `token_type` that is no token): the message
+ * reaches the person's tool error and `/status.lastExchangeError`, and an authorization server's
+ * text there could be anything (a look-alike "store your credential here" link).
  */
 import type { TokenExchangeAuth } from './serverAuth';
 import { SUBJECT_TOKEN_TYPE_JWT } from './SubjectTokenIssuer';
@@ -13,8 +17,8 @@ import { SUBJECT_TOKEN_TYPE_JWT } from './SubjectTokenIssuer';
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** The token type the broker asks for. */
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-/** Longest error description passed on from an authorization server. */
-const MAX_DESCRIPTION = 200;
+/** An OAuth error code or token type as the broker passes it on: a short token, nothing else. */
+const OAUTH_TOKEN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** An access token the authorization server issued. */
 export interface ExchangedToken {
@@ -48,12 +52,9 @@ function describeHost(endpoint: string): string {
   }
 }
 
-/** A printable, bounded excerpt of a server's text (no control characters). */
-function excerpt(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value === '') return undefined;
-  // eslint-disable-next-line no-control-regex
-  const clean = value.replace(/[\x00-\x1f\x7f]/g, ' ');
-  return clean.length > MAX_DESCRIPTION ? `${clean.slice(0, MAX_DESCRIPTION)}…` : clean;
+/** `value` when it is an OAuth code-like token (`invalid_grant`, `N_A`), else undefined. */
+function oauthToken(value: unknown): string | undefined {
+  return typeof value === 'string' && OAUTH_TOKEN.test(value) ? value : undefined;
 }
 
 /**
@@ -109,12 +110,9 @@ export async function exchangeToken(
     unknown
   >;
   if (!response.ok) {
-    const code = excerpt(fields.error);
-    const description = excerpt(fields.error_description);
+    const code = oauthToken(fields.error);
     throw new TokenExchangeError(
-      `${where} was refused: HTTP ${response.status}${code ? ` ${code}` : ''}${
-        description ? ` (${description})` : ''
-      }`,
+      `${where} was refused: HTTP ${response.status}${code === undefined ? '' : ` ${code}`}`,
       code,
     );
   }
@@ -125,7 +123,7 @@ export async function exchangeToken(
   // RFC 8693 §2.2.1: "Bearer" for an access token usable as one; "N_A" is not.
   if (typeof fields.token_type !== 'string' || fields.token_type.toLowerCase() !== 'bearer') {
     throw new TokenExchangeError(
-      `${where} issued a token of type ${excerpt(String(fields.token_type)) ?? 'unknown'}, not a bearer token`,
+      `${where} issued a token of type ${oauthToken(fields.token_type) ?? 'unknown'}, not a bearer token`,
     );
   }
   const expiresIn = fields.expires_in;

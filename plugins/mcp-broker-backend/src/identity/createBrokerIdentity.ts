@@ -17,11 +17,9 @@ import {
 import { CredentialSelfService, type CredentialSelfServiceOptions } from './CredentialSelfService';
 import { ExchangedTokens } from './ExchangedTokens';
 import { PersonalCredentialService } from './PersonalCredentialService';
-import type {
-  CredentialRequestStore,
-  PersonalCredentialStore,
-  SigningKeyStore,
-} from './personalCredentialStores';
+import type { KeyRing } from './KeyRing';
+import type { CredentialRequestStore, PersonalCredentialStore } from './personalCredentialStores';
+import { serverIdentityOf } from './serverIdentity';
 import { SubjectTokenIssuer } from './SubjectTokenIssuer';
 
 /** What {@link createBrokerIdentity} needs. */
@@ -31,8 +29,9 @@ export interface BrokerIdentityOptions {
   stores: {
     credentials: PersonalCredentialStore;
     requests: CredentialRequestStore;
-    signingKeys: SigningKeyStore;
   };
+  /** The subject-token signing keys (BrokerKeys), loaded. */
+  signingKeys: KeyRing;
   /** From `mcpBroker.credentialEncryptionKey` (undefined: personal credentials off). */
   cipher: CredentialCipher | undefined;
   /** The broker's external base URL, e.g. `https://backstage.example.com/api/mcp-broker`. */
@@ -51,6 +50,8 @@ export interface BrokerIdentity {
   selfService: CredentialSelfService;
   issuer: SubjectTokenIssuer;
   personalCredentials: PersonalCredentialService;
+  /** The broker's page for storing `server`'s credential (absolute URL, no query). */
+  pageUrl(server: string): string;
   /** Stops the sweep of expired credential requests. */
   close(): Promise<void>;
 }
@@ -65,11 +66,15 @@ export async function createBrokerIdentity(
   const personalCredentials = await PersonalCredentialService.create({
     store: options.stores.credentials,
     cipher: options.cipher,
+    serverIdentity: name => {
+      const server = options.servers.get(name);
+      return server === undefined ? undefined : serverIdentityOf(server);
+    },
     logger: options.logger,
   });
   const issuer = await SubjectTokenIssuer.create({
     issuer: options.externalBaseUrl,
-    keys: options.stores.signingKeys,
+    keys: options.signingKeys,
   });
   const exchangedTokens = new ExchangedTokens({ issuer, timeoutMs: options.requestTimeoutMs });
   const pageUrl = (server: string) => `${options.externalBaseUrl}/connect/${server}`;
@@ -105,6 +110,7 @@ export async function createBrokerIdentity(
     selfService,
     issuer,
     personalCredentials,
+    pageUrl,
     async close() {
       clearInterval(sweep);
       await personalCredentials.whenRotated();

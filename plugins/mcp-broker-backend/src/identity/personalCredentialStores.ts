@@ -2,10 +2,9 @@
  * Storage seams of the identity module (spec §11), implemented on the plugin's database in
  * store/DatabasePersonalCredentialStore.ts and shared by every replica:
  * - personal credentials, sealed (CredentialCipher): the store never sees a plain value;
- * - the URL-mode elicitations that asked a person for one (who, which server, which session);
- * - the key pair of the broker's subject tokens (token exchange).
+ * - the URL-mode elicitations that asked a person for one (who, which server, which session).
+ * (The broker's own keys: brokerKeyStores.ts.)
  */
-import type { JsonWebKey } from 'node:crypto';
 import type { SealedCredential } from './CredentialCipher';
 
 /** When a credential was stored and last replaced (epoch ms). */
@@ -18,21 +17,30 @@ export interface CredentialDates {
 export interface StoredCredential extends CredentialDates {
   readonly principal: string;
   readonly server: string;
+  /** The identity of the server it was stored for (serverIdentity.ts). */
+  readonly serverId: string;
   readonly sealed: SealedCredential;
+}
+
+/** A line of a principal's list: server name, identity and dates, never a value. */
+export interface CredentialListing extends CredentialDates {
+  readonly server: string;
+  readonly serverId: string;
 }
 
 /** Sealed personal credentials per (principal, server). */
 export interface PersonalCredentialStore {
-  /** Stores or replaces the credential; resolves with its dates. */
+  /** Stores or replaces the credential, for the server with `serverId`; resolves with its dates. */
   put(
     principal: string,
     server: string,
+    serverId: string,
     sealed: SealedCredential,
     now: number,
   ): Promise<CredentialDates>;
   get(principal: string, server: string): Promise<StoredCredential | undefined>;
-  /** The principal's credentials (server names and dates only), by server name. */
-  list(principal: string): Promise<Array<CredentialDates & { server: string }>>;
+  /** The principal's credentials (server names, identities and dates only), by server name. */
+  list(principal: string): Promise<CredentialListing[]>;
   /** Deletes it; false when there was none. */
   delete(principal: string, server: string): Promise<boolean>;
   /** The ids of the keys stored values were sealed with, and how many each. */
@@ -65,16 +73,4 @@ export interface CredentialRequestStore {
   /** Deletes it; true for the one caller that did (completion happens once). */
   complete(id: string): Promise<boolean>;
   deleteExpired(now: number): Promise<void>;
-}
-
-/** A private signing key as a JWK, with its key id. */
-export type PrivateSigningJwk = JsonWebKey & { kid: string };
-
-/** The private key of the broker's subject tokens, one for every replica. */
-export interface SigningKeyStore {
-  /**
-   * The key as a private JWK with its `kid`; the first caller on a fresh database stores
-   * `candidate` (concurrent callers agree on one).
-   */
-  signingKey(candidate: PrivateSigningJwk): Promise<PrivateSigningJwk>;
 }

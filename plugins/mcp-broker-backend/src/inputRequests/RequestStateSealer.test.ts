@@ -6,7 +6,7 @@ import {
   RequestStateSealer,
 } from './RequestStateSealer';
 import { MemoryRequestStateNonceStore } from './requestStateNonces';
-import { readRequestStateSecret, resolveRequestStateKey } from './requestStateKey';
+import { fixedHmacKeys, readRequestStateSecret } from './requestStateKey';
 
 const KEY = Buffer.alloc(32, 7);
 const TTL = 600_000;
@@ -19,7 +19,7 @@ const BINDING: RequestStateBinding = {
 
 function sealer(overrides: { key?: Buffer; now?: () => number } = {}) {
   return new RequestStateSealer({
-    key: overrides.key ?? KEY,
+    keys: fixedHmacKeys(overrides.key ?? KEY),
     ttlMs: TTL,
     nonces: new MemoryRequestStateNonceStore(overrides.now),
     now: overrides.now,
@@ -141,12 +141,21 @@ describe('requestState key', () => {
     ).toThrow(/mcpBroker\.requestStateSecret must be at least 32 bytes/);
   });
 
-  it('prefers the configured key, then the shared one, then a random one', async () => {
-    const shared = { requestStateKey: async () => Buffer.alloc(32, 2) };
-    expect(await resolveRequestStateKey(KEY, shared)).toBe(KEY);
-    expect(await resolveRequestStateKey(undefined, shared)).toEqual(Buffer.alloc(32, 2));
-    const random = await resolveRequestStateKey(undefined, undefined);
-    expect(random).toHaveLength(32);
-    expect(random).not.toEqual(await resolveRequestStateKey(undefined, undefined));
+  it('opens a state sealed with a previous key of the ring, and refuses one of a key gone from it', async () => {
+    const previous = Buffer.alloc(32, 1);
+    const sealedBefore = sealer({ key: previous }).seal(BINDING);
+    const rotated = (opening: Buffer[]) =>
+      new RequestStateSealer({
+        keys: { sealingKey: () => KEY, openingKeys: () => opening },
+        ttlMs: TTL,
+        nonces: new MemoryRequestStateNonceStore(),
+      });
+    await expect(rotated([KEY, previous]).open(sealedBefore, BINDING)).resolves.toBeDefined();
+    // A state sealed after the rotation uses the new key: the old one alone does not open it.
+    const sealedAfter = rotated([KEY, previous]).seal(BINDING);
+    expect((await refusalOf(sealer({ key: previous }).open(sealedAfter, BINDING))).reason).toBe(
+      'tampered',
+    );
+    expect((await refusalOf(rotated([KEY]).open(sealedBefore, BINDING))).reason).toBe('tampered');
   });
 });

@@ -10,8 +10,9 @@
  * modern backend's own `requestState` is opaque to the broker and was shown to the same client
  * by that backend under the same rules. It is carried byte for byte (`backendRequestState`).
  *
- * Guarantees when `open` returns: the state was sealed by a broker holding the same key (every
- * replica shares it: config `mcpBroker.requestStateSecret` or one kept in the database), for this
+ * Guarantees when `open` returns: the state was sealed by a broker holding one of the same keys
+ * (every replica shares them: config `mcpBroker.requestStateSecret` or the rotating key ring; a
+ * state sealed before a rotation opens with the previous key until it expires), for this
  * principal, this method and name (the tool), and arguments with the same canonical JSON; it has
  * not expired (`elicitationTtl`); and no earlier `open` on any replica sharing the nonce store got
  * it (single use). The checks run from the cheapest to the one that changes state, so a refused
@@ -25,9 +26,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { ModernRequestError } from '../protocol/requestMetadata';
 import type { RequestStateNonceStore } from './requestStateNonces';
-
-/** Smallest accepted HMAC key, in bytes. */
-export const MIN_REQUEST_STATE_KEY_BYTES = 32;
+import { MIN_REQUEST_STATE_KEY_BYTES, type HmacKeys } from './requestStateKey';
 
 const VERSION = 'v1';
 const MAC_DOMAIN = 'mcp-broker/requestState/v1.';
@@ -143,25 +142,25 @@ function argumentsDigest(args: unknown): string {
 
 /** Seals and opens the broker's `requestState` (see the file comment). */
 export class RequestStateSealer {
-  readonly #key: Buffer;
+  readonly #keys: HmacKeys;
   readonly #ttlMs: number;
   readonly #nonces: RequestStateNonceStore;
   readonly #now: () => number;
 
   constructor(options: {
-    key: Buffer;
+    keys: HmacKeys;
     /** Lifetime of a state (`elicitationTtl`), ms. */
     ttlMs: number;
     nonces: RequestStateNonceStore;
     now?: () => number;
   }) {
-    if (options.key.length < MIN_REQUEST_STATE_KEY_BYTES) {
+    if (options.keys.openingKeys().some(key => key.length < MIN_REQUEST_STATE_KEY_BYTES)) {
       throw new Error(
         `the requestState key must have at least ${MIN_REQUEST_STATE_KEY_BYTES} bytes`,
       );
     }
     if (!(options.ttlMs > 0)) throw new Error('the requestState lifetime must be positive');
-    this.#key = options.key;
+    this.#keys = options.keys;
     this.#ttlMs = options.ttlMs;
     this.#nonces = options.nonces;
     this.#now = options.now ?? Date.now;
@@ -186,7 +185,7 @@ export class RequestStateSealer {
       ...(contents.backendRequestState === undefined ? {} : { s: contents.backendRequestState }),
     };
     const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-    return `${VERSION}.${body}.${this.#mac(body)}`;
+    return `${VERSION}.${body}.${this.#mac(this.#keys.sealingKey(), body)}`;
   }
 
   /**
@@ -221,11 +220,12 @@ export class RequestStateSealer {
     const parts = token.split('.');
     if (parts.length !== 3 || parts[0] !== VERSION) throw new RequestStateRefusal('malformed');
     const [, body, mac] = parts;
-    const expected = Buffer.from(this.#mac(body));
     const given = Buffer.from(mac);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new RequestStateRefusal('tampered');
-    }
+    const sealedByUs = this.#keys.openingKeys().some(key => {
+      const expected = Buffer.from(this.#mac(key, body));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
+    if (!sealedByUs) throw new RequestStateRefusal('tampered');
     let payload: Partial<Payload>;
     try {
       payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
@@ -240,7 +240,7 @@ export class RequestStateSealer {
     return payload as Payload;
   }
 
-  #mac(body: string): string {
-    return createHmac('sha256', this.#key).update(MAC_DOMAIN).update(body).digest('base64url');
+  #mac(key: Buffer, body: string): string {
+    return createHmac('sha256', key).update(MAC_DOMAIN).update(body).digest('base64url');
   }
 }

@@ -8,6 +8,8 @@ import { JsonRpcErrorCode, type JsonRpcErrorObject } from './jsonRpc';
 
 /** `data.reason` of a rate-limit refusal. */
 export const RATE_LIMITED_REASON = 'rate-limited';
+/** `data.reason` of a refusal because the limits cannot be applied yet (fail closed). */
+export const LIMITS_UNAVAILABLE_REASON = 'limits-unavailable';
 
 /** The JSON-RPC error of a call refused by the limit `description` for `retryAfterMs`. */
 export function rateLimitedError(retryAfterMs: number, description: string): JsonRpcErrorObject {
@@ -16,6 +18,19 @@ export function rateLimitedError(retryAfterMs: number, description: string): Jso
     code: JsonRpcErrorCode.RateLimited,
     message: `Rate limit reached: ${description} for each person; retry in ${wait} s`,
     data: { reason: RATE_LIMITED_REASON, retryAfterMs },
+  };
+}
+
+/**
+ * The JSON-RPC error of a request refused because the limits that hold for the caller cannot be
+ * known yet (their groups could not be read): retryable after `retryAfterMs`.
+ */
+export function limitsUnavailableError(retryAfterMs: number): JsonRpcErrorObject {
+  const wait = Math.ceil(retryAfterMs / 1000);
+  return {
+    code: JsonRpcErrorCode.RateLimited,
+    message: `Rate limits cannot be applied right now: the broker could not read your groups from Backstage; retry in ${wait} s`,
+    data: { reason: LIMITS_UNAVAILABLE_REASON, retryable: true, retryAfterMs },
   };
 }
 

@@ -1,5 +1,6 @@
 /*
- * Which of the configured limits hold for one person's tool call.
+ * Which of the configured limits hold for one person's request to a server (a tool call, or
+ * another method that reaches a backend on their behalf: `mcpBroker.rateLimits.methods`).
  *
  * Entries with the same scope (server, tool glob) are alternatives for different people: of
  * those, a person gets the entry that names them as `user`, else the first (in configuration
@@ -7,6 +8,9 @@
  * of different scopes all hold at once: a call to `expensive` counts against the person's
  * `default` budget and against their `expensive` budget, and is refused when either is spent.
  * An `unlimited` entry chosen for a person lifts its scope's limit for them.
+ *
+ * An entry with a `tool` glob counts tool calls only; an entry without one counts every limited
+ * request in its scope together (a prompt, a resource read and a tool call each use one unit).
  *
  * Each (entry, person) has its own budget; its key is what RateLimiter counts under.
  */
@@ -21,10 +25,13 @@ export interface RateLimitedPerson {
   readonly groups: readonly string[];
 }
 
-/** What the call is: the configured server and the backend's own tool name. */
+/**
+ * What the request is: the configured server and, for a tool call, the backend's own tool name
+ * (undefined for the other methods, which only entries without a `tool` glob count).
+ */
 export interface RateLimitedCall {
   readonly server: string;
-  readonly tool: string;
+  readonly tool?: string;
 }
 
 /** A limit that holds for one call, and the budget it counts against. */
@@ -37,7 +44,8 @@ export interface AppliedLimit {
 
 interface Scope {
   readonly server?: string;
-  readonly matchesTool: (tool: string) => boolean;
+  /** undefined: the scope has no tool glob (every limited request counts). */
+  readonly matchesTool?: (tool: string) => boolean;
   readonly users: Map<string, RateLimitRule>;
   readonly groups: RateLimitRule[];
   everyone?: RateLimitRule;
@@ -67,7 +75,7 @@ export class RateLimitRules {
         const glob = rule.tool === undefined ? undefined : globMatcher([rule.tool]);
         scope = {
           ...(rule.server === undefined ? {} : { server: rule.server }),
-          matchesTool: glob ?? (() => true),
+          ...(glob === undefined ? {} : { matchesTool: glob }),
           users: new Map(),
           groups: [],
         };
@@ -93,7 +101,12 @@ export class RateLimitRules {
     let subject: string | undefined;
     for (const scope of this.#scopes) {
       if (scope.server !== undefined && scope.server !== call.server) continue;
-      if (!scope.matchesTool(call.tool)) continue;
+      if (
+        scope.matchesTool !== undefined &&
+        (call.tool === undefined || !scope.matchesTool(call.tool))
+      ) {
+        continue;
+      }
       subject ??= subjectOfPrincipal(person.principal);
       const rule =
         scope.users.get(subject) ??
@@ -108,13 +121,22 @@ export class RateLimitRules {
   }
 }
 
-/** The words a refusal uses for a limit ("5 tool calls per minute on server "x" (tools "search_*")"). */
-export function describeLimit(rule: RateLimitRule, limit: RateLimit): string {
+/**
+ * The words a refusal uses for a limit: "5 tool calls per minute on server "x" (tools
+ * "search_*")" for an entry that counts tool calls only (a `tool` glob, or `toolCallsOnly`: no
+ * other method is limited), else "5 requests per minute …".
+ */
+export function describeLimit(
+  rule: RateLimitRule,
+  limit: RateLimit,
+  toolCallsOnly: boolean = false,
+): string {
   const where = [
     rule.server === undefined ? undefined : `on server "${rule.server}"`,
     rule.tool === undefined ? undefined : `(tools "${rule.tool}")`,
   ].filter(Boolean);
-  const calls = `${limit.calls} tool call${limit.calls === 1 ? '' : 's'}`;
+  const unit = rule.tool !== undefined || toolCallsOnly ? 'tool call' : 'request';
+  const calls = `${limit.calls} ${unit}${limit.calls === 1 ? '' : 's'}`;
   return [`${calls} per ${describeWindow(limit.windowMs)}`, ...where].join(' ');
 }
 

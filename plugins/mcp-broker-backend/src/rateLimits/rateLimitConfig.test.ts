@@ -9,6 +9,15 @@ describe('readRateLimitConfig', () => {
     expect(readRateLimitConfig(new ConfigReader({ mcpBroker: {} }))).toBeUndefined();
   });
 
+  it('reads methods when given (undefined: every limited method of the method table)', () => {
+    const limit = { default: { calls: 1, per: '1m' } };
+    expect(read(limit)?.methods).toBeUndefined();
+    expect(read({ ...limit, methods: ['tools/call', 'prompts/get'] })?.methods).toEqual([
+      'tools/call',
+      'prompts/get',
+    ]);
+  });
+
   it('reads the default and overrides of every kind, with windows in milliseconds', () => {
     const config = read({
       default: { calls: 600, per: { minutes: 1 } },
@@ -143,6 +152,11 @@ describe('readRateLimitConfig', () => {
         ],
       },
       'overrides[1]: same server, tool and user/group as mcpBroker.rateLimits.overrides[0]',
+    ],
+    [{ methods: [], default: { calls: 1, per: '1m' } }, 'methods: name at least one method'],
+    [
+      { methods: ['tools/call', 'tools/call'], default: { calls: 1, per: '1m' } },
+      'methods: a method is named twice',
     ],
   ])('refuses %j, naming the key', (rateLimits, message) => {
     expect(() => read(rateLimits)).toThrow(message);

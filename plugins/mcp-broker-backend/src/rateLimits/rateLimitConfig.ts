@@ -1,8 +1,11 @@
 /*
- * `mcpBroker.rateLimits`: how many tool calls a person may make, read once at start-up into
- * rules. Every problem is an InputError naming the key, so a bad entry fails start-up.
+ * `mcpBroker.rateLimits`: how many requests a person may send to servers, read once at start-up
+ * into rules. Every problem is an InputError naming the key, so a bad entry fails start-up.
  *
  *   rateLimits:
+ *     methods: [tools/call, prompts/get]                 # default: every method the method table
+ *                                                        # marks `limited` (all four that reach a
+ *                                                        # backend on a person's behalf)
  *     default: { calls: 600, per: { minutes: 1 } }      # every person, all tool calls together
  *     overrides:
  *       - server: expensive                              # that server's tools, per person
@@ -31,7 +34,7 @@ export type RateLimitSubject =
   /** `group:<namespace>/<name>` (lower case). */
   | { readonly kind: 'group'; readonly ref: string };
 
-/** At most `calls` tool calls per window of `windowMs`. */
+/** At most `calls` requests (tool calls, or the limited methods) per window of `windowMs`. */
 export interface RateLimit {
   readonly calls: number;
   readonly windowMs: number;
@@ -58,6 +61,11 @@ export interface RateLimitRule {
 /** `mcpBroker.rateLimits` as read: its rules, `default` first when configured. */
 export interface RateLimitConfig {
   readonly rules: readonly RateLimitRule[];
+  /**
+   * `methods`: the MCP methods counted (each must be one the method table marks `limited`; the
+   * router checks at start-up); undefined: every such method.
+   */
+  readonly methods?: readonly string[];
 }
 
 /** Shortest window: the lease machinery works in whole seconds at least. */
@@ -166,6 +174,7 @@ function readRule(entry: Config, at: string, widest: boolean): RateLimitRule {
 export function readRateLimitConfig(root: Config): RateLimitConfig | undefined {
   const section = root.getOptionalConfig('mcpBroker.rateLimits');
   if (section === undefined) return undefined;
+  const methods = readMethods(section);
   const rules: RateLimitRule[] = [];
   const defaultEntry = section.getOptionalConfig('default');
   if (defaultEntry !== undefined) {
@@ -200,5 +209,20 @@ export function readRateLimitConfig(root: Config): RateLimitConfig | undefined {
     }
     seen.set(key, rule.at);
   }
-  return { rules };
+  return { rules, ...(methods === undefined ? {} : { methods }) };
+}
+
+function readMethods(section: Config): readonly string[] | undefined {
+  const methods = section.getOptionalStringArray('methods');
+  if (methods === undefined) return undefined;
+  const at = 'mcpBroker.rateLimits.methods';
+  if (methods.length === 0) {
+    throw new InputError(
+      `Invalid ${at}: name at least one method (e.g. [tools/call]); to limit nothing, remove mcpBroker.rateLimits`,
+    );
+  }
+  const unique = new Set(methods);
+  if (unique.size !== methods.length)
+    throw new InputError(`Invalid ${at}: a method is named twice`);
+  return [...unique];
 }

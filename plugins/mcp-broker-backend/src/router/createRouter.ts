@@ -39,8 +39,12 @@ export interface RouterOptions {
    * or a per-server credential step); none by default.
    */
   limits?: readonly AdmissionStep[];
+  /** `mcpBroker.rateLimits.methods`, checked against the method table (start-up fails on a typo). */
+  rateLimitedMethods?: readonly string[];
   /** Each server's identity settings on `/status` (spec §11). */
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
+  /** Kubernetes registrations that serve nothing, and why, on `/status` (spec §11.1). */
+  refusedRegistrations?: StatusHandlerDeps['refusedRegistrations'];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
 }
@@ -58,6 +62,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     toolCallAuditor: options.toolCallAuditor,
     telemetry: options.telemetry,
     limits: options.limits,
+    rateLimitedMethods: options.rateLimitedMethods,
     credentialStep: options.credentialStep,
   };
 
@@ -80,7 +85,14 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.use('/mcp', requirePrincipal(principals, onUnauthenticated));
   router.use(['/status', '/catalog'], requirePrincipal(principals));
   router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
-  router.get('/status', statusHandler({ ...deps, identityStatusOf: options.identityStatusOf }));
+  router.get(
+    '/status',
+    statusHandler({
+      ...deps,
+      identityStatusOf: options.identityStatusOf,
+      refusedRegistrations: options.refusedRegistrations,
+    }),
+  );
   router.get('/catalog', catalogHandler(deps));
   return router;
 }

@@ -89,6 +89,6 @@ export function renderSignInPage(server: string, appUrl: string | undefined): st
     'Sign in to store your credential',
     `<h1>Sign in first</h1>
 <p>To store your credential for <strong>${escapeHtml(server)}</strong>, this page must know who you are. Sign in to ${link} in this browser, then reload this page.</p>
-<p class="note">The page recognises you by Backstage's sign-in cookie for this host. If it still asks you to sign in, use the REST endpoint with your Backstage token instead: <code>PUT ${escapeHtml(`/api/mcp-broker/credentials/${server}`)}</code> with <code>{"value": "…"}</code>.</p>`,
+<p class="note">The page recognises you by Backstage's sign-in cookie for this host, which the Backstage app sets when you sign in there. Credentials are stored only from this page (or the app), never with a token.</p>`,
   );
 }

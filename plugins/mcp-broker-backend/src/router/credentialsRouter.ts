@@ -6,21 +6,23 @@
  *   DELETE /credentials/:server           delete theirs
  *   GET    /connect/:server               the page a URL-mode elicitation points at (HTML)
  *   GET    /connect/page.js               that page's script
- * `/credentials` accepts a Backstage token or the Backstage sign-in cookie (the page); a request
- * authenticated by cookie must come from an allowed origin (no cross-site writes). Parse → call
- * CredentialSelfService → respond; errors are @backstage/errors bodies.
+ * `GET /credentials` accepts a Backstage token or the Backstage sign-in cookie; writes (PUT,
+ * DELETE) only the person's own browser (CredentialWriteGuard: cookie and the backend's or the
+ * app's `Origin`; bearer tokens refused). Parse → call CredentialSelfService → respond; errors
+ * are @backstage/errors bodies.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
-import { InputError, NotAllowedError } from '@backstage/errors';
+import { InputError } from '@backstage/errors';
 import express, { type Request } from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod';
 import type { CredentialSelfService } from '../identity/CredentialSelfService';
-import type { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
+import { JWKS_MAX_AGE_S, type SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
 import { isValidServerName } from '../config';
 import { principalString } from './VerifiedPrincipalCache';
 import { renderCredentialPage, renderSignInPage } from './credentialPage';
 import { CREDENTIAL_PAGE_SCRIPT } from './credentialPageScript';
+import { CredentialWriteGuard, type CredentialWritePolicy } from './CredentialWriteGuard';
 
 /** Paths the plugin declares to Backstage's auth barrier (see plugin.ts). */
 export const IDENTITY_AUTH_POLICIES = [
@@ -37,10 +39,12 @@ export interface CredentialsRouterOptions {
   issuer: SubjectTokenIssuer;
   /** The broker's external path prefix, e.g. `/api/mcp-broker`. */
   basePath: string;
+  /** The broker's page for a server (absolute URL), named when a write is refused. */
+  pageUrl(server: string): string;
   /** The Backstage app, linked from the sign-in page. */
   appUrl?: string;
-  /** Origins a cookie-authenticated write may come from. */
-  allowedOrigins: ReadonlySet<string>;
+  /** Who may write (CredentialWriteGuard). */
+  writePolicy: CredentialWritePolicy;
 }
 
 const storeBody = z
@@ -66,35 +70,26 @@ export function createCredentialsRouter(options: CredentialsRouterOptions): expr
   const { httpAuth, selfService } = options;
   const router = Router();
 
-  const principalOf = async (req: Request, write: boolean) => {
-    const credentials = await httpAuth.credentials(req, {
-      allow: ['user', 'service'],
-      allowLimitedAccess: true,
-    });
-    if (write && req.headers.authorization === undefined) {
-      const origin = req.headers.origin;
-      if (origin !== undefined && !options.allowedOrigins.has(origin)) {
-        throw new NotAllowedError(
-          `Requests from ${origin.slice(0, 100)} may not change credentials`,
-        );
-      }
-    }
-    return principalString(credentials);
-  };
+  const guard = new CredentialWriteGuard(httpAuth, options.writePolicy, options.pageUrl);
+  const reader = async (req: Request) =>
+    principalString(
+      await httpAuth.credentials(req, { allow: ['user', 'service'], allowLimitedAccess: true }),
+    );
 
   router.get('/.well-known/jwks.json', (_req, res) => {
-    res.setHeader('cache-control', 'public, max-age=300');
+    // Verifiers may cache it this long: a new key is published at least that long before use.
+    res.setHeader('cache-control', `public, max-age=${JWKS_MAX_AGE_S}`);
     res.json(options.issuer.jwks());
   });
 
   router.get('/credentials', async (req, res) => {
     res.setHeader('cache-control', 'no-store');
-    res.json({ items: await selfService.list(await principalOf(req, false)) });
+    res.json({ items: await selfService.list(await reader(req)) });
   });
 
   router.put('/credentials/:server', express.json({ limit: '16kb' }), async (req, res) => {
-    const principal = await principalOf(req, true);
     const server = serverParam(req);
+    const principal = await guard.writer(req, server);
     if (!req.is('application/json')) {
       throw new InputError(
         'Send the credential as JSON: {"value": "…"} with Content-Type application/json',
@@ -116,7 +111,8 @@ export function createCredentialsRouter(options: CredentialsRouterOptions): expr
   });
 
   router.delete('/credentials/:server', async (req, res) => {
-    await selfService.remove(await principalOf(req, true), serverParam(req));
+    const server = serverParam(req);
+    await selfService.remove(await guard.writer(req, server), server);
     res.status(204).end();
   });
 

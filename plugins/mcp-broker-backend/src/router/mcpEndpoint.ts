@@ -42,7 +42,7 @@ import { ALL_PROTOCOL_VERSIONS, isModernProtocolVersion } from '../protocol/vers
 import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
 import type { ClientEventStream, ClientResponseContext, ClientResponseOutcome } from '../types';
 import { Admission, type AdmissionStep } from './admission';
-import { createMethodTable, methodOf, type MethodEntry } from './methodTable';
+import { checkLimitedMethods, createMethodTable, methodOf, type MethodEntry } from './methodTable';
 import { type McpRequest, readMcpMessage } from './mcpRequest';
 import type { DnsRebindingProtectionConfig } from '../config';
 import { checkHostOrigin } from './hostOriginGuard';
@@ -67,6 +67,8 @@ export interface McpEndpointDeps extends PrincipalAccessDeps {
   telemetry: BrokerTelemetry;
   /** Steps of the admission chain's `limits` stage (admission.ts); none by default. */
   limits?: readonly AdmissionStep[];
+  /** `mcpBroker.rateLimits.methods`: each must be a method the table marks `limited`. */
+  rateLimitedMethods?: readonly string[];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
 }
@@ -106,6 +108,7 @@ export interface McpEndpointEdge {
  */
 export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
   const methods = createMethodTable(deps);
+  checkLimitedMethods(methods, deps.rateLimitedMethods);
   const admission = new Admission(
     deps,
     (request, entry) => serve(deps, request, entry),

@@ -9,7 +9,12 @@
  * request (the admission chain checks it); the item permissions (tool.use, prompt.use,
  * resource.read) are applied by the permitted catalog the route is resolved in, so an item the
  * principal may not use answers like one that exists nowhere.
+ *
+ * Limits (spec §11.1, §12): a method that reaches a backend on a person's behalf (with their
+ * credential, or triggering an exchange for it) is `limited`: the rate limits count it unless
+ * `mcpBroker.rateLimits.methods` leaves it out.
  */
+import { InputError } from '@backstage/errors';
 import type { BasicPermission, ResourcePermission } from '@backstage/plugin-permission-common';
 import {
   mcpBrokerPromptUsePermission,
@@ -67,6 +72,11 @@ export interface MethodEntry {
   readonly answer?: AnswerKind;
   /** `initialize`: the request opens a session (it must come without one). */
   readonly opensSession?: true;
+  /**
+   * The request reaches a backend on the person's behalf: counted by the rate limits (spec §12),
+   * unless `mcpBroker.rateLimits.methods` leaves the method out.
+   */
+  readonly limited?: true;
 }
 
 const BOTH: readonly ProtocolEra[] = ['legacy', 'modern'];
@@ -115,6 +125,7 @@ export function createMethodTable(deps: {
       handler: callTool(broker, toolCallAuditor, credentialStep),
       permission: mcpBrokerToolUsePermission,
       audit: 'tool-call',
+      limited: true,
       route: (catalog, params) => {
         const route = typeof params.name === 'string' ? catalog.routeTool(params.name) : undefined;
         return (
@@ -135,6 +146,7 @@ export function createMethodTable(deps: {
       handler: viaInputCapableBackend(broker, getPrompt(broker), credentialStep),
       permission: mcpBrokerPromptUsePermission,
       route: promptRoute,
+      limited: true,
       answer: 'call',
     },
     'resources/read': {
@@ -142,12 +154,14 @@ export function createMethodTable(deps: {
       handler: viaInputCapableBackend(broker, readResource(broker), credentialStep),
       permission: mcpBrokerResourceReadPermission,
       route: resourceRoute,
+      limited: true,
       answer: 'call',
     },
     'completion/complete': {
       eras: BOTH,
       handler: viaPersonalCredential(broker, complete(broker), credentialStep),
       route: completionRoute,
+      limited: true,
     },
     'subscriptions/listen': { eras: MODERN_ERA, handler: serveListen(broker) },
     // Deliberately not served: the broker relays neither log levels nor resource subscriptions.
@@ -156,6 +170,24 @@ export function createMethodTable(deps: {
     'resources/unsubscribe': { eras: SESSION_ERA, handler: unsupported },
   };
   return new Map(Object.entries(entries));
+}
+
+/**
+ * Checks `mcpBroker.rateLimits.methods` against the table: every method named must be one the
+ * table marks `limited` (a typo would otherwise silently limit nothing). Throws an InputError.
+ */
+export function checkLimitedMethods(
+  table: ReadonlyMap<string, MethodEntry>,
+  methods: readonly string[] | undefined,
+): void {
+  const limited = [...table].filter(([, entry]) => entry.limited).map(([name]) => name);
+  for (const method of methods ?? []) {
+    if (!limited.includes(method)) {
+      throw new InputError(
+        `Invalid mcpBroker.rateLimits.methods: "${method.slice(0, 100)}" is not a method that reaches a server on a person's behalf; use some of ${limited.join(', ')}`,
+      );
+    }
+  }
 }
 
 /** The entry of `method` in `era`, if the broker serves it there. */

@@ -1,27 +1,31 @@
 /*
  * The per-person rate limit (spec §12) as a step of the admission chain's `limits` stage
- * (admission.ts): a routed `tools/call` of either era is counted against the limits of its
- * principal, server and tool (ToolCallRateLimits) before anything reaches the backend. A call
- * over a limit is refused with HTTP 429, `Retry-After` (whole seconds) and the JSON-RPC error
- * -32000 whose `data` says `reason: "rate-limited"` and `retryAfterMs`; the refusal is counted
- * (the request's telemetry) and audited (`rate-limited`, with the wait and where the limit is
- * configured). A tool the principal may not use has no route here: its method answers it as
- * unknown, uncounted.
+ * (admission.ts): a routed request of a method the method table marks `limited` (one that reaches
+ * a backend on a person's behalf: `tools/call`, `prompts/get`, `resources/read`,
+ * `completion/complete`), and that `mcpBroker.rateLimits.methods` keeps, in either era, is
+ * counted against the limits of its principal and server (and tool, for a tool call:
+ * RequestRateLimits) before anything reaches the backend. A request over a limit is refused with
+ * HTTP 429, `Retry-After` (whole seconds) and the JSON-RPC error -32000 whose `data` says
+ * `reason: "rate-limited"` and `retryAfterMs`; the refusal is counted (the request's telemetry)
+ * and audited (`rate-limited`, with the wait and where the limit is configured). A request whose
+ * limits cannot be known (the person's groups could not be read) is refused with HTTP 503,
+ * `Retry-After` and `reason: "limits-unavailable"` (fail closed), audited as `failed`. An item
+ * the principal may not use has no route here: its method answers it as unknown, uncounted.
  *
- * The step answers synchronously while the limiter holds leased quota (no promise per call); a
- * person's groups to read or a lease to take make it a promise.
+ * The step answers synchronously while the limiter holds leased quota (no promise per request);
+ * a person's groups to read or a lease to take make it a promise.
  */
 import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { retryAfterSeconds } from '../protocol/rateLimited';
-import type { RateLimitRefusal, ToolCallRateLimits } from '../rateLimits/ToolCallRateLimits';
+import type { RateLimitRefusal, RequestRateLimits } from '../rateLimits/RequestRateLimits';
 import type { AdmissionStep } from './admission';
 import type { McpRequest, McpRoute } from './mcpRequest';
 
 /** What {@link rateLimitStep} needs. */
 export interface RateLimitStepDeps {
   /** `mcpBroker.rateLimits` (only configured limits make a step). */
-  rateLimits: ToolCallRateLimits;
+  rateLimits: RequestRateLimits;
   toolCallAuditor: ToolCallAuditor;
   /** Reads a request's credentials when a limit names groups (the person's groups). */
   httpAuth: HttpAuthService;
@@ -29,9 +33,15 @@ export interface RateLimitStepDeps {
 
 /** The rate-limit step of the admission chain; see the file comment. */
 export function rateLimitStep(deps: RateLimitStepDeps): AdmissionStep {
-  return request => {
-    const { route } = request;
-    if (route === undefined || request.method !== 'tools/call' || request.id === null) {
+  return (request, entry) => {
+    const { route, method } = request;
+    if (
+      route === undefined ||
+      request.id === null ||
+      entry?.limited !== true ||
+      method === undefined ||
+      !deps.rateLimits.counts(method)
+    ) {
       return true;
     }
     const admitted = deps.rateLimits.admit({
@@ -39,7 +49,7 @@ export function rateLimitStep(deps: RateLimitStepDeps): AdmissionStep {
       credentials: (): Promise<BackstageCredentials> =>
         deps.httpAuth.credentials(request.req, { allow: ['user', 'service'] }),
       server: route.backend,
-      tool: route.name,
+      ...(method === 'tools/call' ? { tool: route.name } : {}),
     });
     if (admitted === undefined) return true;
     if (admitted instanceof Promise) {
@@ -59,21 +69,23 @@ async function refuse(
   refusal: RateLimitRefusal,
 ): Promise<false> {
   const { error } = refusal;
-  request.telemetry?.rateLimited(route.backend, error.code, error.message);
+  const limited = refusal.kind === 'limited';
+  if (limited) request.telemetry?.rateLimited(route.backend, error.code, error.message);
   await deps.toolCallAuditor.refused(
     {
       principal: request.principal,
       server: route.backend,
       tool: route.name,
+      ...(request.method === 'tools/call' ? {} : { method: request.method }),
       ...(request.telemetry?.traceId === undefined ? {} : { traceId: request.telemetry.traceId }),
     },
-    'rate-limited',
+    limited ? 'rate-limited' : 'failed',
     error.message,
     { retryAfterMs: refusal.retryAfterMs, limit: refusal.configuredAt },
   );
   const { writer } = request;
   if (!writer.answered)
     writer.res.setHeader('Retry-After', retryAfterSeconds(refusal.retryAfterMs));
-  writer.refuse(429, error.code, error.message, request.id, error.data);
+  writer.refuse(limited ? 429 : 503, error.code, error.message, request.id, error.data);
   return false;
 }

@@ -9,6 +9,17 @@ import { accessOf, PrincipalAccessDeps } from './principalAccess';
 export interface StatusHandlerDeps extends PrincipalAccessDeps {
   /** Each server's identity settings (spec §11: mode, last token exchange error). */
   identityStatusOf?: (server: string) => ServerIdentityStatus | undefined;
+  /** Kubernetes registrations that serve nothing, and why (spec §11.1; never a secret). */
+  refusedRegistrations?: () => ReadonlyArray<RefusedRegistrationStatus>;
+}
+
+/** One refused registration on `/status`: `registrations.refused[]`. */
+export interface RefusedRegistrationStatus {
+  namespace: string;
+  name: string;
+  /** e.g. `AuthNotAllowed`, `ProfileNotFound`, `ProfileNotAllowed`, `UrlNotAllowed`. */
+  reason: string;
+  message: string;
 }
 
 /**
@@ -29,6 +40,7 @@ export function statusHandler(deps: StatusHandlerDeps) {
       ...backend,
       auth: deps.identityStatusOf?.(backend.name) ?? { mode: 'broker' },
     }));
-    res.json({ ...status, backends, permissions });
+    const registrations = { refused: deps.refusedRegistrations?.() ?? [] };
+    res.json({ ...status, backends, registrations, permissions });
   };
 }

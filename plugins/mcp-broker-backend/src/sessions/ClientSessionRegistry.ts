@@ -338,6 +338,23 @@ export class ClientSessionRegistry {
    * Ends every local half without `onEnded` (this replica shuts down and closes its calls and
    * backend sessions itself); the records stay for the other replicas.
    */
+  /**
+   * Ends every GET stream open on this replica, each after giving up its stream lease, so that
+   * its client's next GET (on another replica) is accepted at once rather than after
+   * STREAM_LEASE_MS. Run when the broker begins to drain. A failed release is passed to
+   * `onReleaseError` (the lease then lapses); the stream ends all the same.
+   */
+  async endEventStreams(onReleaseError: (error: unknown) => void): Promise<void> {
+    await Promise.all(
+      [...this.local.values()].map(async session => {
+        const stream = session.eventStream;
+        if (stream === undefined || stream.closed) return;
+        await this.releaseEventStream(session).catch(onReleaseError);
+        stream.close();
+      }),
+    );
+  }
+
   closeLocal(): void {
     for (const session of [...this.local.values()]) this.dropLocal(session);
   }

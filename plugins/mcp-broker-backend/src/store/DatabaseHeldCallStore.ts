@@ -3,13 +3,14 @@
  * migrations/20261126000000_held_calls.js). A round is claimed with one conditional UPDATE
  * (`… WHERE call_id = ? AND resumption IS NULL AND expires_at > ?`): of concurrent claims exactly
  * one updates the row (PostgreSQL row locks, SQLite's single writer). A 2025 client's answer for
- * a call to a 2026-07-28 backend becomes a signal to the call (the replicas' one table,
- * DatabaseSignalStore), inserted only while the call's round is published.
+ * a call to a 2026-07-28 backend becomes a signal to the call, sent through the replicas' one
+ * signal writer (DatabaseSignalStore.sendWhile) on the condition, checked in its statement, that
+ * the call's round is still published; the call's signals are deleted through it too.
  */
 import type { Knex } from 'knex';
 import type { HeldCallStore, HeldRound, RoundClaim } from '../inputRequests/HeldCallStore';
-import { callAddress } from '../replicas/SignalBus';
-import { SIGNALS_TABLE } from './DatabaseSignalStore';
+import { callAddress, relayAddressPrefix } from '../replicas/SignalBus';
+import { DatabaseSignalStore } from './DatabaseSignalStore';
 
 /** Table of the current round of held calls (see migrations/). */
 export const HELD_CALLS_TABLE = 'mcp_broker_held_calls';
@@ -40,7 +41,11 @@ function fromRow(row: RoundRow): HeldRound {
 
 /** {@link HeldCallStore} shared by every replica through the plugin's database. */
 export class DatabaseHeldCallStore implements HeldCallStore {
-  constructor(private readonly knex: Knex) {}
+  /** `signals`: the signal store of the same database (the table's one writer). */
+  constructor(
+    private readonly knex: Knex,
+    private readonly signals: DatabaseSignalStore = new DatabaseSignalStore(knex),
+  ) {}
 
   async publishRound(round: HeldRound): Promise<void> {
     const row = {
@@ -88,29 +93,21 @@ export class DatabaseHeldCallStore implements HeldCallStore {
     expiresAt: number,
   ): Promise<boolean> {
     // One statement: the check that the round is still published and the insert cannot be
-    // split by the holder deleting the round. Casts: PostgreSQL types select-list parameters
-    // as text otherwise. RETURNING (SQLite ≥ 3.35) tells whether a row went in.
-    const result = await this.knex.raw(
-      `insert into ?? (address, kind, payload, expires_at)
-       select cast(? as varchar(255)), cast('answer' as varchar(16)), cast(? as text),
-              cast(? as bigint) from ??
-       where call_id = ? and expires_at > ?
-       returning seq`,
-      [SIGNALS_TABLE, callAddress(callId), message, expiresAt, HELD_CALLS_TABLE, callId, now],
+    // split by the holder deleting the round.
+    return this.signals.sendWhile(
+      { address: callAddress(callId), kind: 'answer', payload: message },
+      expiresAt,
+      {
+        sql: 'exists (select 1 from ?? where call_id = ? and expires_at > ?)',
+        bindings: [HELD_CALLS_TABLE, callId, now],
+      },
     );
-    // pg answers { rows }, better-sqlite3 the row array itself.
-    const rows: unknown[] = Array.isArray(result) ? result : result.rows;
-    return rows.length === 1;
   }
 
   async deleteCall(callId: string): Promise<void> {
     // The round first: from then on no answer is handed over (deliverAnswer checks it).
     await this.knex(HELD_CALLS_TABLE).where({ call_id: callId }).delete();
-    // Call ids are UUIDs: no LIKE wildcards in them.
-    await this.knex(SIGNALS_TABLE)
-      .where('address', callAddress(callId))
-      .orWhere('address', 'like', `relay:${callId}:%`)
-      .delete();
+    await this.signals.discard(callAddress(callId), relayAddressPrefix(callId));
   }
 
   async deleteExpired(now: number): Promise<void> {

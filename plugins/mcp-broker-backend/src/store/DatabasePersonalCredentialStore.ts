@@ -8,11 +8,10 @@ import type { Knex } from 'knex';
 import type { SealedCredential } from '../identity/CredentialCipher';
 import type {
   CredentialDates,
+  CredentialListing,
   CredentialRequest,
   CredentialRequestStore,
   PersonalCredentialStore,
-  PrivateSigningJwk,
-  SigningKeyStore,
   StoredCredential,
 } from '../identity/personalCredentialStores';
 
@@ -20,14 +19,11 @@ import type {
 export const PERSONAL_CREDENTIALS_TABLE = 'mcp_broker_personal_credentials';
 /** Table of pending credential requests (URL-mode elicitations). */
 export const CREDENTIAL_REQUESTS_TABLE = 'mcp_broker_credential_requests';
-/** Table of the subject-token signing key. */
-export const SIGNING_KEYS_TABLE = 'mcp_broker_signing_keys';
-/** The one signing key's row id. */
-const SUBJECT_TOKEN_KEY_ROW = 'subject-token';
 
 interface CredentialRow {
   principal: string;
   server: string;
+  server_id: string;
   key_id: string;
   nonce: string;
   ciphertext: string;
@@ -39,6 +35,7 @@ function storedOf(row: CredentialRow): StoredCredential {
   return {
     principal: row.principal,
     server: row.server,
+    serverId: row.server_id,
     sealed: { keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext },
     // pg returns bigint columns as strings.
     createdAt: Number(row.created_at),
@@ -53,10 +50,16 @@ export class DatabasePersonalCredentialStore implements PersonalCredentialStore 
   async put(
     principal: string,
     server: string,
+    serverId: string,
     sealed: SealedCredential,
     now: number,
   ): Promise<CredentialDates> {
-    const values = { key_id: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext };
+    const values = {
+      server_id: serverId,
+      key_id: sealed.keyId,
+      nonce: sealed.nonce,
+      ciphertext: sealed.ciphertext,
+    };
     await this.knex(PERSONAL_CREDENTIALS_TABLE)
       .insert({ principal, server, ...values, created_at: now, updated_at: now })
       .onConflict(['principal', 'server'])
@@ -74,14 +77,15 @@ export class DatabasePersonalCredentialStore implements PersonalCredentialStore 
     return row === undefined ? undefined : storedOf(row);
   }
 
-  async list(principal: string): Promise<Array<CredentialDates & { server: string }>> {
-    const rows: Array<Pick<CredentialRow, 'server' | 'created_at' | 'updated_at'>> =
+  async list(principal: string): Promise<CredentialListing[]> {
+    const rows: Array<Pick<CredentialRow, 'server' | 'server_id' | 'created_at' | 'updated_at'>> =
       await this.knex(PERSONAL_CREDENTIALS_TABLE)
         .where({ principal })
         .orderBy('server')
-        .select('server', 'created_at', 'updated_at');
+        .select('server', 'server_id', 'created_at', 'updated_at');
     return rows.map(r => ({
       server: r.server,
+      serverId: r.server_id,
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
     }));
@@ -168,26 +172,5 @@ export class DatabaseCredentialRequestStore implements CredentialRequestStore {
 
   async deleteExpired(now: number): Promise<void> {
     await this.knex(CREDENTIAL_REQUESTS_TABLE).where('expires_at', '<=', now).delete();
-  }
-}
-
-/** {@link SigningKeyStore} on the plugin's database: one key for every replica. */
-export class DatabaseSigningKeyStore implements SigningKeyStore {
-  constructor(private readonly knex: Knex) {}
-
-  async signingKey(candidate: PrivateSigningJwk): Promise<PrivateSigningJwk> {
-    // Insert-if-absent, then read: concurrent first starts all read the one row that won.
-    await this.knex(SIGNING_KEYS_TABLE)
-      .insert({
-        kid: SUBJECT_TOKEN_KEY_ROW,
-        private_jwk: JSON.stringify(candidate),
-        created_at: Date.now(),
-      })
-      .onConflict('kid')
-      .ignore();
-    const row = await this.knex(SIGNING_KEYS_TABLE)
-      .where({ kid: SUBJECT_TOKEN_KEY_ROW })
-      .first('private_jwk');
-    return JSON.parse(row.private_jwk as string);
   }
 }

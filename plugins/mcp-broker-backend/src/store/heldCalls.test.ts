@@ -15,6 +15,7 @@ import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from '../calls/testing/collectingSink';
 import { waitFor } from '../testing/waitFor';
 import { RequestStateSealer } from '../inputRequests/RequestStateSealer';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
 import { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
@@ -114,7 +115,7 @@ describe.each(engines)('held calls on $label', engine => {
           toolCallTimeoutMs: 10_000,
           requestTimeoutMs: 5_000,
           requestStates: new RequestStateSealer({
-            key: KEY,
+            keys: fixedHmacKeys(KEY),
             ttlMs: 60_000,
             nonces: new DatabaseRequestStateNonceStore(knex),
           }),

@@ -5,21 +5,22 @@ export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore
 export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
 export { DatabaseQuotaStore, RATE_WINDOWS_TABLE, REPLICAS_TABLE } from './DatabaseQuotaStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
-export { readSessionStoreKind, createSharedStateStores } from './sharedStateConfig';
+export {
+  readSessionStoreKind,
+  readSignalNotifications,
+  createSharedStateStores,
+} from './sharedStateConfig';
 export type { SessionStoreKind, SharedStateStores } from './sharedStateConfig';
 export {
   DatabaseRequestStateNonceStore,
-  DatabaseRequestStateKeyStore,
   REQUEST_STATE_NONCES_TABLE,
-  BROKER_KEYS_TABLE,
 } from './DatabaseRequestStateNonceStore';
+export { DatabaseBrokerKeyStore, KEY_RING_TABLE } from './DatabaseBrokerKeyStore';
 export { createIdentityStores } from './identityStores';
 export type { IdentityStores } from './identityStores';
 export {
   DatabasePersonalCredentialStore,
   DatabaseCredentialRequestStore,
-  DatabaseSigningKeyStore,
   PERSONAL_CREDENTIALS_TABLE,
   CREDENTIAL_REQUESTS_TABLE,
-  SIGNING_KEYS_TABLE,
 } from './DatabasePersonalCredentialStore';

@@ -1,7 +1,9 @@
 /*
  * Personal credentials on SQLite and PostgreSQL, as two replicas see them (separate connection
  * pools on PostgreSQL): stored on one replica, used on the other; never readable in the table;
- * listed without values; a wrong or missing key fails start-up; a rotation re-encrypts.
+ * listed without values; a wrong or missing key fails start-up; a rotation re-encrypts; bound to
+ * the server's identity, so a new server under an old name starts empty; the migration that
+ * introduced the binding drops the rows stored without one.
  */
 import { randomBytes } from 'node:crypto';
 import { mockServices } from '@backstage/backend-test-utils';
@@ -14,11 +16,10 @@ import { PersonalCredentialService } from '../identity/PersonalCredentialService
 import {
   DatabaseCredentialRequestStore,
   DatabasePersonalCredentialStore,
-  DatabaseSigningKeyStore,
   PERSONAL_CREDENTIALS_TABLE,
 } from './DatabasePersonalCredentialStore';
+import { BROKER_MIGRATIONS, migrateBrokerDatabase } from './migrations';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
-import { SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
 
 const { engines } = replicaDatabases('personal credential store tests');
 const logger = mockServices.logger.mock();
@@ -29,15 +30,20 @@ describe.each(engines)('personal credentials on $label', engine => {
   const knexes = replicaDatabaseForSuite(engine);
   const keyA = randomBytes(32);
   const keyB = randomBytes(32);
+  /** The identity of the server now configured under each name (serverIdentity.ts). */
+  const identities: Record<string, string> = {};
+  const serverIdentity = (name: string) => identities[name] ?? `identity-of-${name}`;
   const serviceOn = (replica: 0 | 1, cipher: CredentialCipher | undefined) =>
     PersonalCredentialService.create({
       store: new DatabasePersonalCredentialStore(knexes[replica]),
       cipher,
+      serverIdentity,
       logger,
     });
 
   afterEach(async () => {
     await knexes[0](PERSONAL_CREDENTIALS_TABLE).delete();
+    for (const name of Object.keys(identities)) delete identities[name];
   });
 
   it('stores on one replica and reveals on the other, per person and server, never in the clear', async () => {
@@ -50,7 +56,9 @@ describe.each(engines)('personal credentials on $label', engine => {
     expect(await second.reveal(alice, 'jira')).toBeUndefined();
     const rows = await knexes[1](PERSONAL_CREDENTIALS_TABLE).select();
     expect(JSON.stringify(rows)).not.toMatch(/ghp_/);
-    expect(await second.list(alice)).toEqual([{ server: 'github', ...dates }]);
+    expect(await second.list(alice)).toEqual([
+      { server: 'github', serverId: 'identity-of-github', current: true, ...dates },
+    ]);
   });
 
   it('replaces a credential keeping its creation date, and deletes it once', async () => {
@@ -58,6 +66,7 @@ describe.each(engines)('personal credentials on $label', engine => {
     const service = await PersonalCredentialService.create({
       store: new DatabasePersonalCredentialStore(knexes[0]),
       cipher: new CredentialCipher(keyA),
+      serverIdentity,
       logger,
       now: () => now,
     });
@@ -71,6 +80,53 @@ describe.each(engines)('personal credentials on $label', engine => {
     expect(await service.delete(alice, 'github')).toBe(true);
     expect(await service.delete(alice, 'github')).toBe(false);
     expect(await service.list(alice)).toEqual([]);
+  });
+
+  it('presents a credential only to the server it was stored for: a new server under the name starts empty', async () => {
+    const service = await serviceOn(0, new CredentialCipher(keyA));
+    identities.github = 'github-at-old-host';
+    await service.save(alice, 'github', 'ghp_old_host');
+    // The server is removed and another one takes its name (another host, or another uid).
+    identities.github = 'github-at-new-host';
+    expect(await service.reveal(alice, 'github')).toBeUndefined();
+    expect(await service.list(alice)).toEqual([
+      expect.objectContaining({ server: 'github', current: false }),
+    ]);
+    await service.save(alice, 'github', 'ghp_new_host');
+    expect(await service.reveal(alice, 'github')).toBe('ghp_new_host');
+    // The old server is never given the new one's credential either.
+    identities.github = 'github-at-old-host';
+    expect(await service.reveal(alice, 'github')).toBeUndefined();
+  });
+
+  it('does not open a row whose identity was rewritten in the database', async () => {
+    const service = await serviceOn(0, new CredentialCipher(keyA));
+    await service.save(alice, 'github', 'ghp_alice');
+    await knexes[0](PERSONAL_CREDENTIALS_TABLE)
+      .where({ principal: alice })
+      .update({ server_id: 'identity-of-another' });
+    identities.github = 'identity-of-another';
+    await expect(service.reveal(alice, 'github')).rejects.toThrow(CredentialKeyError);
+  });
+
+  it('drops the credentials stored without a server identity when migrating, and migrates back down', async () => {
+    const knex = knexes[0];
+    // Back to the schema before the binding (whatever migrations came after it).
+    while (await knex.schema.hasColumn(PERSONAL_CREDENTIALS_TABLE, 'server_id')) {
+      await knex.migrate.down(BROKER_MIGRATIONS);
+    }
+    await knex(PERSONAL_CREDENTIALS_TABLE).insert({
+      principal: alice,
+      server: 'github',
+      key_id: credentialKeyId(keyA),
+      nonce: 'n',
+      ciphertext: 'c',
+      created_at: 1,
+      updated_at: 1,
+    });
+    await migrateBrokerDatabase(knex);
+    expect(await knex.schema.hasColumn(PERSONAL_CREDENTIALS_TABLE, 'server_id')).toBe(true);
+    expect(await knex(PERSONAL_CREDENTIALS_TABLE).select()).toEqual([]);
   });
 
   it('refuses values that cannot be a header: empty, multi-line, too long', async () => {
@@ -126,17 +182,5 @@ describe.each(engines)('personal credentials on $label', engine => {
     expect(await b.get('req-1', 5_000)).toBeUndefined();
     const completions = await Promise.all([a.complete('req-1'), b.complete('req-1')]);
     expect(completions.filter(Boolean)).toHaveLength(1);
-  });
-
-  it('gives every replica the same subject-token signing key', async () => {
-    const [first, second] = await Promise.all(
-      knexes.map(knex =>
-        SubjectTokenIssuer.create({
-          issuer: 'http://broker',
-          keys: new DatabaseSigningKeyStore(knex),
-        }),
-      ),
-    );
-    expect(second.jwks()).toEqual(first.jwks());
   });
 });

@@ -1,5 +1,5 @@
 /*
- * The requestState nonce store and key store on memory, SQLite and PostgreSQL, each with two
+ * The requestState nonce store on memory, SQLite and PostgreSQL, each with two
  * "replicas" (separate connection pools on PostgreSQL), and a sealer per replica sharing them:
  * a state sealed on one replica opens once on any, never twice.
  */
@@ -9,8 +9,8 @@ import {
   MemoryRequestStateNonceStore,
   RequestStateNonceStore,
 } from '../inputRequests/requestStateNonces';
+import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import {
-  DatabaseRequestStateKeyStore,
   DatabaseRequestStateNonceStore,
   REQUEST_STATE_NONCES_TABLE,
 } from './DatabaseRequestStateNonceStore';
@@ -21,7 +21,6 @@ const { engines: databaseEngines } = replicaDatabases('requestState store tests'
 
 interface Replica {
   nonces: RequestStateNonceStore;
-  keys?: DatabaseRequestStateKeyStore;
 }
 interface Engine {
   label: string;
@@ -46,7 +45,6 @@ for (const database of databaseEngines) {
         knex: knexes[0],
         replicas: knexes.map(knex => ({
           nonces: new DatabaseRequestStateNonceStore(knex),
-          keys: new DatabaseRequestStateKeyStore(knex),
         })),
         close,
       };
@@ -89,7 +87,12 @@ describe.each(engines)('requestState stores on $label', engine => {
   it('opens a state sealed on one replica once, on the other, and refuses the replay there too', async () => {
     const key = Buffer.alloc(32, 3);
     const [a, b] = [0, 1].map(
-      i => new RequestStateSealer({ key, ttlMs: 60_000, nonces: replica(i).nonces }),
+      i =>
+        new RequestStateSealer({
+          keys: fixedHmacKeys(key),
+          ttlMs: 60_000,
+          nonces: replica(i).nonces,
+        }),
     );
     const token = a.seal(BINDING, { callId: 'call-9' });
     await expect(b.open(token, BINDING)).resolves.toMatchObject({ callId: 'call-9' });
@@ -100,23 +103,15 @@ describe.each(engines)('requestState stores on $label', engine => {
   });
 });
 
-// The memory store has no shared key and no schema (one process).
+// The memory store has no schema (one process).
 describe.each(engines.filter(engine => engine.label !== 'memory'))(
-  'requestState key and schema on $label',
+  'requestState schema on $label',
   engine => {
     let opened: Awaited<ReturnType<Engine['open']>>;
     beforeAll(async () => {
       opened = await engine.open();
     }, 60_000);
     afterAll(async () => opened?.close());
-
-    it('gives every replica the same generated key, even when they start together', async () => {
-      const keys = await Promise.all(
-        [0, 1, 0, 1].map(i => opened.replicas[i].keys!.requestStateKey()),
-      );
-      expect(keys[0]).toHaveLength(32);
-      for (const key of keys) expect(key).toEqual(keys[0]);
-    });
 
     it('migrates up and down cleanly', async () => {
       const knex = opened.knex!;

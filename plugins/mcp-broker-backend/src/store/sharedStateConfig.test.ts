@@ -1,5 +1,5 @@
 import { ConfigReader } from '@backstage/config';
-import { readSessionStoreKind } from './sharedStateConfig';
+import { readSessionStoreKind, readSignalNotifications } from './sharedStateConfig';
 
 describe('mcpBroker.sessionStore', () => {
   it('defaults to memory and accepts database', () => {
@@ -13,5 +13,19 @@ describe('mcpBroker.sessionStore', () => {
     expect(() =>
       readSessionStoreKind(new ConfigReader({ mcpBroker: { sessionStore: 'redis' } })),
     ).toThrow(/mcpBroker\.sessionStore "redis".*"memory".*"database"/);
+  });
+});
+
+describe('mcpBroker.signalNotifications', () => {
+  it('defaults to true, may be turned off, and refuses what is not a boolean naming the key', () => {
+    expect(readSignalNotifications(new ConfigReader({}))).toBe(true);
+    expect(
+      readSignalNotifications(new ConfigReader({ mcpBroker: { signalNotifications: false } })),
+    ).toBe(false);
+    expect(() =>
+      readSignalNotifications(
+        new ConfigReader({ mcpBroker: { signalNotifications: 'sometimes' } }),
+      ),
+    ).toThrow(/mcpBroker\.signalNotifications/);
   });
 });

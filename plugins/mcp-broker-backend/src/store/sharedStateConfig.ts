@@ -9,11 +9,7 @@ import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
-import {
-  DatabaseRequestStateKeyStore,
-  DatabaseRequestStateNonceStore,
-} from './DatabaseRequestStateNonceStore';
-import type { RequestStateKeyStore } from '../inputRequests/requestStateKey';
+import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
@@ -37,14 +33,17 @@ export function readSessionStoreKind(config: Config): SessionStoreKind {
   return value;
 }
 
+/** Reads `mcpBroker.signalNotifications` (default true; see config.d.ts). */
+export function readSignalNotifications(config: Config): boolean {
+  return config.getOptionalBoolean('mcpBroker.signalNotifications') ?? true;
+}
+
 /** The stores behind client sessions and elicitation ids; undefined members mean in memory. */
 export interface SharedStateStores {
   sessionStore?: ClientSessionStore;
   elicitationStore?: ElicitationIdStore;
   /** Used `requestState` nonces (single use across replicas). */
   requestStateNonces?: RequestStateNonceStore;
-  /** The `requestState` key when `mcpBroker.requestStateSecret` is not configured. */
-  requestStateKeys?: RequestStateKeyStore;
   /** Tool calls held for a 2026-07-28 client's input, resumable from any replica. */
   heldCalls?: HeldCallStore;
   /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
@@ -56,22 +55,25 @@ export interface SharedStateStores {
 /**
  * Builds the stores for `kind`. For `database` it first migrates the plugin's database (unless
  * the database service says migrations are skipped); several replicas starting together are
- * serialised by knex's migration lock.
+ * serialised by knex's migration lock. `signalNotifications: false` makes the replicas' bus poll
+ * only (see config.d.ts).
  */
 export async function createSharedStateStores(
   kind: SessionStoreKind,
   database: DatabaseService,
+  options: { signalNotifications?: boolean } = {},
 ): Promise<SharedStateStores> {
   if (kind === 'memory') return {};
   const knex = await database.getClient();
   if (!database.migrations?.skip) await migrateBrokerDatabase(knex);
+  // The one writer of the signals table, also for the held-call store's hand-overs.
+  const signals = new DatabaseSignalStore(knex, { notify: options.signalNotifications });
   return {
     sessionStore: new DatabaseClientSessionStore(knex),
     elicitationStore: new DatabaseElicitationIdStore(knex),
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
-    requestStateKeys: new DatabaseRequestStateKeyStore(knex),
-    heldCalls: new DatabaseHeldCallStore(knex),
-    signals: new DatabaseSignalStore(knex),
+    heldCalls: new DatabaseHeldCallStore(knex, signals),
+    signals,
     quota: new DatabaseQuotaStore(knex),
   };
 }

@@ -159,9 +159,12 @@ describe.each(engines)('signals between replicas on $label', engine => {
       expect(target.told).toEqual(['the user pressed stop']);
       expect(target.call.endReason).toBe('cancelled');
       await waitFor(async () => (await rowsOf('mine')).length === 0, 'the row to be deleted');
-      // Two more polls happen after the deletion: nothing else was cancelled, nothing twice.
+      // Two more reads happen after the deletion (polls, or on PostgreSQL the announcements of
+      // cancellations of calls that run nowhere): nothing else was cancelled, nothing twice.
       const read = jest.spyOn(DatabaseSignalStore.prototype, 'read');
-      await waitFor(() => read.mock.calls.length >= 2, 'two more polls');
+      await b.cancel('mine', 'runs-nowhere-1');
+      await b.cancel('mine', 'runs-nowhere-2');
+      await waitFor(() => read.mock.calls.length >= 2, 'two more reads');
       read.mockRestore();
       expect(target.told).toEqual(['the user pressed stop']);
       expect(sameIdOtherSession.call.endReason).toBeUndefined();
@@ -212,7 +215,10 @@ describe.each(engines)('signals between replicas on $label', engine => {
         const other = replicaOn(knexes[0]);
         const waiting = sessionCall('idle', 2);
         const unwatch = other.watch(waiting.call, waiting.requestKey);
-        await waitFor(() => read.mock.instances.length >= 2, 'polls of the other replica');
+        await waitFor(() => read.mock.instances.length >= 1, 'a read of the other replica');
+        // A signal to the session after it (announced to every replica on PostgreSQL).
+        await other.cancel('idle', 'runs-nowhere');
+        await waitFor(() => read.mock.instances.length >= 2, 'reads of the other replica');
         unwatch();
         expect(new Set(read.mock.instances)).toHaveProperty('size', 1);
       } finally {

@@ -117,7 +117,7 @@ export class BrokerMetrics {
     });
     this.#rateLimitRefusals = meter.createCounter(MetricName.rateLimitRefusals, {
       unit: '{call}',
-      description: 'Tool calls refused by mcpBroker.rateLimits',
+      description: 'Requests refused by mcpBroker.rateLimits',
     });
     this.#relayedCancellations = meter.createCounter(MetricName.relayedCancellations, {
       unit: '{cancellation}',

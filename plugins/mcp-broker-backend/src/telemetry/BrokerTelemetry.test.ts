@@ -1,5 +1,14 @@
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { BrokerTelemetry } from './BrokerTelemetry';
+import {
+  createContextKey,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BrokerTelemetry, MAX_SPAN_REQUEST_ID_LENGTH } from './BrokerTelemetry';
+import { MAX_TRACESTATE_LENGTH, MAX_TRACESTATE_MEMBERS } from './BrokerTracer';
 import { MetricName } from './BrokerMetrics';
 import { resultOfFinalMessage, SUCCEEDED } from './requestResult';
 import { InMemoryTelemetry, pointWith } from './__testUtils__/inMemoryTelemetry';
@@ -64,6 +73,61 @@ describe('BrokerTelemetry', () => {
       traceparent: `00-${CLIENT_TRACE}-${clientSide.spanContext().spanId}-01`,
       tracestate: 'vendor=1',
     });
+  });
+
+  it("bounds the client's tracestate as W3C Trace Context allows, whatever the propagator, and the request id on spans", () => {
+    // A test double standing for a deployment's propagator that passes tracestate on unchanged
+    // (OpenTelemetry's own W3C propagator bounds the value too; the broker does not rely on that).
+    const RAW = createContextKey('raw tracestate');
+    const w3c = new W3CTraceContextPropagator();
+    const passThrough: TextMapPropagator = {
+      extract: (ctx, carrier, getter) => {
+        const raw = getter.get(carrier, 'tracestate');
+        const extracted = w3c.extract(ctx, carrier, getter);
+        return raw === undefined ? extracted : extracted.setValue(RAW, [raw].flat().join(','));
+      },
+      inject: (ctx, carrier, setter) => {
+        w3c.inject(ctx, carrier, setter);
+        const raw = ctx.getValue(RAW);
+        if (typeof raw === 'string') setter.set(carrier, 'tracestate', raw);
+      },
+      fields: () => w3c.fields(),
+    };
+    const bounded = BrokerTelemetry.create({ ...sdk, propagator: passThrough });
+    const forwarded = (tracestate: string | string[], requestId: string | number = 1) => {
+      const request = bounded.clientRequest({
+        method: 'tools/call',
+        era: 'legacy',
+        requestId,
+        headers: { traceparent: TRACEPARENT, tracestate },
+      });
+      const backend = request.backendRequest({
+        server: 's',
+        tool: 't',
+        method: 'tools/call',
+        era: 'legacy',
+      });
+      backend.end(SUCCEEDED);
+      request.end(SUCCEEDED);
+      return backend.propagationFields.tracestate;
+    };
+    const members = Array.from({ length: 40 }, (_, i) => `v${i}=x`);
+    // Within bounds: passed on as sent (several headers are one list).
+    expect(forwarded(['a=1', 'b=2'])).toBe('a=1,b=2');
+    // 40 members: the first 32.
+    expect(forwarded(members.join(','))).toBe(members.slice(0, MAX_TRACESTATE_MEMBERS).join(','));
+    // Over 512 characters: members dropped from the end until it fits.
+    const long = Array.from({ length: 5 }, (_, i) => `k${i}=${'y'.repeat(120)}`);
+    const kept = forwarded(long.join(','))!;
+    expect(kept).toBe(long.slice(0, 4).join(','));
+    expect(kept.length).toBeLessThanOrEqual(MAX_TRACESTATE_LENGTH);
+    // One member that alone is too long: nothing is passed on.
+    expect(forwarded(`huge=${'z'.repeat(600)}`)).toBeUndefined();
+    // The client's request id on the span is cut to its bound.
+    forwarded('a=1', 'i'.repeat(1000));
+    const ids = sdk.spans().map(span => String(span.attributes['jsonrpc.request.id'] ?? ''));
+    expect(Math.max(...ids.map(id => id.length))).toBe(MAX_SPAN_REQUEST_ID_LENGTH);
+    bounded.close();
   });
 
   it('takes the trace context from params._meta when the headers carry none', () => {

@@ -144,10 +144,18 @@ function finishSpan(span: Span, result: RequestResult): void {
   endSpan(span, result.outcome !== 'succeeded', result.reason, result.exception);
 }
 
-/** A span's attributes: the metric's, plus what only a span may carry (the request id). */
+/** Longest client request id recorded on a span (the client chooses it; longer ones are cut). */
+export const MAX_SPAN_REQUEST_ID_LENGTH = 128;
+
+/**
+ * A span's attributes: the metric's, plus what only a span may carry (the request id, cut to
+ * {@link MAX_SPAN_REQUEST_ID_LENGTH} characters).
+ */
 function spanAttributes(attributes: Attributes, requestId?: JsonRpcId): Attributes {
   const span: Attributes = { ...attributes };
-  if (requestId !== undefined) span[Attr.requestId] = String(requestId);
+  if (requestId !== undefined) {
+    span[Attr.requestId] = String(requestId).slice(0, MAX_SPAN_REQUEST_ID_LENGTH);
+  }
   if (attributes[Attr.methodName] === 'tools/call') span[Attr.operationName] = 'execute_tool';
   return span;
 }

@@ -12,6 +12,11 @@
  *   as HTTP headers (`propagationFields`): the trace fields only, never the client's `baggage`
  *   (data the client chose, which the broker does not pass on to backends, as it passes none of
  *   the client's headers).
+ * - The client's `tracestate` is bounded before any propagator reads it, as W3C Trace Context
+ *   allows (§3.3.1.1): at most 32 list-members (the first ones are kept) and 512 characters
+ *   (members are dropped from the end until it fits); empty members are dropped. So whatever
+ *   propagator the deployment registers, a client cannot make the broker carry an unbounded
+ *   header to every backend.
  */
 import {
   propagation,
@@ -36,6 +41,11 @@ export type TraceCarrier = Readonly<Record<string, string | string[] | undefined
 
 /** The W3C trace context fields, in headers and in `_meta` alike. */
 const TRACE_FIELDS = ['traceparent', 'tracestate'] as const;
+
+/** W3C Trace Context: the most list-members a `tracestate` may carry. */
+export const MAX_TRACESTATE_MEMBERS = 32;
+/** W3C Trace Context: the longest `tracestate` a vendor must propagate. */
+export const MAX_TRACESTATE_LENGTH = 512;
 
 /** Fields a propagator may inject that the broker never passes on to a backend. */
 const WITHHELD_FIELDS = new Set(['baggage']);
@@ -116,14 +126,49 @@ export class BrokerTracer {
  * fields when it holds one (as strings); else the headers (the propagator finds nothing).
  */
 function carrierOf(headers: TraceCarrier, meta: unknown): TraceCarrier {
-  if (headers.traceparent !== undefined || !isPlainObject(meta)) return headers;
-  if (typeof meta.traceparent !== 'string') return headers;
+  if (
+    headers.traceparent !== undefined ||
+    !isPlainObject(meta) ||
+    typeof meta.traceparent !== 'string'
+  ) {
+    return headers.tracestate === undefined
+      ? headers
+      : withTracestate(headers, [headers.tracestate].flat().join(','));
+  }
   const carrier: Record<string, string> = {};
   for (const field of TRACE_FIELDS) {
     const value = meta[field];
     if (typeof value === 'string') carrier[field] = value;
   }
-  return carrier;
+  return carrier.tracestate === undefined ? carrier : withTracestate(carrier, carrier.tracestate);
+}
+
+/** `carrier` with its `tracestate` bounded (see the file comment); without it when empty. */
+function withTracestate(carrier: TraceCarrier, tracestate: string): TraceCarrier {
+  const { tracestate: _unbounded, ...rest } = carrier;
+  const bounded = boundedTracestate(tracestate);
+  return bounded === '' ? rest : { ...rest, tracestate: bounded };
+}
+
+/**
+ * A `tracestate` within W3C's bounds: its first {@link MAX_TRACESTATE_MEMBERS} non-empty
+ * list-members, fewer while longer than {@link MAX_TRACESTATE_LENGTH} characters ('' when none
+ * fits).
+ */
+export function boundedTracestate(tracestate: string): string {
+  // A value far beyond the bound is not split whole: 33 members of 512 characters at most.
+  const head = tracestate.slice(0, (MAX_TRACESTATE_LENGTH + 1) * (MAX_TRACESTATE_MEMBERS + 1));
+  const members = head
+    .split(',')
+    .map(member => member.trim())
+    .filter(member => member !== '')
+    .slice(0, MAX_TRACESTATE_MEMBERS);
+  let joined = members.join(',');
+  while (joined.length > MAX_TRACESTATE_LENGTH) {
+    members.pop();
+    joined = members.join(',');
+  }
+  return joined;
 }
 
 /** The trace id of `span` when it is a real (recorded or propagated) span, else undefined. */

@@ -21,6 +21,7 @@ import {
   type PortalOperationResponse,
 } from '@devportal/plugin-portal-common';
 import express, { type Request, type Response } from 'express';
+import { NotFoundError } from '@backstage/errors';
 import Router from 'express-promise-router';
 import type { PortalAuditor } from '../audit/PortalAuditor';
 import type { PortalService } from '../service/portalService';
@@ -307,6 +308,14 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
   for (const route of portalRoutes) {
     router[route.method](route.path, handlers[route.operationId]);
   }
+  // Past the routes: an error body, not Backstage's root 404 with none (what the fuzzer found).
+  router.use((req, _res, next) =>
+    next(
+      new NotFoundError(
+        `The portal has no ${req.method} operation at this path; see its README for the routes`,
+      ),
+    ),
+  );
   router.use(retryAfterWhenUnavailable);
   return router;
 }

@@ -4,7 +4,11 @@
  * for holders of mcp-broker.status.read) and the endpoint an IDE connects to.
  */
 import { createApiRef } from '@backstage/frontend-plugin-api';
-import type { McpBrokerCatalog } from '@devportal/plugin-mcp-broker-common';
+import type {
+  McpBrokerCatalog,
+  McpToolChangeDecision,
+  McpToolChanges,
+} from '@devportal/plugin-mcp-broker-common';
 
 /**
  * One backend MCP server as `GET /api/mcp-broker/status` reports it: the fields the MCP page shows.
@@ -41,6 +45,18 @@ export interface McpBrokerApi {
   getCatalog(): Promise<McpBrokerCatalog>;
   /** Each backend's state (403 without `mcp-broker.status.read`). */
   getStatus(): Promise<McpBrokerStatus>;
+  /** Held and rejected tool definition changes (403 without `mcp-broker.tool.approve`). */
+  getToolChanges(): Promise<McpToolChanges>;
+  /**
+   * Approves or rejects the changed definition `digest` of a server's tool (its own name); 409
+   * when the backend changed the tool again since.
+   */
+  decideToolChange(
+    server: string,
+    tool: string,
+    decision: McpToolChangeDecision,
+    digest: string,
+  ): Promise<void>;
 }
 
 /**

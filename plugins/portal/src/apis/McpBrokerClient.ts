@@ -5,7 +5,11 @@
  */
 import type { DiscoveryApi, FetchApi } from '@backstage/frontend-plugin-api';
 import { ResponseError } from '@backstage/errors';
-import type { McpBrokerCatalog } from '@devportal/plugin-mcp-broker-common';
+import type {
+  McpBrokerCatalog,
+  McpToolChangeDecision,
+  McpToolChanges,
+} from '@devportal/plugin-mcp-broker-common';
 import type { McpBrokerApi, McpBrokerStatus } from './McpBrokerApi';
 
 /** The broker's plugin id, as discovery knows it. */
@@ -35,6 +39,26 @@ export class McpBrokerClient implements McpBrokerApi {
 
   getStatus(): Promise<McpBrokerStatus> {
     return this.#get('/status');
+  }
+
+  getToolChanges(): Promise<McpToolChanges> {
+    return this.#get('/pins');
+  }
+
+  async decideToolChange(
+    server: string,
+    tool: string,
+    decision: McpToolChangeDecision,
+    digest: string,
+  ): Promise<void> {
+    const base = await this.#discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
+    const path = `/pins/${encodeURIComponent(server)}/${encodeURIComponent(tool)}/${decision}`;
+    const response = await this.#fetchApi.fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ digest }),
+    });
+    if (!response.ok) throw await ResponseError.fromResponse(response);
   }
 
   async #get<T>(route: string): Promise<T> {

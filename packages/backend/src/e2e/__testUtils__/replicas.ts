@@ -7,7 +7,11 @@
  */
 /* eslint-disable jest/no-export -- helpers of the replica suites, one of which declares their skip test */
 import { BackendDatabase, backendDatabases } from '../../testing/backendDatabases';
-import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
+import {
+  BackendProcess,
+  BackendProcessOptions,
+  startBackendProcess,
+} from '../../testing/startBackendProcess';
 
 /** The PostgreSQL database the replicas share, or undefined when none is configured. */
 export function replicaDatabase(purpose: string): BackendDatabase | undefined {
@@ -23,6 +27,7 @@ export async function startReplicas(
   database: BackendDatabase,
   config: Record<string, unknown>,
   count = 2,
+  processOptions: Omit<BackendProcessOptions, 'config'> = {},
 ): Promise<BackendProcess[]> {
   const replicaConfig = {
     ...config,
@@ -31,7 +36,7 @@ export async function startReplicas(
   const replicas: BackendProcess[] = [];
   try {
     while (replicas.length < count) {
-      replicas.push(await startBackendProcess({ config: replicaConfig }));
+      replicas.push(await startBackendProcess({ ...processOptions, config: replicaConfig }));
     }
   } catch (error) {
     await Promise.all(replicas.map(replica => replica.stop()));

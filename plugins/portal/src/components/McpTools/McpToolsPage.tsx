@@ -2,7 +2,8 @@
  * `/mcp`: what this person may use through the MCP broker, per server — tools (with their
  * declared annotations), prompts, resources and resource templates, as the broker decides them
  * (GET /api/mcp-broker/catalog) — the broker's endpoint and how to connect an IDE to it, and for
- * holders of `mcp-broker.status.read` each backend's state, protocol era and last error.
+ * holders of `mcp-broker.status.read` each backend's state, protocol era and last error; for
+ * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
@@ -19,6 +20,7 @@ import {
 import {
   mcpBrokerSessionCreatePermission,
   mcpBrokerStatusReadPermission,
+  mcpBrokerToolApprovePermission,
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
 import { mcpBrokerApiRef, type McpBackendStatus } from '../../apis/McpBrokerApi';
@@ -29,6 +31,7 @@ import { formatDateTime } from '../shared/format';
 import { MarkdownText } from '../shared/MarkdownText';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
+import { HeldToolChanges } from './HeldToolChanges';
 
 /** Short labels for the MCP tool annotations a person cares about. */
 export function annotationLabels(annotations: Record<string, unknown> | undefined): string[] {
@@ -45,6 +48,7 @@ export function annotationLabels(annotations: Record<string, unknown> | undefine
 export function McpToolsPage() {
   const session = useDecision(mcpBrokerSessionCreatePermission);
   const status = useDecision(mcpBrokerStatusReadPermission);
+  const approve = useDecision(mcpBrokerToolApprovePermission);
   if (session.loading) {
     return (
       <Box px="5" py="4">
@@ -63,6 +67,7 @@ export function McpToolsPage() {
     <Flex direction="column" gap="5" px="5" py="4">
       <ConnectCard />
       <ServerCatalog />
+      {approve.allowed && <HeldToolChanges />}
       {status.allowed && <BackendStatus />}
     </Flex>
   );

@@ -1,0 +1,90 @@
+/*
+ * An MCP server whose tool changes while it runs, as a backend that was updated (or turned
+ * hostile) would: the tests of pinned tool definitions (spec §13). An SDK 1.x server with
+ * 2025-11-25 sessions and one tool, `deploy`, plus a `status` tool that never changes.
+ * `change(description)` gives `deploy` a new description in every open session, and each session
+ * sends `notifications/tools/list_changed` as the SDK does on an update. A call of `deploy`
+ * answers with the description it had when called, so a test can see which definition ran.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { legacySessions } from './legacySessions';
+
+/** A running changing-tool server. */
+export interface ChangingToolServer {
+  url: string;
+  /** The description `deploy` has now. */
+  readonly description: string;
+  /** Gives `deploy` a new description and announces it (list_changed) in every session. */
+  change(description: string): void;
+  close(): Promise<void>;
+}
+
+/** Starts a changing-tool server on a free loopback port; `description` is the first one. */
+export async function startChangingToolServer(description: string): Promise<ChangingToolServer> {
+  let current = description;
+  const tools = new Set<RegisteredTool>();
+
+  const newServer = () => {
+    const server = new McpServer(
+      { name: 'changing-tool', version: '1.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    const tool = server.registerTool(
+      'deploy',
+      { description: current, inputSchema: { service: z.string() } },
+      async ({ service }) => ({
+        content: [{ type: 'text', text: `deployed ${service} (${current})` }],
+      }),
+    );
+    tools.add(tool);
+    server.registerTool(
+      'status',
+      { description: 'Shows what is deployed', annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: 'text', text: 'all green' }] }),
+    );
+    return { server, onClosed: () => tools.delete(tool) };
+  };
+  const sessions = legacySessions(newServer);
+
+  const readJson = async (req: http.IncomingMessage): Promise<unknown> => {
+    if (req.method !== 'POST') return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+
+  const httpServer = http.createServer((req, res) => {
+    (async () => {
+      const body = await readJson(req);
+      await sessions.serve(req, res, body);
+    })().catch(error => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: String(error) }));
+    });
+  });
+  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get description() {
+      return current;
+    },
+    change(next: string) {
+      current = next;
+      // The SDK sends notifications/tools/list_changed on each session's update.
+      for (const tool of tools) tool.update({ description: next });
+    },
+    async close() {
+      await sessions.close();
+      httpServer.closeAllConnections();
+      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+    },
+  };
+}

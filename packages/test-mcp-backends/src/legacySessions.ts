@@ -1,0 +1,66 @@
+/*
+ * The 2025-11-25 session handling of the test servers built on the SDK 1.x: one McpServer and
+ * one StreamableHTTPServerTransport per session, created by an `initialize` without a session
+ * id; a request naming an unknown session answers 404, any other request without one 400 (as the
+ * SDK's own examples do).
+ */
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+
+/** Sessions of a test server: `serve` one request (its body already read), `close` them all. */
+export interface LegacySessions {
+  serve(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves sessions of servers made by `newServer`; `onClosed` runs when the session of the server
+ * it was made with ends.
+ */
+export function legacySessions(
+  newServer: () => { server: McpServer; onClosed?: () => void },
+): LegacySessions {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  return {
+    async serve(req, res, body) {
+      const sessionId = req.headers['mcp-session-id'];
+      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+      if (!transport) {
+        if (sessionId !== undefined || req.method !== 'POST' || !isInitializeRequest(body)) {
+          res.writeHead(sessionId !== undefined ? 404 : 400, {
+            'content-type': 'application/json',
+          });
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: null,
+              error: { code: -32000, message: 'Bad Request: no valid session' },
+            }),
+          );
+          return;
+        }
+        const { server, onClosed } = newServer();
+        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: id => {
+            transports.set(id, created);
+          },
+        });
+        created.onclose = () => {
+          onClosed?.();
+          if (created.sessionId !== undefined) transports.delete(created.sessionId);
+        };
+        await server.connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req as any, res, body);
+    },
+    async close() {
+      for (const transport of transports.values()) await transport.close();
+      transports.clear();
+    },
+  };
+}
