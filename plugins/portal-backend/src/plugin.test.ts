@@ -131,6 +131,7 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     get: (p: string, user: string) => request(server).get(`/api/portal${p}`).set(as(user)),
     post: (p: string, user: string, body: object = {}) =>
       request(server).post(`/api/portal${p}`).set(as(user)).send(body),
+    delete: (p: string, user: string) => request(server).delete(`/api/portal${p}`).set(as(user)),
   };
   const product = async (name: string, owner?: string, user = CAROL) => {
     const response = await api.post('/apiproducts', user, {
@@ -349,6 +350,32 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
     const unnamed = await portal.api.get('/requests?product=team-api', CAROL);
     expect(unnamed.status).toBe(400);
     expect(unnamed.body.error.message).toContain('product needs namespace');
+  });
+
+  it('revokes a key with a reason it audits; a reason over 1000 characters is a 400 that says so', async () => {
+    const portal = await startPortal();
+    await portal.product('carol-api');
+    const key = await portal.keyRequest('carol-api', ALICE);
+    const long = await portal.api.delete(
+      `/requests/toystore/${key}?reason=${'x'.repeat(1001)}`,
+      CAROL,
+    );
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/reason/);
+    expect((await portal.api.get(`/requests?requester=${ALICE}`, CAROL)).body.items).toHaveLength(
+      1,
+    );
+    const revoked = await portal.api.delete(
+      `/requests/toystore/${key}?reason=${encodeURIComponent('contract ended')}`,
+      CAROL,
+    );
+    expect(revoked.status).toBe(204);
+    expect(portal.events.at(-1)).toMatchObject({
+      eventId: 'apikey-request-delete',
+      outcome: 'succeeded',
+      meta: { namespace: 'toystore', name: key, reason: 'contract ended' },
+    });
+    expect((await portal.api.get(`/requests?requester=${ALICE}`, CAROL)).body.items).toEqual([]);
   });
 
   describe('pagination (spec §9)', () => {

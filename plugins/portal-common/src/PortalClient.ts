@@ -24,6 +24,7 @@ import type {
   BulkReviewResponse,
   CreateApiKeyRequest,
   CreateApiProductRequest,
+  DeleteRequestQuery,
   ListPage,
   NamespaceListQuery,
   ObjectRef,
@@ -182,8 +183,9 @@ export class PortalClient {
   updateRequest(ref: ObjectRef, body: UpdateApiKeyRequest): Promise<ApiKey> {
     return this.#call('updateRequest', { ref, body });
   }
-  deleteRequest(ref: ObjectRef): Promise<void> {
-    return this.#call('deleteRequest', { ref });
+  /** Deletes (an Approved key: revokes) a request; `reason` is told to its requester. */
+  deleteRequest(ref: ObjectRef, query: DeleteRequestQuery = {}): Promise<void> {
+    return this.#call('deleteRequest', { ref, query });
   }
   approveRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<ApiKey> {
     return this.#call('approveRequest', { ref, body });

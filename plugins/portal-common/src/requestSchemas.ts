@@ -186,6 +186,13 @@ export const updateApiKeyRequestSchema = z
 /** Body of approve and reject (optional). @public */
 export const reviewSchema = z.object({ reason: reason.optional() }).strict();
 
+/**
+ * Query of `DELETE /requests/:namespace/:name`: an optional `reason` (up to 1000 characters)
+ * the requester is told when someone else (an admin) revokes or deletes their key.
+ * @public
+ */
+export const deleteRequestQuerySchema = z.object({ reason: optionalQueryValue(reason) });
+
 /** Most items one bulk call may name. @public */
 export const MAX_BULK_ITEMS = 100;
 

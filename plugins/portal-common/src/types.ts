@@ -12,6 +12,7 @@ import type {
   bulkReviewSchema,
   createApiKeyRequestSchema,
   createApiProductSchema,
+  deleteRequestQuerySchema,
   namespaceQuerySchema,
   objectRefSchema,
   productListQuerySchema,
@@ -109,6 +110,9 @@ export type UpdateApiKeyRequest = z.input<typeof updateApiKeyRequestSchema>;
 
 /** Body of `POST /requests/:namespace/:name/approve` and `/reject`. @public */
 export type ReviewRequest = z.input<typeof reviewSchema>;
+
+/** Query of `DELETE /requests/:namespace/:name` (the reason told to the requester). @public */
+export type DeleteRequestQuery = z.output<typeof deleteRequestQuerySchema>;
 
 /** A `{namespace, name}` reference. @public */
 export type ObjectRef = z.infer<typeof objectRefSchema>;

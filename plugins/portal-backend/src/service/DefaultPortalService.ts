@@ -337,12 +337,14 @@ export class DefaultPortalService implements PortalService {
   async deleteRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    reason?: string,
     check: KeyCheck = noCheck,
   ): Promise<void> {
     const actor = await this.#actors.requireUser(credentials, 'deleting an API key request');
     const key = await checkedKey(this.#store, ref, check);
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
+    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */

@@ -124,7 +124,13 @@ export interface PortalService {
     update: UpdateApiKeyRequest,
     check?: KeyCheck,
   ): Promise<ApiKey>;
-  deleteRequest(credentials: BackstageCredentials, ref: ObjectRef, check?: KeyCheck): Promise<void>;
+  /** Deletes (an Approved key: revokes) a request; `reason` is told to its requester. */
+  deleteRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check?: KeyCheck,
+  ): Promise<void>;
   reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,

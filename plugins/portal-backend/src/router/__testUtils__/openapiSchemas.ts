@@ -198,10 +198,14 @@ export function generatedRequestSchemas(document: OpenApiDocument) {
       const resolved = document.components.parameters[component];
       return resolved.in === 'query' ? [{ component, name: resolved.name }] : [];
     });
+    // A query schema is an object, or one refined (inside one layer of effects).
+    const query = input.query as z.AnyZodObject | z.ZodEffects<z.AnyZodObject> | undefined;
     const shape: Record<string, z.ZodTypeAny> =
-      input.query === undefined
+      query === undefined
         ? {}
-        : (input.query as z.ZodEffects<z.AnyZodObject>).innerType().shape;
+        : query instanceof z.ZodEffects
+          ? query.innerType().shape
+          : query.shape;
     const routed = Object.keys(shape).sort();
     const names = documented.map(p => p.name).sort();
     if (routed.join() !== names.join()) {

@@ -51,9 +51,15 @@ describe('AllKeysPage (fake portal API, fake permissions)', () => {
     await userEvent.click(within(row).getByRole('button', { name: 'Revoke key k-1' }));
     const dialog = await screen.findByRole('dialog');
     expect(dialog).toHaveTextContent('Requested by dave for toystore/toystore');
+    await userEvent.type(
+      within(dialog).getByRole('textbox', { name: /^Reason/ }),
+      '  Left the company  ',
+    );
     await userEvent.click(within(dialog).getByRole('button', { name: 'Revoke key' }));
     await waitFor(() =>
-      expect(portal.deleteRequest).toHaveBeenCalledWith(expect.objectContaining({ name: 'k-1' })),
+      expect(portal.deleteRequest).toHaveBeenCalledWith(expect.objectContaining({ name: 'k-1' }), {
+        reason: 'Left the company',
+      }),
     );
   });
 

@@ -1,13 +1,15 @@
 /*
  * The confirmation before a key request is deleted: cancelling a Pending request, revoking an
  * Approved key (its secret is deleted, so it stops working at once) or removing a Rejected one.
- * Used by the requester on My keys and by an admin on All keys (who is told whose key it is).
+ * Used by the requester on My keys and by an admin on All keys (who is told whose key it is,
+ * and may give a reason the requester is notified with).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Dialog, DialogBody, DialogHeader, Flex, Text } from '@backstage/ui';
+import { Dialog, DialogBody, DialogHeader, Flex, Text, TextAreaField } from '@backstage/ui';
 import type { ApiKey, ApiKeyPhase } from '@devportal/plugin-portal-common';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
+import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestFields';
 import { DialogActions } from './DialogActions';
 import { ErrorAlert } from './ErrorAlert';
 import { shortEntityRef } from './format';
@@ -37,12 +39,17 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
   const portal = useApi(portalApiRef);
   const [deleting, setDeleting] = useState(false);
   const [error, setError] = useState<unknown>();
+  const [reason, setReason] = useState('');
   const phaseKey = props.apiKey.status?.phase ?? 'Rejected';
   const verb = DELETE_VERBS[phaseKey];
   const remove = async () => {
     setDeleting(true);
     try {
-      await portal.deleteRequest(props.apiKey.metadata);
+      const trimmed = reason.trim();
+      await portal.deleteRequest(
+        props.apiKey.metadata,
+        props.othersKey && trimmed !== '' ? { reason: trimmed } : {},
+      );
       props.onClose(true);
     } catch (e) {
       setError(e);
@@ -64,6 +71,15 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
             </Text>
           )}
           <Text>{DELETE_CONSEQUENCES[phaseKey]}</Text>
+          {props.othersKey && (
+            <TextAreaField
+              label="Reason (optional)"
+              description={`Sent to the requester with the notification · ${reason.length}/${MAX_USE_CASE_LENGTH}`}
+              value={reason}
+              onChange={setReason}
+              maxLength={MAX_USE_CASE_LENGTH}
+            />
+          )}
           <ErrorAlert title="Nothing was deleted" error={error} />
         </Flex>
       </DialogBody>
