@@ -204,49 +204,56 @@ function ServerCard(props: { server: McpServerCatalog }) {
       </CardHeader>
       <CardBody>
         <Flex direction="column" gap="3">
-          <Text as="h3" weight="bold">
-            Tools ({server.tools.length})
-          </Text>
-          {server.tools.length === 0 ? (
-            <Text color="secondary">None you may use.</Text>
-          ) : (
-            <CatalogList
-              label={`Tools of ${server.server}`}
-              entries={server.tools.map(tool => ({
-                id: tool.name,
-                name: tool.name,
-                title: tool.title,
-                description: tool.description,
-                labels: annotationLabels(tool.annotations),
-              }))}
-            />
-          )}
-          {server.prompts.length > 0 && (
-            <>
-              <Text as="h3" weight="bold">
-                Prompts ({server.prompts.length})
-              </Text>
-              <CatalogList
-                label={`Prompts of ${server.server}`}
-                entries={server.prompts.map(prompt => ({
-                  id: prompt.name,
-                  name: prompt.name,
-                  description: prompt.description,
-                }))}
-              />
-            </>
-          )}
-          {resources.length > 0 && (
-            <>
-              <Text as="h3" weight="bold">
-                Resources ({resources.length})
-              </Text>
-              <CatalogList label={`Resources of ${server.server}`} entries={resources} />
-            </>
-          )}
+          <CatalogSection
+            kind="Tools"
+            server={server.server}
+            emptyText="None you may use."
+            entries={server.tools.map(tool => ({
+              id: tool.name,
+              name: tool.name,
+              title: tool.title,
+              description: tool.description,
+              labels: annotationLabels(tool.annotations),
+            }))}
+          />
+          <CatalogSection
+            kind="Prompts"
+            server={server.server}
+            entries={server.prompts.map(prompt => ({
+              id: prompt.name,
+              name: prompt.name,
+              description: prompt.description,
+            }))}
+          />
+          <CatalogSection kind="Resources" server={server.server} entries={resources} />
         </Flex>
       </CardBody>
     </Card>
+  );
+}
+
+/**
+ * One kind of a server's catalog under its heading with a count; an empty kind shows
+ * `emptyText`, or nothing at all without one.
+ */
+function CatalogSection(props: {
+  kind: 'Tools' | 'Prompts' | 'Resources';
+  server: string;
+  entries: CatalogEntry[];
+  emptyText?: string;
+}) {
+  if (props.entries.length === 0 && props.emptyText === undefined) return null;
+  return (
+    <>
+      <Text as="h3" weight="bold">
+        {props.kind} ({props.entries.length})
+      </Text>
+      {props.entries.length === 0 ? (
+        <Text color="secondary">{props.emptyText}</Text>
+      ) : (
+        <CatalogList label={`${props.kind} of ${props.server}`} entries={props.entries} />
+      )}
+    </>
   );
 }
 
