@@ -131,6 +131,7 @@ async function startPortal(options: { allowEverything?: boolean } = {}) {
     get: (p: string, user: string) => request(server).get(`/api/portal${p}`).set(as(user)),
     post: (p: string, user: string, body: object = {}) =>
       request(server).post(`/api/portal${p}`).set(as(user)).send(body),
+    delete: (p: string, user: string) => request(server).delete(`/api/portal${p}`).set(as(user)),
   };
   const product = async (name: string, owner?: string, user = CAROL) => {
     const response = await api.post('/apiproducts', user, {
@@ -304,6 +305,77 @@ describe('portal plugin (mocked auth, permissions and auditor; real SQLite store
         planTier: 'gold',
       });
     expect(service.status).toBe(403);
+  });
+
+  it('filters keys by product, product owner and requester, and products by owner; a .own caller is only narrowed', async () => {
+    const portal = await startPortal();
+    await portal.product('team-api', TEAM_A, BOB);
+    await portal.product('carol-api');
+    const aliceTeam = await portal.keyRequest('team-api', ALICE);
+    const aliceOwn = await portal.keyRequest('carol-api', ALICE);
+    const carolTeam = await portal.keyRequest('team-api', CAROL);
+    const names = async (route: string, user: string) => {
+      const response = await portal.api.get(route, user);
+      expect({ route, status: response.status }).toEqual({ route, status: 200 });
+      return response.body.items.map((item: { metadata: { name: string } }) => item.metadata.name);
+    };
+    const team = encodeURIComponent(TEAM_A);
+    // carol (read.all): every filter on every key.
+    expect((await names(`/requests?owner=${team}`, CAROL)).sort()).toEqual(
+      [aliceTeam, carolTeam].sort(),
+    );
+    expect((await names(`/requests?requester=${ALICE}`, CAROL)).sort()).toEqual(
+      [aliceTeam, aliceOwn].sort(),
+    );
+    expect(await names('/requests?namespace=toystore&product=carol-api', CAROL)).toEqual([
+      aliceOwn,
+    ]);
+    expect(await names(`/requests?owner=${team}&requester=${CAROL}&status=Pending`, CAROL)).toEqual(
+      [carolTeam],
+    );
+    // bob (read.own, team-a owns team-api): his products' keys; another owner adds nothing.
+    expect((await names(`/requests?owner=${team},${BOB}`, BOB)).sort()).toEqual(
+      [aliceTeam, carolTeam].sort(),
+    );
+    expect(await names(`/requests?owner=${CAROL}`, BOB)).toEqual([]);
+    // alice (read.own): her own requests only, whoever owns the product.
+    expect(await names(`/requests?owner=${team}`, ALICE)).toEqual([aliceTeam]);
+    // Products by owner.
+    expect(await names(`/apiproducts?owner=${team}`, ALICE)).toEqual(['team-api']);
+    expect((await names(`/apiproducts?owner=${CAROL},${team}`, ALICE)).sort()).toEqual([
+      'carol-api',
+      'team-api',
+    ]);
+    expect(await names(`/apiproducts?owner=${ALICE}`, ALICE)).toEqual([]);
+    const unnamed = await portal.api.get('/requests?product=team-api', CAROL);
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.error.message).toContain('product needs namespace');
+  });
+
+  it('revokes a key with a reason it audits; a reason over 1000 characters is a 400 that says so', async () => {
+    const portal = await startPortal();
+    await portal.product('carol-api');
+    const key = await portal.keyRequest('carol-api', ALICE);
+    const long = await portal.api.delete(
+      `/requests/toystore/${key}?reason=${'x'.repeat(1001)}`,
+      CAROL,
+    );
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/reason/);
+    expect((await portal.api.get(`/requests?requester=${ALICE}`, CAROL)).body.items).toHaveLength(
+      1,
+    );
+    const revoked = await portal.api.delete(
+      `/requests/toystore/${key}?reason=${encodeURIComponent('contract ended')}`,
+      CAROL,
+    );
+    expect(revoked.status).toBe(204);
+    expect(portal.events.at(-1)).toMatchObject({
+      eventId: 'apikey-request-delete',
+      outcome: 'succeeded',
+      meta: { namespace: 'toystore', name: key, reason: 'contract ended' },
+    });
+    expect((await portal.api.get(`/requests?requester=${ALICE}`, CAROL)).body.items).toEqual([]);
   });
 
   describe('pagination (spec §9)', () => {

@@ -24,10 +24,12 @@ import type {
   BulkReviewResponse,
   CreateApiKeyRequest,
   CreateApiProductRequest,
+  DeleteRequestQuery,
   ListPage,
   NamespaceListQuery,
   ObjectRef,
   PageQuery,
+  ProductListQuery,
   ReadOnlyObject,
   RequestListQuery,
   ReviewRequest,
@@ -84,12 +86,12 @@ export class PortalClient {
     this.#options = options;
   }
 
-  listApiProducts(query: NamespaceListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
+  listApiProducts(query: ProductListQuery & PageQuery = {}): Promise<ListPage<ApiProduct>> {
     return this.#call('listApiProducts', { query });
   }
   /** Every page of {@link PortalClient.listApiProducts}. */
   listApiProductsPages(
-    query: NamespaceListQuery = {},
+    query: ProductListQuery = {},
     options: PageWalkOptions = {},
   ): AsyncIterableIterator<ListPage<ApiProduct>> {
     return this.#pages('listApiProducts', query, options);
@@ -181,8 +183,9 @@ export class PortalClient {
   updateRequest(ref: ObjectRef, body: UpdateApiKeyRequest): Promise<ApiKey> {
     return this.#call('updateRequest', { ref, body });
   }
-  deleteRequest(ref: ObjectRef): Promise<void> {
-    return this.#call('deleteRequest', { ref });
+  /** Deletes (an Approved key: revokes) a request; `reason` is told to its requester. */
+  deleteRequest(ref: ObjectRef, query: DeleteRequestQuery = {}): Promise<void> {
+    return this.#call('deleteRequest', { ref, query });
   }
   approveRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<ApiKey> {
     return this.#call('approveRequest', { ref, body });

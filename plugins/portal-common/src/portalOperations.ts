@@ -19,7 +19,9 @@ import {
   bulkReviewSchema,
   createApiKeyRequestSchema,
   createApiProductSchema,
+  deleteRequestQuerySchema,
   namespaceQuerySchema,
+  productListQuerySchema,
   requestListQuerySchema,
   reviewSchema,
   updateApiKeyRequestSchema,
@@ -44,7 +46,7 @@ export interface PortalOperation {
   path: string;
   /** The request body the router validates (absent: the operation reads none). */
   body?: z.ZodTypeAny;
-  /** The query the router validates (lists only). */
+  /** The query the router validates (lists; a delete's reason). */
   query?: z.ZodTypeAny;
   /** The status of a successful answer. */
   status: 200 | 201 | 204;
@@ -61,7 +63,7 @@ export const portalOperations = {
   listApiProducts: {
     method: 'get',
     path: '/apiproducts',
-    query: namespaceQuerySchema as typeof namespaceQuerySchema,
+    query: productListQuerySchema as typeof productListQuerySchema,
     status: 200,
     response: apiProductListSchema as typeof apiProductListSchema,
   },
@@ -162,7 +164,12 @@ export const portalOperations = {
     status: 200,
     response: apiKeySchema as typeof apiKeySchema,
   },
-  deleteRequest: { method: 'delete', path: '/requests/:namespace/:name', status: 204 },
+  deleteRequest: {
+    method: 'delete',
+    path: '/requests/:namespace/:name',
+    query: deleteRequestQuerySchema as typeof deleteRequestQuerySchema,
+    status: 204,
+  },
   approveRequest: {
     method: 'post',
     path: '/requests/:namespace/:name/approve',

@@ -186,6 +186,13 @@ export const updateApiKeyRequestSchema = z
 /** Body of approve and reject (optional). @public */
 export const reviewSchema = z.object({ reason: reason.optional() }).strict();
 
+/**
+ * Query of `DELETE /requests/:namespace/:name`: an optional `reason` (up to 1000 characters)
+ * the requester is told when someone else (an admin) revokes or deletes their key.
+ * @public
+ */
+export const deleteRequestQuerySchema = z.object({ reason: optionalQueryValue(reason) });
+
 /** Most items one bulk call may name. @public */
 export const MAX_BULK_ITEMS = 100;
 
@@ -259,11 +266,84 @@ const CONTINUE_NEEDS_LIMIT = {
   path: ['continue'],
 };
 
-/** Query of `GET /requests`. @public */
+/** A full entity ref, `kind:namespace/name` (compared in lower case, as Backstage stores them). */
+const ENTITY_REF = /^[A-Za-z0-9][-A-Za-z0-9_.]*:[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+$/;
+const ENTITY_REF_MESSAGE = 'must be a full entity ref such as user:default/alice';
+/** The most refs one `owner` filter names. */
+const MAX_OWNER_REFS = 50;
+
+/** A user's entity ref in a query (`requester`). */
+const entityRefQueryValue = z
+  .string()
+  .max(253)
+  .regex(ENTITY_REF, ENTITY_REF_MESSAGE)
+  .transform(ref => ref.toLowerCase());
+
+/**
+ * `owner`: entity refs separated by commas (a person and their groups), any of which may own
+ * the product. Kept as one normalised string (the page token binds the filters as strings).
+ */
+const ownerQueryValue = z
+  .string()
+  .max(MAX_OWNER_REFS * 254)
+  .refine(
+    value => value.split(',').length <= MAX_OWNER_REFS,
+    `names at most ${MAX_OWNER_REFS} entity refs`,
+  )
+  .refine(
+    value => value.split(',').every(ref => ENTITY_REF.test(ref.trim())),
+    `${ENTITY_REF_MESSAGE}, several separated by commas (e.g. user:default/bob,group:default/payments-team)`,
+  )
+  .transform(value =>
+    value
+      .split(',')
+      .map(ref => ref.trim().toLowerCase())
+      .join(','),
+  );
+
+/** The refs of an `owner` query value (see {@link requestListQuerySchema}). @public */
+export function ownerRefsOfQuery(owner: string | undefined): string[] | undefined {
+  return owner === undefined ? undefined : owner.split(',');
+}
+
+/**
+ * Query of `GET /requests`: `status` (phase), `namespace`, `product` (a product's name;
+ * needs `namespace`), `owner` (the product's owner: entity refs separated by commas, any of
+ * which matches) and `requester` (the requesting user's entity ref); all given must hold.
+ * @public
+ */
 export const requestListQuerySchema = z
   .object({
     status: optionalQueryValue(apiKeyPhaseSchema),
     namespace: optionalQueryValue(dns1123Label),
+    product: optionalQueryValue(dns1123Label),
+    owner: optionalQueryValue(ownerQueryValue),
+    requester: optionalQueryValue(entityRefQueryValue),
+    ...pageQueryFields,
+  })
+  // One refinement (the OpenAPI generator reads the object inside one layer of effects).
+  .superRefine((query, ctx) => {
+    if (!continueNeedsLimit(query)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
+    }
+    if (query.product !== undefined && query.namespace === undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'product needs namespace: a product is named within its namespace',
+        path: ['product'],
+      });
+    }
+  });
+
+/**
+ * Query of `GET /apiproducts`: `namespace`, and `owner` (entity refs separated by commas,
+ * any of which owns the product).
+ * @public
+ */
+export const productListQuerySchema = z
+  .object({
+    namespace: optionalQueryValue(dns1123Label),
+    owner: optionalQueryValue(ownerQueryValue),
     ...pageQueryFields,
   })
   .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);

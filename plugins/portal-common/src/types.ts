@@ -12,8 +12,10 @@ import type {
   bulkReviewSchema,
   createApiKeyRequestSchema,
   createApiProductSchema,
+  deleteRequestQuerySchema,
   namespaceQuerySchema,
   objectRefSchema,
+  productListQuerySchema,
   requestListQuerySchema,
   reviewSchema,
   updateApiKeyRequestSchema,
@@ -109,6 +111,9 @@ export type UpdateApiKeyRequest = z.input<typeof updateApiKeyRequestSchema>;
 /** Body of `POST /requests/:namespace/:name/approve` and `/reject`. @public */
 export type ReviewRequest = z.input<typeof reviewSchema>;
 
+/** Query of `DELETE /requests/:namespace/:name` (the reason told to the requester). @public */
+export type DeleteRequestQuery = z.output<typeof deleteRequestQuerySchema>;
+
 /** A `{namespace, name}` reference. @public */
 export type ObjectRef = z.infer<typeof objectRefSchema>;
 
@@ -149,6 +154,9 @@ export type PageQuery = Pick<z.output<typeof namespaceQuerySchema>, 'limit' | 'c
 
 /** Filter of `GET /requests`. @public */
 export type RequestListQuery = Omit<z.output<typeof requestListQuerySchema>, keyof PageQuery>;
+
+/** Filter of `GET /apiproducts`. @public */
+export type ProductListQuery = Omit<z.output<typeof productListQuerySchema>, keyof PageQuery>;
 
 /** Filter of the lists that filter by namespace only. @public */
 export type NamespaceListQuery = Omit<z.output<typeof namespaceQuerySchema>, keyof PageQuery>;

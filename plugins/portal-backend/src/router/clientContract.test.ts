@@ -60,10 +60,16 @@ type ClientBodiesAreTheContract = {
     ? true
     : Same<Exclude<BodyParameter<Method<K>>, undefined>, PortalOperationBody<K>>;
 };
+/** The query a client method takes: its first parameter, or the one after the record's ref. */
+type QueryParameter<F> = F extends (...args: infer P) => any
+  ? P extends [ObjectRef, (infer Q)?]
+    ? Q
+    : P[0]
+  : never;
 type ClientQueriesAreTheContract = {
   [K in PortalOperationId]: [PortalOperationQuery<K>] extends [never]
     ? true
-    : Same<Exclude<Parameters<Method<K>>[0], undefined>, PortalOperationQuery<K>>;
+    : Same<Exclude<QueryParameter<Method<K>>, undefined>, PortalOperationQuery<K>>;
 };
 
 /** One request the client sent, and the answer it got. */

@@ -47,9 +47,9 @@ export interface PortalRouterOptions {
 
 type Handler = (req: Request, res: Response) => Promise<void>;
 
-/** The operations that validate a query: the lists. */
+/** The operations that answer a page: the lists. */
 type ListOperationId = {
-  [K in PortalOperationId]: (typeof portalOperations)[K] extends { query: unknown } ? K : never;
+  [K in PortalOperationId]: PortalOperationResponse<K> extends ListPage<unknown> ? K : never;
 }[PortalOperationId];
 
 /** What one item of a list operation's page is. */
@@ -273,9 +273,11 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     },
     async deleteRequest(req, res) {
       const ref = refOf(req);
+      const { reason } = parseInput(portalOperations.deleteRequest.query, req.query, 'query');
       const creds = await credentials(req);
-      await auditor.run({ eventId: 'apikey-request-delete', request: req, meta: { ...ref } }, () =>
-        service.deleteRequest(creds, ref),
+      await auditor.run(
+        { eventId: 'apikey-request-delete', request: req, meta: { ...ref, reason } },
+        () => service.deleteRequest(creds, ref, reason),
       );
       respond(res, 'deleteRequest', undefined);
     },

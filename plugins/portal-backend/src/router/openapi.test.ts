@@ -116,7 +116,7 @@ describe("openapi.yaml schemas (generated from the contract's zod schemas)", () 
     const queryDrift = text.replace("        - $ref: '#/components/parameters/status'\n", '');
     expect(queryDrift).not.toBe(text);
     expect(() => withGeneratedSchemas(queryDrift)).toThrow(
-      'openapi.yaml: listRequests documents query parameters [continue, limit, namespace] but the router reads [continue, limit, namespace, status]',
+      'openapi.yaml: listRequests documents query parameters [continue, limit, namespace, owner, product, requester] but the router reads [continue, limit, namespace, owner, product, requester, status]',
     );
 
     const wrongBody = text.replace(

@@ -3,6 +3,7 @@ import {
   bulkReviewSchema,
   createApiKeyRequestSchema,
   createApiProductSchema,
+  productListQuerySchema,
   requestListQuerySchema,
 } from '@devportal/plugin-portal-common';
 import { parseInput } from './parseInput';
@@ -99,5 +100,41 @@ describe('request schemas', () => {
     expect(() => parseInput(requestListQuerySchema, { status: 'Done' }, 'query')).toThrow(
       /invalid query: status: Invalid enum value/,
     );
+  });
+
+  it('reads the product, owner and requester filters of the key list, refusing malformed ones', () => {
+    expect(
+      parseInput(
+        requestListQuerySchema,
+        {
+          namespace: 'toystore',
+          product: 'toys',
+          owner: 'User:default/Bob, group:default/payments-team',
+          requester: 'user:default/Alice',
+        },
+        'query',
+      ),
+    ).toEqual({
+      namespace: 'toystore',
+      product: 'toys',
+      owner: 'user:default/bob,group:default/payments-team',
+      requester: 'user:default/alice',
+    });
+    expect(() => parseInput(requestListQuerySchema, { product: 'toys' }, 'query')).toThrow(
+      /product: product needs namespace/,
+    );
+    expect(() => parseInput(requestListQuerySchema, { owner: 'bob' }, 'query')).toThrow(
+      /owner: must be a full entity ref such as user:default\/alice/,
+    );
+    expect(() => parseInput(requestListQuerySchema, { requester: 'alice' }, 'query')).toThrow(
+      /requester: must be a full entity ref/,
+    );
+    const tooMany = Array.from({ length: 51 }, (_, i) => `user:default/u${i}`).join(',');
+    expect(() => parseInput(requestListQuerySchema, { owner: tooMany }, 'query')).toThrow(
+      /at most 50 entity refs/,
+    );
+    expect(
+      parseInput(productListQuerySchema, { owner: 'group:default/payments-team' }, 'query'),
+    ).toEqual({ owner: 'group:default/payments-team' });
   });
 });

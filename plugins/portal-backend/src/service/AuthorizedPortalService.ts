@@ -350,7 +350,7 @@ export class AuthorizedPortalService implements PortalService {
     return this.#service.updateRequest(credentials, ref, update, check);
   }
 
-  async deleteRequest(credentials: BackstageCredentials, ref: ObjectRef) {
+  async deleteRequest(credentials: BackstageCredentials, ref: ObjectRef, reason?: string) {
     const check = await this.#requesterChangeCheck(
       credentials,
       'deleting an API key request',
@@ -358,7 +358,7 @@ export class AuthorizedPortalService implements PortalService {
       portalApiKeyDeleteOwnPermission,
       'deleting',
     );
-    await this.#service.deleteRequest(credentials, ref, check);
+    await this.#service.deleteRequest(credentials, ref, reason, check);
   }
 
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {

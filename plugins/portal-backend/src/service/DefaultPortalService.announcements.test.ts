@@ -272,6 +272,43 @@ describe('DefaultPortalService: events and notifications after each change', () 
   );
 
   it(
+    'tells the requester, with the reason, when someone else revokes or deletes their key; not when they do it',
+    async () => {
+      await start();
+      await createToys();
+      const approved = await service.reviewRequest(
+        as(BOB),
+        refOfKey(await request(ALICE, 'gold')),
+        'approve',
+      );
+      const pending = await request(DAVE, 'silver');
+      const own = await request(DAVE, 'bronze');
+      sent = [];
+      // The service is undecorated: who may delete whose key is AuthorizedPortalService's test.
+      await service.deleteRequest(as(BOB), refOfKey(approved), 'contract ended');
+      await service.deleteRequest(as(BOB), refOfKey(pending));
+      await service.deleteRequest(as(DAVE), refOfKey(own), 'not needed');
+      expect(
+        sent.map(n => [n.recipients, n.payload.title, n.payload.description, n.payload.severity]),
+      ).toEqual([
+        [
+          { type: 'entity', entityRef: ALICE.userRef, excludeEntityRef: BOB.userRef },
+          'Your gold API key for toystore/toys was revoked',
+          'Your gold API key for toystore/toys was revoked: contract ended',
+          'high',
+        ],
+        [
+          { type: 'entity', entityRef: DAVE.userRef, excludeEntityRef: BOB.userRef },
+          'Your silver API key request for toystore/toys was deleted',
+          'Your silver API key request for toystore/toys was deleted.',
+          'normal',
+        ],
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'links to the configured frontend paths',
     async () => {
       await start({

@@ -29,6 +29,7 @@ import {
   type BulkReviewResult,
   type ObjectRef,
   OWNER_ANNOTATION,
+  ownerRefsOfQuery,
   type ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
 import { plansOfPolicies } from '../resources/plansForRoute';
@@ -107,7 +108,9 @@ export class DefaultPortalService implements PortalService {
     query: ProductQuery,
     page?: PageRequest,
   ): Promise<Page<ApiProduct>> {
-    const filter = { namespace: query.namespace, ownerRefs: query.ownerRefs };
+    const ownerRefs = narrowedRefs(query.ownerRefs, ownerRefsOfQuery(query.owner));
+    if (ownerRefs?.length === 0) return { items: [] };
+    const filter = { namespace: query.namespace, ownerRefs };
     const { items, cursor } =
       page === undefined
         ? { items: await this.#store.listProducts(filter), cursor: undefined }
@@ -237,6 +240,9 @@ export class DefaultPortalService implements PortalService {
       {
         namespace: query.namespace,
         phase: query.status,
+        ...(query.product !== undefined && { productName: query.product }),
+        ...(query.requester !== undefined && { requestedBy: query.requester }),
+        ...(query.owner !== undefined && { productOwnerRefs: ownerRefsOfQuery(query.owner) }),
         ...(query.ownedBy !== undefined && { ownedBy: query.ownedBy }),
       },
       page,
@@ -331,12 +337,14 @@ export class DefaultPortalService implements PortalService {
   async deleteRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
+    reason?: string,
     check: KeyCheck = noCheck,
   ): Promise<void> {
     const actor = await this.#actors.requireUser(credentials, 'deleting an API key request');
     const key = await checkedKey(this.#store, ref, check);
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
+    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */
@@ -447,4 +455,17 @@ function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiPr
       plans: plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
     },
   };
+}
+
+/**
+ * The owner refs a product list is narrowed to: the scope's (the decorator's, for `.own`),
+ * the client's `owner` filter, or the refs in both (empty: nothing can match).
+ */
+function narrowedRefs(
+  scope: string[] | undefined,
+  filter: string[] | undefined,
+): string[] | undefined {
+  if (scope === undefined) return filter;
+  if (filter === undefined) return scope;
+  return scope.filter(ref => filter.includes(ref));
 }

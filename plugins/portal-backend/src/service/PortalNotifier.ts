@@ -3,7 +3,8 @@
  * - a new Pending request → the product's owners (the owner entity; for a group the
  *   notifications backend resolves its members), without the requester themself;
  * - a review (approve or reject, one key or a bulk call) → each requester once per call,
- *   with the reason, so 20 keys approved at once make one notification.
+ *   with the reason, so 20 keys approved at once make one notification;
+ * - a key deleted (an Approved one: revoked) by someone else → its requester, with the reason.
  * A notification about one product has that product's topic (`APIProduct <namespace>/<name>`),
  * so a user can mute one product; the rare bulk review that covers keys of one requester
  * for several products has the topic `API key requests` (one notification per recipient
@@ -105,6 +106,26 @@ export class PortalNotifier {
           products.length === 1 ? productTopic(productRefOfKey(first)) : SEVERAL_PRODUCTS_TOPIC,
       });
     }
+  }
+
+  /**
+   * A key deleted by someone else (an admin): tells its requester, with the reason. Deleting
+   * an Approved key revokes it; a requester deleting their own key is not told.
+   */
+  async keyDeleted(key: ApiKey, reason: string | undefined, actor: string) {
+    if (key.spec.requestedBy.userId === actor) return;
+    const product = describeProduct(productRefOfKey(key));
+    const revoked = key.status?.phase === 'Approved';
+    const what = revoked
+      ? `Your ${key.spec.planTier} API key for ${product} was revoked`
+      : `Your ${key.spec.planTier} API key request for ${product} was deleted`;
+    await this.#send(key.spec.requestedBy.userId, actor, {
+      title: what,
+      description: reason === undefined ? `${what}.` : `${what}: ${reason}`,
+      link: this.#links.requestsUrl,
+      severity: revoked ? 'high' : 'normal',
+      topic: productTopic(productRefOfKey(key)),
+    });
   }
 
   #requestLink(ref: ObjectRef): string {

@@ -19,6 +19,7 @@ import type {
   ApiProduct,
   BulkReviewResult,
   ObjectRef,
+  ProductListQuery,
   ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
 import type {
@@ -37,8 +38,11 @@ import type {
   UpdateApiKeyRequest,
 } from './types';
 
-/** Query of the product list; `ownerRefs` narrows it to products those refs own. */
-export type ProductQuery = ProductFilter;
+/**
+ * Query of the product list: the client's filters (`owner`: refs separated by commas), and
+ * `ownerRefs`, which the decorator adds for `.own` callers; both narrow the list.
+ */
+export type ProductQuery = ProductListQuery & Pick<ProductFilter, 'ownerRefs'>;
 
 /** A key as read for a call on it, with its product's owner; `key` undefined if missing. */
 export interface KeyRecord {
@@ -120,7 +124,13 @@ export interface PortalService {
     update: UpdateApiKeyRequest,
     check?: KeyCheck,
   ): Promise<ApiKey>;
-  deleteRequest(credentials: BackstageCredentials, ref: ObjectRef, check?: KeyCheck): Promise<void>;
+  /** Deletes (an Approved key: revokes) a request; `reason` is told to its requester. */
+  deleteRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check?: KeyCheck,
+  ): Promise<void>;
   reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,

@@ -209,6 +209,17 @@ export class DatabaseKeyRequestStore {
       if (filter.requestedBy !== undefined) {
         query.where('k.requested_by', filter.requestedBy);
       }
+      const productOwners = filter.productOwnerRefs;
+      if (productOwners !== undefined) {
+        // A semi-join on the products' primary key (no second alias for the owner half's join).
+        query.whereExists(
+          this.db(`${PRODUCTS_TABLE} as po`)
+            .select(this.db.raw('1'))
+            .whereRaw('?? = ??', ['po.namespace', 'k.namespace'])
+            .whereRaw('?? = ??', ['po.name', 'k.product_name'])
+            .whereIn('po.owner', productOwners),
+        );
+      }
       return query;
     };
     if (filter.ownedBy === undefined) {

@@ -93,6 +93,8 @@ export interface KeyFilter {
   productName?: string;
   /** Only keys requested by this user entity ref. */
   requestedBy?: string;
+  /** Only keys of products whose owner annotation is one of these entity refs. */
+  productOwnerRefs?: string[];
   /**
    * Only keys the caller owns: requested by `userRef`, or for a product whose owner is
    * one of `ownershipRefs` (the caller's user ref and groups).

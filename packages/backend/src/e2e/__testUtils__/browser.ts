@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** Where a machine without Chromium is told to get it from. */
 export const CHROMIUM_INSTALL_COMMAND = 'apt-get install -y chromium';
@@ -112,4 +112,90 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
   return violations
     .filter(violation => violation.impact === 'serious' || violation.impact === 'critical')
     .map(describe);
+}
+
+/**
+ * What a person would find wrong with the page's layout at its current size (empty when
+ * nothing): the page scrolling sideways; text cut with an ellipsis (nothing on these pages
+ * offers the rest on demand, so cut text is unreadable); a control (button, link, field)
+ * sticking out of its table cell, or cut off by an ancestor that hides overflow instead of
+ * scrolling. Controls inside a container that scrolls are reachable, so they count as shown.
+ * Measured on the rendered boxes, not on screenshots.
+ */
+export async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const nameOf = (element: Element) => {
+      const label =
+        element.getAttribute('aria-label') ?? (element.textContent ?? '').trim().slice(0, 60);
+      return `<${element.tagName.toLowerCase()}> "${label}"`;
+    };
+    const root = document.documentElement;
+    if (root.scrollWidth > window.innerWidth + 1) {
+      problems.push(
+        `the page scrolls sideways: ${root.scrollWidth} px wide in a ${window.innerWidth} px window`,
+      );
+    }
+    // Visually hidden helpers (react-aria's hidden inputs, 1 px boxes) are not what people see.
+    const visible = (element: Element) => {
+      const rect = element.getBoundingClientRect();
+      return rect.width > 1 && rect.height > 1 && getComputedStyle(element).visibility !== 'hidden';
+    };
+    // Live regions and visually hidden helpers (react-aria's) are clipped on purpose.
+    // The app's sidebar (Backstage's, not the portal's) is left out.
+    const hiddenOnPurpose = (element: Element) =>
+      element.closest('[data-live-announcer], [aria-hidden="true"], [aria-label="sidebar nav"]') !==
+        null ||
+      getComputedStyle(element).clipPath !== 'none' ||
+      getComputedStyle(element).clip !== 'auto';
+    for (const element of Array.from(document.querySelectorAll('body *'))) {
+      if (!visible(element) || hiddenOnPurpose(element)) continue;
+      const style = getComputedStyle(element);
+      if (
+        style.textOverflow === 'ellipsis' &&
+        element.scrollWidth > element.clientWidth + 1 &&
+        (element.textContent ?? '').trim() !== ''
+      ) {
+        problems.push(`text cut with an ellipsis: ${nameOf(element)}`);
+      }
+    }
+    const controls = Array.from(
+      document.querySelectorAll(
+        'button, a[href], input:not([type="checkbox"]):not([type="radio"]):not([type="hidden"]), textarea',
+      ),
+    );
+    for (const control of controls) {
+      if (!visible(control) || hiddenOnPurpose(control)) continue;
+      const box = control.getBoundingClientRect();
+      const cell = control.closest('td, th, [role="gridcell"], [role="rowheader"]');
+      if (cell) {
+        const c = cell.getBoundingClientRect();
+        if (box.left < c.left - 1 || box.right > c.right + 1) {
+          problems.push(`${nameOf(control)} sticks out of its table cell`);
+          continue;
+        }
+      }
+      for (let parent = control.parentElement; parent; parent = parent.parentElement) {
+        const overflowX = getComputedStyle(parent).overflowX;
+        if (overflowX === 'auto' || overflowX === 'scroll') break;
+        if (overflowX !== 'hidden' && overflowX !== 'clip') continue;
+        const p = parent.getBoundingClientRect();
+        // A 1 px wrapper is react-aria's visually hidden one: its input is drawn elsewhere.
+        if (p.width <= 1) break;
+        if (box.left < p.left - 1 || box.right > p.right + 1) {
+          problems.push(`${nameOf(control)} is cut off by an ancestor that hides overflow`);
+          break;
+        }
+      }
+    }
+    return problems;
+  });
+}
+
+/** The computed colours of an element, to compare how two controls look. */
+export async function looksOf(locator: Locator): Promise<{ background: string; color: string }> {
+  return locator.evaluate(element => {
+    const style = getComputedStyle(element);
+    return { background: style.backgroundColor, color: style.color };
+  });
 }

@@ -198,10 +198,7 @@ export function generatedRequestSchemas(document: OpenApiDocument) {
       const resolved = document.components.parameters[component];
       return resolved.in === 'query' ? [{ component, name: resolved.name }] : [];
     });
-    const shape: Record<string, z.ZodTypeAny> =
-      input.query === undefined
-        ? {}
-        : (input.query as z.ZodEffects<z.AnyZodObject>).innerType().shape;
+    const shape = queryShape(input.query);
     const routed = Object.keys(shape).sort();
     const names = documented.map(p => p.name).sort();
     if (routed.join() !== names.join()) {
@@ -317,4 +314,11 @@ export function withGeneratedSchemas(text: string): string {
   return doc
     .toString({ lineWidth: 0, flowCollectionPadding: true, singleQuote: true })
     .replace(/\[ ([^[\]\n]*) \]/g, '[$1]');
+}
+
+/** The fields of a query schema: an object, or one refined (inside one layer of effects). */
+function queryShape(query: z.ZodTypeAny | undefined): Record<string, z.ZodTypeAny> {
+  if (query === undefined) return {};
+  const object = query instanceof z.ZodEffects ? query.innerType() : query;
+  return (object as z.AnyZodObject).shape;
 }

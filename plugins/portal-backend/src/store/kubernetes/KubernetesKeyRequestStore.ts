@@ -203,9 +203,10 @@ export class KubernetesKeyRequestStore {
    * What both key listings start from: the namespaces to read (undefined: every namespace;
    * the listing is empty when the filter's namespace is outside the configured ones), the
    * product's selector term, the selector of the filter without an ownership part, and the
-   * exact re-check of every condition.
+   * exact re-check of every condition. A filter by the products' owners becomes a selector of
+   * those products' keys (undefined, an empty listing, when they own none).
    */
-  #keyQuery(filter: KeyFilter) {
+  async #keyQuery(filter: KeyFilter) {
     if (filter.productName !== undefined && filter.namespace === undefined) {
       throw new InputError('A key filter by product name needs the namespace');
     }
@@ -213,7 +214,17 @@ export class KubernetesKeyRequestStore {
     if (namespaces?.length === 0) {
       return undefined;
     }
-    const { productTerm, matches } = keyFilterTerms(filter);
+    const terms = keyFilterTerms(filter);
+    let { productTerm, matches } = terms;
+    if (filter.productOwnerRefs !== undefined) {
+      const { owned, productSelector } = await this.ownedProducts(filter, filter.productOwnerRefs);
+      if (productSelector === undefined) {
+        return undefined;
+      }
+      productTerm = productSelector;
+      matches = k =>
+        terms.matches(k) && owned.has(`${k.metadata.namespace}/${k.spec?.apiProductRef?.name}`);
+    }
     return {
       namespaces,
       productTerm,
@@ -227,7 +238,7 @@ export class KubernetesKeyRequestStore {
 
   /** See `PortalStore.listKeys`. */
   async listKeys(filter: KeyFilter): Promise<ApiKey[]> {
-    const query = this.#keyQuery(filter);
+    const query = await this.#keyQuery(filter);
     if (!query) {
       return [];
     }
@@ -267,7 +278,7 @@ export class KubernetesKeyRequestStore {
    * caller).
    */
   async listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>> {
-    const query = this.#keyQuery(filter);
+    const query = await this.#keyQuery(filter);
     if (!query) {
       return { items: [] };
     }

@@ -513,6 +513,15 @@ export function runPortalStoreContract(
         expect(await list({ requestedBy: DAVE })).toEqual(n([d1, o1]));
         expect(await list({ requestedBy: DAVE, namespace: 'other' })).toEqual(n([o1]));
         expect(await list({ requestedBy: 'user:default/nobody' })).toEqual([]);
+        // By the owner of the key's product (any of the refs), in that product's namespace.
+        expect(await list({ productOwnerRefs: [BOB] })).toEqual(n([a1, d1]));
+        expect(await list({ productOwnerRefs: [PAYMENTS, ALICE] })).toEqual(n([a2, o1]));
+        expect(
+          await list({ productOwnerRefs: [ALICE], namespace: 'toystore', productName: 'toys' }),
+        ).toEqual([]);
+        expect(await list({ productOwnerRefs: [BOB], phase: 'Pending' })).toEqual(n([a1]));
+        expect(await list({ productOwnerRefs: [ALICE], requestedBy: DAVE })).toEqual(n([o1]));
+        expect(await list({ productOwnerRefs: [] })).toEqual([]);
       });
 
       it('filters keys the caller owns as requester or as product owner, groups included', async () => {
@@ -551,6 +560,12 @@ export function runPortalStoreContract(
         );
         expect(await owned(DAVE, [DAVE, PAYMENTS], { requestedBy: ALICE })).toEqual(
           names([aliceGames]),
+        );
+        expect(await owned(BOB, [BOB, PAYMENTS], { productOwnerRefs: [PAYMENTS] })).toEqual(
+          names([aliceGames, bobGames]),
+        );
+        expect(await owned(ALICE, [ALICE], { productOwnerRefs: [BOB] })).toEqual(
+          names([aliceToys]),
         );
         await store.reviewKey(refOf(aliceGames), { phase: 'Rejected', reviewedBy: BOB });
         expect(await owned(BOB, [BOB, PAYMENTS], { phase: 'Pending' })).toEqual(
@@ -973,6 +988,9 @@ export function runPortalStoreContract(
             { ownedBy: { userRef: ALICE, ownershipRefs: [ALICE] }, namespace: 'other' },
             { ownedBy: { userRef: DAVE, ownershipRefs: [DAVE, PAYMENTS] } },
             { ownedBy: { userRef: 'user:default/nobody', ownershipRefs: [] } },
+            { productOwnerRefs: [PAYMENTS, ALICE] },
+            { productOwnerRefs: [BOB], phase: 'Pending' },
+            { productOwnerRefs: [PAYMENTS], ownedBy: { userRef: ALICE, ownershipRefs: [ALICE] } },
           ];
           const storeUnderTest = store; // a const, for the closures made in the loop below
           for (const filter of filters) {

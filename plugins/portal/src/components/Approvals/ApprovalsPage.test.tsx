@@ -1,4 +1,5 @@
 import { mockApis } from '@backstage/frontend-test-utils';
+import { identityApiRef } from '@backstage/frontend-plugin-api';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   portalApiKeyApprovePermission,
@@ -13,6 +14,7 @@ import {
   fakePortalApi,
   page,
   permissions,
+  product,
   rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
@@ -33,6 +35,11 @@ const bobsPermissions = mockApis.permission({
   },
 });
 
+/** bob's product listing: `/apiproducts?owner=<his refs>` finds one (he owns a product). */
+const ownsAProduct = () => ({
+  listApiProducts: jest.fn(async () => page([product({ name: 'toystore' })])),
+});
+
 /** The table row holding `text`. */
 async function rowWith(text: string): Promise<HTMLElement> {
   return (await screen.findByText(text)).closest('[role="row"]') as HTMLElement;
@@ -41,6 +48,7 @@ async function rowWith(text: string): Promise<HTMLElement> {
 describe('ApprovalsPage (fake portal API, fake permissions)', () => {
   it('lists only the Pending requests the person may approve, asked per request', async () => {
     const portal = fakePortalApi({
+      ...ownsAProduct(),
       listRequests: jest.fn(async () =>
         page([
           apiKey({ name: 'a-1', product: 'toystore', useCase: 'Nightly sync' }),
@@ -65,6 +73,7 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
       statusCode: 409,
     };
     const portal = fakePortalApi({
+      ...ownsAProduct(),
       listRequests: jest.fn(async () =>
         page([
           apiKey({ name: 'a-1', product: 'toystore', useCase: 'First' }),
@@ -113,6 +122,7 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
   it('rejects in bulk, and shows the server message when the whole call is refused', async () => {
     const refusal = await serverError(400, 'requests: at most 100 items');
     const portal = fakePortalApi({
+      ...ownsAProduct(),
       listRequests: jest.fn(async () =>
         page([apiKey({ name: 'a-1', product: 'toystore', useCase: 'Only' })]),
       ),
@@ -125,7 +135,10 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
   });
 
   it('filters by namespace on the server', async () => {
-    const portal = fakePortalApi({ listRequests: jest.fn(async () => page([])) });
+    const portal = fakePortalApi({
+      ...ownsAProduct(),
+      listRequests: jest.fn(async () => page([])),
+    });
     await renderPortal(<ApprovalsPage />, { apis: [[portalApiRef, portal], bobsPermissions] });
     expect(await screen.findByText('No pending requests to decide')).toBeInTheDocument();
     await userEvent.type(screen.getByRole('textbox', { name: 'Namespace' }), 'toystore');
@@ -134,6 +147,38 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
         expect.objectContaining({ status: 'Pending', namespace: 'toystore' }),
       ),
     );
+  });
+
+  it('tells a consumer, who owns no product, that there is nothing to approve instead of the queue', async () => {
+    const portal = fakePortalApi({ listApiProducts: jest.fn(async () => page([])) });
+    const alice = mockApis.identity({
+      userEntityRef: 'user:default/alice',
+      ownershipEntityRefs: ['user:default/alice'],
+    });
+    await renderPortal(<ApprovalsPage />, {
+      apis: [[portalApiRef, portal], [identityApiRef, alice], bobsPermissions],
+    });
+    expect(await screen.findByText('Nothing for you to approve')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Go to My keys' })).toBeInTheDocument();
+    expect(portal.listApiProducts).toHaveBeenCalledWith({ owner: 'user:default/alice', limit: 1 });
+    expect(portal.listRequests).not.toHaveBeenCalled();
+    expect(screen.queryByRole('button', { name: /Approve selected/ })).not.toBeInTheDocument();
+  });
+
+  it('draws "Approve selected" like the other disabled button while nothing is selected', async () => {
+    const portal = fakePortalApi({
+      ...ownsAProduct(),
+      listRequests: jest.fn(async () => page([apiKey({ name: 'a-1', product: 'toystore' })])),
+    });
+    await renderPortal(<ApprovalsPage />, { apis: [[portalApiRef, portal], bobsPermissions] });
+    const approve = await screen.findByRole('button', { name: 'Approve selected (0)' });
+    const reject = screen.getByRole('button', { name: 'Reject selected (0)' });
+    expect(approve).toBeDisabled();
+    expect(approve.getAttribute('data-variant')).toBe(reject.getAttribute('data-variant'));
+    await userEvent.click(within(await rowWith('a-1')).getByRole('checkbox'));
+    const enabled = screen.getByRole('button', { name: 'Approve selected (1)' });
+    expect(enabled).toBeEnabled();
+    expect(enabled.getAttribute('data-variant')).toBe('primary');
   });
 
   it('shows the forbidden state to people who may not read requests', async () => {

@@ -11,7 +11,6 @@ import { permissionApiRef } from '@backstage/plugin-permission-react';
 import {
   Alert,
   Button,
-  CellText,
   Flex,
   List,
   ListRow,
@@ -34,11 +33,14 @@ import { useSearchParams } from 'react-router-dom';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
 import { useScopedDecision } from '../../hooks/usePermissions';
+import { useReviewerRole } from '../../hooks/useReviewerRole';
 import { ErrorAlert } from '../shared/ErrorAlert';
 import { formatDateTime, refText, shortEntityRef } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
+import { NothingToReview } from '../Reviewer/NothingToReview';
 import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestFields';
+import { TextCell } from '../shared/TextCell';
 
 interface RequestRow {
   id: string;
@@ -62,9 +64,18 @@ type Outcome = { decision: 'approve' | 'reject'; results: BulkReviewResult[] };
 /** The approval queue page: for people who may read key requests (`.own` or `.all`). */
 export function ApprovalsPage() {
   const read = useScopedDecision(portalApiKeyReadOwnPermission, portalApiKeyReadAllPermission);
-  if (read.loading) return <LoadingState what="pending requests" />;
+  const role = useReviewerRole();
+  if (read.loading || role === undefined) return <LoadingState what="pending requests" />;
   if (!read.own && !read.all) {
     return <ForbiddenState what="key requests" permission={portalApiKeyReadOwnPermission.name} />;
+  }
+  if (role === 'none') {
+    return (
+      <NothingToReview
+        title="Nothing for you to approve"
+        description="Key requests appear here for the API products you own. You own none, so there is nothing to decide; your own requests and keys are on My keys."
+      />
+    );
   }
   return <ApprovalQueue />;
 }
@@ -147,7 +158,7 @@ function ApprovalQueue() {
       label: 'Requested by',
       isRowHeader: true,
       cell: ({ key }) => (
-        <CellText
+        <TextCell
           title={shortEntityRef(key.spec.requestedBy.userId)}
           description={key.spec.requestedBy.email}
         />
@@ -157,20 +168,20 @@ function ApprovalQueue() {
       id: 'product',
       label: 'Product',
       cell: ({ key }) => (
-        <CellText title={key.spec.apiProductRef.name} description={key.metadata.namespace} />
+        <TextCell title={key.spec.apiProductRef.name} description={key.metadata.namespace} />
       ),
     },
-    { id: 'plan', label: 'Plan', cell: ({ key }) => <CellText title={key.spec.planTier} /> },
+    { id: 'plan', label: 'Plan', cell: ({ key }) => <TextCell title={key.spec.planTier} /> },
     {
       id: 'useCase',
       label: 'Use case',
-      cell: ({ key }) => <CellText title={key.spec.useCase ?? '—'} />,
+      cell: ({ key }) => <TextCell title={key.spec.useCase ?? '—'} />,
     },
     {
       id: 'requested',
       label: 'Requested',
       cell: ({ key }) => (
-        <CellText
+        <TextCell
           title={formatDateTime(key.metadata.creationTimestamp)}
           description={key.metadata.name}
         />
@@ -221,7 +232,9 @@ function ApprovalQueue() {
         />
         <Flex gap="2" align="center">
           <Button
-            variant="primary"
+            // A disabled primary keeps its dark fill in @backstage/ui's theme and looks
+            // pressable: with nothing selected it is drawn like the other disabled button.
+            variant={chosen.length === 0 ? 'secondary' : 'primary'}
             isDisabled={chosen.length === 0 || busy !== undefined}
             isPending={busy === 'approve'}
             onPress={() => decide('approve')}

@@ -50,13 +50,13 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
     await renderPortal(<McpToolsPage />, {
       apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
     });
-    const tools = await screen.findByRole('grid', { name: 'Tools of example' });
+    const tools = await screen.findByRole('list', { name: 'Tools of example' });
     expect(within(tools).getByText('example_echo')).toBeInTheDocument();
     expect(within(tools).getByText('read-only')).toBeInTheDocument();
-    expect(screen.getByRole('grid', { name: 'Prompts of example' })).toHaveTextContent(
+    expect(screen.getByRole('list', { name: 'Prompts of example' })).toHaveTextContent(
       'example_greeting',
     );
-    expect(screen.getByRole('grid', { name: 'Resources of example' })).toHaveTextContent(
+    expect(screen.getByRole('list', { name: 'Resources of example' })).toHaveTextContent(
       'example://readme',
     );
     expect(
@@ -64,6 +64,43 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
     ).toBeGreaterThan(0);
     expect(screen.queryByText('Backend status')).not.toBeInTheDocument();
     expect(broker.getStatus).not.toHaveBeenCalled();
+  });
+
+  it('renders Markdown descriptions whole and safely: no raw syntax, no injected HTML', async () => {
+    const description = [
+      '## Catalog Model',
+      '',
+      'Reads an entity by its `ref` and **never** writes.',
+      '',
+      '<img src="x" onerror="window.injected = true"><script>window.injected = true</script>',
+      '[bad link](javascript:window.injected=true)',
+    ].join('\n');
+    const broker = fakeBroker({
+      getCatalog: jest.fn(async () => ({
+        servers: [
+          {
+            server: 'backstage',
+            tools: [{ name: 'catalog_get', description }],
+            prompts: [{ name: 'explain', description: 'Explains `code`' }],
+            resources: [],
+            resourceTemplates: [],
+          },
+        ],
+      })),
+    });
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    const tools = await screen.findByRole('list', { name: 'Tools of backstage' });
+    expect(within(tools).getByText('Catalog Model')).toBeInTheDocument();
+    expect(within(tools).getByText('ref').tagName).toBe('CODE');
+    expect(within(tools).getByText('never').tagName).toBe('STRONG');
+    expect(tools.textContent).not.toMatch(/##|`/);
+    expect(tools.querySelector('script, [onerror]')).toBeNull();
+    expect(tools.querySelector('a[href^="javascript"]')).toBeNull();
+    expect((window as { injected?: boolean }).injected).toBeUndefined();
+    const prompts = screen.getByRole('list', { name: 'Prompts of backstage' });
+    expect(within(prompts).getByText('code').tagName).toBe('CODE');
   });
 
   it('adds each backend’s state, era and last error for holders of mcp-broker.status.read', async () => {

@@ -8,13 +8,11 @@
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
   Badge,
+  Box,
   Card,
   CardBody,
   CardHeader,
-  CellText,
   Flex,
-  List,
-  ListRow,
   Table,
   Text,
   type ColumnConfig,
@@ -30,7 +28,9 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { formatDateTime } from '../shared/format';
+import { MarkdownText } from '../shared/MarkdownText';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
+import { TextCell } from '../shared/TextCell';
 import { HeldToolChanges } from './HeldToolChanges';
 
 /** Short labels for the MCP tool annotations a person cares about. */
@@ -49,10 +49,18 @@ export function McpToolsPage() {
   const session = useDecision(mcpBrokerSessionCreatePermission);
   const status = useDecision(mcpBrokerStatusReadPermission);
   const approve = useDecision(mcpBrokerToolApprovePermission);
-  if (session.loading) return <LoadingState what="MCP tools" />;
+  if (session.loading) {
+    return (
+      <Box px="5" py="4">
+        <LoadingState what="MCP tools" />
+      </Box>
+    );
+  }
   if (!session.allowed) {
     return (
-      <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+      <Box px="5" py="4">
+        <ForbiddenState what="the MCP broker" permission={mcpBrokerSessionCreatePermission.name} />
+      </Box>
     );
   }
   return (
@@ -131,8 +139,62 @@ function ServerCatalog() {
   );
 }
 
+/** One tool, prompt or resource of a server's catalog. */
+interface CatalogEntry {
+  id: string;
+  /** What a client calls it by (shown as code). */
+  name: string;
+  title?: string;
+  /** Markdown, from the MCP server. */
+  description?: string;
+  labels?: string[];
+}
+
+/**
+ * A server's tools, prompts or resources as a plain list: each entry with its whole
+ * description, Markdown rendered safely (nothing to select or act on, so no grid).
+ */
+function CatalogList(props: { label: string; entries: CatalogEntry[] }) {
+  return (
+    <ul aria-label={props.label} style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+      {props.entries.map(entry => (
+        <li key={entry.id} style={{ borderTop: '1px solid var(--bui-border-1)', padding: '8px 0' }}>
+          <Flex direction="column" gap="1">
+            <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
+              <code style={{ overflowWrap: 'anywhere' }}>{entry.name}</code>
+              {entry.title !== undefined && <Text weight="bold">{entry.title}</Text>}
+              {(entry.labels ?? []).map(label => (
+                <Badge key={label} size="small">
+                  {label}
+                </Badge>
+              ))}
+            </Flex>
+            {entry.description !== undefined && entry.description !== '' && (
+              <MarkdownText text={entry.description} />
+            )}
+          </Flex>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function ServerCard(props: { server: McpServerCatalog }) {
   const { server } = props;
+  const resources: CatalogEntry[] = [
+    ...server.resources.map(r => ({
+      id: r.uri,
+      name: r.uri,
+      title: r.name,
+      description: r.description,
+    })),
+    ...server.resourceTemplates.map(t => ({
+      id: t.uriTemplate,
+      name: t.uriTemplate,
+      title: t.name,
+      description: t.description,
+    })),
+  ];
   return (
     <Card>
       <CardHeader>
@@ -142,84 +204,56 @@ function ServerCard(props: { server: McpServerCatalog }) {
       </CardHeader>
       <CardBody>
         <Flex direction="column" gap="3">
-          <Text as="h3" weight="bold">
-            Tools ({server.tools.length})
-          </Text>
-          {server.tools.length === 0 ? (
-            <Text color="secondary">None you may use.</Text>
-          ) : (
-            <List aria-label={`Tools of ${server.server}`}>
-              {server.tools.map(tool => (
-                <ListRow
-                  key={tool.name}
-                  id={tool.name}
-                  textValue={tool.name}
-                  description={[tool.title, tool.description].filter(Boolean).join(' — ')}
-                >
-                  <Flex gap="2" align="center">
-                    <code>{tool.name}</code>
-                    {annotationLabels(tool.annotations).map(label => (
-                      <Badge key={label} size="small">
-                        {label}
-                      </Badge>
-                    ))}
-                  </Flex>
-                </ListRow>
-              ))}
-            </List>
-          )}
-          {server.prompts.length > 0 && (
-            <>
-              <Text as="h3" weight="bold">
-                Prompts ({server.prompts.length})
-              </Text>
-              <List aria-label={`Prompts of ${server.server}`}>
-                {server.prompts.map(prompt => (
-                  <ListRow
-                    key={prompt.name}
-                    id={prompt.name}
-                    textValue={prompt.name}
-                    description={prompt.description}
-                  >
-                    <code>{prompt.name}</code>
-                  </ListRow>
-                ))}
-              </List>
-            </>
-          )}
-          {server.resources.length + server.resourceTemplates.length > 0 && (
-            <>
-              <Text as="h3" weight="bold">
-                Resources ({server.resources.length + server.resourceTemplates.length})
-              </Text>
-              <List aria-label={`Resources of ${server.server}`}>
-                {[
-                  ...server.resources.map(r => ({
-                    id: r.uri,
-                    name: r.name,
-                    description: r.description,
-                  })),
-                  ...server.resourceTemplates.map(t => ({
-                    id: t.uriTemplate,
-                    name: t.name,
-                    description: t.description,
-                  })),
-                ].map(resource => (
-                  <ListRow
-                    key={resource.id}
-                    id={resource.id}
-                    textValue={resource.id}
-                    description={[resource.name, resource.description].filter(Boolean).join(' — ')}
-                  >
-                    <code>{resource.id}</code>
-                  </ListRow>
-                ))}
-              </List>
-            </>
-          )}
+          <CatalogSection
+            kind="Tools"
+            server={server.server}
+            emptyText="None you may use."
+            entries={server.tools.map(tool => ({
+              id: tool.name,
+              name: tool.name,
+              title: tool.title,
+              description: tool.description,
+              labels: annotationLabels(tool.annotations),
+            }))}
+          />
+          <CatalogSection
+            kind="Prompts"
+            server={server.server}
+            entries={server.prompts.map(prompt => ({
+              id: prompt.name,
+              name: prompt.name,
+              description: prompt.description,
+            }))}
+          />
+          <CatalogSection kind="Resources" server={server.server} entries={resources} />
         </Flex>
       </CardBody>
     </Card>
+  );
+}
+
+/**
+ * One kind of a server's catalog under its heading with a count; an empty kind shows
+ * `emptyText`, or nothing at all without one.
+ */
+function CatalogSection(props: {
+  kind: 'Tools' | 'Prompts' | 'Resources';
+  server: string;
+  entries: CatalogEntry[];
+  emptyText?: string;
+}) {
+  if (props.entries.length === 0 && props.emptyText === undefined) return null;
+  return (
+    <>
+      <Text as="h3" weight="bold">
+        {props.kind} ({props.entries.length})
+      </Text>
+      {props.entries.length === 0 ? (
+        <Text color="secondary">{props.emptyText}</Text>
+      ) : (
+        <CatalogList label={`${props.kind} of ${props.server}`} entries={props.entries} />
+      )}
+    </>
   );
 }
 
@@ -233,13 +267,13 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
     id: 'name',
     label: 'Server',
     isRowHeader: true,
-    cell: ({ backend }) => <CellText title={backend.name} description={backend.url} />,
+    cell: ({ backend }) => <TextCell title={backend.name} description={backend.url} />,
   },
   {
     id: 'state',
     label: 'State',
     cell: ({ backend }) => (
-      <CellText
+      <TextCell
         title={backend.state}
         description={
           backend.nextRetryAt ? `Next attempt ${formatDateTime(backend.nextRetryAt)}` : undefined
@@ -251,7 +285,7 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
     id: 'era',
     label: 'Protocol',
     cell: ({ backend }) => (
-      <CellText
+      <TextCell
         title={backend.era === undefined ? 'not detected yet' : backend.era}
         description={backend.protocolVersion}
       />
@@ -260,7 +294,7 @@ const statusColumns: ColumnConfig<BackendRow>[] = [
   {
     id: 'error',
     label: 'Last error',
-    cell: ({ backend }) => <CellText title={backend.lastError ?? '—'} />,
+    cell: ({ backend }) => <TextCell title={backend.lastError ?? '—'} />,
   },
 ];
 

@@ -141,10 +141,13 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
     });
     await userEvent.click(await screen.findByRole('button', { name: 'Cancel request pending-1' }));
     const dialog = await screen.findByRole('dialog');
+    // The requester's own key: nobody to tell a reason to.
+    expect(within(dialog).queryByRole('textbox', { name: /^Reason/ })).toBeNull();
     await userEvent.click(within(dialog).getByRole('button', { name: 'Cancel request' }));
     await waitFor(() =>
       expect(portal.deleteRequest).toHaveBeenCalledWith(
         expect.objectContaining({ namespace: 'toystore', name: 'pending-1' }),
+        {},
       ),
     );
     await waitFor(() => expect(portal.listMyRequests).toHaveBeenCalledTimes(2));

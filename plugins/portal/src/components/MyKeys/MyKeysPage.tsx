@@ -4,46 +4,27 @@
  * whose secret was never read offers the one-time reveal; once read it says when.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import {
-  Button,
-  Cell,
-  CellText,
-  Dialog,
-  DialogBody,
-  DialogHeader,
-  Flex,
-  Text,
-  type ColumnConfig,
-} from '@backstage/ui';
+import { Button, Cell, Flex, Text, type ColumnConfig } from '@backstage/ui';
 import {
   portalApiKeyReadOwnPermission,
   type ApiKey,
-  type ApiKeyPhase,
   type PageQuery,
 } from '@devportal/plugin-portal-common';
 import { useCallback, useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
-import { DialogActions } from '../shared/DialogActions';
-import { ErrorAlert } from '../shared/ErrorAlert';
-import { formatDateTime, shortEntityRef } from '../shared/format';
+import { DeleteKeyDialog } from '../shared/DeleteKeyDialog';
+import { formatDateTime } from '../shared/format';
 import { PagedTable } from '../shared/PagedTable';
-import { keyPhaseColumn, keyRowOf, type KeyRow } from '../shared/keyColumns';
+import { keyPhaseColumn, keyReviewText, keyRowOf, type KeyRow } from '../shared/keyColumns';
 import { PermissionGate } from '../shared/PermissionGate';
 import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { EditRequestDialog } from './EditRequestDialog';
 import { RevealSecretDialog } from './RevealSecretDialog';
+import { TextCell } from '../shared/TextCell';
 
 type Action = { kind: 'reveal' | 'edit' | 'cancel'; key: ApiKey };
-
-/** What a key's row says about its secret and review. */
-function reviewText(key: ApiKey): string {
-  const status = key.status;
-  if (status === undefined || status.phase === 'Pending') return 'Waiting for an owner';
-  const by = shortEntityRef(status.reviewedBy);
-  return `${status.phase} by ${by} on ${formatDateTime(status.reviewedAt)}`;
-}
 
 /** The My keys page. */
 export function MyKeysPage() {
@@ -67,7 +48,7 @@ function MyKeysList() {
       label: 'Product',
       isRowHeader: true,
       cell: ({ key }) => (
-        <CellText
+        <TextCell
           title={key.spec.apiProductRef.name}
           description={`${key.metadata.namespace}/${key.metadata.name}`}
           href={paths.product({
@@ -77,20 +58,20 @@ function MyKeysList() {
         />
       ),
     },
-    { id: 'plan', label: 'Plan', cell: ({ key }) => <CellText title={key.spec.planTier} /> },
+    { id: 'plan', label: 'Plan', cell: ({ key }) => <TextCell title={key.spec.planTier} /> },
     keyPhaseColumn,
     {
       id: 'review',
       label: 'Review',
       cell: ({ key }) => (
-        <CellText title={reviewText(key)} description={key.status?.reason ?? undefined} />
+        <TextCell title={keyReviewText(key)} description={key.status?.reason ?? undefined} />
       ),
     },
     {
       id: 'dates',
       label: 'Requested',
       cell: ({ key }) => (
-        <CellText
+        <TextCell
           title={formatDateTime(key.metadata.creationTimestamp)}
           description={
             key.spec.expiresAt ? `Expires ${formatDateTime(key.spec.expiresAt)}` : undefined
@@ -101,6 +82,8 @@ function MyKeysList() {
     {
       id: 'actions',
       label: 'Actions',
+      // Room for the widest button ("Reveal secret") with the cell's padding.
+      minWidth: 150,
       cell: ({ key }) => (
         <Cell>
           <KeyActions apiKey={key} onAction={setAction} />
@@ -150,7 +133,7 @@ function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void 
   const name = key.metadata.name;
   if (phase === 'Pending') {
     return (
-      <Flex gap="1">
+      <Flex gap="1" style={{ flexWrap: 'wrap' }}>
         <Button
           size="small"
           variant="secondary"
@@ -170,8 +153,9 @@ function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void 
       </Flex>
     );
   }
+  // Wraps rather than pushing a button out of its cell on narrow tables.
   return (
-    <Flex gap="1" align="center">
+    <Flex gap="1" align="center" style={{ flexWrap: 'wrap' }}>
       {phase === 'Approved' && !key.status?.secretRevealed && (
         <Button
           size="small"
@@ -196,56 +180,5 @@ function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void 
         {phase === 'Approved' ? 'Revoke' : 'Delete'}
       </Button>
     </Flex>
-  );
-}
-
-const DELETE_VERBS: Record<ApiKeyPhase, string> = {
-  Pending: 'Cancel request',
-  Approved: 'Revoke key',
-  Rejected: 'Delete key',
-};
-const DELETE_CONSEQUENCES: Record<ApiKeyPhase, string> = {
-  Pending: 'The request is withdrawn; the owners will not see it any more.',
-  Approved: 'The key stops working at once and its secret is deleted.',
-  Rejected: 'The rejected request is removed from your list.',
-};
-
-/** Cancels a Pending request, or deletes (revokes) a decided key, after a confirmation. */
-function DeleteKeyDialog(props: { apiKey: ApiKey; onClose: (changed: boolean) => void }) {
-  const portal = useApi(portalApiRef);
-  const [deleting, setDeleting] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const phaseKey = props.apiKey.status?.phase ?? 'Rejected';
-  const verb = DELETE_VERBS[phaseKey];
-  const remove = async () => {
-    setDeleting(true);
-    try {
-      await portal.deleteRequest(props.apiKey.metadata);
-      props.onClose(true);
-    } catch (e) {
-      setError(e);
-      setDeleting(false);
-    }
-  };
-  return (
-    <Dialog isOpen onOpenChange={open => (open ? undefined : props.onClose(false))} width={480}>
-      <DialogHeader>
-        {verb} {props.apiKey.metadata.name}
-      </DialogHeader>
-      <DialogBody>
-        <Flex direction="column" gap="3">
-          <Text>{DELETE_CONSEQUENCES[phaseKey]}</Text>
-          <ErrorAlert title="Nothing was deleted" error={error} />
-        </Flex>
-      </DialogBody>
-      <DialogActions
-        cancelLabel="Keep it"
-        onCancel={() => props.onClose(false)}
-        actionLabel={verb}
-        onAction={remove}
-        isPending={deleting}
-        destructive
-      />
-    </Dialog>
   );
 }

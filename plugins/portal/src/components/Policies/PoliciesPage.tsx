@@ -5,7 +5,7 @@
  * who may create products.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { ButtonLink, Cell, CellText, Flex, Text, type ColumnConfig } from '@backstage/ui';
+import { ButtonLink, Cell, Flex, Text, type ColumnConfig } from '@backstage/ui';
 import {
   portalApiProductCreatePermission,
   portalApiProductListPermission,
@@ -27,6 +27,7 @@ import { PermissionGate } from '../shared/PermissionGate';
 import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { formatLimits } from '../ProductDetail/PlansTable';
+import { TextCell } from '../shared/TextCell';
 
 interface PolicyRow {
   id: string;
@@ -48,13 +49,13 @@ const nameColumn: ColumnConfig<PolicyRow> = {
   label: 'Name',
   isRowHeader: true,
   cell: ({ object }) => (
-    <CellText title={object.metadata.name} description={object.metadata.namespace} />
+    <TextCell title={object.metadata.name} description={object.metadata.namespace} />
   ),
 };
 const targetColumn: ColumnConfig<PolicyRow> = {
   id: 'target',
   label: 'Target',
-  cell: ({ object }) => <CellText title={targetText(object)} />,
+  cell: ({ object }) => <TextCell title={targetText(object)} />,
 };
 
 /** One read-only listing: its heading, permission, list call and columns. */
@@ -109,13 +110,13 @@ export function PoliciesPage() {
     {
       id: 'hostnames',
       label: 'Hostnames',
-      cell: ({ object }) => <CellText title={(specOf(object).hostnames ?? []).join(', ') || '—'} />,
+      cell: ({ object }) => <TextCell title={(specOf(object).hostnames ?? []).join(', ') || '—'} />,
     },
     {
       id: 'parents',
       label: 'Gateways',
       cell: ({ object }) => (
-        <CellText
+        <TextCell
           title={
             (specOf(object).parentRefs ?? []).map((p: { name?: string }) => p.name).join(', ') ||
             '—'
@@ -154,7 +155,7 @@ export function PoliciesPage() {
       id: 'plans',
       label: 'Plans',
       cell: ({ object }) => (
-        <CellText
+        <TextCell
           title={
             (specOf(object).plans ?? [])
               .map(
@@ -174,7 +175,7 @@ export function PoliciesPage() {
       id: 'limits',
       label: 'Limits',
       cell: ({ object }) => (
-        <CellText title={Object.keys(specOf(object).limits ?? {}).join(', ') || '—'} />
+        <TextCell title={Object.keys(specOf(object).limits ?? {}).join(', ') || '—'} />
       ),
     },
   ];

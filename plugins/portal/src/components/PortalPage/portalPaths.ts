@@ -11,6 +11,8 @@ export interface PortalPaths {
   catalog: string;
   keys: string;
   approvals: string;
+  /** Every key a person oversees (admins: all; owners: their products'). */
+  allKeys: string;
   policies: string;
   newProduct: (route?: ObjectRef) => string;
   product: (ref: ObjectRef) => string;
@@ -24,6 +26,7 @@ export function portalPaths(base: string): PortalPaths {
     catalog: root === '' ? '/' : root,
     keys: `${root}/keys`,
     approvals: `${root}/approvals`,
+    allKeys: `${root}/all-keys`,
     policies: `${root}/policies`,
     newProduct: route =>
       route === undefined

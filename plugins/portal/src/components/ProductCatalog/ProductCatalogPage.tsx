@@ -7,7 +7,6 @@ import { useApi } from '@backstage/frontend-plugin-api';
 import {
   ButtonLink,
   Cell,
-  CellText,
   Flex,
   SearchField,
   TagGroup,
@@ -31,6 +30,7 @@ import { PublishBadge } from '../shared/PhaseBadge';
 import { PermissionGate } from '../shared/PermissionGate';
 import { EmptyState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
+import { TextCell } from '../shared/TextCell';
 
 interface ProductRow {
   id: string;
@@ -73,9 +73,10 @@ function ProductList() {
       label: 'API product',
       isRowHeader: true,
       cell: ({ product }) => (
-        <CellText
+        <TextCell
           title={product.spec.displayName}
           description={product.spec.description}
+          markdown
           href={paths.product(product.metadata)}
         />
       ),
@@ -92,7 +93,7 @@ function ProductList() {
     {
       id: 'version',
       label: 'Version',
-      cell: ({ product }) => <CellText title={product.spec.version ?? '—'} />,
+      cell: ({ product }) => <TextCell title={product.spec.version ?? '—'} />,
     },
     {
       id: 'tags',
@@ -116,13 +117,13 @@ function ProductList() {
     {
       id: 'namespace',
       label: 'Namespace',
-      cell: ({ product }) => <CellText title={product.metadata.namespace} />,
+      cell: ({ product }) => <TextCell title={product.metadata.namespace} />,
     },
     {
       id: 'created',
       label: 'Created',
       cell: ({ product }) => (
-        <CellText title={formatDateTime(product.metadata.creationTimestamp)} />
+        <TextCell title={formatDateTime(product.metadata.creationTimestamp)} />
       ),
     },
   ];

@@ -2,9 +2,10 @@
  * The plans a product offers (its `status.plans`, from the PlanPolicies that target its route):
  * tier, description and limits as a person reads them ("100,000 per day").
  */
-import { Table, CellText, type ColumnConfig } from '@backstage/ui';
+import { Table, type ColumnConfig } from '@backstage/ui';
 import type { Plan } from '@devportal/plugin-portal-common';
 import { EmptyState } from '../shared/StateViews';
+import { TextCell } from '../shared/TextCell';
 
 const PERIODS: Record<string, string> = {
   daily: 'day',
@@ -35,17 +36,17 @@ const columns: ColumnConfig<PlanRow>[] = [
     id: 'tier',
     label: 'Plan',
     isRowHeader: true,
-    cell: ({ plan }) => <CellText title={plan.tier} />,
+    cell: ({ plan }) => <TextCell title={plan.tier} />,
   },
   {
     id: 'description',
     label: 'Description',
-    cell: ({ plan }) => <CellText title={plan.description ?? '—'} />,
+    cell: ({ plan }) => <TextCell title={plan.description ?? '—'} />,
   },
   {
     id: 'limits',
     label: 'Limits',
-    cell: ({ plan }) => <CellText title={formatLimits(plan.limits)} />,
+    cell: ({ plan }) => <TextCell title={formatLimits(plan.limits)} />,
   },
 ];
 

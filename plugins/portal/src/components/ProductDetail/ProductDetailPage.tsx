@@ -46,6 +46,7 @@ import { EditProductDialog } from '../ProductEditor/EditProductDialog';
 import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { PlansTable } from './PlansTable';
+import { MarkdownText } from '../shared/MarkdownText';
 
 /** The product detail page (route params `namespace`, `name`). */
 export function ProductDetailPage() {
@@ -181,7 +182,11 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
             </CardHeader>
             <CardBody>
               <Flex direction="column" gap="3">
-                <Text>{spec.description ?? 'No description.'}</Text>
+                {spec.description === undefined ? (
+                  <Text>No description.</Text>
+                ) : (
+                  <MarkdownText text={spec.description} />
+                )}
                 {(spec.tags ?? []).length > 0 && (
                   <TagGroup aria-label="Tags">
                     {(spec.tags ?? []).map(tag => (

@@ -3,7 +3,7 @@
  * `/requests/my` in the product's namespace. Managing them (reveal, edit, cancel) is on My keys.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { CellText, Table, type ColumnConfig } from '@backstage/ui';
+import { Table, type ColumnConfig } from '@backstage/ui';
 import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
 import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
@@ -11,6 +11,7 @@ import { formatDateTime } from './format';
 import { productKeysIn } from './productKeysIn';
 import { keyPhaseColumn, keyRowOf, type KeyRow } from './keyColumns';
 import { EmptyState, ErrorState, LoadingState } from './StateViews';
+import { TextCell } from './TextCell';
 
 /** The caller's keys of `product`, walking every page of their own requests in its namespace. */
 export async function myKeysOf(portal: PortalApi, product: ApiProduct): Promise<ApiKey[]> {
@@ -25,13 +26,13 @@ const columns: ColumnConfig<KeyRow>[] = [
     id: 'plan',
     label: 'Plan',
     isRowHeader: true,
-    cell: ({ key }) => <CellText title={key.spec.planTier} description={key.metadata.name} />,
+    cell: ({ key }) => <TextCell title={key.spec.planTier} description={key.metadata.name} />,
   },
   keyPhaseColumn,
   {
     id: 'requested',
     label: 'Requested',
-    cell: ({ key }) => <CellText title={formatDateTime(key.metadata.creationTimestamp)} />,
+    cell: ({ key }) => <TextCell title={formatDateTime(key.metadata.creationTimestamp)} />,
   },
 ];
 
