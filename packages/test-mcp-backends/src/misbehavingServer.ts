@@ -7,7 +7,8 @@
  * - `wrong_id`: answers the call with a response carrying another request's id;
  * - `silent`: opens the call's event stream and never sends anything on it;
  * - `malformed`: sends an event whose data is not JSON, then ends the stream;
- * - `endless`: sends progress notifications on the call's stream forever, never a result.
+ * - `endless`: sends progress notifications on the call's stream forever, never a result;
+ * - `huge`: answers with a JSON body of 100 MiB (a result whose text never ends in time).
  * `calls` counts the calls of each tool that reached it.
  */
 import http from 'node:http';
@@ -21,7 +22,7 @@ export interface MisbehavingServer {
   close(): Promise<void>;
 }
 
-const TOOLS = ['echo', 'wrong_id', 'silent', 'malformed', 'endless'].map(name => ({
+const TOOLS = ['echo', 'wrong_id', 'silent', 'malformed', 'endless', 'huge'].map(name => ({
   name,
   description: `Misbehaves: ${name}`,
   inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
@@ -120,6 +121,28 @@ export async function startMisbehavingServer(): Promise<MisbehavingServer> {
             );
           }, 20);
           res.on('close', () => clearInterval(tick));
+          return;
+        }
+        case 'huge': {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          open.add(res);
+          res.on('close', () => open.delete(res));
+          res.write(
+            `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`,
+          );
+          const chunk = 'x'.repeat(1024 * 1024);
+          let left = 100;
+          const pump = () => {
+            while (left > 0 && !res.destroyed) {
+              left -= 1;
+              if (!res.write(chunk)) {
+                res.once('drain', pump);
+                return;
+              }
+            }
+            if (!res.destroyed) res.end('"}]}}');
+          };
+          pump();
           return;
         }
         default:

@@ -1,7 +1,8 @@
 /*
  * Backends that misbehave rather than die (issue #41), end to end on the development backend:
  * a hand-written server (`startMisbehavingServer`) that answers with another request's id, opens
- * a call's stream and stays silent, sends an event that is not JSON, or sends progress forever.
+ * a call's stream and stays silent, sends an event that is not JSON, sends progress forever, or
+ * answers with 100 MiB (over the broker's 16 MiB bound on one backend message).
  * Each call ends within its bound (the tool-call timeout, here 3 s) with a JSON-RPC error naming
  * the server, while a second person's calls to the example server go on meanwhile, and the
  * misbehaving server itself still answers a well-formed call afterwards.
@@ -77,7 +78,7 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
     return { ...outcome, ms: Date.now() - started };
   }
 
-  it.each(['wrong_id', 'silent', 'malformed', 'endless'])(
+  it.each(['wrong_id', 'silent', 'malformed', 'endless', 'huge'])(
     '%s: an error naming the server within the bound, while another person’s calls go on',
     async tool => {
       let othersDone = 0;
