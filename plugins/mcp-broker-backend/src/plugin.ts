@@ -1,5 +1,6 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
 import { ToolCallAuditor } from './audit/ToolCallAuditor';
+import { prefixedName } from './broker/AggregatedCatalog';
 import { McpBroker } from './broker/McpBroker';
 import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
@@ -117,7 +118,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
         const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
         // Pinned tool definitions (spec §13), in the plugin's database (migrated above).
         const pinning = readToolPinningConfig(config);
-        let servedServers: () => readonly { name: string }[] = () => [];
         const toolPins = new ToolPins({
           store: new DatabaseToolPinStore(await database.getClient()),
           logger,
@@ -125,7 +125,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
           notify: toolPinNotifier(deps.notifications, pinning.notify),
           defaultMode: pinning.mode,
           refreshMs: pinning.refreshMs,
-          servers: () => servedServers(),
         });
         const broker = McpBroker.create({
           config: brokerConfig,
@@ -147,7 +146,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
               urlElicitations: urlElicitationPolicy(brokerBaseUrl),
             }),
         });
-        servedServers = () => broker.serverList();
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
         const identity = await createBrokerIdentity({
           auth: deps.auth,
@@ -242,7 +240,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             pins: toolPins,
             clientNameOf: (server, tool) => {
               const entry = broker.server(server);
-              return entry && `${entry.toolPrefix}${tool}`;
+              return entry && prefixedName(entry, tool);
             },
           }),
         );

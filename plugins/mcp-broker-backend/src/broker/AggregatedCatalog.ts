@@ -97,6 +97,11 @@ export function uriTemplateMatcher(template: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+/** The name clients see for a backend's tool or prompt: its own name behind the server's prefix. */
+export function prefixedName(server: { toolPrefix: string }, name: string): string {
+  return `${server.toolPrefix}${name}`;
+}
+
 function toolKey(backend: string, tool: string): string {
   return `${backend}\u0000${tool}`;
 }
@@ -166,7 +171,7 @@ export class AggregatedCatalog {
           }
           paramHeaders = scan.declarations;
         }
-        const name = `${backend.toolPrefix}${item.name}`;
+        const name = prefixedName(backend, item.name);
         const owner = routes.get(name);
         if (owner) {
           clashes.push({ kind, name, owner: owner.backend, hidden: backend.name });

@@ -15,7 +15,7 @@ import type {
   McpToolDefinition,
 } from '@devportal/plugin-mcp-broker-common';
 import type { BrokerServerConfig, ServerSource } from '../config';
-import type { NameClash } from './AggregatedCatalog';
+import { prefixedName, type NameClash } from './AggregatedCatalog';
 import { recordField as record, textField as text } from './itemFields';
 import type { McpBroker } from './McpBroker';
 
@@ -63,7 +63,7 @@ function describe(
   const named = (kind: 'tool' | 'prompt', item: Record<string, unknown>) => {
     const name = text(item.name);
     if (name === undefined) return undefined;
-    const brokerName = `${server.toolPrefix}${name}`;
+    const brokerName = prefixedName(server, name);
     return {
       name,
       brokerName,

@@ -65,8 +65,6 @@ export interface ToolPinsOptions {
   defaultMode: PinningMode;
   /** How often servers with a held change re-read their pins (other replicas' decisions). */
   refreshMs: number;
-  /** The current server set (for the modes of a refresh). */
-  servers: () => readonly PinnedServer[];
 }
 
 /** Why a decision on a pin was refused. */
@@ -89,6 +87,8 @@ function changedMembers(before: JsonObject | Record<string, unknown>, after: See
 export class ToolPins {
   /** server → tool (its own name) → pin, as last read. */
   readonly #pins = new Map<string, Map<string, ToolPinRecord>>();
+  /** Each server as last reviewed (its mode decides whether a refresh watches it). */
+  readonly #servers = new Map<string, PinnedServer>();
   /** Servers whose last review failed: their lists, to review again at the next refresh. */
   readonly #retry = new Map<string, { server: PinnedServer; tools: Record<string, unknown>[] }>();
   /** Per server, the review in progress (reviews of one server run one after another). */
@@ -143,13 +143,13 @@ export class ToolPins {
   /** Forgets a removed server (its pins stay in the store for when it comes back). */
   forget(server: string): void {
     this.#pins.delete(server);
+    this.#servers.delete(server);
     this.#retry.delete(server);
   }
 
   /** Every held or rejected change, with the pinned and the new definition. */
   async pendingChanges(): Promise<ToolPinRecord[]> {
-    const records = await this.options.store.list();
-    return records.filter(record => record.pending !== undefined);
+    return this.options.store.listPending();
   }
 
   /**
@@ -231,36 +231,51 @@ export class ToolPins {
   }
 
   async #review(server: PinnedServer, tools: Record<string, unknown>[]): Promise<void> {
+    this.#servers.set(server.name, server);
     const mode = this.modeOf(server);
     const { store, logger } = this.options;
+    const named = tools.filter((tool): tool is Record<string, unknown> & { name: string } => {
+      return typeof tool.name === 'string';
+    });
+    // What this replica last read already agrees (every tool pinned as served, nothing
+    // pending): nothing to record, no need to read the store.
+    const remembered = this.#pins.get(server.name);
+    if (
+      remembered !== undefined &&
+      named.every(tool => {
+        const pin = remembered.get(tool.name);
+        return pin !== undefined && !pin.pending && pin.digest === toolDigest(tool);
+      })
+    ) {
+      this.#retry.delete(server.name);
+      return;
+    }
     try {
-      const seen: SeenTool[] = tools
-        .filter((tool): tool is Record<string, unknown> & { name: string } => {
-          return typeof tool.name === 'string';
-        })
-        .map(tool => ({
-          tool: tool.name,
-          digest: toolDigest(tool),
-          definition: pinnedDefinitionOf(tool),
-        }));
+      const seenOf = (tool: Record<string, unknown> & { name: string }): SeenTool => ({
+        tool: tool.name,
+        digest: toolDigest(tool),
+        definition: pinnedDefinitionOf(tool),
+      });
       const pins = await this.#load([server.name], false);
       const known = pins.get(server.name) ?? new Map<string, ToolPinRecord>();
       const now = Date.now();
-      const firstSeen = seen.filter(s => !known.has(s.tool));
+      const firstSeen = named.filter(tool => !known.has(tool.name)).map(seenOf);
       let wrote = firstSeen.length > 0;
       if (firstSeen.length > 0) await store.pinFirstSeen(server.name, firstSeen, now);
-      for (const s of seen) {
-        const pin = known.get(s.tool);
+      for (const tool of named) {
+        const pin = known.get(tool.name);
         if (!pin) continue;
-        if (pin.digest === s.digest) {
+        const digest = toolDigest(tool);
+        if (pin.digest === digest) {
           if (pin.pending) {
-            await store.clearPending(server.name, s.tool, pin.digest);
+            await store.clearPending(server.name, tool.name, pin.digest);
             wrote = true;
           }
           continue;
         }
-        if (pin.pending?.digest === s.digest) continue; // already held (or rejected)
+        if (pin.pending?.digest === digest) continue; // already held (or rejected)
         wrote = true;
+        const s = seenOf(tool);
         const recorded =
           mode === 'enforce'
             ? await store.hold(server.name, s, now)
@@ -362,8 +377,7 @@ export class ToolPins {
     this.#refreshing = true;
     try {
       for (const { server, tools } of [...this.#retry.values()]) await this.review(server, tools);
-      const watched = this.options
-        .servers()
+      const watched = [...this.#servers.values()]
         .filter(server => this.modeOf(server) === 'enforce')
         .map(server => server.name)
         .filter(name => [...(this.#pins.get(name)?.values() ?? [])].some(pin => pin.pending));

@@ -45,6 +45,8 @@ export interface SeenTool {
 export interface ToolPinStore {
   /** The pins of `servers` (every server when absent). */
   list(servers?: readonly string[]): Promise<ToolPinRecord[]>;
+  /** The pins of every server that have a pending (held or rejected) change. */
+  listPending(): Promise<ToolPinRecord[]>;
   /** Pins tools seen for the first time; tools already pinned are left as they are. */
   pinFirstSeen(server: string, tools: readonly SeenTool[], now: number): Promise<void>;
   /**

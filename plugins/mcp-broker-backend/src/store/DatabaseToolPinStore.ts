@@ -73,6 +73,14 @@ export class DatabaseToolPinStore implements ToolPinStore {
     return rows.map(recordOf);
   }
 
+  async listPending(): Promise<ToolPinRecord[]> {
+    const rows = (await this.knex<PinRow>(TOOL_PINS_TABLE)
+      .select('*')
+      .whereNotNull('pending_digest')
+      .orderBy(['server', 'tool'])) as PinRow[];
+    return rows.map(recordOf);
+  }
+
   async pinFirstSeen(server: string, tools: readonly SeenTool[], now: number): Promise<void> {
     for (let i = 0; i < tools.length; i += INSERT_CHUNK) {
       const rows = tools.slice(i, i + INSERT_CHUNK).map(seen => ({

@@ -71,7 +71,6 @@ describe.each(engines)('tool pins on $label', engine => {
           },
           defaultMode: 'warn',
           refreshMs: 100,
-          servers: () => [server],
         }),
     );
     replicas.push(a, b);
