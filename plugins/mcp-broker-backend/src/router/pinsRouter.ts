@@ -64,7 +64,6 @@ function viewOf(record: ToolPinRecord, clientName: string | undefined): McpToolC
 export function createPinsRouter(options: PinsRouterOptions): express.Router {
   const { httpAuth, permissions, pins } = options;
   const router = Router();
-  router.use(express.json({ limit: '16kb' }));
 
   const approver = async (req: Request) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
@@ -90,38 +89,42 @@ export function createPinsRouter(options: PinsRouterOptions): express.Router {
     });
   });
 
-  router.post('/pins/:server/:tool/:decision', async (req, res) => {
-    const { server, tool, decision } = req.params;
-    if (decision !== 'approve' && decision !== 'reject') {
-      throw new NotFoundError(`No such decision "${decision}": use approve or reject`);
-    }
-    const by = await approver(req);
-    if (!isValidServerName(server)) {
-      throw new InputError('The server name must use lower-case letters, digits and "-"');
-    }
-    const parsed = decisionBody.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      throw new InputError(
-        `Invalid body: ${parsed.error.issues.map(issue => issue.message).join('; ')}`,
-      );
-    }
-    try {
-      const record = await pins[decision](server, tool, parsed.data.digest, by);
-      res.json({
-        server: record.server,
-        tool: record.tool,
-        digest: record.digest,
-        ...(record.pending ? { state: record.pending.state } : { state: 'pinned' }),
-      });
-    } catch (error) {
-      if (error instanceof PinDecisionError) {
-        throw error.reason === 'stale'
-          ? new ConflictError(error.message)
-          : new NotFoundError(error.message);
+  router.post(
+    '/pins/:server/:tool/:decision',
+    express.json({ limit: '16kb' }),
+    async (req, res) => {
+      const { server, tool, decision } = req.params;
+      if (decision !== 'approve' && decision !== 'reject') {
+        throw new NotFoundError(`No such decision "${decision}": use approve or reject`);
       }
-      throw error;
-    }
-  });
+      const by = await approver(req);
+      if (!isValidServerName(server)) {
+        throw new InputError('The server name must use lower-case letters, digits and "-"');
+      }
+      const parsed = decisionBody.safeParse(req.body ?? {});
+      if (!parsed.success) {
+        throw new InputError(
+          `Invalid body: ${parsed.error.issues.map(issue => issue.message).join('; ')}`,
+        );
+      }
+      try {
+        const record = await pins[decision](server, tool, parsed.data.digest, by);
+        res.json({
+          server: record.server,
+          tool: record.tool,
+          digest: record.digest,
+          ...(record.pending ? { state: record.pending.state } : { state: 'pinned' }),
+        });
+      } catch (error) {
+        if (error instanceof PinDecisionError) {
+          throw error.reason === 'stale'
+            ? new ConflictError(error.message)
+            : new NotFoundError(error.message);
+        }
+        throw error;
+      }
+    },
+  );
 
   return router;
 }
