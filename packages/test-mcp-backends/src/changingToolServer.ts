@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { legacySessions } from './legacySessions';
+import { legacySessions, readJsonBody } from './legacySessions';
 
 /** A running changing-tool server. */
 export interface ChangingToolServer {
@@ -49,20 +49,9 @@ export async function startChangingToolServer(description: string): Promise<Chan
   };
   const sessions = legacySessions(newServer);
 
-  const readJson = async (req: http.IncomingMessage): Promise<unknown> => {
-    if (req.method !== 'POST') return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    try {
-      return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      return undefined;
-    }
-  };
-
   const httpServer = http.createServer((req, res) => {
     (async () => {
-      const body = await readJson(req);
+      const body = await readJsonBody(req);
       await sessions.serve(req, res, body);
     })().catch(error => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });

@@ -2,13 +2,25 @@
  * The 2025-11-25 session handling of the test servers built on the SDK 1.x: one McpServer and
  * one StreamableHTTPServerTransport per session, created by an `initialize` without a session
  * id; a request naming an unknown session answers 404, any other request without one 400 (as the
- * SDK's own examples do).
+ * SDK's own examples do), and the body reading they share.
  */
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+
+/** A POST's JSON body (undefined for another method, or a body that is not JSON). */
+export async function readJsonBody(req: http.IncomingMessage): Promise<unknown> {
+  if (req.method !== 'POST') return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
 
 /** Sessions of a test server: `serve` one request (its body already read), `close` them all. */
 export interface LegacySessions {

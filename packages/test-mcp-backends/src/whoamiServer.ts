@@ -25,7 +25,7 @@ import { CompleteRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { legacySessions } from './legacySessions';
+import { legacySessions, readJsonBody } from './legacySessions';
 
 /** Who a request was from, as the server verified it. */
 export interface WhoamiIdentity {
@@ -215,18 +215,6 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
     });
   };
 
-  const readJson = async (req: http.IncomingMessage): Promise<unknown> => {
-    if (req.method !== 'POST') return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    try {
-      return JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  };
-
   const toAuthInfo = (identity: WhoamiIdentity) => ({
     token: 'verified',
     clientId: identity.principal,
@@ -268,7 +256,7 @@ export async function startWhoamiServer(options: WhoamiServerOptions): Promise<W
 
   const httpServer = http.createServer((req, res) => {
     (async () => {
-      const body = await readJson(req);
+      const body = await readJsonBody(req);
       record(req, body);
       let identity: WhoamiIdentity;
       try {
