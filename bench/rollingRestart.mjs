@@ -36,6 +36,7 @@ import { processStoppers } from './lib/processStoppers.mjs';
 import { replicaConfig } from './lib/replicaConfig.mjs';
 import { retryingFetch } from './lib/retryingFetch.mjs';
 import { startRoundRobinProxy } from './lib/roundRobinProxy.mjs';
+import { scheduleOf, soakOperations } from './lib/soakTraffic.mjs';
 import { markdownTable, ms, summarize } from './lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
@@ -88,9 +89,8 @@ function labelOf(url, method) {
   return `${method} ${pathname}`;
 }
 
-class Failure extends Error {}
 const expect = (condition, what) => {
-  if (!condition) throw new Failure(what);
+  if (!condition) throw new Error(what);
 };
 const isRetryable = answer => answer?.error?.data?.retryable === true;
 
@@ -210,24 +210,13 @@ async function main() {
       streams.push(keepStreamOpen(mcpUrl, tokens.carol, session.sessionId, stopped.signal));
     }
 
-    const reads = [
-      ['alice', '/apiproducts'],
-      ['alice', '/requests/my'],
-      ['bob', '/requests'],
-      ['carol', '/planpolicies'],
-    ];
+    // Reads and session churn as the soak runs them, here all through the proxy.
+    const soak = soakOperations({ replicas: [front, front], tokens, product, sessions });
+    const soakOp = (kind, weight) => ({ ...soak.find(op => op.kind === kind), weight });
     let modernId = 0;
     const lost = { sessions: 0, secrets: 0 };
     const ops = [
-      {
-        kind: 'portal read',
-        weight: 30,
-        async run(n) {
-          const [user, route] = reads[n % reads.length];
-          const answer = await portalCall(front, 'GET', route, { token: tokens[user] });
-          expect(answer.status === 200, `GET ${route} answered ${answer.status}`);
-        },
-      },
+      soakOp('portal read', 30),
       {
         kind: 'portal key cycle',
         weight: 10,
@@ -252,7 +241,6 @@ async function main() {
       {
         kind: 'mcp echo (2025-11-25 session)',
         weight: 25,
-        retryable: true,
         async run(n) {
           const message = `rolling ${n}`;
           const answer = await sessions[n % sessions.length].request('tools/call', {
@@ -266,7 +254,6 @@ async function main() {
       {
         kind: 'mcp echo (2026-07-28)',
         weight: 25,
-        retryable: true,
         async run(n) {
           const message = `rolling ${n}`;
           const answer = await modernRequest(
@@ -282,23 +269,9 @@ async function main() {
           return echoed(answer, message);
         },
       },
-      {
-        kind: 'mcp session churn',
-        weight: 10,
-        async run() {
-          const session = await startRawMcpSession(mcpUrl, tokens.carol);
-          const listed = await session.request('tools/list', {});
-          expect(listed.status === 200, `tools/list answered ${listed.status}`);
-          const ended = await session.end();
-          expect(ended.status === 204, `DELETE answered ${ended.status}`);
-        },
-      },
+      soakOp('mcp session churn', 10),
     ];
-    const schedule = ops.flatMap(op => Array(op.weight).fill(op));
-    for (let i = schedule.length - 1; i > 0; i--) {
-      const j = (i * 7919) % (i + 1);
-      [schedule[i], schedule[j]] = [schedule[j], schedule[i]];
-    }
+    const schedule = scheduleOf(ops);
     const results = new Map(
       ops.map(op => [op.kind, { ok: 0, latencies: [], retriedCalls: 0, errors: [] }]),
     );
