@@ -84,6 +84,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           signalNotifications: readSignalNotifications(config),
         });
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
+        // Marked present before anything is held, so no other replica takes this one's holds.
+        await stores.presence?.start(logger);
         const identityStores = await createIdentityStores(database, {
           keyEncryption: credentialCipher !== undefined,
           shared: sessionStoreKind === 'database',
@@ -188,6 +190,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           serverChanges.close();
           await discovery.stop();
           await broker.close();
+          // After the calls ended: what this replica held is given up or ended by now.
+          await stores.presence?.stop();
           rateLimits?.close();
           telemetry.close();
           await identity.close();

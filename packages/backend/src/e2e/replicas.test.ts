@@ -809,7 +809,18 @@ if (postgres === undefined) {
       ))!;
       const doomed = replicas[call.replica];
       const survivor = replicas[1 - call.replica];
+      // What the doomed replica holds besides the call: a session's GET stream, and a
+      // 2026-07-28 call held for its client's input.
+      const streamSession = await rawSession(doomed);
+      const stream = await rawGet(doomed, streamSession);
+      expect(stream.status).toBe(200);
+      const held = await modernToolCallOn(doomed, 41, {
+        name: 'raw_elicit',
+        arguments: { id: '"killed-holder"' },
+      });
+      expect(held.response.result).toMatchObject({ resultType: 'input_required' });
       await doomed.kill();
+      const killedAt = Date.now();
       // The call's stream died with its replica at once (not at the count's end, 4 s later).
       await waitFor(
         () => errors.some(e => /SSE stream disconnected/.test(e)),
@@ -817,6 +828,46 @@ if (postgres === undefined) {
         'the broken stream reported',
       );
       expect(await settled).toBe('rejected');
+
+      // A retry sent at once is claimed (the holder's presence has not lapsed yet), and is
+      // answered with an error saying the call died with its replica once it has — not left
+      // waiting for the 30 s tool call timeout.
+      const lostRetry = modernToolCallOn(survivor, 43, {
+        name: 'raw_elicit',
+        arguments: { id: '"killed-holder"' },
+        requestState: held.response.result.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+      });
+      // The session's GET stream is taken over by the survivor once the dead replica's presence
+      // lapsed (PRESENCE_TTL_MS, 10 s), long before its stream lease would have (30 s). The
+      // session is kept alive meanwhile (it idles out after 4 s here) by requests on the survivor.
+      let pings = 100;
+      const reopened = await waitFor(
+        async () => {
+          const ping = await rawPost(survivor, streamSession, {
+            jsonrpc: '2.0',
+            id: (pings += 1),
+            method: 'ping',
+          });
+          expect(ping.status).toBe(200);
+          await ping.text();
+          const attempt = await rawGet(survivor, streamSession);
+          expect([200, 409]).toContain(attempt.status);
+          return attempt.status === 200 ? attempt : undefined;
+        },
+        25_000,
+        'the GET stream reopened on the survivor',
+      );
+      expect(Date.now() - killedAt).toBeLessThan(25_000);
+      reopened!.close();
+      const lost = await lostRetry;
+      expect(lost.response.error).toMatchObject({
+        code: -32000,
+        data: { backend: 'raw', reason: 'replica-lost', retryable: true },
+      });
+      expect(lost.response.error.message).toMatch(/replica .* stopped before the call ended/);
+      // (A retry after the lapse is refused at once as `holder-gone`: src/store/heldCalls.test.ts;
+      // here the requestState would have expired by then, elicitationTtl being 3 s.)
 
       // The same session, now served by the survivor (the forwarder skips the dead replica).
       const again = await client.callTool({

@@ -44,6 +44,7 @@ export type BackendFailureReason =
   | 'timeout'
   | 'session-lost'
   | 'shutting-down'
+  | 'replica-lost'
   | 'task-result'
   | 'too-many-input-rounds';
 
@@ -52,6 +53,7 @@ const CONNECTION_CLOSED_REASONS = new Set<BackendFailureReason>([
   'stream-ended',
   'connection-lost',
   'shutting-down',
+  'replica-lost',
 ]);
 
 /** A failure to get an answer from a backend; see the file comment. */
@@ -102,7 +104,7 @@ export class BackendError extends Error {
     else if (CONNECTION_CLOSED_REASONS.has(this.reason)) code = JsonRpcErrorCode.ConnectionClosed;
     const data: Record<string, unknown> = { backend: this.backend, reason: this.reason };
     if (this.httpStatus !== undefined) data.httpStatus = this.httpStatus;
-    if (this.reason === 'shutting-down') data.retryable = true;
+    if (this.reason === 'shutting-down' || this.reason === 'replica-lost') data.retryable = true;
     return { code, message: this.message, data };
   }
 }
@@ -270,6 +272,19 @@ export function brokerShuttingDown(backend: string): BackendError {
     'shutting-down',
     `the MCP broker is shutting down and stopped the call to MCP server "${backend}" ` +
       'before it finished; the call may be retried',
+  );
+}
+
+/**
+ * The broker replica that ran the call (held its backend stream) stopped before the call ended
+ * (issue #41): the result is lost with it, and the client may send the call again.
+ */
+export function brokerReplicaLost(backend: string): BackendError {
+  return new BackendError(
+    backend,
+    'replica-lost',
+    `the MCP broker replica that ran the call to MCP server "${backend}" stopped before the ` +
+      'call ended, and its result is lost; the call may be retried',
   );
 }
 

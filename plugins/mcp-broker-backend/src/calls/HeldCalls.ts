@@ -27,7 +27,7 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { LegacySessionRef } from '../backend/LegacyChannel';
-import { backendTimeout, toClientError } from '../backend/backendErrors';
+import { backendTimeout, brokerReplicaLost, toClientError } from '../backend/backendErrors';
 import type {
   BackendResponder,
   ClientMessageSink,
@@ -426,6 +426,7 @@ export class HeldCalls {
       answered: Object.keys(retry.inputResponses),
     };
     const round = await store.claimRound(callId, claim, now, deadline + this.options.sealer.ttlMs);
+    if (round === 'holder-gone') throw new RequestStateRefusal('holder-gone');
     const channels = round && this.options.responder.backendOf(round.backend);
     if (round === undefined || channels === undefined) throw new RequestStateRefusal('call-ended');
     const session = {
@@ -452,6 +453,12 @@ export class HeldCalls {
         jsonrpc: '2.0',
         id: retry.clientRequestId,
         error: toClientError(backendTimeout(round.backend, this.options.toolCallTimeoutMs)),
+      }),
+      holderGone: () => store.holderGone(callId, Date.now()),
+      holderLost: () => ({
+        jsonrpc: '2.0',
+        id: retry.clientRequestId,
+        error: toClientError(brokerReplicaLost(round.backend)),
       }),
       onError: error =>
         this.options.logger.warn(`Could not pass a held call's cancellation on: ${error}`),

@@ -3,12 +3,14 @@
  * holder's sink that turns a client request's share of the call into signals of the round, and
  * the claiming replica's wait for them (replicas/SignalBus.ts). Sends are serialised (one at a
  * time, in call order), so the claiming replica gets the messages as the backend stream yielded
- * them; it waits until the `end` signal, the deadline, or its client going away — then it sends
- * the call a `cancel` signal, which the holder (waiting for its call's signals) turns into the
- * cancellation of the backend call, as for a client of its own.
+ * them; it waits until the `end` signal, the deadline, the holder being gone (it died with the
+ * call: asked every PRESENCE_BEAT_MS), or its client going away — then it sends the call a
+ * `cancel` signal, which the holder (waiting for its call's signals) turns into the cancellation
+ * of the backend call, as for a client of its own.
  */
 import { callAddress, relayAddress, type SignalBus } from '../replicas/SignalBus';
 import type { ClientMessageSink } from './callTypes';
+import { PRESENCE_BEAT_MS } from '../replicas/ReplicaPresence';
 
 /** How often the claiming replica reads the relayed round's signals. */
 export const ROUND_RELAY_POLL_MS = 100;
@@ -47,12 +49,13 @@ export function relaySink(options: {
 }
 
 /** How a {@link relayRound} wait ended. */
-export type RelayEnd = 'ended' | 'timed-out' | 'aborted';
+export type RelayEnd = 'ended' | 'timed-out' | 'holder-gone' | 'aborted';
 
 /**
  * Writes the relayed round of call `callId` to `sink` until its `end` signal; at `deadline`
- * (epoch ms) sends `timedOut()` instead. Ends `sink` in any case. When the client goes away first
- * (`sink.clientGone`), the holder is sent the call's cancellation. Resolves with how it ended.
+ * (epoch ms) sends `timedOut()` instead, and `holderLost()` once `holderGone` says the holder is
+ * gone. Ends `sink` in any case. When the client goes away first (`sink.clientGone`), the holder
+ * is sent the call's cancellation. Resolves with how it ended.
  */
 export async function relayRound(options: {
   bus: SignalBus;
@@ -61,6 +64,11 @@ export async function relayRound(options: {
   sink: ClientMessageSink;
   deadline: number;
   timedOut: () => Record<string, unknown>;
+  /** Whether the replica holding the call is gone (a failure counts as present). */
+  holderGone: () => Promise<boolean>;
+  holderLost: () => Record<string, unknown>;
+  /** How often `holderGone` is asked; default PRESENCE_BEAT_MS. */
+  holderCheckMs?: number;
   /** How long the cancellation signal lives. */
   ttlMs: number;
   onError: (error: unknown) => void;
@@ -70,11 +78,13 @@ export async function relayRound(options: {
     let settled = false;
     let unwatch: () => void = () => undefined;
     const deadline: { timer?: NodeJS.Timeout } = {};
+    const holderCheck: { timer?: NodeJS.Timeout } = {};
     const finish = (how: RelayEnd) => {
       if (settled) return;
       settled = true;
       unwatch();
       clearTimeout(deadline.timer);
+      clearInterval(holderCheck.timer);
       sink.clientGone.removeEventListener('abort', gone);
       resolve(how);
     };
@@ -91,6 +101,14 @@ export async function relayRound(options: {
       Math.max(0, options.deadline - Date.now()),
     );
     deadline.timer.unref();
+    holderCheck.timer = setInterval(() => {
+      options
+        .holderGone()
+        .then(holderGone => holderGone && finish('holder-gone'))
+        // A failed check counts as present: the deadline still ends the wait.
+        .catch(() => undefined);
+    }, options.holderCheckMs ?? PRESENCE_BEAT_MS);
+    holderCheck.timer.unref();
     unwatch = bus.watch(
       relayAddress(callId, options.round),
       signal => {
@@ -105,6 +123,7 @@ export async function relayRound(options: {
     );
   });
   if (end === 'timed-out') sink.send(options.timedOut());
+  if (end === 'holder-gone') sink.send(options.holderLost());
   sink.end();
   if (end === 'aborted') {
     // The client went away (for a 2026-07-28 client, the cancellation): the holder cancels.

@@ -26,8 +26,14 @@
  *    (`deleteCall`).
  *
  * A retry that lands on the holder touches none of this. Rows expire and are swept with the
- * elicitation ids. Failure modes: a holder that crashes leaves a claimed round without messages;
- * the claiming replica answers the client with a timeout error at `toolCallTimeout`.
+ * elicitation ids.
+ *
+ * A holder that dies (SIGKILL, out of memory, a node lost) takes its backend stream with it: the
+ * call's result is lost and cannot be delivered. Each round names its holder's presence id
+ * (replicas/ReplicaPresence.ts); once the holder's presence mark lapsed, a retry's claim is
+ * refused (`holder-gone`: the client is told to start over), a claiming replica already waiting
+ * for the relayed round ends it with an error saying so (`holderGone`, asked every
+ * PRESENCE_BEAT_MS), and an answer handed over for it reaches nobody (`deliverAnswer` false).
  *
  * The other direction, for a 2025 client's call to a 2026-07-28 backend (spec §9 "Backends"):
  * the client is asked each input under a gateway id on its call's stream, and its answer may
@@ -68,8 +74,9 @@ export interface HeldCallStore {
   /** Publishes the call's current round (replacing the previous one, unclaimed). */
   publishRound(round: HeldRound): Promise<void>;
   /**
-   * Claims the call's current round for a retry served by this replica; the round, or
-   * undefined when there is none to claim (ended, expired or already claimed).
+   * Claims the call's current round for a retry served by this replica; the round, undefined
+   * when there is none to claim (ended, expired or already claimed), or `holder-gone` when the
+   * replica holding the call is gone (nothing claimed).
    */
   claimRound(
     callId: string,
@@ -77,12 +84,18 @@ export interface HeldCallStore {
     now: number,
     /** Epoch ms until which the claimed round is kept (the holder looks it up meanwhile). */
     keepUntil: number,
-  ): Promise<HeldRound | undefined>;
+  ): Promise<HeldRound | 'holder-gone' | undefined>;
+  /**
+   * Whether the call's round is still published and the replica holding it is gone at `now`
+   * (false once the holder ended the call: its round is deleted).
+   */
+  holderGone(callId: string, now: number): Promise<boolean>;
   /** The claim of `round` by another replica, if there is one. */
   claimOf(callId: string, round: number): Promise<RoundClaim | undefined>;
   /**
    * Sends `message` (an answer) to the call as a signal, in one statement and only while its
-   * round is published and unexpired at `now`; false when there is none (the call ended).
+   * round is published and unexpired at `now` and its holder present; false when there is none
+   * (the call ended, or died with its replica).
    */
   deliverAnswer(
     callId: string,

@@ -70,7 +70,8 @@ export type RequestStateRefusalReason =
   | 'foreign-principal'
   | 'foreign-request'
   | 'foreign-arguments'
-  | 'call-ended';
+  | 'call-ended'
+  | 'holder-gone';
 
 const RESTART = 'send the request again without requestState and inputResponses to start over';
 
@@ -83,6 +84,7 @@ const MESSAGES: Record<RequestStateRefusalReason, string> = {
   'foreign-request': `requestState was issued for another method or name; retry the same request it came with, or ${RESTART}`,
   'foreign-arguments': `requestState was issued for other arguments; retry with the arguments of the original request, or ${RESTART}`,
   'call-ended': `the call this requestState belongs to is no longer held (it ended, was cancelled, or its broker restarted); ${RESTART}`,
+  'holder-gone': `the broker replica that ran the call this requestState belongs to stopped, and the call's result is lost with it; ${RESTART}`,
 };
 
 /** A refused `requestState`: HTTP 400, JSON-RPC -32602, nothing reaches a backend. */

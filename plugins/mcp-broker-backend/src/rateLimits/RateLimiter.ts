@@ -21,11 +21,10 @@
  * A lease is waited for at most a second (DEFAULT_LEASE_WAIT_MS); a lease that fails or takes longer counts as the
  * database being unreachable, and the replica then enforces its own share of each limit alone:
  * ⌈N ÷ live replicas⌉ calls per window (counting what it leased), live replicas being those whose
- * heartbeat the store last showed. What it admits meanwhile is added to the shared count once the
+ * presence mark the store last showed (replicas/ReplicaPresence.ts). What it admits meanwhile is added to the shared count once the
  * store answers again (in the same window). So a replica that loses the database adds at most
  * its share to the window's total.
  */
-import { randomUUID } from 'node:crypto';
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type {
   AppliedLimit,
@@ -45,10 +44,10 @@ export interface QuotaStore {
   /** Adds `units` admitted without a lease (the store was unreachable) to the window's count. */
   record(budget: string, windowEnd: number, units: number): Promise<void>;
   /**
-   * Marks replica `replicaId` alive until `aliveUntil`, drops windows and replicas that ended
-   * before `now`, and resolves with the number of live replicas (this one included).
+   * Drops windows that ended before `now` and resolves with the number of live replicas (those
+   * with a current presence mark, replicas/ReplicaPresence.ts; this one included).
    */
-  heartbeat(replicaId: string, aliveUntil: number, now: number): Promise<number>;
+  liveReplicas(now: number): Promise<number>;
 }
 
 /** A call's admission: admitted, or refused with when to retry and which limit refused it. */
@@ -81,10 +80,8 @@ export const LEASE_SHARE = 0.1;
 export const DEFAULT_LEASE_WAIT_MS = 1000;
 /** After the store failed, how long the replica counts on its own share before asking again. */
 export const STORE_RETRY_MS = 1000;
-/** Interval of the replica's heartbeat (and of dropping ended windows from memory). */
-export const HEARTBEAT_MS = 10_000;
-/** A replica counts as live this long after its last heartbeat. */
-export const REPLICA_TTL_MS = 3 * HEARTBEAT_MS;
+/** How often the limiter learns the live replicas and drops ended windows from memory. */
+export const TICK_MS = 10_000;
 
 const ADMITTED: Admission = Object.freeze({ admitted: true });
 
@@ -121,8 +118,6 @@ export interface RateLimiterOptions {
   logger: LoggerService;
   /** Epoch milliseconds (tests pass their own clock). */
   now?: () => number;
-  /** This replica's id in the store; default a random UUID. */
-  replicaId?: string;
   /** Longest a call waits for a lease; default {@link DEFAULT_LEASE_WAIT_MS}. */
   leaseWaitMs?: number;
 }
@@ -133,7 +128,6 @@ export class RateLimiter {
   readonly #store: QuotaStore | undefined;
   readonly #logger: LoggerService;
   readonly #now: () => number;
-  readonly #replicaId: string;
   readonly #budgets = new Map<string, Budget>();
   readonly #timer: NodeJS.Timeout;
   readonly #leaseWaitMs: number;
@@ -150,9 +144,8 @@ export class RateLimiter {
     this.#store = options.store;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    this.#replicaId = options.replicaId ?? randomUUID();
     this.#leaseWaitMs = options.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS;
-    this.#timer = setInterval(() => void this.tick(), HEARTBEAT_MS);
+    this.#timer = setInterval(() => void this.tick(), TICK_MS);
     this.#timer.unref();
     void this.tick();
   }
@@ -235,12 +228,12 @@ export class RateLimiter {
     }
   }
 
-  /** Stops the heartbeat. */
+  /** Stops the ticks. */
   close(): void {
     clearInterval(this.#timer);
   }
 
-  /** The heartbeat: learns the live replicas and drops ended windows (also without a store). */
+  /** One tick: learns the live replicas and drops ended windows (also without a store). */
   async tick(): Promise<void> {
     const now = this.#now();
     for (const [key, budget] of this.#budgets) {
@@ -248,10 +241,7 @@ export class RateLimiter {
     }
     if (this.#store === undefined) return;
     try {
-      this.#liveReplicas = Math.max(
-        1,
-        await this.#store.heartbeat(this.#replicaId, now + REPLICA_TTL_MS, now),
-      );
+      this.#liveReplicas = Math.max(1, await this.#store.liveReplicas(now));
       this.#storeAnswered();
     } catch (error) {
       this.#storeFailed(error);

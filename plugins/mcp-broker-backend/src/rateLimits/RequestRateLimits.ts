@@ -149,7 +149,7 @@ export class RequestRateLimits {
     };
   }
 
-  /** Stops the limiter's heartbeat. */
+  /** Stops the limiter's ticks. */
   close(): void {
     this.#limiter.close();
   }

@@ -28,7 +28,8 @@
  * One GET stream per session across replicas: opening one takes the session's stream lease in
  * the store (claimEventStream), the broker renews the leases of open streams every
  * STREAM_LEASE_RENEW_MS, and closing the stream releases it. A crashed replica's lease lapses
- * after STREAM_LEASE_MS, so a session's stream is blocked at most that long by a dead replica.
+ * after STREAM_LEASE_MS — sooner, when the store knows replicas' presence: once the dead replica's
+ * presence mark lapsed (PRESENCE_TTL_MS, replicas/ReplicaPresence.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientEventStream, ClientSessionInfo } from '../types';
@@ -297,15 +298,25 @@ export class ClientSessionRegistry {
     await this.store.releaseStreamLease(session.id, holder);
   }
 
-  /** Renews the stream leases of every GET stream open here (every STREAM_LEASE_RENEW_MS). */
+  /**
+   * Renews the stream leases of every GET stream open here (every STREAM_LEASE_RENEW_MS), and
+   * closes the streams whose lease another replica took over meanwhile (this replica counted as
+   * gone, replicas/ReplicaPresence.ts): the session's one stream is the other replica's now.
+   */
   async renewEventStreams(): Promise<void> {
-    const holders: string[] = [];
+    const open = new Map<string, ClientSession>();
     for (const session of this.local.values()) {
-      const open = session.eventStream !== undefined && !session.eventStream.closed;
-      if (open && session.streamLease !== undefined) holders.push(session.streamLease);
+      const streaming = session.eventStream !== undefined && !session.eventStream.closed;
+      if (streaming && session.streamLease !== undefined) open.set(session.streamLease, session);
     }
-    if (holders.length === 0) return;
-    await this.store.renewStreamLeases(holders, this.now() + STREAM_LEASE_MS);
+    if (open.size === 0) return;
+    const lost = await this.store.renewStreamLeases([...open.keys()], this.now() + STREAM_LEASE_MS);
+    for (const holder of lost) {
+      const session = open.get(holder);
+      if (session === undefined || session.streamLease !== holder) continue;
+      session.streamLease = undefined; // nothing to give up: it is another replica's lease now
+      session.eventStream?.close();
+    }
   }
 
   /** Ends a session everywhere: removes its record and ends its local half here. */

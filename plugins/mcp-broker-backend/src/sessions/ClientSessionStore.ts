@@ -46,7 +46,8 @@ export interface ClientSessionStore {
   liveIds(ids: readonly string[], now: number): Promise<Set<string>>;
   /**
    * Takes the stream lease of a live session for `holder` until `leaseExpiresAt`, unless another
-   * holder's lease is still valid at `now`. True when taken. Atomic across replicas.
+   * holder's lease is still valid at `now` and the replica holding it is present
+   * (replicas/ReplicaPresence.ts). True when taken. Atomic across replicas.
    */
   acquireStreamLease(
     id: string,
@@ -54,8 +55,11 @@ export interface ClientSessionStore {
     leaseExpiresAt: number,
     now: number,
   ): Promise<boolean>;
-  /** Moves the expiry of the leases these holders still hold to `leaseExpiresAt`. */
-  renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<void>;
+  /**
+   * Moves the expiry of the leases these holders still hold to `leaseExpiresAt`; resolves with
+   * the holders that no longer hold theirs (taken over while this replica counted as gone).
+   */
+  renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<string[]>;
   /** Gives the lease up, if `holder` still holds it. */
   releaseStreamLease(id: string, holder: string): Promise<void>;
   /** Removes a session; true when it existed. */
@@ -119,10 +123,11 @@ export class MemoryClientSessionStore implements ClientSessionStore {
   }
 
   async renewStreamLeases(holders: readonly string[], leaseExpiresAt: number) {
-    const renewed = new Set(holders);
+    const lost = new Set(holders);
     for (const lease of this.leases.values()) {
-      if (renewed.has(lease.holder)) lease.expiresAt = leaseExpiresAt;
+      if (lost.delete(lease.holder)) lease.expiresAt = leaseExpiresAt;
     }
+    return [...lost];
   }
 
   async releaseStreamLease(id: string, holder: string) {

@@ -3,14 +3,17 @@
  * statement is a single keyed statement; `extend` only moves an unexpired expiry forwards
  * (`UPDATE … WHERE expires_at > now AND expires_at < new`), so an expired or deleted session is
  * never revived by a late touch from another replica. The stream lease is taken with one
- * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired)`,
- * so of two replicas opening a GET stream for one session at once exactly one gets it. The
+ * conditional `UPDATE … WHERE id = ? AND expires_at > now AND (no holder OR lease expired OR
+ * the holding replica is gone)`, so of two replicas opening a GET stream for one session at once
+ * exactly one gets it, and a replica that died (no presence mark, replicas/ReplicaPresence.ts)
+ * blocks its sessions' streams only until its mark lapses, not for the whole lease. The
  * per-principal limit is counted and the new session inserted in one transaction, under a
  * PostgreSQL advisory lock keyed by the principal, so replicas racing `initialize` for one
  * principal never overshoot it.
  */
 import type { Knex } from 'knex';
 import { lockKeyOnPostgres } from './lockKeyOnPostgres';
+import { replicaGone } from './DatabaseReplicaPresenceStore';
 import type { ClientSessionStore, StoredClientSession } from '../sessions/ClientSessionStore';
 
 /** Table of client sessions (see migrations/). */
@@ -25,6 +28,16 @@ interface SessionRow {
   expires_at: string | number;
   stream_holder: string | null;
   stream_lease_expires_at: string | number | null;
+  stream_replica: string | null;
+}
+
+/** Options of {@link DatabaseClientSessionStore}. */
+export interface DatabaseClientSessionStoreOptions {
+  /**
+   * This replica's presence id (replicas/ReplicaPresence.ts), recorded with the stream leases it
+   * takes; without it its leases are never taken over before they lapse.
+   */
+  replicaId?: string;
 }
 
 /** Ids per statement: well below SQLite's and PostgreSQL's bound-parameter limits. */
@@ -60,7 +73,10 @@ async function countLiveOf(db: Knex, principal: string, now: number): Promise<nu
 
 /** {@link ClientSessionStore} shared by every replica through the plugin's database. */
 export class DatabaseClientSessionStore implements ClientSessionStore {
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    private readonly options: DatabaseClientSessionStoreOptions = {},
+  ) {}
 
   async insert(session: StoredClientSession): Promise<void> {
     await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE).insert(sessionRow(session));
@@ -132,24 +148,40 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
       .where('id', id)
       .andWhere('expires_at', '>', now)
       .andWhere(free =>
-        free.whereNull('stream_holder').orWhere('stream_lease_expires_at', '<=', now),
+        free
+          .whereNull('stream_holder')
+          .orWhere('stream_lease_expires_at', '<=', now)
+          .orWhere(gone => {
+            const { sql, bindings } = replicaGone(`${CLIENT_SESSIONS_TABLE}.stream_replica`, now);
+            gone.whereRaw(sql, bindings);
+          }),
       )
-      .update({ stream_holder: holder, stream_lease_expires_at: leaseExpiresAt });
+      .update({
+        stream_holder: holder,
+        stream_lease_expires_at: leaseExpiresAt,
+        stream_replica: this.options.replicaId ?? null,
+      });
     return updated === 1;
   }
 
-  async renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<void> {
+  async renewStreamLeases(holders: readonly string[], leaseExpiresAt: number): Promise<string[]> {
+    const lost = new Set(holders);
     for (const chunk of chunksOf(holders)) {
       await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
         .whereIn('stream_holder', chunk)
         .update({ stream_lease_expires_at: leaseExpiresAt });
+      const held = await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
+        .whereIn('stream_holder', chunk)
+        .pluck('stream_holder');
+      for (const holder of held) lost.delete(holder as string);
     }
+    return [...lost];
   }
 
   async releaseStreamLease(id: string, holder: string): Promise<void> {
     await this.knex<SessionRow>(CLIENT_SESSIONS_TABLE)
       .where({ id, stream_holder: holder })
-      .update({ stream_holder: null, stream_lease_expires_at: null });
+      .update({ stream_holder: null, stream_lease_expires_at: null, stream_replica: null });
   }
 
   async delete(id: string): Promise<boolean> {

@@ -5,12 +5,15 @@
  * one updates the row (PostgreSQL row locks, SQLite's single writer). A 2025 client's answer for
  * a call to a 2026-07-28 backend becomes a signal to the call, sent through the replicas' one
  * signal writer (DatabaseSignalStore.sendWhile) on the condition, checked in its statement, that
- * the call's round is still published; the call's signals are deleted through it too.
+ * the call's round is still published; the call's signals are deleted through it too. Each round
+ * names the replica holding it (`holder_replica`); the conditions above also require that
+ * replica to be present (replicas/ReplicaPresence.ts), in the same statement.
  */
 import type { Knex } from 'knex';
 import type { HeldCallStore, HeldRound, RoundClaim } from '../inputRequests/HeldCallStore';
 import { callAddress, relayAddressPrefix } from '../replicas/SignalBus';
 import { DatabaseSignalStore } from './DatabaseSignalStore';
+import { replicaGone } from './DatabaseReplicaPresenceStore';
 
 /** Table of the current round of held calls (see migrations/). */
 export const HELD_CALLS_TABLE = 'mcp_broker_held_calls';
@@ -24,7 +27,21 @@ interface RoundRow {
   asked: string;
   resumption: string | null;
   expires_at: string | number;
+  holder_replica: string | null;
 }
+
+/** Options of {@link DatabaseHeldCallStore}. */
+export interface DatabaseHeldCallStoreOptions {
+  /** The signal store of the same database (the table's one writer); default a new one. */
+  signals?: DatabaseSignalStore;
+  /**
+   * This replica's presence id (replicas/ReplicaPresence.ts), recorded with the rounds it
+   * publishes; without it its rounds never count as held by a gone replica.
+   */
+  replicaId?: string;
+}
+
+const GONE_HOLDER = `${HELD_CALLS_TABLE}.holder_replica`;
 
 function fromRow(row: RoundRow): HeldRound {
   return {
@@ -41,11 +58,14 @@ function fromRow(row: RoundRow): HeldRound {
 
 /** {@link HeldCallStore} shared by every replica through the plugin's database. */
 export class DatabaseHeldCallStore implements HeldCallStore {
-  /** `signals`: the signal store of the same database (the table's one writer). */
+  private readonly signals: DatabaseSignalStore;
+
   constructor(
     private readonly knex: Knex,
-    private readonly signals: DatabaseSignalStore = new DatabaseSignalStore(knex),
-  ) {}
+    private readonly options: DatabaseHeldCallStoreOptions = {},
+  ) {
+    this.signals = options.signals ?? new DatabaseSignalStore(knex);
+  }
 
   async publishRound(round: HeldRound): Promise<void> {
     const row = {
@@ -57,6 +77,7 @@ export class DatabaseHeldCallStore implements HeldCallStore {
       asked: JSON.stringify(round.asked),
       resumption: null,
       expires_at: round.expiresAt,
+      holder_replica: this.options.replicaId ?? null,
     };
     await this.knex(HELD_CALLS_TABLE).insert(row).onConflict('call_id').merge();
   }
@@ -66,17 +87,28 @@ export class DatabaseHeldCallStore implements HeldCallStore {
     claim: RoundClaim,
     now: number,
     keepUntil: number,
-  ): Promise<HeldRound | undefined> {
+  ): Promise<HeldRound | 'holder-gone' | undefined> {
+    const gone = replicaGone(GONE_HOLDER, now);
     const updated = await this.knex(HELD_CALLS_TABLE)
       .where({ call_id: callId })
       .whereNull('resumption')
       .andWhere('expires_at', '>', now)
+      .andWhereRaw(`not ${gone.sql}`, gone.bindings)
       .update({ resumption: JSON.stringify(claim), expires_at: keepUntil });
-    if (updated !== 1) return undefined;
+    if (updated !== 1) return (await this.holderGone(callId, now)) ? 'holder-gone' : undefined;
     const row: RoundRow | undefined = await this.knex(HELD_CALLS_TABLE)
       .where({ call_id: callId })
       .first();
     return row === undefined ? undefined : fromRow(row);
+  }
+
+  async holderGone(callId: string, now: number): Promise<boolean> {
+    const gone = replicaGone(GONE_HOLDER, now);
+    const row = await this.knex(HELD_CALLS_TABLE)
+      .where({ call_id: callId })
+      .andWhereRaw(gone.sql, gone.bindings)
+      .first('call_id');
+    return row !== undefined;
   }
 
   async claimOf(callId: string, round: number): Promise<RoundClaim | undefined> {
@@ -92,14 +124,15 @@ export class DatabaseHeldCallStore implements HeldCallStore {
     now: number,
     expiresAt: number,
   ): Promise<boolean> {
-    // One statement: the check that the round is still published and the insert cannot be
-    // split by the holder deleting the round.
+    // One statement: the check that the round is still published (by a present holder) and the
+    // insert cannot be split by the holder deleting the round.
+    const gone = replicaGone(GONE_HOLDER, now);
     return this.signals.sendWhile(
       { address: callAddress(callId), kind: 'answer', payload: message },
       expiresAt,
       {
-        sql: 'exists (select 1 from ?? where call_id = ? and expires_at > ?)',
-        bindings: [HELD_CALLS_TABLE, callId, now],
+        sql: `exists (select 1 from ?? where call_id = ? and expires_at > ? and not ${gone.sql})`,
+        bindings: [HELD_CALLS_TABLE, callId, now, ...gone.bindings],
       },
     );
   }

@@ -13,11 +13,10 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { QuotaStore } from '../rateLimits/RateLimiter';
+import { REPLICAS_TABLE } from './DatabaseReplicaPresenceStore';
 
 /** Windows of every budget (see migrations/). */
 export const RATE_WINDOWS_TABLE = 'mcp_broker_rate_windows';
-/** Replica heartbeats (see migrations/). */
-export const REPLICAS_TABLE = 'mcp_broker_replicas';
 
 const T = RATE_WINDOWS_TABLE;
 /** What a lease grants, from the row before the update: min(wanted, limit − used), at least 0. */
@@ -67,12 +66,7 @@ export class DatabaseQuotaStore implements QuotaStore {
     await this.knex.raw(RECORD_SQL, [budgetKey(budget), windowEnd, units]);
   }
 
-  async heartbeat(replicaId: string, aliveUntil: number, now: number): Promise<number> {
-    await this.knex(REPLICAS_TABLE)
-      .insert({ replica_id: replicaId, alive_until: aliveUntil })
-      .onConflict('replica_id')
-      .merge(['alive_until']);
-    await this.knex(REPLICAS_TABLE).where('alive_until', '<=', now).delete();
+  async liveReplicas(now: number): Promise<number> {
     await this.knex(RATE_WINDOWS_TABLE).where('window_end', '<=', now).delete();
     const [{ live }] = await this.knex(REPLICAS_TABLE)
       .where('alive_until', '>', now)

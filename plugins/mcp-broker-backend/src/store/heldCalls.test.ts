@@ -19,6 +19,7 @@ import { fixedHmacKeys } from '../inputRequests/requestStateKey';
 import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
 import { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
+import { DatabaseReplicaPresenceStore } from './DatabaseReplicaPresenceStore';
 import { SignalBus } from '../replicas/SignalBus';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
@@ -83,6 +84,42 @@ describe.each(engines)('held calls on $label', engine => {
       expect(await answering.deliverAnswer('call-d', '{"id":"g"}', NOW, NOW + 1_000)).toBe(false);
     });
 
+    it('refuses claims and answers for a round whose holder is gone, and says so', async () => {
+      const presence = new DatabaseReplicaPresenceStore(knexes[0]);
+      const holder = new DatabaseHeldCallStore(knexes[0], { replicaId: 'replica-holder' });
+      const answering = new DatabaseHeldCallStore(knexes[1], { replicaId: 'replica-other' });
+      await presence.beat('replica-holder', NOW + 10_000, NOW);
+      await holder.publishRound(round('call-g'));
+      await holder.publishRound(round('call-h'));
+      // Present: the holder is not gone, answers are handed over, a claim wins.
+      expect(await answering.holderGone('call-g', NOW + 9_999)).toBe(false);
+      expect(await answering.deliverAnswer('call-g', '{"id":"g"}', NOW + 9_999, NOW + 20_000)).toBe(
+        true,
+      );
+      expect(await answering.claimRound('call-h', claim, NOW + 9_999, NOW + 60_000)).toMatchObject({
+        round: 1,
+      });
+      // Its mark lapsed (it died): nothing more reaches it, and a claim is refused as such.
+      expect(await answering.holderGone('call-g', NOW + 10_000)).toBe(true);
+      expect(
+        await answering.deliverAnswer('call-g', '{"id":"g"}', NOW + 10_000, NOW + 20_000),
+      ).toBe(false);
+      expect(await answering.claimRound('call-g', claim, NOW + 10_000, NOW + 60_000)).toBe(
+        'holder-gone',
+      );
+      // The round a claim already took is still the holder's; it, too, counts as gone now.
+      expect(await answering.holderGone('call-h', NOW + 10_000)).toBe(true);
+      // A round the holder ended is not "gone": it is no longer there.
+      await holder.deleteCall('call-g');
+      expect(await answering.holderGone('call-g', NOW + 10_000)).toBe(false);
+      // A round of a replica of an earlier version (no presence id) never counts as gone.
+      await new DatabaseHeldCallStore(knexes[0]).publishRound(round('call-old-version'));
+      expect(await answering.holderGone('call-old-version', NOW + 10_000)).toBe(false);
+      expect(
+        await answering.claimRound('call-old-version', claim, NOW + 10_000, NOW + 60_000),
+      ).toMatchObject({ round: 1 });
+    });
+
     it('sweeps expired rounds only', async () => {
       const store = new DatabaseHeldCallStore(knexes[0]);
       await store.publishRound({ ...round('call-s1'), expiresAt: NOW - 5 });
@@ -100,33 +137,36 @@ describe.each(engines)('held calls on $label', engine => {
 
     beforeAll(async () => {
       backend = await startRawMcpBackend();
-      const endpoint = { name: 'raw', url: backend.url, headers: {} };
-      replicas = knexes.map(knex => {
-        const logger = mockServices.logger.mock();
-        const shared = {
-          store: new DatabaseHeldCallStore(knex),
-          bus: new SignalBus({ store: new DatabaseSignalStore(knex), logger }),
-        };
-        return new ToolCalls({
-          logger,
-          elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
-          backendOf: name => (name === 'raw' ? channelsOf(endpoint) : undefined),
-          closeSessionsOf: async () => undefined,
-          toolCallTimeoutMs: 10_000,
-          requestTimeoutMs: 5_000,
-          requestStates: new RequestStateSealer({
-            keys: fixedHmacKeys(KEY),
-            ttlMs: 60_000,
-            nonces: new DatabaseRequestStateNonceStore(knex),
-          }),
-          shared,
-        });
-      });
+      replicas = knexes.map(knex => toolCallsOn(knex));
     });
     afterAll(async () => {
       await Promise.all(replicas?.map(r => r.close()) ?? []);
       await backend?.close();
     });
+
+    /** A replica's ToolCalls on `knex`; `replicaId`: its presence id, recorded with its rounds. */
+    function toolCallsOn(knex: (typeof knexes)[number], replicaId?: string): ToolCalls {
+      const endpoint = { name: 'raw', url: backend.url, headers: {} };
+      const logger = mockServices.logger.mock();
+      const shared = {
+        store: new DatabaseHeldCallStore(knex, { replicaId }),
+        bus: new SignalBus({ store: new DatabaseSignalStore(knex), logger }),
+      };
+      return new ToolCalls({
+        logger,
+        elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
+        backendOf: name => (name === 'raw' ? channelsOf(endpoint) : undefined),
+        closeSessionsOf: async () => undefined,
+        toolCallTimeoutMs: 10_000,
+        requestTimeoutMs: 5_000,
+        requestStates: new RequestStateSealer({
+          keys: fixedHmacKeys(KEY),
+          ttlMs: 60_000,
+          nonces: new DatabaseRequestStateNonceStore(knex),
+        }),
+        shared,
+      });
+    }
 
     const binding = (args: Record<string, unknown>) => ({
       principal: 'user:default/alice',
@@ -198,6 +238,70 @@ describe.each(engines)('held calls on $label', engine => {
         ['7.0', '7.0', 'float'],
         ['"second"', '"second"', 'string'],
       ]);
+    });
+
+    it('refuses a retry of a call whose holder is gone, and nothing reaches the backend', async () => {
+      // A holder that never marked itself present: to the others, it is gone (killed).
+      const holder = toolCallsOn(knexes[0], `replica-dead-${Math.random()}`);
+      try {
+        const args = { id: '"holder-dead"' };
+        const first = collectingSink();
+        await holder.forward(call(args), first);
+        const before = backend.requests.length;
+        await expect(
+          replicas[1].resume(
+            {
+              binding: binding(args),
+              requestState: first.messages[0].result.requestState,
+              inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+              clientRequestId: 'retry-dead',
+            },
+            collectingSink(),
+          ),
+        ).rejects.toMatchObject({ reason: 'holder-gone' });
+        expect(backend.requests.length).toBe(before);
+      } finally {
+        await holder.close();
+      }
+    });
+
+    it('ends a relayed round with a retryable error once its holder is gone, not at the timeout', async () => {
+      const replicaId = `replica-dying-${Math.random()}`;
+      const presence = new DatabaseReplicaPresenceStore(knexes[0]);
+      await presence.beat(replicaId, Date.now() + 60_000, Date.now());
+      const holder = toolCallsOn(knexes[0], replicaId);
+      try {
+        const args = { id: '"holder-dies"', thenWaitForCancel: true };
+        const first = collectingSink();
+        await holder.forward(call(args), first);
+        const leg = collectingSink();
+        const resumed = replicas[1].resume(
+          {
+            binding: binding(args),
+            requestState: first.messages[0].result.requestState,
+            inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+            clientRequestId: 'retry-lost',
+            progressToken: 'p-lost',
+          },
+          leg,
+        );
+        // Claimed and answered while the holder was present: its relay came through.
+        await leg.waitFor(m => m.method === 'notifications/progress');
+        const diedAt = Date.now();
+        await presence.leave(replicaId); // as if it died: its mark is gone
+        await resumed;
+        expect(leg.messages.at(-1)).toMatchObject({
+          id: 'retry-lost',
+          error: {
+            code: -32000,
+            data: { backend: 'raw', reason: 'replica-lost', retryable: true },
+          },
+        });
+        // Within a presence check (2 s), far from the 10 s tool call timeout.
+        expect(Date.now() - diedAt).toBeLessThan(8_000);
+      } finally {
+        await holder.close();
+      }
     });
 
     /** The call ids of held calls with rows (rounds or signals) in the shared database. */

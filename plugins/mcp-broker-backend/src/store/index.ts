@@ -3,7 +3,8 @@ export { DatabaseClientSessionStore, CLIENT_SESSIONS_TABLE } from './DatabaseCli
 export { DatabaseElicitationIdStore, ELICITATIONS_TABLE } from './DatabaseElicitationIdStore';
 export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore';
 export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
-export { DatabaseQuotaStore, RATE_WINDOWS_TABLE, REPLICAS_TABLE } from './DatabaseQuotaStore';
+export { DatabaseQuotaStore, RATE_WINDOWS_TABLE } from './DatabaseQuotaStore';
+export { DatabaseReplicaPresenceStore, REPLICAS_TABLE } from './DatabaseReplicaPresenceStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export {
   readSessionStoreKind,

@@ -9,12 +9,8 @@ import { ConfigReader } from '@backstage/config';
 import { readRateLimitConfig } from '../rateLimits/rateLimitConfig';
 import { RateLimitRules } from '../rateLimits/RateLimitRules';
 import { LEASE_SHARE, RateLimiter, type QuotaStore } from '../rateLimits/RateLimiter';
-import {
-  budgetKey,
-  DatabaseQuotaStore,
-  RATE_WINDOWS_TABLE,
-  REPLICAS_TABLE,
-} from './DatabaseQuotaStore';
+import { budgetKey, DatabaseQuotaStore, RATE_WINDOWS_TABLE } from './DatabaseQuotaStore';
+import { DatabaseReplicaPresenceStore, REPLICAS_TABLE } from './DatabaseReplicaPresenceStore';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('rate limit store tests');
@@ -39,9 +35,9 @@ class CountingQuotaStore implements QuotaStore {
     this.#check();
     return this.inner.record(budget, windowEnd, units);
   }
-  async heartbeat(replicaId: string, aliveUntil: number, now: number) {
+  async liveReplicas(now: number) {
     this.#check();
-    return this.inner.heartbeat(replicaId, aliveUntil, now);
+    return this.inner.liveReplicas(now);
   }
 }
 
@@ -76,19 +72,27 @@ describe.each(engines)('rate limits on $label', engine => {
       expect(row).toBeDefined();
     });
 
-    it('counts live replicas from their heartbeats and sweeps ended windows and replicas', async () => {
+    it('counts live replicas from their presence marks and sweeps ended windows and replicas', async () => {
       const [a, b] = knexes.map(knex => new DatabaseQuotaStore(knex));
+      const [presenceA, presenceB] = knexes.map(knex => new DatabaseReplicaPresenceStore(knex));
       const now = WINDOW_START;
       await knexes[0](REPLICAS_TABLE).delete();
-      expect(await a.heartbeat('replica-a', now + 30_000, now)).toBe(1);
-      expect(await b.heartbeat('replica-b', now + 30_000, now)).toBe(2);
-      expect(await a.heartbeat('replica-a', now + 40_000, now + 1_000)).toBe(2);
-      // B stopped beating: 30 s later it no longer counts, and its row is gone.
-      expect(await a.heartbeat('replica-a', now + 70_000, now + 35_000)).toBe(1);
+      await presenceA.beat('replica-a', now + 10_000, now);
+      expect(await a.liveReplicas(now)).toBe(1);
+      await presenceB.beat('replica-b', now + 10_000, now);
+      expect(await b.liveReplicas(now)).toBe(2);
+      await presenceA.beat('replica-a', now + 11_000, now + 1_000);
+      expect(await a.liveReplicas(now + 1_000)).toBe(2);
+      // B stopped beating: once its mark lapsed it no longer counts, and the next beat drops it.
+      await presenceA.beat('replica-a', now + 20_000, now + 10_000);
+      expect(await a.liveReplicas(now + 10_000)).toBe(1);
       expect(await knexes[1](REPLICAS_TABLE).pluck('replica_id')).toEqual(['replica-a']);
+      // A replica that stops cleanly removes its mark at once.
+      await presenceA.leave('replica-a');
+      expect(await a.liveReplicas(now + 10_000)).toBe(0);
       const budget = freshBudget();
       await a.lease(budget, now + 60_000, 10, 1);
-      await a.heartbeat('replica-a', now + 100_000, now + 60_000);
+      await a.liveReplicas(now + 60_000);
       expect(await knexes[1](RATE_WINDOWS_TABLE).where({ window_end: now + 60_000 })).toEqual([]);
     });
   });
@@ -103,13 +107,20 @@ describe.each(engines)('rate limits on $label', engine => {
       await knexes[0](REPLICAS_TABLE).delete();
       const config = readRateLimitConfig(new ConfigReader({ mcpBroker: { rateLimits } } as never))!;
       stores = knexes.map(knex => new CountingQuotaStore(new DatabaseQuotaStore(knex)));
-      limiters = stores.map((store, i) =>
+      // Both replicas are present (their ReplicaPresence would keep these marks current).
+      for (const [i, knex] of knexes.entries()) {
+        await new DatabaseReplicaPresenceStore(knex).beat(
+          `replica-${i}`,
+          clock.now + 3_600_000,
+          clock.now,
+        );
+      }
+      limiters = stores.map(store =>
         RateLimiter.create({
           rules: RateLimitRules.of(config),
           store,
           logger: mockServices.logger.mock(),
           now: () => clock.now,
-          replicaId: `replica-${i}-${Math.random()}`,
           // A loaded test machine may take long for a statement: that is not what is tested here.
           leaseWaitMs: 30_000,
         }),

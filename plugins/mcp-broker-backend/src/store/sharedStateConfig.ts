@@ -18,6 +18,8 @@ import { DatabaseSignalStore } from './DatabaseSignalStore';
 import type { QuotaStore } from '../rateLimits/RateLimiter';
 import { DatabaseQuotaStore } from './DatabaseQuotaStore';
 import { migrateBrokerDatabase } from './migrations';
+import { ReplicaPresence } from '../replicas/ReplicaPresence';
+import { DatabaseReplicaPresenceStore } from './DatabaseReplicaPresenceStore';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
 export type SessionStoreKind = 'memory' | 'database';
@@ -50,6 +52,8 @@ export interface SharedStateStores {
   signals?: SignalStore;
   /** Rate-limit quota shared by every replica (mcpBroker.rateLimits). */
   quota?: QuotaStore;
+  /** This replica's presence among the replicas (not started yet). */
+  presence?: ReplicaPresence;
 }
 
 /**
@@ -68,11 +72,14 @@ export async function createSharedStateStores(
   if (!database.migrations?.skip) await migrateBrokerDatabase(knex);
   // The one writer of the signals table, also for the held-call store's hand-overs.
   const signals = new DatabaseSignalStore(knex, { notify: options.signalNotifications });
+  // This replica's presence: what it holds is taken over once it is gone (start it, then serve).
+  const presence = new ReplicaPresence({ store: new DatabaseReplicaPresenceStore(knex) });
   return {
-    sessionStore: new DatabaseClientSessionStore(knex),
+    presence,
+    sessionStore: new DatabaseClientSessionStore(knex, { replicaId: presence.id }),
     elicitationStore: new DatabaseElicitationIdStore(knex),
     requestStateNonces: new DatabaseRequestStateNonceStore(knex),
-    heldCalls: new DatabaseHeldCallStore(knex, signals),
+    heldCalls: new DatabaseHeldCallStore(knex, { signals, replicaId: presence.id }),
     signals,
     quota: new DatabaseQuotaStore(knex),
   };

@@ -16,6 +16,7 @@ import {
 import { ClientSessionRegistry } from '../sessions/ClientSessionRegistry';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
+import { DatabaseReplicaPresenceStore } from './DatabaseReplicaPresenceStore';
 import { BROKER_MIGRATIONS, migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 import { replicaDatabases } from './__testUtils__/replicaDatabases';
 
@@ -26,6 +27,8 @@ interface Engine {
   /** Two store sets that see the same data (two "replicas"). */
   open(): Promise<{
     replicas: Array<{ sessions: ClientSessionStore; elicitations: ElicitationIdStore }>;
+    /** The replicas' presence marks (shared engines only). */
+    presence?: DatabaseReplicaPresenceStore;
     close(): Promise<void>;
   }>;
 }
@@ -48,8 +51,9 @@ for (const database of databaseEngines) {
     async open() {
       const { knexes, close } = await database.open();
       return {
-        replicas: knexes.map(knex => ({
-          sessions: new DatabaseClientSessionStore(knex),
+        presence: new DatabaseReplicaPresenceStore(knexes[0]),
+        replicas: knexes.map((knex, i) => ({
+          sessions: new DatabaseClientSessionStore(knex, { replicaId: `replica-${i}` }),
           elicitations: new DatabaseElicitationIdStore(knex),
         })),
         close,
@@ -88,9 +92,10 @@ function mapping(overrides: Partial<ElicitationMapping> = {}): ElicitationMappin
 
 describe.each(engines)('broker shared stores on $label', engine => {
   let replicas: Awaited<ReturnType<Engine['open']>>['replicas'];
+  let presence: DatabaseReplicaPresenceStore | undefined;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ replicas, close } = await engine.open());
+    ({ replicas, presence, close } = await engine.open());
   }, 60_000);
   afterAll(async () => close());
   const [a, b] = [0, 1].map(i => () => replicas[i]);
@@ -160,6 +165,9 @@ describe.each(engines)('broker shared stores on $label', engine => {
   it('lets one replica hold a session’s stream lease until it releases it or the lease lapses', async () => {
     const s = session({ expiresAt: NOW + 100_000 });
     await a().sessions.insert(s);
+    // Both replicas present throughout (a gone one is the next test's).
+    await presence?.beat('replica-0', NOW + 1_000_000, NOW);
+    await presence?.beat('replica-1', NOW + 1_000_000, NOW);
     const both = await Promise.all([
       a().sessions.acquireStreamLease(s.id, 'stream-a', NOW + 30_000, NOW),
       b().sessions.acquireStreamLease(s.id, 'stream-b', NOW + 30_000, NOW),
@@ -170,7 +178,9 @@ describe.each(engines)('broker shared stores on $label', engine => {
       await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 40_000, NOW + 10_000),
     ).toBe(false);
     // Renewed while open: still held after the first expiry.
-    await a().sessions.renewStreamLeases([holder, 'unknown'], NOW + 60_000);
+    expect(await a().sessions.renewStreamLeases([holder, 'unknown'], NOW + 60_000)).toEqual([
+      'unknown',
+    ]);
     expect(
       await other.sessions.acquireStreamLease(s.id, 'stream-c', NOW + 70_000, NOW + 40_000),
     ).toBe(false);
@@ -252,6 +262,38 @@ describe.each(engines)('broker shared stores on $label', engine => {
     for (const m of [byCall, bySession, expired])
       expect(await a().elicitations.peek(m.gatewayId)).toBeUndefined();
     expect(await a().elicitations.peek(kept.gatewayId)).toEqual(kept);
+  });
+});
+
+// Replicas that are separate processes sharing a database: one of them can be gone.
+describe.each(databaseEngines)('stream leases of a gone replica on $label', database => {
+  let sessions: DatabaseClientSessionStore[];
+  let presence: DatabaseReplicaPresenceStore;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    const opened = await database.open();
+    close = opened.close;
+    sessions = opened.knexes.map(
+      (knex, i) => new DatabaseClientSessionStore(knex, { replicaId: `replica-${i}` }),
+    );
+    presence = new DatabaseReplicaPresenceStore(opened.knexes[0]);
+  }, 60_000);
+  afterAll(async () => close());
+
+  it('lets another replica take a stream lease as soon as its holder’s presence lapsed, and tells the holder it lost it', async () => {
+    const [a, b] = sessions;
+    const s = session({ expiresAt: NOW + 100_000 });
+    await a.insert(s);
+    await presence.beat('replica-0', NOW + 10_000, NOW);
+    await presence.beat('replica-1', NOW + 60_000, NOW);
+    expect(await a.acquireStreamLease(s.id, 'stream-a', NOW + 30_000, NOW)).toBe(true);
+    // Its holder present: not taken, however often asked.
+    expect(await b.acquireStreamLease(s.id, 'stream-b', NOW + 40_000, NOW + 9_999)).toBe(false);
+    // Its holder's mark lapsed (killed): taken long before the lease itself would lapse.
+    expect(await b.acquireStreamLease(s.id, 'stream-b', NOW + 40_000, NOW + 10_000)).toBe(true);
+    // The first replica, alive after all (its event loop stalled), learns at its next renewal.
+    expect(await a.renewStreamLeases(['stream-a'], NOW + 50_000)).toEqual(['stream-a']);
+    expect(await b.renewStreamLeases(['stream-b'], NOW + 50_000)).toEqual([]);
   });
 });
 
