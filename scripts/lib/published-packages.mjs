@@ -59,6 +59,12 @@ export const publishedPackages = [
     pluginId: 'catalog',
     configKey: 'catalog',
   },
+  {
+    workspace: '@devportal/plugin-permission-backend-module-await-plugins',
+    dir: 'plugins/permission-backend-module-await-plugins',
+    role: 'backend-plugin-module',
+    pluginId: 'permission',
+  },
 ];
 
 /**

@@ -10,7 +10,6 @@ import { rootHttpRouterServiceFactory } from '@backstage/backend-defaults/rootHt
 import { budgetedDatabaseServiceFactory } from './database/budgetedDatabaseServiceFactory';
 import { PLUGIN_OWN_POOLS } from './database/pluginOwnPools';
 import { retryAfterOnUnavailable } from './http/retryAfterOnUnavailable';
-import { permissionModuleAwaitPlugins } from './rbac/permissionModuleAwaitPlugins';
 
 const backend = createBackend();
 
@@ -41,7 +40,7 @@ backend.add(import('@devportal/plugin-catalog-backend-module-mcp-broker'));
 backend.add(import('@backstage-community/plugin-rbac-backend'));
 // RBAC as published reads each plugin's permission metadata once at start: it starts only once
 // those plugins are up (docs/deployment.md, "Starting").
-backend.add(permissionModuleAwaitPlugins);
+backend.add(import('@devportal/plugin-permission-backend-module-await-plugins'));
 // Events cross plugins (the portal → the catalog module) and, on PostgreSQL, replicas.
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));

@@ -5,7 +5,7 @@
  * listens and answers 404 for a plugin that has not mounted its routes yet, and RBAC 6.1.0, as
  * published, then skips that plugin's policies until the next restart (owners' approvals refused
  * with 403: CI, on PostgreSQL). The development backend runs RBAC as published, with a module of
- * the permission plugin (rbac/permissionModuleAwaitPlugins.ts) that starts RBAC only once
+ * the permission plugin (@devportal/plugin-permission-backend-module-await-plugins) that starts RBAC only once
  * the named plugins are up (routes mounted, init finished).
  *
  * The race is forced on every run, not left to timing: a preload (lateRouteRegistration.cjs)

@@ -1,7 +1,8 @@
 /*
  * A module of the permission plugin (the RBAC plugin, as published) that holds the RBAC
  * plugin's start back until every plugin named in `permission.rbac.pluginsWithPermission` is up:
- * its routes mounted and its init finished (docs/deployment.md, "Starting").
+ * its routes mounted and its init finished (this package's README; docs/deployment.md, "Starting"
+ * in the repository).
  *
  * Why: RBAC 6.1.0 applies the conditional policy file in its init and reads each named plugin's
  * permission metadata over HTTP once, skipping a plugin's conditional policies until the next
@@ -28,35 +29,19 @@
  * itself). Nothing changes once the backend is up.
  */
 import { coreServices, createBackendModule } from '@backstage/backend-plugin-api';
+import { untilUp } from './untilUp';
 
-/** How long the RBAC plugin's start waits for a named plugin to be up (ms). */
+/**
+ * How long the RBAC plugin's start waits for a named plugin to be up (ms).
+ *
+ * @public
+ */
 export const PLUGIN_WAIT_MS = 300_000;
-/** How soon a plugin that is not up is asked again (ms). */
-const ASK_AGAIN_MS = 250;
-
-/** Answers that mean "not up yet": routes not mounted (404), init not finished (503). */
-const NOT_UP = new Set([404, 503]);
-
-/** Resolves true once the plugin at `metadataUrl` is up, false once `deadline` has passed. */
-async function untilUp(metadataUrl: string, deadline: number): Promise<boolean> {
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) return false;
-    try {
-      // Backstage holds the request while the plugin's init runs: no shorter timeout.
-      const response = await fetch(metadataUrl, { signal: AbortSignal.timeout(left) });
-      await response.body?.cancel();
-      if (!NOT_UP.has(response.status)) return true;
-    } catch {
-      // not listening yet, or the deadline passed: the loop decides
-    }
-    await new Promise(resolve => setTimeout(resolve, ASK_AGAIN_MS));
-  }
-}
-
 /**
  * The permission plugin's module that makes RBAC read the named plugins' permission metadata
  * only once they are up; see the file comment.
+ *
+ * @public
  */
 export const permissionModuleAwaitPlugins = createBackendModule({
   pluginId: 'permission',
@@ -80,7 +65,7 @@ export const permissionModuleAwaitPlugins = createBackendModule({
             if (!(await untilUp(metadataUrl, deadline))) {
               logger.error(
                 `Plugin ${pluginId} was not up within ${PLUGIN_WAIT_MS} ms; RBAC starts without ` +
-                  'waiting longer and may skip its conditional policies (docs/deployment.md, "Starting")',
+                  'waiting longer and may skip its conditional policies',
               );
             }
           }),
