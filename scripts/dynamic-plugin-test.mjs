@@ -44,6 +44,7 @@ const exported = [
     args: [
       '--embed-package',
       '@devportal/plugin-mcp-broker-common',
+      '@devportal/plugin-mcp-broker-node',
       '@devportal/backend-request-body',
       '@devportal/backend-kubernetes-client',
     ],

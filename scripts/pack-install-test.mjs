@@ -78,6 +78,7 @@ try {
     resolutions: {
       '@devportal/plugin-portal-common': `file:${tarballOf['@devportal/plugin-portal-common']}`,
       '@devportal/plugin-mcp-broker-common': `file:${tarballOf['@devportal/plugin-mcp-broker-common']}`,
+      '@devportal/plugin-mcp-broker-node': `file:${tarballOf['@devportal/plugin-mcp-broker-node']}`,
       '@devportal/backend-request-body': `file:${tarballOf['@devportal/backend-request-body']}`,
       '@devportal/backend-kubernetes-client': `file:${tarballOf['@devportal/backend-kubernetes-client']}`,
     },

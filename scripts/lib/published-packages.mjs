@@ -39,6 +39,12 @@ export const publishedPackages = [
     pluginId: 'mcp-broker',
   },
   {
+    workspace: '@devportal/plugin-mcp-broker-node',
+    dir: 'plugins/mcp-broker-node',
+    role: 'node-library',
+    pluginId: 'mcp-broker',
+  },
+  {
     workspace: '@devportal/plugin-mcp-broker-backend',
     dir: 'plugins/mcp-broker-backend',
     role: 'backend-plugin',

@@ -41,6 +41,9 @@ import { eventsServiceRef } from '@backstage/plugin-events-node';
 import { describeServers } from './broker/serverDescriptions';
 import { ServerChangePublisher } from './broker/ServerChangePublisher';
 import { createServersRouter } from './router/serversRouter';
+import { mcpAccessGrantsExtensionPoint } from '@devportal/plugin-mcp-broker-node';
+import { AccessGrantSources } from './grants/AccessGrantSources';
+import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -51,6 +54,9 @@ import { createServersRouter } from './router/serversRouter';
 export const mcpBrokerPlugin = createBackendPlugin({
   pluginId: 'mcp-broker',
   register(env) {
+    // Modules add where access grants come from (the portal's module; contract mcp-access §5).
+    const grantSources = new AccessGrantSources();
+    env.registerExtensionPoint(mcpAccessGrantsExtensionPoint, grantSources);
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
@@ -198,6 +204,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           keys.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
+        // Access grants, in the plugin's database (migrated above), written by their sources.
+        await grantSources.start(new DatabaseAccessGrantStore(await database.getClient()), logger);
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.
