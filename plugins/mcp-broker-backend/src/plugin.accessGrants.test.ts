@@ -1,12 +1,30 @@
 /*
- * The broker's extension point for access grant sources (docs/contracts/mcp-access.md §5.1) on
- * the real plugin (startTestBackend, its database on SQLite): a module adds a source, the
- * broker starts it with a writer over its migrated database, the writer stores and removes
- * grants under the source's prefix and refuses malformed ones; two sources with one id fail
- * start-up. The source here is the test's own (what the portal's module will be).
+ * The broker's extension point for access grant sources and the rule HAS_ACCESS_GRANT
+ * (docs/contracts/mcp-access.md §5.1, §6.1–6.2) on the real plugin (startTestBackend, its
+ * database on SQLite, a real example MCP server): a module adds a source, the broker starts it
+ * with a writer over its migrated database, the writer stores and removes grants under the
+ * source's prefix and refuses malformed ones; two sources with one id fail start-up; a policy
+ * whose condition is HAS_ACCESS_GRANT shows a person the tools of the servers they were granted,
+ * and stops showing them when the grant is removed — without asking the policy again. The source
+ * is the test's own (what the portal's module will be); the permission policy is a test double
+ * answering the conditional decision RBAC would give for one conditional line.
  */
-import { createBackendModule } from '@backstage/backend-plugin-api';
-import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import {
+  coreServices,
+  createBackendModule,
+  createServiceFactory,
+} from '@backstage/backend-plugin-api';
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  MCP_BROKER_PROMPT_RESOURCE_TYPE,
+  MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+  MCP_BROKER_TOOL_RESOURCE_TYPE,
+} from '@devportal/plugin-mcp-broker-common';
+import { startExampleMcpServer } from '@internal/example-mcp-server';
+import request from 'supertest';
+import { initializeRequest } from './testing/initializeRequest';
+import { waitFor } from './testing/waitFor';
 import {
   mcpAccessGrantsExtensionPoint,
   type McpAccessGrant,
@@ -90,5 +108,93 @@ describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
         ],
       }),
     ).rejects.toThrow(/Two MCP access grant sources have the id "portal"/);
+  });
+
+  it('shows a person the tools of a server they were granted (HAS_ACCESS_GRANT), and no more once the grant is gone', async () => {
+    const example = await startExampleMcpServer({ port: 0 });
+    const { source, writer } = recordingSource('portal');
+    let authorizeCalls = 0;
+    const granted = (resourceType: string) => ({
+      result: AuthorizeResult.CONDITIONAL,
+      pluginId: 'mcp-broker',
+      resourceType,
+      conditions: {
+        rule: 'HAS_ACCESS_GRANT',
+        resourceType,
+        params: { claims: ['user:default/alice'] },
+      },
+    });
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        sourceModule('test-grants', source),
+        mockServices.rootConfig.factory({
+          data: { mcpBroker: { servers: [{ name: 'example', url: example.url }] } },
+        }),
+        // What RBAC answers for `mcp-broker.tool.use` etc. under one conditional line.
+        createServiceFactory({
+          service: coreServices.permissions,
+          deps: {},
+          factory: () => ({
+            authorize: async (requests: any[]) =>
+              requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+            authorizeConditional: async () => {
+              authorizeCalls += 1;
+              return [
+                { result: AuthorizeResult.ALLOW },
+                { result: AuthorizeResult.ALLOW },
+                granted(MCP_BROKER_TOOL_RESOURCE_TYPE),
+                granted(MCP_BROKER_PROMPT_RESOURCE_TYPE),
+                granted(MCP_BROKER_RESOURCE_RESOURCE_TYPE),
+              ];
+            },
+          }),
+        }),
+      ],
+    });
+    const alice = mockCredentials.user.header('user:default/alice');
+    const post = (body: unknown, sessionId?: string) => {
+      const call = request(backend.server)
+        .post('/api/mcp-broker/mcp')
+        .set('Authorization', alice)
+        .set('Content-Type', 'application/json')
+        .set('Accept', 'application/json, text/event-stream');
+      if (sessionId !== undefined) call.set('Mcp-Session-Id', sessionId);
+      return call.send(JSON.stringify(body));
+    };
+    const toolNames = async (sessionId: string) => {
+      const listed = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId);
+      expect(listed.status).toBe(200);
+      return (listed.body.result.tools as Array<{ name: string }>).map(t => t.name);
+    };
+    try {
+      const init = await post(initializeRequest());
+      expect(init.status).toBe(200);
+      const sessionId = init.headers['mcp-session-id'];
+      // The example server is up, but alice holds no grant: she sees none of its tools.
+      await waitFor(
+        async () =>
+          (await request(backend.server).get('/api/mcp-broker/status')).body.backends?.[0]
+            ?.state === 'connected',
+      );
+      expect(await toolNames(sessionId)).toEqual([]);
+      const callsBefore = authorizeCalls;
+      // Granted: her next list shows the server's tools, with no new permission round trip.
+      const w = await writer;
+      await w.upsert([{ ...grant, subject: 'user:default/Alice' }]);
+      const withGrant = await toolNames(sessionId);
+      expect(withGrant.length).toBeGreaterThan(0);
+      expect(withGrant.every(name => name.startsWith('example_'))).toBe(true);
+      // Revoked: gone from her next list.
+      await w.remove([grant.id]);
+      expect(await toolNames(sessionId)).toEqual([]);
+      expect(authorizeCalls).toBe(callsBefore);
+      // A grant on another server shows nothing of this one.
+      await w.upsert([{ ...grant, id: 'key-uid-2', target: { kind: 'server', name: 'other' } }]);
+      expect(await toolNames(sessionId)).toEqual([]);
+    } finally {
+      await backend.stop();
+      await example.close();
+    }
   });
 });

@@ -43,6 +43,7 @@ import { ServerChangePublisher } from './broker/ServerChangePublisher';
 import { createServersRouter } from './router/serversRouter';
 import { mcpAccessGrantsExtensionPoint } from '@devportal/plugin-mcp-broker-node';
 import { AccessGrantSources } from './grants/AccessGrantSources';
+import { GrantIndex } from './grants/GrantIndex';
 import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
 
 /**
@@ -119,7 +120,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
             userInfo: deps.userInfo,
             logger,
           });
+        // Access grants (contract mcp-access §5), in the plugin's database (migrated above):
+        // written by their sources, read by HAS_ACCESS_GRANT through this replica's index.
+        const grantStore = new DatabaseAccessGrantStore(await database.getClient());
+        const grants = await GrantIndex.create({ store: grantStore, logger });
         const access = BrokerAccessControl.create({
+          grants: { lookup: grants, version: () => grants.version() },
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
@@ -196,6 +202,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           serverChanges.close();
           await discovery.stop();
           await broker.close();
+          grants.close();
           // After the calls ended: what this replica held is given up or ended by now.
           await stores.presence?.stop();
           rateLimits?.close();
@@ -203,9 +210,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await identity.close();
           keys.close();
         });
-        registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog());
-        // Access grants, in the plugin's database (migrated above), written by their sources.
-        await grantSources.start(new DatabaseAccessGrantStore(await database.getClient()), logger);
+        registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog(), access.rules);
+        await grantSources.start(grantStore, logger, () => grants.refresh());
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.

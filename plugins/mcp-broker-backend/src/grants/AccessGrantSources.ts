@@ -33,12 +33,16 @@ export class AccessGrantSources implements McpAccessGrantsExtensionPoint {
     return [...this.#sources.values()];
   }
 
-  /** Starts every source with its writer over `store`. */
-  async start(store: AccessGrantStore, logger: LoggerService): Promise<void> {
+  /** Starts every source with its writer over `store` (`onWritten`: see grantSourceWriter). */
+  async start(
+    store: AccessGrantStore,
+    logger: LoggerService,
+    onWritten?: () => Promise<void>,
+  ): Promise<void> {
     await Promise.all(
       this.list().map(async source => {
         try {
-          await source.start(grantSourceWriter(source.id, store));
+          await source.start(grantSourceWriter(source.id, store, onWritten));
         } catch (error) {
           logger.error(
             `MCP access grant source "${source.id}" failed to start; its changes are not followed: ${error}`,

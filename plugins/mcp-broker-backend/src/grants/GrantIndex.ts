@@ -18,6 +18,7 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { AccessGrantStore, StoredAccessGrant } from './AccessGrantStore';
+import type { GrantLookup } from '../permissions/rules';
 
 /** Default interval of the fallback read of the feed. */
 export const GRANT_POLL_MS = 5_000;
@@ -40,7 +41,7 @@ export interface GrantIndexOptions {
 }
 
 /** See the file comment. */
-export class GrantIndex {
+export class GrantIndex implements GrantLookup {
   readonly #store: AccessGrantStore;
   readonly #logger: LoggerService;
   readonly #pollMs: number;
@@ -52,6 +53,8 @@ export class GrantIndex {
   #bySubject = new Map<string, StoredAccessGrant[]>();
   readonly #versions = new Map<string, number>();
   #epoch = 0;
+  /** Counts every change announced (a version of the whole index). */
+  #changes = 0;
   #revision = 0;
   #freshAt = 0;
   #wasStale = false;
@@ -104,6 +107,22 @@ export class GrantIndex {
     this.#checkStaleness();
     const fresh = this.isFresh() ? 'fresh' : 'stale';
     return `${this.#epoch}:${fresh}:${this.#versions.get(subject.toLocaleLowerCase('en-US')) ?? 0}`;
+  }
+
+  /**
+   * {@link GrantLookup}: whether one of `claims` holds a live grant on server `server` (endpoint
+   * grants cover nothing until curated endpoints exist).
+   */
+  covers(claims: readonly string[], server: string): boolean {
+    return claims.some(claim =>
+      this.grantsOf(claim).some(g => g.target.kind === 'server' && g.target.name === server),
+    );
+  }
+
+  /** Changes whenever what {@link grantsOf} answers for anyone may have changed. */
+  version(): number {
+    this.#checkStaleness();
+    return this.#changes;
   }
 
   /** Listens to changes; returns the function that stops listening. */
@@ -236,6 +255,7 @@ export class GrantIndex {
   }
 
   #emit(change: GrantChange): void {
+    this.#changes += 1;
     for (const listener of this.#listeners) {
       try {
         listener(change);

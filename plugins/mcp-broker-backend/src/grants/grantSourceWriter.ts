@@ -6,7 +6,7 @@
  */
 import { InputError } from '@backstage/errors';
 import type { McpAccessGrant, McpAccessGrantWriter } from '@devportal/plugin-mcp-broker-node';
-import type { AccessGrantStore } from './AccessGrantStore';
+import type { AccessGrantStore, GrantWriteResult } from './AccessGrantStore';
 
 /** A source id, and a server or endpoint name: what the broker accepts. */
 const NAME = /^[a-z0-9-]+$/;
@@ -68,15 +68,26 @@ function prefixed(source: string, grants: readonly McpAccessGrant[]): McpAccessG
   });
 }
 
-/** The writer of grant source `source` over `store`; see the file comment. */
-export function grantSourceWriter(source: string, store: AccessGrantStore): McpAccessGrantWriter {
+/**
+ * The writer of grant source `source` over `store`; see the file comment. `onWritten` runs
+ * after each write that changed something, before the writer's call resolves (this replica's
+ * index reads the change at once).
+ */
+export function grantSourceWriter(
+  source: string,
+  store: AccessGrantStore,
+  onWritten: () => Promise<void> = async () => undefined,
+): McpAccessGrantWriter {
   checkGrantSourceId(source);
+  const written = async (result: GrantWriteResult) => {
+    if (result !== undefined) await onWritten();
+  };
   return {
     async upsert(grants) {
-      await store.upsert(prefixed(source, grants));
+      await written(await store.upsert(prefixed(source, grants)));
     },
     async remove(ids) {
-      await store.remove(ids.map(id => `${source}:${id}`));
+      await written(await store.remove(ids.map(id => `${source}:${id}`)));
     },
     async replaceGroup(group, grants) {
       const all = prefixed(source, grants);
@@ -86,10 +97,10 @@ export function grantSourceWriter(source: string, store: AccessGrantStore): McpA
           `Invalid MCP access grant "${mismatch.id}" from source ${source}: replaceGroup("${group}") was given a grant of another group`,
         );
       }
-      await store.replaceGroup(`${source}:${group}`, all);
+      await written(await store.replaceGroup(`${source}:${group}`, all));
     },
     async removeGroup(group) {
-      await store.removeGroup(`${source}:${group}`);
+      await written(await store.removeGroup(`${source}:${group}`));
     },
   };
 }

@@ -11,6 +11,11 @@
  * per call. Service principals (static tokens) are decided locally by Backstage's permissions
  * service from their `accessRestrictions` (no round trip at all).
  *
+ * Conditions may name HAS_ACCESS_GRANT (docs/contracts/mcp-access.md §6): what it answers
+ * changes with the grants, not with the policy, so the decisions are remembered as asked and the
+ * permitted catalog is derived from them again — without a round trip — when the grants' version
+ * changed since (a grant approved, revoked or expired is honoured at the next request).
+ *
  * Failure: when the permission backend cannot be asked, `forCredential` rejects (fail closed)
  * and nothing is remembered; the caller answers 503 and the next request asks again.
  *
@@ -37,7 +42,13 @@ import {
 import type { AggregatedCatalog, ViewKind } from '../broker/AggregatedCatalog';
 import type { ListChange, ListViews } from '../broker/ListViews';
 import { MAX_PERMISSION_DECISION_AGE_MS } from '../config';
-import { CatalogDecisions, PermittedCatalog } from './PermittedCatalog';
+import {
+  CatalogDecisions,
+  conditionAuthorizersOf,
+  type ConditionAuthorizers,
+  PermittedCatalog,
+} from './PermittedCatalog';
+import { createBrokerRules, type BrokerRules, type GrantLookup } from './rules';
 import {
   DEFAULT_DECISION_CACHE_MAX_PRINCIPALS,
   PrincipalDecisionCache,
@@ -60,6 +71,15 @@ export interface BrokerAccessControlOptions {
   maxAgeMs?: number;
   /** Milliseconds clock (tests). */
   now?: () => number;
+  /** The access grants HAS_ACCESS_GRANT reads, and their version (changes with any grant). */
+  grants?: { lookup: GrantLookup; version(): unknown };
+}
+
+/** What one decision said, as remembered (the catalog is derived from it). */
+interface Decided {
+  mayCreateSession: boolean;
+  mayReadStatus: boolean;
+  decisions: CatalogDecisions;
 }
 
 /**
@@ -86,7 +106,16 @@ const VIEW_DECISION: Record<ViewKind, keyof CatalogDecisions> = {
 /** Decides, remembers and applies the broker's permissions per credential. */
 export class BrokerAccessControl implements ListViews {
   readonly #permissions: PermissionsService;
-  readonly #cache: PrincipalDecisionCache<PrincipalAccess>;
+  readonly #cache: PrincipalDecisionCache<Decided>;
+  /** The access derived from a remembered decision, for one catalog and grants version. */
+  readonly #derived = new WeakMap<
+    Decided,
+    { catalog: AggregatedCatalog; grantsVersion: unknown; access: PrincipalAccess }
+  >();
+  readonly #grants: BrokerAccessControlOptions['grants'];
+  readonly #authorizers: ConditionAuthorizers;
+  /** The rules this broker applies (registered with Backstage as well). */
+  readonly rules: BrokerRules;
   /** Each credential's last catalog decisions; insertion order is age order (bounded). */
   readonly #lastDecisions = new Map<string, CatalogDecisions>();
   #authorizeCalls = 0;
@@ -97,6 +126,9 @@ export class BrokerAccessControl implements ListViews {
 
   private constructor(options: BrokerAccessControlOptions) {
     this.#permissions = options.permissions;
+    this.#grants = options.grants;
+    this.rules = createBrokerRules(options.grants?.lookup);
+    this.#authorizers = conditionAuthorizersOf(this.rules);
     this.#cache = new PrincipalDecisionCache({
       maxAgeMs: Math.min(
         options.maxAgeMs ?? MAX_PERMISSION_DECISION_AGE_MS,
@@ -116,12 +148,12 @@ export class BrokerAccessControl implements ListViews {
    * `catalog`. `credentials` is called only when a decision must be taken (it may verify the
    * request's token again).
    */
-  forCredential(
+  async forCredential(
     credential: string,
     catalog: AggregatedCatalog,
     credentials: () => Promise<BackstageCredentials>,
   ): Promise<PrincipalAccess> {
-    return this.#cache.get(credential, catalog, async () => {
+    const decided = await this.#cache.get(credential, catalog, async () => {
       const caller = await credentials();
       this.#authorizeCalls += 1;
       const [session, status, tool, prompt, resource] =
@@ -133,17 +165,29 @@ export class BrokerAccessControl implements ListViews {
       return {
         mayCreateSession: session.result === AuthorizeResult.ALLOW,
         mayReadStatus: status.result === AuthorizeResult.ALLOW,
-        catalog: PermittedCatalog.of(catalog, decisions),
+        decisions,
       };
     });
+    const grantsVersion = this.#grants?.version();
+    const known = this.#derived.get(decided);
+    if (known !== undefined && known.catalog === catalog && known.grantsVersion === grantsVersion) {
+      return known.access;
+    }
+    const access = {
+      mayCreateSession: decided.mayCreateSession,
+      mayReadStatus: decided.mayReadStatus,
+      catalog: PermittedCatalog.of(catalog, decided.decisions, this.#authorizers),
+    };
+    this.#derived.set(decided, { catalog, grantsVersion, access });
+    return access;
   }
 
   /** {@link ListViews}: see the file comment. */
   mayHaveChanged(viewer: string, change: ListChange): boolean {
     const decisions = this.#lastDecisions.get(viewer);
     if (decisions === undefined) return true;
-    const before = PermittedCatalog.of(change.previous, decisions);
-    const after = PermittedCatalog.of(change.next, decisions);
+    const before = PermittedCatalog.of(change.previous, decisions, this.#authorizers);
+    const after = PermittedCatalog.of(change.next, decisions, this.#authorizers);
     if (change.visible) return before.fingerprint(change.kind) !== after.fingerprint(change.kind);
     // An announcement: whatever the server changed, an ALLOW would show it and a DENY hide it;
     // under conditions, it can concern the viewer if it may see something of that server.

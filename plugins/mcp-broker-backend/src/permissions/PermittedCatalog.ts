@@ -12,13 +12,7 @@
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import type { AggregatedCatalog, Route, ViewKind } from '../broker/AggregatedCatalog';
-import {
-  BrokerItemResource,
-  BrokerToolResource,
-  promptRules,
-  resourceRules,
-  toolRules,
-} from './rules';
+import { BrokerItemResource, BrokerRules, BrokerToolResource, createBrokerRules } from './rules';
 
 /** The three resource decisions of one principal. */
 export interface CatalogDecisions {
@@ -27,9 +21,24 @@ export interface CatalogDecisions {
   resource: PolicyDecision;
 }
 
-const allowedTool = createConditionAuthorizer(toolRules);
-const allowedPrompt = createConditionAuthorizer(promptRules);
-const allowedResource = createConditionAuthorizer(resourceRules);
+/** The three resource types' condition authorizers, over one set of rules. */
+export interface ConditionAuthorizers {
+  tool: (decision: PolicyDecision, tool: BrokerToolResource) => boolean;
+  prompt: (decision: PolicyDecision, prompt: BrokerItemResource) => boolean;
+  resource: (decision: PolicyDecision, resource: BrokerItemResource) => boolean;
+}
+
+/** The authorizers of `rules` (build once: each call compiles the rules anew). */
+export function conditionAuthorizersOf(rules: BrokerRules): ConditionAuthorizers {
+  return {
+    tool: createConditionAuthorizer(rules.tool),
+    prompt: createConditionAuthorizer(rules.prompt),
+    resource: createConditionAuthorizer(rules.resource),
+  };
+}
+
+/** Without grants (HAS_ACCESS_GRANT false for everyone). */
+const WITHOUT_GRANTS = conditionAuthorizersOf(createBrokerRules());
 
 function isAllowed<T>(
   decision: PolicyDecision,
@@ -46,6 +55,7 @@ export class PermittedCatalog {
   private constructor(
     private readonly catalog: AggregatedCatalog,
     private readonly decisions: CatalogDecisions,
+    private readonly authorizers: ConditionAuthorizers,
     readonly tools: readonly Record<string, unknown>[],
     readonly prompts: readonly Record<string, unknown>[],
     readonly resources: readonly Record<string, unknown>[],
@@ -54,8 +64,13 @@ export class PermittedCatalog {
     private readonly promptNames: ReadonlySet<string> | 'all',
   ) {}
 
-  /** Applies `decisions` to every item of `catalog`. */
-  static of(catalog: AggregatedCatalog, decisions: CatalogDecisions): PermittedCatalog {
+  /** Applies `decisions` to every item of `catalog`, conditions through `authorizers`. */
+  static of(
+    catalog: AggregatedCatalog,
+    decisions: CatalogDecisions,
+    authorizers: ConditionAuthorizers = WITHOUT_GRANTS,
+  ): PermittedCatalog {
+    const { tool: allowedTool, prompt: allowedPrompt, resource: allowedResource } = authorizers;
     const tools = filterNamed(
       catalog.tools,
       decisions.tool,
@@ -92,6 +107,7 @@ export class PermittedCatalog {
     return new PermittedCatalog(
       catalog,
       decisions,
+      authorizers,
       tools.items,
       prompts.items,
       resources,
@@ -150,7 +166,9 @@ export class PermittedCatalog {
     const route = this.catalog.resolveResource(uri);
     if (route === undefined) return undefined;
     const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
-    return isAllowed(this.decisions.resource, allowedResource, item) ? route.backend : undefined;
+    return isAllowed(this.decisions.resource, this.authorizers.resource, item)
+      ? route.backend
+      : undefined;
   }
 }
 

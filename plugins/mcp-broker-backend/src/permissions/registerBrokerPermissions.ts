@@ -18,37 +18,39 @@ import {
 import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
 import {
   BrokerItemResource,
+  BrokerRules,
   BrokerToolResource,
   promptResourceRef,
-  promptRules,
   resourceResourceRef,
-  resourceRules,
   toolResourceRef,
-  toolRules,
 } from './rules';
 
-/** Registers permissions, resource types and rules; `catalog` gives the current catalog. */
+/**
+ * Registers permissions, resource types and `rules` (the ones the broker applies itself);
+ * `catalog` gives the current catalog.
+ */
 export function registerBrokerPermissions(
   registry: PermissionsRegistryService,
   catalog: () => AggregatedCatalog,
+  rules: BrokerRules,
 ): void {
   registry.addPermissions(mcpBrokerPermissions);
   registry.addResourceType({
     resourceRef: toolResourceRef,
     permissions: [mcpBrokerToolUsePermission],
-    rules: toolRules,
+    rules: rules.tool,
     getResources: async refs => refs.map(ref => findTool(catalog(), ref)),
   });
   registry.addResourceType({
     resourceRef: promptResourceRef,
     permissions: [mcpBrokerPromptUsePermission],
-    rules: promptRules,
+    rules: rules.prompt,
     getResources: async refs => refs.map(ref => findPrompt(catalog(), ref)),
   });
   registry.addResourceType({
     resourceRef: resourceResourceRef,
     permissions: [mcpBrokerResourceReadPermission],
-    rules: resourceRules,
+    rules: rules.resource,
     getResources: async refs => refs.map(ref => findResource(catalog(), ref)),
   });
 }

@@ -5,7 +5,7 @@ import {
   globMatcher,
   hasToolAnnotationRule,
   toolAnnotation,
-  toolRules,
+  createBrokerRules,
 } from './rules';
 
 describe('HAS_NAME globs', () => {
@@ -114,7 +114,7 @@ describe('tool rules combined in a conditional decision (as RBAC sends them)', (
       ],
     },
   };
-  const allowed = createConditionAuthorizer(toolRules);
+  const allowed = createConditionAuthorizer(createBrokerRules().tool);
 
   it('allows read-only tools of any server and the named tools of the named server only', () => {
     expect(

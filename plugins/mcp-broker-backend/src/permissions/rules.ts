@@ -1,6 +1,7 @@
 /*
- * The broker's permission resources and rules (spec §8): IS_ON_SERVER and HAS_NAME for
- * tools, prompts and resources, HAS_TOOL_ANNOTATION for tools. Policies (RBAC conditional
+ * The broker's permission resources and rules (spec §8): IS_ON_SERVER, HAS_NAME and
+ * HAS_ACCESS_GRANT (docs/contracts/mcp-access.md §6.1) for tools, prompts and resources,
+ * HAS_TOOL_ANNOTATION for tools. Policies (RBAC conditional
  * policies) combine them with anyOf / allOf / not.
  *
  * The broker applies conditional decisions itself, in process, to each item of its
@@ -34,7 +35,21 @@ export interface BrokerToolResource extends BrokerItemResource {
 
 /** The query form of the rules (what `toQuery` produces; never run against a store). */
 export type BrokerItemQuery =
-  { servers: string[] } | { patterns: string[] } | { annotation: ToolAnnotation; value: boolean };
+  | { servers: string[] }
+  | { patterns: string[] }
+  | { annotation: ToolAnnotation; value: boolean }
+  | { grantedTo: string[] };
+
+/**
+ * What HAS_ACCESS_GRANT asks: whether one of `claims` (entity refs) holds a live access grant
+ * that covers an item of `server` (grants/GrantIndex.ts behind it; none without a source).
+ */
+export interface GrantLookup {
+  covers(claims: readonly string[], server: string): boolean;
+}
+
+/** No grants at all: HAS_ACCESS_GRANT is false for everyone. */
+export const NO_GRANTS: GrantLookup = { covers: () => false };
 
 /** Resource ref of `mcp-broker-tool`. */
 export const toolResourceRef = createPermissionResourceRef<
@@ -106,6 +121,8 @@ export function globMatcher(patterns: readonly string[]): (name: string) => bool
 export type IsOnServerParams = { servers: string[] };
 /** Parameters of HAS_NAME. */
 export type HasNameParams = { patterns: string[] };
+/** Parameters of HAS_ACCESS_GRANT. */
+export type HasAccessGrantParams = { claims: string[] };
 /** Parameters of HAS_TOOL_ANNOTATION. */
 export type HasToolAnnotationParams = { annotation: ToolAnnotation; value: boolean };
 
@@ -144,6 +161,26 @@ const patternsSchema = ruleParamsSchema<HasNameParams>(
     (isStringArray((value as HasNameParams).patterns)
       ? undefined
       : 'patterns must be an array of glob patterns'),
+);
+
+const claimsSchema = ruleParamsSchema<HasAccessGrantParams>(
+  {
+    type: 'object',
+    properties: {
+      claims: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Entity refs whose grants count; policies pass $currentUser (or $ownerRefs)',
+      },
+    },
+    required: ['claims'],
+    additionalProperties: false,
+  },
+  value =>
+    objectProblem(value, ['claims']) ??
+    (isStringArray((value as HasAccessGrantParams).claims)
+      ? undefined
+      : 'claims must be an array of entity refs'),
 );
 
 const annotationSchema = ruleParamsSchema<HasToolAnnotationParams>(
@@ -218,19 +255,44 @@ export const hasToolAnnotationRule = createPermissionRule({
   toQuery: ({ annotation, value }: HasToolAnnotationParams) => ({ annotation, value }),
 });
 
-/** Every rule of `mcp-broker-tool`. */
-export const toolRules = [
-  createPermissionRule({ ...isOnServer, resourceRef: toolResourceRef }),
-  createPermissionRule({ ...hasName, resourceRef: toolResourceRef }),
-  hasToolAnnotationRule,
-];
-/** Every rule of `mcp-broker-prompt`. */
-export const promptRules = [
-  createPermissionRule({ ...isOnServer, resourceRef: promptResourceRef }),
-  createPermissionRule({ ...hasName, resourceRef: promptResourceRef }),
-];
-/** Every rule of `mcp-broker-resource`. */
-export const resourceRules = [
-  createPermissionRule({ ...isOnServer, resourceRef: resourceResourceRef }),
-  createPermissionRule({ ...hasName, resourceRef: resourceResourceRef }),
-];
+/** HAS_ACCESS_GRANT over `grants`, without its resource ref (the same rule for all three types). */
+function hasAccessGrant(grants: GrantLookup) {
+  return {
+    name: 'HAS_ACCESS_GRANT',
+    description:
+      'Allow items of MCP servers on which one of the claims holds a live access grant (approved in the portal, not expired)',
+    paramsSchema: claimsSchema,
+    apply: (item: BrokerItemResource, { claims }: HasAccessGrantParams) =>
+      grants.covers(claims, item.server),
+    toQuery: ({ claims }: HasAccessGrantParams) => ({ grantedTo: claims }),
+  };
+}
+
+/** The rules of the three resource types, with HAS_ACCESS_GRANT reading `grants`. */
+export function createBrokerRules(grants: GrantLookup = NO_GRANTS) {
+  const granted = hasAccessGrant(grants);
+  return {
+    /** Every rule of `mcp-broker-tool`. */
+    tool: [
+      createPermissionRule({ ...isOnServer, resourceRef: toolResourceRef }),
+      createPermissionRule({ ...hasName, resourceRef: toolResourceRef }),
+      hasToolAnnotationRule,
+      createPermissionRule({ ...granted, resourceRef: toolResourceRef }),
+    ],
+    /** Every rule of `mcp-broker-prompt`. */
+    prompt: [
+      createPermissionRule({ ...isOnServer, resourceRef: promptResourceRef }),
+      createPermissionRule({ ...hasName, resourceRef: promptResourceRef }),
+      createPermissionRule({ ...granted, resourceRef: promptResourceRef }),
+    ],
+    /** Every rule of `mcp-broker-resource`. */
+    resource: [
+      createPermissionRule({ ...isOnServer, resourceRef: resourceResourceRef }),
+      createPermissionRule({ ...hasName, resourceRef: resourceResourceRef }),
+      createPermissionRule({ ...granted, resourceRef: resourceResourceRef }),
+    ],
+  };
+}
+
+/** The rules of the three resource types; see {@link createBrokerRules}. */
+export type BrokerRules = ReturnType<typeof createBrokerRules>;
