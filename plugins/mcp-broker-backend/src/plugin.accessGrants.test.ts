@@ -22,6 +22,7 @@ import {
   MCP_BROKER_TOOL_RESOURCE_TYPE,
 } from '@devportal/plugin-mcp-broker-common';
 import { startExampleMcpServer } from '@internal/example-mcp-server';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { initializeRequest } from './testing/initializeRequest';
 import { waitFor } from './testing/waitFor';
@@ -47,6 +48,19 @@ function recordingSource(id: string) {
     },
   };
   return { source, writer };
+}
+
+/** Reads an SSE response until its text holds `marker`, then stops reading. */
+async function readUntil(response: Response, marker: string): Promise<void> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes(marker)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${marker}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  await reader.cancel();
 }
 
 const sourceModule = (moduleId: string, source: McpAccessGrantSource) =>
@@ -179,9 +193,17 @@ describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
       );
       expect(await toolNames(sessionId)).toEqual([]);
       const callsBefore = authorizeCalls;
+      // Her session's GET stream hears that her lists changed when she is granted.
+      const { port } = backend.server.address() as AddressInfo;
+      const stream = await fetch(`http://127.0.0.1:${port}/api/mcp-broker/mcp`, {
+        headers: { Authorization: alice, Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId },
+      });
+      expect(stream.status).toBe(200);
+      const heard = readUntil(stream, 'notifications/tools/list_changed');
       // Granted: her next list shows the server's tools, with no new permission round trip.
       const w = await writer;
       await w.upsert([{ ...grant, subject: 'user:default/Alice' }]);
+      await heard;
       const withGrant = await toolNames(sessionId);
       expect(withGrant.length).toBeGreaterThan(0);
       expect(withGrant.every(name => name.startsWith('example_'))).toBe(true);
@@ -196,5 +218,5 @@ describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
       await backend.stop();
       await example.close();
     }
-  });
+  }, 30_000);
 });

@@ -211,6 +211,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           keys.close();
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog(), access.rules);
+        // A grant that came or went changes people's lists: list_changed to their streams.
+        grants.onChange(change => broker.announceViewChanges(access.grantAudience(change)));
         await grantSources.start(grantStore, logger, () => grants.refresh());
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents

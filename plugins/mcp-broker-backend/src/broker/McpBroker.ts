@@ -154,6 +154,14 @@ export class McpBroker {
     this.leaseRenewal.unref();
   }
 
+  /**
+   * Announces list_changed of every kind to the streams whose viewer is in `audience`: their
+   * permitted view changed without a catalog change (an access grant came or went).
+   */
+  announceViewChanges(audience: ListAudience): void {
+    for (const kind of VIEW_KINDS) this.notifier.notify(kind, audience);
+  }
+
   /** Creates the broker and starts connecting to the configured backends. */
   static create(options: McpBrokerOptions): McpBroker {
     const broker = new McpBroker(options);

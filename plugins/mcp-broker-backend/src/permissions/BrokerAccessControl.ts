@@ -201,6 +201,23 @@ export class BrokerAccessControl implements ListViews {
     );
   }
 
+  /**
+   * The viewers a change of access grants can concern: those whose last decisions have a
+   * HAS_ACCESS_GRANT condition naming one of the changed `subjects` (any, for `'all'`), and
+   * those without a remembered decision.
+   */
+  grantAudience(subjects: readonly string[] | 'all'): (viewer: string | undefined) => boolean {
+    const changed = subjects === 'all' ? undefined : new Set(subjects);
+    return viewer => {
+      if (viewer === undefined) return true;
+      const decisions = this.#lastDecisions.get(viewer);
+      if (decisions === undefined) return true;
+      const claims = Object.values(decisions).flatMap(grantClaimsOf);
+      if (claims.length === 0) return false;
+      return changed === undefined || claims.some(claim => changed.has(claim));
+    };
+  }
+
   #remember(credential: string, decisions: CatalogDecisions) {
     this.#lastDecisions.delete(credential);
     while (this.#lastDecisions.size >= DEFAULT_DECISION_CACHE_MAX_PRINCIPALS) {
@@ -210,4 +227,26 @@ export class BrokerAccessControl implements ListViews {
     }
     this.#lastDecisions.set(credential, decisions);
   }
+}
+
+/** The claims (lower case) of every HAS_ACCESS_GRANT condition of a conditional decision. */
+function grantClaimsOf(decision: PolicyDecision): string[] {
+  if (decision.result !== AuthorizeResult.CONDITIONAL) return [];
+  const claims: string[] = [];
+  const walk = (criteria: unknown): void => {
+    if (typeof criteria !== 'object' || criteria === null) return;
+    const node = criteria as Record<string, unknown>;
+    for (const key of ['allOf', 'anyOf']) {
+      if (Array.isArray(node[key])) (node[key] as unknown[]).forEach(walk);
+    }
+    if (node.not !== undefined) walk(node.not);
+    const params = node.params as { claims?: unknown } | undefined;
+    if (node.rule === 'HAS_ACCESS_GRANT' && Array.isArray(params?.claims)) {
+      for (const claim of params!.claims as unknown[]) {
+        if (typeof claim === 'string') claims.push(claim.toLocaleLowerCase('en-US'));
+      }
+    }
+  };
+  walk(decision.conditions);
+  return claims;
 }
