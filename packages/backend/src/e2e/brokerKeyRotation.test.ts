@@ -173,7 +173,28 @@ if (postgres === undefined) {
       });
     }
 
-    const advanceClocks = (ms: number) => Promise.all(replicas.map(r => r.advanceClock(ms)));
+    /** How far the replicas' clocks were moved so far. */
+    let advanced = 0;
+    /**
+     * Moves every replica's clock `ms` forward, then waits until each has marked itself present
+     * on its new clock (replicas/ReplicaPresence.ts: a mark of the old clock reads as lapsed,
+     * and a held call's replica would count as gone until its next beat).
+     */
+    const advanceClocks = async (ms: number) => {
+      await Promise.all(replicas.map(r => r.advanceClock(ms)));
+      advanced += ms;
+      await waitFor(
+        async () => {
+          const present = await brokerRows<{ n: string }>(
+            'SELECT count(*) AS n FROM mcp_broker_replicas WHERE alive_until > $1',
+            [Date.now() + advanced],
+          );
+          return Number(present[0].n) >= replicas.length;
+        },
+        30_000,
+        'every replica present on its moved clock',
+      );
+    };
 
     async function jwks(replica: BackendProcess): Promise<Jwks> {
       const response = await fetch(`${replica.baseUrl}/api/mcp-broker/.well-known/jwks.json`);
@@ -181,21 +202,25 @@ if (postgres === undefined) {
       return (await response.json()) as Jwks;
     }
 
-    /** The key ring's rows, read directly from the broker's database. */
-    async function keyRows() {
+    /** Rows of one query on the broker's database. */
+    async function brokerRows<Row extends Record<string, any>>(
+      text: string,
+      values: unknown[] = [],
+    ): Promise<Row[]> {
       const connection = postgres!.config!.connection as Record<string, unknown>;
       const prefix = postgres!.config!.prefix as string;
       const pg = new PgClient({ ...connection, database: `${prefix}mcp-broker` });
       await pg.connect();
       try {
-        return (
-          await pg.query<Record<string, any>>(
-            'SELECT * FROM mcp_broker_key_ring ORDER BY purpose, generation',
-          )
-        ).rows;
+        return (await pg.query<Row>(text, values)).rows;
       } finally {
         await pg.end();
       }
+    }
+
+    /** The key ring's rows, read directly from the broker's database. */
+    async function keyRows() {
+      return brokerRows('SELECT * FROM mcp_broker_key_ring ORDER BY purpose, generation');
     }
 
     /** One token exchange through `replica` for `user`; resolves with the subject token sent. */
