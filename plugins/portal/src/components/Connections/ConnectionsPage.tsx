@@ -16,7 +16,6 @@ import {
   Button,
   Cell,
   Flex,
-  Header,
   Table,
   Text,
   type ColumnConfig,
@@ -33,18 +32,15 @@ import { TextCell } from '../shared/TextCell';
 import { DeleteConnectionDialog } from './DeleteConnectionDialog';
 import { StoreConnectionDialog } from './StoreConnectionDialog';
 
-/** The My connections page, with its `:server` links. */
+/** The My connections page, with its `:server` links (the app shows the page's title). */
 export function ConnectionsPage() {
   return (
-    <>
-      <Header title="My connections" />
-      <Box px="5" py="4">
-        <Routes>
-          <Route index element={<Connections />} />
-          <Route path=":server" element={<Connections />} />
-        </Routes>
-      </Box>
-    </>
+    <Box px="5" py="4">
+      <Routes>
+        <Route index element={<Connections />} />
+        <Route path=":server" element={<Connections />} />
+      </Routes>
+    </Box>
   );
 }
 
