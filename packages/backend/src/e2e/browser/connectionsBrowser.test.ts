@@ -19,7 +19,7 @@ import type { Browser, Page } from 'playwright-core';
 import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
 import { launchChromium, screenshot, seriousA11yViolations } from '../__testUtils__/browser';
 import { DevApp, startDevApp } from '../__testUtils__/startDevApp';
-import { waitFor } from '../brokerTestKit';
+import { waitForElicitationComplete } from '../brokerTestKit';
 
 const VIEWPORT = { width: 1280, height: 800 };
 /** One wait for the page: a first load of the development bundle on a busy two-core machine. */
@@ -79,6 +79,12 @@ describe('My connections in a real browser (Chromium, development backend and ap
     await Promise.all([app?.stop(), backend?.stop(), keys?.close()]);
   }, 60_000);
 
+  /** The sidebar's link to My connections. */
+  const myConnectionsLink = (page: Page) =>
+    page
+      .getByRole('navigation', { name: 'sidebar nav' })
+      .getByRole('link', { name: 'My connections', exact: true });
+
   /** A browser window of its own signed in as `user` on the app's development sign-in page. */
   async function signIn(user: string): Promise<Page> {
     const context = await browser.newContext({ viewport: VIEWPORT });
@@ -89,11 +95,6 @@ describe('My connections in a real browser (Chromium, development backend and ap
     await myConnectionsLink(page).waitFor();
     return page;
   }
-
-  const myConnectionsLink = (page: Page) =>
-    page
-      .getByRole('navigation', { name: 'sidebar nav' })
-      .getByRole('link', { name: 'My connections', exact: true });
 
   /** The cell saying whether the `keys` credential is stored. */
   const keysState = (page: Page, state: 'Stored' | 'Not stored') =>
@@ -203,16 +204,7 @@ describe('My connections in a real browser (Chromium, development backend and ap
       )
       .waitFor();
     expect(await page.content()).not.toContain(secret);
-    await waitFor(
-      () =>
-        notifications.some(
-          n =>
-            n.method === 'notifications/elicitation/complete' &&
-            n.params?.elicitationId === elicitation.elicitationId,
-        ),
-      30_000,
-      'notifications/elicitation/complete',
-    );
+    await waitForElicitationComplete(notifications, elicitation.elicitationId, 30_000);
     expect(await whoami(client)).toEqual({ principal: 'bob@keys', credential: 'api-key' });
     await page.context().close();
   });
