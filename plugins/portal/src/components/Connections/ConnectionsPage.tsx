@@ -10,16 +10,7 @@
  * credential, so the action is hidden); deleting one's own credential is always offered.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import {
-  Alert,
-  Box,
-  Button,
-  Cell,
-  Flex,
-  Table,
-  Text,
-  type ColumnConfig,
-} from '@backstage/ui';
+import { Alert, Box, Button, Cell, Flex, Table, Text, type ColumnConfig } from '@backstage/ui';
 import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-common';
 import { useState } from 'react';
 import { Route, Routes, useParams, useSearchParams } from 'react-router-dom';
