@@ -184,6 +184,14 @@ export interface Config {
        * backend's or the app's `Origin`); a user's bearer token never writes, whatever this says.
        */
       allowServiceWrites?: boolean;
+      /**
+       * The path of the portal frontend's "My connections" page in the Backstage app (e.g.
+       * `/connections`, where `@devportal/plugin-portal` mounts it by default). When set (and
+       * `app.baseUrl` is), a URL-mode elicitation sends people to
+       * `<app.baseUrl><appPagePath>/<server>?elicitationId=…`, and refusals name that page; when
+       * not set, the broker's own page `/api/mcp-broker/connect/<server>`. Default: not set.
+       */
+      appPagePath?: string;
     };
     /**
      * How long an elicitation id stays answerable, and how long a 2026-07-28 client's

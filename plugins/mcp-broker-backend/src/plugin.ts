@@ -24,6 +24,7 @@ import { BrokerTelemetry } from './telemetry/BrokerTelemetry';
 import { gaugeSnapshotOf } from './broker/brokerGauges';
 import { withTraceIds } from './telemetry/traceLogger';
 import { createBrokerIdentity } from './identity/createBrokerIdentity';
+import { readCredentialPageLocation } from './identity/credentialPageLocation';
 import { readCredentialCipher, requireKeyForUserCredentials } from './identity/credentialKeyConfig';
 import { CredentialRetryStates } from './identity/CredentialRetryStates';
 import { profileModes } from './identity/credentialProfiles';
@@ -130,6 +131,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
         const brokerBaseUrl = await deps.discovery.getExternalBaseUrl('mcp-broker');
+        // The app's "My connections" page when configured, else the broker's own page.
+        const credentialPage = readCredentialPageLocation(config, brokerBaseUrl);
         // Pinned tool definitions (spec §13), in the plugin's database (migrated above).
         const pinning = readToolPinningConfig(config);
         const toolPins = new ToolPins({
@@ -156,8 +159,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
               // A backend's URL elicitations: https only (loopback http in development), named
-              // with their server, never the broker's own pages (spec §11.1).
-              urlElicitations: urlElicitationPolicy(brokerBaseUrl),
+              // with their server, never the broker's own pages nor the app's credential page (spec §11.1).
+              urlElicitations: urlElicitationPolicy(brokerBaseUrl, credentialPage.appPage),
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.
@@ -168,6 +171,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           signingKeys: keys.signing,
           cipher: credentialCipher,
           externalBaseUrl: brokerBaseUrl,
+          pageUrl: credentialPage.pageUrl,
           elicitationTtlMs: brokerConfig.elicitationTtlMs,
           requestTimeoutMs: brokerConfig.requestTimeoutMs,
           servers: { get: name => broker.server(name), list: () => broker.serverList() },

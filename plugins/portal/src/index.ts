@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 export { default } from './plugin';
-export { rootRouteRef, mcpRouteRef } from './routes';
+export { rootRouteRef, mcpRouteRef, connectionsRouteRef } from './routes';
 export * from './apis';
 export {
   API_PRODUCT_ANNOTATION,

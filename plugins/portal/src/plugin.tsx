@@ -1,14 +1,14 @@
 /*
  * The portal frontend plugin for Backstage's new frontend system: its two APIs (replaceable by
- * the app), the portal page and the MCP tools page (both in the app's navigation), and the
+ * the app), the portal page, the MCP tools page and My connections (in the app's navigation), and the
  * "API access" card on the API entities the portal's catalog module makes. Wiring only.
  */
 import { ApiBlueprint, createFrontendPlugin, PageBlueprint } from '@backstage/frontend-plugin-api';
 import { EntityCardBlueprint } from '@backstage/plugin-catalog-react/alpha';
-import { RiKey2Line, RiToolsLine } from '@remixicon/react';
+import { RiKey2Line, RiPlugLine, RiToolsLine } from '@remixicon/react';
 import { mcpBrokerApiFactory, portalApiFactory } from './apis/factories';
 import { isPortalApiEntity } from './components/ApiAccessCard/ApiAccessCard';
-import { mcpRouteRef, rootRouteRef } from './routes';
+import { connectionsRouteRef, mcpRouteRef, rootRouteRef } from './routes';
 
 const portalApi = ApiBlueprint.make({
   name: 'portal',
@@ -41,6 +41,18 @@ const mcpToolsPage = PageBlueprint.make({
   },
 });
 
+const connectionsPage = PageBlueprint.make({
+  name: 'connections',
+  params: {
+    path: '/connections',
+    title: 'My connections',
+    icon: <RiPlugLine />,
+    routeRef: connectionsRouteRef,
+    loader: () =>
+      import('./components/Connections/ConnectionsPage').then(m => <m.ConnectionsPage />),
+  },
+});
+
 const apiAccessCard = EntityCardBlueprint.make({
   name: 'api-access',
   params: {
@@ -60,6 +72,6 @@ export default createFrontendPlugin({
   pluginId: 'portal',
   title: 'API portal',
   icon: <RiKey2Line />,
-  routes: { root: rootRouteRef, mcp: mcpRouteRef },
-  extensions: [portalApi, mcpBrokerApi, portalPage, mcpToolsPage, apiAccessCard],
+  routes: { root: rootRouteRef, mcp: mcpRouteRef, connections: connectionsRouteRef },
+  extensions: [portalApi, mcpBrokerApi, portalPage, mcpToolsPage, connectionsPage, apiAccessCard],
 });

@@ -6,3 +6,6 @@ export const rootRouteRef = createRouteRef();
 
 /** The MCP tools page (`/mcp` by default). @public */
 export const mcpRouteRef = createRouteRef();
+
+/** The My connections page (`/connections` by default). @public */
+export const connectionsRouteRef = createRouteRef();

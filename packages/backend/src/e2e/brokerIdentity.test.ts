@@ -25,7 +25,13 @@ import {
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { RecordingProxy, startRecordingProxy } from '../testing/recordingProxy';
-import { brokerStatus, toolCallAuditLines, waitFor, waitForBrokerBackends } from './brokerTestKit';
+import {
+  brokerStatus,
+  toolCallAuditLines,
+  waitFor,
+  waitForBrokerBackends,
+  waitForElicitationComplete,
+} from './brokerTestKit';
 import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
 const BROKER_TOKEN = 'broker-own-token';
@@ -297,16 +303,7 @@ describe('each person’s own identity at the backends (spec §11)', () => {
     const { html } = await storeOnPage('alice', elicitation.url, 'alice-key-1');
     expect(html).toContain('Your credential for keys');
     expect(html).toContain('an API key');
-    await waitFor(
-      () =>
-        notifications.some(
-          n =>
-            n.method === 'notifications/elicitation/complete' &&
-            n.params?.elicitationId === elicitation.elicitationId,
-        ),
-      10_000,
-      'notifications/elicitation/complete',
-    );
+    await waitForElicitationComplete(notifications, elicitation.elicitationId);
     const report = reportOf(await client.callTool({ name: 'keys_whoami' }));
     expect(report).toEqual({ principal: 'alice@keys', credential: 'api-key' });
     expect(keys.received.filter(r => r.method === 'tools/call').map(r => r.apiKey)).toEqual([

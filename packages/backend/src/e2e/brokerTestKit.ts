@@ -24,6 +24,24 @@ export async function waitFor<T>(
   }
 }
 
+/** Waits until a client has received `notifications/elicitation/complete` for `elicitationId`. */
+export async function waitForElicitationComplete(
+  notifications: ReadonlyArray<{ method: string; params?: any }>,
+  elicitationId: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  await waitFor(
+    () =>
+      notifications.some(
+        n =>
+          n.method === 'notifications/elicitation/complete' &&
+          n.params?.elicitationId === elicitationId,
+      ),
+    timeoutMs,
+    'notifications/elicitation/complete',
+  );
+}
+
 /**
  * Shows that nothing more is on its way to some clients, without waiting for a number of
  * milliseconds: `announce` makes a backend send a list_changed of a kind the test does not

@@ -23,6 +23,8 @@ export interface UrlElicitationPolicy {
   readonly brokerPath: string;
   /** `http` URLs on loopback hosts pass (the broker itself runs on loopback: development). */
   readonly allowLoopbackHttp: boolean;
+  /** The app's "My connections" page, when the broker sends people there (credentialPageLocation.ts). */
+  readonly appPage?: { readonly origin: string; readonly path: string };
 }
 
 /** A server request as it may go to the client, or why it may not. */
@@ -36,15 +38,27 @@ function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
 
-/** The policy of a broker whose external base URL is `brokerBaseUrl` (`…/api/mcp-broker`). */
-export function urlElicitationPolicy(brokerBaseUrl: string): UrlElicitationPolicy {
+/**
+ * The policy of a broker whose external base URL is `brokerBaseUrl` (`…/api/mcp-broker`) and
+ * whose credential page is `appPage` in the app, if it is there.
+ */
+export function urlElicitationPolicy(
+  brokerBaseUrl: string,
+  appPage?: { origin: string; path: string },
+): UrlElicitationPolicy {
   const url = new URL(brokerBaseUrl);
   return {
     brokerOrigin: url.origin,
     // Express matches routes without case: so does the check.
     brokerPath: url.pathname.replace(/\/+$/, '').toLowerCase(),
     allowLoopbackHttp: url.protocol === 'http:' && isLoopbackHost(url.hostname),
+    ...(appPage === undefined ? {} : { appPage }),
   };
+}
+
+function isUnder(url: URL, origin: string, path: string): boolean {
+  const lower = url.pathname.toLowerCase();
+  return url.origin === origin && (lower === path || lower.startsWith(`${path}/`));
 }
 
 /** The prefix that names the asking server in a relayed URL elicitation's message. */
@@ -91,10 +105,9 @@ export function screenServerRequest(
         : 'only https URLs are relayed',
     );
   }
-  const path = url.pathname.toLowerCase();
   if (
-    url.origin === policy.brokerOrigin &&
-    (path === policy.brokerPath || path.startsWith(`${policy.brokerPath}/`))
+    isUnder(url, policy.brokerOrigin, policy.brokerPath) ||
+    (policy.appPage !== undefined && isUnder(url, policy.appPage.origin, policy.appPage.path))
   ) {
     return refuse(
       "it points at the broker's own pages (a server never sends a person to the broker's credential page)",

@@ -36,6 +36,8 @@ export interface BrokerIdentityOptions {
   cipher: CredentialCipher | undefined;
   /** The broker's external base URL, e.g. `https://backstage.example.com/api/mcp-broker`. */
   externalBaseUrl: string;
+  /** The page for storing `server`'s credential (absolute URL, no query): credentialPageLocation.ts. */
+  pageUrl(server: string): string;
   /** `mcpBroker.elicitationTtl`. */
   elicitationTtlMs: number;
   /** `mcpBroker.requestTimeout`: the limit of one token exchange. */
@@ -50,7 +52,7 @@ export interface BrokerIdentity {
   selfService: CredentialSelfService;
   issuer: SubjectTokenIssuer;
   personalCredentials: PersonalCredentialService;
-  /** The broker's page for storing `server`'s credential (absolute URL, no query). */
+  /** The page for storing `server`'s credential (absolute URL, no query). */
   pageUrl(server: string): string;
   /** Stops the sweep of expired credential requests. */
   close(): Promise<void>;
@@ -77,7 +79,7 @@ export async function createBrokerIdentity(
     keys: options.signingKeys,
   });
   const exchangedTokens = new ExchangedTokens({ issuer, timeoutMs: options.requestTimeoutMs });
-  const pageUrl = (server: string) => `${options.externalBaseUrl}/connect/${server}`;
+  const pageUrl = options.pageUrl;
   const provider = new BackendCredentialProvider({
     modes: [
       brokerModeCredentials,

@@ -1,7 +1,8 @@
 /*
- * The MCP broker's REST routes as the portal's MCP page consumes them: what the signed-in person
+ * The MCP broker's REST routes as the portal's MCP pages consume them: what the signed-in person
  * may use (GET /catalog, decided by the broker per principal), the backends' state (GET /status,
- * for holders of mcp-broker.status.read) and the endpoint an IDE connects to.
+ * for holders of mcp-broker.status.read), the endpoint an IDE connects to, and the person's own
+ * stored credentials (My connections: names and dates, never a value).
  */
 import { createApiRef } from '@backstage/frontend-plugin-api';
 import type {
@@ -34,6 +35,26 @@ export interface McpBrokerStatus {
 }
 
 /**
+ * One line of `GET /api/mcp-broker/credentials`: a server that takes a personal credential, or
+ * one the person still has a credential stored for. Never the value.
+ *
+ * @public
+ */
+export interface McpConnection {
+  /** The server name. */
+  server: string;
+  /** True when the person has a credential stored for it. */
+  stored: boolean;
+  /** False for a stored credential whose server no longer takes one (it is never used). */
+  inUse: boolean;
+  /** What to store, from the server's configuration. */
+  description?: string;
+  /** ISO 8601, when stored. */
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/**
  * The MCP broker's REST routes.
  *
  * @public
@@ -57,6 +78,16 @@ export interface McpBrokerApi {
     decision: McpToolChangeDecision,
     digest: string,
   ): Promise<void>;
+  /** The signed-in person's connections (servers taking a personal credential, and theirs). */
+  listConnections(): Promise<McpConnection[]>;
+  /**
+   * Stores (or replaces) the person's credential for `server`; `elicitationId` completes the
+   * MCP client's URL elicitation that sent them here. Written with Backstage's sign-in cookie
+   * from the person's browser, never with a token (the broker refuses token writes).
+   */
+  storeConnection(server: string, value: string, elicitationId?: string): Promise<void>;
+  /** Deletes the person's credential for `server` (the same cookie write). */
+  deleteConnection(server: string): Promise<void>;
 }
 
 /**

@@ -2,6 +2,14 @@
  * McpBrokerApi over HTTP: discovery finds the broker (plugin id `mcp-broker`), the app's fetchApi
  * adds the user's Backstage token, and a non-2xx answer throws ResponseError carrying the server's
  * error body (its message is what the page shows).
+ *
+ * Personal credential writes are the exception. The broker takes them only from the person's
+ * browser — Backstage's sign-in cookie for the broker and the app's `Origin`, no token
+ * (CredentialWriteGuard: an MCP client holding the person's token must not swap the credential
+ * the broker presents for them) — and fetchApi always adds the token. So a write first asks
+ * the broker for the cookie through fetchApi (`/.backstage/auth/v1/cookie`, as Backstage's
+ * cookie-auth plugins such as TechDocs do), then goes out through the browser's own fetch with
+ * `credentials: 'include'` and no Authorization header; the browser adds `Origin` itself.
  */
 import type { DiscoveryApi, FetchApi } from '@backstage/frontend-plugin-api';
 import { ResponseError } from '@backstage/errors';
@@ -10,7 +18,7 @@ import type {
   McpToolChangeDecision,
   McpToolChanges,
 } from '@devportal/plugin-mcp-broker-common';
-import type { McpBrokerApi, McpBrokerStatus } from './McpBrokerApi';
+import type { McpBrokerApi, McpBrokerStatus, McpConnection } from './McpBrokerApi';
 
 /** The broker's plugin id, as discovery knows it. */
 const BROKER_PLUGIN_ID = 'mcp-broker';
@@ -24,9 +32,20 @@ export class McpBrokerClient implements McpBrokerApi {
   readonly #discoveryApi: DiscoveryApi;
   readonly #fetchApi: FetchApi;
 
-  constructor(options: { discoveryApi: DiscoveryApi; fetchApi: FetchApi }) {
+  readonly #cookieFetch: typeof fetch;
+
+  /**
+   * `cookieFetch` sends the cookie-authenticated credential writes (see the file comment);
+   * default: the browser's `fetch`.
+   */
+  constructor(options: {
+    discoveryApi: DiscoveryApi;
+    fetchApi: FetchApi;
+    cookieFetch?: typeof fetch;
+  }) {
     this.#discoveryApi = options.discoveryApi;
     this.#fetchApi = options.fetchApi;
+    this.#cookieFetch = options.cookieFetch ?? ((input, init) => globalThis.fetch(input, init));
   }
 
   async getEndpointUrl(): Promise<string> {
@@ -57,6 +76,36 @@ export class McpBrokerClient implements McpBrokerApi {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ digest }),
+    });
+    if (!response.ok) throw await ResponseError.fromResponse(response);
+  }
+
+  async listConnections(): Promise<McpConnection[]> {
+    return (await this.#get<{ items: McpConnection[] }>('/credentials')).items;
+  }
+
+  async storeConnection(server: string, value: string, elicitationId?: string): Promise<void> {
+    await this.#cookieWrite(server, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(elicitationId === undefined ? { value } : { value, elicitationId }),
+    });
+  }
+
+  async deleteConnection(server: string): Promise<void> {
+    await this.#cookieWrite(server, { method: 'DELETE' });
+  }
+
+  async #cookieWrite(server: string, init: RequestInit): Promise<void> {
+    const base = await this.#discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
+    // Sets (or refreshes) Backstage's sign-in cookie for the broker: the token goes here only.
+    const cookie = await this.#fetchApi.fetch(`${base}/.backstage/auth/v1/cookie`, {
+      credentials: 'include',
+    });
+    if (!cookie.ok) throw await ResponseError.fromResponse(cookie);
+    const response = await this.#cookieFetch(`${base}/credentials/${encodeURIComponent(server)}`, {
+      ...init,
+      credentials: 'include',
     });
     if (!response.ok) throw await ResponseError.fromResponse(response);
   }

@@ -3,6 +3,7 @@ export {
   mcpBrokerApiRef,
   type McpBrokerApi,
   type McpBrokerStatus,
+  type McpConnection,
   type McpBackendStatus,
 } from './McpBrokerApi';
 export { McpBrokerClient } from './McpBrokerClient';

@@ -13,6 +13,7 @@ import { mcpBrokerApiFactory, portalApiFactory } from '../apis/factories';
 
 const legacyRootRouteRef = createRouteRef({ id: 'portal' });
 const legacyMcpRouteRef = createRouteRef({ id: 'portal-mcp' });
+const legacyConnectionsRouteRef = createRouteRef({ id: 'portal-connections' });
 
 /**
  * The portal plugin for the legacy frontend system.
@@ -21,7 +22,11 @@ const legacyMcpRouteRef = createRouteRef({ id: 'portal-mcp' });
  */
 export const portalPlugin = createPlugin({
   id: 'portal',
-  routes: { root: legacyRootRouteRef, mcp: legacyMcpRouteRef },
+  routes: {
+    root: legacyRootRouteRef,
+    mcp: legacyMcpRouteRef,
+    connections: legacyConnectionsRouteRef,
+  },
   apis: [portalApiFactory, mcpBrokerApiFactory],
 });
 
@@ -40,6 +45,16 @@ export const McpToolsPage: () => JSX.Element = portalPlugin.provide(
     name: 'McpToolsPage',
     component: () => import('../components/McpTools/McpToolsPage').then(m => m.McpToolsPage),
     mountPoint: legacyMcpRouteRef,
+  }),
+);
+
+/** My connections, the person's MCP credentials (legacy frontend system). @public */
+export const ConnectionsPage: () => JSX.Element = portalPlugin.provide(
+  createRoutableExtension({
+    name: 'ConnectionsPage',
+    component: () =>
+      import('../components/Connections/ConnectionsPage').then(m => m.ConnectionsPage),
+    mountPoint: legacyConnectionsRouteRef,
   }),
 );
 

@@ -24,6 +24,7 @@ export const SidebarContent = NavContentBlueprint.make({
             {nav.take('page:catalog')}
             {nav.take('page:portal')}
             {nav.take('page:portal/mcp')}
+            {nav.take('page:portal/connections')}
             <SidebarDivider />
             <SidebarScrollWrapper>{nav.rest({ sortBy: 'title' })}</SidebarScrollWrapper>
           </SidebarGroup>
