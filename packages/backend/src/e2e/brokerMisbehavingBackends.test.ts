@@ -5,14 +5,16 @@
  * answers with 100 MiB (over the broker's 16 MiB bound on one backend message).
  * Each call ends within its bound (the tool-call timeout, here 3 s) with a JSON-RPC error naming
  * the server, while a second person's calls to the example server go on meanwhile, and the
- * misbehaving server itself still answers a well-formed call afterwards.
+ * misbehaving server itself still answers a well-formed call afterwards. A third server whose
+ * prefixed tool name collides with one of the misbehaving server's is hidden for that name
+ * (first in config order wins), reported on `/status` and never called under it.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startMisbehavingServer, type MisbehavingServer } from '@internal/test-mcp-backends';
 import { startExampleMcpServer } from '@internal/example-mcp-server';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
-import { waitForBrokerBackends } from './brokerTestKit';
+import { brokerStatus, waitForBrokerBackends } from './brokerTestKit';
 
 const TOOL_CALL_TIMEOUT_MS = 3000;
 
@@ -21,6 +23,7 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
   let bad: MisbehavingServer;
   let example: Awaited<ReturnType<typeof startExampleMcpServer>>;
   const clients: Record<string, Client> = {};
+  const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
     bad = await startMisbehavingServer();
@@ -31,6 +34,9 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
           servers: [
             { name: 'bad', url: bad.url },
             { name: 'example', url: example.url },
+            // The example server again behind the prefix `bad_`: its `echo` collides with
+            // `bad_echo` of the misbehaving server, which comes first in config order.
+            { name: 'shadow', url: example.url, toolPrefix: 'bad_' },
           ],
           toolCallTimeout: { milliseconds: TOOL_CALL_TIMEOUT_MS },
           rateLimits: { overrides: [] },
@@ -38,7 +44,6 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
       },
       startTimeoutMs: 120_000,
     });
-    const tokens: Record<string, string> = {};
     for (const user of ['carol', 'alice']) tokens[user] = await backend.signIn(user);
     await waitForBrokerBackends(
       backend.baseUrl,
@@ -108,4 +113,24 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
     },
     30_000,
   );
+  it('a name two servers share after prefixing reaches the first server only, and /status says so', async () => {
+    const status = await brokerStatus(backend.baseUrl, tokens.carol);
+    expect(status.clashes).toContainEqual({
+      kind: 'tool',
+      name: 'bad_echo',
+      owner: 'bad',
+      hidden: 'shadow',
+    });
+    const { tools } = await clients.carol.listTools();
+    expect(tools.filter(t => t.name === 'bad_echo')).toHaveLength(1);
+    // The shadow's tools that collide with nothing stay reachable under its prefix.
+    expect(tools.map(t => t.name)).toContain('bad_count');
+    const before = bad.calls.get('echo') ?? 0;
+    const echo = await clients.carol.callTool({ name: 'bad_echo', arguments: { message: 'mine' } });
+    expect(echo.content).toEqual([{ type: 'text', text: 'mine' }]);
+    expect(bad.calls.get('echo')).toBe(before + 1);
+    expect(backend.output()).toMatch(
+      /MCP server \\?"shadow\\?": tool \\?"bad_echo\\?" hidden, MCP server \\?"bad\\?"/,
+    );
+  });
 });

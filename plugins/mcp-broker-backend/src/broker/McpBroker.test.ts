@@ -182,4 +182,42 @@ describe('McpBroker with real MCP servers (client streams recorded in memory)', 
       await annotated.close();
     }
   });
+  it('hides a later server’s tool whose prefixed name another server holds, warns once naming both', async () => {
+    // `shadow` with prefix `scripted_` offers `only_here` too: `scripted_only_here` collides.
+    const shadow = await startScriptedMcpServer({ tools: ['only_here', 'own'] });
+    try {
+      broker.setServers([
+        ...broker.config.servers,
+        { name: 'shadow', url: shadow.url, toolPrefix: 'scripted_', headers: {} },
+      ]);
+      await waitFor(() => broker.catalog().tools.some(t => t.name === 'scripted_own'));
+      expect(broker.catalog().routeTool('scripted_only_here')).toEqual({
+        backend: 'scripted',
+        originalName: 'only_here',
+      });
+      expect(broker.catalog().tools.filter(t => t.name === 'scripted_only_here')).toHaveLength(1);
+      expect(broker.status().clashes).toEqual([
+        { kind: 'tool', name: 'scripted_only_here', owner: 'scripted', hidden: 'shadow' },
+      ]);
+      const warnings = () =>
+        logger.warn.mock.calls.filter(([message]) => String(message).includes('already serves'));
+      expect(warnings()).toEqual([
+        [
+          expect.stringMatching(
+            /^MCP server "shadow": tool "scripted_only_here" hidden, MCP server "scripted" /,
+          ),
+        ],
+      ]);
+      await waitFor(
+        () => broker.status().backends.find(b => b.name === 'shadow')?.eventStream === 'open',
+      );
+      shadow.tools = ['only_here', 'own', 'more'];
+      shadow.sendListChanged('tools');
+      await waitFor(() => broker.catalog().tools.some(t => t.name === 'scripted_more'));
+      expect(warnings()).toHaveLength(1);
+    } finally {
+      await broker.close();
+      await shadow.close();
+    }
+  });
 });

@@ -467,6 +467,7 @@ export class McpBroker {
       },
     );
     this.warnAboutRejectedTools(previous);
+    this.warnAboutClashes(previous);
     for (const listener of this.rebuildListeners) listener();
     if (this.pendingChange) {
       for (const [kind, servers] of eventKinds) {
@@ -487,6 +488,22 @@ export class McpBroker {
       this.options.logger.warn(
         `MCP server "${rejected.backend}": tool "${rejected.tool.slice(0, 200)}" left out of ` +
           `tools/list, its inputSchema has an invalid x-mcp-header annotation: ${rejected.reason}`,
+      );
+    }
+  }
+
+  /**
+   * Logs each name clash once, when it first appears, naming both servers: the later server's
+   * item is hidden (first in config order wins), so a call never reaches the wrong server.
+   */
+  private warnAboutClashes(previous: AggregatedCatalog) {
+    const known = new Set(previous.clashes.map(c => JSON.stringify(c)));
+    for (const clash of this.catalogSnapshot.clashes) {
+      if (known.has(JSON.stringify(clash))) continue;
+      this.options.logger.warn(
+        `MCP server "${clash.hidden}": ${clash.kind} "${clash.name.slice(0, 200)}" hidden, ` +
+          `MCP server "${clash.owner}" (earlier in mcpBroker.servers) already serves that name; ` +
+          'give one of them another toolPrefix',
       );
     }
   }
