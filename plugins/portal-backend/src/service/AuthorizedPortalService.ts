@@ -63,6 +63,7 @@ import {
   type ApiKey,
   type ApiProduct,
   type BulkReviewResult,
+  describeMcpTarget,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { portalApiKeyRules, type PortalApiKeyResource } from '../permissions/rules';
@@ -174,12 +175,23 @@ export class AuthorizedPortalService implements PortalService {
   }
 
   async createProduct(credentials: BackstageCredentials, request: CreateApiProductRequest) {
-    await this.#actors.requireUser(credentials, 'creating an API product');
-    const [create] = await this.#allowed(credentials, [portalApiProductCreatePermission]);
+    const actor = await this.#actors.requireUser(credentials, 'creating an API product');
+    const [create, updateAll] = await this.#allowed(credentials, [
+      portalApiProductCreatePermission,
+      portalApiProductUpdateAllPermission,
+    ]);
     if (!create) {
       throw new NotAllowedError('creating API products needs portal.apiproduct.create');
     }
-    return this.#service.createProduct(credentials, request);
+    // An MCP target may be offered by its owners, or by whoever may change every product.
+    const ownRefs = actor.ownershipRefs.map(ref => ref.toLocaleLowerCase('en-US'));
+    return this.#service.createProduct(credentials, request, (target, ownerRef) => {
+      if (!updateAll && !ownRefs.includes(ownerRef)) {
+        throw new NotAllowedError(
+          `only the owners of ${describeMcpTarget(target)} (${ownerRef}) may offer it as a product`,
+        );
+      }
+    });
   }
 
   async updateProduct(credentials: BackstageCredentials, ref: ObjectRef, patch: ApiProductPatch) {
