@@ -19,6 +19,7 @@ export type PortalEventType =
   | 'apikey.approved'
   | 'apikey.rejected'
   | 'apikey.deleted'
+  | 'apikey.revoked'
   | 'apikey.secret-revealed';
 
 /**

@@ -82,7 +82,7 @@ export const createApiProductSchema = z
         targetRef: targetRefInput,
         plans: mcpPlansInputSchema
           .optional()
-          .describe('an MCP product\'s plans (required for one, refused for an HTTPRoute product)'),
+          .describe("an MCP product's plans (required for one, refused for an HTTPRoute product)"),
         approvalMode: approvalModeSchema.optional().describe('default: manual'),
         publishStatus: publishStatusSchema.optional().describe('default: Draft'),
         tags: tags.optional(),

@@ -288,6 +288,24 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   },
   approveRequest: review('approve'),
   rejectRequest: review('reject'),
+  revokeRequest: {
+    users: reviewerUsers,
+    // Owners revoke under their conditional approval, carol under apikey.delete.all; dave's
+    // approval does not hold for bob's product and he cannot read the key.
+    expected: {
+      none: 401,
+      service: 403,
+      erin: 403,
+      owner: 204,
+      nonOwner: 404,
+      admin: 204,
+    },
+    prepare: async f => {
+      const ref = await pendingKey(f);
+      await f.clients.carol.approveRequest(ref);
+      return { path: `/requests/${keyPath(ref)}/revoke`, body: { reason: 'matrix' } };
+    },
+  },
   revealApiKeySecret: {
     users: requesterUsers,
     // carol holds apikey.read.all, which covers any key (spec §3: `.all` ⇒ any record).

@@ -373,6 +373,21 @@ export class AuthorizedPortalService implements PortalService {
     await this.#service.deleteRequest(credentials, ref, reason, check);
   }
 
+  /**
+   * Admins (`portal.apikey.delete.all`) may revoke any key; otherwise the approval decision
+   * applies (the product's owners under IS_PRODUCT_OWNER), one decision per call.
+   */
+  async revokeRequest(credentials: BackstageCredentials, ref: ObjectRef, reason?: string) {
+    await this.#actors.requireUser(credentials, 'revoking an API key');
+    const [deleteAll] = await this.#allowed(credentials, [portalApiKeyDeleteAllPermission]);
+    const check: KeyCheck = deleteAll
+      ? async ({ key }, keyRef) => {
+          if (!key) throw keyNotFound(keyRef);
+        }
+      : await this.#reviewCheck(credentials, 'revoking');
+    await this.#service.revokeRequest(credentials, ref, reason, check);
+  }
+
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
     const check = await this.#requesterChangeCheck(
       credentials,
@@ -430,7 +445,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ) {
-    const check = await this.#reviewCheck(credentials);
+    const check = await this.#reviewCheck(credentials, 'reviewing');
     return this.#service.reviewRequest(credentials, ref, decision, reason, check);
   }
 
@@ -440,7 +455,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ): Promise<BulkReviewResult[]> {
-    const check = await this.#reviewCheck(credentials);
+    const check = await this.#reviewCheck(credentials, 'reviewing');
     return this.#service.bulkReview(credentials, refs, decision, reason, check);
   }
 
@@ -449,14 +464,21 @@ export class AuthorizedPortalService implements PortalService {
    * each key. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key
    * with the IS_PRODUCT_OWNER rule, so a bulk call decides every item on its own.
    */
-  async #reviewCheck(credentials: BackstageCredentials): Promise<KeyCheck> {
-    const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
+  async #reviewCheck(
+    credentials: BackstageCredentials,
+    verb: 'reviewing' | 'revoking',
+  ): Promise<KeyCheck> {
+    const actor = await this.#actors.requireUser(credentials, `${verb} API key requests`);
     const [approval] = await this.#permissions.authorizeConditional(
       [{ permission: portalApiKeyApprovePermission }],
       { credentials },
     );
     if (approval.result === AuthorizeResult.DENY) {
-      throw new NotAllowedError('reviewing API key requests needs portal.apikey.approve');
+      throw new NotAllowedError(
+        verb === 'reviewing'
+          ? 'reviewing API key requests needs portal.apikey.approve'
+          : 'revoking API keys needs portal.apikey.delete.all, or portal.apikey.approve for their product',
+      );
     }
     // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
     // once per call, and only then, so that a call that approves costs one round trip.
@@ -481,7 +503,7 @@ export class AuthorizedPortalService implements PortalService {
         (scope === 'own' && (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
       if (!readable) throw keyNotFound(ref);
       throw new NotAllowedError(
-        `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
+        `${verb} APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
       );
     };
   }

@@ -22,6 +22,7 @@ import {
 import type { Knex } from 'knex';
 import path from 'node:path';
 import { CatalogMcpTargetDirectory } from '../mcp/McpTargetDirectory';
+import { productOwnerApproval } from '../permissions/testing';
 import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { DatabasePortalStore } from '../store/DatabasePortalStore';
 import { AuthorizedPortalService } from './AuthorizedPortalService';
@@ -37,6 +38,15 @@ const DAVE = { userRef: 'user:default/dave', ownershipRefs: ['user:default/dave'
 const CAROL = { userRef: 'user:default/carol', ownershipRefs: ['user:default/carol'] };
 const ALICE = { userRef: 'user:default/alice', ownershipRefs: ['user:default/alice'] };
 const ADMINS = [CAROL.userRef];
+const USERS = [BOB, DAVE, CAROL, ALICE];
+/** Permissions only admins hold; everyone holds the rest (approval: see authorizeConditional). */
+const ADMIN_ONLY = [
+  'portal.apiproduct.update.all',
+  'portal.apikey.delete.all',
+  'portal.apikey.read.all',
+];
+const userOf = (options?: { credentials: BackstageCredentials }) =>
+  (options?.credentials.principal as { userEntityRef: string }).userEntityRef;
 
 const EXAMPLE_SERVER: Entity = {
   apiVersion: 'backstage.io/v1alpha1',
@@ -90,7 +100,7 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
     let authorized: AuthorizedPortalService;
 
     const build = async (catalogService: CatalogService) => {
-      const actors = testActors([BOB, DAVE, CAROL, ALICE]);
+      const actors = testActors(USERS);
       const events = {
         publish: async ({ eventPayload }: { eventPayload: unknown }) => {
           published.push(eventPayload as PortalEventPayload);
@@ -111,14 +121,26 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
         actors,
         permissions: mockServices.permissions.mock({
           authorize: async (requests, options?: { credentials: BackstageCredentials }) => {
-            const user = (options?.credentials.principal as { userEntityRef: string })
-              .userEntityRef;
+            const user = userOf(options);
             return requests.map(({ permission }) => ({
               result:
-                permission.name !== 'portal.apiproduct.update.all' || ADMINS.includes(user)
+                !ADMIN_ONLY.includes(permission.name) || ADMINS.includes(user)
                   ? AuthorizeResult.ALLOW
                   : AuthorizeResult.DENY,
             })) as any;
+          },
+          // The api-owner policy of the fixture: approve keys of products one owns.
+          authorizeConditional: async (
+            queries,
+            options?: { credentials: BackstageCredentials },
+          ) => {
+            const user = userOf(options);
+            const claims = USERS.find(u => u.userRef === user)?.ownershipRefs ?? [user];
+            return queries.map(() =>
+              ADMINS.includes(user)
+                ? { result: AuthorizeResult.ALLOW }
+                : productOwnerApproval(claims),
+            ) as any;
           },
         }),
       });
@@ -177,7 +199,9 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
         authorized.createProduct(as(BOB), mcpProduct({}, { [OWNER_ANNOTATION]: BOB.userRef })),
       ).rejects.toMatchObject({
         name: 'InputError',
-        message: expect.stringContaining(`the owner of an MCP product is its server's owner (${PAYMENTS})`),
+        message: expect.stringContaining(
+          `the owner of an MCP product is its server's owner (${PAYMENTS})`,
+        ),
       });
     });
 
@@ -337,6 +361,46 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
         name: 'ConflictError',
         message: `MCP server "example" does not exist (any more); ask the product's owners`,
       });
+    });
+
+    it("lets the product's owners and admins revoke an approved access request, not its requester", async () => {
+      if (skipUnlessSupported()) return;
+      const product = await service.createProduct(as(BOB), mcpProduct());
+      const request = async () =>
+        service.createRequest(as(ALICE), { apiProductRef: product.metadata, planTier: 'bronze' });
+      const pending = await request();
+      await expect(
+        authorized.revokeRequest(as(BOB), refOfKey(pending), 'too early'),
+      ).rejects.toMatchObject({
+        name: 'ConflictError',
+        message: expect.stringContaining('is Pending; only Approved keys can be revoked'),
+      });
+      await service.reviewRequest(as(BOB), refOfKey(pending), 'approve');
+
+      await expect(authorized.revokeRequest(as(ALICE), refOfKey(pending))).rejects.toMatchObject({
+        name: 'NotAllowedError',
+        message: expect.stringContaining(`revoking APIKey mcp/${pending.metadata.name} needs`),
+      });
+      published.length = 0;
+      await authorized.revokeRequest(as(DAVE), refOfKey(pending), 'audit');
+      expect(published).toEqual([
+        {
+          type: 'apikey.revoked',
+          ref: { namespace: 'mcp', name: pending.metadata.name },
+          actor: DAVE.userRef,
+          product: { namespace: 'mcp', name: 'example-tools' },
+          target: { kind: 'MCPServer', name: 'example' },
+          uid: pending.metadata.uid,
+        },
+      ]);
+      await expect(authorized.revokeRequest(as(DAVE), refOfKey(pending))).rejects.toMatchObject({
+        name: 'NotFoundError',
+      });
+
+      const second = await request();
+      await service.reviewRequest(as(BOB), refOfKey(second), 'approve');
+      await authorized.revokeRequest(as(CAROL), refOfKey(second));
+      expect((await service.listMyRequests(as(ALICE), {})).items).toEqual([]);
     });
   },
 );

@@ -409,6 +409,29 @@ export class DefaultPortalService implements PortalService {
     await this.#notifier?.keyDeleted(key, reason, actor.userRef);
   }
 
+  /**
+   * Revokes an Approved key (expired ones too): deleted with its secret, as `DELETE`, but
+   * announced as `apikey.revoked`. Any other phase is a ConflictError naming it.
+   */
+  async revokeRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check: KeyCheck = noCheck,
+  ): Promise<void> {
+    const actor = await this.#actors.requireUser(credentials, 'revoking an API key');
+    const key = await checkedKey(this.#store, ref, check);
+    if (key.status.phase !== 'Approved') {
+      throw new ConflictError(
+        `APIKey ${describeRef(key.metadata)} is ${key.status.phase}; only Approved keys can be revoked (reject or delete a request instead)`,
+      );
+    }
+    const product = await this.#store.getProduct(productRefOfKey(key));
+    await this.#store.deleteKey(refOfKey(key));
+    await this.#events?.keyChanged('apikey.revoked', key, actor.userRef, product);
+    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
+  }
+
   /** The key's secret, the first time only (ConflictError afterwards). */
   async revealSecret(
     credentials: BackstageCredentials,

@@ -140,6 +140,13 @@ export interface PortalService {
     reason?: string,
     check?: KeyCheck,
   ): Promise<void>;
+  /** Revokes an Approved key (deletes it and its secret); `reason` is told to its requester. */
+  revokeRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check?: KeyCheck,
+  ): Promise<void>;
   reviewRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
