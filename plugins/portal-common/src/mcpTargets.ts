@@ -104,3 +104,15 @@ export const mcpPlanSchema = z
 
 /** The plans of an MCP product, in a body: 1–20, replaced as a whole by a patch. @public */
 export const mcpPlansInputSchema = z.array(mcpPlanSchema).min(1).max(20);
+
+/**
+ * A quota as people read it: `5 tool calls per day (UTC)`, `10 calls of deploy per minute`.
+ * @public
+ */
+export function describeToolCallLimit(limit: z.infer<typeof mcpToolCallLimitSchema>): string {
+  const what =
+    limit.tools === undefined
+      ? `${limit.calls} tool call${limit.calls === 1 ? '' : 's'}`
+      : `${limit.calls} call${limit.calls === 1 ? '' : 's'} of ${limit.tools.join(', ')}`;
+  return `${what} per ${limit.per === 'day' ? 'day (UTC)' : limit.per}`;
+}
