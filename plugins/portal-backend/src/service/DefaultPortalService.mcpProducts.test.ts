@@ -45,6 +45,20 @@ const ADMIN_ONLY = [
   'portal.apikey.delete.all',
   'portal.apikey.read.all',
 ];
+/** The event the portal publishes about a key of the example server's product. */
+const keyEvent = (
+  type: string,
+  key: { metadata: { name: string; uid: string } },
+  actor: string,
+) => ({
+  type,
+  ref: { namespace: 'mcp', name: key.metadata.name },
+  actor,
+  product: { namespace: 'mcp', name: 'example-tools' },
+  target: { kind: 'MCPServer', name: 'example' },
+  uid: key.metadata.uid,
+});
+
 const userOf = (options?: { credentials: BackstageCredentials }) =>
   (options?.credentials.principal as { userEntityRef: string }).userEntityRef;
 
@@ -330,14 +344,7 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
         'apikey.requested',
         'apikey.approved',
       ]);
-      expect(published[2]).toEqual({
-        type: 'apikey.approved',
-        ref: { namespace: 'mcp', name: key.metadata.name },
-        actor: BOB.userRef,
-        product: { namespace: 'mcp', name: 'example-tools' },
-        target: { kind: 'MCPServer', name: 'example' },
-        uid: key.metadata.uid,
-      });
+      expect(published[2]).toEqual(keyEvent('apikey.approved', key, BOB.userRef));
     });
 
     it('approves at once without a secret in automatic mode, and refuses requests once the server is gone', async () => {
@@ -383,16 +390,7 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
       });
       published.length = 0;
       await authorized.revokeRequest(as(DAVE), refOfKey(pending), 'audit');
-      expect(published).toEqual([
-        {
-          type: 'apikey.revoked',
-          ref: { namespace: 'mcp', name: pending.metadata.name },
-          actor: DAVE.userRef,
-          product: { namespace: 'mcp', name: 'example-tools' },
-          target: { kind: 'MCPServer', name: 'example' },
-          uid: pending.metadata.uid,
-        },
-      ]);
+      expect(published).toEqual([keyEvent('apikey.revoked', pending, DAVE.userRef)]);
       await expect(authorized.revokeRequest(as(DAVE), refOfKey(pending))).rejects.toMatchObject({
         name: 'NotFoundError',
       });

@@ -158,31 +158,10 @@ export class KeyReviewService {
     const publishing: Promise<void>[] = [];
     // Every key of one product needs the same secret (or none, for an MCP product) and
     // Secret labels: one product read and one AuthPolicy list per product and call (a live
-    // list per key on Kubernetes otherwise).
-    const labelsByProduct = new Map<string, Promise<SecretPlan>>();
-    const secretPlanOnce = (key: ApiKey) => {
-      const id = describeRef(productRefOfKey(key));
-      let labels = labelsByProduct.get(id);
-      if (!labels) {
-        labels = this.#secretPlanForKey(key);
-        labelsByProduct.set(id, labels);
-        // A failed read is tried again by the next key rather than failing all of them.
-        labels.catch(() => labelsByProduct.delete(id));
-      }
-      return labels;
-    };
-    // A rejection needs only the product (for its event's target): one read per product.
-    const productsById = new Map<string, Promise<StoredApiProduct | undefined>>();
-    const productOnce = (key: ApiKey) => {
-      const id = describeRef(productRefOfKey(key));
-      let product = productsById.get(id);
-      if (!product) {
-        product = this.#store.getProduct(productRefOfKey(key));
-        productsById.set(id, product);
-        product.catch(() => productsById.delete(id));
-      }
-      return product;
-    };
+    // list per key on Kubernetes otherwise). A rejection needs only the product (for its
+    // event's target): one read per product and call as well.
+    const secretPlanOnce = oncePerProduct(key => this.#secretPlanForKey(key));
+    const productOnce = oncePerProduct(key => this.#store.getProduct(productRefOfKey(key)));
     const common = {
       reviewedBy: actor.userRef,
       ...(reason !== undefined && { reason }),
@@ -254,6 +233,24 @@ export class KeyReviewService {
       product.spec.targetRef.name,
     );
   }
+}
+
+/**
+ * `load` for the first key of each product only; the others share its answer. A failed load
+ * is tried again by the next key rather than failing all of them.
+ */
+function oncePerProduct<T>(load: (key: ApiKey) => Promise<T>): (key: ApiKey) => Promise<T> {
+  const byProduct = new Map<string, Promise<T>>();
+  return key => {
+    const id = describeRef(productRefOfKey(key));
+    let loaded = byProduct.get(id);
+    if (!loaded) {
+      loaded = load(key);
+      byProduct.set(id, loaded);
+      loaded.catch(() => byProduct.delete(id));
+    }
+    return loaded;
+  };
 }
 
 const STATUS_BY_ERROR_NAME: Record<string, number> = {
