@@ -173,3 +173,43 @@ describe('productToEntity', () => {
     expect(productToEntity(bare, OPTIONS)).toBeUndefined();
   });
 });
+
+describe('productToEntity of an MCP product (contract mcp-access §3.6)', () => {
+  const mcp = product({
+    targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'example' },
+    plans: [
+      { tier: 'bronze', limits: { toolCalls: [{ calls: 5, per: 'day' }] } },
+      {
+        tier: 'gold',
+        limits: {
+          toolCalls: [
+            { calls: 100, per: 'day' },
+            { calls: 10, per: 'minute', tools: ['deploy'] },
+          ],
+        },
+      },
+    ],
+  });
+
+  it('names its server in the annotation the broker family uses, and stays of type other', () => {
+    const entity = productToEntity(mcp, OPTIONS)!;
+    expect(entity.metadata.annotations?.['mcp.devportal.io/server']).toBe('example');
+    expect(entity.metadata.annotations?.['mcp.devportal.io/endpoint']).toBeUndefined();
+    expect(entity.spec.type).toBe('other');
+    expect(productToEntity(product(), OPTIONS)!.metadata.annotations).not.toHaveProperty(
+      'mcp.devportal.io/server',
+    );
+  });
+
+  it('lists its plans as quotas and says the sign-in is the credential', () => {
+    const definition = productToEntity(mcp, OPTIONS)!.spec.definition;
+    expect(definition).toContain('- bronze: 5 tool calls per day (UTC)');
+    expect(definition).toContain(
+      '- gold: 100 tool calls per day (UTC); 10 calls of deploy per minute',
+    );
+    expect(definition).toContain(
+      'Request access in the portal; your own sign-in is the credential.',
+    );
+    expect(definition).not.toContain('API key');
+  });
+});

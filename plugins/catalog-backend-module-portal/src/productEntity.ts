@@ -10,7 +10,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { ApiEntity, Entity } from '@backstage/catalog-model';
-import { OWNER_ANNOTATION, type ApiProduct, type ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  describeToolCallLimit,
+  isMcpTarget,
+  MCP_ENDPOINT_ANNOTATION,
+  MCP_SERVER_ANNOTATION,
+  OWNER_ANNOTATION,
+  type ApiProduct,
+  type ObjectRef,
+} from '@devportal/plugin-portal-common';
 
 /** The annotation that names the product an entity comes from. @public */
 export const PORTAL_API_PRODUCT_ANNOTATION = 'portal.devportal.io/api-product';
@@ -108,6 +116,7 @@ export function productToEntity(
       links,
       annotations: {
         [PORTAL_API_PRODUCT_ANNOTATION]: `${namespace}/${name}`,
+        ...mcpTargetAnnotation(product),
         'backstage.io/managed-by-location': options.location,
         'backstage.io/managed-by-origin-location': options.location,
       },
@@ -124,6 +133,18 @@ export function productToEntity(
   };
 }
 
+/**
+ * An MCP product's entity names its server (or endpoint) the way the broker's entities do,
+ * so a frontend can join the two (contract mcp-access §3.6).
+ */
+function mcpTargetAnnotation(product: ApiProduct): Record<string, string> {
+  const target = product.spec.targetRef;
+  if (!isMcpTarget(target)) return {};
+  return {
+    [target.kind === 'MCPServer' ? MCP_SERVER_ANNOTATION : MCP_ENDPOINT_ANNOTATION]: target.name,
+  };
+}
+
 /** The definition of a product without an OpenAPI document: what the portal knows. */
 function plainDefinition(product: ApiProduct): string {
   const { spec, metadata } = product;
@@ -134,6 +155,18 @@ function plainDefinition(product: ApiProduct): string {
       `${spec.version === undefined ? '' : `, version ${spec.version}`}.`,
   ];
   if (spec.description !== undefined) lines.push('', spec.description);
+  if (isMcpTarget(spec.targetRef)) {
+    // An MCP product's plans are tool-call quotas; access needs no key.
+    const quotas = (spec.plans ?? []).map(
+      plan =>
+        `- ${plan.tier}: ${
+          plan.limits.toolCalls.map(describeToolCallLimit).join('; ') || 'no quota'
+        }`,
+    );
+    if (quotas.length > 0) lines.push('', 'Plans:', ...quotas);
+    lines.push('', 'Request access in the portal; your own sign-in is the credential.');
+    return `${lines.join('\n')}\n`;
+  }
   const plans = product.status?.plans.map(plan => plan.tier) ?? [];
   if (plans.length > 0) lines.push('', `Plans: ${plans.join(', ')}.`);
   lines.push('', 'Request an API key for it in the portal.');

@@ -1,16 +1,20 @@
 /*
  * Wiring only: reads the config once, builds the store, the read-only resource source and
- * the services (with the events and notifications they announce changes through), registers the permissions and the `portal-apikey` resource type, and
+ * the services (with the events and notifications they announce changes through, and the
+ * catalog that MCP products' targets are looked up in), registers the permissions and the
+ * `portal-apikey` resource type, and
  * mounts the router. The rules live in service/, the HTTP surface in router/.
  */
 import { randomBytes } from 'node:crypto';
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
+import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { eventsServiceRef } from '@backstage/plugin-events-node';
 import { notificationService } from '@backstage/plugin-notifications-node';
 import { portalPermissions } from '@devportal/plugin-portal-common';
 import { PortalAuditor } from './audit/PortalAuditor';
 import { MIN_PAGE_TOKEN_KEY_BYTES, readPortalConfig } from './config';
 import { createKubernetesStorage } from './createKubernetesStorage';
+import { CatalogMcpTargetDirectory } from './mcp/McpTargetDirectory';
 import { loadApiKeyResource } from './permissions/apiKeyResources';
 import { portalApiKeyResourceRef, portalApiKeyRules } from './permissions/rules';
 import { ManifestResourceSource } from './resources/ManifestResourceSource';
@@ -46,6 +50,8 @@ export const portalPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        auth: coreServices.auth,
+        catalog: catalogServiceRef,
         events: eventsServiceRef,
         notifications: notificationService,
       },
@@ -81,6 +87,7 @@ export const portalPlugin = createBackendPlugin({
           store,
           resources,
           actors,
+          mcpTargets: CatalogMcpTargetDirectory.create(deps),
           events: PortalEventPublisher.create(deps),
           notifier: PortalNotifier.create({
             ...deps,

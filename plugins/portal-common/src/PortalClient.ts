@@ -187,6 +187,10 @@ export class PortalClient {
   deleteRequest(ref: ObjectRef, query: DeleteRequestQuery = {}): Promise<void> {
     return this.#call('deleteRequest', { ref, query });
   }
+  /** Revokes an Approved key (its product's owners, admins); `reason` is told to its requester. */
+  revokeRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<void> {
+    return this.#call('revokeRequest', { ref, body });
+  }
   approveRequest(ref: ObjectRef, body: ReviewRequest = {}): Promise<ApiKey> {
     return this.#call('approveRequest', { ref, body });
   }

@@ -24,3 +24,6 @@ export const MCP_SERVER_ANNOTATION = 'mcp.devportal.io/server';
 
 /** The annotation naming the MCP broker's curated endpoint (see MCP_SERVER_ANNOTATION). @public */
 export const MCP_ENDPOINT_ANNOTATION = 'mcp.devportal.io/endpoint';
+
+/** The `group` of an MCP product's `spec.targetRef` (contract mcp-access §3.1). @public */
+export const MCP_TARGET_GROUP = 'mcp.devportal.io';

@@ -19,6 +19,7 @@ export type PortalEventType =
   | 'apikey.approved'
   | 'apikey.rejected'
   | 'apikey.deleted'
+  | 'apikey.revoked'
   | 'apikey.secret-revealed';
 
 /**
@@ -35,6 +36,23 @@ export interface PortalEventPayload {
   actor: string;
   /** The product concerned (the record itself for `apiproduct.*`). */
   product: ObjectRef;
+  /**
+   * The product's target, so a subscriber can skip what is not its own without a read
+   * (contract mcp-access §4.7). Absent on events of older portals.
+   */
+  target?: { kind: 'HTTPRoute' | 'MCPServer' | 'MCPEndpoint'; name: string };
+  /** The record's `metadata.uid` (the key's for `apikey.*`). Absent on events of older portals. */
+  uid?: string;
+}
+
+/** Whether an event payload is a portal event about an MCP product or one of its access requests. @public */
+export function isMcpAccessEvent(payload: unknown): payload is PortalEventPayload {
+  const target = (payload as Partial<PortalEventPayload> | null)?.target;
+  return (
+    typeof (payload as Partial<PortalEventPayload> | null)?.type === 'string' &&
+    (target?.kind === 'MCPServer' || target?.kind === 'MCPEndpoint') &&
+    typeof target.name === 'string'
+  );
 }
 
 /** Whether an event payload is a portal event of an API product. @public */

@@ -8,6 +8,7 @@
  */
 export * from './permissions';
 export * from './constants';
+export * from './mcpTargets';
 export * from './requestSchemas';
 export * from './resourceSchemas';
 export * from './responseSchemas';

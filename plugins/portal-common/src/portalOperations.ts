@@ -184,6 +184,12 @@ export const portalOperations = {
     status: 200,
     response: apiKeySchema as typeof apiKeySchema,
   },
+  revokeRequest: {
+    method: 'post',
+    path: '/requests/:namespace/:name/revoke',
+    body: reviewSchema as typeof reviewSchema,
+    status: 204,
+  },
   revealApiKeySecret: {
     method: 'get',
     path: '/apikeys/:namespace/:name/secret',

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { DEVPORTAL_API_VERSION, OWNER_ANNOTATION } from './constants';
+import { mcpPlansInputSchema, targetRefInputSchema } from './mcpTargets';
 import { apiKeyPhaseSchema, approvalModeSchema, publishStatusSchema } from './resourceSchemas';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -29,13 +30,7 @@ const rfc3339 = z.string().datetime({
 
 const stringMap = z.record(z.string(), z.string());
 
-const targetRefInput = z
-  .object({
-    group: z.literal('gateway.networking.k8s.io'),
-    kind: z.literal('HTTPRoute'),
-    name: z.string().min(1).max(253),
-  })
-  .strict();
+const targetRefInput = targetRefInputSchema;
 
 const documentationSchema = z
   .object({
@@ -85,6 +80,9 @@ export const createApiProductSchema = z
         description: description.optional(),
         version: version.optional(),
         targetRef: targetRefInput,
+        plans: mcpPlansInputSchema
+          .optional()
+          .describe("an MCP product's plans (required for one, refused for an HTTPRoute product)"),
         approvalMode: approvalModeSchema.optional().describe('default: manual'),
         publishStatus: publishStatusSchema.optional().describe('default: Draft'),
         tags: tags.optional(),
@@ -132,6 +130,7 @@ export const apiProductPatchSchema = z
         description: description.nullable().optional(),
         version: version.nullable().optional(),
         targetRef: targetRefInput.optional(),
+        plans: mcpPlansInputSchema.optional().describe('replaces the whole list (MCP products)'),
         approvalMode: approvalModeSchema.nullable().optional(),
         publishStatus: publishStatusSchema.nullable().optional(),
         tags: tags.nullable().optional(),

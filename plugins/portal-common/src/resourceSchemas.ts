@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { DEVPORTAL_API_VERSION } from './constants';
+import { mcpPlanSchema, targetRefInputSchema } from './mcpTargets';
 
 /** An RFC 3339 timestamp (`format: date-time` in the document). */
 const timestamp = () => z.string().datetime({ offset: true });
@@ -40,14 +41,11 @@ export const objectMetaSchema = z.object({
   annotations: stringMap().optional(),
 });
 
-/** The route an API product exposes. @public */
-export const targetRefSchema = z
-  .object({
-    group: z.literal('gateway.networking.k8s.io'),
-    kind: z.literal('HTTPRoute'),
-    name: z.string(),
-  })
-  .strict();
+/** What an API product exposes: an HTTPRoute, or an MCP server or endpoint. @public */
+export const targetRefSchema = targetRefInputSchema;
+
+/** The plans of an MCP product as stored (tool-call quotas). @public */
+export const mcpPlansSchema = z.array(mcpPlanSchema);
 
 /** The `spec` of an API product as stored (defaults filled in). @public */
 export const apiProductSpecSchema = z
@@ -56,6 +54,7 @@ export const apiProductSpecSchema = z
     description: z.string().optional(),
     version: z.string().optional(),
     targetRef: targetRefSchema as typeof targetRefSchema,
+    plans: (mcpPlansSchema as typeof mcpPlansSchema).optional(),
     approvalMode: approvalModeSchema,
     publishStatus: publishStatusSchema,
     tags: z.array(z.string()).optional(),

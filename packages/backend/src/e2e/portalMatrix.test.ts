@@ -109,6 +109,16 @@ const ownerOnlyList = (path: string): MatrixRow => ({
   prepare: async () => ({ path }),
 });
 
+/** Removing a key (DELETE by its requester, revoke by its product's owner): 204 or hidden. */
+const keyRemovalExpected: MatrixRow['expected'] = {
+  none: 401,
+  service: 403,
+  erin: 403,
+  owner: 204,
+  nonOwner: 404,
+  admin: 204,
+};
+
 const review = (action: 'approve' | 'reject'): MatrixRow => ({
   users: reviewerUsers,
   // dave's conditional approval does not hold for bob's product and he cannot read the key.
@@ -276,18 +286,22 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   },
   deleteRequest: {
     users: requesterUsers,
-    expected: {
-      none: 401,
-      service: 403,
-      erin: 403,
-      owner: 204,
-      nonOwner: 404,
-      admin: 204,
-    },
+    expected: keyRemovalExpected,
     prepare: async f => ({ path: `/requests/${keyPath(await pendingKey(f))}` }),
   },
   approveRequest: review('approve'),
   rejectRequest: review('reject'),
+  revokeRequest: {
+    users: reviewerUsers,
+    // Owners revoke under their conditional approval, carol under apikey.delete.all; dave's
+    // approval does not hold for bob's product and he cannot read the key: as for DELETE.
+    expected: keyRemovalExpected,
+    prepare: async f => {
+      const ref = await pendingKey(f);
+      await f.clients.carol.approveRequest(ref);
+      return { path: `/requests/${keyPath(ref)}/revoke`, body: { reason: 'matrix' } };
+    },
+  },
   revealApiKeySecret: {
     users: requesterUsers,
     // carol holds apikey.read.all, which covers any key (spec §3: `.all` ⇒ any record).

@@ -21,6 +21,7 @@ export type PortalAuditEventId =
   | 'apikey-request-delete'
   | 'apikey-request-review'
   | 'apikey-request-bulk-review'
+  | 'apikey-request-revoke'
   | 'apikey-secret-reveal';
 
 /** What to record about one operation. */

@@ -280,6 +280,7 @@ describe('PortalClient agrees with the router and openapi.yaml', () => {
     await drive('bulkRejectRequests', () =>
       client.bulkRejectRequests({ requests: [bulk], reason: 'duplicate' }),
     );
+    await drive('revokeRequest', () => client.revokeRequest(edited, { reason: 'audit' }));
     await drive('deleteRequest', () => client.deleteRequest(approved));
     await drive('deleteApiProduct', () => client.deleteApiProduct(toys));
 

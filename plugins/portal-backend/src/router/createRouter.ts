@@ -281,6 +281,21 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
       );
       respond(res, 'deleteRequest', undefined);
     },
+    async revokeRequest(req, res) {
+      const { reason } = body(req, portalOperations.revokeRequest.body);
+      const ref = refOf(req);
+      const creds = await credentials(req);
+      await auditor.run(
+        {
+          eventId: 'apikey-request-revoke',
+          request: req,
+          meta: { ...ref, reason },
+          severityLevel: 'high',
+        },
+        () => service.revokeRequest(creds, ref, reason),
+      );
+      respond(res, 'revokeRequest', undefined);
+    },
     approveRequest: review('approve'),
     rejectRequest: review('reject'),
     async revealApiKeySecret(req, res) {

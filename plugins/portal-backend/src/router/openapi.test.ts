@@ -53,9 +53,9 @@ describe('openapi.yaml', () => {
     expect(routedOperations).toEqual(expect.arrayContaining(documentedOperations()));
   });
 
-  it('matches the 20 endpoints of the specification', () => {
-    expect(new Set(routedOperations).size).toBe(20);
-    expect(documentedOperations()).toHaveLength(20);
+  it('matches the 21 endpoints of the specification (P§4, and revoke of mcp-access §4.4)', () => {
+    expect(new Set(routedOperations).size).toBe(21);
+    expect(documentedOperations()).toHaveLength(21);
   });
 
   it("documents limit and continue on every list route, with the router's bounds", () => {

@@ -63,6 +63,7 @@ import {
   type ApiKey,
   type ApiProduct,
   type BulkReviewResult,
+  describeMcpTarget,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { portalApiKeyRules, type PortalApiKeyResource } from '../permissions/rules';
@@ -174,12 +175,23 @@ export class AuthorizedPortalService implements PortalService {
   }
 
   async createProduct(credentials: BackstageCredentials, request: CreateApiProductRequest) {
-    await this.#actors.requireUser(credentials, 'creating an API product');
-    const [create] = await this.#allowed(credentials, [portalApiProductCreatePermission]);
+    const actor = await this.#actors.requireUser(credentials, 'creating an API product');
+    const [create, updateAll] = await this.#allowed(credentials, [
+      portalApiProductCreatePermission,
+      portalApiProductUpdateAllPermission,
+    ]);
     if (!create) {
       throw new NotAllowedError('creating API products needs portal.apiproduct.create');
     }
-    return this.#service.createProduct(credentials, request);
+    // An MCP target may be offered by its owners, or by whoever may change every product.
+    const ownRefs = actor.ownershipRefs.map(ref => ref.toLocaleLowerCase('en-US'));
+    return this.#service.createProduct(credentials, request, (target, ownerRef) => {
+      if (!updateAll && !ownRefs.includes(ownerRef)) {
+        throw new NotAllowedError(
+          `only the owners of ${describeMcpTarget(target)} (${ownerRef}) may offer it as a product`,
+        );
+      }
+    });
   }
 
   async updateProduct(credentials: BackstageCredentials, ref: ObjectRef, patch: ApiProductPatch) {
@@ -361,6 +373,21 @@ export class AuthorizedPortalService implements PortalService {
     await this.#service.deleteRequest(credentials, ref, reason, check);
   }
 
+  /**
+   * Admins (`portal.apikey.delete.all`) may revoke any key; otherwise the approval decision
+   * applies (the product's owners under IS_PRODUCT_OWNER), one decision per call.
+   */
+  async revokeRequest(credentials: BackstageCredentials, ref: ObjectRef, reason?: string) {
+    await this.#actors.requireUser(credentials, 'revoking an API key');
+    const [deleteAll] = await this.#allowed(credentials, [portalApiKeyDeleteAllPermission]);
+    const check: KeyCheck = deleteAll
+      ? async ({ key }, keyRef) => {
+          if (!key) throw keyNotFound(keyRef);
+        }
+      : await this.#reviewCheck(credentials, 'revoking');
+    await this.#service.revokeRequest(credentials, ref, reason, check);
+  }
+
   async revealSecret(credentials: BackstageCredentials, ref: ObjectRef) {
     const check = await this.#requesterChangeCheck(
       credentials,
@@ -418,7 +445,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ) {
-    const check = await this.#reviewCheck(credentials);
+    const check = await this.#reviewCheck(credentials, 'reviewing');
     return this.#service.reviewRequest(credentials, ref, decision, reason, check);
   }
 
@@ -428,7 +455,7 @@ export class AuthorizedPortalService implements PortalService {
     decision: ReviewDecision,
     reason?: string,
   ): Promise<BulkReviewResult[]> {
-    const check = await this.#reviewCheck(credentials);
+    const check = await this.#reviewCheck(credentials, 'reviewing');
     return this.#service.bulkReview(credentials, refs, decision, reason, check);
   }
 
@@ -437,14 +464,21 @@ export class AuthorizedPortalService implements PortalService {
    * each key. A DENY answers 403 at once; a CONDITIONAL decision is applied to each key
    * with the IS_PRODUCT_OWNER rule, so a bulk call decides every item on its own.
    */
-  async #reviewCheck(credentials: BackstageCredentials): Promise<KeyCheck> {
-    const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
+  async #reviewCheck(
+    credentials: BackstageCredentials,
+    verb: 'reviewing' | 'revoking',
+  ): Promise<KeyCheck> {
+    const actor = await this.#actors.requireUser(credentials, `${verb} API key requests`);
     const [approval] = await this.#permissions.authorizeConditional(
       [{ permission: portalApiKeyApprovePermission }],
       { credentials },
     );
     if (approval.result === AuthorizeResult.DENY) {
-      throw new NotAllowedError('reviewing API key requests needs portal.apikey.approve');
+      throw new NotAllowedError(
+        verb === 'reviewing'
+          ? 'reviewing API key requests needs portal.apikey.approve'
+          : 'revoking API keys needs portal.apikey.delete.all, or portal.apikey.approve for their product',
+      );
     }
     // The read scope tells a 404 from a 403 for a key the caller may not approve: asked
     // once per call, and only then, so that a call that approves costs one round trip.
@@ -469,7 +503,7 @@ export class AuthorizedPortalService implements PortalService {
         (scope === 'own' && (isRequester(actor, key) || ownsRef(actor, productOwnerRef)));
       if (!readable) throw keyNotFound(ref);
       throw new NotAllowedError(
-        `reviewing APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
+        `${verb} APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
       );
     };
   }

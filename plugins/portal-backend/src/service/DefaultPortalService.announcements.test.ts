@@ -118,7 +118,7 @@ describe('DefaultPortalService: events and notifications after each change', () 
     'publishes apiproduct.created, updated and deleted with the actor and the product',
     async () => {
       await start();
-      await createToys();
+      const created = await createToys();
       await service.updateProduct(as(BOB), TOYS, {
         spec: { description: 'toys' },
       });
@@ -129,6 +129,8 @@ describe('DefaultPortalService: events and notifications after each change', () 
           ref: TOYS,
           actor: BOB.userRef,
           product: TOYS,
+          target: { kind: 'HTTPRoute', name: 'toystore' },
+          uid: created.metadata.uid,
         })),
       );
     },
@@ -146,6 +148,8 @@ describe('DefaultPortalService: events and notifications after each change', () 
         ref: { namespace: 'toystore', name: key.metadata.name },
         actor: ALICE.userRef,
         product: TOYS,
+        target: { kind: 'HTTPRoute', name: 'toystore' },
+        uid: key.metadata.uid,
       });
       expect(sent).toEqual([
         {

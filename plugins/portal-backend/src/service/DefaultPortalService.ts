@@ -1,13 +1,16 @@
 /*
  * The portal's business rules, independent of HTTP and of permissions:
  * - products: the HTTPRoute they target must exist; the owner annotation is the caller or
- *   one of the caller's groups; PATCH is a JSON merge patch guarded by resourceVersion
+ *   one of the caller's groups; an MCP product's server must be in the catalog, its owner
+ *   is the server's owner, and it carries its own plans (mcp/mcpProductRules.ts); PATCH is a JSON merge patch guarded by resourceVersion
  *   (compare-and-set in the store, so concurrent edits never get lost);
  * - key requests: the product must exist, be Published and offer the tier; automatic
  *   approval mode approves at once;
  * - reviews, single and bulk, and the approval itself (the secret and its labels) are
  *   delegated to KeyReviewService;
- * - `status.plans` of a product is derived from the PlanPolicies targeting its route.
+ * - `status.plans` of a product is derived from the PlanPolicies targeting its route, or
+ *   for an MCP product from its `spec.plans`;
+ * - an access request (a key of an MCP product) never has a secret: the reveal answers 409.
  *
  * It implements PortalService; who may call what is decided by AuthorizedPortalService,
  * which wraps it and takes part through the `check` of each call on one record (see
@@ -20,18 +23,34 @@
  * sends its notifications (PortalNotifier); both are best effort and never fail a call.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import { ConflictError, InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '@backstage/errors';
 import {
   type ApiKey,
   type ApiProduct,
   type ApiProductSpec,
   AUTOMATIC_APPROVAL_REVIEWER,
   type BulkReviewResult,
+  describeMcpTarget,
+  isMcpTarget,
+  type McpTarget,
   type ObjectRef,
   OWNER_ANNOTATION,
   ownerRefsOfQuery,
   type ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
+import {
+  assertPlansFitTarget,
+  assertTargetKept,
+  ownerOfMcpProduct,
+  plansOfMcpProduct,
+} from '../mcp/mcpProductRules';
+import type { McpTargetDirectory, McpTargetEntry } from '../mcp/McpTargetDirectory';
 import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
   KeyFilter,
@@ -47,7 +66,13 @@ import { KeyReviewService } from './KeyReviewService';
 import { PortalActors } from './PortalActors';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
-import type { KeyCheck, PortalService, ProductCheck, ProductQuery } from './portalService';
+import type {
+  KeyCheck,
+  McpTargetCheck,
+  PortalService,
+  ProductCheck,
+  ProductQuery,
+} from './portalService';
 import { applyMergePatch, normalizeEntityRef } from './productPatch';
 import { describeRef, productNotFound, productOwnerOf, productRefOfKey, refOfKey } from './records';
 import type {
@@ -70,6 +95,8 @@ export interface DefaultPortalServiceOptions {
   events?: PortalEventPublisher;
   /** Notifies owners and requesters; default: nobody is notified. */
   notifier?: PortalNotifier;
+  /** Where MCP products' targets are looked up (the catalog); without it, none can be made. */
+  mcpTargets?: McpTargetDirectory;
   /** The current time; injectable so tests can pin it. */
   now?: () => Date;
 }
@@ -86,6 +113,7 @@ export class DefaultPortalService implements PortalService {
   readonly #notifier: PortalNotifier | undefined;
   readonly #now: () => Date;
   readonly #reviews: KeyReviewService;
+  readonly #mcpTargets: McpTargetDirectory | undefined;
 
   static create(options: DefaultPortalServiceOptions): DefaultPortalService {
     return new DefaultPortalService(options);
@@ -98,6 +126,7 @@ export class DefaultPortalService implements PortalService {
     this.#events = options.events;
     this.#notifier = options.notifier;
     this.#now = options.now ?? (() => new Date());
+    this.#mcpTargets = options.mcpTargets;
     this.#reviews = KeyReviewService.create(options);
   }
 
@@ -133,11 +162,31 @@ export class DefaultPortalService implements PortalService {
   async createProduct(
     credentials: BackstageCredentials,
     request: CreateApiProductRequest,
+    check: McpTargetCheck = () => {},
   ): Promise<ApiProduct> {
     const actor = await this.#actors.requireUser(credentials, 'creating an API product');
     const { metadata, spec } = request;
-    const owner = this.#ownerForCreate(actor, metadata.annotations?.[OWNER_ANNOTATION]);
-    await this.#assertRouteExists(metadata.namespace, spec.targetRef.name);
+    assertPlansFitTarget(spec);
+    const requestedOwner = metadata.annotations?.[OWNER_ANNOTATION];
+    let owner: string;
+    if (isMcpTarget(spec.targetRef)) {
+      const target = await this.#mcpTarget(spec.targetRef, name => {
+        throw new InputError(
+          `spec.targetRef: no ${name} in the catalog (the broker publishes its servers there within seconds of adding them)`,
+        );
+      });
+      check(spec.targetRef, target.owner);
+      owner = ownerOfMcpProduct(
+        spec.targetRef,
+        target.owner,
+        requestedOwner === undefined
+          ? undefined
+          : normalizeEntityRef(requestedOwner, `metadata.annotations["${OWNER_ANNOTATION}"]`),
+      );
+    } else {
+      owner = this.#ownerForCreate(actor, requestedOwner);
+      await this.#assertRouteExists(metadata.namespace, spec.targetRef.name);
+    }
     const created = await this.#store.createProduct({
       namespace: metadata.namespace,
       name: metadata.name,
@@ -149,7 +198,7 @@ export class DefaultPortalService implements PortalService {
         publishStatus: spec.publishStatus ?? 'Draft',
       },
     });
-    await this.#events?.productChanged('apiproduct.created', created.metadata, actor.userRef);
+    await this.#events?.productChanged('apiproduct.created', created, actor.userRef);
     return this.#withPlans(created);
   }
 
@@ -175,7 +224,9 @@ export class DefaultPortalService implements PortalService {
     const spec = applyMergePatch(current.spec, patch.spec ?? {}) as ApiProductSpec;
     spec.approvalMode = spec.approvalMode ?? 'manual';
     spec.publishStatus = spec.publishStatus ?? 'Draft';
-    if (spec.targetRef.name !== current.spec.targetRef.name) {
+    assertTargetKept(current.spec, spec);
+    assertPlansFitTarget(spec);
+    if (!isMcpTarget(spec.targetRef) && spec.targetRef.name !== current.spec.targetRef.name) {
       await this.#assertRouteExists(current.metadata.namespace, spec.targetRef.name);
     }
     const labels = applyMergePatch(current.metadata.labels ?? {}, patch.metadata?.labels ?? {}) as
@@ -191,7 +242,7 @@ export class DefaultPortalService implements PortalService {
       metadata: { ...current.metadata, labels: labels ?? {}, annotations },
       spec,
     });
-    await this.#events?.productChanged('apiproduct.updated', replaced.metadata, actor.userRef);
+    await this.#events?.productChanged('apiproduct.updated', replaced, actor.userRef);
     return this.#withPlans(replaced);
   }
 
@@ -202,9 +253,9 @@ export class DefaultPortalService implements PortalService {
     check: ProductCheck = noCheck,
   ): Promise<void> {
     const actor = await this.#actors.requireUser(credentials, 'deleting an API product');
-    await this.#checkedProduct(ref, check);
+    const product = await this.#checkedProduct(ref, check);
     await this.#store.deleteProduct(ref);
-    await this.#events?.productChanged('apiproduct.deleted', ref, actor.userRef);
+    await this.#events?.productChanged('apiproduct.deleted', product, actor.userRef);
   }
 
   // --- read-only kinds ------------------------------------------------------------------
@@ -278,6 +329,11 @@ export class DefaultPortalService implements PortalService {
     }
     assertTierOffered(product, request.planTier);
     this.#assertFuture(request.expiresAt);
+    if (isMcpTarget(product.spec.targetRef)) {
+      await this.#mcpTarget(product.spec.targetRef, name => {
+        throw new ConflictError(`${name} does not exist (any more); ask the product's owners`);
+      });
+    }
 
     const automatic = product.spec.approvalMode === 'automatic';
     const created = await this.#store.createKey({
@@ -296,10 +352,15 @@ export class DefaultPortalService implements PortalService {
       },
       ...(automatic && { approval: await this.#reviews.automaticApproval(product) }),
     });
-    await this.#events?.keyChanged('apikey.requested', created, actor.userRef);
+    await this.#events?.keyChanged('apikey.requested', created, actor.userRef, product);
     if (automatic) {
       // Approved at once: the requester sees it in the answer, the owners need not act.
-      await this.#events?.keyChanged('apikey.approved', created, AUTOMATIC_APPROVAL_REVIEWER);
+      await this.#events?.keyChanged(
+        'apikey.approved',
+        created,
+        AUTOMATIC_APPROVAL_REVIEWER,
+        product,
+      );
     } else {
       const owner = productOwnerOf(product);
       if (owner !== undefined) {
@@ -342,8 +403,32 @@ export class DefaultPortalService implements PortalService {
   ): Promise<void> {
     const actor = await this.#actors.requireUser(credentials, 'deleting an API key request');
     const key = await checkedKey(this.#store, ref, check);
+    const product = await this.#store.getProduct(productRefOfKey(key));
     await this.#store.deleteKey(refOfKey(key));
-    await this.#events?.keyChanged('apikey.deleted', key, actor.userRef);
+    await this.#events?.keyChanged('apikey.deleted', key, actor.userRef, product);
+    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
+  }
+
+  /**
+   * Revokes an Approved key (expired ones too): deleted with its secret, as `DELETE`, but
+   * announced as `apikey.revoked`. Any other phase is a ConflictError naming it.
+   */
+  async revokeRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check: KeyCheck = noCheck,
+  ): Promise<void> {
+    const actor = await this.#actors.requireUser(credentials, 'revoking an API key');
+    const key = await checkedKey(this.#store, ref, check);
+    if (key.status.phase !== 'Approved') {
+      throw new ConflictError(
+        `APIKey ${describeRef(key.metadata)} is ${key.status.phase}; only Approved keys can be revoked (reject or delete a request instead)`,
+      );
+    }
+    const product = await this.#store.getProduct(productRefOfKey(key));
+    await this.#store.deleteKey(refOfKey(key));
+    await this.#events?.keyChanged('apikey.revoked', key, actor.userRef, product);
     await this.#notifier?.keyDeleted(key, reason, actor.userRef);
   }
 
@@ -355,8 +440,14 @@ export class DefaultPortalService implements PortalService {
   ): Promise<string> {
     const actor = await this.#actors.requireUser(credentials, 'reading an API key secret');
     const key = await checkedKey(this.#store, ref, check);
+    const product = await this.#store.getProduct(productRefOfKey(key));
+    if (product && isMcpTarget(product.spec.targetRef)) {
+      throw new ConflictError(
+        `APIKey ${describeRef(key.metadata)} grants access to ${describeMcpTarget(product.spec.targetRef)}: no secret is issued; connect your MCP client to the broker and sign in as yourself`,
+      );
+    }
     const secret = await this.#store.revealSecret(refOfKey(key));
-    await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef);
+    await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef, product);
     return secret;
   }
 
@@ -424,6 +515,14 @@ export class DefaultPortalService implements PortalService {
     }
   }
 
+  /** The catalog's entry of an MCP target; `missing` throws when there is none. */
+  async #mcpTarget(target: McpTarget, missing: (name: string) => never): Promise<McpTargetEntry> {
+    if (!this.#mcpTargets) {
+      throw new ServiceUnavailableError('this portal has no catalog to look up MCP targets in');
+    }
+    return (await this.#mcpTargets.get(target)) ?? missing(describeMcpTarget(target));
+  }
+
   #assertFuture(timestamp: string | undefined): void {
     if (timestamp !== undefined && Date.parse(timestamp) <= this.#now().getTime()) {
       throw new InputError(`expiresAt must be in the future, got ${timestamp}`);
@@ -431,9 +530,9 @@ export class DefaultPortalService implements PortalService {
   }
 
   async #withPlans(product: StoredApiProduct): Promise<ApiProduct> {
-    const policies = await this.#resources.list('PlanPolicy', {
-      namespace: product.metadata.namespace,
-    });
+    const policies = isMcpTarget(product.spec.targetRef)
+      ? []
+      : await this.#resources.list('PlanPolicy', { namespace: product.metadata.namespace });
     return withPlans(product, policies);
   }
 }
@@ -452,7 +551,9 @@ function withPlans(product: StoredApiProduct, policies: ReadOnlyObject[]): ApiPr
     ...product,
     kind: 'APIProduct',
     status: {
-      plans: plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
+      plans: isMcpTarget(product.spec.targetRef)
+        ? plansOfMcpProduct(product.spec)
+        : plansOfPolicies(policies, product.metadata.namespace, product.spec.targetRef.name),
     },
   };
 }

@@ -3,7 +3,8 @@
  * mode gives at once. DefaultPortalService delegates these to it.
  *
  * - approval generates the secret with a CSPRNG (generateApiKeySecret.ts) and labels it as
- *   its product's route's AuthPolicies require (read once per product and call);
+ *   its product's route's AuthPolicies require (read once per product and call); a key of
+ *   an MCP product (an access request) gets no secret;
  * - bulk reviews: each item moved on its own (a compare-and-set in the store), answered in
  *   input order, one notification per recipient;
  * - a key is read with its product's owner and handed to the call's `check` before anything
@@ -17,6 +18,7 @@ import {
   type ApiKey,
   AUTOMATIC_APPROVAL_REVIEWER,
   type BulkReviewResult,
+  isMcpTarget,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { keySecretLabelsForRoute } from '../resources/keySecretLabelsForRoute';
@@ -34,6 +36,14 @@ import type { PortalNotifier } from './PortalNotifier';
 import type { KeyCheck } from './portalService';
 import { describeRef, productRefOfKey } from './records';
 import type { ReviewDecision } from './types';
+
+/** What an approval of a product's key stores: a secret or none, and the Secret's labels. */
+interface SecretPlan {
+  /** The key's product; undefined when it is gone (the store then reports the key's fate). */
+  product: StoredApiProduct | undefined;
+  issueSecret: boolean;
+  secretLabels?: Record<string, string>;
+}
 
 /** Options of {@link KeyReviewService.create}. */
 export interface KeyReviewServiceOptions {
@@ -116,6 +126,10 @@ export class KeyReviewService {
    * with the labels the product's route needs on it.
    */
   async automaticApproval(product: StoredApiProduct): Promise<KeyApproval> {
+    if (isMcpTarget(product.spec.targetRef)) {
+      // An access request: the requester's own sign-in is the credential.
+      return { reviewedBy: AUTOMATIC_APPROVAL_REVIEWER };
+    }
     return {
       reviewedBy: AUTOMATIC_APPROVAL_REVIEWER,
       secret: generateApiKeySecret(),
@@ -142,20 +156,12 @@ export class KeyReviewService {
     // A bulk call publishes its items' events side by side (each may be a round trip to the
     // events backend) and waits for all of them in `finish`.
     const publishing: Promise<void>[] = [];
-    // Every key of one product needs the same Secret labels: one product read and one
-    // AuthPolicy list per product and call (a live list per key on Kubernetes otherwise).
-    const labelsByProduct = new Map<string, Promise<Record<string, string> | undefined>>();
-    const secretLabelsOnce = (key: ApiKey) => {
-      const id = describeRef(productRefOfKey(key));
-      let labels = labelsByProduct.get(id);
-      if (!labels) {
-        labels = this.#secretLabelsForKey(key);
-        labelsByProduct.set(id, labels);
-        // A failed read is tried again by the next key rather than failing all of them.
-        labels.catch(() => labelsByProduct.delete(id));
-      }
-      return labels;
-    };
+    // Every key of one product needs the same secret (or none, for an MCP product) and
+    // Secret labels: one product read and one AuthPolicy list per product and call (a live
+    // list per key on Kubernetes otherwise). A rejection needs only the product (for its
+    // event's target): one read per product and call as well.
+    const secretPlanOnce = oncePerProduct(key => this.#secretPlanForKey(key));
+    const productOnce = oncePerProduct(key => this.#store.getProduct(productRefOfKey(key)));
     const common = {
       reviewedBy: actor.userRef,
       ...(reason !== undefined && { reason }),
@@ -163,15 +169,18 @@ export class KeyReviewService {
     const review = async (ref: ObjectRef): Promise<ApiKey> => {
       const key = await checkedKey(this.#store, ref, check);
       let result: ApiKey;
+      let product: StoredApiProduct | undefined;
       if (decision === 'approve') {
-        const secretLabels = await secretLabelsOnce(key);
+        const plan = await secretPlanOnce(key);
+        product = plan.product;
         result = await this.#store.reviewKey(ref, {
           phase: 'Approved',
           ...common,
-          secret: generateApiKeySecret(),
-          ...(secretLabels && { secretLabels }),
+          ...(plan.issueSecret && { secret: generateApiKeySecret() }),
+          ...(plan.secretLabels && { secretLabels: plan.secretLabels }),
         });
       } else {
+        product = await productOnce(key);
         result = await this.#store.reviewKey(ref, {
           phase: 'Rejected',
           ...common,
@@ -184,6 +193,7 @@ export class KeyReviewService {
             decision === 'approve' ? 'apikey.approved' : 'apikey.rejected',
             result,
             actor.userRef,
+            product,
           ),
         );
       }
@@ -198,12 +208,18 @@ export class KeyReviewService {
   }
 
   /**
-   * The labels the Secret of `key` needs once approved; undefined when its product is gone
-   * (the store then reports the key's fate).
+   * Whether `key` gets a secret once approved (not when its product is an MCP product) and
+   * the labels its Secret needs; labels undefined when its product is gone (the store then
+   * reports the key's fate).
    */
-  async #secretLabelsForKey(key: ApiKey): Promise<Record<string, string> | undefined> {
+  async #secretPlanForKey(key: ApiKey): Promise<SecretPlan> {
     const product = await this.#store.getProduct(productRefOfKey(key));
-    return product && this.#secretLabelsFor(product);
+    if (product && isMcpTarget(product.spec.targetRef)) return { product, issueSecret: false };
+    return {
+      product,
+      issueSecret: true,
+      secretLabels: product && (await this.#secretLabelsFor(product)),
+    };
   }
 
   /**
@@ -217,6 +233,24 @@ export class KeyReviewService {
       product.spec.targetRef.name,
     );
   }
+}
+
+/**
+ * `load` for the first key of each product only; the others share its answer. A failed load
+ * is tried again by the next key rather than failing all of them.
+ */
+function oncePerProduct<T>(load: (key: ApiKey) => Promise<T>): (key: ApiKey) => Promise<T> {
+  const byProduct = new Map<string, Promise<T>>();
+  return key => {
+    const id = describeRef(productRefOfKey(key));
+    let loaded = byProduct.get(id);
+    if (!loaded) {
+      loaded = load(key);
+      byProduct.set(id, loaded);
+      loaded.catch(() => byProduct.delete(id));
+    }
+    return loaded;
+  };
 }
 
 const STATUS_BY_ERROR_NAME: Record<string, number> = {

@@ -17,6 +17,7 @@ import {
   type PortalEventType,
 } from '@devportal/plugin-portal-common';
 import type { EventsService } from '@backstage/plugin-events-node';
+import type { StoredApiProduct } from '../store/types';
 
 /** Options of {@link PortalEventPublisher.create}. */
 export interface PortalEventPublisherOptions {
@@ -33,6 +34,11 @@ export function productRefOfKey(key: ApiKey): ObjectRef {
   };
 }
 
+/** The `target` of an event about `product` or one of its keys. */
+function targetOf(product: StoredApiProduct): NonNullable<PortalEventPayload['target']> {
+  return { kind: product.spec.targetRef.kind, name: product.spec.targetRef.name };
+}
+
 /** Publishes portal events; never throws. */
 export class PortalEventPublisher {
   readonly #events: EventsService | undefined;
@@ -47,27 +53,40 @@ export class PortalEventPublisher {
     this.#logger = options.logger;
   }
 
-  /** Publishes an `apiproduct.*` event for the product `ref`. */
+  /** Publishes an `apiproduct.*` event for `product`, with its target and uid. */
   async productChanged(
     type: Extract<PortalEventType, `apiproduct.${string}`>,
-    ref: ObjectRef,
+    product: StoredApiProduct,
     actor: string,
   ): Promise<void> {
-    const product = { namespace: ref.namespace, name: ref.name };
-    await this.#publish({ type, ref: product, actor, product });
+    const ref = { namespace: product.metadata.namespace, name: product.metadata.name };
+    await this.#publish({
+      type,
+      ref,
+      actor,
+      product: ref,
+      target: targetOf(product),
+      uid: product.metadata.uid,
+    });
   }
 
-  /** Publishes an `apikey.*` event for `key`. */
+  /**
+   * Publishes an `apikey.*` event for `key`, with its uid and, when known, its product's
+   * target (a subscriber for MCP access skips events without an MCP target).
+   */
   async keyChanged(
     type: Extract<PortalEventType, `apikey.${string}`>,
     key: ApiKey,
     actor: string,
+    product?: StoredApiProduct,
   ): Promise<void> {
     await this.#publish({
       type,
       ref: { namespace: key.metadata.namespace, name: key.metadata.name },
       actor,
       product: productRefOfKey(key),
+      ...(product !== undefined && { target: targetOf(product) }),
+      uid: key.metadata.uid,
     });
   }
 

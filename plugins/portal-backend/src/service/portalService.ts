@@ -18,6 +18,7 @@ import type {
   ApiKey,
   ApiProduct,
   BulkReviewResult,
+  McpTarget,
   ObjectRef,
   ProductListQuery,
   ReadOnlyObject,
@@ -65,6 +66,12 @@ export type ProductCheck = RecordCheck<StoredApiProduct | undefined>;
 export type KeyCheck = RecordCheck<KeyRecord>;
 
 /**
+ * Decides whether the caller may offer an MCP target (contract mcp-access §3.4), given the
+ * target and its owner as the catalog has it; throws NotAllowedError to refuse.
+ */
+export type McpTargetCheck = (target: McpTarget, ownerRef: string) => void;
+
+/**
  * The portal API as the router sees it: every method takes the caller's credentials.
  * Lists answer one page when given a {@link PageRequest} (its cursor already unsealed
  * from the client's token), otherwise the whole list as one page without cursor.
@@ -80,9 +87,11 @@ export interface PortalService {
     ref: ObjectRef,
     check?: ProductCheck,
   ): Promise<ApiProduct>;
+  /** `check` is given the target of an MCP product (not called for an HTTPRoute one). */
   createProduct(
     credentials: BackstageCredentials,
     request: CreateApiProductRequest,
+    check?: McpTargetCheck,
   ): Promise<ApiProduct>;
   updateProduct(
     credentials: BackstageCredentials,
@@ -126,6 +135,13 @@ export interface PortalService {
   ): Promise<ApiKey>;
   /** Deletes (an Approved key: revokes) a request; `reason` is told to its requester. */
   deleteRequest(
+    credentials: BackstageCredentials,
+    ref: ObjectRef,
+    reason?: string,
+    check?: KeyCheck,
+  ): Promise<void>;
+  /** Revokes an Approved key (deletes it and its secret); `reason` is told to its requester. */
+  revokeRequest(
     credentials: BackstageCredentials,
     ref: ObjectRef,
     reason?: string,

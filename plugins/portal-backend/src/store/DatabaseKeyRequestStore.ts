@@ -86,7 +86,7 @@ export class DatabaseKeyRequestStore {
             throw new NotFoundError(missingProduct);
           }
           await trx<KeyRow>(KEYS_TABLE).insert(row);
-          if (key.approval) {
+          if (key.approval?.secret !== undefined) {
             await this.secrets.insert(trx, row, key.approval.secret);
           }
         });
@@ -279,7 +279,7 @@ export class DatabaseKeyRequestStore {
             reason: review.reason ?? null,
             resource_version: trx.raw('resource_version + 1'),
           });
-        if (updated === 1 && review.phase === 'Approved') {
+        if (updated === 1 && review.phase === 'Approved' && review.secret !== undefined) {
           await this.secrets.insert(trx, ref, review.secret);
         }
         const verb = review.phase === 'Approved' ? 'approved' : 'rejected';

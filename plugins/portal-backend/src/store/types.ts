@@ -55,8 +55,11 @@ export interface NewApiKey {
 export interface KeyApproval {
   reviewedBy: string;
   reason?: string;
-  /** The API key itself (≥ 32 random bytes, base64url); stored apart from the record. */
-  secret: string;
+  /**
+   * The API key itself (≥ 32 random bytes, base64url); stored apart from the record. Absent
+   * for an access request of an MCP product: no secret is issued (contract mcp-access §4.1).
+   */
+  secret?: string;
   /**
    * Labels the stored secret needs so the gateway accepts the key (those the route's
    * AuthPolicies select API key Secrets by, see `keySecretLabelsOfPolicies`). The

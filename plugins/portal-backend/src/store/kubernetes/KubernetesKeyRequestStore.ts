@@ -122,8 +122,9 @@ export class KubernetesKeyRequestStore {
       ) {
         throw missingProduct();
       }
-      if (key.approval !== undefined) {
-        secretName = await this.secrets.create(created, key.approval);
+      const secret = key.approval?.secret;
+      if (key.approval !== undefined && secret !== undefined) {
+        secretName = await this.secrets.create(created, { ...key.approval, secret });
       }
     } catch (error) {
       await this.keys.discard(created);
@@ -140,7 +141,7 @@ export class KubernetesKeyRequestStore {
             reviewedAt: now,
             ...(key.approval.reason !== undefined && { reason: key.approval.reason }),
             secretRevealed: false,
-            secretRef: { name: secretName! },
+            ...(secretName !== undefined && { secretRef: { name: secretName } }),
           };
     try {
       const written = await this.api.mergePatchCustomStatus(API_KEYS, ref.namespace, ref.name, {
@@ -403,7 +404,9 @@ export class KubernetesKeyRequestStore {
       const current = await this.keys.require(ref);
       assertKeyPhase(ref, current, 'Pending', verb);
       const secretName =
-        review.phase === 'Approved' ? await this.secrets.create(current, review) : undefined;
+        review.phase === 'Approved' && review.secret !== undefined
+          ? await this.secrets.create(current, { ...review, secret: review.secret })
+          : undefined;
       const status: StoredKeyStatus = {
         phase: review.phase,
         reviewedBy: review.reviewedBy,

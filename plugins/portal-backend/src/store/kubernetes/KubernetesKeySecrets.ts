@@ -55,8 +55,10 @@ export class KubernetesKeySecrets {
    * own labels, which win, so an AuthPolicy cannot take over the store's bookkeeping
    * labels.
    */
-  async create(key: KubeObject, approval: KeyApproval): Promise<string> {
-    const { secret, secretLabels } = approval;
+  async create(
+    key: KubeObject,
+    { secret, secretLabels }: KeyApproval & { secret: string },
+  ): Promise<string> {
     const created = await this.api.createSecret(key.metadata.namespace!, {
       apiVersion: 'v1',
       kind: 'Secret',
