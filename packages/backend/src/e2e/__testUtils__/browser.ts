@@ -55,10 +55,48 @@ export function clearScreenshots(): void {
   fs.rmSync(SCREENSHOT_DIR, { recursive: true, force: true });
 }
 
-/** Saves a full-page screenshot as `<name>.png` in {@link SCREENSHOT_DIR}. */
+/**
+ * The environment variable that makes a browser test run also write its screenshots into the
+ * portal plugin's README set (`plugins/portal/docs/screenshots`). Off by default, so that an
+ * ordinary test run never rewrites committed files.
+ */
+export const README_SCREENSHOTS_ENV = 'PORTAL_README_SCREENSHOTS';
+
+/**
+ * Where the portal README's screenshots go when {@link README_SCREENSHOTS_ENV} is `1` or
+ * `true`, else `undefined`. Screenshots of failures never go there.
+ */
+export function readmeScreenshotDir(
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
+  const flag = env[README_SCREENSHOTS_ENV];
+  if (flag !== '1' && flag !== 'true') {
+    return undefined;
+  }
+  return path.join(
+    resolvePackagePath('backend'),
+    '..',
+    '..',
+    'plugins',
+    'portal',
+    'docs',
+    'screenshots',
+  );
+}
+
+/**
+ * Saves a full-page screenshot as `<name>.png` in {@link SCREENSHOT_DIR}, and also in the
+ * portal README's set when {@link readmeScreenshotDir} names one (except `FAILED-` shots).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  const readmeDir = readmeScreenshotDir();
+  if (readmeDir !== undefined && !name.startsWith('FAILED-')) {
+    fs.mkdirSync(readmeDir, { recursive: true });
+    fs.copyFileSync(file, path.join(readmeDir, `${name}.png`));
+  }
 }
 
 /** A serious or critical axe violation, as a line a person can act on. */
