@@ -152,10 +152,13 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       (r: { name: string; resourceType: string }) => `${r.resourceType}/${r.name}`,
     );
     expect(rules.sort()).toEqual([
+      'mcp-broker-prompt/HAS_ACCESS_GRANT',
       'mcp-broker-prompt/HAS_NAME',
       'mcp-broker-prompt/IS_ON_SERVER',
+      'mcp-broker-resource/HAS_ACCESS_GRANT',
       'mcp-broker-resource/HAS_NAME',
       'mcp-broker-resource/IS_ON_SERVER',
+      'mcp-broker-tool/HAS_ACCESS_GRANT',
       'mcp-broker-tool/HAS_NAME',
       'mcp-broker-tool/HAS_TOOL_ANNOTATION',
       'mcp-broker-tool/IS_ON_SERVER',

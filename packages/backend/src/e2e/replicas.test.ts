@@ -785,6 +785,24 @@ if (postgres === undefined) {
       const { client } = await connectBalanced();
       const errors: string[] = [];
       client.onerror = error => errors.push(String(error));
+      // What each replica holds besides calls — a session's GET stream and a 2026-07-28 call held
+      // for its client's input — set up before the call below, which must still run at the kill.
+      const holdings: Array<{
+        streamSession: string;
+        stream: Awaited<ReturnType<typeof rawGet>>;
+        held: Awaited<ReturnType<typeof modernToolCallOn>>;
+      }> = [];
+      for (const [i, replica] of replicas.entries()) {
+        const streamSession = await rawSession(replica);
+        const stream = await rawGet(replica, streamSession);
+        expect(stream.status).toBe(200);
+        const held = await modernToolCallOn(replica, 41 + i, {
+          name: 'raw_elicit',
+          arguments: { id: `"killed-holder-${i}"` },
+        });
+        expect(held.response.result).toMatchObject({ resultType: 'input_required' });
+        holdings.push({ streamSession, stream, held });
+      }
       const start = forwarder.log.length;
       let streaming!: () => void;
       const firstProgress = new Promise<void>(resolve => (streaming = resolve));
@@ -809,18 +827,46 @@ if (postgres === undefined) {
       ))!;
       const doomed = replicas[call.replica];
       const survivor = replicas[1 - call.replica];
-      // What the doomed replica holds besides the call: a session's GET stream, and a
-      // 2026-07-28 call held for its client's input.
-      const streamSession = await rawSession(doomed);
-      const stream = await rawGet(doomed, streamSession);
-      expect(stream.status).toBe(200);
-      const held = await modernToolCallOn(doomed, 41, {
-        name: 'raw_elicit',
-        arguments: { id: '"killed-holder"' },
-      });
-      expect(held.response.result).toMatchObject({ resultType: 'input_required' });
+      const { streamSession, stream, held } = holdings[call.replica];
+      // The session idles out after 4 s here: requests on the survivor keep it alive throughout.
+      let pings = 100;
+      const ping = async () => {
+        const answer = await rawPost(survivor, streamSession, {
+          jsonrpc: '2.0',
+          id: (pings += 1),
+          method: 'ping',
+        });
+        expect(answer.status).toBe(200);
+        await answer.text();
+      };
+      await ping();
       await doomed.kill();
       const killedAt = Date.now();
+      stream.close();
+      // A retry sent at once (its requestState lives 3 s here) is claimed — the holder's presence
+      // has not lapsed yet — and is answered with an error saying the call died with its replica
+      // once it has, not left waiting for the 30 s tool call timeout.
+      const lostRetry = modernToolCallOn(survivor, 43, {
+        name: 'raw_elicit',
+        arguments: { id: `"killed-holder-${call.replica}"` },
+        requestState: held.response.result.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
+      });
+      // The session's GET stream is taken over by the survivor once the dead replica's presence
+      // lapsed (PRESENCE_TTL_MS, 10 s), long before its stream lease would have (30 s).
+      const reopening = waitFor(
+        async () => {
+          await ping();
+          const attempt = await rawGet(survivor, streamSession);
+          expect([200, 409]).toContain(attempt.status);
+          return attempt.status === 200 ? attempt : undefined;
+        },
+        25_000,
+        'the GET stream reopened on the survivor',
+      ).then(
+        value => ({ value }),
+        (error: unknown) => ({ error }),
+      );
       // The call's stream died with its replica at once (not at the count's end, 4 s later).
       await waitFor(
         () => errors.some(e => /SSE stream disconnected/.test(e)),
@@ -828,38 +874,11 @@ if (postgres === undefined) {
         'the broken stream reported',
       );
       expect(await settled).toBe('rejected');
-
-      // A retry sent at once is claimed (the holder's presence has not lapsed yet), and is
-      // answered with an error saying the call died with its replica once it has — not left
-      // waiting for the 30 s tool call timeout.
-      const lostRetry = modernToolCallOn(survivor, 43, {
-        name: 'raw_elicit',
-        arguments: { id: '"killed-holder"' },
-        requestState: held.response.result.requestState,
-        inputResponses: { 'elicitation-1': { action: 'accept', content: { ok: true } } },
-      });
-      // The session's GET stream is taken over by the survivor once the dead replica's presence
-      // lapsed (PRESENCE_TTL_MS, 10 s), long before its stream lease would have (30 s). The
-      // session is kept alive meanwhile (it idles out after 4 s here) by requests on the survivor.
-      let pings = 100;
-      const reopened = await waitFor(
-        async () => {
-          const ping = await rawPost(survivor, streamSession, {
-            jsonrpc: '2.0',
-            id: (pings += 1),
-            method: 'ping',
-          });
-          expect(ping.status).toBe(200);
-          await ping.text();
-          const attempt = await rawGet(survivor, streamSession);
-          expect([200, 409]).toContain(attempt.status);
-          return attempt.status === 200 ? attempt : undefined;
-        },
-        25_000,
-        'the GET stream reopened on the survivor',
-      );
+      const reopened = await reopening;
+      if ('error' in reopened) throw reopened.error;
       expect(Date.now() - killedAt).toBeLessThan(25_000);
-      reopened!.close();
+      reopened.value!.close();
+      holdings[1 - call.replica].stream.close();
       const lost = await lostRetry;
       expect(lost.response.error).toMatchObject({
         code: -32000,
