@@ -15,6 +15,7 @@ import type {
   StoredAccessGrant,
 } from '../grants/AccessGrantStore';
 import { chunksOf } from './DatabaseClientSessionStore';
+import { isPostgres } from './isPostgres';
 
 /** Table of the grants and tombstones (see migrations/). */
 export const ACCESS_GRANTS_TABLE = 'mcp_broker_access_grants';
@@ -176,7 +177,7 @@ export class DatabaseAccessGrantStore implements AccessGrantStore {
         for (const chunk of chunksOf(removals)) {
           await trx(ACCESS_GRANTS_TABLE).whereIn('id', chunk).update({ removed_at: now, revision });
         }
-        if (trx.client.config.client === 'pg') {
+        if (isPostgres(trx)) {
           await trx.raw('SELECT pg_notify(?, ?)', [ACCESS_GRANTS_CHANNEL, String(revision)]);
         }
         return { revision };

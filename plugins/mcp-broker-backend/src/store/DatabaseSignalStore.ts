@@ -26,6 +26,7 @@ import type {
 } from '../replicas/SignalBus';
 import { chunksOf } from './DatabaseClientSessionStore';
 import { lockKeyOnPostgres } from './lockKeyOnPostgres';
+import { isPostgres } from './isPostgres';
 import { PostgresSignalListener } from './PostgresSignalListener';
 
 /** Table of signals between replicas (see migrations/). */
@@ -149,10 +150,6 @@ export class DatabaseSignalStore implements SignalStore {
     if (!this.notify) return undefined;
     return new PostgresSignalListener({ knex: this.knex, channel: SIGNALS_CHANNEL, listener });
   }
-}
-
-function isPostgres(db: Knex): boolean {
-  return db.client.config.client === 'pg';
 }
 
 /**

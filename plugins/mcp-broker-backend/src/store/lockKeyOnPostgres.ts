@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { isPostgres } from './isPostgres';
 
 /** `key` as a PostgreSQL advisory lock key (64 bits of its SHA-256, signed). */
 function advisoryLockKey(key: string): string {
@@ -20,6 +21,6 @@ function advisoryLockKey(key: string): string {
  * advisory lock of `key`; elsewhere does nothing. See the file comment.
  */
 export async function lockKeyOnPostgres(trx: Knex.Transaction, key: string): Promise<void> {
-  if (trx.client.config.client !== 'pg') return;
+  if (!isPostgres(trx)) return;
   await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [advisoryLockKey(key)]);
 }
