@@ -133,23 +133,29 @@ export class DatabaseAccessGrantStore implements AccessGrantStore {
   }
 
   async readSince(revision: number) {
+    // The feed row first, then the rows up to its revision: a grant row and the feed's revision
+    // commit together, so every row up to the revision read is visible, and a write committing
+    // between the two reads is left for the next read instead of being skipped.
+    const feed = await this.knex(ACCESS_GRANT_FEED_TABLE).where({ id: 'feed' }).first();
+    const current = Number(feed?.revision ?? 0);
     const rows: GrantRow[] = await this.knex(ACCESS_GRANTS_TABLE)
       .where('revision', '>', revision)
+      .andWhere('revision', '<=', current)
       .orderBy('revision');
-    const feed = await this.knex(ACCESS_GRANT_FEED_TABLE).where({ id: 'feed' }).first();
     return {
       changes: rows.map(fromRow),
-      revision: Number(feed?.revision ?? 0),
+      revision: current,
       sweptThrough: Number(feed?.swept_through ?? 0),
     };
   }
 
   async loadLive() {
-    return this.knex.transaction(async trx => {
-      const feed = await trx(ACCESS_GRANT_FEED_TABLE).where({ id: 'feed' }).first();
-      const rows: GrantRow[] = await trx(ACCESS_GRANTS_TABLE).whereNull('removed_at');
-      return { grants: rows.map(fromRow), revision: Number(feed?.revision ?? 0) };
-    });
+    // As readSince: the revision first, then the rows current at it (a later write's rows, if
+    // any are read too, are read again by the next readSince and applied once more, unchanged).
+    const feed = await this.knex(ACCESS_GRANT_FEED_TABLE).where({ id: 'feed' }).first();
+    const revision = Number(feed?.revision ?? 0);
+    const rows: GrantRow[] = await this.knex(ACCESS_GRANTS_TABLE).whereNull('removed_at');
+    return { grants: rows.map(fromRow), revision };
   }
 
   /**
