@@ -220,11 +220,10 @@ export class GrantIndex implements GrantLookup {
   #expire(): void {
     const now = this.#now();
     const expired = new Set<string>();
-    for (const grant of this.#grants.values()) {
-      if (grant.expiresAt !== undefined && grant.expiresAt <= now) expired.add(grant.subject);
-    }
     for (const [id, grant] of this.#grants) {
-      if (grant.expiresAt !== undefined && grant.expiresAt <= now) this.#grants.delete(id);
+      if (grant.expiresAt === undefined || grant.expiresAt > now) continue;
+      expired.add(grant.subject);
+      this.#grants.delete(id);
     }
     if (expired.size > 0) {
       this.#rebuildSubjects(expired);
