@@ -28,11 +28,11 @@ import { initializeRequest } from './testing/initializeRequest';
 import { waitFor } from './testing/waitFor';
 import {
   mcpAccessGrantsExtensionPoint,
-  type McpAccessGrant,
   type McpAccessGrantSource,
   type McpAccessGrantWriter,
 } from '@devportal/plugin-mcp-broker-node';
 import { mcpBrokerPlugin } from './plugin';
+import { testGrant } from './grants/__testUtils__/testGrant';
 
 /** A source that hands the test the writer it is started with. */
 function recordingSource(id: string) {
@@ -77,16 +77,7 @@ const sourceModule = (moduleId: string, source: McpAccessGrantSource) =>
     },
   });
 
-const grant: McpAccessGrant = {
-  id: 'key-uid-1',
-  group: 'default/example-tools',
-  subject: 'user:default/alice',
-  target: { kind: 'server', name: 'example' },
-  title: 'Example tools',
-  plan: 'bronze',
-  limits: [{ calls: 5, windowMs: 60_000 }],
-  approvedAt: 1_800_000_000_000,
-};
+const grant = testGrant({ id: 'key-uid-1', limits: [{ calls: 5, windowMs: 60_000 }] });
 
 describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
   it('starts a module’s source with a writer over the broker’s database', async () => {

@@ -6,30 +6,12 @@
  * reader following the revisions misses nothing, and a source's writer that prefixes and checks
  * what it is given.
  */
-import type { McpAccessGrant } from '@devportal/plugin-mcp-broker-node';
 import { grantSourceWriter } from '../grants/grantSourceWriter';
+import { testGrant } from '../grants/__testUtils__/testGrant';
 import { ACCESS_GRANTS_TABLE, DatabaseAccessGrantStore } from './DatabaseAccessGrantStore';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('access grant store tests');
-
-let counter = 0;
-/** A grant of `subject` on server `example`, in group `group`, with a fresh id. */
-function grant(overrides: Partial<McpAccessGrant> = {}): McpAccessGrant {
-  counter += 1;
-  return {
-    id: `key-${counter}-${Math.random().toString(36).slice(2)}`,
-    group: 'default/example-tools',
-    subject: 'user:default/Alice',
-    target: { kind: 'server', name: 'example' },
-    title: 'Example tools',
-    plan: 'bronze',
-    limits: [{ calls: 10, windowMs: 60_000 }],
-    approvedAt: 1_800_000_000_000,
-    links: { manage: '/portal/keys' },
-    ...overrides,
-  };
-}
 
 describe.each(engines)('access grants on $label', engine => {
   const knexes = replicaDatabaseForSuite(engine);
@@ -38,7 +20,7 @@ describe.each(engines)('access grants on $label', engine => {
   it('writes a revision per change, none for a write that changes nothing, and reads what changed since', async () => {
     const [a, b] = stores();
     const start = (await b.readSince(0)).revision;
-    const alice = grant({ group: 'g-rev' });
+    const alice = testGrant({ group: 'g-rev', subject: 'user:default/Alice' });
     const first = await a.upsert([alice]);
     expect(first).toEqual({ revision: start + 1 });
     // The same again: nothing written, no revision spent.
@@ -63,7 +45,7 @@ describe.each(engines)('access grants on $label', engine => {
 
   it('keeps a removed grant removed: a late upsert of its id is ignored', async () => {
     const [a, b] = stores();
-    const revoked = grant({ group: 'g-final' });
+    const revoked = testGrant({ group: 'g-final' });
     await a.upsert([revoked]);
     const removed = await b.remove([revoked.id, 'never-existed']);
     expect(removed).toBeDefined();
@@ -76,7 +58,7 @@ describe.each(engines)('access grants on $label', engine => {
 
   it('replaces a group (removing its others) and removes a group', async () => {
     const [a, b] = stores();
-    const [one, two, three] = [1, 2, 3].map(() => grant({ group: 'g-replace' }));
+    const [one, two, three] = [1, 2, 3].map(() => testGrant({ group: 'g-replace' }));
     await a.upsert([one, two]);
     const replaced = await b.replaceGroup('g-replace', [{ ...two, plan: 'gold' }, three]);
     const changes = (await a.readSince(replaced!.revision - 1)).changes;
@@ -96,7 +78,7 @@ describe.each(engines)('access grants on $label', engine => {
   it('serialises concurrent writers of two replicas: every change gets its own revision, and a reader misses none', async () => {
     const [a, b] = stores();
     const start = (await a.readSince(0)).revision;
-    const grants = Array.from({ length: 20 }, () => grant({ group: 'g-concurrent' }));
+    const grants = Array.from({ length: 20 }, () => testGrant({ group: 'g-concurrent' }));
     const results = await Promise.all(grants.map((g, i) => (i % 2 ? a : b).upsert([g])));
     const revisions = results.map(r => r!.revision).sort((x, y) => x - y);
     expect(revisions).toEqual(Array.from({ length: 20 }, (_, i) => start + i + 1));
@@ -108,7 +90,7 @@ describe.each(engines)('access grants on $label', engine => {
   it('gives a source a writer that prefixes its ids and groups and refuses malformed grants whole', async () => {
     const [a] = stores();
     const writer = grantSourceWriter('portal', a);
-    const good = grant({ group: 'default/prefixed' });
+    const good = testGrant({ group: 'default/prefixed' });
     await writer.upsert([good]);
     const stored = await knexes[0](ACCESS_GRANTS_TABLE)
       .where({ id: `portal:${good.id}` })
@@ -116,13 +98,13 @@ describe.each(engines)('access grants on $label', engine => {
     expect(stored).toMatchObject({ group_ref: 'portal:default/prefixed' });
     const before = (await a.readSince(0)).revision;
     await expect(
-      writer.upsert([grant(), grant({ subject: 'group:default/team' })]),
+      writer.upsert([testGrant(), testGrant({ subject: 'group:default/team' })]),
     ).rejects.toThrow(/subject must be a user entity ref/);
     await expect(
-      writer.upsert([grant({ target: { kind: 'server', name: 'Not A Name' } })]),
+      writer.upsert([testGrant({ target: { kind: 'server', name: 'Not A Name' } })]),
     ).rejects.toThrow(/target.name must be a broker server or endpoint name/);
     await expect(
-      writer.upsert([grant({ limits: [{ calls: 1.5, windowMs: 1000 }] })]),
+      writer.upsert([testGrant({ limits: [{ calls: 1.5, windowMs: 1000 }] })]),
     ).rejects.toThrow(/calls, a whole number/);
     await expect(writer.replaceGroup('default/other', [good])).rejects.toThrow(/another group/);
     expect((await a.readSince(0)).revision).toBe(before); // nothing was written

@@ -7,26 +7,15 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import type { McpAccessGrant } from '@devportal/plugin-mcp-broker-node';
 import { GrantIndex, type GrantChange } from '../grants/GrantIndex';
+import { testGrant } from '../grants/__testUtils__/testGrant';
 import { DatabaseAccessGrantStore } from './DatabaseAccessGrantStore';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('grant index tests');
 
-let counter = 0;
-function grant(subject: string, overrides: Partial<McpAccessGrant> = {}): McpAccessGrant {
-  counter += 1;
-  return {
-    id: `index-key-${counter}-${Math.random().toString(36).slice(2)}`,
-    group: 'default/example-tools',
-    subject,
-    target: { kind: 'server', name: 'example' },
-    title: 'Example tools',
-    plan: 'bronze',
-    limits: [],
-    approvedAt: 1_800_000_000_000 + counter,
-    ...overrides,
-  };
-}
+/** A grant of `subject` (see testGrant). */
+const grant = (subject: string, overrides: Partial<McpAccessGrant> = {}) =>
+  testGrant({ subject, limits: [], ...overrides });
 
 /** Resolves with the next change `index` announces that satisfies `matches`. */
 function nextChange(index: GrantIndex, matches: (c: GrantChange) => boolean) {
