@@ -123,10 +123,14 @@ export const mcpBrokerPlugin = createBackendPlugin({
           });
         // Access grants (contract mcp-access §5), in the plugin's database (migrated above):
         // written by their sources, read by HAS_ACCESS_GRANT through this replica's index.
+        // Without a source nothing writes the feed: no index, no reads of it (no grant applies).
         const grantStore = new DatabaseAccessGrantStore(await database.getClient());
-        const grants = await GrantIndex.create({ store: grantStore, logger });
+        const grants =
+          grantSources.list().length > 0
+            ? await GrantIndex.create({ store: grantStore, logger })
+            : undefined;
         const access = BrokerAccessControl.create({
-          grants: { lookup: grants, version: () => grants.version() },
+          grants: grants && { lookup: grants, version: () => grants.version() },
           permissions: deps.permissions,
           maxAgeMs: brokerConfig.permissionDecisionMaxAgeMs,
         });
@@ -206,7 +210,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           serverChanges.close();
           await discovery.stop();
           await broker.close();
-          grants.close();
+          grants?.close();
           // After the calls ended: what this replica held is given up or ended by now.
           await stores.presence?.stop();
           rateLimits?.close();
@@ -216,8 +220,10 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog(), access.rules);
         // A grant that came or went changes people's lists: list_changed to their streams.
-        grants.onChange(change => broker.announceViewChanges(access.grantAudience(change)));
-        await grantSources.start(grantStore, logger, () => grants.refresh());
+        if (grants !== undefined) {
+          grants.onChange(change => broker.announceViewChanges(access.grantAudience(change)));
+          await grantSources.start(grantStore, logger, () => grants.refresh());
+        }
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.
