@@ -26,6 +26,8 @@ import type {
   CreateApiProductRequest,
   DeleteRequestQuery,
   ListPage,
+  McpGrant,
+  McpGrantListQuery,
   NamespaceListQuery,
   ObjectRef,
   PageQuery,
@@ -206,6 +208,22 @@ export class PortalClient {
   /** The key's secret: answers on the first successful read only (409 afterwards). */
   revealApiKeySecret(ref: ObjectRef): Promise<ApiKeySecret> {
     return this.#call('revealApiKeySecret', { ref });
+  }
+
+  /** Live access grants of MCP products (`portal.mcpgrant.list`; the broker's portal module). */
+  listMcpGrants(query: McpGrantListQuery & PageQuery = {}): Promise<ListPage<McpGrant>> {
+    return this.#call('listMcpGrants', { query });
+  }
+  /** Every page of {@link PortalClient.listMcpGrants}. */
+  listMcpGrantsPages(
+    query: McpGrantListQuery = {},
+    options: PageWalkOptions = {},
+  ): AsyncIterableIterator<ListPage<McpGrant>> {
+    return this.#pages('listMcpGrants', query, options);
+  }
+  /** One live grant by its access request's namespace and name; 404 unless live now. */
+  getMcpGrant(ref: ObjectRef): Promise<McpGrant> {
+    return this.#call('getMcpGrant', { ref });
   }
 
   async *#pages<K extends ListOperationId>(

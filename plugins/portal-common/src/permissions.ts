@@ -126,6 +126,16 @@ export const portalApiKeyApprovePermission = createPermission({
 });
 
 /**
+ * Read the live access grants of MCP products (`GET /mcp/grants`): what the MCP broker's
+ * portal module reads (contract mcp-access §4.8). Service principals pass unless restricted.
+ * @public
+ */
+export const portalMcpGrantListPermission = createPermission({
+  name: 'portal.mcpgrant.list',
+  attributes: { action: 'read' },
+});
+
+/**
  * Every `portal.*` permission, in the order the spec lists them.
  *
  * @public
@@ -151,4 +161,5 @@ export const portalPermissions = [
   portalApiKeyDeleteOwnPermission,
   portalApiKeyDeleteAllPermission,
   portalApiKeyApprovePermission,
+  portalMcpGrantListPermission,
 ];

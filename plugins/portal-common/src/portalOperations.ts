@@ -20,18 +20,25 @@ import {
   createApiKeyRequestSchema,
   createApiProductSchema,
   deleteRequestQuerySchema,
+  mcpGrantListQuerySchema,
   namespaceQuerySchema,
   productListQuerySchema,
   requestListQuerySchema,
   reviewSchema,
   updateApiKeyRequestSchema,
 } from './requestSchemas';
-import { apiKeySchema, apiProductSchema, readOnlyObjectSchema } from './resourceSchemas';
+import {
+  apiKeySchema,
+  apiProductSchema,
+  mcpGrantSchema,
+  readOnlyObjectSchema,
+} from './resourceSchemas';
 import {
   apiKeyListSchema,
   apiKeySecretSchema,
   apiProductListSchema,
   bulkReviewResponseSchema,
+  mcpGrantListSchema,
   readOnlyObjectListSchema,
 } from './responseSchemas';
 
@@ -195,6 +202,19 @@ export const portalOperations = {
     path: '/apikeys/:namespace/:name/secret',
     status: 200,
     response: apiKeySecretSchema as typeof apiKeySecretSchema,
+  },
+  listMcpGrants: {
+    method: 'get',
+    path: '/mcp/grants',
+    query: mcpGrantListQuerySchema as typeof mcpGrantListQuerySchema,
+    status: 200,
+    response: mcpGrantListSchema as typeof mcpGrantListSchema,
+  },
+  getMcpGrant: {
+    method: 'get',
+    path: '/mcp/grants/:namespace/:name',
+    status: 200,
+    response: mcpGrantSchema as typeof mcpGrantSchema,
   },
 } as const satisfies Record<string, PortalOperation>;
 

@@ -335,6 +335,41 @@ export const requestListQuerySchema = z
   });
 
 /**
+ * Query of `GET /mcp/grants` (contract mcp-access §4.8): `namespace`, `product` (needs
+ * `namespace`), `targetKind` and `targetName` (needs `targetKind`), `subject` (a user's
+ * entity ref); all given must hold.
+ * @public
+ */
+export const mcpGrantListQuerySchema = z
+  .object({
+    namespace: optionalQueryValue(dns1123Label),
+    product: optionalQueryValue(dns1123Label),
+    targetKind: optionalQueryValue(z.enum(['MCPServer', 'MCPEndpoint'])),
+    targetName: optionalQueryValue(z.string().min(1).max(253)),
+    subject: optionalQueryValue(entityRefQueryValue),
+    ...pageQueryFields,
+  })
+  .superRefine((query, ctx) => {
+    if (!continueNeedsLimit(query)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
+    }
+    if (query.product !== undefined && query.namespace === undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'product needs namespace: a product is named within its namespace',
+        path: ['product'],
+      });
+    }
+    if (query.targetName !== undefined && query.targetKind === undefined) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'targetName needs targetKind (MCPServer or MCPEndpoint)',
+        path: ['targetName'],
+      });
+    }
+  });
+
+/**
  * Query of `GET /apiproducts`: `namespace`, and `owner` (entity refs separated by commas,
  * any of which owns the product).
  * @public

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { DEVPORTAL_API_VERSION } from './constants';
-import { mcpPlanSchema, targetRefInputSchema } from './mcpTargets';
+import { mcpPlanSchema, mcpToolCallLimitSchema, targetRefInputSchema } from './mcpTargets';
 
 /** An RFC 3339 timestamp (`format: date-time` in the document). */
 const timestamp = () => z.string().datetime({ offset: true });
@@ -127,6 +127,25 @@ export const apiKeySchema = z.object({
   metadata: objectMetaSchema as typeof objectMetaSchema,
   spec: apiKeySpecSchema as typeof apiKeySpecSchema,
   status: apiKeyStatusSchema as typeof apiKeyStatusSchema,
+});
+
+/**
+ * A live access grant (contract mcp-access §4.8): an Approved, unexpired access request of an
+ * MCP product, with the product's current plan for its tier. What the broker's portal module
+ * reads; never a secret.
+ * @public
+ */
+export const mcpGrantSchema = z.object({
+  key: z.object({ namespace: z.string(), name: z.string(), uid: z.string() }),
+  product: z.object({ namespace: z.string(), name: z.string(), displayName: z.string() }),
+  target: z.object({ kind: z.enum(['MCPServer', 'MCPEndpoint']), name: z.string() }),
+  subject: z.string().describe("the requester's user entity ref, lower case"),
+  tier: z.string(),
+  limits: z
+    .object({ toolCalls: z.array(mcpToolCallLimitSchema as typeof mcpToolCallLimitSchema) })
+    .describe("the product's current plan for the tier (no quota when the tier has none)"),
+  approvedAt: timestamp(),
+  expiresAt: timestamp().optional(),
 });
 
 /**

@@ -8,7 +8,12 @@
  * report) name it instead of repeating its whole type.
  */
 import { z } from 'zod';
-import { apiKeySchema, apiProductSchema, readOnlyObjectSchema } from './resourceSchemas';
+import {
+  apiKeySchema,
+  apiProductSchema,
+  mcpGrantSchema,
+  readOnlyObjectSchema,
+} from './resourceSchemas';
 
 /** Paging state of a list answer. @public */
 export const listMetadataSchema = z
@@ -40,6 +45,10 @@ export const apiProductListSchema: ListPageSchema<typeof apiProductSchema> =
 
 /** A page of API key requests (never their secrets). @public */
 export const apiKeyListSchema: ListPageSchema<typeof apiKeySchema> = listPageSchema(apiKeySchema);
+
+/** A page of live access grants (contract mcp-access §4.8). @public */
+export const mcpGrantListSchema: ListPageSchema<typeof mcpGrantSchema> =
+  listPageSchema(mcpGrantSchema);
 
 /** A page of read-only objects. @public */
 export const readOnlyObjectListSchema: ListPageSchema<typeof readOnlyObjectSchema> =

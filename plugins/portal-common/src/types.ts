@@ -13,6 +13,7 @@ import type {
   createApiKeyRequestSchema,
   createApiProductSchema,
   deleteRequestQuerySchema,
+  mcpGrantListQuerySchema,
   namespaceQuerySchema,
   objectRefSchema,
   productListQuerySchema,
@@ -29,6 +30,7 @@ import type {
   apiProductSpecSchema,
   apiProductStatusSchema,
   approvalModeSchema,
+  mcpGrantSchema,
   objectMetaSchema,
   planSchema,
   publishStatusSchema,
@@ -160,3 +162,9 @@ export type ProductListQuery = Omit<z.output<typeof productListQuerySchema>, key
 
 /** Filter of the lists that filter by namespace only. @public */
 export type NamespaceListQuery = Omit<z.output<typeof namespaceQuerySchema>, keyof PageQuery>;
+
+/** A live access grant of an MCP product. @public */
+export type McpGrant = z.infer<typeof mcpGrantSchema>;
+
+/** The filters of `GET /mcp/grants` (without paging). @public */
+export type McpGrantListQuery = Omit<z.output<typeof mcpGrantListQuerySchema>, keyof PageQuery>;

@@ -153,6 +153,23 @@ const bulk = (action: 'approve' | 'reject'): MatrixRow => ({
   }),
 });
 
+/** The MCP access grant routes: the broker's portal module (a service) and admins only. */
+const grantRoute = (
+  adminStatus: number,
+  prepare: MatrixRow['prepare'],
+): MatrixRow => ({
+  users: { owner: 'bob', nonOwner: 'alice' },
+  expected: {
+    none: 401,
+    service: adminStatus,
+    erin: 403,
+    owner: 403,
+    nonOwner: 403,
+    admin: adminStatus,
+  },
+  prepare,
+});
+
 const matrix: Record<PortalOperationId, MatrixRow> = {
   listApiProducts: readOnlyList('/apiproducts'),
   getApiProduct: {
@@ -225,6 +242,11 @@ const matrix: Record<PortalOperationId, MatrixRow> = {
   },
   listHttpRoutes: readOnlyList('/httproutes'),
   listPlanPolicies: readOnlyList('/planpolicies'),
+  listMcpGrants: grantRoute(200, async () => ({ path: '/mcp/grants?limit=10' })),
+  // A Pending key is no grant: 404 for whoever may read grants, 403 for everyone else.
+  getMcpGrant: grantRoute(404, async fixture => ({
+    path: `/mcp/grants/${keyPath(await pendingKey(fixture))}`,
+  })),
   getPlanPolicy: readOnlyList('/planpolicies/toystore/toystore-plans'),
   listAuthPolicies: ownerOnlyList('/authpolicies'),
   listRateLimitPolicies: ownerOnlyList('/ratelimitpolicies'),

@@ -38,7 +38,7 @@ describe('the development backend (real process)', () => {
     expect(payload.sub).toBe('user:default/alice');
   });
 
-  it('lists all 20 portal permissions in the permissions metadata', async () => {
+  it('lists all 21 portal permissions in the permissions metadata', async () => {
     const token = await backend.signIn('alice');
     const response = await fetch(
       `${backend.baseUrl}/api/portal/.well-known/backstage/permissions/metadata`,
@@ -48,7 +48,7 @@ describe('the development backend (real process)', () => {
     const body = (await response.json()) as { permissions: Array<{ name: string }> };
     const names = body.permissions.map(p => p.name).sort();
     expect(names).toEqual(portalPermissions.map(p => p.name).sort());
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(21);
   });
 
   it('answers 401 on a portal route without a token', async () => {

@@ -280,6 +280,16 @@ describe('PortalClient agrees with the router and openapi.yaml', () => {
     await drive('bulkRejectRequests', () =>
       client.bulkRejectRequests({ requests: [bulk], reason: 'duplicate' }),
     );
+    // No MCP product here (no catalog): the grant list is empty and a key is no grant (404).
+    await drive('listMcpGrants', () => client.listMcpGrants({ limit: 2 }));
+    await walk(
+      'listMcpGrantsPages',
+      client.listMcpGrantsPages({ targetKind: 'MCPServer' }, { limit: 2 }),
+    );
+    await expect(drive('getMcpGrant', () => client.getMcpGrant(approved))).rejects.toMatchObject({
+      name: 'ResponseError',
+      response: { status: 404 },
+    });
     await drive('revokeRequest', () => client.revokeRequest(edited, { reason: 'audit' }));
     await drive('deleteRequest', () => client.deleteRequest(approved));
     await drive('deleteApiProduct', () => client.deleteApiProduct(toys));

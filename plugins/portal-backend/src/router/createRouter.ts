@@ -298,6 +298,12 @@ export async function createRouter(options: PortalRouterOptions): Promise<expres
     },
     approveRequest: review('approve'),
     rejectRequest: review('reject'),
+    async listMcpGrants(req, res) {
+      await list(req, res, 'listMcpGrants', (c, f, p) => service.listMcpGrants(c, f, p));
+    },
+    async getMcpGrant(req, res) {
+      respond(res, 'getMcpGrant', await service.getMcpGrant(await credentials(req), refOf(req)));
+    },
     async revealApiKeySecret(req, res) {
       const ref = refOf(req);
       const creds = await credentials(req);

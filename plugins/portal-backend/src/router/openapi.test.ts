@@ -53,9 +53,9 @@ describe('openapi.yaml', () => {
     expect(routedOperations).toEqual(expect.arrayContaining(documentedOperations()));
   });
 
-  it('matches the 21 endpoints of the specification (P§4, and revoke of mcp-access §4.4)', () => {
-    expect(new Set(routedOperations).size).toBe(21);
-    expect(documentedOperations()).toHaveLength(21);
+  it('matches the 23 endpoints of the specification (P§4, and revoke and the grant routes of mcp-access §4.4, §4.8)', () => {
+    expect(new Set(routedOperations).size).toBe(23);
+    expect(documentedOperations()).toHaveLength(23);
   });
 
   it("documents limit and continue on every list route, with the router's bounds", () => {
@@ -63,7 +63,7 @@ describe('openapi.yaml', () => {
     const lists = portalRoutes.filter(
       route => route.method === 'get' && route.operationId.startsWith('list'),
     );
-    expect(lists).toHaveLength(7);
+    expect(lists).toHaveLength(8);
     for (const route of lists) {
       const operation = document.paths[toOpenApiPath(route.path)].get;
       const names = (operation.parameters ?? []).map(

@@ -57,6 +57,7 @@ import {
   portalApiProductUpdateAllPermission,
   portalApiProductUpdateOwnPermission,
   portalAuthPolicyListPermission,
+  portalMcpGrantListPermission,
   portalPlanPolicyListPermission,
   portalPlanPolicyReadPermission,
   portalRateLimitPolicyListPermission,
@@ -64,6 +65,7 @@ import {
   type ApiProduct,
   type BulkReviewResult,
   describeMcpTarget,
+  type McpGrantListQuery,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { portalApiKeyRules, type PortalApiKeyResource } from '../permissions/rules';
@@ -506,6 +508,31 @@ export class AuthorizedPortalService implements PortalService {
         `${verb} APIKey ${describeRef(ref)} needs portal.apikey.approve for its product (owned by ${productOwnerRef ?? 'nobody'})`,
       );
     };
+  }
+
+  // --- MCP access grants (the broker's portal module) -----------------------------------
+
+  async listMcpGrants(
+    credentials: BackstageCredentials,
+    query: McpGrantListQuery,
+    page?: PageRequest,
+  ) {
+    await this.#requireMcpGrantList(credentials);
+    return this.#service.listMcpGrants(credentials, query, page);
+  }
+
+  async getMcpGrant(credentials: BackstageCredentials, ref: ObjectRef) {
+    await this.#requireMcpGrantList(credentials);
+    return this.#service.getMcpGrant(credentials, ref);
+  }
+
+  async #requireMcpGrantList(credentials: BackstageCredentials) {
+    const [allowed] = await this.#allowed(credentials, [portalMcpGrantListPermission]);
+    if (!allowed) {
+      throw new NotAllowedError(
+        `reading MCP access grants needs ${portalMcpGrantListPermission.name}`,
+      );
+    }
   }
 
   // --- permission helpers ---------------------------------------------------------------

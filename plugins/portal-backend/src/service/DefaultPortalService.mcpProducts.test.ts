@@ -27,6 +27,7 @@ import { ManifestResourceSource } from '../resources/ManifestResourceSource';
 import { DatabasePortalStore } from '../store/DatabasePortalStore';
 import { AuthorizedPortalService } from './AuthorizedPortalService';
 import { DefaultPortalService } from './DefaultPortalService';
+import { McpGrantReader } from './McpGrantReader';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { refOfKey } from './records';
 import { credentialsOf as as, testActors } from './__testUtils__/testActors';
@@ -44,6 +45,7 @@ const ADMIN_ONLY = [
   'portal.apiproduct.update.all',
   'portal.apikey.delete.all',
   'portal.apikey.read.all',
+  'portal.mcpgrant.list',
 ];
 /** The event the portal publishes about a key of the example server's product. */
 const keyEvent = (
@@ -399,6 +401,89 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
       await service.reviewRequest(as(BOB), refOfKey(second), 'approve');
       await authorized.revokeRequest(as(CAROL), refOfKey(second));
       expect((await service.listMyRequests(as(ALICE), {})).items).toEqual([]);
+    });
+
+    it('lists live grants (Approved, unexpired, with the current plan), pages them, and reads one', async () => {
+      if (skipUnlessSupported()) return;
+      const product = await service.createProduct(as(BOB), mcpProduct());
+      const request = (who: typeof ALICE, planTier: string, expiresAt?: string) =>
+        service.createRequest(as(who), {
+          apiProductRef: product.metadata,
+          planTier,
+          ...(expiresAt && { expiresAt }),
+        });
+      const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+      const alice = await request(ALICE, 'bronze');
+      const dave = await request(DAVE, 'gold', inAnHour);
+      const carol = await request(CAROL, 'bronze');
+      const pending = await request(BOB, 'bronze');
+      for (const key of [alice, dave, carol]) {
+        await service.reviewRequest(as(BOB), refOfKey(key), 'approve');
+      }
+      const rejected = await request(CAROL, 'gold');
+      await service.reviewRequest(as(BOB), refOfKey(rejected), 'reject');
+
+      // In the order of P§9: creation time, namespace, name (keys made in one instant by name).
+      const byPosition = (keys: Array<typeof alice>) =>
+        keys
+          .map(key => `${key.metadata.creationTimestamp} ${key.metadata.name}`)
+          .sort()
+          .map(position => position.split(' ')[1]);
+      const all = await authorized.listMcpGrants(as(CAROL), {});
+      expect(all.items.map(grant => grant.key.name)).toEqual(byPosition([alice, dave, carol]));
+      const grantOf = (key: typeof alice) =>
+        all.items.find(grant => grant.key.name === key.metadata.name);
+      expect(grantOf(dave)).toEqual({
+        key: { namespace: 'mcp', name: dave.metadata.name, uid: dave.metadata.uid },
+        product: { namespace: 'mcp', name: 'example-tools', displayName: 'Example tools' },
+        target: { kind: 'MCPServer', name: 'example' },
+        subject: DAVE.userRef,
+        tier: 'gold',
+        limits: PLANS[1].limits,
+        approvedAt: expect.any(String),
+        expiresAt: inAnHour,
+      });
+
+      const first = await authorized.listMcpGrants(as(CAROL), {}, { limit: 2 });
+      expect(first.items).toHaveLength(2);
+      const second = await authorized.listMcpGrants(as(CAROL), {}, { limit: 2, cursor: first.cursor });
+      expect(second).toEqual({ items: [all.items[2]] });
+      expect(
+        (await authorized.listMcpGrants(as(CAROL), { subject: ALICE.userRef })).items,
+      ).toEqual([grantOf(alice)]);
+      expect(
+        (await authorized.listMcpGrants(as(CAROL), { targetKind: 'MCPEndpoint' })).items,
+      ).toEqual([]);
+
+      // A plan change shows in the grants at once; a grant past its expiry is gone.
+      await service.updateProduct(as(BOB), product.metadata, {
+        spec: { plans: [PLANS[0], { tier: 'gold', limits: { toolCalls: [] } }] },
+      });
+      expect((await authorized.getMcpGrant(as(CAROL), refOfKey(dave))).limits).toEqual({
+        toolCalls: [],
+      });
+      const later = new McpGrantReader(
+        await DatabasePortalStore.create({ database: mockServices.database({ knex }) }),
+        () => new Date(Date.now() + 2 * 3_600_000),
+      );
+      expect((await later.list({})).items.map(grant => grant.key.name)).toEqual(
+        byPosition([alice, carol]),
+      );
+      await expect(later.get(refOfKey(dave))).rejects.toMatchObject({ name: 'NotFoundError' });
+
+      for (const key of [pending, rejected]) {
+        await expect(authorized.getMcpGrant(as(CAROL), refOfKey(key))).rejects.toMatchObject({
+          name: 'NotFoundError',
+          message: expect.stringContaining('is not a live access grant'),
+        });
+      }
+      await expect(authorized.listMcpGrants(as(ALICE), {})).rejects.toMatchObject({
+        name: 'NotAllowedError',
+        message: 'reading MCP access grants needs portal.mcpgrant.list',
+      });
+      await expect(
+        authorized.listMcpGrants(as(CAROL), {}, { limit: 2, cursor: 'nonsense' }),
+      ).rejects.toMatchObject({ name: 'InputError' });
     });
   },
 );

@@ -36,6 +36,8 @@ import {
   type ApiProductSpec,
   AUTOMATIC_APPROVAL_REVIEWER,
   type BulkReviewResult,
+  type McpGrant,
+  type McpGrantListQuery,
   describeMcpTarget,
   isMcpTarget,
   type McpTarget,
@@ -63,6 +65,7 @@ import type {
 } from '../store/types';
 import { checkedKey } from './checkedKey';
 import { KeyReviewService } from './KeyReviewService';
+import { McpGrantReader } from './McpGrantReader';
 import { PortalActors } from './PortalActors';
 import { PortalEventPublisher } from './PortalEventPublisher';
 import { PortalNotifier } from './PortalNotifier';
@@ -114,6 +117,7 @@ export class DefaultPortalService implements PortalService {
   readonly #now: () => Date;
   readonly #reviews: KeyReviewService;
   readonly #mcpTargets: McpTargetDirectory | undefined;
+  readonly #grants: McpGrantReader;
 
   static create(options: DefaultPortalServiceOptions): DefaultPortalService {
     return new DefaultPortalService(options);
@@ -128,6 +132,7 @@ export class DefaultPortalService implements PortalService {
     this.#now = options.now ?? (() => new Date());
     this.#mcpTargets = options.mcpTargets;
     this.#reviews = KeyReviewService.create(options);
+    this.#grants = new McpGrantReader(this.#store, this.#now);
   }
 
   // --- API products --------------------------------------------------------------------
@@ -449,6 +454,20 @@ export class DefaultPortalService implements PortalService {
     const secret = await this.#store.revealSecret(refOfKey(key));
     await this.#events?.keyChanged('apikey.secret-revealed', key, actor.userRef, product);
     return secret;
+  }
+
+  /** Delegated to {@link McpGrantReader}. */
+  async listMcpGrants(
+    _credentials: BackstageCredentials,
+    query: McpGrantListQuery,
+    page?: PageRequest,
+  ): Promise<Page<McpGrant>> {
+    return this.#grants.list(query, page);
+  }
+
+  /** Delegated to {@link McpGrantReader}. */
+  async getMcpGrant(_credentials: BackstageCredentials, ref: ObjectRef): Promise<McpGrant> {
+    return this.#grants.get(ref);
   }
 
   /** Delegated to {@link KeyReviewService}. */

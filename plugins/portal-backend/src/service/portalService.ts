@@ -18,6 +18,8 @@ import type {
   ApiKey,
   ApiProduct,
   BulkReviewResult,
+  McpGrant,
+  McpGrantListQuery,
   McpTarget,
   ObjectRef,
   ProductListQuery,
@@ -167,4 +169,12 @@ export interface PortalService {
     ref: ObjectRef,
     check?: KeyCheck,
   ): Promise<string>;
+  /** Live access grants of MCP products (contract mcp-access §4.8). */
+  listMcpGrants(
+    credentials: BackstageCredentials,
+    query: McpGrantListQuery,
+    page?: PageRequest,
+  ): Promise<Page<McpGrant>>;
+  /** One live grant by its access request; NotFoundError unless it is one now. */
+  getMcpGrant(credentials: BackstageCredentials, ref: ObjectRef): Promise<McpGrant>;
 }

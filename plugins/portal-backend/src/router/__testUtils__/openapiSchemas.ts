@@ -28,6 +28,9 @@ import {
   bulkReviewResultSchema,
   errorResponseBodySchema,
   listMetadataSchema,
+  mcpGrantListSchema,
+  mcpGrantSchema,
+  mcpToolCallLimitSchema,
   objectMetaSchema,
   planSchema,
   portalOperations,
@@ -85,6 +88,9 @@ export const RESPONSE_COMPONENTS: Record<string, z.ZodTypeAny> = {
   APIKeySecret: apiKeySecretSchema,
   BulkResult: bulkReviewResultSchema,
   BulkResults: bulkReviewResponseSchema,
+  MCPToolCallLimit: mcpToolCallLimitSchema,
+  MCPGrant: mcpGrantSchema,
+  MCPGrantList: mcpGrantListSchema,
 };
 
 const COMPONENT_REF = /^#\/components\/schemas\/([^/]+)$/;
