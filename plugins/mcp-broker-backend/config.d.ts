@@ -1,3 +1,4 @@
+import { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
 import { HumanDuration } from '@backstage/types';
 
 export interface Config {
@@ -134,6 +135,18 @@ export interface Config {
      * @visibility secret
      */
     previousCredentialEncryptionKeys?: string[];
+    /**
+     * Access grants from modules such as the portal's (docs/contracts/mcp-access.md §5): what
+     * the rule HAS_ACCESS_GRANT reads. Used only when a module adds a grant source.
+     */
+    accessGrants?: {
+      /**
+       * The full sync, which reads every live grant of each source and repairs the feed (events
+       * bring single changes in between; one replica at a time runs it). Default: every 60
+       * seconds, at most 30 seconds a run, first run at start-up.
+       */
+      fullSync?: SchedulerServiceTaskScheduleDefinitionConfig;
+    };
     /** Pinned tool definitions (spec §13): a backend's changed tool is noticed, and held where asked. */
     toolPinning?: {
       /**

@@ -43,6 +43,7 @@ import { describeServers } from './broker/serverDescriptions';
 import { ServerChangePublisher } from './broker/ServerChangePublisher';
 import { createServersRouter } from './router/serversRouter';
 import { mcpAccessGrantsExtensionPoint } from '@devportal/plugin-mcp-broker-node';
+import { AccessGrantFullSync, readAccessGrantSyncSchedule } from './grants/AccessGrantFullSync';
 import { AccessGrantSources } from './grants/AccessGrantSources';
 import { GrantIndex } from './grants/GrantIndex';
 import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
@@ -75,6 +76,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         userInfo: coreServices.userInfo,
         auth: coreServices.auth,
+        scheduler: coreServices.scheduler,
         notifications: notificationService,
         events: eventsServiceRef,
       },
@@ -223,6 +225,17 @@ export const mcpBrokerPlugin = createBackendPlugin({
         if (grants !== undefined) {
           grants.onChange(change => broker.announceViewChanges(access.grantAudience(change)));
           await grantSources.start(grantStore, logger, () => grants.refresh());
+          const fullSync = new AccessGrantFullSync({
+            sources: grantSources,
+            store: grantStore,
+            logger,
+            onWritten: () => grants.refresh(),
+          });
+          await deps.scheduler.scheduleTask({
+            id: 'mcp-broker.access-grants-sync',
+            ...readAccessGrantSyncSchedule(config),
+            fn: signal => fullSync.run(signal),
+          });
         }
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents

@@ -27,6 +27,19 @@ export interface AccessGrantStore {
   replaceGroup(group: string, grants: readonly McpAccessGrant[]): Promise<GrantWriteResult>;
   /** Removes every live grant of `group`. */
   removeGroup(group: string): Promise<GrantWriteResult>;
+  /**
+   * A full sync of one source (contract mcp-access §5.3): `grants` (ids prefixed with
+   * `<source>:`) are every live grant the source listed, in a walk that began when the feed was
+   * at revision `since`. Upserts what differs and removes the source's live grants missing from
+   * the list — except rows written after `since`, which a delta wrote from fresher data.
+   */
+  syncSource(
+    source: string,
+    grants: readonly McpAccessGrant[],
+    since: number,
+  ): Promise<GrantWriteResult>;
+  /** The feed's current revision. */
+  revision(): Promise<number>;
   /** Every change (live and removed rows) after `revision`, oldest first, and the feed's state. */
   readSince(revision: number): Promise<{
     changes: StoredAccessGrant[];

@@ -55,8 +55,8 @@ function problemOf(grant: McpAccessGrant): string | undefined {
   return undefined;
 }
 
-/** `grants` checked and prefixed with `source`. */
-function prefixed(source: string, grants: readonly McpAccessGrant[]): McpAccessGrant[] {
+/** `grants` checked and prefixed with `source` (an InputError names the first bad one). */
+export function prefixed(source: string, grants: readonly McpAccessGrant[]): McpAccessGrant[] {
   return grants.map(grant => {
     const problem = problemOf(grant);
     if (problem !== undefined) {

@@ -132,6 +132,40 @@ export class DatabaseAccessGrantStore implements AccessGrantStore {
     }));
   }
 
+  syncSource(
+    source: string,
+    grants: readonly McpAccessGrant[],
+    since: number,
+  ): Promise<GrantWriteResult> {
+    return this.write(async trx => {
+      const listed = new Set(grants.map(grant => grant.id));
+      // Rows a delta wrote after the walk began are fresher than the walk: left alone.
+      const newer = new Set<string>(
+        await trx(ACCESS_GRANTS_TABLE)
+          .where('id', 'like', `${source}:%`)
+          .andWhere('revision', '>', since)
+          .pluck('id'),
+      );
+      const live: string[] = await trx(ACCESS_GRANTS_TABLE)
+        .where('id', 'like', `${source}:%`)
+        .whereNull('removed_at')
+        .andWhere('revision', '<=', since)
+        .pluck('id');
+      return {
+        upserts: await this.changedUpserts(
+          trx,
+          grants.filter(grant => !newer.has(grant.id)),
+        ),
+        removals: live.filter(id => !listed.has(id)),
+      };
+    });
+  }
+
+  async revision(): Promise<number> {
+    const feed = await this.knex(ACCESS_GRANT_FEED_TABLE).where({ id: 'feed' }).first('revision');
+    return Number(feed?.revision ?? 0);
+  }
+
   async readSince(revision: number) {
     // The feed row first, then the rows up to its revision: a grant row and the feed's revision
     // commit together, so every row up to the revision read is visible, and a write committing

@@ -3,9 +3,13 @@
  * two stores ("replicas") on one database (two connection pools on PostgreSQL, as two processes
  * would have): one revision per write that changes something, none for one that changes
  * nothing, removals final, groups replaced and removed, concurrent writers serialised so that a
- * reader following the revisions misses nothing, and a source's writer that prefixes and checks
- * what it is given.
+ * reader following the revisions misses nothing, a source's writer that prefixes and checks
+ * what it is given, and the full sync (all pages or nothing; deltas during its walk win).
  */
+import { mockServices } from '@backstage/backend-test-utils';
+import type { McpAccessGrant } from '@devportal/plugin-mcp-broker-node';
+import { AccessGrantFullSync } from '../grants/AccessGrantFullSync';
+import { AccessGrantSources } from '../grants/AccessGrantSources';
 import { grantSourceWriter } from '../grants/grantSourceWriter';
 import { testGrant } from '../grants/__testUtils__/testGrant';
 import { ACCESS_GRANTS_TABLE, DatabaseAccessGrantStore } from './DatabaseAccessGrantStore';
@@ -111,5 +115,69 @@ describe.each(engines)('access grants on $label', engine => {
     await writer.remove([good.id]);
     expect((await a.loadLive()).grants.map(g => g.id)).not.toContain(`portal:${good.id}`);
     expect(() => grantSourceWriter('Portal!', a)).toThrow(/Invalid MCP access grant source id/);
+  });
+
+  it('full sync: makes a source say what it lists, leaves rows written during its walk, and changes nothing when a page fails', async () => {
+    const [a] = stores();
+    const id = `sync-${Math.random().toString(36).slice(2, 8)}`;
+    const writer = grantSourceWriter(id, a);
+    const other = grantSourceWriter('other', a);
+    const [kept, gone, added, late, revokedLate] = [1, 2, 3, 4, 5].map(() => testGrant());
+    const foreign = testGrant();
+    await writer.upsert([kept, gone, revokedLate]);
+    await other.upsert([foreign]);
+
+    // The source lists kept (with a new plan), added and revokedLate; between its two pages a
+    // delta adds `late` and removes `revokedLate` (both after the walk began).
+    let failAfterFirstPage = false;
+    const pages: McpAccessGrant[][] = [[{ ...kept, plan: 'gold' }, added], [revokedLate]];
+    const sources = new AccessGrantSources();
+    sources.addGrantSource({
+      id,
+      async *listAll() {
+        yield pages[0];
+        if (failAfterFirstPage) throw new Error('the portal answered 503');
+        await writer.upsert([late]);
+        await writer.remove([revokedLate.id]);
+        yield pages[1];
+      },
+      start: async () => undefined,
+    });
+    let written = 0;
+    const sync = new AccessGrantFullSync({
+      sources,
+      store: a,
+      logger: mockServices.logger.mock(),
+      onWritten: async () => {
+        written += 1;
+      },
+    });
+
+    failAfterFirstPage = true;
+    const before = await a.revision();
+    await sync.run(new AbortController().signal);
+    expect(await a.revision()).toBe(before);
+    expect(written).toBe(0);
+
+    failAfterFirstPage = false;
+    await sync.run(new AbortController().signal);
+    expect(written).toBe(1);
+    const live = new Map((await a.loadLive()).grants.map(grant => [grant.id, grant]));
+    const own = (grant: McpAccessGrant) => `${id}:${grant.id}`;
+    expect(live.get(own(kept))?.plan).toBe('gold');
+    expect(live.has(own(added))).toBe(true);
+    expect(live.has(own(late))).toBe(true); // written after the walk began: left alone
+    expect(live.has(own(gone))).toBe(false); // missing from the list: removed
+    expect(live.has(own(revokedLate))).toBe(false); // removed during the walk: stays removed
+    expect(live.has(`other:${foreign.id}`)).toBe(true); // another source's: untouched
+
+    // A second run over an unchanged list spends no revision.
+    pages.splice(0, 2, [{ ...kept, plan: 'gold' }, added, late], []);
+    const settled = await a.revision();
+    sources.list()[0].listAll = async function* listAgain() {
+      yield pages[0];
+    };
+    await sync.run(new AbortController().signal);
+    expect(await a.revision()).toBe(settled);
   });
 });
