@@ -64,6 +64,9 @@ try {
       '@backstage/backend-defaults': installedVersion('@backstage/backend-defaults'),
       '@devportal/plugin-portal-backend': `file:${tarballOf['@devportal/plugin-portal-backend']}`,
       '@devportal/plugin-mcp-broker-backend': `file:${tarballOf['@devportal/plugin-mcp-broker-backend']}`,
+      '@devportal/plugin-mcp-broker-backend-module-portal': `file:${
+        tarballOf['@devportal/plugin-mcp-broker-backend-module-portal']
+      }`,
       '@backstage/plugin-catalog-backend': installedVersion('@backstage/plugin-catalog-backend'),
       '@devportal/plugin-catalog-backend-module-portal': `file:${
         tarballOf['@devportal/plugin-catalog-backend-module-portal']
@@ -86,6 +89,7 @@ try {
 const backend = createBackend();
 backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));
+backend.add(import('@devportal/plugin-mcp-broker-backend-module-portal'));
 backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@devportal/plugin-catalog-backend-module-portal'));
 backend.add(import('@devportal/plugin-catalog-backend-module-mcp-broker'));

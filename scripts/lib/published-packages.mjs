@@ -52,6 +52,12 @@ export const publishedPackages = [
     configKey: 'mcpBroker',
   },
   {
+    workspace: '@devportal/plugin-mcp-broker-backend-module-portal',
+    dir: 'plugins/mcp-broker-backend-module-portal',
+    role: 'backend-plugin-module',
+    pluginId: 'mcp-broker',
+  },
+  {
     workspace: '@devportal/plugin-catalog-backend-module-portal',
     dir: 'plugins/catalog-backend-module-portal',
     role: 'backend-plugin-module',

@@ -50,5 +50,7 @@ backend.add(import('@backstage/plugin-mcp-actions-backend'));
 
 backend.add(import('@devportal/plugin-portal-backend'));
 backend.add(import('@devportal/plugin-mcp-broker-backend'));
+// The portal's approved access requests for MCP products become the broker's access grants.
+backend.add(import('@devportal/plugin-mcp-broker-backend-module-portal'));
 
 backend.start();

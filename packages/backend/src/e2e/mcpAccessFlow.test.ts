@@ -1,0 +1,151 @@
+/*
+ * One workflow for APIs and MCP tools (contract mcp-access §10.2), on the real development
+ * backend: the real catalog with the broker's catalog module, the portal, the broker with the
+ * portal's grant module (mcp-broker-backend-module-portal), the RBAC plugin reading the
+ * development fixture (examples/rbac-conditional-policies.yaml: role mcp-user may use the tools
+ * of servers it was granted, HAS_ACCESS_GRANT), and a real example MCP server behind the broker
+ * as server `granted`, owned by payments-team.
+ *
+ * bob (payments-team) offers the server as an MCP product; alice, an MCP user, sees only its
+ * read-only tools; she asks for access, bob approves, and her client gets `list_changed` and
+ * every tool of the server; bob revokes, and the tools go again.
+ */
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
+import { apiEntityOfMcpServer } from '../testing/catalogEntities';
+import { portalCall, STATIC_SERVICE_TOKEN, uniqueName } from '../testing/portalHttp';
+import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
+
+/** Generous bounds: they only stop a broken build from hanging (the contract's is 1 s). */
+const CHANGE_TIMEOUT_MS = 10_000;
+const NAMESPACE = 'mcp-access';
+
+describe('MCP access requested and approved in the portal, honoured by the broker (real backend, RBAC, catalog)', () => {
+  let example: ExampleMcpServer;
+  let backend: BackendProcess;
+  let alice: BrokerClient;
+  const tokens: Record<string, string> = {};
+  let listChanged = 0;
+
+  beforeAll(async () => {
+    example = await startExampleMcpServer({ port: 0 });
+    backend = await startBackendProcess({
+      config: {
+        mcpBroker: {
+          servers: [{ name: 'granted', url: example.url, owner: 'payments-team' }],
+        },
+      },
+      startTimeoutMs: 120_000,
+    });
+    for (const user of ['alice', 'bob', 'carol']) tokens[user] = await backend.signIn(user);
+    // The portal looks the server up in the catalog (its owner decides who may offer it).
+    await waitFor(
+      () => apiEntityOfMcpServer(backend, STATIC_SERVICE_TOKEN, 'granted'),
+      60_000,
+      'the server in the catalog',
+    );
+    alice = await connectBrokerClient(backend.baseUrl, tokens.alice);
+    alice.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      listChanged += 1;
+    });
+    await alice.eventStreamOpen;
+  }, 180_000);
+
+  afterAll(async () => {
+    await alice?.close();
+    await backend?.stop();
+    await example?.close();
+  }, 30_000);
+
+  const aliceTools = async () =>
+    (await alice.client.listTools()).tools
+      .map(tool => tool.name)
+      .filter(name => name.startsWith('granted_'))
+      .sort();
+  const grantsAsCarol = async () =>
+    (
+      await portalCall(backend, 'GET', `/mcp/grants?namespace=${NAMESPACE}`, {
+        token: tokens.carol,
+      })
+    ).body as { items: Array<{ subject: string; target: { name: string } }> };
+
+  it('approval brings the server’s tools to the person at once, revocation takes them away', async () => {
+    // Before: the fixture policy lets alice use read-only tools only.
+    const readOnly = await aliceTools();
+    expect(readOnly).toContain('granted_echo');
+    expect(readOnly).not.toContain('granted_add_tool');
+
+    const product = uniqueName('granted-tools');
+    const created = await portalCall(backend, 'POST', '/apiproducts', {
+      token: tokens.bob,
+      body: {
+        metadata: { namespace: NAMESPACE, name: product },
+        spec: {
+          displayName: 'Granted tools',
+          targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'granted' },
+          plans: [{ tier: 'bronze', limits: { toolCalls: [{ calls: 100, per: 'day' }] } }],
+          publishStatus: 'Published',
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+
+    const requested = await portalCall(backend, 'POST', '/requests', {
+      token: tokens.alice,
+      body: { apiProductRef: { namespace: NAMESPACE, name: product }, planTier: 'bronze' },
+    });
+    expect(requested.status).toBe(201);
+    const key = requested.body.metadata as { namespace: string; name: string };
+    expect((await grantsAsCarol()).items).toEqual([]);
+
+    const before = listChanged;
+    const approved = await portalCall(
+      backend,
+      'POST',
+      `/requests/${key.namespace}/${key.name}/approve`,
+      { token: tokens.bob, body: { reason: 'welcome' } },
+    );
+    expect(approved.status).toBe(200);
+    // The module wrote the grant before the portal answered: the tools are there at once.
+    const granted = await aliceTools();
+    expect(granted).toEqual(expect.arrayContaining([...readOnly, 'granted_add_tool']));
+    await waitFor(() => listChanged > before, CHANGE_TIMEOUT_MS, 'tools/list_changed on grant');
+    expect((await grantsAsCarol()).items).toEqual([
+      expect.objectContaining({
+        subject: 'user:default/alice',
+        target: { kind: 'MCPServer', name: 'granted' },
+      }),
+    ]);
+    const echo = await alice.client.callTool({
+      name: 'granted_echo',
+      arguments: { message: 'granted' },
+    });
+    expect(echo.content).toEqual([{ type: 'text', text: 'granted' }]);
+
+    const beforeRevoke = listChanged;
+    const revoked = await portalCall(
+      backend,
+      'POST',
+      `/requests/${key.namespace}/${key.name}/revoke`,
+      { token: tokens.bob, body: { reason: 'project over' } },
+    );
+    expect(revoked.status).toBe(204);
+    expect(await aliceTools()).toEqual(readOnly);
+    await waitFor(
+      () => listChanged > beforeRevoke,
+      CHANGE_TIMEOUT_MS,
+      'tools/list_changed on revocation',
+    );
+    const refused = await alice.client.callTool({ name: 'granted_add_tool', arguments: {} }).then(
+      result => ({ result }),
+      error => ({ error: String(error) }),
+    );
+    // Unknown to her again: an error naming the tool (a JSON-RPC error, or an error result).
+    expect(JSON.stringify(refused)).toMatch(/granted_add_tool/);
+    expect('error' in refused || (refused.result as { isError?: boolean }).isError === true).toBe(
+      true,
+    );
+    expect((await grantsAsCarol()).items).toEqual([]);
+  }, 120_000);
+});
