@@ -114,15 +114,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
         // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
         const telemetry = BrokerTelemetry.create();
-        const rateLimitConfig = readRateLimitConfig(config);
-        const rateLimits =
-          rateLimitConfig &&
-          RequestRateLimits.create({
-            config: rateLimitConfig,
-            store: stores.quota,
-            userInfo: deps.userInfo,
-            logger,
-          });
         // Access grants (contract mcp-access §5), in the plugin's database (migrated above):
         // written by their sources, read by HAS_ACCESS_GRANT through this replica's index.
         // Without a source nothing writes the feed: no index, no reads of it (no grant applies).
@@ -131,6 +122,15 @@ export const mcpBrokerPlugin = createBackendPlugin({
           grantSources.list().length > 0
             ? await GrantIndex.create({ store: grantStore, logger })
             : undefined;
+        // Configured limits and, for people holding grants, their plans' quotas (§6.4).
+        const rateLimitConfig = readRateLimitConfig(config);
+        const rateLimits = RequestRateLimits.create({
+          config: rateLimitConfig,
+          grants,
+          store: stores.quota,
+          userInfo: deps.userInfo,
+          logger,
+        });
         const access = BrokerAccessControl.create({
           grants: grants && { lookup: grants, version: () => grants.version() },
           permissions: deps.permissions,

@@ -8,7 +8,8 @@
  *
  * bob (payments-team) offers the server as an MCP product; alice, an MCP user, sees only its
  * read-only tools; she asks for access, bob approves, and her client gets `list_changed` and
- * every tool of the server; bob revokes, and the tools go again.
+ * every tool of the server, limited by her plan (3 calls a day); bob revokes, and the tools go
+ * again.
  */
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
@@ -84,7 +85,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
         spec: {
           displayName: 'Granted tools',
           targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'granted' },
-          plans: [{ tier: 'bronze', limits: { toolCalls: [{ calls: 100, per: 'day' }] } }],
+          plans: [{ tier: 'bronze', limits: { toolCalls: [{ calls: 3, per: 'day' }] } }],
           publishStatus: 'Published',
         },
       },
@@ -122,6 +123,20 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       arguments: { message: 'granted' },
     });
     expect(echo.content).toEqual([{ type: 'text', text: 'granted' }]);
+    // The plan is her limit on the server (every tool the grant covers): 3 calls a day.
+    for (let i = 0; i < 2; i += 1) {
+      await alice.client.callTool({ name: 'granted_echo', arguments: { message: `${i}` } });
+    }
+    const limited = await alice.client
+      .callTool({ name: 'granted_echo', arguments: { message: 'one too many' } })
+      .then(
+        () => 'admitted',
+        error => String(error),
+      );
+    expect(limited).toMatch(
+      // (a 429 with Retry-After: the SDK's error quotes the JSON body, escaping its quotes)
+      /Rate limit reached: your plan \\?"bronze\\?" of Granted tools allows 3 tool calls per day \(UTC\) on server \\?"granted\\?"; retry in \d+ s/,
+    );
 
     const beforeRevoke = listChanged;
     const revoked = await portalCall(

@@ -22,6 +22,19 @@ export function rateLimitedError(retryAfterMs: number, description: string): Jso
 }
 
 /**
+ * The JSON-RPC error of a call refused by the quota of the person's own plan (an access grant,
+ * docs/contracts/mcp-access.md §6.4): `description` says which plan allows what.
+ */
+export function planLimitedError(retryAfterMs: number, description: string): JsonRpcErrorObject {
+  const wait = Math.ceil(retryAfterMs / 1000);
+  return {
+    code: JsonRpcErrorCode.RateLimited,
+    message: `Rate limit reached: ${description}; retry in ${wait} s`,
+    data: { reason: RATE_LIMITED_REASON, retryAfterMs, limitSource: 'plan' },
+  };
+}
+
+/**
  * The JSON-RPC error of a request refused because the limits that hold for the caller cannot be
  * known yet (their groups could not be read): retryable after `retryAfterMs`.
  */

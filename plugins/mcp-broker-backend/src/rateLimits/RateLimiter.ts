@@ -161,12 +161,18 @@ export class RateLimiter {
   }
 
   /**
-   * Admits `person`'s `call` (counting it against every budget that holds for it) or refuses it:
+   * Admits `person`'s `call` (counting it against every budget that holds for it, the configured
+   * ones and `extra` — a plan's, see planLimits.ts — all or none) or refuses it:
    * at once while its budgets have leased units (the usual case), else once the store answered,
    * waiting at most the lease wait.
    */
-  admit(person: RateLimitedPerson, call: RateLimitedCall): Admission | Promise<Admission> {
-    const limits = this.#rules.limitsFor(person, call);
+  admit(
+    person: RateLimitedPerson,
+    call: RateLimitedCall,
+    extra: readonly AppliedLimit[] = [],
+  ): Admission | Promise<Admission> {
+    const configured = this.#rules.limitsFor(person, call);
+    const limits = extra.length === 0 ? configured : [...configured, ...extra];
     if (limits.length === 0) return ADMITTED;
     const first = this.#round(limits);
     return 'leasing' in first ? this.#afterLeases(limits, first.leasing) : first;

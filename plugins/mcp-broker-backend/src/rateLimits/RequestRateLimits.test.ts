@@ -77,6 +77,7 @@ describe('RequestRateLimits', () => {
       kind: 'limited',
       limit: '1 request per minute on server "expensive"',
       configuredAt: 'mcpBroker.rateLimits.overrides[0]',
+      limitSource: 'config',
       error: {
         code: -32000,
         message:

@@ -8,17 +8,29 @@
  *
  * Fail closed: when an entry names groups and the person's groups cannot be read, the request
  * is refused as retryable (`unavailable`), never counted under looser limits.
+ *
+ * Plans (docs/contracts/mcp-access.md §6.4): when the person holds live access grants on the
+ * server, their plans' quotas hold too. The grants are tried oldest first; the request is admitted
+ * under the first whose quotas, together with the configured limits, all have room, and counts
+ * against those only. When none has room it is refused with the earliest retry; a configured
+ * limit that has no room refuses it whatever the plans say.
  */
 import type {
   BackstageCredentials,
   LoggerService,
   UserInfoService,
 } from '@backstage/backend-plugin-api';
+import type { StoredAccessGrant } from '../grants/AccessGrantStore';
 import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
-import { limitsUnavailableError, rateLimitedError } from '../protocol/rateLimited';
+import {
+  limitsUnavailableError,
+  planLimitedError,
+  rateLimitedError,
+} from '../protocol/rateLimited';
 import { GroupsUnavailableError, PrincipalGroups } from './PrincipalGroups';
 import type { RateLimitConfig } from './rateLimitConfig';
-import { describeLimit, RateLimitRules } from './RateLimitRules';
+import { describePlanLimit, isPlanLimit, planLimitsOf } from './planLimits';
+import { describeLimit, RateLimitRules, subjectOfPrincipal } from './RateLimitRules';
 import { RateLimiter, type Admission, type QuotaStore } from './RateLimiter';
 
 /** A request about to be forwarded. */
@@ -40,8 +52,10 @@ export interface RateLimitRefusal {
   readonly retryAfterMs: number;
   /** The limit in words ("5 tool calls per minute on server …"); the reason when unavailable. */
   readonly limit: string;
-  /** Where that limit is configured (`mcpBroker.rateLimits.overrides[1]`). */
+  /** Where that limit is configured (`mcpBroker.rateLimits.overrides[1]`, or a plan). */
   readonly configuredAt: string;
+  /** `plan` when the person's plan refused it (an access grant's quota), else `config`. */
+  readonly limitSource: 'config' | 'plan';
   /** The JSON-RPC error (-32000, `data: { reason, retryAfterMs }`). */
   readonly error: JsonRpcErrorObject;
 }
@@ -50,7 +64,10 @@ const NO_GROUPS: readonly string[] = [];
 
 /** Options of {@link RequestRateLimits.create}. */
 export interface RequestRateLimitsOptions {
-  config: RateLimitConfig;
+  /** `mcpBroker.rateLimits`; absent: only plans limit. */
+  config?: RateLimitConfig;
+  /** A person's live access grants, whose plans limit them too (absent: no plan applies). */
+  grants?: { grantsOf(subject: string): readonly StoredAccessGrant[] };
   /** The shared count (several replicas, `sessionStore: database`); absent: counted here. */
   store?: QuotaStore;
   userInfo: UserInfoService;
@@ -64,11 +81,12 @@ export class RequestRateLimits {
   readonly #groups: PrincipalGroups | undefined;
   readonly #methods: ReadonlySet<string> | undefined;
   readonly #toolCallsOnly: boolean;
+  readonly #grants: RequestRateLimitsOptions['grants'];
 
-  /** The step for `config`, or undefined when no limit is configured (nothing to count). */
+  /** The step, or undefined when nothing can limit anyone (no configured limit, no grants). */
   static create(options: RequestRateLimitsOptions): RequestRateLimits | undefined {
-    const rules = RateLimitRules.of(options.config);
-    if (rules.empty) return undefined;
+    const rules = RateLimitRules.of(options.config ?? { rules: [] });
+    if (rules.empty && options.grants === undefined) return undefined;
     return new RequestRateLimits(rules, options);
   }
 
@@ -86,7 +104,8 @@ export class RequestRateLimits {
           now: options.now,
         })
       : undefined;
-    const { methods } = options.config;
+    this.#grants = options.grants;
+    const methods = options.config?.methods;
     this.#methods = methods === undefined ? undefined : new Set(methods);
     this.#toolCallsOnly = methods !== undefined && methods.every(m => m === 'tools/call');
   }
@@ -116,6 +135,7 @@ export class RequestRateLimits {
           retryAfterMs: error.retryAfterMs,
           limit: 'the limits of your groups (your groups could not be read)',
           configuredAt: 'mcpBroker.rateLimits',
+          limitSource: 'config',
           error: limitsUnavailableError(error.retryAfterMs),
         };
         return refusal;
@@ -127,24 +147,76 @@ export class RequestRateLimits {
     request: LimitedRequest,
     groups: readonly string[],
   ): RateLimitRefusal | undefined | Promise<RateLimitRefusal | undefined> {
-    const admission = this.#limiter.admit(
-      { principal: request.principal, groups },
-      { server: request.server, ...(request.tool === undefined ? {} : { tool: request.tool }) },
-    );
-    return admission instanceof Promise
-      ? admission.then(a => this.#refusalOf(a))
-      : this.#refusalOf(admission);
+    const person = { principal: request.principal, groups };
+    const call = {
+      server: request.server,
+      ...(request.tool === undefined ? {} : { tool: request.tool }),
+    };
+    const covering = this.#coveringGrants(request);
+    if (covering.length === 0) {
+      const admission = this.#limiter.admit(person, call);
+      return admission instanceof Promise
+        ? admission.then(a => this.#refusalOf(a))
+        : this.#refusalOf(admission);
+    }
+    return this.#underPlans(covering, request, person, call);
+  }
+
+  /** The person's live grants on the request's server, oldest first. */
+  #coveringGrants(request: LimitedRequest): readonly StoredAccessGrant[] {
+    if (this.#grants === undefined || !request.principal.startsWith('user:')) return [];
+    return this.#grants
+      .grantsOf(subjectOfPrincipal(request.principal))
+      .filter(grant => grant.target.kind === 'server' && grant.target.name === request.server)
+      .sort((a, b) => a.approvedAt - b.approvedAt);
+  }
+
+  /** Tries the grants in order (see the file comment). */
+  async #underPlans(
+    covering: readonly StoredAccessGrant[],
+    request: LimitedRequest,
+    person: { principal: string; groups: readonly string[] },
+    call: { server: string; tool?: string },
+  ): Promise<RateLimitRefusal | undefined> {
+    let earliest: Admission | undefined;
+    for (const grant of covering) {
+      const admission = await this.#limiter.admit(
+        person,
+        call,
+        planLimitsOf(grant, request.principal, request.tool),
+      );
+      if (admission.admitted || !isPlanLimit(admission.limit)) return this.#refusalOf(admission);
+      if (
+        earliest === undefined ||
+        (!earliest.admitted && admission.retryAfterMs < earliest.retryAfterMs)
+      ) {
+        earliest = admission;
+      }
+    }
+    return earliest && this.#refusalOf(earliest);
   }
 
   /** The refusal of an admission that refused (undefined when admitted). */
   #refusalOf(admission: Admission): RateLimitRefusal | undefined {
     if (admission.admitted) return undefined;
+    if (isPlanLimit(admission.limit)) {
+      const limit = describePlanLimit(admission.limit);
+      return {
+        kind: 'limited',
+        retryAfterMs: admission.retryAfterMs,
+        limit,
+        configuredAt: admission.limit.rule.at,
+        limitSource: 'plan',
+        error: planLimitedError(admission.retryAfterMs, limit),
+      };
+    }
     const limit = describeLimit(admission.limit.rule, admission.limit.limit, this.#toolCallsOnly);
     return {
       kind: 'limited',
       retryAfterMs: admission.retryAfterMs,
       limit,
       configuredAt: admission.limit.rule.at,
+      limitSource: 'config',
       error: rateLimitedError(admission.retryAfterMs, limit),
     };
   }

@@ -1,0 +1,82 @@
+/*
+ * A plan's quotas as rate limits (docs/contracts/mcp-access.md §6.4): each `limits` entry of an
+ * access grant that holds for a request becomes a budget of that person on the grant's server,
+ * counted by RateLimiter exactly like a `mcpBroker.rateLimits` entry (the same windows, leases
+ * and replicas). The budget's key is `plan:<digest>:<principal>`, the digest covering the source,
+ * the product (group), the target and the quota — not the grant id, so cancelling and asking
+ * again does not reset a day's quota, while a changed quota starts fresh counters.
+ */
+import { createHash } from 'node:crypto';
+import type { StoredAccessGrant } from '../grants/AccessGrantStore';
+import { globMatcher } from '../permissions/rules';
+import type { AppliedLimit } from './RateLimitRules';
+import { describeWindow } from './RateLimitRules';
+
+/** The prefix of a plan limit's rule id (to tell plan limits from config ones). */
+export const PLAN_RULE_PREFIX = 'plan:';
+
+/** Whether `limit` is a plan's (not a `mcpBroker.rateLimits` entry's). */
+export function isPlanLimit(limit: AppliedLimit): boolean {
+  return limit.rule.id.startsWith(PLAN_RULE_PREFIX);
+}
+
+/**
+ * The limits `grant`'s plan puts on `principal`'s request to `server` (a tool call's own tool
+ * name in `tool`; other methods: only quotas without a `tools` list count them). Empty: the plan
+ * limits nothing here (it always has room).
+ */
+export function planLimitsOf(
+  grant: StoredAccessGrant,
+  principal: string,
+  tool: string | undefined,
+): AppliedLimit[] {
+  const source = grant.id.slice(0, grant.id.indexOf(':'));
+  return grant.limits.flatMap(limit => {
+    if (limit.tools !== undefined && (tool === undefined || !globMatcher([...limit.tools])(tool))) {
+      return [];
+    }
+    const digest = createHash('sha256')
+      .update(
+        JSON.stringify([
+          source,
+          grant.group,
+          grant.target,
+          limit.calls,
+          limit.windowMs,
+          limit.tools ?? null,
+        ]),
+      )
+      .digest('base64url')
+      .slice(0, 16);
+    const id = `${PLAN_RULE_PREFIX}${digest}`;
+    const quota = { calls: limit.calls, windowMs: limit.windowMs };
+    return [
+      {
+        rule: {
+          id,
+          at: `the plan "${grant.plan}" of ${grant.title}`,
+          server: grant.target.name,
+          ...(limit.tools !== undefined && { tool: limit.tools.join(', ') }),
+          subject: { kind: 'user', ref: grant.subject },
+          limit: quota,
+        },
+        limit: quota,
+        budget: `${id}:${principal}`,
+      },
+    ];
+  });
+}
+
+/**
+ * A plan refusal in words: `your plan "bronze" of Example tools allows 5 tool calls per day on
+ * server "example"` (with `of deploy` when the quota names tools).
+ */
+export function describePlanLimit(limit: AppliedLimit): string {
+  const { calls, windowMs } = limit.limit;
+  const what =
+    limit.rule.tool === undefined
+      ? `${calls} tool call${calls === 1 ? '' : 's'}`
+      : `${calls} call${calls === 1 ? '' : 's'} of ${limit.rule.tool}`;
+  const window = describeWindow(windowMs);
+  return `your ${limit.rule.at.replace(/^the /, '')} allows ${what} per ${window === 'day' ? 'day (UTC)' : window} on server "${limit.rule.server}"`;
+}
