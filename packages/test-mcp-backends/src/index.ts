@@ -15,6 +15,8 @@ export type {
 export { jsonIdType, rawTopLevelMember } from './rawJson';
 export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
+export { startExampleAppServer } from './exampleAppServer';
+export type { ExampleAppKind, ExampleAppServer } from './exampleAppServer';
 export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';
 export { startUnreachableServer } from './unreachableServer';

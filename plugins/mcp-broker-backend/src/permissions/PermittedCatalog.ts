@@ -11,7 +11,12 @@
  */
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
-import type { AggregatedCatalog, Route, ViewKind } from '../broker/AggregatedCatalog';
+import type {
+  AggregatedCatalog,
+  ResourceRoute,
+  Route,
+  ViewKind,
+} from '../broker/AggregatedCatalog';
 import { BrokerItemResource, BrokerRules, BrokerToolResource, createBrokerRules } from './rules';
 
 /** The three resource decisions of one principal. */
@@ -88,20 +93,21 @@ export class PermittedCatalog {
       name => catalog.routePrompt(name),
       route => allowedPrompt(decisions.prompt, { server: route.backend, name: route.originalName }),
     );
-    const resourceAllowed = (server: string | undefined, name: unknown) =>
-      server !== undefined &&
-      typeof name === 'string' &&
-      isAllowed(decisions.resource, allowedResource, { server, name } satisfies BrokerItemResource);
+    // Decided on the backend's own URI or template (a UI URI's original, not the broker's form).
+    const resourceAllowed = (route: { backend: string; name: string } | undefined) =>
+      route !== undefined &&
+      isAllowed(decisions.resource, allowedResource, {
+        server: route.backend,
+        name: route.name,
+      } satisfies BrokerItemResource);
     const resources =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
-        ? catalog.resources.filter(r =>
-            resourceAllowed(catalog.routeResource(String(r.uri)), r.uri),
-          )
+        ? catalog.resources.filter(r => resourceAllowed(catalog.resolveResource(String(r.uri))))
         : kept(catalog.resources, decisions.resource);
     const resourceTemplates =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
         ? catalog.resourceTemplates.filter(t =>
-            resourceAllowed(catalog.templateOwner(String(t.uriTemplate)), t.uriTemplate),
+            resourceAllowed(catalog.templateRoute(String(t.uriTemplate))),
           )
         : kept(catalog.resourceTemplates, decisions.resource);
     return new PermittedCatalog(
@@ -163,12 +169,18 @@ export class PermittedCatalog {
    * it or it is denied (decided on the listed URI, else on the template that covers it).
    */
   routeResource(uri: string): string | undefined {
+    return this.resolveResource(uri)?.backend;
+  }
+
+  /**
+   * Like {@link PermittedCatalog.routeResource}, with the URI the backend knows the resource by
+   * (a broker UI URI's original).
+   */
+  resolveResource(uri: string): ResourceRoute | undefined {
     const route = this.catalog.resolveResource(uri);
     if (route === undefined) return undefined;
     const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
-    return isAllowed(this.decisions.resource, this.authorizers.resource, item)
-      ? route.backend
-      : undefined;
+    return isAllowed(this.decisions.resource, this.authorizers.resource, item) ? route : undefined;
   }
 }
 

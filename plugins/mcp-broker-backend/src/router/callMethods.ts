@@ -31,6 +31,7 @@ import { hiddenToolRoute, type McpRequest, type McpRoute } from './mcpRequest';
 import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
+import { brokerUiUriWriter } from './brokerUiUriWriter';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -201,7 +202,7 @@ async function handOff(
     ...(session === undefined ? [] : [session.ended.signal]),
     broker.shutdownSignal,
   ]);
-  const response = audit?.observe(writer) ?? writer;
+  const response = brokerUiUriWriter(route.backend, audit?.observe(writer) ?? writer);
   try {
     // The person's credential for this backend (spec §11), or the step answers the client.
     const prepared = credentialStep
@@ -241,16 +242,20 @@ async function handOff(
   }
 }
 
-/** The params sent to the backend: the item's own name in place of the prefixed one. */
+/**
+ * The params sent to the backend: the item's own name in place of the prefixed one (the
+ * backend's URI in place of a broker UI URI).
+ */
 function routedParams(
   method: string,
   params: Record<string, unknown>,
   route: McpRoute,
 ): Record<string, unknown> {
-  if (method === 'resources/read') return params;
+  if (method === 'resources/read') return { ...params, uri: route.name };
   if (method === 'completion/complete') {
     const ref = params.ref as Record<string, unknown> | undefined;
-    return ref?.type === 'ref/prompt' ? { ...params, ref: { ...ref, name: route.name } } : params;
+    if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };
+    return ref?.type === 'ref/resource' ? { ...params, ref: { ...ref, uri: route.name } } : params;
   }
   return { ...params, name: route.name };
 }
