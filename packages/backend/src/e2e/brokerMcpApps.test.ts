@@ -5,27 +5,44 @@
  * `ui://get-time/mcp-app.html`, each with HTML of its own; through the broker each server's UI
  * is listed and read under `ui://<server>/get-time/mcp-app.html`, the tools point at those, and
  * reading one returns that package's HTML byte for byte — for an SDK 1.x client (2025-11-25) and
- * an SDK v2 client pinned to 2026-07-28.
+ * an SDK v2 client pinned to 2026-07-28. Beside them a small app server that registers its UI
+ * tools only for clients declaring `io.modelcontextprotocol/ui` and has an app-only tool
+ * (`uiNegotiatingAppServer`): the broker declares the extension for its catalog, relays each
+ * client's own declaration (or none) on its calls, and hides app-only tools from plain clients.
  */
-import { ExampleAppServer, startExampleAppServer } from '@internal/test-mcp-backends';
+import {
+  BOARD_UI_HTML,
+  ExampleAppServer,
+  startExampleAppServer,
+  startUiNegotiatingAppServer,
+  UiNegotiatingAppServer,
+} from '@internal/test-mcp-backends';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, waitForBrokerBackends } from './brokerTestKit';
 import { connectModernClient, modernRequest } from './__testUtils__/modernBrokerClient';
 
 const VANILLA_UI = 'ui://vanilla/get-time/mcp-app.html';
 const REACT_UI = 'ui://react/get-time/mcp-app.html';
+const BOARD_UI = 'ui://board/board/view.html';
+/** What a host that renders MCP Apps declares (ext-apps). */
+const UI_EXTENSION = { mimeTypes: ['text/html;profile=mcp-app'] };
+const UI_CAPABILITIES = { extensions: { 'io.modelcontextprotocol/ui': UI_EXTENSION } };
 
 describe('two MCP App servers with clashing UI URIs behind the broker', () => {
   let vanilla: ExampleAppServer;
   let react: ExampleAppServer;
+  let board: UiNegotiatingAppServer;
   let backend: BackendProcess;
   let carol: string;
   let client: BrokerClient | undefined;
 
   beforeAll(async () => {
-    [vanilla, react] = await Promise.all([
+    [vanilla, react, board] = await Promise.all([
       startExampleAppServer('vanillajs'),
       startExampleAppServer('react'),
+      startUiNegotiatingAppServer(),
     ]);
     backend = await startBackendProcess({
       config: {
@@ -33,6 +50,7 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
           servers: [
             { name: 'vanilla', url: vanilla.url },
             { name: 'react', url: react.url },
+            { name: 'board', url: board.url },
           ],
           reconnect: { initialDelay: { milliseconds: 100 }, maxDelay: { seconds: 1 } },
         },
@@ -55,7 +73,7 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
 
   afterAll(async () => {
     await backend?.stop();
-    await Promise.all([vanilla?.kill(), react?.kill()]);
+    await Promise.all([vanilla?.kill(), react?.kill(), board?.close()]);
   }, 30_000);
 
   it('serves two different example apps that name the same UI', () => {
@@ -76,7 +94,7 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
       'ui/resourceUri': REACT_UI,
     });
     const { resources } = await client.client.listResources();
-    expect(resources.map(r => r.uri).sort()).toEqual([REACT_UI, VANILLA_UI]);
+    expect(resources.map(r => r.uri).sort()).toEqual([BOARD_UI, REACT_UI, VANILLA_UI]);
     expect(resources.every(r => r.mimeType === 'text/html;profile=mcp-app')).toBe(true);
   }, 30_000);
 
@@ -126,7 +144,7 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
         ['vanilla_get-time', VANILLA_UI],
       ]);
       const { resources } = await modern.listResources();
-      expect(resources.map(r => r.uri).sort()).toEqual([REACT_UI, VANILLA_UI]);
+      expect(resources.map(r => r.uri).sort()).toEqual([BOARD_UI, REACT_UI, VANILLA_UI]);
       for (const [uri, server] of [
         [VANILLA_UI, vanilla],
         [REACT_UI, react],
@@ -147,5 +165,100 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
       code: -32602,
       message: expect.stringContaining('ui://get-time/mcp-app.html'),
     });
+  }, 30_000);
+  /** An SDK 1.x client that declares `capabilities` (UI or none). */
+  async function legacyClient(capabilities: Record<string, unknown>): Promise<Client> {
+    const legacy = new Client({ name: 'broker-e2e-apps', version: '1.0.0' }, { capabilities });
+    await legacy.connect(
+      new StreamableHTTPClientTransport(new URL(`${backend.baseUrl}/api/mcp-broker/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${carol}` } },
+      }),
+    );
+    return legacy;
+  }
+
+  /** The first text of a tool's result, for a client of either SDK. */
+  async function toolText(
+    caller: {
+      callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+    },
+    name: string,
+  ): Promise<string> {
+    const result = (await caller.callTool({ name, arguments: {} })) as {
+      content: Array<{ text: string }>;
+    };
+    return result.content[0].text;
+  }
+
+  it('declares the UI extension for its catalog, so a negotiating server lists its UI tools', async () => {
+    const ui = await legacyClient(UI_CAPABILITIES);
+    try {
+      const names = (await ui.listTools()).tools
+        .map(t => t.name)
+        .filter(n => n.startsWith('board_'));
+      expect(names.sort()).toEqual([
+        'board_link-board',
+        'board_refresh-board',
+        'board_show-board',
+        'board_ui-capability',
+      ]);
+      expect(ui.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/ui': {} });
+    } finally {
+      await ui.close();
+    }
+  }, 30_000);
+
+  it('relays a 2025-11-25 client’s own UI declaration, or none, on its calls', async () => {
+    const ui = await legacyClient(UI_CAPABILITIES);
+    const plain = await legacyClient({});
+    try {
+      expect(JSON.parse(await toolText(ui, 'board_ui-capability'))).toEqual(UI_EXTENSION);
+      expect(JSON.parse(await toolText(plain, 'board_ui-capability'))).toBeNull();
+      // The app-only tool works for the app's host.
+      expect(await toolText(ui, 'board_refresh-board')).toBe('board refreshed');
+    } finally {
+      await Promise.all([ui.close(), plain.close()]);
+    }
+  }, 30_000);
+
+  it('hides app-only tools from a client that did not declare the UI extension', async () => {
+    const plain = await legacyClient({});
+    try {
+      const names = (await plain.listTools()).tools.map(t => t.name);
+      expect(names).toContain('board_show-board');
+      expect(names).not.toContain('board_refresh-board');
+      await expect(plain.callTool({ name: 'board_refresh-board', arguments: {} })).rejects.toThrow(
+        /unknown tool "board_refresh-board"/,
+      );
+    } finally {
+      await plain.close();
+    }
+  }, 30_000);
+
+  it('rewrites a UI link in a tool result and reads it back', async () => {
+    const plain = await legacyClient({});
+    try {
+      const result = await plain.callTool({ name: 'board_link-board', arguments: {} });
+      expect(result.content).toEqual([{ type: 'resource_link', uri: BOARD_UI, name: 'board' }]);
+      const { contents } = await plain.readResource({ uri: BOARD_UI });
+      expect(contents).toEqual([
+        { uri: BOARD_UI, mimeType: 'text/html;profile=mcp-app', text: BOARD_UI_HTML },
+      ]);
+    } finally {
+      await plain.close();
+    }
+  }, 30_000);
+
+  it('relays a 2026-07-28 client’s UI declaration from its _meta, and hides app-only tools without it', async () => {
+    const ui = await connectModernClient(backend.baseUrl, carol, UI_CAPABILITIES);
+    const plain = await connectModernClient(backend.baseUrl, carol);
+    try {
+      expect(JSON.parse(await toolText(ui, 'board_ui-capability'))).toEqual(UI_EXTENSION);
+      expect(JSON.parse(await toolText(plain, 'board_ui-capability'))).toBeNull();
+      expect((await ui.listTools()).tools.map(t => t.name)).toContain('board_refresh-board');
+      expect((await plain.listTools()).tools.map(t => t.name)).not.toContain('board_refresh-board');
+    } finally {
+      await Promise.all([ui.close(), plain.close()]);
+    }
   }, 30_000);
 });

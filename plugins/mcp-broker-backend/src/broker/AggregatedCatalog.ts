@@ -15,10 +15,12 @@
  */
 import type { BackendLists } from '../backend/backendConnectionTypes';
 import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
+import { isAppOnlyTool } from '../protocol/uiExtension';
 import {
   brokerUiUri,
   isUiUri,
   qualifiedUiUri,
+  toolUiResourceUri,
   toolWithBrokerUiUris,
 } from '../protocol/uiResourceUris';
 import type { BrokerBackend } from '../types';
@@ -37,6 +39,8 @@ export interface Route {
   originalName: string;
   /** A tool's `x-mcp-header` declarations (absent when it has none). */
   paramHeaders?: readonly ParamHeaderDeclaration[];
+  /** True for a tool only apps may call (`_meta.ui.visibility` without `"model"`). */
+  appOnly?: true;
 }
 
 /** A backend tool left out of the catalog because its definition is invalid. */
@@ -196,6 +200,7 @@ export class AggregatedCatalog {
           backend: backend.name,
           originalName: item.name,
           ...(paramHeaders.length === 0 ? {} : { paramHeaders }),
+          ...(kind === 'tool' && isAppOnlyTool(item) ? { appOnly: true as const } : {}),
         });
         if (paramHeaders.length > 0) {
           toolParamHeaders.set(toolKey(backend.name, item.name), paramHeaders);
@@ -262,6 +267,11 @@ export class AggregatedCatalog {
       withheldTools,
       toolParamHeaders,
     );
+  }
+
+  /** True when a backend's tool renders an MCP App (names a UI resource). */
+  get hasAppTools(): boolean {
+    return this.tools.some(tool => toolUiResourceUri(tool) !== undefined);
   }
 
   /** The backend and original name of a prefixed tool name. */

@@ -17,6 +17,7 @@ import type {
   Route,
   ViewKind,
 } from '../broker/AggregatedCatalog';
+import { toolUiResourceUri, toolWithoutUiLink } from '../protocol/uiResourceUris';
 import { BrokerItemResource, BrokerRules, BrokerToolResource, createBrokerRules } from './rules';
 
 /** The three resource decisions of one principal. */
@@ -110,17 +111,40 @@ export class PermittedCatalog {
             resourceAllowed(catalog.templateRoute(String(t.uriTemplate))),
           )
         : kept(catalog.resourceTemplates, decisions.resource);
+    // A tool whose UI the person may not read is listed without its UI linkage (contract §3.7).
+    const linkedTools =
+      decisions.resource.result === AuthorizeResult.ALLOW
+        ? tools.items
+        : withoutDeniedUiLinks(tools.items, uri => resourceAllowed(catalog.resolveResource(uri)));
     return new PermittedCatalog(
       catalog,
       decisions,
       authorizers,
-      tools.items,
+      linkedTools,
       prompts.items,
       resources,
       resourceTemplates,
       tools.names,
       prompts.names,
     );
+  }
+
+  /**
+   * The tools a client sees: all for a client that declared `io.modelcontextprotocol/ui` (its
+   * host decides what the model sees), else without the app-only ones (contract §3.5).
+   */
+  visibleTools(declaresUi: boolean): readonly Record<string, unknown>[] {
+    if (declaresUi) return this.tools;
+    this.modelTools ??= this.tools.some(tool => this.isAppOnly(tool))
+      ? this.tools.filter(tool => !this.isAppOnly(tool))
+      : this.tools;
+    return this.modelTools;
+  }
+
+  private modelTools: readonly Record<string, unknown>[] | undefined;
+
+  private isAppOnly(tool: Record<string, unknown>): boolean {
+    return typeof tool.name === 'string' && this.catalog.routeTool(tool.name)?.appOnly === true;
   }
 
   /** A comparable fingerprint of this view of one kind (as AggregatedCatalog's). */
@@ -182,6 +206,18 @@ export class PermittedCatalog {
     const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
     return isAllowed(this.decisions.resource, this.authorizers.resource, item) ? route : undefined;
   }
+}
+
+/** `tools` with the UI linkage removed where `readable` denies the linked UI resource. */
+function withoutDeniedUiLinks(
+  tools: readonly Record<string, unknown>[],
+  readable: (uri: string) => boolean,
+): readonly Record<string, unknown>[] {
+  const linked = tools.map(tool => {
+    const uri = toolUiResourceUri(tool);
+    return uri === undefined || readable(uri) ? tool : toolWithoutUiLink(tool);
+  });
+  return linked.some((tool, index) => tool !== tools[index]) ? linked : tools;
 }
 
 function kept<T>(items: readonly T[], decision: PolicyDecision): readonly T[] {

@@ -104,6 +104,23 @@ export function toolUiResourceUri(tool: Record<string, unknown>): string | undef
   return isUiUri(flat) ? flat : undefined;
 }
 
+/**
+ * A tool without its UI linkage (`_meta.ui.resourceUri` and `_meta["ui/resourceUri"]` removed,
+ * the rest of `_meta.ui`, e.g. `visibility`, kept): for a person who may not read its UI, whose
+ * host then shows the tool's text result instead of failing to render.
+ */
+export function toolWithoutUiLink(tool: Record<string, unknown>): Record<string, unknown> {
+  const meta = tool._meta;
+  if (!isPlainObject(meta)) return tool;
+  const { [FLAT_RESOURCE_URI_META_KEY]: _flat, ...rest } = meta;
+  const ui = rest[UI_META_KEY];
+  if (isPlainObject(ui)) {
+    const { resourceUri: _link, ...uiRest } = ui;
+    rest[UI_META_KEY] = uiRest;
+  }
+  return { ...tool, _meta: rest };
+}
+
 /** A content block (tool result, prompt message) with its resource URI in broker form. */
 function contentWithBrokerUiUri(server: string, block: unknown): unknown {
   if (!isPlainObject(block)) return block;

@@ -25,6 +25,7 @@ import {
 } from '../protocol/modernResults';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import { BROKER_INSTRUCTIONS } from '../protocol/versions';
+import { declaresUi } from './declaresUi';
 import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
 
 /** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
@@ -98,7 +99,8 @@ export function discover(broker: McpBroker) {
 export function list(broker: McpBroker, key: ListKey) {
   return async (request: McpRequest): Promise<void> => {
     const catalog = permittedCatalogOf(request);
-    sendAnswer(request, { result: { [key]: catalog[key] } }, result =>
+    const items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    sendAnswer(request, { result: { [key]: items } }, result =>
       cacheableResult(result, listCacheHints(broker, 'private', [key])),
     );
   };
