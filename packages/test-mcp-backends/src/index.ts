@@ -15,6 +15,10 @@ export type {
 export { jsonIdType, rawTopLevelMember } from './rawJson';
 export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
+export { startExampleAppServer } from './exampleAppServer';
+export type { ExampleAppKind, ExampleAppServer } from './exampleAppServer';
+export { BOARD_UI_HTML, BOARD_UI_URI, startUiNegotiatingAppServer } from './uiNegotiatingAppServer';
+export type { UiNegotiatingAppServer } from './uiNegotiatingAppServer';
 export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';
 export { startUnreachableServer } from './unreachableServer';

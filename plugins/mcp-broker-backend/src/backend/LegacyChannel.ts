@@ -355,6 +355,7 @@ export class LegacyChannel extends BackendChannel {
     if (capabilities.elicitation !== undefined) declared.elicitation = capabilities.elicitation;
     if (capabilities.sampling !== undefined) declared.sampling = capabilities.sampling;
     if (capabilities.roots !== undefined) declared.roots = capabilities.roots;
+    if (capabilities.extensions !== undefined) declared.extensions = capabilities.extensions;
     try {
       return await this.open(declared as Record<string, unknown>, [], endpoint);
     } catch (error) {

@@ -159,7 +159,12 @@ describe('ModernBackendClient through BackendConnection (scripted 2026-07-28 bac
     expect(list.headers['mcp-session-id']).toBeUndefined();
     expect(list.body.params._meta).toEqual({
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, sampling: {} },
+      // Everything the broker relays, MCP Apps included (tasks-and-apps.md §3.4).
+      'io.modelcontextprotocol/clientCapabilities': {
+        elicitation: {},
+        sampling: {},
+        extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+      },
       'io.modelcontextprotocol/clientInfo': { name: 'backstage-mcp-broker', version: '0.1.0' },
     });
     expect(backend.requests[0].method).toBe('server/discover');

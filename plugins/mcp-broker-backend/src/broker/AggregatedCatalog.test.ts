@@ -129,3 +129,75 @@ describe('AggregatedCatalog', () => {
     expect(catalog.paramHeadersOf('b', 'sql')).toEqual([]);
   });
 });
+
+describe('AggregatedCatalog with MCP Apps UI resources', () => {
+  const uiUri = 'ui://get-time/mcp-app.html';
+  const appLists = (html: string) =>
+    lists({
+      tools: [{ name: 'get-time', _meta: { ui: { resourceUri: uiUri }, 'ui/resourceUri': uiUri } }],
+      resources: [{ uri: uiUri, name: html, mimeType: 'text/html;profile=mcp-app' }],
+      resourceTemplates: [{ uriTemplate: 'ui://views/{id}', name: 'view' }],
+    });
+  const catalog = AggregatedCatalog.build([
+    { backend: backend('vanilla'), lists: appLists('vanilla') },
+    { backend: backend('react', ''), lists: appLists('react') },
+    { backend: backend('files'), lists: lists({ resources: [{ uri: 'file:///a' }] }) },
+  ]);
+
+  it('shows each server’s UI URIs under its own name, so equal URIs do not clash', () => {
+    expect(catalog.resources.map(r => r.uri)).toEqual([
+      'ui://vanilla/get-time/mcp-app.html',
+      'ui://react/get-time/mcp-app.html',
+      'file:///a',
+    ]);
+    expect(catalog.resourceTemplates.map(t => t.uriTemplate)).toEqual([
+      'ui://vanilla/views/{id}',
+      'ui://react/views/{id}',
+    ]);
+    expect(catalog.tools.map(t => t._meta)).toEqual([
+      {
+        ui: { resourceUri: 'ui://vanilla/get-time/mcp-app.html' },
+        'ui/resourceUri': 'ui://vanilla/get-time/mcp-app.html',
+      },
+      {
+        ui: { resourceUri: 'ui://react/get-time/mcp-app.html' },
+        'ui/resourceUri': 'ui://react/get-time/mcp-app.html',
+      },
+    ]);
+    expect(catalog.clashes).toEqual([]);
+  });
+
+  it('routes a broker UI URI to its server under the server’s own URI', () => {
+    expect(catalog.resolveResource('ui://react/get-time/mcp-app.html')).toEqual({
+      backend: 'react',
+      name: uiUri,
+      uri: uiUri,
+    });
+    // Unlisted UI resources are read too (servers may leave them out of their lists).
+    expect(catalog.resolveResource('ui://vanilla/other.html')).toEqual({
+      backend: 'vanilla',
+      name: 'ui://other.html',
+      uri: 'ui://other.html',
+    });
+    // A template's match is decided on the backend's own template.
+    expect(catalog.resolveResource('ui://vanilla/views/7')).toEqual({
+      backend: 'vanilla',
+      name: 'ui://views/{id}',
+      uri: 'ui://views/7',
+    });
+    expect(catalog.templateRoute('ui://react/views/{id}')).toEqual({
+      backend: 'react',
+      name: 'ui://views/{id}',
+    });
+    expect(catalog.resolveResource('file:///a')).toEqual({
+      backend: 'files',
+      name: 'file:///a',
+      uri: 'file:///a',
+    });
+  });
+
+  it('routes no UI URI that names no server', () => {
+    expect(catalog.routeResource(uiUri)).toBeUndefined();
+    expect(catalog.routeResource('ui://files2/get-time/mcp-app.html')).toBeUndefined();
+  });
+});

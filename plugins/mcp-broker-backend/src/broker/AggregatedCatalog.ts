@@ -1,6 +1,8 @@
 /*
  * The aggregated view clients see: every backend's lists merged in config order. Tool and
- * prompt names get the backend's prefix; resource URIs stay as they are. Clash rule
+ * prompt names get the backend's prefix; resource URIs stay as they are, except MCP Apps UI
+ * URIs (`ui://…`), which are shown per server as `ui://<server>/…` in resources, templates and
+ * tools' `_meta` (uiResourceUris.ts), so two servers' UIs never clash. Clash rule
  * (deterministic): the backend that comes first in config order owns a name or URI; later
  * backends' entries with the same name are hidden and reported as clashes on the status
  * endpoint. Immutable: a new catalog is built whenever a backend's lists change.
@@ -13,6 +15,14 @@
  */
 import type { BackendLists } from '../backend/backendConnectionTypes';
 import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
+import { isAppOnlyTool } from '../protocol/uiExtension';
+import {
+  brokerUiUri,
+  isUiUri,
+  qualifiedUiUri,
+  toolUiResourceUri,
+  toolWithBrokerUiUris,
+} from '../protocol/uiResourceUris';
 import type { BrokerBackend } from '../types';
 
 /** A name or URI that two backends expose; `owner` serves it, `hidden` is not reachable. */
@@ -29,6 +39,8 @@ export interface Route {
   originalName: string;
   /** A tool's `x-mcp-header` declarations (absent when it has none). */
   paramHeaders?: readonly ParamHeaderDeclaration[];
+  /** True for a tool only apps may call (`_meta.ui.visibility` without `"model"`). */
+  appOnly?: true;
 }
 
 /** A backend tool left out of the catalog because its definition is invalid. */
@@ -61,18 +73,24 @@ export type ViewKind = 'tools' | 'resources' | 'prompts';
 
 interface TemplateRoute {
   backend: string;
+  /** As clients see it (a UI template in the broker's form). */
   uriTemplate: string;
+  /** As the backend lists it. */
+  originalTemplate: string;
   pattern: RegExp;
 }
 
 /**
- * Which backend serves a resource URI, and the name that identifies it there for permissions:
- * the URI itself when listed (or when the only backend with resources serves it unlisted), the
- * URI template when only a template covers it.
+ * Which backend serves a resource URI, the URI the backend knows it by, and the name that
+ * identifies it there for permissions: the backend's URI when listed (or when the only backend
+ * with resources serves it unlisted, or a broker UI URI names the backend), the backend's URI
+ * template when only a template covers it.
  */
 export interface ResourceRoute {
   backend: string;
   name: string;
+  /** The URI as the backend knows it (a broker UI URI's original; else the URI asked for). */
+  uri: string;
 }
 
 function escapeRegExp(text: string): string {
@@ -118,6 +136,7 @@ export class AggregatedCatalog {
     private readonly resourceRoutes: ReadonlyMap<string, string>,
     private readonly templateRoutes: readonly TemplateRoute[],
     private readonly resourceBackends: readonly string[],
+    private readonly serverNames: ReadonlySet<string>,
     readonly clashes: readonly NameClash[],
     readonly rejectedTools: readonly RejectedTool[],
     readonly withheldTools: readonly WithheldTool[],
@@ -181,11 +200,12 @@ export class AggregatedCatalog {
           backend: backend.name,
           originalName: item.name,
           ...(paramHeaders.length === 0 ? {} : { paramHeaders }),
+          ...(kind === 'tool' && isAppOnlyTool(item) ? { appOnly: true as const } : {}),
         });
         if (paramHeaders.length > 0) {
           toolParamHeaders.set(toolKey(backend.name, item.name), paramHeaders);
         }
-        out.push({ ...item, name });
+        out.push({ ...(kind === 'tool' ? toolWithBrokerUiUris(backend.name, item) : item), name });
       }
     };
 
@@ -197,33 +217,38 @@ export class AggregatedCatalog {
       }
       for (const resource of lists.resources) {
         if (typeof resource.uri !== 'string') continue;
-        const owner = resourceRoutes.get(resource.uri);
+        const uri = brokerUiUri(backend.name, resource.uri);
+        const owner = resourceRoutes.get(uri);
         if (owner !== undefined) {
-          clashes.push({ kind: 'resource', name: resource.uri, owner, hidden: backend.name });
+          clashes.push({ kind: 'resource', name: uri, owner, hidden: backend.name });
           continue;
         }
-        resourceRoutes.set(resource.uri, backend.name);
-        resources.push(resource);
+        resourceRoutes.set(uri, backend.name);
+        resources.push(uri === resource.uri ? resource : { ...resource, uri });
       }
       for (const template of lists.resourceTemplates) {
         if (typeof template.uriTemplate !== 'string') continue;
-        const owner = templateOwners.get(template.uriTemplate);
+        const uriTemplate = brokerUiUri(backend.name, template.uriTemplate);
+        const owner = templateOwners.get(uriTemplate);
         if (owner !== undefined) {
           clashes.push({
             kind: 'resourceTemplate',
-            name: template.uriTemplate,
+            name: uriTemplate,
             owner,
             hidden: backend.name,
           });
           continue;
         }
-        templateOwners.set(template.uriTemplate, backend.name);
+        templateOwners.set(uriTemplate, backend.name);
         templateRoutes.push({
           backend: backend.name,
-          uriTemplate: template.uriTemplate,
-          pattern: uriTemplateMatcher(template.uriTemplate),
+          uriTemplate,
+          originalTemplate: template.uriTemplate,
+          pattern: uriTemplateMatcher(uriTemplate),
         });
-        resourceTemplates.push(template);
+        resourceTemplates.push(
+          uriTemplate === template.uriTemplate ? template : { ...template, uriTemplate },
+        );
       }
     }
     return new AggregatedCatalog(
@@ -236,11 +261,17 @@ export class AggregatedCatalog {
       resourceRoutes,
       templateRoutes,
       resourceBackends,
+      new Set(backends.map(({ backend }) => backend.name)),
       clashes,
       rejectedTools,
       withheldTools,
       toolParamHeaders,
     );
+  }
+
+  /** True when a backend's tool renders an MCP App (names a UI resource). */
+  get hasAppTools(): boolean {
+    return this.tools.some(tool => toolUiResourceUri(tool) !== undefined);
   }
 
   /** The backend and original name of a prefixed tool name. */
@@ -262,8 +293,9 @@ export class AggregatedCatalog {
   }
 
   /**
-   * The backend that serves a resource URI: the listed owner, else the first (config order)
-   * backend with a matching template, else the only backend with resources at all.
+   * The backend that serves a resource URI: the server a broker UI URI names, else the listed
+   * owner, else the first (config order) backend with a matching template, else the only
+   * backend with resources at all. A UI URI that names no server is not routed.
    */
   routeResource(uri: string): string | undefined {
     return this.resolveResource(uri)?.backend;
@@ -271,17 +303,39 @@ export class AggregatedCatalog {
 
   /** Like {@link AggregatedCatalog.routeResource}, with the listed URI or template that matched. */
   resolveResource(uri: string): ResourceRoute | undefined {
+    const qualified = qualifiedUiUri(uri, name => this.serverNames.has(name));
+    if (qualified !== undefined) {
+      // Servers may leave UI resources out of their lists: the URI itself names the server.
+      const template = this.resourceRoutes.has(uri)
+        ? undefined
+        : this.templateRoutes.find(t => t.backend === qualified.server && t.pattern.test(uri));
+      return {
+        backend: qualified.server,
+        name: template?.originalTemplate ?? qualified.uri,
+        uri: qualified.uri,
+      };
+    }
+    if (isUiUri(uri)) return undefined;
     const owner = this.resourceRoutes.get(uri);
-    if (owner !== undefined) return { backend: owner, name: uri };
+    if (owner !== undefined) return { backend: owner, name: uri, uri };
     const template = this.templateRoutes.find(t => t.pattern.test(uri));
-    if (template) return { backend: template.backend, name: template.uriTemplate };
+    if (template) return { backend: template.backend, name: template.originalTemplate, uri };
     if (this.resourceBackends.length !== 1) return undefined;
-    return { backend: this.resourceBackends[0], name: uri };
+    return { backend: this.resourceBackends[0], name: uri, uri };
   }
 
   /** The backend that owns a listed resource template, if any. */
   templateOwner(uriTemplate: string): string | undefined {
-    return this.templateRoutes.find(t => t.uriTemplate === uriTemplate)?.backend;
+    return this.templateRoute(uriTemplate)?.backend;
+  }
+
+  /**
+   * The backend that owns a listed resource template (as clients see it) and the template as
+   * the backend lists it, which identifies it there for permissions.
+   */
+  templateRoute(uriTemplate: string): { backend: string; name: string } | undefined {
+    const route = this.templateRoutes.find(t => t.uriTemplate === uriTemplate);
+    return route && { backend: route.backend, name: route.originalTemplate };
   }
 
   /** A comparable fingerprint of what clients see for one kind. */

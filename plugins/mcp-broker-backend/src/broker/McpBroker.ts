@@ -40,6 +40,7 @@ import type { ListChange, ListViews } from './ListViews';
 import { ListenSubscriptions } from './ListenSubscriptions';
 import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from '../types';
 import type { ToolCallHandlerFactory } from '../calls/StreamingToolCallHandler';
+import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -303,9 +304,11 @@ export class McpBroker {
   serverCapabilities(): Record<string, unknown> {
     const advertised = new Set<string>();
     let completions = false;
+    let apps = this.catalogSnapshot.hasAppTools;
     for (const connection of this.connections.values()) {
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
+      if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
     }
     return {
       // The broker itself announces tool list changes (a backend removed or reconnected).
@@ -314,6 +317,8 @@ export class McpBroker {
       prompts: { listChanged: advertised.has('prompts') },
       // completion/complete is routed to the owner of the prompt or resource template.
       ...(completions ? { completions: {} } : {}),
+      // Informational (ext-apps defines no server capability): some backend serves MCP Apps.
+      ...(apps ? { extensions: { [UI_EXTENSION_ID]: {} } } : {}),
     };
   }
 

@@ -96,4 +96,80 @@ describe('PermittedCatalog', () => {
     // Read through the template: decided on `docs:docs://pages/{id}`, which the pattern covers.
     expect(permitted.routeResource('docs://pages/42')).toBe('docs');
   });
+
+  describe('with MCP Apps UI resources', () => {
+    const uiUri = 'ui://get-time/mcp-app.html';
+    const appLists = {
+      tools: [
+        { name: 'get-time', _meta: { ui: { resourceUri: uiUri, visibility: ['model', 'app'] } } },
+        { name: 'refresh', _meta: { ui: { resourceUri: uiUri, visibility: ['app'] } } },
+      ],
+      prompts: [],
+      resources: [{ uri: uiUri }],
+      resourceTemplates: [],
+    };
+    const apps = AggregatedCatalog.build([
+      { backend: backend('vanilla'), lists: appLists },
+      { backend: backend('react'), lists: appLists },
+    ]);
+    // A policy denying `ui://*` on react: the pattern matches the backend's own URI.
+    const notReactUi = PermittedCatalog.of(apps, {
+      tool: allow,
+      prompt: allow,
+      resource: conditional('mcp-broker-resource', {
+        not: {
+          allOf: [
+            {
+              rule: 'IS_ON_SERVER',
+              resourceType: 'mcp-broker-resource',
+              params: { servers: ['react'] },
+            },
+            {
+              rule: 'HAS_NAME',
+              resourceType: 'mcp-broker-resource',
+              params: { patterns: ['ui://*'] },
+            },
+          ],
+        },
+      }),
+    });
+
+    it('decides UI resources on the backend’s own URI, not the broker’s', () => {
+      expect(notReactUi.resources).toEqual([{ uri: 'ui://vanilla/get-time/mcp-app.html' }]);
+      expect(notReactUi.routeResource('ui://vanilla/get-time/mcp-app.html')).toBe('vanilla');
+      expect(notReactUi.routeResource('ui://react/get-time/mcp-app.html')).toBeUndefined();
+      // Unlisted UI resources of react are denied too, before anything is routed.
+      expect(notReactUi.routeResource('ui://react/other.html')).toBeUndefined();
+    });
+
+    it('lists a tool whose UI the person may not read without its UI linkage', () => {
+      expect(notReactUi.tools.map(t => [t.name, t._meta])).toEqual([
+        [
+          'vanilla_get-time',
+          {
+            ui: { resourceUri: 'ui://vanilla/get-time/mcp-app.html', visibility: ['model', 'app'] },
+          },
+        ],
+        [
+          'vanilla_refresh',
+          { ui: { resourceUri: 'ui://vanilla/get-time/mcp-app.html', visibility: ['app'] } },
+        ],
+        ['react_get-time', { ui: { visibility: ['model', 'app'] } }],
+        ['react_refresh', { ui: { visibility: ['app'] } }],
+      ]);
+      const all = PermittedCatalog.of(apps, { tool: allow, prompt: allow, resource: allow });
+      expect(all.tools).toBe(apps.tools);
+    });
+
+    it('shows app-only tools to UI clients only', () => {
+      const all = PermittedCatalog.of(apps, { tool: allow, prompt: allow, resource: allow });
+      expect(all.visibleTools(true)).toBe(all.tools);
+      expect(all.visibleTools(false).map(t => t.name)).toEqual([
+        'vanilla_get-time',
+        'react_get-time',
+      ]);
+      expect(all.routeTool('react_refresh')?.appOnly).toBe(true);
+      expect(all.routeTool('react_get-time')?.appOnly).toBeUndefined();
+    });
+  });
 });

@@ -11,7 +11,13 @@
  */
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
-import type { AggregatedCatalog, Route, ViewKind } from '../broker/AggregatedCatalog';
+import type {
+  AggregatedCatalog,
+  ResourceRoute,
+  Route,
+  ViewKind,
+} from '../broker/AggregatedCatalog';
+import { toolUiResourceUri, toolWithoutUiLink } from '../protocol/uiResourceUris';
 import { BrokerItemResource, BrokerRules, BrokerToolResource, createBrokerRules } from './rules';
 
 /** The three resource decisions of one principal. */
@@ -88,33 +94,57 @@ export class PermittedCatalog {
       name => catalog.routePrompt(name),
       route => allowedPrompt(decisions.prompt, { server: route.backend, name: route.originalName }),
     );
-    const resourceAllowed = (server: string | undefined, name: unknown) =>
-      server !== undefined &&
-      typeof name === 'string' &&
-      isAllowed(decisions.resource, allowedResource, { server, name } satisfies BrokerItemResource);
+    // Decided on the backend's own URI or template (a UI URI's original, not the broker's form).
+    const resourceAllowed = (route: { backend: string; name: string } | undefined) =>
+      route !== undefined &&
+      isAllowed(decisions.resource, allowedResource, {
+        server: route.backend,
+        name: route.name,
+      } satisfies BrokerItemResource);
     const resources =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
-        ? catalog.resources.filter(r =>
-            resourceAllowed(catalog.routeResource(String(r.uri)), r.uri),
-          )
+        ? catalog.resources.filter(r => resourceAllowed(catalog.resolveResource(String(r.uri))))
         : kept(catalog.resources, decisions.resource);
     const resourceTemplates =
       decisions.resource.result === AuthorizeResult.CONDITIONAL
         ? catalog.resourceTemplates.filter(t =>
-            resourceAllowed(catalog.templateOwner(String(t.uriTemplate)), t.uriTemplate),
+            resourceAllowed(catalog.templateRoute(String(t.uriTemplate))),
           )
         : kept(catalog.resourceTemplates, decisions.resource);
+    // A tool whose UI the person may not read is listed without its UI linkage (contract §3.7).
+    const linkedTools =
+      decisions.resource.result === AuthorizeResult.ALLOW
+        ? tools.items
+        : withoutDeniedUiLinks(tools.items, uri => resourceAllowed(catalog.resolveResource(uri)));
     return new PermittedCatalog(
       catalog,
       decisions,
       authorizers,
-      tools.items,
+      linkedTools,
       prompts.items,
       resources,
       resourceTemplates,
       tools.names,
       prompts.names,
     );
+  }
+
+  /**
+   * The tools a client sees: all for a client that declared `io.modelcontextprotocol/ui` (its
+   * host decides what the model sees), else without the app-only ones (contract §3.5).
+   */
+  visibleTools(declaresUi: boolean): readonly Record<string, unknown>[] {
+    if (declaresUi) return this.tools;
+    this.modelTools ??= this.tools.some(tool => this.isAppOnly(tool))
+      ? this.tools.filter(tool => !this.isAppOnly(tool))
+      : this.tools;
+    return this.modelTools;
+  }
+
+  private modelTools: readonly Record<string, unknown>[] | undefined;
+
+  private isAppOnly(tool: Record<string, unknown>): boolean {
+    return typeof tool.name === 'string' && this.catalog.routeTool(tool.name)?.appOnly === true;
   }
 
   /** A comparable fingerprint of this view of one kind (as AggregatedCatalog's). */
@@ -163,13 +193,31 @@ export class PermittedCatalog {
    * it or it is denied (decided on the listed URI, else on the template that covers it).
    */
   routeResource(uri: string): string | undefined {
+    return this.resolveResource(uri)?.backend;
+  }
+
+  /**
+   * Like {@link PermittedCatalog.routeResource}, with the URI the backend knows the resource by
+   * (a broker UI URI's original).
+   */
+  resolveResource(uri: string): ResourceRoute | undefined {
     const route = this.catalog.resolveResource(uri);
     if (route === undefined) return undefined;
     const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
-    return isAllowed(this.decisions.resource, this.authorizers.resource, item)
-      ? route.backend
-      : undefined;
+    return isAllowed(this.decisions.resource, this.authorizers.resource, item) ? route : undefined;
   }
+}
+
+/** `tools` with the UI linkage removed where `readable` denies the linked UI resource. */
+function withoutDeniedUiLinks(
+  tools: readonly Record<string, unknown>[],
+  readable: (uri: string) => boolean,
+): readonly Record<string, unknown>[] {
+  const linked = tools.map(tool => {
+    const uri = toolUiResourceUri(tool);
+    return uri === undefined || readable(uri) ? tool : toolWithoutUiLink(tool);
+  });
+  return linked.some((tool, index) => tool !== tools[index]) ? linked : tools;
 }
 
 function kept<T>(items: readonly T[], decision: PolicyDecision): readonly T[] {

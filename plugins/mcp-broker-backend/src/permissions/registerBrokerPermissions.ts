@@ -16,6 +16,7 @@ import {
   parseMcpBrokerResourceRef,
 } from '@devportal/plugin-mcp-broker-common';
 import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
+import { brokerUiUri } from '../protocol/uiResourceUris';
 import {
   BrokerItemResource,
   BrokerRules,
@@ -86,8 +87,10 @@ function findListed(
 function findResource(catalog: AggregatedCatalog, ref: string): BrokerItemResource | undefined {
   const wanted = parseMcpBrokerResourceRef(ref);
   if (wanted === undefined) return undefined;
+  // A ref names the backend's own URI; the catalog knows UI URIs in the broker's form.
+  const shown = brokerUiUri(wanted.server, wanted.name);
   const listed =
-    catalog.resolveResource(wanted.name)?.backend === wanted.server ||
-    catalog.templateOwner(wanted.name) === wanted.server;
+    catalog.resolveResource(shown)?.backend === wanted.server ||
+    catalog.templateOwner(shown) === wanted.server;
   return listed ? wanted : undefined;
 }

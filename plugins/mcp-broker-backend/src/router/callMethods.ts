@@ -20,17 +20,24 @@ import type { ToolCallAuditor, ToolCallAuditRecord } from '../audit/ToolCallAudi
 import type { McpBroker } from '../broker/McpBroker';
 import { canonicalJson } from '../inputRequests/RequestStateSealer';
 import { relayedCapabilities } from '../protocol/capabilities';
-import { JsonRpcErrorCode, jsonRpcError, type JsonRpcRequest } from '../protocol/jsonRpc';
+import {
+  JsonRpcErrorCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcRequest,
+} from '../protocol/jsonRpc';
 import { checkParamHeaders } from '../protocol/paramHeaders';
 import { completeResult, cacheableResult } from '../protocol/modernResults';
 import type { ModernRequestContext } from '../protocol/requestMetadata';
 import type { BrokerBackend, ModernCaller, ToolCallContext } from '../types';
 import { callEndSignal } from './callEndSignal';
 import type { ModernShape } from './catalogMethods';
-import { hiddenToolRoute, type McpRequest, type McpRoute } from './mcpRequest';
+import { hiddenToolRoute, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
+import { declaresUi } from './declaresUi';
 import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
+import { brokerUiUriWriter } from './brokerUiUriWriter';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -56,6 +63,25 @@ export function callTool(
       return;
     }
     const backend = route && broker.server(route.backend);
+    if (
+      route !== undefined &&
+      permittedCatalogOf(request).routeTool(params.name)?.appOnly === true &&
+      !declaresUi(request)
+    ) {
+      // An app-only tool is not offered to a plain agent (contract §3.5): unknown to it.
+      await auditor.refused(
+        {
+          principal,
+          server: route.backend,
+          tool: route.name,
+          ...(traceId === undefined ? {} : { traceId }),
+        },
+        'failed',
+        'app-only tool called by a client that did not declare io.modelcontextprotocol/ui',
+      );
+      writer.answer(unknownTool(id, params.name));
+      return;
+    }
     if (!route || !backend) {
       // Denied and unknown answer alike; only the audit trail tells them apart.
       const hidden = hiddenToolRoute(broker.catalog(), params.name);
@@ -76,13 +102,7 @@ export function callTool(
         hidden ? 'denied' : 'failed',
         hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
       );
-      writer.answer(
-        jsonRpcError(
-          id,
-          JsonRpcErrorCode.InvalidParams,
-          `unknown tool "${params.name.slice(0, 200)}"`,
-        ),
-      );
+      writer.answer(unknownTool(id, params.name));
       return;
     }
     if (request.era === 'modern') {
@@ -115,6 +135,11 @@ export function callTool(
       await audit.finish();
     }
   };
+}
+
+/** The answer to a call of a tool the caller cannot see (unknown, denied or app-only alike). */
+function unknownTool(id: JsonRpcId, name: string) {
+  return jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown tool "${name.slice(0, 200)}"`);
 }
 
 /**
@@ -201,7 +226,7 @@ async function handOff(
     ...(session === undefined ? [] : [session.ended.signal]),
     broker.shutdownSignal,
   ]);
-  const response = audit?.observe(writer) ?? writer;
+  const response = brokerUiUriWriter(route.backend, audit?.observe(writer) ?? writer);
   try {
     // The person's credential for this backend (spec §11), or the step answers the client.
     const prepared = credentialStep
@@ -241,16 +266,20 @@ async function handOff(
   }
 }
 
-/** The params sent to the backend: the item's own name in place of the prefixed one. */
+/**
+ * The params sent to the backend: the item's own name in place of the prefixed one (the
+ * backend's URI in place of a broker UI URI).
+ */
 function routedParams(
   method: string,
   params: Record<string, unknown>,
   route: McpRoute,
 ): Record<string, unknown> {
-  if (method === 'resources/read') return params;
+  if (method === 'resources/read') return { ...params, uri: route.name };
   if (method === 'completion/complete') {
     const ref = params.ref as Record<string, unknown> | undefined;
-    return ref?.type === 'ref/prompt' ? { ...params, ref: { ...ref, name: route.name } } : params;
+    if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };
+    return ref?.type === 'ref/resource' ? { ...params, ref: { ...ref, uri: route.name } } : params;
   }
   return { ...params, name: route.name };
 }

@@ -23,7 +23,9 @@ import {
   modernErrorHttpStatus,
   type CacheHints,
 } from '../protocol/modernResults';
+import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import { BROKER_INSTRUCTIONS } from '../protocol/versions';
+import { declaresUi } from './declaresUi';
 import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
 
 /** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
@@ -97,7 +99,8 @@ export function discover(broker: McpBroker) {
 export function list(broker: McpBroker, key: ListKey) {
   return async (request: McpRequest): Promise<void> => {
     const catalog = permittedCatalogOf(request);
-    sendAnswer(request, { result: { [key]: catalog[key] } }, result =>
+    const items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    sendAnswer(request, { result: { [key]: items } }, result =>
       cacheableResult(result, listCacheHints(broker, 'private', [key])),
     );
   };
@@ -115,14 +118,15 @@ export function getPrompt(broker: McpBroker) {
       sendAnswer(request, invalidParams(`unknown prompt "${params.name}"`));
       return;
     }
-    sendAnswer(
-      request,
-      await forward(broker, route, 'prompts/get', { ...params, name: route.name }),
-    );
+    const answer = await forward(broker, route, 'prompts/get', { ...params, name: route.name });
+    sendAnswer(request, withBrokerUiUris(route.backend, answer));
   };
 }
 
-/** `resources/read` over the owning backend's connection. */
+/**
+ * `resources/read` over the owning backend's connection: the backend gets its own URI (a broker
+ * UI URI's original), the client gets UI URIs in the broker's form.
+ */
 export function readResource(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
@@ -134,7 +138,8 @@ export function readResource(broker: McpBroker) {
       sendAnswer(request, invalidParams(`unknown resource "${params.uri}"`));
       return;
     }
-    sendAnswer(request, await forward(broker, route, 'resources/read', params), result =>
+    const answer = await forward(broker, route, 'resources/read', { ...params, uri: route.name });
+    sendAnswer(request, withBrokerUiUris(route.backend, answer), result =>
       cacheableResult(result, RESOURCE_READ_CACHE),
     );
   };
@@ -161,7 +166,10 @@ export function complete(broker: McpBroker) {
       answer =
         route === undefined
           ? invalidParams(`unknown resource "${ref.uri.slice(0, 200)}"`)
-          : await forward(broker, route, 'completion/complete', params);
+          : await forward(broker, route, 'completion/complete', {
+              ...params,
+              ref: { ...ref, uri: route.name },
+            });
     } else {
       answer = invalidParams(
         'completion/complete needs params.ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}',
@@ -181,14 +189,17 @@ export function promptRoute(
   return route && { backend: route.backend, name: route.originalName };
 }
 
-/** Where `resources/read` points: the resource's backend (the URI is not rewritten). */
+/**
+ * Where `resources/read` points: the resource's backend, and the URI the backend knows it by
+ * (only a broker UI URI differs from the client's).
+ */
 export function resourceRoute(
   catalog: PermittedCatalog,
   params: Record<string, unknown>,
 ): McpRoute | undefined {
   if (typeof params.uri !== 'string') return undefined;
-  const backend = catalog.routeResource(params.uri);
-  return backend === undefined ? undefined : { backend, name: params.uri };
+  const route = catalog.resolveResource(params.uri);
+  return route && { backend: route.backend, name: route.uri };
 }
 
 /** Where `completion/complete` points: the referenced prompt's or resource template's backend. */
@@ -200,6 +211,11 @@ export function completionRoute(
   if (ref?.type === 'ref/prompt') return promptRoute(catalog, { name: ref.name });
   if (ref?.type === 'ref/resource') return resourceRoute(catalog, { uri: ref.uri });
   return undefined;
+}
+
+/** A backend's answer with its UI URIs in the broker's form (errors as they are). */
+function withBrokerUiUris(backend: string, answer: SharedAnswer): SharedAnswer {
+  return 'result' in answer ? { result: resultWithBrokerUiUris(backend, answer.result) } : answer;
 }
 
 function invalidParams(message: string): SharedAnswer {

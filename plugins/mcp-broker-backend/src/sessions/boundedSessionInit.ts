@@ -5,12 +5,14 @@
  * shared store, so whatever a client puts into `initialize` would otherwise stay in memory that
  * long: one `clientInfo` of 1 MiB held 1–1.5 MiB until DELETE. Kept are `clientInfo.name` and
  * `clientInfo.version`, each cut to {@link MAX_CLIENT_INFO_FIELD_CHARS} characters, and the
- * capabilities the broker relays or may relay (`elicitation`, `sampling`, `roots`), which must be
+ * capabilities the broker relays or may relay (`elicitation`, `sampling`, `roots`, and of
+ * `extensions` only the MCP Apps extension `io.modelcontextprotocol/ui`), which must be
  * objects and together at most {@link MAX_CLIENT_CAPABILITIES_BYTES} bytes as JSON. Everything
  * else the client sent is dropped. A malformed or oversized capability is the client's mistake
  * and is refused with a message naming it (the caller answers -32602).
  */
 import { isPlainObject } from '../protocol/jsonRpc';
+import { UI_EXTENSION_ID } from '../protocol/uiExtension';
 
 /** Longest `clientInfo.name` / `clientInfo.version` kept (longer ones are cut). */
 export const MAX_CLIENT_INFO_FIELD_CHARS = 256;
@@ -44,13 +46,25 @@ export function boundSessionInit(
     }
     clientCapabilities[name] = value;
   }
+  const extensions = declared.extensions;
+  if (isPlainObject(extensions) && extensions[UI_EXTENSION_ID] !== undefined) {
+    const ui = extensions[UI_EXTENSION_ID];
+    if (!isPlainObject(ui)) {
+      return {
+        ok: false,
+        message: `params.capabilities.extensions["${UI_EXTENSION_ID}"] must be an object`,
+      };
+    }
+    clientCapabilities.extensions = { [UI_EXTENSION_ID]: ui };
+  }
   const serialized = JSON.stringify(clientCapabilities);
   const size = Buffer.byteLength(serialized);
   if (size > MAX_CLIENT_CAPABILITIES_BYTES) {
     return {
       ok: false,
       message:
-        `params.capabilities (${KEPT_CAPABILITIES.join(', ')}) take ${size} bytes as JSON; ` +
+        `params.capabilities (${KEPT_CAPABILITIES.join(', ')}, extensions["${UI_EXTENSION_ID}"]) ` +
+        `take ${size} bytes as JSON; ` +
         `at most ${MAX_CLIENT_CAPABILITIES_BYTES} are accepted`,
     };
   }
