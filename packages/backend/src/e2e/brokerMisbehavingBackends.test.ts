@@ -101,6 +101,30 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
     await Promise.all([bad, many, pager, flood, example].map(s => s?.close()));
   }, 30_000);
 
+  /**
+   * Starts alice's calls to the example server, one after another, each checked; the function
+   * returned stops them and resolves with how many succeeded.
+   */
+  function aliceCallsMeanwhile(label: string): () => Promise<number> {
+    let stop = false;
+    let done = 0;
+    const calls = (async () => {
+      for (let n = 0; !stop; n++) {
+        const result = await clients.alice.callTool({
+          name: 'example_echo',
+          arguments: { message: `${label} ${n}` },
+        });
+        expect(result.content).toEqual([{ type: 'text', text: `${label} ${n}` }]);
+        done += 1;
+      }
+    })();
+    return async () => {
+      stop = true;
+      await calls;
+      return done;
+    };
+  }
+
   /** Calls `bad_<tool>` as carol; the outcome and how long it took. */
   async function callBad(tool: string) {
     const started = Date.now();
@@ -122,22 +146,10 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
       const counter = COUNTER_OF[tool];
       const before = (await brokerBackendStatus(backend.baseUrl, tokens.carol, 'bad'))
         .misbehaviours;
-      let othersDone = 0;
-      let stop = false;
-      const others = (async () => {
-        for (let n = 0; !stop; n++) {
-          const result = await clients.alice.callTool({
-            name: 'example_echo',
-            arguments: { message: `meanwhile ${n}` },
-          });
-          expect(result.content).toEqual([{ type: 'text', text: `meanwhile ${n}` }]);
-          othersDone += 1;
-        }
-      })();
+      const others = aliceCallsMeanwhile('meanwhile');
       const started = Date.now() - 1000; // a second's slack for the clocks' resolutions
       const outcome = await callBad(tool);
-      stop = true;
-      await others;
+      const othersDone = await others();
       expect(outcome.ms).toBeLessThan(TOOL_CALL_TIMEOUT_MS + 5000);
       // e.g. `MCP server "bad" ended the call's stream without sending a result`, or `the call to
       // MCP server "bad" exceeded the broker's tool call timeout of 3 s (mcpBroker.toolCallTimeout)`
@@ -221,18 +233,7 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
     const before = await brokerBackendStatus(backend.baseUrl, tokens.carol, 'flood');
     const listsBefore = flood.toolsListRequests;
     const heardBefore = toolListChanges.carol;
-    let othersDone = 0;
-    let stop = false;
-    const others = (async () => {
-      for (let n = 0; !stop; n++) {
-        const result = await clients.alice.callTool({
-          name: 'example_echo',
-          arguments: { message: `during the flood ${n}` },
-        });
-        expect(result.content).toEqual([{ type: 'text', text: `during the flood ${n}` }]);
-        othersDone += 1;
-      }
-    })();
+    const others = aliceCallsMeanwhile('during the flood');
     const started = Date.now();
     const sent = await clients.carol.callTool({
       name: 'flood_flood',
@@ -251,9 +252,7 @@ describe('misbehaving backends are bounded and named, and affect no one else (is
       30_000,
       'the broker to hear all 1,000 events',
     );
-    stop = true;
-    await others;
-    expect(othersDone).toBeGreaterThan(0);
+    expect(await others()).toBeGreaterThan(0);
     // At most one re-list per coalescing window, plus the one in flight and the one pending.
     const bound = Math.ceil((Date.now() - started) / COALESCE_WINDOW_MS) + 2;
     const relists = flood.toolsListRequests - listsBefore;
