@@ -230,6 +230,23 @@ export interface Config {
      * `subscriptions/listen`).
      */
     listTtl?: HumanDuration | string;
+    /**
+     * Bounds of what the broker accepts from one backend server, so that a server that lists
+     * too much cannot exhaust the broker's memory or time (its other servers are unaffected).
+     */
+    backendLimits?: {
+      /**
+       * Most items kept of each list (tools, resources, resource templates, prompts) of one
+       * server: the first ones in the server's own order (page after page). A longer list is
+       * cut, logged once and shown on `/status` (`truncatedLists`). Default 1000.
+       */
+      maxListItems?: number;
+      /**
+       * Most pages requested when reading one list of one server (a cursor that never ends
+       * stops here; the items of those pages are served, and `/status` says so). Default 50.
+       */
+      maxListPages?: number;
+    };
     /** Longest a tools/call may run; default 5 minutes. */
     toolCallTimeout?: HumanDuration | string;
     /** Reconnect backoff towards backend servers (exponential with jitter, forever). */
@@ -258,7 +275,9 @@ export interface Config {
     eventStreamOpenTimeout?: HumanDuration | string;
     /**
      * Minimum spacing of list_changed notifications of one kind to clients; changes inside the
-     * window are sent as one notification at its end. Default 250 ms.
+     * window are sent as one notification at its end. Also the shortest time between two
+     * re-lists of one server that its own `list_changed` events ask for (a flooding server is
+     * re-listed at most once per window). Default 250 ms.
      */
     coalesceWindow?: HumanDuration | string;
     /**

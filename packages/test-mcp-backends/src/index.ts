@@ -41,7 +41,7 @@ export type {
 export { startChangingToolServer } from './changingToolServer';
 export type { ChangingToolServer } from './changingToolServer';
 export { startMisbehavingServer } from './misbehavingServer';
-export type { MisbehavingServer } from './misbehavingServer';
+export type { MisbehavingServer, MisbehavingServerOptions } from './misbehavingServer';
 export { startWhoamiServer } from './whoamiServer';
 export type {
   ReceivedCredentials,

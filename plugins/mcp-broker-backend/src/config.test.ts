@@ -191,4 +191,15 @@ describe('readBrokerConfig', () => {
       /mcpBroker\.sessionLimits\.perPrincipal/,
     );
   });
+
+  it('reads the bounds of what one backend server may list, with documented defaults', () => {
+    expect(read({ servers: [] }).backendLimits).toEqual({ maxListItems: 1000, maxListPages: 50 });
+    expect(read({ servers: [], backendLimits: { maxListItems: 10 } }).backendLimits).toEqual({
+      maxListItems: 10,
+      maxListPages: 50,
+    });
+    expect(() => read({ servers: [], backendLimits: { maxListPages: 0 } })).toThrow(
+      'Invalid mcpBroker.backendLimits.maxListPages: must be a positive integer',
+    );
+  });
 });

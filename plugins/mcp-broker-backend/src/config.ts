@@ -59,6 +59,14 @@ export interface DnsRebindingProtectionConfig {
   readonly allowedOrigins: ReadonlySet<string>;
 }
 
+/** Bounds of what the broker accepts from one backend server (`mcpBroker.backendLimits`). */
+export interface BackendLimitsConfig {
+  /** Most items kept of each list (tools, resources, templates, prompts) of one server. */
+  readonly maxListItems: number;
+  /** Most pages requested when reading one list of one server. */
+  readonly maxListPages: number;
+}
+
 /** The broker's whole configuration, with defaults applied. Durations are in milliseconds. */
 export interface BrokerConfig {
   readonly servers: readonly BrokerServerConfig[];
@@ -98,6 +106,8 @@ export interface BrokerConfig {
    * gives a smaller non-zero one (0 = stale at once).
    */
   readonly listTtlMs: number;
+  /** Bounds of what the broker accepts from one backend server. */
+  readonly backendLimits: BackendLimitsConfig;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
 }
 
@@ -127,6 +137,13 @@ export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
  * cached list is never staler than the decisions behind it (change events come over listen).
  */
 export const DEFAULT_LIST_TTL_MS = 30_000;
+/**
+ * Items kept of one list of one server: far more than a model can choose from, few enough that
+ * a server listing 10,000+ tools costs a bounded amount of memory and permission checks.
+ */
+export const DEFAULT_MAX_LIST_ITEMS = 1_000;
+/** Pages requested for one list: a cursor that never ends costs at most this many requests. */
+export const DEFAULT_MAX_LIST_PAGES = 50;
 /** Also the largest allowed value: a policy change must land within 30 s. */
 export const MAX_PERMISSION_DECISION_AGE_MS = 30_000;
 
@@ -409,6 +426,10 @@ export function readBrokerConfig(root: Config): BrokerConfig {
     shutdownDrainTimeoutMs: duration('shutdownDrainTimeout', DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, 0),
     permissionDecisionMaxAgeMs,
     listTtlMs: duration('listTtl', DEFAULT_LIST_TTL_MS, 0),
+    backendLimits: {
+      maxListItems: positiveInteger('backendLimits.maxListItems', DEFAULT_MAX_LIST_ITEMS),
+      maxListPages: positiveInteger('backendLimits.maxListPages', DEFAULT_MAX_LIST_PAGES),
+    },
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
   };
 }

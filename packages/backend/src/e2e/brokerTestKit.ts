@@ -161,6 +161,10 @@ export interface BrokerBackendStatus {
   consecutiveFailures: number;
   droppedEvents: number;
   counts: { tools: number; resources: number; prompts: number };
+  /** Lists cut at the last listing, by bound (`items` or `pages`). */
+  truncatedLists: Record<string, string>;
+  /** Counts of each misbehaviour class the broker noticed, with the time of the last one. */
+  misbehaviours: Record<string, { count: number; lastAt?: string }>;
 }
 
 /** The broker's `/status` (the fields the e2e tests read). */
@@ -168,6 +172,17 @@ export interface BrokerStatus {
   backends: BrokerBackendStatus[];
   clashes: Array<{ kind: string; name: string; owner: string; hidden: string }>;
   clients: { sessions: number; eventStreams: number };
+}
+
+/** One backend's row on `/status` (fails the test when there is none by that name). */
+export async function brokerBackendStatus(
+  baseUrl: string,
+  token: string,
+  name: string,
+): Promise<BrokerBackendStatus> {
+  const backend = (await brokerStatus(baseUrl, token)).backends.find(b => b.name === name);
+  if (backend === undefined) throw new Error(`no backend ${name} on /status`);
+  return backend;
 }
 
 /** Reads the broker's `/status` as `token`'s user; fails the test unless it answers 200. */

@@ -5,7 +5,9 @@
  * signal per request (its timeout and the caller's signals, see requestSignal.ts), and turn
  * whatever went wrong into the one vocabulary of backendErrors.ts: BackendRpcError for the
  * backend's own JSON-RPC error, BackendError for everything that kept the broker from an
- * answer, the caller's own abort reason when the caller aborted.
+ * answer, the caller's own abort reason when the caller aborted. What the backend did wrong
+ * (a message that is no JSON-RPC, an answer with another id, an oversized message, no answer in
+ * time) is also counted in the backend's `misbehaviours` (BackendMisbehaviours.ts, `/status`).
  */
 import {
   classifyJsonRpc,
@@ -25,6 +27,7 @@ import {
   type OutgoingMessage,
 } from './backendTransport';
 import { RequestSignal, requestSignal } from './requestSignal';
+import { BackendMisbehaviours } from './BackendMisbehaviours';
 
 /** Options of a single request. */
 export interface ChannelRequestOptions {
@@ -65,6 +68,8 @@ export abstract class BackendChannel {
     protected readonly transport: BackendTransport,
     /** Default time limit of a request (`mcpBroker.requestTimeout`). */
     readonly requestTimeoutMs: number,
+    /** Where this backend's misbehaviours are counted (shared by both eras' channels). */
+    readonly misbehaviours: BackendMisbehaviours = new BackendMisbehaviours(),
   ) {}
 
   /** The backend's configured name. */
@@ -127,6 +132,7 @@ export abstract class BackendChannel {
     try {
       for await (const item of reply) {
         if (item.type === 'malformed') {
+          this.misbehaviours.record('malformedMessages');
           if (!reply.single) continue; // not JSON: not a message for us
           throw this.protocolError(`answered ${message.method} with invalid JSON`);
         }
@@ -137,6 +143,7 @@ export abstract class BackendChannel {
           if (id === message.id || (reply.single && id === null && 'error' in parsed.message)) {
             return parsed.message;
           }
+          this.misbehaviours.record('mismatchedIds');
         }
         if (reply.single) break;
         if (parsed) options.onServerMessage?.(parsed.message);
@@ -144,6 +151,7 @@ export abstract class BackendChannel {
     } catch (error) {
       if (error instanceof BackendError) throw error;
       if (error instanceof BackendTransportError && error.failure === 'too-large') {
+        this.misbehaviours.record('oversizedMessages');
         throw this.protocolError(`answered ${message.method} with ${error.detail}`);
       }
       if (scope.timedOut || scope.abortedParent) {
@@ -167,7 +175,10 @@ export abstract class BackendChannel {
     timeoutText: string,
     answering: boolean,
   ): unknown {
-    if (scope.timedOut) return backendRequestTimedOut(this.backend, timeoutText);
+    if (scope.timedOut) {
+      this.misbehaviours.record('timeouts');
+      return backendRequestTimedOut(this.backend, timeoutText);
+    }
     if (scope.abortedParent) {
       const reason: unknown = scope.abortedParent.reason;
       // A caller's own deadline (e.g. `AbortSignal.timeout`) counts as a timeout.

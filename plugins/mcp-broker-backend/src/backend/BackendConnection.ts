@@ -40,10 +40,15 @@
  * restarts); requests during a disconnect fail fast with a clear error.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS, type BrokerServerConfig } from '../config';
+import {
+  DEFAULT_COALESCE_WINDOW_MS,
+  DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS,
+  DEFAULT_MAX_LIST_ITEMS,
+  DEFAULT_MAX_LIST_PAGES,
+  type BrokerServerConfig,
+} from '../config';
 import {
   classifyJsonRpc,
-  isPlainObject,
   JsonRpcErrorCode,
   JsonRpcMessage,
   JsonRpcRequest,
@@ -75,9 +80,9 @@ import { LegacyChannel, LegacySession } from './LegacyChannel';
 import { ModernChannel } from './ModernChannel';
 import { requestSignal } from './requestSignal';
 import { sleep } from './sleep';
-
-/** Largest number of pages the broker follows when listing one kind. */
-const MAX_LIST_PAGES = 50;
+import { changedListKinds } from './changedListKinds';
+import { BackendMisbehaviours } from './BackendMisbehaviours';
+import { describeTruncation, ListLimits, ListTruncation, readPagedList } from './pagedList';
 
 /**
  * Longest stable period (see the file comment). The period is the configured `maxDelay` up to
@@ -105,6 +110,10 @@ export interface BackendConnectionOptions {
    * {@link DEFAULT_EVENT_STREAM_OPEN_TIMEOUT_MS} (`mcpBroker.eventStreamOpenTimeout`).
    */
   eventStreamOpenMs?: number;
+  /** Bounds of each list read from the backend (`mcpBroker.backendLimits`; defaults there). */
+  listLimits?: ListLimits;
+  /** Shortest time between re-lists that events ask for (`mcpBroker.coalesceWindow`). */
+  minRelistIntervalMs?: number;
 }
 
 /** Options of one request over the broker's own connection. */
@@ -146,18 +155,27 @@ export class BackendConnection {
   private previousFailureLostSession = false;
   private readonly stablePeriodMs: number;
   private stableTimer?: ReturnType<typeof setTimeout>;
+  private readonly listLimits: ListLimits;
+  /** The lists cut at the last listing, and by which bound. */
+  private truncations: Partial<Record<keyof BackendLists, ListTruncation>> = {};
+  /** What the backend did wrong that the broker noticed (shown on `/status`). */
+  readonly misbehaviours = new BackendMisbehaviours();
 
   constructor(private readonly options: BackendConnectionOptions) {
     const { backend, requestTimeoutMs } = options;
     const transport = options.transport ?? HttpBackendTransport.shared;
     this.endpoint = { name: backend.name, url: backend.url, headers: { ...backend.headers } };
-    this.legacy = new LegacyChannel(this.endpoint, transport, requestTimeoutMs);
-    this.modern = new ModernChannel(this.endpoint, transport, requestTimeoutMs);
+    this.legacy = new LegacyChannel(this.endpoint, transport, requestTimeoutMs, this.misbehaviours);
+    this.modern = new ModernChannel(this.endpoint, transport, requestTimeoutMs, this.misbehaviours);
     this.backoff = new ExponentialBackoff(
       options.reconnect.initialDelayMs,
       options.reconnect.maxDelayMs,
     );
     this.stablePeriodMs = Math.min(options.reconnect.maxDelayMs, MAX_STABLE_PERIOD_MS);
+    this.listLimits = options.listLimits ?? {
+      maxItems: DEFAULT_MAX_LIST_ITEMS,
+      maxPages: DEFAULT_MAX_LIST_PAGES,
+    };
     this.events = new BackendEventStream({
       backendName: backend.name,
       legacy: this.legacy,
@@ -173,6 +191,8 @@ export class BackendConnection {
       relist: (session, signal, eventKinds) => this.relist(session, signal, eventKinds),
       answerServerRequest: (message, session) => this.answerServerRequest(message, session),
       onUp: () => this.eventConnectionUp(),
+      minRelistIntervalMs: options.minRelistIntervalMs ?? DEFAULT_COALESCE_WINDOW_MS,
+      misbehaviours: this.misbehaviours,
     });
   }
 
@@ -280,6 +300,8 @@ export class BackendConnection {
         resourceTemplates: this.lists.resourceTemplates.length,
         prompts: this.lists.prompts.length,
       },
+      truncatedLists: { ...this.truncations },
+      misbehaviours: this.misbehaviours.snapshot(),
     };
   }
 
@@ -498,26 +520,35 @@ export class BackendConnection {
     signal: AbortSignal,
     ttls: BackendListTtls,
   ): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let cursor: unknown;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.requestOn(
-        session,
-        method,
-        cursor === undefined ? undefined : { cursor },
-        // Declared so that backends which tailor their lists to the client list everything.
-        { signals: [signal], clientCapabilities: { ...BROKER_CLIENT_CAPABILITIES } },
-      );
-      if (typeof result.ttlMs === 'number') {
-        // Pages of one list may differ; the list is as fresh as its shortest-lived page.
-        ttls[key] = Math.min(ttls[key] ?? result.ttlMs, result.ttlMs);
-      }
-      const pageItems = result[key];
-      if (Array.isArray(pageItems)) items.push(...pageItems.filter(isPlainObject));
-      cursor = result.nextCursor;
-      if (typeof cursor !== 'string' || cursor === '') break;
+    const list = await readPagedList(
+      key,
+      cursor =>
+        this.requestOn(session, method, cursor === undefined ? undefined : { cursor }, {
+          signals: [signal],
+          // Declared so that backends which tailor their lists to the client list everything.
+          clientCapabilities: { ...BROKER_CLIENT_CAPABILITIES },
+        }),
+      this.listLimits,
+    );
+    if (list.ttlMs !== undefined) ttls[key] = list.ttlMs;
+    this.noteTruncation(key, list.truncated);
+    return list.items;
+  }
+
+  /** Counts a cut list, warning when a list becomes cut (`/status` shows the cut ones). */
+  private noteTruncation(key: keyof BackendLists, truncated: ListTruncation | undefined) {
+    const before = this.truncations[key];
+    if (truncated === undefined) {
+      delete this.truncations[key];
+      return;
     }
-    return items;
+    this.truncations[key] = truncated;
+    this.misbehaviours.record('truncatedLists');
+    if (before !== truncated) {
+      this.options.logger.warn(
+        `MCP server "${this.backend.name}" ${describeTruncation(key, truncated, this.listLimits)}`,
+      );
+    }
   }
 
   private async relist(
@@ -553,16 +584,7 @@ export class BackendConnection {
     ]);
     this.ttls = ttls;
     const next: BackendLists = { tools, resources, resourceTemplates, prompts };
-    const changedKinds = new Set<ListKind>();
-    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    if (!same(this.lists.tools, next.tools)) changedKinds.add('tools');
-    if (
-      !same(this.lists.resources, next.resources) ||
-      !same(this.lists.resourceTemplates, next.resourceTemplates)
-    ) {
-      changedKinds.add('resources');
-    }
-    if (!same(this.lists.prompts, next.prompts)) changedKinds.add('prompts');
+    const changedKinds = changedListKinds(this.lists, next);
     this.lists = next;
     this.options.onListsUpdated(this.backend.name, { changedKinds, eventKinds });
   }

@@ -18,9 +18,11 @@
  * reconnects. Outside `watch` the mode is `down`.
  *
  * Events are validated (eventValidation.ts; invalid ones are counted and logged, never relayed)
- * and bursts are coalesced: while a re-list runs, further events only mark their kind dirty, and
- * one more re-list follows. Those re-lists outlive the attempt that heard the events; they end
- * with the connection (`lifetime`).
+ * and bursts are coalesced: at most one re-list runs and one is pending — while a re-list runs or
+ * waits, further events only mark their kind dirty (and are counted as coalesced on `/status`) —
+ * and re-lists start at least `minRelistIntervalMs` apart, so a backend that floods
+ * `list_changed` (1,000 a second) is re-listed a few times a second at most. Those re-lists
+ * outlive the attempt that heard the events; they end with the connection (`lifetime`).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { classifyJsonRpc, JsonRpcMessage } from '../protocol/jsonRpc';
@@ -32,6 +34,7 @@ import { validateListChangedEvent } from './eventValidation';
 import type { LegacyChannel, LegacySession } from './LegacyChannel';
 import type { ModernChannel } from './ModernChannel';
 import { sleep } from './sleep';
+import type { BackendMisbehaviours } from './BackendMisbehaviours';
 
 /**
  * How the broker learns of a backend's list changes; `opening` while it waits (at most
@@ -66,6 +69,10 @@ export interface BackendEventStreamOptions {
   answerServerRequest(message: JsonRpcMessage, session: LegacySession): void;
   /** The event connection is up (open, polling or none): the attempt counts as healthy so far. */
   onUp(): void;
+  /** Shortest time between the starts of two re-lists that events asked for. */
+  minRelistIntervalMs: number;
+  /** Where malformed and oversized events and coalesced ones are counted. */
+  misbehaviours: BackendMisbehaviours;
 }
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
@@ -82,6 +89,7 @@ export class BackendEventStream {
   private dropped = 0;
   private readonly pendingEventKinds = new Set<ListKind>();
   private refreshing?: Promise<void>;
+  private lastRelistStartedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: BackendEventStreamOptions) {}
 
@@ -148,7 +156,7 @@ export class BackendEventStream {
           name,
           'connection-lost',
           `the event stream of MCP server "${name}" broke`,
-          { statusDetail: describeStreamBreak(error) },
+          { statusDetail: this.describeStreamBreak(error) },
         );
       }
     } finally {
@@ -220,6 +228,15 @@ export class BackendEventStream {
     this.options.onUp();
   }
 
+  /** What `/status` says about an event stream that broke while being read (counted if too large). */
+  private describeStreamBreak(error: unknown): string {
+    if ((error as { failure?: unknown })?.failure === 'too-large') {
+      this.options.misbehaviours.record('oversizedMessages');
+      return 'the event stream sent an event larger than the broker accepts';
+    }
+    return 'event stream closed';
+  }
+
   private dropEvent(reason: string) {
     this.dropped++;
     this.options.logger.warn(
@@ -233,6 +250,7 @@ export class BackendEventStream {
     advertised: ReadonlySet<ListKind>,
   ) {
     if (item.type === 'malformed') {
+      if (item.reason === undefined) this.options.misbehaviours.record('malformedMessages');
       this.dropEvent(item.reason ?? 'data is not JSON');
       return;
     }
@@ -248,15 +266,23 @@ export class BackendEventStream {
     }
     this.lastEvent = Date.now();
     this.pendingEventKinds.add(validation.kind);
+    if (this.refreshing !== undefined) this.options.misbehaviours.record('coalescedListChanged');
     this.refreshing ??= this.drainRefreshes(session).finally(() => {
       this.refreshing = undefined;
     });
   }
 
-  /** Coalesces bursts: one refresh at a time, then one more for everything that arrived meanwhile. */
+  /**
+   * Coalesces bursts: one refresh at a time, at least `minRelistIntervalMs` after the previous
+   * one began, then one more for everything that arrived meanwhile.
+   */
   private async drainRefreshes(session: ActiveSession): Promise<void> {
-    const { lifetime } = this.options;
+    const { lifetime, minRelistIntervalMs } = this.options;
     while (this.pendingEventKinds.size > 0 && !lifetime.aborted) {
+      const wait = this.lastRelistStartedAt + minRelistIntervalMs - Date.now();
+      if (wait > 0) await sleep(wait, lifetime);
+      if (lifetime.aborted) break;
+      this.lastRelistStartedAt = Date.now();
       const kinds = new Set(this.pendingEventKinds);
       this.pendingEventKinds.clear();
       try {
@@ -268,12 +294,4 @@ export class BackendEventStream {
       }
     }
   }
-}
-
-/** What `/status` says about an event stream that broke while being read. */
-function describeStreamBreak(error: unknown): string {
-  if ((error as { failure?: unknown })?.failure === 'too-large') {
-    return 'the event stream sent an event larger than the broker accepts';
-  }
-  return 'event stream closed';
 }

@@ -43,6 +43,7 @@ import {
 } from './backendTransport';
 import { BackendChannel, ChannelAnswer, ChannelRequestOptions, outgoingOf } from './BackendChannel';
 import { requestSignal } from './requestSignal';
+import type { BackendMisbehaviours } from './BackendMisbehaviours';
 
 /** An initialized backend session (or the backend's session-less answer to `initialize`). */
 export interface LegacySession {
@@ -85,9 +86,10 @@ export class LegacyChannel extends BackendChannel {
     endpoint: BackendEndpoint,
     transport: BackendTransport,
     requestTimeoutMs: number,
+    misbehaviours?: BackendMisbehaviours,
     private readonly clientInfo: { name: string; version: string } = BROKER_IMPLEMENTATION,
   ) {
-    super(endpoint, transport, requestTimeoutMs);
+    super(endpoint, transport, requestTimeoutMs, misbehaviours);
   }
 
   /** Where a message of `session` goes. */

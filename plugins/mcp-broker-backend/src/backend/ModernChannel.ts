@@ -267,6 +267,7 @@ export class ModernChannel extends BackendChannel {
       if (signal.aborted) return 'ended';
       if (!acknowledged) throw notAcknowledged();
       const tooLarge = (error as { failure?: unknown })?.failure === 'too-large';
+      if (tooLarge) this.misbehaviours.record('oversizedMessages');
       throw this.listenRefused(
         tooLarge
           ? 'sent an oversized event on subscriptions/listen'

@@ -8,6 +8,7 @@ import type { BackendEndpoint, BackendTransport } from './backendTransport';
 import { HttpBackendTransport } from './HttpBackendTransport';
 import { LegacyChannel } from './LegacyChannel';
 import { ModernChannel } from './ModernChannel';
+import { BackendMisbehaviours } from './BackendMisbehaviours';
 
 /** A backend as the calls reach it. */
 export interface BackendChannels {
@@ -16,6 +17,8 @@ export interface BackendChannels {
   readonly modern: ModernChannel;
   /** The era the backend was last detected to speak; undefined before the first detection. */
   readonly era?: ProtocolEra;
+  /** What the backend did wrong that the broker noticed (both channels count here). */
+  readonly misbehaviours: BackendMisbehaviours;
 }
 
 /** The channels of `endpoint` over `transport` (streamable HTTP by default). */
@@ -24,9 +27,11 @@ export function channelsFor(
   requestTimeoutMs: number,
   transport: BackendTransport = HttpBackendTransport.shared,
 ): BackendChannels {
+  const misbehaviours = new BackendMisbehaviours();
   return {
     endpoint,
-    legacy: new LegacyChannel(endpoint, transport, requestTimeoutMs),
-    modern: new ModernChannel(endpoint, transport, requestTimeoutMs),
+    legacy: new LegacyChannel(endpoint, transport, requestTimeoutMs, misbehaviours),
+    modern: new ModernChannel(endpoint, transport, requestTimeoutMs, misbehaviours),
+    misbehaviours,
   };
 }

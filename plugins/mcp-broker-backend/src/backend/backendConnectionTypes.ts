@@ -6,6 +6,8 @@
 import type { ListKind } from '../protocol/listKinds';
 import type { ProtocolEra } from '../protocol/modernEra';
 import type { EventStreamMode } from './BackendEventStream';
+import type { MisbehaviourCounts } from './BackendMisbehaviours';
+import type { ListTruncation } from './pagedList';
 
 /** State of a backend connection, as shown on the status endpoint. */
 export type BackendConnectionState =
@@ -45,6 +47,14 @@ export interface BackendConnectionStatus {
   /** When the era was last detected (every successful connection detects it again). */
   eraDetectedAt?: string;
   counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
+  /**
+   * The lists cut at the last listing (`mcpBroker.backendLimits`), by which bound: `items`
+   * (only the first `maxListItems` are served) or `pages` (a cursor still open after
+   * `maxListPages`). Empty when nothing was cut.
+   */
+  truncatedLists: Partial<Record<keyof BackendLists, ListTruncation>>;
+  /** What the backend did wrong that the broker noticed: counts and last times, no payloads. */
+  misbehaviours: MisbehaviourCounts;
 }
 
 /** The `ttlMs` a modern backend gave with each list (absent for legacy backends). */

@@ -287,6 +287,11 @@ export class McpBroker {
         eventStreamOpenMs: this.options.config.eventStreamOpenTimeoutMs,
         pollIntervalMs: this.options.config.pollIntervalMs,
         reconnect: this.options.config.reconnect,
+        minRelistIntervalMs: this.options.config.coalesceWindowMs,
+        listLimits: {
+          maxItems: this.options.config.backendLimits.maxListItems,
+          maxPages: this.options.config.backendLimits.maxListPages,
+        },
         onListsUpdated: (name, update) => this.onListsUpdated(name, update),
         onStateChanged: (name, state) => {
           this.options.logger.info(`MCP backend ${name} is ${state}`);

@@ -230,6 +230,11 @@ export class ToolCalls {
     else {
       failure = backendFailure(call.backend, error, call.session !== undefined || call.stateless);
     }
+    const { misbehaviours } = call.request.backend;
+    if (reason === 'timeout') misbehaviours.record('timeouts');
+    else if (failure.options.transport?.failure === 'too-large') {
+      misbehaviours.record('oversizedMessages');
+    }
     this.options.logger.info(
       `${call.method} to MCP server "${call.backend}" failed: ${failure.message}`,
     );

@@ -3,7 +3,8 @@
  * log messages) pass to the client unchanged, the response to the call's own request is its
  * final answer (re-addressed to the client's id), anything unusable is dropped with a warning,
  * and a backend's own requests go to the leg (each era has its own rule for them). A stream that
- * ends without the answer is `backendStreamEnded`.
+ * ends without the answer is `backendStreamEnded`. What is dropped is counted in the backend's
+ * misbehaviours (`/status`): a message that is not JSON-RPC, a response with another id.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { backendStreamEnded } from '../backend/backendErrors';
@@ -35,8 +36,10 @@ export async function readCallReply(
   reading: CallReplyReading,
 ): Promise<Record<string, unknown>> {
   const backend = call.backend;
+  const { misbehaviours } = call.request.backend;
   for await (const item of reply) {
     if (item.type === 'malformed') {
+      misbehaviours.record('malformedMessages');
       reading.logger.warn(`MCP server "${backend}" sent a message that is not JSON-RPC; dropped`);
       continue;
     }
@@ -56,11 +59,13 @@ export async function readCallReply(
         if (parsed.message.id === reading.backendRequestId) {
           return answerOf(call, parsed.message);
         }
+        misbehaviours.record('mismatchedIds');
         reading.logger.warn(
           `MCP server "${backend}" sent a response to a request the broker did not make; dropped`,
         );
         break;
       default:
+        misbehaviours.record('malformedMessages');
         reading.logger.warn(`MCP server "${backend}" sent an invalid JSON-RPC message; dropped`);
     }
   }
