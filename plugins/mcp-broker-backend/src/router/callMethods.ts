@@ -49,16 +49,12 @@ export function callTool(
     const { params, route, principal, writer, telemetry } = request;
     const traceId = telemetry?.traceId;
     const id = request.id!;
-    if (typeof params.name !== 'string') {
-      writer.answer(
-        jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'),
-      );
-      return;
-    }
+    // The table's params rule holds (checked before any handler runs).
+    const name = params.name as string;
     const backend = route && broker.server(route.backend);
     if (!route || !backend) {
       // Denied and unknown answer alike; only the audit trail tells them apart.
-      const hidden = hiddenToolRoute(broker.catalog(), params.name);
+      const hidden = hiddenToolRoute(broker.catalog(), name);
       if (hidden) {
         telemetry?.denied(
           mcpBrokerToolUsePermission.name,
@@ -70,18 +66,14 @@ export function callTool(
         {
           principal,
           server: hidden?.backend,
-          tool: hidden?.name ?? params.name,
+          tool: hidden?.name ?? name,
           ...(traceId === undefined ? {} : { traceId }),
         },
         hidden ? 'denied' : 'failed',
         hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
       );
       writer.answer(
-        jsonRpcError(
-          id,
-          JsonRpcErrorCode.InvalidParams,
-          `unknown tool "${params.name.slice(0, 200)}"`,
-        ),
+        jsonRpcError(id, JsonRpcErrorCode.InvalidParams, `unknown tool "${name.slice(0, 200)}"`),
       );
       return;
     }
