@@ -40,8 +40,6 @@ export interface ParamRule {
 
 /** How telemetry names a method's requests (OpenTelemetry semantic conventions for MCP). */
 export interface MethodTelemetry {
-  /** The attribute the routed item's own name goes in (a resource's URI never is recorded). */
-  readonly item?: 'tool' | 'prompt';
   /** `gen_ai.operation.name`; `execute_tool` requests also count as calls in flight. */
   readonly operation?: 'execute_tool';
 }
@@ -55,6 +53,17 @@ export interface ClientRequestMethod {
   readonly params?: Readonly<Record<string, ParamRule>>;
   /** The body member its `Mcp-Name` header mirrors (2026-07-28 `streamable-http.mdx`). */
   readonly mcpName?: 'name' | 'uri';
+  /**
+   * The kind of item it addresses by `params.name` / `params.uri`: telemetry records a tool's or
+   * prompt's own name (never a resource's URI), rate limits may name a tool, and only tools
+   * declare `x-mcp-header` arguments.
+   */
+  readonly item?: 'tool' | 'prompt' | 'resource';
+  /**
+   * Its result is a tool result: a failure after admission (a person's credential missing or
+   * refused) is answered as a result with `isError: true`, not as a JSON-RPC error.
+   */
+  readonly toolResult?: true;
   /** A backend may answer it with `input_required` (`mrtr.mdx` §Supported Requests). */
   readonly inputRequired?: true;
   /** The permission that guards it (see the file comment). */
@@ -150,31 +159,34 @@ export const MCP_METHODS: Readonly<Record<string, McpMethod>> = Object.freeze({
     eras: BOTH,
     params: { name: A_STRING },
     mcpName: 'name',
+    item: 'tool',
+    toolResult: true,
     inputRequired: true,
     permission: mcpBrokerToolUsePermission,
     personalCredential: true,
     limited: true,
     audit: 'tool-call',
     answer: 'call',
-    telemetry: { item: 'tool', operation: 'execute_tool' },
+    telemetry: { operation: 'execute_tool' },
   },
   'prompts/get': {
     kind: 'client-request',
     eras: BOTH,
     params: { name: A_STRING },
     mcpName: 'name',
+    item: 'prompt',
     inputRequired: true,
     permission: mcpBrokerPromptUsePermission,
     personalCredential: true,
     limited: true,
     answer: 'call',
-    telemetry: { item: 'prompt' },
   },
   'resources/read': {
     kind: 'client-request',
     eras: BOTH,
     params: { uri: A_STRING },
     mcpName: 'uri',
+    item: 'resource',
     inputRequired: true,
     permission: mcpBrokerResourceReadPermission,
     personalCredential: true,

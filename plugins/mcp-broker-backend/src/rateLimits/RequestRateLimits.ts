@@ -15,6 +15,7 @@ import type {
   UserInfoService,
 } from '@backstage/backend-plugin-api';
 import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { limitsUnavailableError, rateLimitedError } from '../protocol/rateLimited';
 import { GroupsUnavailableError, PrincipalGroups } from './PrincipalGroups';
 import type { RateLimitConfig } from './rateLimitConfig';
@@ -88,7 +89,8 @@ export class RequestRateLimits {
       : undefined;
     const { methods } = options.config;
     this.#methods = methods === undefined ? undefined : new Set(methods);
-    this.#toolCallsOnly = methods !== undefined && methods.every(m => m === 'tools/call');
+    this.#toolCallsOnly =
+      methods !== undefined && methods.every(m => clientRequestMethod(m)?.item === 'tool');
   }
 
   /**

@@ -21,6 +21,7 @@ import type { McpBroker } from '../broker/McpBroker';
 import { canonicalJson } from '../inputRequests/RequestStateSealer';
 import { relayedCapabilities } from '../protocol/capabilities';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcRequest } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { checkParamHeaders } from '../protocol/paramHeaders';
 import { completeResult, cacheableResult } from '../protocol/modernResults';
 import type { ModernRequestContext } from '../protocol/requestMetadata';
@@ -223,7 +224,8 @@ async function handOff(
       await broker.toolCalls.handleModernToolCall({
         ...call,
         caller: modernCallerOf(request.principal, request.context!),
-        ...(method === 'tools/call'
+        // A tool result is shaped by the call machinery; other results here.
+        ...(clientRequestMethod(method!)?.toolResult
           ? {}
           : { shapeResult: method === 'resources/read' ? RESOURCE_READ_SHAPE : completeResult }),
       });
