@@ -17,7 +17,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from './plugin';
-import { NotificationMarker, notificationMarker } from './testing/notificationMarker';
+import { NotificationMarker, notificationMarker } from './__testUtils__/notificationMarker';
 import { waitFor } from './testing/waitFor';
 
 describe('mcpBrokerPlugin config reload (startTestBackend, rootConfig.update as the file watcher, real example servers, SDK client)', () => {

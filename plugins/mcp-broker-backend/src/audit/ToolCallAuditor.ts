@@ -23,6 +23,7 @@
 import type { AuditorService, LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { resultOfFinalMessage } from '../telemetry/requestResult';
 import type { ClientResponseWriter } from '../types';
 
@@ -158,7 +159,7 @@ export class ToolCallAuditor {
 }
 
 function isToolCall(call: AuditedToolCall): boolean {
-  return call.method === undefined || call.method === 'tools/call';
+  return call.method === undefined || clientRequestMethod(call.method)?.audit === 'tool-call';
 }
 
 function metaOf(call: AuditedToolCall): JsonObject {

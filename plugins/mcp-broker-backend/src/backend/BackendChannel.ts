@@ -15,7 +15,7 @@ import {
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../protocol/jsonRpc';
-import { MCP_NAME_SOURCE } from '../protocol/modernEra';
+import { mcpNameSource } from '../protocol/mcpMethods';
 import { abortError } from './abortError';
 import { BackendError, backendFailure, backendRequestTimedOut } from './backendErrors';
 import {
@@ -49,7 +49,7 @@ export interface ChannelAnswer {
 export function outgoingOf(message: JsonRpcMessage): OutgoingMessage {
   const method = 'method' in message ? message.method : undefined;
   const params = 'params' in message ? message.params : undefined;
-  const source = method === undefined ? undefined : MCP_NAME_SOURCE[method];
+  const source = method === undefined ? undefined : mcpNameSource(method);
   const name = source === undefined ? undefined : params?.[source];
   return {
     text: JSON.stringify(message),

@@ -29,6 +29,7 @@ import {
   openBackendEventStream,
   postToBackend,
 } from './httpExchange';
+import { isAbortError } from './abortError';
 import { errorCode, MAX_BACKEND_MESSAGE_BYTES, readBackendMessages } from './readBackendMessages';
 import { MAX_SSE_EVENT_BYTES } from './sseReader';
 import { classifyJsonRpc } from '../protocol/jsonRpc';
@@ -281,7 +282,7 @@ function mirroredHeaders(
 
 /** A request that got no answer: the abort as it is, anything else `unreachable`. */
 function unreachable(route: BackendRoute, error: unknown): unknown {
-  if ((error as { name?: unknown } | undefined)?.name === 'AbortError') return error;
+  if (isAbortError(error)) return error;
   const code = errorCode(error);
   return new BackendTransportError(
     'unreachable',

@@ -5,6 +5,11 @@
  * tell an abort from a failure by its name; what aborted it stays in `cause`.
  */
 
+/** True for an error of an aborted operation ({@link abortError}'s, or Node's own). */
+export function isAbortError(error: unknown): boolean {
+  return (error as { name?: unknown } | undefined)?.name === 'AbortError';
+}
+
 /** The error an operation aborted with `reason` (a signal's `reason`) fails with. */
 export function abortError(reason: unknown): Error {
   return Object.assign(new Error('The operation was aborted', { cause: reason }), {

@@ -19,6 +19,7 @@
  * -32603 (internal error) for the rest. Messages name the backend, never its credentials.
  */
 import { JsonRpcErrorCode, JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { isAbortError } from './abortError';
 import { BackendTransportError } from './backendTransport';
 
 /** The backend answered a request with a JSON-RPC error; passed to the client as it is. */
@@ -307,7 +308,7 @@ function describeCause(error: unknown): string {
 export function toClientError(error: unknown): JsonRpcErrorObject {
   if (error instanceof BackendRpcError) return error.error;
   if (error instanceof BackendError) return error.toJsonRpcError();
-  if (error instanceof Error && error.name === 'AbortError') {
+  if (error instanceof Error && isAbortError(error)) {
     return { code: JsonRpcErrorCode.InternalError, message: 'request aborted' };
   }
   return { code: JsonRpcErrorCode.InternalError, message: 'internal error in the broker' };

@@ -4,7 +4,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { parseJsonRpcMessage } from '../protocol/jsonRpcMessage';
-import { abortError } from './abortError';
+import { abortError, isAbortError } from './abortError';
 import { BackendTransportError, type BackendStreamItem } from './backendTransport';
 import { isSseEventTooLarge, readSseEvents } from './sseReader';
 
@@ -76,7 +76,7 @@ export async function* readBackendMessages(
 function readFailure(error: unknown, maxMessageBytes: number): unknown {
   if (error instanceof BackendTransportError) return error;
   if (isSseEventTooLarge(error)) return tooLarge(maxMessageBytes);
-  if ((error as { name?: unknown } | undefined)?.name === 'AbortError') return error;
+  if (isAbortError(error)) return error;
   const code = errorCode(error);
   return new BackendTransportError('broken', code ?? describeError(error), undefined, code);
 }

@@ -24,6 +24,7 @@ import {
 } from '../backend/backendErrors';
 import type { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { AnswerRouter } from './AnswerRouter';
@@ -201,7 +202,7 @@ export class ModernLeg {
    */
   private paramDeclarations(call: ToolCall): readonly ParamHeaderDeclaration[] | undefined {
     // Only tools declare x-mcp-header; a prompt may share a tool's name.
-    if (call.method !== 'tools/call') return undefined;
+    if (clientRequestMethod(call.method)?.item !== 'tool') return undefined;
     const tool = call.request.params.name;
     return typeof tool === 'string' ? this.options.paramHeadersOf?.(call.backend, tool) : undefined;
   }

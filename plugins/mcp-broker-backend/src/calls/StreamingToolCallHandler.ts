@@ -44,7 +44,7 @@ import {
   modernErrorHttpStatus,
   readInputRetry,
 } from '../protocol/modernResults';
-import { MCP_NAME_SOURCE } from '../protocol/modernEra';
+import { mcpNameSource } from '../protocol/mcpMethods';
 import { logLevelAllows } from '../protocol/requestMetadata';
 import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
 import type { UrlElicitationPolicy } from './urlElicitations';
@@ -156,7 +156,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     const binding = {
       principal: caller.principal,
       method: request.method,
-      name: `${backend.name}/${String(params[MCP_NAME_SOURCE[request.method] ?? 'name'])}`,
+      name: `${backend.name}/${String(params[mcpNameSource(request.method) ?? 'name'])}`,
       arguments: params.arguments,
     };
     // A call answered at once (e.g. the backend's -32021) is plain JSON with its own HTTP

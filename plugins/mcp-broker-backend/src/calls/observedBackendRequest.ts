@@ -9,6 +9,7 @@
  * answer), as cancelled when the call was ended for the client (cancelled, gone, shutdown,
  * removed), or as failed with the error that kept it from an answer (a timeout included).
  */
+import { requestTargetOf } from '../telemetry/BrokerTelemetry';
 import type { Era } from '../telemetry/telemetryAttributes';
 import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import type { ToolCall } from './ToolCall';
@@ -30,11 +31,10 @@ export async function observedBackendRequest(
   if (telemetry === undefined) return send(undefined);
   const name = call.request.params.name;
   const observed = telemetry.backendRequest({
-    server: call.backend,
+    ...requestTargetOf(call.method, call.backend, typeof name === 'string' ? name : undefined),
     method: call.method,
     era,
     protocolVersion,
-    ...(typeof name !== 'string' ? {} : targetName(call.method, name)),
   });
   try {
     const final = await send(observed.propagationFields);
@@ -48,11 +48,4 @@ export async function observedBackendRequest(
     );
     throw error;
   }
-}
-
-/** The request's tool or prompt name as an attribute (a resource's URI never is). */
-function targetName(method: string, name: string): { tool?: string; prompt?: string } {
-  if (method === 'tools/call') return { tool: name };
-  if (method === 'prompts/get') return { prompt: name };
-  return {};
 }

@@ -22,7 +22,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from '../plugin';
-import { NotificationMarker, notificationMarker } from '../testing/notificationMarker';
+import { NotificationMarker, notificationMarker } from '../__testUtils__/notificationMarker';
 import { ScriptedMcpServer, startScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { SERVER_URL_ANNOTATION } from './registrationMapping';
 import { waitFor } from '../testing/waitFor';

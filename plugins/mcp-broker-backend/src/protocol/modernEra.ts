@@ -37,37 +37,6 @@ export const ModernHeader = {
   paramPrefix: 'mcp-param-',
 } as const;
 
-/** The request methods a 2026-07-28 client may send (`schema.ts` `ClientRequest`). */
-export const MODERN_CLIENT_METHODS: ReadonlySet<string> = new Set([
-  'server/discover',
-  'tools/list',
-  'tools/call',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'completion/complete',
-  'subscriptions/listen',
-]);
-
-/**
- * The methods whose `Mcp-Name` header mirrors a body member, and which member
- * (`streamable-http.mdx` §Standard Request Headers).
- */
-export const MCP_NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze({
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-});
-
-/** The methods that may answer `input_required` (`mrtr.mdx` §Supported Requests). */
-export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([
-  'tools/call',
-  'prompts/get',
-  'resources/read',
-]);
-
 /** Which protocol a request is to be served with. */
 export type ProtocolEra = 'modern' | 'legacy';
 

@@ -13,6 +13,7 @@ import {
   JsonRpcNotification,
 } from './jsonRpc';
 import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
+import { isInputRequestMethod } from './mcpMethods';
 import { ModernMetaKey } from './modernEra';
 import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
 
@@ -115,13 +116,6 @@ export interface InputRequest {
   params?: Record<string, unknown>;
 }
 
-/** The methods that may appear as input requests. */
-export const INPUT_REQUEST_METHODS: ReadonlySet<string> = new Set([
-  'elicitation/create',
-  'sampling/createMessage',
-  'roots/list',
-]);
-
 /**
  * A backend's server-to-client request as an input request: `jsonrpc` and `id` dropped,
  * `mode: "form"` made explicit on an elicitation without a mode (2026-07-28 names it; a 2025
@@ -131,7 +125,7 @@ export function inputRequestFromServerRequest(
   method: string,
   params: Record<string, unknown> | undefined,
 ): InputRequest | undefined {
-  if (!INPUT_REQUEST_METHODS.has(method)) return undefined;
+  if (!isInputRequestMethod(method)) return undefined;
   const request = { method } as InputRequest;
   if (method === 'elicitation/create') {
     request.params = { ...params, mode: params?.mode ?? 'form' };

@@ -12,7 +12,8 @@
  * check (-32021) is separate because only the step that needs a capability knows it.
  */
 import { isPlainObject, JsonRpcErrorCode } from './jsonRpc';
-import { MCP_NAME_SOURCE, ModernMetaKey, requestMetaOf } from './modernEra';
+import { mcpNameSource } from './mcpMethods';
+import { ModernMetaKey, requestMetaOf } from './modernEra';
 import {
   ALL_PROTOCOL_VERSIONS,
   isSupportedModernProtocolVersion,
@@ -279,7 +280,7 @@ function checkNameHeader(
   params: unknown,
   header: string | undefined,
 ): ModernRequestError | undefined {
-  const source = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
+  const source = mcpNameSource(method);
   if (source === undefined) return undefined;
   const value = isPlainObject(params) ? params[source] : undefined;
   const bodyValue = typeof value === 'string' ? value : undefined;

@@ -22,6 +22,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import type { StoredAccessGrant } from '../grants/AccessGrantStore';
 import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import {
   limitsUnavailableError,
   planLimitedError,
@@ -107,7 +108,8 @@ export class RequestRateLimits {
     this.#grants = options.grants;
     const methods = options.config?.methods;
     this.#methods = methods === undefined ? undefined : new Set(methods);
-    this.#toolCallsOnly = methods !== undefined && methods.every(m => m === 'tools/call');
+    this.#toolCallsOnly =
+      methods !== undefined && methods.every(m => clientRequestMethod(m)?.item === 'tool');
   }
 
   /**

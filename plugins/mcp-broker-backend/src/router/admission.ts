@@ -28,8 +28,8 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { PROTOCOL_VERSIONS } from '../protocol/versions';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
 import type { MethodEntry } from './methodTable';
-import type { McpRequest, McpRoute } from './mcpRequest';
-import type { RequestTarget } from '../telemetry/BrokerTelemetry';
+import type { McpRequest } from './mcpRequest';
+import { requestTargetOf } from '../telemetry/BrokerTelemetry';
 import { accessOf, type PrincipalAccessDeps } from './principalAccess';
 import {
   headerValue,
@@ -38,16 +38,6 @@ import {
   refuseStoreUnavailable,
 } from './protocol';
 import type { ResponseWriter } from './ResponseWriter';
-
-/**
- * What a routed request addresses, as its telemetry records it: the server, and the tool's or
- * prompt's own name (bounded: names from the catalog); a resource's URI is never recorded.
- */
-function telemetryTargetOf(method: string | undefined, route: McpRoute): RequestTarget {
-  if (method === 'tools/call') return { server: route.backend, tool: route.name };
-  if (method === 'prompts/get') return { server: route.backend, prompt: route.name };
-  return { server: route.backend };
-}
 
 /**
  * One step of the chain: true (or a promise of true) passes the request on; false means the step
@@ -211,7 +201,7 @@ export class Admission {
     const route = entry?.route?.(request.access.catalog, request.params);
     if (route !== undefined) {
       request.route = route;
-      request.telemetry?.routed(telemetryTargetOf(request.method, route));
+      request.telemetry?.routed(requestTargetOf(request.method!, route.backend, route.name));
     }
     return true;
   };

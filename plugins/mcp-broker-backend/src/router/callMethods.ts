@@ -26,6 +26,7 @@ import {
   type JsonRpcId,
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { checkParamHeaders } from '../protocol/paramHeaders';
 import { completeResult, cacheableResult } from '../protocol/modernResults';
 import type { ModernRequestContext } from '../protocol/requestMetadata';
@@ -56,16 +57,12 @@ export function callTool(
     const { params, route, principal, writer, telemetry } = request;
     const traceId = telemetry?.traceId;
     const id = request.id!;
-    if (typeof params.name !== 'string') {
-      writer.answer(
-        jsonRpcError(id, JsonRpcErrorCode.InvalidParams, 'tools/call needs params.name (a string)'),
-      );
-      return;
-    }
+    // The table's params rule holds (checked before any handler runs).
+    const name = params.name as string;
     const backend = route && broker.server(route.backend);
     if (
       route !== undefined &&
-      permittedCatalogOf(request).routeTool(params.name)?.appOnly === true &&
+      permittedCatalogOf(request).routeTool(name)?.appOnly === true &&
       !declaresUi(request)
     ) {
       // An app-only tool is not offered to a plain agent (contract §3.5): unknown to it.
@@ -79,12 +76,12 @@ export function callTool(
         'failed',
         'app-only tool called by a client that did not declare io.modelcontextprotocol/ui',
       );
-      writer.answer(unknownTool(id, params.name));
+      writer.answer(unknownTool(id, name));
       return;
     }
     if (!route || !backend) {
       // Denied and unknown answer alike; only the audit trail tells them apart.
-      const hidden = hiddenToolRoute(broker.catalog(), params.name);
+      const hidden = hiddenToolRoute(broker.catalog(), name);
       if (hidden) {
         telemetry?.denied(
           mcpBrokerToolUsePermission.name,
@@ -96,13 +93,13 @@ export function callTool(
         {
           principal,
           server: hidden?.backend,
-          tool: hidden?.name ?? params.name,
+          tool: hidden?.name ?? name,
           ...(traceId === undefined ? {} : { traceId }),
         },
         hidden ? 'denied' : 'failed',
         hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
       );
-      writer.answer(unknownTool(id, params.name));
+      writer.answer(unknownTool(id, name));
       return;
     }
     if (request.era === 'modern') {
@@ -256,7 +253,8 @@ async function handOff(
       await broker.toolCalls.handleModernToolCall({
         ...call,
         caller: modernCallerOf(request.principal, request.context!),
-        ...(method === 'tools/call'
+        // A tool result is shaped by the call machinery; other results here.
+        ...(clientRequestMethod(method!)?.toolResult
           ? {}
           : { shapeResult: method === 'resources/read' ? RESOURCE_READ_SHAPE : completeResult }),
       });

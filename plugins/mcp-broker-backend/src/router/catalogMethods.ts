@@ -110,12 +110,8 @@ export function list(broker: McpBroker, key: ListKey) {
 export function getPrompt(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
-    if (typeof params.name !== 'string') {
-      sendAnswer(request, invalidParams('prompts/get needs params.name (a string)'));
-      return;
-    }
     if (route === undefined) {
-      sendAnswer(request, invalidParams(`unknown prompt "${params.name}"`));
+      sendAnswer(request, invalidParams(`unknown prompt "${String(params.name)}"`));
       return;
     }
     const answer = await forward(broker, route, 'prompts/get', { ...params, name: route.name });
@@ -130,12 +126,8 @@ export function getPrompt(broker: McpBroker) {
 export function readResource(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
-    if (typeof params.uri !== 'string') {
-      sendAnswer(request, invalidParams('resources/read needs params.uri (a string)'));
-      return;
-    }
     if (route === undefined) {
-      sendAnswer(request, invalidParams(`unknown resource "${params.uri}"`));
+      sendAnswer(request, invalidParams(`unknown resource "${String(params.uri)}"`));
       return;
     }
     const answer = await forward(broker, route, 'resources/read', { ...params, uri: route.name });
@@ -152,29 +144,22 @@ export function readResource(broker: McpBroker) {
 export function complete(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
-    const ref = params.ref as Record<string, unknown> | undefined;
-    let answer: SharedAnswer;
-    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      answer =
-        route === undefined
-          ? invalidParams(`unknown prompt "${ref.name.slice(0, 200)}"`)
-          : await forward(broker, route, 'completion/complete', {
-              ...params,
-              ref: { ...ref, name: route.name },
-            });
-    } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-      answer =
-        route === undefined
-          ? invalidParams(`unknown resource "${ref.uri.slice(0, 200)}"`)
-          : await forward(broker, route, 'completion/complete', {
-              ...params,
-              ref: { ...ref, uri: route.name },
-            });
-    } else {
-      answer = invalidParams(
-        'completion/complete needs params.ref: {type: "ref/prompt", name} or {type: "ref/resource", uri}',
-      );
-    }
+    // The table's params rule holds: a prompt reference by name or a resource one by URI.
+    const ref = params.ref as { type: string; name?: string; uri?: string };
+    const answer: SharedAnswer =
+      route === undefined
+        ? invalidParams(
+            ref.type === 'ref/prompt'
+              ? `unknown prompt "${String(ref.name).slice(0, 200)}"`
+              : `unknown resource "${String(ref.uri).slice(0, 200)}"`,
+          )
+        : await forward(broker, route, 'completion/complete', {
+            ...params,
+            ref:
+              ref.type === 'ref/prompt'
+                ? { ...ref, name: route.name }
+                : { ...ref, uri: route.name },
+          });
     sendAnswer(request, answer);
   };
 }

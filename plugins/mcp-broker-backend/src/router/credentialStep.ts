@@ -40,6 +40,7 @@ import {
   jsonRpcResult,
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { completeResult, inputRequiredResult } from '../protocol/modernResults';
 import type { BrokerBackend, ClientResponseWriter } from '../types';
 
@@ -100,8 +101,9 @@ export class CredentialStep {
       reply.finish(
         jsonRpcResult(request.id, caller.era === 'modern' ? completeResult(result) : result),
       );
+    const toolResult = clientRequestMethod(request.method)?.toolResult === true;
     const personalError = (error: PersonalCredentialError) => {
-      if (request.method === 'tools/call') {
+      if (toolResult) {
         answerResult({ content: [{ type: 'text', text: error.message }], isError: true });
       } else {
         reply.finish(
@@ -147,7 +149,7 @@ export class CredentialStep {
       if (!isRefusalOf(message, request, backend.name)) return message;
       const status = (message as { error: { data: { httpStatus: number } } }).error.data.httpStatus;
       const error = this.options.provider.refused(backend, caller, status);
-      if (request.method === 'tools/call') {
+      if (toolResult) {
         const result = { content: [{ type: 'text', text: error.message }], isError: true };
         return jsonRpcResult(request.id, caller.era === 'modern' ? completeResult(result) : result);
       }

@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startRawMcpBackend } from '@internal/test-mcp-backends';
 import { mcpBrokerPlugin } from '../plugin';
-import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../testing/scriptedMcpServer';
 import { switchablePermissions } from '../__testUtils__/switchablePermissions';
 import { waitFor } from '../testing/waitFor';
@@ -23,6 +22,23 @@ import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 function modernBody(id: number, method: string, params: Record<string, unknown> = {}) {
   return withModernEnvelope({ jsonrpc: '2.0', id, method, params }, {});
 }
+
+/**
+ * The request methods a 2026-07-28 client may send (`schema.ts` `ClientRequest`), written here
+ * from the specification so that the table is checked against it, not against itself.
+ */
+const MODERN_CLIENT_METHODS = [
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'completion/complete',
+  'subscriptions/listen',
+];
 
 describe('the method table: the 2026-07-28 era', () => {
   // Handlers are bound to these but not run here.

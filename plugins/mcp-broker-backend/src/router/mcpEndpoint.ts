@@ -4,8 +4,8 @@
  *
  *   the edge (principal, body, Host/Origin) → one McpRequest (era, principal, method, params) → the era's own checks →
  *   the method's entry (methodTable.ts) → the admission chain (admission.ts: drain →
- *   authentication → access → limits) → the entry's handler, answering through the request's
- *   ResponseWriter.
+ *   authentication → access → limits) → the params the method table requires (-32602, one
+ *   wording) → the entry's handler, answering through the request's ResponseWriter.
  *
  * A request (not a client's answer or notification) is measured and traced from the moment its
  * McpRequest exists to the end of its answer (spec §12): its telemetry continues the client's
@@ -37,6 +37,7 @@ import {
   requestEra,
   withoutRequestEnvelope,
 } from '../protocol/modernEra';
+import { invalidParamsOf } from '../protocol/mcpMethods';
 import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
 import { ALL_PROTOCOL_VERSIONS, isModernProtocolVersion } from '../protocol/versions';
 import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
@@ -285,7 +286,18 @@ async function serve(
     writer.res.status(202).end();
     return;
   }
-  await (entry?.handler ?? methodNotFound)(request);
+  if (entry === undefined) {
+    await methodNotFound(request);
+    return;
+  }
+  // Every method's params are checked here, against its entry in the method table, and worded
+  // the same way; its handler sees params that hold what the table requires.
+  const invalid = invalidParamsOf(request.method!, request.params);
+  if (invalid !== undefined) {
+    writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
+    return;
+  }
+  await entry.handler(request);
 }
 
 /**

@@ -1,30 +1,20 @@
 /*
- * The broker's MCP methods, one entry each: the protocol eras that have it, the handler that
- * serves it, the permission that guards it, whether each request is an audit event, where its
- * item lives (its route in the principal's permitted catalog) and how its answer may be given.
- * The request pipeline (mcpEndpoint.ts) reads this table and nothing else to know a method: a
- * new MCP method is one entry here.
- *
- * Permissions (spec §8): `mcp-broker.session.create` guards `initialize` and every 2026-07-28
- * request (the admission chain checks it); the item permissions (tool.use, prompt.use,
- * resource.read) are applied by the permitted catalog the route is resolved in, so an item the
- * principal may not use answers like one that exists nowhere.
- *
- * Limits (spec §11.1, §12): a method that reaches a backend on a person's behalf (with their
- * credential, or triggering an exchange for it) is `limited`: the rate limits count it unless
- * `mcpBroker.rateLimits.methods` leaves it out.
+ * The handlers of the broker's MCP methods: for every client request the method table
+ * (protocol/mcpMethods.ts, the only place a method is described: eras, params, permission,
+ * credential, limits, audit, answer, telemetry) serves, the handler that serves it and where its
+ * item lives (its route in the principal's permitted catalog). The request pipeline
+ * (mcpEndpoint.ts) reads the entries made here and nothing else to know a method: a new MCP
+ * method is one entry in the table and its handler here.
  */
 import { InputError } from '@backstage/errors';
-import type { BasicPermission, ResourcePermission } from '@backstage/plugin-permission-common';
-import {
-  mcpBrokerPromptUsePermission,
-  mcpBrokerResourceReadPermission,
-  mcpBrokerSessionCreatePermission,
-  mcpBrokerToolUsePermission,
-} from '@devportal/plugin-mcp-broker-common';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
+import {
+  type ClientRequestMethod,
+  clientRequestMethod,
+  clientRequestMethods,
+} from '../protocol/mcpMethods';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { callTool, viaInputCapableBackend, viaPersonalCredential } from './callMethods';
 import type { CredentialStep } from './credentialStep';
@@ -44,44 +34,21 @@ import type { McpRequest, McpRoute } from './mcpRequest';
 import { initialize, unsupported } from './sessionMethods';
 
 /** How a method's answer may be given (see ResponseWriter). */
-export type AnswerKind =
-  /** The router answers with one JSON document. */
-  | 'json'
-  /**
-   * A call: the answer streams when the backend sends more than its result; a session's
-   * `tools/call` is always a stream (spec §4).
-   */
-  | 'call';
+export type AnswerKind = ClientRequestMethod['answer'];
 
-/** One MCP method; see the file comment. */
-export interface MethodEntry {
-  /** The protocol eras that have the method (any other era answers "method not found"). */
-  readonly eras: readonly ProtocolEra[];
+/** One MCP method the broker serves: its description in the method table, and its handler. */
+export interface MethodEntry extends ClientRequestMethod {
   /** Serves one admitted request (and answers it through its writer). */
   readonly handler: (request: McpRequest) => Promise<void>;
-  /** The permission that guards the method (see the file comment). */
-  readonly permission?: BasicPermission | ResourcePermission;
-  /** `tool-call`: every request is one `mcp-broker.tool-call` audit event. */
-  readonly audit?: 'tool-call';
   /** Where the method's item lives, in the principal's permitted catalog. */
   readonly route?: (
     catalog: PermittedCatalog,
     params: Record<string, unknown>,
   ) => McpRoute | undefined;
-  /** How the answer may be given; default `json`. */
-  readonly answer?: AnswerKind;
-  /** `initialize`: the request opens a session (it must come without one). */
-  readonly opensSession?: true;
-  /**
-   * The request reaches a backend on the person's behalf: counted by the rate limits (spec §12),
-   * unless `mcpBroker.rateLimits.methods` leaves the method out.
-   */
-  readonly limited?: true;
 }
 
-const BOTH: readonly ProtocolEra[] = ['legacy', 'modern'];
-const SESSION_ERA: readonly ProtocolEra[] = ['legacy'];
-const MODERN_ERA: readonly ProtocolEra[] = ['modern'];
+/** What the router adds to a method of the table. */
+type MethodHandler = Pick<MethodEntry, 'handler' | 'route'>;
 
 /** The broker's method table (handlers bound to the broker and its auditor). */
 export function createMethodTable(deps: {
@@ -90,42 +57,20 @@ export function createMethodTable(deps: {
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
 }): ReadonlyMap<string, MethodEntry> {
-  const { broker, toolCallAuditor, credentialStep } = deps;
-  const entries: Record<string, MethodEntry> = {
-    initialize: {
-      eras: SESSION_ERA,
-      handler: initialize(broker),
-      permission: mcpBrokerSessionCreatePermission,
-      opensSession: true,
-    },
-    ping: { eras: SESSION_ERA, handler: ping },
-    'server/discover': { eras: MODERN_ERA, handler: discover(broker) },
-    'tools/list': {
-      eras: BOTH,
-      handler: list(broker, 'tools'),
-      permission: mcpBrokerToolUsePermission,
-    },
-    'prompts/list': {
-      eras: BOTH,
-      handler: list(broker, 'prompts'),
-      permission: mcpBrokerPromptUsePermission,
-    },
-    'resources/list': {
-      eras: BOTH,
-      handler: list(broker, 'resources'),
-      permission: mcpBrokerResourceReadPermission,
-    },
-    'resources/templates/list': {
-      eras: BOTH,
-      handler: list(broker, 'resourceTemplates'),
-      permission: mcpBrokerResourceReadPermission,
-    },
+  const { broker, toolCallAuditor } = deps;
+  // The credential step only where the table says a person's credential is presented.
+  const stepOf = (method: string): CredentialStep | undefined =>
+    clientRequestMethod(method)?.personalCredential ? deps.credentialStep : undefined;
+  const handlers: Record<string, MethodHandler> = {
+    initialize: { handler: initialize(broker) },
+    ping: { handler: ping },
+    'server/discover': { handler: discover(broker) },
+    'tools/list': { handler: list(broker, 'tools') },
+    'prompts/list': { handler: list(broker, 'prompts') },
+    'resources/list': { handler: list(broker, 'resources') },
+    'resources/templates/list': { handler: list(broker, 'resourceTemplates') },
     'tools/call': {
-      eras: BOTH,
-      handler: callTool(broker, toolCallAuditor, credentialStep),
-      permission: mcpBrokerToolUsePermission,
-      audit: 'tool-call',
-      limited: true,
+      handler: callTool(broker, toolCallAuditor, stepOf('tools/call')),
       route: (catalog, params) => {
         const route = typeof params.name === 'string' ? catalog.routeTool(params.name) : undefined;
         return (
@@ -136,40 +81,35 @@ export function createMethodTable(deps: {
           }
         );
       },
-      answer: 'call',
     },
     // A 2026-07-28 backend may answer these with input_required: the call machinery serves them
     // then, and for a server that acts with each person's identity (spec §11); everything else
     // goes over the broker's own connection.
     'prompts/get': {
-      eras: BOTH,
-      handler: viaInputCapableBackend(broker, getPrompt(broker), credentialStep),
-      permission: mcpBrokerPromptUsePermission,
+      handler: viaInputCapableBackend(broker, getPrompt(broker), stepOf('prompts/get')),
       route: promptRoute,
-      limited: true,
-      answer: 'call',
     },
     'resources/read': {
-      eras: BOTH,
-      handler: viaInputCapableBackend(broker, readResource(broker), credentialStep),
-      permission: mcpBrokerResourceReadPermission,
+      handler: viaInputCapableBackend(broker, readResource(broker), stepOf('resources/read')),
       route: resourceRoute,
-      limited: true,
-      answer: 'call',
     },
     'completion/complete': {
-      eras: BOTH,
-      handler: viaPersonalCredential(broker, complete(broker), credentialStep),
+      handler: viaPersonalCredential(broker, complete(broker), stepOf('completion/complete')),
       route: completionRoute,
-      limited: true,
     },
-    'subscriptions/listen': { eras: MODERN_ERA, handler: serveListen(broker) },
+    'subscriptions/listen': { handler: serveListen(broker) },
     // Deliberately not served: the broker relays neither log levels nor resource subscriptions.
-    'logging/setLevel': { eras: SESSION_ERA, handler: unsupported },
-    'resources/subscribe': { eras: SESSION_ERA, handler: unsupported },
-    'resources/unsubscribe': { eras: SESSION_ERA, handler: unsupported },
+    'logging/setLevel': { handler: unsupported },
+    'resources/subscribe': { handler: unsupported },
+    'resources/unsubscribe': { handler: unsupported },
   };
-  return new Map(Object.entries(entries));
+  return new Map(
+    clientRequestMethods().map(([name, method]) => {
+      const bound = handlers[name];
+      if (bound === undefined) throw new Error(`no handler for the MCP method ${name}`);
+      return [name, { ...method, ...bound }];
+    }),
+  );
 }
 
 /**

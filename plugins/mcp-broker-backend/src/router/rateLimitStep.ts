@@ -19,6 +19,7 @@ import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-p
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { retryAfterSeconds } from '../protocol/rateLimited';
 import type { RateLimitRefusal, RequestRateLimits } from '../rateLimits/RequestRateLimits';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import type { AdmissionStep } from './admission';
 import type { McpRequest, McpRoute } from './mcpRequest';
 
@@ -49,7 +50,7 @@ export function rateLimitStep(deps: RateLimitStepDeps): AdmissionStep {
       credentials: (): Promise<BackstageCredentials> =>
         deps.httpAuth.credentials(request.req, { allow: ['user', 'service'] }),
       server: route.backend,
-      ...(method === 'tools/call' ? { tool: route.name } : {}),
+      ...(entry.item === 'tool' ? { tool: route.name } : {}),
     });
     if (admitted === undefined) return true;
     if (admitted instanceof Promise) {
@@ -76,7 +77,9 @@ async function refuse(
       principal: request.principal,
       server: route.backend,
       tool: route.name,
-      ...(request.method === 'tools/call' ? {} : { method: request.method }),
+      ...(clientRequestMethod(request.method!)?.audit === 'tool-call'
+        ? {}
+        : { method: request.method }),
       ...(request.telemetry?.traceId === undefined ? {} : { traceId: request.telemetry.traceId }),
     },
     limited ? 'rate-limited' : 'failed',

@@ -21,6 +21,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { JsonRpcId } from '../protocol/jsonRpc';
+import { clientRequestMethod } from '../protocol/mcpMethods';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
 import { BrokerTracer, endSpan, traceIdOf, type TraceCarrier } from './BrokerTracer';
 import { resultOfFinalMessage, type RequestResult } from './requestResult';
@@ -107,6 +108,19 @@ export interface ClientRequestTelemetry {
 }
 
 /** Seconds since `started` (a `performance.now()` reading). */
+/**
+ * What a request of `method` to `server` about the item `name` addresses: the server, and the
+ * item's name when the method table says its kind is recorded (a tool's or prompt's own name,
+ * bounded: names from the catalog; a resource's URI never is).
+ */
+export function requestTargetOf(method: string, server: string, name?: string): RequestTarget {
+  const item = clientRequestMethod(method)?.item;
+  if (name === undefined) return { server };
+  if (item === 'tool') return { server, tool: name };
+  if (item === 'prompt') return { server, prompt: name };
+  return { server };
+}
+
 function secondsSince(started: number): number {
   return (performance.now() - started) / 1000;
 }
@@ -156,8 +170,14 @@ function spanAttributes(attributes: Attributes, requestId?: JsonRpcId): Attribut
   if (requestId !== undefined) {
     span[Attr.requestId] = String(requestId).slice(0, MAX_SPAN_REQUEST_ID_LENGTH);
   }
-  if (attributes[Attr.methodName] === 'tools/call') span[Attr.operationName] = 'execute_tool';
+  const operation = operationOf(attributes[Attr.methodName]);
+  if (operation !== undefined) span[Attr.operationName] = operation;
   return span;
+}
+
+/** The `gen_ai.operation.name` of a (bounded) method, from the method table. */
+function operationOf(method: unknown): string | undefined {
+  return typeof method === 'string' ? clientRequestMethod(method)?.telemetry?.operation : undefined;
 }
 
 /** One backend request's duration and span. */
@@ -249,7 +269,7 @@ class ClientRequestObservation implements ClientRequestTelemetry {
       addTarget(attributes, target);
       this.#span.setAttributes(attributes);
     }
-    if (this.method === 'tools/call' && this.#inFlight === undefined) {
+    if (operationOf(this.method) === 'execute_tool' && this.#inFlight === undefined) {
       this.#inFlight = target.server;
       this.#metrics.callInFlight(target.server, this.era, 1);
     }

@@ -11,8 +11,7 @@
  * JSON-RPC codes of the reserved range or a few fixed words. No user ids, no arguments.
  */
 import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
-import { LIST_CHANGED_METHOD } from '../protocol/listKinds';
-import { MODERN_CLIENT_METHODS } from '../protocol/modernEra';
+import { mcpMethod } from '../protocol/mcpMethods';
 
 /** Attribute keys (semantic conventions first, the broker's own after). */
 export const Attr = {
@@ -54,32 +53,12 @@ export const CANCELLED_ERROR_TYPE = 'cancelled';
 export const OTHER_VALUE = '_OTHER';
 
 /**
- * Methods of the MCP specification (both eras), the bounded set of {@link Attr.methodName}: what
- * a 2026-07-28 client may send, the list-change notifications, and the rest of the session era's
- * and the server-to-client methods.
+ * `method` when the method table knows it (the specification's methods of both eras, either
+ * direction), else `_OTHER` (a client may send anything): the bounded set of
+ * {@link Attr.methodName}.
  */
-const SPECIFICATION_METHODS: ReadonlySet<string> = new Set([
-  ...MODERN_CLIENT_METHODS,
-  ...Object.values(LIST_CHANGED_METHOD),
-  'initialize',
-  'ping',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'logging/setLevel',
-  'elicitation/create',
-  'sampling/createMessage',
-  'roots/list',
-  'notifications/initialized',
-  'notifications/cancelled',
-  'notifications/progress',
-  'notifications/message',
-  'notifications/resources/updated',
-  'notifications/elicitation/complete',
-]);
-
-/** `method` when the specification defines it, else `_OTHER` (a client may send anything). */
 export function boundedMethod(method: string): string {
-  return SPECIFICATION_METHODS.has(method) ? method : OTHER_VALUE;
+  return mcpMethod(method) === undefined ? OTHER_VALUE : method;
 }
 
 /** JSON-RPC reserves -32768 … -32000 for the protocol and implementation-defined errors. */

@@ -9,7 +9,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PromptListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './waitFor';
+import { waitFor } from '../testing/waitFor';
 
 /** A marker notification through one client's GET stream. */
 export interface NotificationMarker {
