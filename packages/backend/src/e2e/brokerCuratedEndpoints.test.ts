@@ -9,12 +9,10 @@
  * example's echo/count/confirm, so her view through `ops` is narrower than carol's and never wider
  * than her policy. Raw HTTP where the SDK hides the status (404s).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { EverythingServer, startEverythingServer } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { developmentRbac, type DevelopmentRbac } from './__testUtils__/developmentRbac';
 import {
   BrokerClient,
   brokerStatus,
@@ -25,7 +23,6 @@ import {
 } from './brokerTestKit';
 import { connectModernClient } from './__testUtils__/modernBrokerClient';
 
-const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const OPS_ECHO = 'Echo for on-call engineers: repeats the message.';
 const OPS_INSTRUCTIONS = 'Operations tools of the example server; no removals.';
 const endpointPath = (name: string) => `/api/mcp-broker/endpoints/${name}/mcp`;
@@ -42,7 +39,7 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
   let backend: BackendProcess;
   let example: ExampleMcpServer;
   let everything: EverythingServer;
-  let policyDir: string;
+  let rbac: DevelopmentRbac | undefined;
   const closers: Array<() => Promise<unknown>> = [];
   const tokens: Record<string, string> = {};
 
@@ -69,25 +66,14 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
   }
 
   beforeAll(async () => {
-    policyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'broker-endpoints-'));
-    for (const file of ['rbac-policy.csv', 'rbac-conditional-policies.yaml']) {
-      fs.copyFileSync(path.join(examplesDir, file), path.join(policyDir, file));
-    }
+    rbac = developmentRbac('broker-endpoints-');
     [example, everything] = await Promise.all([
       startExampleMcpServer({ port: 0 }),
       startEverythingServer(),
     ]);
     backend = await startBackendProcess({
       config: {
-        permission: {
-          enabled: true,
-          rbac: {
-            'policies-csv-file': path.join(policyDir, 'rbac-policy.csv'),
-            conditionalPoliciesFile: path.join(policyDir, 'rbac-conditional-policies.yaml'),
-            pluginsWithPermission: ['catalog', 'permission', 'portal', 'mcp-broker'],
-            admin: { users: [{ name: 'user:default/carol' }] },
-          },
-        },
+        permission: rbac.permission,
         mcpBroker: {
           servers: [
             { name: 'example', url: example.url },
@@ -130,7 +116,7 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
     for (const close of closers) await close();
     await backend?.stop();
     await Promise.all([example?.close(), everything?.kill()]);
-    fs.rmSync(policyDir, { recursive: true, force: true });
+    rbac?.remove();
   }, 30_000);
 
   it('names the endpoint with its instructions in initialize (2025-11-25 session)', async () => {
