@@ -147,6 +147,52 @@ export interface Config {
        */
       fullSync?: SchedulerServiceTaskScheduleDefinitionConfig;
     };
+    /**
+     * Curated endpoints (spec §13): named, narrower views of the broker, each served at
+     * `/api/mcp-broker/endpoints/<name>/mcp` in both protocol eras. What a person sees through one
+     * is what their permissions allow, narrowed to the endpoint (it never widens). The key is the
+     * endpoint's name: `[a-z0-9-]+`, at most 63 characters. An invalid entry fails start-up with a
+     * message naming the key.
+     */
+    endpoints?: {
+      [name: string]: {
+        /** `serverInfo.title` through the endpoint; default its name. */
+        title?: string;
+        /** The `instructions` of `initialize` and `server/discover`; at most 4,000 characters. */
+        instructions?: string;
+        /**
+         * Names of the broker servers whose tools, prompts and resources the endpoint may show
+         * (at least one). A name no server has yet is allowed and listed on `/status` as
+         * `missingServers`.
+         */
+        servers: string[];
+        /** Which of their tools, by the prefixed names clients see. */
+        tools?: {
+          /** Globs (`*` matches any run of characters, case-sensitive): a tool must match one. Default: all. */
+          include?: string[];
+          /** Globs: a tool matching one is left out, whatever `include` says. */
+          exclude?: string[];
+        };
+        /**
+         * A tool passes when each named hint — its declared value, or MCP's default when it
+         * declares none (readOnlyHint false, destructiveHint true, idempotentHint false,
+         * openWorldHint true) — equals the value given, e.g. `readOnlyHint: true`.
+         */
+        annotations?: {
+          readOnlyHint?: boolean;
+          destructiveHint?: boolean;
+          idempotentHint?: boolean;
+          openWorldHint?: boolean;
+        };
+        /**
+         * Per prefixed tool name: the title and/or description clients see through this endpoint
+         * instead of the backend's (what is pinned and called is unchanged).
+         */
+        overrides?: {
+          [tool: string]: { title?: string; description?: string };
+        };
+      };
+    };
     /** Pinned tool definitions (spec §13): a backend's changed tool is noticed, and held where asked. */
     toolPinning?: {
       /**

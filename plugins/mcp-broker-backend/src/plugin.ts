@@ -47,6 +47,9 @@ import { AccessGrantFullSync, readAccessGrantSyncSchedule } from './grants/Acces
 import { AccessGrantSources } from './grants/AccessGrantSources';
 import { GrantIndex } from './grants/GrantIndex';
 import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
+import { readCuratedEndpoints } from './endpoints/endpointConfig';
+import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
+import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -83,6 +86,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
       async init(deps) {
         const { config, logger, httpAuth, httpRouter, lifecycle, rootLifecycle, database } = deps;
         const brokerConfig = readBrokerConfig(config);
+        // Curated endpoints (spec §13): named, narrower views served beside /mcp.
+        const endpoints = new CuratedEndpoints(readCuratedEndpoints(config));
         const credentialCipher = readCredentialCipher(config);
         requireKeyForUserCredentials(
           [...brokerConfig.servers, ...profileModes(brokerConfig.credentialProfiles)],
@@ -154,8 +159,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // Log lines written while a request is served carry its trace id.
           logger: withTraceIds(logger),
           sessionStore,
-          // list_changed only to clients whose permitted view can have changed.
-          listViews: access,
+          // list_changed only to clients whose permitted view (through their endpoint) can have changed.
+          listViews: new EndpointListViews(access, endpoints),
           toolPins,
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
@@ -223,7 +228,12 @@ export const mcpBrokerPlugin = createBackendPlugin({
         registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog(), access.rules);
         // A grant that came or went changes people's lists: list_changed to their streams.
         if (grants !== undefined) {
-          grants.onChange(change => broker.announceViewChanges(access.grantAudience(change)));
+          grants.onChange(change => {
+            const audience = access.grantAudience(change);
+            broker.announceViewChanges(viewer =>
+              audience(viewer && parseViewer(viewer).credential),
+            );
+          });
           await grantSources.start(grantStore, logger, () => grants.refresh());
           const fullSync = new AccessGrantFullSync({
             sources: grantSources,
@@ -272,6 +282,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               return server && identity.provider.statusOf(server);
             },
             refusedRegistrations: () => discovery.refusedRegistrations(),
+            endpoints,
           }),
         );
         // The server descriptions the catalog module reads (contract §2.6).

@@ -36,6 +36,11 @@ export interface ClientSessionInfo {
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
   /** The client's `clientInfo` from `initialize`, if any. */
   readonly clientInfo?: Readonly<Record<string, unknown>>;
+  /**
+   * The curated endpoint the session was made on (spec §13); absent for the main endpoint. A
+   * session is used only on the path that made it.
+   */
+  readonly endpoint?: string;
 }
 
 /**

@@ -5,9 +5,6 @@
  * server, server-everything and the raw test backend (which records what reaches it). Raw HTTP
  * where the SDK hides what is checked (statuses, refusals, headers).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import {
@@ -17,6 +14,7 @@ import {
   startRawMcpBackend,
 } from '@internal/test-mcp-backends';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { developmentRbac, type DevelopmentRbac } from './__testUtils__/developmentRbac';
 import { BrokerClient, connectBrokerClient, toolCallAuditLines, waitFor } from './brokerTestKit';
 import {
   connectModernClient,
@@ -24,7 +22,6 @@ import {
   MODERN_PROTOCOL_VERSION,
 } from './__testUtils__/modernBrokerClient';
 
-const examplesDir = path.resolve(__dirname, '..', '..', '..', '..', 'examples');
 const LIST_TTL_MS = 42_000;
 
 describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client)', () => {
@@ -32,7 +29,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
   let example: ExampleMcpServer;
   let everything: EverythingServer;
   let raw: RawMcpBackend;
-  let policyDir: string;
+  let rbac: DevelopmentRbac | undefined;
   const closers: Array<() => Promise<unknown>> = [];
   const tokens: Record<string, string> = {};
 
@@ -75,10 +72,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
   }
 
   beforeAll(async () => {
-    policyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'broker-modern-'));
-    for (const file of ['rbac-policy.csv', 'rbac-conditional-policies.yaml']) {
-      fs.copyFileSync(path.join(examplesDir, file), path.join(policyDir, file));
-    }
+    rbac = developmentRbac('broker-modern-');
     [example, everything, raw] = await Promise.all([
       startExampleMcpServer({ port: 0 }),
       startEverythingServer(),
@@ -86,15 +80,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     ]);
     backend = await startBackendProcess({
       config: {
-        permission: {
-          enabled: true,
-          rbac: {
-            'policies-csv-file': path.join(policyDir, 'rbac-policy.csv'),
-            conditionalPoliciesFile: path.join(policyDir, 'rbac-conditional-policies.yaml'),
-            pluginsWithPermission: ['catalog', 'permission', 'portal', 'mcp-broker'],
-            admin: { users: [{ name: 'user:default/carol' }] },
-          },
-        },
+        permission: rbac.permission,
         mcpBroker: {
           servers: [
             { name: 'example', url: example.url },
@@ -123,7 +109,7 @@ describe('MCP broker for 2026-07-28 clients (real backend process, SDK v2 client
     for (const close of closers) await close();
     await backend?.stop();
     await Promise.all([example?.close(), everything?.kill(), raw?.close()]);
-    fs.rmSync(policyDir, { recursive: true, force: true });
+    rbac?.remove();
   }, 30_000);
 
   it('negotiates 2026-07-28 through server/discover: both eras, capabilities, serverInfo', async () => {

@@ -99,10 +99,20 @@ export interface BrokerClient {
   close(): Promise<void>;
 }
 
-/** Connects the official SDK client (streamable HTTP) to the broker with a Backstage token. */
-export async function connectBrokerClient(baseUrl: string, token: string): Promise<BrokerClient> {
+/** The broker's main MCP endpoint, relative to the backend's base URL. */
+export const BROKER_MCP_PATH = '/api/mcp-broker/mcp';
+
+/**
+ * Connects the official SDK client (streamable HTTP) to the broker with a Backstage token, at
+ * `path` (default the main endpoint; a curated one is `/api/mcp-broker/endpoints/<name>/mcp`).
+ */
+export async function connectBrokerClient(
+  baseUrl: string,
+  token: string,
+  path = BROKER_MCP_PATH,
+): Promise<BrokerClient> {
   const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
-  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
     fetch: watchingFetch,
   });

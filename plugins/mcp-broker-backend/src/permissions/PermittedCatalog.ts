@@ -43,6 +43,20 @@ export function conditionAuthorizersOf(rules: BrokerRules): ConditionAuthorizers
   };
 }
 
+/**
+ * A narrower view of the catalog (a curated endpoint, spec §13): the servers whose items it may
+ * show, which of their tools, and how a shown tool is presented. It only narrows: a narrowed
+ * view holds a subset of the view it was made from.
+ */
+export interface CatalogSelection {
+  /** The servers whose tools, prompts, resources and resource templates may be shown. */
+  readonly servers: ReadonlySet<string>;
+  /** Whether a tool of one of `servers` is shown (its route and the tool as listed). */
+  admitsTool(route: Route, tool: Record<string, unknown>): boolean;
+  /** What clients see of a shown tool (e.g. another title or description). */
+  presentTool(tool: Record<string, unknown>): Record<string, unknown>;
+}
+
 /** Without grants (HAS_ACCESS_GRANT false for everyone). */
 const WITHOUT_GRANTS = conditionAuthorizersOf(createBrokerRules());
 
@@ -68,6 +82,8 @@ export class PermittedCatalog {
     readonly resourceTemplates: readonly Record<string, unknown>[],
     private readonly toolNames: ReadonlySet<string> | 'all',
     private readonly promptNames: ReadonlySet<string> | 'all',
+    /** The servers a narrowed view is limited to (see {@link PermittedCatalog.narrowed}). */
+    private readonly servers?: ReadonlySet<string>,
   ) {}
 
   /** Applies `decisions` to every item of `catalog`, conditions through `authorizers`. */
@@ -147,6 +163,43 @@ export class PermittedCatalog {
     return typeof tool.name === 'string' && this.catalog.routeTool(tool.name)?.appOnly === true;
   }
 
+  /**
+   * This view narrowed by `selection`: only what it already holds, of the selected servers, that
+   * the selection admits (tools presented as it says); routes outside it answer `undefined`
+   * exactly as for a name that exists nowhere.
+   */
+  narrowed(selection: CatalogSelection): PermittedCatalog {
+    const { servers } = selection;
+    const inServers = (backend: string | undefined) =>
+      backend !== undefined && servers.has(backend);
+    const tools: Record<string, unknown>[] = [];
+    for (const tool of this.tools) {
+      const route = typeof tool.name === 'string' ? this.routeTool(tool.name) : undefined;
+      if (route !== undefined && servers.has(route.backend) && selection.admitsTool(route, tool)) {
+        tools.push(selection.presentTool(tool));
+      }
+    }
+    const prompts = this.prompts.filter(p =>
+      inServers(typeof p.name === 'string' ? this.routePrompt(p.name)?.backend : undefined),
+    );
+    return new PermittedCatalog(
+      this.catalog,
+      this.decisions,
+      this.authorizers,
+      tools,
+      prompts,
+      this.resources.filter(r => inServers(this.catalog.routeResource(String(r.uri)))),
+      this.resourceTemplates.filter(t =>
+        inServers(this.catalog.templateOwner(String(t.uriTemplate))),
+      ),
+      new Set(tools.map(tool => tool.name as string)),
+      new Set(prompts.map(prompt => prompt.name as string)),
+      this.servers === undefined
+        ? servers
+        : new Set([...servers].filter(server => this.servers!.has(server))),
+    );
+  }
+
   /** A comparable fingerprint of this view of one kind (as AggregatedCatalog's). */
   fingerprint(kind: ViewKind): string {
     if (kind === 'tools') return JSON.stringify(this.tools);
@@ -185,7 +238,7 @@ export class PermittedCatalog {
 
   /** The backend that owns a listed resource template (the principal's list holds only permitted ones). */
   templateServer(uriTemplate: string): string | undefined {
-    return this.catalog.templateOwner(uriTemplate);
+    return this.#inServers(this.catalog.templateOwner(uriTemplate));
   }
 
   /**
@@ -204,7 +257,17 @@ export class PermittedCatalog {
     const route = this.catalog.resolveResource(uri);
     if (route === undefined) return undefined;
     const item = { server: route.backend, name: route.name } satisfies BrokerItemResource;
-    return isAllowed(this.decisions.resource, this.authorizers.resource, item) ? route : undefined;
+    return isAllowed(this.decisions.resource, this.authorizers.resource, item) &&
+      this.#inServers(route.backend) !== undefined
+      ? route
+      : undefined;
+  }
+
+  /** `backend` unless this is a narrowed view without it. */
+  #inServers(backend: string | undefined): string | undefined {
+    return backend === undefined || this.servers === undefined || this.servers.has(backend)
+      ? backend
+      : undefined;
   }
 }
 

@@ -28,8 +28,10 @@ export interface CacheHints {
 }
 
 /** The `_meta` every result of the broker carries: who answered. */
-export function serverInfoMeta(): Record<string, unknown> {
-  return { [ModernMetaKey.serverInfo]: { ...BROKER_IMPLEMENTATION } };
+export function serverInfoMeta(
+  serverInfo: Readonly<Record<string, unknown>> = BROKER_IMPLEMENTATION,
+): Record<string, unknown> {
+  return { [ModernMetaKey.serverInfo]: { ...serverInfo } };
 }
 
 /**

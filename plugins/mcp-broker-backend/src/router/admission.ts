@@ -7,11 +7,12 @@
  *   client's answers and notifications still go through (the calls in flight may need them).
  * - authentication: the principal was verified at the edge (requirePrincipal: 401/403 before
  *   anything else); here the request binds to its session — a session-era request to the
- *   session its `Mcp-Session-Id` names, owned by that principal (400 without one, 404 for an
- *   unknown or foreign one), `initialize` to none; a 2026-07-28 request is sessionless. A
+ *   session its `Mcp-Session-Id` names, owned by that principal and made on the same path
+ *   (main or curated endpoint; 400 without one, 404 for an unknown or foreign one), `initialize` to none; a 2026-07-28 request is sessionless. A
  *   session's request runs as one of its requests (it keeps the session alive meanwhile).
  * - access: the principal's permission decision (one round trip per principal and catalog
- *   version; 503 when the permission backend cannot be asked, fail closed);
+ *   version; 503 when the permission backend cannot be asked, fail closed), narrowed to the
+ *   request's curated endpoint if it came through one (spec §13);
  *   `mcp-broker.session.create` for `initialize` and every 2026-07-28 request (403 naming it);
  *   then the request's route in the permitted catalog (the request's telemetry learns its server
  *   and tool or prompt; a refused `mcp-broker.session.create` counts as a denial).
@@ -91,7 +92,7 @@ export class Admission {
    * another principal's), 429 (the replica's session limit) or 503 (the store failed).
    */
   async sessionOf(
-    request: Pick<McpRequest, 'req' | 'principal' | 'writer'>,
+    request: Pick<McpRequest, 'req' | 'principal' | 'writer' | 'endpoint'>,
   ): Promise<ClientSession | undefined> {
     const { req, writer, principal } = request;
     const id = headerValue(req, 'mcp-session-id');
@@ -111,7 +112,8 @@ export class Admission {
       else refuseStoreUnavailable(this.deps.broker, writer, error);
       return undefined;
     }
-    if (!session) {
+    // A session belongs to the path (the main endpoint or a curated one) that made it.
+    if (!session || session.endpoint !== request.endpoint?.name) {
       writer.refuse(
         404,
         JsonRpcErrorCode.SessionNotFound,
@@ -176,7 +178,9 @@ export class Admission {
     if (request.message.kind !== 'request') return true;
     const { writer, id } = request;
     try {
-      request.access = await accessOf(this.deps, request.req, writer.res);
+      const access = await accessOf(this.deps, request.req, writer.res);
+      // Through a curated endpoint: the person's view ∩ the endpoint's (it never widens).
+      request.access = request.endpoint?.narrowAccess(access) ?? access;
     } catch (error) {
       writer.refuse(503, JsonRpcErrorCode.InternalError, (error as Error).message, id);
       return false;

@@ -21,6 +21,7 @@ import {
   discoverResult,
   modernBackendError,
   modernErrorHttpStatus,
+  serverInfoMeta,
   type CacheHints,
 } from '../protocol/modernResults';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
@@ -78,17 +79,18 @@ export async function ping(request: McpRequest): Promise<void> {
 /** `server/discover` (2026-07-28): versions, capabilities, who the broker is. */
 export function discover(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
-    request.writer.answer(
-      jsonRpcResult(
-        request.id!,
-        discoverResult({
-          capabilities: broker.serverCapabilities(),
-          instructions: BROKER_INSTRUCTIONS,
-          // The same for every permitted caller: nothing in it depends on who asks.
-          ...listCacheHints(broker, 'public', ALL_LIST_KEYS),
-        }),
-      ),
-    );
+    const { endpoint } = request;
+    const result = discoverResult({
+      capabilities: broker.serverCapabilities(),
+      instructions: endpoint === undefined ? BROKER_INSTRUCTIONS : endpoint.instructions,
+      // The same for every permitted caller: nothing in it depends on who asks.
+      ...listCacheHints(broker, 'public', ALL_LIST_KEYS),
+    });
+    // Through a curated endpoint it names itself as the endpoint (spec §13).
+    if (endpoint !== undefined) {
+      result._meta = { ...(result._meta as object), ...serverInfoMeta(endpoint.serverInfo) };
+    }
+    request.writer.answer(jsonRpcResult(request.id!, result));
   };
 }
 

@@ -1,6 +1,7 @@
 /*
  * The broker's HTTP surface under /api/mcp-broker:
  *   POST/GET/DELETE /mcp  the aggregated MCP server (streamable HTTP)
+ *   POST/GET/DELETE /endpoints/<name>/mcp  a curated endpoint: the same server, narrowed (§13)
  *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
  *   GET /catalog         what the caller may use, grouped by server (mcp-broker.session.create)
  *   GET /health          liveness (unauthenticated)
@@ -22,6 +23,8 @@ import { mcpEndpoint } from './mcpEndpoint';
 import { readRequestBody } from './requestBody';
 import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 import { challengeUnauthenticated } from './authenticationChallenge';
+import type { CuratedEndpointStatus } from '../endpoints/CuratedEndpoint';
+import type { CuratedEndpoints } from '../endpoints/CuratedEndpoints';
 
 /** Dependencies of {@link createRouter}. */
 export interface RouterOptions {
@@ -47,6 +50,8 @@ export interface RouterOptions {
   refusedRegistrations?: StatusHandlerDeps['refusedRegistrations'];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
+  /** The curated endpoints (spec §13); none by default. */
+  endpoints?: CuratedEndpoints;
 }
 
 /**
@@ -64,6 +69,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     limits: options.limits,
     rateLimitedMethods: options.rateLimitedMethods,
     credentialStep: options.credentialStep,
+    endpoints: options.endpoints,
   };
 
   router.get('/health', (_req, res) => {
@@ -76,13 +82,17 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   const { maxRequestBodyBytes, requestBodyTimeoutMs, dnsRebindingProtection } =
     options.broker.config;
   const bodyLimits = { maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs };
-  router.all(
-    '/mcp',
-    mcpEndpoint(deps, { principals, onUnauthenticated, bodyLimits, dnsRebindingProtection }),
-  );
+  // One handler for the main endpoint and every curated one (its path names the endpoint).
+  const endpoint = mcpEndpoint(deps, {
+    principals,
+    onUnauthenticated,
+    bodyLimits,
+    dnsRebindingProtection,
+  });
+  router.all(['/mcp', '/endpoints/:endpoint/mcp'], endpoint);
   // Everything else on these paths (sub-paths of /mcp included) is authenticated first, so every
   // method and every mistake is 401 without a token; bodies are read within the same limits.
-  router.use('/mcp', requirePrincipal(principals, onUnauthenticated));
+  router.use(['/mcp', '/endpoints'], requirePrincipal(principals, onUnauthenticated));
   router.use(['/status', '/catalog'], requirePrincipal(principals));
   router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
   router.get(
@@ -91,8 +101,22 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       ...deps,
       identityStatusOf: options.identityStatusOf,
       refusedRegistrations: options.refusedRegistrations,
+      endpoints: () => endpointStatuses(options.broker, options.endpoints),
     }),
   );
   router.get('/catalog', catalogHandler(deps));
   return router;
+}
+
+/** Each curated endpoint's `/status` entry, against the broker's current servers and catalog. */
+function endpointStatuses(
+  broker: McpBroker,
+  endpoints: CuratedEndpoints | undefined,
+): CuratedEndpointStatus[] {
+  if (endpoints === undefined) return [];
+  const servers = new Set(broker.serverList().map(server => server.name));
+  const catalog = broker.catalog();
+  return endpoints
+    .list()
+    .map(e => e.status(servers, catalog, broker.sessions.idsOfEndpoint(e.name).length));
 }

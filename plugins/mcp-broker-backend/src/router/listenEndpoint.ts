@@ -6,6 +6,7 @@
  * the outcomes to HTTP (400 for a malformed filter, 429 at a limit, 503 while the broker shuts
  * down) and hands the response over as a ClientEventStream.
  */
+import { endpointViewer } from '../endpoints/EndpointListViews';
 import type { McpBroker } from '../broker/McpBroker';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
@@ -41,7 +42,7 @@ async function listen(
   const honoured = honouredFilter(requested, advertisedListKinds(broker.serverCapabilities()));
   const opened = broker.listenStreams.open({
     principal,
-    viewer: credentialKeyOf(req, principal),
+    viewer: endpointViewer(credentialKeyOf(req, principal), request.endpoint?.name),
     subscriptionId: id,
     honoured,
     openStream: () => openBrokerEventStream(broker, res),

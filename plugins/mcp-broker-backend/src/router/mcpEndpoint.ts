@@ -12,6 +12,10 @@
  * trace context, everything the pipeline does for it runs in that context (log lines carry its
  * trace id), and its ResponseWriter tells it how the answer ended.
  *
+ * The same handler serves every curated endpoint (`/endpoints/<name>/mcp`, spec §13): the
+ * request carries its endpoint, the access step narrows the person's view to it, and a session is
+ * found only on the path that made it; a name no endpoint has is 404.
+ *
  * The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or a
  * modern `MCP-Protocol-Version` header) is served statelessly, everything else in its session.
  * A 2026-07-28 request first passes that revision's own checks: a notification is taken (202)
@@ -56,6 +60,9 @@ import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter'
 import { methodNotFound } from './sessionMethods';
 import { openBrokerEventStream } from './SseClientStream';
 import type { CredentialStep } from './credentialStep';
+import type { CuratedEndpoint } from '../endpoints/CuratedEndpoint';
+import type { EndpointLookup } from '../endpoints/CuratedEndpoints';
+import { endpointViewer } from '../endpoints/EndpointListViews';
 
 /**
  * Dependencies of the endpoint handlers. The edge has authenticated every request before a
@@ -72,6 +79,8 @@ export interface McpEndpointDeps extends PrincipalAccessDeps {
   rateLimitedMethods?: readonly string[];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
+  /** The curated endpoints (spec §13), served where the route has an `endpoint` parameter. */
+  endpoints?: EndpointLookup;
 }
 
 /**
@@ -122,16 +131,18 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
     if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) return;
     if (!(await readBody(req, res, edge.bodyLimits))) return;
     if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return;
+    const endpoint = curatedEndpointOf(deps, req, res);
+    if (endpoint === null) return;
     switch (req.method) {
       case 'POST':
-        await post(req, res);
+        await post(req, res, endpoint);
         return;
       case 'GET':
       case 'HEAD': // Express serves HEAD with a route's GET handler
-        await get(req, res);
+        await get(req, res, endpoint);
         return;
       case 'DELETE':
-        await remove(req, res);
+        await remove(req, res, endpoint);
         return;
       default:
         res.setHeader('Allow', 'GET, POST, DELETE');
@@ -144,6 +155,27 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
   };
 }
 
+/**
+ * The curated endpoint a request's path names (`/endpoints/<name>/mcp`; undefined on /mcp), or
+ * null after answering 404 for a name no endpoint has.
+ */
+function curatedEndpointOf(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+): CuratedEndpoint | undefined | null {
+  const name: string | undefined = req.params.endpoint;
+  if (name === undefined) return undefined;
+  const endpoint = deps.endpoints?.get(name);
+  if (endpoint !== undefined) return endpoint;
+  new ResponseWriter(res).refuse(
+    404,
+    JsonRpcErrorCode.InvalidRequest,
+    `No MCP endpoint named "${name.slice(0, 63)}"; GET /api/mcp-broker/status lists them`,
+  );
+  return null;
+}
+
 /** POST /mcp: one JSON-RPC message (batches are not part of MCP since 2025-06-18). */
 function postHandler(
   deps: McpEndpointDeps,
@@ -151,7 +183,7 @@ function postHandler(
   admission: Admission,
 ) {
   const { broker } = deps;
-  return async (req: Request, res: Response) => {
+  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
     const read = readMcpMessage(typeof req.body === 'string' ? req.body : '');
     if ('refused' in read) {
       const { status, code, message, id } = read.refused;
@@ -172,7 +204,10 @@ function postHandler(
       era === 'legacy' && sessionId !== undefined ? { 'Mcp-Session-Id': sessionId } : {};
     const telemetry =
       message.kind === 'request'
-        ? deps.telemetry.clientRequest(telemetryStart(req, message.message, era))
+        ? deps.telemetry.clientRequest({
+            ...telemetryStart(req, message.message, era),
+            ...(endpoint === undefined ? {} : { endpoint: endpoint.name }),
+          })
         : undefined;
     const writer = new ResponseWriter(
       res,
@@ -191,6 +226,7 @@ function postHandler(
       req,
       writer,
       ...(telemetry === undefined ? {} : { telemetry }),
+      ...(endpoint === undefined ? {} : { endpoint }),
     };
     if (era === 'modern' && !admitModern(request, entry)) return;
     if (telemetry === undefined) await admission.run(request, entry);
@@ -377,11 +413,12 @@ function refuseModernWithoutSession(req: Request, writer: ResponseWriter): boole
 /** GET /mcp: the session's event stream (one per session). */
 function getHandler(deps: McpEndpointDeps, admission: Admission) {
   const { broker } = deps;
-  return async (req: Request, res: Response) => {
+  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
     const writer = new ResponseWriter(res, broker);
     if (refuseModernWithoutSession(req, writer)) return;
     if (admission.refuseWhileDraining(writer)) return;
-    const session = await admission.sessionOf({ req, writer, principal: principalOf(res) });
+    const principal = principalOf(res);
+    const session = await admission.sessionOf({ req, writer, principal, endpoint });
     if (!session) return;
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
       writer.refuse(406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
@@ -396,7 +433,7 @@ function getHandler(deps: McpEndpointDeps, admission: Admission) {
         error =>
           // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
           broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`),
-        credentialKeyOf(req, principalOf(res)),
+        endpointViewer(credentialKeyOf(req, principal), endpoint?.name),
       );
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error);
@@ -420,10 +457,15 @@ function getHandler(deps: McpEndpointDeps, admission: Admission) {
 
 /** DELETE /mcp: ends the session (on every replica), its streams and its backend sessions. */
 function deleteHandler(deps: McpEndpointDeps, admission: Admission) {
-  return async (req: Request, res: Response) => {
+  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
     const writer = new ResponseWriter(res);
     if (refuseModernWithoutSession(req, writer)) return;
-    const session = await admission.sessionOf({ req, writer, principal: principalOf(res) });
+    const session = await admission.sessionOf({
+      req,
+      writer,
+      principal: principalOf(res),
+      endpoint,
+    });
     if (!session) return;
     await deps.broker.endSession(session);
     res.status(204).end();

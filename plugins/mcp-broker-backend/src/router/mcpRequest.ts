@@ -11,6 +11,7 @@
  */
 import type { Request } from 'express';
 import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
+import type { CuratedEndpoint } from '../endpoints/CuratedEndpoint';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import {
@@ -63,6 +64,11 @@ export interface McpRequest {
   /** The params (a 2026-07-28 request's without its envelope, see withoutRequestEnvelope). */
   readonly params: Record<string, unknown>;
   readonly req: Request;
+  /**
+   * The curated endpoint the request came through (spec §13; absent on /mcp): the access step
+   * narrows the principal's view to it, and a session is found only on its own path.
+   */
+  readonly endpoint?: CuratedEndpoint;
   /** The one way this request is answered. */
   readonly writer: ResponseWriter;
   /**

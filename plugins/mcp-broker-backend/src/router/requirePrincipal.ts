@@ -13,7 +13,7 @@ import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 const PRINCIPAL = 'mcpBrokerPrincipal';
 
 /** Paths the router authenticates itself; everything else stays behind Backstage's barrier. */
-export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/status', '/catalog'] as const;
+export const SELF_AUTHENTICATED_PATHS = ['/mcp', '/endpoints', '/status', '/catalog'] as const;
 
 /**
  * Authenticates the request and keeps its principal for {@link principalOf}; false when it was

@@ -40,6 +40,7 @@ export function initialize(broker: McpBroker) {
         principal: request.principal,
         protocolVersion,
         ...bounded.init,
+        ...(request.endpoint === undefined ? {} : { endpoint: request.endpoint.name }),
       });
     } catch (error) {
       if (error instanceof SessionLimitError) refuseSessionLimit(writer, error, id);
@@ -51,8 +52,10 @@ export function initialize(broker: McpBroker) {
       jsonRpcResult(id, {
         protocolVersion,
         capabilities: broker.serverCapabilities(),
-        serverInfo: BROKER_IMPLEMENTATION,
-        instructions: BROKER_INSTRUCTIONS,
+        // Through a curated endpoint: its own name, title and instructions (spec §13).
+        serverInfo: request.endpoint?.serverInfo ?? BROKER_IMPLEMENTATION,
+        instructions:
+          request.endpoint === undefined ? BROKER_INSTRUCTIONS : request.endpoint.instructions,
       }),
     );
   };

@@ -2,6 +2,7 @@
 import { NotAllowedError } from '@backstage/errors';
 import { mcpBrokerStatusReadPermission } from '@devportal/plugin-mcp-broker-common';
 import type { Request, Response } from 'express';
+import type { CuratedEndpointStatus } from '../endpoints/CuratedEndpoint';
 import type { ServerIdentityStatus } from '../identity/BackendCredentialProvider';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 
@@ -11,6 +12,8 @@ export interface StatusHandlerDeps extends PrincipalAccessDeps {
   identityStatusOf?: (server: string) => ServerIdentityStatus | undefined;
   /** Kubernetes registrations that serve nothing, and why (spec §11.1; never a secret). */
   refusedRegistrations?: () => ReadonlyArray<RefusedRegistrationStatus>;
+  /** The curated endpoints (spec §13): `endpoints[]`. */
+  endpoints?: () => ReadonlyArray<CuratedEndpointStatus>;
 }
 
 /** One refused registration on `/status`: `registrations.refused[]`. */
@@ -41,6 +44,7 @@ export function statusHandler(deps: StatusHandlerDeps) {
       auth: deps.identityStatusOf?.(backend.name) ?? { mode: 'broker' },
     }));
     const registrations = { refused: deps.refusedRegistrations?.() ?? [] };
-    res.json({ ...status, backends, registrations, permissions });
+    const endpoints = deps.endpoints?.() ?? [];
+    res.json({ ...status, backends, registrations, permissions, endpoints });
   };
 }

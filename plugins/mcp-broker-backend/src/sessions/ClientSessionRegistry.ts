@@ -401,6 +401,15 @@ export class ClientSessionRegistry {
     return [...this.local.keys()];
   }
 
+  /** Ids of the sessions of curated endpoint `endpoint` with a local half on this replica. */
+  idsOfEndpoint(endpoint: string): string[] {
+    const ids: string[] = [];
+    for (const session of this.local.values()) {
+      if (session.endpoint === endpoint) ids.push(session.id);
+    }
+    return ids;
+  }
+
   /** Number of sessions with a local half on this replica. */
   get size(): number {
     return this.local.size;
@@ -413,6 +422,7 @@ export class ClientSessionRegistry {
       protocolVersion: info.protocolVersion,
       clientCapabilities: info.clientCapabilities,
       clientInfo: info.clientInfo,
+      ...(info.endpoint === undefined ? {} : { endpoint: info.endpoint }),
       lastActiveAt: now,
       openRequests: 0,
       ended: new AbortController(),

@@ -23,6 +23,8 @@ export interface StoredClientSession {
   readonly protocolVersion: string;
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
   readonly clientInfo?: Readonly<Record<string, unknown>>;
+  /** The curated endpoint the session belongs to (absent: the main endpoint). */
+  readonly endpoint?: string;
   /** Epoch milliseconds after which the session is gone. */
   readonly expiresAt: number;
 }

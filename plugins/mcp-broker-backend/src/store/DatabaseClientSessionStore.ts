@@ -25,6 +25,7 @@ interface SessionRow {
   protocol_version: string;
   client_capabilities: string;
   client_info: string | null;
+  endpoint: string | null;
   expires_at: string | number;
   stream_holder: string | null;
   stream_lease_expires_at: string | number | null;
@@ -58,6 +59,7 @@ function sessionRow(session: StoredClientSession) {
     protocol_version: session.protocolVersion,
     client_capabilities: JSON.stringify(session.clientCapabilities),
     client_info: session.clientInfo === undefined ? null : JSON.stringify(session.clientInfo),
+    endpoint: session.endpoint ?? null,
     expires_at: session.expiresAt,
   };
 }
@@ -108,6 +110,7 @@ export class DatabaseClientSessionStore implements ClientSessionStore {
       protocolVersion: row.protocol_version,
       clientCapabilities: JSON.parse(row.client_capabilities),
       clientInfo: row.client_info === null ? undefined : JSON.parse(row.client_info),
+      ...(row.endpoint === null ? {} : { endpoint: row.endpoint }),
       expiresAt: Number(row.expires_at),
     };
   }

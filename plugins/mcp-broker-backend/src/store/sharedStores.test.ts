@@ -106,6 +106,12 @@ describe.each(engines)('broker shared stores on $label', engine => {
     expect(await b().sessions.get(s.id, NOW)).toEqual(s);
   });
 
+  it('keeps the curated endpoint a session was made on, for every replica', async () => {
+    const s = { ...session(), endpoint: 'triage' };
+    await a().sessions.insert(s);
+    expect(await b().sessions.get(s.id, NOW)).toEqual(s);
+  });
+
   it('never returns an expired session, and extends only unexpired ones forwards', async () => {
     const s = session({ expiresAt: NOW + 1_000 });
     await a().sessions.insert(s);

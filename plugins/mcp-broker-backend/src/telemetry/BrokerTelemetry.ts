@@ -47,6 +47,8 @@ export interface ClientRequestStart {
   headers: TraceCarrier;
   /** The request's `params._meta` (trace context when the headers carry none). */
   meta?: unknown;
+  /** The curated endpoint it came through (spec §13); absent on the main endpoint. */
+  endpoint?: string;
 }
 
 /** What a request turned out to address, once its name resolved in the catalog. */
@@ -248,6 +250,7 @@ class ClientRequestObservation implements ClientRequestTelemetry {
     if (start.protocolVersion !== undefined) {
       attributes[Attr.protocolVersion] = start.protocolVersion;
     }
+    if (start.endpoint !== undefined) attributes[Attr.endpoint] = start.endpoint;
     this.#attributes = attributes;
     const started = tracer.startClientRequest(
       this.method,

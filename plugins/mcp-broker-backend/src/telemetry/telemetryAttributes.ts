@@ -24,6 +24,8 @@ export const Attr = {
   requestId: 'jsonrpc.request.id',
   responseStatusCode: 'rpc.response.status_code',
   server: 'mcp_broker.server',
+  /** The curated endpoint a request came through (spec §13); absent on the main endpoint. */
+  endpoint: 'mcp_broker.endpoint',
   outcome: 'mcp_broker.outcome',
   era: 'mcp_broker.era',
   streamKind: 'mcp_broker.stream.kind',

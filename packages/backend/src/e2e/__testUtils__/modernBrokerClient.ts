@@ -14,20 +14,21 @@ export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 /**
  * Connects the official SDK v2 client, pinned to 2026-07-28, to the broker with a token; `fetch`
- * sends its requests (default: the global fetch).
+ * sends its requests (default: the global fetch); `path` is the MCP endpoint (default the main one).
  */
 export async function connectModernClient(
   baseUrl: string,
   token: string,
   capabilities: Record<string, unknown> = {},
   fetch?: FetchLike,
+  path = '/api/mcp-broker/mcp',
 ): Promise<ModernClient> {
   const client = new ModernClient(
     { name: 'broker-modern-e2e', version: '1.0.0' },
     { capabilities, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } },
   );
   await client.connect(
-    new ModernClientTransport(new URL(`${baseUrl}/api/mcp-broker/mcp`), {
+    new ModernClientTransport(new URL(`${baseUrl}${path}`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
       fetch,
     }),
