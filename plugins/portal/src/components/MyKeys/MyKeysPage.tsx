@@ -10,7 +10,7 @@ import {
   type ApiKey,
   type PageQuery,
 } from '@devportal/plugin-portal-common';
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
 import { DeleteKeyDialog } from '../shared/DeleteKeyDialog';
@@ -41,6 +41,9 @@ function MyKeysList() {
   const load = useCallback((page: PageQuery) => portal.listMyRequests(page), [portal]);
   const table = usePagedTable({ load, toItem: keyRowOf });
   const [action, setAction] = useState<Action>();
+  // The key whose secret was just revealed: its reveal button (which opened the dialog and would
+  // get focus back) is gone, so focus goes to the key's remaining action instead of the page.
+  const [revealedKey, setRevealedKey] = useState<string>();
 
   const columns: ColumnConfig<KeyRow>[] = [
     {
@@ -86,7 +89,11 @@ function MyKeysList() {
       minWidth: 150,
       cell: ({ key }) => (
         <Cell>
-          <KeyActions apiKey={key} onAction={setAction} />
+          <KeyActions
+            apiKey={key}
+            onAction={setAction}
+            focusRevoke={revealedKey === key.metadata.uid}
+          />
         </Cell>
       ),
     },
@@ -111,7 +118,14 @@ function MyKeysList() {
         }
       />
       {action?.kind === 'reveal' && (
-        <RevealSecretDialog apiKey={action.key} isOpen onClose={finish} />
+        <RevealSecretDialog
+          apiKey={action.key}
+          isOpen
+          onClose={revealed => {
+            if (revealed) setRevealedKey(action.key.metadata.uid);
+            finish(revealed);
+          }}
+        />
       )}
       {action?.kind === 'edit' && (
         <EditRequestDialog
@@ -126,11 +140,23 @@ function MyKeysList() {
   );
 }
 
-/** The actions a key's phase allows its requester. */
-function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void }) {
-  const { apiKey: key } = props;
+/**
+ * The actions a key's phase allows its requester. With `focusRevoke`, the revoke button takes
+ * focus once the reveal button is gone.
+ */
+function KeyActions(props: {
+  apiKey: ApiKey;
+  onAction: (action: Action) => void;
+  focusRevoke: boolean;
+}) {
+  const { apiKey: key, focusRevoke } = props;
   const phase = key.status?.phase;
   const name = key.metadata.name;
+  const offersReveal = phase === 'Approved' && !key.status?.secretRevealed;
+  const revokeRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (focusRevoke && !offersReveal) revokeRef.current?.focus();
+  }, [focusRevoke, offersReveal]);
   if (phase === 'Pending') {
     return (
       <Flex gap="1" style={{ flexWrap: 'wrap' }}>
@@ -156,7 +182,7 @@ function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void 
   // Wraps rather than pushing a button out of its cell on narrow tables.
   return (
     <Flex gap="1" align="center" style={{ flexWrap: 'wrap' }}>
-      {phase === 'Approved' && !key.status?.secretRevealed && (
+      {offersReveal && (
         <Button
           size="small"
           variant="primary"
@@ -172,6 +198,7 @@ function KeyActions(props: { apiKey: ApiKey; onAction: (action: Action) => void 
         </Text>
       )}
       <Button
+        ref={revokeRef}
         size="small"
         variant="secondary"
         aria-label={`${phase === 'Approved' ? 'Revoke' : 'Delete'} key ${name}`}
