@@ -140,7 +140,7 @@ describe('PortalGrantSource (portal and broker as test doubles)', () => {
     await source.onPortalEvent(
       event('apikey.approved', 'live', { kind: 'HTTPRoute', name: 'toystore' }),
     );
-    await source.onPortalEvent(event("apikey.approved", "live", null));
+    await source.onPortalEvent(event('apikey.approved', 'live', null));
     expect(requests).toHaveLength(readsBefore);
     expect(calls).toHaveLength(6);
   });

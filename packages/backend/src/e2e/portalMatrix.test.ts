@@ -154,10 +154,7 @@ const bulk = (action: 'approve' | 'reject'): MatrixRow => ({
 });
 
 /** The MCP access grant routes: the broker's portal module (a service) and admins only. */
-const grantRoute = (
-  adminStatus: number,
-  prepare: MatrixRow['prepare'],
-): MatrixRow => ({
+const grantRoute = (adminStatus: number, prepare: MatrixRow['prepare']): MatrixRow => ({
   users: { owner: 'bob', nonOwner: 'alice' },
   expected: {
     none: 401,

@@ -55,7 +55,8 @@ describe('RequestRateLimits with plans', () => {
     expect(refusal).toMatchObject({
       kind: 'limited',
       limitSource: 'plan',
-      limit: 'your plan "bronze" of Example tools allows 2 tool calls per day (UTC) on server "example"',
+      limit:
+        'your plan "bronze" of Example tools allows 2 tool calls per day (UTC) on server "example"',
       error: {
         code: -32000,
         message: expect.stringMatching(
@@ -87,15 +88,17 @@ describe('RequestRateLimits with plans', () => {
     for (let i = 0; i < 3; i += 1) expect(await limits.admit(call('echo'))).toBeUndefined();
     // deploy: bronze's 1, then gold's 2, then refused naming the earliest retry.
     for (let i = 0; i < 3; i += 1) expect(await limits.admit(call('deploy'))).toBeUndefined();
-    expect(await limits.admit(call('deploy'))).toMatchObject({ kind: 'limited', limitSource: 'plan' });
+    expect(await limits.admit(call('deploy'))).toMatchObject({
+      kind: 'limited',
+      limitSource: 'plan',
+    });
     limits.close();
   });
 
   it('refuses on a configured limit whatever the plan says, and counts nothing then', async () => {
-    const { limits } = limitsWith(
-      [stored({ limits: [{ calls: 5, windowMs: 60_000 }] })],
-      { overrides: [{ server: 'example', calls: 1, per: '1m' }] },
-    );
+    const { limits } = limitsWith([stored({ limits: [{ calls: 5, windowMs: 60_000 }] })], {
+      overrides: [{ server: 'example', calls: 1, per: '1m' }],
+    });
     expect(await limits.admit(call('echo'))).toBeUndefined();
     expect(await limits.admit(call('echo'))).toMatchObject({
       limitSource: 'config',
@@ -107,9 +110,7 @@ describe('RequestRateLimits with plans', () => {
   it('lets a plan without quotas limit nothing, and service principals past plans', async () => {
     const { limits } = limitsWith([stored({ limits: [] })]);
     for (let i = 0; i < 5; i += 1) expect(await limits.admit(call('echo'))).toBeUndefined();
-    expect(
-      await limits.admit({ ...call('echo'), principal: 'service:ci-agent' }),
-    ).toBeUndefined();
+    expect(await limits.admit({ ...call('echo'), principal: 'service:ci-agent' })).toBeUndefined();
     limits.close();
   });
 });

@@ -446,11 +446,15 @@ describe.each(['SQLITE_3', 'POSTGRES_15'] as const)(
 
       const first = await authorized.listMcpGrants(as(CAROL), {}, { limit: 2 });
       expect(first.items).toHaveLength(2);
-      const second = await authorized.listMcpGrants(as(CAROL), {}, { limit: 2, cursor: first.cursor });
+      const second = await authorized.listMcpGrants(
+        as(CAROL),
+        {},
+        { limit: 2, cursor: first.cursor },
+      );
       expect(second).toEqual({ items: [all.items[2]] });
-      expect(
-        (await authorized.listMcpGrants(as(CAROL), { subject: ALICE.userRef })).items,
-      ).toEqual([grantOf(alice)]);
+      expect((await authorized.listMcpGrants(as(CAROL), { subject: ALICE.userRef })).items).toEqual(
+        [grantOf(alice)],
+      );
       expect(
         (await authorized.listMcpGrants(as(CAROL), { targetKind: 'MCPEndpoint' })).items,
       ).toEqual([]);
