@@ -117,7 +117,8 @@ export function yarnInstall(dir) {
  * monorepo's resolutions and dependenciesMeta, which work around registry gaps), an index.js with
  * the given body, and an app-config.yaml on fresh PostgreSQL databases (random prefix, one per
  * plugin) with a static token for the probes. Both plugins use their database stores so that
- * their migrations run from scratch. Then `yarn install` (no lockfile: public packages only).
+ * their migrations run from scratch. `config` is merged over that (top-level keys replace, except
+ * `backend`, whose keys are merged in). Then `yarn install` (no lockfile: public packages only).
  */
 export async function createTestBackend({
   app,
@@ -133,6 +134,7 @@ export async function createTestBackend({
   const port = await freePort();
   const token = crypto.randomBytes(24).toString('base64url');
   const prefix = `packtest_${crypto.randomBytes(4).toString('hex')}_`;
+  const { backend: backendConfig, ...otherConfig } = config;
   fs.writeFileSync(
     path.join(app, 'app-config.yaml'),
     JSON.stringify({
@@ -141,6 +143,7 @@ export async function createTestBackend({
         listen: { port, host: '127.0.0.1' },
         database: { client: 'pg', connection: pgUrl, prefix, pluginDivisionMode: 'database' },
         auth: { externalAccess: [{ type: 'static', options: { token, subject: 'install-test' } }] },
+        ...backendConfig,
       },
       portal: { storage: 'database' },
       mcpBroker: {
@@ -149,7 +152,7 @@ export async function createTestBackend({
         // Required with the database session store (it seals the broker's shared keys).
         credentialEncryptionKey: crypto.randomBytes(32).toString('base64'),
       },
-      ...config,
+      ...otherConfig,
     }),
   );
   yarnInstall(app);
@@ -158,10 +161,19 @@ export async function createTestBackend({
 
 /**
  * Starts the backend, waits for readiness, calls GET /api/portal/apiproducts and the broker's
- * initialize, checks that both plugins' migration tables exist, and stops it. Returns the
- * backend's output; throws with it on any failure; always drops the databases it created.
+ * initialize, checks that both plugins' migration tables exist, runs `whileRunning` (given the
+ * backend's base URL) if there is one, and stops it. Returns the backend's output; throws with
+ * it on any failure; always drops the databases it created.
  */
-export async function probeTestBackend({ app, port, token, prefix, pgUrl, expectOutput }) {
+export async function probeTestBackend({
+  app,
+  port,
+  token,
+  prefix,
+  pgUrl,
+  expectOutput,
+  whileRunning,
+}) {
   let output = '';
   const child = spawn(process.execPath, ['index.js', '--config', 'app-config.yaml'], {
     cwd: app,
@@ -229,6 +241,7 @@ export async function probeTestBackend({ app, port, token, prefix, pgUrl, expect
     }
     await assertMigrated(pgUrl, `${prefix}portal`, 'portal_api_products');
     await assertMigrated(pgUrl, `${prefix}mcp-broker`, 'mcp_broker__knex_migrations');
+    await whileRunning?.({ baseUrl: `http://127.0.0.1:${port}` });
     return output;
   } catch (error) {
     error.message += `\n--- backend output ---\n${output}`;

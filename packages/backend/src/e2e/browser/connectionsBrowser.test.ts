@@ -15,16 +15,18 @@ import { startWhoamiServer, type WhoamiServer } from '@internal/test-mcp-backend
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Browser, Page } from 'playwright-core';
-import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
-import { launchChromium, screenshot, seriousA11yViolations } from '../__testUtils__/browser';
-import { DevApp, startDevApp } from '../__testUtils__/startDevApp';
+import type { Page } from 'playwright-core';
+import type { BackendProcess } from '../../testing/startBackendProcess';
+import { screenshot, seriousA11yViolations } from '../__testUtils__/browser';
+import {
+  BROWSER_STACK_START_TIMEOUT_MS,
+  BrowserStack,
+  sidebarLink,
+  startBrowserStack,
+  STEP_TIMEOUT_MS,
+} from '../__testUtils__/browserStack';
 import { waitForElicitationComplete } from '../brokerTestKit';
 
-const VIEWPORT = { width: 1280, height: 800 };
-/** One wait for the page: a first load of the development bundle on a busy two-core machine. */
-const PAGE_TIMEOUT_MS = 120_000;
-const STEP_TIMEOUT_MS = 180_000;
 /** The broker's own token at the MCP server (lists and events; never a person's calls). */
 const BROKER_TOKEN = 'broker-own-token';
 /** A client that can open a URL for its user (MCP URL-mode elicitation). */
@@ -34,9 +36,8 @@ jest.setTimeout(STEP_TIMEOUT_MS);
 
 describe('My connections in a real browser (Chromium, development backend and app)', () => {
   let keys: WhoamiServer;
-  let app: DevApp;
+  let stack: BrowserStack;
   let backend: BackendProcess;
-  let browser: Browser;
   const apiKeyOwners: Record<string, string> = {};
   const clients: Client[] = [];
 
@@ -46,55 +47,32 @@ describe('My connections in a real browser (Chromium, development backend and ap
       brokerToken: BROKER_TOKEN,
       apiKeys: { header: 'X-Api-Key', owners: apiKeyOwners },
     });
-    app = await startDevApp();
-    [backend] = await Promise.all([
-      startBackendProcess({
-        startTimeoutMs: 300_000,
-        config: {
-          app: { baseUrl: app.baseUrl },
-          backend: { cors: { origin: app.baseUrl } },
-          mcpBroker: {
-            credentialEncryptionKey: randomBytes(32).toString('base64'),
-            credentials: { appPagePath: '/connections' },
-            servers: [
-              {
-                name: 'keys',
-                url: keys.url,
-                headers: { Authorization: `Bearer ${BROKER_TOKEN}` },
-                auth: { mode: 'userCredential', header: 'X-Api-Key', description: 'an API key' },
-              },
-            ],
-          },
+    stack = await startBrowserStack({
+      config: {
+        mcpBroker: {
+          credentialEncryptionKey: randomBytes(32).toString('base64'),
+          credentials: { appPagePath: '/connections' },
+          servers: [
+            {
+              name: 'keys',
+              url: keys.url,
+              headers: { Authorization: `Bearer ${BROKER_TOKEN}` },
+              auth: { mode: 'userCredential', header: 'X-Api-Key', description: 'an API key' },
+            },
+          ],
         },
-      }),
-      app.ready,
-    ]);
-    await app.useBackend(backend.baseUrl);
-    browser = await launchChromium();
-  }, 420_000);
+      },
+    });
+    backend = stack.backend;
+  }, BROWSER_STACK_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await Promise.all(clients.map(client => client.close().catch(() => undefined)));
-    await browser?.close();
-    await Promise.all([app?.stop(), backend?.stop(), keys?.close()]);
+    await Promise.all([stack?.stop(), keys?.close()]);
   }, 60_000);
 
   /** The sidebar's link to My connections. */
-  const myConnectionsLink = (page: Page) =>
-    page
-      .getByRole('navigation', { name: 'sidebar nav' })
-      .getByRole('link', { name: 'My connections', exact: true });
-
-  /** A browser window of its own signed in as `user` on the app's development sign-in page. */
-  async function signIn(user: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: VIEWPORT });
-    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
-    const page = await context.newPage();
-    await page.goto(app.baseUrl);
-    await page.getByRole('button', { name: `Sign in as ${user}` }).click();
-    await myConnectionsLink(page).waitFor();
-    return page;
-  }
+  const myConnectionsLink = (page: Page) => sidebarLink(page, 'My connections');
 
   /** The cell saying whether the `keys` credential is stored. */
   const keysState = (page: Page, state: 'Stored' | 'Not stored') =>
@@ -140,7 +118,7 @@ describe('My connections in a real browser (Chromium, development backend and ap
     const secret = `alice-key-${randomBytes(8).toString('hex')}`;
     apiKeyOwners[secret] = 'alice@keys';
     const { client, token } = await mcpClient('alice');
-    const page = await signIn('alice');
+    const page = await stack.signIn('alice');
     await myConnectionsLink(page).click();
     await keysState(page, 'Not stored').waitFor();
     expect(await seriousA11yViolations(page)).toEqual([]);
@@ -185,11 +163,11 @@ describe('My connections in a real browser (Chromium, development backend and ap
     expect(error.code).toBe(-32042);
     const [elicitation] = error.data.elicitations;
     expect(elicitation.url).toBe(
-      `${app.baseUrl}/connections/keys?elicitationId=${encodeURIComponent(elicitation.elicitationId)}`,
+      `${stack.app.baseUrl}/connections/keys?elicitationId=${encodeURIComponent(elicitation.elicitationId)}`,
     );
 
     // bob opens the link in his browser, where he is signed in to the app.
-    const page = await signIn('bob');
+    const page = await stack.signIn('bob');
     await page.goto(elicitation.url);
     await page
       .getByText('Your MCP client sent you here to store your credential for keys')

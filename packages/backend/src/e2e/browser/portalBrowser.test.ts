@@ -22,7 +22,6 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { apiEntityOfProduct } from '../../testing/catalogEntities';
 import {
   clearScreenshots,
-  launchChromium,
   layoutProblems,
   looksOf,
   screenshot,
@@ -30,15 +29,22 @@ import {
 } from '../__testUtils__/browser';
 import { notificationsOf } from '../../testing/notifications';
 import { portalCall, STATIC_SERVICE_TOKEN } from '../../testing/portalHttp';
-import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
-import { DevApp, startDevApp } from '../__testUtils__/startDevApp';
+import type { BackendProcess } from '../../testing/startBackendProcess';
+import type { DevApp } from '../__testUtils__/startDevApp';
+import {
+  BROWSER_STACK_START_TIMEOUT_MS,
+  BROWSER_VIEWPORT,
+  BrowserStack,
+  PAGE_TIMEOUT_MS,
+  sidebarLink,
+  startBrowserStack,
+  STEP_TIMEOUT_MS,
+} from '../__testUtils__/browserStack';
 import { waitFor } from '../brokerTestKit';
 import { InMemoryOAuthProvider } from '../__testUtils__/oauthSignIn';
 
 const PRODUCT = { namespace: 'toystore', name: 'toystore' };
 const ENTITY_PATH = '/catalog/default/api/toystore.toystore';
-/** The window the issue-42 walk used (a laptop). */
-const VIEWPORT = { width: 1280, height: 800 };
 /**
  * A product description in Markdown with an attempt at HTML injection: the pages must render
  * the Markdown and neither the markup nor its script.
@@ -46,18 +52,12 @@ const VIEWPORT = { width: 1280, height: 800 };
 const PRODUCT_DESCRIPTION =
   'Toys as a **service**, see `GET /toys`.\n\n' +
   '<span onmouseover="window.injected = true">Hover</span><script>window.injected = true</script>';
-/**
- * How long one wait for the page may take: the development bundle is large, and on a shared
- * two-core machine under load a first page load can take over a minute.
- */
-const PAGE_TIMEOUT_MS = 120_000;
-/** A step's own bound; each wait inside is for something the page shows. */
-const STEP_TIMEOUT_MS = 180_000;
 
 jest.setTimeout(STEP_TIMEOUT_MS);
 
 describe('the portal in a real browser (Chromium, development backend and app)', () => {
   let example: ExampleMcpServer;
+  let stack: BrowserStack;
   let app: DevApp;
   let backend: BackendProcess;
   let browser: Browser;
@@ -68,41 +68,19 @@ describe('the portal in a real browser (Chromium, development backend and app)',
   beforeAll(async () => {
     clearScreenshots();
     example = await startExampleMcpServer({ port: 0 });
-    // The app compiles while the backend starts; it learns the backend's URL afterwards.
-    app = await startDevApp();
-    [backend] = await Promise.all([
-      startBackendProcess({
-        // The app compiles beside it: on a shared two-core machine the start can take minutes.
-        startTimeoutMs: 300_000,
-        config: {
-          app: { baseUrl: app.baseUrl },
-          backend: { cors: { origin: app.baseUrl } },
-          mcpBroker: { servers: [{ name: 'example', url: example.url }] },
-        },
-      }),
-      app.ready,
-    ]);
-    await app.useBackend(backend.baseUrl);
-    browser = await launchChromium();
-  }, 420_000);
+    stack = await startBrowserStack({
+      config: { mcpBroker: { servers: [{ name: 'example', url: example.url }] } },
+    });
+    ({ app, backend, browser } = stack);
+  }, BROWSER_STACK_START_TIMEOUT_MS);
 
   afterAll(async () => {
-    await browser?.close();
-    await Promise.all([app?.stop(), backend?.stop(), example?.close()]);
+    await Promise.all([stack?.stop(), example?.close()]);
   }, 60_000);
-
-  /** A link of the app's sidebar. */
-  const sidebarLink = (page: Page, name: string) =>
-    page.getByRole('navigation', { name: 'sidebar nav' }).getByRole('link', { name, exact: true });
 
   /** A browser window of its own (fresh session storage) signed in as `user`. */
   async function signIn(user: string, window = user): Promise<Page> {
-    const context = await browser.newContext({ viewport: VIEWPORT });
-    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
-    const page = await context.newPage();
-    await page.goto(app.baseUrl);
-    await page.getByRole('button', { name: `Sign in as ${user}` }).click();
-    await sidebarLink(page, 'API portal').waitFor();
+    const page = await stack.signIn(user);
     pages[window] = page;
     return page;
   }
@@ -450,7 +428,7 @@ describe('the portal in a real browser (Chromium, development backend and app)',
         return { left: left - Math.max(0, ...drawn.map(rect => rect.right)), right };
       });
       expect(box.left).toBeGreaterThanOrEqual(16);
-      expect(VIEWPORT.width - box.right).toBeGreaterThanOrEqual(16);
+      expect(BROWSER_VIEWPORT.width - box.right).toBeGreaterThanOrEqual(16);
       await check(erin, '23-mcp-tools-no-access');
     }),
   );
