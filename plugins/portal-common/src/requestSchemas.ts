@@ -265,6 +265,23 @@ const CONTINUE_NEEDS_LIMIT = {
   path: ['continue'],
 };
 
+/** The rules of a paged list filtered by product: `continue` needs `limit`, `product` needs `namespace`. */
+function checkPagedProductQuery(
+  query: { limit?: number; continue?: string; product?: string; namespace?: string },
+  ctx: z.RefinementCtx,
+) {
+  if (!continueNeedsLimit(query)) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
+  }
+  if (query.product !== undefined && query.namespace === undefined) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: 'product needs namespace: a product is named within its namespace',
+      path: ['product'],
+    });
+  }
+}
+
 /** A full entity ref, `kind:namespace/name` (compared in lower case, as Backstage stores them). */
 const ENTITY_REF = /^[A-Za-z0-9][-A-Za-z0-9_.]*:[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+$/;
 const ENTITY_REF_MESSAGE = 'must be a full entity ref such as user:default/alice';
@@ -322,16 +339,7 @@ export const requestListQuerySchema = z
   })
   // One refinement (the OpenAPI generator reads the object inside one layer of effects).
   .superRefine((query, ctx) => {
-    if (!continueNeedsLimit(query)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
-    }
-    if (query.product !== undefined && query.namespace === undefined) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: 'product needs namespace: a product is named within its namespace',
-        path: ['product'],
-      });
-    }
+    checkPagedProductQuery(query, ctx);
   });
 
 /**
@@ -350,16 +358,7 @@ export const mcpGrantListQuerySchema = z
     ...pageQueryFields,
   })
   .superRefine((query, ctx) => {
-    if (!continueNeedsLimit(query)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
-    }
-    if (query.product !== undefined && query.namespace === undefined) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: 'product needs namespace: a product is named within its namespace',
-        path: ['product'],
-      });
-    }
+    checkPagedProductQuery(query, ctx);
     if (query.targetName !== undefined && query.targetKind === undefined) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
