@@ -20,6 +20,58 @@ export function isPlanLimit(limit: AppliedLimit): boolean {
   return limit.rule.id.startsWith(PLAN_RULE_PREFIX);
 }
 
+/** One quota of a grant, prepared once: its rule, and which tool calls it counts. */
+interface PlanQuota {
+  readonly rule: AppliedLimit['rule'];
+  readonly limit: AppliedLimit['limit'];
+  /** undefined: every request to the server counts; else only tool calls it matches. */
+  readonly matchesTool?: (tool: string) => boolean;
+}
+
+/**
+ * The prepared quotas of each grant object. The index replaces a grant's object when the grant
+ * changes, so a prepared entry never outlives what it was made from; admissions do no hashing
+ * or glob compiling.
+ */
+const quotasOfGrant = new WeakMap<StoredAccessGrant, readonly PlanQuota[]>();
+
+function quotasOf(grant: StoredAccessGrant): readonly PlanQuota[] {
+  let quotas = quotasOfGrant.get(grant);
+  if (quotas === undefined) {
+    const source = grant.id.slice(0, grant.id.indexOf(':'));
+    quotas = grant.limits.map(limit => {
+      const digest = createHash('sha256')
+        .update(
+          JSON.stringify([
+            source,
+            grant.group,
+            grant.target,
+            limit.calls,
+            limit.windowMs,
+            limit.tools ?? null,
+          ]),
+        )
+        .digest('base64url')
+        .slice(0, 16);
+      const quota = { calls: limit.calls, windowMs: limit.windowMs };
+      return {
+        rule: {
+          id: `${PLAN_RULE_PREFIX}${digest}`,
+          at: `plan "${grant.plan}" of ${grant.title}`,
+          server: grant.target.name,
+          ...(limit.tools !== undefined && { tool: limit.tools.join(', ') }),
+          subject: { kind: 'user', ref: grant.subject },
+          limit: quota,
+        },
+        limit: quota,
+        ...(limit.tools !== undefined && { matchesTool: globMatcher([...limit.tools]) }),
+      };
+    });
+    quotasOfGrant.set(grant, quotas);
+  }
+  return quotas;
+}
+
 /**
  * The limits `grant`'s plan puts on `principal`'s request to `server` (a tool call's own tool
  * name in `tool`; other methods: only quotas without a `tools` list count them). Empty: the plan
@@ -30,41 +82,11 @@ export function planLimitsOf(
   principal: string,
   tool: string | undefined,
 ): AppliedLimit[] {
-  const source = grant.id.slice(0, grant.id.indexOf(':'));
-  return grant.limits.flatMap(limit => {
-    if (limit.tools !== undefined && (tool === undefined || !globMatcher([...limit.tools])(tool))) {
-      return [];
-    }
-    const digest = createHash('sha256')
-      .update(
-        JSON.stringify([
-          source,
-          grant.group,
-          grant.target,
-          limit.calls,
-          limit.windowMs,
-          limit.tools ?? null,
-        ]),
-      )
-      .digest('base64url')
-      .slice(0, 16);
-    const id = `${PLAN_RULE_PREFIX}${digest}`;
-    const quota = { calls: limit.calls, windowMs: limit.windowMs };
-    return [
-      {
-        rule: {
-          id,
-          at: `the plan "${grant.plan}" of ${grant.title}`,
-          server: grant.target.name,
-          ...(limit.tools !== undefined && { tool: limit.tools.join(', ') }),
-          subject: { kind: 'user', ref: grant.subject },
-          limit: quota,
-        },
-        limit: quota,
-        budget: `${id}:${principal}`,
-      },
-    ];
-  });
+  return quotasOf(grant).flatMap(({ rule, limit, matchesTool }) =>
+    matchesTool !== undefined && (tool === undefined || !matchesTool(tool))
+      ? []
+      : [{ rule, limit, budget: `${rule.id}:${principal}` }],
+  );
 }
 
 /**
@@ -78,5 +100,5 @@ export function describePlanLimit(limit: AppliedLimit): string {
       ? `${calls} tool call${calls === 1 ? '' : 's'}`
       : `${calls} call${calls === 1 ? '' : 's'} of ${limit.rule.tool}`;
   const window = describeWindow(windowMs);
-  return `your ${limit.rule.at.replace(/^the /, '')} allows ${what} per ${window === 'day' ? 'day (UTC)' : window} on server "${limit.rule.server}"`;
+  return `your ${limit.rule.at} allows ${what} per ${window === 'day' ? 'day (UTC)' : window} on server "${limit.rule.server}"`;
 }
