@@ -6,11 +6,9 @@
  * sends `notifications/tools/list_changed` as the SDK does on an update. A call of `deploy`
  * answers with the description it had when called, so a test can see which definition ran.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { legacySessions, readJsonBody } from './legacySessions';
+import { legacySessions, listenLegacySessions } from './legacySessions';
 
 /** A running changing-tool server. */
 export interface ChangingToolServer {
@@ -47,21 +45,9 @@ export async function startChangingToolServer(description: string): Promise<Chan
     );
     return { server, onClosed: () => tools.delete(tool) };
   };
-  const sessions = legacySessions(newServer);
-
-  const httpServer = http.createServer((req, res) => {
-    (async () => {
-      const body = await readJsonBody(req);
-      await sessions.serve(req, res, body);
-    })().catch(error => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: String(error) }));
-    });
-  });
-  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
+  const listening = await listenLegacySessions(legacySessions(newServer));
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: listening.url,
     get description() {
       return current;
     },
@@ -70,10 +56,6 @@ export async function startChangingToolServer(description: string): Promise<Chan
       // The SDK sends notifications/tools/list_changed on each session's update.
       for (const tool of tools) tool.update({ description: next });
     },
-    async close() {
-      await sessions.close();
-      httpServer.closeAllConnections();
-      await new Promise<void>(resolve => httpServer.close(() => resolve()));
-    },
+    close: listening.close,
   };
 }

@@ -5,7 +5,8 @@
  * SDK's own examples do), and the body reading they share.
  */
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -73,6 +74,33 @@ export function legacySessions(
     async close() {
       for (const transport of transports.values()) await transport.close();
       transports.clear();
+    },
+  };
+}
+
+/**
+ * Serves `sessions` at `http://127.0.0.1:<free port>/mcp` (every path answers; a failing request
+ * gets a 500 with the error); `close` ends the sessions, then the server.
+ */
+export async function listenLegacySessions(
+  sessions: LegacySessions,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const httpServer = http.createServer((req, res) => {
+    (async () => {
+      await sessions.serve(req, res, await readJsonBody(req));
+    })().catch(error => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: String(error) }));
+    });
+  });
+  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      await sessions.close();
+      httpServer.closeAllConnections();
+      await new Promise<void>(resolve => httpServer.close(() => resolve()));
     },
   };
 }

@@ -11,10 +11,8 @@
  * - `ui-capability` answers, as JSON text, the `io.modelcontextprotocol/ui` declaration of the
  *   session that called it (`null` without one): what the broker relayed for that caller.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { legacySessions, readJsonBody } from './legacySessions';
+import { legacySessions, listenLegacySessions } from './legacySessions';
 
 const UI_EXTENSION_ID = 'io.modelcontextprotocol/ui';
 /** The server's UI resource, as it knows it. */
@@ -79,25 +77,5 @@ export async function startUiNegotiatingAppServer(): Promise<UiNegotiatingAppSer
     );
     return { server };
   };
-  const sessions = legacySessions(newServer);
-
-  const httpServer = http.createServer((req, res) => {
-    (async () => {
-      const body = await readJsonBody(req);
-      await sessions.serve(req, res, body);
-    })().catch(error => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: String(error) }));
-    });
-  });
-  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    async close() {
-      await sessions.close();
-      httpServer.closeAllConnections();
-      await new Promise<void>(resolve => httpServer.close(() => resolve()));
-    },
-  };
+  return listenLegacySessions(legacySessions(newServer));
 }
