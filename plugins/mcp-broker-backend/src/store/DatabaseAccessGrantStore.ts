@@ -139,24 +139,21 @@ export class DatabaseAccessGrantStore implements AccessGrantStore {
   ): Promise<GrantWriteResult> {
     return this.write(async trx => {
       const listed = new Set(grants.map(grant => grant.id));
-      // Rows a delta wrote after the walk began are fresher than the walk: left alone.
-      const newer = new Set<string>(
-        await trx(ACCESS_GRANTS_TABLE)
-          .where('id', 'like', `${source}:%`)
-          .andWhere('revision', '>', since)
-          .pluck('id'),
-      );
-      const live: string[] = await trx(ACCESS_GRANTS_TABLE)
+      const rows: Array<Pick<GrantRow, 'id' | 'removed_at' | 'revision'>> = await trx(
+        ACCESS_GRANTS_TABLE,
+      )
         .where('id', 'like', `${source}:%`)
-        .whereNull('removed_at')
-        .andWhere('revision', '<=', since)
-        .pluck('id');
+        .select('id', 'removed_at', 'revision');
+      // Rows a delta wrote after the walk began are fresher than the walk: left alone.
+      const newer = new Set(rows.filter(row => Number(row.revision) > since).map(row => row.id));
       return {
         upserts: await this.changedUpserts(
           trx,
           grants.filter(grant => !newer.has(grant.id)),
         ),
-        removals: live.filter(id => !listed.has(id)),
+        removals: rows
+          .filter(row => row.removed_at === null && !newer.has(row.id) && !listed.has(row.id))
+          .map(row => row.id),
       };
     });
   }
