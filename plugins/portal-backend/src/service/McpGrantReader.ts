@@ -8,9 +8,9 @@
  * then each one's Approved keys (store filter by product, phase and requester), filtered by
  * expiry at `now`. Pages are keyset pages over the key's (creationTimestamp, namespace, name),
  * the order of P§9, so a walk never returns a grant twice and never skips one that existed
- * when it began. The cursor is that triple; the router seals it into the client's token.
+ * when it began (store/keysetCursor.ts's `pageInMemory`, as the manifest source pages).
  */
-import { InputError, NotFoundError } from '@backstage/errors';
+import { NotFoundError } from '@backstage/errors';
 import {
   type ApiKey,
   isMcpTarget,
@@ -18,6 +18,7 @@ import {
   type McpGrantListQuery,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
+import { compareKeysetPositions, type KeysetPosition, pageInMemory } from '../store/keysetCursor';
 import type { Page, PageRequest, PortalStore, StoredApiProduct } from '../store/types';
 import { describeRef, productRefOfKey } from './records';
 
@@ -41,7 +42,7 @@ export class McpGrantReader {
         (query.targetName === undefined || product.spec.targetRef.name === query.targetName),
     );
     const now = this.#now().getTime();
-    const entries: Array<{ grant: McpGrant; position: Position }> = [];
+    const grants: Array<{ grant: McpGrant; position: KeysetPosition }> = [];
     for (const product of products) {
       const keys = await this.#store.listKeys({
         namespace: product.metadata.namespace,
@@ -51,22 +52,17 @@ export class McpGrantReader {
       });
       for (const key of keys) {
         const grant = grantOf(key, product, now);
-        if (grant) entries.push({ grant, position: positionOf(key) });
+        if (grant) grants.push({ grant, position: positionOf(key) });
       }
     }
-    const ordered = entries.sort((a, b) => comparePositions(a.position, b.position));
-    if (!page) return { items: ordered.map(entry => entry.grant) };
-    const after = page.cursor === undefined ? undefined : parseCursor(page.cursor);
-    const rest =
-      after === undefined
-        ? ordered
-        : ordered.filter(entry => comparePositions(entry.position, after) > 0);
-    const items = rest.slice(0, page.limit);
+    if (page) {
+      const { items, cursor } = pageInMemory(grants, entry => entry.position, page);
+      return { items: items.map(entry => entry.grant), cursor };
+    }
     return {
-      items: items.map(entry => entry.grant),
-      ...(rest.length > page.limit && {
-        cursor: JSON.stringify(items[items.length - 1].position),
-      }),
+      items: grants
+        .sort((a, b) => compareKeysetPositions(a.position, b.position))
+        .map(entry => entry.grant),
     };
   }
 
@@ -84,34 +80,13 @@ export class McpGrantReader {
   }
 }
 
-/** A key's place in the list: (creationTimestamp, namespace, name). */
-type Position = [string, string, string];
-
-function positionOf(key: ApiKey): Position {
-  return [key.metadata.creationTimestamp, key.metadata.namespace, key.metadata.name];
-}
-
-function comparePositions(a: Position, b: Position): number {
-  for (let i = 0; i < 3; i++) {
-    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return 0;
-}
-
-function parseCursor(cursor: string): Position {
-  try {
-    const parsed: unknown = JSON.parse(cursor);
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 3 &&
-      parsed.every(part => typeof part === 'string')
-    ) {
-      return parsed as Position;
-    }
-  } catch {
-    // refused below
-  }
-  throw new InputError('continue is not a continue token of this list; start again without it');
+/** A key's place in the list (P§9's order). */
+function positionOf(key: ApiKey): KeysetPosition {
+  return {
+    createdAt: key.metadata.creationTimestamp,
+    namespace: key.metadata.namespace,
+    name: key.metadata.name,
+  };
 }
 
 /** The grant a key is now, or undefined (not Approved, expired, not of an MCP product). */
