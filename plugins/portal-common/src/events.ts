@@ -20,6 +20,7 @@ export type PortalEventType =
   | 'apikey.rejected'
   | 'apikey.deleted'
   | 'apikey.revoked'
+  | 'apikey.expired'
   | 'apikey.secret-revealed';
 
 /**
@@ -32,7 +33,11 @@ export interface PortalEventPayload {
   type: PortalEventType;
   /** The record that changed (the product for `apiproduct.*`, the key for `apikey.*`). */
   ref: ObjectRef;
-  /** Who made the change: a user entity ref, or `system:automatic-approval`. */
+  /**
+   * Who made the change: a user entity ref, `system:automatic-approval`, or
+   * `system:key-expiry` (for `apikey.expired`, announced once when an Approved key's
+   * `expiresAt` has passed; the key itself is unchanged).
+   */
   actor: string;
   /** The product concerned (the record itself for `apiproduct.*`). */
   product: ObjectRef;

@@ -39,6 +39,7 @@ export type PortalKeyRequestStore = Pick<
   | 'updatePendingKey'
   | 'reviewKey'
   | 'deleteKey'
+  | 'claimExpiryAnnouncements'
 >;
 
 /** The key secret methods of a {@link PortalStore}. */
@@ -117,6 +118,10 @@ export class ComposedPortalStore implements PortalStore {
 
   deleteKey(ref: ObjectRef): Promise<void> {
     return this.#keys.deleteKey(ref);
+  }
+
+  claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]> {
+    return this.#keys.claimExpiryAnnouncements(now, limit);
   }
 
   // --- secrets ----------------------------------------------------------------------

@@ -14,6 +14,11 @@
  *   while inserting; a concurrent product delete cascades over the new key).
  * - deleteKey: one transaction, plus FK cascades for rows written by transactions that
  *   commit while the delete waits.
+ * - claimExpiryAnnouncements: `UPDATE … SET expiry_announced_at WHERE … AND
+ *   expiry_announced_at IS NULL` per candidate; only the caller whose update hit the row
+ *   has claimed it. Candidates come from the partial index of
+ *   migrations/20261206000000_key_expiry.js (Approved, not announced), narrowed by
+ *   expiryDue.ts's text bound and then checked by time.
  *
  * Lists: the ownership filter is a UNION ALL of two index-driven queries (by requester;
  * by products whose owner is one of the caller's refs, joined to keys by (namespace,
@@ -37,6 +42,7 @@ import {
   type KeyRow,
   type ProductRow,
 } from './databaseRows';
+import { dueExpiryTextBound, isExpiryDue } from './expiryDue';
 import { generateKeyName } from './generateKeyName';
 import { cursorPosition, pageOf, pageQuery } from './keysetPages';
 import { refText } from './productOwner';
@@ -304,6 +310,33 @@ export class DatabaseKeyRequestStore {
           throw new NotFoundError(`API key ${refText(ref)} not found`);
         }
       });
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
+  /** See `PortalStore.claimExpiryAnnouncements` and the comment at the top of this file. */
+  async claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]> {
+    const claimedAt = nowTimestamp();
+    try {
+      const candidates: KeyRow[] = await this.db(KEYS_TABLE)
+        .select(KEY_COLUMNS)
+        .where('phase', 'Approved')
+        .whereNull('expiry_announced_at')
+        .whereNotNull('expires_at')
+        .where('expires_at', '<=', dueExpiryTextBound(now))
+        .orderBy(['expires_at', 'namespace', 'name']);
+      const claimed: ApiKey[] = [];
+      for (const row of candidates) {
+        if (claimed.length >= limit) break;
+        if (!isExpiryDue(row.expires_at, now)) continue;
+        const updated = await this.db(KEYS_TABLE)
+          .where({ namespace: row.namespace, name: row.name, phase: 'Approved' })
+          .whereNull('expiry_announced_at')
+          .update({ expiry_announced_at: claimedAt });
+        if (updated === 1) claimed.push(keyFromRow(row));
+      }
+      return claimed;
     } catch (error) {
       throw mapDatabaseError(error);
     }

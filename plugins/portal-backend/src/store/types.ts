@@ -169,6 +169,14 @@ export interface PortalStore {
   revealSecret(ref: ObjectRef): Promise<string>;
   /** Deletes a key in any phase, and its secret (which revokes it). */
   deleteKey(ref: ObjectRef): Promise<void>;
+  /**
+   * Claims up to `limit` keys whose expiry is to be announced: Approved, `spec.expiresAt` at
+   * or before `now`, not claimed before. Each claim is a compare-and-set, so under any number
+   * of concurrent callers (replicas) each key is returned to exactly one of them, once for
+   * ever. Claiming changes nothing of the API object (no new resourceVersion in the database
+   * store; an annotation of the store's own in the Kubernetes store).
+   */
+  claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]>;
 }
 
 /** The read-only Kuadrant and Gateway API kinds the portal lists. */

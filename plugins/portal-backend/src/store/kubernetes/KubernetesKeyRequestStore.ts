@@ -49,6 +49,7 @@ import {
   rethrowUnlessLostRace,
 } from './keyCompareAndSet';
 import type { KubeObject, KubernetesApi, NamespaceScope } from './kubernetesClient';
+import { KubernetesKeyExpiryClaims } from './KubernetesKeyExpiryClaims';
 import type { KubernetesKeyObjects } from './KubernetesKeyObjects';
 import type { KubernetesKeySecrets } from './KubernetesKeySecrets';
 import { namespaceSegments, pageSegments, type ListSegment } from './kubernetesPaging';
@@ -82,6 +83,7 @@ export class KubernetesKeyRequestStore {
   private readonly products: KubernetesProductStore;
   private readonly keys: KubernetesKeyObjects;
   private readonly secrets: KubernetesKeySecrets;
+  private readonly expiryClaims: KubernetesKeyExpiryClaims;
 
   constructor(parts: KubernetesKeyRequestStoreParts) {
     this.api = parts.api;
@@ -89,6 +91,7 @@ export class KubernetesKeyRequestStore {
     this.products = parts.products;
     this.keys = parts.keys;
     this.secrets = parts.secrets;
+    this.expiryClaims = new KubernetesKeyExpiryClaims(parts.api, parts.namespaces, parts.keys);
   }
 
   /** See `PortalStore.createKey` and the comment at the top of this file. */
@@ -439,6 +442,11 @@ export class KubernetesKeyRequestStore {
     } catch (error) {
       throw isNotFound(error) ? new NotFoundError(`API key ${refText(ref)} not found`) : error;
     }
+  }
+
+  /** See `PortalStore.claimExpiryAnnouncements` (KubernetesKeyExpiryClaims.ts). */
+  claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]> {
+    return this.expiryClaims.claim(now, limit);
   }
 }
 

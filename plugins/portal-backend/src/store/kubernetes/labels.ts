@@ -26,6 +26,11 @@ export const CLAIM_LABEL = `${RESERVED_PREFIX}claim`;
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY = 'backstage-portal';
+/**
+ * On keys: when the expiry task claimed the key's expiry announcement (RFC 3339), set by a
+ * compare-and-set on resourceVersion so only one claimer wins (contract mcp-access §3.5).
+ */
+export const EXPIRY_ANNOUNCED_ANNOTATION = `${RESERVED_PREFIX}expiry-announced`;
 /** On products: set when a delete has started, so a retry finishes it and no key is added. */
 export const DELETING_ANNOTATION = `${RESERVED_PREFIX}deleting`;
 

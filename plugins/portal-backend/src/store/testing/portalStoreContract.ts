@@ -10,6 +10,7 @@ import {
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import type { KeyFilter, NewApiKey, PortalStore } from '../types';
+import { describeExpiryClaimContract } from './expiryClaimContract';
 import { walkPages } from './walkPages';
 
 /** One fresh, empty store for one test. */
@@ -1024,6 +1025,8 @@ export function runPortalStoreContract(
         }
       });
     });
+
+    describeExpiryClaimContract(() => store);
 
     describe('failures', () => {
       it(
