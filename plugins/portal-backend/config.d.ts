@@ -1,3 +1,4 @@
+import { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
 import { HumanDuration } from '@backstage/types';
 
 export interface Config {
@@ -83,6 +84,19 @@ export interface Config {
       requestUrlTemplate?: string;
       /** The list of API key requests (a notification about several). Default `/portal/requests`. */
       requestsUrl?: string;
+    };
+    /**
+     * The task that announces expired keys and access requests (contract mcp-access §4.5):
+     * it finds Approved keys whose `expiresAt` has passed, claims each once (across replicas),
+     * publishes `apikey.expired` and notifies each requester once a run. It enforces nothing:
+     * the broker ends an access grant at `expiresAt` on its own.
+     */
+    keyExpiry?: {
+      /**
+       * When the task runs (the scheduler's schedule; one replica at a time). Default every
+       * minute, at most a minute a run: `{ frequency: { minutes: 1 }, timeout: { minutes: 1 } }`.
+       */
+      schedule?: SchedulerServiceTaskScheduleDefinitionConfig;
     };
   };
 }

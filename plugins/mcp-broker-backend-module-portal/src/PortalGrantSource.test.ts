@@ -113,7 +113,7 @@ describe('PortalGrantSource (portal and broker as test doubles)', () => {
     expect(pages.flat()).toEqual(['uid-k0', 'uid-k1', 'uid-k2']);
   });
 
-  it('applies each event: approval upserts (or removes when no grant), revocation removes, product changes replace or remove the group', async () => {
+  it('applies each event: approval upserts (or removes when no grant), revocation and expiry remove, product changes replace or remove the group', async () => {
     const { client, requests } = portalDouble([grant('live'), grant('other')]);
     const { writer, calls } = recordingWriter();
     const source = new PortalGrantSource({ client, logger: mockServices.logger.mock() });
@@ -123,6 +123,7 @@ describe('PortalGrantSource (portal and broker as test doubles)', () => {
     await source.onPortalEvent(event('apikey.approved', 'gone'));
     await source.onPortalEvent(event('apikey.revoked', 'live'));
     await source.onPortalEvent(event('apikey.deleted', 'other'));
+    await source.onPortalEvent(event('apikey.expired', 'late'));
     await source.onPortalEvent(event('apikey.requested', 'other'));
     await source.onPortalEvent(event('apiproduct.updated', 'example-tools'));
     await source.onPortalEvent(event('apiproduct.deleted', 'example-tools'));
@@ -131,6 +132,7 @@ describe('PortalGrantSource (portal and broker as test doubles)', () => {
       ['remove', ['uid-gone']],
       ['remove', ['uid-live']],
       ['remove', ['uid-other']],
+      ['remove', ['uid-late']],
       ['replaceGroup', ['mcp/example-tools', ['uid-live', 'uid-other']]],
       ['removeGroup', 'mcp/example-tools'],
     ]);
@@ -142,7 +144,7 @@ describe('PortalGrantSource (portal and broker as test doubles)', () => {
     );
     await source.onPortalEvent(event('apikey.approved', 'live', null));
     expect(requests).toHaveLength(readsBefore);
-    expect(calls).toHaveLength(6);
+    expect(calls).toHaveLength(7);
   });
 
   it('logs a failed read without the body and never throws', async () => {

@@ -98,6 +98,7 @@ export class PortalGrantSource implements McpAccessGrantSource {
           await this.#readGrant(writer, event);
           return;
         case 'apikey.revoked':
+        case 'apikey.expired':
         case 'apikey.deleted':
         case 'apikey.rejected':
           if (event.uid !== undefined) await writer.remove([event.uid]);

@@ -15,7 +15,18 @@ describe('readPortalConfig', () => {
         requestUrlTemplate: '/portal/requests/{namespace}/{name}',
         requestsUrl: '/portal/requests',
       },
+      keyExpirySchedule: { frequency: { minutes: 1 }, timeout: { minutes: 1 } },
     });
+  });
+
+  it('reads portal.keyExpiry.schedule, and fails start-up naming it when it is wrong', () => {
+    expect(
+      read({ keyExpiry: { schedule: { frequency: '5m', timeout: { seconds: 30 } } } })
+        .keyExpirySchedule,
+    ).toMatchObject({ frequency: { minutes: 5 }, timeout: { seconds: 30 } });
+    expect(() => read({ keyExpiry: { schedule: { frequency: 'often' } } })).toThrow(
+      /portal\.keyExpiry\.schedule/,
+    );
   });
 
   it.each([[{ seconds: 5 }], ['5s'], ['PT5S']])(

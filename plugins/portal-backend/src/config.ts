@@ -2,6 +2,10 @@
  * The portal's configuration (see config.d.ts), read once at start-up into a typed
  * object with named defaults.
  */
+import {
+  readSchedulerServiceTaskScheduleDefinitionFromConfig,
+  type SchedulerServiceTaskScheduleDefinition,
+} from '@backstage/backend-plugin-api';
 import { readDurationFromConfig, type Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { durationToMilliseconds } from '@backstage/types';
@@ -21,6 +25,15 @@ export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 export const DEFAULT_REQUEST_URL_TEMPLATE = '/portal/requests/{namespace}/{name}';
 /** The default of `portal.notifications.requestsUrl`. */
 export const DEFAULT_REQUESTS_URL = '/portal/requests';
+
+/**
+ * The default of `portal.keyExpiry.schedule`: the expiry task (contract mcp-access §4.5) runs
+ * every minute, for at most a minute.
+ */
+export const DEFAULT_KEY_EXPIRY_SCHEDULE: SchedulerServiceTaskScheduleDefinition = {
+  frequency: { minutes: 1 },
+  timeout: { minutes: 1 },
+};
 
 /** Where notifications link to (see config.d.ts). */
 export interface NotificationLinks {
@@ -46,6 +59,8 @@ export interface PortalConfig {
   /** How long a request body may take to arrive (`portal.requestBodyTimeout`), ms. */
   requestBodyTimeoutMs: number;
   notificationLinks: NotificationLinks;
+  /** When the task that announces expired keys runs (`portal.keyExpiry.schedule`). */
+  keyExpirySchedule: SchedulerServiceTaskScheduleDefinition;
 }
 
 /** Reads and checks the `portal` section (and `permission.enabled`). */
@@ -67,7 +82,20 @@ export function readPortalConfig(config: Config): PortalConfig {
       requestsUrl:
         config.getOptionalString('portal.notifications.requestsUrl') ?? DEFAULT_REQUESTS_URL,
     },
+    keyExpirySchedule: readKeyExpirySchedule(config),
   };
+}
+
+function readKeyExpirySchedule(config: Config): SchedulerServiceTaskScheduleDefinition {
+  const key = 'portal.keyExpiry.schedule';
+  if (!config.has(key)) return DEFAULT_KEY_EXPIRY_SCHEDULE;
+  try {
+    return readSchedulerServiceTaskScheduleDefinitionFromConfig(config.getConfig(key));
+  } catch (error) {
+    throw new InputError(
+      `Invalid ${key}: ${(error as Error).message}. Use e.g. { frequency: { minutes: 1 }, timeout: { minutes: 1 } }`,
+    );
+  }
 }
 
 /** The configured page token key; too short a secret fails start-up. */

@@ -1,9 +1,9 @@
 /*
  * Wiring only: reads the config once, builds the store, the read-only resource source and
  * the services (with the events and notifications they announce changes through, and the
- * catalog that MCP products' targets are looked up in), registers the permissions and the
- * `portal-apikey` resource type, and
- * mounts the router. The rules live in service/, the HTTP surface in router/.
+ * catalog that MCP products' targets are looked up in), schedules the task that announces
+ * expired keys, registers the permissions and the `portal-apikey` resource type, and mounts
+ * the router. The rules live in service/, the HTTP surface in router/.
  */
 import { randomBytes } from 'node:crypto';
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
@@ -22,6 +22,7 @@ import { createRouter } from './router/createRouter';
 import { PageTokens } from './router/PageTokens';
 import { AuthorizedPortalService } from './service/AuthorizedPortalService';
 import { DefaultPortalService } from './service/DefaultPortalService';
+import { KeyExpiryAnnouncer } from './service/KeyExpiryAnnouncer';
 import { PortalActors } from './service/PortalActors';
 import {
   permissionsWithDependencyErrors,
@@ -51,6 +52,7 @@ export const portalPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
         auth: coreServices.auth,
+        scheduler: coreServices.scheduler,
         catalog: catalogServiceRef,
         events: eventsServiceRef,
         notifications: notificationService,
@@ -83,16 +85,23 @@ export const portalPlugin = createBackendPlugin({
         const permissions = permissionsWithDependencyErrors(deps.permissions);
         // One per plugin, shared by both service layers: one user look-up a request.
         const actors = PortalActors.create({ userInfo });
+        const events = PortalEventPublisher.create(deps);
+        const notifier = PortalNotifier.create({ ...deps, links: config.notificationLinks });
         const service = DefaultPortalService.create({
           store,
           resources,
           actors,
           mcpTargets: CatalogMcpTargetDirectory.create(deps),
-          events: PortalEventPublisher.create(deps),
-          notifier: PortalNotifier.create({
-            ...deps,
-            links: config.notificationLinks,
-          }),
+          events,
+          notifier,
+        });
+        const expiry = KeyExpiryAnnouncer.create({ store, events, notifier, logger: deps.logger });
+        await deps.scheduler.scheduleTask({
+          id: 'portal-key-expiry',
+          ...config.keyExpirySchedule,
+          fn: async () => {
+            await expiry.run();
+          },
         });
 
         deps.permissionsRegistry.addPermissions(portalPermissions);

@@ -411,7 +411,7 @@ export class DefaultPortalService implements PortalService {
     const product = await this.#store.getProduct(productRefOfKey(key));
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.deleted', key, actor.userRef, product);
-    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
+    await this.#notifier?.keyDeleted({ key, product }, reason, actor.userRef);
   }
 
   /**
@@ -434,7 +434,7 @@ export class DefaultPortalService implements PortalService {
     const product = await this.#store.getProduct(productRefOfKey(key));
     await this.#store.deleteKey(refOfKey(key));
     await this.#events?.keyChanged('apikey.revoked', key, actor.userRef, product);
-    await this.#notifier?.keyDeleted(key, reason, actor.userRef);
+    await this.#notifier?.keyDeleted({ key, product }, reason, actor.userRef);
   }
 
   /** The key's secret, the first time only (ConflictError afterwards). */

@@ -32,7 +32,7 @@ import { checkedKey } from './checkedKey';
 import { generateApiKeySecret } from './generateApiKeySecret';
 import type { PortalActors } from './PortalActors';
 import type { PortalEventPublisher } from './PortalEventPublisher';
-import type { PortalNotifier } from './PortalNotifier';
+import type { KeyOfProduct, PortalNotifier } from './PortalNotifier';
 import type { KeyCheck } from './portalService';
 import { describeRef, productRefOfKey } from './records';
 import type { ReviewDecision } from './types';
@@ -152,7 +152,7 @@ export class KeyReviewService {
     check: KeyCheck,
   ) {
     const actor = await this.#actors.requireUser(credentials, 'reviewing API key requests');
-    const reviewed: ApiKey[] = [];
+    const reviewed: KeyOfProduct[] = [];
     // A bulk call publishes its items' events side by side (each may be a round trip to the
     // events backend) and waits for all of them in `finish`.
     const publishing: Promise<void>[] = [];
@@ -186,7 +186,7 @@ export class KeyReviewService {
           ...common,
         });
       }
-      reviewed.push(result);
+      reviewed.push({ key: result, product });
       if (this.#events) {
         publishing.push(
           this.#events.keyChanged(

@@ -4,7 +4,12 @@
  *   notifications backend resolves its members), without the requester themself;
  * - a review (approve or reject, one key or a bulk call) → each requester once per call,
  *   with the reason, so 20 keys approved at once make one notification;
- * - a key deleted (an Approved one: revoked) by someone else → its requester, with the reason.
+ * - a key deleted (an Approved one: revoked) by someone else → its requester, with the reason;
+ * - keys found expired by the expiry task (contract mcp-access §4.5) → each requester once per
+ *   run.
+ * An access request of an MCP product (contract mcp-access §4.6) is worded as access to the
+ * product ("Your access to Example tools expired"), named by its display name, since no key
+ * is issued for it.
  * A notification about one product has that product's topic (`APIProduct <namespace>/<name>`),
  * so a user can mute one product; the rare bulk review that covers keys of one requester
  * for several products has the topic `API key requests` (one notification per recipient
@@ -17,14 +22,26 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { NotificationService } from '@backstage/plugin-notifications-node';
-import type { ApiKey, ApiProduct, ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  isMcpTarget,
+  type ApiKey,
+  type ApiProduct,
+  type ObjectRef,
+} from '@devportal/plugin-portal-common';
 import {
   DEFAULT_REQUESTS_URL,
   DEFAULT_REQUEST_URL_TEMPLATE,
   type NotificationLinks,
 } from '../config';
 import { productRefOfKey } from './PortalEventPublisher';
+import type { StoredApiProduct } from '../store/types';
 import type { ReviewDecision } from './types';
+
+/** A key with its product as read for the change (undefined when the product is gone). */
+export interface KeyOfProduct {
+  key: ApiKey;
+  product?: StoredApiProduct;
+}
 
 /** The topic of a notification about keys of several products. */
 export const SEVERAL_PRODUCTS_TOPIC = 'API key requests';
@@ -66,11 +83,20 @@ export class PortalNotifier {
   async keyRequested(key: ApiKey, product: ApiProduct, ownerRef: string) {
     const requester = key.spec.requestedBy.userId;
     const productName = product.spec.displayName;
+    const target = product.spec.targetRef;
+    const useCase = key.spec.useCase === undefined ? '' : `: ${key.spec.useCase}`;
     await this.#send(ownerRef, requester, {
-      title: `New API key request for ${productName}`,
-      description: `${requester} requests a ${key.spec.planTier} key for ${productName}${
-        key.spec.useCase === undefined ? '' : `: ${key.spec.useCase}`
-      }`,
+      ...(isMcpTarget(target)
+        ? {
+            title: `New access request for ${productName} (${
+              target.kind === 'MCPServer' ? 'MCP server' : 'MCP endpoint'
+            } ${target.name})`,
+            description: `${requester} requests ${key.spec.planTier} access to ${productName}${useCase}`,
+          }
+        : {
+            title: `New API key request for ${productName}`,
+            description: `${requester} requests a ${key.spec.planTier} key for ${productName}${useCase}`,
+          }),
       link: this.#requestLink(key.metadata),
       severity: 'normal',
       topic: productTopic(productRefOfKey(key)),
@@ -82,19 +108,20 @@ export class PortalNotifier {
    * `reviewer` (the caller) is not told about its own requests.
    */
   async keysReviewed(
-    keys: ApiKey[],
+    reviewed: KeyOfProduct[],
     decision: ReviewDecision,
     reason: string | undefined,
     reviewer: string,
   ) {
     const verb = decision === 'approve' ? 'approved' : 'rejected';
-    for (const [requester, ofRequester] of groupByRequester(keys)) {
-      const [first] = ofRequester;
-      const products = [...new Set(ofRequester.map(key => describeProduct(productRefOfKey(key))))];
+    for (const [requester, ofRequester] of groupByRequester(reviewed)) {
+      const first = ofRequester[0].key;
+      const products = productNames(ofRequester);
+      const kind = ofRequester.every(isAccessRequest) ? 'access' : 'API key';
       const what =
         ofRequester.length === 1
-          ? `Your ${first.spec.planTier} API key request for ${products[0]} was ${verb}`
-          : `${ofRequester.length} of your API key requests for ` +
+          ? `Your ${first.spec.planTier} ${kind} request for ${products[0]} was ${verb}`
+          : `${ofRequester.length} of your ${kind} requests for ` +
             `${products.join(', ')} were ${verb}`;
       await this.#send(requester, reviewer, {
         title: what,
@@ -112,20 +139,61 @@ export class PortalNotifier {
    * A key deleted by someone else (an admin): tells its requester, with the reason. Deleting
    * an Approved key revokes it; a requester deleting their own key is not told.
    */
-  async keyDeleted(key: ApiKey, reason: string | undefined, actor: string) {
+  async keyDeleted({ key, product }: KeyOfProduct, reason: string | undefined, actor: string) {
     if (key.spec.requestedBy.userId === actor) return;
-    const product = describeProduct(productRefOfKey(key));
+    const [name] = productNames([{ key, product }]);
     const revoked = key.status?.phase === 'Approved';
-    const what = revoked
-      ? `Your ${key.spec.planTier} API key for ${product} was revoked`
-      : `Your ${key.spec.planTier} API key request for ${product} was deleted`;
+    const tier = key.spec.planTier;
+    let what: string;
+    // An access request's revocation says who and why in its title (contract mcp-access §4.6).
+    let title: string | undefined;
+    if (isAccessRequest({ key, product })) {
+      what = revoked
+        ? `Your access to ${name} was revoked by ${actor}`
+        : `Your ${tier} access request for ${name} was deleted`;
+      if (revoked && reason !== undefined) title = `${what}: ${reason}`;
+    } else {
+      what = revoked
+        ? `Your ${tier} API key for ${name} was revoked`
+        : `Your ${tier} API key request for ${name} was deleted`;
+    }
     await this.#send(key.spec.requestedBy.userId, actor, {
-      title: what,
+      title: title ?? what,
       description: reason === undefined ? `${what}.` : `${what}: ${reason}`,
       link: this.#links.requestsUrl,
       severity: revoked ? 'high' : 'normal',
       topic: productTopic(productRefOfKey(key)),
     });
+  }
+
+  /**
+   * Keys the expiry task found expired in one run: one notification per requester
+   * ("Your access to Example tools expired"; "3 of your API keys and access grants expired").
+   */
+  async keysExpired(expired: KeyOfProduct[], actor: string) {
+    for (const [requester, ofRequester] of groupByRequester(expired)) {
+      const first = ofRequester[0];
+      const products = productNames(ofRequester);
+      let what: string;
+      if (ofRequester.length > 1) {
+        what = `${ofRequester.length} of your API keys and access grants for ${products.join(', ')} expired`;
+      } else if (isAccessRequest(first)) {
+        what = `Your access to ${products[0]} expired`;
+      } else {
+        what = `Your ${first.key.spec.planTier} API key for ${products[0]} expired`;
+      }
+      await this.#send(requester, actor, {
+        title: what,
+        description: `${what}. Request the product again to renew it.`,
+        link:
+          ofRequester.length === 1
+            ? this.#requestLink(first.key.metadata)
+            : this.#links.requestsUrl,
+        severity: 'normal',
+        topic:
+          products.length === 1 ? productTopic(productRefOfKey(first.key)) : SEVERAL_PRODUCTS_TOPIC,
+      });
+    }
   }
 
   #requestLink(ref: ObjectRef): string {
@@ -162,12 +230,33 @@ function describeProduct(ref: ObjectRef): string {
   return `${ref.namespace}/${ref.name}`;
 }
 
+/** Whether a key is an access request of an MCP product (its product targets an MCP server). */
+function isAccessRequest({ product }: KeyOfProduct): boolean {
+  return product !== undefined && isMcpTarget(product.spec.targetRef);
+}
+
+/**
+ * The distinct product names of some keys, in order: an MCP product's display name (access
+ * requests are worded as access to it), otherwise `namespace/name`.
+ */
+function productNames(keys: KeyOfProduct[]): string[] {
+  return [
+    ...new Set(
+      keys.map(entry =>
+        isAccessRequest(entry)
+          ? entry.product!.spec.displayName
+          : describeProduct(productRefOfKey(entry.key)),
+      ),
+    ),
+  ];
+}
+
 /** The keys by requester, in the order of their first key. */
-function groupByRequester(keys: ApiKey[]): Map<string, ApiKey[]> {
-  const groups = new Map<string, ApiKey[]>();
-  for (const key of keys) {
-    const requester = key.spec.requestedBy.userId;
-    groups.set(requester, [...(groups.get(requester) ?? []), key]);
+function groupByRequester(keys: KeyOfProduct[]): Map<string, KeyOfProduct[]> {
+  const groups = new Map<string, KeyOfProduct[]>();
+  for (const entry of keys) {
+    const requester = entry.key.spec.requestedBy.userId;
+    groups.set(requester, [...(groups.get(requester) ?? []), entry]);
   }
   return groups;
 }
