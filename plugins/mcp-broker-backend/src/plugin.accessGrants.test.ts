@@ -7,7 +7,9 @@
  * whose condition is HAS_ACCESS_GRANT shows a person the tools of the servers they were granted,
  * and stops showing them when the grant is removed — without asking the policy again. The source
  * is the test's own (what the portal's module will be); the permission policy is a test double
- * answering the conditional decision RBAC would give for one conditional line.
+ * answering the conditional decision RBAC would give for one conditional line. A person's plan
+ * limits their calls, and the audit trail names the grant that admitted or refused a call
+ * (§6.4; the auditor is a test double that records the events).
  */
 import {
   coreServices,
@@ -205,6 +207,86 @@ describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
       // A grant on another server shows nothing of this one.
       await w.upsert([{ ...grant, id: 'key-uid-2', target: { kind: 'server', name: 'other' } }]);
       expect(await toolNames(sessionId)).toEqual([]);
+    } finally {
+      await backend.stop();
+      await example.close();
+    }
+  }, 30_000);
+
+  it('names the grant whose plan admitted a call, and the grant whose plan refused one, in the audit trail', async () => {
+    const example = await startExampleMcpServer({ port: 0 });
+    const { source, writer } = recordingSource('portal');
+    const audit: Array<{ meta: Record<string, unknown>; end?: Record<string, unknown> }> = [];
+    const auditor = mockServices.auditor.mock({
+      async createEvent(options) {
+        const event: (typeof audit)[number] = { meta: { ...(options.meta as object) } };
+        audit.push(event);
+        return {
+          async success(done) {
+            event.end = { ...(done?.meta as object) };
+          },
+          async fail(failed) {
+            event.end = { ...(failed.meta as object) };
+          },
+        };
+      },
+    });
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        sourceModule('test-grants', source),
+        auditor.factory,
+        mockServices.rootConfig.factory({
+          data: { mcpBroker: { servers: [{ name: 'example', url: example.url }] } },
+        }),
+      ],
+    });
+    const alice = mockCredentials.user.header('user:default/alice');
+    const post = (body: unknown, sessionId?: string) => {
+      const call = request(backend.server)
+        .post('/api/mcp-broker/mcp')
+        .set('Authorization', alice)
+        .set('Content-Type', 'application/json')
+        .set('Accept', 'application/json, text/event-stream');
+      if (sessionId !== undefined) call.set('Mcp-Session-Id', sessionId);
+      return call.send(JSON.stringify(body));
+    };
+    const echo = (id: number, sessionId: string) =>
+      post(
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'example_echo', arguments: { message: 'hi' } },
+        },
+        sessionId,
+      );
+    try {
+      await (await writer).upsert([{ ...grant, limits: [{ calls: 1, windowMs: 86_400_000 }] }]);
+      await waitFor(
+        async () =>
+          (await request(backend.server).get('/api/mcp-broker/status')).body.backends?.[0]
+            ?.state === 'connected',
+      );
+      const init = await post(initializeRequest());
+      expect(init.status).toBe(200);
+      const sessionId = init.headers['mcp-session-id'];
+
+      expect((await echo(3, sessionId)).status).toBe(200);
+      expect((await echo(4, sessionId)).status).toBe(429);
+
+      const calls = audit.filter(event => event.meta.tool === 'echo');
+      expect(calls).toHaveLength(2);
+      expect(calls[0].meta).toMatchObject({
+        principal: 'user:default/alice',
+        grant: 'portal:key-uid-1',
+      });
+      expect(calls[1]).toMatchObject({
+        meta: { principal: 'user:default/alice' },
+        end: { outcome: 'rate-limited', grant: 'portal:key-uid-1' },
+      });
+      // An admitted call's event names the grant only, never its product or plan.
+      expect(JSON.stringify(calls[0])).not.toMatch(/bronze|example-tools|Example tools/);
     } finally {
       await backend.stop();
       await example.close();

@@ -47,14 +47,22 @@ const call = (tool: string | undefined, server = 'example', user = 'alice') => (
 describe('RequestRateLimits with plans', () => {
   it("is built for grants alone, and limits a person by their plan on the grant's server only", async () => {
     const { limits } = limitsWith([
-      stored({ plan: 'bronze', title: 'Example tools', limits: [{ calls: 2, windowMs: DAY }] }),
+      stored({
+        id: 'bronze-1',
+        plan: 'bronze',
+        title: 'Example tools',
+        limits: [{ calls: 2, windowMs: DAY }],
+      }),
     ]);
-    expect(await limits.admit(call('echo'))).toBeUndefined();
-    expect(await limits.admit(call('add_tool'))).toBeUndefined();
+    // Admitted under the grant, which the call's audit event then names.
+    const underBronze = { kind: 'admitted', grant: 'portal:bronze-1' };
+    expect(await limits.admit(call('echo'))).toEqual(underBronze);
+    expect(await limits.admit(call('add_tool'))).toEqual(underBronze);
     const refusal = await limits.admit(call('echo'));
     expect(refusal).toMatchObject({
       kind: 'limited',
       limitSource: 'plan',
+      grant: 'portal:bronze-1',
       limit:
         'your plan "bronze" of Example tools allows 2 tool calls per day (UTC) on server "example"',
       error: {
@@ -78,19 +86,31 @@ describe('RequestRateLimits with plans', () => {
   it('counts a quota with tools on those tools only, and tries a second grant when the first has no room', async () => {
     const { limits } = limitsWith([
       stored({
+        id: 'bronze',
         approvedAt: 1,
         plan: 'bronze',
         limits: [{ calls: 1, windowMs: 60_000, tools: ['deploy*'] }],
       }),
-      stored({ approvedAt: 2, group: 'x', plan: 'gold', limits: [{ calls: 2, windowMs: 60_000 }] }),
+      stored({
+        id: 'gold',
+        approvedAt: 2,
+        group: 'x',
+        plan: 'gold',
+        limits: [{ calls: 2, windowMs: 60_000 }],
+      }),
     ]);
+    const under = (grant: string) => ({ kind: 'admitted', grant: `portal:${grant}` });
     // echo: bronze has no quota for it (always room): admitted under bronze, gold untouched.
-    for (let i = 0; i < 3; i += 1) expect(await limits.admit(call('echo'))).toBeUndefined();
+    for (let i = 0; i < 3; i += 1)
+      expect(await limits.admit(call('echo'))).toEqual(under('bronze'));
     // deploy: bronze's 1, then gold's 2, then refused naming the earliest retry.
-    for (let i = 0; i < 3; i += 1) expect(await limits.admit(call('deploy'))).toBeUndefined();
+    expect(await limits.admit(call('deploy'))).toEqual(under('bronze'));
+    for (let i = 0; i < 2; i += 1)
+      expect(await limits.admit(call('deploy'))).toEqual(under('gold'));
     expect(await limits.admit(call('deploy'))).toMatchObject({
       kind: 'limited',
       limitSource: 'plan',
+      grant: expect.stringMatching(/^portal:(bronze|gold)$/),
     });
     limits.close();
   });
@@ -99,17 +119,21 @@ describe('RequestRateLimits with plans', () => {
     const { limits } = limitsWith([stored({ limits: [{ calls: 5, windowMs: 60_000 }] })], {
       overrides: [{ server: 'example', calls: 1, per: '1m' }],
     });
-    expect(await limits.admit(call('echo'))).toBeUndefined();
-    expect(await limits.admit(call('echo'))).toMatchObject({
+    expect(await limits.admit(call('echo'))).toMatchObject({ kind: 'admitted' });
+    const refusal = await limits.admit(call('echo'));
+    expect(refusal).toMatchObject({
       limitSource: 'config',
       configuredAt: 'mcpBroker.rateLimits.overrides[0]',
     });
+    expect(refusal).not.toHaveProperty('grant');
     limits.close();
   });
 
   it('lets a plan without quotas limit nothing, and service principals past plans', async () => {
-    const { limits } = limitsWith([stored({ limits: [] })]);
-    for (let i = 0; i < 5; i += 1) expect(await limits.admit(call('echo'))).toBeUndefined();
+    const { limits } = limitsWith([stored({ id: 'free', limits: [] })]);
+    for (let i = 0; i < 5; i += 1) {
+      expect(await limits.admit(call('echo'))).toEqual({ kind: 'admitted', grant: 'portal:free' });
+    }
     expect(await limits.admit({ ...call('echo'), principal: 'service:ci-agent' })).toBeUndefined();
     limits.close();
   });

@@ -13,7 +13,9 @@
  * server, their plans' quotas hold too. The grants are tried oldest first; the request is admitted
  * under the first whose quotas, together with the configured limits, all have room, and counts
  * against those only. When none has room it is refused with the earliest retry; a configured
- * limit that has no room refuses it whatever the plans say.
+ * limit that has no room refuses it whatever the plans say. A request admitted under a grant is
+ * answered with that grant's id, and a plan's refusal names the grant whose plan refused (the
+ * earliest retry), for the audit trail (§6.4).
  */
 import type {
   BackstageCredentials,
@@ -59,7 +61,22 @@ export interface RateLimitRefusal {
   readonly limitSource: 'config' | 'plan';
   /** The JSON-RPC error (-32000, `data: { reason, retryAfterMs }`). */
   readonly error: JsonRpcErrorObject;
+  /** The feed id (`<source>:<id>`) of the grant whose plan refused it (`limitSource: 'plan'`). */
+  readonly grant?: string;
 }
+
+/** A request admitted under a person's access grant (its plan had room). */
+export interface AdmittedUnderGrant {
+  readonly kind: 'admitted';
+  /** The grant's feed id (`<source>:<id>`), for the call's audit event; never its plan. */
+  readonly grant: string;
+}
+
+/**
+ * What {@link RequestRateLimits.admit} decides: undefined (admitted, no grant involved), admitted
+ * under a grant, or refused.
+ */
+export type RateLimitDecision = RateLimitRefusal | AdmittedUnderGrant | undefined;
 
 const NO_GROUPS: readonly string[] = [];
 
@@ -124,9 +141,7 @@ export class RequestRateLimits {
    * Counts the request, or gives its refusal (nothing counted then): at once in the usual case,
    * else (a person's groups to read, a lease to take) as a promise.
    */
-  admit(
-    request: LimitedRequest,
-  ): RateLimitRefusal | undefined | Promise<RateLimitRefusal | undefined> {
+  admit(request: LimitedRequest): RateLimitDecision | Promise<RateLimitDecision> {
     if (this.#groups === undefined) return this.#decide(request, NO_GROUPS);
     return this.#groups.groupsOf(request.principal, request.credentials).then(
       groups => this.#decide(request, groups),
@@ -148,7 +163,7 @@ export class RequestRateLimits {
   #decide(
     request: LimitedRequest,
     groups: readonly string[],
-  ): RateLimitRefusal | undefined | Promise<RateLimitRefusal | undefined> {
+  ): RateLimitDecision | Promise<RateLimitDecision> {
     const person = { principal: request.principal, groups };
     const call = {
       server: request.server,
@@ -179,23 +194,26 @@ export class RequestRateLimits {
     request: LimitedRequest,
     person: { principal: string; groups: readonly string[] },
     call: { server: string; tool?: string },
-  ): Promise<RateLimitRefusal | undefined> {
-    let earliest: Admission | undefined;
+  ): Promise<RateLimitDecision> {
+    let earliest: { admission: Admission; grant: string } | undefined;
     for (const grant of covering) {
       const admission = await this.#limiter.admit(
         person,
         call,
         planLimitsOf(grant, request.principal, request.tool),
       );
-      if (admission.admitted || !isPlanLimit(admission.limit)) return this.#refusalOf(admission);
+      if (admission.admitted) return { kind: 'admitted', grant: grant.id };
+      if (!isPlanLimit(admission.limit)) return this.#refusalOf(admission);
       if (
         earliest === undefined ||
-        (!earliest.admitted && admission.retryAfterMs < earliest.retryAfterMs)
+        (!earliest.admission.admitted && admission.retryAfterMs < earliest.admission.retryAfterMs)
       ) {
-        earliest = admission;
+        earliest = { admission, grant: grant.id };
       }
     }
-    return earliest && this.#refusalOf(earliest);
+    if (earliest === undefined) return undefined;
+    const refusal = this.#refusalOf(earliest.admission);
+    return refusal && { ...refusal, grant: earliest.grant };
   }
 
   /** The refusal of an admission that refused (undefined when admitted). */

@@ -123,6 +123,7 @@ export function callTool(
         tool: route.name,
         credentialMode: authOf(backend).mode,
         ...(traceId === undefined ? {} : { traceId }),
+        ...(request.grant === undefined ? {} : { grant: request.grant }),
       },
       id,
     );

@@ -84,6 +84,11 @@ export interface McpRequest {
   access?: PrincipalAccess;
   /** Where the method's item lives (set after access, for methods that name one). */
   route?: McpRoute;
+  /**
+   * The access grant whose plan admitted the call (its feed id; set by the rate-limit step), so
+   * the call's audit event names it (contract mcp-access §6.4).
+   */
+  grant?: string;
 }
 
 /** The catalog as the request's principal may use it (after the access step). */

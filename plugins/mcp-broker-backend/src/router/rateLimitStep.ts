@@ -6,8 +6,10 @@
  * counted against the limits of its principal and server (and tool, for a tool call:
  * RequestRateLimits) before anything reaches the backend. A request over a limit is refused with
  * HTTP 429, `Retry-After` (whole seconds) and the JSON-RPC error -32000 whose `data` says
- * `reason: "rate-limited"` and `retryAfterMs`; the refusal is counted (the request's telemetry)
- * and audited (`rate-limited`, with the wait and where the limit is configured). A request whose
+ * `reason: "rate-limited"` and `retryAfterMs`; the refusal is counted (the request's telemetry,
+ * with whether the admin's limit or a person's plan refused it) and audited (`rate-limited`,
+ * with the wait, where the limit is configured and, for a plan, the grant). A call admitted
+ * under a person's access grant carries the grant's id on to its audit event (`request.grant`). A request whose
  * limits cannot be known (the person's groups could not be read) is refused with HTTP 503,
  * `Retry-After` and `reason: "limits-unavailable"` (fail closed), audited as `failed`. An item
  * the principal may not use has no route here: its method answers it as unknown, uncounted.
@@ -18,7 +20,11 @@
 import type { BackstageCredentials, HttpAuthService } from '@backstage/backend-plugin-api';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { retryAfterSeconds } from '../protocol/rateLimited';
-import type { RateLimitRefusal, RequestRateLimits } from '../rateLimits/RequestRateLimits';
+import type {
+  RateLimitDecision,
+  RateLimitRefusal,
+  RequestRateLimits,
+} from '../rateLimits/RequestRateLimits';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import type { AdmissionStep } from './admission';
 import type { McpRequest, McpRoute } from './mcpRequest';
@@ -52,14 +58,25 @@ export function rateLimitStep(deps: RateLimitStepDeps): AdmissionStep {
       server: route.backend,
       ...(entry.item === 'tool' ? { tool: route.name } : {}),
     });
-    if (admitted === undefined) return true;
-    if (admitted instanceof Promise) {
-      return admitted.then(
-        refusal => refusal === undefined || refuse(deps, request, route, refusal),
-      );
-    }
-    return refuse(deps, request, route, admitted);
+    return admitted instanceof Promise
+      ? admitted.then(decision => apply(deps, request, route, decision))
+      : apply(deps, request, route, admitted);
   };
+}
+
+/** Lets an admitted request through (noting its grant) or answers a refusal. */
+function apply(
+  deps: RateLimitStepDeps,
+  request: McpRequest,
+  route: McpRoute,
+  decision: RateLimitDecision,
+): true | Promise<false> {
+  if (decision === undefined) return true;
+  if (decision.kind === 'admitted') {
+    request.grant = decision.grant;
+    return true;
+  }
+  return refuse(deps, request, route, decision);
 }
 
 /** Counts, audits and answers a refusal; resolves false (the step answered the request). */
@@ -71,7 +88,9 @@ async function refuse(
 ): Promise<false> {
   const { error } = refusal;
   const limited = refusal.kind === 'limited';
-  if (limited) request.telemetry?.rateLimited(route.backend, error.code, error.message);
+  if (limited) {
+    request.telemetry?.rateLimited(route.backend, error.code, error.message, refusal.limitSource);
+  }
   await deps.toolCallAuditor.refused(
     {
       principal: request.principal,
@@ -84,7 +103,11 @@ async function refuse(
     },
     limited ? 'rate-limited' : 'failed',
     error.message,
-    { retryAfterMs: refusal.retryAfterMs, limit: refusal.configuredAt },
+    {
+      retryAfterMs: refusal.retryAfterMs,
+      limit: refusal.configuredAt,
+      ...(refusal.grant === undefined ? {} : { grant: refusal.grant }),
+    },
   );
   const { writer } = request;
   if (!writer.answered)

@@ -218,9 +218,16 @@ export class BrokerMetrics {
     });
   }
 
-  /** A tool call to `server` was refused by a rate limit. */
-  rateLimited(server: string, era: Era): void {
-    this.#rateLimitRefusals.add(1, { [Attr.server]: server, [Attr.era]: era });
+  /**
+   * A tool call to `server` was refused by a rate limit: the admin's (`config`) or a person's
+   * plan (`plan`, contract mcp-access §7.4; never the person or the grant).
+   */
+  rateLimited(server: string, era: Era, limitSource: 'config' | 'plan'): void {
+    this.#rateLimitRefusals.add(1, {
+      [Attr.server]: server,
+      [Attr.era]: era,
+      [Attr.limitSource]: limitSource,
+    });
   }
 
   /**

@@ -268,8 +268,9 @@ describe('BrokerTelemetry', () => {
   it('counts denials, rate-limit refusals and relayed cancellations', async () => {
     telemetry.metrics.denied('tools/call', 'mcp-broker.tool.use', 'everything');
     telemetry.metrics.denied('initialize', 'mcp-broker.session.create');
-    telemetry.metrics.rateLimited('everything', 'modern');
-    telemetry.metrics.rateLimited('everything', 'modern');
+    telemetry.metrics.rateLimited('everything', 'modern', 'config');
+    telemetry.metrics.rateLimited('everything', 'modern', 'config');
+    telemetry.metrics.rateLimited('everything', 'modern', 'plan');
     telemetry.metrics.cancellationRelayed('everything', 'replica');
 
     const denials = await sdk.points(MetricName.denials);
@@ -281,9 +282,19 @@ describe('BrokerTelemetry', () => {
       },
       value: 1,
     });
-    expect(await sdk.points(MetricName.rateLimitRefusals)).toEqual([
-      { attributes: { 'mcp_broker.server': 'everything', 'mcp_broker.era': 'modern' }, value: 2 },
-    ]);
+    // Where the refusing limit comes from, never whose it was.
+    const refused = (limitSource: string) => ({
+      'mcp_broker.server': 'everything',
+      'mcp_broker.era': 'modern',
+      'mcp_broker.limit_source': limitSource,
+    });
+    expect(await sdk.points(MetricName.rateLimitRefusals)).toEqual(
+      expect.arrayContaining([
+        { attributes: refused('config'), value: 2 },
+        { attributes: refused('plan'), value: 1 },
+      ]),
+    );
+    expect(await sdk.points(MetricName.rateLimitRefusals)).toHaveLength(2);
     expect(await sdk.points(MetricName.relayedCancellations)).toEqual([
       {
         attributes: {

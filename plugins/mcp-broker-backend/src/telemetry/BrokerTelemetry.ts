@@ -100,8 +100,11 @@ export interface ClientRequestTelemetry {
   answered(final: unknown): void;
   /** A permission refused the request: counted, and the request ends `denied`. */
   denied(permission: string, code: number, server?: string): void;
-  /** A rate limit refused the request's call to `server`: counted, and it ends `rate-limited`. */
-  rateLimited(server: string, code: number, reason: string): void;
+  /**
+   * A rate limit refused the request's call to `server`: counted (with where the limit comes
+   * from), and it ends `rate-limited`.
+   */
+  rateLimited(server: string, code: number, reason: string, limitSource: 'config' | 'plan'): void;
   /**
    * Runs `fn` with the request's context active, so that what it does (log lines, backend
    * requests) belongs to the request's trace (with the SDK's async context manager).
@@ -296,9 +299,9 @@ class ClientRequestObservation implements ClientRequestTelemetry {
     this.end({ outcome: 'denied', errorType: String(code), code, reason: `${permission} denied` });
   }
 
-  rateLimited(server: string, code: number, reason: string): void {
+  rateLimited(server: string, code: number, reason: string, limitSource: 'config' | 'plan'): void {
     if (this.#ended) return;
-    this.#metrics.rateLimited(server, this.era);
+    this.#metrics.rateLimited(server, this.era, limitSource);
     this.end({ outcome: 'rate-limited', errorType: String(code), code, reason });
   }
 

@@ -32,6 +32,8 @@ export const Attr = {
   backendState: 'mcp_broker.backend.state',
   permission: 'mcp_broker.permission',
   cancellationSource: 'mcp_broker.cancellation.source',
+  /** What refused a call: `config` (`mcpBroker.rateLimits`) or `plan` (an access grant's). */
+  limitSource: 'mcp_broker.limit_source',
 } as const;
 
 /** The protocol era of a client request or of a backend (2025-xx sessions, or 2026-07-28). */
