@@ -24,6 +24,8 @@
  *   while inserting; a concurrent product delete cascades over the new key).
  * - deleteProduct / deleteKey: one transaction, plus FK cascades for rows written by
  *   transactions that commit while the delete waits.
+ * - claimExpiryAnnouncements: `UPDATE … SET expiry_announced_at WHERE … AND
+ *   expiry_announced_at IS NULL` per due key (migrations/20261206000000_key_expiry.js).
  *
  * On SQLite the store switches its database to the write-ahead log at start (one fsync
  * per commit instead of several; see sqliteJournal.ts).

@@ -12,6 +12,8 @@
  *   product);
  * - KubernetesKeySecrets.ts: the Secrets of approved keys (created before the status
  *   points at them; revealed exactly once);
+ * - KubernetesKeyExpiryClaims.ts: claiming expired keys' announcements once (an annotation
+ *   written on the resourceVersion read);
  * - KubernetesKeyObjects.ts: reading APIKeys and deleting them with their Secrets, for
  *   the two stores above;
  * - ServedNamespaces.ts: with `portal.kubernetes.namespaces`, lists are per namespace and
