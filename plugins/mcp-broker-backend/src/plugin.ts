@@ -8,6 +8,7 @@ import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
 import {
+  PLUGIN_ENDPOINT_METADATA_PATH,
   PLUGIN_RESOURCE_METADATA_PATH,
   registerOAuthDiscovery,
 } from './authorization/registerOAuthDiscovery';
@@ -258,6 +259,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         httpRouter.use(oauth.pluginRouter);
         httpRouter.addAuthPolicy({ path: PLUGIN_RESOURCE_METADATA_PATH, allow: 'unauthenticated' });
+        httpRouter.addAuthPolicy({ path: PLUGIN_ENDPOINT_METADATA_PATH, allow: 'unauthenticated' });
         httpRouter.use(
           await createRouter({
             broker,
@@ -265,6 +267,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             access,
             toolCallAuditor,
             resourceMetadataUrl: oauth.resourceMetadataUrl,
+            resourceMetadataUrlOf: name => oauth.resourceMetadataUrlOf(name),
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],
