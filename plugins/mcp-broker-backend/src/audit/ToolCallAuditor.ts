@@ -3,7 +3,8 @@
  * through Backstage's auditor service, with the principal, the server, the tool (the backend's
  * own name), the credential mode the call presented (spec §11; never a credential), the outcome
  * (`succeeded`, `failed`, `denied`, or `rate-limited` with `retryAfterMs`) and the duration, and
- * the call's trace id when tracing is on. Arguments and results are never recorded: the event's
+ * the call's trace id when tracing is on, and the curated endpoint it came through (spec §13;
+ * absent on /mcp). Arguments and results are never recorded: the event's
  * metadata is built from names only.
  *
  * The principal is in the metadata rather than taken by the auditor from the request: the
@@ -46,6 +47,8 @@ export interface AuditedToolCall {
   traceId?: string;
   /** Which credential the call presented (spec §11: the mode, never a value). */
   credentialMode?: string;
+  /** The curated endpoint the call came through (spec §13); absent on /mcp. */
+  endpoint?: string;
   /**
    * The MCP method when it is not `tools/call` (then `tool` is the item: the prompt's own name,
    * the resource's URI) — a `mcp-broker.request` event.
@@ -171,6 +174,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
       : { method: call.method!, item: call.tool.slice(0, 200) }),
     ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
+    ...(call.endpoint === undefined ? {} : { endpoint: call.endpoint }),
   };
 }
 

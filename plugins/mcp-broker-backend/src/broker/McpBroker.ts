@@ -305,12 +305,19 @@ export class McpBroker {
     this.rebuildCatalog(new Map());
   }
 
-  /** The capabilities the broker advertises to clients. */
-  serverCapabilities(): Record<string, unknown> {
+  /**
+   * The capabilities the broker advertises to clients; through a curated endpoint (spec §13),
+   * those of its `servers` only.
+   */
+  serverCapabilities(servers?: ReadonlySet<string>): Record<string, unknown> {
     const advertised = new Set<string>();
     let completions = false;
-    let apps = this.catalogSnapshot.hasAppTools;
-    for (const connection of this.connections.values()) {
+    let apps =
+      servers === undefined
+        ? this.catalogSnapshot.hasAppTools
+        : this.catalogSnapshot.hasAppToolsOf(servers);
+    for (const [name, connection] of this.connections) {
+      if (servers !== undefined && !servers.has(name)) continue;
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
       if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
