@@ -51,6 +51,7 @@ import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
 import { readCuratedEndpoints } from './endpoints/endpointConfig';
 import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
 import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
+import { watchEndpointConfig } from './endpoints/watchEndpointConfig';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -202,6 +203,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           broker,
           discovery: deps.discovery,
         });
+        // Curated endpoints follow config reloads too (added, changed, removed: spec §13).
+        const endpointWatch = watchEndpointConfig({ config, logger, endpoints, broker });
         // Server changes on the events topic `mcp-broker`, for the catalog module (contract §2.7).
         const serverChanges = ServerChangePublisher.create({
           events: deps.events,
@@ -216,6 +219,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
           serverChanges.close();
+          endpointWatch.stop();
           await discovery.stop();
           await broker.close();
           grants?.close();
