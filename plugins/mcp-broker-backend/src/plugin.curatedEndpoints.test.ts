@@ -65,7 +65,14 @@ describe('curated endpoints: capabilities, audit and requestState (startTestBack
               endpoints: {
                 lookups: { servers: ['scripted'] },
                 // `?` is one character: example_echo, not example_count.
-                asks: { servers: ['example'], tools: { include: ['example_e?ho', '*_confirm'] } },
+                asks: {
+                  title: 'Asks',
+                  instructions: 'Echo and confirm.',
+                  servers: ['example'],
+                  tools: { include: ['example_e?ho', '*_confirm'] },
+                },
+                // No tool of anyone's view: not listed for the portal's MCP page.
+                empty: { servers: ['example'], tools: { include: ['nothing_*'] } },
               },
             },
           },
@@ -153,6 +160,15 @@ describe('curated endpoints: capabilities, audit and requestState (startTestBack
     const discovered = await modern(`${base}/endpoints/lookups/mcp`, 2, 'server/discover', {});
     expect(discovered.body.result.capabilities).toEqual(lookups);
     expect((await initialize(`${base}/endpoints/asks/mcp`)).prompts).toEqual({ listChanged: true });
+  });
+
+  it('lists on /catalog the endpoints through which the caller sees a tool', async () => {
+    const answer = await fetch(`${base}/catalog`, { headers: { Authorization: ALICE } });
+    expect(answer.status).toBe(200);
+    expect((await answer.json()).endpoints).toEqual([
+      { name: 'lookups', title: 'lookups', tools: 1 },
+      { name: 'asks', title: 'Asks', instructions: 'Echo and confirm.', tools: 2 },
+    ]);
   });
 
   it('matches `?` as one character in tool globs', async () => {
