@@ -10,19 +10,15 @@ import type { AddressInfo } from 'node:net';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { mcpBrokerPlugin } from './plugin';
+import { recordingAuditor, type RecordedAuditEvent } from './__testUtils__/recordingAuditor';
 import { withModernEnvelope } from './backend/ModernChannel';
 import { ScriptedMcpServer, startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 
-interface RecordedEvent {
-  meta: Record<string, unknown>;
-  end?: { outcome: string; meta: Record<string, unknown>; error?: string };
-}
-
 const ALICE = mockCredentials.user.header('user:default/alice');
 
 describe('curated endpoints: capabilities, audit and requestState (startTestBackend, the example MCP server, the scripted server as a tools-only backend, an auditor test double)', () => {
-  const audit: RecordedEvent[] = [];
+  let audit: RecordedAuditEvent[] = [];
   let example: ExampleMcpServer;
   let scripted: ScriptedMcpServer;
   let stop: () => Promise<void>;
@@ -33,24 +29,8 @@ describe('curated endpoints: capabilities, audit and requestState (startTestBack
       startExampleMcpServer({ port: 0 }),
       startScriptedMcpServer({ tools: ['lookup'] }),
     ]);
-    const auditor = mockServices.auditor.mock({
-      async createEvent(options) {
-        const event: RecordedEvent = { meta: { ...(options.meta as object) } };
-        audit.push(event);
-        return {
-          async success(done) {
-            event.end = { outcome: 'succeeded', meta: { ...(done?.meta as object) } };
-          },
-          async fail(failed) {
-            event.end = {
-              outcome: String((failed.meta as { outcome?: unknown })?.outcome),
-              meta: { ...(failed.meta as object) },
-              error: failed.error.message,
-            };
-          },
-        };
-      },
-    });
+    const auditor = recordingAuditor();
+    audit = auditor.events;
     const { server } = await startTestBackend({
       features: [
         mcpBrokerPlugin,

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
+import { mcpRawPost } from '../testing/mcpRawPost';
 import {
   BrokerClient,
   brokerStatus,
@@ -180,14 +181,10 @@ describe('curated endpoints follow config reloads (real backend process, example
       30_000,
       'gone’s listen and GET streams to end',
     );
-    const refused = await fetch(`${backend.baseUrl}${endpointPath('gone')}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    const refused = await mcpRawPost(`${backend.baseUrl}${endpointPath('gone')}`, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'ping',
     });
     expect(refused.status).toBe(404);
     expect((await refused.json()).error.message).toMatch(/No MCP endpoint named "gone"/);
