@@ -152,7 +152,9 @@ export interface Config {
      * `/api/mcp-broker/endpoints/<name>/mcp` in both protocol eras. What a person sees through one
      * is what their permissions allow, narrowed to the endpoint (it never widens). The key is the
      * endpoint's name: `[a-z0-9-]+`, at most 63 characters. An invalid entry fails start-up with a
-     * message naming the key.
+     * message naming the key. Endpoints follow config reloads: added, changed (their clients get
+     * `list_changed`) and removed (their streams and sessions end once calls in flight finish);
+     * a reload with an invalid entry is refused and the running endpoints stay.
      */
     endpoints?: {
       [name: string]: {
@@ -168,7 +170,10 @@ export interface Config {
         servers: string[];
         /** Which of their tools, by the prefixed names clients see. */
         tools?: {
-          /** Globs (`*` matches any run of characters, case-sensitive): a tool must match one. Default: all. */
+          /**
+           * Globs (`*` matches any run of characters, `?` exactly one, case-sensitive): a tool
+           * must match one. Default: all.
+           */
           include?: string[];
           /** Globs: a tool matching one is left out, whatever `include` says. */
           exclude?: string[];

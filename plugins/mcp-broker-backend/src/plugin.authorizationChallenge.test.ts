@@ -19,7 +19,9 @@ describe('mcpBrokerPlugin authentication challenge (startTestBackend, Backstage 
       features: [
         mcpBrokerPlugin,
         mockServices.httpAuth.factory({ defaultCredentials: mockCredentials.none() }),
-        mockServices.rootConfig.factory({ data: { mcpBroker: { servers: [] } } }),
+        mockServices.rootConfig.factory({
+          data: { mcpBroker: { servers: [], endpoints: { triage: { servers: ['jira'] } } } },
+        }),
       ],
     })) as unknown as { server: typeof server });
     const { port } = server.address() as { port: number };
@@ -83,6 +85,36 @@ describe('mcpBrokerPlugin authentication challenge (startTestBackend, Backstage 
       }
     },
   );
+
+  it("names a curated endpoint's own metadata in its 401s, known name or not, and serves it", async () => {
+    const { port } = server.address() as { port: number };
+    const endpointMetadata = (name: string) =>
+      `http://localhost:${port}/.well-known/oauth-protected-resource/api/mcp-broker/endpoints/${name}/mcp`;
+    for (const name of ['triage', 'not-configured']) {
+      const answers = await Promise.all([
+        post(undefined, initializeRequest(), `/api/mcp-broker/endpoints/${name}/mcp`),
+        request(server).get(`/api/mcp-broker/endpoints/${name}/mcp`),
+        request(server).post(`/api/mcp-broker/endpoints/${name}/mcp/below`),
+        post(mockCredentials.user.invalidHeader(), {}, `/api/mcp-broker/endpoints/${name}/mcp`),
+      ]);
+      for (const answer of answers) {
+        expect(answer.status).toBe(401);
+        expect(answer.headers['www-authenticate']).toMatch(
+          new RegExp(`resource_metadata="${endpointMetadata(name)}"$`),
+        );
+      }
+    }
+    const metadata = await request(server).get(new URL(endpointMetadata('triage')).pathname);
+    expect(metadata.status).toBe(200);
+    expect(metadata.body.resource).toBe(
+      `http://localhost:${port}/api/mcp-broker/endpoints/triage/mcp`,
+    );
+    const local = await request(server).get(
+      '/api/mcp-broker/.well-known/oauth-protected-resource/endpoints/triage/mcp',
+    );
+    expect(local.status).toBe(200);
+    expect(local.body).toEqual(metadata.body);
+  });
 
   it('never reads a token from the query string, and says so', async () => {
     const token = mockCredentials.user.token('user:default/alice');

@@ -8,6 +8,7 @@ import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
 import {
+  PLUGIN_ENDPOINT_METADATA_PATH,
   PLUGIN_RESOURCE_METADATA_PATH,
   registerOAuthDiscovery,
 } from './authorization/registerOAuthDiscovery';
@@ -50,6 +51,7 @@ import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
 import { readCuratedEndpoints } from './endpoints/endpointConfig';
 import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
 import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
+import { watchEndpointConfig } from './endpoints/watchEndpointConfig';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -201,6 +203,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           broker,
           discovery: deps.discovery,
         });
+        // Curated endpoints follow config reloads too (added, changed, removed: spec §13).
+        const endpointWatch = watchEndpointConfig({ config, logger, endpoints, broker });
         // Server changes on the events topic `mcp-broker`, for the catalog module (contract §2.7).
         const serverChanges = ServerChangePublisher.create({
           events: deps.events,
@@ -215,6 +219,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         telemetry.observe(() => gaugeSnapshotOf(broker.status()));
         lifecycle.addShutdownHook(async () => {
           serverChanges.close();
+          endpointWatch.stop();
           await discovery.stop();
           await broker.close();
           grants?.close();
@@ -258,6 +263,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         httpRouter.use(oauth.pluginRouter);
         httpRouter.addAuthPolicy({ path: PLUGIN_RESOURCE_METADATA_PATH, allow: 'unauthenticated' });
+        httpRouter.addAuthPolicy({ path: PLUGIN_ENDPOINT_METADATA_PATH, allow: 'unauthenticated' });
         httpRouter.use(
           await createRouter({
             broker,
@@ -265,6 +271,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             access,
             toolCallAuditor,
             resourceMetadataUrl: oauth.resourceMetadataUrl,
+            resourceMetadataUrlOf: name => oauth.resourceMetadataUrlOf(name),
             telemetry,
             // The admission chain's limits stage: the per-person rate limit (spec §12).
             limits: rateLimits ? [rateLimitStep({ rateLimits, toolCallAuditor, httpAuth })] : [],

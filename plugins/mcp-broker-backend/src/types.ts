@@ -148,6 +148,8 @@ export interface ModernCaller {
    * whoever it asks for input, so callers with other capabilities never share one).
    */
   readonly poolKey: string;
+  /** The curated endpoint the request came through (spec §13); absent on /mcp. */
+  readonly endpoint?: string;
 }
 
 /**

@@ -53,11 +53,30 @@ export interface McpServerCatalog {
 }
 
 /**
+ * A curated endpoint the caller may use (spec §13): served at
+ * `/api/mcp-broker/endpoints/<name>/mcp`, with at least one tool in the caller's view.
+ *
+ * @public
+ */
+export interface McpCatalogEndpoint {
+  name: string;
+  /** Its `serverInfo.title` (the name unless configured). */
+  title: string;
+  /** What its `initialize` / `server/discover` tell an agent. */
+  instructions?: string;
+  /** How many tools the caller sees through it. */
+  tools: number;
+}
+
+/**
  * `GET /api/mcp-broker/catalog`: the servers of which the caller may use at least one item, in the
- * broker's order, each with the items the caller may use.
+ * broker's order, each with the items the caller may use, and the curated endpoints through which
+ * the caller sees at least one tool (in config order).
  *
  * @public
  */
 export interface McpBrokerCatalog {
   servers: McpServerCatalog[];
+  /** Absent from brokers without curated endpoints. */
+  endpoints?: McpCatalogEndpoint[];
 }

@@ -3,8 +3,9 @@
  * through Backstage's auditor service, with the principal, the server, the tool (the backend's
  * own name), the credential mode the call presented (spec §11; never a credential), the outcome
  * (`succeeded`, `failed`, `denied`, or `rate-limited` with `retryAfterMs`) and the duration, the
- * call's trace id when tracing is on, and the access grant whose plan admitted (or refused) it
- * (`grant`, its feed id; never the product or plan, contract mcp-access §6.4). Arguments and results are never recorded: the event's
+ * call's trace id when tracing is on, the access grant whose plan admitted (or refused) it
+ * (`grant`, its feed id; never the product or plan, contract mcp-access §6.4), and the curated
+ * endpoint it came through (spec §13; absent on /mcp). Arguments and results are never recorded: the event's
  * metadata is built from names only.
  *
  * The principal is in the metadata rather than taken by the auditor from the request: the
@@ -49,6 +50,8 @@ export interface AuditedToolCall {
   credentialMode?: string;
   /** The access grant whose plan admitted the call (its feed id, `<source>:<id>`). */
   grant?: string;
+  /** The curated endpoint the call came through (spec §13); absent on /mcp. */
+  endpoint?: string;
   /**
    * The MCP method when it is not `tools/call` (then `tool` is the item: the prompt's own name,
    * the resource's URI) — a `mcp-broker.request` event.
@@ -175,6 +178,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
     ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
     ...(call.grant === undefined ? {} : { grant: call.grant }),
+    ...(call.endpoint === undefined ? {} : { endpoint: call.endpoint }),
   };
 }
 

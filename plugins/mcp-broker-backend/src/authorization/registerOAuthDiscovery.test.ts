@@ -104,6 +104,34 @@ describe('registerOAuthDiscovery (real root router, a stand-in auth plugin on lo
     expect(local.body).toEqual(metadata.body);
   });
 
+  it("serves each curated endpoint's own metadata, root and plugin-local, for any well-formed name", async () => {
+    const { app, oauth } = await setUp();
+    const path = '/.well-known/oauth-protected-resource/api/mcp-broker/endpoints/triage/mcp';
+    expect(oauth.resourceMetadataUrlOf('triage')).toBe(`${EXTERNAL}${path}`);
+    expect(oauth.resourceMetadataUrlOf(undefined)).toBe(oauth.resourceMetadataUrl);
+    const metadata = await request(app).get(path);
+    expect(metadata.status).toBe(200);
+    expect(metadata.headers['access-control-allow-origin']).toBe('*');
+    expect(metadata.body).toEqual({
+      resource: `${EXTERNAL}/api/mcp-broker/endpoints/triage/mcp`,
+      authorization_servers: [`${EXTERNAL}/api/auth`],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['openid', 'offline_access'],
+      resource_name: 'Backstage MCP broker',
+    });
+    const local = await request(app).get(
+      '/api/mcp-broker/.well-known/oauth-protected-resource/endpoints/triage/mcp',
+    );
+    expect(local.body).toEqual(metadata.body);
+    // A name no endpoint could have is 404; nothing below an endpoint's document is served.
+    const badName = await request(app).get(
+      '/.well-known/oauth-protected-resource/api/mcp-broker/endpoints/Not_A_Name/mcp',
+    );
+    expect(badName.status).toBe(404);
+    expect(badName.body).toEqual({ error: 'not_found', error_description: 'No such MCP endpoint' });
+    expect((await request(app).get(`${path}/more`)).status).toBe(404);
+  });
+
   it('leaves a root path another plugin holds to it, warns, and names its own metadata URL', async () => {
     // What Backstage's mcp-actions plugin registers when its OAuth is on.
     const { app, oauth, logger } = await setUp({
@@ -113,6 +141,9 @@ describe('registerOAuthDiscovery (real root router, a stand-in auth plugin on lo
       ],
     });
     expect(oauth.resourceMetadataUrl).toBe(LOCAL_METADATA_URL);
+    expect(oauth.resourceMetadataUrlOf('triage')).toBe(
+      `${EXTERNAL}/api/mcp-broker/.well-known/oauth-protected-resource/endpoints/triage/mcp`,
+    );
     expect(logger.warn).toHaveBeenCalledWith(
       expect.stringContaining(`not serving ${RESOURCE_METADATA_PATH} at the origin root`),
     );
@@ -133,6 +164,9 @@ describe('registerOAuthDiscovery (real root router, a stand-in auth plugin on lo
       config: { mcpBroker: { authorization: { rootWellKnownRoutes: false } } },
     });
     expect(oauth.resourceMetadataUrl).toBe(LOCAL_METADATA_URL);
+    expect(oauth.resourceMetadataUrlOf('triage')).toBe(
+      `${EXTERNAL}/api/mcp-broker/.well-known/oauth-protected-resource/endpoints/triage/mcp`,
+    );
     expect(() =>
       rootHttpRouter.use('/.well-known/oauth-protected-resource', (_req, res) => {
         res.end();

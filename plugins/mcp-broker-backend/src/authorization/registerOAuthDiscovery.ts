@@ -5,6 +5,12 @@
  *   (1.x and 2.x) and VS Code derive on their own. The same document is also served under the
  *   plugin (/api/mcp-broker/.well-known/oauth-protected-resource/mcp), which the challenge names
  *   instead when the root route cannot be had.
+ * - The same for each curated endpoint (spec §13, contract §4):
+ *   /.well-known/oauth-protected-resource/api/mcp-broker/endpoints/<name>/mcp (and under the
+ *   plugin, .../oauth-protected-resource/endpoints/<name>/mcp), whose `resource` is the endpoint's
+ *   URL. It is answered for every well-formed name, known or not, so this public document is no
+ *   oracle of which endpoints exist (the endpoint itself answers 404 after sign-in); reloaded
+ *   endpoints need nothing here.
  * - For Backstage's issuer, which has a path (/api/auth): the RFC 8414 and OpenID Connect
  *   path-inserted documents at the origin root, carrying Backstage's own configuration unchanged.
  *   Backstage serves only the path-appended one (/api/auth/.well-known/openid-configuration),
@@ -36,9 +42,15 @@ import {
   pathInsertedWellKnownUrl,
   protectedResourceMetadata,
 } from './protectedResource';
+import { isValidEndpointName } from '../endpoints/endpointConfig';
 
 /** The plugin-local path of the endpoint's protected resource metadata (under /api/mcp-broker). */
 export const PLUGIN_RESOURCE_METADATA_PATH = `/.well-known/${PROTECTED_RESOURCE_SUFFIX}/mcp`;
+/** The plugin-local folder of the curated endpoints' metadata (`<this>/<name>/mcp`). */
+export const PLUGIN_ENDPOINT_METADATA_PATH = `/.well-known/${PROTECTED_RESOURCE_SUFFIX}/endpoints`;
+
+/** The route of one endpoint's metadata below the endpoints' metadata folder. */
+const ENDPOINT_METADATA_ROUTE = '/:endpoint/mcp';
 
 /** Options of {@link registerOAuthDiscovery}. */
 export interface OAuthDiscoveryOptions {
@@ -56,6 +68,11 @@ export interface OAuthDiscovery {
   protectedResource: ProtectedResource;
   /** The metadata URL the 401 challenge names (the root one when it could be registered). */
   resourceMetadataUrl: string;
+  /**
+   * The metadata URL a 401 of `/endpoints/<name>/mcp` names (root or plugin-local, as for the
+   * main endpoint); the main endpoint's for `undefined`.
+   */
+  resourceMetadataUrlOf(endpoint: string | undefined): string;
   /** The plugin-local metadata route ({@link PLUGIN_RESOURCE_METADATA_PATH}); unauthenticated. */
   pluginRouter: express.Router;
 }
@@ -82,12 +99,22 @@ export async function registerOAuthDiscovery(
     authorizationServer: await discovery.getExternalBaseUrl('auth'),
   };
 
-  const resourceMetadata = async (_req: express.Request, res: express.Response) => {
+  const serveMetadata = async (res: express.Response, resource: ProtectedResource) => {
     // Backstage's scopes (openid, offline_access with refresh tokens on): a client that asks for
     // them gets a refresh token, so an IDE session outlives its one-hour access token.
     const scopes = await authorizationServer.scopesSupported();
     res.setHeader('Cache-Control', 'public, max-age=300');
-    publicJson(res, protectedResourceMetadata(protectedResource, scopes));
+    publicJson(res, protectedResourceMetadata(resource, scopes));
+  };
+  const resourceMetadata = async (_req: express.Request, res: express.Response) =>
+    serveMetadata(res, protectedResource);
+  const endpointMetadata = async (req: express.Request, res: express.Response) => {
+    const name = req.params.endpoint;
+    if (!isValidEndpointName(name)) {
+      publicJson(res, { error: 'not_found', error_description: 'No such MCP endpoint' }, 404);
+      return;
+    }
+    await serveMetadata(res, { ...protectedResource, resource: endpointResource(pluginUrl, name) });
   };
   const authorizationServerMetadata = async (_req: express.Request, res: express.Response) => {
     try {
@@ -112,7 +139,24 @@ export async function registerOAuthDiscovery(
   };
 
   let resourceMetadataUrl = `${pluginUrl}${PLUGIN_RESOURCE_METADATA_PATH}`;
+  let endpointMetadataBase = `${pluginUrl}${PLUGIN_ENDPOINT_METADATA_PATH}`;
   if (config.getOptionalBoolean('mcpBroker.authorization.rootWellKnownRoutes') ?? true) {
+    const endpointsRoot = pathInsertedWellKnownUrl(
+      `${pluginUrl}/endpoints`,
+      PROTECTED_RESOURCE_SUFFIX,
+    );
+    const endpointsRouter = Router();
+    endpointsRouter.get(ENDPOINT_METADATA_ROUTE, endpointMetadata);
+    try {
+      rootHttpRouter.use(endpointsRoot.pathname, endpointsRouter);
+      endpointMetadataBase = endpointsRoot.toString();
+    } catch (error) {
+      logger.warn(
+        `MCP broker: not serving ${endpointsRoot.pathname} at the origin root: ${
+          (error as Error).message
+        } (curated endpoints' 401 challenges name the metadata under the plugin instead)`,
+      );
+    }
     const routes = [
       {
         url: pathInsertedWellKnownUrl(protectedResource.resource, PROTECTED_RESOURCE_SUFFIX),
@@ -153,5 +197,19 @@ export async function registerOAuthDiscovery(
 
   const pluginRouter = Router();
   pluginRouter.get(PLUGIN_RESOURCE_METADATA_PATH, resourceMetadata);
-  return { protectedResource, resourceMetadataUrl, pluginRouter };
+  pluginRouter.get(`${PLUGIN_ENDPOINT_METADATA_PATH}${ENDPOINT_METADATA_ROUTE}`, endpointMetadata);
+  return {
+    protectedResource,
+    resourceMetadataUrl,
+    resourceMetadataUrlOf: endpoint =>
+      endpoint === undefined
+        ? resourceMetadataUrl
+        : `${endpointMetadataBase}/${encodeURIComponent(endpoint)}/mcp`,
+    pluginRouter,
+  };
+}
+
+/** A curated endpoint's URL: its resource identifier. */
+function endpointResource(pluginUrl: string, name: string): string {
+  return `${pluginUrl}/endpoints/${name}/mcp`;
 }

@@ -274,6 +274,14 @@ export class AggregatedCatalog {
     return this.tools.some(tool => toolUiResourceUri(tool) !== undefined);
   }
 
+  /** True when a tool of one of `servers` renders an MCP App (a curated endpoint's view). */
+  hasAppToolsOf(servers: ReadonlySet<string>): boolean {
+    return this.tools.some(tool => {
+      const backend = this.toolRoutes.get(tool.name as string)?.backend;
+      return backend !== undefined && servers.has(backend) && toolUiResourceUri(tool) !== undefined;
+    });
+  }
+
   /** The backend and original name of a prefixed tool name. */
   routeTool(name: string): Route | undefined {
     return this.toolRoutes.get(name);

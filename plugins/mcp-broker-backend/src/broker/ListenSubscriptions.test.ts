@@ -32,9 +32,16 @@ function openOn(
   principal: string,
   subscriptionId: string | number,
   honoured = grant('tools'),
+  viewer?: string,
 ) {
   const stream = recordingStream();
-  const opened = registry.open({ principal, subscriptionId, honoured, openStream: () => stream });
+  const opened = registry.open({
+    principal,
+    subscriptionId,
+    honoured,
+    openStream: () => stream,
+    ...(viewer === undefined ? {} : { viewer }),
+  });
   return { opened, stream };
 }
 
@@ -107,6 +114,18 @@ describe('ListenSubscriptions (client streams recorded in memory)', () => {
     const late = openOn(registry, ALICE, 8);
     expect(late.opened).toMatchObject({ refused: 'shutting-down' });
     expect(late.stream.messages).toEqual([]);
+  });
+
+  it('ends only the streams of the viewers asked for, gracefully, and still takes new ones', () => {
+    const registry = new ListenSubscriptions({ perPrincipal: 5, perReplica: 5 });
+    const gone = openOn(registry, ALICE, 1, grant('tools'), 'alice\nremoved').stream;
+    const kept = openOn(registry, ALICE, 2, grant('tools'), 'alice').stream;
+    registry.closeWhere(viewer => viewer === 'alice\nremoved');
+    expect(gone.closed).toBe(true);
+    expect(gone.messages.at(-1)).toMatchObject({ id: 1, result: { resultType: 'complete' } });
+    expect(kept.closed).toBe(false);
+    expect(registry.size).toBe(1);
+    expect(openOn(registry, ALICE, 3).opened).not.toHaveProperty('refused');
   });
 
   it('counts streams per principal and per replica, and frees a slot when a stream closes', () => {

@@ -125,7 +125,16 @@ export class ListenSubscriptions {
    */
   closeAll(): void {
     this.closed = true;
+    this.closeWhere(() => true);
+  }
+
+  /**
+   * Ends the streams of the viewers in `audience` gracefully, as {@link closeAll} does (e.g.
+   * those opened on a curated endpoint that was removed); new streams are still taken.
+   */
+  closeWhere(audience: (viewer: string | undefined) => boolean): void {
     for (const subscription of [...this.subscriptions.values()]) {
+      if (!audience(subscription.viewer)) continue;
       const id = subscription.subscriptionId;
       subscription.stream.send(jsonRpcResult(id, subscriptionClosedResult(id)));
       subscription.stream.close();

@@ -156,11 +156,12 @@ export class McpBroker {
   }
 
   /**
-   * Announces list_changed of every kind to the streams whose viewer is in `audience`: their
-   * permitted view changed without a catalog change (an access grant came or went).
+   * Announces list_changed of `kinds` (default every kind) to the streams whose viewer is in
+   * `audience`: their view changed without a catalog change (an access grant came or went, a
+   * curated endpoint was changed).
    */
-  announceViewChanges(audience: ListAudience): void {
-    for (const kind of VIEW_KINDS) this.notifier.notify(kind, audience);
+  announceViewChanges(audience: ListAudience, kinds: readonly ViewKind[] = VIEW_KINDS): void {
+    for (const kind of kinds) this.notifier.notify(kind, audience);
   }
 
   /** Creates the broker and starts connecting to the configured backends. */
@@ -305,12 +306,19 @@ export class McpBroker {
     this.rebuildCatalog(new Map());
   }
 
-  /** The capabilities the broker advertises to clients. */
-  serverCapabilities(): Record<string, unknown> {
+  /**
+   * The capabilities the broker advertises to clients; through a curated endpoint (spec §13),
+   * those of its `servers` only.
+   */
+  serverCapabilities(servers?: ReadonlySet<string>): Record<string, unknown> {
     const advertised = new Set<string>();
     let completions = false;
-    let apps = this.catalogSnapshot.hasAppTools;
-    for (const connection of this.connections.values()) {
+    let apps =
+      servers === undefined
+        ? this.catalogSnapshot.hasAppTools
+        : this.catalogSnapshot.hasAppToolsOf(servers);
+    for (const [name, connection] of this.connections) {
+      if (servers !== undefined && !servers.has(name)) continue;
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
       if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
@@ -347,7 +355,7 @@ export class McpBroker {
   }
 
   /** Ends a client session and everything that belongs to it, on every replica. */
-  async endSession(session: ClientSession): Promise<void> {
+  async endSession(session: Pick<ClientSession, 'id'>): Promise<void> {
     await this.sessions.end(session.id);
     await this.toolCalls.announceSessionEnd?.(session.id);
   }

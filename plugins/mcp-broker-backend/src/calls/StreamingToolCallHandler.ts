@@ -158,6 +158,8 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       method: request.method,
       name: `${backend.name}/${String(params[mcpNameSource(request.method) ?? 'name'])}`,
       arguments: params.arguments,
+      // Issued on one curated endpoint, good on that one only (spec §13).
+      ...(caller.endpoint === undefined ? {} : { endpoint: caller.endpoint }),
     };
     // A call answered at once (e.g. the backend's -32021) is plain JSON with its own HTTP
     // status (the router's writer streams only when something else comes first).

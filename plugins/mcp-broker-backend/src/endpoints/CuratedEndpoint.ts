@@ -68,8 +68,10 @@ export class CuratedEndpoint implements CatalogSelection {
       version: BROKER_IMPLEMENTATION.version,
     });
     if (config.instructions !== undefined) this.instructions = config.instructions;
-    this.#included = config.include === undefined ? () => true : globMatcher(config.include);
-    this.#excluded = globMatcher(config.exclude);
+    // `?` is one character here: tool names never hold one (see globMatcher).
+    const glob = (patterns: readonly string[]) => globMatcher(patterns, { anyOneCharacter: true });
+    this.#included = config.include === undefined ? () => true : glob(config.include);
+    this.#excluded = glob(config.exclude);
   }
 
   /** The configuration it was made from (compared on reload). */

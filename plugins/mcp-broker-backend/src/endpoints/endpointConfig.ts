@@ -28,8 +28,8 @@ export interface CuratedEndpointConfig {
   /** Names of the broker servers whose items the endpoint may show (at least one). */
   readonly servers: readonly string[];
   /**
-   * Globs on prefixed tool names (`*` any run of characters, as the HAS_NAME rule reads them): a
-   * tool must match one (absent: every tool).
+   * Globs on prefixed tool names (`*` any run of characters as in the HAS_NAME rule, and `?` one
+   * character): a tool must match one (absent: every tool).
    */
   readonly include?: readonly string[];
   /** Globs on prefixed tool names: a tool matching one is left out. */

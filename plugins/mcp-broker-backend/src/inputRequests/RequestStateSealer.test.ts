@@ -102,6 +102,7 @@ describe('RequestStateSealer', () => {
       [{ principal: 'user:default/bob' }, 'foreign-principal'],
       [{ name: 'example_echo' }, 'foreign-request'],
       [{ method: 'prompts/get' }, 'foreign-request'],
+      [{ endpoint: 'triage' }, 'foreign-endpoint'],
       [{ arguments: { question: 'Delete?' } }, 'foreign-arguments'],
       [{ arguments: undefined }, 'foreign-arguments'],
     ];
@@ -113,6 +114,17 @@ describe('RequestStateSealer', () => {
     }
     // The rightful owner can still use it.
     await expect(states.open(token, BINDING)).resolves.toBeDefined();
+  });
+
+  it('opens a state only on the curated endpoint it was issued on', async () => {
+    const states = sealer();
+    const token = states.seal({ ...BINDING, endpoint: 'triage' });
+    for (const endpoint of [undefined, 'ops']) {
+      const refusal = await refusalOf(states.open(token, { ...BINDING, endpoint }));
+      expect(refusal.reason).toBe('foreign-endpoint');
+      expect(refusal.message).toMatch(/issued on another MCP endpoint/);
+    }
+    await expect(states.open(token, { ...BINDING, endpoint: 'triage' })).resolves.toBeDefined();
   });
 
   it('treats absent arguments like {} and makes every state unique', async () => {

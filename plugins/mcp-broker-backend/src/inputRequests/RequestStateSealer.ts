@@ -13,7 +13,8 @@
  * Guarantees when `open` returns: the state was sealed by a broker holding one of the same keys
  * (every replica shares them: config `mcpBroker.requestStateSecret` or the rotating key ring; a
  * state sealed before a rotation opens with the previous key until it expires), for this
- * principal, this method and name (the tool), and arguments with the same canonical JSON; it has
+ * principal, this method and name (the tool), on the same curated endpoint (or /mcp; spec §13),
+ * and arguments with the same canonical JSON; it has
  * not expired (`elicitationTtl`); and no earlier `open` on any replica sharing the nonce store got
  * it (single use). The checks run from the cheapest to the one that changes state, so a refused
  * foreign or tampered state does not use up the nonce of the rightful owner.
@@ -44,6 +45,8 @@ export interface RequestStateBinding {
   name: string;
   /** The request's arguments (absent = `{}`); bound through a digest of their canonical JSON. */
   arguments?: unknown;
+  /** The curated endpoint the request came through (absent on /mcp, spec §13). */
+  endpoint?: string;
 }
 
 /** What the broker keeps inside its state for the retry. */
@@ -69,6 +72,7 @@ export type RequestStateRefusalReason =
   | 'replayed'
   | 'foreign-principal'
   | 'foreign-request'
+  | 'foreign-endpoint'
   | 'foreign-arguments'
   | 'call-ended'
   | 'holder-gone';
@@ -82,6 +86,7 @@ const MESSAGES: Record<RequestStateRefusalReason, string> = {
   replayed: `requestState was already used (each one answers a single retry); ${RESTART}`,
   'foreign-principal': `requestState was issued to another caller; ${RESTART}`,
   'foreign-request': `requestState was issued for another method or name; retry the same request it came with, or ${RESTART}`,
+  'foreign-endpoint': `requestState was issued on another MCP endpoint; retry on the endpoint URL the request came through, or ${RESTART}`,
   'foreign-arguments': `requestState was issued for other arguments; retry with the arguments of the original request, or ${RESTART}`,
   'call-ended': `the call this requestState belongs to is no longer held (it ended, was cancelled, or its broker restarted); ${RESTART}`,
   'holder-gone': `the broker replica that ran the call this requestState belongs to stopped, and the call's result is lost with it; ${RESTART}`,
@@ -119,6 +124,8 @@ interface Payload {
   e: number;
   /** nonce */
   u: string;
+  /** curated endpoint (absent on /mcp) */
+  x?: string;
   c?: string;
   b?: string;
   s?: string;
@@ -182,6 +189,7 @@ export class RequestStateSealer {
       a: argumentsDigest(binding.arguments),
       e: this.#now() + this.#ttlMs,
       u: randomBytes(NONCE_BYTES).toString('base64url'),
+      ...(binding.endpoint === undefined ? {} : { x: binding.endpoint }),
       ...(contents.callId === undefined ? {} : { c: contents.callId }),
       ...(contents.backend === undefined ? {} : { b: contents.backend }),
       ...(contents.backendRequestState === undefined ? {} : { s: contents.backendRequestState }),
@@ -201,6 +209,7 @@ export class RequestStateSealer {
     if (payload.m !== binding.method || payload.n !== binding.name) {
       throw new RequestStateRefusal('foreign-request');
     }
+    if (payload.x !== binding.endpoint) throw new RequestStateRefusal('foreign-endpoint');
     if (payload.a !== argumentsDigest(binding.arguments)) {
       throw new RequestStateRefusal('foreign-arguments');
     }

@@ -20,6 +20,17 @@ describe('HAS_NAME globs', () => {
     expect(matches('xexact')).toBe(false);
   });
 
+  it('reads ? as one character only when asked (tool-name globs of curated endpoints)', () => {
+    const matches = globMatcher(['e?ho', 'a.?'], { anyOneCharacter: true });
+    expect(matches('echo')).toBe(true);
+    expect(matches('e?ho')).toBe(true);
+    expect(matches('eho')).toBe(false);
+    expect(matches('eccho')).toBe(false);
+    expect(matches('a.b')).toBe(true);
+    expect(matches('aXb')).toBe(false);
+    expect(globMatcher(['e?ho'])('echo')).toBe(false);
+  });
+
   it('treats every character but * literally (?, [, ., regex syntax) and * across slashes', () => {
     const matches = globMatcher(['what?', '[a]', 'a.b', 'file:///docs/*', '(x)+']);
     expect(matches('what?')).toBe(true);

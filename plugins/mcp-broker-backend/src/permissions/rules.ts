@@ -103,13 +103,22 @@ export function toolAnnotation(tool: BrokerToolResource, annotation: ToolAnnotat
 
 /**
  * A matcher for case-sensitive glob patterns where `*` matches any run of characters
- * (including none) and every other character, `?` and `[` included, matches only itself.
+ * (including none) and every other character, `?` and `[` included, matches only itself — the
+ * HAS_NAME rule's dialect, where `?` must stay literal because it also matches resource URIs.
+ * With `anyOneCharacter`, `?` matches exactly one character: for patterns on tool names only
+ * (curated endpoints), which MCP's naming rule keeps free of `?`.
  */
-export function globMatcher(patterns: readonly string[]): (name: string) => boolean {
+export function globMatcher(
+  patterns: readonly string[],
+  options: { anyOneCharacter?: boolean } = {},
+): (name: string) => boolean {
   const sources = patterns.map(pattern =>
     pattern
       .split('*')
-      .map(part => part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))
+      .map(part => {
+        const literal = part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+        return options.anyOneCharacter ? literal.replaceAll('\\?', '.') : literal;
+      })
       .join('.*'),
   );
   if (sources.length === 0) return () => false;

@@ -12,9 +12,18 @@ import { ResponseWriter } from './ResponseWriter';
 
 const BEARER_TOKEN = /^bearer +\S/i;
 
-/** Answers an unauthenticated request to the MCP endpoint with 401 and the OAuth challenge. */
-export function challengeUnauthenticated(resourceMetadataUrl: string) {
+/**
+ * Answers an unauthenticated request to an MCP endpoint with 401 and the OAuth challenge naming
+ * `resourceMetadataUrl` (a function of the request where endpoints have metadata of their own).
+ */
+export function challengeUnauthenticated(
+  resourceMetadataUrlOf: string | ((req: Request) => string),
+) {
   return (req: Request, res: Response): void => {
+    const resourceMetadataUrl =
+      typeof resourceMetadataUrlOf === 'string'
+        ? resourceMetadataUrlOf
+        : resourceMetadataUrlOf(req);
     const authorization = req.headers.authorization;
     const tokenSent = typeof authorization === 'string' && BEARER_TOKEN.test(authorization);
     res.setHeader(

@@ -33,12 +33,21 @@ import type { ModernRequestContext } from '../protocol/requestMetadata';
 import type { BrokerBackend, ModernCaller, ToolCallContext } from '../types';
 import { callEndSignal } from './callEndSignal';
 import type { ModernShape } from './catalogMethods';
-import { hiddenToolRoute, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
+import {
+  endpointFieldOf,
+  hiddenToolRoute,
+  permittedCatalogOf,
+  type McpRequest,
+  type McpRoute,
+} from './mcpRequest';
 import { declaresUi } from './declaresUi';
 import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
+
+/** The audit `reason` of a call of a tool its curated endpoint does not show (contract §1). */
+export const NOT_IN_ENDPOINT = 'not-in-endpoint';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -72,6 +81,7 @@ export function callTool(
           server: route.backend,
           tool: route.name,
           ...(traceId === undefined ? {} : { traceId }),
+          ...endpointFieldOf(request),
         },
         'failed',
         'app-only tool called by a client that did not declare io.modelcontextprotocol/ui',
@@ -80,9 +90,15 @@ export function callTool(
       return;
     }
     if (!route || !backend) {
-      // Denied and unknown answer alike; only the audit trail tells them apart.
-      const hidden = hiddenToolRoute(broker.catalog(), name);
-      if (hidden) {
+      // Denied, outside the endpoint and unknown answer alike; only the audit trail tells them
+      // apart. Outside the endpoint is said first: the person's policy is not the reason then.
+      const catalog = broker.catalog();
+      const hidden = hiddenToolRoute(catalog, name);
+      const outside =
+        hidden !== undefined &&
+        request.endpoint !== undefined &&
+        request.endpoint.selectionOf(catalog).routeTool(name) === undefined;
+      if (hidden && !outside) {
         telemetry?.denied(
           mcpBrokerToolUsePermission.name,
           JsonRpcErrorCode.InvalidParams,
@@ -95,9 +111,11 @@ export function callTool(
           server: hidden?.backend,
           tool: hidden?.name ?? name,
           ...(traceId === undefined ? {} : { traceId }),
+          ...endpointFieldOf(request),
         },
         hidden ? 'denied' : 'failed',
-        hidden ? 'mcp-broker.tool.use denied' : 'unknown tool',
+        refusalReason(hidden !== undefined, outside),
+        outside ? { reason: NOT_IN_ENDPOINT } : {},
       );
       writer.answer(unknownTool(id, name));
       return;
@@ -124,6 +142,7 @@ export function callTool(
         credentialMode: authOf(backend).mode,
         ...(traceId === undefined ? {} : { traceId }),
         ...(request.grant === undefined ? {} : { grant: request.grant }),
+        ...endpointFieldOf(request),
       },
       id,
     );
@@ -133,6 +152,12 @@ export function callTool(
       await audit.finish();
     }
   };
+}
+
+/** Why a call of a tool the caller cannot see was refused, as the audit event says. */
+function refusalReason(exists: boolean, outsideEndpoint: boolean): string {
+  if (outsideEndpoint) return `${NOT_IN_ENDPOINT}: the tool is not in this curated endpoint`;
+  return exists ? 'mcp-broker.tool.use denied' : 'unknown tool';
 }
 
 /** The answer to a call of a tool the caller cannot see (unknown, denied or app-only alike). */
@@ -253,7 +278,10 @@ async function handOff(
     } else {
       await broker.toolCalls.handleModernToolCall({
         ...call,
-        caller: modernCallerOf(request.principal, request.context!),
+        caller: {
+          ...modernCallerOf(request.principal, request.context!),
+          ...endpointFieldOf(request),
+        },
         // A tool result is shaped by the call machinery; other results here.
         ...(clientRequestMethod(method!)?.toolResult
           ? {}

@@ -3,21 +3,31 @@
  * by the server that serves them (what the portal's MCP page shows a person). The decisions are
  * the MCP lists' own (BrokerAccessControl, per principal and catalog version): a denied item is
  * absent here exactly as from `tools/list`. Like every MCP request it needs
- * `mcp-broker.session.create` (403 naming it otherwise).
+ * `mcp-broker.session.create` (403 naming it otherwise). It also lists the curated endpoints
+ * (spec §13) through which the caller sees at least one tool: the person's view narrowed to each.
  */
 import { NotAllowedError } from '@backstage/errors';
 import {
   mcpBrokerSessionCreatePermission,
   type McpBrokerCatalog,
+  type McpCatalogEndpoint,
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
 import type { Request, Response } from 'express';
 import { recordField as record, textField as text } from '../broker/itemFields';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
+import type { CuratedEndpoints } from '../endpoints/CuratedEndpoints';
+import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
 
-/** Answers the caller's permitted catalog, grouped by server. */
-export function catalogHandler(deps: PrincipalAccessDeps) {
+/** Dependencies of {@link catalogHandler}. */
+export interface CatalogHandlerDeps extends PrincipalAccessDeps {
+  /** The curated endpoints (spec §13); none by default. */
+  endpoints?: Pick<CuratedEndpoints, 'list'>;
+}
+
+/** Answers the caller's permitted catalog, grouped by server, and the endpoints they may use. */
+export function catalogHandler(deps: CatalogHandlerDeps) {
   return async (req: Request, res: Response) => {
     const access = await accessOf(deps, req, res);
     if (!access.mayCreateSession) {
@@ -25,8 +35,29 @@ export function catalogHandler(deps: PrincipalAccessDeps) {
         `Listing the MCP broker's tools needs the permission ${mcpBrokerSessionCreatePermission.name}`,
       );
     }
-    res.json(catalogByServer(access.catalog));
+    const catalog = catalogByServer(access.catalog);
+    if (deps.endpoints !== undefined) catalog.endpoints = usableEndpoints(deps.endpoints, access);
+    res.json(catalog);
   };
+}
+
+/** The endpoints through which `access` sees at least one tool, in config order. */
+function usableEndpoints(
+  endpoints: Pick<CuratedEndpoints, 'list'>,
+  access: PrincipalAccess,
+): McpCatalogEndpoint[] {
+  return endpoints.list().flatMap(endpoint => {
+    const tools = endpoint.narrowAccess(access).catalog.tools.length;
+    if (tools === 0) return [];
+    return [
+      {
+        name: endpoint.name,
+        title: endpoint.serverInfo.title,
+        ...(endpoint.instructions === undefined ? {} : { instructions: endpoint.instructions }),
+        tools,
+      },
+    ];
+  });
 }
 
 /** Groups a principal's permitted lists by the server that serves each item (first-seen order). */

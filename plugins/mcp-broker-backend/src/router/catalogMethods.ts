@@ -81,7 +81,7 @@ export function discover(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { endpoint } = request;
     const result = discoverResult({
-      capabilities: broker.serverCapabilities(),
+      capabilities: broker.serverCapabilities(endpoint?.servers),
       instructions: endpoint === undefined ? BROKER_INSTRUCTIONS : endpoint.instructions,
       // The same for every permitted caller: nothing in it depends on who asks.
       ...listCacheHints(broker, 'public', ALL_LIST_KEYS),

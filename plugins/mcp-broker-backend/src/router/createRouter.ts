@@ -9,6 +9,7 @@
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
+import type { Request } from 'express';
 import Router from 'express-promise-router';
 import { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
@@ -25,6 +26,10 @@ import { requirePrincipal, SELF_AUTHENTICATED_PATHS } from './requirePrincipal';
 import { challengeUnauthenticated } from './authenticationChallenge';
 import type { CuratedEndpointStatus } from '../endpoints/CuratedEndpoint';
 import type { CuratedEndpoints } from '../endpoints/CuratedEndpoints';
+import { isValidEndpointName } from '../endpoints/endpointConfig';
+
+/** A path under a curated endpoint (the router's mount path before it). */
+const ENDPOINT_PATH = /\/endpoints\/([^/]+)(?:\/|$)/;
 
 /** Dependencies of {@link createRouter}. */
 export interface RouterOptions {
@@ -35,6 +40,11 @@ export interface RouterOptions {
   toolCallAuditor: ToolCallAuditor;
   /** Where the endpoint's protected resource metadata is: named in every 401 of /mcp. */
   resourceMetadataUrl: string;
+  /**
+   * Where a curated endpoint's own metadata is, named in the 401s of its path (contract §4);
+   * without it they name {@link RouterOptions.resourceMetadataUrl}.
+   */
+  resourceMetadataUrlOf?: (endpoint: string) => string;
   /** Metrics and traces of client requests (spec §12). */
   telemetry: BrokerTelemetry;
   /**
@@ -78,7 +88,12 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   // /mcp is one handler: its edge authenticates first (401 with the OAuth challenge MCP clients
   // sign in from, spec §10), then reads the body and checks Host/Origin (see mcpEndpoint).
   const principals = VerifiedPrincipalCache.create({ httpAuth: options.httpAuth });
-  const onUnauthenticated = challengeUnauthenticated(options.resourceMetadataUrl);
+  const onUnauthenticated = challengeUnauthenticated(req => {
+    const endpoint = endpointOfPath(req);
+    return endpoint === undefined || options.resourceMetadataUrlOf === undefined
+      ? options.resourceMetadataUrl
+      : options.resourceMetadataUrlOf(endpoint);
+  });
   const { maxRequestBodyBytes, requestBodyTimeoutMs, dnsRebindingProtection } =
     options.broker.config;
   const bodyLimits = { maxBytes: maxRequestBodyBytes, timeoutMs: requestBodyTimeoutMs };
@@ -106,6 +121,16 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   );
   router.get('/catalog', catalogHandler(deps));
   return router;
+}
+
+/**
+ * The curated endpoint a request's path names (`/endpoints/<name>/…`; a well-formed name, known or
+ * not, so a 401 says nothing of which endpoints exist), or undefined.
+ */
+function endpointOfPath(req: Request): string | undefined {
+  const name: string | undefined =
+    req.params.endpoint ?? ENDPOINT_PATH.exec(`${req.baseUrl}${req.path}`)?.[1];
+  return name !== undefined && isValidEndpointName(name) ? name : undefined;
 }
 
 /** Each curated endpoint's `/status` entry, against the broker's current servers and catalog. */

@@ -39,7 +39,10 @@ async function listen(
     return;
   }
   // What the broker can deliver is what it advertises (tools always: it announces removals).
-  const honoured = honouredFilter(requested, advertisedListKinds(broker.serverCapabilities()));
+  const honoured = honouredFilter(
+    requested,
+    advertisedListKinds(broker.serverCapabilities(request.endpoint?.servers)),
+  );
   const opened = broker.listenStreams.open({
     principal,
     viewer: endpointViewer(credentialKeyOf(req, principal), request.endpoint?.name),

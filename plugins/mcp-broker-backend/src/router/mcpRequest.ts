@@ -100,6 +100,14 @@ export function permittedCatalogOf(request: McpRequest): PermittedCatalog {
   return request.access.catalog;
 }
 
+/**
+ * `{ endpoint: <name> }` for a request through a curated endpoint, `{}` on /mcp: the field its
+ * session and audit events carry (spec §13).
+ */
+export function endpointFieldOf(request: Pick<McpRequest, 'endpoint'>): { endpoint?: string } {
+  return request.endpoint === undefined ? {} : { endpoint: request.endpoint.name };
+}
+
 /** A message the edge refused: the HTTP status and JSON-RPC error to answer with. */
 export interface UnreadableMessage {
   readonly refused: { status: number; code: number; message: string; id: JsonRpcId | null };

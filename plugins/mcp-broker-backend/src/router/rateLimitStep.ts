@@ -27,7 +27,7 @@ import type {
 } from '../rateLimits/RequestRateLimits';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import type { AdmissionStep } from './admission';
-import type { McpRequest, McpRoute } from './mcpRequest';
+import { endpointFieldOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** What {@link rateLimitStep} needs. */
 export interface RateLimitStepDeps {
@@ -100,6 +100,7 @@ async function refuse(
         ? {}
         : { method: request.method }),
       ...(request.telemetry?.traceId === undefined ? {} : { traceId: request.telemetry.traceId }),
+      ...endpointFieldOf(request),
     },
     limited ? 'rate-limited' : 'failed',
     error.message,

@@ -13,7 +13,7 @@ import {
 } from '../protocol/versions';
 import { boundSessionInit } from '../sessions/boundedSessionInit';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
-import type { McpRequest } from './mcpRequest';
+import { endpointFieldOf, type McpRequest } from './mcpRequest';
 import { refuseStoreUnavailable, refuseSessionLimit } from './protocol';
 
 /**
@@ -40,7 +40,7 @@ export function initialize(broker: McpBroker) {
         principal: request.principal,
         protocolVersion,
         ...bounded.init,
-        ...(request.endpoint === undefined ? {} : { endpoint: request.endpoint.name }),
+        ...endpointFieldOf(request),
       });
     } catch (error) {
       if (error instanceof SessionLimitError) refuseSessionLimit(writer, error, id);
@@ -51,7 +51,7 @@ export function initialize(broker: McpBroker) {
     writer.answer(
       jsonRpcResult(id, {
         protocolVersion,
-        capabilities: broker.serverCapabilities(),
+        capabilities: broker.serverCapabilities(request.endpoint?.servers),
         // Through a curated endpoint: its own name, title and instructions (spec §13).
         serverInfo: request.endpoint?.serverInfo ?? BROKER_IMPLEMENTATION,
         instructions:

@@ -119,6 +119,33 @@ describe('ClientSessionRegistry across replicas', () => {
     expect(await b.get(calling.id, ALICE)).toBeDefined();
   });
 
+  it('tells when a session has no running request left, or has ended', async () => {
+    const { a, b } = replicas();
+    const idle = await a.create(init);
+    await expect(a.whenIdle(idle.id)).resolves.toBeUndefined();
+    await expect(a.whenIdle('not-a-session')).resolves.toBeUndefined();
+    const busy = await a.create(init);
+    a.requestStarted(busy);
+    a.requestStarted(busy);
+    let woken = false;
+    const waiting = a.whenIdle(busy.id).then(() => {
+      woken = true;
+    });
+    a.requestEnded(busy);
+    await Promise.resolve();
+    expect(woken).toBe(false);
+    a.requestEnded(busy);
+    await waiting;
+    expect(woken).toBe(true);
+    // A session that ends while busy wakes its waiters too.
+    const ending = await a.create(init);
+    a.requestStarted(ending);
+    const ended = a.whenIdle(ending.id);
+    await b.end(ending.id);
+    await a.sweep();
+    await expect(ended).resolves.toBeUndefined();
+  });
+
   it('shutting one replica down keeps the sessions for the others and releases nothing shared', async () => {
     const { a, b, ended } = replicas();
     const created = await a.create(init);

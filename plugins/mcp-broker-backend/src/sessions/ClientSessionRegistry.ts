@@ -125,6 +125,8 @@ export class ClientSessionRegistry {
   private readonly sharedStore: boolean;
   /** Sessions being created here, by principal (counted against the limits before they exist). */
   private readonly creating = new Map<string, number>();
+  /** Who waits for a local session to have no running request ({@link whenIdle}). */
+  private readonly idleWaiters = new Map<string, Array<() => void>>();
 
   constructor(options: ClientSessionRegistryOptions) {
     this.store = options.store ?? new MemoryClientSessionStore();
@@ -247,6 +249,26 @@ export class ClientSessionRegistry {
   /** The request counted by {@link requestStarted} ended (once per start). */
   requestEnded(session: ClientSession): void {
     session.openRequests -= 1;
+    if (session.openRequests === 0) this.wakeIdleWaiters(session.id);
+  }
+
+  /**
+   * Resolves once the local session `id` runs no request on this replica (at once when it runs
+   * none, has no local half, or when its local half ends meanwhile): so a session can be ended
+   * without cutting off calls in flight.
+   */
+  whenIdle(id: string): Promise<void> {
+    const session = this.local.get(id);
+    if (session === undefined || session.openRequests === 0) return Promise.resolve();
+    return new Promise(resolve => {
+      this.idleWaiters.set(id, [...(this.idleWaiters.get(id) ?? []), resolve]);
+    });
+  }
+
+  private wakeIdleWaiters(id: string): void {
+    const waiters = this.idleWaiters.get(id);
+    this.idleWaiters.delete(id);
+    for (const wake of waiters ?? []) wake();
   }
 
   /**
@@ -443,5 +465,6 @@ export class ClientSessionRegistry {
     this.local.delete(session.id);
     session.eventStream?.close();
     session.ended.abort();
+    this.wakeIdleWaiters(session.id);
   }
 }

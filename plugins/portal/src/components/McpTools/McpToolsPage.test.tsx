@@ -45,6 +45,54 @@ function fakeBroker(overrides: Partial<McpBrokerApi> = {}): jest.Mocked<McpBroke
 }
 
 describe('McpToolsPage (fake broker API, fake permissions)', () => {
+  it('lists the curated endpoints the person may use, each with its URL, instructions and client snippet', async () => {
+    const broker = fakeBroker({
+      getCatalog: jest.fn(async () => ({
+        servers: [
+          {
+            server: 'example',
+            tools: [{ name: 'example_echo' }, { name: 'example_count' }],
+            prompts: [],
+            resources: [],
+            resourceTemplates: [],
+          },
+        ],
+        endpoints: [
+          { name: 'triage', title: 'Incident triage', instructions: 'Read-only tools.', tools: 2 },
+          { name: 'echo-only', title: 'echo-only', tools: 1 },
+        ],
+      })),
+    });
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    expect(await screen.findByRole('heading', { name: 'Curated endpoints' })).toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: 'Incident triage' })).toBeInTheDocument();
+    expect(screen.getByText('2 tools for you at', { exact: false })).toHaveTextContent(
+      'http://localhost:7007/api/mcp-broker/endpoints/triage/mcp',
+    );
+    expect(screen.getByLabelText('Instructions of triage')).toHaveTextContent('Read-only tools.');
+    expect(
+      JSON.parse(screen.getByLabelText('MCP client configuration for echo-only').textContent!),
+    ).toEqual({
+      servers: {
+        'echo-only': {
+          type: 'http',
+          url: 'http://localhost:7007/api/mcp-broker/endpoints/echo-only/mcp',
+        },
+      },
+    });
+    expect(screen.queryByLabelText('Instructions of echo-only')).not.toBeInTheDocument();
+  });
+
+  it('shows no endpoints section when the person may use none', async () => {
+    await renderPortal(<McpToolsPage />, {
+      apis: [[mcpBrokerApiRef, fakeBroker()], permissions(mcpBrokerSessionCreatePermission)],
+    });
+    await screen.findByRole('list', { name: 'Tools of example' });
+    expect(screen.queryByRole('heading', { name: 'Curated endpoints' })).not.toBeInTheDocument();
+  });
+
   it("shows the person's tools, prompts and resources per server and how to connect an IDE", async () => {
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {

@@ -3,7 +3,8 @@
  * declared annotations), prompts, resources and resource templates, as the broker decides them
  * (GET /api/mcp-broker/catalog) — the broker's endpoint and how to connect an IDE to it, and for
  * holders of `mcp-broker.status.read` each backend's state, protocol era and last error; for
- * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges).
+ * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges); the
+ * curated endpoints the person may use (CuratedEndpoints).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
@@ -32,6 +33,7 @@ import { MarkdownText } from '../shared/MarkdownText';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { HeldToolChanges } from './HeldToolChanges';
+import { CuratedEndpoints, mcpClientSnippet } from './CuratedEndpoints';
 
 /** Short labels for the MCP tool annotations a person cares about. */
 export function annotationLabels(annotations: Record<string, unknown> | undefined): string[] {
@@ -77,7 +79,7 @@ function ConnectCard() {
   const broker = useApi(mcpBrokerApiRef);
   const endpoint = useAsyncData(() => broker.getEndpointUrl(), [broker]);
   const url = endpoint.value ?? '…';
-  const snippet = JSON.stringify({ servers: { backstage: { type: 'http', url } } }, null, 2);
+  const snippet = mcpClientSnippet('backstage', url);
   return (
     <Card>
       <CardHeader>
@@ -135,6 +137,7 @@ function ServerCatalog() {
       {servers.map(server => (
         <ServerCard key={server.server} server={server} />
       ))}
+      <CuratedEndpoints endpoints={catalog.value?.endpoints ?? []} />
     </Flex>
   );
 }
