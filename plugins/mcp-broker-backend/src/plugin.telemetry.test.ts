@@ -9,6 +9,7 @@ import { mockCredentials, mockServices, startTestBackend } from '@backstage/back
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mcpBrokerPlugin } from './plugin';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { withModernEnvelope } from './backend/ModernChannel';
 import { MetricName } from './telemetry/BrokerMetrics';
 import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
@@ -19,14 +20,9 @@ import { waitFor } from './testing/waitFor';
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 
-interface RecordedEvent {
-  meta: Record<string, unknown>;
-  end?: { outcome: string; meta: Record<string, unknown>; error?: string };
-}
-
 describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry SDK in memory, an auditor test double)', () => {
   const sdk = new InMemoryTelemetry();
-  const audit: RecordedEvent[] = [];
+  const { factory: auditorFactory, events: audit } = recordingAuditor();
   let scripted: ScriptedMcpServer;
   let stop: () => Promise<void>;
   let endpoint: string;
@@ -34,28 +30,10 @@ describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry 
   beforeAll(async () => {
     sdk.install();
     scripted = await startScriptedMcpServer({ tools: ['echo', 'search_docs'] });
-    const auditor = mockServices.auditor.mock({
-      async createEvent(options) {
-        const event: RecordedEvent = { meta: { ...(options.meta as object) } };
-        audit.push(event);
-        return {
-          async success(done) {
-            event.end = { outcome: 'succeeded', meta: { ...(done?.meta as object) } };
-          },
-          async fail(failed) {
-            event.end = {
-              outcome: String((failed.meta as { outcome?: unknown })?.outcome),
-              meta: { ...(failed.meta as object) },
-              error: failed.error.message,
-            };
-          },
-        };
-      },
-    });
     const { server } = await startTestBackend({
       features: [
         mcpBrokerPlugin,
-        auditor.factory,
+        auditorFactory,
         mockServices.rootConfig.factory({
           data: {
             mcpBroker: {

@@ -51,6 +51,13 @@ export interface AuditedToolCall {
    * the resource's URI) — a `mcp-broker.request` event.
    */
   method?: string;
+  /**
+   * How an MCP App's call by its server's own tool name was resolved (contract §3.6: `hint` or
+   * `unique`); absent for a call by the broker name.
+   */
+  nameResolution?: 'hint' | 'unique';
+  /** The server an app's origin hint named (with `nameResolution: "hint"`). */
+  appOrigin?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -171,6 +178,8 @@ function metaOf(call: AuditedToolCall): JsonObject {
       : { method: call.method!, item: call.tool.slice(0, 200) }),
     ...(call.traceId === undefined ? {} : { traceId: call.traceId }),
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
+    ...(call.nameResolution === undefined ? {} : { nameResolution: call.nameResolution }),
+    ...(call.appOrigin === undefined ? {} : { appOrigin: call.appOrigin }),
   };
 }
 

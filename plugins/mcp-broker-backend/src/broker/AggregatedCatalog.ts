@@ -15,7 +15,7 @@
  */
 import type { BackendLists } from '../backend/backendConnectionTypes';
 import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import { isAppOnlyTool } from '../protocol/uiExtension';
+import { isAppCallableTool, isAppOnlyTool } from '../protocol/uiExtension';
 import {
   brokerUiUri,
   isUiUri,
@@ -41,6 +41,12 @@ export interface Route {
   paramHeaders?: readonly ParamHeaderDeclaration[];
   /** True for a tool only apps may call (`_meta.ui.visibility` without `"model"`). */
   appOnly?: true;
+}
+
+/** A tool an MCP App may call by its own name (contract §3.6), with its broker name. */
+export interface AppToolRoute extends Route {
+  /** The name clients see (with the server's prefix). */
+  brokerName: string;
 }
 
 /** A backend tool left out of the catalog because its definition is invalid. */
@@ -277,6 +283,49 @@ export class AggregatedCatalog {
   /** The backend and original name of a prefixed tool name. */
   routeTool(name: string): Route | undefined {
     return this.toolRoutes.get(name);
+  }
+
+  /**
+   * The tools an MCP App may call by its server's own name `name` (contract §3.6): tools of
+   * app servers (servers with at least one tool that names a UI resource) whose visibility
+   * includes `"app"`, in config order, each with its broker name.
+   */
+  appToolsNamed(name: string): readonly AppToolRoute[] {
+    this.#appTools ??= this.#indexAppTools();
+    return this.#appTools.get(name) ?? [];
+  }
+
+  /**
+   * The configured server a broker UI URI (`ui://<server>/…`) names; undefined for any other
+   * value (an app's origin hint, contract §3.6).
+   */
+  uiUriServer(uri: unknown): string | undefined {
+    return typeof uri === 'string'
+      ? qualifiedUiUri(uri, server => this.serverNames.has(server))?.server
+      : undefined;
+  }
+
+  #appTools: ReadonlyMap<string, readonly AppToolRoute[]> | undefined;
+
+  #indexAppTools(): ReadonlyMap<string, readonly AppToolRoute[]> {
+    const appServers = new Set<string>();
+    for (const tool of this.tools) {
+      if (toolUiResourceUri(tool) === undefined) continue;
+      const server = this.toolRoutes.get(String(tool.name))?.backend;
+      if (server !== undefined) appServers.add(server);
+    }
+    const index = new Map<string, AppToolRoute[]>();
+    for (const tool of this.tools) {
+      const brokerName = String(tool.name);
+      const route = this.toolRoutes.get(brokerName);
+      if (route === undefined || !appServers.has(route.backend) || !isAppCallableTool(tool)) {
+        continue;
+      }
+      const named = index.get(route.originalName) ?? [];
+      named.push({ ...route, brokerName });
+      index.set(route.originalName, named);
+    }
+    return index;
   }
 
   /**

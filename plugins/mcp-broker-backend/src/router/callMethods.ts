@@ -39,6 +39,12 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
+import {
+  ambiguousAppTool,
+  appOriginOf,
+  resolveAppTool,
+  withoutAppOriginHint,
+} from './appToolRoute';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -60,12 +66,10 @@ export function callTool(
     // The table's params rule holds (checked before any handler runs).
     const name = params.name as string;
     const backend = route && broker.server(route.backend);
-    if (
-      route !== undefined &&
-      permittedCatalogOf(request).routeTool(name)?.appOnly === true &&
-      !declaresUi(request)
-    ) {
-      // An app-only tool is not offered to a plain agent (contract §3.5): unknown to it.
+    const appOnlyRefusal = route && appOnlyRefusalOf(request, name, route.backend);
+    if (route !== undefined && appOnlyRefusal !== undefined) {
+      // An app-only tool is not offered to a plain agent, nor to another server's app
+      // (contract §3.5): unknown to them.
       await auditor.refused(
         {
           principal,
@@ -74,9 +78,21 @@ export function callTool(
           ...(traceId === undefined ? {} : { traceId }),
         },
         'failed',
-        'app-only tool called by a client that did not declare io.modelcontextprotocol/ui',
+        appOnlyRefusal,
       );
       writer.answer(unknownTool(id, name));
+      return;
+    }
+    const ambiguity = route === undefined ? appToolAmbiguity(request, name) : undefined;
+    if (ambiguity !== undefined) {
+      // An app's call that several servers' tools could serve: never guessed (contract §3.6).
+      await auditor.refused(
+        { principal, server: undefined, tool: name, ...(traceId === undefined ? {} : { traceId }) },
+        'failed',
+        'ambiguous app tool name',
+        { candidates: [...ambiguity.candidates] },
+      );
+      writer.answer(ambiguousAppTool(id, name, ambiguity));
       return;
     }
     if (!route || !backend) {
@@ -123,6 +139,12 @@ export function callTool(
         tool: route.name,
         credentialMode: authOf(backend).mode,
         ...(traceId === undefined ? {} : { traceId }),
+        ...(route.appCall === undefined
+          ? {}
+          : {
+              nameResolution: route.appCall.resolution,
+              ...(route.appCall.origin === undefined ? {} : { appOrigin: route.appCall.origin }),
+            }),
       },
       id,
     );
@@ -132,6 +154,29 @@ export function callTool(
       await audit.finish();
     }
   };
+}
+
+/**
+ * Why a routed call of an app-only tool is refused, if it is: its client did not declare
+ * `io.modelcontextprotocol/ui`, or its origin hint names another server (contract §3.5).
+ */
+function appOnlyRefusalOf(request: McpRequest, name: string, server: string): string | undefined {
+  const catalog = permittedCatalogOf(request);
+  if (catalog.routeTool(name)?.appOnly !== true) return undefined;
+  if (!declaresUi(request)) {
+    return 'app-only tool called by a client that did not declare io.modelcontextprotocol/ui';
+  }
+  const origin = appOriginOf(catalog, request.params);
+  return origin !== undefined && origin !== server
+    ? `app-only tool called by an app of MCP server "${origin}"`
+    : undefined;
+}
+
+/** The tools an unknown name could mean as an app's call, when there are several (§3.6). */
+function appToolAmbiguity(request: McpRequest, name: string) {
+  if (!declaresUi(request)) return undefined;
+  const resolved = resolveAppTool(permittedCatalogOf(request), name, request.params);
+  return resolved !== undefined && 'candidates' in resolved ? resolved : undefined;
 }
 
 /** The answer to a call of a tool the caller cannot see (unknown, denied or app-only alike). */
@@ -216,7 +261,7 @@ async function handOff(
     jsonrpc: '2.0',
     id: request.id!,
     method: method!,
-    params: routedParams(method!, params, route),
+    params: routedParams(method!, params, route, name => broker.server(name) !== undefined),
   };
   writer.holdForCall();
   const ended = callEndSignal(writer.res, [
@@ -272,6 +317,7 @@ function routedParams(
   method: string,
   params: Record<string, unknown>,
   route: McpRoute,
+  isServer: (name: string) => boolean,
 ): Record<string, unknown> {
   if (method === 'resources/read') return { ...params, uri: route.name };
   if (method === 'completion/complete') {
@@ -279,7 +325,8 @@ function routedParams(
     if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };
     return ref?.type === 'ref/resource' ? { ...params, ref: { ...ref, uri: route.name } } : params;
   }
-  return { ...params, name: route.name };
+  // A tools/call: an app's origin hint holds a broker UI URI, which the backend does not know.
+  return { ...withoutAppOriginHint(params, isServer), name: route.name };
 }
 
 /** Who makes `request`, as the credential step needs to know. */
