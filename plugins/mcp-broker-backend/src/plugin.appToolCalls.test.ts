@@ -4,7 +4,8 @@
  * without a token counts as a signed-in user), the two official example app servers (both with
  * `get-time`: the vanilla one answers with `structuredContent`, the react one without) and the
  * UI-negotiating app server (the only one with `refresh-board`, app-only), the official SDK 1.x
- * client as a host; the auditor is a test double that records the events.
+ * client as a host; the auditor is a test double that records the events. An app's read of its
+ * server's own UI URI (`ui://get-time/mcp-app.html`) resolves the same way.
  */
 import type { AddressInfo } from 'node:net';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
@@ -42,10 +43,11 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
   }
 
   beforeAll(async () => {
-    [vanilla, react, board] = await Promise.all([
-      startExampleAppServer('vanillajs'),
-      startExampleAppServer('react'),
-      startUiNegotiatingAppServer(),
+    // Each kept as soon as it runs, so that afterAll stops it even when another fails to start.
+    await Promise.all([
+      startExampleAppServer('vanillajs').then(started => (vanilla = started)),
+      startExampleAppServer('react').then(started => (react = started)),
+      startUiNegotiatingAppServer().then(started => (board = started)),
     ]);
     const { server } = await startTestBackend({
       features: [
@@ -159,5 +161,32 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
         `unknown tool "${name}"`,
       );
     }
+  }, 30_000);
+
+  it('reads an app’s own UI URI from the server the hint names, and refuses to guess without one', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    const own = 'ui://get-time/mcp-app.html';
+    const { contents } = await host.readResource({
+      uri: own,
+      _meta: hint('ui://react/get-time/mcp-app.html'),
+    });
+    expect(contents).toEqual([
+      {
+        uri: 'ui://react/get-time/mcp-app.html',
+        mimeType: 'text/html;profile=mcp-app',
+        text: react.appHtml,
+      },
+    ]);
+    await expect(host.readResource({ uri: own })).rejects.toMatchObject({
+      code: -32602,
+      data: {
+        reason: 'ambiguous-app-resource',
+        candidates: ['ui://react/get-time/mcp-app.html', 'ui://vanilla/get-time/mcp-app.html'],
+      },
+    });
+    const agent = await connect({});
+    await expect(
+      agent.readResource({ uri: own, _meta: hint('ui://react/get-time/mcp-app.html') }),
+    ).rejects.toThrow(`unknown resource "${own}"`);
   }, 30_000);
 });

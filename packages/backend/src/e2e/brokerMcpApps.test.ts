@@ -10,7 +10,8 @@
  * (`uiNegotiatingAppServer`): the broker declares the extension for its catalog, relays each
  * client's own declaration (or none) on its calls, and hides app-only tools from plain clients.
  * An app's call of its server's own tool name (`get-time`, as the example apps call it) is
- * routed by the host's origin hint, else by uniqueness, else refused as ambiguous (§3.6).
+ * routed by the host's origin hint, else by uniqueness, else refused as ambiguous (§3.6), and so
+ * is an app's read of its server's own UI URI.
  */
 import {
   BOARD_UI_HTML,
@@ -314,6 +315,23 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
           'Tool "get-time" is ambiguous: MCP servers "react" and "vanilla" both have it; call it by its broker name ("react_get-time" or "vanilla_get-time")',
         data: { reason: 'ambiguous-app-tool', candidates: ['react_get-time', 'vanilla_get-time'] },
       });
+    }, 30_000);
+
+    it('reads an app’s own UI URI from the server the hint names, and refuses to guess without one', async () => {
+      const ui = await legacyClient(UI_CAPABILITIES);
+      try {
+        const own = 'ui://get-time/mcp-app.html';
+        const { contents } = await ui.readResource({ uri: own, _meta: hint(VANILLA_UI) });
+        expect(contents).toEqual([
+          { uri: VANILLA_UI, mimeType: 'text/html;profile=mcp-app', text: vanilla.appHtml },
+        ]);
+        await expect(ui.readResource({ uri: own })).rejects.toMatchObject({
+          code: -32602,
+          data: { reason: 'ambiguous-app-resource', candidates: [REACT_UI, VANILLA_UI] },
+        });
+      } finally {
+        await ui.close();
+      }
     }, 30_000);
 
     it('reaches the one server that has the tool without a hint, and never for a plain agent', async () => {

@@ -373,6 +373,24 @@ export class AggregatedCatalog {
     return { backend: this.resourceBackends[0], name: uri, uri };
   }
 
+  /**
+   * The broker UI URIs an MCP App may mean by its server's own UI URI `uri` (contract §3.6):
+   * for each server, in config order, that lists `uri` or has a template matching it, `uri` in
+   * that server's broker form. Empty for a URI that is not an unqualified UI URI.
+   */
+  appResourceUris(uri: string): readonly string[] {
+    const isServer = (name: string) => this.serverNames.has(name);
+    if (!isUiUri(uri) || qualifiedUiUri(uri, isServer) !== undefined) return [];
+    return [...this.serverNames]
+      .map(server => ({ server, brokerUri: brokerUiUri(server, uri) }))
+      .filter(
+        ({ server, brokerUri }) =>
+          this.resourceRoutes.get(brokerUri) === server ||
+          this.templateRoutes.some(t => t.backend === server && t.pattern.test(brokerUri)),
+      )
+      .map(({ brokerUri }) => brokerUri);
+  }
+
   /** The backend that owns a listed resource template, if any. */
   templateOwner(uriTemplate: string): string | undefined {
     return this.templateRoute(uriTemplate)?.backend;

@@ -240,6 +240,16 @@ export class PermittedCatalog {
       .filter(tool => this.routeTool(tool.brokerName) !== undefined);
   }
 
+  /**
+   * The broker UI URIs an MCP App may mean by its server's own UI URI `uri` that the principal
+   * may read, in config order (contract §3.6).
+   */
+  appResourceUris(uri: string): readonly string[] {
+    return this.catalog
+      .appResourceUris(uri)
+      .filter(brokerUri => this.resolveResource(brokerUri) !== undefined);
+  }
+
   /** The configured server a broker UI URI names (an app's origin hint); undefined otherwise. */
   uiUriServer(uri: unknown): string | undefined {
     return this.catalog.uiUriServer(uri);

@@ -40,11 +40,12 @@ import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
 import {
+  ambiguityOf,
   ambiguousAppTool,
   appOriginOf,
   resolveAppTool,
   withoutAppOriginHint,
-} from './appToolRoute';
+} from './appCallRoutes';
 
 /** `resources/read` results of a 2026-07-28 backend, as the catalog methods shape them. */
 const RESOURCE_READ_SHAPE: ModernShape = result =>
@@ -92,7 +93,8 @@ export function callTool(
         'ambiguous app tool name',
         { candidates: [...ambiguity.candidates] },
       );
-      writer.answer(ambiguousAppTool(id, name, ambiguity));
+      const error = ambiguousAppTool(name, ambiguity);
+      writer.answer(jsonRpcError(id, error.code, error.message, error.data));
       return;
     }
     if (!route || !backend) {
@@ -175,8 +177,7 @@ function appOnlyRefusalOf(request: McpRequest, name: string, server: string): st
 /** The tools an unknown name could mean as an app's call, when there are several (§3.6). */
 function appToolAmbiguity(request: McpRequest, name: string) {
   if (!declaresUi(request)) return undefined;
-  const resolved = resolveAppTool(permittedCatalogOf(request), name, request.params);
-  return resolved !== undefined && 'candidates' in resolved ? resolved : undefined;
+  return ambiguityOf(resolveAppTool(permittedCatalogOf(request), name, request.params));
 }
 
 /** The answer to a call of a tool the caller cannot see (unknown, denied or app-only alike). */
@@ -319,7 +320,9 @@ function routedParams(
   route: McpRoute,
   isServer: (name: string) => boolean,
 ): Record<string, unknown> {
-  if (method === 'resources/read') return { ...params, uri: route.name };
+  if (method === 'resources/read') {
+    return { ...withoutAppOriginHint(params, isServer), uri: route.name };
+  }
   if (method === 'completion/complete') {
     const ref = params.ref as Record<string, unknown> | undefined;
     if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };

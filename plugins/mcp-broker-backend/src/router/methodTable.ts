@@ -16,7 +16,7 @@ import {
   clientRequestMethods,
 } from '../protocol/mcpMethods';
 import type { ProtocolEra } from '../protocol/modernEra';
-import { resolveAppTool } from './appToolRoute';
+import { resolveAppResource, resolveAppTool, routeOf } from './appCallRoutes';
 import { callTool, viaInputCapableBackend, viaPersonalCredential } from './callMethods';
 import type { CredentialStep } from './credentialStep';
 import { declaresUi } from './declaresUi';
@@ -78,11 +78,9 @@ export function createMethodTable(deps: {
         const route = typeof params.name === 'string' ? catalog.routeTool(params.name) : undefined;
         if (route === undefined) {
           // An app's call by its server's own name; only hosts proxy app calls (contract §3.6).
-          const resolved =
-            typeof params.name === 'string' && declaresUi(request)
-              ? resolveAppTool(catalog, params.name, params)
-              : undefined;
-          return resolved !== undefined && 'route' in resolved ? resolved.route : undefined;
+          return typeof params.name === 'string' && declaresUi(request)
+            ? routeOf(resolveAppTool(catalog, params.name, params))
+            : undefined;
         }
         return {
           backend: route.backend,
@@ -100,7 +98,12 @@ export function createMethodTable(deps: {
     },
     'resources/read': {
       handler: viaInputCapableBackend(broker, readResource(broker), stepOf('resources/read')),
-      route: resourceRoute,
+      route: (catalog, params, request) =>
+        resourceRoute(catalog, params) ??
+        // An app's read of its server's own UI URI; only hosts proxy app reads (contract §3.6).
+        (typeof params.uri === 'string' && declaresUi(request)
+          ? routeOf(resolveAppResource(catalog, params.uri, params))
+          : undefined),
     },
     'completion/complete': {
       handler: viaPersonalCredential(broker, complete(broker), stepOf('completion/complete')),

@@ -1,7 +1,13 @@
 import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-common';
 import { AggregatedCatalog } from '../broker/AggregatedCatalog';
 import { PermittedCatalog } from '../permissions/PermittedCatalog';
-import { ambiguousAppTool, resolveAppTool, withoutAppOriginHint } from './appToolRoute';
+import {
+  ambiguousAppResource,
+  ambiguousAppTool,
+  resolveAppResource,
+  resolveAppTool,
+  withoutAppOriginHint,
+} from './appCallRoutes';
 
 const backend = (name: string, toolPrefix = `${name}_`) => ({
   name,
@@ -56,15 +62,11 @@ describe('resolveAppTool (an MCP App calling its server’s own tool, contract �
       candidates: ['react_get-time', 'vanilla_get-time'],
       servers: ['react', 'vanilla'],
     });
-    expect(ambiguousAppTool(7, 'get-time', resolved as never)).toEqual({
-      jsonrpc: '2.0',
-      id: 7,
-      error: {
-        code: -32602,
-        message:
-          'Tool "get-time" is ambiguous: MCP servers "react" and "vanilla" both have it; call it by its broker name ("react_get-time" or "vanilla_get-time")',
-        data: { reason: 'ambiguous-app-tool', candidates: ['react_get-time', 'vanilla_get-time'] },
-      },
+    expect(ambiguousAppTool('get-time', resolved as never)).toEqual({
+      code: -32602,
+      message:
+        'Tool "get-time" is ambiguous: MCP servers "react" and "vanilla" both have it; call it by its broker name ("react_get-time" or "vanilla_get-time")',
+      data: { reason: 'ambiguous-app-tool', candidates: ['react_get-time', 'vanilla_get-time'] },
     });
   });
 
@@ -110,6 +112,59 @@ describe('resolveAppTool (an MCP App calling its server’s own tool, contract �
     expect(
       resolveAppTool(notReact, 'get-time', hint('ui://react/get-time/mcp-app.html')),
     ).toBeUndefined();
+  });
+});
+
+describe('resolveAppResource (an MCP App reading its server’s own UI URI, contract §3.6)', () => {
+  it('routes by the hint, refuses to guess between two servers, and takes the only one', () => {
+    const catalog = permitted(twoApps);
+    expect(resolveAppResource(catalog, uiUri, hint('ui://vanilla/get-time/mcp-app.html'))).toEqual({
+      route: {
+        backend: 'vanilla',
+        name: uiUri,
+        appCall: { resolution: 'hint', origin: 'vanilla' },
+      },
+    });
+    const resolved = resolveAppResource(catalog, uiUri, {});
+    expect(ambiguousAppResource(uiUri, resolved as never)).toEqual({
+      code: -32602,
+      message:
+        'Resource "ui://get-time/mcp-app.html" is ambiguous: MCP servers "react" and "vanilla" both have it; read it by its broker URI ("ui://react/get-time/mcp-app.html" or "ui://vanilla/get-time/mcp-app.html")',
+      data: {
+        reason: 'ambiguous-app-resource',
+        candidates: ['ui://react/get-time/mcp-app.html', 'ui://vanilla/get-time/mcp-app.html'],
+      },
+    });
+    const one = AggregatedCatalog.build([
+      { backend: backend('vanilla'), lists: appLists },
+      { backend: backend('plain'), lists: plainLists },
+    ]);
+    expect(resolveAppResource(permitted(one), uiUri, {})).toEqual({
+      route: { backend: 'vanilla', name: uiUri, appCall: { resolution: 'unique' } },
+    });
+    expect(resolveAppResource(permitted(one), 'ui://nowhere/x.html', {})).toBeUndefined();
+  });
+
+  it('leaves out UI resources the person may not read', () => {
+    const notReactUi = PermittedCatalog.of(twoApps, {
+      tool: allow,
+      prompt: allow,
+      resource: {
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'mcp-broker',
+        resourceType: 'mcp-broker-resource',
+        conditions: {
+          not: {
+            rule: 'IS_ON_SERVER',
+            resourceType: 'mcp-broker-resource',
+            params: { servers: ['react'] },
+          },
+        },
+      },
+    });
+    expect(resolveAppResource(notReactUi, uiUri, {})).toEqual({
+      route: { backend: 'vanilla', name: uiUri, appCall: { resolution: 'unique' } },
+    });
   });
 });
 

@@ -1,5 +1,6 @@
 /*
- * An MCP App's call of its own server's tool (docs/contracts/tasks-and-apps.md §3.6). An app
+ * An MCP App's call of its own server's tool, and its read of its own server's UI resource
+ * (docs/contracts/tasks-and-apps.md §3.6). An app
  * calls a tool by the name its server registered (`get-time`); its host proxies the call to the
  * broker, where the tool is `vanilla_get-time`. When a `tools/call` of a client that declared
  * `io.modelcontextprotocol/ui` names no broker tool, the name is resolved, in this order:
@@ -18,17 +19,21 @@
  * broker name (it comes from the permitted catalog), and a hint can only narrow. It is also how
  * the broker restores a host's per-server block of app-only tools (§3.5): a hinted call to an
  * app-only tool of another server is unknown. The hint is removed before the call is forwarded.
+ *
+ * An app's `resources/read` of an unqualified `ui://` URI (its server's own, e.g.
+ * `ui://get-time/mcp-app.html`) resolves the same way among the servers that list it or have a
+ * template matching it and whose resource the person may read.
  */
-import { isPlainObject, JsonRpcErrorCode, jsonRpcError, type JsonRpcId } from '../protocol/jsonRpc';
+import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
 import { qualifiedUiUri } from '../protocol/uiResourceUris';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { McpRoute } from './mcpRequest';
 
-/** How an app's call by its server's own name was resolved. */
-export type AppToolResolution =
+/** How an app's call (or read) by its server's own name (or URI) was resolved. */
+export type AppCallResolution =
   | { readonly route: McpRoute }
   | {
-      /** The broker names of the tools it could mean, sorted. */
+      /** The broker names (URIs) of the items it could mean, sorted. */
       readonly candidates: readonly string[];
       /** Their servers, in the order of `candidates`. */
       readonly servers: readonly string[];
@@ -56,7 +61,7 @@ export function resolveAppTool(
   catalog: PermittedCatalog,
   name: string,
   params: Record<string, unknown>,
-): AppToolResolution | undefined {
+): AppCallResolution | undefined {
   const origin = appOriginOf(catalog, params);
   const tools = catalog
     .appToolsNamed(name)
@@ -80,22 +85,86 @@ export function resolveAppTool(
   };
 }
 
-/** The `-32602` answer to an app's call that several servers' tools could serve. */
+/**
+ * Resolves a `ui://` URI that names no server as an app's read of its server's own UI resource
+ * (see the file comment); undefined when no resource the person may read matches.
+ */
+export function resolveAppResource(
+  catalog: PermittedCatalog,
+  uri: string,
+  params: Record<string, unknown>,
+): AppCallResolution | undefined {
+  const origin = appOriginOf(catalog, params);
+  const uris = catalog
+    .appResourceUris(uri)
+    .filter(brokerUri => origin === undefined || catalog.uiUriServer(brokerUri) === origin);
+  if (uris.length > 1) {
+    const candidates = [...uris].sort();
+    return { candidates, servers: candidates.map(brokerUri => catalog.uiUriServer(brokerUri)!) };
+  }
+  const route = uris.length === 1 ? catalog.resolveResource(uris[0]) : undefined;
+  if (route === undefined) return undefined;
+  return {
+    route: {
+      backend: route.backend,
+      name: route.uri,
+      appCall: origin === undefined ? { resolution: 'unique' } : { resolution: 'hint', origin },
+    },
+  };
+}
+
+/** The route of a resolution, if it found one item. */
+export function routeOf(resolution: AppCallResolution | undefined): McpRoute | undefined {
+  return resolution !== undefined && 'route' in resolution ? resolution.route : undefined;
+}
+
+/** The several items of a resolution, if it found more than one. */
+export function ambiguityOf(resolution: AppCallResolution | undefined) {
+  return resolution !== undefined && 'candidates' in resolution ? resolution : undefined;
+}
+
+/** The `-32602` error for an app's call that several servers' tools could serve. */
 export function ambiguousAppTool(
-  id: JsonRpcId,
   name: string,
-  ambiguity: Extract<AppToolResolution, { candidates: readonly string[] }>,
+  ambiguity: Extract<AppCallResolution, { candidates: readonly string[] }>,
 ) {
+  return ambiguous(
+    `Tool "${name.slice(0, 200)}"`,
+    ambiguity,
+    'call it by its broker name',
+    'ambiguous-app-tool',
+  );
+}
+
+/** The `-32602` error for an app's read that several servers' UI resources could serve. */
+export function ambiguousAppResource(
+  uri: string,
+  ambiguity: Extract<AppCallResolution, { candidates: readonly string[] }>,
+) {
+  return ambiguous(
+    `Resource "${uri.slice(0, 200)}"`,
+    ambiguity,
+    'read it by its broker URI',
+    'ambiguous-app-resource',
+  );
+}
+
+function ambiguous(
+  subject: string,
+  ambiguity: Extract<AppCallResolution, { candidates: readonly string[] }>,
+  advice: string,
+  reason: string,
+): JsonRpcErrorObject {
   const servers = ambiguity.servers.map(server => `"${server}"`);
   const names = ambiguity.candidates.map(candidate => `"${candidate}"`);
   const both = servers.length === 2 ? 'both' : 'all';
-  return jsonRpcError(
-    id,
-    JsonRpcErrorCode.InvalidParams,
-    `Tool "${name.slice(0, 200)}" is ambiguous: MCP servers ${enumeration(servers, 'and')} ` +
-      `${both} have it; call it by its broker name (${enumeration(names, 'or')})`,
-    { reason: 'ambiguous-app-tool', candidates: ambiguity.candidates },
-  );
+  return {
+    code: JsonRpcErrorCode.InvalidParams,
+    message:
+      `${subject} is ambiguous: MCP servers ${enumeration(servers, 'and')} ${both} have it; ` +
+      `${advice} (${enumeration(names, 'or')})`,
+    data: { reason, candidates: ambiguity.candidates },
+  };
 }
 
 /** `a`, `a and b`, `a, b and c` (with `or` in place of `and` as asked). */
