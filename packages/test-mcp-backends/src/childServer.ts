@@ -7,6 +7,9 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { reservePortForChild } from './handedOverPort';
 import { superviseChildProcess } from './superviseChildProcess';
 
+/** How long one readiness probe may wait for an answer before the next is sent. */
+const READY_ATTEMPT_TIMEOUT_MS = 2_000;
+
 /** A running child-process server. */
 export interface ChildServer {
   /** Its MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
@@ -49,7 +52,9 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     }
     try {
       // Any HTTP answer means it listens (the handed-over handle drops connections until then).
-      await fetch(url, { method: 'GET' });
+      // Each attempt is bounded: a connection taken before the server listened may never be
+      // answered, and the start deadline must hold all the same.
+      await fetch(url, { method: 'GET', signal: AbortSignal.timeout(READY_ATTEMPT_TIMEOUT_MS) });
       break;
     } catch {
       if (Date.now() > deadline) {

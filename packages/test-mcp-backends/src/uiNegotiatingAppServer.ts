@@ -6,7 +6,8 @@
  * the broker's tests of UI negotiation and visibility (docs/contracts/tasks-and-apps.md
  * §3.4–§3.5):
  * - `show-board` renders `ui://board/view.html` (UI clients only);
- * - `refresh-board` may be called by the app only (UI clients only);
+ * - `refresh-board` may be called by the app only (UI clients only); its second content block
+ *   is the call's `_meta` as JSON text (`null` without one): what reached the server;
  * - `link-board` answers with a `resource_link` to its UI (every client);
  * - `ui-capability` answers, as JSON text, the `io.modelcontextprotocol/ui` declaration of the
  *   session that called it (`null` without one): what the broker relayed for that caller.
@@ -49,7 +50,12 @@ export async function startUiNegotiatingAppServer(): Promise<UiNegotiatingAppSer
           description: 'Refreshes the board (called by the app)',
           _meta: { ui: { resourceUri: BOARD_UI_URI, visibility: ['app'] } },
         },
-        async () => ({ content: [{ type: 'text', text: 'board refreshed' }] }),
+        async (extra: { _meta?: Record<string, unknown> }) => ({
+          content: [
+            { type: 'text', text: 'board refreshed' },
+            { type: 'text', text: JSON.stringify(extra._meta ?? null) },
+          ],
+        }),
       ),
     ];
     for (const tool of uiTools) tool.disable();

@@ -9,6 +9,9 @@
  * tools only for clients declaring `io.modelcontextprotocol/ui` and has an app-only tool
  * (`uiNegotiatingAppServer`): the broker declares the extension for its catalog, relays each
  * client's own declaration (or none) on its calls, and hides app-only tools from plain clients.
+ * An app's call of its server's own tool name (`get-time`, as the example apps call it) is
+ * routed by the host's origin hint, else by uniqueness, else refused as ambiguous (§3.6), and so
+ * is an app's read of its server's own UI URI.
  */
 import {
   BOARD_UI_HTML,
@@ -261,4 +264,87 @@ describe('two MCP App servers with clashing UI URIs behind the broker', () => {
       await Promise.all([ui.close(), plain.close()]);
     }
   }, 30_000);
+
+  describe('an app calling its server’s own tool by the name the server registered', () => {
+    const hint = (resourceUri: string) => ({ ui: { resourceUri } });
+
+    it('reaches the server its host’s hint names, in both eras', async () => {
+      const legacy = await legacyClient(UI_CAPABILITIES);
+      const modern = await connectModernClient(backend.baseUrl, carol, UI_CAPABILITIES);
+      try {
+        for (const host of [legacy, modern] as Array<{
+          callTool(params: Record<string, unknown>): Promise<unknown>;
+        }>) {
+          const call = async (uri: string) =>
+            (await host.callTool({ name: 'get-time', arguments: {}, _meta: hint(uri) })) as {
+              structuredContent?: unknown;
+            };
+          // Only the vanilla server answers with structuredContent.
+          expect((await call(VANILLA_UI)).structuredContent).toBeDefined();
+          expect((await call(REACT_UI)).structuredContent).toBeUndefined();
+        }
+      } finally {
+        await Promise.all([legacy.close(), modern.close()]);
+      }
+    }, 30_000);
+
+    it('refuses to guess between two servers without a hint, naming the broker names', async () => {
+      const ui = await legacyClient(UI_CAPABILITIES);
+      try {
+        await expect(ui.callTool({ name: 'get-time', arguments: {} })).rejects.toMatchObject({
+          code: -32602,
+          data: {
+            reason: 'ambiguous-app-tool',
+            candidates: ['react_get-time', 'vanilla_get-time'],
+          },
+        });
+      } finally {
+        await ui.close();
+      }
+      const answer = await modernRequest(
+        backend.baseUrl,
+        carol,
+        2,
+        'tools/call',
+        { name: 'get-time', arguments: {} },
+        { 'io.modelcontextprotocol/clientCapabilities': UI_CAPABILITIES },
+      );
+      expect(answer.response.error).toEqual({
+        code: -32602,
+        message:
+          'Tool "get-time" is ambiguous: MCP servers "react" and "vanilla" both have it; call it by its broker name ("react_get-time" or "vanilla_get-time")',
+        data: { reason: 'ambiguous-app-tool', candidates: ['react_get-time', 'vanilla_get-time'] },
+      });
+    }, 30_000);
+
+    it('reads an app’s own UI URI from the server the hint names, and refuses to guess without one', async () => {
+      const ui = await legacyClient(UI_CAPABILITIES);
+      try {
+        const own = 'ui://get-time/mcp-app.html';
+        const { contents } = await ui.readResource({ uri: own, _meta: hint(VANILLA_UI) });
+        expect(contents).toEqual([
+          { uri: VANILLA_UI, mimeType: 'text/html;profile=mcp-app', text: vanilla.appHtml },
+        ]);
+        await expect(ui.readResource({ uri: own })).rejects.toMatchObject({
+          code: -32602,
+          data: { reason: 'ambiguous-app-resource', candidates: [REACT_UI, VANILLA_UI] },
+        });
+      } finally {
+        await ui.close();
+      }
+    }, 30_000);
+
+    it('reaches the one server that has the tool without a hint, and never for a plain agent', async () => {
+      const ui = await legacyClient(UI_CAPABILITIES);
+      const plain = await legacyClient({});
+      try {
+        expect(await toolText(ui, 'refresh-board')).toBe('board refreshed');
+        await expect(plain.callTool({ name: 'refresh-board', arguments: {} })).rejects.toThrow(
+          /unknown tool "refresh-board"/,
+        );
+      } finally {
+        await Promise.all([ui.close(), plain.close()]);
+      }
+    }, 30_000);
+  });
 });

@@ -57,6 +57,13 @@ export interface AuditedToolCall {
    * the resource's URI) — a `mcp-broker.request` event.
    */
   method?: string;
+  /**
+   * How an MCP App's call by its server's own tool name was resolved (contract §3.6: `hint` or
+   * `unique`); absent for a call by the broker name.
+   */
+  nameResolution?: 'hint' | 'unique';
+  /** The server an app's origin hint named (with `nameResolution: "hint"`). */
+  appOrigin?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -179,6 +186,8 @@ function metaOf(call: AuditedToolCall): JsonObject {
     ...(call.credentialMode === undefined ? {} : { credentialMode: call.credentialMode }),
     ...(call.grant === undefined ? {} : { grant: call.grant }),
     ...(call.endpoint === undefined ? {} : { endpoint: call.endpoint }),
+    ...(call.nameResolution === undefined ? {} : { nameResolution: call.nameResolution }),
+    ...(call.appOrigin === undefined ? {} : { appOrigin: call.appOrigin }),
   };
 }
 

@@ -15,7 +15,7 @@
  */
 import type { BackendLists } from '../backend/backendConnectionTypes';
 import { scanParamHeaders, type ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import { isAppOnlyTool } from '../protocol/uiExtension';
+import { isAppCallableTool, isAppOnlyTool } from '../protocol/uiExtension';
 import {
   brokerUiUri,
   isUiUri,
@@ -41,6 +41,12 @@ export interface Route {
   paramHeaders?: readonly ParamHeaderDeclaration[];
   /** True for a tool only apps may call (`_meta.ui.visibility` without `"model"`). */
   appOnly?: true;
+}
+
+/** A tool an MCP App may call by its own name (contract §3.6), with its broker name. */
+export interface AppToolRoute extends Route {
+  /** The name clients see (with the server's prefix). */
+  brokerName: string;
 }
 
 /** A backend tool left out of the catalog because its definition is invalid. */
@@ -288,6 +294,49 @@ export class AggregatedCatalog {
   }
 
   /**
+   * The tools an MCP App may call by its server's own name `name` (contract §3.6): tools of
+   * app servers (servers with at least one tool that names a UI resource) whose visibility
+   * includes `"app"`, in config order, each with its broker name.
+   */
+  appToolsNamed(name: string): readonly AppToolRoute[] {
+    this.#appTools ??= this.#indexAppTools();
+    return this.#appTools.get(name) ?? [];
+  }
+
+  /**
+   * The configured server a broker UI URI (`ui://<server>/…`) names; undefined for any other
+   * value (an app's origin hint, contract §3.6).
+   */
+  uiUriServer(uri: unknown): string | undefined {
+    return typeof uri === 'string'
+      ? qualifiedUiUri(uri, server => this.serverNames.has(server))?.server
+      : undefined;
+  }
+
+  #appTools: ReadonlyMap<string, readonly AppToolRoute[]> | undefined;
+
+  #indexAppTools(): ReadonlyMap<string, readonly AppToolRoute[]> {
+    const appServers = new Set<string>();
+    for (const tool of this.tools) {
+      if (toolUiResourceUri(tool) === undefined) continue;
+      const server = this.toolRoutes.get(String(tool.name))?.backend;
+      if (server !== undefined) appServers.add(server);
+    }
+    const index = new Map<string, AppToolRoute[]>();
+    for (const tool of this.tools) {
+      const brokerName = String(tool.name);
+      const route = this.toolRoutes.get(brokerName);
+      if (route === undefined || !appServers.has(route.backend) || !isAppCallableTool(tool)) {
+        continue;
+      }
+      const named = index.get(route.originalName) ?? [];
+      named.push({ ...route, brokerName });
+      index.set(route.originalName, named);
+    }
+    return index;
+  }
+
+  /**
    * The `x-mcp-header` declarations of a backend's tool (its own name), empty when it has none
    * or is not in the catalog.
    */
@@ -330,6 +379,24 @@ export class AggregatedCatalog {
     if (template) return { backend: template.backend, name: template.originalTemplate, uri };
     if (this.resourceBackends.length !== 1) return undefined;
     return { backend: this.resourceBackends[0], name: uri, uri };
+  }
+
+  /**
+   * The broker UI URIs an MCP App may mean by its server's own UI URI `uri` (contract §3.6):
+   * for each server, in config order, that lists `uri` or has a template matching it, `uri` in
+   * that server's broker form. Empty for a URI that is not an unqualified UI URI.
+   */
+  appResourceUris(uri: string): readonly string[] {
+    const isServer = (name: string) => this.serverNames.has(name);
+    if (!isUiUri(uri) || qualifiedUiUri(uri, isServer) !== undefined) return [];
+    return [...this.serverNames]
+      .map(server => ({ server, brokerUri: brokerUiUri(server, uri) }))
+      .filter(
+        ({ server, brokerUri }) =>
+          this.resourceRoutes.get(brokerUri) === server ||
+          this.templateRoutes.some(t => t.backend === server && t.pattern.test(brokerUri)),
+      )
+      .map(({ brokerUri }) => brokerUri);
   }
 
   /** The backend that owns a listed resource template, if any. */

@@ -13,6 +13,7 @@ import { AuthorizeResult, PolicyDecision } from '@backstage/plugin-permission-co
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import type {
   AggregatedCatalog,
+  AppToolRoute,
   ResourceRoute,
   Route,
   ViewKind,
@@ -227,6 +228,31 @@ export class PermittedCatalog {
     return this.toolNames === 'all' || this.toolNames.has(name)
       ? this.catalog.routeTool(name)
       : undefined;
+  }
+
+  /**
+   * The tools named `name` (a server's own name) that an MCP App may call and the principal may
+   * use, in config order (contract §3.6).
+   */
+  appToolsNamed(name: string): readonly AppToolRoute[] {
+    return this.catalog
+      .appToolsNamed(name)
+      .filter(tool => this.routeTool(tool.brokerName) !== undefined);
+  }
+
+  /**
+   * The broker UI URIs an MCP App may mean by its server's own UI URI `uri` that the principal
+   * may read, in config order (contract §3.6).
+   */
+  appResourceUris(uri: string): readonly string[] {
+    return this.catalog
+      .appResourceUris(uri)
+      .filter(brokerUri => this.resolveResource(brokerUri) !== undefined);
+  }
+
+  /** The configured server a broker UI URI names (an app's origin hint); undefined otherwise. */
+  uiUriServer(uri: unknown): string | undefined {
+    return this.catalog.uiUriServer(uri);
   }
 
   /** The route of a permitted prompt (prefixed name); undefined when unknown or denied. */

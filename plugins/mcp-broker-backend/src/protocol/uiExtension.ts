@@ -42,3 +42,14 @@ export function isAppOnlyTool(tool: Record<string, unknown>): boolean {
   const visibility = meta.ui.visibility;
   return Array.isArray(visibility) && !visibility.includes('model');
 }
+
+/**
+ * True when apps may call a tool (a `tools/list` item): its `_meta.ui.visibility` is absent or
+ * includes `"app"` (ext-apps: absent means both).
+ */
+export function isAppCallableTool(tool: Record<string, unknown>): boolean {
+  const meta = tool._meta;
+  if (!isPlainObject(meta) || !isPlainObject(meta.ui)) return true;
+  const visibility = meta.ui.visibility;
+  return !Array.isArray(visibility) || visibility.includes('app');
+}

@@ -84,9 +84,9 @@ describe('Admission', () => {
     const admitted = request(SESSION.id);
     await admission.run(admitted, {
       ...entry,
-      route: (catalog, params) => {
+      route: (catalog, params, routed) => {
         runningDuringServe = SESSION.openRequests;
-        return entry.route!(catalog, params);
+        return entry.route!(catalog, params, routed);
       },
     });
     expect(served).toEqual(['tools/call {"backend":"b","name":"echo"}']);

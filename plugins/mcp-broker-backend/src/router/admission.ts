@@ -202,7 +202,7 @@ export class Admission {
       );
       return false;
     }
-    const route = entry?.route?.(request.access.catalog, request.params);
+    const route = entry?.route?.(request.access.catalog, request.params, request);
     if (route !== undefined) {
       request.route = route;
       request.telemetry?.routed(requestTargetOf(request.method!, route.backend, route.name));

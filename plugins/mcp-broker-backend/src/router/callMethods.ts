@@ -45,6 +45,13 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
+import {
+  ambiguityOf,
+  ambiguousAppTool,
+  appOriginOf,
+  resolveAppTool,
+  withoutAppOriginHint,
+} from './appCallRoutes';
 
 /** The audit `reason` of a call of a tool its curated endpoint does not show (contract §1). */
 export const NOT_IN_ENDPOINT = 'not-in-endpoint';
@@ -69,12 +76,10 @@ export function callTool(
     // The table's params rule holds (checked before any handler runs).
     const name = params.name as string;
     const backend = route && broker.server(route.backend);
-    if (
-      route !== undefined &&
-      permittedCatalogOf(request).routeTool(name)?.appOnly === true &&
-      !declaresUi(request)
-    ) {
-      // An app-only tool is not offered to a plain agent (contract §3.5): unknown to it.
+    const appOnlyRefusal = route && appOnlyRefusalOf(request, name, route.backend);
+    if (route !== undefined && appOnlyRefusal !== undefined) {
+      // An app-only tool is not offered to a plain agent, nor to another server's app
+      // (contract §3.5): unknown to them.
       await auditor.refused(
         {
           principal,
@@ -84,9 +89,28 @@ export function callTool(
           ...endpointFieldOf(request),
         },
         'failed',
-        'app-only tool called by a client that did not declare io.modelcontextprotocol/ui',
+        appOnlyRefusal,
       );
       writer.answer(unknownTool(id, name));
+      return;
+    }
+    const ambiguity = route === undefined ? appToolAmbiguity(request, name) : undefined;
+    if (ambiguity !== undefined) {
+      // An app's call that several servers' tools could serve: never guessed (contract §3.6).
+      await auditor.refused(
+        {
+          principal,
+          server: undefined,
+          tool: name,
+          ...(traceId === undefined ? {} : { traceId }),
+          ...endpointFieldOf(request),
+        },
+        'failed',
+        'ambiguous app tool name',
+        { candidates: [...ambiguity.candidates] },
+      );
+      const error = ambiguousAppTool(name, ambiguity);
+      writer.answer(jsonRpcError(id, error.code, error.message, error.data));
       return;
     }
     if (!route || !backend) {
@@ -143,6 +167,12 @@ export function callTool(
         ...(traceId === undefined ? {} : { traceId }),
         ...(request.grant === undefined ? {} : { grant: request.grant }),
         ...endpointFieldOf(request),
+        ...(route.appCall === undefined
+          ? {}
+          : {
+              nameResolution: route.appCall.resolution,
+              ...(route.appCall.origin === undefined ? {} : { appOrigin: route.appCall.origin }),
+            }),
       },
       id,
     );
@@ -158,6 +188,28 @@ export function callTool(
 function refusalReason(exists: boolean, outsideEndpoint: boolean): string {
   if (outsideEndpoint) return `${NOT_IN_ENDPOINT}: the tool is not in this curated endpoint`;
   return exists ? 'mcp-broker.tool.use denied' : 'unknown tool';
+}
+
+/**
+ * Why a routed call of an app-only tool is refused, if it is: its client did not declare
+ * `io.modelcontextprotocol/ui`, or its origin hint names another server (contract §3.5).
+ */
+function appOnlyRefusalOf(request: McpRequest, name: string, server: string): string | undefined {
+  const catalog = permittedCatalogOf(request);
+  if (catalog.routeTool(name)?.appOnly !== true) return undefined;
+  if (!declaresUi(request)) {
+    return 'app-only tool called by a client that did not declare io.modelcontextprotocol/ui';
+  }
+  const origin = appOriginOf(catalog, request.params);
+  return origin !== undefined && origin !== server
+    ? `app-only tool called by an app of MCP server "${origin}"`
+    : undefined;
+}
+
+/** The tools an unknown name could mean as an app's call, when there are several (§3.6). */
+function appToolAmbiguity(request: McpRequest, name: string) {
+  if (!declaresUi(request)) return undefined;
+  return ambiguityOf(resolveAppTool(permittedCatalogOf(request), name, request.params));
 }
 
 /** The answer to a call of a tool the caller cannot see (unknown, denied or app-only alike). */
@@ -242,7 +294,7 @@ async function handOff(
     jsonrpc: '2.0',
     id: request.id!,
     method: method!,
-    params: routedParams(method!, params, route),
+    params: routedParams(method!, params, route, name => broker.server(name) !== undefined),
   };
   writer.holdForCall();
   const ended = callEndSignal(writer.res, [
@@ -301,14 +353,18 @@ function routedParams(
   method: string,
   params: Record<string, unknown>,
   route: McpRoute,
+  isServer: (name: string) => boolean,
 ): Record<string, unknown> {
-  if (method === 'resources/read') return { ...params, uri: route.name };
+  if (method === 'resources/read') {
+    return { ...withoutAppOriginHint(params, isServer), uri: route.name };
+  }
   if (method === 'completion/complete') {
     const ref = params.ref as Record<string, unknown> | undefined;
     if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };
     return ref?.type === 'ref/resource' ? { ...params, ref: { ...ref, uri: route.name } } : params;
   }
-  return { ...params, name: route.name };
+  // A tools/call: an app's origin hint holds a broker UI URI, which the backend does not know.
+  return { ...withoutAppOriginHint(params, isServer), name: route.name };
 }
 
 /** Who makes `request`, as the credential step needs to know. */

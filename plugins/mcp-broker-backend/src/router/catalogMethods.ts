@@ -26,6 +26,12 @@ import {
 } from '../protocol/modernResults';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import { BROKER_INSTRUCTIONS } from '../protocol/versions';
+import {
+  ambiguityOf,
+  ambiguousAppResource,
+  resolveAppResource,
+  withoutAppOriginHint,
+} from './appCallRoutes';
 import { declaresUi } from './declaresUi';
 import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
 
@@ -129,10 +135,22 @@ export function readResource(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
     if (route === undefined) {
-      sendAnswer(request, invalidParams(`unknown resource "${String(params.uri)}"`));
+      // An app's read of its server's own UI URI that several servers serve (contract §3.6).
+      const ambiguity = declaresUi(request)
+        ? ambiguityOf(resolveAppResource(permittedCatalogOf(request), String(params.uri), params))
+        : undefined;
+      sendAnswer(
+        request,
+        ambiguity === undefined
+          ? invalidParams(`unknown resource "${String(params.uri)}"`)
+          : { error: ambiguousAppResource(String(params.uri), ambiguity) },
+      );
       return;
     }
-    const answer = await forward(broker, route, 'resources/read', { ...params, uri: route.name });
+    const answer = await forward(broker, route, 'resources/read', {
+      ...withoutAppOriginHint(params, name => broker.server(name) !== undefined),
+      uri: route.name,
+    });
     sendAnswer(request, withBrokerUiUris(route.backend, answer), result =>
       cacheableResult(result, RESOURCE_READ_CACHE),
     );

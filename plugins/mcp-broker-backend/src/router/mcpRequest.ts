@@ -48,6 +48,11 @@ export interface McpRoute {
   readonly name: string;
   /** A tool's `x-mcp-header` declarations (absent when it has none). */
   readonly paramHeaders?: readonly ParamHeaderDeclaration[];
+  /**
+   * Set when an MCP App called its server's tool by the server's own name (contract §3.6): how
+   * the name was resolved, and for a hint the server it named.
+   */
+  readonly appCall?: { readonly resolution: 'hint' | 'unique'; readonly origin?: string };
 }
 
 /** One POSTed message on its way through the pipeline; see the file comment. */

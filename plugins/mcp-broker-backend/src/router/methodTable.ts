@@ -16,8 +16,10 @@ import {
   clientRequestMethods,
 } from '../protocol/mcpMethods';
 import type { ProtocolEra } from '../protocol/modernEra';
+import { resolveAppResource, resolveAppTool, routeOf } from './appCallRoutes';
 import { callTool, viaInputCapableBackend, viaPersonalCredential } from './callMethods';
 import type { CredentialStep } from './credentialStep';
+import { declaresUi } from './declaresUi';
 import {
   complete,
   completionRoute,
@@ -44,6 +46,7 @@ export interface MethodEntry extends ClientRequestMethod {
   readonly route?: (
     catalog: PermittedCatalog,
     params: Record<string, unknown>,
+    request: McpRequest,
   ) => McpRoute | undefined;
 }
 
@@ -71,15 +74,19 @@ export function createMethodTable(deps: {
     'resources/templates/list': { handler: list(broker, 'resourceTemplates') },
     'tools/call': {
       handler: callTool(broker, toolCallAuditor, stepOf('tools/call')),
-      route: (catalog, params) => {
+      route: (catalog, params, request) => {
         const route = typeof params.name === 'string' ? catalog.routeTool(params.name) : undefined;
-        return (
-          route && {
-            backend: route.backend,
-            name: route.originalName,
-            ...(route.paramHeaders === undefined ? {} : { paramHeaders: route.paramHeaders }),
-          }
-        );
+        if (route === undefined) {
+          // An app's call by its server's own name; only hosts proxy app calls (contract §3.6).
+          return typeof params.name === 'string' && declaresUi(request)
+            ? routeOf(resolveAppTool(catalog, params.name, params))
+            : undefined;
+        }
+        return {
+          backend: route.backend,
+          name: route.originalName,
+          ...(route.paramHeaders === undefined ? {} : { paramHeaders: route.paramHeaders }),
+        };
       },
     },
     // A 2026-07-28 backend may answer these with input_required: the call machinery serves them
@@ -91,7 +98,12 @@ export function createMethodTable(deps: {
     },
     'resources/read': {
       handler: viaInputCapableBackend(broker, readResource(broker), stepOf('resources/read')),
-      route: resourceRoute,
+      route: (catalog, params, request) =>
+        resourceRoute(catalog, params) ??
+        // An app's read of its server's own UI URI; only hosts proxy app reads (contract §3.6).
+        (typeof params.uri === 'string' && declaresUi(request)
+          ? routeOf(resolveAppResource(catalog, params.uri, params))
+          : undefined),
     },
     'completion/complete': {
       handler: viaPersonalCredential(broker, complete(broker), stepOf('completion/complete')),

@@ -1,0 +1,192 @@
+/*
+ * An MCP App's call of its own server's tool by the name the server registered, through the
+ * real plugin (docs/contracts/tasks-and-apps.md §3.6): startTestBackend (auth mocked: a request
+ * without a token counts as a signed-in user), the two official example app servers (both with
+ * `get-time`: the vanilla one answers with `structuredContent`, the react one without) and the
+ * UI-negotiating app server (the only one with `refresh-board`, app-only), the official SDK 1.x
+ * client as a host; the auditor is a test double that records the events. An app's read of its
+ * server's own UI URI (`ui://get-time/mcp-app.html`) resolves the same way.
+ */
+import type { AddressInfo } from 'node:net';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import {
+  ExampleAppServer,
+  startExampleAppServer,
+  startUiNegotiatingAppServer,
+  UiNegotiatingAppServer,
+} from '@internal/test-mcp-backends';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpBrokerPlugin } from './plugin';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { waitFor } from './testing/waitFor';
+
+const UI_CAPABILITIES = {
+  extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+};
+const hint = (resourceUri: string) => ({ ui: { resourceUri } });
+
+describe('an MCP App calling its server’s own tool through the broker (startTestBackend, real app servers)', () => {
+  const { factory: auditorFactory, events: audit } = recordingAuditor();
+  let vanilla: ExampleAppServer;
+  let react: ExampleAppServer;
+  let board: UiNegotiatingAppServer;
+  let stop: () => Promise<void>;
+  let endpoint: URL;
+  const clients: Client[] = [];
+
+  async function connect(capabilities: Record<string, unknown>): Promise<Client> {
+    const client = new Client({ name: 'app-host', version: '1.0.0' }, { capabilities });
+    await client.connect(new StreamableHTTPClientTransport(endpoint));
+    clients.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    // Each kept as soon as it runs, so that afterAll stops it even when another fails to start.
+    await Promise.all([
+      startExampleAppServer('vanillajs').then(started => (vanilla = started)),
+      startExampleAppServer('react').then(started => (react = started)),
+      startUiNegotiatingAppServer().then(started => (board = started)),
+    ]);
+    const { server } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        auditorFactory,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [
+                { name: 'vanilla', url: vanilla.url },
+                { name: 'react', url: react.url },
+                { name: 'board', url: board.url },
+              ],
+              reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+            },
+          },
+        }),
+      ],
+    });
+    stop = async () => server.stop?.();
+    endpoint = new URL(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+    );
+    const host = await connect(UI_CAPABILITIES);
+    await waitFor(async () => {
+      const names = (await host.listTools()).tools.map(tool => tool.name);
+      return ['vanilla_get-time', 'react_get-time', 'board_refresh-board'].every(name =>
+        names.includes(name),
+      );
+    }, 'the three app servers to be listed');
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map(client => client.close()));
+    await stop?.();
+    await Promise.all([vanilla?.kill(), react?.kill(), board?.close()]);
+  }, 30_000);
+
+  it('routes a hinted call to the server whose UI the hint names, and audits how', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    const fromVanilla = await host.callTool({
+      name: 'get-time',
+      arguments: {},
+      _meta: hint('ui://vanilla/get-time/mcp-app.html'),
+    });
+    const fromReact = await host.callTool({
+      name: 'get-time',
+      arguments: {},
+      _meta: hint('ui://react/get-time/mcp-app.html'),
+    });
+    // Only the vanilla server answers with structuredContent: each reached its own server.
+    expect(fromVanilla.structuredContent).toBeDefined();
+    expect(fromReact.structuredContent).toBeUndefined();
+    expect(Date.parse((fromReact.content as Array<{ text: string }>)[0].text)).not.toBeNaN();
+    const resolved = audit.filter(e => e.meta.nameResolution === 'hint');
+    expect(
+      resolved.map(e => [e.meta.server, e.meta.tool, e.meta.appOrigin, e.end?.outcome]),
+    ).toEqual([
+      ['vanilla', 'get-time', 'vanilla', 'succeeded'],
+      ['react', 'get-time', 'react', 'succeeded'],
+    ]);
+  }, 30_000);
+
+  it('answers an unhinted call that two servers could serve with the ambiguity error', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    await expect(host.callTool({ name: 'get-time', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message:
+        'MCP error -32602: Tool "get-time" is ambiguous: MCP servers "react" and "vanilla" both have it; call it by its broker name ("react_get-time" or "vanilla_get-time")',
+      data: { reason: 'ambiguous-app-tool', candidates: ['react_get-time', 'vanilla_get-time'] },
+    });
+  }, 30_000);
+
+  it('routes an unhinted call that one server can serve there, without the hint reaching it', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    const unique = await host.callTool({ name: 'refresh-board', arguments: {} });
+    expect(unique.content).toEqual([
+      { type: 'text', text: 'board refreshed' },
+      { type: 'text', text: 'null' },
+    ]);
+    expect(audit.at(-1)?.meta).toMatchObject({
+      server: 'board',
+      tool: 'refresh-board',
+      nameResolution: 'unique',
+    });
+    // Its own hint is routing for the broker: the server never sees a broker UI URI.
+    const hinted = await host.callTool({
+      name: 'refresh-board',
+      arguments: {},
+      _meta: { ...hint('ui://board/board/view.html'), keep: 'me' },
+    });
+    expect(JSON.parse((hinted.content as Array<{ text: string }>)[1].text)).toEqual({
+      keep: 'me',
+    });
+  }, 30_000);
+
+  it('keeps another server’s app-only tool from an app, by either name', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    const vanillaApp = hint('ui://vanilla/get-time/mcp-app.html');
+    for (const name of ['refresh-board', 'board_refresh-board']) {
+      await expect(host.callTool({ name, arguments: {}, _meta: vanillaApp })).rejects.toThrow(
+        `unknown tool "${name}"`,
+      );
+    }
+  }, 30_000);
+
+  it('gives a client that did not declare the UI extension no resolution at all', async () => {
+    const agent = await connect({});
+    for (const name of ['get-time', 'refresh-board']) {
+      await expect(agent.callTool({ name, arguments: {} })).rejects.toThrow(
+        `unknown tool "${name}"`,
+      );
+    }
+  }, 30_000);
+
+  it('reads an app’s own UI URI from the server the hint names, and refuses to guess without one', async () => {
+    const host = await connect(UI_CAPABILITIES);
+    const own = 'ui://get-time/mcp-app.html';
+    const { contents } = await host.readResource({
+      uri: own,
+      _meta: hint('ui://react/get-time/mcp-app.html'),
+    });
+    expect(contents).toEqual([
+      {
+        uri: 'ui://react/get-time/mcp-app.html',
+        mimeType: 'text/html;profile=mcp-app',
+        text: react.appHtml,
+      },
+    ]);
+    await expect(host.readResource({ uri: own })).rejects.toMatchObject({
+      code: -32602,
+      data: {
+        reason: 'ambiguous-app-resource',
+        candidates: ['ui://react/get-time/mcp-app.html', 'ui://vanilla/get-time/mcp-app.html'],
+      },
+    });
+    const agent = await connect({});
+    await expect(
+      agent.readResource({ uri: own, _meta: hint('ui://react/get-time/mcp-app.html') }),
+    ).rejects.toThrow(`unknown resource "${own}"`);
+  }, 30_000);
+});
