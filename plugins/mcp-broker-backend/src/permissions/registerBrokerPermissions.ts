@@ -41,7 +41,15 @@ export function registerBrokerPermissions(
   rules: BrokerRules,
   serverOf: (name: string) => BrokerServerResource | undefined,
 ): void {
-  registry.addPermissions(mcpBrokerPermissions);
+  // `mcp-broker.usage.read` first: RBAC 6.1.0 turns a conditional policy's action into a
+  // permission by taking the plugin's first resource permission with that action, whatever its
+  // resource type, and both usage.read and resource.read have `read`. Listed first, the owners'
+  // `mcp-broker-server` / `read` policy (examples/rbac-conditional-policies.yaml) maps to it; a
+  // conditional `read` policy on `mcp-broker-resource` cannot be written for RBAC 6.1.0 (README).
+  registry.addPermissions([
+    mcpBrokerUsageReadPermission,
+    ...mcpBrokerPermissions.filter(permission => permission !== mcpBrokerUsageReadPermission),
+  ]);
   registry.addResourceType({
     resourceRef: toolResourceRef,
     permissions: [mcpBrokerToolUsePermission],
