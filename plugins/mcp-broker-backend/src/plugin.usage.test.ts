@@ -142,20 +142,20 @@ describe('usage through the broker (startTestBackend, real example servers, test
   });
 
   it('shows a person their own calls, errors and refusals per day, server and tool, once flushed', async () => {
-    const mine = await waitFor(async () => {
+    const mine = await waitFor<MyMcpUsage | undefined>(async () => {
       const usage = await json<MyMcpUsage>('/usage/my', 'alice');
-      return usage.days.length > 0 && usage;
+      return usage.days.length > 0 ? usage : undefined;
     }, "alice's usage to be flushed");
     const today = new Date().toISOString().slice(0, 10);
     expect(mine).toMatchObject({ subject: 'user:default/alice', to: today, grants: [] });
-    expect(mine.days).toEqual([
+    expect(mine!.days).toEqual([
       { day: today, server: 'a', tool: 'echo', calls: 3, errors: 1, rateLimited: 0 },
     ]);
-    const daves = await waitFor(async () => {
+    const daves = await waitFor<MyMcpUsage | undefined>(async () => {
       const usage = await json<MyMcpUsage>('/usage/my?days=7&server=b', 'dave');
-      return usage.days.length > 0 && usage;
+      return usage.days.length > 0 ? usage : undefined;
     }, "dave's usage to be flushed");
-    expect(daves.days).toEqual([
+    expect(daves!.days).toEqual([
       { day: today, server: 'b', tool: 'echo', calls: 1, errors: 0, rateLimited: 1 },
     ]);
   });

@@ -188,7 +188,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
   it('shows the calls to the person once flushed, and to the server’s owner and admins only', async () => {
     const today = new Date().toISOString().slice(0, 10);
     // Admitted echo calls: 3 (one refused by the plan); the call of a revoked tool is not counted.
-    const mine = await waitFor(
+    const mine = (await waitFor(
       async () => {
         const { body } = await usageAs('alice', '/my?server=granted');
         const echo = (body as MyMcpUsage).days.find(day => day.tool === 'echo');
@@ -196,7 +196,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       },
       CHANGE_TIMEOUT_MS,
       "alice's calls in /usage/my",
-    );
+    )) as MyMcpUsage;
     expect(mine.subject).toBe('user:default/alice');
     expect(mine.days).toEqual([
       { day: today, server: 'granted', tool: 'echo', calls: 3, errors: 0, rateLimited: 1 },
