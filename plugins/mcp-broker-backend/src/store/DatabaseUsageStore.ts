@@ -89,13 +89,7 @@ export class DatabaseUsageStore implements UsageStore {
       .whereBetween('day', [range.from, range.to])
       .groupBy('server')
       .orderBy('server')
-      .select(
-        'server',
-        this.knex.raw(`${SUMS.calls} AS calls`),
-        this.knex.raw(`${SUMS.errors} AS errors`),
-        this.knex.raw(`${SUMS.rateLimited} AS "rateLimited"`),
-        this.knex.raw('COUNT(DISTINCT principal) AS people'),
-      );
+      .select('server', ...this.#sums(), this.knex.raw('COUNT(DISTINCT principal) AS people'));
     return rows.map(row => ({
       server: String(row.server),
       ...countersOf(row),
@@ -109,13 +103,7 @@ export class DatabaseUsageStore implements UsageStore {
       .whereBetween('day', [range.from, range.to])
       .groupBy('day', 'tool')
       .orderBy(['day', 'tool'])
-      .select(
-        'day',
-        'tool',
-        this.knex.raw(`${SUMS.calls} AS calls`),
-        this.knex.raw(`${SUMS.errors} AS errors`),
-        this.knex.raw(`${SUMS.rateLimited} AS "rateLimited"`),
-      );
+      .select('day', 'tool', ...this.#sums());
     return rows.map(row => ({ day: String(row.day), tool: String(row.tool), ...countersOf(row) }));
   }
 
@@ -131,13 +119,7 @@ export class DatabaseUsageStore implements UsageStore {
       .groupBy('principal')
       .orderByRaw(`${SUMS.calls} DESC, principal ASC`)
       .limit(limit)
-      .select(
-        'principal',
-        this.knex.raw(`${SUMS.calls} AS calls`),
-        this.knex.raw(`${SUMS.errors} AS errors`),
-        this.knex.raw(`${SUMS.rateLimited} AS "rateLimited"`),
-        this.knex.raw('MAX(day) AS "lastDay"'),
-      );
+      .select('principal', ...this.#sums(), this.knex.raw('MAX(day) AS "lastDay"'));
     if (after !== undefined) {
       query.havingRaw(`${SUMS.calls} < ? OR (${SUMS.calls} = ? AND principal > ?)`, [
         after.calls,
@@ -151,6 +133,15 @@ export class DatabaseUsageStore implements UsageStore {
       ...countersOf(row),
       lastDay: String(row.lastDay),
     }));
+  }
+
+  /** The three counters summed over a group, as `calls`, `errors`, `rateLimited`. */
+  #sums(): Knex.Raw[] {
+    return [
+      this.knex.raw(`${SUMS.calls} AS calls`),
+      this.knex.raw(`${SUMS.errors} AS errors`),
+      this.knex.raw(`${SUMS.rateLimited} AS "rateLimited"`),
+    ];
   }
 
   async deleteBefore(day: string): Promise<number> {
