@@ -50,7 +50,7 @@ describe('usage through the broker (startTestBackend, real example servers, test
   const clients: Client[] = [];
   /** How the calls made in beforeAll that should not succeed ended. */
   const outcomes: string[] = [];
-  const outcomeOf = (call: Promise<{ isError?: unknown }>) =>
+  const outcomeOf = (call: Promise<Record<string, unknown>>) =>
     call.then(
       result => (result.isError === true ? 'error result' : 'succeeded'),
       error => String(error),
