@@ -148,6 +148,18 @@ export interface Config {
       fullSync?: SchedulerServiceTaskScheduleDefinitionConfig;
     };
     /**
+     * Usage people can see (docs/contracts/mcp-access.md §7): each replica counts tool calls per
+     * UTC day, person, server and tool in memory and adds them to the table
+     * `mcp_broker_usage_daily` on this interval (and at shutdown). Usage is exact up to one flush
+     * interval per replica, apart from a crash.
+     */
+    usage?: {
+      /** How often each replica writes its counts. Default 30 seconds; at least 1 second. */
+      flushInterval?: HumanDuration | string;
+      /** How long daily rows are kept: whole days from 1 to 400. Default `{ days: 90 }`. */
+      retention?: HumanDuration | string;
+    };
+    /**
      * Curated endpoints (spec §13): named, narrower views of the broker, each served at
      * `/api/mcp-broker/endpoints/<name>/mcp` in both protocol eras. What a person sees through one
      * is what their permissions allow, narrowed to the endpoint (it never widens). The key is the

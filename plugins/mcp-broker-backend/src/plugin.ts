@@ -52,6 +52,14 @@ import { readCuratedEndpoints } from './endpoints/endpointConfig';
 import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
 import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
 import { watchEndpointConfig } from './endpoints/watchEndpointConfig';
+import { readUsageConfig } from './usage/usageConfig';
+import { DatabaseUsageStore } from './store/DatabaseUsageStore';
+import { UsageRecorder } from './usage/UsageRecorder';
+import { USAGE_RETENTION_SCHEDULE, UsageRetention } from './usage/UsageRetention';
+import { DefaultUsageService } from './usage/DefaultUsageService';
+import { AuthorizedUsageService } from './usage/AuthorizedUsageService';
+import { UsagePageTokens } from './usage/usagePageTokens';
+import { createUsageRouter } from './router/usageRouter';
 
 /**
  * The MCP broker backend plugin: one MCP endpoint at `/api/mcp-broker/mcp` that
@@ -121,6 +129,16 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Metrics and spans through the OpenTelemetry API: the deployment registers the SDK
         // (packages/backend/src/instrumentation.ts in development); without it they are no-ops.
         const telemetry = BrokerTelemetry.create();
+        // Usage people can see (contract mcp-access §7): counted in memory on the call path,
+        // added to the plugin's database (migrated above) every flush interval and at shutdown.
+        const usageConfig = readUsageConfig(config);
+        const usageStore = new DatabaseUsageStore(await database.getClient());
+        const usage = UsageRecorder.create({
+          store: usageStore,
+          logger,
+          flushIntervalMs: usageConfig.flushIntervalMs,
+        });
+        usage.start();
         // Access grants (contract mcp-access §5), in the plugin's database (migrated above):
         // written by their sources, read by HAS_ACCESS_GRANT through this replica's index.
         // Without a source nothing writes the feed: no index, no reads of it (no grant applies).
@@ -222,6 +240,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           endpointWatch.stop();
           await discovery.stop();
           await broker.close();
+          // After the calls ended: their counts are final.
+          await usage.close();
           grants?.close();
           // After the calls ended: what this replica held is given up or ended by now.
           await stores.presence?.stop();
@@ -230,7 +250,24 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await identity.close();
           keys.close();
         });
-        registerBrokerPermissions(deps.permissionsRegistry, () => broker.catalog(), access.rules);
+        const serverResourceOf = (name: string) => {
+          const server = broker.server(name);
+          return server && { server: server.name, ...(server.owner && { owner: server.owner }) };
+        };
+        registerBrokerPermissions(
+          deps.permissionsRegistry,
+          () => broker.catalog(),
+          access.rules,
+          serverResourceOf,
+        );
+        const usageRetention = new UsageRetention(usageStore, usageConfig.retentionDays);
+        await deps.scheduler.scheduleTask({
+          id: 'mcp-broker.usage-retention',
+          ...USAGE_RETENTION_SCHEDULE,
+          fn: async () => {
+            await usageRetention.deleteExpired(Date.now());
+          },
+        });
         // A grant that came or went changes people's lists: list_changed to their streams.
         if (grants !== undefined) {
           grants.onChange(change => {
@@ -252,7 +289,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             fn: signal => fullSync.run(signal),
           });
         }
-        const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger });
+        const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger, usage });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
         // they look for, and the metadata URL every 401 of /mcp names.
         const oauth = await registerOAuthDiscovery({
@@ -290,6 +327,27 @@ export const mcpBrokerPlugin = createBackendPlugin({
             },
             refusedRegistrations: () => discovery.refusedRegistrations(),
             endpoints,
+          }),
+        );
+        // Usage per person, server and tool (contract §7.3), decided by the decorator.
+        httpRouter.use(
+          createUsageRouter({
+            httpAuth,
+            usage: new AuthorizedUsageService({
+              inner: new DefaultUsageService({
+                store: usageStore,
+                servers: () => broker.serverList(),
+                grants: grants &&
+                  rateLimits && {
+                    grantsOf: subject => grants.grantsOf(subject),
+                    planUsage: (grant, principal) => rateLimits.planUsage(grant, principal),
+                  },
+                pageTokens: new UsagePageTokens(keys.requestState),
+              }),
+              permissions: deps.permissions,
+              rules: access.rules.server,
+              serverOf: serverResourceOf,
+            }),
           }),
         );
         // The server descriptions the catalog module reads (contract §2.6).

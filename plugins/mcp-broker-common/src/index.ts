@@ -11,3 +11,4 @@ export * from './toolChanges';
 export * from './servers';
 export * from './events';
 export * from './McpBrokerClient';
+export * from './usage';

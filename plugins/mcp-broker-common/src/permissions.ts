@@ -1,5 +1,6 @@
 /*
- * The broker's six permissions and three resource types (spec §8), defined once: the
+ * The broker's permissions and four resource types (spec §8, docs/contracts/mcp-access.md §6.9),
+ * defined once: the
  * backend registers them, policies (RBAC CSV and conditional files) grant them by name.
  * Resource permissions carry no `action` attribute except `resource.read`: RBAC then shows
  * and matches them with its `use` action.
@@ -27,6 +28,14 @@ export const MCP_BROKER_PROMPT_RESOURCE_TYPE = 'mcp-broker-prompt';
  * @public
  */
 export const MCP_BROKER_RESOURCE_RESOURCE_TYPE = 'mcp-broker-resource';
+
+/**
+ * Resource type of the broker's servers (ref: the configured server name), for the usage pages
+ * (docs/contracts/mcp-access.md §7.3).
+ *
+ * @public
+ */
+export const MCP_BROKER_SERVER_RESOURCE_TYPE = 'mcp-broker-server';
 
 /**
  * Start an MCP session (`initialize`). Without it the broker answers HTTP 403.
@@ -105,6 +114,20 @@ export const mcpBrokerServerReadPermission = createPermission({
 });
 
 /**
+ * Read who uses a server and how much (`GET /api/mcp-broker/usage/servers` and
+ * `/usage/servers/:server`, docs/contracts/mcp-access.md §7.3). A resource permission on
+ * `mcp-broker-server` (resource ref: the server name): policies give owners their own servers
+ * with `IS_SERVER_OWNER`, admins every server.
+ *
+ * @public
+ */
+export const mcpBrokerUsageReadPermission = createPermission({
+  name: 'mcp-broker.usage.read',
+  attributes: { action: 'read' },
+  resourceType: MCP_BROKER_SERVER_RESOURCE_TYPE,
+});
+
+/**
  * Every `mcp-broker.*` permission, in the order the spec lists them.
  *
  * @public
@@ -117,4 +140,5 @@ export const mcpBrokerPermissions = [
   mcpBrokerStatusReadPermission,
   mcpBrokerToolApprovePermission,
   mcpBrokerServerReadPermission,
+  mcpBrokerUsageReadPermission,
 ];

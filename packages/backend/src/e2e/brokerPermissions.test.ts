@@ -147,6 +147,7 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       'mcp-broker.status.read',
       'mcp-broker.tool.approve',
       'mcp-broker.tool.use',
+      'mcp-broker.usage.read',
     ]);
     const rules = metadata.rules.map(
       (r: { name: string; resourceType: string }) => `${r.resourceType}/${r.name}`,
@@ -158,6 +159,8 @@ describe('MCP broker permissions (real backend process, real RBAC plugin, fixtur
       'mcp-broker-resource/HAS_ACCESS_GRANT',
       'mcp-broker-resource/HAS_NAME',
       'mcp-broker-resource/IS_ON_SERVER',
+      'mcp-broker-server/IS_ON_SERVER',
+      'mcp-broker-server/IS_SERVER_OWNER',
       'mcp-broker-tool/HAS_ACCESS_GRANT',
       'mcp-broker-tool/HAS_NAME',
       'mcp-broker-tool/HAS_TOOL_ANNOTATION',

@@ -9,9 +9,12 @@
  * bob (payments-team) offers the server as an MCP product; alice, an MCP user, sees only its
  * read-only tools; she asks for access, bob approves, and her client gets `list_changed` and
  * every tool of the server, limited by her plan (3 calls a day); bob revokes, and the tools go
- * again.
+ * again. Her calls then show in her usage (GET /api/mcp-broker/usage/my, contract §7) once the
+ * broker flushed them, and to bob as the server's owner (IS_SERVER_OWNER in the fixture policy)
+ * and carol as an admin, never to alice as someone else's server usage.
  */
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerUsage, MyMcpUsage } from '@devportal/plugin-mcp-broker-common';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { apiEntityOfMcpServer } from '../testing/catalogEntities';
 import { portalCall, STATIC_SERVICE_TOKEN, uniqueName } from '../testing/portalHttp';
@@ -35,11 +38,13 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       config: {
         mcpBroker: {
           servers: [{ name: 'granted', url: example.url, owner: 'payments-team' }],
+          // Usage reaches the table within a second (default 30 s).
+          usage: { flushInterval: { seconds: 1 } },
         },
       },
       startTimeoutMs: 120_000,
     });
-    for (const user of ['alice', 'bob', 'carol']) tokens[user] = await backend.signIn(user);
+    for (const user of ['alice', 'bob', 'carol', 'dave']) tokens[user] = await backend.signIn(user);
     // The portal looks the server up in the catalog (its owner decides who may offer it).
     await waitFor(
       () => apiEntityOfMcpServer(backend, STATIC_SERVICE_TOKEN, 'granted'),
@@ -64,6 +69,12 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       .map(tool => tool.name)
       .filter(name => name.startsWith('granted_'))
       .sort();
+  const usageAs = async (user: string, path: string) => {
+    const response = await fetch(`${backend.baseUrl}/api/mcp-broker/usage${path}`, {
+      headers: { Authorization: `Bearer ${tokens[user]}` },
+    });
+    return { status: response.status, body: await response.json() };
+  };
   const grantsAsCarol = async () =>
     (
       await portalCall(backend, 'GET', `/mcp/grants?namespace=${NAMESPACE}`, {
@@ -138,6 +149,16 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       /Rate limit reached: your plan \\?"bronze\\?" of Granted tools allows 3 tool calls per day \(UTC\) on server \\?"granted\\?"; retry in \d+ s/,
     );
 
+    // Her plan's meter: the rate limiter's count in the day's window.
+    const planned = (await usageAs('alice', '/my')).body as MyMcpUsage;
+    expect(planned.grants).toEqual([
+      expect.objectContaining({
+        target: { kind: 'server', name: 'granted' },
+        plan: 'bronze',
+        limits: [expect.objectContaining({ calls: 3, windowMs: 86_400_000, used: 3 })],
+      }),
+    ]);
+
     const beforeRevoke = listChanged;
     const revoked = await portalCall(
       backend,
@@ -163,4 +184,33 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     );
     expect((await grantsAsCarol()).items).toEqual([]);
   }, 120_000);
+
+  it('shows the calls to the person once flushed, and to the server’s owner and admins only', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    // Admitted echo calls: 3 (one refused by the plan); the call of a revoked tool is not counted.
+    const mine = (await waitFor(
+      async () => {
+        const { body } = await usageAs('alice', '/my?server=granted');
+        const echo = (body as MyMcpUsage).days.find(day => day.tool === 'echo');
+        return echo?.rateLimited === 1 && echo.calls === 3 && (body as MyMcpUsage);
+      },
+      CHANGE_TIMEOUT_MS,
+      "alice's calls in /usage/my",
+    )) as MyMcpUsage;
+    expect(mine.subject).toBe('user:default/alice');
+    expect(mine.days).toEqual([
+      { day: today, server: 'granted', tool: 'echo', calls: 3, errors: 0, rateLimited: 1 },
+    ]);
+    expect(mine.grants).toEqual([]); // revoked
+    for (const owner of ['bob', 'dave', 'carol']) {
+      const { status, body } = await usageAs(owner, '/servers/granted?days=7');
+      expect(status).toBe(200);
+      expect((body as McpServerUsage).people).toEqual([
+        expect.objectContaining({ principal: 'user:default/alice', calls: 3, rateLimited: 1 }),
+      ]);
+    }
+    const denied = await usageAs('alice', '/servers/granted');
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.message).toContain('mcp-broker.usage.read');
+  }, 60_000);
 });

@@ -19,6 +19,12 @@
  * `completion/complete`: spec §12) is one `mcp-broker.request` event of the same shape, with
  * `method` and the `item` (the prompt's own name, the resource's URI) in place of `tool`.
  *
+ * The same two points count the call's usage (UsageRecorder, docs/contracts/mcp-access.md §7.1),
+ * when the plugin gives a recorder: an admitted `tools/call` once it ends (an error, an `isError`
+ * result or an end without a result counts as an error; an `input_required` answer does not end
+ * the call: its retry is counted when it ends), and a `tools/call` a rate limit refused. Denied
+ * and unknown tools, and refusals of other methods, are not counted.
+ *
  * Failure modes: an auditor that throws fails nothing but its own event (logged as a warning):
  * the tool call's answer to the client never depends on the audit trail's health.
  */
@@ -28,6 +34,8 @@ import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import { resultOfFinalMessage } from '../telemetry/requestResult';
 import type { ClientResponseWriter } from '../types';
+import { subjectOfPrincipal } from '../rateLimits/RateLimitRules';
+import type { UsageOutcome, UsageRecorder } from '../usage/UsageRecorder';
 
 /** The auditor event id (the auditor prefixes the plugin id: `mcp-broker.tool-call`). */
 export const TOOL_CALL_EVENT_ID = 'tool-call';
@@ -78,14 +86,21 @@ export interface ToolCallAuditRecord {
 export class ToolCallAuditor {
   readonly #auditor: AuditorService;
   readonly #logger: LoggerService;
+  readonly #usage: UsageRecorder | undefined;
 
-  static create(options: { auditor: AuditorService; logger: LoggerService }): ToolCallAuditor {
-    return new ToolCallAuditor(options.auditor, options.logger);
+  static create(options: {
+    auditor: AuditorService;
+    logger: LoggerService;
+    /** Counts each call's usage at the same points (see the file comment). */
+    usage?: UsageRecorder;
+  }): ToolCallAuditor {
+    return new ToolCallAuditor(options.auditor, options.logger, options.usage);
   }
 
-  private constructor(auditor: AuditorService, logger: LoggerService) {
+  private constructor(auditor: AuditorService, logger: LoggerService, usage?: UsageRecorder) {
     this.#auditor = auditor;
     this.#logger = logger;
+    this.#usage = usage;
   }
 
   /**
@@ -98,6 +113,7 @@ export class ToolCallAuditor {
     reason: string,
     meta: JsonObject = {},
   ): Promise<void> {
+    if (outcome === 'rate-limited') this.#count(call, 'rate-limited');
     await this.#guard(async () => {
       const event = await this.#auditor.createEvent({
         eventId: isToolCall(call) ? TOOL_CALL_EVENT_ID : REQUEST_EVENT_ID,
@@ -148,10 +164,12 @@ export class ToolCallAuditor {
         },
       }),
       finish: async () => {
+        const failure = resultOfFinalMessage(final).reason;
+        if (!isInputRequired(final))
+          this.#count(call, failure === undefined ? 'succeeded' : 'failed');
         const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
-        const failure = resultOfFinalMessage(final).reason;
         await this.#guard(() =>
           failure === undefined
             ? event.success({ meta: { outcome: 'succeeded', durationMs } })
@@ -159,6 +177,15 @@ export class ToolCallAuditor {
         );
       },
     };
+  }
+
+  /** Counts a tool call's usage (nothing for other methods, or a tool that exists nowhere). */
+  #count(call: AuditedToolCall, outcome: UsageOutcome): void {
+    if (this.#usage === undefined || call.server === undefined || !isToolCall(call)) return;
+    this.#usage.record(
+      { principal: subjectOfPrincipal(call.principal), server: call.server, tool: call.tool },
+      outcome,
+    );
   }
 
   async #guard<T>(record: () => Promise<T>): Promise<T | undefined> {
@@ -173,6 +200,12 @@ export class ToolCallAuditor {
 
 function isToolCall(call: AuditedToolCall): boolean {
   return call.method === undefined || clientRequestMethod(call.method)?.audit === 'tool-call';
+}
+
+/** A 2026-07-28 `input_required` answer: the call goes on with the client's retry. */
+function isInputRequired(final: JsonRpcMessage | undefined): boolean {
+  const result = final && 'result' in final ? final.result : undefined;
+  return isPlainObject(result) && result.resultType === 'input_required';
 }
 
 function metaOf(call: AuditedToolCall): JsonObject {

@@ -1,11 +1,13 @@
 /*
- * Registers the broker's permissions, its three resource types and their rules with
+ * Registers the broker's permissions, its four resource types and their rules with
  * Backstage (coreServices.permissionsRegistry), so that they are listed at
  * /api/mcp-broker/.well-known/backstage/permissions/metadata and policies (the RBAC plugin's
  * CSV, UI and conditional policies) can grant them.
  *
  * `getResources` answers the framework's apply-conditions endpoint from the current catalog:
- * a resource ref `<server>:<own name or URI>` that no backend lists is unknown (undefined).
+ * a resource ref `<server>:<own name or URI>` that no backend lists is unknown (undefined). A
+ * server resource (`mcp-broker-server`, ref: the server name) is `{server, owner}` from the
+ * current server set, undefined for a name no server has.
  */
 import type { PermissionsRegistryService } from '@backstage/backend-plugin-api';
 import {
@@ -13,6 +15,7 @@ import {
   mcpBrokerPromptUsePermission,
   mcpBrokerResourceReadPermission,
   mcpBrokerToolUsePermission,
+  mcpBrokerUsageReadPermission,
   parseMcpBrokerResourceRef,
 } from '@devportal/plugin-mcp-broker-common';
 import type { AggregatedCatalog } from '../broker/AggregatedCatalog';
@@ -20,22 +23,33 @@ import { brokerUiUri } from '../protocol/uiResourceUris';
 import {
   BrokerItemResource,
   BrokerRules,
+  BrokerServerResource,
   BrokerToolResource,
   promptResourceRef,
   resourceResourceRef,
+  serverResourceRef,
   toolResourceRef,
 } from './rules';
 
 /**
  * Registers permissions, resource types and `rules` (the ones the broker applies itself);
- * `catalog` gives the current catalog.
+ * `catalog` gives the current catalog, `serverOf` a configured server as the rules see it.
  */
 export function registerBrokerPermissions(
   registry: PermissionsRegistryService,
   catalog: () => AggregatedCatalog,
   rules: BrokerRules,
+  serverOf: (name: string) => BrokerServerResource | undefined,
 ): void {
-  registry.addPermissions(mcpBrokerPermissions);
+  // `mcp-broker.usage.read` first: RBAC 6.1.0 turns a conditional policy's action into a
+  // permission by taking the plugin's first resource permission with that action, whatever its
+  // resource type, and both usage.read and resource.read have `read`. Listed first, the owners'
+  // `mcp-broker-server` / `read` policy (examples/rbac-conditional-policies.yaml) maps to it; a
+  // conditional `read` policy on `mcp-broker-resource` cannot be written for RBAC 6.1.0 (README).
+  registry.addPermissions([
+    mcpBrokerUsageReadPermission,
+    ...mcpBrokerPermissions.filter(permission => permission !== mcpBrokerUsageReadPermission),
+  ]);
   registry.addResourceType({
     resourceRef: toolResourceRef,
     permissions: [mcpBrokerToolUsePermission],
@@ -53,6 +67,12 @@ export function registerBrokerPermissions(
     permissions: [mcpBrokerResourceReadPermission],
     rules: rules.resource,
     getResources: async refs => refs.map(ref => findResource(catalog(), ref)),
+  });
+  registry.addResourceType({
+    resourceRef: serverResourceRef,
+    permissions: [mcpBrokerUsageReadPermission],
+    rules: rules.server,
+    getResources: async refs => refs.map(serverOf),
   });
 }
 

@@ -1,7 +1,8 @@
 /*
  * The broker's permission resources and rules (spec §8): IS_ON_SERVER, HAS_NAME and
  * HAS_ACCESS_GRANT (docs/contracts/mcp-access.md §6.1) for tools, prompts and resources,
- * HAS_TOOL_ANNOTATION for tools. Policies (RBAC conditional
+ * HAS_TOOL_ANNOTATION for tools, and IS_SERVER_OWNER and IS_ON_SERVER for servers (the usage
+ * routes, §6.9). Policies (RBAC conditional
  * policies) combine them with anyOf / allOf / not.
  *
  * The broker applies conditional decisions itself, in process, to each item of its
@@ -16,6 +17,7 @@ import {
 import {
   MCP_BROKER_PROMPT_RESOURCE_TYPE,
   MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+  MCP_BROKER_SERVER_RESOURCE_TYPE,
   MCP_BROKER_TOOL_RESOURCE_TYPE,
 } from '@devportal/plugin-mcp-broker-common';
 import { isStringArray, objectProblem, ruleParamsSchema } from './paramsSchema';
@@ -33,12 +35,20 @@ export interface BrokerToolResource extends BrokerItemResource {
   annotations?: Readonly<Record<string, unknown>>;
 }
 
+/** A server as the rules see it: its configured name and its owner (contract §2.4), if any. */
+export interface BrokerServerResource {
+  server: string;
+  /** The owner's normalised entity ref (lower case). */
+  owner?: string;
+}
+
 /** The query form of the rules (what `toQuery` produces; never run against a store). */
 export type BrokerItemQuery =
   | { servers: string[] }
   | { patterns: string[] }
   | { annotation: ToolAnnotation; value: boolean }
-  | { grantedTo: string[] };
+  | { grantedTo: string[] }
+  | { ownedBy: string[] };
 
 /**
  * What HAS_ACCESS_GRANT asks: whether one of `claims` (entity refs) holds a live access grant
@@ -76,6 +86,15 @@ export const resourceResourceRef = createPermissionResourceRef<
 >().with({
   pluginId: 'mcp-broker',
   resourceType: MCP_BROKER_RESOURCE_RESOURCE_TYPE,
+});
+
+/** Resource ref of `mcp-broker-server` (ref: the server name). */
+export const serverResourceRef = createPermissionResourceRef<
+  BrokerServerResource,
+  BrokerItemQuery
+>().with({
+  pluginId: 'mcp-broker',
+  resourceType: MCP_BROKER_SERVER_RESOURCE_TYPE,
 });
 
 /** The tool annotations HAS_TOOL_ANNOTATION can test. */
@@ -179,7 +198,8 @@ const claimsSchema = ruleParamsSchema<HasAccessGrantParams>(
       claims: {
         type: 'array',
         items: { type: 'string' },
-        description: 'Entity refs whose grants count; policies pass $currentUser (or $ownerRefs)',
+        description:
+          'Entity refs (the grant holder, or the owner); policies pass $currentUser or $ownerRefs',
       },
     },
     required: ['claims'],
@@ -264,6 +284,27 @@ export const hasToolAnnotationRule = createPermissionRule({
   toQuery: ({ annotation, value }: HasToolAnnotationParams) => ({ annotation, value }),
 });
 
+/** IS_SERVER_OWNER: the server's owner is one of the claims (compared without case). */
+export const isServerOwnerRule = createPermissionRule({
+  name: 'IS_SERVER_OWNER',
+  description:
+    'Allow MCP servers whose owner (config servers[].owner) is one of the claims; policies pass $ownerRefs',
+  resourceRef: serverResourceRef,
+  paramsSchema: claimsSchema,
+  apply: (server: BrokerServerResource, { claims }: HasAccessGrantParams) =>
+    server.owner !== undefined &&
+    claims.some(claim => claim.toLocaleLowerCase('en-US') === server.owner),
+  toQuery: ({ claims }: HasAccessGrantParams) => ({ ownedBy: claims }),
+});
+
+/** IS_ON_SERVER for servers: the server is one of `servers`. */
+const isServerNamed = createPermissionRule({
+  ...isOnServer,
+  resourceRef: serverResourceRef,
+  apply: (server: BrokerServerResource, { servers }: IsOnServerParams) =>
+    servers.includes(server.server),
+});
+
 /** HAS_ACCESS_GRANT over `grants`, without its resource ref (the same rule for all three types). */
 function hasAccessGrant(grants: GrantLookup) {
   return {
@@ -300,6 +341,8 @@ export function createBrokerRules(grants: GrantLookup = NO_GRANTS) {
       createPermissionRule({ ...hasName, resourceRef: resourceResourceRef }),
       createPermissionRule({ ...granted, resourceRef: resourceResourceRef }),
     ],
+    /** Every rule of `mcp-broker-server`. */
+    server: [isServerOwnerRule, isServerNamed],
   };
 }
 

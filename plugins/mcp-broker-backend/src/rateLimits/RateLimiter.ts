@@ -48,6 +48,8 @@ export interface QuotaStore {
    * with a current presence mark, replicas/ReplicaPresence.ts; this one included).
    */
   liveReplicas(now: number): Promise<number>;
+  /** The units granted so far in `budget`'s window that ends at `windowEnd` (0 for none). */
+  used?(budget: string, windowEnd: number): Promise<number>;
 }
 
 /** A call's admission: admitted, or refused with when to retry and which limit refused it. */
@@ -231,6 +233,26 @@ export class RateLimiter {
       const next = this.#round(limits);
       if (!('leasing' in next)) return next;
       leasing = next.leasing;
+    }
+  }
+
+  /**
+   * What `limit`'s budget has counted in its current window, and when that window ends (epoch
+   * ms): with a shared store, the window's shared count (leased units included, so it may run
+   * ahead of the calls by the leases' tolerance); without one, or when the store cannot answer,
+   * this replica's count. Counts nothing.
+   */
+  async peek(limit: AppliedLimit): Promise<{ used: number; windowEnd: number }> {
+    const now = this.#now();
+    const windowEnd = (Math.floor(now / limit.limit.windowMs) + 1) * limit.limit.windowMs;
+    const budget = this.#budgets.get(limit.budget);
+    const local = budget?.windowEnd === windowEnd ? budget.used : 0;
+    if (this.#store?.used === undefined) return { used: local, windowEnd };
+    try {
+      const shared = await this.#store.used(limit.budget, windowEnd);
+      return { used: Math.max(shared, local), windowEnd };
+    } catch {
+      return { used: local, windowEnd };
     }
   }
 

@@ -32,7 +32,7 @@ import {
 } from '../protocol/rateLimited';
 import { GroupsUnavailableError, PrincipalGroups } from './PrincipalGroups';
 import type { RateLimitConfig } from './rateLimitConfig';
-import { describePlanLimit, isPlanLimit, planLimitsOf } from './planLimits';
+import { describePlanLimit, isPlanLimit, planBudgetsOf, planLimitsOf } from './planLimits';
 import { describeLimit, RateLimitRules, subjectOfPrincipal } from './RateLimitRules';
 import { RateLimiter, type Admission, type QuotaStore } from './RateLimiter';
 
@@ -239,6 +239,17 @@ export class RequestRateLimits {
       limitSource: 'config',
       error: rateLimitedError(admission.retryAfterMs, limit),
     };
+  }
+
+  /**
+   * What each quota of `grant`'s plan has counted for `principal` in its current window, in the
+   * plan's order (RateLimiter.peek; the usage page's meters, docs/contracts/mcp-access.md §7.3).
+   */
+  planUsage(
+    grant: StoredAccessGrant,
+    principal: string,
+  ): Promise<Array<{ used: number; windowEnd: number }>> {
+    return Promise.all(planBudgetsOf(grant, principal).map(limit => this.#limiter.peek(limit)));
   }
 
   /** Stops the limiter's ticks. */

@@ -90,6 +90,18 @@ export function planLimitsOf(
 }
 
 /**
+ * Every quota of `grant`'s plan as `principal`'s budget, in the plan's order (what the usage page
+ * shows, whichever tools each quota counts).
+ */
+export function planBudgetsOf(grant: StoredAccessGrant, principal: string): AppliedLimit[] {
+  return quotasOf(grant).map(({ rule, limit }) => ({
+    rule,
+    limit,
+    budget: `${rule.id}:${principal}`,
+  }));
+}
+
+/**
  * A plan refusal in words: `your plan "bronze" of Example tools allows 5 tool calls per day on
  * server "example"` (with `of deploy` when the quota names tools).
  */

@@ -66,6 +66,13 @@ export class DatabaseQuotaStore implements QuotaStore {
     await this.knex.raw(RECORD_SQL, [budgetKey(budget), windowEnd, units]);
   }
 
+  async used(budget: string, windowEnd: number): Promise<number> {
+    const row = await this.knex(RATE_WINDOWS_TABLE)
+      .where({ budget: budgetKey(budget), window_end: windowEnd })
+      .first('used');
+    return Number(row?.used ?? 0);
+  }
+
   async liveReplicas(now: number): Promise<number> {
     await this.knex(RATE_WINDOWS_TABLE).where('window_end', '<=', now).delete();
     const [{ live }] = await this.knex(REPLICAS_TABLE)
