@@ -3,7 +3,12 @@
  * them: each tier's tool-call quotas in words, and which tool globs of a quota match none of
  * the tools the server lists now (allowed, since tools come and go, but worth saying).
  */
-import { describeToolCallLimit, type ApiProduct } from '@devportal/plugin-portal-common';
+import {
+  describeToolCallLimit,
+  isMcpTarget,
+  type ApiProduct,
+  type Plan,
+} from '@devportal/plugin-portal-common';
 
 /** A plan of an MCP product. */
 export type McpPlan = NonNullable<ApiProduct['spec']['plans']>[number];
@@ -40,4 +45,18 @@ export const NO_QUOTA_TEXT = 'No quota beyond the broker’s own rate limits';
 export function quotaLines(plan: McpPlan): string[] {
   const limits = plan.limits.toolCalls;
   return limits.length === 0 ? [NO_QUOTA_TEXT] : limits.map(describeToolCallLimit);
+}
+
+/**
+ * The plans a person chooses from when requesting access: an MCP product's tiers with their
+ * quotas in the description (beside the plan's own), an HTTPRoute product's `status.plans`.
+ */
+export function requestablePlans(product: ApiProduct): Plan[] {
+  if (!isMcpTarget(product.spec.targetRef)) return product.status?.plans ?? [];
+  return mcpPlansOf(product).map(plan => ({
+    tier: plan.tier,
+    description: [plan.description, quotaLines(plan).join('; ')]
+      .filter(text => text !== undefined && text !== '')
+      .join(' · '),
+  }));
 }
