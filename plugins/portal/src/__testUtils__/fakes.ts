@@ -156,6 +156,22 @@ export function product(overrides: {
   };
 }
 
+/**
+ * `getApiProduct` over the given products; any other name reads as an HTTPRoute product of that
+ * name (the pages read each listed key's product to tell API keys from MCP access).
+ */
+export function readsProducts(
+  ...known: ApiProduct[]
+): Pick<jest.Mocked<PortalApi>, 'getApiProduct'> {
+  return {
+    getApiProduct: jest.fn(
+      async (ref: { namespace: string; name: string }) =>
+        known.find(p => p.metadata.namespace === ref.namespace && p.metadata.name === ref.name) ??
+        product({ namespace: ref.namespace, name: ref.name }),
+    ),
+  };
+}
+
 /** The plans of the contract's development fixture (mcp-access §9). */
 export const EXAMPLE_MCP_PLANS: NonNullable<ApiProduct['spec']['plans']> = [
   {

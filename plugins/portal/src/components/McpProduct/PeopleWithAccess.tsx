@@ -117,10 +117,8 @@ export function PeopleWithAccess(props: { product: ApiProduct }) {
         <DeleteKeyDialog
           apiKey={revoking}
           othersKey
-          revoke={{
-            consequence:
-              'Their access ends at once: the tools disappear from their MCP clients (a call already running finishes).',
-          }}
+          viaRevoke
+          consequence="Their access ends at once: the tools disappear from their MCP clients (a call already running finishes)."
           onClose={changed => {
             setRevoking(undefined);
             if (changed) table.reload();

@@ -33,11 +33,10 @@ export interface DeleteKeyDialogProps {
   onClose: (changed: boolean) => void;
   /** Someone else's key (an admin's view): the dialog names its requester. */
   othersKey?: boolean;
-  /**
-   * Revoke an Approved key through `POST /requests/:ns/:name/revoke` (its product's owners may)
-   * instead of deleting it; `consequence` replaces the phase's usual consequence.
-   */
-  revoke?: { consequence: string };
+  /** Revoke an Approved key through `POST /requests/:ns/:name/revoke` (its product's owners may). */
+  viaRevoke?: boolean;
+  /** What happens, instead of the phase's usual consequence (an MCP access request has no secret). */
+  consequence?: string;
 }
 
 /** Cancels a Pending request, or deletes (revokes) a decided key, after a confirmation. */
@@ -47,13 +46,13 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
   const [error, setError] = useState<unknown>();
   const [reason, setReason] = useState('');
   const phaseKey = props.apiKey.status?.phase ?? 'Rejected';
-  const verb = props.revoke !== undefined ? 'Revoke access' : DELETE_VERBS[phaseKey];
+  const verb = props.viaRevoke ? 'Revoke access' : DELETE_VERBS[phaseKey];
   const remove = async () => {
     setDeleting(true);
     try {
       const trimmed = reason.trim();
       const because = props.othersKey && trimmed !== '' ? { reason: trimmed } : {};
-      if (props.revoke !== undefined) {
+      if (props.viaRevoke) {
         await portal.revokeRequest(props.apiKey.metadata, because);
       } else {
         await portal.deleteRequest(props.apiKey.metadata, because);
@@ -78,7 +77,7 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
               {props.apiKey.spec.planTier}).
             </Text>
           )}
-          <Text>{props.revoke?.consequence ?? DELETE_CONSEQUENCES[phaseKey]}</Text>
+          <Text>{props.consequence ?? DELETE_CONSEQUENCES[phaseKey]}</Text>
           {props.othersKey && (
             <TextAreaField
               label="Reason (optional)"
