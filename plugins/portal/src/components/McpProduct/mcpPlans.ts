@@ -47,6 +47,13 @@ export function quotaLines(plan: McpPlan): string[] {
   return limits.length === 0 ? [NO_QUOTA_TEXT] : limits.map(describeToolCallLimit);
 }
 
+/** The quotas of an MCP product's plan `tier` in words; undefined for other products or tiers. */
+export function tierQuotaText(product: ApiProduct | undefined, tier: string): string | undefined {
+  if (product === undefined || !isMcpTarget(product.spec.targetRef)) return undefined;
+  const plan = mcpPlansOf(product).find(p => p.tier === tier);
+  return plan === undefined ? undefined : quotaLines(plan).join('; ');
+}
+
 /**
  * The plans a person chooses from when requesting access: an MCP product's tiers with their
  * quotas in the description (beside the plan's own), an HTTPRoute product's `status.plans`.
