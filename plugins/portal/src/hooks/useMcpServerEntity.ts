@@ -1,5 +1,6 @@
 /*
- * The catalog entity of an MCP product's server or endpoint (contract mcp-access §2.5): the
+ * The catalog entities of MCP servers and endpoints (contract mcp-access §2.5): every one the
+ * person may see (the sources of a new MCP product), and the one of an MCP product's target — the
  * `API` entity of type `mcp-server` whose annotation `mcp.devportal.io/server` (or `/endpoint`)
  * names the target, and the offer its definition lists. Found by the annotation rather than by
  * recomputing the entity's name, so a hashed long name needs no SHA-256 in the browser. An
@@ -78,4 +79,43 @@ export function useMcpServerEntity(target: McpTarget): AsyncData<McpServerEntity
       offer: offerOf(entity),
     };
   }, [catalog, annotation, target.name]);
+}
+
+/** A server (or endpoint) the catalog lists, as a product's source. */
+export interface McpServerChoice {
+  target: McpTarget;
+  entityRef: string;
+  title: string;
+  /** The entity's owner: the owner every product on it gets. */
+  owner?: string;
+  /** The server's own tool names (for the plan editor's suggestions). */
+  toolNames: string[];
+}
+
+/** Every MCP server and endpoint in the catalog (the person's view of it). */
+export function useMcpServerChoices(): AsyncData<McpServerChoice[]> {
+  const catalog = useApi(catalogApiRef);
+  return useAsyncData(async () => {
+    const { items } = await catalog.getEntities({
+      filter: { kind: 'API', 'spec.type': 'mcp-server' },
+    });
+    return items.flatMap((entity): McpServerChoice[] => {
+      const annotations = entity.metadata.annotations ?? {};
+      const server = annotations[MCP_SERVER_ANNOTATION];
+      const endpoint = annotations[MCP_ENDPOINT_ANNOTATION];
+      let target: McpTarget;
+      if (server !== undefined) target = { kind: 'MCPServer', name: server };
+      else if (endpoint !== undefined) target = { kind: 'MCPEndpoint', name: endpoint };
+      else return [];
+      return [
+        {
+          target,
+          entityRef: stringifyEntityRef(entity),
+          title: entity.metadata.title ?? target.name,
+          owner: typeof entity.spec?.owner === 'string' ? entity.spec.owner : undefined,
+          toolNames: offerOf(entity).tools.map(tool => tool.name),
+        },
+      ];
+    });
+  }, [catalog]);
 }
