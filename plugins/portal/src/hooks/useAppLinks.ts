@@ -1,6 +1,7 @@
 /*
  * Links from the portal's pages to pages of other plugins and extensions of the app: the MCP
- * tools page (this plugin's `page:portal/mcp`, which the app may move) and a catalog entity's
+ * tools page (this plugin's `page:portal/mcp`, which the app may move), the portal page (for
+ * the MCP tools page, which is outside it) and a catalog entity's
  * page. Resolved through the new frontend system's route resolution; an app without it (the
  * legacy system) or without the catalog gets Backstage's default paths.
  */
@@ -9,7 +10,8 @@ import { convertLegacyRouteRef } from '@backstage/core-compat-api';
 import { entityRouteRef } from '@backstage/plugin-catalog-react';
 import { parseEntityRef } from '@backstage/catalog-model';
 import { useMemo } from 'react';
-import { mcpRouteRef } from '../routes';
+import { portalPaths, type PortalPaths } from '../components/PortalPage/portalPaths';
+import { mcpRouteRef, rootRouteRef } from '../routes';
 
 /** Where the portal's pages link to outside the portal page. */
 export interface AppLinks {
@@ -19,6 +21,8 @@ export interface AppLinks {
   mcpUsage: string;
   /** The MCP tools page scrolled to one server (`/mcp?server=example`). */
   mcpServer: (server: string) => string;
+  /** The portal page's paths (for pages outside it, such as the MCP tools page). */
+  portal: PortalPaths;
   /** A catalog entity's page, e.g. `/catalog/default/api/mcp-server-example`. */
   entity: (entityRef: string) => string;
 }
@@ -39,7 +43,9 @@ export function useAppLinks(): AppLinks {
     };
     const mcpTools = (resolve(() => routes?.resolve(mcpRouteRef)?.()) ?? '/mcp').replace(/\/$/, '');
     const entityPage = resolve(() => routes?.resolve(entityRoute));
+    const portal = portalPaths(resolve(() => routes?.resolve(rootRouteRef)?.()) ?? '/portal');
     return {
+      portal,
       mcpTools,
       mcpUsage: `${mcpTools}/usage`,
       mcpServer: server => `${mcpTools}?server=${encodeURIComponent(server)}`,

@@ -3,7 +3,8 @@
  * declared annotations), prompts, resources and resource templates, as the broker decides them
  * (GET /api/mcp-broker/catalog) — the broker's endpoint and how to connect an IDE to it, and for
  * holders of `mcp-broker.status.read` each backend's state, protocol era and last error; for
- * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges).
+ * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges); and the
+ * catalog's other servers with "Request access" links to their products (RequestableServers).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
@@ -30,6 +31,7 @@ import { formatDateTime } from '../shared/format';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { HeldToolChanges } from './HeldToolChanges';
+import { RequestableServers } from './RequestableServers';
 import { annotationLabels, CatalogSection, resourceEntries } from '../shared/McpCatalogSection';
 
 /** The MCP tools page. */
@@ -110,19 +112,18 @@ function ServerCatalog() {
     );
   }
   const servers = catalog.value?.servers ?? [];
-  if (servers.length === 0) {
-    return (
-      <EmptyState
-        title="No MCP tools for you yet"
-        description="No server offers a tool, prompt or resource you may use."
-      />
-    );
-  }
+  const held = new Set(servers.map(server => server.server));
   return (
     <Flex direction="column" gap="4">
-      {servers.map(server => (
-        <ServerCard key={server.server} server={server} />
-      ))}
+      {servers.length === 0 ? (
+        <EmptyState
+          title="No MCP tools for you yet"
+          description="No server offers a tool, prompt or resource you may use."
+        />
+      ) : (
+        servers.map(server => <ServerCard key={server.server} server={server} />)
+      )}
+      <RequestableServers held={held} />
     </Flex>
   );
 }
