@@ -6,7 +6,7 @@
 import { Cell, Flex, Table, Text, type ColumnConfig } from '@backstage/ui';
 import { describeToolCallLimit } from '@devportal/plugin-portal-common';
 import { EmptyState } from '../shared/StateViews';
-import { TextCell } from '../shared/TextCell';
+import { planNameColumns } from '../ProductDetail/PlansTable';
 import { globsMatchingNoTool, NO_QUOTA_TEXT, type McpPlan } from './mcpPlans';
 
 interface PlanRow {
@@ -51,17 +51,7 @@ export interface McpPlansTableProps {
 /** An MCP product's plans and their quotas. */
 export function McpPlansTable(props: McpPlansTableProps) {
   const columns: ColumnConfig<PlanRow>[] = [
-    {
-      id: 'tier',
-      label: 'Plan',
-      isRowHeader: true,
-      cell: ({ plan }) => <TextCell title={plan.tier} />,
-    },
-    {
-      id: 'description',
-      label: 'Description',
-      cell: ({ plan }) => <TextCell title={plan.description ?? '—'} />,
-    },
+    ...planNameColumns,
     {
       id: 'quotas',
       label: 'Tool-call quotas',
