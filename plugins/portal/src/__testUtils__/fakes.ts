@@ -7,6 +7,7 @@ import { ResponseError } from '@backstage/errors';
 import type { Permission } from '@backstage/plugin-permission-common';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { mockApis } from '@backstage/frontend-test-utils';
+import type { Entity } from '@backstage/catalog-model';
 import type { ApiKey, ApiProduct, ListPage, Plan } from '@devportal/plugin-portal-common';
 import type { PortalApi } from '../apis/PortalApi';
 
@@ -46,6 +47,10 @@ export function fakePortalApi(
     'bulkApproveRequests',
     'bulkRejectRequests',
     'revealApiKeySecret',
+    'revokeRequest',
+    'listMcpGrants',
+    'listMcpGrantsPages',
+    'getMcpGrant',
   ];
   const api = Object.fromEntries(names.map(name => [name, unexpected(name)])) as any;
   return Object.assign(api, overrides) as jest.Mocked<PortalApi>;
@@ -151,6 +156,111 @@ export function product(overrides: {
   };
 }
 
+/**
+ * `getApiProduct` over the given products; any other name reads as an HTTPRoute product of that
+ * name (the pages read each listed key's product to tell API keys from MCP access).
+ */
+export function readsProducts(
+  ...known: ApiProduct[]
+): Pick<jest.Mocked<PortalApi>, 'getApiProduct'> {
+  return {
+    getApiProduct: jest.fn(
+      async (ref: { namespace: string; name: string }) =>
+        known.find(p => p.metadata.namespace === ref.namespace && p.metadata.name === ref.name) ??
+        product({ namespace: ref.namespace, name: ref.name }),
+    ),
+  };
+}
+
+/** The plans of the contract's development fixture (mcp-access §9). */
+export const EXAMPLE_MCP_PLANS: NonNullable<ApiProduct['spec']['plans']> = [
+  {
+    tier: 'bronze',
+    description: 'To try things out',
+    limits: { toolCalls: [{ calls: 5, per: 'day' }] },
+  },
+  {
+    tier: 'gold',
+    limits: {
+      toolCalls: [
+        { calls: 100, per: 'day' },
+        { calls: 10, per: 'minute', tools: ['deploy*'] },
+      ],
+    },
+  },
+];
+
+/** An API product on MCP server `server` (its `status.plans` the projection of its plans). */
+export function mcpProduct(overrides: {
+  name: string;
+  server?: string;
+  namespace?: string;
+  displayName?: string;
+  owner?: string;
+  approvalMode?: 'manual' | 'automatic';
+  plans?: NonNullable<ApiProduct['spec']['plans']>;
+}): ApiProduct {
+  const base = product({ namespace: 'mcp', ...overrides });
+  const plans = overrides.plans ?? EXAMPLE_MCP_PLANS;
+  return {
+    ...base,
+    spec: {
+      ...base.spec,
+      targetRef: {
+        group: 'mcp.devportal.io',
+        kind: 'MCPServer',
+        name: overrides.server ?? 'example',
+      },
+      plans,
+      documentation: undefined,
+    },
+    status: { plans },
+  };
+}
+
+/** The catalog entity the broker's catalog module makes of server `server` (contract §2.5). */
+export function mcpServerEntity(server: string, owner = 'group:default/payments-team'): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'API',
+    metadata: {
+      namespace: 'default',
+      name: `mcp-server-${server}`,
+      title: `${server} MCP server`,
+      annotations: { 'mcp.devportal.io/server': server },
+    },
+    spec: {
+      type: 'mcp-server',
+      lifecycle: 'production',
+      owner,
+      definition: JSON.stringify({
+        server,
+        kind: 'server',
+        toolPrefix: `${server}_`,
+        tools: [
+          {
+            name: 'echo',
+            brokerName: `${server}_echo`,
+            description: 'Echoes its input',
+            annotations: { readOnlyHint: true },
+          },
+          {
+            name: 'deploy',
+            brokerName: `${server}_deploy`,
+            description: 'Deploys a target',
+            annotations: { readOnlyHint: false, destructiveHint: true },
+          },
+        ],
+        prompts: [
+          { name: 'greeting', brokerName: `${server}_greeting`, description: 'A greeting' },
+        ],
+        resources: [{ uri: `${server}://readme`, name: 'readme' }],
+        resourceTemplates: [],
+      }),
+    },
+  };
+}
+
 /** An API key in the API's shape. */
 export function apiKey(overrides: {
   name: string;
@@ -163,6 +273,7 @@ export function apiKey(overrides: {
   secretRevealed?: boolean;
   secretRevealedAt?: string;
   reason?: string;
+  expiresAt?: string;
 }): ApiKey {
   counter += 1;
   const phase = overrides.phase ?? 'Pending';
@@ -181,6 +292,7 @@ export function apiKey(overrides: {
       planTier: overrides.planTier ?? 'gold',
       useCase: overrides.useCase,
       requestedBy: { userId: overrides.requester ?? 'user:default/alice' },
+      expiresAt: overrides.expiresAt,
     },
     status: {
       phase,

@@ -4,6 +4,7 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   portalApiKeyApprovePermission,
   portalApiKeyReadOwnPermission,
+  type ApiProduct,
   type BulkReviewRequest,
 } from '@devportal/plugin-portal-common';
 import { screen, waitFor, within } from '@testing-library/react';
@@ -12,9 +13,11 @@ import { portalApiRef } from '../../apis/PortalApi';
 import {
   apiKey,
   fakePortalApi,
+  mcpProduct,
   page,
   permissions,
   product,
+  readsProducts,
   rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
@@ -35,9 +38,13 @@ const bobsPermissions = mockApis.permission({
   },
 });
 
-/** bob's product listing: `/apiproducts?owner=<his refs>` finds one (he owns a product). */
-const ownsAProduct = () => ({
+/**
+ * bob's product listing: `/apiproducts?owner=<his refs>` finds one (he owns a product); the
+ * queue reads each request's product (HTTPRoute ones unless named).
+ */
+const ownsAProduct = (...known: ApiProduct[]) => ({
   listApiProducts: jest.fn(async () => page([product({ name: 'toystore' })])),
+  ...readsProducts(...known),
 });
 
 /** The table row holding `text`. */
@@ -186,5 +193,40 @@ describe('ApprovalsPage (fake portal API, fake permissions)', () => {
     await renderPortal(<ApprovalsPage />, { apis: [[portalApiRef, portal], permissions()] });
     expect(await screen.findByText('You may not see key requests')).toBeInTheDocument();
     expect(portal.listRequests).not.toHaveBeenCalled();
+  });
+
+  it('queues MCP access with API keys: a Kind column and filter, the server named, the quotas shown', async () => {
+    const portal = fakePortalApi({
+      ...ownsAProduct(mcpProduct({ name: 'example-tools', namespace: 'toystore' })),
+      listRequests: jest.fn(async () =>
+        page([
+          apiKey({ name: 'a-1', product: 'toystore', useCase: 'Nightly sync' }),
+          apiKey({
+            name: 'm-1',
+            product: 'example-tools',
+            planTier: 'bronze',
+            useCase: 'Try the tools',
+          }),
+        ]),
+      ),
+    });
+    await renderPortal(<ApprovalsPage />, { apis: [[portalApiRef, portal], bobsPermissions] });
+    const access = await rowWith('Try the tools');
+    expect(within(access).getByText('MCP access')).toBeInTheDocument();
+    expect(within(access).getByText('toystore · MCP server "example"')).toBeInTheDocument();
+    expect(within(access).getByText('5 tool calls per day (UTC)')).toBeInTheDocument();
+    expect(within(await rowWith('Nightly sync')).getByText('API key')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('button', { name: /Kind/ }));
+    await userEvent.click(await screen.findByRole('option', { name: 'MCP access' }));
+    await waitFor(() => expect(screen.queryByText('Nightly sync')).not.toBeInTheDocument());
+    expect(screen.getByText('Try the tools')).toBeInTheDocument();
+
+    await userEvent.click(screen.getByRole('button', { name: /Kind/ }));
+    await userEvent.click(await screen.findByRole('option', { name: 'API key' }));
+    expect(await screen.findByText('Nightly sync')).toBeInTheDocument();
+    expect(screen.queryByText('Try the tools')).not.toBeInTheDocument();
+    // The products were read once, not again for each filter.
+    expect(portal.getApiProduct).toHaveBeenCalledTimes(2);
   });
 });

@@ -2,8 +2,10 @@
  * `/portal/approvals`: the Pending requests the person may decide — the server's list of Pending
  * requests they can read, narrowed to those `portal.apikey.approve` allows them for (asked per
  * request, with its resource ref, as the server will decide it). Filters by namespace (server
- * side) and product; several can be approved or rejected at once with one reason, and the answer
- * shows each request's own result (the server moves each one on its own, so some may conflict).
+ * side), product and kind (API key or MCP access, from each request's product: one queue for
+ * both, contract mcp-access §8, with the MCP server named and the plan's quotas shown); several
+ * can be approved or rejected at once with one reason, and the answer shows each request's own
+ * result (the server moves each one on its own, so some may conflict).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
@@ -15,6 +17,7 @@ import {
   List,
   ListRow,
   SearchField,
+  Select,
   Text,
   TextAreaField,
   TextField,
@@ -28,7 +31,7 @@ import {
   type BulkReviewResult,
   type PageQuery,
 } from '@devportal/plugin-portal-common';
-import { useCallback, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router-dom';
 import { portalApiRef } from '../../apis/PortalApi';
 import { usePagedTable } from '../../hooks/usePagedTable';
@@ -41,13 +44,31 @@ import { NothingToReview } from '../Reviewer/NothingToReview';
 import { EmptyState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { MAX_USE_CASE_LENGTH } from '../RequestAccess/RequestFields';
 import { TextCell } from '../shared/TextCell';
+import {
+  grantedTargetText,
+  keyKindOf,
+  withProducts,
+  type KeyKind,
+  type KeyWithProduct,
+  type ProductCache,
+} from '../shared/keyProducts';
+import { tierQuotaText } from '../McpProduct/mcpPlans';
 
-interface RequestRow {
-  id: string;
-  key: ApiKey;
-}
+type RequestRow = KeyWithProduct;
 
 const toRow = (key: ApiKey): RequestRow => ({ id: refText(key.metadata), key });
+
+/** The queue's server-side filter (namespace) and its filter by kind. */
+interface QueueFilter {
+  namespace: string;
+  kind: KeyKind | 'all';
+}
+
+const KIND_OPTIONS = [
+  { id: 'all', label: 'All kinds' },
+  { id: 'API key', label: 'API key' },
+  { id: 'MCP access', label: 'MCP access' },
+];
 
 /** Whether a request's product name contains the (lower-case) search text. */
 const productMatches = (row: RequestRow, search: string) =>
@@ -85,6 +106,8 @@ function ApprovalQueue() {
   const permissionApi = useApi(permissionApiRef);
   const [params] = useSearchParams();
   const [namespace, setNamespace] = useState(params.get('namespace') ?? '');
+  const [kind, setKind] = useState<QueueFilter['kind']>('all');
+  const products = useMemo<ProductCache>(() => new Map(), []);
   const [selected, setSelected] = useState<Selection>(new Set());
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState<'approve' | 'reject'>();
@@ -92,16 +115,19 @@ function ApprovalQueue() {
   const [error, setError] = useState<unknown>();
 
   const load = useCallback(
-    (page: PageQuery, filter: string | undefined) =>
+    (page: PageQuery, filter: QueueFilter | undefined) =>
       portal.listRequests({
         status: 'Pending',
-        ...(filter !== undefined && filter !== '' && { namespace: filter }),
+        ...(filter !== undefined && filter.namespace !== '' && { namespace: filter.namespace }),
         ...page,
       }),
     [portal],
   );
   const keep = useCallback(
-    async (rows: RequestRow[]) => {
+    async (listed: RequestRow[]) => {
+      const rows = (await withProducts(portal, listed, products)).filter(
+        row => kind === 'all' || keyKindOf(row.product) === kind,
+      );
       const decisions = await Promise.all(
         rows.map(row =>
           permissionApi.authorize({
@@ -112,14 +138,15 @@ function ApprovalQueue() {
       );
       return rows.filter((_, i) => decisions[i].result === AuthorizeResult.ALLOW);
     },
-    [permissionApi],
+    [permissionApi, portal, products, kind],
   );
+  const filter = useMemo(() => ({ namespace: namespace.trim(), kind }), [namespace, kind]);
   const table = usePagedTable({
     load,
     toItem: toRow,
     keep,
     matches: productMatches,
-    filter: namespace.trim(),
+    filter,
   });
   const rows = table.tableProps.data ?? [];
   const chosen =
@@ -165,13 +192,32 @@ function ApprovalQueue() {
       ),
     },
     {
+      id: 'kind',
+      label: 'Kind',
+      cell: ({ product }) => <TextCell title={keyKindOf(product) ?? '—'} />,
+    },
+    {
       id: 'product',
       label: 'Product',
-      cell: ({ key }) => (
-        <TextCell title={key.spec.apiProductRef.name} description={key.metadata.namespace} />
+      cell: ({ key, product }) => (
+        <TextCell
+          title={key.spec.apiProductRef.name}
+          description={[key.metadata.namespace, grantedTargetText(product)]
+            .filter(text => text !== undefined)
+            .join(' · ')}
+        />
       ),
     },
-    { id: 'plan', label: 'Plan', cell: ({ key }) => <TextCell title={key.spec.planTier} /> },
+    {
+      id: 'plan',
+      label: 'Plan',
+      cell: ({ key, product }) => (
+        <TextCell
+          title={key.spec.planTier}
+          description={tierQuotaText(product, key.spec.planTier)}
+        />
+      ),
+    },
     {
       id: 'useCase',
       label: 'Use case',
@@ -203,6 +249,13 @@ function ApprovalQueue() {
           description="Only requests for products whose name contains this"
           value={table.search.value}
           onChange={table.search.onChange}
+        />
+        <Select
+          label="Kind"
+          description="API keys, MCP access, or both"
+          options={KIND_OPTIONS}
+          value={kind}
+          onChange={key => setKind((key ?? 'all') as QueueFilter['kind'])}
         />
       </Flex>
       <PagedTable

@@ -8,6 +8,7 @@ import userEvent from '@testing-library/user-event';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
 import { permissions, rejecting, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
+import { noOtherServers } from '../../__testUtils__/mcpCatalog';
 import { McpToolsPage } from './McpToolsPage';
 
 const change: McpToolChange = {
@@ -50,7 +51,11 @@ describe('held tool changes on the MCP tools page (fake broker API, fake permiss
   it('are not shown, nor asked for, without mcp-broker.tool.approve', async () => {
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     expect(await screen.findByText('No MCP tools for you yet')).toBeInTheDocument();
     expect(screen.queryByText('Held tool changes')).not.toBeInTheDocument();
@@ -61,6 +66,7 @@ describe('held tool changes on the MCP tools page (fake broker API, fake permiss
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {
       apis: [
+        ...noOtherServers(),
         [mcpBrokerApiRef, broker],
         permissions(mcpBrokerSessionCreatePermission, mcpBrokerToolApprovePermission),
       ],
@@ -93,6 +99,7 @@ describe('held tool changes on the MCP tools page (fake broker API, fake permiss
     const broker = fakeBroker({ decideToolChange: rejecting(failure) });
     await renderPortal(<McpToolsPage />, {
       apis: [
+        ...noOtherServers(),
         [mcpBrokerApiRef, broker],
         permissions(mcpBrokerSessionCreatePermission, mcpBrokerToolApprovePermission),
       ],

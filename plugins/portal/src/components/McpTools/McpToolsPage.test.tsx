@@ -6,6 +6,8 @@ import { screen, within } from '@testing-library/react';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
 import { permissions, rejecting, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
+import { catalogAndProducts, noOtherServers } from '../../__testUtils__/mcpCatalog';
+import { mcpProduct, mcpServerEntity } from '../../__testUtils__/fakes';
 import { McpToolsPage } from './McpToolsPage';
 
 function fakeBroker(overrides: Partial<McpBrokerApi> = {}): jest.Mocked<McpBrokerApi> {
@@ -96,7 +98,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
   it("shows the person's tools, prompts and resources per server and how to connect an IDE", async () => {
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     const tools = await screen.findByRole('list', { name: 'Tools of example' });
     expect(within(tools).getByText('example_echo')).toBeInTheDocument();
@@ -137,7 +143,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
       })),
     });
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     const tools = await screen.findByRole('list', { name: 'Tools of backstage' });
     expect(within(tools).getByText('Catalog Model')).toBeInTheDocument();
@@ -155,6 +165,7 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {
       apis: [
+        ...noOtherServers(),
         [mcpBrokerApiRef, broker],
         permissions(mcpBrokerSessionCreatePermission, mcpBrokerStatusReadPermission),
       ],
@@ -168,7 +179,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
   it('says so when no server offers the person anything', async () => {
     const broker = fakeBroker({ getCatalog: jest.fn(async () => ({ servers: [] })) });
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     expect(await screen.findByText('No MCP tools for you yet')).toBeInTheDocument();
   });
@@ -179,7 +194,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
       getCatalog: rejecting(failure),
     });
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     expect(await screen.findByRole('alert')).toHaveTextContent(
       'The MCP broker cannot reach the permission backend',
@@ -189,9 +208,37 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
   it('shows the forbidden state without mcp-broker.session.create', async () => {
     const broker = fakeBroker();
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions()],
+      apis: [...noOtherServers(), [mcpBrokerApiRef, broker], permissions()],
     });
     expect(await screen.findByText('You may not see the MCP broker')).toBeInTheDocument();
     expect(broker.getCatalog).not.toHaveBeenCalled();
+  });
+
+  it('offers "Request access" for catalog servers the person holds nothing of, through their products', async () => {
+    const broker = fakeBroker();
+    await renderPortal(<McpToolsPage />, {
+      apis: [
+        ...catalogAndProducts(
+          [mcpServerEntity('example'), mcpServerEntity('jira'), mcpServerEntity('deploybot')],
+          [
+            mcpProduct({ name: 'jira-tools', server: 'jira', displayName: 'Jira tools' }),
+            mcpProduct({ name: 'example-tools', server: 'example', displayName: 'Example tools' }),
+          ],
+        ),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
+    });
+    const more = await screen.findByRole('list', { name: 'More MCP servers' });
+    // example's tools are already the person's; jira and deploybot are not.
+    expect(within(more).queryByText('example')).not.toBeInTheDocument();
+    expect(
+      within(more).getByRole('link', { name: 'Request access to jira through Jira tools' }),
+    ).toHaveAttribute('href', '/portal/products/mcp/jira-tools');
+    expect(within(more).getByRole('link', { name: 'deploybot' })).toHaveAttribute(
+      'href',
+      '/catalog/default/api/mcp-server-deploybot',
+    );
+    expect(within(more).getByText('No product offers it yet')).toBeInTheDocument();
   });
 });

@@ -4,11 +4,11 @@
  * (GET /api/mcp-broker/catalog) — the broker's endpoint and how to connect an IDE to it, and for
  * holders of `mcp-broker.status.read` each backend's state, protocol era and last error; for
  * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges); the
- * curated endpoints the person may use (CuratedEndpoints).
+ * curated endpoints the person may use (CuratedEndpoints); and the catalog's other servers with
+ * "Request access" links to their products (RequestableServers).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
-  Badge,
   Box,
   Card,
   CardBody,
@@ -29,22 +29,12 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { formatDateTime } from '../shared/format';
-import { MarkdownText } from '../shared/MarkdownText';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { HeldToolChanges } from './HeldToolChanges';
 import { CuratedEndpoints, mcpClientSnippet } from './CuratedEndpoints';
-
-/** Short labels for the MCP tool annotations a person cares about. */
-export function annotationLabels(annotations: Record<string, unknown> | undefined): string[] {
-  if (annotations === undefined) return [];
-  const labels: string[] = [];
-  if (annotations.readOnlyHint === true) labels.push('read-only');
-  if (annotations.destructiveHint === true) labels.push('destructive');
-  if (annotations.idempotentHint === true) labels.push('idempotent');
-  if (annotations.openWorldHint === false) labels.push('closed world');
-  return labels;
-}
+import { RequestableServers } from './RequestableServers';
+import { annotationLabels, CatalogSection, resourceEntries } from '../shared/McpCatalogSection';
 
 /** The MCP tools page. */
 export function McpToolsPage() {
@@ -124,80 +114,26 @@ function ServerCatalog() {
     );
   }
   const servers = catalog.value?.servers ?? [];
-  if (servers.length === 0) {
-    return (
-      <EmptyState
-        title="No MCP tools for you yet"
-        description="No server offers a tool, prompt or resource you may use."
-      />
-    );
-  }
+  const held = new Set(servers.map(server => server.server));
   return (
     <Flex direction="column" gap="4">
-      {servers.map(server => (
-        <ServerCard key={server.server} server={server} />
-      ))}
+      {servers.length === 0 ? (
+        <EmptyState
+          title="No MCP tools for you yet"
+          description="No server offers a tool, prompt or resource you may use."
+        />
+      ) : (
+        servers.map(server => <ServerCard key={server.server} server={server} />)
+      )}
       <CuratedEndpoints endpoints={catalog.value?.endpoints ?? []} />
+      <RequestableServers held={held} />
     </Flex>
-  );
-}
-
-/** One tool, prompt or resource of a server's catalog. */
-interface CatalogEntry {
-  id: string;
-  /** What a client calls it by (shown as code). */
-  name: string;
-  title?: string;
-  /** Markdown, from the MCP server. */
-  description?: string;
-  labels?: string[];
-}
-
-/**
- * A server's tools, prompts or resources as a plain list: each entry with its whole
- * description, Markdown rendered safely (nothing to select or act on, so no grid).
- */
-function CatalogList(props: { label: string; entries: CatalogEntry[] }) {
-  return (
-    <ul aria-label={props.label} style={{ listStyle: 'none', margin: 0, padding: 0 }}>
-      {props.entries.map(entry => (
-        <li key={entry.id} style={{ borderTop: '1px solid var(--bui-border-1)', padding: '8px 0' }}>
-          <Flex direction="column" gap="1">
-            <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
-              <code style={{ overflowWrap: 'anywhere' }}>{entry.name}</code>
-              {entry.title !== undefined && <Text weight="bold">{entry.title}</Text>}
-              {(entry.labels ?? []).map(label => (
-                <Badge key={label} size="small">
-                  {label}
-                </Badge>
-              ))}
-            </Flex>
-            {entry.description !== undefined && entry.description !== '' && (
-              <MarkdownText text={entry.description} />
-            )}
-          </Flex>
-        </li>
-      ))}
-    </ul>
   );
 }
 
 function ServerCard(props: { server: McpServerCatalog }) {
   const { server } = props;
-  const resources: CatalogEntry[] = [
-    ...server.resources.map(r => ({
-      id: r.uri,
-      name: r.uri,
-      title: r.name,
-      description: r.description,
-    })),
-    ...server.resourceTemplates.map(t => ({
-      id: t.uriTemplate,
-      name: t.uriTemplate,
-      title: t.name,
-      description: t.description,
-    })),
-  ];
+  const resources = resourceEntries(server.resources, server.resourceTemplates);
   return (
     <Card>
       <CardHeader>
@@ -232,31 +168,6 @@ function ServerCard(props: { server: McpServerCatalog }) {
         </Flex>
       </CardBody>
     </Card>
-  );
-}
-
-/**
- * One kind of a server's catalog under its heading with a count; an empty kind shows
- * `emptyText`, or nothing at all without one.
- */
-function CatalogSection(props: {
-  kind: 'Tools' | 'Prompts' | 'Resources';
-  server: string;
-  entries: CatalogEntry[];
-  emptyText?: string;
-}) {
-  if (props.entries.length === 0 && props.emptyText === undefined) return null;
-  return (
-    <>
-      <Text as="h3" weight="bold">
-        {props.kind} ({props.entries.length})
-      </Text>
-      {props.entries.length === 0 ? (
-        <Text color="secondary">{props.emptyText}</Text>
-      ) : (
-        <CatalogList label={`${props.kind} of ${props.server}`} entries={props.entries} />
-      )}
-    </>
   );
 }
 

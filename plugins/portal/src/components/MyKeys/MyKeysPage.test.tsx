@@ -5,8 +5,10 @@ import { portalApiRef } from '../../apis/PortalApi';
 import {
   apiKey,
   fakePortalApi,
+  mcpProduct,
   page,
   permissions,
+  readsProducts,
   rejecting,
   serverError,
 } from '../../__testUtils__/fakes';
@@ -37,6 +39,7 @@ function storedText(): string {
 describe('MyKeysPage (fake portal API, fake permissions)', () => {
   it('lists the keys with phase, plan, review and reason, and the actions each phase allows', async () => {
     const portal = fakePortalApi({
+      ...readsProducts(),
       listMyRequests: jest.fn(async () =>
         page([
           apiKey({ name: 'pending-1', product: 'toystore', phase: 'Pending' }),
@@ -69,6 +72,7 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
   it('reveals the secret once after a warning, masked, and shows "revealed on" afterwards', async () => {
     let revealed = false;
     const portal = fakePortalApi({
+      ...readsProducts(),
       listMyRequests: jest.fn(async () =>
         page([
           apiKey({
@@ -112,6 +116,7 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
   it('explains a secret revealed elsewhere first (409) instead of failing', async () => {
     const conflict = await serverError(409, 'secret already revealed');
     const portal = fakePortalApi({
+      ...readsProducts(),
       listMyRequests: jest.fn(async () =>
         page([apiKey({ name: 'approved-1', product: 'toystore', phase: 'Approved' })]),
       ),
@@ -131,6 +136,7 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
 
   it('cancels a Pending request after a confirmation', async () => {
     const portal = fakePortalApi({
+      ...readsProducts(),
       listMyRequests: jest.fn(async () =>
         page([apiKey({ name: 'pending-1', product: 'toystore', phase: 'Pending' })]),
       ),
@@ -154,7 +160,10 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
   });
 
   it('says so when there is no key', async () => {
-    const portal = fakePortalApi({ listMyRequests: jest.fn(async () => page([])) });
+    const portal = fakePortalApi({
+      ...readsProducts(),
+      listMyRequests: jest.fn(async () => page([])),
+    });
     await renderPortal(<MyKeysPage />, {
       apis: [[portalApiRef, portal], permissions(portalApiKeyReadOwnPermission)],
     });
@@ -176,5 +185,84 @@ describe('MyKeysPage (fake portal API, fake permissions)', () => {
     await renderPortal(<MyKeysPage />, { apis: [[portalApiRef, unused], permissions()] });
     expect(await screen.findByText('You may not see API keys')).toBeInTheDocument();
     expect(unused.listMyRequests).not.toHaveBeenCalled();
+  });
+
+  it('shows access requests of MCP products as "MCP access": no reveal, links while live, "Expired" after', async () => {
+    const portal = fakePortalApi({
+      ...readsProducts(mcpProduct({ name: 'example-tools', server: 'example' })),
+      listMyRequests: jest.fn(async () =>
+        page([
+          apiKey({
+            name: 'example-tools-live',
+            namespace: 'mcp',
+            product: 'example-tools',
+            phase: 'Approved',
+            planTier: 'bronze',
+          }),
+          apiKey({
+            name: 'example-tools-old',
+            namespace: 'mcp',
+            product: 'example-tools',
+            phase: 'Approved',
+            planTier: 'gold',
+            expiresAt: '2026-01-01T00:00:00Z',
+          }),
+          apiKey({ name: 'approved-1', product: 'toystore', phase: 'Approved' }),
+        ]),
+      ),
+    });
+    await renderPortal(<MyKeysPage />, {
+      apis: [[portalApiRef, portal], permissions(portalApiKeyReadOwnPermission)],
+    });
+    const live = await rowWith('mcp/example-tools-live');
+    expect(await within(live).findByText('MCP access')).toBeInTheDocument();
+    expect(within(live).getByText('MCP server "example"')).toBeInTheDocument();
+    expect(within(live).queryByRole('button', { name: /Reveal secret/ })).not.toBeInTheDocument();
+    expect(within(live).getByRole('link', { name: 'MCP tools' })).toHaveAttribute(
+      'href',
+      '/mcp?server=example',
+    );
+    expect(within(live).getByRole('link', { name: 'My MCP usage' })).toHaveAttribute(
+      'href',
+      '/mcp/usage',
+    );
+    expect(within(live).queryByText('Expired')).not.toBeInTheDocument();
+
+    const old = await rowWith('mcp/example-tools-old');
+    expect(within(old).getByText('Expired')).toBeInTheDocument();
+    expect(within(old).getByText(/^Expired on Jan 1, 2026/)).toBeInTheDocument();
+    expect(within(old).queryByRole('link', { name: 'MCP tools' })).not.toBeInTheDocument();
+
+    const key = await rowWith('toystore/approved-1');
+    expect(within(key).getByText('API key')).toBeInTheDocument();
+    expect(within(key).getByRole('button', { name: 'Reveal secret of approved-1' })).toBeVisible();
+    // Each product is read once, however many of its keys the page holds.
+    expect(portal.getApiProduct).toHaveBeenCalledTimes(2);
+  });
+
+  it('says what cancelling MCP access does: no secret, the tools go', async () => {
+    const portal = fakePortalApi({
+      ...readsProducts(mcpProduct({ name: 'example-tools' })),
+      listMyRequests: jest.fn(async () =>
+        page([
+          apiKey({
+            name: 'example-tools-live',
+            namespace: 'mcp',
+            product: 'example-tools',
+            phase: 'Approved',
+          }),
+        ]),
+      ),
+    });
+    await renderPortal(<MyKeysPage />, {
+      apis: [[portalApiRef, portal], permissions(portalApiKeyReadOwnPermission)],
+    });
+    const live = await rowWith('mcp/example-tools-live');
+    await userEvent.click(
+      await within(live).findByRole('button', { name: 'Revoke key example-tools-live' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog).toHaveTextContent('the tools disappear from your MCP clients');
+    expect(dialog).not.toHaveTextContent('secret');
   });
 });

@@ -31,7 +31,11 @@ interface PlanRow {
   plan: Plan;
 }
 
-const columns: ColumnConfig<PlanRow>[] = [
+/** The tier and description columns of a plans table (an HTTPRoute product's or an MCP one's). */
+export const planNameColumns: ColumnConfig<{
+  id: string;
+  plan: { tier: string; description?: string };
+}>[] = [
   {
     id: 'tier',
     label: 'Plan',
@@ -43,6 +47,10 @@ const columns: ColumnConfig<PlanRow>[] = [
     label: 'Description',
     cell: ({ plan }) => <TextCell title={plan.description ?? '—'} />,
   },
+];
+
+const columns: ColumnConfig<PlanRow>[] = [
+  ...planNameColumns,
   {
     id: 'limits',
     label: 'Limits',

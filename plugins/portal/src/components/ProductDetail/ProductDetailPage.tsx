@@ -20,6 +20,7 @@ import {
   Text,
 } from '@backstage/ui';
 import {
+  isMcpTarget,
   OWNER_ANNOTATION,
   portalApiKeyCreatePermission,
   portalApiProductDeleteAllPermission,
@@ -47,6 +48,7 @@ import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { PlansTable } from './PlansTable';
 import { MarkdownText } from '../shared/MarkdownText';
+import { McpProductSections } from '../McpProduct/McpProductSections';
 
 /** The product detail page (route params `namespace`, `name`). */
 export function ProductDetailPage() {
@@ -100,6 +102,7 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
   const mayEdit = covers(update, owned);
   const mayDelete = covers(remove, owned);
   const published = spec.publishStatus === 'Published';
+  const target = isMcpTarget(spec.targetRef) ? spec.targetRef : undefined;
 
   const togglePublished = async () => {
     setPublishing(true);
@@ -197,7 +200,8 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
                   </TagGroup>
                 )}
                 <Text variant="body-small" color="secondary">
-                  Created {formatDateTime(metadata.creationTimestamp)} · route {spec.targetRef.name}
+                  Created {formatDateTime(metadata.creationTimestamp)}
+                  {target === undefined && ` · route ${spec.targetRef.name}`}
                 </Text>
               </Flex>
             </CardBody>
@@ -241,20 +245,32 @@ function ProductDetail(props: { product: ApiProduct; onChanged: () => void }) {
           </Card>
         </Grid.Item>
       </Grid.Root>
-      <Flex direction="column" gap="2">
-        <Text as="h3" variant="title-small" weight="bold">
-          Plans
-        </Text>
-        <PlansTable plans={product.status?.plans ?? []} label="Plans" />
-      </Flex>
-      {mayRequest.allowed && (
-        <Flex direction="column" gap="2">
-          <Text as="h3" variant="title-small" weight="bold">
-            Your keys
-          </Text>
-          <MyProductKeys product={product} refreshKey={keysVersion} />
-          <Link href={paths.keys}>Manage your keys on My keys</Link>
-        </Flex>
+      {target !== undefined ? (
+        <McpProductSections
+          product={product}
+          target={target}
+          withOwnAccess={mayRequest.allowed}
+          withPeople={mayEdit}
+          refreshKey={keysVersion}
+        />
+      ) : (
+        <>
+          <Flex direction="column" gap="2">
+            <Text as="h3" variant="title-small" weight="bold">
+              Plans
+            </Text>
+            <PlansTable plans={product.status?.plans ?? []} label="Plans" />
+          </Flex>
+          {mayRequest.allowed && (
+            <Flex direction="column" gap="2">
+              <Text as="h3" variant="title-small" weight="bold">
+                Your keys
+              </Text>
+              <MyProductKeys product={product} refreshKey={keysVersion} />
+              <Link href={paths.keys}>Manage your keys on My keys</Link>
+            </Flex>
+          )}
+        </>
       )}
       {dialog === 'request' && (
         <RequestAccessDialog

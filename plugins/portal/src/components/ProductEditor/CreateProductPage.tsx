@@ -1,13 +1,26 @@
 /*
- * `/portal/products/new`: an API product made from an HTTPRoute of the listing (its namespace is
- * the product's), named as a DNS-1123 label, owned by the person or one of their groups. The
- * routes are read a page at a time; the server checks everything again (the route exists, the
- * name is free, the owner is one of the caller's refs).
+ * `/portal/products/new`: an API product made from one of two sources — an HTTPRoute of the
+ * listing (its namespace is the product's), owned by the person or one of their groups; or an MCP
+ * server or endpoint from the catalog (contract mcp-access §8), with a chosen namespace, the
+ * server's owner and plans of tool-call quotas — named as a DNS-1123 label. The routes are read a
+ * page at a time; the server checks everything again (the route or server exists, the name is
+ * free, the owner is one of the caller's refs, the caller owns the server).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Button, Card, CardBody, Flex, Select, Text, TextField } from '@backstage/ui';
+import {
+  Button,
+  Card,
+  CardBody,
+  Flex,
+  Radio,
+  RadioGroup,
+  Select,
+  Text,
+  TextField,
+} from '@backstage/ui';
 import {
   portalApiProductCreatePermission,
+  portalApiProductUpdateAllPermission,
   type ObjectRef,
   type ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
@@ -21,7 +34,18 @@ import { refText } from '../shared/format';
 import { ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { ProductFieldsForm } from './ProductFieldsForm';
-import { createBody, EMPTY_PRODUCT_FIELDS, nameProblem, type ProductFields } from './productFields';
+import {
+  createBody,
+  EMPTY_PRODUCT_FIELDS,
+  mcpCreateBody,
+  nameProblem,
+  type ProductFields,
+} from './productFields';
+import { McpSourceFields, type McpSourceDraft } from './McpSourceFields';
+import { newPlan, planDraftsProblem, plansOf } from './mcpPlanDrafts';
+
+/** Where a new product's target comes from. */
+type Source = 'route' | 'mcp';
 
 /** HTTPRoutes per page of the route choice. */
 const ROUTES_PER_PAGE = 50;
@@ -60,8 +84,15 @@ export function CreateProductPage() {
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const create = useDecision(portalApiProductCreatePermission);
+  const updateAll = useDecision(portalApiProductUpdateAllPermission);
   const ownership = useOwnership();
   const routePages = useRoutePages();
+  const [source, setSource] = useState<Source>(params.get('server') === null ? 'route' : 'mcp');
+  const [mcpDraft, setMcpDraft] = useState<McpSourceDraft>(() => ({
+    target: params.get('server') === null ? undefined : `MCPServer/${params.get('server')}`,
+    namespace: '',
+    plans: [newPlan('bronze')],
+  }));
   const preselected =
     params.get('namespace') !== null && params.get('route') !== null
       ? `${params.get('namespace')}/${params.get('route')}`
@@ -86,21 +117,39 @@ export function CreateProductPage() {
     route === undefined
       ? undefined
       : { namespace: route.split('/')[0], name: route.split('/').slice(1).join('/') };
-  const ready = routeRef !== undefined && problem === undefined && fields.displayName.trim() !== '';
+  const server = mcpDraft.server;
+  const mcpReady =
+    server !== undefined &&
+    nameProblem(mcpDraft.namespace) === undefined &&
+    planDraftsProblem(mcpDraft.plans) === undefined;
+  const ready =
+    (source === 'route' ? routeRef !== undefined : mcpReady) &&
+    problem === undefined &&
+    fields.displayName.trim() !== '';
 
-  const save = async () => {
-    if (routeRef === undefined) return;
-    setSaving(true);
-    setError(undefined);
-    try {
-      const product = await portal.createApiProduct(
-        createBody(
+  const bodyToSend = () => {
+    if (source === 'mcp') {
+      return server === undefined
+        ? undefined
+        : mcpCreateBody(fields, mcpDraft.namespace, name, server.target, plansOf(mcpDraft.plans));
+    }
+    return routeRef === undefined
+      ? undefined
+      : createBody(
           fields,
           routeRef,
           name,
           chosenOwner === ownership?.userRef ? undefined : chosenOwner,
-        ),
-      );
+        );
+  };
+
+  const save = async () => {
+    const body = bodyToSend();
+    if (body === undefined) return;
+    setSaving(true);
+    setError(undefined);
+    try {
+      const product = await portal.createApiProduct(body);
       navigate(paths.product(product.metadata));
     } catch (e) {
       setError(e);
@@ -123,25 +172,48 @@ export function CreateProductPage() {
           <Text as="h2" variant="title-small" weight="bold">
             Create an API product
           </Text>
-          {routePages.error !== undefined && (
-            <ErrorState title="Could not load the HTTPRoutes" error={routePages.error} />
-          )}
-          <Flex gap="3" align="end">
-            <Select
-              label="HTTPRoute"
-              description="The product exposes this route; its namespace is the product's."
-              isRequired
-              options={routeOptions}
-              value={route ?? null}
-              onChange={key => setRoute(key === null ? undefined : String(key))}
-              placeholder={routePages.loading ? 'Loading routes…' : 'Choose a route'}
+          <RadioGroup label="Source" value={source} onChange={value => setSource(value as Source)}>
+            <Radio value="route">An HTTPRoute (API keys)</Radio>
+            <Radio value="mcp">
+              An MCP server or endpoint (access with one&apos;s own sign-in)
+            </Radio>
+          </RadioGroup>
+          {source === 'mcp' ? (
+            <McpSourceFields
+              offerable={choice =>
+                updateAll.allowed ||
+                (choice.owner !== undefined && ownership?.refs.has(choice.owner) === true)
+              }
+              draft={mcpDraft}
+              onChange={setMcpDraft}
             />
-            {routePages.more && (
-              <Button variant="secondary" onPress={routePages.more} isPending={routePages.loading}>
-                Load more routes
-              </Button>
-            )}
-          </Flex>
+          ) : (
+            <>
+              {routePages.error !== undefined && (
+                <ErrorState title="Could not load the HTTPRoutes" error={routePages.error} />
+              )}
+              <Flex gap="3" align="end">
+                <Select
+                  label="HTTPRoute"
+                  description="The product exposes this route; its namespace is the product's."
+                  isRequired
+                  options={routeOptions}
+                  value={route ?? null}
+                  onChange={key => setRoute(key === null ? undefined : String(key))}
+                  placeholder={routePages.loading ? 'Loading routes…' : 'Choose a route'}
+                />
+                {routePages.more && (
+                  <Button
+                    variant="secondary"
+                    onPress={routePages.more}
+                    isPending={routePages.loading}
+                  >
+                    Load more routes
+                  </Button>
+                )}
+              </Flex>
+            </>
+          )}
           <TextField
             label="Name"
             description="The product's name in its namespace: a DNS-1123 label"
@@ -154,7 +226,7 @@ export function CreateProductPage() {
             validate={value => (touchedName ? (nameProblem(value) ?? null) : null)}
             validationBehavior="aria"
           />
-          {ownership !== undefined && (
+          {source === 'route' && ownership !== undefined && (
             <Select
               label="Owner"
               description="Who may edit and delete it and approve its key requests"

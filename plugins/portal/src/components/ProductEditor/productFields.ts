@@ -3,6 +3,7 @@
  * line), and their translation to the API's create body and merge patch. Empty optional fields are
  * left out of a create body and cleared (`null`) by a patch, as JSON merge patch means.
  */
+import { MCP_TARGET_GROUP, type McpTarget } from '@devportal/plugin-portal-common';
 import type {
   ApiProduct,
   ApiProductPatch,
@@ -111,6 +112,25 @@ export function createBody(
       ...(contact !== undefined && { contact }),
     },
   };
+}
+
+/** The body of `POST /apiproducts` for a product on an MCP server or endpoint (owned by its owner). */
+export function mcpCreateBody(
+  fields: ProductFields,
+  namespace: string,
+  name: string,
+  target: McpTarget,
+  plans: NonNullable<CreateApiProductRequest['spec']['plans']>,
+): CreateApiProductRequest {
+  const body = createBody(fields, { namespace, name: target.name }, name, undefined);
+  return {
+    ...body,
+    spec: {
+      ...body.spec,
+      targetRef: { group: MCP_TARGET_GROUP, kind: target.kind, name: target.name },
+      plans,
+    },
+  } as CreateApiProductRequest;
 }
 
 /**

@@ -4,6 +4,7 @@ import { portalApiRef } from '../../apis/PortalApi';
 import {
   apiKey,
   fakePortalApi,
+  mcpProduct,
   permissions,
   product,
   rejecting,
@@ -112,5 +113,58 @@ describe('RequestAccessDialog (fake portal API)', () => {
     expect(portal.createRequest).toHaveBeenCalledWith(
       expect.objectContaining({ planTier: 'basic' }),
     );
+  });
+
+  it("shows an MCP product's quotas beside each plan and says that no key is issued", async () => {
+    const portal = fakePortalApi({
+      createRequest: jest.fn(async () =>
+        apiKey({ name: 'example-tools-x', namespace: 'mcp', product: 'example-tools' }),
+      ),
+    });
+    await renderPortal(
+      <RequestAccessDialog
+        product={mcpProduct({ name: 'example-tools', displayName: 'Example tools' })}
+        isOpen
+        onOpenChange={() => {}}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    const dialog = await screen.findByRole('dialog', { name: 'Request access to Example tools' });
+    expect(dialog).toHaveTextContent(
+      'No key is issued: you use the MCP broker with your own sign-in. Your tools appear in your IDE as soon as the request is approved.',
+    );
+    await userEvent.click(screen.getByRole('button', { name: /Plan/ }));
+    expect(await screen.findByRole('option', { name: /bronze/ })).toHaveTextContent(
+      'To try things out · 5 tool calls per day (UTC)',
+    );
+    const gold = screen.getByRole('option', { name: /gold/ });
+    expect(gold).toHaveTextContent('100 tool calls per day (UTC); 10 calls of deploy* per minute');
+    await userEvent.click(gold);
+    await userEvent.click(screen.getByRole('button', { name: 'Send request' }));
+    expect(await screen.findByText('Request sent')).toBeInTheDocument();
+    expect(portal.createRequest).toHaveBeenCalledWith({
+      apiProductRef: { namespace: 'mcp', name: 'example-tools' },
+      planTier: 'gold',
+    });
+  });
+
+  it('says that access is granted at once for an MCP product approving automatically', async () => {
+    const portal = fakePortalApi({
+      createRequest: jest.fn(async () =>
+        apiKey({ name: 'auto-1', namespace: 'mcp', product: 'auto', phase: 'Approved' }),
+      ),
+    });
+    await renderPortal(
+      <RequestAccessDialog
+        product={mcpProduct({ name: 'auto', displayName: 'Auto', approvalMode: 'automatic' })}
+        isOpen
+        onOpenChange={() => {}}
+      />,
+      { apis: [[portalApiRef, portal], permissions()] },
+    );
+    expect(await screen.findByText(/access is granted at once/)).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Send request' }));
+    expect(await screen.findByText('You have access')).toBeInTheDocument();
+    expect(screen.queryByText(/Reveal its secret/)).not.toBeInTheDocument();
   });
 });

@@ -1,8 +1,10 @@
 /*
  * Request access to a product: a plan tier (from the product's plans), a use case (at most 1000
  * characters, counted as one types) and an optional expiry (future dates only). A product in
- * automatic approval mode says so before anything is sent. The server decides; its refusal
- * (a pending request for the same tier, a Draft product, …) is shown as it says it.
+ * automatic approval mode says so before anything is sent. For an MCP product (contract
+ * mcp-access §8) each plan shows its tool-call quotas and the dialog says that no key is issued.
+ * The server decides; its refusal (a pending request for the same tier, a Draft product, a
+ * server gone from the catalog, …) is shown as it says it.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
@@ -14,8 +16,9 @@ import {
   DialogFooter,
   DialogHeader,
   Flex,
+  Text,
 } from '@backstage/ui';
-import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
+import { isMcpTarget, type ApiKey, type ApiProduct } from '@devportal/plugin-portal-common';
 import type { DateValue } from '@internationalized/date';
 import { useState } from 'react';
 import { portalApiRef } from '../../apis/PortalApi';
@@ -23,6 +26,29 @@ import { DialogActions } from '../shared/DialogActions';
 import { ErrorAlert } from '../shared/ErrorAlert';
 import { usePortalPaths } from '../PortalPage/portalPaths';
 import { expiresAtOf, RequestFields } from './RequestFields';
+import { requestablePlans } from '../McpProduct/mcpPlans';
+
+/** What the dialog says, for a product with keys and for an MCP product. */
+const WORDING = {
+  key: {
+    automatic:
+      'This product approves requests at once: your key is ready to reveal on My keys as soon as you send this.',
+    approvedTitle: 'Your key is approved',
+    approved: 'Reveal its secret once on My keys.',
+    expiry: 'A future date; leave empty for a key that does not expire.',
+  },
+  mcp: {
+    automatic:
+      'This product approves requests automatically: access is granted at once, as soon as you send this.',
+    approvedTitle: 'You have access',
+    approved: 'Your tools appear in your MCP client now; see them on MCP tools.',
+    expiry: 'A future date; leave empty for access that does not expire.',
+  },
+};
+
+/** Said for every MCP product: what approval gives instead of a key. */
+export const NO_KEY_LINE =
+  'No key is issued: you use the MCP broker with your own sign-in. Your tools appear in your IDE as soon as the request is approved.';
 
 /** Props of {@link RequestAccessDialog}. */
 export interface RequestAccessDialogProps {
@@ -38,7 +64,9 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
   const { product } = props;
   const portal = useApi(portalApiRef);
   const paths = usePortalPaths();
-  const plans = product.status?.plans ?? [];
+  const plans = requestablePlans(product);
+  const mcp = isMcpTarget(product.spec.targetRef);
+  const wording = mcp ? WORDING.mcp : WORDING.key;
   const [planTier, setPlanTier] = useState<string>(plans[0]?.tier ?? '');
   const [useCase, setUseCase] = useState('');
   const [expiry, setExpiry] = useState<DateValue | null>(null);
@@ -83,9 +111,10 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
                   status="info"
                   icon
                   title="Approved automatically"
-                  description="This product approves requests at once: your key is ready to reveal on My keys as soon as you send this."
+                  description={wording.automatic}
                 />
               )}
+              {mcp && <Text>{NO_KEY_LINE}</Text>}
               <RequestFields
                 plans={plans}
                 planTier={planTier}
@@ -95,7 +124,7 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
                 onUseCaseChange={setUseCase}
                 expiry={expiry}
                 onExpiryChange={setExpiry}
-                expiryDescription="A future date; leave empty for a key that does not expire."
+                expiryDescription={wording.expiry}
               />
               <ErrorAlert title="The request was not sent" error={error} />
             </Flex>
@@ -115,10 +144,10 @@ export function RequestAccessDialog(props: RequestAccessDialogProps) {
               role="status"
               status="success"
               icon
-              title={created.status?.phase === 'Approved' ? 'Your key is approved' : 'Request sent'}
+              title={created.status?.phase === 'Approved' ? wording.approvedTitle : 'Request sent'}
               description={
                 created.status?.phase === 'Approved'
-                  ? 'Reveal its secret once on My keys.'
+                  ? wording.approved
                   : "The product's owners were notified; you will be notified of their decision."
               }
             />

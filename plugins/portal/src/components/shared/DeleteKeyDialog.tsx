@@ -2,7 +2,8 @@
  * The confirmation before a key request is deleted: cancelling a Pending request, revoking an
  * Approved key (its secret is deleted, so it stops working at once) or removing a Rejected one.
  * Used by the requester on My keys and by an admin on All keys (who is told whose key it is,
- * and may give a reason the requester is notified with).
+ * and may give a reason the requester is notified with); an MCP product's owners revoke access
+ * with it on the product page (`revoke`: the revoke route, which owners may use).
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import { Dialog, DialogBody, DialogHeader, Flex, Text, TextAreaField } from '@backstage/ui';
@@ -32,6 +33,10 @@ export interface DeleteKeyDialogProps {
   onClose: (changed: boolean) => void;
   /** Someone else's key (an admin's view): the dialog names its requester. */
   othersKey?: boolean;
+  /** Revoke an Approved key through `POST /requests/:ns/:name/revoke` (its product's owners may). */
+  viaRevoke?: boolean;
+  /** What happens, instead of the phase's usual consequence (an MCP access request has no secret). */
+  consequence?: string;
 }
 
 /** Cancels a Pending request, or deletes (revokes) a decided key, after a confirmation. */
@@ -41,15 +46,17 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
   const [error, setError] = useState<unknown>();
   const [reason, setReason] = useState('');
   const phaseKey = props.apiKey.status?.phase ?? 'Rejected';
-  const verb = DELETE_VERBS[phaseKey];
+  const verb = props.viaRevoke ? 'Revoke access' : DELETE_VERBS[phaseKey];
   const remove = async () => {
     setDeleting(true);
     try {
       const trimmed = reason.trim();
-      await portal.deleteRequest(
-        props.apiKey.metadata,
-        props.othersKey && trimmed !== '' ? { reason: trimmed } : {},
-      );
+      const because = props.othersKey && trimmed !== '' ? { reason: trimmed } : {};
+      if (props.viaRevoke) {
+        await portal.revokeRequest(props.apiKey.metadata, because);
+      } else {
+        await portal.deleteRequest(props.apiKey.metadata, because);
+      }
       props.onClose(true);
     } catch (e) {
       setError(e);
@@ -70,7 +77,7 @@ export function DeleteKeyDialog(props: DeleteKeyDialogProps) {
               {props.apiKey.spec.planTier}).
             </Text>
           )}
-          <Text>{DELETE_CONSEQUENCES[phaseKey]}</Text>
+          <Text>{props.consequence ?? DELETE_CONSEQUENCES[phaseKey]}</Text>
           {props.othersKey && (
             <TextAreaField
               label="Reason (optional)"

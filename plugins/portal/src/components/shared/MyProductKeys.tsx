@@ -4,6 +4,7 @@
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import { Table, type ColumnConfig } from '@backstage/ui';
+import type { ReactNode } from 'react';
 import type { ApiKey, ApiProduct } from '@devportal/plugin-portal-common';
 import { portalApiRef, type PortalApi } from '../../apis/PortalApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
@@ -36,8 +37,19 @@ const columns: ColumnConfig<KeyRow>[] = [
   },
 ];
 
-/** The caller's keys of one product; `refreshKey` reloads them (after a new request). */
-export function MyProductKeys(props: { product: ApiProduct; refreshKey?: number }) {
+/** Props of {@link MyProductKeys}. */
+export interface MyProductKeysProps {
+  product: ApiProduct;
+  /** A change reloads the keys (after a new request). */
+  refreshKey?: number;
+  /** Said when there are none; "You have no key for this product yet" unless given. */
+  emptyTitle?: string;
+  /** What the keys mean, shown above them once loaded (an MCP product's live access). */
+  summary?: (keys: ApiKey[]) => ReactNode;
+}
+
+/** The caller's keys of one product. */
+export function MyProductKeys(props: MyProductKeysProps) {
   const portal = useApi(portalApiRef);
   const keys = useAsyncData(
     () => myKeysOf(portal, props.product),
@@ -49,11 +61,14 @@ export function MyProductKeys(props: { product: ApiProduct; refreshKey?: number 
   }
   return (
     <section aria-label={`Your keys for ${props.product.spec.displayName}`}>
+      {props.summary?.(keys.value ?? [])}
       <Table
         columnConfig={columns}
         data={(keys.value ?? []).map(keyRowOf)}
         pagination={{ type: 'none' }}
-        emptyState={<EmptyState title="You have no key for this product yet" />}
+        emptyState={
+          <EmptyState title={props.emptyTitle ?? 'You have no key for this product yet'} />
+        }
       />
     </section>
   );
