@@ -120,13 +120,12 @@ interface AxeViolation {
 }
 
 /**
- * The serious and critical axe violations of the page once it has settled (empty when none).
- * Settled: every finite, time-based animation and transition has ended — a row fading in is
- * measured at its final colours, not halfway (axe would report the half-transparent text's
- * contrast). Endless ones (spinners) and scroll-driven ones (@backstage/ui's card shadows, which
- * follow the scroll position and never end) do not count.
+ * Waits until the page has settled: every finite, time-based animation and transition has ended
+ * (a row fading in, a focus ring's colour easing in), so that what is measured is the final look,
+ * not a frame halfway. Endless ones (spinners) and scroll-driven ones (@backstage/ui's card
+ * shadows, which follow the scroll position and never end) do not count.
  */
-export async function seriousA11yViolations(page: Page): Promise<string[]> {
+export async function waitForSettledAnimations(page: Page): Promise<void> {
   await page.waitForFunction(() =>
     document
       .getAnimations()
@@ -137,6 +136,15 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
           animation.effect?.getTiming().iterations === Infinity,
       ),
   );
+}
+
+/**
+ * The serious and critical axe violations of the page once it has settled (empty when none;
+ * see {@link waitForSettledAnimations}): a row fading in is measured at its final colours, not
+ * halfway (axe would report the half-transparent text's contrast).
+ */
+export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  await waitForSettledAnimations(page);
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   const loaded = await page.evaluate(() => 'axe' in window);
   if (!loaded) await page.addScriptTag({ content: axeSource });

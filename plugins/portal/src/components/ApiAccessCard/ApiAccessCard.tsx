@@ -17,6 +17,7 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { MyProductKeys } from '../shared/MyProductKeys';
+import { PortalStyles } from '../shared/PortalStyles';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
 import { PlansTable } from '../ProductDetail/PlansTable';
@@ -82,6 +83,7 @@ export function ApiAccessCard(props: ApiAccessCardProps) {
   }
   return (
     <PortalPathsProvider value={value}>
+      <PortalStyles />
       <Card>
         <CardHeader>
           <Text as="h2" variant="title-small" weight="bold">

@@ -18,6 +18,8 @@ import { mcpBrokerApiRef, type McpConnection } from '../../apis/McpBrokerApi';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { formatDateTime } from '../shared/format';
+import { PortalStyles } from '../shared/PortalStyles';
+import { readableColumns } from '../shared/readableColumns';
 import { EmptyState, ErrorState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { DeleteConnectionDialog } from './DeleteConnectionDialog';
@@ -27,6 +29,7 @@ import { StoreConnectionDialog } from './StoreConnectionDialog';
 export function ConnectionsPage() {
   return (
     <Box px="5" py="4">
+      <PortalStyles />
       <Routes>
         <Route index element={<Connections />} />
         <Route path=":server" element={<Connections />} />
@@ -145,7 +148,7 @@ function Connections() {
   else
     body = (
       <Table
-        columnConfig={columns}
+        columnConfig={readableColumns(columns)}
         data={items.map(connection => ({ id: connection.server, connection }))}
         pagination={{ type: 'none' }}
         emptyState={

@@ -29,6 +29,7 @@ import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { formatDateTime } from '../shared/format';
+import { PortalStyles } from '../shared/PortalStyles';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { HeldToolChanges } from './HeldToolChanges';
@@ -57,6 +58,7 @@ export function McpToolsPage() {
   }
   return (
     <Flex direction="column" gap="5" px="5" py="4">
+      <PortalStyles />
       <ConnectCard />
       <ServerCatalog />
       {approve.allowed && <HeldToolChanges />}

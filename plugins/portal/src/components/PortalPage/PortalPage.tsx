@@ -18,7 +18,7 @@ import { ProductDetailPage } from '../ProductDetail/ProductDetailPage';
 import { CreateProductPage } from '../ProductEditor/CreateProductPage';
 import { useDecision } from '../../hooks/usePermissions';
 import { useReviewerRole } from '../../hooks/useReviewerRole';
-import { ContentNavFocusRing } from '../shared/ContentNavFocusRing';
+import { PortalStyles } from '../shared/PortalStyles';
 import { EmptyState } from '../shared/StateViews';
 import { portalPaths, PortalPathsProvider } from './portalPaths';
 
@@ -47,7 +47,7 @@ export function PortalPage() {
   );
   return (
     <PortalPathsProvider value={paths}>
-      <ContentNavFocusRing />
+      <PortalStyles />
       <Header title={active.label} tabs={shown} activeTabId={active.id} />
       <Box px="5" py="4">
         <Routes>

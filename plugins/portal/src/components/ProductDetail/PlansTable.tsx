@@ -6,6 +6,7 @@ import { Table, type ColumnConfig } from '@backstage/ui';
 import type { Plan } from '@devportal/plugin-portal-common';
 import { EmptyState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
+import { readableColumns } from '../shared/readableColumns';
 
 const PERIODS: Record<string, string> = {
   daily: 'day',
@@ -63,7 +64,7 @@ export function PlansTable(props: { plans: Plan[]; label: string }) {
   return (
     <section aria-label={props.label}>
       <Table
-        columnConfig={columns}
+        columnConfig={readableColumns(columns)}
         data={props.plans.map(plan => ({ id: plan.tier, plan }))}
         pagination={{ type: 'none' }}
         emptyState={

@@ -13,6 +13,7 @@ import { productKeysIn } from './productKeysIn';
 import { keyPhaseColumn, keyRowOf, type KeyRow } from './keyColumns';
 import { EmptyState, ErrorState, LoadingState } from './StateViews';
 import { TextCell } from './TextCell';
+import { readableColumns } from './readableColumns';
 
 /** The caller's keys of `product`, walking every page of their own requests in its namespace. */
 export async function myKeysOf(portal: PortalApi, product: ApiProduct): Promise<ApiKey[]> {
@@ -63,7 +64,7 @@ export function MyProductKeys(props: MyProductKeysProps) {
     <section aria-label={`Your keys for ${props.product.spec.displayName}`}>
       {props.summary?.(keys.value ?? [])}
       <Table
-        columnConfig={columns}
+        columnConfig={readableColumns(columns)}
         data={(keys.value ?? []).map(keyRowOf)}
         pagination={{ type: 'none' }}
         emptyState={

@@ -13,6 +13,7 @@ import {
 } from '@backstage/ui';
 import type { ReactNode } from 'react';
 import { statusOf } from './errors';
+import { readableColumns } from './readableColumns';
 import { ErrorState, ForbiddenState } from './StateViews';
 
 /** Props of {@link PagedTable}. */
@@ -41,7 +42,7 @@ export function PagedTable<Item extends TableItem>(props: PagedTableProps<Item>)
     <section aria-label={props.label}>
       <Table
         {...props.table.tableProps}
-        columnConfig={props.columns}
+        columnConfig={readableColumns(props.columns)}
         emptyState={props.emptyState}
         rowConfig={props.rowConfig}
         selection={props.selection}
