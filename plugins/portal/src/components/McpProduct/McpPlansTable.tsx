@@ -6,7 +6,7 @@
 import { Cell, Flex, Table, Text, type ColumnConfig } from '@backstage/ui';
 import { describeToolCallLimit } from '@devportal/plugin-portal-common';
 import { EmptyState } from '../shared/StateViews';
-import { planNameColumns } from '../ProductDetail/PlansTable';
+import { planNameColumns } from '../shared/planNameColumns';
 import { globsMatchingNoTool, NO_QUOTA_TEXT, type McpPlan } from './mcpPlans';
 
 interface PlanRow {

@@ -7,6 +7,7 @@ import type { Plan } from '@devportal/plugin-portal-common';
 import { EmptyState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { readableColumns } from '../shared/readableColumns';
+import { planNameColumns } from '../shared/planNameColumns';
 
 const PERIODS: Record<string, string> = {
   daily: 'day',
@@ -31,24 +32,6 @@ interface PlanRow {
   id: string;
   plan: Plan;
 }
-
-/** The tier and description columns of a plans table (an HTTPRoute product's or an MCP one's). */
-export const planNameColumns: ColumnConfig<{
-  id: string;
-  plan: { tier: string; description?: string };
-}>[] = [
-  {
-    id: 'tier',
-    label: 'Plan',
-    isRowHeader: true,
-    cell: ({ plan }) => <TextCell title={plan.tier} />,
-  },
-  {
-    id: 'description',
-    label: 'Description',
-    cell: ({ plan }) => <TextCell title={plan.description ?? '—'} />,
-  },
-];
 
 const columns: ColumnConfig<PlanRow>[] = [
   ...planNameColumns,
