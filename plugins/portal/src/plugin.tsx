@@ -37,7 +37,7 @@ const mcpToolsPage = PageBlueprint.make({
     title: 'MCP tools',
     icon: <RiToolsLine />,
     routeRef: mcpRouteRef,
-    loader: () => import('./components/McpTools/McpToolsPage').then(m => <m.McpToolsPage />),
+    loader: () => import('./components/McpTools/McpToolsRoutes').then(m => <m.McpToolsRoutes />),
   },
 });
 

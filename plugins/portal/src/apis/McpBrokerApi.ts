@@ -7,8 +7,11 @@
 import { createApiRef } from '@backstage/frontend-plugin-api';
 import type {
   McpBrokerCatalog,
+  McpServerUsage,
+  McpServerUsageList,
   McpToolChangeDecision,
   McpToolChanges,
+  MyMcpUsage,
 } from '@devportal/plugin-mcp-broker-common';
 
 /**
@@ -88,6 +91,21 @@ export interface McpBrokerApi {
   storeConnection(server: string, value: string, elicitationId?: string): Promise<void>;
   /** Deletes the person's credential for `server` (the same cookie write). */
   deleteConnection(server: string): Promise<void>;
+  /**
+   * The person's own tool calls per day, server and tool over the last `days` UTC days, and
+   * their live access grants with each quota's count (403 without `mcp-broker.session.create`).
+   */
+  getMyUsage(days: number): Promise<MyMcpUsage>;
+  /** Each server's totals over the last `days` UTC days that the person may read (`mcp-broker.usage.read`). */
+  listServerUsage(days: number): Promise<McpServerUsageList>;
+  /**
+   * One server's calls per day and tool, and a page of its people by calls (`mcp-broker.usage.read`
+   * on that server, else 403).
+   */
+  getServerUsage(
+    server: string,
+    options: { days: number; limit?: number; continue?: string },
+  ): Promise<McpServerUsage>;
 }
 
 /**

@@ -16,7 +16,10 @@ import { ResponseError } from '@backstage/errors';
 import type {
   McpBrokerCatalog,
   McpToolChangeDecision,
+  McpServerUsage,
+  McpServerUsageList,
   McpToolChanges,
+  MyMcpUsage,
 } from '@devportal/plugin-mcp-broker-common';
 import type { McpBrokerApi, McpBrokerStatus, McpConnection } from './McpBrokerApi';
 
@@ -94,6 +97,24 @@ export class McpBrokerClient implements McpBrokerApi {
 
   async deleteConnection(server: string): Promise<void> {
     await this.#cookieWrite(server, { method: 'DELETE' });
+  }
+
+  getMyUsage(days: number): Promise<MyMcpUsage> {
+    return this.#get(`/usage/my?${new URLSearchParams({ days: String(days) })}`);
+  }
+
+  listServerUsage(days: number): Promise<McpServerUsageList> {
+    return this.#get(`/usage/servers?${new URLSearchParams({ days: String(days) })}`);
+  }
+
+  getServerUsage(
+    server: string,
+    options: { days: number; limit?: number; continue?: string },
+  ): Promise<McpServerUsage> {
+    const query = new URLSearchParams({ days: String(options.days) });
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.continue !== undefined) query.set('continue', options.continue);
+    return this.#get(`/usage/servers/${encodeURIComponent(server)}?${query}`);
   }
 
   async #cookieWrite(server: string, init: RequestInit): Promise<void> {

@@ -19,6 +19,10 @@ export interface AppLinks {
   mcpTools: string;
   /** My MCP usage (`/mcp/usage`, a sub-route of the MCP tools page). */
   mcpUsage: string;
+  /** My servers' usage (`/mcp/servers`), for owners. */
+  mcpServersUsage: string;
+  /** Who uses one server (`/mcp/servers/example/usage`). */
+  mcpServerUsage: (server: string) => string;
   /** The MCP tools page scrolled to one server (`/mcp?server=example`). */
   mcpServer: (server: string) => string;
   /** The portal page's paths (for pages outside it, such as the MCP tools page). */
@@ -48,6 +52,8 @@ export function useAppLinks(): AppLinks {
       portal,
       mcpTools,
       mcpUsage: `${mcpTools}/usage`,
+      mcpServersUsage: `${mcpTools}/servers`,
+      mcpServerUsage: server => `${mcpTools}/servers/${encodeURIComponent(server)}/usage`,
       mcpServer: server => `${mcpTools}?server=${encodeURIComponent(server)}`,
       entity: entityRef => {
         const { kind, namespace, name } = parseEntityRef(entityRef);

@@ -43,7 +43,7 @@ export const PortalPage: () => JSX.Element = portalPlugin.provide(
 export const McpToolsPage: () => JSX.Element = portalPlugin.provide(
   createRoutableExtension({
     name: 'McpToolsPage',
-    component: () => import('../components/McpTools/McpToolsPage').then(m => m.McpToolsPage),
+    component: () => import('../components/McpTools/McpToolsRoutes').then(m => m.McpToolsRoutes),
     mountPoint: legacyMcpRouteRef,
   }),
 );

@@ -66,7 +66,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
       })),
     });
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     expect(await screen.findByRole('heading', { name: 'Curated endpoints' })).toBeInTheDocument();
     expect(screen.getByRole('heading', { name: 'Incident triage' })).toBeInTheDocument();
@@ -89,7 +93,11 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
 
   it('shows no endpoints section when the person may use none', async () => {
     await renderPortal(<McpToolsPage />, {
-      apis: [[mcpBrokerApiRef, fakeBroker()], permissions(mcpBrokerSessionCreatePermission)],
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, fakeBroker()],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
     });
     await screen.findByRole('list', { name: 'Tools of example' });
     expect(screen.queryByRole('heading', { name: 'Curated endpoints' })).not.toBeInTheDocument();
@@ -118,6 +126,15 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
     ).toBeGreaterThan(0);
     expect(screen.queryByText('Backend status')).not.toBeInTheDocument();
     expect(broker.getStatus).not.toHaveBeenCalled();
+    const usage = screen.getByRole('navigation', { name: 'MCP usage' });
+    expect(within(usage).getByRole('link', { name: 'My MCP usage' })).toHaveAttribute(
+      'href',
+      '/mcp/usage',
+    );
+    expect(within(usage).getByRole('link', { name: "My servers' usage" })).toHaveAttribute(
+      'href',
+      '/mcp/servers',
+    );
   });
 
   it('renders Markdown descriptions whole and safely: no raw syntax, no injected HTML', async () => {

@@ -14,6 +14,7 @@ import {
   CardBody,
   CardHeader,
   Flex,
+  Link,
   Table,
   Text,
   type ColumnConfig,
@@ -25,6 +26,7 @@ import {
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
 import { mcpBrokerApiRef, type McpBackendStatus } from '../../apis/McpBrokerApi';
+import { useAppLinks } from '../../hooks/useAppLinks';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
@@ -59,11 +61,25 @@ export function McpToolsPage() {
   return (
     <Flex direction="column" gap="5" px="5" py="4">
       <PortalStyles />
+      <UsageLinks />
       <ConnectCard />
       <ServerCatalog />
       {approve.allowed && <HeldToolChanges />}
       {status.allowed && <BackendStatus />}
     </Flex>
+  );
+}
+
+/** Links to the usage pages below this one (contract mcp-access §8). */
+function UsageLinks() {
+  const links = useAppLinks();
+  return (
+    <nav aria-label="MCP usage">
+      <Flex gap="4">
+        <Link href={links.mcpUsage}>My MCP usage</Link>
+        <Link href={links.mcpServersUsage}>My servers' usage</Link>
+      </Flex>
+    </nav>
   );
 }
 
