@@ -11,7 +11,9 @@
  * the plans as quota tables) and requests bronze in a dialog that says no key is issued; bob
  * approves it on Approvals, where its kind is "MCP access"; alice then has access on the
  * product page, an "MCP access" row without a reveal button on My keys, and the server's other
- * tools on MCP tools. Every page gets a screenshot (test-results/browser-screenshots) and an axe
+ * tools on MCP tools. carol, an admin, revokes it under the product's People with access with a
+ * reason: the tools leave alice's MCP tools page, the request leaves My keys, and a notification
+ * tells her why. Every page gets a screenshot (test-results/browser-screenshots) and an axe
  * check: no serious or critical violation.
  *
  * The steps share one backend and build on each other, in order. Waits are for what the page
@@ -235,6 +237,47 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
       await toolsOfExample(page).getByText(GRANTED_TOOL, { exact: true }).waitFor();
       await toolsOfExample(page).getByText('example_remove_tool', { exact: true }).waitFor();
       await check(page, 'mcp-08-mcp-tools');
+    }),
+  );
+
+  it(
+    'carol revokes it under People with access with a reason; alice loses the tools and is told why',
+    step('revoke', async () => {
+      const page = await stack.signIn('carol');
+      pages.carol = page;
+      await sidebarLink(page, 'API portal').click();
+      await page
+        .getByRole('region', { name: 'API products' })
+        .getByRole('link', { name: new RegExp(PRODUCT.displayName) })
+        .click();
+      const people = page.getByRole('region', { name: 'People with access' });
+      const alices = row(people, 'alice');
+      await alices.getByText('bronze', { exact: true }).waitFor();
+      await check(page, 'mcp-09-people-with-access');
+      await alices.getByRole('button', { name: 'Revoke access of alice' }).click();
+      const dialog = page.getByRole('dialog', { name: /^Revoke access example-tools-/ });
+      await dialog
+        .getByText(`Requested by alice for ${PRODUCT.namespace}/${PRODUCT.name}`)
+        .waitFor();
+      await dialog.getByRole('textbox', { name: /^Reason/ }).fill('The audit is over');
+      await dialog.getByRole('button', { name: 'Revoke access' }).click();
+      await people.getByText('Nobody has access yet').waitFor();
+
+      // alice's MCP tools page reads the broker's catalog when it loads (no signals yet): reload.
+      const alice = pages.alice;
+      await alice.reload();
+      await toolsOfExample(alice).getByText('example_echo', { exact: true }).waitFor();
+      expect(await toolsOfExample(alice).getByText(GRANTED_TOOL, { exact: true }).count()).toBe(0);
+      await sidebarLink(alice, 'API portal').click();
+      await tab(alice, 'My keys').click();
+      await alice.getByText('You have no API keys yet').waitFor();
+      await sidebarLink(alice, 'Notifications').click();
+      await alice
+        .getByText(/Your access to .+ was revoked by .+: The audit is over/)
+        .first()
+        .waitFor();
+      // Backstage's own notifications page: a screenshot only (see portalBrowser.test.ts).
+      await screenshot(alice, 'mcp-10-notification');
     }),
   );
 });
