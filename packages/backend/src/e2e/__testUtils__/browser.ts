@@ -140,11 +140,17 @@ export async function waitForSettledAnimations(page: Page): Promise<void> {
 
 /**
  * The serious and critical axe violations of the page once it has settled (empty when none;
- * see {@link waitForSettledAnimations}): a row fading in is measured at its final colours, not
- * halfway (axe would report the half-transparent text's contrast).
+ * see {@link waitForSettledAnimations}, and no table dimmed while it loads): a row fading in is
+ * measured at its final colours, not halfway (axe would report the half-transparent text's
+ * contrast).
  */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
   await waitForSettledAnimations(page);
+  // A table that is loading its next rows shows the old ones dimmed (@backstage/ui's
+  // data-stale / data-ispending, opacity 0.6) until they arrive: measured at rest, not then.
+  await page.waitForFunction(
+    () => document.querySelector('[data-stale="true"], [data-ispending="true"]') === null,
+  );
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   const loaded = await page.evaluate(() => 'axe' in window);
   if (!loaded) await page.addScriptTag({ content: axeSource });
