@@ -117,7 +117,9 @@ jest.setTimeout(STEP_TIMEOUT_MS);
  *   box-shadows are borders, drawn whether focused or not, so they do not count);
  * - on an element drawn over it, of about its box (@backstage/ui's header tabs);
  * - on its wrapper, in the ring colour: a checkbox's input is visually hidden and the box beside
- *   it, inside their label, carries the ring; a date field's segments are rung by their group.
+ *   it, inside their label, carries the ring; a date field's segments are rung by their group;
+ *   a search field's input is rung by its parent, the box it shares with its icon and clear
+ *   button.
  */
 function focusShown(): true | string {
   const active = document.activeElement;
@@ -153,6 +155,8 @@ function focusShown(): true | string {
     );
   });
   if (drawnOver) return true;
+  const parent = active.parentElement;
+  if (parent !== null && ringInRingColour(parent)) return true;
   const wrapper = active.closest('label, [role="group"]');
   if (
     wrapper !== null &&
@@ -160,7 +164,11 @@ function focusShown(): true | string {
   ) {
     return true;
   }
-  const label = active.getAttribute('aria-label') ?? (active.textContent ?? '').trim().slice(0, 60);
+  const fieldLabel = (active as HTMLInputElement).labels?.[0]?.textContent ?? undefined;
+  const label =
+    active.getAttribute('aria-label') ??
+    fieldLabel ??
+    (active.textContent ?? '').trim().slice(0, 60);
   return `no focus ring on <${active.tagName.toLowerCase()}> "${label}"`;
 }
 
