@@ -49,3 +49,5 @@ export type {
   WhoamiServer,
   WhoamiServerOptions,
 } from './whoamiServer';
+export { DEFAULT_TASK_TTL_MS, startTasksServer, TASK_POLL_INTERVAL_MS } from './tasksServer';
+export type { DeployJob, RecordedTaskRequest, TasksServer } from './tasksServer';

@@ -1,0 +1,124 @@
+/*
+ * The tasks fixture's 2025-11-25 half, driven by the official SDK 1.x client's task API: what
+ * the broker's task tests rely on (a task per deploy, finished by the test; bound to its session
+ * and its credential; nap answering with or without a task).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
+
+describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
+  let server: TasksServer;
+  const clients: Client[] = [];
+
+  beforeEach(async () => {
+    server = await startTasksServer();
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map(client => client.close()));
+    await server.close();
+  });
+
+  async function connect(credential: string): Promise<Client> {
+    const client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { Authorization: credential } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  }
+
+  const startDeploy = (client: Client, target: string, ttl?: number) =>
+    client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'deploy', arguments: { target }, task: ttl === undefined ? {} : { ttl } },
+      },
+      CreateTaskResultSchema,
+    );
+
+  it('declares the tasks capability and the tools’ task support', async () => {
+    const client = await connect('Bearer alice');
+    expect(client.getServerCapabilities()?.tasks).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await client.listTools();
+    expect(tools.map(tool => [tool.name, tool.execution?.taskSupport])).toEqual([
+      ['deploy', 'required'],
+      ['nap', 'optional'],
+    ]);
+  });
+
+  it('answers a deploy with a working task that the test completes, and its result', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'web', 30_000);
+    expect(task).toMatchObject({ status: 'working', ttl: 30_000 });
+    expect(task.pollInterval).toBe(TASK_POLL_INTERVAL_MS);
+    const job = await server.started('web');
+    expect(job).toMatchObject({ target: 'web', taskId: task.taskId, credential: 'Bearer alice' });
+
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    await server.finish('web', 'completed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'deployed web' }]);
+    expect((await client.experimental.tasks.listTasks()).tasks.map(t => t.taskId)).toEqual([
+      task.taskId,
+    ]);
+  });
+
+  it('fails a deploy as the test says, with an isError result', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'db');
+    await server.finish('db', 'failed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result).toMatchObject({ isError: true });
+  });
+
+  it('cancels a working task and refuses to cancel it again', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'api');
+    expect((await client.experimental.tasks.cancelTask(task.taskId)).status).toBe('cancelled');
+    await expect(client.experimental.tasks.cancelTask(task.taskId)).rejects.toThrow(
+      /terminal status/,
+    );
+  });
+
+  it('binds a task to its session and to its credential', async () => {
+    const alice = await connect('Bearer alice');
+    const { task } = await startDeploy(alice, 'web');
+    const aliceElsewhere = await connect('Bearer alice');
+    const mallory = await connect('Bearer mallory');
+    for (const other of [aliceElsewhere, mallory]) {
+      const refusal = await other.experimental.tasks.getTask(task.taskId).catch(e => e);
+      expect(refusal).toBeInstanceOf(McpError);
+      expect((refusal as McpError).message).toMatch(/Task not found/);
+    }
+    expect(server.requests.filter(r => r.method === 'tasks/get').map(r => r.credential)).toEqual([
+      'Bearer alice',
+      'Bearer mallory',
+    ]);
+  });
+
+  it('answers nap at once, with a task when asked for one and without', async () => {
+    const client = await connect('Bearer alice');
+    const plain = await client.callTool({ name: 'nap' });
+    expect(plain.content).toEqual([{ type: 'text', text: 'napped' }]);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'nap', task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+});

@@ -1,0 +1,224 @@
+/*
+ * The tasks fixture of the broker's tests (docs/contracts/tasks-and-apps.md §8): an MCP server
+ * that answers long tool calls with durable tasks. This is its 2025-11-25 half: SDK 1.x sessions
+ * with the `tasks` capability (`list`, `cancel`, `requests.tools.call`) and the SDK's task store,
+ * so the task wire messages (`CreateTaskResult`, `tasks/get`, `tasks/result`, `tasks/list`,
+ * `tasks/cancel`, `notifications/tasks/status`) are the official SDK's own.
+ *
+ * Tools:
+ * - `deploy {target}` (`taskSupport: required`): a job that runs until the test ends it with
+ *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
+ *   completed, an `isError` result when failed.
+ * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
+ *
+ * Tasks are bound twice, as a real server's would be: to the session that created them (the
+ * SDK's store: another session sees "Task not found"), so a gateway must keep that backend
+ * session for the task's life; and to the credential (`Authorization`) that created them — a
+ * `tasks/*` request with another credential is answered as for an unknown task, proving the
+ * gateway presents the owner's credential. Every request is recorded (method, task id,
+ * credential) for assertions.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { legacySessions, readJsonBody } from './legacySessions';
+
+/** How long a task lives when the requestor asks for no `ttl` (ms). */
+export const DEFAULT_TASK_TTL_MS = 60_000;
+/** The `pollInterval` the fixture suggests (ms). */
+export const TASK_POLL_INTERVAL_MS = 100;
+
+/** One request the fixture received. */
+export interface RecordedTaskRequest {
+  method: string;
+  /** `params.taskId` of a `tasks/*` request. */
+  taskId?: string;
+  /** The `Authorization` header it came with. */
+  credential?: string;
+  /** The session it named (`Mcp-Session-Id`). */
+  session?: string;
+}
+
+/** A `deploy` job: one task. */
+export interface DeployJob {
+  target: string;
+  taskId: string;
+  /** The session that created it. */
+  session: string;
+  /** The credential that created it. */
+  credential: string | undefined;
+}
+
+/** A running tasks fixture. */
+export interface TasksServer {
+  url: string;
+  /** Every request received, in order. */
+  readonly requests: readonly RecordedTaskRequest[];
+  /** Resolves with the job once a `deploy` of `target` has created its task. */
+  started(target: string): Promise<DeployJob>;
+  /** Ends the running `deploy` of `target` (completed: `deployed <target>`; failed: an error). */
+  finish(target: string, outcome: 'completed' | 'failed'): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Waiter {
+  target: string;
+  resolve(job: DeployJob): void;
+}
+
+/** Starts the fixture on a free loopback port. */
+export async function startTasksServer(): Promise<TasksServer> {
+  const store = new InMemoryTaskStore();
+  const requests: RecordedTaskRequest[] = [];
+  const jobs: DeployJob[] = [];
+  const waiters: Waiter[] = [];
+  // The request being handled, so a tool can see its session and credential.
+  const current = new Map<string | number, { session: string; credential?: string }>();
+
+  const newServer = () => {
+    const server = new McpServer(
+      { name: 'tasks-fixture', version: '1.0.0' },
+      {
+        capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+        taskStore: store,
+      },
+    );
+    server.experimental.tasks.registerToolTask(
+      'deploy',
+      {
+        description: 'Deploys a target; runs until the test finishes it',
+        inputSchema: { target: z.string() },
+        execution: { taskSupport: 'required' },
+      },
+      {
+        createTask: async ({ target }, extra) => {
+          const task = await extra.taskStore.createTask({
+            ttl: extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS,
+            pollInterval: TASK_POLL_INTERVAL_MS,
+          });
+          const caller = current.get(extra.requestId);
+          const job: DeployJob = {
+            target,
+            taskId: task.taskId,
+            session: extra.sessionId ?? caller?.session ?? '',
+            credential: caller?.credential,
+          };
+          jobs.push(job);
+          for (const waiter of waiters.filter(w => w.target === target)) {
+            waiters.splice(waiters.indexOf(waiter), 1);
+            waiter.resolve(job);
+          }
+          return { task };
+        },
+        getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId))!,
+        getTaskResult: async (_args, extra) =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+    server.experimental.tasks.registerToolTask(
+      'nap',
+      {
+        description: 'Answers at once, with or without a task',
+        execution: { taskSupport: 'optional' },
+      },
+      {
+        createTask: async extra => {
+          const task = await extra.taskStore.createTask({
+            ttl: extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS,
+            pollInterval: TASK_POLL_INTERVAL_MS,
+          });
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', napped());
+          return { task };
+        },
+        getTask: async extra => (await extra.taskStore.getTask(extra.taskId))!,
+        getTaskResult: async extra =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+    return { server };
+  };
+
+  const sessions = legacySessions(newServer);
+  const httpServer = http.createServer((req, res) => {
+    (async () => {
+      const body = await readJsonBody(req);
+      const credential = req.headers.authorization;
+      const session = req.headers['mcp-session-id'];
+      const message = isRecord(body) ? body : undefined;
+      const method = typeof message?.method === 'string' ? message.method : undefined;
+      const params = isRecord(message?.params) ? message.params : undefined;
+      const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
+      if (method !== undefined) {
+        requests.push({
+          method,
+          ...(taskId !== undefined && { taskId }),
+          ...(credential !== undefined && { credential }),
+          ...(typeof session === 'string' && { session }),
+        });
+      }
+      // A task is its creator's: another credential meets it as an unknown task.
+      const job = taskId === undefined ? undefined : jobs.find(j => j.taskId === taskId);
+      if (job !== undefined && job.credential !== credential && message?.id !== undefined) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: -32602, message: 'Failed to retrieve task: Task not found' },
+          }),
+        );
+        return;
+      }
+      const id = message?.id;
+      if ((typeof id === 'string' || typeof id === 'number') && typeof session === 'string') {
+        current.set(id, { session, credential });
+      }
+      try {
+        await sessions.serve(req, res, body);
+      } finally {
+        if (typeof id === 'string' || typeof id === 'number') current.delete(id);
+      }
+    })().catch(error => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: String(error) }));
+    });
+  });
+  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    started(target) {
+      const job = jobs.find(j => j.target === target);
+      if (job !== undefined) return Promise.resolve(job);
+      return new Promise(resolve => waiters.push({ target, resolve }));
+    },
+    async finish(target, outcome) {
+      const job = jobs.find(j => j.target === target);
+      if (job === undefined) throw new Error(`No deploy of ${target} was started`);
+      const result: CallToolResult =
+        outcome === 'completed'
+          ? { content: [{ type: 'text', text: `deployed ${target}` }] }
+          : { content: [{ type: 'text', text: `deploying ${target} failed` }], isError: true };
+      await store.storeTaskResult(job.taskId, outcome, result, job.session);
+    },
+    async close() {
+      store.cleanup();
+      await sessions.close();
+      httpServer.closeAllConnections();
+      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+    },
+  };
+}
+
+function napped(): CallToolResult {
+  return { content: [{ type: 'text', text: 'napped' }] };
+}
+
+function isRecord(value: unknown): value is Record<string, any> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
