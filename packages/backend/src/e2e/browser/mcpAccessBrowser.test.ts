@@ -11,7 +11,9 @@
  * the plans as quota tables) and requests bronze in a dialog that says no key is issued; bob
  * approves it on Approvals, where its kind is "MCP access"; alice then has access on the
  * product page, an "MCP access" row without a reveal button on My keys, and the server's other
- * tools on MCP tools. carol, an admin, revokes it under the product's People with access with a
+ * tools on MCP tools. alice calls one of them through the official SDK client: My MCP usage lists
+ * the call and her bronze quota as "1 of 5 per day (UTC)", and bob's usage page of the example
+ * server lists her. carol, an admin, revokes it under the product's People with access with a
  * reason: the tools leave alice's MCP tools page, the request leaves My keys, and a notification
  * tells her why. Every page gets a screenshot (test-results/browser-screenshots) and an axe
  * check: no serious or critical violation.
@@ -32,7 +34,7 @@ import {
   startBrowserStack,
   STEP_TIMEOUT_MS,
 } from '../__testUtils__/browserStack';
-import { waitFor } from '../brokerTestKit';
+import { connectBrokerClient, waitFor } from '../brokerTestKit';
 
 /** The product of the fixture's walkthrough (contract mcp-access §9). */
 const PRODUCT = { namespace: 'mcp', name: 'example-tools', displayName: 'Example tools' };
@@ -54,6 +56,8 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
       config: {
         mcpBroker: {
           servers: [{ name: 'example', url: example.url, owner: 'group:default/payments-team' }],
+          // Usage pages show what was flushed: flush soon after alice's call (1 s is the least).
+          usage: { flushInterval: '1s' },
         },
       },
     });
@@ -241,6 +245,52 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
   );
 
   it(
+    'alice calls the granted tool through the SDK client; My MCP usage counts it against bronze, and bob sees her among his server’s users',
+    step('usage', async () => {
+      const token = await stack.backend.signIn('alice');
+      const client = await connectBrokerClient(stack.backend.baseUrl, token);
+      try {
+        const result = await client.client.callTool({
+          name: GRANTED_TOOL,
+          arguments: { name: 'from_the_browser_test' },
+        });
+        expect(result.isError).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+
+      const page = pages.alice;
+      await sidebarLink(page, 'MCP tools').click();
+      await page.getByRole('link', { name: 'My MCP usage' }).click();
+      const table = page.getByRole('region', { name: 'Calls per server and tool' });
+      // The broker flushes its counts every second here: wait for the row, reloading until then.
+      await waitFor(
+        async () => {
+          await page.reload();
+          await page.getByRole('region', { name: 'Your plans' }).waitFor();
+          return (await row(table, 'add_tool').count()) > 0 || undefined;
+        },
+        60_000,
+        'alice’s call on My MCP usage',
+      );
+      await row(table, 'add_tool').getByText('example', { exact: true }).waitFor();
+      await page
+        .getByRole('region', { name: 'Your plans' })
+        .getByRole('meter', { name: /^1 of 5 per day/ })
+        .waitFor();
+      await check(page, 'mcp-09-my-usage');
+
+      const bob = pages.bob;
+      await sidebarLink(bob, 'MCP tools').click();
+      await bob.getByRole('link', { name: "My servers' usage" }).click();
+      await bob.getByRole('link', { name: 'example' }).click();
+      const people = bob.getByRole('region', { name: 'People' });
+      await row(people, 'alice').waitFor();
+      await check(bob, 'mcp-10-server-usage');
+    }),
+  );
+
+  it(
     'carol revokes it under People with access with a reason; alice loses the tools and is told why',
     step('revoke', async () => {
       const page = await stack.signIn('carol');
@@ -253,7 +303,7 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
       const people = page.getByRole('region', { name: 'People with access' });
       const alices = row(people, 'alice');
       await alices.getByText('bronze', { exact: true }).waitFor();
-      await check(page, 'mcp-09-people-with-access');
+      await check(page, 'mcp-11-people-with-access');
       await alices.getByRole('button', { name: 'Revoke access of alice' }).click();
       const dialog = page.getByRole('dialog', { name: /^Revoke access example-tools-/ });
       await dialog
@@ -277,7 +327,7 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
         .first()
         .waitFor();
       // Backstage's own notifications page: a screenshot only (see portalBrowser.test.ts).
-      await screenshot(alice, 'mcp-10-notification');
+      await screenshot(alice, 'mcp-12-notification');
     }),
   );
 });
