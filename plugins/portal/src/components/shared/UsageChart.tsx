@@ -1,9 +1,12 @@
 /*
  * A bar chart of our own (no chart library): one bar per day, stacked by series, and an optional
  * line (errors) over them. The SVG has a <title> and is described by the data table below it,
- * which holds the same numbers — that table is what screen readers and tests read.
+ * which holds the same numbers — that table is what screen readers and tests read. Sighted
+ * readers get each day's numbers on hover (a <title> per bar), the first and last day under the
+ * chart, and the table on demand (a disclosure, closed at first: 30 to 90 rows of mostly zeros
+ * would push the page's own tables far down).
  */
-import { Box, Text } from '@backstage/ui';
+import { Box, Flex, Text } from '@backstage/ui';
 import { useId } from 'react';
 
 /** One stacked series (or the line): a name and a value per day, in the chart's day order. */
@@ -51,6 +54,7 @@ export function UsageChart(props: {
           const x = GAP + index * (BAR + GAP);
           return (
             <g key={day}>
+              <title>{dayText(day, index, stacks, line)}</title>
               {stacks.map((series, s) => {
                 const h = scale(series.values[index]);
                 base -= h;
@@ -81,36 +85,51 @@ export function UsageChart(props: {
           />
         )}
       </svg>
-      <Legend stacks={stacks} line={line} />
-      <table id={tableId} className="portal-usage-table">
-        <caption>
+      {days.length > 0 && (
+        <Flex justify="between" aria-hidden="true">
           <Text variant="body-small" color="secondary">
-            {title}, per day (UTC)
+            {days[0]}
           </Text>
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            {stacks.map(series => (
-              <th scope="col" key={series.name}>
-                {series.name}
-              </th>
-            ))}
-            {line !== undefined && <th scope="col">{line.name}</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {days.map((day, index) => (
-            <tr key={day}>
-              <th scope="row">{day}</th>
+          <Text variant="body-small" color="secondary">
+            {days[days.length - 1]}
+          </Text>
+        </Flex>
+      )}
+      <Legend stacks={stacks} line={line} />
+      <details>
+        <summary>
+          <Text variant="body-small">Show the numbers per day</Text>
+        </summary>
+        <table id={tableId} className="portal-usage-table">
+          <caption>
+            <Text variant="body-small" color="secondary">
+              {title}, per day (UTC)
+            </Text>
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
               {stacks.map(series => (
-                <td key={series.name}>{series.values[index].toLocaleString('en')}</td>
+                <th scope="col" key={series.name}>
+                  {series.name}
+                </th>
               ))}
-              {line !== undefined && <td>{line.values[index].toLocaleString('en')}</td>}
+              {line !== undefined && <th scope="col">{line.name}</th>}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {days.map((day, index) => (
+              <tr key={day}>
+                <th scope="row">{day}</th>
+                {stacks.map(series => (
+                  <td key={series.name}>{series.values[index].toLocaleString('en')}</td>
+                ))}
+                {line !== undefined && <td>{line.values[index].toLocaleString('en')}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
     </Box>
   );
 }
@@ -132,4 +151,19 @@ function Legend(props: { stacks: UsageChartSeries[]; line?: UsageChartSeries }) 
       )}
     </ul>
   );
+}
+
+/** What a day's bar says on hover: `2026-11-29: example 3, other 1; Errors 0`. */
+function dayText(
+  day: string,
+  index: number,
+  stacks: UsageChartSeries[],
+  line: UsageChartSeries | undefined,
+): string {
+  const values = stacks
+    .map(series => `${series.name} ${series.values[index].toLocaleString('en')}`)
+    .join(', ');
+  const lineText =
+    line === undefined ? '' : `; ${line.name} ${line.values[index].toLocaleString('en')}`;
+  return `${day}: ${values || 'no calls'}${lineText}`;
 }
