@@ -16,6 +16,7 @@
  */
 import type {
   ClientNotificationContext,
+  ModernCaller,
   ModernToolCallContext,
   ClientResponseContext,
   ClientResponseOutcome,
@@ -31,12 +32,14 @@ import type { BackendChannels } from '../backend/backendChannels';
 import {
   isPlainObject,
   jsonRpcError,
+  progressTokenOf,
   JsonRpcErrorCode,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
+import type { ProtocolEra } from '../protocol/modernEra';
 import {
   completeResult,
   InputRetry,
@@ -52,8 +55,9 @@ import {
   DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
   IdleBackendSessions,
 } from './IdleBackendSessions';
-import type { BackendServerRequest, ClientMessageSink, ForwardedToolCall } from './callTypes';
-import { progressTokenOf, ToolCalls } from './ToolCalls';
+import type { ClientMessageSink } from './callTypes';
+import type { CallClient } from './ToolCall';
+import { ToolCalls } from './ToolCalls';
 import {
   OpenedRequestState,
   RequestStateBinding,
@@ -101,7 +105,6 @@ export interface StreamingToolCallHandlerParts {
   calls: ToolCalls;
   /** Closes the backend sessions of stateless callers once they are idle. */
   statelessSessions: IdleBackendSessions;
-  logger: LoggerService;
   /** The live backend by name, with its channels and detected era. */
   backendOf: (backend: string) => BackendChannels | undefined;
   /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
@@ -115,7 +118,6 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   /** The calls in flight (status and tests). */
   readonly calls: ToolCalls;
   private readonly statelessSessions: IdleBackendSessions;
-  private readonly logger: LoggerService;
   private readonly backendOf: (backend: string) => BackendChannels | undefined;
   private readonly closeSessionsOf: (owner: string) => Promise<void>;
   private readonly sweeper: ExpirySweeper | undefined;
@@ -123,7 +125,6 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   constructor(parts: StreamingToolCallHandlerParts) {
     this.calls = parts.calls;
     this.statelessSessions = parts.statelessSessions;
-    this.logger = parts.logger;
     this.backendOf = parts.backendOf;
     this.closeSessionsOf = parts.closeSessionsOf;
     this.sweeper = parts.sweeper;
@@ -131,15 +132,12 @@ export class StreamingToolCallHandler implements ToolCallHandler {
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
     const { clientSession } = context;
-    await this.forwardOnStream(
-      context,
-      {
-        clientSessionId: clientSession.id,
-        clientSession: true,
-        declaredCapabilities: clientSession.clientCapabilities,
-      },
-      responseSink(context),
-    );
+    const client = () =>
+      this.calls.sessionClient(
+        clientSession.id,
+        relayedCapabilities(clientSession.clientCapabilities),
+      );
+    await this.forwardOnStream(context, client, responseSink(context));
   }
 
   async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
@@ -176,34 +174,26 @@ export class StreamingToolCallHandler implements ToolCallHandler {
       await this.resumeModernToolCall(context, binding, retry, sink);
       return;
     }
-    // The backend sessions of the caller stay open while the call runs, also while it is held
-    // (then the call releases them when it ends: onCallEnd).
-    const release = this.statelessSessions.begin(caller.poolKey);
-    const inputRequired = this.calls.acceptsInputRequired;
-    try {
-      await this.forwardOnStream(
-        context,
-        {
-          clientSessionId: caller.poolKey,
-          declaredCapabilities: caller.clientCapabilities,
-          // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its
-          // own keys); a 2025 one knows neither member.
-          params:
-            this.backendOf(context.backend.name)?.era === 'modern'
-              ? params
-              : withoutInputRetry(params),
-          ...(inputRequired
-            ? {
-                inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
-                onCallEnd: release,
-              }
-            : { serverRequests: serverRequest => this.refuseServerRequest(serverRequest) }),
-        },
-        sink,
-      );
-    } finally {
-      if (!inputRequired) release();
-    }
+    // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its own
+    // keys); a 2025 one knows neither member.
+    const forwarded =
+      this.backendOf(context.backend.name)?.era === 'modern' ? params : withoutInputRetry(params);
+    await this.forwardOnStream(context, () => this.statelessClient(caller, binding), sink, {
+      params: forwarded,
+    });
+  }
+
+  /**
+   * The client half of a stateless caller's call. Its backend sessions stay open while the call
+   * runs, also while it is held: the client half releases them when the backend call is over.
+   */
+  private statelessClient(caller: ModernCaller, binding: RequestStateBinding): CallClient {
+    return this.calls.statelessClient({
+      owner: caller.poolKey,
+      capabilities: relayedCapabilities(caller.clientCapabilities),
+      caller: { declaredCapabilities: caller.clientCapabilities, binding },
+      onEnd: this.statelessSessions.begin(caller.poolKey),
+    });
   }
 
   /** A 2026-07-28 client's retry with `requestState`: resumes its held call (spec §9). */
@@ -252,50 +242,30 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     const { caller, backend, request } = context;
     if (opened.backend !== backend.name) throw new RequestStateRefusal('foreign-request');
     const params = withoutInputRetry(request.params ?? {});
-    const release = this.statelessSessions.begin(caller.poolKey);
-    try {
-      await this.forwardOnStream(
-        context,
-        {
-          clientSessionId: caller.poolKey,
-          declaredCapabilities: caller.clientCapabilities,
-          backendEra: 'modern',
-          params: {
-            ...params,
-            ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
-            ...(opened.backendRequestState === undefined
-              ? {}
-              : { requestState: opened.backendRequestState }),
-          },
-          inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
-        },
-        sink,
-      );
-    } finally {
-      release();
-    }
+    await this.forwardOnStream(context, () => this.statelessClient(caller, binding), sink, {
+      backendEra: 'modern',
+      params: {
+        ...params,
+        ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
+        ...(opened.backendRequestState === undefined
+          ? {}
+          : { requestState: opened.backendRequestState }),
+      },
+    });
   }
 
-  /** Forwards the call, writing what the backend sends to `sink` (the client's stream). */
+  /**
+   * Forwards the call of the client half `clientOf` makes (once the backend is known to be
+   * there), writing what the backend sends to `sink` (the client's
+   * stream); `options.params` are the params sent to the backend, when not the request's own.
+   */
   private forwardOnStream(
     context: Omit<ToolCallContext, 'clientSession'>,
-    caller: Pick<
-      ForwardedToolCall,
-      | 'clientSessionId'
-      | 'clientSession'
-      | 'serverRequests'
-      | 'inputRequired'
-      | 'onCallEnd'
-      | 'backendEra'
-    > & {
-      declaredCapabilities: Readonly<Record<string, unknown>>;
-      /** The params sent to the backend, when not the request's own. */
-      params?: Record<string, unknown>;
-    },
+    clientOf: () => CallClient,
     sink: ClientMessageSink,
+    options: { params?: Record<string, unknown>; backendEra?: ProtocolEra } = {},
   ): Promise<void> {
     const { request } = context;
-    const { declaredCapabilities, params, ...rest } = caller;
     const backend = this.backendOf(context.backend.name);
     if (backend === undefined) {
       // Removed from the configuration between the routing and now.
@@ -309,10 +279,9 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     }
     return this.calls.forward(
       {
-        backendEra: backend.era,
-        ...rest,
+        client: clientOf(),
+        ...(options.backendEra === undefined ? {} : { backendEra: options.backendEra }),
         ...(request.method === 'tools/call' ? {} : { method: request.method }),
-        clientCapabilities: relayedCapabilities(declaredCapabilities),
         backend,
         ...(context.personalHeaders === undefined
           ? {}
@@ -320,31 +289,11 @@ export class StreamingToolCallHandler implements ToolCallHandler {
               personalEndpoint: personalEndpointOf(backend.endpoint, context.personalHeaders),
             }),
         clientRequestId: request.id,
-        params: params ?? request.params ?? {},
+        params: options.params ?? request.params ?? {},
         ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),
       },
       sink,
     );
-  }
-
-  /**
-   * A stateless client cannot be asked anything on its call's stream (2026-07-28 has no
-   * server-to-client requests): the backend is told at once that the method is not available,
-   * so its tool goes on (or fails) instead of waiting for an answer that never comes.
-   */
-  private async refuseServerRequest(request: BackendServerRequest): Promise<void> {
-    try {
-      await request.respond({
-        error: {
-          code: JsonRpcErrorCode.MethodNotFound,
-          message:
-            `${request.method.slice(0, 100)} is not available: the client of this call speaks ` +
-            'MCP 2026-07-28, to which the broker does not relay server-to-client requests',
-        },
-      });
-    } catch (error) {
-      this.logger.debug(`Could not refuse a backend's ${request.method.slice(0, 100)}: ${error}`);
-    }
   }
 
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
@@ -483,7 +432,6 @@ export function createStreamingToolCallHandler(
   return new StreamingToolCallHandler({
     calls,
     statelessSessions,
-    logger,
     backendOf: name => deps.backends.get(name),
     closeSessionsOf,
     sweeper,
