@@ -1,12 +1,13 @@
 /*
- * StreamingToolCallHandler's stateless entry with a ToolCalls test double (what a backend
+ * StatelessCalls (a 2026-07-28 caller's calls) with a ToolCalls test double (what a backend
  * streams is scripted here; the forwarding itself is covered by the ToolCalls tests and
  * the e2e suites): which messages a 2026-07-28 client gets, and in which shape.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ClientResponseWriter, ModernCaller, ModernToolCallContext } from '../types';
 import { IdleBackendSessions } from './IdleBackendSessions';
-import { StreamingToolCallHandler } from './StreamingToolCallHandler';
+import { RoutedCalls } from './RoutedCalls';
+import { StatelessCalls } from './StatelessCalls';
 import { channelsOf } from '../backend/testing/testBackends';
 import type { ClientMessageSink } from './callTypes';
 import type { CallClient, ForwardedToolCall } from './ToolCall';
@@ -44,12 +45,13 @@ async function callAs(
   } as unknown as ToolCalls;
   const closeSessionsOf = async () => undefined;
   const logger = mockServices.logger.mock();
-  const handler = new StreamingToolCallHandler({
+  const backendOf = (name: string) =>
+    name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined;
+  const stateless = new StatelessCalls({
     calls: forwarder,
+    routed: new RoutedCalls(forwarder, backendOf),
     statelessSessions: new IdleBackendSessions(closeSessionsOf, { idleMs: 60_000, logger }),
-    backendOf: name =>
-      name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined,
-    closeSessionsOf,
+    backendOf,
   });
   /** Everything the client gets, in order. */
   const sent: Array<Record<string, any>> = [];
@@ -94,11 +96,11 @@ async function callAs(
     signal: new AbortController().signal,
     ...(options.shapeResult === undefined ? {} : { shapeResult: options.shapeResult }),
   };
-  await handler.handleModernToolCall(context);
+  await stateless.handle(context);
   return { sent, forwarded, clients, finished, streamed: () => streamed };
 }
 
-describe('StreamingToolCallHandler.handleModernToolCall (ToolCalls test double)', () => {
+describe('StatelessCalls.handle (ToolCalls test double)', () => {
   it('passes progress, drops log messages without a logLevel and answers a complete result', async () => {
     const { sent, clients } = await callAs({});
     expect(sent.map(m => m.method ?? 'result')).toEqual(['notifications/progress', 'result']);
