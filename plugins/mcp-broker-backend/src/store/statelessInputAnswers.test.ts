@@ -189,8 +189,8 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       await server?.close();
     });
 
-    const confirmCall = (replica: ToolCalls, message: string): ForwardedToolCall => ({
-      client: replica.sessionClient('client-a', { elicitation: {} }),
+    const confirmCall = (calls: ToolCalls, message: string): ForwardedToolCall => ({
+      client: calls.sessionClient('client-a', { elicitation: {} }),
       backend: channelsOf(endpoint),
       clientRequestId: 1,
       params: { name: 'confirm', arguments: { message } },
