@@ -39,7 +39,7 @@ import { EVERYONE, ListAudience, ListChangedNotifier } from './ListChangedNotifi
 import type { ListChange, ListViews } from './ListViews';
 import { ListenSubscriptions } from './ListenSubscriptions';
 import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from '../types';
-import type { ToolCallHandlerFactory } from '../calls/StreamingToolCallHandler';
+import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHandler';
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */

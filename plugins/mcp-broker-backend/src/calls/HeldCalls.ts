@@ -127,11 +127,6 @@ export class HeldCalls {
     return output;
   }
 
-  /** True for a held-capable call (a 2026-07-28 client's): its backend's requests come here. */
-  handles(call: ToolCall): boolean {
-    return this.calls.has(call.id);
-  }
-
   /** True while the call waits for its client's retry. */
   isHolding(call: ToolCall): boolean {
     return this.stateOf(call)?.holdTimer !== undefined;

@@ -4,11 +4,12 @@
  * with the client's relayed capabilities), and its stream is read message by message —
  * everything on it belongs to this call and nothing else, the only correlation used.
  *
- * The backend's own requests (elicitation, sampling, roots) go where the caller can take them:
- * a 2026-07-28 client's held call turns them into `input_required` rounds (HeldCalls); a caller
- * with its own handler (`serverRequests`) gets them there; a session's client gets them on the
- * call's stream under a gateway id (AnswerRouter). A URL elicitation is screened first
- * (urlElicitations.ts): refused toward the backend, or relayed named with its server.
+ * The backend's own requests (elicitation, sampling, roots) go to the call's client half
+ * (`call.client.ask`), which knows what its era can take: a session's client gets them on the
+ * call's stream under a gateway id, a 2026-07-28 client's held call turns them into
+ * `input_required` rounds, a client that cannot be asked has them refused. A URL elicitation is
+ * screened first (urlElicitations.ts): refused toward the backend, or relayed named with its
+ * server.
  *
  * A session the backend forgot (its 404 before anything ran) is opened afresh and the call sent
  * once more; a call that ends early is cancelled at the backend with `notifications/cancelled`
@@ -19,11 +20,10 @@ import { BackendError } from '../backend/backendErrors';
 import type { LegacySession, LegacySessionRef } from '../backend/LegacyChannel';
 import { isPlainObject } from '../protocol/jsonRpc';
 import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
-import { type AnswerRouter, untilAborted } from './AnswerRouter';
+import { untilAborted } from './AnswerRouter';
 import { readCallReply } from './callReply';
 import { observedBackendRequest } from './observedBackendRequest';
-import type { HeldCalls } from './HeldCalls';
-import type { ToolCall } from './ToolCall';
+import type { CallLeg, ToolCall } from './ToolCall';
 import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
 
 /**
@@ -35,9 +35,6 @@ const MAX_CANCELLATION_WAIT_MS = 5_000;
 /** Options of {@link LegacyLeg}. */
 export interface LegacyLegOptions {
   logger: LoggerService;
-  router: AnswerRouter;
-  /** The held calls of 2026-07-28 clients (absent: such clients are refused input). */
-  held?: HeldCalls;
   /** Time limit of the broker's short requests to backends (cancellations). */
   requestTimeoutMs: number;
   /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
@@ -45,7 +42,7 @@ export interface LegacyLegOptions {
 }
 
 /** Runs calls on 2025-era backends; see the file comment. */
-export class LegacyLeg {
+export class LegacyLeg implements CallLeg {
   private nextRequestId = 1;
 
   constructor(private readonly options: LegacyLegOptions) {}
@@ -56,7 +53,7 @@ export class LegacyLeg {
     const legacy = request.backend.legacy;
     for (let attempt = 1; ; attempt++) {
       const session = await untilAborted(
-        legacy.sessionFor(call.owner, request.clientCapabilities, request.personalEndpoint),
+        legacy.sessionFor(call.owner, call.client.capabilities, request.personalEndpoint),
         call.signal,
       );
       try {
@@ -86,13 +83,12 @@ export class LegacyLeg {
         call.signal,
         traceContext,
       );
-      const held = this.options.held;
+      const { beforeMessage } = call.client;
       return readCallReply(call, reply, {
         backendRequestId,
         logger: this.options.logger,
         onRequest: parsed => this.onRequest(call, ref, parsed),
-        // Held, and the client's retry went to another replica? Then what follows goes there.
-        beforeMessage: held?.handles(call) ? () => held.followClient(call) : undefined,
+        beforeMessage: beforeMessage && (() => beforeMessage(call)),
       });
     });
   }
@@ -123,32 +119,7 @@ export class LegacyLeg {
       screened.params === params
         ? parsed
         : { ...parsed, message: { ...parsed.message, params: screened.params } };
-    const held = this.options.held;
-    if (held?.handles(call)) {
-      await held.ask(call, session, relayed);
-      return;
-    }
-    const handler = call.request.serverRequests;
-    if (handler !== undefined) {
-      const { method, params: relayedParams } = relayed.message as {
-        method: string;
-        params?: Record<string, unknown>;
-      };
-      await handler(
-        {
-          method,
-          params: relayedParams,
-          rawId,
-          respond: answer =>
-            session.channel.respond(session.session, rawId, answer, {
-              timeoutMs: this.options.requestTimeoutMs,
-            }),
-        },
-        call.sink,
-      );
-      return;
-    }
-    await this.options.router.relayRequest(call, session, rawId, relayed.message);
+    await call.client.ask(call, session, relayed);
   }
 
   /** Sends the backend `notifications/cancelled`; resolves once it was taken or failed. */

@@ -7,11 +7,12 @@
  *   - cancelling is closing the stream (2026-07-28 has no `notifications/cancelled`);
  *   - the backend refuses a request with one JSON-RPC error (e.g. -32021): its own answer,
  *     passed through like any error;
- *   - `input_required`: a 2026-07-28 client gets it with the backend's `requestState` sealed in
- *     the broker's own (its retry is a new stateless call, StreamingToolCallHandler); a 2025
- *     client is asked each input on its call's stream under a gateway id (AnswerRouter), and
- *     the backend call is retried with the answers, at most {@link MAX_STATELESS_INPUT_ROUNDS}
- *     rounds;
+ *   - `input_required` goes to the call's client half (`call.client.answerInputs`), which gives
+ *     either the answers — a 2025 client is asked each input on its call's stream under a
+ *     gateway id, and the backend call is retried with them, at most
+ *     {@link MAX_STATELESS_INPUT_ROUNDS} rounds — or the call's final response: a 2026-07-28
+ *     client gets the round with the backend's `requestState` sealed in the broker's own (its
+ *     retry is a new stateless call), a client that cannot be asked gets an error;
  *   - a task result (tasks extension) ends the call with an error naming the backend;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  * The backend's requests on the stream are dropped: this revision asks through input_required.
@@ -22,16 +23,14 @@ import {
   backendReturnedTask,
   backendTooManyInputRounds,
 } from '../backend/backendErrors';
-import type { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
-import { inputRequiredResult, withoutTasks } from '../protocol/modernResults';
+import { withoutTasks } from '../protocol/modernResults';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import type { AnswerRouter } from './AnswerRouter';
 import { readCallReply } from './callReply';
 import { observedBackendRequest } from './observedBackendRequest';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
-import type { ToolCall } from './ToolCall';
+import type { CallLeg, ToolCall } from './ToolCall';
 import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
 
 /** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
@@ -40,9 +39,6 @@ export const MAX_STATELESS_INPUT_ROUNDS = 8;
 /** Options of {@link ModernLeg}. */
 export interface ModernLegOptions {
   logger: LoggerService;
-  router: AnswerRouter;
-  /** Seals `requestState` for 2026-07-28 callers (absent: they cannot be asked for input). */
-  sealer?: RequestStateSealer;
   /** The `x-mcp-header` declarations of a backend's tool (see AggregatedCatalog). */
   paramHeadersOf?: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
   /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
@@ -50,7 +46,7 @@ export interface ModernLegOptions {
 }
 
 /** Runs calls on 2026-07-28 backends; see the file comment. */
-export class ModernLeg {
+export class ModernLeg implements CallLeg {
   private nextRequestId = 1;
 
   constructor(private readonly options: ModernLegOptions) {}
@@ -93,43 +89,19 @@ export class ModernLeg {
       if (inputRequests === undefined && requestState === undefined) {
         throw backendMalformedResponse(backend, 'an input_required result without inputs');
       }
-      const sealer = this.options.sealer;
-      if (request.inputRequired !== undefined && sealer !== undefined) {
-        // A 2026-07-28 client answers itself; its retry comes back with the sealed state.
-        const sealed = sealer.seal(request.inputRequired.binding, {
-          backend,
-          ...(requestState === undefined ? {} : { backendRequestState: requestState }),
-        });
-        return {
-          ...final,
-          result: inputRequiredResult({
-            inputRequests: inputRequests as Parameters<
-              typeof inputRequiredResult
-            >[0]['inputRequests'],
-            requestState: sealed,
-          }),
-        };
-      }
-      if (request.serverRequests !== undefined) {
-        // A caller that cannot be asked on its stream (a 2026-07-28 client of a broker without
-        // requestState sealing): the backend's question has nowhere to go.
-        return {
-          jsonrpc: '2.0',
-          id: request.clientRequestId,
-          error: {
-            code: JsonRpcErrorCode.InternalError,
-            message: `MCP server "${backend}" asked for input, which the broker cannot relay to this client`,
-            data: { backend },
-          },
-        };
-      }
       if (round > MAX_STATELESS_INPUT_ROUNDS) {
         throw backendTooManyInputRounds(backend, MAX_STATELESS_INPUT_ROUNDS);
       }
-      const inputResponses = await this.options.router.askInputs(call, round, inputRequests ?? {});
+      const next = await call.client.answerInputs(call, {
+        number: round,
+        inputRequests,
+        requestState,
+        response: final,
+      });
+      if ('final' in next) return next.final;
       params = {
         ...request.params,
-        inputResponses,
+        inputResponses: next.inputResponses,
         ...(requestState === undefined ? {} : { requestState }),
       };
     }
@@ -174,7 +146,7 @@ export class ModernLeg {
     return observedBackendRequest(call, 'modern', MODERN_PROTOCOL_VERSION, async traceContext => {
       const reply = await request.backend.modern.call(
         { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
-        withoutTasks({ ...request.clientCapabilities }),
+        withoutTasks({ ...call.client.capabilities }),
         {
           signal: call.signal,
           mirroredParams: this.paramDeclarations(call),

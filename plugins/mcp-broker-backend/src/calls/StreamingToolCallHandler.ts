@@ -1,18 +1,11 @@
 /*
- * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to ToolCalls (the calls
- * in flight, their legs and the answer router). A client's response ends in a domain outcome
- * (delivered, unknown id, backend failed); the router decides the HTTP answer.
- *
- * Stateless (2026-07-28) callers go through the same calls: their backend sessions are held per
- * `ModernCaller.poolKey` (closed when idle, see IdleBackendSessions), their final response is a
- * `complete` result, and cancellation is the client closing the response stream (the signal),
- * which the call turns into `notifications/cancelled` to the backend before it closes the
- * backend stream.
- *
- * The era of each backend comes from the broker's own connection (`backends`): a call to a
- * 2026-07-28 backend is stateless (no backend session; see ModernLeg), and a 2026-07-28 client's
- * retry of such a backend's `input_required` is a new stateless call carrying the backend's own
- * `requestState` (unsealed from the broker's) and the client's `inputResponses`.
+ * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the call machinery.
+ * An adapter only: a session's call is handed to the calls in flight with a session's client
+ * half (RoutedCalls, ToolCalls.sessionClient), a stateless (2026-07-28) caller's to the era that
+ * knows it (StatelessCalls), and everything else — a client's answer, its cancellation, a
+ * session's or a backend's end, drain and close — to ToolCalls. A client's response ends in a
+ * domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
+ * What it is made of is built in one place, createStreamingToolCallHandler.ts.
  */
 import type {
   ClientNotificationContext,
@@ -22,329 +15,47 @@ import type {
   ToolCallContext,
   ToolCallHandler,
 } from '../types';
-import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { BrokerConfig } from '../config';
-import { backendRemoved, toClientError } from '../backend/backendErrors';
-import { personalEndpointOf } from '../backend/backendTransport';
-import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
-import type { BackendChannels } from '../backend/backendChannels';
-import {
-  isPlainObject,
-  jsonRpcError,
-  JsonRpcErrorCode,
-  type JsonRpcErrorObject,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-} from '../protocol/jsonRpc';
 import { relayedCapabilities } from '../protocol/capabilities';
-import {
-  completeResult,
-  InputRetry,
-  modernBackendError,
-  modernErrorHttpStatus,
-  readInputRetry,
-} from '../protocol/modernResults';
-import { mcpNameSource } from '../protocol/mcpMethods';
-import { logLevelAllows } from '../protocol/requestMetadata';
-import { ElicitationIdMap, ElicitationIdStore } from './ElicitationIdMap';
-import type { UrlElicitationPolicy } from './urlElicitations';
-import {
-  DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
-  IdleBackendSessions,
-} from './IdleBackendSessions';
-import type { BackendServerRequest, ClientMessageSink, ForwardedToolCall } from './callTypes';
-import { progressTokenOf, ToolCalls } from './ToolCalls';
-import {
-  OpenedRequestState,
-  RequestStateBinding,
-  RequestStateRefusal,
-  RequestStateSealer,
-} from '../inputRequests/RequestStateSealer';
-import type { HeldCallStore } from '../inputRequests/HeldCallStore';
-import type { HmacKeys } from '../inputRequests/requestStateKey';
-import {
-  MemoryRequestStateNonceStore,
-  RequestStateNonceStore,
-} from '../inputRequests/requestStateNonces';
-import { ExpirySweeper, type ExpiringRecords } from '../replicas/ExpirySweeper';
-import { SignalBus, type SignalStore } from '../replicas/SignalBus';
-import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
-
-/** What a ToolCallHandler may use from the broker. */
-export interface ToolCallHandlerDeps {
-  readonly config: BrokerConfig;
-  readonly logger: LoggerService;
-  /**
-   * The live backends by name, each with the channels of its connection (the clients' calls go
-   * over the same channels as the broker's own connection) and its detected era. They change at
-   * runtime (config reload, Kubernetes discovery): look a backend up when it is needed, e.g.
-   * when a client answers an elicitation.
-   */
-  readonly backends: {
-    get(name: string): BackendChannels | undefined;
-    all(): Iterable<BackendChannels>;
-  };
-  /**
-   * The `x-mcp-header` declarations of a backend's tool (by the backend's own tool name), read
-   * when its list was loaded; empty when it has none. A call to a 2026-07-28 backend mirrors
-   * these arguments into `Mcp-Param-*` headers.
-   */
-  readonly paramHeadersOf: (backend: string, tool: string) => readonly ParamHeaderDeclaration[];
-}
-
-/** Builds the ToolCallHandler the broker uses (see `plugin.ts`). */
-export type ToolCallHandlerFactory = (deps: ToolCallHandlerDeps) => ToolCallHandler;
+import { responseSink } from './responseSink';
+import type { RoutedCalls } from './RoutedCalls';
+import type { StatelessCalls } from './StatelessCalls';
+import type { ToolCalls } from './ToolCalls';
 
 /** What a {@link StreamingToolCallHandler} is made of. */
 export interface StreamingToolCallHandlerParts {
   /** The calls in flight on this replica. */
   calls: ToolCalls;
-  /** Closes the backend sessions of stateless callers once they are idle. */
-  statelessSessions: IdleBackendSessions;
-  logger: LoggerService;
-  /** The live backend by name, with its channels and detected era. */
-  backendOf: (backend: string) => BackendChannels | undefined;
+  /** Hands routed requests to `calls`. */
+  routed: RoutedCalls;
+  /** The calls of stateless (2026-07-28) callers. */
+  stateless: StatelessCalls;
   /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
   closeSessionsOf: (owner: string) => Promise<void>;
-  /** Sweeps the expiring records of this replica (stopped on close). */
-  sweeper?: ExpirySweeper;
+  /** What runs in the background for the calls and is stopped on close (sweeper, idle sessions). */
+  stoppables: ReadonlyArray<{ stop(): void }>;
 }
 
-/** The broker's ToolCallHandler; build it with {@link createStreamingToolCallHandler}. */
+/** The broker's ToolCallHandler; build it with `createStreamingToolCallHandler`. */
 export class StreamingToolCallHandler implements ToolCallHandler {
   /** The calls in flight (status and tests). */
   readonly calls: ToolCalls;
-  private readonly statelessSessions: IdleBackendSessions;
-  private readonly logger: LoggerService;
-  private readonly backendOf: (backend: string) => BackendChannels | undefined;
-  private readonly closeSessionsOf: (owner: string) => Promise<void>;
-  private readonly sweeper: ExpirySweeper | undefined;
 
-  constructor(parts: StreamingToolCallHandlerParts) {
+  constructor(private readonly parts: StreamingToolCallHandlerParts) {
     this.calls = parts.calls;
-    this.statelessSessions = parts.statelessSessions;
-    this.logger = parts.logger;
-    this.backendOf = parts.backendOf;
-    this.closeSessionsOf = parts.closeSessionsOf;
-    this.sweeper = parts.sweeper;
   }
 
   async handleToolCall(context: ToolCallContext): Promise<void> {
     const { clientSession } = context;
-    await this.forwardOnStream(
-      context,
-      {
-        clientSessionId: clientSession.id,
-        clientSession: true,
-        declaredCapabilities: clientSession.clientCapabilities,
-      },
-      responseSink(context),
-    );
-  }
-
-  async handleModernToolCall(context: ModernToolCallContext): Promise<void> {
-    const { caller, backend, request } = context;
-    const params = request.params ?? {};
-    const retry = readInputRetry(params);
-    if ('invalid' in retry) {
-      const { id } = request;
-      context.response.finish(jsonRpcError(id, JsonRpcErrorCode.InvalidParams, retry.invalid), 400);
-      return;
-    }
-    // The state is bound to the tool (prompt, resource) as the backend knows it (the prefix
-    // may change with configuration; the backend and its tool name do not, for a held call).
-    const binding = {
-      principal: caller.principal,
-      method: request.method,
-      name: `${backend.name}/${String(params[mcpNameSource(request.method) ?? 'name'])}`,
-      arguments: params.arguments,
-      // Issued on one curated endpoint, good on that one only (spec §13).
-      ...(caller.endpoint === undefined ? {} : { endpoint: caller.endpoint }),
-    };
-    // A call answered at once (e.g. the backend's -32021) is plain JSON with its own HTTP
-    // status (the router's writer streams only when something else comes first).
-    const sink = responseSink(
-      context,
-      message =>
-        message.method === 'notifications/message' &&
-        !logLevelAllows(caller.logLevel, (message.params as { level?: unknown })?.level)
-          ? undefined
-          : asCompleteResponse(message, request, context.shapeResult),
-      message => (isPlainObject(message.error) ? modernErrorHttpStatus(message.error) : 200),
-    );
-    if (retry.requestState !== undefined) {
-      await this.resumeModernToolCall(context, binding, retry, sink);
-      return;
-    }
-    // The backend sessions of the caller stay open while the call runs, also while it is held
-    // (then the call releases them when it ends: onCallEnd).
-    const release = this.statelessSessions.begin(caller.poolKey);
-    const inputRequired = this.calls.acceptsInputRequired;
-    try {
-      await this.forwardOnStream(
-        context,
-        {
-          clientSessionId: caller.poolKey,
-          declaredCapabilities: caller.clientCapabilities,
-          // A 2026-07-28 backend gets `inputResponses` sent without a state as they are (its
-          // own keys); a 2025 one knows neither member.
-          params:
-            this.backendOf(context.backend.name)?.era === 'modern'
-              ? params
-              : withoutInputRetry(params),
-          ...(inputRequired
-            ? {
-                inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
-                onCallEnd: release,
-              }
-            : { serverRequests: serverRequest => this.refuseServerRequest(serverRequest) }),
-        },
-        sink,
+    const client = () =>
+      this.calls.sessionClient(
+        clientSession.id,
+        relayedCapabilities(clientSession.clientCapabilities),
       );
-    } finally {
-      if (!inputRequired) release();
-    }
+    await this.parts.routed.forward(context, client, responseSink(context));
   }
 
-  /** A 2026-07-28 client's retry with `requestState`: resumes its held call (spec §9). */
-  private async resumeModernToolCall(
-    context: ModernToolCallContext,
-    binding: RequestStateBinding,
-    retry: InputRetry,
-    sink: ClientMessageSink,
-  ): Promise<void> {
-    const { request } = context;
-    try {
-      const stateless = await this.calls.resume(
-        {
-          binding,
-          requestState: retry.requestState!,
-          inputResponses: retry.inputResponses ?? {},
-          clientRequestId: request.id,
-          progressToken: progressTokenOf(request.params ?? {}),
-        },
-        sink,
-      );
-      if (stateless !== undefined)
-        await this.retryStateless(context, binding, retry, stateless, sink);
-    } catch (error) {
-      if (!(error instanceof RequestStateRefusal) || context.response.answered) throw error;
-      const refusal = error.toModernError();
-      context.response.finish(
-        jsonRpcError(request.id, refusal.code, refusal.message, refusal.data),
-        refusal.httpStatus,
-      );
-    }
-  }
-
-  /**
-   * A 2026-07-28 client's retry of a 2026-07-28 backend's `input_required`: a new stateless call
-   * with the client's `inputResponses` (the backend's own keys) and the backend's `requestState`
-   * byte for byte. The binding names the backend, so the retry reaches the one that asked.
-   */
-  private async retryStateless(
-    context: ModernToolCallContext,
-    binding: RequestStateBinding,
-    retry: InputRetry,
-    opened: OpenedRequestState,
-    sink: ClientMessageSink,
-  ): Promise<void> {
-    const { caller, backend, request } = context;
-    if (opened.backend !== backend.name) throw new RequestStateRefusal('foreign-request');
-    const params = withoutInputRetry(request.params ?? {});
-    const release = this.statelessSessions.begin(caller.poolKey);
-    try {
-      await this.forwardOnStream(
-        context,
-        {
-          clientSessionId: caller.poolKey,
-          declaredCapabilities: caller.clientCapabilities,
-          backendEra: 'modern',
-          params: {
-            ...params,
-            ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
-            ...(opened.backendRequestState === undefined
-              ? {}
-              : { requestState: opened.backendRequestState }),
-          },
-          inputRequired: { declaredCapabilities: caller.clientCapabilities, binding },
-        },
-        sink,
-      );
-    } finally {
-      release();
-    }
-  }
-
-  /** Forwards the call, writing what the backend sends to `sink` (the client's stream). */
-  private forwardOnStream(
-    context: Omit<ToolCallContext, 'clientSession'>,
-    caller: Pick<
-      ForwardedToolCall,
-      | 'clientSessionId'
-      | 'clientSession'
-      | 'serverRequests'
-      | 'inputRequired'
-      | 'onCallEnd'
-      | 'backendEra'
-    > & {
-      declaredCapabilities: Readonly<Record<string, unknown>>;
-      /** The params sent to the backend, when not the request's own. */
-      params?: Record<string, unknown>;
-    },
-    sink: ClientMessageSink,
-  ): Promise<void> {
-    const { request } = context;
-    const { declaredCapabilities, params, ...rest } = caller;
-    const backend = this.backendOf(context.backend.name);
-    if (backend === undefined) {
-      // Removed from the configuration between the routing and now.
-      sink.send({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: toClientError(backendRemoved(context.backend.name)),
-      });
-      sink.end();
-      return Promise.resolve();
-    }
-    return this.calls.forward(
-      {
-        backendEra: backend.era,
-        ...rest,
-        ...(request.method === 'tools/call' ? {} : { method: request.method }),
-        clientCapabilities: relayedCapabilities(declaredCapabilities),
-        backend,
-        ...(context.personalHeaders === undefined
-          ? {}
-          : {
-              personalEndpoint: personalEndpointOf(backend.endpoint, context.personalHeaders),
-            }),
-        clientRequestId: request.id,
-        params: params ?? request.params ?? {},
-        ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),
-      },
-      sink,
-    );
-  }
-
-  /**
-   * A stateless client cannot be asked anything on its call's stream (2026-07-28 has no
-   * server-to-client requests): the backend is told at once that the method is not available,
-   * so its tool goes on (or fails) instead of waiting for an answer that never comes.
-   */
-  private async refuseServerRequest(request: BackendServerRequest): Promise<void> {
-    try {
-      await request.respond({
-        error: {
-          code: JsonRpcErrorCode.MethodNotFound,
-          message:
-            `${request.method.slice(0, 100)} is not available: the client of this call speaks ` +
-            'MCP 2026-07-28, to which the broker does not relay server-to-client requests',
-        },
-      });
-    } catch (error) {
-      this.logger.debug(`Could not refuse a backend's ${request.method.slice(0, 100)}: ${error}`);
-    }
+  handleModernToolCall(context: ModernToolCallContext): Promise<void> {
+    return this.parts.stateless.handle(context);
   }
 
   handleClientResponse(context: ClientResponseContext): Promise<ClientResponseOutcome> {
@@ -368,7 +79,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   closeBackendSessionsOf(sessionId: string): Promise<void> {
-    return this.closeSessionsOf(sessionId);
+    return this.parts.closeSessionsOf(sessionId);
   }
 
   async removeBackend(name: string): Promise<void> {
@@ -380,168 +91,7 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   }
 
   close(): Promise<void> {
-    this.statelessSessions.stop();
-    this.sweeper?.stop();
+    for (const stoppable of this.parts.stoppables) stoppable.stop();
     return this.calls.close();
   }
-}
-
-/** What seals the `requestState` of 2026-07-28 callers (see RequestStateSealer). */
-export interface RequestStateOptions {
-  /** The HMAC keys, the same on every replica (see requestStateKey.ts). */
-  keys: HmacKeys;
-  /** Used nonces; in memory unless shared by several replicas. */
-  nonces?: RequestStateNonceStore;
-}
-
-/** What several replicas share (`mcpBroker.sessionStore: database`). */
-export interface SharedCallStores {
-  /** Held rounds: a retry, or an answer, may land on any replica. */
-  heldCalls: HeldCallStore;
-  /** The signals between replicas: cancellations, answers, relayed rounds, session ends. */
-  signals: SignalStore;
-}
-
-/**
- * Builds the broker's ToolCallHandler (a `ToolCallHandlerFactory`). `store` replaces the
- * in-memory elicitation id store, e.g. with a shared one for several replicas;
- * `statelessSessionIdleMs` the idle time after which stateless callers' backend sessions close.
- * Without `requestState`, 2026-07-28 callers cannot be asked for input (their backends get an
- * error); without `shared`, everything stays on this replica.
- */
-export function createStreamingToolCallHandler(
-  deps: ToolCallHandlerDeps,
-  options: {
-    store?: ElicitationIdStore;
-    statelessSessionIdleMs?: number;
-    requestState?: RequestStateOptions;
-    shared?: SharedCallStores;
-    /** Counts the clients' cancellations passed on to backends. */
-    telemetry?: BrokerTelemetry;
-    /** What a backend's URL elicitation may point at; absent: unchecked (tests of other things). */
-    urlElicitations?: UrlElicitationPolicy;
-  } = {},
-): StreamingToolCallHandler {
-  const { config, logger } = deps;
-  const closeSessionsOf = async (owner: string) => {
-    await Promise.all(
-      [...deps.backends.all()].map(backend => backend.legacy.closeSessionOf(owner)),
-    );
-  };
-  const elicitations = new ElicitationIdMap({
-    store: options.store,
-    ttlMs: config.elicitationTtlMs,
-  });
-  const nonces = options.requestState
-    ? (options.requestState.nonces ?? new MemoryRequestStateNonceStore())
-    : undefined;
-  const requestStates =
-    options.requestState &&
-    new RequestStateSealer({
-      keys: options.requestState.keys,
-      ttlMs: config.elicitationTtlMs,
-      nonces: nonces!,
-    });
-  const { shared } = options;
-  const expiring: Array<ExpiringRecords | undefined> = [
-    elicitations,
-    nonces,
-    shared?.heldCalls,
-    shared?.signals,
-  ];
-  const sweeper = new ExpirySweeper(
-    expiring.filter((store): store is ExpiringRecords => store !== undefined),
-    error =>
-      logger.warn(
-        `Could not sweep expired elicitation ids, requestState nonces, held rounds or signals: ${error}`,
-      ),
-  );
-  sweeper.start();
-  const calls = new ToolCalls({
-    logger,
-    elicitations,
-    // Answers are routed by backend name through the live server set (servers come and go at
-    // runtime); a backend removed since then has no channels.
-    backendOf: name => deps.backends.get(name),
-    closeSessionsOf,
-    toolCallTimeoutMs: config.toolCallTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    paramHeadersOf: deps.paramHeadersOf,
-    requestStates,
-    telemetry: options.telemetry,
-    urlElicitations: options.urlElicitations,
-    shared: shared && {
-      store: shared.heldCalls,
-      bus: new SignalBus({ store: shared.signals, logger }),
-    },
-  });
-  const statelessSessions = new IdleBackendSessions(closeSessionsOf, {
-    idleMs: options.statelessSessionIdleMs ?? DEFAULT_STATELESS_BACKEND_SESSION_IDLE_MS,
-    logger,
-  });
-  statelessSessions.start();
-  return new StreamingToolCallHandler({
-    calls,
-    statelessSessions,
-    logger,
-    backendOf: name => deps.backends.get(name),
-    closeSessionsOf,
-    sweeper,
-  });
-}
-
-/**
- * The call's final response as a 2026-07-28 client is to see it: a result shaped by `shape`
- * (default: `complete`; an `input_required` one stays as it is), an error as that era words it
- * (modernBackendError); anything else unchanged.
- */
-function asCompleteResponse(
-  message: Record<string, unknown>,
-  request: JsonRpcRequest,
-  shape: (result: Record<string, unknown>) => Record<string, unknown> = completeResult,
-): Record<string, unknown> {
-  if (message.id !== request.id) return message;
-  if (isPlainObject(message.error)) {
-    const error = message.error as unknown as JsonRpcErrorObject;
-    return { ...message, error: modernBackendError(request.method, request.params ?? {}, error) };
-  }
-  if (!isPlainObject(message.result)) return message;
-  if (message.result.resultType === 'input_required') return message;
-  return { ...message, result: shape(message.result) };
-}
-
-/**
- * The client's side of a call over its answer's writer: each message shaped by `shape`
- * (undefined drops it); the final response goes with the HTTP status `httpStatusOf` gives it,
- * should the writer answer it as plain JSON.
- */
-function responseSink(
-  context: Pick<ToolCallContext, 'response' | 'signal'>,
-  shape: (message: Record<string, unknown>) => Record<string, unknown> | undefined = message =>
-    message,
-  httpStatusOf: (response: Record<string, unknown>) => number = () => 200,
-): ClientMessageSink {
-  const { response } = context;
-  return {
-    send: message => {
-      const shaped = shape(message) as unknown as JsonRpcMessage | undefined;
-      if (shaped === undefined) return true;
-      return isFinalResponse(shaped)
-        ? response.finish(shaped, httpStatusOf(shaped as unknown as Record<string, unknown>))
-        : response.send(shaped);
-    },
-    end: () => response.end(),
-    clientGone: context.signal,
-  };
-}
-
-/** A JSON-RPC response (not a request with a gateway id, not a notification). */
-function isFinalResponse(message: JsonRpcMessage): boolean {
-  return 'id' in message && !('method' in message);
-}
-
-/** The call's params without the retry members (a 2025-era backend knows neither). */
-function withoutInputRetry(params: Record<string, unknown>): Record<string, unknown> {
-  const { inputResponses: _responses, requestState: _state, ...rest } = params;
-  return rest;
 }

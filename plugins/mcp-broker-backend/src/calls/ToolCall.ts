@@ -1,7 +1,14 @@
 /*
  * One client call in flight (a `tools/call`, or a `prompts/get` / `resources/read` to a
- * 2026-07-28 backend): its state, its timer, how it ends, and the sink it writes to. A leg per
- * backend era runs it (LegacyLeg, ModernLeg); ToolCalls keeps the calls of this replica.
+ * 2026-07-28 backend), from its admission to its answer: what it asks of its backend
+ * (ForwardedToolCall), its state, its timer, how it ends, the sink it writes to, and its two
+ * halves. The client half (`client`, a {@link CallClient}: SessionClient for a 2025-11-25
+ * session, InputRequiredClient or UnaskableClient for a 2026-07-28 caller) is where everything
+ * that depends on the client's era lives: whose backend sessions carry the call, where the
+ * backend's questions go, what follows the call's end. The backend half (`leg`, a
+ * {@link CallLeg}: LegacyLeg or ModernLeg) runs the call in the backend's era and asks the client
+ * half whenever the backend asks something (`call.client.ask(...)`, `call.client.answerInputs`),
+ * so no leg knows which era the client speaks. ToolCalls keeps the calls of this replica.
  *
  * Ending is one operation with one outcome, whoever asks first (the client cancelling or going
  * away, `toolCallTimeout`, the backend's removal, shutdown, an input the client never gave): the
@@ -13,9 +20,114 @@
  * ToolCalls answers the client (or not: a cancelled call ends without a response, as MCP says).
  */
 import { randomUUID } from 'node:crypto';
+import type { BackendChannels } from '../backend/backendChannels';
+import type { BackendEndpoint } from '../backend/backendTransport';
 import type { LegacySessionRef } from '../backend/LegacyChannel';
-import type { JsonRpcErrorObject } from '../protocol/jsonRpc';
-import type { ClientMessageSink, ForwardedToolCall } from './callTypes';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
+import type { JsonRpcErrorObject, JsonRpcId } from '../protocol/jsonRpc';
+import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
+import type { ProtocolEra } from '../protocol/modernEra';
+import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import type { ClientMessageSink } from './callTypes';
+
+/** What a call asks of its backend: a client's request, already routed; see the file comment. */
+export interface ForwardedToolCall {
+  /**
+   * The call's client half (made by ToolCalls: `sessionClient`, `statelessClient`): whose backend
+   * sessions carry the call, its relayed capabilities, where the backend's questions go.
+   */
+  client: CallClient;
+  /** The backend that owns the tool (its channels). */
+  backend: BackendChannels;
+  /**
+   * The era of the call's backend half when it is not the backend's detected era: a client's
+   * retry of a 2026-07-28 backend's `input_required` goes back to that era.
+   */
+  backendEra?: ProtocolEra;
+  /**
+   * Where this person's requests go, with their credential (spec §11); the channel sends the
+   * call's requests — and its backend session's, for a 2025 backend — with it. Absent: the
+   * backend's own endpoint (the server's static headers).
+   */
+  personalEndpoint?: BackendEndpoint;
+  /** The client's request id. */
+  clientRequestId: JsonRpcId;
+  /** The call's params with `name` already the backend's own tool name; `_meta` passes through. */
+  params: Record<string, unknown>;
+  /**
+   * The request's method: `tools/call` (default), or `prompts/get` / `resources/read` to a
+   * 2026-07-28 backend (which may answer them with `input_required` too).
+   */
+  method?: string;
+  /**
+   * The client request's telemetry: each request the call sends to its backend is measured and
+   * traced as its child (the trace context goes with it). Absent: not measured.
+   */
+  telemetry?: ClientRequestTelemetry;
+}
+
+/** A 2026-07-28 backend's `input_required` answer during a call, as the client half gets it. */
+export interface InputRound {
+  /** 1 for the call's first round. */
+  readonly number: number;
+  /** The backend's input requests (URL elicitations already screened), by its own keys. */
+  readonly inputRequests: Record<string, unknown> | undefined;
+  /** The backend's own `requestState`, if it gave one. */
+  readonly requestState: string | undefined;
+  /** The backend's response (re-addressed to the client's id) that carried the round. */
+  readonly response: Record<string, unknown>;
+}
+
+/**
+ * What the client half makes of an {@link InputRound}: the answers to retry the backend with,
+ * or the call's final response (the round goes to the client, or it cannot be answered).
+ */
+export type InputRoundOutcome =
+  | { readonly inputResponses: Record<string, unknown> }
+  | { readonly final: Record<string, unknown> };
+
+/**
+ * The client half of a call: everything that depends on the client's era. The backend half
+ * calls it; see the file comment.
+ */
+export interface CallClient {
+  /**
+   * Whose backend sessions carry the call: the client session's id, or a stateless caller's
+   * pool key (`ModernCaller.poolKey`). Cancellations and answers are matched within it.
+   */
+  readonly owner: string;
+  /** What the client declared that the broker relays (elicitation, sampling, roots). */
+  readonly capabilities: RelayedClientCapabilities;
+  /**
+   * Answers the client's request with `call`, which `run` runs to its end: resolves when the
+   * client's request is answered (a held call may go on after its first request).
+   */
+  open(call: ToolCall, sink: ClientMessageSink, run: () => Promise<void>): Promise<void>;
+  /** Lets the call be ended from elsewhere (another replica) while it runs; the unwatch. */
+  watch(call: ToolCall): (() => void) | undefined;
+  /**
+   * A 2025-era backend's server-to-client request during the call (elicitation, sampling,
+   * roots; a URL elicitation already screened), asked on the backend session `session`.
+   */
+  ask(call: ToolCall, session: LegacySessionRef, request: ParsedJsonRpcMessage): Promise<void>;
+  /** A 2026-07-28 backend asked for input: what the call does next. */
+  answerInputs(call: ToolCall, round: InputRound): Promise<InputRoundOutcome>;
+  /**
+   * Runs before each message of the call's 2025-era stream is handled (a held call checks
+   * whether its client moved to another replica); undefined when nothing needs to.
+   */
+  readonly beforeMessage: ((call: ToolCall) => Promise<void>) | undefined;
+  /** The call failed or was ended before its answer (a held call may have moved elsewhere). */
+  failed(call: ToolCall): Promise<void>;
+  /** The backend call is over (its sink ended): whatever the client half holds for it goes. */
+  ended(call: ToolCall): void;
+}
+
+/** The backend half of a call: runs it in its backend's era (LegacyLeg, ModernLeg). */
+export interface CallLeg {
+  /** Runs `call` to its answer (the client's final response); throws what kept it from one. */
+  run(call: ToolCall): Promise<Record<string, unknown>>;
+}
 
 /** Why a call ended before its backend answered. */
 export type CallEndReason =
@@ -58,11 +170,13 @@ export class ToolCall {
   readonly backend: string;
   /** Whose backend sessions carry the call (a client session, or a stateless pool key). */
   readonly owner: string;
+  /** The client half: everything that depends on the client's era (see {@link CallClient}). */
+  readonly client: CallClient;
   /** The method sent to the backend. */
   readonly method: string;
   /**
-   * Where the call writes what the client sees: given at creation, or by {@link attach} before
-   * the call runs (a held call's output).
+   * Where the call writes what the client sees, given by {@link attach} before the call runs
+   * (the client's answer, or a held call's output).
    */
   sink!: ClientMessageSink;
   /** Aborts when the call ended; the backend exchange listens to it. */
@@ -75,18 +189,19 @@ export class ToolCall {
   constructor(
     /** What the client asked, routed to its backend. */
     readonly request: ForwardedToolCall,
+    /** The backend half, in the backend's era. */
+    readonly leg: CallLeg,
     /** `mcpBroker.toolCallTimeout`. */
     private readonly timeoutMs: number,
-    sink?: ClientMessageSink,
   ) {
     this.backend = request.backend.endpoint.name;
-    this.owner = request.clientSessionId;
+    this.client = request.client;
+    this.owner = request.client.owner;
     this.method = request.method ?? 'tools/call';
     this.signal = this.controller.signal;
-    if (sink !== undefined) this.sink = sink;
   }
 
-  /** Gives a call created without one its sink (a held call's output). */
+  /** Gives the call its sink (its client half does, when it opens the call). */
   attach(sink: ClientMessageSink): void {
     if (this.sink !== undefined) throw new Error('a call has one sink');
     this.sink = sink;

@@ -5,7 +5,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import type { ForwardedToolCall } from './callTypes';
+import type { ForwardedToolCall } from './ToolCall';
 import { ToolCalls } from './ToolCalls';
 import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
@@ -63,8 +63,11 @@ describe('ToolCalls: input_required rounds for 2026-07-28 callers (raw backend)'
     declared: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} },
     progressToken?: string,
   ): ForwardedToolCall => ({
-    clientSessionId: 'pooled:alice',
-    clientCapabilities: { elicitation: {}, sampling: {}, roots: {} },
+    client: forwarder.statelessClient({
+      owner: 'pooled:alice',
+      capabilities: { elicitation: {}, sampling: {}, roots: {} },
+      caller: { declaredCapabilities: declared, binding: binding(args) },
+    }),
     backend: channelsOf(endpoint),
     clientRequestId: 1,
     params: {
@@ -72,7 +75,6 @@ describe('ToolCalls: input_required rounds for 2026-07-28 callers (raw backend)'
       arguments: args,
       ...(progressToken === undefined ? {} : { _meta: { progressToken } }),
     },
-    inputRequired: { declaredCapabilities: declared, binding: binding(args) },
   });
 
   const responsesReachingBackend = () => backend.requests.filter(r => r.method === undefined);

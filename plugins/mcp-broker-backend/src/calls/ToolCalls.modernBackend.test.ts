@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import { ElicitationIdMap } from './ElicitationIdMap';
-import type { ForwardedToolCall } from './callTypes';
 import { ToolCalls, type ToolCallsOptions } from './ToolCalls';
 import { urlElicitationPolicy } from './urlElicitations';
 import type { BackendEndpoint } from '../backend/backendTransport';
@@ -79,14 +78,15 @@ describe('ToolCalls with a modern-only (2026-07-28) backend', () => {
   let forwarder: ToolCalls;
   let sealer: RequestStateSealer;
 
-  const call = (params: Record<string, unknown>, extra: Partial<ForwardedToolCall> = {}) => ({
-    clientSessionId: 'client-a',
-    clientCapabilities: { elicitation: {} },
+  const call = (
+    params: Record<string, unknown>,
+    client = forwarder.sessionClient('client-a', { elicitation: {} }),
+  ) => ({
+    client,
     backend: channelsOf(endpoint),
     clientRequestId: 1,
     params,
     backendEra: 'modern' as const,
-    ...extra,
   });
 
   beforeEach(async () => {
@@ -164,7 +164,11 @@ describe('ToolCalls with a modern-only (2026-07-28) backend', () => {
     await forwarder.forward(
       call(
         { name: 'confirm', arguments: { message: 'Go?' } },
-        { inputRequired: { declaredCapabilities: { elicitation: {} }, binding } },
+        forwarder.statelessClient({
+          owner: 'client-a',
+          capabilities: { elicitation: {} },
+          caller: { declaredCapabilities: { elicitation: {} }, binding },
+        }),
       ),
       sink,
     );
@@ -249,9 +253,8 @@ function inputRequiredDouble(
 }
 
 describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
-  const legacyCall = (endpoint: BackendEndpoint) => ({
-    clientSessionId: 'c',
-    clientCapabilities: { elicitation: {} },
+  const legacyCall = (endpoint: BackendEndpoint, forwarder: ToolCalls) => ({
+    client: forwarder.sessionClient('c', { elicitation: {} }),
     backend: channelsOf(endpoint),
     clientRequestId: 'r1',
     params: { name: 'slow', arguments: {} },
@@ -269,7 +272,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     }));
     const { forwarder } = build(double.endpoint);
     const sink = collectingSink();
-    await forwarder.forward(legacyCall(double.endpoint), sink);
+    await forwarder.forward(legacyCall(double.endpoint, forwarder), sink);
     expect(sink.messages).toEqual([
       {
         jsonrpc: '2.0',
@@ -314,7 +317,10 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     });
     const { forwarder } = build(double.endpoint);
     const { sink, answered } = acceptingSink(forwarder);
-    await forwarder.forward({ ...legacyCall(double.endpoint), telemetry: request }, sink);
+    await forwarder.forward(
+      { ...legacyCall(double.endpoint, forwarder), telemetry: request },
+      sink,
+    );
     await Promise.all(answered);
     request.end({ outcome: 'succeeded' });
 
@@ -349,7 +355,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     }));
     const { forwarder } = build(double.endpoint);
     const sink = collectingSink();
-    await forwarder.forward(legacyCall(double.endpoint), sink);
+    await forwarder.forward(legacyCall(double.endpoint, forwarder), sink);
     expect(sink.messages).toEqual([{ jsonrpc: '2.0', id: 'r1', error }]);
     await forwarder.close();
     await double.close();
@@ -372,7 +378,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     }));
     const { forwarder } = build(double.endpoint);
     const { sink, answered } = acceptingSink(forwarder);
-    await forwarder.forward(legacyCall(double.endpoint), sink);
+    await forwarder.forward(legacyCall(double.endpoint, forwarder), sink);
     await Promise.all(answered);
     expect(double.bodies).toHaveLength(9);
     expect(double.bodies[1].params).toMatchObject({
@@ -408,7 +414,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
     const run = async (url: string) => {
       const { sink, answered } = acceptingSink(forwarder);
       await forwarder.forward(
-        { ...legacyCall(double.endpoint), params: { name: 'slow', arguments: { url } } },
+        { ...legacyCall(double.endpoint, forwarder), params: { name: 'slow', arguments: { url } } },
         sink,
       );
       await Promise.all(answered);
@@ -448,8 +454,8 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
   describe('prompts/get of a 2026-07-28 backend that asks for input (scripted double)', () => {
     /** The backend's own state: opaque to the broker, so any bytes, here JSON-hostile ones. */
     const BACKEND_STATE = 'opaque/+=.\u2603"state"';
-    const promptCall = (endpoint: BackendEndpoint) => ({
-      ...legacyCall(endpoint),
+    const promptCall = (endpoint: BackendEndpoint, forwarder: ToolCalls) => ({
+      ...legacyCall(endpoint, forwarder),
       method: 'prompts/get',
       params: { name: 'ask', arguments: { topic: 'x' } },
     });
@@ -472,7 +478,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       const double = await askingDouble();
       const { forwarder } = build(double.endpoint);
       const sink = collectingSink();
-      const done = forwarder.forward(promptCall(double.endpoint), sink);
+      const done = forwarder.forward(promptCall(double.endpoint, forwarder), sink);
       const asked = await sink.waitFor(m => m.method === 'elicitation/create');
       await forwarder.answer('c', {
         id: asked.id,
@@ -510,8 +516,12 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       };
       await forwarder.forward(
         {
-          ...promptCall(double.endpoint),
-          inputRequired: { declaredCapabilities: { elicitation: {} }, binding: promptBinding },
+          ...promptCall(double.endpoint, forwarder),
+          client: forwarder.statelessClient({
+            owner: 'c',
+            capabilities: { elicitation: {} },
+            caller: { declaredCapabilities: { elicitation: {} }, binding: promptBinding },
+          }),
         },
         sink,
       );

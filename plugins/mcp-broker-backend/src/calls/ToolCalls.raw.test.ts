@@ -56,8 +56,7 @@ describe('ToolCalls with the raw backend', () => {
     args: Record<string, unknown> = {},
     meta?: Record<string, unknown>,
   ) => ({
-    clientSessionId,
-    clientCapabilities: { elicitation: {} },
+    client: forwarder.sessionClient(clientSessionId, { elicitation: {} }),
     backend: channelsOf(endpoint),
     clientRequestId: id,
     params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },

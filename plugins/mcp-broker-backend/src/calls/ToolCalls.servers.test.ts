@@ -31,10 +31,9 @@ function buildForwarder(endpoints: BackendEndpoint[]) {
   return { forwarder, backend: backends.get(endpoints[0].name)!, close, elicitations };
 }
 
-type StartedCall = Pick<
-  Parameters<ToolCalls['forward']>[0],
-  'clientRequestId' | 'params' | 'clientCapabilities'
->;
+type StartedCall = Pick<Parameters<ToolCalls['forward']>[0], 'clientRequestId' | 'params'> & {
+  clientCapabilities: Record<string, unknown>;
+};
 
 /**
  * Starts one tool call of client session `client-a` to `endpoint` on a fresh ToolCalls: `done`
@@ -43,7 +42,9 @@ type StartedCall = Pick<
 function startCall(endpoint: BackendEndpoint, call: StartedCall) {
   const { forwarder, backend, close } = buildForwarder([endpoint]);
   const sink = collectingSink();
-  const done = forwarder.forward({ clientSessionId: 'client-a', backend, ...call }, sink);
+  const { clientCapabilities, ...asked } = call;
+  const client = forwarder.sessionClient('client-a', clientCapabilities);
+  const done = forwarder.forward({ client, backend, ...asked }, sink);
   return { forwarder, sink, done, close };
 }
 

@@ -4,16 +4,14 @@
  * cancellation (`cancel`), a 2026-07-28 client's retry of a held call (`resume`), the end of a
  * client session or a backend, and shutdown (`drain`, `close`).
  *
- * Each call is one ToolCall (state, timer, end, sink) run by the leg of its backend's era:
- * LegacyLeg (a session per client and backend) or ModernLeg (stateless rounds). What happens
- * after the leg is the same for both: the final response goes to the client unless the call was
- * cancelled, a failure becomes one JSON-RPC error naming the backend (backendErrors.ts), and the
- * call's gateway ids and published rounds are retired whatever the outcome.
- *
- * A 2026-07-28 client's call (one with `inputRequired`) is held for `input_required` rounds
- * (HeldCalls): its sink is the held call's output, which outlives the client's first request.
- * A 2025 client's cancellation (or its session's DELETE) may land on another replica: with a
- * shared store the call waits for it on the bus between replicas (SessionCancellations).
+ * Each call is one ToolCall (state, timer, end, sink) with two halves made here: its client half
+ * for the client's era (`sessionClient`: a 2025-11-25 session; `statelessClient`: a 2026-07-28
+ * caller, asked through `input_required` rounds when `requestStates` is configured, else never)
+ * and its backend half, the leg of its backend's era: LegacyLeg (a session per client and
+ * backend) or ModernLeg (stateless rounds). What happens after the leg is the same for every
+ * call: the final response goes to the client unless the call was cancelled, a failure becomes
+ * one JSON-RPC error naming the backend (backendErrors.ts), and the call's gateway ids and
+ * published rounds are retired whatever the outcome.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BackendChannels } from '../backend/backendChannels';
@@ -31,19 +29,23 @@ import {
   RequestStateRefusal,
   RequestStateSealer,
 } from '../inputRequests/RequestStateSealer';
-import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
+import { JsonRpcErrorCode } from '../protocol/jsonRpc';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import type { ClientResponseContext, ClientResponseOutcome } from '../types';
 import { AnswerRouter, ClientAnsweredError } from './AnswerRouter';
-import type { ClientAnswer, ClientMessageSink, ForwardedToolCall, InputRetry } from './callTypes';
+import type { ClientAnswer, ClientMessageSink, InputRequiredCaller, InputRetry } from './callTypes';
 import type { ElicitationIdMap } from './ElicitationIdMap';
 import { HeldCalls } from './HeldCalls';
 import type { SignalBus } from '../replicas/SignalBus';
 import { SessionCancellations } from './SessionCancellations';
+import { InputRequiredClient } from './InputRequiredClient';
 import { LegacyLeg } from './LegacyLeg';
 import { ModernLeg } from './ModernLeg';
+import { SessionClient } from './SessionClient';
 import { StatelessInputAnswers } from './StatelessInputAnswers';
-import { ToolCall } from './ToolCall';
+import { type CallClient, type CallLeg, type ForwardedToolCall, ToolCall } from './ToolCall';
+import { UnaskableClient } from './UnaskableClient';
 import type { UrlElicitationPolicy } from './urlElicitations';
 import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 
@@ -87,12 +89,14 @@ export class ToolCalls {
   private readonly idleWaiters: Array<() => void> = [];
   private readonly router: AnswerRouter;
   private readonly held: HeldCalls | undefined;
+  private readonly sealer: RequestStateSealer | undefined;
   private readonly legacyLeg: LegacyLeg;
   private readonly modernLeg: ModernLeg;
   private readonly sessionCancellations: SessionCancellations | undefined;
 
   constructor(private readonly options: ToolCallsOptions) {
     const { logger, requestStates: sealer, shared } = options;
+    this.sealer = sealer;
     this.sessionCancellations = shared && new SessionCancellations(shared.bus, logger);
     this.router = new AnswerRouter({
       logger,
@@ -117,23 +121,45 @@ export class ToolCalls {
       });
     this.legacyLeg = new LegacyLeg({
       logger,
-      router: this.router,
-      held: this.held,
       requestTimeoutMs: options.requestTimeoutMs,
       urlElicitations: options.urlElicitations,
     });
     this.modernLeg = new ModernLeg({
       logger,
-      router: this.router,
-      sealer,
       paramHeadersOf: options.paramHeadersOf,
       urlElicitations: options.urlElicitations,
     });
   }
 
-  /** True when 2026-07-28 callers can be asked for input (`requestStates` is configured). */
-  get acceptsInputRequired(): boolean {
-    return this.held !== undefined;
+  /**
+   * The client half of a call of a 2025-11-25 client session: the backend's questions reach the
+   * client on the call's stream under gateway ids; its cancellation and DELETE may come through
+   * another replica.
+   */
+  sessionClient(sessionId: string, capabilities: RelayedClientCapabilities): CallClient {
+    return new SessionClient(sessionId, capabilities, this.router, this.sessionCancellations);
+  }
+
+  /**
+   * The client half of a call of a stateless 2026-07-28 caller (`owner`: its pool key): asked
+   * through `input_required` rounds when `requestStates` is configured, else never (the
+   * backend's questions are refused). `onEnd` runs once when the backend call is over.
+   */
+  statelessClient(parts: {
+    owner: string;
+    capabilities: RelayedClientCapabilities;
+    caller: InputRequiredCaller;
+    onEnd?: () => void;
+  }): CallClient {
+    const { held, sealer } = this;
+    if (held === undefined || sealer === undefined) {
+      return new UnaskableClient({
+        ...parts,
+        logger: this.options.logger,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+      });
+    }
+    return new InputRequiredClient({ ...parts, held, sealer });
   }
 
   /** Number of calls in flight (status and tests). */
@@ -147,40 +173,31 @@ export class ToolCalls {
    * the client is gone or cancelled, nothing).
    */
   async forward(request: ForwardedToolCall, sink: ClientMessageSink): Promise<void> {
-    const held = this.held;
-    if (request.inputRequired === undefined || held === undefined) {
-      await this.run(new ToolCall(request, this.options.toolCallTimeoutMs, sink));
-      return;
-    }
-    // A 2026-07-28 caller: this request ends with the first `input_required` round or with the
-    // call; the backend call itself may go on (held) and is resumed by the client's retry.
-    const call = new ToolCall(request, this.options.toolCallTimeoutMs);
-    const output = held.begin(call, request.inputRequired, {
-      sink,
-      clientRequestId: request.clientRequestId,
-      progressToken: progressTokenOf(request.params),
-    });
-    const firstEnded = output.whenLegEnds();
-    void this.run(call);
-    await firstEnded;
+    const call = new ToolCall(request, this.legOf(request), this.options.toolCallTimeoutMs);
+    await call.client.open(call, sink, () => this.run(call));
+  }
+
+  /** The backend half of a call: the leg of its backend's era. */
+  private legOf(request: ForwardedToolCall): CallLeg {
+    const era = request.backendEra ?? request.backend.era;
+    return era === 'modern' ? this.modernLeg : this.legacyLeg;
   }
 
   private async run(call: ToolCall): Promise<void> {
-    const { request, sink } = call;
+    const { sink, client } = call;
     this.inFlight.set(call.id, call);
     call.startTimer();
-    const unwatch = request.clientSession && this.watchElsewhere(call);
+    const unwatch = client.watch(call);
     const onClientGone = () => call.end('client-gone');
     sink.clientGone.addEventListener('abort', onClientGone);
     if (sink.clientGone.aborted) onClientGone();
 
     try {
-      const leg = request.backendEra === 'modern' ? this.modernLeg : this.legacyLeg;
-      const final = await leg.run(call);
+      const final = await call.leg.run(call);
       // A result that arrived while the cancellation was on its way is not the client's to see.
       if (call.endReason !== 'cancelled') sink.send(final);
     } catch (error) {
-      await this.held?.adoptRemoteClaim(call);
+      await client.failed(call);
       this.finishFailed(call, error);
     } finally {
       if (call.endReason === 'cancelled' || call.endReason === 'client-gone') {
@@ -192,8 +209,7 @@ export class ToolCalls {
       this.inFlight.delete(call.id);
       if (this.inFlight.size === 0) this.notifyIdle();
       sink.end();
-      this.held?.callEnded(call);
-      request.onCallEnd?.();
+      client.ended(call);
       const retired = this.router.callEnded(call);
       if (retired !== undefined) await retired;
     }
@@ -292,14 +308,6 @@ export class ToolCalls {
   }
 
   /**
-   * Lets the call be cancelled, or its session ended, from another replica (with a shared
-   * store): as a local `notifications/cancelled` and a local DELETE end it. Returns the unwatch.
-   */
-  private watchElsewhere(call: ToolCall): (() => void) | undefined {
-    return this.sessionCancellations?.watch(call, requestKeyOf(call));
-  }
-
-  /**
    * A client's `notifications/cancelled` of a call not in flight here: with a shared store it is
    * passed on to the replica that holds the call (bounded per session). Never throws.
    */
@@ -375,12 +383,4 @@ export class ToolCalls {
 /** The client's id of the call as JSON (`"7"` and `7` differ), for matching cancellations. */
 function requestKeyOf(call: ToolCall): string {
   return JSON.stringify(call.request.clientRequestId);
-}
-
-/** The `_meta.progressToken` of request params, if any. */
-export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
-  const meta = params._meta;
-  if (!isPlainObject(meta)) return undefined;
-  const token = meta.progressToken;
-  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }

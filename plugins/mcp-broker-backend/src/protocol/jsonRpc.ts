@@ -156,3 +156,11 @@ export function jsonRpcError(
 export function jsonRpcResult(id: JsonRpcId, result: Record<string, unknown>): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result };
 }
+
+/** The `_meta.progressToken` of request params, if any. */
+export function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params._meta;
+  if (!isPlainObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}

@@ -9,7 +9,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { ElicitationIdMap } from '../calls/ElicitationIdMap';
-import type { ForwardedToolCall } from '../calls/callTypes';
+import type { ForwardedToolCall } from '../calls/ToolCall';
 import { ToolCalls } from '../calls/ToolCalls';
 import { channelsOf } from '../backend/testing/testBackends';
 import { collectingSink } from '../calls/testing/collectingSink';
@@ -174,19 +174,22 @@ describe.each(engines)('held calls on $label', engine => {
       name: 'raw_elicit',
       arguments: args,
     });
-    const call = (args: Record<string, unknown>): ForwardedToolCall => ({
-      clientSessionId: 'pooled:alice',
-      clientCapabilities: { elicitation: {} },
+    /** A 2026-07-28 caller's call, its client half made by the replica that runs it. */
+    const call = (replica: ToolCalls, args: Record<string, unknown>): ForwardedToolCall => ({
+      client: replica.statelessClient({
+        owner: 'pooled:alice',
+        capabilities: { elicitation: {} },
+        caller: { declaredCapabilities: { elicitation: {} }, binding: binding(args) },
+      }),
       backend: channelsOf({ name: 'raw', url: backend.url, headers: {} }),
       clientRequestId: 1,
       params: { name: 'elicit', arguments: args, _meta: { progressToken: 'p-first' } },
-      inputRequired: { declaredCapabilities: { elicitation: {} }, binding: binding(args) },
     });
 
     it('resumes the call through the shared store: original ids, progress, next round, result', async () => {
       const args = { id: '7.0', alsoId: '"second"' };
       const first = collectingSink();
-      await replicas[0].forward({ ...call(args) }, first);
+      await replicas[0].forward(call(replicas[0], args), first);
       const round1 = first.messages[0].result;
       expect(Object.keys(round1.inputRequests)).toEqual(['elicitation-1', 'elicitation-2']);
 
@@ -246,7 +249,7 @@ describe.each(engines)('held calls on $label', engine => {
       try {
         const args = { id: '"holder-dead"' };
         const first = collectingSink();
-        await holder.forward(call(args), first);
+        await holder.forward(call(holder, args), first);
         const before = backend.requests.length;
         await expect(
           replicas[1].resume(
@@ -273,7 +276,7 @@ describe.each(engines)('held calls on $label', engine => {
       try {
         const args = { id: '"holder-dies"', thenWaitForCancel: true };
         const first = collectingSink();
-        await holder.forward(call(args), first);
+        await holder.forward(call(holder, args), first);
         const leg = collectingSink();
         const resumed = replicas[1].resume(
           {
@@ -325,7 +328,7 @@ describe.each(engines)('held calls on $label', engine => {
         const args = { id: goneAtOnce ? '"gone-early"' : '"gone-later"', thenWaitForCancel: true };
         const rowsBefore = await heldCallIds();
         const first = collectingSink();
-        await replicas[0].forward(call(args), first);
+        await replicas[0].forward(call(replicas[0], args), first);
         const toolCall = backend.requests.filter(r => r.method === 'tools/call').at(-1)!;
         const [held] = [...(await heldCallIds())].filter(id => !rowsBefore.has(id));
         expect(held).toBeDefined();
@@ -371,7 +374,7 @@ describe.each(engines)('held calls on $label', engine => {
     it('refuses a replayed state on the other replica, and nothing reaches the backend', async () => {
       const args = { id: '31' };
       const first = collectingSink();
-      await replicas[0].forward(call(args), first);
+      await replicas[0].forward(call(replicas[0], args), first);
       const state = first.messages[0].result.requestState;
       const retry = {
         binding: binding(args),

@@ -8,8 +8,11 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import type { Knex } from 'knex';
 import { channelsOf } from '../backend/testing/testBackends';
+import { ElicitationIdMap } from '../calls/ElicitationIdMap';
+import { LegacyLeg } from '../calls/LegacyLeg';
 import { SessionCancellations } from '../calls/SessionCancellations';
 import { ToolCall } from '../calls/ToolCall';
+import { ToolCalls } from '../calls/ToolCalls';
 import { SignalBus, sessionAddress, type SignalStore } from '../replicas/SignalBus';
 import { waitFor } from '../testing/waitFor';
 import { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
@@ -27,17 +30,30 @@ async function advisoryLockWaiters(knex: Knex): Promise<number> {
   return Number(result.rows[0].n);
 }
 
+/** Where the calls of {@link sessionCall} get their two halves (nothing of theirs runs). */
+const halves = (() => {
+  const logger = mockServices.logger.mock();
+  const calls = new ToolCalls({
+    logger,
+    elicitations: new ElicitationIdMap({ ttlMs: 60_000 }),
+    backendOf: () => undefined,
+    closeSessionsOf: async () => undefined,
+    toolCallTimeoutMs: 60_000,
+    requestTimeoutMs: 5_000,
+  });
+  return { calls, leg: new LegacyLeg({ logger, requestTimeoutMs: 5_000 }) };
+})();
+
 /** A call of `sessionId` with client request id `requestId`, recording how it ends. */
 function sessionCall(sessionId: string, requestId: string | number) {
   const call = new ToolCall(
     {
-      clientSessionId: sessionId,
-      clientSession: true,
-      clientCapabilities: {},
+      client: halves.calls.sessionClient(sessionId, {}),
       backend: channelsOf({ name: 'b', url: 'http://127.0.0.1:9/mcp', headers: {} }),
       clientRequestId: requestId,
       params: { name: 't' },
     },
+    halves.leg,
     60_000,
   );
   const told: string[] = [];

@@ -10,7 +10,7 @@ import { ModernExampleMcpServer, startModernExampleMcpServer } from '@internal/e
 import knexFactory, { type Knex } from 'knex';
 import { ElicitationIdMap, ElicitationMapping } from '../calls/ElicitationIdMap';
 import { StatelessInputAnswers } from '../calls/StatelessInputAnswers';
-import type { ForwardedToolCall } from '../calls/callTypes';
+import type { ForwardedToolCall } from '../calls/ToolCall';
 import { ToolCalls } from '../calls/ToolCalls';
 import type { BackendEndpoint } from '../backend/backendTransport';
 import { channelsOf } from '../backend/testing/testBackends';
@@ -189,9 +189,8 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       await server?.close();
     });
 
-    const confirmCall = (message: string): ForwardedToolCall => ({
-      clientSessionId: 'client-a',
-      clientCapabilities: { elicitation: {} },
+    const confirmCall = (calls: ToolCalls, message: string): ForwardedToolCall => ({
+      client: calls.sessionClient('client-a', { elicitation: {} }),
       backend: channelsOf(endpoint),
       clientRequestId: 1,
       params: { name: 'confirm', arguments: { message } },
@@ -201,7 +200,7 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
     it('resumes the call with the answer; a second answer on either replica is refused', async () => {
       const [a, b] = knexes.map(knex => replica(knex));
       const sink = collectingSink();
-      const done = a.forward(confirmCall('Deploy?'), sink);
+      const done = a.forward(confirmCall(a, 'Deploy?'), sink);
       const asked = await sink.waitFor(m => m.method === 'elicitation/create');
       expect(asked.params).toMatchObject({ message: 'Deploy?' });
       const answer = { id: asked.id, result: { action: 'accept', content: { confirmed: true } } };
@@ -231,7 +230,7 @@ describe.each(engines)('answers to a 2026-07-28 backend’s inputs on $label', e
       const a = replica(knexes[0]);
       const b = replica(knexes[1], broken);
       const sink = collectingSink();
-      const done = a.forward(confirmCall('Really?'), sink);
+      const done = a.forward(confirmCall(a, 'Really?'), sink);
       const asked = await sink.waitFor(m => m.method === 'elicitation/create');
       const answer = { id: asked.id, result: { action: 'decline' } };
       await expect(b.answer('client-a', answer)).rejects.toThrow();

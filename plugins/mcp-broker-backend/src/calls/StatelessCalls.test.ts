@@ -1,14 +1,16 @@
 /*
- * StreamingToolCallHandler's stateless entry with a ToolCalls test double (what a backend
+ * StatelessCalls (a 2026-07-28 caller's calls) with a ToolCalls test double (what a backend
  * streams is scripted here; the forwarding itself is covered by the ToolCalls tests and
  * the e2e suites): which messages a 2026-07-28 client gets, and in which shape.
  */
 import { mockServices } from '@backstage/backend-test-utils';
 import type { ClientResponseWriter, ModernCaller, ModernToolCallContext } from '../types';
 import { IdleBackendSessions } from './IdleBackendSessions';
-import { StreamingToolCallHandler } from './StreamingToolCallHandler';
+import { RoutedCalls } from './RoutedCalls';
+import { StatelessCalls } from './StatelessCalls';
 import { channelsOf } from '../backend/testing/testBackends';
-import type { ClientMessageSink, ForwardedToolCall } from './callTypes';
+import type { ClientMessageSink } from './callTypes';
+import type { CallClient, ForwardedToolCall } from './ToolCall';
 import type { ToolCalls } from './ToolCalls';
 
 const BACKEND_STREAM = [
@@ -23,15 +25,18 @@ async function callAs(
   options: {
     /** What the backend sends (default BACKEND_STREAM). */
     backendStream?: Array<Record<string, unknown>>;
-    /** The ToolCalls double's `acceptsInputRequired` (a requestState sealer configured). */
-    acceptsInputRequired?: boolean;
     request?: ModernToolCallContext['request'];
     shapeResult?: ModernToolCallContext['shapeResult'];
   } = {},
 ) {
   const forwarded: ForwardedToolCall[] = [];
+  /** The client halves the handler asked for. */
+  const clients: Array<Parameters<ToolCalls['statelessClient']>[0]> = [];
   const forwarder = {
-    acceptsInputRequired: options.acceptsInputRequired ?? false,
+    statelessClient: (parts: Parameters<ToolCalls['statelessClient']>[0]) => {
+      clients.push(parts);
+      return { owner: parts.owner, capabilities: parts.capabilities } as CallClient;
+    },
     forward: async (call: ForwardedToolCall, sink: ClientMessageSink) => {
       forwarded.push(call);
       for (const message of options.backendStream ?? BACKEND_STREAM) sink.send(message);
@@ -40,13 +45,13 @@ async function callAs(
   } as unknown as ToolCalls;
   const closeSessionsOf = async () => undefined;
   const logger = mockServices.logger.mock();
-  const handler = new StreamingToolCallHandler({
+  const backendOf = (name: string) =>
+    name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined;
+  const stateless = new StatelessCalls({
     calls: forwarder,
+    routed: new RoutedCalls(forwarder, backendOf),
     statelessSessions: new IdleBackendSessions(closeSessionsOf, { idleMs: 60_000, logger }),
-    logger,
-    backendOf: name =>
-      name === 'b' ? channelsOf({ name: 'b', url: 'http://b/mcp', headers: {} }) : undefined,
-    closeSessionsOf,
+    backendOf,
   });
   /** Everything the client gets, in order. */
   const sent: Array<Record<string, any>> = [];
@@ -91,20 +96,19 @@ async function callAs(
     signal: new AbortController().signal,
     ...(options.shapeResult === undefined ? {} : { shapeResult: options.shapeResult }),
   };
-  await handler.handleModernToolCall(context);
-  return { sent, forwarded, finished, streamed: () => streamed };
+  await stateless.handle(context);
+  return { sent, forwarded, clients, finished, streamed: () => streamed };
 }
 
-describe('StreamingToolCallHandler.handleModernToolCall (ToolCalls test double)', () => {
+describe('StatelessCalls.handle (ToolCalls test double)', () => {
   it('passes progress, drops log messages without a logLevel and answers a complete result', async () => {
-    const { sent, forwarded } = await callAs({});
+    const { sent, clients } = await callAs({});
     expect(sent.map(m => m.method ?? 'result')).toEqual(['notifications/progress', 'result']);
     expect(sent[1].result).toMatchObject({ resultType: 'complete', content: [] });
-    expect(forwarded[0]).toMatchObject({
-      clientSessionId: 'stateless:k',
-      clientCapabilities: { elicitation: {} },
+    expect(clients[0]).toMatchObject({
+      owner: 'stateless:k',
+      capabilities: { elicitation: {} },
     });
-    expect(forwarded[0].serverRequests).toBeDefined();
   });
 
   it('passes log messages of the requested level and above', async () => {
@@ -159,7 +163,7 @@ describe('StreamingToolCallHandler.handleModernToolCall (ToolCalls test double)'
     });
 
     it('binds a resource read’s state to its URI and shapes its result as told', async () => {
-      const { forwarded, finished } = await callAs(
+      const { forwarded, clients, finished } = await callAs(
         {},
         {
           backendStream: [BACKEND_STREAM[3]],
@@ -170,11 +174,10 @@ describe('StreamingToolCallHandler.handleModernToolCall (ToolCalls test double)'
             params: { uri: 'file:///a' },
           },
           shapeResult: result => ({ ...result, ttlMs: 0 }),
-          acceptsInputRequired: true,
         },
       );
       expect(forwarded[0]).toMatchObject({ method: 'resources/read' });
-      expect(forwarded[0].inputRequired?.binding).toMatchObject({
+      expect(clients[0].caller.binding).toMatchObject({
         method: 'resources/read',
         name: 'b/file:///a',
       });
