@@ -22,6 +22,7 @@ import {
 import type { McpServerUsage, MyMcpUsage } from '@devportal/plugin-mcp-broker-common';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { apiEntityOfMcpServer } from '../testing/catalogEntities';
+import { createMcpProduct, decideRequest, requestAccess } from '../testing/mcpProducts';
 import { portalCall, STATIC_SERVICE_TOKEN, uniqueName } from '../testing/portalHttp';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
@@ -96,35 +97,27 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     expect(readOnly).not.toContain('granted_add_tool');
 
     const product = uniqueName('granted-tools');
-    const created = await portalCall(backend, 'POST', '/apiproducts', {
-      token: tokens.bob,
-      body: {
-        metadata: { namespace: NAMESPACE, name: product },
-        spec: {
-          displayName: 'Granted tools',
-          targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'granted' },
-          plans: [{ tier: 'bronze', limits: { toolCalls: [{ calls: 3, per: 'day' }] } }],
-          publishStatus: 'Published',
-        },
-      },
+    const created = await createMcpProduct(backend, tokens.bob, {
+      namespace: NAMESPACE,
+      name: product,
+      displayName: 'Granted tools',
+      server: 'granted',
+      plans: [{ tier: 'bronze', calls: 3, per: 'day' }],
     });
     expect(created.status).toBe(201);
 
-    const requested = await portalCall(backend, 'POST', '/requests', {
-      token: tokens.alice,
-      body: { apiProductRef: { namespace: NAMESPACE, name: product }, planTier: 'bronze' },
-    });
+    const requested = await requestAccess(
+      backend,
+      tokens.alice,
+      { namespace: NAMESPACE, name: product },
+      'bronze',
+    );
     expect(requested.status).toBe(201);
     const key = requested.body.metadata as { namespace: string; name: string };
     expect((await grantsAsCarol()).items).toEqual([]);
 
     const before = listChanged;
-    const approved = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/approve`,
-      { token: tokens.bob, body: { reason: 'welcome' } },
-    );
+    const approved = await decideRequest(backend, tokens.bob, key, 'approve', 'welcome');
     expect(approved.status).toBe(200);
     // The module wrote the grant before the portal answered: the tools are there at once.
     const granted = await aliceTools();
@@ -167,12 +160,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     ]);
 
     const beforeRevoke = listChanged;
-    const revoked = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/revoke`,
-      { token: tokens.bob, body: { reason: 'project over' } },
-    );
+    const revoked = await decideRequest(backend, tokens.bob, key, 'revoke', 'project over');
     expect(revoked.status).toBe(204);
     expect(await aliceTools()).toEqual(readOnly);
     await waitFor(
@@ -223,31 +211,23 @@ describe('MCP access requested and approved in the portal, honoured by the broke
 
   it('lets a call admitted before the revocation run to its end: deploy waits on its elicitation', async () => {
     const product = uniqueName('deploy-tools');
-    const created = await portalCall(backend, 'POST', '/apiproducts', {
-      token: tokens.bob,
-      body: {
-        metadata: { namespace: NAMESPACE, name: product },
-        spec: {
-          displayName: 'Deploy tools',
-          targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'granted' },
-          plans: [{ tier: 'gold', limits: { toolCalls: [{ calls: 100, per: 'day' }] } }],
-          publishStatus: 'Published',
-        },
-      },
+    const created = await createMcpProduct(backend, tokens.bob, {
+      namespace: NAMESPACE,
+      name: product,
+      displayName: 'Deploy tools',
+      server: 'granted',
+      plans: [{ tier: 'gold', calls: 100, per: 'day' }],
     });
     expect(created.status).toBe(201);
-    const requested = await portalCall(backend, 'POST', '/requests', {
-      token: tokens.alice,
-      body: { apiProductRef: { namespace: NAMESPACE, name: product }, planTier: 'gold' },
-    });
+    const requested = await requestAccess(
+      backend,
+      tokens.alice,
+      { namespace: NAMESPACE, name: product },
+      'gold',
+    );
     expect(requested.status).toBe(201);
     const key = requested.body.metadata as { namespace: string; name: string };
-    const approved = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/approve`,
-      { token: tokens.bob, body: { reason: 'ship it' } },
-    );
+    const approved = await decideRequest(backend, tokens.bob, key, 'approve', 'ship it');
     expect(approved.status).toBe(200);
     expect(await aliceTools()).toContain('granted_deploy');
 
@@ -274,12 +254,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     expect(asked).toEqual(['Deploy staging?']);
 
     const beforeRevoke = listChanged;
-    const revoked = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/revoke`,
-      { token: tokens.carol, body: { reason: 'audit' } },
-    );
+    const revoked = await decideRequest(backend, tokens.carol, key, 'revoke', 'audit');
     expect(revoked.status).toBe(204);
     await waitFor(
       () => listChanged > beforeRevoke,

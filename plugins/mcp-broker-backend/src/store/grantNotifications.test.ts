@@ -9,7 +9,6 @@
  * (SQLite, or `mcpBroker.signalNotifications: false`).
  */
 import { mockServices } from '@backstage/backend-test-utils';
-import type { Knex } from 'knex';
 import { GrantIndex } from '../grants/GrantIndex';
 import { testGrant } from '../grants/__testUtils__/testGrant';
 import { callAddress, SignalBus, type Signal } from '../replicas/SignalBus';
@@ -17,6 +16,7 @@ import { waitFor } from '../testing/waitFor';
 import { ACCESS_GRANTS_CHANNEL, DatabaseAccessGrantStore } from './DatabaseAccessGrantStore';
 import { DatabaseSignalStore } from './DatabaseSignalStore';
 import { PostgresNotifications } from './PostgresNotifications';
+import { listeningBackends } from './__testUtils__/listeningBackends';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('access grant notification tests');
@@ -26,16 +26,6 @@ const postgres = engines.filter(engine => engine.label === 'PostgreSQL');
 const HOUR_MS = 3_600_000;
 /** Per test: room for the waits (8 s each) to fail with their own message on a loaded machine. */
 const TEST_TIMEOUT_MS = 30_000;
-
-/** The server processes of this database whose last statement was one of the broker's LISTENs. */
-async function listeningBackends(knex: Knex): Promise<number[]> {
-  const result = await knex.raw(
-    `select pid from pg_stat_activity
-     where datname = current_database() and query like 'LISTEN mcp_broker_%'
-       and pid <> pg_backend_pid()`,
-  );
-  return result.rows.map((row: { pid: number }) => row.pid);
-}
 
 const freshSubject = (what: string) =>
   `user:default/${what}-${Math.random().toString(36).slice(2)}`;
