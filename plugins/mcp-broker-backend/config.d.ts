@@ -146,6 +146,22 @@ export interface Config {
        * seconds, at most 30 seconds a run, first run at start-up.
        */
       fullSync?: SchedulerServiceTaskScheduleDefinitionConfig;
+      /**
+       * How often each replica reads the grant feed on its own. On PostgreSQL a replica reads it
+       * as soon as another one writes (`LISTEN/NOTIFY` on its one listening connection, see
+       * `signalNotifications`), and this poll is only the fallback for a lost notification or a
+       * listening connection that is reconnecting; on SQLite (one process) the writer applies its
+       * own change at once and the poll only proves freshness. Default 5 seconds; at least
+       * 100 ms.
+       */
+      pollInterval?: HumanDuration | string;
+      /**
+       * The age of the last successful read of the feed after which this replica applies no
+       * grant at all (it cannot know about revocations: it fails closed) until a read succeeds.
+       * At least twice `pollInterval`. Default 15 seconds, or three poll intervals when that is
+       * longer.
+       */
+      staleAfter?: HumanDuration | string;
     };
     /**
      * Usage people can see (docs/contracts/mcp-access.md §7): each replica counts tool calls per
@@ -362,12 +378,13 @@ export interface Config {
      */
     sessionStore?: 'memory' | 'database';
     /**
-     * With `sessionStore: database` on PostgreSQL: whether the replicas wake each other with
-     * `LISTEN/NOTIFY` when they signal a call (a cancellation, an answer, a relayed round), so it
-     * takes effect at once; each replica then holds one more connection to the database
-     * (docs/deployment.md). `false`: they only poll for signals (every 100–250 ms while something
-     * waits), e.g. behind a connection pooler in transaction mode, which cannot `LISTEN`. Default
-     * true; SQLite always polls.
+     * On PostgreSQL: whether the replicas wake each other with `LISTEN/NOTIFY` when they signal
+     * a call (with `sessionStore: database`: a cancellation, an answer, a relayed round) or
+     * write an access grant (`accessGrants`), so it takes effect at once; each replica then
+     * holds one more connection to the database, shared by both (docs/deployment.md). `false`:
+     * they only poll (for signals every 100–250 ms while something waits, for grants every
+     * `accessGrants.pollInterval`), e.g. behind a connection pooler in transaction mode, which
+     * cannot `LISTEN`. Default true; SQLite always polls.
      */
     signalNotifications?: boolean;
     /**

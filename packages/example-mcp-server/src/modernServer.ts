@@ -14,6 +14,9 @@
  *   stream (not read-only). Tests can do the same with `addTool(name)`;
  * - `confirm`: asks the client to confirm `message` through `input_required` (an elicitation
  *   under the key `confirm`) and returns what it answered (read-only);
+ * - `deploy`: asks "Deploy <target>?" through `input_required` (key `deploy`) and answers
+ *   `deployed <target>` on accept, `cancelled` otherwise (destructive; it waits for the
+ *   client, not for a clock: docs/contracts/mcp-access.md §9);
  * - `regional_echo`: returns its `message` with its `region`, which the schema marks with
  *   `x-mcp-header: "Region"` (2026-07-28 clients mirror it into `Mcp-Param-Region`). The answer
  *   shows the header as it arrived (still encoded), and the call fails when a modern request
@@ -65,7 +68,7 @@ export interface ModernExampleMcpServer {
 }
 
 const DYNAMIC_TOOL_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
-const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'regional_echo'];
+const FIXED_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'deploy', 'regional_echo'];
 const GUARDED_RESOURCE = 'example://modern/guarded';
 const CONFIRMED = { confirmed: { type: 'boolean' as const } };
 
@@ -142,6 +145,23 @@ export async function startModernExampleMcpServer(
       annotations: readOnly,
     },
     {
+      name: 'deploy',
+      description:
+        'Deploys to `target` once the client confirms it (elicitation via input_required)',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { target: { type: 'string', minLength: 1, maxLength: 200 } },
+        required: ['target'],
+      },
+      // It would change the target (a deployment replaces what ran before).
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    {
       name: 'regional_echo',
       description: 'Returns the message with its region (the region is mirrored into a header)',
       inputSchema: {
@@ -207,6 +227,13 @@ export async function startModernExampleMcpServer(
     return text(`confirmed: ${String(answer.content?.confirmed)}`);
   }
 
+  function deploy(args: Record<string, unknown>, ctx: ServerContext) {
+    const target = String(args.target ?? '');
+    const asked = askFor(ctx, 'deploy', `Deploy ${target}?`, CONFIRMED);
+    if (asked.ask) return asked.ask;
+    return text(asked.answer.action === 'accept' ? `deployed ${target}` : 'cancelled');
+  }
+
   function regionalEcho(args: Record<string, unknown>, ctx: ServerContext) {
     const header = ctx.http?.req?.headers.get(REGION_HEADER) ?? undefined;
     const modern = ctx.http?.req?.headers.get('mcp-protocol-version') === '2026-07-28';
@@ -236,6 +263,7 @@ export async function startModernExampleMcpServer(
       if (name === 'echo') return text(String(args.message ?? ''));
       if (name === 'count') return count(args, ctx);
       if (name === 'confirm') return confirm(args, ctx);
+      if (name === 'deploy') return deploy(args, ctx);
       if (name === 'regional_echo') return regionalEcho(args, ctx);
       if (name === 'add_tool') {
         const added = typeof args.name === 'string' && DYNAMIC_TOOL_NAME.test(args.name);

@@ -50,6 +50,51 @@ describe('the example MCP server (official SDK client)', () => {
     expect(result.structuredContent).toEqual({ action: 'accept', content: { confirmed: true } });
   });
 
+  it('deploys only once the user accepts, and declares itself destructive', async () => {
+    const client = await connect({ elicitation: {} });
+    const asked: string[] = [];
+    let action: 'accept' | 'decline' | 'cancel' = 'accept';
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request.params.message);
+      return action === 'accept' ? { action, content: { confirmed: true } } : { action };
+    });
+    const deploy = (target: string) => client.callTool({ name: 'deploy', arguments: { target } });
+    expect((await deploy('staging')).content).toEqual([{ type: 'text', text: 'deployed staging' }]);
+    action = 'decline';
+    expect((await deploy('production')).content).toEqual([{ type: 'text', text: 'cancelled' }]);
+    action = 'cancel';
+    expect((await deploy('production')).content).toEqual([{ type: 'text', text: 'cancelled' }]);
+    expect(asked).toEqual(['Deploy staging?', 'Deploy production?', 'Deploy production?']);
+    const { tools } = await client.listTools();
+    expect(tools.find(tool => tool.name === 'deploy')?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+    });
+  });
+
+  it('holds a deploy call open until the user answers, however long that takes', async () => {
+    const client = await connect({ elicitation: {} });
+    let answer!: (action: 'accept' | 'decline') => void;
+    const elicited = new Promise<void>(resolve => {
+      client.setRequestHandler(ElicitRequestSchema, () => {
+        resolve();
+        return new Promise(done => {
+          answer = action => done({ action, ...(action === 'accept' && { content: {} }) });
+        });
+      });
+    });
+    let ended = false;
+    const call = client
+      .callTool({ name: 'deploy', arguments: { target: 'canary' } })
+      .finally(() => (ended = true));
+    await elicited;
+    // Other work on the session goes on while the call waits for its answer.
+    await client.callTool({ name: 'echo', arguments: { message: 'meanwhile' } });
+    expect(ended).toBe(false);
+    answer('accept');
+    expect((await call).content).toEqual([{ type: 'text', text: 'deployed canary' }]);
+  });
+
   it('adds and removes a tool on every session and sends tools/list_changed', async () => {
     const watcher = await connect();
     let changes = 0;

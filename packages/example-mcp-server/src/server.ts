@@ -5,6 +5,10 @@
  * - `echo`: returns its message.
  * - `count`: counts to `steps`, sending `notifications/progress` when the caller gave a progressToken.
  * - `confirm`: asks the client through `elicitation/create` and reports the answer.
+ * - `deploy`: asks the client through `elicitation/create` ("Deploy <target>?") and answers
+ *   `deployed <target>` on accept, `cancelled` otherwise. It pretends to change something
+ *   (destructive), and it waits for the client, not for a clock: tests use it for a call that
+ *   is still running while something else happens (docs/contracts/mcp-access.md §9, §10.2).
  * - `add_tool` / `remove_tool`: add or remove a dynamic echo-like tool on every session,
  *   which sends `notifications/tools/list_changed` on each session's GET stream.
  * Every tool declares MCP annotations honestly (permission policies select tools by them): the
@@ -82,7 +86,7 @@ export async function startExampleMcpServer(
   function addDynamicTool(name: string): boolean {
     if (
       dynamicToolNames.has(name) ||
-      ['echo', 'count', 'confirm', 'add_tool', 'remove_tool'].includes(name)
+      ['echo', 'count', 'confirm', 'deploy', 'add_tool', 'remove_tool'].includes(name)
     ) {
       return false;
     }
@@ -173,6 +177,35 @@ export async function startExampleMcpServer(
           content: [{ type: 'text', text: JSON.stringify(answer) }],
           structuredContent: answer as unknown as Record<string, unknown>,
         };
+      },
+    );
+    server.registerTool(
+      'deploy',
+      {
+        description: 'Deploys to `target` once the user confirms it (through elicitation)',
+        inputSchema: { target: z.string().min(1).max(200) },
+        // It would change the target (a deployment replaces what ran before).
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
+      },
+      async ({ target }, extra) => {
+        // On the call's own POST stream, as `confirm` does.
+        const answer = await server.server.elicitInput(
+          {
+            message: `Deploy ${target}?`,
+            requestedSchema: {
+              type: 'object',
+              properties: { confirmed: { type: 'boolean', title: 'Deploy' } },
+            },
+          },
+          { relatedRequestId: extra.requestId },
+        );
+        const text = answer.action === 'accept' ? `deployed ${target}` : 'cancelled';
+        return { content: [{ type: 'text', text }] };
       },
     );
     server.registerTool(

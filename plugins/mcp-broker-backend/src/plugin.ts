@@ -48,6 +48,8 @@ import { AccessGrantFullSync, readAccessGrantSyncSchedule } from './grants/Acces
 import { AccessGrantSources } from './grants/AccessGrantSources';
 import { GrantIndex } from './grants/GrantIndex';
 import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
+import { PostgresNotifications } from './store/PostgresNotifications';
+import { readGrantFeedConfig } from './grants/grantFeedConfig';
 import { readCuratedEndpoints } from './endpoints/endpointConfig';
 import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
 import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
@@ -105,8 +107,16 @@ export const mcpBrokerPlugin = createBackendPlugin({
         );
         // Several replicas share sessions and elicitation ids through the database (spec §6).
         const sessionStoreKind = readSessionStoreKind(config);
+        const signalNotifications = readSignalNotifications(config);
+        // The replica's one LISTEN connection (PostgreSQL), shared by the signal bus and the
+        // grant index; opened by the first of them to listen, ended by the last to stop.
+        const notifications = PostgresNotifications.forReplica(
+          await database.getClient(),
+          signalNotifications,
+        );
         const stores = await createSharedStateStores(sessionStoreKind, database, {
-          signalNotifications: readSignalNotifications(config),
+          signalNotifications,
+          notifications,
         });
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
         // Marked present before anything is held, so no other replica takes this one's holds.
@@ -142,10 +152,14 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Access grants (contract mcp-access §5), in the plugin's database (migrated above):
         // written by their sources, read by HAS_ACCESS_GRANT through this replica's index.
         // Without a source nothing writes the feed: no index, no reads of it (no grant applies).
-        const grantStore = new DatabaseAccessGrantStore(await database.getClient());
+        // Woken by other replicas' writes through the LISTEN connection; polled as the fallback.
+        const grantFeed = readGrantFeedConfig(config);
+        const grantStore = new DatabaseAccessGrantStore(await database.getClient(), {
+          notifications,
+        });
         const grants =
           grantSources.list().length > 0
-            ? await GrantIndex.create({ store: grantStore, logger })
+            ? await GrantIndex.create({ store: grantStore, logger, ...grantFeed })
             : undefined;
         // Configured limits and, for people holding grants, their plans' quotas (§6.4).
         const rateLimitConfig = readRateLimitConfig(config);
@@ -242,7 +256,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           await broker.close();
           // After the calls ended: their counts are final.
           await usage.close();
-          grants?.close();
+          await grants?.close();
           // After the calls ended: what this replica held is given up or ended by now.
           await stores.presence?.stop();
           rateLimits?.close();

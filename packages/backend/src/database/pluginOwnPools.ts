@@ -8,10 +8,10 @@
  *   sized by `backend.database.knexConfig.pool.max` (pg's default, 10, when unset);
  * - the events backend (@backstage/plugin-events-backend 0.6, DatabaseEventBusStore) holds one
  *   raw connection outside its pool for `LISTEN`;
- * - the MCP broker (its replica bus, plugins/mcp-broker-backend/src/store/
- *   PostgresSignalListener.ts) holds one too, with `mcpBroker.sessionStore: database` unless
- *   `mcpBroker.signalNotifications` is false (counted whenever the broker uses PostgreSQL: the
- *   budget is what a replica may open).
+ * - the MCP broker (plugins/mcp-broker-backend/src/store/PostgresNotifications.ts) holds one
+ *   too, shared by its replica bus (`mcpBroker.sessionStore: database`) and its access grant
+ *   index (when a module adds a grant source), unless `mcpBroker.signalNotifications` is false
+ *   (counted whenever the broker uses PostgreSQL: the budget is what a replica may open).
  */
 import { configuredPoolMax, KNEX_DEFAULT_POOL_MAX } from './connectionBudget';
 import type { OwnPool } from './budgetedDatabaseServiceFactory';

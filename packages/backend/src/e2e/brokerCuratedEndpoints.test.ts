@@ -137,6 +137,7 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
       'example_add_tool',
       'example_confirm',
       'example_count',
+      'example_deploy',
       'example_echo',
     ]);
     expect(tools.find(tool => tool.name === 'example_echo')?.description).toBe(OPS_ECHO);
@@ -220,6 +221,7 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
       'example_add_tool',
       'example_confirm',
       'example_count',
+      'example_deploy',
       'example_echo',
     ]);
     const result = await carol.callTool({ name: 'example_echo', arguments: { message: 'modern' } });

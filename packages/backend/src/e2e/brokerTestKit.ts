@@ -8,6 +8,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 
 /** Waits until `check` returns a truthy value (and resolves with it), polling every 50 ms. */
 export async function waitFor<T>(
@@ -104,19 +105,21 @@ export const BROKER_MCP_PATH = '/api/mcp-broker/mcp';
 
 /**
  * Connects the official SDK client (streamable HTTP) to the broker with a Backstage token, at
- * `path` (default the main endpoint; a curated one is `/api/mcp-broker/endpoints/<name>/mcp`).
+ * `path` (default the main endpoint; a curated one is `/api/mcp-broker/endpoints/<name>/mcp`),
+ * declaring `capabilities` (e.g. `{ elicitation: {} }` to answer a tool's questions).
  */
 export async function connectBrokerClient(
   baseUrl: string,
   token: string,
   path = BROKER_MCP_PATH,
+  capabilities: ClientCapabilities = {},
 ): Promise<BrokerClient> {
   const { fetch: watchingFetch, eventStreamOpen } = eventStreamWatchingFetch();
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
     fetch: watchingFetch,
   });
-  const client = new Client({ name: 'broker-e2e', version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name: 'broker-e2e', version: '1.0.0' }, { capabilities });
   const notifications: string[] = [];
   client.fallbackNotificationHandler = async notification => {
     notifications.push(notification.method);

@@ -11,12 +11,18 @@
  * every tool of the server, limited by her plan (3 calls a day); bob revokes, and the tools go
  * again. Her calls then show in her usage (GET /api/mcp-broker/usage/my, contract §7) once the
  * broker flushed them, and to bob as the server's owner (IS_SERVER_OWNER in the fixture policy)
- * and carol as an admin, never to alice as someone else's server usage.
+ * and carol as an admin, never to alice as someone else's server usage. Last, a call admitted
+ * before a revocation is not cut off: alice's `deploy` waits on its elicitation while carol
+ * revokes, her tools go, and the call still ends `deployed staging` once she answers.
  */
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerUsage, MyMcpUsage } from '@devportal/plugin-mcp-broker-common';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { apiEntityOfMcpServer } from '../testing/catalogEntities';
+import { createMcpProduct, decideRequest, requestAccess } from '../testing/mcpProducts';
 import { portalCall, STATIC_SERVICE_TOKEN, uniqueName } from '../testing/portalHttp';
 import { BackendProcess, startBackendProcess } from '../testing/startBackendProcess';
 import { BrokerClient, connectBrokerClient, waitFor } from './brokerTestKit';
@@ -51,7 +57,9 @@ describe('MCP access requested and approved in the portal, honoured by the broke
       60_000,
       'the server in the catalog',
     );
-    alice = await connectBrokerClient(backend.baseUrl, tokens.alice);
+    alice = await connectBrokerClient(backend.baseUrl, tokens.alice, undefined, {
+      elicitation: {},
+    });
     alice.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       listChanged += 1;
     });
@@ -89,35 +97,27 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     expect(readOnly).not.toContain('granted_add_tool');
 
     const product = uniqueName('granted-tools');
-    const created = await portalCall(backend, 'POST', '/apiproducts', {
-      token: tokens.bob,
-      body: {
-        metadata: { namespace: NAMESPACE, name: product },
-        spec: {
-          displayName: 'Granted tools',
-          targetRef: { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'granted' },
-          plans: [{ tier: 'bronze', limits: { toolCalls: [{ calls: 3, per: 'day' }] } }],
-          publishStatus: 'Published',
-        },
-      },
+    const created = await createMcpProduct(backend, tokens.bob, {
+      namespace: NAMESPACE,
+      name: product,
+      displayName: 'Granted tools',
+      server: 'granted',
+      plans: [{ tier: 'bronze', calls: 3, per: 'day' }],
     });
     expect(created.status).toBe(201);
 
-    const requested = await portalCall(backend, 'POST', '/requests', {
-      token: tokens.alice,
-      body: { apiProductRef: { namespace: NAMESPACE, name: product }, planTier: 'bronze' },
-    });
+    const requested = await requestAccess(
+      backend,
+      tokens.alice,
+      { namespace: NAMESPACE, name: product },
+      'bronze',
+    );
     expect(requested.status).toBe(201);
     const key = requested.body.metadata as { namespace: string; name: string };
     expect((await grantsAsCarol()).items).toEqual([]);
 
     const before = listChanged;
-    const approved = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/approve`,
-      { token: tokens.bob, body: { reason: 'welcome' } },
-    );
+    const approved = await decideRequest(backend, tokens.bob, key, 'approve', 'welcome');
     expect(approved.status).toBe(200);
     // The module wrote the grant before the portal answered: the tools are there at once.
     const granted = await aliceTools();
@@ -160,12 +160,7 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     ]);
 
     const beforeRevoke = listChanged;
-    const revoked = await portalCall(
-      backend,
-      'POST',
-      `/requests/${key.namespace}/${key.name}/revoke`,
-      { token: tokens.bob, body: { reason: 'project over' } },
-    );
+    const revoked = await decideRequest(backend, tokens.bob, key, 'revoke', 'project over');
     expect(revoked.status).toBe(204);
     expect(await aliceTools()).toEqual(readOnly);
     await waitFor(
@@ -213,4 +208,75 @@ describe('MCP access requested and approved in the portal, honoured by the broke
     expect(denied.status).toBe(403);
     expect(denied.body.error.message).toContain('mcp-broker.usage.read');
   }, 60_000);
+
+  it('lets a call admitted before the revocation run to its end: deploy waits on its elicitation', async () => {
+    const product = uniqueName('deploy-tools');
+    const created = await createMcpProduct(backend, tokens.bob, {
+      namespace: NAMESPACE,
+      name: product,
+      displayName: 'Deploy tools',
+      server: 'granted',
+      plans: [{ tier: 'gold', calls: 100, per: 'day' }],
+    });
+    expect(created.status).toBe(201);
+    const requested = await requestAccess(
+      backend,
+      tokens.alice,
+      { namespace: NAMESPACE, name: product },
+      'gold',
+    );
+    expect(requested.status).toBe(201);
+    const key = requested.body.metadata as { namespace: string; name: string };
+    const approved = await decideRequest(backend, tokens.bob, key, 'approve', 'ship it');
+    expect(approved.status).toBe(200);
+    expect(await aliceTools()).toContain('granted_deploy');
+
+    // The first elicitation is held until the test answers it; any later one is declined at
+    // once (a deploy admitted after the revocation would end `cancelled`, not hang).
+    const asked: string[] = [];
+    let answerFirst!: (action: 'accept' | 'decline') => void;
+    const firstAsked = new Promise<void>(resolve => {
+      alice.client.setRequestHandler(ElicitRequestSchema, request => {
+        asked.push(request.params.message);
+        if (asked.length > 1) return { action: 'decline' };
+        resolve();
+        return new Promise(done => {
+          answerFirst = action => done({ action, ...(action === 'accept' && { content: {} }) });
+        });
+      });
+    });
+    const running = alice.client.callTool(
+      { name: 'granted_deploy', arguments: { target: 'staging' } },
+      undefined,
+      { timeout: 120_000 },
+    );
+    await firstAsked;
+    expect(asked).toEqual(['Deploy staging?']);
+
+    const beforeRevoke = listChanged;
+    const revoked = await decideRequest(backend, tokens.carol, key, 'revoke', 'audit');
+    expect(revoked.status).toBe(204);
+    await waitFor(
+      () => listChanged > beforeRevoke,
+      CHANGE_TIMEOUT_MS,
+      'tools/list_changed on revocation',
+    );
+    expect(await aliceTools()).not.toContain('granted_deploy');
+    // A new call is refused (an error naming the tool), without asking anything.
+    const refused = await alice.client
+      .callTool({ name: 'granted_deploy', arguments: { target: 'production' } })
+      .then(
+        result => ({ result }),
+        error => ({ error: String(error) }),
+      );
+    expect(JSON.stringify(refused)).toMatch(/granted_deploy/);
+    expect('error' in refused || (refused.result as { isError?: boolean }).isError === true).toBe(
+      true,
+    );
+    expect(asked).toEqual(['Deploy staging?']);
+
+    // The call admitted before the revocation is still running, and finishes with its answer.
+    answerFirst('accept');
+    expect((await running).content).toEqual([{ type: 'text', text: 'deployed staging' }]);
+  }, 120_000);
 });

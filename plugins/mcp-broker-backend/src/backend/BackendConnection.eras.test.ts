@@ -29,7 +29,7 @@ const connect = (url: string, updates: ListsUpdate[] = [], headers: Record<strin
   startBackendConnection('backend', url, { updates, headers });
 
 /** The fixed tools of the modern example server, in its order. */
-const MODERN_EXAMPLE_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'regional_echo'];
+const MODERN_EXAMPLE_TOOLS = ['echo', 'count', 'add_tool', 'confirm', 'deploy', 'regional_echo'];
 const toolNames = (connection: BackendConnection) =>
   connection.cachedLists.tools.map(tool => tool.name);
 

@@ -17,6 +17,22 @@ export interface StoredAccessGrant extends McpAccessGrant {
 /** What one write changed: the new feed revision, or undefined when nothing changed. */
 export type GrantWriteResult = { revision: number } | undefined;
 
+/** What a store that announces its commits tells a reader of the feed (its index). */
+export interface GrantFeedListener {
+  /** A write was committed: a read from now on sees it. */
+  changed(): void;
+  /** From now on every commit is announced (called again after each reconnect). */
+  listening(): void;
+  /** Announcements stopped (`error` says why): commits may go unannounced until `listening`. */
+  lost(error: unknown): void;
+}
+
+/** A listener's subscription to a store's announcements. */
+export interface GrantFeedSubscription {
+  /** Stops the announcements (shutdown). */
+  close(): Promise<void>;
+}
+
 /** The feed's writes (one transaction each) and reads; see the file comment. */
 export interface AccessGrantStore {
   /** Adds or changes grants; those with a tombstone are left removed. */
@@ -48,4 +64,9 @@ export interface AccessGrantStore {
   }>;
   /** Every live grant, and the revision they are current at. */
   loadLive(): Promise<{ grants: StoredAccessGrant[]; revision: number }>;
+  /**
+   * Announces every write committed from now on, by any replica, to `listener` until the
+   * subscription is closed; undefined when this store cannot (its readers then poll). Optional.
+   */
+  listen?(listener: GrantFeedListener): GrantFeedSubscription | undefined;
 }

@@ -1,8 +1,12 @@
 /*
  * One replica's view of the access grants (docs/contracts/mcp-access.md §5.4): built from the
  * feed's live rows at start-up, then following the feed by revision (a read of what is newer
- * than the last revision applied — after a local write at once, otherwise every `pollMs`), so
- * access survives a restart without asking any source.
+ * than the last revision applied), so access survives a restart without asking any source. A
+ * read happens after a local write at once; when the store announces commits (PostgreSQL
+ * `NOTIFY`, §5.3), on every announcement of another replica's write, and once each time the
+ * announcements (re)start, for what was committed while nobody listened; and every `pollMs`, the
+ * fallback for a lost announcement or a listening connection that is down (logged once per
+ * episode). A read asked for while one runs is done after it, so no commit is left unread.
  *
  * - Per subject (a user entity ref, lower case): the live, unexpired grants, oldest approval
  *   first, and a version that changes whenever that set changes — by the feed, or because a grant
@@ -17,7 +21,11 @@
  *   or a reload.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { AccessGrantStore, StoredAccessGrant } from './AccessGrantStore';
+import type {
+  AccessGrantStore,
+  GrantFeedSubscription,
+  StoredAccessGrant,
+} from './AccessGrantStore';
 import type { GrantLookup } from '../permissions/rules';
 
 /** Default interval of the fallback read of the feed. */
@@ -59,6 +67,10 @@ export class GrantIndex implements GrantLookup {
   #freshAt = 0;
   #wasStale = false;
   #reading?: Promise<void>;
+  /** The read asked for while one ran, done after it. */
+  #next?: Promise<void>;
+  #subscription?: GrantFeedSubscription;
+  #notifications: 'none' | 'listening' | 'lost' = 'none';
   #poll?: NodeJS.Timeout;
   #expiry?: NodeJS.Timeout;
   readonly #listeners = new Set<(change: GrantChange) => void>();
@@ -71,21 +83,45 @@ export class GrantIndex implements GrantLookup {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Loads every live grant, then follows the feed every `pollMs` until {@link close}. */
+  /**
+   * Loads every live grant, then follows the feed (announcements where the store makes them,
+   * and every `pollMs`) until {@link close}.
+   */
   static async create(options: GrantIndexOptions): Promise<GrantIndex> {
     const index = new GrantIndex(options);
     await index.#reload();
+    index.#subscription = index.#store.listen?.({
+      changed: () => void index.refresh(),
+      listening: () => index.#listening(),
+      lost: error => index.#lost(error),
+    });
     index.#poll = setInterval(() => void index.refresh(), index.#pollMs);
     index.#poll.unref();
     return index;
   }
 
-  /** Reads what changed since the last revision applied (one read at a time; callers share it). */
+  /**
+   * Reads what changed since the last revision applied. One read at a time: a call while one
+   * runs is answered by the next read, which starts when that one ends (it may have begun
+   * before the caller's commit); callers meanwhile share it.
+   */
   refresh(): Promise<void> {
-    this.#reading ??= this.#read().finally(() => {
-      this.#reading = undefined;
+    if (this.#reading === undefined) {
+      this.#reading = this.#read().finally(() => {
+        this.#reading = undefined;
+      });
+      return this.#reading;
+    }
+    this.#next ??= this.#reading.then(() => {
+      this.#next = undefined;
+      return this.refresh();
     });
-    return this.#reading;
+    return this.#next;
+  }
+
+  /** True while the store announces every commit (reads then follow them at once). */
+  get listening(): boolean {
+    return this.#notifications === 'listening';
   }
 
   /** Whether the last successful read is recent enough to answer from. */
@@ -141,10 +177,35 @@ export class GrantIndex implements GrantLookup {
     };
   }
 
-  /** Stops following the feed. */
-  close(): void {
+  /** Stops following the feed (and ends this index's share of the listening connection). */
+  async close(): Promise<void> {
     clearInterval(this.#poll);
     clearTimeout(this.#expiry);
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    this.#notifications = 'none';
+    await subscription?.close();
+  }
+
+  /** Announcements (re)started: read what was committed while nobody announced it. */
+  #listening(): void {
+    if (this.#notifications === 'lost') {
+      this.#logger.info('Notified of MCP access grant changes again');
+    }
+    this.#notifications = 'listening';
+    void this.refresh();
+  }
+
+  /** Announcements stopped: logged once until they are back; the poll covers the gap. */
+  #lost(error: unknown): void {
+    if (this.#subscription === undefined && this.#notifications === 'none') return; // closed
+    if (this.#notifications !== 'lost') {
+      this.#logger.warn(
+        `Not notified of MCP access grant changes (reading the feed every ${this.#pollMs} ms ` +
+          `until the listening connection is back): ${error}`,
+      );
+    }
+    this.#notifications = 'lost';
   }
 
   async #read(): Promise<void> {

@@ -5,17 +5,24 @@
  * order — then compares what it is given with the stored rows and writes only the rows that
  * differ, each with the new revision. A write that changes nothing rolls back (the revision is
  * not spent). On PostgreSQL the transaction also runs `pg_notify('mcp_broker_access_grants',
- * <revision>)`, delivered at commit, for replicas that listen.
+ * <revision>)`, delivered at commit (never before the rows are visible), and `listen` subscribes
+ * to that channel on the replica's one listening connection (PostgresNotifications.ts, shared
+ * with the signal bus), so every replica's index reads a change as soon as it commits. Without
+ * that connection (SQLite, or `mcpBroker.signalNotifications: false`) `listen` answers
+ * undefined and the indexes poll.
  */
 import type { Knex } from 'knex';
 import type { McpAccessGrant } from '@devportal/plugin-mcp-broker-node';
 import type {
   AccessGrantStore,
+  GrantFeedListener,
+  GrantFeedSubscription,
   GrantWriteResult,
   StoredAccessGrant,
 } from '../grants/AccessGrantStore';
 import { chunksOf } from './DatabaseClientSessionStore';
 import { isPostgres } from './isPostgres';
+import type { PostgresNotifications } from './PostgresNotifications';
 
 /** Table of the grants and tombstones (see migrations/). */
 export const ACCESS_GRANTS_TABLE = 'mcp_broker_access_grants';
@@ -93,9 +100,29 @@ interface Changes {
   removals: string[];
 }
 
+/** Options of {@link DatabaseAccessGrantStore}. */
+export interface DatabaseAccessGrantStoreOptions {
+  /**
+   * The replica's listening connection on PostgreSQL (absent: `listen` answers undefined and
+   * the index polls).
+   */
+  notifications?: PostgresNotifications;
+}
+
 /** {@link AccessGrantStore} shared by every replica through the plugin's database. */
 export class DatabaseAccessGrantStore implements AccessGrantStore {
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    private readonly options: DatabaseAccessGrantStoreOptions = {},
+  ) {}
+
+  listen(listener: GrantFeedListener): GrantFeedSubscription | undefined {
+    return this.options.notifications?.subscribe(ACCESS_GRANTS_CHANNEL, {
+      notified: () => listener.changed(),
+      listening: () => listener.listening(),
+      lost: error => listener.lost(error),
+    });
+  }
 
   upsert(grants: readonly McpAccessGrant[]): Promise<GrantWriteResult> {
     return this.write(async trx => ({

@@ -11,8 +11,9 @@
  * On PostgreSQL the same statement also runs `pg_notify(SIGNALS_CHANNEL, <address>)` for the row
  * it inserted: PostgreSQL delivers a notification when its transaction commits, so a listener
  * never wakes before the row is visible, and a send that inserted nothing (bound reached,
- * condition false) wakes nobody. `listen` holds the replica's one listening connection
- * (PostgresSignalListener.ts); on SQLite there is none and the bus polls. A read is one
+ * condition false) wakes nobody. `listen` subscribes to the channel on the replica's one
+ * listening connection (PostgresNotifications.ts, shared with the access grant index); on
+ * SQLite there is none and the bus polls. A read is one
  * statement per 500 addresses; consumed signals are deleted by `seq`.
  */
 import type { Knex } from 'knex';
@@ -27,7 +28,7 @@ import type {
 import { chunksOf } from './DatabaseClientSessionStore';
 import { lockKeyOnPostgres } from './lockKeyOnPostgres';
 import { isPostgres } from './isPostgres';
-import { PostgresSignalListener } from './PostgresSignalListener';
+import { PostgresNotifications } from './PostgresNotifications';
 
 /** Table of signals between replicas (see migrations/). */
 export const SIGNALS_TABLE = 'mcp_broker_signals';
@@ -58,17 +59,24 @@ export interface DatabaseSignalStoreOptions {
    * true; `mcpBroker.signalNotifications`). False: the replicas only poll.
    */
   notify?: boolean;
+  /**
+   * The replica's listening connection, shared with its other listeners (plugin.ts makes one
+   * per replica). Without it, a listening store opens a connection of its own.
+   */
+  notifications?: PostgresNotifications;
 }
 
 /** {@link SignalStore} shared by every replica through the plugin's database. */
 export class DatabaseSignalStore implements SignalStore {
   private readonly notify: boolean;
+  private readonly notifications: PostgresNotifications | undefined;
 
   constructor(
     private readonly knex: Knex,
     options: DatabaseSignalStoreOptions = {},
   ) {
     this.notify = (options.notify ?? true) && isPostgres(knex);
+    this.notifications = options.notifications;
   }
 
   async send(signal: OutgoingSignal, expiresAt: number): Promise<void> {
@@ -148,7 +156,12 @@ export class DatabaseSignalStore implements SignalStore {
 
   listen(listener: SignalListener): SignalSubscription | undefined {
     if (!this.notify) return undefined;
-    return new PostgresSignalListener({ knex: this.knex, channel: SIGNALS_CHANNEL, listener });
+    const notifications = this.notifications ?? new PostgresNotifications({ knex: this.knex });
+    return notifications.subscribe(SIGNALS_CHANNEL, {
+      notified: address => listener.signalSent(address),
+      listening: () => listener.listening(),
+      lost: error => listener.lost(error),
+    });
   }
 }
 

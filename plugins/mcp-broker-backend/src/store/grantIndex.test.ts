@@ -31,7 +31,9 @@ function nextChange(index: GrantIndex, matches: (c: GrantChange) => boolean) {
 describe.each(engines)('GrantIndex on $label', engine => {
   const knexes = replicaDatabaseForSuite(engine);
   const indexes: GrantIndex[] = [];
-  afterEach(() => indexes.splice(0).forEach(index => index.close()));
+  afterEach(async () => {
+    await Promise.all(indexes.splice(0).map(index => index.close()));
+  });
 
   async function replicaIndex(options: { now?: () => number; staleAfterMs?: number } = {}) {
     const logger = mockServices.logger.mock();

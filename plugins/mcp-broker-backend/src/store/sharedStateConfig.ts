@@ -15,6 +15,7 @@ import type { HeldCallStore } from '../inputRequests/HeldCallStore';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
 import type { SignalStore } from '../replicas/SignalBus';
 import { DatabaseSignalStore } from './DatabaseSignalStore';
+import type { PostgresNotifications } from './PostgresNotifications';
 import type { QuotaStore } from '../rateLimits/RateLimiter';
 import { DatabaseQuotaStore } from './DatabaseQuotaStore';
 import { migrateBrokerDatabase } from './migrations';
@@ -60,18 +61,21 @@ export interface SharedStateStores {
  * Builds the stores for `kind`. For `database` it first migrates the plugin's database (unless
  * the database service says migrations are skipped); several replicas starting together are
  * serialised by knex's migration lock. `signalNotifications: false` makes the replicas' bus poll
- * only (see config.d.ts).
+ * only (see config.d.ts); `notifications` is the replica's listening connection the bus shares.
  */
 export async function createSharedStateStores(
   kind: SessionStoreKind,
   database: DatabaseService,
-  options: { signalNotifications?: boolean } = {},
+  options: { signalNotifications?: boolean; notifications?: PostgresNotifications } = {},
 ): Promise<SharedStateStores> {
   if (kind === 'memory') return {};
   const knex = await database.getClient();
   if (!database.migrations?.skip) await migrateBrokerDatabase(knex);
   // The one writer of the signals table, also for the held-call store's hand-overs.
-  const signals = new DatabaseSignalStore(knex, { notify: options.signalNotifications });
+  const signals = new DatabaseSignalStore(knex, {
+    notify: options.signalNotifications,
+    notifications: options.notifications,
+  });
   // This replica's presence: what it holds is taken over once it is gone (start it, then serve).
   const presence = new ReplicaPresence({ store: new DatabaseReplicaPresenceStore(knex) });
   return {

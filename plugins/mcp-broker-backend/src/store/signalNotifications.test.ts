@@ -12,6 +12,7 @@ import { callAddress, SignalBus, type Signal } from '../replicas/SignalBus';
 import { waitFor } from '../testing/waitFor';
 import { DatabaseHeldCallStore } from './DatabaseHeldCallStore';
 import { DatabaseSignalStore, SIGNALS_CHANNEL } from './DatabaseSignalStore';
+import { listeningBackends } from './__testUtils__/listeningBackends';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
 const { engines } = replicaDatabases('replica signal notification tests');
@@ -21,16 +22,6 @@ const sqlite = engines.filter(engine => engine.label === 'SQLite');
 /** Longer than any test runs: a waiter asking this is never polled in time. */
 const NEVER_MS = 3_600_000;
 const TTL_MS = 60_000;
-
-/** The server processes listening on the signals' channel in this database. */
-async function listeningBackends(knex: Knex): Promise<number[]> {
-  const result = await knex.raw(
-    `select pid from pg_stat_activity
-     where datname = current_database() and query = ? and pid <> pg_backend_pid()`,
-    [`LISTEN ${SIGNALS_CHANNEL}`],
-  );
-  return result.rows.map((row: { pid: number }) => row.pid);
-}
 
 /** A waiter that records what reaches it (consuming it). */
 function recorder(bus: SignalBus, address: string, pollMs = NEVER_MS) {
