@@ -23,6 +23,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
 import type { CredentialProfile } from '../identity/credentialProfiles';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
+import { ChangedSetEmitter, sortedValues } from './ChangedSetEmitter';
 import { AcceptedConditions, type AcceptedVerdict } from './AcceptedConditions';
 import { resolveRegistration } from './registrationMapping';
 import {
@@ -91,10 +92,11 @@ export class RegistrationWatcher {
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
   private readonly conditions: AcceptedConditions;
+  private readonly emitter = new ChangedSetEmitter(
+    () => sortedValues(this.entries, entry => entry.server),
+    servers => this.options.onServers(servers),
+  );
   private profiles: ReadonlyMap<string, CredentialProfile>;
-  private lastEmitted = '[]';
-  /** While a re-list applies its result, changes are emitted once at its end. */
-  private holdEmits = false;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RegistrationWatcherOptions) {
@@ -145,7 +147,7 @@ export class RegistrationWatcher {
           keys: () => this.entries.keys(),
           upsert: (key, object) => this.upsert(key, object),
           remove: key => this.remove(key),
-          batch: apply => this.batch(apply),
+          batch: apply => this.emitter.batch(apply),
         },
       }),
     );
@@ -160,17 +162,6 @@ export class RegistrationWatcher {
     this.lifetime.abort();
     clearInterval(this.resyncTimer);
     await Promise.all(this.loops);
-  }
-
-  /** Applies a whole list's changes, emitting once at the end. */
-  private batch(apply: () => void) {
-    this.holdEmits = true;
-    try {
-      apply();
-    } finally {
-      this.holdEmits = false;
-    }
-    this.emit();
   }
 
   private upsert(key: string, registration: KubeObjectLike) {
@@ -245,24 +236,13 @@ export class RegistrationWatcher {
         : { accepted: true, message: acceptedMessage(server!) };
       this.conditions.sync(entry.registration, entry.verdict);
     }
-    this.emit();
+    this.emitter.emit();
   }
 
   private remove(key: string) {
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
     this.conditions.forget(key);
-    if (this.entries.delete(key)) this.emit();
-  }
-
-  private emit() {
-    if (this.holdEmits) return;
-    const servers = [...this.entries.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .flatMap(([, entry]) => (entry.server ? [entry.server] : []));
-    const serialized = JSON.stringify(servers);
-    if (serialized === this.lastEmitted) return;
-    this.lastEmitted = serialized;
-    this.options.onServers(servers);
+    if (this.entries.delete(key)) this.emitter.emit();
   }
 
   private readonly lookups: RegistrationLookups = {

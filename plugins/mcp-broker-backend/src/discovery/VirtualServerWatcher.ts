@@ -14,6 +14,7 @@ import type { LoggerService } from '@backstage/backend-plugin-api';
 import type * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
 import type { CuratedEndpointConfig } from '../endpoints/endpointConfig';
+import { ChangedSetEmitter, sortedValues } from './ChangedSetEmitter';
 import { AcceptedConditions, type AcceptedVerdict } from './AcceptedConditions';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 import type { KubeObjectLike } from './registrationTypes';
@@ -67,9 +68,11 @@ export class VirtualServerWatcher {
   private readonly lifetime = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private readonly conditions: AcceptedConditions;
+  private readonly emitter = new ChangedSetEmitter(
+    () => sortedValues(this.entries, entry => entry.endpoint),
+    endpoints => this.options.onEndpoints(endpoints),
+  );
   private servers: readonly BrokerServerConfig[] = [];
-  private lastEmitted = '[]';
-  private holdEmits = false;
 
   constructor(private readonly options: VirtualServerWatcherOptions) {
     this.conditions = new AcceptedConditions({
@@ -84,28 +87,24 @@ export class VirtualServerWatcher {
   /** Decides every virtual server again against the broker's (changed) server set. */
   setServers(servers: readonly BrokerServerConfig[]): void {
     this.servers = servers;
-    this.batch(() => {
+    this.emitter.batch(() => {
       for (const key of this.entries.keys()) this.decide(key);
     });
   }
 
   /** The virtual servers that serve nothing, by namespace and name. */
   refused(): RefusedVirtualServer[] {
-    return [...this.entries.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .flatMap(([, { object, verdict }]) =>
-        verdict === undefined || verdict.accepted
-          ? []
-          : [
-              {
-                kind: 'MCPVirtualServer' as const,
-                namespace: object.metadata?.namespace ?? '',
-                name: object.metadata?.name ?? '',
-                reason: verdict.reason,
-                message: verdict.message,
-              },
-            ],
-      );
+    return sortedValues(this.entries, ({ object, verdict }) =>
+      verdict === undefined || verdict.accepted
+        ? undefined
+        : {
+            kind: 'MCPVirtualServer' as const,
+            namespace: object.metadata?.namespace ?? '',
+            name: object.metadata?.name ?? '',
+            reason: verdict.reason,
+            message: verdict.message,
+          },
+    );
   }
 
   /** Starts one loop per scope. */
@@ -123,7 +122,7 @@ export class VirtualServerWatcher {
           keys: () => this.entries.keys(),
           upsert: (key, object) => this.upsert(key, object),
           remove: key => this.remove(key),
-          batch: apply => this.batch(apply),
+          batch: apply => this.emitter.batch(apply),
         },
       }),
     );
@@ -145,7 +144,7 @@ export class VirtualServerWatcher {
     }
     this.entries.set(key, { ...entry, object });
     this.decide(key);
-    this.emit();
+    this.emitter.emit();
   }
 
   private decide(key: string) {
@@ -173,27 +172,6 @@ export class VirtualServerWatcher {
 
   private remove(key: string) {
     this.conditions.forget(key);
-    if (this.entries.delete(key)) this.emit();
-  }
-
-  private batch(apply: () => void) {
-    this.holdEmits = true;
-    try {
-      apply();
-    } finally {
-      this.holdEmits = false;
-    }
-    this.emit();
-  }
-
-  private emit() {
-    if (this.holdEmits) return;
-    const endpoints = [...this.entries.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .flatMap(([, entry]) => (entry.endpoint ? [entry.endpoint] : []));
-    const serialized = JSON.stringify(endpoints);
-    if (serialized === this.lastEmitted) return;
-    this.lastEmitted = serialized;
-    this.options.onEndpoints(endpoints);
+    if (this.entries.delete(key)) this.emitter.emit();
   }
 }
