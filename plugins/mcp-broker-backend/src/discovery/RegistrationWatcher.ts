@@ -87,6 +87,8 @@ export class RegistrationWatcher {
   private readonly entries = new Map<string, Entry>();
   /** Bumped per key on every change, so a slow resolution never overwrites a newer one. */
   private readonly generations = new Map<string, number>();
+  /** Keys whose latest resolution has not settled yet. */
+  private readonly resolving = new Set<string>();
   private readonly lifetime = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private readonly custom: k8s.CustomObjectsApi;
@@ -185,14 +187,21 @@ export class RegistrationWatcher {
     this.resolve(key, registration);
   }
 
-  /** Re-resolves every registration (their HTTPRoutes and Secrets may have changed). */
+  /**
+   * Re-resolves every registration (their HTTPRoutes and Secrets may have changed), except those
+   * still being resolved: on a slow API server a resync must not supersede a resolution it would
+   * start again anyway, or a registration slower to read than the interval would never serve.
+   */
   private resolveAll() {
-    for (const [key, entry] of this.entries) this.resolve(key, entry.registration);
+    for (const [key, entry] of this.entries) {
+      if (!this.resolving.has(key)) this.resolve(key, entry.registration);
+    }
   }
 
   private resolve(key: string, registration: KubeObjectLike) {
     const generation = (this.generations.get(key) ?? 0) + 1;
     this.generations.set(key, generation);
+    this.resolving.add(key);
     const context = {
       lookups: this.lookups,
       routes: this.options.config.routes,
@@ -220,8 +229,10 @@ export class RegistrationWatcher {
     server: BrokerServerConfig | undefined,
     problem: { message: string; reason?: RefusalReason } | undefined,
   ) {
+    if (this.generations.get(key) !== generation) return;
+    this.resolving.delete(key);
     const entry = this.entries.get(key);
-    if (this.generations.get(key) !== generation || !entry) return;
+    if (!entry) return;
     if (problem !== undefined && problem.message !== entry.problem) {
       this.options.logger.warn(
         `MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem.message}`,
@@ -241,6 +252,7 @@ export class RegistrationWatcher {
 
   private remove(key: string) {
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    this.resolving.delete(key);
     this.conditions.forget(key);
     if (this.entries.delete(key)) this.emitter.emit();
   }
