@@ -43,15 +43,13 @@ export function startServerDiscovery(options: {
   onEndpoints(endpoints: CuratedEndpointConfig[]): void;
 }): ServerDiscovery {
   const { config, logger, broker, discovery } = options;
-  // Assigned below; the virtual servers are decided against every server set the broker gets.
-  let kubernetesDiscovery: KubernetesDiscovery | undefined;
+  // The virtual servers are decided against every server set the broker gets.
   const composer = new ServerSetComposer(servers => {
     broker.setServers(servers);
     kubernetesDiscovery?.virtualServers.setServers(servers);
   }, logger);
-  composer.setConfigServers(broker.config.servers);
   const kubernetes = readKubernetesDiscoveryConfig(config);
-  kubernetesDiscovery = kubernetes
+  const kubernetesDiscovery: KubernetesDiscovery | undefined = kubernetes
     ? createKubernetesDiscovery({
         config: kubernetes,
         logger,
@@ -64,7 +62,8 @@ export function startServerDiscovery(options: {
         onEndpoints: options.onEndpoints,
       })
     : undefined;
-  kubernetesDiscovery?.virtualServers.setServers(composer.compose());
+  // Only now: the composer's callback above uses kubernetesDiscovery.
+  composer.setConfigServers(broker.config.servers);
   // The profiles as written: a reload that leaves them alone does not re-decide registrations.
   const profilesAsWritten = () =>
     JSON.stringify(config.getOptional('mcpBroker.credentialProfiles') ?? null);
