@@ -14,7 +14,7 @@ import type {
   RootConfigService,
 } from '@backstage/backend-plugin-api';
 import type { McpBroker } from '../broker/McpBroker';
-import { readBrokerConfig } from '../config';
+import { type BrokerServerConfig, readBrokerConfig } from '../config';
 import type { CuratedEndpointConfig } from '../endpoints/endpointConfig';
 import { createKubernetesDiscovery, type KubernetesDiscovery } from './createKubernetesDiscovery';
 import { ServerSetComposer } from './ServerSetComposer';
@@ -43,11 +43,14 @@ export function startServerDiscovery(options: {
   onEndpoints(endpoints: CuratedEndpointConfig[]): void;
 }): ServerDiscovery {
   const { config, logger, broker, discovery } = options;
-  // The virtual servers are decided against every server set the broker gets.
-  const composer = new ServerSetComposer(servers => {
-    broker.setServers(servers);
-    kubernetesDiscovery?.virtualServers.setServers(servers);
-  }, logger);
+  // Who gets every server set: the broker and (added below) the virtual servers' watcher.
+  const serverSetListeners: Array<(servers: BrokerServerConfig[]) => void> = [
+    servers => broker.setServers(servers),
+  ];
+  const composer = new ServerSetComposer(
+    servers => serverSetListeners.forEach(listener => listener(servers)),
+    logger,
+  );
   const kubernetes = readKubernetesDiscoveryConfig(config);
   const kubernetesDiscovery: KubernetesDiscovery | undefined = kubernetes
     ? createKubernetesDiscovery({
@@ -62,7 +65,9 @@ export function startServerDiscovery(options: {
         onEndpoints: options.onEndpoints,
       })
     : undefined;
-  // Only now: the composer's callback above uses kubernetesDiscovery.
+  if (kubernetesDiscovery !== undefined) {
+    serverSetListeners.push(servers => kubernetesDiscovery.virtualServers.setServers(servers));
+  }
   composer.setConfigServers(broker.config.servers);
   // The profiles as written: a reload that leaves them alone does not re-decide registrations.
   const profilesAsWritten = () =>
