@@ -159,7 +159,7 @@ export const configMapResource: ResourceType = {
  * Everything `startFakeKubeApiServer()` serves unless told otherwise: core
  * Secrets, Namespaces and ConfigMaps, the Kuadrant developer-portal kinds
  * (with status subresource), Gateway API HTTPRoutes, Kuadrant policies and
- * MCP server registrations.
+ * MCP server registrations and virtual servers.
  */
 export function wellKnownResources(): ResourceType[] {
   return [
@@ -213,6 +213,13 @@ export function wellKnownResources(): ResourceType[] {
       version: 'v1alpha1',
       plural: 'mcpserverregistrations',
       kind: 'MCPServerRegistration',
+      statusSubresource: true,
+    }),
+    customResource({
+      group: 'mcp.kuadrant.io',
+      version: 'v1alpha1',
+      plural: 'mcpvirtualservers',
+      kind: 'MCPVirtualServer',
       statusSubresource: true,
     }),
   ];

@@ -54,6 +54,7 @@ import { readCuratedEndpoints } from './endpoints/endpointConfig';
 import { CuratedEndpoints } from './endpoints/CuratedEndpoints';
 import { EndpointListViews, parseViewer } from './endpoints/EndpointListViews';
 import { watchEndpointConfig } from './endpoints/watchEndpointConfig';
+import { EndpointSetComposer } from './endpoints/EndpointSetComposer';
 import { readUsageConfig } from './usage/usageConfig';
 import { DatabaseUsageStore } from './store/DatabaseUsageStore';
 import { UsageRecorder } from './usage/UsageRecorder';
@@ -229,14 +230,22 @@ export const mcpBrokerPlugin = createBackendPlugin({
         });
         // Servers may be added, changed or removed while running (config reload, Kubernetes
         // registrations); every other setting keeps its start-up value.
+        // Curated endpoints from config and MCPVirtualServers, served as one set (spec §13).
+        const endpointSet = new EndpointSetComposer({
+          configEndpoints: endpoints.list().map(endpoint => endpoint.config),
+          endpoints,
+          broker,
+          logger,
+        });
         const discovery = startServerDiscovery({
           config,
           logger,
           broker,
           discovery: deps.discovery,
+          onEndpoints: configs => endpointSet.setKubernetesEndpoints(configs),
         });
         // Curated endpoints follow config reloads too (added, changed, removed: spec §13).
-        const endpointWatch = watchEndpointConfig({ config, logger, endpoints, broker });
+        const endpointWatch = watchEndpointConfig({ config, logger, endpoints: endpointSet });
         // Server changes on the events topic `mcp-broker`, for the catalog module (contract §2.7).
         const serverChanges = ServerChangePublisher.create({
           events: deps.events,

@@ -2,31 +2,35 @@
  * Watches MCPServerRegistration resources with @kubernetes/client-node and keeps the broker's
  * Kubernetes-sourced server set current.
  *
- * Per scope (the cluster, or each configured namespace) one list+watch loop of the shared
- * `runListWatch` (@devportal/backend-kubernetes-client: resume after a dropped watch, re-list on
- * 410 Gone, exponential backoff on errors, forever, until stopped).
+ * Per scope (the cluster, or each configured namespace) one list+watch loop
+ * (scopedListWatch.ts: resume after a dropped watch, re-list on 410 Gone, exponential backoff on
+ * errors, forever, until stopped).
  *
  * Every registration is resolved (HTTPRoute → URL, Secret → Authorization, credential profile →
  * auth) when it is added or changes; `onServers` receives the complete set only when it differs
  * from the last one, so a re-list that finds nothing new changes nothing downstream. A refused
  * registration (spec §11.1) serves nothing; its reason is logged once per change (not per
  * resync), listed by `refused()` for `/status`, and written to its `Accepted` condition
- * (RegistrationConditions). Secret values are never logged.
+ * (AcceptedConditions). Secret values are never logged.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
   describeKubernetesFailure,
   kubernetesApiStatusOf,
   requestTimeoutOptions,
-  runListWatch,
 } from '@devportal/backend-kubernetes-client';
 import type * as k8s from '@kubernetes/client-node';
 import type { BrokerServerConfig } from '../config';
-import { ExponentialBackoff } from '../backend/ExponentialBackoff';
 import type { CredentialProfile } from '../identity/credentialProfiles';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
-import { RegistrationConditions, type RegistrationVerdict } from './RegistrationConditions';
+import { ChangedSetEmitter, sortedValues } from './ChangedSetEmitter';
+import { AcceptedConditions, type AcceptedVerdict } from './AcceptedConditions';
 import { resolveRegistration } from './registrationMapping';
+import {
+  changesMoreThanStatus,
+  startScopedListWatches,
+  type WatchedResource,
+} from './scopedListWatch';
 import {
   RegistrationError,
   type KubeObjectLike,
@@ -34,7 +38,7 @@ import {
   type RegistrationLookups,
 } from './registrationTypes';
 
-const REGISTRATIONS = {
+const REGISTRATIONS: WatchedResource = {
   group: 'mcp.kuadrant.io',
   version: 'v1alpha1',
   plural: 'mcpserverregistrations',
@@ -58,6 +62,7 @@ export interface RegistrationWatcherOptions {
 
 /** A registration that serves nothing, and why (for `/status`; never a secret). */
 export interface RefusedRegistration {
+  kind: 'MCPServerRegistration';
   namespace: string;
   name: string;
   /** A RefusalReason, or `ClusterReadFailed` when its HTTPRoute or Secret could not be read. */
@@ -74,7 +79,7 @@ interface Entry {
   problem?: string;
   reason?: RefusedRegistration['reason'];
   /** The last decision (undefined until the first resolution, or after a failed cluster read). */
-  verdict?: RegistrationVerdict;
+  verdict?: AcceptedVerdict<RefusalReason>;
 }
 
 /** The list/watch loops for MCPServerRegistration resources. */
@@ -82,22 +87,25 @@ export class RegistrationWatcher {
   private readonly entries = new Map<string, Entry>();
   /** Bumped per key on every change, so a slow resolution never overwrites a newer one. */
   private readonly generations = new Map<string, number>();
+  /** Keys whose latest resolution has not settled yet. */
+  private readonly resolving = new Set<string>();
   private readonly lifetime = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
-  private readonly conditions: RegistrationConditions;
+  private readonly conditions: AcceptedConditions;
+  private readonly emitter = new ChangedSetEmitter(
+    () => sortedValues(this.entries, entry => entry.server),
+    servers => this.options.onServers(servers),
+  );
   private profiles: ReadonlyMap<string, CredentialProfile>;
-  private lastEmitted = '[]';
-  /** While a re-list applies its result, changes are emitted once at its end. */
-  private holdEmits = false;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RegistrationWatcherOptions) {
     this.custom = options.kubeConfig.makeApiClient(options.lib.CustomObjectsApi);
     this.core = options.kubeConfig.makeApiClient(options.lib.CoreV1Api);
     this.profiles = options.profiles;
-    this.conditions = new RegistrationConditions({
+    this.conditions = new AcceptedConditions({
       custom: this.custom,
       lib: options.lib,
       resource: REGISTRATIONS,
@@ -118,6 +126,7 @@ export class RegistrationWatcher {
       .filter(([, entry]) => entry.server === undefined && entry.reason !== undefined)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([, entry]) => ({
+        kind: 'MCPServerRegistration' as const,
         namespace: entry.registration.metadata?.namespace ?? '',
         name: entry.registration.metadata?.name ?? '',
         reason: entry.reason!,
@@ -127,8 +136,23 @@ export class RegistrationWatcher {
 
   /** Starts one loop per scope. */
   start(): void {
-    const scopes = this.options.config.namespaces ?? [undefined];
-    for (const namespace of scopes) this.loops.push(this.run(namespace));
+    const { config, lib, kubeConfig, logger } = this.options;
+    this.loops.push(
+      ...startScopedListWatches({
+        config,
+        lib,
+        kubeConfig,
+        logger,
+        resource: REGISTRATIONS,
+        signal: this.lifetime.signal,
+        sink: {
+          keys: () => this.entries.keys(),
+          upsert: (key, object) => this.upsert(key, object),
+          remove: key => this.remove(key),
+          batch: apply => this.emitter.batch(apply),
+        },
+      }),
+    );
     // HTTPRoutes and Secrets are read, not watched: re-resolve every registration now and then,
     // so a rotated credential, a moved route or a route created after its registration is used.
     this.resyncTimer = setInterval(() => this.resolveAll(), this.options.config.resyncIntervalMs);
@@ -142,53 +166,12 @@ export class RegistrationWatcher {
     await Promise.all(this.loops);
   }
 
-  private run(namespace: string | undefined): Promise<void> {
-    const { config, lib, kubeConfig, logger } = this.options;
-    return runListWatch({
-      lib,
-      kubeConfig,
-      resource: REGISTRATIONS,
-      namespace,
-      labelSelector: config.labelSelector,
-      requestTimeoutMs: config.requestTimeoutMs,
-      backoff: new ExponentialBackoff(config.backoff.initialDelayMs, config.backoff.maxDelayMs),
-      logger,
-      signal: this.lifetime.signal,
-      onList: items => this.replaceScope(namespace, items as KubeObjectLike[]),
-      onEvent: (type, object) => {
-        const key = keyOf(object as KubeObjectLike);
-        if (type === 'DELETED') this.remove(key);
-        else this.upsert(key, object as KubeObjectLike);
-      },
-    });
-  }
-
-  /** Replaces the entries of a scope with a complete list of it (emitting once, at the end). */
-  private replaceScope(namespace: string | undefined, items: KubeObjectLike[]) {
-    const seen = new Set<string>();
-    this.holdEmits = true;
-    try {
-      for (const item of items) {
-        const key = keyOf(item);
-        seen.add(key);
-        this.upsert(key, item);
-      }
-      for (const key of [...this.entries.keys()]) {
-        if (!seen.has(key) && (namespace === undefined || key.startsWith(`${namespace}/`)))
-          this.remove(key);
-      }
-    } finally {
-      this.holdEmits = false;
-    }
-    this.emit();
-  }
-
   private upsert(key: string, registration: KubeObjectLike) {
     const rv = registration.metadata?.resourceVersion;
     const current = this.entries.get(key);
     // The same version again (a re-list, a replayed event): nothing to do.
     if (current && rv !== undefined && current.resourceVersion === rv) return;
-    if (current && !changesServer(current.registration, registration)) {
+    if (current && !changesMoreThanStatus(current.registration, registration)) {
       // Only its status changed (our own condition write, or another controller's).
       current.registration = registration;
       current.resourceVersion = rv;
@@ -204,14 +187,21 @@ export class RegistrationWatcher {
     this.resolve(key, registration);
   }
 
-  /** Re-resolves every registration (their HTTPRoutes and Secrets may have changed). */
+  /**
+   * Re-resolves every registration (their HTTPRoutes and Secrets may have changed), except those
+   * still being resolved: on a slow API server a resync must not supersede a resolution it would
+   * start again anyway, or a registration slower to read than the interval would never serve.
+   */
   private resolveAll() {
-    for (const [key, entry] of this.entries) this.resolve(key, entry.registration);
+    for (const [key, entry] of this.entries) {
+      if (!this.resolving.has(key)) this.resolve(key, entry.registration);
+    }
   }
 
   private resolve(key: string, registration: KubeObjectLike) {
     const generation = (this.generations.get(key) ?? 0) + 1;
     this.generations.set(key, generation);
+    this.resolving.add(key);
     const context = {
       lookups: this.lookups,
       routes: this.options.config.routes,
@@ -239,8 +229,10 @@ export class RegistrationWatcher {
     server: BrokerServerConfig | undefined,
     problem: { message: string; reason?: RefusalReason } | undefined,
   ) {
+    if (this.generations.get(key) !== generation) return;
+    this.resolving.delete(key);
     const entry = this.entries.get(key);
-    if (this.generations.get(key) !== generation || !entry) return;
+    if (!entry) return;
     if (problem !== undefined && problem.message !== entry.problem) {
       this.options.logger.warn(
         `MCPServerRegistration ${key}${entry.server && server ? ' (kept as it was)' : ' is not used'}: ${problem.message}`,
@@ -255,24 +247,14 @@ export class RegistrationWatcher {
         : { accepted: true, message: acceptedMessage(server!) };
       this.conditions.sync(entry.registration, entry.verdict);
     }
-    this.emit();
+    this.emitter.emit();
   }
 
   private remove(key: string) {
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    this.resolving.delete(key);
     this.conditions.forget(key);
-    if (this.entries.delete(key)) this.emit();
-  }
-
-  private emit() {
-    if (this.holdEmits) return;
-    const servers = [...this.entries.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .flatMap(([, entry]) => (entry.server ? [entry.server] : []));
-    const serialized = JSON.stringify(servers);
-    if (serialized === this.lastEmitted) return;
-    this.lastEmitted = serialized;
-    this.options.onServers(servers);
+    if (this.entries.delete(key)) this.emitter.emit();
   }
 
   private readonly lookups: RegistrationLookups = {
@@ -310,13 +292,6 @@ export class RegistrationWatcher {
   }
 }
 
-/** True when `next` differs from `previous` in anything resolving reads (not only status). */
-function changesServer(previous: KubeObjectLike, next: KubeObjectLike): boolean {
-  const relevant = (o: KubeObjectLike) =>
-    JSON.stringify([o.spec ?? null, o.metadata?.annotations ?? null, o.metadata?.generation]);
-  return relevant(previous) !== relevant(next);
-}
-
 function acceptedMessage(server: BrokerServerConfig): string {
   const profile =
     server.source?.type === 'kubernetes' ? server.source.credentialProfile : undefined;
@@ -325,8 +300,4 @@ function acceptedMessage(server: BrokerServerConfig): string {
       ? "with the broker's own credentials"
       : `with credential profile "${profile}" (${server.auth?.mode})`
   }`;
-}
-
-function keyOf(object: KubeObjectLike): string {
-  return `${object?.metadata?.namespace ?? ''}/${object?.metadata?.name ?? ''}`;
 }

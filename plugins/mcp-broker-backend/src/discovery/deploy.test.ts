@@ -1,8 +1,8 @@
 /*
  * deploy/ against what the broker's discovery really does: the fake Kubernetes API server of
- * @internal/fake-kube-apiserver serves MCPServerRegistration only because the CRD in
- * deploy/crds registers it; the discovery runs (start, create, change, delete, 410 re-list, in
- * cluster-wide and per-namespace mode); then the ClusterRole in deploy/mcp-broker-rbac.yaml must
+ * @internal/fake-kube-apiserver serves MCPServerRegistration and MCPVirtualServer only because
+ * the CRDs in deploy/crds register them; the discovery runs (start, create, change, delete, 410
+ * re-list, in cluster-wide and per-namespace mode; a virtual server accepted, one refused); then the ClusterRole in deploy/mcp-broker-rbac.yaml must
  * list exactly the (API group, resource, verb) triples of the request log.
  */
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import type { BrokerServerConfig } from '../config';
 import { readCredentialProfiles } from '../identity/credentialProfiles';
 import { createKubernetesDiscovery } from './createKubernetesDiscovery';
 import type { KubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
-import type { RegistrationWatcher } from './RegistrationWatcher';
+import type { KubernetesDiscovery } from './createKubernetesDiscovery';
 import { waitFor } from '../testing/waitFor';
 
 const DEPLOY = resolve(__dirname, '../../../../deploy');
@@ -32,7 +32,7 @@ const registrations = {
 
 describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
   let fake: FakeKubeApiServer;
-  const watchers: RegistrationWatcher[] = [];
+  const watchers: KubernetesDiscovery[] = [];
 
   afterAll(async () => {
     await Promise.all(watchers.map(w => w.stop()));
@@ -43,9 +43,12 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     fake = await startFakeKubeApiServer({
       namespaces: ['team-a', 'team-b'],
       // Without the CRD the kind would not exist: it must come from deploy/crds.
-      resources: wellKnownResources().filter(r => r.plural !== 'mcpserverregistrations'),
+      resources: wellKnownResources().filter(
+        r => r.plural !== 'mcpserverregistrations' && r.plural !== 'mcpvirtualservers',
+      ),
     });
     fake.load(readFileSync(`${DEPLOY}/crds/mcp.kuadrant.io_mcpserverregistrations.yaml`, 'utf8'));
+    fake.load(readFileSync(`${DEPLOY}/crds/mcp.kuadrant.io_mcpvirtualservers.yaml`, 'utf8'));
     fake.load([
       {
         apiVersion: 'v1',
@@ -67,6 +70,18 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       },
       {
         apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPVirtualServer',
+        metadata: { name: 'forecast', namespace: 'team-a' },
+        spec: { tools: ['weather_forecast'] },
+      },
+      {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
+        kind: 'MCPVirtualServer',
+        metadata: { name: 'borrowed', namespace: 'team-b' },
+        spec: { tools: ['weather_forecast'] },
+      },
+      {
+        apiVersion: 'mcp.kuadrant.io/v1alpha1',
         kind: 'MCPServerRegistration',
         metadata: { name: 'weather', namespace: 'team-a' },
         spec: {
@@ -82,6 +97,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
 
     const seen: Record<string, BrokerServerConfig[]> = {};
+    const endpoints: Record<string, string[]> = {};
     const start = (key: string, namespaces?: string[], labelSelector?: string) => {
       const config: KubernetesDiscoveryConfig = {
         source: { type: 'kubeconfig', path: kubeconfig },
@@ -92,7 +108,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
         resyncIntervalMs: 60_000,
         backoff: { initialDelayMs: 20, maxDelayMs: 100 },
       };
-      const watcher = createKubernetesDiscovery({
+      const discovery: KubernetesDiscovery = createKubernetesDiscovery({
         config,
         logger: mockServices.logger.mock(),
         profiles: readCredentialProfiles(
@@ -112,10 +128,14 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
         pluginBaseUrls: async () => [],
         onServers: servers => {
           seen[key] = servers;
+          discovery.virtualServers.setServers(servers);
+        },
+        onEndpoints: configs => {
+          endpoints[key] = configs.map(c => c.name);
         },
       });
-      watchers.push(watcher);
-      watcher.start();
+      watchers.push(discovery);
+      discovery.start();
     };
     start('cluster');
     start('namespaced', ['team-a', 'team-b']);
@@ -124,6 +144,17 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
     await waitFor(
       () => names('cluster') === 'team-a-weather' && names('namespaced') === 'team-a-weather',
       'the first registration',
+    );
+    // A virtual server naming its own namespace's tool serves; one naming another's is refused,
+    // and both verdicts are written to their status (the CRD's status subresource).
+    await waitFor(() => endpoints.cluster?.join(',') === 'team-a-forecast', 'the endpoint');
+    const accepted = (namespace: string, name: string) =>
+      fake.getObject('mcp.kuadrant.io/v1alpha1', 'MCPVirtualServer', namespace, name)?.status
+        ?.conditions?.[0];
+    await waitFor(() => accepted('team-a', 'forecast')?.status === 'True', 'its condition');
+    await waitFor(
+      () => accepted('team-b', 'borrowed')?.reason === 'ToolOutsideNamespace',
+      'the refusal',
     );
     expect(seen.cluster[0]).toMatchObject({
       url: 'https://weather.example.com/mcp',
@@ -169,7 +200,7 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       fake
         .requests({ verb: ['list', 'watch'] })
         .filter(r => r.query.labelSelector === 'mcp-broker=backstage'),
-    ).toHaveLength(2);
+    ).toHaveLength(4);
     await custom.deleteNamespacedCustomObject({
       ...registrations,
       namespace: 'team-a',
@@ -182,7 +213,8 @@ describe('deploy/ for the MCP broker on a fake Kubernetes API server', () => {
       'the deletion',
     );
     expect(names('labelled')).toBe('team-b-search');
-    await waitFor(() => fake.activeWatches().length === 4, 'the watches to resume');
+    // Two resource types, in two cluster-wide scopes and two namespaces.
+    await waitFor(() => fake.activeWatches().length === 8, 'the watches to resume');
 
     const used = new Set(
       fake

@@ -74,6 +74,9 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
         spec,
       },
     });
+  /** The open watches of registrations (the broker also watches MCPVirtualServers). */
+  const registrationWatches = () =>
+    fake.activeWatches().filter(w => w.plural === 'mcpserverregistrations');
   const toolNames = async () => (await client.listTools()).tools.map(t => t.name);
   const status = async () =>
     (await (await fetch(`${base}/status`)).json()) as {
@@ -86,7 +89,13 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
       }>;
       clients: { sessions: number; eventStreams: number };
       registrations: {
-        refused: Array<{ namespace: string; name: string; reason: string; message: string }>;
+        refused: Array<{
+          kind: string;
+          namespace: string;
+          name: string;
+          reason: string;
+          message: string;
+        }>;
       };
     };
   const backend = async (name: string) => (await status()).backends.find(b => b.name === name);
@@ -264,7 +273,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     const betaConnectedAt = (await backend('mcp-beta'))!.lastConnectedAt;
     fake.clearRequestLog();
-    const heldWatch = fake.hold({ verb: 'watch' });
+    const heldWatch = fake.hold({ verb: 'watch', resource: 'mcpserverregistrations' });
     fake.dropWatches();
     // Created while no watch is open: only the resumed watch's replay can deliver it.
     await createRegistration(
@@ -285,11 +294,11 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     );
     expect(heldWatch.hits).toBe(1);
     await settled();
-    expect(fake.requests({ verb: 'list' })).toHaveLength(0);
+    expect(fake.requests({ verb: 'list', resource: 'mcpserverregistrations' })).toHaveLength(0);
     const resumed = fake.requests({ verb: 'watch', resource: 'mcpserverregistrations' });
     expect(resumed).toHaveLength(1);
     expect(resumed[0].query.resourceVersion).toMatch(/^[1-9]\d*$/);
-    expect(fake.activeWatches()).toHaveLength(1);
+    expect(registrationWatches()).toHaveLength(1);
     expect((await backend('mcp-alpha'))!.lastConnectedAt).toBe(alphaConnectedAt);
     expect((await backend('mcp-beta'))!.lastConnectedAt).toBe(betaConnectedAt);
     expect(alpha.openEventStreams()).toBe(1);
@@ -301,7 +310,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     listChanged.length = 0;
     const alphaConnectedAt = (await backend('mcp-alpha'))!.lastConnectedAt;
     fake.clearRequestLog();
-    const heldWatch = fake.hold({ verb: 'watch' });
+    const heldWatch = fake.hold({ verb: 'watch', resource: 'mcpserverregistrations' });
     fake.dropWatches();
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'beta' });
     await custom.deleteNamespacedCustomObject({ ...registrations, name: 'delta' });
@@ -317,7 +326,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     expect(
       fake.requests({ verb: 'list', resource: 'mcpserverregistrations' }).length,
     ).toBeGreaterThanOrEqual(1);
-    await waitFor(() => fake.activeWatches().length === 1, 'a new watch after the re-list');
+    await waitFor(() => registrationWatches().length === 1, 'a new watch after the re-list');
     await settled();
     expect(listChanged).toHaveLength(1);
     expect((await backend('mcp-alpha'))!.lastConnectedAt).toBe(alphaConnectedAt);
@@ -445,6 +454,7 @@ describe('MCPServerRegistration discovery (startTestBackend, fake Kubernetes API
     );
     const entry = await waitFor(() => refused('hostile'), 'the refusal on /status');
     expect(entry).toEqual({
+      kind: 'MCPServerRegistration',
       namespace: NS,
       name: 'hostile',
       reason: 'AuthNotAllowed',

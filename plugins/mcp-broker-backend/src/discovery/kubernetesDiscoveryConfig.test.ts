@@ -55,6 +55,7 @@ describe('readKubernetesDiscoveryConfig', () => {
         profiles: new Map(),
         pluginBaseUrls: async () => [],
         onServers: () => {},
+        onEndpoints: () => {},
       });
     expect(() => start({ kubeconfig: '/nonexistent/kubeconfig' })).toThrow(
       /mcpBroker\.kubernetes\.kubeconfig \/nonexistent\/kubeconfig cannot be read/,

@@ -6,7 +6,8 @@
 import { ConfigReader } from '@backstage/config';
 import { readCredentialProfiles } from '../identity/credentialProfiles';
 import { CREDENTIAL_PROFILE_ANNOTATION } from './registrationAuth';
-import { resolveRegistration, serverNameOf, SERVER_URL_ANNOTATION } from './registrationMapping';
+import { derivedNameOf } from './derivedNameOf';
+import { resolveRegistration, SERVER_URL_ANNOTATION } from './registrationMapping';
 import { RegistrationError, type KubeObjectLike } from './registrationTypes';
 
 const secretValue = 'top-secret-value';
@@ -64,7 +65,7 @@ const route = { spec: { hostnames: ['weather.example.com'] } };
 
 describe('resolveRegistration', () => {
   it('derives a [a-z0-9-] name, the default prefix and /mcp from the HTTPRoute hostname', async () => {
-    expect(serverNameOf('team-a', 'Weather.v2')).toBe('team-a-weather-v2');
+    expect(derivedNameOf('team-a', 'Weather.v2')).toBe('team-a-weather-v2');
     const server = await resolveRegistration(
       registration({ targetRef: { name: 'r' } }),
       lookups({ 'route:team-a/r': route }),

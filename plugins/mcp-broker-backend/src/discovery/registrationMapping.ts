@@ -9,17 +9,13 @@
  * Annotations survive a CRD that prunes unknown spec fields.
  */
 import { isValidServerName, isValidToolPrefix, type BrokerServerConfig } from '../config';
+import { derivedNameOf } from './derivedNameOf';
 import { readSecretValue } from './readSecretValue';
 import { registrationAuthOf, type RegistrationAuthContext } from './registrationAuth';
 import { RegistrationError, type KubeObjectLike } from './registrationTypes';
 
 /** Annotation with an explicit server URL (instead of resolving the HTTPRoute). */
 export const SERVER_URL_ANNOTATION = 'devportal.kuadrant.io/mcp-server-url';
-
-/** The broker's name of a registration: `<namespace>-<name>`, `[a-z0-9-]`. */
-export function serverNameOf(namespace: string, name: string): string {
-  return `${namespace}-${name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
-}
 
 /** What resolving a registration needs: cluster reads, route settings, the admin's profiles. */
 export interface RegistrationContext extends RegistrationAuthContext {
@@ -39,7 +35,7 @@ export async function resolveRegistration(
   const namespace = registration.metadata?.namespace ?? '';
   const resourceName = registration.metadata?.name ?? '';
   const spec = registration.spec ?? {};
-  const name = serverNameOf(namespace, resourceName);
+  const name = derivedNameOf(namespace, resourceName);
   if (!isValidServerName(name))
     throw new RegistrationError(`cannot derive a server name from ${namespace}/${resourceName}`);
 

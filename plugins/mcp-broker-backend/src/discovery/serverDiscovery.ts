@@ -4,6 +4,9 @@
  * `mcpBroker.kubernetes` is set, MCPServerRegistration resources, decided against the admin's
  * `mcpBroker.credentialProfiles` (re-read with the servers). Both feed one composer that
  * hands the broker the complete set; the broker works out what was added, changed or removed.
+ * The same watch reads MCPVirtualServers, decided against that complete set (a virtual server
+ * may name only its own namespace's servers' tools) whenever it changes, and hands the
+ * Kubernetes curated endpoints to `onEndpoints`.
  */
 import type {
   DiscoveryService,
@@ -11,16 +14,18 @@ import type {
   RootConfigService,
 } from '@backstage/backend-plugin-api';
 import type { McpBroker } from '../broker/McpBroker';
-import { readBrokerConfig } from '../config';
-import { createKubernetesDiscovery } from './createKubernetesDiscovery';
+import { type BrokerServerConfig, readBrokerConfig } from '../config';
+import type { CuratedEndpointConfig } from '../endpoints/endpointConfig';
+import { createKubernetesDiscovery, type KubernetesDiscovery } from './createKubernetesDiscovery';
 import { ServerSetComposer } from './ServerSetComposer';
 import { readKubernetesDiscoveryConfig } from './kubernetesDiscoveryConfig';
 import type { RefusedRegistration } from './RegistrationWatcher';
+import type { RefusedVirtualServer } from './VirtualServerWatcher';
 
 /** The running discovery; `stop` ends the config subscription and the Kubernetes watch. */
 export interface ServerDiscovery {
-  /** Registrations that serve nothing, and why (for `/status`). */
-  refusedRegistrations(): RefusedRegistration[];
+  /** Registrations and virtual servers that serve nothing, and why (for `/status`). */
+  refusedRegistrations(): Array<RefusedRegistration | RefusedVirtualServer>;
   stop(): Promise<void>;
 }
 
@@ -34,12 +39,20 @@ export function startServerDiscovery(options: {
   broker: McpBroker;
   /** Backstage's discovery service: where a `backstage` profile's target plugin is served. */
   discovery: DiscoveryService;
+  /** Receives the curated endpoints of MCPVirtualServers whenever they change. */
+  onEndpoints(endpoints: CuratedEndpointConfig[]): void;
 }): ServerDiscovery {
   const { config, logger, broker, discovery } = options;
-  const composer = new ServerSetComposer(servers => broker.setServers(servers), logger);
-  composer.setConfigServers(broker.config.servers);
+  // Who gets every server set: the broker and (added below) the virtual servers' watcher.
+  const serverSetListeners: Array<(servers: BrokerServerConfig[]) => void> = [
+    servers => broker.setServers(servers),
+  ];
+  const composer = new ServerSetComposer(
+    servers => serverSetListeners.forEach(listener => listener(servers)),
+    logger,
+  );
   const kubernetes = readKubernetesDiscoveryConfig(config);
-  const watcher = kubernetes
+  const kubernetesDiscovery: KubernetesDiscovery | undefined = kubernetes
     ? createKubernetesDiscovery({
         config: kubernetes,
         logger,
@@ -49,8 +62,13 @@ export function startServerDiscovery(options: {
           await discovery.getExternalBaseUrl(pluginId),
         ],
         onServers: servers => composer.setKubernetesServers(servers),
+        onEndpoints: options.onEndpoints,
       })
     : undefined;
+  if (kubernetesDiscovery !== undefined) {
+    serverSetListeners.push(servers => kubernetesDiscovery.virtualServers.setServers(servers));
+  }
+  composer.setConfigServers(broker.config.servers);
   // The profiles as written: a reload that leaves them alone does not re-decide registrations.
   const profilesAsWritten = () =>
     JSON.stringify(config.getOptional('mcpBroker.credentialProfiles') ?? null);
@@ -63,18 +81,21 @@ export function startServerDiscovery(options: {
       const changed = profilesAsWritten();
       if (changed !== profiles) {
         profiles = changed;
-        watcher?.setProfiles(reloaded.credentialProfiles);
+        kubernetesDiscovery?.registrations.setProfiles(reloaded.credentialProfiles);
       }
     } catch (error) {
       logger.error(`Ignored the reloaded mcpBroker configuration: ${(error as Error).message}`);
     }
   });
-  watcher?.start();
+  kubernetesDiscovery?.start();
   return {
-    refusedRegistrations: () => watcher?.refused() ?? [],
+    refusedRegistrations: () => [
+      ...(kubernetesDiscovery?.registrations.refused() ?? []),
+      ...(kubernetesDiscovery?.virtualServers.refused() ?? []),
+    ],
     async stop() {
       subscription?.unsubscribe();
-      await watcher?.stop();
+      await kubernetesDiscovery?.stop();
     },
   };
 }

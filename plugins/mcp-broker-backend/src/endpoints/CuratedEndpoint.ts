@@ -6,7 +6,8 @@
  * policy denies, and a tool outside it answers exactly as one that exists nowhere.
  *
  * The selection: the endpoint's servers; of their tools those whose prefixed name matches an
- * `include` glob (all, without `include`) and no `exclude` glob, whose annotations (declared, or
+ * `include` glob (all, without `include`), is one of `includeNames` when given (exact names,
+ * from Kubernetes) and matches no `exclude` glob, whose annotations (declared, or
  * MCP's defaults) equal the configured hints; prompts, resources and templates of the servers as
  * the person's view has them. Overrides change the title and description clients see, never what
  * is pinned or routed.
@@ -70,7 +71,10 @@ export class CuratedEndpoint implements CatalogSelection {
     if (config.instructions !== undefined) this.instructions = config.instructions;
     // `?` is one character here: tool names never hold one (see globMatcher).
     const glob = (patterns: readonly string[]) => globMatcher(patterns, { anyOneCharacter: true });
-    this.#included = config.include === undefined ? () => true : glob(config.include);
+    const globbed = config.include === undefined ? () => true : glob(config.include);
+    const names = config.includeNames === undefined ? undefined : new Set(config.includeNames);
+    this.#included =
+      names === undefined ? globbed : (name: string) => names.has(name) && globbed(name);
     this.#excluded = glob(config.exclude);
   }
 

@@ -32,6 +32,11 @@ export interface CuratedEndpointConfig {
    * character): a tool must match one (absent: every tool).
    */
   readonly include?: readonly string[];
+  /**
+   * Exact prefixed tool names, matched literally (an MCPVirtualServer's `spec.tools`): a tool
+   * must be one of them, as well as pass `include`.
+   */
+  readonly includeNames?: readonly string[];
   /** Globs on prefixed tool names: a tool matching one is left out. */
   readonly exclude: readonly string[];
   /** A tool passes when each named hint (its declared value, or MCP's default) is as given. */

@@ -10,17 +10,25 @@ import { accessOf, PrincipalAccessDeps } from './principalAccess';
 export interface StatusHandlerDeps extends PrincipalAccessDeps {
   /** Each server's identity settings (spec §11: mode, last token exchange error). */
   identityStatusOf?: (server: string) => ServerIdentityStatus | undefined;
-  /** Kubernetes registrations that serve nothing, and why (spec §11.1; never a secret). */
+  /**
+   * Kubernetes resources that serve nothing, and why (spec §11.1, curated-endpoints §9; never a
+   * secret): registrations and virtual servers.
+   */
   refusedRegistrations?: () => ReadonlyArray<RefusedRegistrationStatus>;
   /** The curated endpoints (spec §13): `endpoints[]`. */
   endpoints?: () => ReadonlyArray<CuratedEndpointStatus>;
 }
 
-/** One refused registration on `/status`: `registrations.refused[]`. */
+/** One refused Kubernetes resource on `/status`: `registrations.refused[]`. */
 export interface RefusedRegistrationStatus {
+  /** `MCPServerRegistration` or `MCPVirtualServer`. */
+  kind: string;
   namespace: string;
   name: string;
-  /** e.g. `AuthNotAllowed`, `ProfileNotFound`, `ProfileNotAllowed`, `UrlNotAllowed`. */
+  /**
+   * e.g. `AuthNotAllowed`, `ProfileNotFound`, `ProfileNotAllowed`, `UrlNotAllowed`;
+   * `ToolOutsideNamespace`, `UnknownTool` (virtual servers); `Invalid`.
+   */
   reason: string;
   message: string;
 }

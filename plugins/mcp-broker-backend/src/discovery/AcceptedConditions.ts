@@ -1,16 +1,17 @@
 /*
- * The broker's verdict on each MCPServerRegistration, written where its owners look: the
- * `Accepted` condition in `status.conditions` (True when the registration serves, False with the
- * refusal's reason and message). Written only when it differs from what the object carries, as
+ * The broker's verdict on each resource it reads from Kubernetes (an MCPServerRegistration, an
+ * MCPVirtualServer), written where the resource's owners look: the `Accepted` condition in
+ * `status.conditions` (True when it serves, False with the refusal's reason and message). Written only when it differs from what the object carries, as
  * a JSON merge patch of the status subresource that keeps other writers' conditions (Kuadrant's
  * controller writes its own) and carries the object's resourceVersion: a concurrent change
  * answers 409, and the watch event of that change brings the object back here for another try.
  * `lastTransitionTime` moves only when the status flips.
  *
  * Failure modes: where the cluster does not allow the write (403: the broker's role lacks
- * `patch` on `mcpserverregistrations/status`) this is logged once and the refusal stays visible
+ * `patch` on `<plural>/status`) this is logged once and the refusal stays visible
  * in the log and on `/status`; the same verdict is not retried for the same object version. A
- * registration deleted meanwhile (404) needs nothing. Nothing here ever blocks discovery.
+ * resource deleted meanwhile (404) needs nothing; so does a CRD without a status subresource
+ * (Kuadrant's MCPVirtualServer), which answers 404 as well. Nothing here ever blocks discovery.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
@@ -19,15 +20,15 @@ import {
   mergePatchOptions,
 } from '@devportal/backend-kubernetes-client';
 import type * as k8s from '@kubernetes/client-node';
-import type { KubeObjectLike, RefusalReason } from './registrationTypes';
+import type { KubeObjectLike } from './registrationTypes';
 
 /** The condition type the broker owns. */
 export const ACCEPTED_CONDITION = 'Accepted';
 
-/** What the broker decided about a registration. */
-export type RegistrationVerdict =
+/** What the broker decided about a resource; `Reason` is the kind's refusal vocabulary. */
+export type AcceptedVerdict<Reason extends string = string> =
   | { readonly accepted: true; readonly message: string }
-  | { readonly accepted: false; readonly reason: RefusalReason; readonly message: string };
+  | { readonly accepted: false; readonly reason: Reason; readonly message: string };
 
 interface Condition {
   type: string;
@@ -38,34 +39,35 @@ interface Condition {
   observedGeneration?: number;
 }
 
-/** Options of {@link RegistrationConditions}. */
-export interface RegistrationConditionsOptions {
+/** Options of {@link AcceptedConditions}. */
+export interface AcceptedConditionsOptions {
   custom: k8s.CustomObjectsApi;
   lib: typeof k8s;
-  resource: { group: string; version: string; plural: string };
+  /** The resource type whose objects' status it writes (`kind` names it in log lines). */
+  resource: { group: string; version: string; plural: string; kind: string };
   requestTimeoutMs: number;
   logger: LoggerService;
   now?: () => Date;
 }
 
-/** Writes the `Accepted` condition of registrations; see the file comment. */
-export class RegistrationConditions {
-  /** Per registration key, the last write tried (verdict and object version). */
+/** Writes the `Accepted` condition of one resource type's objects; see the file comment. */
+export class AcceptedConditions {
+  /** Per object key, the last write tried (verdict and object version). */
   private readonly attempted = new Map<string, string>();
   private forbiddenLogged = false;
 
-  constructor(private readonly options: RegistrationConditionsOptions) {}
+  constructor(private readonly options: AcceptedConditionsOptions) {}
 
-  /** Writes `verdict` onto `registration` unless it already says so (fire and forget). */
-  sync(registration: KubeObjectLike, verdict: RegistrationVerdict): void {
-    const namespace = registration.metadata?.namespace ?? '';
-    const name = registration.metadata?.name ?? '';
+  /** Writes `verdict` onto `object` unless it already says so (fire and forget). */
+  sync(object: KubeObjectLike, verdict: AcceptedVerdict): void {
+    const namespace = object.metadata?.namespace ?? '';
+    const name = object.metadata?.name ?? '';
     const key = `${namespace}/${name}`;
-    const conditions: Condition[] = Array.isArray(registration.status?.conditions)
-      ? registration.status.conditions
+    const conditions: Condition[] = Array.isArray(object.status?.conditions)
+      ? object.status.conditions
       : [];
     const current = conditions.find(c => c?.type === ACCEPTED_CONDITION);
-    const generation = registration.metadata?.generation;
+    const generation = object.metadata?.generation;
     const wanted = {
       status: verdict.accepted ? ('True' as const) : ('False' as const),
       reason: verdict.accepted ? 'Accepted' : verdict.reason,
@@ -81,7 +83,7 @@ export class RegistrationConditions {
     ) {
       return;
     }
-    const attempt = JSON.stringify([registration.metadata?.resourceVersion, wanted]);
+    const attempt = JSON.stringify([object.metadata?.resourceVersion, wanted]);
     if (this.attempted.get(key) === attempt) return;
     this.attempted.set(key, attempt);
     const condition: Condition = {
@@ -92,13 +94,13 @@ export class RegistrationConditions {
           ? current.lastTransitionTime
           : (this.options.now?.() ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };
-    void this.write(namespace, name, registration.metadata?.resourceVersion, [
+    void this.write(namespace, name, object.metadata?.resourceVersion, [
       ...conditions.filter(c => c?.type !== ACCEPTED_CONDITION),
       condition,
     ]);
   }
 
-  /** Forgets a deleted registration. */
+  /** Forgets a deleted object (`<namespace>/<name>`). */
   forget(key: string): void {
     this.attempted.delete(key);
   }
@@ -113,7 +115,9 @@ export class RegistrationConditions {
     try {
       await custom.patchNamespacedCustomObjectStatus(
         {
-          ...resource,
+          group: resource.group,
+          version: resource.version,
+          plural: resource.plural,
           namespace,
           name,
           body: {
@@ -131,14 +135,14 @@ export class RegistrationConditions {
         if (this.forbiddenLogged) return;
         this.forbiddenLogged = true;
         logger.warn(
-          `Cannot write the Accepted condition of MCPServerRegistration resources (403 Forbidden): grant the broker "patch" on mcpserverregistrations/status (deploy/mcp-broker-rbac.yaml). Refusals stay visible in this log and on /api/mcp-broker/status.`,
+          `Cannot write the Accepted condition of ${resource.kind} resources (403 Forbidden): grant the broker "patch" on ${resource.plural}/status (deploy/mcp-broker-rbac.yaml). Refusals stay visible in this log and on /api/mcp-broker/status.`,
         );
         return;
       }
       // Tried again at the next resolution (a resync at the latest).
       this.attempted.delete(`${namespace}/${name}`);
       logger.warn(
-        `Could not write the Accepted condition of MCPServerRegistration ${namespace}/${name}: ${describeKubernetesFailure(error)}`,
+        `Could not write the Accepted condition of ${resource.kind} ${namespace}/${name}: ${describeKubernetesFailure(error)}`,
       );
     }
   }
