@@ -14,7 +14,6 @@
  * that loses rows to that check reads on from the last row it read until it is full, so a
  * page is short only at the end of the list.
  */
-import { InputError } from '@backstage/errors';
 import type { ObjectRef } from '@devportal/plugin-portal-common';
 import type { Knex } from 'knex';
 import { mapDatabaseError } from './databaseErrors';
@@ -30,6 +29,7 @@ import {
 import { isExpiryDue, liveExpiryTextBound } from './expiryDue';
 import type { KeysetPosition } from './keysetCursor';
 import { cursorPosition, pageOf, pageQuery } from './keysetPages';
+import { assertGrantFilterNamesNamespace } from './mcpGrantFilter';
 import type { McpGrantFilter, Page, PageRequest, StoredMcpGrant } from './types';
 
 /** The product columns of a grant row, each under a name of its own (`product_<column>`). */
@@ -67,9 +67,7 @@ export class DatabaseMcpGrants {
     now: Date,
     page: PageRequest,
   ): Promise<Page<StoredMcpGrant>> {
-    if (filter.productName !== undefined && filter.namespace === undefined) {
-      throw new InputError('A grant filter by product name needs the namespace');
-    }
+    assertGrantFilterNamesNamespace(filter);
     let after: KeysetPosition | undefined = cursorPosition(page);
     const live: GrantRow[] = [];
     try {

@@ -12,9 +12,9 @@
  * - countLiveGrants: the keys of one product by product label, checked for tier, phase and
  *   expiry.
  */
-import { InputError } from '@backstage/errors';
 import type { ApiKeySpec, ObjectRef } from '@devportal/plugin-portal-common';
 import { isExpiryDue } from '../expiryDue';
+import { assertGrantFilterNamesNamespace } from '../mcpGrantFilter';
 import type { McpGrantFilter, Page, PageRequest, StoredApiProduct, StoredMcpGrant } from '../types';
 import { API_KEYS, keyFromObject, phaseOf } from './customResources';
 import type { KubeObject, KubernetesApi } from './kubernetesClient';
@@ -59,9 +59,7 @@ export class KubernetesMcpGrants {
     now: Date,
     page: PageRequest,
   ): Promise<Page<StoredMcpGrant>> {
-    if (filter.productName !== undefined && filter.namespace === undefined) {
-      throw new InputError('A grant filter by product name needs the namespace');
-    }
+    assertGrantFilterNamesNamespace(filter);
     const { api, namespaces: served, products } = this.#parts;
     const namespaces = served.scope(filter.namespace);
     if (namespaces?.length === 0) {

@@ -42,6 +42,14 @@ describe('KubernetesPortalStore and MCP targets', () => {
     await fake?.close();
   }, TEST_TIMEOUT_MS);
 
+  const createTools = () =>
+    store.createProduct({
+      namespace: 'toystore',
+      name: 'tools',
+      annotations: { [OWNER_ANNOTATION]: BOB },
+      spec: mcpSpec('example'),
+    });
+
   const labelsOf = (kind: string, name: string) =>
     fake.listObjects(DEVPORTAL, kind, 'toystore').find(o => o.metadata?.name === name)?.metadata
       ?.labels ?? {};
@@ -88,12 +96,7 @@ describe('KubernetesPortalStore and MCP targets', () => {
   it(
     'reads grants and target-filtered products through the target label selector',
     async () => {
-      await store.createProduct({
-        namespace: 'toystore',
-        name: 'tools',
-        annotations: { [OWNER_ANNOTATION]: BOB },
-        spec: mcpSpec('example'),
-      });
+      await createTools();
       await store.createKey({
         namespace: 'toystore',
         spec: {
@@ -130,14 +133,7 @@ describe('KubernetesPortalStore and MCP targets', () => {
           'APIProduct.devportal.kuadrant.io "tools" is invalid: spec.targetRef.kind: Unsupported value: "MCPServer": supported values: "HTTPRoute"',
       });
 
-      await expect(
-        store.createProduct({
-          namespace: 'toystore',
-          name: 'tools',
-          annotations: { [OWNER_ANNOTATION]: BOB },
-          spec: mcpSpec('example'),
-        }),
-      ).rejects.toMatchObject({
+      await expect(createTools()).rejects.toMatchObject({
         name: 'InputError',
         message:
           "this cluster's APIProduct CRD does not accept MCP targets: install the CRDs of deploy/crds or use portal.storage: database",
@@ -148,14 +144,7 @@ describe('KubernetesPortalStore and MCP targets', () => {
         message:
           'APIProduct.devportal.kuadrant.io "tools" is invalid: spec.displayName: Required value',
       });
-      await expect(
-        store.createProduct({
-          namespace: 'toystore',
-          name: 'tools',
-          annotations: { [OWNER_ANNOTATION]: BOB },
-          spec: mcpSpec('example'),
-        }),
-      ).rejects.toMatchObject({
+      await expect(createTools()).rejects.toMatchObject({
         name: 'InputError',
         message: expect.stringContaining('spec.displayName: Required value'),
       });
