@@ -16,7 +16,7 @@ import addFormats from 'ajv-formats';
 import yaml from 'js-yaml';
 import { ConfigReader } from '@backstage/config';
 import { mockServices } from '@backstage/backend-test-utils';
-import { OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
+import { MCP_TARGET_GROUP, OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
 import {
   startFakeKubeApiServer,
   wellKnownResources,
@@ -137,6 +137,36 @@ describe('deploy/ on a fake Kubernetes API server', () => {
       ownedBy: { userRef: BOB, ownershipRefs: [BOB] },
       phase: 'Approved',
     });
+    // An MCP product with its plans, and an access request of it (no Secret).
+    const tools = await store.createProduct({
+      namespace: 'toystore',
+      name: 'tools',
+      annotations: { [OWNER_ANNOTATION]: BOB },
+      spec: {
+        displayName: 'Example tools',
+        targetRef: { group: MCP_TARGET_GROUP, kind: 'MCPServer', name: 'example' },
+        approvalMode: 'automatic',
+        publishStatus: 'Published',
+        plans: [
+          {
+            tier: 'bronze',
+            description: 'Five a day',
+            limits: { toolCalls: [{ calls: 5, per: 'day', tools: ['echo*'] }] },
+          },
+        ],
+      },
+    });
+    await store.createKey({
+      namespace: 'toystore',
+      spec: {
+        apiProductRef: { name: 'tools' },
+        planTier: 'bronze',
+        requestedBy: { userId: 'user:default/alice' },
+      },
+      approval: { reviewedBy: 'system:automatic-approval' },
+    });
+    await store.listMcpGrantsPage({ targetKind: 'MCPServer' }, new Date(), { limit: 10 });
+    await store.countLiveGrants(ref(tools), 'bronze', new Date());
     for (const kind of ['HTTPRoute', 'PlanPolicy', 'AuthPolicy', 'RateLimitPolicy'] as const) {
       await resources.list(kind);
       await resources.get(kind, { namespace: 'toystore', name: 'x' });

@@ -282,6 +282,21 @@ function checkPagedProductQuery(
   }
 }
 
+/** Refuses `targetName` without `targetKind`: a target is named within its kind. */
+function checkTargetNameHasKind(
+  query: { targetKind?: string; targetName?: string },
+  ctx: z.RefinementCtx,
+  kinds: string,
+) {
+  if (query.targetName !== undefined && query.targetKind === undefined) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `targetName needs targetKind (${kinds})`,
+      path: ['targetName'],
+    });
+  }
+}
+
 /** A full entity ref, `kind:namespace/name` (compared in lower case, as Backstage stores them). */
 const ENTITY_REF = /^[A-Za-z0-9][-A-Za-z0-9_.]*:[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+$/;
 const ENTITY_REF_MESSAGE = 'must be a full entity ref such as user:default/alice';
@@ -359,27 +374,35 @@ export const mcpGrantListQuerySchema = z
   })
   .superRefine((query, ctx) => {
     checkPagedProductQuery(query, ctx);
-    if (query.targetName !== undefined && query.targetKind === undefined) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: 'targetName needs targetKind (MCPServer or MCPEndpoint)',
-        path: ['targetName'],
-      });
-    }
+    checkTargetNameHasKind(query, ctx, 'MCPServer or MCPEndpoint');
   });
 
+/** The kinds of target a product may have, as the `targetKind` of a product list names them. */
+const productTargetKind = z.enum(['HTTPRoute', 'MCPServer', 'MCPEndpoint'], {
+  errorMap: () => ({ message: 'must be HTTPRoute, MCPServer or MCPEndpoint' }),
+});
+
 /**
- * Query of `GET /apiproducts`: `namespace`, and `owner` (entity refs separated by commas,
- * any of which owns the product).
+ * Query of `GET /apiproducts`: `namespace`, `owner` (entity refs separated by commas, any of
+ * which owns the product), `targetKind` and `targetName` (needs `targetKind`): only the
+ * products that expose that kind of target, or that one target (contract mcp-access §4.8).
  * @public
  */
 export const productListQuerySchema = z
   .object({
     namespace: optionalQueryValue(dns1123Label),
     owner: optionalQueryValue(ownerQueryValue),
+    targetKind: optionalQueryValue(productTargetKind),
+    targetName: optionalQueryValue(z.string().min(1).max(253)),
     ...pageQueryFields,
   })
-  .refine(continueNeedsLimit, CONTINUE_NEEDS_LIMIT);
+  // One refinement (the OpenAPI generator reads the object inside one layer of effects).
+  .superRefine((query, ctx) => {
+    if (!continueNeedsLimit(query)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, ...CONTINUE_NEEDS_LIMIT });
+    }
+    checkTargetNameHasKind(query, ctx, 'HTTPRoute, MCPServer or MCPEndpoint');
+  });
 
 /** Query of the other lists. @public */
 export const namespaceQuerySchema = z

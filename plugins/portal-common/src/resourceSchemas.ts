@@ -108,6 +108,12 @@ export const apiKeySpecSchema = z.object({
   useCase: z.string().max(1000).optional(),
   requestedBy: z.object({ userId: z.string(), email: z.string().optional() }),
   expiresAt: timestamp().optional(),
+  /**
+   * Set by the server on an access request of an MCP product (contract mcp-access §4.1): the
+   * product's target, copied when the request is created. Its presence tells an access
+   * request from an API key.
+   */
+  mcpTarget: z.object({ kind: z.enum(['MCPServer', 'MCPEndpoint']), name: z.string() }).optional(),
 });
 
 /** The `status` of an API key request (set by the server only). @public */

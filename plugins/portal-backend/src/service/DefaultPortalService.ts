@@ -52,6 +52,7 @@ import {
   ownerOfMcpProduct,
   plansOfMcpProduct,
 } from '../mcp/mcpProductRules';
+import { assertRemovedTiersUnused } from '../mcp/assertRemovedTiersUnused';
 import type { McpTargetDirectory, McpTargetEntry } from '../mcp/McpTargetDirectory';
 import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
@@ -144,7 +145,12 @@ export class DefaultPortalService implements PortalService {
   ): Promise<Page<ApiProduct>> {
     const ownerRefs = narrowedRefs(query.ownerRefs, ownerRefsOfQuery(query.owner));
     if (ownerRefs?.length === 0) return { items: [] };
-    const filter = { namespace: query.namespace, ownerRefs };
+    const filter = {
+      namespace: query.namespace,
+      ownerRefs,
+      targetKind: query.targetKind,
+      targetName: query.targetName,
+    };
     const { items, cursor } =
       page === undefined
         ? { items: await this.#store.listProducts(filter), cursor: undefined }
@@ -231,6 +237,7 @@ export class DefaultPortalService implements PortalService {
     spec.publishStatus = spec.publishStatus ?? 'Draft';
     assertTargetKept(current.spec, spec);
     assertPlansFitTarget(spec);
+    await assertRemovedTiersUnused(this.#store, ref, current.spec, spec, this.#now());
     if (!isMcpTarget(spec.targetRef) && spec.targetRef.name !== current.spec.targetRef.name) {
       await this.#assertRouteExists(current.metadata.namespace, spec.targetRef.name);
     }

@@ -4,11 +4,9 @@
  * tier. The MCP broker's portal module reads them (its full sync pages the list, an event makes
  * it read one), so a grant names everything the broker needs and nothing secret.
  *
- * How the list is built: the MCP products (store filter by namespace; few compared with keys),
- * then each one's Approved keys (store filter by product, phase and requester), filtered by
- * expiry at `now`. Pages are keyset pages over the key's (creationTimestamp, namespace, name),
- * the order of P§9, so a walk never returns a grant twice and never skips one that existed
- * when it began (store/keysetCursor.ts's `pageInMemory`, as the manifest source pages).
+ * The store reads them (`listMcpGrantsPage`: the database's partial index of Approved access
+ * requests by target, the Kubernetes store's target label), in its page order; this class
+ * only turns a stored access request and its product into the grant the API answers.
  */
 import { NotFoundError } from '@backstage/errors';
 import {
@@ -18,9 +16,17 @@ import {
   type McpGrantListQuery,
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
-import { compareKeysetPositions, type KeysetPosition, pageInMemory } from '../store/keysetCursor';
-import type { Page, PageRequest, PortalStore, StoredApiProduct } from '../store/types';
+import type {
+  Page,
+  PageRequest,
+  PortalStore,
+  StoredApiProduct,
+  StoredMcpGrant,
+} from '../store/types';
 import { describeRef, productRefOfKey } from './records';
+
+/** The page size of a walk over every grant (a list asked for without a page). */
+const WHOLE_LIST_PAGE_SIZE = 1000;
 
 /** Reads live grants from the portal's store; see the file comment. */
 export class McpGrantReader {
@@ -34,36 +40,31 @@ export class McpGrantReader {
 
   /** One page of the live grants matching `query` (all of them without `page`). */
   async list(query: McpGrantListQuery, page?: PageRequest): Promise<Page<McpGrant>> {
-    const products = (await this.#store.listProducts({ namespace: query.namespace })).filter(
-      product =>
-        isMcpTarget(product.spec.targetRef) &&
-        (query.product === undefined || product.metadata.name === query.product) &&
-        (query.targetKind === undefined || product.spec.targetRef.kind === query.targetKind) &&
-        (query.targetName === undefined || product.spec.targetRef.name === query.targetName),
-    );
-    const now = this.#now().getTime();
-    const grants: Array<{ grant: McpGrant; position: KeysetPosition }> = [];
-    for (const product of products) {
-      const keys = await this.#store.listKeys({
-        namespace: product.metadata.namespace,
-        productName: product.metadata.name,
-        phase: 'Approved',
-        ...(query.subject !== undefined && { requestedBy: query.subject }),
-      });
-      for (const key of keys) {
-        const grant = grantOf(key, product, now);
-        if (grant) grants.push({ grant, position: positionOf(key) });
-      }
-    }
-    if (page) {
-      const { items, cursor } = pageInMemory(grants, entry => entry.position, page);
-      return { items: items.map(entry => entry.grant), cursor };
-    }
-    return {
-      items: grants
-        .sort((a, b) => compareKeysetPositions(a.position, b.position))
-        .map(entry => entry.grant),
+    const filter = {
+      namespace: query.namespace,
+      productName: query.product,
+      targetKind: query.targetKind,
+      targetName: query.targetName,
+      requestedBy: query.subject,
     };
+    const now = this.#now();
+    const toGrants = (stored: Page<StoredMcpGrant>) =>
+      stored.items.flatMap(({ key, product }) => grantOf(key, product, now.getTime()) ?? []);
+    if (page) {
+      const stored = await this.#store.listMcpGrantsPage(filter, now, page);
+      return { items: toGrants(stored), cursor: stored.cursor };
+    }
+    const items: McpGrant[] = [];
+    let cursor: string | undefined;
+    do {
+      const stored = await this.#store.listMcpGrantsPage(filter, now, {
+        limit: WHOLE_LIST_PAGE_SIZE,
+        cursor,
+      });
+      items.push(...toGrants(stored));
+      cursor = stored.cursor;
+    } while (cursor !== undefined);
+    return { items };
   }
 
   /** The live grant of one access request; NotFoundError unless it is one now. */
@@ -78,15 +79,6 @@ export class McpGrantReader {
     }
     return grant;
   }
-}
-
-/** A key's place in the list (P§9's order). */
-function positionOf(key: ApiKey): KeysetPosition {
-  return {
-    createdAt: key.metadata.creationTimestamp,
-    namespace: key.metadata.namespace,
-    name: key.metadata.name,
-  };
 }
 
 /** The grant a key is now, or undefined (not Approved, expired, not of an MCP product). */

@@ -1,5 +1,6 @@
 /*
- * A PortalStore made of one part per resource: products, key requests, key secrets. Both
+ * A PortalStore made of one part per resource: products, key requests, access grants (reads
+ * of key requests with their products), key secrets. Both
  * stores (DatabasePortalStore, KubernetesPortalStore) are such a composition of their own
  * parts; this class is the delegation they share, so that each PortalStore method is
  * routed in one place.
@@ -8,6 +9,7 @@ import type { ApiKey, ObjectRef } from '@devportal/plugin-portal-common';
 import type {
   KeyFilter,
   KeyReview,
+  McpGrantFilter,
   NewApiKey,
   NewApiProduct,
   Page,
@@ -16,6 +18,7 @@ import type {
   PortalStore,
   ProductFilter,
   StoredApiProduct,
+  StoredMcpGrant,
 } from './types';
 
 /** The product methods of a {@link PortalStore}. */
@@ -42,6 +45,9 @@ export type PortalKeyRequestStore = Pick<
   | 'claimExpiryAnnouncements'
 >;
 
+/** The access grant reads of a {@link PortalStore}. */
+export type PortalMcpGrantStore = Pick<PortalStore, 'listMcpGrantsPage' | 'countLiveGrants'>;
+
 /** The key secret methods of a {@link PortalStore}. */
 export type PortalKeySecretStore = Pick<PortalStore, 'revealSecret'>;
 
@@ -49,6 +55,7 @@ export type PortalKeySecretStore = Pick<PortalStore, 'revealSecret'>;
 export interface PortalStoreParts {
   products: PortalProductStore;
   keys: PortalKeyRequestStore;
+  grants: PortalMcpGrantStore;
   secrets: PortalKeySecretStore;
 }
 
@@ -56,11 +63,13 @@ export interface PortalStoreParts {
 export class ComposedPortalStore implements PortalStore {
   readonly #products: PortalProductStore;
   readonly #keys: PortalKeyRequestStore;
+  readonly #grants: PortalMcpGrantStore;
   readonly #secrets: PortalKeySecretStore;
 
   protected constructor(parts: PortalStoreParts) {
     this.#products = parts.products;
     this.#keys = parts.keys;
+    this.#grants = parts.grants;
     this.#secrets = parts.secrets;
   }
 
@@ -122,6 +131,20 @@ export class ComposedPortalStore implements PortalStore {
 
   claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]> {
     return this.#keys.claimExpiryAnnouncements(now, limit);
+  }
+
+  // --- access grants ----------------------------------------------------------------
+
+  listMcpGrantsPage(
+    filter: McpGrantFilter,
+    now: Date,
+    page: PageRequest,
+  ): Promise<Page<StoredMcpGrant>> {
+    return this.#grants.listMcpGrantsPage(filter, now, page);
+  }
+
+  countLiveGrants(product: ObjectRef, tier: string, now: Date): Promise<number> {
+    return this.#grants.countLiveGrants(product, tier, now);
   }
 
   // --- secrets ----------------------------------------------------------------------

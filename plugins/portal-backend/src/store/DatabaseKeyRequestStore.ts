@@ -10,6 +10,8 @@
  *   in the same transaction.
  * - Duplicate Pending requests: the partial unique index, so concurrent creates race
  *   to the index, not to a prior SELECT.
+ * - createKey copies the product's MCP target into `mcp_target` (read in the same
+ *   transaction), so the grant list and count read keys by target without the products.
  * - createKey for a vanishing product: the foreign key (PostgreSQL locks the product row
  *   while inserting; a concurrent product delete cascades over the new key).
  * - deleteKey: one transaction, plus FK cascades for rows written by transactions that
@@ -38,6 +40,7 @@ import {
   KEY_COLUMNS,
   PRODUCTS_TABLE,
   keyFromRow,
+  mcpTargetColumn,
   nowTimestamp,
   type KeyRow,
   type ProductRow,
@@ -83,14 +86,22 @@ export class DatabaseKeyRequestStore {
         reason: key.approval?.reason ?? null,
         secret_revealed: false,
         secret_revealed_at: null,
+        mcp_target: null,
       };
       try {
         await this.db.transaction(async trx => {
           // The check gives a clear error; the foreign key makes it race-free.
-          const product = await trx<ProductRow>(PRODUCTS_TABLE).where(productRef).first('name');
+          const product = await trx<ProductRow>(PRODUCTS_TABLE)
+            .where(productRef)
+            .first('target_kind', 'target_name');
           if (!product) {
             throw new NotFoundError(missingProduct);
           }
+          // An MCP product's target never changes (contract mcp-access §3.3): a copy holds.
+          row.mcp_target = mcpTargetColumn({
+            kind: product.target_kind,
+            name: product.target_name,
+          });
           await trx<KeyRow>(KEYS_TABLE).insert(row);
           if (key.approval?.secret !== undefined) {
             await this.secrets.insert(trx, row, key.approval.secret);

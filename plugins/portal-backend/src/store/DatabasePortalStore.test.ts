@@ -3,7 +3,7 @@ import { OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
 import knexFactory, { type Knex } from 'knex';
 import { createServer } from 'node:net';
 import { DatabasePortalStore } from './DatabasePortalStore';
-import { migrateDownAll, migrateUp } from './databaseMigrations';
+import { migrateDown, migrateDownAll, migrateUp } from './databaseMigrations';
 import { runPortalStoreContract } from './testing/portalStoreContract';
 import { walkPages } from './testing/walkPages';
 
@@ -112,6 +112,61 @@ for (const { id, label } of ENGINES) {
         },
       });
       expect(await store.listProducts({})).toHaveLength(1);
+      await knex.destroy();
+    }, 30_000);
+
+    it('backfills the target columns of existing products and access requests', async () => {
+      const knex = await emptyDatabase(id);
+      const store = await DatabasePortalStore.create({ database: databaseService(knex) });
+      const product = (name: string, targetRef: Record<string, string>, plans?: unknown[]) =>
+        store.createProduct({
+          namespace: 'toystore',
+          name,
+          annotations: { [OWNER_ANNOTATION]: 'user:default/bob' },
+          spec: {
+            displayName: name,
+            targetRef: targetRef as never,
+            approvalMode: 'manual',
+            publishStatus: 'Published',
+            ...(plans !== undefined && { plans: plans as never }),
+          },
+        });
+      await product('tools', { group: 'mcp.devportal.io', kind: 'MCPServer', name: 'example' }, [
+        { tier: 'bronze', limits: { toolCalls: [] } },
+      ]);
+      await product('toys', { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r' });
+      for (const name of ['tools', 'toys']) {
+        await store.createKey({
+          namespace: 'toystore',
+          spec: {
+            apiProductRef: { name },
+            planTier: 'bronze',
+            requestedBy: { userId: 'user:default/alice' },
+          },
+          approval: { reviewedBy: 'user:default/bob' },
+        });
+      }
+      await migrateDown(knex, '20261208000000_mcp_targets.js');
+      expect(await knex.schema.hasColumn('portal_api_keys', 'mcp_target')).toBe(false);
+
+      await migrateUp(knex);
+
+      expect(
+        await knex('portal_api_products')
+          .select('name', 'target_kind', 'target_name')
+          .orderBy('name'),
+      ).toEqual([
+        { name: 'tools', target_kind: 'MCPServer', target_name: 'example' },
+        { name: 'toys', target_kind: 'HTTPRoute', target_name: 'r' },
+      ]);
+      expect(
+        await knex('portal_api_keys').select('product_name', 'mcp_target').orderBy('product_name'),
+      ).toEqual([
+        { product_name: 'tools', mcp_target: 'MCPServer/example' },
+        { product_name: 'toys', mcp_target: null },
+      ]);
+      const grants = await store.listMcpGrantsPage({}, new Date(), { limit: 10 });
+      expect(grants.items.map(grant => grant.key.spec.apiProductRef.name)).toEqual(['tools']);
       await knex.destroy();
     }, 30_000);
 

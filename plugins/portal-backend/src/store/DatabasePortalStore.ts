@@ -37,7 +37,8 @@
  *
  * This class is the composition (ComposedPortalStore.ts); each table has its own file:
  * DatabaseProductStore.ts (products), DatabaseKeyRequestStore.ts (keys),
- * DatabaseKeySecrets.ts (their secrets); keyset pages: keysetPages.ts; the schema:
+ * DatabaseKeySecrets.ts (their secrets), DatabaseMcpGrants.ts (live access grants, on the
+ * target columns of migrations/20261208000000_mcp_targets.js); keyset pages: keysetPages.ts; the schema:
  * databaseMigrations.ts; the page token key: pageTokenKey.ts.
  *
  * Pages (listProductsPage, listKeysPage) are keyset queries in (created_at, namespace,
@@ -58,6 +59,7 @@ import type { Knex } from 'knex';
 import { ComposedPortalStore } from './ComposedPortalStore';
 import { DatabaseKeyRequestStore } from './DatabaseKeyRequestStore';
 import { DatabaseKeySecrets } from './DatabaseKeySecrets';
+import { DatabaseMcpGrants } from './DatabaseMcpGrants';
 import { mapDatabaseError } from './databaseErrors';
 import { migrateUp } from './databaseMigrations';
 import { DatabaseProductStore } from './DatabaseProductStore';
@@ -99,6 +101,7 @@ export class DatabasePortalStore extends ComposedPortalStore implements PortalSt
     super({
       products: new DatabaseProductStore(db, secrets),
       keys: new DatabaseKeyRequestStore(db, secrets),
+      grants: new DatabaseMcpGrants(db),
       secrets,
     });
     this.#db = db;

@@ -1,6 +1,6 @@
 /*
  * The API products of the database store: `portal_api_products` (PK namespace+name,
- * index on owner).
+ * index on owner; `target_kind`/`target_name` mirror `spec.targetRef` for the target filter).
  *
  * - replaceProduct: `UPDATE … WHERE resource_version = ?`; versions are per-record
  *   counters.
@@ -21,6 +21,7 @@ import {
   jsonOrNull,
   nowTimestamp,
   productFromRow,
+  targetColumns,
   type KeyRow,
   type ProductRow,
 } from './databaseRows';
@@ -62,6 +63,7 @@ export class DatabaseProductStore {
       labels: jsonOrNull(product.labels),
       annotations: jsonOrNull(product.annotations),
       spec: JSON.stringify(product.spec),
+      ...targetColumns(product.spec.targetRef),
     };
     try {
       await this.db<ProductRow>(PRODUCTS_TABLE).insert(row);
@@ -117,6 +119,12 @@ export class DatabaseProductStore {
     if (filter.ownerRefs !== undefined) {
       query.whereIn('owner', filter.ownerRefs);
     }
+    if (filter.targetKind !== undefined) {
+      query.where('target_kind', filter.targetKind);
+      if (filter.targetName !== undefined) {
+        query.where('target_name', filter.targetName);
+      }
+    }
     return query;
   }
 
@@ -137,6 +145,7 @@ export class DatabaseProductStore {
                   labels: jsonOrNull(product.metadata.labels),
                   annotations: jsonOrNull(product.metadata.annotations),
                   spec: JSON.stringify(product.spec),
+                  ...targetColumns(product.spec.targetRef),
                   resource_version: trx.raw('resource_version + 1'),
                 })
             : 0;

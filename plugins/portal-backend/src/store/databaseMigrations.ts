@@ -25,3 +25,8 @@ export async function migrateDownAll(knex: Knex): Promise<void> {
     true,
   );
 }
+
+/** Rolls back one migration by its file name (tests of a migration's backfill). */
+export async function migrateDown(knex: Knex, name: string): Promise<void> {
+  await knex.migrate.down({ directory: MIGRATIONS_DIRECTORY, tableName: MIGRATIONS_TABLE, name });
+}

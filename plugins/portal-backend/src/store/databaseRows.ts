@@ -1,7 +1,12 @@
 import {
   DEVPORTAL_API_VERSION,
+  isMcpTarget,
+  mcpTargetKey,
   type ApiKey,
   type ApiKeyPhase,
+  type ApiKeySpec,
+  type McpTargetKind,
+  type TargetRef,
 } from '@devportal/plugin-portal-common';
 import type { StoredApiProduct } from './types';
 
@@ -23,6 +28,10 @@ export interface ProductRow {
   labels: string | null;
   annotations: string | null;
   spec: string;
+  /** `spec.targetRef.kind` (migrations/20261208000000_mcp_targets.js). */
+  target_kind: string;
+  /** `spec.targetRef.name`. */
+  target_name: string;
 }
 
 /** A row of {@link KEYS_TABLE}. */
@@ -45,6 +54,8 @@ export interface KeyRow {
   // SQLite returns 0/1, PostgreSQL a boolean.
   secret_revealed: boolean | number;
   secret_revealed_at: string | null;
+  /** `mcpTargetKey` of the product's target for an access request; null for an HTTP key. */
+  mcp_target: string | null;
 }
 
 /** Every column of {@link KEYS_TABLE}, listed so no query ever selects more. */
@@ -66,6 +77,7 @@ export const KEY_COLUMNS: Array<keyof KeyRow> = [
   'reason',
   'secret_revealed',
   'secret_revealed_at',
+  'mcp_target',
 ];
 
 /** An RFC 3339 timestamp of now, in seconds as Kubernetes writes them. */
@@ -83,6 +95,25 @@ function optional<K extends string, V>(key: K, value: V | null | undefined): { [
   return (value === null || value === undefined ? {} : { [key]: value }) as {
     [P in K]?: V;
   };
+}
+
+/** The target columns of a product row, from its `spec.targetRef`. */
+export function targetColumns(
+  targetRef: TargetRef,
+): Pick<ProductRow, 'target_kind' | 'target_name'> {
+  return { target_kind: targetRef.kind, target_name: targetRef.name };
+}
+
+/** The `mcp_target` of a key of a product with this target (null for an HTTPRoute). */
+export function mcpTargetColumn(targetRef: { kind: string; name: string }): string | null {
+  return isMcpTarget(targetRef) ? mcpTargetKey(targetRef) : null;
+}
+
+/** `spec.mcpTarget` of a key from its `mcp_target` column (`MCPServer/example`). */
+function mcpTargetOfColumn(column: string | null): ApiKeySpec['mcpTarget'] {
+  if (column === null) return undefined;
+  const slash = column.indexOf('/');
+  return { kind: column.slice(0, slash) as McpTargetKind, name: column.slice(slash + 1) };
 }
 
 /** The object metadata every row carries (the same columns in both tables). */
@@ -125,6 +156,7 @@ export function keyFromRow(row: KeyRow): ApiKey {
         ...optional('email', row.requester_email),
       },
       ...optional('expiresAt', row.expires_at),
+      ...optional('mcpTarget', mcpTargetOfColumn(row.mcp_target)),
     },
     status: {
       phase: row.phase,

@@ -25,6 +25,7 @@ import type {
   ApiKeySpec,
   ApiProduct,
   ApiProductSpec,
+  McpTargetKind,
   ObjectRef,
   ReadOnlyObject,
 } from '@devportal/plugin-portal-common';
@@ -86,6 +87,33 @@ export interface ProductFilter {
   namespace?: string;
   /** Only products whose owner annotation is one of these entity refs. */
   ownerRefs?: string[];
+  /** Only products whose `spec.targetRef.kind` is this one. */
+  targetKind?: 'HTTPRoute' | McpTargetKind;
+  /** Only products whose `spec.targetRef.name` is this one (with `targetKind` only). */
+  targetName?: string;
+}
+
+/** Filter of {@link PortalStore.listMcpGrantsPage}; all given conditions must hold. */
+export interface McpGrantFilter {
+  namespace?: string;
+  /** Only grants of this product (in `namespace`, which must then be given). */
+  productName?: string;
+  /** Only grants on this kind of target. */
+  targetKind?: McpTargetKind;
+  /** Only grants on the target of this name (with `targetKind` only). */
+  targetName?: string;
+  /** Only grants requested by this user entity ref. */
+  requestedBy?: string;
+}
+
+/**
+ * A live access grant as the store reads it (contract mcp-access §4.8): an Approved access
+ * request of an MCP product whose `spec.expiresAt` is absent or after the time asked about,
+ * with its product as stored now (for the plan of its tier and the display name).
+ */
+export interface StoredMcpGrant {
+  key: ApiKey;
+  product: StoredApiProduct;
 }
 
 /** Filter of {@link PortalStore.listKeys}; all given conditions must hold. */
@@ -177,6 +205,22 @@ export interface PortalStore {
    * store; an annotation of the store's own in the Kubernetes store).
    */
   claimExpiryAnnouncements(now: Date, limit: number): Promise<ApiKey[]>;
+
+  /**
+   * One page of the live access grants at `now` matching `filter` (see {@link StoredMcpGrant}),
+   * in the order of {@link Page}. Reads the index of access requests by target, not every key;
+   * InputError for a cursor not its own or a product filter without namespace.
+   */
+  listMcpGrantsPage(
+    filter: McpGrantFilter,
+    now: Date,
+    page: PageRequest,
+  ): Promise<Page<StoredMcpGrant>>;
+  /**
+   * How many keys of `product` with plan tier `tier` are live at `now`: Approved, and
+   * `spec.expiresAt` absent or after `now`. 0 for a product that does not exist.
+   */
+  countLiveGrants(product: ObjectRef, tier: string, now: Date): Promise<number>;
 }
 
 /** The read-only Kuadrant and Gateway API kinds the portal lists. */

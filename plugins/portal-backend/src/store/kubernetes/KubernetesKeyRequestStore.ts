@@ -19,7 +19,12 @@
  * phase lives in the status subresource, which cannot update a label in the same write.
  */
 import { InputError, NotFoundError } from '@backstage/errors';
-import type { ApiKey, ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  isMcpTarget,
+  type ApiKey,
+  type ApiProductSpec,
+  type ObjectRef,
+} from '@devportal/plugin-portal-common';
 import { generateKeyName } from '../generateKeyName';
 import { refText } from '../productOwner';
 import type {
@@ -55,10 +60,12 @@ import type { KubernetesKeySecrets } from './KubernetesKeySecrets';
 import { namespaceSegments, pageSegments, type ListSegment } from './kubernetesPaging';
 import { isMarkedForDeletion, type KubernetesProductStore } from './KubernetesProductStore';
 import {
+  MCP_TARGET_LABEL,
   PRODUCT_LABEL,
   REQUESTER_LABEL,
   entityRefLabelValue,
   inSelector,
+  mcpTargetLabelValue,
   productLabelValue,
 } from './labels';
 import { acquirePendingClaim } from './pendingClaims';
@@ -172,6 +179,11 @@ export class KubernetesKeyRequestStore {
 
   private async createKeyObject(key: NewApiKey, product: KubeObject): Promise<KubeObject> {
     const productName = key.spec.apiProductRef.name;
+    // An MCP product's target never changes (contract mcp-access §3.3): a copy holds.
+    const targetRef = (product.spec as ApiProductSpec).targetRef;
+    const mcpTarget = isMcpTarget(targetRef)
+      ? { kind: targetRef.kind, name: targetRef.name }
+      : undefined;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.api.createCustom(API_KEYS, key.namespace, {
@@ -183,10 +195,13 @@ export class KubernetesKeyRequestStore {
             labels: {
               [REQUESTER_LABEL]: entityRefLabelValue(key.spec.requestedBy.userId),
               [PRODUCT_LABEL]: productLabelValue(productName),
+              ...(mcpTarget !== undefined && {
+                [MCP_TARGET_LABEL]: mcpTargetLabelValue(mcpTarget),
+              }),
             },
             ownerReferences: [ownerReferenceTo(product, 'APIProduct')],
           },
-          spec: keySpec(key.spec),
+          spec: keySpec({ ...key.spec, ...(mcpTarget !== undefined && { mcpTarget }) }),
         });
       } catch (error) {
         // A taken name: draw again. Anything else is the answer.

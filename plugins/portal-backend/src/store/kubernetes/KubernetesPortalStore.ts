@@ -14,6 +14,8 @@
  *   points at them; revealed exactly once);
  * - KubernetesKeyExpiryClaims.ts: claiming expired keys' announcements once (an annotation
  *   written on the resourceVersion read);
+ * - KubernetesMcpGrants.ts: live access grants, by the MCP target label (contract
+ *   mcp-access §3.5);
  * - KubernetesKeyObjects.ts: reading APIKeys and deleting them with their Secrets, for
  *   the two stores above;
  * - ServedNamespaces.ts: with `portal.kubernetes.namespaces`, lists are per namespace and
@@ -31,6 +33,7 @@ import type { KubernetesStoreConfig } from './kubernetesConfig';
 import { KubernetesKeyObjects } from './KubernetesKeyObjects';
 import { KubernetesKeyRequestStore } from './KubernetesKeyRequestStore';
 import { KubernetesKeySecrets } from './KubernetesKeySecrets';
+import { KubernetesMcpGrants } from './KubernetesMcpGrants';
 import { KubernetesProductStore } from './KubernetesProductStore';
 import { ServedNamespaces } from './ServedNamespaces';
 
@@ -77,6 +80,7 @@ export class KubernetesPortalStore extends ComposedPortalStore implements Portal
         keys: keyObjects,
         secrets,
       }),
+      grants: new KubernetesMcpGrants({ api, namespaces, products, keys: keyObjects }),
       secrets,
     });
   }

@@ -2,7 +2,9 @@
  * The APIProduct custom resources of the Kubernetes store.
  *
  * - Lists use the owner label selector (entity refs hashed because they are not valid
- *   label values), then re-check the exact owner annotation on the few objects selected.
+ *   label values) and the MCP target label (contract mcp-access §3.5: on products of an MCP
+ *   server or endpoint only), then re-check the exact owner annotation and target on the
+ *   few objects selected.
  * - replaceProduct: PUT with the given resourceVersion (checked first against the
  *   current one, so an odd version string is a ConflictError, not a validation error).
  * - deleteProduct first marks the product (annotation), then deletes its keys, then the
@@ -11,7 +13,12 @@
  *   refuses a marked product, see {@link isMarkedForDeletion}).
  */
 import { ConflictError, NotFoundError } from '@backstage/errors';
-import { OWNER_ANNOTATION, type ObjectRef } from '@devportal/plugin-portal-common';
+import {
+  OWNER_ANNOTATION,
+  isMcpTarget,
+  type ApiProductSpec,
+  type ObjectRef,
+} from '@devportal/plugin-portal-common';
 import { ownerOf, refText } from '../productOwner';
 import type { NewApiProduct, Page, PageRequest, ProductFilter, StoredApiProduct } from '../types';
 import { AlreadyExistsError } from './AlreadyExistsError';
@@ -23,10 +30,12 @@ import type { KubernetesKeyObjects } from './KubernetesKeyObjects';
 import { namespaceSegments, pageSegments } from './kubernetesPaging';
 import {
   DELETING_ANNOTATION,
+  MCP_TARGET_LABEL,
   OWNER_LABEL,
   assertNoReservedKeys,
   entityRefLabelValue,
   inSelector,
+  mcpTargetLabelValue,
   reservedKeysOf,
 } from './labels';
 import type { ServedNamespaces } from './ServedNamespaces';
@@ -37,6 +46,53 @@ export function isMarkedForDeletion(product: KubeObject): boolean {
     product.metadata.annotations?.[DELETING_ANNOTATION] !== undefined ||
     product.metadata.deletionTimestamp !== undefined
   );
+}
+
+/** The target label of a product with this spec (none for an HTTPRoute product). */
+function targetLabels(spec: Pick<ApiProductSpec, 'targetRef'>): Record<string, string> {
+  return isMcpTarget(spec.targetRef)
+    ? { [MCP_TARGET_LABEL]: mcpTargetLabelValue(spec.targetRef) }
+    : {};
+}
+
+/**
+ * The label-selector terms of a product filter (owner; target: the target label, its
+ * presence for a kind of MCP target, its absence for HTTPRoutes) and the exact re-check of
+ * what the labels only narrow (owner refs are hashed, target values may be).
+ */
+function productFilterTerms(
+  filter: Pick<ProductFilter, 'ownerRefs' | 'targetKind' | 'targetName'>,
+) {
+  const { ownerRefs, targetKind, targetName } = filter;
+  let targetTerm: string | undefined;
+  if (targetKind === 'HTTPRoute') {
+    targetTerm = `!${MCP_TARGET_LABEL}`;
+  } else if (targetKind !== undefined) {
+    targetTerm =
+      targetName === undefined
+        ? MCP_TARGET_LABEL
+        : `${MCP_TARGET_LABEL}=${mcpTargetLabelValue({ kind: targetKind, name: targetName })}`;
+  }
+  const terms = [
+    ownerRefs === undefined
+      ? undefined
+      : inSelector(OWNER_LABEL, ownerRefs.map(entityRefLabelValue)),
+    targetTerm,
+  ].filter((term): term is string => term !== undefined);
+  return {
+    labelSelector: terms.length === 0 ? undefined : terms.join(','),
+    matches: (o: KubeObject) =>
+      (ownerRefs === undefined ||
+        ownerRefs.includes(o.metadata.annotations?.[OWNER_ANNOTATION] ?? '')) &&
+      (targetKind === undefined || o.spec?.targetRef?.kind === targetKind) &&
+      (targetName === undefined || o.spec?.targetRef?.name === targetName),
+  };
+}
+
+/** `labels` without the target label (a replace writes it anew from the spec). */
+function withoutTargetLabel(labels: Record<string, string>): Record<string, string> {
+  const { [MCP_TARGET_LABEL]: _target, ...rest } = labels;
+  return rest;
 }
 
 /** The products of the Kubernetes `PortalStore`: APIProduct custom resources. */
@@ -65,7 +121,11 @@ export class KubernetesProductStore {
         metadata: {
           namespace: product.namespace,
           name: product.name,
-          labels: { ...product.labels, [OWNER_LABEL]: entityRefLabelValue(owner) },
+          labels: {
+            ...product.labels,
+            [OWNER_LABEL]: entityRefLabelValue(owner),
+            ...targetLabels(product.spec),
+          },
           annotations: { ...product.annotations },
         },
         spec: product.spec,
@@ -87,7 +147,7 @@ export class KubernetesProductStore {
 
   /** See `PortalStore.listProducts`. */
   async listProducts(filter: ProductFilter): Promise<StoredApiProduct[]> {
-    const products = await this.listObjects(filter.namespace, filter.ownerRefs);
+    const products = await this.listObjects(filter.namespace, filter.ownerRefs, filter);
     return products.map(productFromObject).sort(byNamespaceAndName);
   }
 
@@ -96,45 +156,36 @@ export class KubernetesProductStore {
     filter: ProductFilter,
     page: PageRequest,
   ): Promise<Page<StoredApiProduct>> {
-    const { ownerRefs } = filter;
     const namespaces = this.namespaces.scope(filter.namespace);
-    if (ownerRefs?.length === 0 || namespaces?.length === 0) {
+    if (filter.ownerRefs?.length === 0 || namespaces?.length === 0) {
       return { items: [] };
     }
-    const labelSelector =
-      ownerRefs === undefined
-        ? undefined
-        : inSelector(OWNER_LABEL, ownerRefs.map(entityRefLabelValue));
+    const { labelSelector, matches } = productFilterTerms(filter);
     const { items, cursor } = await pageSegments(
       namespaceSegments(namespaces, labelSelector),
       options => this.api.listCustomChunk(API_PRODUCTS, options),
-      o =>
-        ownerRefs === undefined ||
-        ownerRefs.includes(o.metadata.annotations?.[OWNER_ANNOTATION] ?? ''),
+      matches,
       page,
     );
     return { items: items.map(productFromObject), cursor };
   }
 
-  /** Products by owner-label selector, re-checked against the exact owner annotation. */
+  /**
+   * Products by owner- and target-label selector, re-checked against the exact owner
+   * annotation and target.
+   */
   async listObjects(
     namespace: string | undefined,
     ownerRefs: string[] | undefined,
+    target: Pick<ProductFilter, 'targetKind' | 'targetName'> = {},
   ): Promise<KubeObject[]> {
     const namespaces = this.namespaces.scope(namespace);
     if (ownerRefs?.length === 0 || namespaces?.length === 0) {
       return [];
     }
-    const objects = await this.api.listCustom(API_PRODUCTS, {
-      namespaces,
-      labelSelector:
-        ownerRefs === undefined
-          ? undefined
-          : inSelector(OWNER_LABEL, ownerRefs.map(entityRefLabelValue)),
-    });
-    return ownerRefs === undefined
-      ? objects
-      : objects.filter(o => ownerRefs.includes(o.metadata.annotations?.[OWNER_ANNOTATION] ?? ''));
+    const { labelSelector, matches } = productFilterTerms({ ownerRefs, ...target });
+    const objects = await this.api.listCustom(API_PRODUCTS, { namespaces, labelSelector });
+    return objects.filter(matches);
   }
 
   /** See `PortalStore.replaceProduct`. */
@@ -165,8 +216,9 @@ export class KubernetesProductStore {
           resourceVersion,
           labels: {
             ...product.metadata.labels,
-            ...reservedKeysOf(current.metadata.labels),
+            ...withoutTargetLabel(reservedKeysOf(current.metadata.labels)),
             [OWNER_LABEL]: entityRefLabelValue(owner),
+            ...targetLabels(product.spec),
           },
           annotations: {
             ...product.metadata.annotations,

@@ -4,7 +4,8 @@
  * - APIProduct (`devportal.kuadrant.io/v1alpha1`): `spec` as in the API; the caller's
  *   labels plus the encoded owner label; the caller's annotations (with
  *   `backstage.io/owner`). No status is stored (`status.plans` is derived).
- * - APIKey (same group): `spec` as in the API; labels for requester and product; an
+ * - APIKey (same group): `spec` as in the API (an access request of an MCP product gets
+ *   `spec.mcpTarget` from its product); labels for requester, product and MCP target; an
  *   ownerReference to its APIProduct (so a product deleted with kubectl takes its keys
  *   along); server-managed state in the `status` subresource, plus `status.secretRef`,
  *   the name of the Secret holding the key (kept out of API answers).
@@ -122,6 +123,9 @@ export function keySpec(spec: ApiKeySpec): ApiKeySpec {
       }),
     },
     ...(spec.expiresAt !== undefined && { expiresAt: spec.expiresAt }),
+    ...(spec.mcpTarget !== undefined && {
+      mcpTarget: { kind: spec.mcpTarget.kind, name: spec.mcpTarget.name },
+    }),
   };
 }
 

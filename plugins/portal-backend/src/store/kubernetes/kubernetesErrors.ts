@@ -5,7 +5,9 @@
  *
  * - 404 → NotFoundError; 409 → ConflictError (AlreadyExistsError for reason
  *   AlreadyExists, so the store can tell a taken name from a stale resourceVersion);
- * - 400 and 422 → InputError with the API server's own message (it names the field);
+ * - 400 and 422 → InputError with the API server's own message (it names the field); a 422
+ *   of an APIProduct CRD that knows no MCP targets (Kuadrant's own) → InputError saying to
+ *   install this repository's CRDs or use the database store (contract mcp-access §3.5);
  * - 401 and 403 → ServiceUnavailableError: the portal's own credentials were refused,
  *   which is an operator's problem, never the user's. Logged with the API server's
  *   message (which names the service account, verb and resource, never a value);
@@ -48,6 +50,22 @@ function describe(call: KubernetesCallDescription): string {
   return `${call.verb} ${call.resource}${where}`;
 }
 
+/** What to do when the cluster's APIProduct CRD knows HTTPRoute targets only (mcp-access §3.5). */
+const MCP_TARGETS_REFUSED =
+  "this cluster's APIProduct CRD does not accept MCP targets: install the CRDs of deploy/crds or use portal.storage: database";
+
+/**
+ * Whether a 422 is an APIProduct CRD without MCP targets (Kuadrant's own) refusing one: its
+ * enum of `spec.targetRef` answers `Unsupported value: "MCPServer"` (or the group).
+ */
+function refusesMcpTargets(call: KubernetesCallDescription, serverMessage: string): boolean {
+  return (
+    call.resource === 'apiproducts' &&
+    /Unsupported value/.test(serverMessage) &&
+    /"(MCPServer|MCPEndpoint|mcp\.devportal\.io)"/.test(serverMessage)
+  );
+}
+
 /**
  * Maps a failure of one Kubernetes API call to an `@backstage/errors` error (see the
  * file comment). `logger` receives the refusals of the portal's own credentials.
@@ -81,8 +99,11 @@ export function mapKubernetesError(
       return status.reason === 'AlreadyExists'
         ? new AlreadyExistsError(serverMessage)
         : new ConflictError(serverMessage);
-    case 400:
     case 422:
+      return refusesMcpTargets(call, serverMessage)
+        ? new InputError(MCP_TARGETS_REFUSED)
+        : new InputError(serverMessage);
+    case 400:
       return new InputError(serverMessage);
     case 401:
     case 403:

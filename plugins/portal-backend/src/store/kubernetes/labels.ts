@@ -18,6 +18,11 @@ export const OWNER_LABEL = `${RESERVED_PREFIX}owner`;
 export const REQUESTER_LABEL = `${RESERVED_PREFIX}requester`;
 /** On keys: the product's name, encoded when it is not a valid label value. */
 export const PRODUCT_LABEL = `${RESERVED_PREFIX}product`;
+/**
+ * On products of an MCP server or endpoint and on their keys (access requests): the target,
+ * {@link mcpTargetLabelValue} (contract mcp-access §3.5). Absent on HTTPRoute products and keys.
+ */
+export const MCP_TARGET_LABEL = `${RESERVED_PREFIX}mcp-target`;
 /** On key Secrets and claims: the uid of the APIKey they belong to. */
 export const KEY_UID_LABEL = `${RESERVED_PREFIX}apikey-uid`;
 /** On claim ConfigMaps, so an operator can find them: always `pending-apikey`. */
@@ -46,15 +51,31 @@ export function entityRefLabelValue(entityRef: string): string {
 }
 
 /**
+ * `value` itself when it is a valid label value that cannot be mistaken for a hash,
+ * otherwise the hash of `<kind>:<value>`.
+ */
+function readableLabelValue(kind: string, value: string): string {
+  return value.length <= MAX_LABEL_VALUE_LENGTH &&
+    LABEL_VALUE.test(value) &&
+    !/^h[0-9a-f]{40}$/.test(value)
+    ? value
+    : entityRefLabelValue(`${kind}:${value}`);
+}
+
+/**
  * A label value for a product name: the name itself when it is a valid label value
  * (so `kubectl get apikeys -l portal.backstage.io/product=toys` works), otherwise a hash.
  */
 export function productLabelValue(productName: string): string {
-  return productName.length <= MAX_LABEL_VALUE_LENGTH &&
-    LABEL_VALUE.test(productName) &&
-    !/^h[0-9a-f]{40}$/.test(productName)
-    ? productName
-    : entityRefLabelValue(`product:${productName}`);
+  return readableLabelValue('product', productName);
+}
+
+/**
+ * A label value for an MCP target: `MCPServer.example` (`mcpTargetKey` with `.`, since `/`
+ * is not allowed in label values), or a hash when that is too long.
+ */
+export function mcpTargetLabelValue(target: { kind: string; name: string }): string {
+  return readableLabelValue('mcp-target', `${target.kind}.${target.name}`);
 }
 
 /** A set-based selector term, `key in (a,b)`, for a non-empty list of values. */

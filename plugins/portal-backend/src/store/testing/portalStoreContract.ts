@@ -11,6 +11,7 @@ import {
 } from '@devportal/plugin-portal-common';
 import type { KeyFilter, NewApiKey, PortalStore } from '../types';
 import { describeExpiryClaimContract } from './expiryClaimContract';
+import { describeMcpTargetContract } from './mcpTargetContract';
 import { walkPages } from './walkPages';
 
 /** One fresh, empty store for one test. */
@@ -1027,6 +1028,7 @@ export function runPortalStoreContract(
     });
 
     describeExpiryClaimContract(() => store);
+    describeMcpTargetContract(() => store);
 
     describe('failures', () => {
       it(
