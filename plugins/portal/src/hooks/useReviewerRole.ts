@@ -5,8 +5,11 @@
  * decision, which the frontend's permission API cannot carry, so the check for no resource
  * comes back as not allowed) — for them the question is whether they own any product, which
  * the portal answers with one `/apiproducts?owner=<their refs>&limit=1`. Everyone else (a
- * consumer, who owns nothing) has nothing to review. The server decides again on every call.
+ * consumer, who owns nothing) has nothing to review; so has a person the portal refuses that
+ * listing (403: erin, without any portal role, once saw both tabs because a refusal counted as
+ * "failed, offer the pages"). The server decides again on every call.
  */
+import { ResponseError } from '@backstage/errors';
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
   portalApiKeyApprovePermission,
@@ -36,7 +39,9 @@ export function useReviewerRole(): ReviewerRole | undefined {
   }, [portal, ownership, pathname]);
   if (approveAny.allowed || readAll.allowed) return 'admin';
   if (approveAny.loading || readAll.loading) return undefined;
-  // A failed answer offers the pages rather than hiding them: they show the server's message.
+  // Refused the listing: no product of theirs can be shown, so none reviewed.
+  if (owned.error instanceof ResponseError && owned.error.statusCode === 403) return 'none';
+  // Any other failure offers the pages rather than hiding them: they show the server's message.
   if (owned.error !== undefined) return 'owner';
   if (owned.value === undefined) return undefined;
   return owned.value ? 'owner' : 'none';

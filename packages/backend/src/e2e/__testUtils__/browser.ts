@@ -64,7 +64,7 @@ export const README_SCREENSHOTS_ENV = 'PORTAL_README_SCREENSHOTS';
 
 /**
  * Where the portal README's screenshots go when {@link README_SCREENSHOTS_ENV} is `1` or
- * `true`, else `undefined`. Screenshots of failures never go there.
+ * `true`, else `undefined`.
  */
 export function readmeScreenshotDir(
   env: Record<string, string | undefined> = process.env,
@@ -86,14 +86,15 @@ export function readmeScreenshotDir(
 
 /**
  * Saves a full-page screenshot as `<name>.png` in {@link SCREENSHOT_DIR}, and also in the
- * portal README's set when {@link readmeScreenshotDir} names one (except `FAILED-` shots).
+ * portal README's set when {@link readmeScreenshotDir} names one. (A failed step's screenshots
+ * go elsewhere: recordFailedSteps.)
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   const readmeDir = readmeScreenshotDir();
-  if (readmeDir !== undefined && !name.startsWith('FAILED-')) {
+  if (readmeDir !== undefined) {
     fs.mkdirSync(readmeDir, { recursive: true });
     fs.copyFileSync(file, path.join(readmeDir, `${name}.png`));
   }

@@ -41,6 +41,12 @@ export function sidebarLink(page: Page, name: string): Locator {
     .getByRole('link', { name, exact: true });
 }
 
+/** A theme of the development app (Backstage's built-in ones). */
+export type AppTheme = 'light' | 'dark';
+
+/** The local storage key Backstage's theme selector keeps the chosen theme under. */
+const THEME_STORAGE_KEY = 'theme';
+
 /** The running backend, app and browser of a browser test. */
 export interface BrowserStack {
   app: DevApp;
@@ -48,9 +54,14 @@ export interface BrowserStack {
   browser: Browser;
   /**
    * A browser window of its own (fresh context: cookies, session storage) signed in as `user`
-   * on the app's development sign-in page; resolves once the app's sidebar is there.
+   * on the app's development sign-in page; resolves once the app's sidebar is there. `theme`
+   * picks the app's theme as its settings page does (the `theme` key in local storage, set
+   * before the app loads); by default the app's own choice (light).
    */
-  signIn(user: string, options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  signIn(
+    user: string,
+    options?: { viewport?: { width: number; height: number }; theme?: AppTheme },
+  ): Promise<Page>;
   /** Closes the browser and stops the app and the backend (whatever of them started). */
   stop(): Promise<void>;
 }
@@ -92,13 +103,23 @@ export async function startBrowserStack(
     app,
     ...started,
     stop,
-    async signIn(user, { viewport = BROWSER_VIEWPORT } = {}) {
+    async signIn(user, { viewport = BROWSER_VIEWPORT, theme } = {}) {
       const context = await started.browser.newContext({ viewport });
       context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+      if (theme !== undefined) {
+        await context.addInitScript(([key, value]) => window.localStorage.setItem(key, value), [
+          THEME_STORAGE_KEY,
+          theme,
+        ] as const);
+      }
       const page = await context.newPage();
       await page.goto(app.baseUrl);
       await page.getByRole('button', { name: `Sign in as ${user}` }).click();
       await sidebarLink(page, 'API portal').waitFor();
+      if (theme !== undefined) {
+        // The theme is applied (Backstage marks the body), so nothing is measured in the other.
+        await page.locator(`body[data-theme-mode="${theme}"]`).waitFor({ state: 'attached' });
+      }
       return page;
     },
   };

@@ -34,6 +34,7 @@ import {
   startBrowserStack,
   STEP_TIMEOUT_MS,
 } from '../__testUtils__/browserStack';
+import { recordFailedSteps } from '../__testUtils__/recordFailedSteps';
 import { connectBrokerClient, waitFor } from '../brokerTestKit';
 
 /** The product of the fixture's walkthrough (contract mcp-access §9). */
@@ -93,19 +94,10 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
   const toolsOfExample = (page: Page) => page.getByRole('list', { name: 'Tools of example' });
 
   /**
-   * A step that, when it fails, keeps a screenshot of every window (FAILED-mcp-<step>-<window>)
-   * beside the others, so a failure in CI can be seen.
+   * A step that, when it fails, keeps a screenshot and the address of every window
+   * (test-results/browser-failures/mcp-access-<step>-*), so a failure in CI can be seen.
    */
-  const step = (name: string, body: () => Promise<void>) => async () => {
-    try {
-      await body();
-    } catch (error) {
-      for (const [window, page] of Object.entries(pages)) {
-        await screenshot(page, `FAILED-mcp-${name}-${window}`).catch(() => undefined);
-      }
-      throw error;
-    }
-  };
+  const step = recordFailedSteps('mcp-access', () => pages);
 
   it(
     'bob creates an MCP product from the create page’s MCP source, with two plans, and publishes it',

@@ -19,6 +19,7 @@ import { startExampleMcpServer, type ExampleMcpServer } from '@internal/example-
 import { startChangingToolServer, type ChangingToolServer } from '@internal/test-mcp-backends';
 import type { Page } from 'playwright-core';
 import { screenshot, seriousA11yViolations } from '../__testUtils__/browser';
+import { recordFailedSteps } from '../__testUtils__/recordFailedSteps';
 import {
   BROWSER_STACK_START_TIMEOUT_MS,
   BrowserStack,
@@ -92,17 +93,8 @@ describe('curated endpoints and held tool changes in a real browser (Chromium, d
     });
   }
 
-  /** A step that, when it fails, keeps a screenshot of every window beside the others. */
-  const step = (name: string, body: () => Promise<void>) => async () => {
-    try {
-      await body();
-    } catch (error) {
-      for (const [window, page] of Object.entries(pages)) {
-        await screenshot(page, `FAILED-endpoints-${name}-${window}`).catch(() => undefined);
-      }
-      throw error;
-    }
-  };
+  /** A step that, when it fails, keeps a screenshot and the address of every open window. */
+  const step = recordFailedSteps('mcp-endpoints', () => pages);
 
   /** The tools an official SDK client of `user` gets through a curated endpoint. */
   async function toolsThrough(user: string, endpoint: string): Promise<string[]> {

@@ -42,6 +42,7 @@ import {
 } from '../__testUtils__/browserStack';
 import { waitFor } from '../brokerTestKit';
 import { InMemoryOAuthProvider } from '../__testUtils__/oauthSignIn';
+import { recordFailedSteps } from '../__testUtils__/recordFailedSteps';
 
 const PRODUCT = { namespace: 'toystore', name: 'toystore' };
 const ENTITY_PATH = '/catalog/default/api/toystore.toystore';
@@ -103,19 +104,10 @@ describe('the portal in a real browser (Chromium, development backend and app)',
     page.getByRole('navigation', { name: 'Content navigation' }).getByRole('link', { name });
 
   /**
-   * A step that, when it fails, keeps a screenshot of every window (FAILED-<step>-<window>.png)
-   * beside the others, so a failure in CI can be seen.
+   * A step that, when it fails, keeps a screenshot and the address of every window
+   * (test-results/browser-failures/portal-<step>-*), so a failure in CI can be seen.
    */
-  const step = (name: string, body: () => Promise<void>) => async () => {
-    try {
-      await body();
-    } catch (error) {
-      for (const [window, page] of Object.entries(pages)) {
-        await screenshot(page, `FAILED-${name}-${window}`).catch(() => undefined);
-      }
-      throw error;
-    }
-  };
+  const step = recordFailedSteps('portal', () => pages);
 
   const row = (scope: Page | Locator, text: string | RegExp) =>
     scope.getByRole('row').filter({ hasText: text });

@@ -11,9 +11,15 @@
  *
  * Narrow windows: at 1024×768 and 768×1024 the pages do not scroll sideways, no control is cut
  * off (a table's own scrolling counts as reachable) and axe finds no serious violation, text and
- * control contrast (its color-contrast rule) included.
+ * control contrast (its color-contrast rule) included. erin, who has nothing to review, never
+ * sees the Approvals and All keys tabs at 1280, 1024 or 768 px — not even for a moment while
+ * her role is found out (a watcher in the page notes every tab that was ever drawn).
  *
- * Waits are for what the page shows; a key press is followed by a check of where focus is.
+ * Dark theme: the pages with cards (a product's plans, the MCP tools) keep text at 4.5:1 or more
+ * (axe's color-contrast rule) in the app's dark theme too.
+ *
+ * Waits are for what the page shows; a key press is followed by a check of where focus is. A
+ * failing step keeps a screenshot and the address of each open window (recordFailedSteps).
  */
 /* eslint jest/expect-expect: ["warn", { "assertFunctionNames": ["expect", "**.waitFor", "pressUntilFocused", "expectFocusInside"] }] */
 import { startExampleMcpServer, type ExampleMcpServer } from '@internal/example-mcp-server';
@@ -24,6 +30,7 @@ import {
   seriousA11yViolations,
   waitForSettledAnimations,
 } from '../__testUtils__/browser';
+import { recordFailedSteps } from '../__testUtils__/recordFailedSteps';
 import {
   BROWSER_STACK_START_TIMEOUT_MS,
   BROWSER_VIEWPORT,
@@ -36,7 +43,7 @@ import { createPublishedProduct, portalCall } from '../../testing/portalHttp';
 import type { BackendProcess } from '../../testing/startBackendProcess';
 
 const PRODUCT = { namespace: 'toystore', name: 'toystore' };
-/** Eight pages as three people on a busy two-core machine. */
+/** Eight pages as three people (or four at one width as erin) on a busy two-core machine. */
 const NARROW_STEP_TIMEOUT_MS = 900_000;
 /** The narrow windows: a laptop with a side panel open, and a tablet held upright. */
 const NARROW_VIEWPORTS = [
@@ -105,6 +112,40 @@ const NARROW_VISITS: Record<string, Visit[]> = {
     { path: '/mcp', loaded: p => p.getByText('You may not see the MCP broker') },
   ],
 };
+
+/** The widths erin's tabs are checked at: a laptop, one with a side panel, a tablet. */
+const ERIN_VIEWPORTS = [BROWSER_VIEWPORT, ...NARROW_VIEWPORTS];
+/** erin's portal pages: each shows the tab bar. */
+const ERIN_PORTAL_PATHS = ['/portal', '/portal/keys', '/portal/policies', PRODUCT_PATH];
+/** The tabs of someone with nothing to review, in order. */
+const CONSUMER_TABS = ['API products', 'My keys', 'Policies'];
+
+/**
+ * The pages with cards (on @backstage/ui's neutral surfaces), for the dark theme's contrast:
+ * the product with its plans, the MCP tools as alice and carol (whose page adds the backend
+ * status), and the catalog and My connections beside them.
+ */
+const DARK_VISITS: Record<string, Visit[]> = {
+  alice: [catalog, product, mcpTools, connections],
+  carol: [{ path: '/mcp', loaded: p => p.getByRole('region', { name: 'Backend status' }) }],
+};
+
+/**
+ * Installed in erin's window before any page loads: notes the label of every tab of the
+ * portal's tab bar that is ever drawn (`window.drawnTabs`), so a tab shown for a moment while
+ * her role loads is caught too.
+ */
+function watchDrawnTabs(): void {
+  const drawn = new Set<string>();
+  (window as unknown as { drawnTabs: Set<string> }).drawnTabs = drawn;
+  new MutationObserver(() => {
+    for (const link of Array.from(
+      document.querySelectorAll('nav[aria-label="Content navigation"] a'),
+    )) {
+      drawn.add((link.textContent ?? '').trim());
+    }
+  }).observe(document, { childList: true, subtree: true, characterData: true });
+}
 
 jest.setTimeout(STEP_TIMEOUT_MS);
 
@@ -216,6 +257,9 @@ describe('the portal by keyboard and in narrow windows (Chromium, development ba
   let stack: BrowserStack;
   let backend: BackendProcess;
   const state: { aliceKey?: string } = {};
+  /** The windows open now, by person: what a failing step keeps a screenshot of. */
+  const pages: Record<string, Page> = {};
+  const step = recordFailedSteps('keyboard', () => pages);
 
   beforeAll(async () => {
     example = await startExampleMcpServer({ port: 0 });
@@ -258,6 +302,7 @@ describe('the portal by keyboard and in narrow windows (Chromium, development ba
     const context = await stack.browser.newContext({ viewport: BROWSER_VIEWPORT });
     context.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const page = await context.newPage();
+    pages[user] = page;
     await page.goto(`${stack.app.baseUrl}${path}`);
     const button = page.getByRole('button', { name: `Sign in as ${user}` });
     await pressUntilFocused(page, button);
@@ -276,155 +321,235 @@ describe('the portal by keyboard and in narrow windows (Chromium, development ba
       .filter({ has: table.page().getByRole('gridcell') })
       .first();
 
-  it('alice requests a key by keyboard; the dialog keeps focus and gives it back', async () => {
-    const page = await signInByKeyboard(
-      'alice',
-      `/portal/products/${PRODUCT.namespace}/${PRODUCT.name}`,
-    );
-    const request = page.getByRole('button', { name: 'Request access' });
-    await pressUntilFocused(page, request);
+  it(
+    'alice requests a key by keyboard; the dialog keeps focus and gives it back',
+    step('request', async () => {
+      const page = await signInByKeyboard(
+        'alice',
+        `/portal/products/${PRODUCT.namespace}/${PRODUCT.name}`,
+      );
+      const request = page.getByRole('button', { name: 'Request access' });
+      await pressUntilFocused(page, request);
 
-    // Opened with Enter and left with Escape: focus returns to the button.
-    await page.keyboard.press('Enter');
-    const dialog = page.getByRole('dialog', { name: /^Request access to/ });
-    await dialog.waitFor();
-    await expectFocusInside(page, dialog);
-    await page.keyboard.press('Escape');
-    await dialog.waitFor({ state: 'detached' });
-    expect(await isFocused(request)).toBe(true);
+      // Opened with Enter and left with Escape: focus returns to the button.
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: /^Request access to/ });
+      await dialog.waitFor();
+      await expectFocusInside(page, dialog);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await isFocused(request)).toBe(true);
 
-    // Opened with Space this time; the plan chosen with arrows, the use case typed, sent.
-    await page.keyboard.press('Space');
-    await dialog.waitFor();
-    const plan = dialog.getByRole('button', { name: /Plan/ });
-    await pressUntilFocused(page, plan);
-    await page.keyboard.press('Enter');
-    const silver = page.getByRole('option', { name: /silver/ });
-    await pressUntilFocused(page, silver, 'ArrowDown');
-    await page.keyboard.press('Enter');
-    await plan.getByText('silver').waitFor();
-    await pressUntilFocused(page, dialog.getByRole('textbox', { name: 'Use case' }));
-    await page.keyboard.type('The toy shop front end');
-    await dialog.getByText('22/1000 characters').waitFor();
-    await pressUntilFocused(page, dialog.getByRole('button', { name: 'Send request' }));
-    await page.keyboard.press('Enter');
-    await dialog.getByText('Request sent').waitFor();
-    await expectFocusInside(page, dialog);
-    await pressUntilFocused(page, dialog.getByRole('button', { name: 'Done' }));
-    await page.keyboard.press('Enter');
-    await dialog.waitFor({ state: 'detached' });
-    expect(await isFocused(request)).toBe(true);
+      // Opened with Space this time; the plan chosen with arrows, the use case typed, sent.
+      await page.keyboard.press('Space');
+      await dialog.waitFor();
+      const plan = dialog.getByRole('button', { name: /Plan/ });
+      await pressUntilFocused(page, plan);
+      await page.keyboard.press('Enter');
+      const silver = page.getByRole('option', { name: /silver/ });
+      await pressUntilFocused(page, silver, 'ArrowDown');
+      await page.keyboard.press('Enter');
+      await plan.getByText('silver').waitFor();
+      await pressUntilFocused(page, dialog.getByRole('textbox', { name: 'Use case' }));
+      await page.keyboard.type('The toy shop front end');
+      await dialog.getByText('22/1000 characters').waitFor();
+      await pressUntilFocused(page, dialog.getByRole('button', { name: 'Send request' }));
+      await page.keyboard.press('Enter');
+      await dialog.getByText('Request sent').waitFor();
+      await expectFocusInside(page, dialog);
+      await pressUntilFocused(page, dialog.getByRole('button', { name: 'Done' }));
+      await page.keyboard.press('Enter');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await isFocused(request)).toBe(true);
 
-    const mine = await portalCall(backend, 'GET', '/requests/my', {
-      token: await backend.signIn('alice'),
-    });
-    const silverKey = mine.body.items.find(
-      (key: { spec: { planTier: string } }) => key.spec.planTier === 'silver',
-    );
-    state.aliceKey = silverKey.metadata.name;
-    await page.context().close();
-  });
+      const mine = await portalCall(backend, 'GET', '/requests/my', {
+        token: await backend.signIn('alice'),
+      });
+      const silverKey = mine.body.items.find(
+        (key: { spec: { planTier: string } }) => key.spec.planTier === 'silver',
+      );
+      state.aliceKey = silverKey.metadata.name;
+      await page.context().close();
+    }),
+  );
 
-  it("bob approves alice's request by keyboard on Approvals", async () => {
-    const page = await signInByKeyboard('bob', '/portal/approvals');
-    const queue = page.getByRole('region', { name: 'Pending requests' });
-    const alices = row(queue, 'The toy shop front end');
-    await row(queue, 'Monthly reporting').waitFor();
-    // Into the table with Tab, to alice's row with the arrows, selected with Space.
-    await pressUntilFocused(page, firstBodyRow(queue));
-    await pressUntilFocused(page, alices, 'ArrowDown');
-    await page.keyboard.press('Space');
-    await page.getByRole('button', { name: 'Approve selected (1)' }).waitFor();
-    expect(await alices.getByRole('checkbox').isChecked()).toBe(true);
-    expect(await row(queue, 'Monthly reporting').getByRole('checkbox').isChecked()).toBe(false);
+  it(
+    "bob approves alice's request by keyboard on Approvals",
+    step('approve', async () => {
+      const page = await signInByKeyboard('bob', '/portal/approvals');
+      const queue = page.getByRole('region', { name: 'Pending requests' });
+      const alices = row(queue, 'The toy shop front end');
+      await row(queue, 'Monthly reporting').waitFor();
+      // Into the table with Tab, to alice's row with the arrows, selected with Space.
+      await pressUntilFocused(page, firstBodyRow(queue));
+      await pressUntilFocused(page, alices, 'ArrowDown');
+      await page.keyboard.press('Space');
+      await page.getByRole('button', { name: 'Approve selected (1)' }).waitFor();
+      expect(await alices.getByRole('checkbox').isChecked()).toBe(true);
+      expect(await row(queue, 'Monthly reporting').getByRole('checkbox').isChecked()).toBe(false);
 
-    await pressUntilFocused(page, page.getByRole('textbox', { name: 'Reason (optional)' }));
-    await page.keyboard.type('Welcome aboard');
-    await pressUntilFocused(page, page.getByRole('button', { name: 'Approve selected (1)' }));
-    await page.keyboard.press('Enter');
-    await page.getByText('1 of 1 approved').waitFor();
-    await alices.waitFor({ state: 'detached' });
-    await page.context().close();
-  });
+      await pressUntilFocused(page, page.getByRole('textbox', { name: 'Reason (optional)' }));
+      await page.keyboard.type('Welcome aboard');
+      await pressUntilFocused(page, page.getByRole('button', { name: 'Approve selected (1)' }));
+      await page.keyboard.press('Enter');
+      await page.getByText('1 of 1 approved').waitFor();
+      await alices.waitFor({ state: 'detached' });
+      await page.context().close();
+    }),
+  );
 
-  it('alice reveals the secret by keyboard on My keys', async () => {
-    const page = await signInByKeyboard('alice', '/portal/keys');
-    const keys = page.getByRole('region', { name: 'My API keys' });
-    const mine = row(keys, state.aliceKey!);
-    const reveal = mine.getByRole('button', { name: `Reveal secret of ${state.aliceKey}` });
-    await pressUntilFocused(page, firstBodyRow(keys));
-    await pressUntilFocused(page, mine, 'ArrowDown');
-    await pressUntilFocused(page, reveal, 'ArrowRight');
+  it(
+    'alice reveals the secret by keyboard on My keys',
+    step('reveal', async () => {
+      const page = await signInByKeyboard('alice', '/portal/keys');
+      const keys = page.getByRole('region', { name: 'My API keys' });
+      const mine = row(keys, state.aliceKey!);
+      const reveal = mine.getByRole('button', { name: `Reveal secret of ${state.aliceKey}` });
+      await pressUntilFocused(page, firstBodyRow(keys));
+      await pressUntilFocused(page, mine, 'ArrowDown');
+      await pressUntilFocused(page, reveal, 'ArrowRight');
 
-    // Escape leaves the warning without revealing: focus is back on the button.
-    await page.keyboard.press('Enter');
-    const dialog = page.getByRole('dialog');
-    await dialog.getByText('The secret can be shown only once').waitFor();
-    await expectFocusInside(page, dialog);
-    await page.keyboard.press('Escape');
-    await dialog.waitFor({ state: 'detached' });
-    expect(await isFocused(reveal)).toBe(true);
+      // Escape leaves the warning without revealing: focus is back on the button.
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText('The secret can be shown only once').waitFor();
+      await expectFocusInside(page, dialog);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await isFocused(reveal)).toBe(true);
 
-    await page.keyboard.press('Enter');
-    await pressUntilFocused(page, dialog.getByRole('button', { name: 'Reveal secret' }));
-    await page.keyboard.press('Enter');
-    const field = dialog.getByLabel('API key secret');
-    await field.waitFor();
-    expect(await field.inputValue()).toMatch(/^[A-Za-z0-9_-]{43,}$/);
-    await expectFocusInside(page, dialog);
-    await pressUntilFocused(page, dialog.getByRole('button', { name: 'I have stored it, close' }));
-    await page.keyboard.press('Enter');
-    await dialog.waitFor({ state: 'detached' });
-    await mine.getByText(/Revealed on/).waitFor();
-    // The reveal button is gone with the secret: focus goes to the key's remaining action, not
-    // to the top of the page.
-    await mine.getByRole('button', { name: `Revoke key ${state.aliceKey}` }).waitFor();
-    expect(
-      await isFocused(mine.getByRole('button', { name: `Revoke key ${state.aliceKey}` })),
-    ).toBe(true);
-    await page.context().close();
-  });
+      await page.keyboard.press('Enter');
+      await pressUntilFocused(page, dialog.getByRole('button', { name: 'Reveal secret' }));
+      await page.keyboard.press('Enter');
+      const field = dialog.getByLabel('API key secret');
+      await field.waitFor();
+      expect(await field.inputValue()).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+      await expectFocusInside(page, dialog);
+      await pressUntilFocused(
+        page,
+        dialog.getByRole('button', { name: 'I have stored it, close' }),
+      );
+      await page.keyboard.press('Enter');
+      await dialog.waitFor({ state: 'detached' });
+      await mine.getByText(/Revealed on/).waitFor();
+      // The reveal button is gone with the secret: focus goes to the key's remaining action, not
+      // to the top of the page.
+      await mine.getByRole('button', { name: `Revoke key ${state.aliceKey}` }).waitFor();
+      expect(
+        await isFocused(mine.getByRole('button', { name: `Revoke key ${state.aliceKey}` })),
+      ).toBe(true);
+      await page.context().close();
+    }),
+  );
 
-  it('keeps secondary text in a hovered row at 4.5:1 contrast or more (axe color-contrast)', async () => {
-    const page = await stack.signIn('bob');
-    await page.goto(`${stack.app.baseUrl}/portal/approvals`);
-    const queue = page.getByRole('region', { name: 'Pending requests' });
-    const daves = row(queue, 'Monthly reporting');
-    // The product column's secondary line (the namespace) is what a hovered row darkens.
-    await daves
-      .locator('[data-color="secondary"]', { hasText: PRODUCT.namespace })
-      .first()
-      .waitFor();
-    await daves.hover();
-    expect(
-      (await seriousA11yViolations(page)).filter(violation => violation.includes('color-contrast')),
-    ).toEqual([]);
-    await page.context().close();
-  });
+  it(
+    'keeps secondary text in a hovered row at 4.5:1 contrast or more (axe color-contrast)',
+    step('hovered-row', async () => {
+      const page = await stack.signIn('bob');
+      pages.bob = page;
+      await page.goto(`${stack.app.baseUrl}/portal/approvals`);
+      const queue = page.getByRole('region', { name: 'Pending requests' });
+      const daves = row(queue, 'Monthly reporting');
+      // The product column's secondary line (the namespace) is what a hovered row darkens.
+      await daves
+        .locator('[data-color="secondary"]', { hasText: PRODUCT.namespace })
+        .first()
+        .waitFor();
+      await daves.hover();
+      expect(
+        (await seriousA11yViolations(page)).filter(violation =>
+          violation.includes('color-contrast'),
+        ),
+      ).toEqual([]);
+      await page.context().close();
+    }),
+  );
 
   it.each(NARROW_VIEWPORTS)(
     'lays out every page each person sees at $width×$height without sideways scrolling, cut controls or low contrast',
-    async viewport => {
+    viewport =>
+      step(`narrow-${viewport.width}`, async () => {
+        const found: Record<string, unknown> = {};
+        for (const [user, visits] of Object.entries(NARROW_VISITS)) {
+          const page = await stack.signIn(user, { viewport });
+          pages[user] = page;
+          for (const visit of visits) {
+            await page.goto(`${stack.app.baseUrl}${visit.path}`);
+            await visit.loaded(page).first().waitFor();
+            // The page at rest: no pointer over a row.
+            await page.mouse.move(0, 0);
+            const name = `narrow-${viewport.width}-${user}${visit.path.replace(/\//g, '-')}`;
+            await screenshot(page, name);
+            const problems = [
+              ...(await layoutProblems(page)),
+              ...(await seriousA11yViolations(page)),
+            ];
+            if (problems.length > 0) found[name] = problems;
+          }
+          await page.context().close();
+        }
+        expect(found).toEqual({});
+      })(),
+    NARROW_STEP_TIMEOUT_MS,
+  );
+
+  it.each(ERIN_VIEWPORTS)(
+    'never shows erin, who has nothing to review, the Approvals or All keys tab at $width px',
+    viewport =>
+      step(`erin-tabs-${viewport.width}`, async () => {
+        const page = await stack.signIn('erin', { viewport });
+        pages.erin = page;
+        await page.context().addInitScript(watchDrawnTabs);
+        const tabBar = page.getByRole('navigation', { name: 'Content navigation' });
+        for (const path of ERIN_PORTAL_PATHS) {
+          // Settled: the answer that decides her role (her products, refused) has arrived and
+          // the page has drawn what follows from it.
+          const ownedProducts = page.waitForResponse(
+            response =>
+              response.url().includes('/api/portal/apiproducts?') &&
+              response.url().includes('owner='),
+          );
+          await page.goto(`${stack.app.baseUrl}${path}`);
+          expect((await ownedProducts).status()).toBe(403);
+          await tabBar.getByRole('link', { name: 'Policies' }).waitFor();
+          await waitForSettledAnimations(page);
+          await screenshot(page, `erin-tabs-${viewport.width}${path.replace(/\//g, '-')}`);
+          expect({
+            path,
+            shown: await tabBar.getByRole('link').allInnerTexts(),
+            everDrawn: await page.evaluate(() => [
+              ...(window as unknown as { drawnTabs: Set<string> }).drawnTabs,
+            ]),
+          }).toEqual({ path, shown: CONSUMER_TABS, everDrawn: CONSUMER_TABS });
+        }
+        await page.context().close();
+      })(),
+    NARROW_STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'keeps text at 4.5:1 contrast or more on the pages with cards in the dark theme (axe color-contrast)',
+    step('dark-theme', async () => {
       const found: Record<string, unknown> = {};
-      for (const [user, visits] of Object.entries(NARROW_VISITS)) {
-        const page = await stack.signIn(user, { viewport });
+      for (const [user, visits] of Object.entries(DARK_VISITS)) {
+        const page = await stack.signIn(user, { theme: 'dark' });
+        pages[user] = page;
         for (const visit of visits) {
           await page.goto(`${stack.app.baseUrl}${visit.path}`);
           await visit.loaded(page).first().waitFor();
-          // The page at rest: no pointer over a row.
+          await page.locator('body[data-theme-mode="dark"]').waitFor({ state: 'attached' });
           await page.mouse.move(0, 0);
-          const name = `narrow-${viewport.width}-${user}${visit.path.replace(/\//g, '-')}`;
+          const name = `dark-${user}${visit.path.replace(/\//g, '-')}`;
           await screenshot(page, name);
-          const problems = [
-            ...(await layoutProblems(page)),
-            ...(await seriousA11yViolations(page)),
-          ];
-          if (problems.length > 0) found[name] = problems;
+          const contrast = (await seriousA11yViolations(page)).filter(violation =>
+            violation.includes('color-contrast'),
+          );
+          if (contrast.length > 0) found[name] = contrast;
         }
         await page.context().close();
       }
       expect(found).toEqual({});
-    },
+    }),
     NARROW_STEP_TIMEOUT_MS,
   );
 });

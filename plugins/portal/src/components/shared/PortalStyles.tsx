@@ -17,12 +17,20 @@
  *   (`--bui-bg-neutral-*-hover`), and the secondary text in it (descriptions, dates) fell to
  *   4.39:1 on the app's background in the light theme (WCAG AA asks 4.5:1). In a hovered row the
  *   secondary colour is darker (lighter in the dark theme) by as much as that background is.
+ * - Secondary text on cards in the dark theme: the library's dark secondary colour (#a3a3a3)
+ *   meets 4.5:1 only on the app's background (#333333, 5.0:1); on a card it fell to 4.03:1
+ *   (neutral-1, #424141), 3.24:1 (neutral-2, #504f4f: a product's plans, the MCP tools cards)
+ *   and 2.65:1 (neutral-3). On those surfaces it is lighter, still short of the primary white.
  */
 
 /** The secondary text colour in a hovered row: 5:1 or more on every light row background. */
 const HOVERED_SECONDARY_LIGHT = '#5c5c5c';
 /** The same for the dark theme, on the app's background and on a card. */
 const HOVERED_SECONDARY_DARK = '#d4d4d4';
+/** Dark theme secondary text on neutral-1 and neutral-2 cards: 6.3:1 and 5.1:1. */
+const CARD_SECONDARY_DARK = '#cccccc';
+/** Dark theme secondary text on a neutral-3 surface (a card in a card in a card): 4.8:1. */
+const NESTED_CARD_SECONDARY_DARK = '#dadada';
 
 const RULES = [
   'nav[aria-label="Content navigation"] a:focus-visible ' +
@@ -32,6 +40,9 @@ const RULES = [
     '{ outline: 2px solid var(--bui-ring); outline-offset: -2px; }',
   '.bui-TableHeadLabel { white-space: normal; }',
   `.bui-TableRow:hover { --bui-fg-secondary: ${HOVERED_SECONDARY_LIGHT}; }`,
+  `[data-theme-mode='dark'] :is([data-bg='neutral-1'], [data-bg='neutral-2']) ` +
+    `{ --bui-fg-secondary: ${CARD_SECONDARY_DARK}; }`,
+  `[data-theme-mode='dark'] [data-bg='neutral-3'] { --bui-fg-secondary: ${NESTED_CARD_SECONDARY_DARK}; }`,
   `[data-theme-mode='dark'] .bui-TableRow:hover { --bui-fg-secondary: ${HOVERED_SECONDARY_DARK}; }`,
 ].join('\n');
 
