@@ -5,17 +5,25 @@
  * in the browser, useMcpProducts).
  */
 import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
+import type { ReactNode } from 'react';
 import { mcpTargetKey } from '@devportal/plugin-portal-common';
 import { useAppLinks } from '../../hooks/useAppLinks';
 import { isRequestable, useMcpProducts } from '../../hooks/useMcpProducts';
 import { useMcpServerChoices } from '../../hooks/useMcpServerEntity';
+import { useHighlight } from '../../hooks/useHighlight';
 import { ErrorState } from '../shared/StateViews';
 
 /** Servers in the catalog the person holds nothing of, with links to request access. */
-export function RequestableServers(props: { held: ReadonlySet<string> }) {
+export function RequestableServers(props: {
+  held: ReadonlySet<string>;
+  /** The server `?server=` asks for. */
+  highlighted?: string;
+  /** A change reads the products again (a portal notification arrived). */
+  refreshKey?: number;
+}) {
   const links = useAppLinks();
   const choices = useMcpServerChoices();
-  const products = useMcpProducts();
+  const products = useMcpProducts([props.refreshKey]);
   const error = choices.error ?? products.error;
   if (error !== undefined) {
     return <ErrorState title="Could not find more MCP servers to request" error={error} />;
@@ -38,7 +46,10 @@ export function RequestableServers(props: { held: ReadonlySet<string> }) {
               isRequestable,
             );
             return (
-              <li key={choice.entityRef} style={{ padding: '6px 0' }}>
+              <RequestableServer
+                key={choice.entityRef}
+                highlighted={choice.target.name === props.highlighted}
+              >
                 <Flex gap="3" align="center" style={{ flexWrap: 'wrap' }}>
                   <Link href={links.entity(choice.entityRef)}>{choice.target.name}</Link>
                   {offers.length === 0 ? (
@@ -55,11 +66,25 @@ export function RequestableServers(props: { held: ReadonlySet<string> }) {
                     ))
                   )}
                 </Flex>
-              </li>
+              </RequestableServer>
             );
           })}
         </ul>
       </CardBody>
     </Card>
+  );
+}
+
+/** One server of the list, highlighted when `?server=` names it. */
+function RequestableServer(props: { highlighted: boolean; children: ReactNode }) {
+  const highlight = useHighlight<HTMLLIElement>(props.highlighted);
+  return (
+    <li
+      ref={highlight.ref}
+      {...highlight.props}
+      style={{ padding: '6px 0', ...highlight.props.style }}
+    >
+      {props.children}
+    </li>
   );
 }
