@@ -10,9 +10,9 @@
  * every export that is a Backstage plugin joins a legacy `createApp` (its APIs come with it);
  * `dynamicRoutes` become routes with their `menuItem` in a navigation; `mountPoints` on
  * `entity.page.overview/cards` render inside an `EntityProvider` on an entity page, filtered by
- * their `config.if` (`isKind`, `hasAnnotation`; any other condition is an error here, so that
- * the documented wiring cannot silently go untested); the navigation also links to that entity
- * page. Sign-in is the guest provider of the backend it is pointed at.
+ * their `config.if` (`isKind`, `isType`, `hasAnnotation`, as RHDH; any other condition is an
+ * error here, so that the documented wiring cannot silently go untested); the navigation also
+ * links to that entity page. Sign-in is the guest provider of the backend it is pointed at.
  *
  * What it leaves out: RHDH's theme, header, icons (a `menuItem.icon` is only passed through),
  * entity tabs and every other mount point.
@@ -70,6 +70,7 @@ const isBackstagePlugin = value => {
 
 const CONDITIONS = {
   isKind: (kind, e) => e.kind.toLowerCase() === String(kind).toLowerCase(),
+  isType: (type, e) => [].concat(type).includes(e.spec?.type),
   hasAnnotation: (name, e) => Boolean(e.metadata.annotations?.[name]),
 };
 function matches(condition, e) {

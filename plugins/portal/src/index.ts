@@ -1,7 +1,7 @@
 /**
  * The developer portal frontend plugin for Backstage's new frontend system: API products, key
  * requests with a one-time secret, approvals, product management, Kuadrant policies, the "API
- * access" entity card and the MCP broker's tools. The legacy system's exports are in
+ * access" and "MCP server" entity cards and the MCP broker's tools. The legacy system's exports are in
  * `@devportal/plugin-portal/legacy`.
  *
  * @packageDocumentation
@@ -15,3 +15,8 @@ export {
   type ApiAccessCardProps,
   isPortalApiEntity,
 } from './components/ApiAccessCard/ApiAccessCard';
+export {
+  isMcpServerEntity,
+  McpServerCard,
+  type McpServerCardProps,
+} from './components/McpServerCard/McpServerCard';

@@ -1,13 +1,15 @@
 /*
  * The portal frontend plugin for Backstage's new frontend system: its two APIs (replaceable by
- * the app), the portal page, the MCP tools page and My connections (in the app's navigation), and the
- * "API access" card on the API entities the portal's catalog module makes. Wiring only.
+ * the app), the portal page, the MCP tools page and My connections (in the app's navigation), the
+ * "API access" card on the API entities the portal's catalog module makes, and the "MCP server"
+ * card on the ones the broker's catalog module makes. Wiring only.
  */
 import { ApiBlueprint, createFrontendPlugin, PageBlueprint } from '@backstage/frontend-plugin-api';
 import { EntityCardBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import { RiKey2Line, RiPlugLine, RiToolsLine } from '@remixicon/react';
 import { mcpBrokerApiFactory, portalApiFactory } from './apis/factories';
 import { isPortalApiEntity } from './components/ApiAccessCard/ApiAccessCard';
+import { isMcpServerEntity } from './components/McpServerCard/McpServerCard';
 import { connectionsRouteRef, mcpRouteRef, rootRouteRef } from './routes';
 
 const portalApi = ApiBlueprint.make({
@@ -62,6 +64,15 @@ const apiAccessCard = EntityCardBlueprint.make({
   },
 });
 
+const mcpServerCard = EntityCardBlueprint.make({
+  name: 'mcp-server',
+  params: {
+    filter: isMcpServerEntity,
+    loader: () =>
+      import('./components/McpServerCard/EntityMcpServerCard').then(m => <m.EntityMcpServerCard />),
+  },
+});
+
 /**
  * The portal frontend plugin (new frontend system). Install it with `yarn add` in an app that
  * discovers its packages (`app.packages: all`), or add it to the app's `features`.
@@ -73,5 +84,13 @@ export default createFrontendPlugin({
   title: 'API portal',
   icon: <RiKey2Line />,
   routes: { root: rootRouteRef, mcp: mcpRouteRef, connections: connectionsRouteRef },
-  extensions: [portalApi, mcpBrokerApi, portalPage, mcpToolsPage, connectionsPage, apiAccessCard],
+  extensions: [
+    portalApi,
+    mcpBrokerApi,
+    portalPage,
+    mcpToolsPage,
+    connectionsPage,
+    apiAccessCard,
+    mcpServerCard,
+  ],
 });

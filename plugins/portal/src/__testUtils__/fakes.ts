@@ -198,6 +198,7 @@ export function mcpProduct(overrides: {
   displayName?: string;
   owner?: string;
   approvalMode?: 'manual' | 'automatic';
+  publishStatus?: 'Draft' | 'Published';
   plans?: NonNullable<ApiProduct['spec']['plans']>;
 }): ApiProduct {
   const base = product({ namespace: 'mcp', ...overrides });

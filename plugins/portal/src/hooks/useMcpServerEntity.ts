@@ -58,6 +58,21 @@ export function offerOf(entity: Entity): McpServerOffer {
   };
 }
 
+/** The broker's server or endpoint an entity stands for, from its annotation. */
+export function mcpTargetOfEntity(entity: Entity): McpTarget | undefined {
+  const annotations = entity.metadata.annotations ?? {};
+  const server = annotations[MCP_SERVER_ANNOTATION];
+  if (server !== undefined) return { kind: 'MCPServer', name: server };
+  const endpoint = annotations[MCP_ENDPOINT_ANNOTATION];
+  if (endpoint !== undefined) return { kind: 'MCPEndpoint', name: endpoint };
+  return undefined;
+}
+
+/** The owner an entity names in `spec.owner`, when it names one. */
+export function entityOwnerOf(entity: Entity): string | undefined {
+  return typeof entity.spec?.owner === 'string' ? entity.spec.owner : undefined;
+}
+
 /** Reads the entity of `target` from the catalog. */
 export function useMcpServerEntity(target: McpTarget): AsyncData<McpServerEntity> {
   const catalog = useApi(catalogApiRef);
@@ -75,7 +90,7 @@ export function useMcpServerEntity(target: McpTarget): AsyncData<McpServerEntity
     return {
       entityRef: stringifyEntityRef(entity),
       title: entity.metadata.title ?? target.name,
-      owner: typeof entity.spec?.owner === 'string' ? entity.spec.owner : undefined,
+      owner: entityOwnerOf(entity),
       offer: offerOf(entity),
     };
   }, [catalog, annotation, target.name]);
@@ -100,19 +115,14 @@ export function useMcpServerChoices(): AsyncData<McpServerChoice[]> {
       filter: { kind: 'API', 'spec.type': 'mcp-server' },
     });
     return items.flatMap((entity): McpServerChoice[] => {
-      const annotations = entity.metadata.annotations ?? {};
-      const server = annotations[MCP_SERVER_ANNOTATION];
-      const endpoint = annotations[MCP_ENDPOINT_ANNOTATION];
-      let target: McpTarget;
-      if (server !== undefined) target = { kind: 'MCPServer', name: server };
-      else if (endpoint !== undefined) target = { kind: 'MCPEndpoint', name: endpoint };
-      else return [];
+      const target = mcpTargetOfEntity(entity);
+      if (target === undefined) return [];
       return [
         {
           target,
           entityRef: stringifyEntityRef(entity),
           title: entity.metadata.title ?? target.name,
-          owner: typeof entity.spec?.owner === 'string' ? entity.spec.owner : undefined,
+          owner: entityOwnerOf(entity),
           toolNames: offerOf(entity).tools.map(tool => tool.name),
         },
       ];

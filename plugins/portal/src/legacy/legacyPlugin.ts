@@ -1,5 +1,5 @@
 /*
- * The legacy frontend system's plugin: the same pages, card and APIs as the new system's, as
+ * The legacy frontend system's plugin: the same pages, cards and APIs as the new system's, as
  * routable and component extensions.
  */
 import {
@@ -72,6 +72,26 @@ export const EntityApiAccessCard: (props: { portalBasePath?: string }) => JSX.El
         lazy: () =>
           import('../components/ApiAccessCard/LegacyEntityApiAccessCard').then(
             m => m.LegacyEntityApiAccessCard,
+          ),
+      },
+    }),
+  );
+
+/**
+ * The "MCP server" card for the API entity page of an MCP server or endpoint (legacy frontend
+ * system; show it where `isMcpServerEntity` holds). It links to the portal page at `/portal`;
+ * pass `portalBasePath` when it is mounted elsewhere.
+ *
+ * @public
+ */
+export const EntityMcpServerCard: (props: { portalBasePath?: string }) => JSX.Element =
+  portalPlugin.provide(
+    createComponentExtension({
+      name: 'EntityMcpServerCard',
+      component: {
+        lazy: () =>
+          import('../components/McpServerCard/LegacyEntityMcpServerCard').then(
+            m => m.LegacyEntityMcpServerCard,
           ),
       },
     }),

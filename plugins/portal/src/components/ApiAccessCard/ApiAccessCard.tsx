@@ -5,7 +5,7 @@
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import type { Entity } from '@backstage/catalog-model';
-import { Button, Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
+import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
 import {
   portalApiKeyCreatePermission,
   portalApiProductReadOwnPermission,
@@ -19,7 +19,7 @@ import { statusOf } from '../shared/errors';
 import { MyProductKeys } from '../shared/MyProductKeys';
 import { PortalStyles } from '../shared/PortalStyles';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
-import { RequestAccessDialog } from '../RequestAccess/RequestAccessDialog';
+import { RequestAccessButton } from '../RequestAccess/RequestAccessButton';
 import { PlansTable } from '../ProductDetail/PlansTable';
 import { portalPaths, PortalPathsProvider, usePortalPaths } from '../PortalPage/portalPaths';
 
@@ -100,7 +100,6 @@ function ProductAccess(props: { product: ApiProduct }) {
   const { product } = props;
   const paths = usePortalPaths();
   const mayRequest = useDecision(portalApiKeyCreatePermission);
-  const [requesting, setRequesting] = useState(false);
   const [keysVersion, setKeysVersion] = useState(0);
   return (
     <Flex direction="column" gap="3">
@@ -112,20 +111,10 @@ function ProductAccess(props: { product: ApiProduct }) {
         <>
           <MyProductKeys product={product} refreshKey={keysVersion} />
           <Flex gap="3" align="center">
-            <Button variant="primary" onPress={() => setRequesting(true)}>
-              Request access
-            </Button>
+            <RequestAccessButton product={product} onRequested={() => setKeysVersion(v => v + 1)} />
             <Link href={paths.product(product.metadata)}>Open in the portal</Link>
           </Flex>
         </>
-      )}
-      {requesting && (
-        <RequestAccessDialog
-          product={product}
-          isOpen
-          onOpenChange={setRequesting}
-          onRequested={() => setKeysVersion(v => v + 1)}
-        />
       )}
     </Flex>
   );

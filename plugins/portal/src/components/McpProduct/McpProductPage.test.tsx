@@ -237,4 +237,54 @@ describe('ProductDetailPage for an MCP product (fake portal API, in-memory catal
     await within(people).findByRole('row', { name: /carol/ });
     expect(within(people).queryByRole('button', { name: /Revoke/ })).not.toBeInTheDocument();
   });
+
+  it("edits the plans in the edit dialog with creation's plan editor, sending them only when changed", async () => {
+    const saved = mcpProduct({ name: 'example-tools', displayName: 'Example tools' });
+    const portal = fakePortalApi({
+      getApiProduct: jest.fn(async () => saved),
+      listRequests: jest.fn(async () => page([])),
+      updateApiProduct: jest.fn(async () => saved),
+    });
+    await renderPortal(<ProductDetailPage />, {
+      ...at,
+      apis: [
+        [portalApiRef, portal],
+        catalogWith(mcpServerEntity('example')),
+        permissions(portalApiProductUpdateOwnPermission),
+        bob,
+      ],
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'Edit' }));
+    let dialog = await screen.findByRole('dialog', { name: 'Edit Example tools' });
+    expect(within(dialog).getByLabelText(/Tier of plan 1/)).toHaveValue('bronze');
+    expect(within(dialog).getByLabelText(/Tools of plan 2, quota 2/)).toHaveValue('deploy*');
+    // The server's own tool names are suggested, as on creation.
+    expect(await within(dialog).findAllByText(/Its tools: echo, deploy/)).toHaveLength(3);
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(portal.updateApiProduct.mock.calls[0][1].spec).not.toHaveProperty('plans');
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Edit' }));
+    dialog = await screen.findByRole('dialog', { name: 'Edit Example tools' });
+    const calls = within(dialog).getByLabelText(/Calls of plan 1, quota 1/);
+    await userEvent.clear(calls);
+    expect(within(dialog).getByRole('button', { name: 'Save' })).toBeDisabled();
+    await userEvent.type(calls, '7');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(portal.updateApiProduct.mock.calls[1][1].spec?.plans).toEqual([
+      {
+        tier: 'bronze',
+        description: 'To try things out',
+        limits: { toolCalls: [{ calls: 7, per: 'day' }] },
+      },
+      {
+        tier: 'gold',
+        limits: {
+          toolCalls: [
+            { calls: 100, per: 'day' },
+            { calls: 10, per: 'minute', tools: ['deploy*'] },
+          ],
+        },
+      },
+    ]);
+  });
 });

@@ -2,12 +2,15 @@ import {
   mcpBrokerSessionCreatePermission,
   mcpBrokerStatusReadPermission,
 } from '@devportal/plugin-mcp-broker-common';
-import { screen, within } from '@testing-library/react';
+import { notificationsApiRef } from '@backstage/plugin-notifications';
+import { signalApiRef } from '@backstage/plugin-signals-react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
 import { permissions, rejecting, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { catalogAndProducts, noOtherServers } from '../../__testUtils__/mcpCatalog';
 import { mcpProduct, mcpServerEntity } from '../../__testUtils__/fakes';
+import { fakeNotificationsApi, FakeSignalApi } from '../../__testUtils__/signals';
 import { McpToolsPage } from './McpToolsPage';
 
 function fakeBroker(overrides: Partial<McpBrokerApi> = {}): jest.Mocked<McpBrokerApi> {
@@ -257,5 +260,109 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
       '/catalog/default/api/mcp-server-deploybot',
     );
     expect(within(more).getByText('No product offers it yet')).toBeInTheDocument();
+  });
+});
+
+describe('McpToolsPage: ?server= and live updates (fake broker, fake signal and notifications APIs)', () => {
+  const scrollIntoView = jest.fn();
+  beforeEach(() => {
+    scrollIntoView.mockClear();
+    Element.prototype.scrollIntoView = scrollIntoView;
+  });
+
+  it('scrolls to the server ?server= names, highlights it and moves focus to it', async () => {
+    const broker = fakeBroker({
+      getCatalog: jest.fn(async () => ({
+        servers: ['alpha', 'example'].map(server => ({
+          server,
+          tools: [{ name: `${server}_echo` }],
+          prompts: [],
+          resources: [],
+          resourceTemplates: [],
+        })),
+      })),
+    });
+    await renderPortal(<McpToolsPage />, {
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
+      initialRouteEntries: ['/mcp?server=example'],
+    });
+    const example = await screen.findByRole('region', { name: 'MCP server example' });
+    expect(example).toHaveAttribute('aria-current', 'true');
+    expect(example).toHaveFocus();
+    expect(scrollIntoView.mock.contexts).toEqual([example]);
+    expect(screen.getByRole('region', { name: 'MCP server alpha' })).not.toHaveAttribute(
+      'aria-current',
+    );
+  });
+
+  it('highlights a server the person holds nothing of in "More MCP servers"', async () => {
+    await renderPortal(<McpToolsPage />, {
+      apis: [
+        ...catalogAndProducts([mcpServerEntity('deploybot')], []),
+        [mcpBrokerApiRef, fakeBroker()],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
+      initialRouteEntries: ['/mcp?server=deploybot'],
+    });
+    const more = await screen.findByRole('list', { name: 'More MCP servers' });
+    const item = within(more).getByRole('listitem');
+    expect(item).toHaveAttribute('aria-current', 'true');
+    expect(scrollIntoView.mock.contexts).toEqual([item]);
+  });
+
+  it("reloads the person's tools when a portal notification reaches them, and only then", async () => {
+    const signals = new FakeSignalApi();
+    const notifications = fakeNotificationsApi([
+      { id: 'n-catalog', origin: 'plugin:catalog' },
+      { id: 'n-portal', origin: 'plugin:portal' },
+    ]);
+    let granted = false;
+    const broker = fakeBroker({
+      getCatalog: jest.fn(async () => ({
+        servers: granted
+          ? [
+              {
+                server: 'example',
+                tools: [{ name: 'example_deploy' }],
+                prompts: [],
+                resources: [],
+                resourceTemplates: [],
+              },
+            ]
+          : [],
+      })),
+    });
+    await renderPortal(<McpToolsPage />, {
+      apis: [
+        ...noOtherServers(),
+        [mcpBrokerApiRef, broker],
+        [signalApiRef, signals],
+        [notificationsApiRef, notifications],
+        permissions(mcpBrokerSessionCreatePermission),
+      ],
+    });
+    expect(await screen.findByText('No MCP tools for you yet')).toBeInTheDocument();
+    expect(signals.subscribers('notifications')).toBe(1);
+
+    // Another plugin's notification changes nothing the page shows.
+    act(() =>
+      signals.publish('notifications', {
+        action: 'new_notification',
+        notification_id: 'n-catalog',
+      }),
+    );
+    await waitFor(() => expect(notifications.getNotification).toHaveBeenCalledWith('n-catalog'));
+    expect(broker.getCatalog).toHaveBeenCalledTimes(1);
+
+    granted = true;
+    act(() =>
+      signals.publish('notifications', { action: 'new_notification', notification_id: 'n-portal' }),
+    );
+    expect(await screen.findByText('example_deploy')).toBeInTheDocument();
+    expect(broker.getCatalog).toHaveBeenCalledTimes(2);
   });
 });

@@ -5,7 +5,9 @@
  * holders of `mcp-broker.status.read` each backend's state, protocol era and last error; for
  * holders of `mcp-broker.tool.approve` the held tool definition changes (HeldToolChanges); the
  * curated endpoints the person may use (CuratedEndpoints); and the catalog's other servers with
- * "Request access" links to their products (RequestableServers).
+ * "Request access" links to their products (RequestableServers). `?server=<name>` (the link on
+ * the server's catalog entity) scrolls to that server and highlights it. A portal notification
+ * to the person (their access changed) reloads what they may use, without a page reload.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
@@ -25,10 +27,13 @@ import {
   mcpBrokerToolApprovePermission,
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
+import { useState } from 'react';
 import { mcpBrokerApiRef, type McpBackendStatus } from '../../apis/McpBrokerApi';
 import { useAppLinks } from '../../hooks/useAppLinks';
 import { useAsyncData } from '../../hooks/useAsyncData';
+import { useHighlight, useHighlightedServer } from '../../hooks/useHighlight';
 import { useDecision } from '../../hooks/usePermissions';
+import { usePortalNotificationSignal } from '../../hooks/usePortalNotificationSignal';
 import { statusOf } from '../shared/errors';
 import { formatDateTime } from '../shared/format';
 import { PortalStyles } from '../shared/PortalStyles';
@@ -123,6 +128,13 @@ function ConnectCard() {
 function ServerCatalog() {
   const broker = useApi(mcpBrokerApiRef);
   const catalog = useAsyncData(() => broker.getCatalog(), [broker]);
+  // The person's access changed: what they may use, and the offers of the others, again.
+  const [notified, setNotified] = useState(0);
+  usePortalNotificationSignal(() => {
+    catalog.reload();
+    setNotified(n => n + 1);
+  });
+  const highlighted = useHighlightedServer();
   if (catalog.value === undefined && catalog.loading) return <LoadingState what="MCP tools" />;
   if (catalog.error !== undefined) {
     return statusOf(catalog.error) === 403 ? (
@@ -141,51 +153,60 @@ function ServerCatalog() {
           description="No server offers a tool, prompt or resource you may use."
         />
       ) : (
-        servers.map(server => <ServerCard key={server.server} server={server} />)
+        servers.map(server => (
+          <ServerCard
+            key={server.server}
+            server={server}
+            highlighted={server.server === highlighted}
+          />
+        ))
       )}
       <CuratedEndpoints endpoints={catalog.value?.endpoints ?? []} />
-      <RequestableServers held={held} />
+      <RequestableServers held={held} highlighted={highlighted} refreshKey={notified} />
     </Flex>
   );
 }
 
-function ServerCard(props: { server: McpServerCatalog }) {
+function ServerCard(props: { server: McpServerCatalog; highlighted: boolean }) {
   const { server } = props;
   const resources = resourceEntries(server.resources, server.resourceTemplates);
+  const highlight = useHighlight<HTMLElement>(props.highlighted);
   return (
-    <Card>
-      <CardHeader>
-        <Text as="h2" variant="title-small" weight="bold">
-          {server.server}
-        </Text>
-      </CardHeader>
-      <CardBody>
-        <Flex direction="column" gap="3">
-          <CatalogSection
-            kind="Tools"
-            server={server.server}
-            emptyText="None you may use."
-            entries={server.tools.map(tool => ({
-              id: tool.name,
-              name: tool.name,
-              title: tool.title,
-              description: tool.description,
-              labels: annotationLabels(tool.annotations),
-            }))}
-          />
-          <CatalogSection
-            kind="Prompts"
-            server={server.server}
-            entries={server.prompts.map(prompt => ({
-              id: prompt.name,
-              name: prompt.name,
-              description: prompt.description,
-            }))}
-          />
-          <CatalogSection kind="Resources" server={server.server} entries={resources} />
-        </Flex>
-      </CardBody>
-    </Card>
+    <section ref={highlight.ref} aria-label={`MCP server ${server.server}`} {...highlight.props}>
+      <Card>
+        <CardHeader>
+          <Text as="h2" variant="title-small" weight="bold">
+            {server.server}
+          </Text>
+        </CardHeader>
+        <CardBody>
+          <Flex direction="column" gap="3">
+            <CatalogSection
+              kind="Tools"
+              server={server.server}
+              emptyText="None you may use."
+              entries={server.tools.map(tool => ({
+                id: tool.name,
+                name: tool.name,
+                title: tool.title,
+                description: tool.description,
+                labels: annotationLabels(tool.annotations),
+              }))}
+            />
+            <CatalogSection
+              kind="Prompts"
+              server={server.server}
+              entries={server.prompts.map(prompt => ({
+                id: prompt.name,
+                name: prompt.name,
+                description: prompt.description,
+              }))}
+            />
+            <CatalogSection kind="Resources" server={server.server} entries={resources} />
+          </Flex>
+        </CardBody>
+      </Card>
+    </section>
   );
 }
 

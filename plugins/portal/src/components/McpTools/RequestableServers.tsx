@@ -1,41 +1,29 @@
 /*
  * On the MCP tools page (contract mcp-access §8): the MCP servers the person may see in the
  * catalog but holds nothing of (the broker's catalog lists none of their items for them), each
- * with "Request access" links to the Published products that offer it. The portal's product
- * list has no target filter yet (`GET /apiproducts?targetKind=&targetName=` is not built), so the
- * products are walked page by page and matched here by their `spec.targetRef`.
+ * with "Request access" links to the Published products that offer it (matched to the server
+ * in the browser, useMcpProducts).
  */
-import { useApi } from '@backstage/frontend-plugin-api';
 import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
-import { isMcpTarget, mcpTargetKey, type ApiProduct } from '@devportal/plugin-portal-common';
-import { portalApiRef } from '../../apis/PortalApi';
+import type { ReactNode } from 'react';
+import { mcpTargetKey } from '@devportal/plugin-portal-common';
 import { useAppLinks } from '../../hooks/useAppLinks';
-import { useAsyncData } from '../../hooks/useAsyncData';
+import { isRequestable, useMcpProducts } from '../../hooks/useMcpProducts';
 import { useMcpServerChoices } from '../../hooks/useMcpServerEntity';
+import { useHighlight } from '../../hooks/useHighlight';
 import { ErrorState } from '../shared/StateViews';
 
-/** Published MCP products by `mcpTargetKey` of their target. */
-async function mcpProductsByTarget(
-  pages: AsyncIterable<{ items: ApiProduct[] }>,
-): Promise<Map<string, ApiProduct[]>> {
-  const byTarget = new Map<string, ApiProduct[]>();
-  for await (const page of pages) {
-    for (const product of page.items) {
-      const target = product.spec.targetRef;
-      if (!isMcpTarget(target) || product.spec.publishStatus !== 'Published') continue;
-      const key = mcpTargetKey(target);
-      byTarget.set(key, [...(byTarget.get(key) ?? []), product]);
-    }
-  }
-  return byTarget;
-}
-
 /** Servers in the catalog the person holds nothing of, with links to request access. */
-export function RequestableServers(props: { held: ReadonlySet<string> }) {
-  const portal = useApi(portalApiRef);
+export function RequestableServers(props: {
+  held: ReadonlySet<string>;
+  /** The server `?server=` asks for. */
+  highlighted?: string;
+  /** A change reads the products again (a portal notification arrived). */
+  refreshKey?: number;
+}) {
   const links = useAppLinks();
   const choices = useMcpServerChoices();
-  const products = useAsyncData(() => mcpProductsByTarget(portal.listApiProductsPages()), [portal]);
+  const products = useMcpProducts([props.refreshKey]);
   const error = choices.error ?? products.error;
   if (error !== undefined) {
     return <ErrorState title="Could not find more MCP servers to request" error={error} />;
@@ -54,9 +42,14 @@ export function RequestableServers(props: { held: ReadonlySet<string> }) {
       <CardBody>
         <ul aria-label="More MCP servers" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
           {others.map(choice => {
-            const offers = products.value?.get(mcpTargetKey(choice.target)) ?? [];
+            const offers = (products.value?.get(mcpTargetKey(choice.target)) ?? []).filter(
+              isRequestable,
+            );
             return (
-              <li key={choice.entityRef} style={{ padding: '6px 0' }}>
+              <RequestableServer
+                key={choice.entityRef}
+                highlighted={choice.target.name === props.highlighted}
+              >
                 <Flex gap="3" align="center" style={{ flexWrap: 'wrap' }}>
                   <Link href={links.entity(choice.entityRef)}>{choice.target.name}</Link>
                   {offers.length === 0 ? (
@@ -73,11 +66,25 @@ export function RequestableServers(props: { held: ReadonlySet<string> }) {
                     ))
                   )}
                 </Flex>
-              </li>
+              </RequestableServer>
             );
           })}
         </ul>
       </CardBody>
     </Card>
+  );
+}
+
+/** One server of the list, highlighted when `?server=` names it. */
+function RequestableServer(props: { highlighted: boolean; children: ReactNode }) {
+  const highlight = useHighlight<HTMLLIElement>(props.highlighted);
+  return (
+    <li
+      ref={highlight.ref}
+      {...highlight.props}
+      style={{ padding: '6px 0', ...highlight.props.style }}
+    >
+      {props.children}
+    </li>
   );
 }

@@ -99,10 +99,7 @@ export function MyUsagePage() {
             <section aria-label="Calls per server and tool">
               <Table
                 columnConfig={toolColumns}
-                data={totalsBy(rows, row => `${row.server}\u0000${row.tool}`).map(total => {
-                  const [server, tool] = total.key.split('\u0000');
-                  return { id: total.key, server, tool, ...total };
-                })}
+                data={totalsBy(rows, row => ({ server: row.server, tool: row.tool }))}
                 pagination={{ type: 'none' }}
               />
             </section>

@@ -4,13 +4,14 @@
  * for the period, linking to who uses it. Reads `GET /api/mcp-broker/usage/servers`.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Box, Flex, Table, Text } from '@backstage/ui';
+import { Box, Flex, Table, Text, type ColumnConfig } from '@backstage/ui';
 import {
   mcpBrokerUsageReadPermission,
   type McpServerUsageTotals,
 } from '@devportal/plugin-mcp-broker-common';
+import { useMemo } from 'react';
 import { mcpBrokerApiRef } from '../../apis/McpBrokerApi';
-import { useAppLinks } from '../../hooks/useAppLinks';
+import { useAppLinks, type AppLinks } from '../../hooks/useAppLinks';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { statusOf } from '../shared/errors';
 import { shortEntityRef } from '../shared/format';
@@ -25,13 +26,9 @@ interface ServerRow extends CounterRow {
   totals: McpServerUsageTotals;
 }
 
-/** My servers' usage. */
-export function ServerUsageListPage() {
-  const broker = useApi(mcpBrokerApiRef);
-  const links = useAppLinks();
-  const [days, setDays] = usePeriod();
-  const list = useAsyncData(() => broker.listServerUsage(days), [broker, days]);
-  const columns = readableColumns<ServerRow>([
+/** The servers' columns; a server links to who uses it over the same period. */
+function serverColumns(links: AppLinks, days: number): ColumnConfig<ServerRow>[] {
+  return readableColumns<ServerRow>([
     {
       id: 'server',
       label: 'Server',
@@ -53,6 +50,15 @@ export function ServerUsageListPage() {
     },
     ...counterColumns<ServerRow>(),
   ]);
+}
+
+/** My servers' usage. */
+export function ServerUsageListPage() {
+  const broker = useApi(mcpBrokerApiRef);
+  const links = useAppLinks();
+  const [days, setDays] = usePeriod();
+  const list = useAsyncData(() => broker.listServerUsage(days), [broker, days]);
+  const columns = useMemo(() => serverColumns(links, days), [links, days]);
   let body;
   if (list.loading && list.value === undefined) body = <LoadingState what="your servers' usage" />;
   else if (list.error !== undefined) {

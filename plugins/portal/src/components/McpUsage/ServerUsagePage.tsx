@@ -4,23 +4,28 @@
  * principal (linked to their user entity) with calls, errors, rate-limited, last day, plan and
  * expiry, by calls, a page at a time. Needs `mcp-broker.usage.read` on the server; reads
  * `GET /api/mcp-broker/usage/servers/:server`.
+ *
+ * The broker answers the chart's series with every page of people; the page keeps the series of
+ * the first page (read once, as the table's first page loads) and lets the portal's paged table
+ * walk the people.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { Box, Button, Flex, Table, Text } from '@backstage/ui';
+import { Box, Flex, Text, type ColumnConfig } from '@backstage/ui';
 import {
   mcpBrokerUsageReadPermission,
   type McpServerUsage,
   type McpServerUsagePerson,
 } from '@devportal/plugin-mcp-broker-common';
-import { useEffect, useState } from 'react';
+import type { PageQuery } from '@devportal/plugin-portal-common';
+import { useCallback, useMemo, useState } from 'react';
 import { useParams } from 'react-router-dom';
 import { mcpBrokerApiRef } from '../../apis/McpBrokerApi';
-import { useAppLinks } from '../../hooks/useAppLinks';
-import { useAsyncData } from '../../hooks/useAsyncData';
+import { useAppLinks, type AppLinks } from '../../hooks/useAppLinks';
+import { usePagedTable } from '../../hooks/usePagedTable';
 import { statusOf } from '../shared/errors';
 import { formatDateTime, shortEntityRef } from '../shared/format';
+import { PagedTable } from '../shared/PagedTable';
 import { PortalStyles } from '../shared/PortalStyles';
-import { readableColumns } from '../shared/readableColumns';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
 import { TextCell } from '../shared/TextCell';
 import { UsageChart } from '../shared/UsageChart';
@@ -35,24 +40,20 @@ interface PersonRow extends CounterRow {
   person: McpServerUsagePerson;
 }
 
-/** Who uses one MCP server. */
-export function ServerUsagePage() {
-  const { server = '' } = useParams();
-  const broker = useApi(mcpBrokerApiRef);
-  const links = useAppLinks();
-  const [days, setDays] = usePeriod();
-  const first = useAsyncData(
-    () => broker.getServerUsage(server, { days, limit: PAGE }),
-    [broker, server, days],
-  );
-  // Later pages of people, appended by "More people" (the chart comes with the first page).
-  const [more, setMore] = useState<{ people: McpServerUsagePerson[]; next?: string }>();
-  const [moreError, setMoreError] = useState<unknown>();
-  useEffect(() => {
-    setMore(undefined);
-    setMoreError(undefined);
-  }, [first.value]);
-  const columns = readableColumns<PersonRow>([
+const personRowOf = (person: McpServerUsagePerson): PersonRow => ({
+  id: person.principal,
+  person,
+  ...person,
+});
+
+/** What the people's list is loaded for; a new one (another server or period) starts over. */
+interface UsageQuery {
+  server: string;
+  days: number;
+}
+
+function personColumns(links: AppLinks): ColumnConfig<PersonRow>[] {
+  return [
     {
       id: 'principal',
       label: 'Person',
@@ -86,77 +87,81 @@ export function ServerUsagePage() {
         />
       ),
     },
-  ]);
-  const loadMore = async (usage: McpServerUsage) => {
-    const token = more?.next ?? usage.metadata.continue;
-    if (token === undefined) return;
-    try {
-      const next = await broker.getServerUsage(server, { days, limit: PAGE, continue: token });
-      setMore(previous => ({
-        people: [...(previous?.people ?? []), ...next.people],
-        next: next.metadata.continue,
-      }));
-    } catch (error) {
-      setMoreError(error);
-    }
-  };
+  ];
+}
+
+/** Who uses one MCP server. */
+export function ServerUsagePage() {
+  const { server = '' } = useParams();
+  const broker = useApi(mcpBrokerApiRef);
+  const links = useAppLinks();
+  const [days, setDays] = usePeriod();
+  const query = useMemo<UsageQuery>(() => ({ server, days }), [server, days]);
+  // The first page's answer (series, owner, period) for the query it was loaded for.
+  const [first, setFirst] = useState<{ query: UsageQuery; usage: McpServerUsage }>();
+  const load = useCallback(
+    async (page: PageQuery, asked: UsageQuery | undefined) => {
+      const { server: name, days: period } = asked ?? query;
+      const usage = await broker.getServerUsage(name, {
+        days: period,
+        limit: page.limit,
+        ...(page.continue === undefined ? {} : { continue: page.continue }),
+      });
+      if (page.continue === undefined) setFirst({ query: asked ?? query, usage });
+      return { items: usage.people, metadata: usage.metadata };
+    },
+    [broker, query],
+  );
+  const table = usePagedTable({ load, toItem: personRowOf, filter: query, pageSize: PAGE });
+  const columns = useMemo(() => personColumns(links), [links]);
+  const usage = first?.query === query ? first.usage : undefined;
+  const error = table.tableProps.error;
   let body;
-  if (first.loading && first.value === undefined)
-    body = <LoadingState what={`usage of ${server}`} />;
-  else if (first.error !== undefined) {
+  if (usage === undefined && error !== undefined) {
     body =
-      statusOf(first.error) === 403 ? (
+      statusOf(error) === 403 ? (
         <ForbiddenState
           what={`the usage of MCP server ${server}`}
           permission={mcpBrokerUsageReadPermission.name}
         />
       ) : (
-        <ErrorState title={`The usage of ${server} could not be loaded`} error={first.error} />
+        <ErrorState title={`The usage of ${server} could not be loaded`} error={error} />
       );
-  } else if (first.value !== undefined) {
-    const usage = first.value;
+  } else if (usage === undefined) {
+    body = <LoadingState what={`usage of ${server}`} />;
+  } else if (usage.series.length === 0) {
+    body = <EmptyState title={`Nobody called a tool of ${server} in this period`} />;
+  } else {
     const period = daysBetween(usage.from, usage.to);
-    const people = [...usage.people, ...(more?.people ?? [])];
-    const hasMore =
-      more === undefined ? usage.metadata.continue !== undefined : more.next !== undefined;
-    body =
-      usage.series.length === 0 ? (
-        <EmptyState title={`Nobody called a tool of ${server} in this period`} />
-      ) : (
-        <Flex direction="column" gap="5">
-          <section aria-label="Calls per day">
-            <UsageChart
-              title={`Calls of ${server} per day by tool, ${usage.from} to ${usage.to}`}
-              days={period}
-              stacks={seriesBy(
-                usage.series,
-                period,
-                row => row.tool,
-                row => row.calls,
-              )}
-              line={totalSeries('Errors', usage.series, period, row => row.errors)}
-            />
-          </section>
-          <section aria-label="People">
-            <Text as="h2" variant="title-small" weight="bold">
-              People
-            </Text>
-            <Table
-              columnConfig={columns}
-              data={people.map(person => ({ id: person.principal, person, ...person }))}
-              pagination={{ type: 'none' }}
-            />
-            {moreError !== undefined && (
-              <ErrorState title="More people could not be loaded" error={moreError} />
+    body = (
+      <Flex direction="column" gap="5">
+        <section aria-label="Calls per day">
+          <UsageChart
+            title={`Calls of ${server} per day by tool, ${usage.from} to ${usage.to}`}
+            days={period}
+            stacks={seriesBy(
+              usage.series,
+              period,
+              row => row.tool,
+              row => row.calls,
             )}
-            {hasMore && (
-              <Button variant="secondary" onPress={() => loadMore(usage)}>
-                More people
-              </Button>
-            )}
-          </section>
+            line={totalSeries('Errors', usage.series, period, row => row.errors)}
+          />
+        </section>
+        <Flex direction="column" gap="2">
+          <Text as="h2" variant="title-small" weight="bold">
+            People
+          </Text>
+          <PagedTable
+            label="People"
+            table={table}
+            columns={columns}
+            permission={mcpBrokerUsageReadPermission.name}
+            emptyState={<EmptyState title="Nobody on this page" />}
+          />
         </Flex>
-      );
+      </Flex>
+    );
   }
   return (
     <Flex direction="column" gap="4" px="5" py="4">
@@ -166,8 +171,8 @@ export function ServerUsagePage() {
           <Text as="h1" variant="title-medium" weight="bold">
             Who uses {server}
           </Text>
-          {first.value?.owner !== undefined && (
-            <Text color="secondary">owner {shortEntityRef(first.value.owner)}</Text>
+          {usage?.owner !== undefined && (
+            <Text color="secondary">owner {shortEntityRef(usage.owner)}</Text>
           )}
         </Flex>
         <Box style={{ minWidth: 180 }}>

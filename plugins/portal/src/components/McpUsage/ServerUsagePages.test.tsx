@@ -1,5 +1,6 @@
 import type { McpServerUsage } from '@devportal/plugin-mcp-broker-common';
-import { fireEvent, screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
 import { permissions, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
@@ -124,17 +125,41 @@ describe('usage pages of server owners (fake broker API)', () => {
     );
     expect(alice).toHaveTextContent('Example tools: bronze');
     expect(alice).toHaveTextContent('expires');
+    expect(api.getServerUsage).toHaveBeenCalledTimes(1);
     expect(api.getServerUsage).toHaveBeenCalledWith('example', { days: 30, limit: 50 });
-    fireEvent.click(within(people).getByRole('button', { name: 'More people' }));
+    await userEvent.click(within(people).getByRole('button', { name: /next/i }));
     expect(
       await within(people).findByRole('row', { name: /service:plugin:catalog/ }),
     ).toBeInTheDocument();
+    expect(within(people).queryByRole('row', { name: /alice/ })).not.toBeInTheDocument();
     expect(api.getServerUsage).toHaveBeenLastCalledWith('example', {
       days: 30,
       limit: 50,
       continue: 'page-2',
     });
-    expect(within(people).queryByRole('button', { name: 'More people' })).not.toBeInTheDocument();
+    // The chart stays the first page's: read once, not again for the second page of people.
+    expect(screen.getByRole('img', { name: /Calls of example per day by tool/ })).toBeVisible();
+    expect(within(people).getByRole('button', { name: /next/i })).toBeDisabled();
+    await userEvent.click(within(people).getByRole('button', { name: /previous/i }));
+    expect(await within(people).findByRole('row', { name: /alice/ })).toBeInTheDocument();
+    expect(api.getServerUsage).toHaveBeenCalledTimes(2);
+  });
+
+  it('/mcp/servers/:server/usage loads the people again for another period', async () => {
+    const api = broker();
+    await renderPortal(<McpToolsRoutes />, {
+      apis: [[mcpBrokerApiRef, api], permissions()],
+      mountPath: '/mcp/*',
+      initialRouteEntries: ['/mcp/servers/example/usage?days=7'],
+    });
+    await screen.findByRole('region', { name: 'People' });
+    expect(api.getServerUsage).toHaveBeenCalledWith('example', { days: 7, limit: 50 });
+    await userEvent.click(screen.getByRole('button', { name: /Period/ }));
+    await userEvent.click(await screen.findByRole('option', { name: 'Last 90 days' }));
+    await waitFor(() =>
+      expect(api.getServerUsage).toHaveBeenLastCalledWith('example', { days: 90, limit: 50 }),
+    );
+    expect(await screen.findByRole('region', { name: 'People' })).toBeInTheDocument();
   });
 
   it('/mcp/servers/:server/usage names the permission on a 403 and says when nobody called', async () => {

@@ -55,6 +55,17 @@ describe('usageSeries', () => {
     });
   });
 
+  it('keeps groups apart whose joined names would read alike', () => {
+    const totals = totalsBy(
+      [row('2026-11-28', 'a/b', 'c', 1), row('2026-11-28', 'a', 'b/c', 2)],
+      r => ({ server: r.server, tool: r.tool }),
+    );
+    expect(totals.map(t => [t.server, t.tool, t.calls])).toEqual([
+      ['a', 'b/c', 2],
+      ['a/b', 'c', 1],
+    ]);
+  });
+
   it('totals per key by calls, then by key', () => {
     const totals = totalsBy(
       [
@@ -63,12 +74,26 @@ describe('usageSeries', () => {
         row('2026-11-28', 'example', 'count', 5),
         row('2026-11-28', 'a', 'b', 5),
       ],
-      r => `${r.server}/${r.tool}`,
+      r => ({ server: r.server, tool: r.tool }),
     );
     expect(totals).toEqual([
-      { key: 'a/b', calls: 5, errors: 0, rateLimited: 0 },
-      { key: 'example/count', calls: 5, errors: 0, rateLimited: 0 },
-      { key: 'example/echo', calls: 5, errors: 1, rateLimited: 2 },
+      { id: '["a","b"]', server: 'a', tool: 'b', calls: 5, errors: 0, rateLimited: 0 },
+      {
+        id: '["example","count"]',
+        server: 'example',
+        tool: 'count',
+        calls: 5,
+        errors: 0,
+        rateLimited: 0,
+      },
+      {
+        id: '["example","echo"]',
+        server: 'example',
+        tool: 'echo',
+        calls: 5,
+        errors: 1,
+        rateLimited: 2,
+      },
     ]);
   });
 

@@ -52,24 +52,33 @@ export function totalSeries<T extends Row>(
   return { name, values: seriesBy(rows, days, () => name, value)[0]?.values ?? days.map(() => 0) };
 }
 
-/** Totals per key (e.g. `server/tool`), by calls descending then key. */
-export function totalsBy<T extends Row>(
+/** The counters of one group of rows. */
+export interface UsageTotals {
+  calls: number;
+  errors: number;
+  rateLimited: number;
+}
+
+/**
+ * Totals per group, by calls descending: `keyOf` names a row's group by its parts (e.g.
+ * `{server, tool}`), which every total carries, with an `id` unique to the group.
+ */
+export function totalsBy<T extends Row, Key extends Record<string, string>>(
   rows: T[],
-  keyOf: (row: T) => string,
-): Array<{ key: string; calls: number; errors: number; rateLimited: number }> {
-  const totals = new Map<
-    string,
-    { key: string; calls: number; errors: number; rateLimited: number }
-  >();
+  keyOf: (row: T) => Key,
+): Array<Key & UsageTotals & { id: string }> {
+  const totals = new Map<string, Key & UsageTotals & { id: string }>();
   for (const row of rows) {
     const key = keyOf(row);
-    const total = totals.get(key) ?? { key, calls: 0, errors: 0, rateLimited: 0 };
+    // JSON of the parts: no separator character a server or tool name could contain.
+    const id = JSON.stringify(Object.values(key));
+    const total = totals.get(id) ?? { ...key, id, calls: 0, errors: 0, rateLimited: 0 };
     total.calls += row.calls;
     total.errors += row.errors;
     total.rateLimited += row.rateLimited;
-    totals.set(key, total);
+    totals.set(id, total);
   }
-  return [...totals.values()].sort((a, b) => b.calls - a.calls || a.key.localeCompare(b.key));
+  return [...totals.values()].sort((a, b) => b.calls - a.calls || a.id.localeCompare(b.id));
 }
 
 /** A quota window in words: 60,000 ms → "minute", 86,400,000 → "day (UTC)". */

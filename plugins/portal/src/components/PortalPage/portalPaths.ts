@@ -15,6 +15,8 @@ export interface PortalPaths {
   allKeys: string;
   policies: string;
   newProduct: (route?: ObjectRef) => string;
+  /** Product creation with an MCP server preselected. */
+  newMcpProduct: (server: string) => string;
   product: (ref: ObjectRef) => string;
 }
 
@@ -32,6 +34,7 @@ export function portalPaths(base: string): PortalPaths {
       route === undefined
         ? `${root}/products/new`
         : `${root}/products/new?namespace=${segment(route.namespace)}&route=${segment(route.name)}`,
+    newMcpProduct: server => `${root}/products/new?server=${segment(server)}`,
     product: ref => `${root}/products/${segment(ref.namespace)}/${segment(ref.name)}`,
   };
 }

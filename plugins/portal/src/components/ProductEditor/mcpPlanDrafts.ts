@@ -87,3 +87,16 @@ export function plansOf(drafts: PlanDraft[]): McpPlan[] {
     };
   });
 }
+
+/** The drafts of saved plans (the editor's starting point when a product is edited). */
+export function draftsOf(plans: readonly McpPlan[]): PlanDraft[] {
+  return plans.map(plan => ({
+    tier: plan.tier,
+    description: plan.description ?? '',
+    quotas: plan.limits.toolCalls.map(limit => ({
+      calls: String(limit.calls),
+      per: limit.per,
+      tools: (limit.tools ?? []).join(', '),
+    })),
+  }));
+}
