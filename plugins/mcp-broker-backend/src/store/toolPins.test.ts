@@ -54,7 +54,7 @@ describe.each(engines)('tool pins on $label', engine => {
     for (const pins of replicas.splice(0)) pins.close();
   });
 
-  function setUp(mode: 'warn' | 'enforce') {
+  function setUp(mode: 'off' | 'warn' | 'enforce') {
     counter += 1;
     const server: PinnedServer = { name: `server-${counter}`, pinning: mode };
     const events: RecordedEvent[] = [];
@@ -194,5 +194,20 @@ describe.each(engines)('tool pins on $label', engine => {
       },
     ]);
     expect(events.filter(e => e.eventId === 'tool-changed')).toHaveLength(1);
+  });
+
+  it('under off serves a changed tool and records, reports and audits nothing', async () => {
+    const { server, a, b, events, notified, logger } = setUp('off');
+    await a.review(server, [deploy('one')]);
+    await Promise.all([a.review(server, [deploy('two')]), b.review(server, [deploy('two')])]);
+    expect([a.admits(server, deploy('two')), b.admits(server, deploy('one'))]).toEqual([
+      true,
+      true,
+    ]);
+    expect(events).toEqual([]);
+    expect(notified).toEqual([]);
+    expect(logger.warn).not.toHaveBeenCalled();
+    expect(await knexes[0](TOOL_PINS_TABLE).where({ server: server.name })).toEqual([]);
+    expect((await a.pendingChanges()).filter(c => c.server === server.name)).toEqual([]);
   });
 });
