@@ -12,10 +12,25 @@
  *   `expires_at`, a partial index so it holds only the keys still to announce, not history.
  */
 
+/*
+ * Outside knex's migration transaction: SQLite drops a column (`down`) by rebuilding the table,
+ * and only outside a transaction can knex switch foreign keys off for that; inside one,
+ * dropping the old `portal_api_keys` would cascade over every key's secret. `up` makes its own
+ * transaction.
+ */
+exports.config = { transaction: false };
+
 /**
  * @param {import('knex').Knex} knex
  */
 exports.up = async function up(knex) {
+  await knex.transaction(trx => upInTransaction(trx));
+};
+
+/**
+ * @param {import('knex').Knex.Transaction} knex
+ */
+async function upInTransaction(knex) {
   await knex.schema.alterTable('portal_api_keys', table => {
     table
       .string('expiry_announced_at', 40)
@@ -27,7 +42,7 @@ exports.up = async function up(knex) {
        ON portal_api_keys (expires_at)
        WHERE phase = 'Approved' AND expiry_announced_at IS NULL AND expires_at IS NOT NULL`,
   );
-};
+}
 
 /**
  * @param {import('knex').Knex} knex

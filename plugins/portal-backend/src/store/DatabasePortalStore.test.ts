@@ -170,6 +170,46 @@ for (const { id, label } of ENGINES) {
       await knex.destroy();
     }, 30_000);
 
+    it('keeps keys and their secrets when migrations are rolled back one at a time', async () => {
+      const knex = await emptyDatabase(id);
+      const store = await DatabasePortalStore.create({ database: databaseService(knex) });
+      await store.createProduct({
+        namespace: 'toystore',
+        name: 'toys',
+        annotations: { [OWNER_ANNOTATION]: 'user:default/bob' },
+        spec: {
+          displayName: 'Toys',
+          targetRef: { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'r' },
+          approvalMode: 'manual',
+          publishStatus: 'Published',
+        },
+      });
+      await store.createKey({
+        namespace: 'toystore',
+        spec: {
+          apiProductRef: { name: 'toys' },
+          planTier: 'bronze',
+          requestedBy: { userId: 'user:default/alice' },
+        },
+        approval: { reviewedBy: 'user:default/bob', secret: 'toys-secret' },
+      });
+      const counts = async () => ({
+        keys: Number((await knex('portal_api_keys').count({ n: '*' }))[0].n),
+        secrets: Number((await knex('portal_api_key_secrets').count({ n: '*' }))[0].n),
+      });
+      const before = await counts();
+      expect(before).toEqual({ keys: 1, secrets: 1 });
+      // SQLite drops a column by rebuilding its table: done inside a transaction, where foreign
+      // keys cannot be switched off, the rebuild would cascade over the rows that reference it.
+      for (const name of ['20261208000000_mcp_targets.js', '20261206000000_key_expiry.js']) {
+        await migrateDown(knex, name);
+        expect({ after: name, ...(await counts()) }).toEqual({ after: name, ...before });
+      }
+      await migrateUp(knex);
+      expect(await counts()).toEqual(before);
+      await knex.destroy();
+    }, 30_000);
+
     it('pages in creation-time order, then namespace, then name', async () => {
       const knex = await emptyDatabase(id);
       const store = await DatabasePortalStore.create({ database: databaseService(knex) });
