@@ -1,4 +1,5 @@
 import { mockApis } from '@backstage/frontend-test-utils';
+import { mcpBrokerUsageReadPermission } from '@devportal/plugin-mcp-broker-common';
 import { catalogApiRef } from '@backstage/plugin-catalog-react';
 import { catalogApiMock } from '@backstage/plugin-catalog-react/testUtils';
 import {
@@ -207,6 +208,39 @@ describe('ProductDetailPage for an MCP product (fake portal API, in-memory catal
       { reason: 'project ended' },
     );
     expect(await within(people).findByText('Nobody has access yet')).toBeInTheDocument();
+  });
+
+  it("links its owners to the server's usage where the broker would show it to them", async () => {
+    const render = (...allowed: Parameters<typeof permissions>) =>
+      renderPortal(<ProductDetailPage />, {
+        ...at,
+        apis: [
+          [
+            portalApiRef,
+            fakePortalApi({
+              getApiProduct: jest.fn(async () => mcpProduct({ name: 'example-tools' })),
+              listRequests: jest.fn(async () => page([])),
+            }),
+          ],
+          catalogWith(mcpServerEntity('example')),
+          permissions(...allowed),
+          bob,
+        ],
+      });
+    const { unmount } = await render(
+      portalApiProductUpdateOwnPermission,
+      mcpBrokerUsageReadPermission,
+    );
+    expect(
+      await screen.findByRole('link', { name: 'How much they use the server' }),
+    ).toHaveAttribute('href', expect.stringMatching(/\/mcp\/servers\/example\/usage$/));
+    unmount();
+
+    await render(portalApiProductUpdateOwnPermission);
+    await screen.findByRole('region', { name: 'People with access' });
+    expect(
+      screen.queryByRole('link', { name: 'How much they use the server' }),
+    ).not.toBeInTheDocument();
   });
 
   it('offers no Revoke where the server would refuse it', async () => {

@@ -7,6 +7,7 @@
 import { Card, CardBody, CardHeader, Flex, Text } from '@backstage/ui';
 import type { ApiProduct, McpTarget } from '@devportal/plugin-portal-common';
 import { useMcpServerEntity } from '../../hooks/useMcpServerEntity';
+import { McpServerUsageLink } from '../shared/McpServerUsageLink';
 import { McpPlansTable } from './McpPlansTable';
 import { McpServerSection, McpTargetBadge } from './McpServerSection';
 import { mcpPlansOf } from './mcpPlans';
@@ -57,7 +58,12 @@ export function McpProductSections(props: McpProductSectionsProps) {
       {props.withOwnAccess && (
         <YourMcpAccess product={product} target={target} refreshKey={props.refreshKey} />
       )}
-      {props.withPeople && <PeopleWithAccess product={product} />}
+      {props.withPeople && (
+        <>
+          <McpServerUsageLink target={target}>How much they use the server</McpServerUsageLink>
+          <PeopleWithAccess product={product} />
+        </>
+      )}
     </Flex>
   );
 }

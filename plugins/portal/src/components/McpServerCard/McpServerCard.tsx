@@ -10,7 +10,6 @@
  */
 import type { Entity } from '@backstage/catalog-model';
 import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
-import { mcpBrokerUsageReadPermission } from '@devportal/plugin-mcp-broker-common';
 import type { McpTarget } from '@devportal/plugin-portal-common';
 import { useAppLinks } from '../../hooks/useAppLinks';
 import {
@@ -19,8 +18,8 @@ import {
   offerOf,
   type McpServerOffer,
 } from '../../hooks/useMcpServerEntity';
-import { useDecision } from '../../hooks/usePermissions';
 import { shortEntityRef } from '../shared/format';
+import { McpServerUsageLink } from '../shared/McpServerUsageLink';
 import { PortalStyles } from '../shared/PortalStyles';
 import { McpTargetBadge, targetKindText } from '../McpProduct/McpServerSection';
 import { portalPaths, PortalPathsProvider } from '../PortalPage/portalPaths';
@@ -117,17 +116,10 @@ function ServerSummary(props: { entity: Entity; target: McpTarget }) {
           <Link href={server === undefined ? links.mcpTools : links.mcpServer(server)}>
             Open in MCP tools
           </Link>
-          {server !== undefined && <UsageLink server={server} />}
+          <McpServerUsageLink target={target} />
         </Flex>
       </nav>
       <McpServerProducts target={target} toolNames={offer.tools.map(tool => tool.name)} />
     </Flex>
   );
-}
-
-/** "Usage" (who uses the server), for people who may read it: its owners and admins. */
-function UsageLink(props: { server: string }) {
-  const links = useAppLinks();
-  const usage = useDecision(mcpBrokerUsageReadPermission, props.server);
-  return usage.allowed ? <Link href={links.mcpServerUsage(props.server)}>Usage</Link> : null;
 }
