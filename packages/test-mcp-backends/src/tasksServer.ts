@@ -18,13 +18,11 @@
  * gateway presents the owner's credential. Every request is recorded (method, task id,
  * credential) for assertions.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { legacySessions, readJsonBody } from './legacySessions';
+import { legacySessions, listenLegacySessions } from './legacySessions';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
 export const DEFAULT_TASK_TTL_MS = 60_000;
@@ -142,9 +140,8 @@ export async function startTasksServer(): Promise<TasksServer> {
   };
 
   const sessions = legacySessions(newServer);
-  const httpServer = http.createServer((req, res) => {
-    (async () => {
-      const body = await readJsonBody(req);
+  const listening = await listenLegacySessions({
+    async serve(req, res, body) {
       const credential = req.headers.authorization;
       const session = req.headers['mcp-session-id'];
       const message = isRecord(body) ? body : undefined;
@@ -181,16 +178,12 @@ export async function startTasksServer(): Promise<TasksServer> {
       } finally {
         if (typeof id === 'string' || typeof id === 'number') current.delete(id);
       }
-    })().catch(error => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: String(error) }));
-    });
+    },
+    close: () => sessions.close(),
   });
-  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: listening.url,
     requests,
     started(target) {
       const job = jobs.find(j => j.target === target);
@@ -208,9 +201,7 @@ export async function startTasksServer(): Promise<TasksServer> {
     },
     async close() {
       store.cleanup();
-      await sessions.close();
-      httpServer.closeAllConnections();
-      await new Promise<void>(resolve => httpServer.close(() => resolve()));
+      await listening.close();
     },
   };
 }
