@@ -285,7 +285,7 @@ describe('curated endpoints (spec §13): narrowed views of the broker in both er
         servers: ['example'],
         missingServers: [],
         unusedOverrides: [],
-        tools: 4,
+        tools: 5,
         sessions: expect.any(Number),
       },
       expect.objectContaining({
