@@ -14,7 +14,8 @@
  * tools on MCP tools. alice calls one of them through the official SDK client: My MCP usage lists
  * the call and her bronze quota as "1 of 5 per day (UTC)", and bob's usage page of the example
  * server lists her. carol, an admin, revokes it under the product's People with access with a
- * reason: the tools leave alice's MCP tools page, the request leaves My keys, and a notification
+ * reason: the tools leave alice's open MCP tools page without a reload (the portal's
+ * notification is signalled to it), the request leaves My keys, and a notification
  * tells her why. Every page gets a screenshot (test-results/browser-screenshots) and an axe
  * check: no serious or critical violation.
  *
@@ -285,6 +286,11 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
   it(
     'carol revokes it under People with access with a reason; alice loses the tools and is told why',
     step('revoke', async () => {
+      // alice watches her MCP tools page while carol revokes: it follows without a reload.
+      const alice = pages.alice;
+      await sidebarLink(alice, 'MCP tools').click();
+      await toolsOfExample(alice).getByText(GRANTED_TOOL, { exact: true }).waitFor();
+
       const page = await stack.signIn('carol');
       pages.carol = page;
       await sidebarLink(page, 'API portal').click();
@@ -305,11 +311,11 @@ describe('MCP access in a real browser (Chromium, development backend and app)',
       await dialog.getByRole('button', { name: 'Revoke access' }).click();
       await people.getByText('Nobody has access yet').waitFor();
 
-      // alice's MCP tools page reads the broker's catalog when it loads (no signals yet): reload.
-      const alice = pages.alice;
-      await alice.reload();
+      // The portal's notification is signalled to alice's page, which reads the catalog again.
+      await toolsOfExample(alice)
+        .getByText(GRANTED_TOOL, { exact: true })
+        .waitFor({ state: 'detached' });
       await toolsOfExample(alice).getByText('example_echo', { exact: true }).waitFor();
-      expect(await toolsOfExample(alice).getByText(GRANTED_TOOL, { exact: true }).count()).toBe(0);
       await sidebarLink(alice, 'API portal').click();
       await tab(alice, 'My keys').click();
       await alice.getByText('You have no API keys yet').waitFor();
