@@ -113,6 +113,33 @@ const NARROW_VISITS: Record<string, Visit[]> = {
   ],
 };
 
+/**
+ * What the layout and axe checks find on a visited page once it is loaded and at rest (no
+ * pointer over a row), with a screenshot. The whole-page check takes seconds; if the document is
+ * replaced meanwhile (the full run saw the development app's dev server reload a page once, a
+ * blank page in the failure record), the page is waited for and checked again, once: what is
+ * checked is always a loaded page, never skipped.
+ */
+async function problemsAtRest(
+  page: Page,
+  visit: { loaded: (page: Page) => Locator },
+  name: string,
+): Promise<string[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    await visit.loaded(page).first().waitFor();
+    await page.mouse.move(0, 0);
+    try {
+      await screenshot(page, name);
+      return [...(await layoutProblems(page)), ...(await seriousA11yViolations(page))];
+    } catch (error) {
+      const replaced = /Execution context was destroyed|navigat/i.test(String(error));
+      if (!replaced || attempt > 1) throw error;
+      // eslint-disable-next-line no-console
+      console.warn(`${name}: the page was reloaded during its check; checking it again`);
+    }
+  }
+}
+
 /** The widths erin's tabs are checked at: a laptop, one with a side panel, a tablet. */
 const ERIN_VIEWPORTS = [BROWSER_VIEWPORT, ...NARROW_VIEWPORTS];
 /** erin's portal pages: each shows the tab bar. */
@@ -475,15 +502,8 @@ describe('the portal by keyboard and in narrow windows (Chromium, development ba
           pages[user] = page;
           for (const visit of visits) {
             await page.goto(`${stack.app.baseUrl}${visit.path}`);
-            await visit.loaded(page).first().waitFor();
-            // The page at rest: no pointer over a row.
-            await page.mouse.move(0, 0);
             const name = `narrow-${viewport.width}-${user}${visit.path.replace(/\//g, '-')}`;
-            await screenshot(page, name);
-            const problems = [
-              ...(await layoutProblems(page)),
-              ...(await seriousA11yViolations(page)),
-            ];
+            const problems = await problemsAtRest(page, visit, name);
             if (problems.length > 0) found[name] = problems;
           }
           await page.context().close();
