@@ -100,9 +100,7 @@ export class DatabaseMcpGrants {
       // The partial index's own condition, so both planners may use it.
       .where('k.phase', 'Approved')
       .whereNotNull('k.mcp_target')
-      .where(live =>
-        live.whereNull('k.expires_at').orWhere('k.expires_at', '>', liveExpiryTextBound(now)),
-      );
+      .where(notExpiredBy('k.expires_at', now));
     if (filter.targetKind !== undefined) {
       if (filter.targetName !== undefined) {
         query.where('k.mcp_target', `${filter.targetKind}/${filter.targetName}`);
@@ -133,12 +131,20 @@ export class DatabaseMcpGrants {
           plan_tier: tier,
           phase: 'Approved',
         })
-        .where(live =>
-          live.whereNull('expires_at').orWhere('expires_at', '>', liveExpiryTextBound(now)),
-        );
+        .where(notExpiredBy('expires_at', now));
       return rows.filter(row => !isExpiryDue(row.expires_at, now)).length;
     } catch (error) {
       throw mapDatabaseError(error);
     }
   }
+}
+
+/**
+ * The rows whose `column` (an expiry, RFC 3339 text) is absent or may be after `now`: the
+ * database's narrowing by a text bound that holds for every offset; `isExpiryDue` decides.
+ */
+function notExpiredBy(column: string, now: Date): (query: Knex.QueryBuilder) => void {
+  return live => {
+    live.whereNull(column).orWhere(column, '>', liveExpiryTextBound(now));
+  };
 }
