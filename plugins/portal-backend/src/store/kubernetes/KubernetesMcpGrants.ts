@@ -92,14 +92,17 @@ export class KubernetesMcpGrants {
       matches,
       page,
     );
+    // Each product of the page is read once, and the reads run together.
     const productsOfPage = new Map<string, Promise<StoredApiProduct | undefined>>();
-    const grants: StoredMcpGrant[] = [];
-    for (const object of items) {
+    const withProducts = items.map(object => {
       const key = keyFromObject(object);
       const ref = { namespace: key.metadata.namespace, name: key.spec.apiProductRef.name };
       const id = `${ref.namespace}/${ref.name}`;
       if (!productsOfPage.has(id)) productsOfPage.set(id, products.getProduct(ref));
-      const product = await productsOfPage.get(id);
+      return productsOfPage.get(id)!.then(product => ({ key, product }));
+    });
+    const grants: StoredMcpGrant[] = [];
+    for (const { key, product } of await Promise.all(withProducts)) {
       if (product !== undefined) grants.push({ key, product });
     }
     return { items: grants, cursor };
