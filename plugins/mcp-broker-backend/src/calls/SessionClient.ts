@@ -33,7 +33,7 @@ export class SessionClient implements CallClient {
   }
 
   watch(call: ToolCall): (() => void) | undefined {
-    return this.cancellations?.watch(call, JSON.stringify(call.request.clientRequestId));
+    return this.cancellations?.watch(call, call.requestKey);
   }
 
   ask(call: ToolCall, session: LegacySessionRef, request: ParsedJsonRpcMessage): Promise<void> {

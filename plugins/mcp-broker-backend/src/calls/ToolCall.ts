@@ -201,6 +201,14 @@ export class ToolCall {
     this.signal = this.controller.signal;
   }
 
+  /**
+   * The client's id of the call as JSON (`"7"` and `7` differ): cancellations from another
+   * replica name the call by it.
+   */
+  get requestKey(): string {
+    return JSON.stringify(this.request.clientRequestId);
+  }
+
   /** Gives the call its sink (its client half does, when it opens the call). */
   attach(sink: ClientMessageSink): void {
     if (this.sink !== undefined) throw new Error('a call has one sink');

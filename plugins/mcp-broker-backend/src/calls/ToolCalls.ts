@@ -298,7 +298,7 @@ export class ToolCalls {
     }
     const key = JSON.stringify(params.requestId);
     for (const call of this.inFlight.values()) {
-      if (call.owner === clientSessionId && requestKeyOf(call) === key) {
+      if (call.owner === clientSessionId && call.requestKey === key) {
         const reason = typeof params.reason === 'string' ? params.reason : undefined;
         call.end('cancelled', reason);
         return true;
@@ -378,9 +378,4 @@ export class ToolCalls {
   private notifyIdle(): void {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
-}
-
-/** The client's id of the call as JSON (`"7"` and `7` differ), for matching cancellations. */
-function requestKeyOf(call: ToolCall): string {
-  return JSON.stringify(call.request.clientRequestId);
 }
