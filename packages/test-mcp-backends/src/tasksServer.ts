@@ -19,6 +19,10 @@
  * credential) for assertions.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type {
+  CreateTaskRequestHandlerExtra,
+  TaskRequestHandlerExtra,
+} from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -93,10 +97,7 @@ export async function startTasksServer(): Promise<TasksServer> {
       },
       {
         createTask: async ({ target }, extra) => {
-          const task = await extra.taskStore.createTask({
-            ttl: extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS,
-            pollInterval: TASK_POLL_INTERVAL_MS,
-          });
+          const task = await newTask(extra);
           const caller = current.get(extra.requestId);
           const job: DeployJob = {
             target,
@@ -111,9 +112,8 @@ export async function startTasksServer(): Promise<TasksServer> {
           }
           return { task };
         },
-        getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId))!,
-        getTaskResult: async (_args, extra) =>
-          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+        getTask: (_args, extra) => storedTask(extra),
+        getTaskResult: (_args, extra) => storedResult(extra),
       },
     );
     server.experimental.tasks.registerToolTask(
@@ -124,16 +124,12 @@ export async function startTasksServer(): Promise<TasksServer> {
       },
       {
         createTask: async extra => {
-          const task = await extra.taskStore.createTask({
-            ttl: extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS,
-            pollInterval: TASK_POLL_INTERVAL_MS,
-          });
+          const task = await newTask(extra);
           await extra.taskStore.storeTaskResult(task.taskId, 'completed', napped());
           return { task };
         },
-        getTask: async extra => (await extra.taskStore.getTask(extra.taskId))!,
-        getTaskResult: async extra =>
-          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+        getTask: extra => storedTask(extra),
+        getTaskResult: extra => storedResult(extra),
       },
     );
     return { server };
@@ -204,6 +200,24 @@ export async function startTasksServer(): Promise<TasksServer> {
       await listening.close();
     },
   };
+}
+
+/** A task as the requestor asked (its `ttl`, else the default), polled every 100 ms. */
+function newTask(extra: CreateTaskRequestHandlerExtra) {
+  return extra.taskStore.createTask({
+    ttl: extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS,
+    pollInterval: TASK_POLL_INTERVAL_MS,
+  });
+}
+
+/** The stored task a `tasks/get` names. */
+async function storedTask(extra: TaskRequestHandlerExtra) {
+  return (await extra.taskStore.getTask(extra.taskId))!;
+}
+
+/** The stored result a `tasks/result` names. */
+async function storedResult(extra: TaskRequestHandlerExtra): Promise<CallToolResult> {
+  return (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult;
 }
 
 function napped(): CallToolResult {
