@@ -3,6 +3,7 @@
  * broker complete on every change; the broker works out what was added, changed or removed.
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
+import { composeConfigFirst } from '../composeConfigFirst';
 import type { BrokerServerConfig } from '../config';
 
 /**
@@ -32,25 +33,14 @@ export class ServerSetComposer {
 
   /** The combined list (also what the broker starts with). */
   compose(): BrokerServerConfig[] {
-    const names = new Set(this.configServers.map(s => s.name));
-    const result = [...this.configServers];
-    for (const server of this.kubernetesServers) {
-      if (names.has(server.name)) {
-        if (!this.warned.has(server.name)) {
-          this.warned.add(server.name);
-          const from =
-            server.source?.type === 'kubernetes'
-              ? `${server.source.namespace}/${server.source.name}`
-              : server.name;
-          this.logger.warn(
-            `MCPServerRegistration ${from} is not used: its server name "${server.name}" is taken (config entries win)`,
-          );
-        }
-        continue;
-      }
-      names.add(server.name);
-      result.push(server);
-    }
-    return result;
+    return composeConfigFirst(this.configServers, this.kubernetesServers, this.warned, server => {
+      const from =
+        server.source?.type === 'kubernetes'
+          ? `${server.source.namespace}/${server.source.name}`
+          : server.name;
+      this.logger.warn(
+        `MCPServerRegistration ${from} is not used: its server name "${server.name}" is taken (config entries win)`,
+      );
+    });
   }
 }

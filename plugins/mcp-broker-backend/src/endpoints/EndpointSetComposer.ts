@@ -7,6 +7,7 @@
  * (ServerSetComposer), a Kubernetes endpoint whose name a config endpoint has is left out with
  * one warning: config wins, nothing is silently replaced.
  */
+import { composeConfigFirst } from '../composeConfigFirst';
 import { applyEndpointConfigs, type ApplyEndpointConfigsOptions } from './applyEndpointConfigs';
 import type { CuratedEndpointConfig } from './endpointConfig';
 
@@ -40,22 +41,15 @@ export class EndpointSetComposer {
 
   /** The combined set: config endpoints first, then Kubernetes ones with a free name. */
   compose(): CuratedEndpointConfig[] {
-    const names = new Set(this.configEndpoints.map(endpoint => endpoint.name));
-    const result = [...this.configEndpoints];
-    for (const endpoint of this.kubernetesEndpoints) {
-      if (names.has(endpoint.name)) {
-        if (!this.warned.has(endpoint.name)) {
-          this.warned.add(endpoint.name);
-          this.options.logger.warn(
-            `MCPVirtualServer endpoint "${endpoint.name}" is not used: a config endpoint has its name (config endpoints win)`,
-          );
-        }
-        continue;
-      }
-      names.add(endpoint.name);
-      result.push(endpoint);
-    }
-    return result;
+    return composeConfigFirst(
+      this.configEndpoints,
+      this.kubernetesEndpoints,
+      this.warned,
+      endpoint =>
+        this.options.logger.warn(
+          `MCPVirtualServer endpoint "${endpoint.name}" is not used: a config endpoint has its name (config endpoints win)`,
+        ),
+    );
   }
 
   private apply() {
