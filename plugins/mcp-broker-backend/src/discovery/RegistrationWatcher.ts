@@ -29,6 +29,7 @@ import { resolveRegistration } from './registrationMapping';
 import {
   changesMoreThanStatus,
   startScopedListWatches,
+  type ScopedListWatch,
   type WatchedResource,
 } from './scopedListWatch';
 import {
@@ -89,8 +90,7 @@ export class RegistrationWatcher {
   private readonly generations = new Map<string, number>();
   /** Keys whose latest resolution has not settled yet. */
   private readonly resolving = new Set<string>();
-  private readonly lifetime = new AbortController();
-  private readonly loops: Promise<void>[] = [];
+  private watch: ScopedListWatch | undefined;
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
   private readonly conditions: AcceptedConditions;
@@ -137,22 +137,19 @@ export class RegistrationWatcher {
   /** Starts one loop per scope. */
   start(): void {
     const { config, lib, kubeConfig, logger } = this.options;
-    this.loops.push(
-      ...startScopedListWatches({
-        config,
-        lib,
-        kubeConfig,
-        logger,
-        resource: REGISTRATIONS,
-        signal: this.lifetime.signal,
-        sink: {
-          keys: () => this.entries.keys(),
-          upsert: (key, object) => this.upsert(key, object),
-          remove: key => this.remove(key),
-          batch: apply => this.emitter.batch(apply),
-        },
-      }),
-    );
+    this.watch = startScopedListWatches({
+      config,
+      lib,
+      kubeConfig,
+      logger,
+      resource: REGISTRATIONS,
+      sink: {
+        keys: () => this.entries.keys(),
+        upsert: (key, object) => this.upsert(key, object),
+        remove: key => this.remove(key),
+        batch: apply => this.emitter.batch(apply),
+      },
+    });
     // HTTPRoutes and Secrets are read, not watched: re-resolve every registration now and then,
     // so a rotated credential, a moved route or a route created after its registration is used.
     this.resyncTimer = setInterval(() => this.resolveAll(), this.options.config.resyncIntervalMs);
@@ -161,9 +158,8 @@ export class RegistrationWatcher {
 
   /** Stops watching (the current server set stays with the broker). */
   async stop(): Promise<void> {
-    this.lifetime.abort();
     clearInterval(this.resyncTimer);
-    await Promise.all(this.loops);
+    await this.watch?.stop();
   }
 
   private upsert(key: string, registration: KubeObjectLike) {

@@ -21,6 +21,7 @@ import type { KubeObjectLike } from './registrationTypes';
 import {
   changesMoreThanStatus,
   startScopedListWatches,
+  type ScopedListWatch,
   type WatchedResource,
 } from './scopedListWatch';
 import {
@@ -65,8 +66,7 @@ interface Entry {
 /** The list/watch loops for MCPVirtualServer resources; see the file comment. */
 export class VirtualServerWatcher {
   private readonly entries = new Map<string, Entry>();
-  private readonly lifetime = new AbortController();
-  private readonly loops: Promise<void>[] = [];
+  private watch: ScopedListWatch | undefined;
   private readonly conditions: AcceptedConditions;
   private readonly emitter = new ChangedSetEmitter(
     () => sortedValues(this.entries, entry => entry.endpoint),
@@ -110,28 +110,24 @@ export class VirtualServerWatcher {
   /** Starts one loop per scope. */
   start(): void {
     const { config, lib, kubeConfig, logger } = this.options;
-    this.loops.push(
-      ...startScopedListWatches({
-        config,
-        lib,
-        kubeConfig,
-        logger,
-        resource: VIRTUAL_SERVERS,
-        signal: this.lifetime.signal,
-        sink: {
-          keys: () => this.entries.keys(),
-          upsert: (key, object) => this.upsert(key, object),
-          remove: key => this.remove(key),
-          batch: apply => this.emitter.batch(apply),
-        },
-      }),
-    );
+    this.watch = startScopedListWatches({
+      config,
+      lib,
+      kubeConfig,
+      logger,
+      resource: VIRTUAL_SERVERS,
+      sink: {
+        keys: () => this.entries.keys(),
+        upsert: (key, object) => this.upsert(key, object),
+        remove: key => this.remove(key),
+        batch: apply => this.emitter.batch(apply),
+      },
+    });
   }
 
   /** Stops watching (the current endpoints stay with the broker). */
   async stop(): Promise<void> {
-    this.lifetime.abort();
-    await Promise.all(this.loops);
+    await this.watch?.stop();
   }
 
   private upsert(key: string, object: KubeObjectLike) {

@@ -38,14 +38,19 @@ export interface ScopedListWatchOptions {
   lib: typeof k8s;
   logger: LoggerService;
   resource: WatchedResource;
-  signal: AbortSignal;
   sink: ScopedObjectSink;
 }
 
+/** Running list/watch loops; `stop` ends them and resolves once they have ended. */
+export interface ScopedListWatch {
+  stop(): Promise<void>;
+}
+
 /** Starts one loop per scope; each promise settles once `signal` aborts. */
-export function startScopedListWatches(options: ScopedListWatchOptions): Promise<void>[] {
+export function startScopedListWatches(options: ScopedListWatchOptions): ScopedListWatch {
   const { config, sink } = options;
-  return (config.namespaces ?? [undefined]).map(namespace =>
+  const lifetime = new AbortController();
+  const loops = (config.namespaces ?? [undefined]).map(namespace =>
     runListWatch({
       lib: options.lib,
       kubeConfig: options.kubeConfig,
@@ -55,7 +60,7 @@ export function startScopedListWatches(options: ScopedListWatchOptions): Promise
       requestTimeoutMs: config.requestTimeoutMs,
       backoff: new ExponentialBackoff(config.backoff.initialDelayMs, config.backoff.maxDelayMs),
       logger: options.logger,
-      signal: options.signal,
+      signal: lifetime.signal,
       onList: items => sink.batch(() => replaceScope(sink, namespace, items as KubeObjectLike[])),
       onEvent: (type, object) => {
         const key = keyOf(object as KubeObjectLike);
@@ -64,10 +69,16 @@ export function startScopedListWatches(options: ScopedListWatchOptions): Promise
       },
     }),
   );
+  return {
+    async stop() {
+      lifetime.abort();
+      await Promise.all(loops);
+    },
+  };
 }
 
 /** The key of an object: `<namespace>/<name>`. */
-export function keyOf(object: KubeObjectLike): string {
+function keyOf(object: KubeObjectLike): string {
   return `${object?.metadata?.namespace ?? ''}/${object?.metadata?.name ?? ''}`;
 }
 
