@@ -20,6 +20,10 @@ const PLAIN = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
+// validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
+// under load): the steps that use it need more than Jest's default 5 s.
+jest.setTimeout(60_000);
+
 describe('tasks fixture (2026-07-28 half, raw HTTP)', () => {
   let server: ModernTasksServer;
   let nextId = 1;

@@ -13,6 +13,10 @@ import {
 import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
 import { validateTaskMessages } from './validateTaskMessages';
 
+// validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
+// under load): the steps that use it need more than Jest's default 5 s.
+jest.setTimeout(60_000);
+
 describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
   let server: TasksServer;
   const clients: Client[] = [];

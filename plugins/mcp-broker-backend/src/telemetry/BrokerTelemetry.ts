@@ -23,7 +23,8 @@ import {
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
-import { BrokerTracer, endSpan, traceIdOf, type TraceCarrier } from './BrokerTracer';
+import { BrokerTracer, endSpan, traceIdOf } from './BrokerTracer';
+import type { TraceCarrier } from './traceContext';
 import { resultOfFinalMessage, type RequestResult } from './requestResult';
 import { Attr, boundedMethod, type Era } from './telemetryAttributes';
 
