@@ -34,7 +34,8 @@ import {
   type ToolResult,
 } from './modernTaskJobs';
 import type { RecordedTaskMessage } from './validateTaskMessages';
-import type { DeployJob, RecordedTaskRequest, TasksServer } from './tasksServer';
+import { DeployJobs } from './deployJobs';
+import type { RecordedTaskRequest, TasksServer } from './tasksServer';
 
 /** The extension's id. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -110,23 +111,17 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
   const jobs = new ModernTaskJobs();
   const requests: RecordedTaskRequest[] = [];
   const taskMessages: RecordedTaskMessage[] = [];
-  const deploys: DeployJob[] = [];
-  const deployWaiters: Array<{ target: string; resolve(job: DeployJob): void }> = [];
+  const deploys = new DeployJobs();
   const listens = new Set<http.ServerResponse>();
 
   const onCreated = (task: ModernTask) => {
     if (task.tool !== 'deploy' || task.target === undefined) return;
-    const job: DeployJob = {
+    deploys.add({
       target: task.target,
       taskId: task.taskId,
       session: '',
       credential: task.credential,
-    };
-    deploys.push(job);
-    for (const waiter of deployWaiters.filter(w => w.target === task.target)) {
-      deployWaiters.splice(deployWaiters.indexOf(waiter), 1);
-      waiter.resolve(job);
-    }
+    });
   };
 
   /** Runs a tool for a client that takes tasks; a task or an immediate result. */
@@ -376,15 +371,10 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
     taskMessages,
-    started(target) {
-      const job = deploys.find(j => j.target === target);
-      if (job !== undefined) return Promise.resolve(job);
-      return new Promise(resolve => deployWaiters.push({ target, resolve }));
-    },
+    started: target => deploys.started(target),
     async finish(target, outcome) {
-      const job = deploys.find(j => j.target === target);
-      const task = job && jobs.all().find(t => t.taskId === job.taskId);
-      if (task === undefined) throw new Error(`No deploy of ${target} was started`);
+      const { taskId } = deploys.get(target);
+      const task = jobs.all().find(t => t.taskId === taskId)!;
       jobs.complete(
         task,
         outcome === 'completed'

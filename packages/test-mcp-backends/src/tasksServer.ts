@@ -26,6 +26,7 @@ import type {
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { type DeployJob, DeployJobs } from './deployJobs';
 import { legacySessions, listenLegacySessions } from './legacySessions';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
@@ -48,16 +49,6 @@ export interface RecordedTaskRequest {
   meta?: Record<string, unknown>;
 }
 
-/** A `deploy` job: one task. */
-export interface DeployJob {
-  target: string;
-  taskId: string;
-  /** The session that created it ('' in the stateless 2026-07-28 half). */
-  session: string;
-  /** The credential that created it. */
-  credential: string | undefined;
-}
-
 /** A running tasks fixture. */
 export interface TasksServer {
   url: string;
@@ -70,17 +61,11 @@ export interface TasksServer {
   close(): Promise<void>;
 }
 
-interface Waiter {
-  target: string;
-  resolve(job: DeployJob): void;
-}
-
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<TasksServer> {
   const store = new InMemoryTaskStore();
   const requests: RecordedTaskRequest[] = [];
-  const jobs: DeployJob[] = [];
-  const waiters: Waiter[] = [];
+  const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
   const current = new Map<string | number, { session: string; credential?: string }>();
 
@@ -109,11 +94,7 @@ export async function startTasksServer(): Promise<TasksServer> {
             session: extra.sessionId ?? caller?.session ?? '',
             credential: caller?.credential,
           };
-          jobs.push(job);
-          for (const waiter of waiters.filter(w => w.target === target)) {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            waiter.resolve(job);
-          }
+          jobs.add(job);
           return { task };
         },
         getTask: (_args, extra) => storedTask(extra),
@@ -157,7 +138,7 @@ export async function startTasksServer(): Promise<TasksServer> {
         });
       }
       // A task is its creator's: another credential meets it as an unknown task.
-      const job = taskId === undefined ? undefined : jobs.find(j => j.taskId === taskId);
+      const job = taskId === undefined ? undefined : jobs.ofTask(taskId);
       if (job !== undefined && job.credential !== credential && message?.id !== undefined) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
@@ -185,14 +166,9 @@ export async function startTasksServer(): Promise<TasksServer> {
   return {
     url: listening.url,
     requests,
-    started(target) {
-      const job = jobs.find(j => j.target === target);
-      if (job !== undefined) return Promise.resolve(job);
-      return new Promise(resolve => waiters.push({ target, resolve }));
-    },
+    started: target => jobs.started(target),
     async finish(target, outcome) {
-      const job = jobs.find(j => j.target === target);
-      if (job === undefined) throw new Error(`No deploy of ${target} was started`);
+      const job = jobs.get(target);
       const result: CallToolResult =
         outcome === 'completed'
           ? { content: [{ type: 'text', text: `deployed ${target}` }] }

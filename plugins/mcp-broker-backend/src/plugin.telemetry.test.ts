@@ -151,18 +151,7 @@ describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry 
   it("prefers the client's _meta trace context to its header (linking the header's), and passes the broker's on in both carriers, never the client's baggage", async () => {
     const META_TRACE = '0af7651916cd43dd8448eb211c80319c';
     const META_SPAN = 'b7ad6b7169203331';
-    const headers = {
-      Authorization: mockCredentials.user.header('user:default/alice'),
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    };
-    const init = await fetch(endpoint, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(initializeRequest()),
-    });
-    const sessionId = init.headers.get('mcp-session-id')!;
-    await init.text();
+    const { headers, sessionId } = await openRawSession('alice');
     const before = scripted.toolCallMetas().length;
     const call = await fetch(endpoint, {
       method: 'POST',
@@ -209,8 +198,8 @@ describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry 
     ]);
   });
 
-  /** A raw 2025-11-25 session of `user` (for the HTTP status and headers of refusals). */
-  async function rawSession(user: string) {
+  /** Initializes a raw 2025-11-25 session of `user`: its id and the headers of its requests. */
+  async function openRawSession(user: string) {
     const headers = {
       Authorization: mockCredentials.user.header(`user:default/${user}`),
       'Content-Type': 'application/json',
@@ -223,6 +212,12 @@ describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry 
     });
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
+    return { headers, sessionId };
+  }
+
+  /** A raw 2025-11-25 session of `user` (for the HTTP status and headers of refusals). */
+  async function rawSession(user: string) {
+    const { headers, sessionId } = await openRawSession(user);
     let id = 1;
     return async (tool: string) => {
       id += 1;
