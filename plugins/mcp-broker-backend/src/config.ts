@@ -12,6 +12,7 @@ import { parseServerAuth, ServerAuthError, type ServerAuth } from './identity/se
 import { readCredentialProfiles, type CredentialProfile } from './identity/credentialProfiles';
 import type { ServerSource } from './identity/serverIdentity';
 import { normalizeOwnerRef } from './entityRef';
+import { MCP_SERVER_NAME_PATTERN } from '@devportal/plugin-mcp-broker-common';
 
 /** Where a backend server entry came from (shown on the status endpoint). */
 export type { ServerSource } from './identity/serverIdentity';
@@ -147,7 +148,8 @@ export const DEFAULT_MAX_LIST_PAGES = 50;
 /** Also the largest allowed value: a policy change must land within 30 s. */
 export const MAX_PERMISSION_DECISION_AGE_MS = 30_000;
 
-const SERVER_NAME = /^[a-z0-9-]+$/;
+/** The one definition of a server name, shared with the REST contract's path parameters. */
+const SERVER_NAME = MCP_SERVER_NAME_PATTERN;
 const TOOL_PREFIX = /^[A-Za-z0-9_.-]*$/;
 
 /** True for a valid server name (`[a-z0-9-]+`). */

@@ -149,7 +149,7 @@ describe('mcpBrokerPlugin server descriptions and events (startTestBackend, real
     expect(endpoint.status).toBe(404);
     const badKind = await get('/servers/tool/a');
     expect(badKind.status).toBe(400);
-    expect((await badKind.json()).error.message).toMatch(/use "server" or "endpoint"/);
+    expect((await badKind.json()).error.message).toMatch(/kind must be "server" or "endpoint"/);
   });
 
   it('answers 401 without credentials and 403 naming the permission when denied', async () => {

@@ -2,55 +2,76 @@
  * The answer of `GET /api/mcp-broker/catalog`: what one principal may use of the broker, grouped by
  * the MCP server that serves it. Items carry the names clients use through the broker (tool and
  * prompt names with the server's prefix; resource URIs unchanged) and the fields a person needs to
- * recognise them, not their schemas.
+ * recognise them, not their schemas. The schemas are the contract (`brokerOperations`); the
+ * types are inferred from them.
  */
+import { z } from 'zod';
 
 /** A tool as the catalog lists it. @public */
-export interface McpCatalogTool {
+export const mcpCatalogToolSchema = z.object({
   /** The name clients call it by through the broker (with the server's prefix). */
-  name: string;
-  title?: string;
-  description?: string;
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
   /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, …) as its server declares them. */
-  annotations?: Record<string, unknown>;
-}
+  annotations: z.record(z.unknown()).optional(),
+});
+
+/** A tool as the catalog lists it. @public */
+export type McpCatalogTool = z.infer<typeof mcpCatalogToolSchema>;
 
 /** A prompt as the catalog lists it. @public */
-export interface McpCatalogPrompt {
+export const mcpCatalogPromptSchema = z.object({
   /** The name clients get it by through the broker (with the server's prefix). */
-  name: string;
-  title?: string;
-  description?: string;
-  arguments?: Array<{ name: string; description?: string; required?: boolean }>;
-}
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  arguments: z
+    .array(
+      z.object({
+        name: z.string(),
+        description: z.string().optional(),
+        required: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** A prompt as the catalog lists it. @public */
+export type McpCatalogPrompt = z.infer<typeof mcpCatalogPromptSchema>;
 
 /** A resource as the catalog lists it. @public */
-export interface McpCatalogResource {
-  uri: string;
-  name?: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-}
+export const mcpCatalogResourceSchema = z.object({
+  uri: z.string(),
+  name: z.string().optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+
+/** A resource as the catalog lists it. @public */
+export type McpCatalogResource = z.infer<typeof mcpCatalogResourceSchema>;
 
 /** A resource template as the catalog lists it. @public */
-export interface McpCatalogResourceTemplate {
-  uriTemplate: string;
-  name?: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-}
+export const mcpCatalogResourceTemplateSchema = mcpCatalogResourceSchema
+  .omit({ uri: true })
+  .extend({ uriTemplate: z.string() });
+
+/** A resource template as the catalog lists it. @public */
+export type McpCatalogResourceTemplate = z.infer<typeof mcpCatalogResourceTemplateSchema>;
 
 /** What the caller may use of one MCP server. @public */
-export interface McpServerCatalog {
+export const mcpServerCatalogSchema = z.object({
   /** The server's configured name (its resource refs are `<server>:<own name>`). */
-  server: string;
-  tools: McpCatalogTool[];
-  prompts: McpCatalogPrompt[];
-  resources: McpCatalogResource[];
-  resourceTemplates: McpCatalogResourceTemplate[];
-}
+  server: z.string(),
+  tools: z.array(mcpCatalogToolSchema),
+  prompts: z.array(mcpCatalogPromptSchema),
+  resources: z.array(mcpCatalogResourceSchema),
+  resourceTemplates: z.array(mcpCatalogResourceTemplateSchema),
+});
+
+/** What the caller may use of one MCP server. @public */
+export type McpServerCatalog = z.infer<typeof mcpServerCatalogSchema>;
 
 /**
  * A curated endpoint the caller may use (spec §13): served at
@@ -58,15 +79,18 @@ export interface McpServerCatalog {
  *
  * @public
  */
-export interface McpCatalogEndpoint {
-  name: string;
+export const mcpCatalogEndpointSchema = z.object({
+  name: z.string(),
   /** Its `serverInfo.title` (the name unless configured). */
-  title: string;
+  title: z.string(),
   /** What its `initialize` / `server/discover` tell an agent. */
-  instructions?: string;
+  instructions: z.string().optional(),
   /** How many tools the caller sees through it. */
-  tools: number;
-}
+  tools: z.number().int().nonnegative(),
+});
+
+/** A curated endpoint the caller may use; see {@link mcpCatalogEndpointSchema}. @public */
+export type McpCatalogEndpoint = z.infer<typeof mcpCatalogEndpointSchema>;
 
 /**
  * `GET /api/mcp-broker/catalog`: the servers of which the caller may use at least one item, in the
@@ -75,8 +99,11 @@ export interface McpCatalogEndpoint {
  *
  * @public
  */
-export interface McpBrokerCatalog {
-  servers: McpServerCatalog[];
+export const mcpBrokerCatalogSchema = z.object({
+  servers: z.array(mcpServerCatalogSchema),
   /** Absent from brokers without curated endpoints. */
-  endpoints?: McpCatalogEndpoint[];
-}
+  endpoints: z.array(mcpCatalogEndpointSchema).optional(),
+});
+
+/** The body of `GET /api/mcp-broker/catalog`; see {@link mcpBrokerCatalogSchema}. @public */
+export type McpBrokerCatalog = z.infer<typeof mcpBrokerCatalogSchema>;

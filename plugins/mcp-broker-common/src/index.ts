@@ -1,6 +1,7 @@
 /**
- * Permissions, resource types and resource refs of the MCP broker backend plugin
- * (`@devportal/plugin-mcp-broker-backend`), for policies, frontends and other backends.
+ * Permissions, resource types, resource refs and the REST contract (`brokerOperations`) of the
+ * MCP broker backend plugin (`@devportal/plugin-mcp-broker-backend`), for policies, frontends
+ * and other backends.
  *
  * @packageDocumentation
  */
@@ -9,6 +10,9 @@ export * from './resourceRefs';
 export * from './catalog';
 export * from './toolChanges';
 export * from './servers';
+export * from './status';
+export * from './credentials';
 export * from './events';
-export * from './McpBrokerClient';
 export * from './usage';
+export * from './brokerOperations';
+export * from './McpBrokerClient';

@@ -185,7 +185,7 @@ describe('pinned tool definitions (spec §13): enforce holds a changed tool unti
       [400, expect.stringContaining('digest must be the 64 hex digits')],
       [409, expect.stringContaining('reload the pending changes')],
       [404, expect.stringContaining('has no pending definition change')],
-      [400, expect.stringContaining('Unrecognized key')],
+      [400, expect.stringContaining('unknown field "unexpected" (allowed: digest)')],
     ]);
   });
 

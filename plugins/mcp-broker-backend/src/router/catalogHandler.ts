@@ -1,5 +1,5 @@
 /*
- * GET /catalog: the tools, prompts, resources and resource templates the caller may use, grouped
+ * GET /catalog (`getCatalog` of `brokerOperations`): the tools, prompts, resources and resource templates the caller may use, grouped
  * by the server that serves them (what the portal's MCP page shows a person). The decisions are
  * the MCP lists' own (BrokerAccessControl, per principal and catalog version): a denied item is
  * absent here exactly as from `tools/list`. Like every MCP request it needs
@@ -13,12 +13,12 @@ import {
   type McpCatalogEndpoint,
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
-import type { Request, Response } from 'express';
 import { recordField as record, textField as text } from '../broker/itemFields';
 import type { PermittedCatalog } from '../permissions/PermittedCatalog';
 import type { CuratedEndpoints } from '../endpoints/CuratedEndpoints';
 import type { PrincipalAccess } from '../permissions/BrokerAccessControl';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
+import type { OperationHandler } from './bindBrokerOperation';
 
 /** Dependencies of {@link catalogHandler}. */
 export interface CatalogHandlerDeps extends PrincipalAccessDeps {
@@ -27,8 +27,8 @@ export interface CatalogHandlerDeps extends PrincipalAccessDeps {
 }
 
 /** Answers the caller's permitted catalog, grouped by server, and the endpoints they may use. */
-export function catalogHandler(deps: CatalogHandlerDeps) {
-  return async (req: Request, res: Response) => {
+export function catalogHandler(deps: CatalogHandlerDeps): OperationHandler<'getCatalog'> {
+  return async ({ req, res }) => {
     const access = await accessOf(deps, req, res);
     if (!access.mayCreateSession) {
       throw new NotAllowedError(
@@ -37,7 +37,7 @@ export function catalogHandler(deps: CatalogHandlerDeps) {
     }
     const catalog = catalogByServer(access.catalog);
     if (deps.endpoints !== undefined) catalog.endpoints = usableEndpoints(deps.endpoints, access);
-    res.json(catalog);
+    return catalog;
   };
 }
 

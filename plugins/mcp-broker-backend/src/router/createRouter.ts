@@ -5,6 +5,7 @@
  *   GET /status          backend states, clashes and client counts (mcp-broker.status.read)
  *   GET /catalog         what the caller may use, grouped by server (mcp-broker.session.create)
  *   GET /health          liveness (unauthenticated)
+ * (The last three are entries of `brokerOperations`, bound by bindBrokerOperation.)
  * (The OAuth discovery documents are served by authorization/registerOAuthDiscovery.ts.)
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
@@ -16,6 +17,7 @@ import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerAccessControl } from '../permissions/BrokerAccessControl';
 import type { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
+import { bindBrokerOperation } from './bindBrokerOperation';
 import { catalogHandler } from './catalogHandler';
 import { statusHandler, type StatusHandlerDeps } from './statusHandler';
 import type { CredentialStep } from './credentialStep';
@@ -82,9 +84,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
     endpoints: options.endpoints,
   };
 
-  router.get('/health', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  bindBrokerOperation(router, 'getHealth', async () => ({ status: 'ok' as const }));
   // /mcp is one handler: its edge authenticates first (401 with the OAuth challenge MCP clients
   // sign in from, spec §10), then reads the body and checks Host/Origin (see mcpEndpoint).
   const principals = VerifiedPrincipalCache.create({ httpAuth: options.httpAuth });
@@ -110,8 +110,9 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
   router.use(['/mcp', '/endpoints'], requirePrincipal(principals, onUnauthenticated));
   router.use(['/status', '/catalog'], requirePrincipal(principals));
   router.use([...SELF_AUTHENTICATED_PATHS], readRequestBody(bodyLimits));
-  router.get(
-    '/status',
+  bindBrokerOperation(
+    router,
+    'getStatus',
     statusHandler({
       ...deps,
       identityStatusOf: options.identityStatusOf,
@@ -119,7 +120,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       endpoints: () => endpointStatuses(options.broker, options.endpoints),
     }),
   );
-  router.get('/catalog', catalogHandler(deps));
+  bindBrokerOperation(router, 'getCatalog', catalogHandler(deps));
   return router;
 }
 

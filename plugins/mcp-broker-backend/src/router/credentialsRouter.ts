@@ -1,5 +1,6 @@
 /*
- * The identity endpoints of the broker (spec §11), under /api/mcp-broker:
+ * The identity endpoints of the broker (spec §11), under /api/mcp-broker (the credentials' routes
+ * are entries of `brokerOperations`; the JWKS and the page are documents, not REST):
  *   GET    /.well-known/jwks.json        the key set of the broker's token-exchange subject tokens
  *   GET    /credentials                   the caller's personal credentials (names and dates)
  *   PUT    /credentials/:server           store or replace theirs: JSON { value, elicitationId? }
@@ -15,7 +16,6 @@ import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import { InputError } from '@backstage/errors';
 import express, { type Request } from 'express';
 import Router from 'express-promise-router';
-import { z } from 'zod';
 import type { CredentialSelfService } from '../identity/CredentialSelfService';
 import { JWKS_MAX_AGE_S, type SubjectTokenIssuer } from '../identity/SubjectTokenIssuer';
 import { isValidServerName } from '../config';
@@ -23,6 +23,7 @@ import { principalString } from './VerifiedPrincipalCache';
 import { renderCredentialPage, renderSignInPage } from './credentialPage';
 import { CREDENTIAL_PAGE_SCRIPT } from './credentialPageScript';
 import { CredentialWriteGuard, type CredentialWritePolicy } from './CredentialWriteGuard';
+import { bindBrokerOperation } from './bindBrokerOperation';
 
 /** Paths the plugin declares to Backstage's auth barrier (see plugin.ts). */
 export const IDENTITY_AUTH_POLICIES = [
@@ -47,15 +48,16 @@ export interface CredentialsRouterOptions {
   writePolicy: CredentialWritePolicy;
 }
 
-const storeBody = z
-  .object({
-    value: z.string({
-      required_error: 'value is required',
-      invalid_type_error: 'value must be a string',
-    }),
-    elicitationId: z.string({ invalid_type_error: 'elicitationId must be a string' }).optional(),
-  })
-  .strict();
+/** A write's body must be JSON (said before the body's own problems, which assume it is). */
+const requireJson: express.RequestHandler = (req, _res, next) => {
+  next(
+    req.is('application/json')
+      ? undefined
+      : new InputError(
+          'Send the credential as JSON: {"value": "…"} with Content-Type application/json',
+        ),
+  );
+};
 
 function serverParam(req: Request): string {
   const server = req.params.server;
@@ -82,38 +84,28 @@ export function createCredentialsRouter(options: CredentialsRouterOptions): expr
     res.json(options.issuer.jwks());
   });
 
-  router.get('/credentials', async (req, res) => {
+  bindBrokerOperation(router, 'listCredentials', async ({ req, res }) => {
     res.setHeader('cache-control', 'no-store');
-    res.json({ items: await selfService.list(await reader(req)) });
+    return { items: await selfService.list(await reader(req)) };
   });
 
-  router.put('/credentials/:server', express.json({ limit: '16kb' }), async (req, res) => {
-    const server = serverParam(req);
-    const principal = await guard.writer(req, server);
-    if (!req.is('application/json')) {
-      throw new InputError(
-        'Send the credential as JSON: {"value": "…"} with Content-Type application/json',
-      );
-    }
-    const parsed = storeBody.safeParse(req.body);
-    if (!parsed.success) throw new InputError(`Invalid body: ${parsed.error.issues[0].message}`);
-    const dates = await selfService.store(
-      principal,
-      server,
-      parsed.data.value,
-      parsed.data.elicitationId,
-    );
-    res.json({
-      server,
-      createdAt: new Date(dates.createdAt).toISOString(),
-      updatedAt: new Date(dates.updatedAt).toISOString(),
-    });
-  });
+  bindBrokerOperation(
+    router,
+    'storeCredential',
+    async ({ req, params: { server }, body }) => {
+      const principal = await guard.writer(req, server);
+      const dates = await selfService.store(principal, server, body.value, body.elicitationId);
+      return {
+        server,
+        createdAt: new Date(dates.createdAt).toISOString(),
+        updatedAt: new Date(dates.updatedAt).toISOString(),
+      };
+    },
+    { before: [express.json({ limit: '16kb' }), requireJson] },
+  );
 
-  router.delete('/credentials/:server', async (req, res) => {
-    const server = serverParam(req);
+  bindBrokerOperation(router, 'deleteCredential', async ({ req, params: { server } }) => {
     await selfService.remove(await guard.writer(req, server), server);
-    res.status(204).end();
   });
 
   router.get('/connect/page.js', (_req, res) => {

@@ -1,6 +1,6 @@
 /*
- * The pinned tool definitions' endpoints (spec §13), under /api/mcp-broker, for holders of
- * `mcp-broker.tool.approve`:
+ * The pinned tool definitions' endpoints (spec §13), entries of `brokerOperations`, for holders
+ * of `mcp-broker.tool.approve`:
  *   GET  /pins                           the held and rejected changes, old and new side by side
  *   POST /pins/:server/:tool/approve     pin the changed definition: JSON { digest? }
  *   POST /pins/:server/:tool/reject      keep the old one, withhold the tool: JSON { digest? }
@@ -9,7 +9,7 @@
  * the backend's own tool name (URL-encoded). Errors are @backstage/errors bodies.
  */
 import type { HttpAuthService, PermissionsService } from '@backstage/backend-plugin-api';
-import { ConflictError, InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import { ConflictError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   mcpBrokerToolApprovePermission,
@@ -17,10 +17,9 @@ import {
 } from '@devportal/plugin-mcp-broker-common';
 import express, { type Request } from 'express';
 import Router from 'express-promise-router';
-import { z } from 'zod';
-import { isValidServerName } from '../config';
 import { PinDecisionError, type ToolPins } from '../pinning/ToolPins';
 import type { ToolPinRecord } from '../pinning/toolPinStore';
+import { bindBrokerOperation } from './bindBrokerOperation';
 
 /** Dependencies of {@link createPinsRouter}. */
 export interface PinsRouterOptions {
@@ -30,15 +29,6 @@ export interface PinsRouterOptions {
   /** The prefixed name clients see for a server's tool (absent when the server is gone). */
   clientNameOf(server: string, tool: string): string | undefined;
 }
-
-const decisionBody = z
-  .object({
-    digest: z
-      .string({ invalid_type_error: 'digest must be a string' })
-      .regex(/^[0-9a-f]{64}$/, 'digest must be the 64 hex digits GET /pins shows')
-      .optional(),
-  })
-  .strict();
 
 /** One held or rejected change as GET /pins shows it. */
 function viewOf(record: ToolPinRecord, clientName: string | undefined): McpToolChange {
@@ -79,42 +69,29 @@ export function createPinsRouter(options: PinsRouterOptions): express.Router {
     return credentials.principal.userEntityRef;
   };
 
-  router.get('/pins', async (req, res) => {
+  bindBrokerOperation(router, 'listToolChanges', async ({ req }) => {
     await approver(req);
     const changes = await pins.pendingChanges();
-    res.json({
+    return {
       changes: changes.map(record =>
         viewOf(record, options.clientNameOf(record.server, record.tool)),
       ),
-    });
+    };
   });
 
-  router.post(
-    '/pins/:server/:tool/:decision',
-    express.json({ limit: '16kb' }),
-    async (req, res) => {
-      const { server, tool, decision } = req.params;
-      if (decision !== 'approve' && decision !== 'reject') {
-        throw new NotFoundError(`No such decision "${decision}": use approve or reject`);
-      }
+  bindBrokerOperation(
+    router,
+    'decideToolChange',
+    async ({ req, params: { server, tool, decision }, body }) => {
       const by = await approver(req);
-      if (!isValidServerName(server)) {
-        throw new InputError('The server name must use lower-case letters, digits and "-"');
-      }
-      const parsed = decisionBody.safeParse(req.body ?? {});
-      if (!parsed.success) {
-        throw new InputError(
-          `Invalid body: ${parsed.error.issues.map(issue => issue.message).join('; ')}`,
-        );
-      }
       try {
-        const record = await pins[decision](server, tool, parsed.data.digest, by);
-        res.json({
+        const record = await pins[decision](server, tool, body.digest, by);
+        return {
           server: record.server,
           tool: record.tool,
           digest: record.digest,
-          ...(record.pending ? { state: record.pending.state } : { state: 'pinned' }),
-        });
+          state: record.pending ? record.pending.state : ('pinned' as const),
+        };
       } catch (error) {
         if (error instanceof PinDecisionError) {
           throw error.reason === 'stale'
@@ -124,6 +101,7 @@ export function createPinsRouter(options: PinsRouterOptions): express.Router {
         throw error;
       }
     },
+    { before: [express.json({ limit: '16kb' })] },
   );
 
   return router;

@@ -1,5 +1,6 @@
 /*
- * The broker's server descriptions for the catalog (contract mcp-access §2.6):
+ * The broker's server descriptions for the catalog (contract mcp-access §2.6), entries of
+ * `brokerOperations`:
  *   GET /servers               every server, in config order: {items: McpServerDescription[]}
  *   GET /servers/:kind/:name   one server (`kind` is `server`; `endpoint` once endpoints exist)
  * Both need `mcp-broker.server.read` (403 naming it otherwise). Service principals pass it
@@ -8,16 +9,14 @@
  * without a token). The answer is what this replica holds; replicas converge (B§6).
  */
 import type { HttpAuthService, PermissionsService } from '@backstage/backend-plugin-api';
-import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import {
-  mcpBrokerServerReadPermission,
-  type McpServerList,
-} from '@devportal/plugin-mcp-broker-common';
+import { mcpBrokerServerReadPermission } from '@devportal/plugin-mcp-broker-common';
 import type express from 'express';
 import Router from 'express-promise-router';
 import type { McpBroker } from '../broker/McpBroker';
 import { describeServer, describeServers } from '../broker/serverDescriptions';
+import { bindBrokerOperation } from './bindBrokerOperation';
 
 /** Dependencies of {@link createServersRouter}. */
 export interface ServersRouterOptions {
@@ -42,25 +41,18 @@ export function createServersRouter(options: ServersRouterOptions): express.Rout
     }
   };
 
-  router.get('/servers', async (req, res) => {
+  bindBrokerOperation(router, 'listServers', async ({ req }) => {
     await requireServerRead(req);
-    const body: McpServerList = { items: describeServers(options.broker) };
-    res.json(body);
+    return { items: describeServers(options.broker) };
   });
-  router.get('/servers/:kind/:name', async (req, res) => {
-    const { kind, name } = req.params;
-    if (kind !== 'server' && kind !== 'endpoint') {
-      throw new InputError(
-        `Unknown kind "${kind.slice(0, 50)}" in /servers/:kind/:name: use "server" or "endpoint"`,
-      );
-    }
+  bindBrokerOperation(router, 'getServer', async ({ req, params: { kind, name } }) => {
     await requireServerRead(req);
     // Curated endpoints do not exist yet: every endpoint name is unknown.
     const description = kind === 'server' ? describeServer(options.broker, name) : undefined;
     if (description === undefined) {
       throw new NotFoundError(`The MCP broker has no ${kind} named "${name.slice(0, 100)}"`);
     }
-    res.json(description);
+    return description;
   });
   return router;
 }

@@ -1,10 +1,13 @@
-/* GET /status: what an operator needs to see whether each backend is reachable and current. */
+/*
+ * GET /status (`getStatus` of `brokerOperations`): what an operator needs to see whether each
+ * backend is reachable and current.
+ */
 import { NotAllowedError } from '@backstage/errors';
 import { mcpBrokerStatusReadPermission } from '@devportal/plugin-mcp-broker-common';
-import type { Request, Response } from 'express';
 import type { CuratedEndpointStatus } from '../endpoints/CuratedEndpoint';
 import type { ServerIdentityStatus } from '../identity/BackendCredentialProvider';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
+import type { OperationHandler } from './bindBrokerOperation';
 
 /** What the status handler needs besides the access decision. */
 export interface StatusHandlerDeps extends PrincipalAccessDeps {
@@ -37,8 +40,8 @@ export interface RefusedRegistrationStatus {
  * Answers the broker status to principals with `mcp-broker.status.read` (403 otherwise; the
  * router's requirePrincipal has authenticated the request: user or service).
  */
-export function statusHandler(deps: StatusHandlerDeps) {
-  return async (req: Request, res: Response) => {
+export function statusHandler(deps: StatusHandlerDeps): OperationHandler<'getStatus'> {
+  return async ({ req, res }) => {
     const access = await accessOf(deps, req, res);
     if (!access.mayReadStatus) {
       throw new NotAllowedError(
@@ -51,8 +54,8 @@ export function statusHandler(deps: StatusHandlerDeps) {
       ...backend,
       auth: deps.identityStatusOf?.(backend.name) ?? { mode: 'broker' },
     }));
-    const registrations = { refused: deps.refusedRegistrations?.() ?? [] };
-    const endpoints = deps.endpoints?.() ?? [];
-    res.json({ ...status, backends, registrations, permissions, endpoints });
+    const registrations = { refused: [...(deps.refusedRegistrations?.() ?? [])] };
+    const endpoints = [...(deps.endpoints?.() ?? [])];
+    return { ...status, backends, registrations, permissions, endpoints };
   };
 }

@@ -6,6 +6,7 @@
  */
 import { createApiRef } from '@backstage/frontend-plugin-api';
 import type {
+  McpConnection as BrokerMcpConnection,
   McpBrokerCatalog,
   McpServerUsage,
   McpServerUsageList,
@@ -38,24 +39,11 @@ export interface McpBrokerStatus {
 }
 
 /**
- * One line of `GET /api/mcp-broker/credentials`: a server that takes a personal credential, or
- * one the person still has a credential stored for. Never the value.
+ * One line of `GET /api/mcp-broker/credentials` (the broker's contract type).
  *
  * @public
  */
-export interface McpConnection {
-  /** The server name. */
-  server: string;
-  /** True when the person has a credential stored for it. */
-  stored: boolean;
-  /** False for a stored credential whose server no longer takes one (it is never used). */
-  inUse: boolean;
-  /** What to store, from the server's configuration. */
-  description?: string;
-  /** ISO 8601, when stored. */
-  createdAt?: string;
-  updatedAt?: string;
-}
+export type McpConnection = BrokerMcpConnection;
 
 /**
  * The MCP broker's REST routes.

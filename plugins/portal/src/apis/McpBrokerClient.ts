@@ -12,30 +12,35 @@
  * `credentials: 'include'` and no Authorization header; the browser adds `Origin` itself.
  */
 import type { DiscoveryApi, FetchApi } from '@backstage/frontend-plugin-api';
-import { ResponseError } from '@backstage/errors';
-import type {
-  McpBrokerCatalog,
-  McpToolChangeDecision,
-  McpServerUsage,
-  McpServerUsageList,
-  McpToolChanges,
-  MyMcpUsage,
+import {
+  McpBrokerClient as BrokerRestClient,
+  type McpBrokerCatalog,
+  type McpToolChangeDecision,
+  type McpServerUsage,
+  type McpServerUsageList,
+  type McpToolChanges,
+  type MyMcpUsage,
 } from '@devportal/plugin-mcp-broker-common';
+import { ResponseError } from '@backstage/errors';
 import type { McpBrokerApi, McpBrokerStatus, McpConnection } from './McpBrokerApi';
 
 /** The broker's plugin id, as discovery knows it. */
 const BROKER_PLUGIN_ID = 'mcp-broker';
 
 /**
- * {@link McpBrokerApi} over the broker's REST routes.
+ * {@link McpBrokerApi} over the broker's REST routes: the calls are those of the shared
+ * `McpBrokerClient` of `@devportal/plugin-mcp-broker-common`, built from the broker's
+ * operation table.
  *
  * @public
  */
 export class McpBrokerClient implements McpBrokerApi {
   readonly #discoveryApi: DiscoveryApi;
   readonly #fetchApi: FetchApi;
-
-  readonly #cookieFetch: typeof fetch;
+  /** Calls with the user's Backstage token (fetchApi adds it). */
+  readonly #broker: BrokerRestClient;
+  /** Calls with the sign-in cookie and no token: the credential writes. */
+  readonly #cookieBroker: BrokerRestClient;
 
   /**
    * `cookieFetch` sends the cookie-authenticated credential writes (see the file comment);
@@ -48,7 +53,17 @@ export class McpBrokerClient implements McpBrokerApi {
   }) {
     this.#discoveryApi = options.discoveryApi;
     this.#fetchApi = options.fetchApi;
-    this.#cookieFetch = options.cookieFetch ?? ((input, init) => globalThis.fetch(input, init));
+    const baseUrl = () => options.discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
+    this.#broker = new BrokerRestClient({
+      baseUrl,
+      fetch: (input, init) => options.fetchApi.fetch(input, init),
+    });
+    const cookieFetch = options.cookieFetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#cookieBroker = new BrokerRestClient({
+      baseUrl,
+      fetch: cookieFetch,
+      credentials: 'include',
+    });
   }
 
   async getEndpointUrl(): Promise<string> {
@@ -56,15 +71,15 @@ export class McpBrokerClient implements McpBrokerApi {
   }
 
   getCatalog(): Promise<McpBrokerCatalog> {
-    return this.#get('/catalog');
+    return this.#broker.getCatalog();
   }
 
   getStatus(): Promise<McpBrokerStatus> {
-    return this.#get('/status');
+    return this.#broker.getStatus();
   }
 
   getToolChanges(): Promise<McpToolChanges> {
-    return this.#get('/pins');
+    return this.#broker.listToolChanges();
   }
 
   async decideToolChange(
@@ -73,68 +88,47 @@ export class McpBrokerClient implements McpBrokerApi {
     decision: McpToolChangeDecision,
     digest: string,
   ): Promise<void> {
-    const base = await this.#discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
-    const path = `/pins/${encodeURIComponent(server)}/${encodeURIComponent(tool)}/${decision}`;
-    const response = await this.#fetchApi.fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ digest }),
-    });
-    if (!response.ok) throw await ResponseError.fromResponse(response);
+    await this.#broker.decideToolChange({ server, tool, decision }, { digest });
   }
 
   async listConnections(): Promise<McpConnection[]> {
-    return (await this.#get<{ items: McpConnection[] }>('/credentials')).items;
+    return (await this.#broker.listCredentials()).items;
   }
 
   async storeConnection(server: string, value: string, elicitationId?: string): Promise<void> {
-    await this.#cookieWrite(server, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(elicitationId === undefined ? { value } : { value, elicitationId }),
-    });
+    await this.#setCookie();
+    await this.#cookieBroker.storeCredential(
+      { server },
+      elicitationId === undefined ? { value } : { value, elicitationId },
+    );
   }
 
   async deleteConnection(server: string): Promise<void> {
-    await this.#cookieWrite(server, { method: 'DELETE' });
+    await this.#setCookie();
+    await this.#cookieBroker.deleteCredential({ server });
   }
 
   getMyUsage(days: number): Promise<MyMcpUsage> {
-    return this.#get(`/usage/my?${new URLSearchParams({ days: String(days) })}`);
+    return this.#broker.getMyUsage({ days });
   }
 
   listServerUsage(days: number): Promise<McpServerUsageList> {
-    return this.#get(`/usage/servers?${new URLSearchParams({ days: String(days) })}`);
+    return this.#broker.listServerUsage({ days });
   }
 
   getServerUsage(
     server: string,
     options: { days: number; limit?: number; continue?: string },
   ): Promise<McpServerUsage> {
-    const query = new URLSearchParams({ days: String(options.days) });
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    if (options.continue !== undefined) query.set('continue', options.continue);
-    return this.#get(`/usage/servers/${encodeURIComponent(server)}?${query}`);
+    return this.#broker.getServerUsage({ server }, options);
   }
 
-  async #cookieWrite(server: string, init: RequestInit): Promise<void> {
+  /** Sets (or refreshes) Backstage's sign-in cookie for the broker: the token goes here only. */
+  async #setCookie(): Promise<void> {
     const base = await this.#discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
-    // Sets (or refreshes) Backstage's sign-in cookie for the broker: the token goes here only.
     const cookie = await this.#fetchApi.fetch(`${base}/.backstage/auth/v1/cookie`, {
       credentials: 'include',
     });
     if (!cookie.ok) throw await ResponseError.fromResponse(cookie);
-    const response = await this.#cookieFetch(`${base}/credentials/${encodeURIComponent(server)}`, {
-      ...init,
-      credentials: 'include',
-    });
-    if (!response.ok) throw await ResponseError.fromResponse(response);
-  }
-
-  async #get<T>(route: string): Promise<T> {
-    const base = await this.#discoveryApi.getBaseUrl(BROKER_PLUGIN_ID);
-    const response = await this.#fetchApi.fetch(`${base}${route}`);
-    if (!response.ok) throw await ResponseError.fromResponse(response);
-    return (await response.json()) as T;
   }
 }

@@ -1,12 +1,18 @@
 /*
- * The API products on MCP servers and endpoints the person may see, by target: what the MCP
- * tools page offers "Request access" through and what a server's entity card lists. The product
- * list is walked page by page and matched here by each product's `spec.targetRef`, so the pages
- * work against a portal backend without the `targetKind`/`targetName` list filter. Drafts come
- * back only to their owners (the server decides); callers that offer access keep the Published.
+ * The API products on MCP servers and endpoints the person may see: by target for the MCP tools
+ * page ("Request access" per server), and one target's for a server's entity card. Each asks the
+ * portal for what it shows, with the product list's `targetKind` / `targetName` filter (the
+ * store filters; pages are walked to the end), so a card reads one server's products, not every
+ * product. Drafts come back only to their owners (the server decides); callers that offer
+ * access keep the Published.
  */
 import { useApi } from '@backstage/frontend-plugin-api';
-import { isMcpTarget, mcpTargetKey, type ApiProduct } from '@devportal/plugin-portal-common';
+import {
+  isMcpTarget,
+  mcpTargetKey,
+  type ApiProduct,
+  type McpTarget,
+} from '@devportal/plugin-portal-common';
 import type { DependencyList } from 'react';
 import { portalApiRef } from '../apis/PortalApi';
 import { useAsyncData, type AsyncData } from './useAsyncData';
@@ -30,11 +36,27 @@ export async function mcpProductsByTarget(
   return byTarget;
 }
 
-/** Reads the MCP products by target; again whenever `deps` change. */
-export function useMcpProducts(deps: DependencyList = []): AsyncData<McpProductsByTarget> {
+/** Reads the products on targets of `kind`, by target; again whenever `deps` change. */
+export function useMcpProducts(
+  kind: McpTarget['kind'],
+  deps: DependencyList = [],
+): AsyncData<McpProductsByTarget> {
   const portal = useApi(portalApiRef);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  return useAsyncData(() => mcpProductsByTarget(portal.listApiProductsPages()), [portal, ...deps]);
+  return useAsyncData(
+    () => mcpProductsByTarget(portal.listApiProductsPages({ targetKind: kind })),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [portal, kind, ...deps],
+  );
+}
+
+/** Reads the products on `target` alone (the portal filters by the exact target). */
+export function useMcpTargetProducts(target: McpTarget): AsyncData<ApiProduct[]> {
+  const portal = useApi(portalApiRef);
+  const { kind, name } = target;
+  return useAsyncData(async () => {
+    const pages = portal.listApiProductsPages({ targetKind: kind, targetName: name });
+    return (await mcpProductsByTarget(pages)).get(mcpTargetKey({ kind, name })) ?? [];
+  }, [portal, kind, name]);
 }
 
 /** Whether people may request access to a product now (Published). */

@@ -75,6 +75,10 @@ describe('McpServerCard (fake portal API, fake permissions)', () => {
       'href',
       '/portal/products/mcp/example-tools',
     );
+    // It asks the portal for this server's products only, never for every product.
+    expect(portal.listApiProductsPages.mock.calls).toEqual([
+      [{ targetKind: 'MCPServer', targetName: 'example' }],
+    ]);
     expect(within(products).queryByText('Product other-tools')).not.toBeInTheDocument();
     const plans = within(products).getByRole('region', { name: 'Plans of Example tools' });
     expect(within(plans).getByRole('row', { name: /bronze/ })).toHaveTextContent(

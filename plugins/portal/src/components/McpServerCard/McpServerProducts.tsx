@@ -3,11 +3,11 @@
  * each with its plans as quota tables and, for people who may request access
  * (`portal.apikey.create`), their own access to it and "Request access" (Published products
  * only; a Draft is marked, and shown only to its owners by the server). None yet: people who may
- * create products are offered to make one from this server.
+ * create products are offered to make one from this server. It asks the portal for this
+ * target's products only (the list's `targetKind`/`targetName` filter).
  */
 import { Flex, Link, Text } from '@backstage/ui';
 import {
-  mcpTargetKey,
   portalApiKeyCreatePermission,
   portalApiProductCreatePermission,
   portalApiProductListPermission,
@@ -15,7 +15,7 @@ import {
   type McpTarget,
 } from '@devportal/plugin-portal-common';
 import { useState } from 'react';
-import { isRequestable, useMcpProducts } from '../../hooks/useMcpProducts';
+import { isRequestable, useMcpTargetProducts } from '../../hooks/useMcpProducts';
 import { useDecision } from '../../hooks/usePermissions';
 import { statusOf } from '../shared/errors';
 import { EmptyState, ErrorState, ForbiddenState, LoadingState } from '../shared/StateViews';
@@ -34,7 +34,7 @@ export interface McpServerProductsProps {
 
 /** The products on a server, with plans, the caller's access and "Request access". */
 export function McpServerProducts(props: McpServerProductsProps) {
-  const products = useMcpProducts();
+  const products = useMcpTargetProducts(props.target);
   const paths = usePortalPaths();
   const mayCreate = useDecision(portalApiProductCreatePermission);
   let body;
@@ -47,7 +47,7 @@ export function McpServerProducts(props: McpServerProductsProps) {
   } else if (products.error !== undefined) {
     body = <ErrorState title="Could not load the products offering it" error={products.error} />;
   } else {
-    const offers = products.value?.get(mcpTargetKey(props.target)) ?? [];
+    const offers = products.value ?? [];
     body =
       offers.length === 0 ? (
         <EmptyState

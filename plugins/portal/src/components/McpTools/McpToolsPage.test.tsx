@@ -236,18 +236,15 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
 
   it('offers "Request access" for catalog servers the person holds nothing of, through their products', async () => {
     const broker = fakeBroker();
-    await renderPortal(<McpToolsPage />, {
-      apis: [
-        ...catalogAndProducts(
-          [mcpServerEntity('example'), mcpServerEntity('jira'), mcpServerEntity('deploybot')],
-          [
-            mcpProduct({ name: 'jira-tools', server: 'jira', displayName: 'Jira tools' }),
-            mcpProduct({ name: 'example-tools', server: 'example', displayName: 'Example tools' }),
-          ],
-        ),
-        [mcpBrokerApiRef, broker],
-        permissions(mcpBrokerSessionCreatePermission),
+    const apis = catalogAndProducts(
+      [mcpServerEntity('example'), mcpServerEntity('jira'), mcpServerEntity('deploybot')],
+      [
+        mcpProduct({ name: 'jira-tools', server: 'jira', displayName: 'Jira tools' }),
+        mcpProduct({ name: 'example-tools', server: 'example', displayName: 'Example tools' }),
       ],
+    );
+    await renderPortal(<McpToolsPage />, {
+      apis: [...apis, [mcpBrokerApiRef, broker], permissions(mcpBrokerSessionCreatePermission)],
     });
     const more = await screen.findByRole('list', { name: 'More MCP servers' });
     // example's tools are already the person's; jira and deploybot are not.
@@ -260,6 +257,10 @@ describe('McpToolsPage (fake broker API, fake permissions)', () => {
       '/catalog/default/api/mcp-server-deploybot',
     );
     expect(within(more).getByText('No product offers it yet')).toBeInTheDocument();
+    // It asks the portal for the products on MCP servers, not for every product.
+    const [, [, portal]] = apis;
+    expect(portal.listApiProductsPages).toHaveBeenCalledWith({ targetKind: 'MCPServer' });
+    expect(portal.listApiProductsPages).not.toHaveBeenCalledWith();
   });
 });
 

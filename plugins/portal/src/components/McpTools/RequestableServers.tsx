@@ -1,8 +1,8 @@
 /*
  * On the MCP tools page (contract mcp-access §8): the MCP servers the person may see in the
  * catalog but holds nothing of (the broker's catalog lists none of their items for them), each
- * with "Request access" links to the Published products that offer it (matched to the server
- * in the browser, useMcpProducts).
+ * with "Request access" links to the Published products that offer it (the products on MCP
+ * servers, asked of the portal with `targetKind=MCPServer`, useMcpProducts).
  */
 import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
 import type { ReactNode } from 'react';
@@ -23,7 +23,7 @@ export function RequestableServers(props: {
 }) {
   const links = useAppLinks();
   const choices = useMcpServerChoices();
-  const products = useMcpProducts([props.refreshKey]);
+  const products = useMcpProducts('MCPServer', [props.refreshKey]);
   const error = choices.error ?? products.error;
   if (error !== undefined) {
     return <ErrorState title="Could not find more MCP servers to request" error={error} />;
