@@ -5,6 +5,7 @@ import { McpBroker } from './broker/McpBroker';
 import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
 import { MemoryTaskStore } from './tasks/MemoryTaskStore';
+import { TaskAuditor } from './tasks/TaskAuditor';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
@@ -200,6 +201,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
+          tasks: { store: tasks, auditor: new TaskAuditor(deps.auditor, logger) },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
