@@ -7,9 +7,7 @@
  * was DELETEd. Every response a client receives is scanned for the backend's own task ids.
  */
 import type { AddressInfo } from 'node:net';
-import { createServiceFactory, coreServices } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { startTasksServer, type TasksServer } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,6 +20,7 @@ import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { memorySqlite } from './testing/memorySqlite';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
@@ -41,33 +40,13 @@ const recordingFetch: typeof fetch = async (input, init) => {
   return response;
 };
 
-function permissionsFactory() {
-  const allowAll = mockServices.permissions();
-  return createServiceFactory({
-    service: coreServices.permissions,
-    deps: {},
-    factory: () => ({
-      authorize: (requests: any, options: any) => allowAll.authorize(requests, options),
-      authorizeConditional: async (requests: any[], options: any) => {
-        const answers = await allowAll.authorizeConditional(requests, options);
-        const user = options?.credentials?.principal?.userEntityRef;
-        return answers.map((answer: any, i: number) =>
-          revoked.has(user) && requests[i].permission.name === 'mcp-broker.tool.use'
-            ? { result: AuthorizeResult.DENY }
-            : answer,
-        );
-      },
-    }),
-  });
-}
-
 /** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
 async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex) {
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
       auditor as any,
-      permissionsFactory(),
+      revocablePermission('mcp-broker.tool.use', revoked),
       ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
       mockServices.rootConfig.factory({
         data: {

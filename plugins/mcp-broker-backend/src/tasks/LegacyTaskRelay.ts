@@ -211,13 +211,7 @@ export class LegacyTaskRelay {
   /** `tasks/get`: the task as the backend shows it now. */
   get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'get', async (task, backend) => {
-      const response = await this.send(
-        backend,
-        task.backendSessionId,
-        'tasks/get',
-        { taskId: task.backendTaskId },
-        signal,
-      );
+      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
       return this.taskAnswer(task, response);
     });
   }
@@ -228,11 +222,10 @@ export class LegacyTaskRelay {
    */
   result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'result', async (task, backend) => {
-      const response = await this.send(
+      const response = await this.sendOnTask(
         backend,
-        task.backendSessionId,
+        task,
         'tasks/result',
-        { taskId: task.backendTaskId },
         signal,
         Math.max(1, task.expiresAt - this.now()),
       );
@@ -244,13 +237,7 @@ export class LegacyTaskRelay {
   /** `tasks/cancel`: the backend cancels; a terminal task's refusal passes unchanged. */
   cancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'cancel', async (task, backend) => {
-      const response = await this.send(
-        backend,
-        task.backendSessionId,
-        'tasks/cancel',
-        { taskId: task.backendTaskId },
-        signal,
-      );
+      const response = await this.sendOnTask(backend, task, 'tasks/cancel', signal);
       if ('error' in response && /terminal/i.test(response.error.message)) {
         return { error: response.error, httpStatus: 200 };
       }
@@ -419,6 +406,24 @@ export class LegacyTaskRelay {
       });
     }
     return session;
+  }
+
+  /** Sends `method` about `task` (the backend's id) on the task's pinned backend session. */
+  private sendOnTask(
+    backend: TaskBackend,
+    task: StoredTask,
+    method: string,
+    signal: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<JsonRpcResponse> {
+    return this.send(
+      backend,
+      task.backendSessionId,
+      method,
+      { taskId: task.backendTaskId },
+      signal,
+      timeoutMs,
+    );
   }
 
   /** Sends `method` with `params` on the backend session `sessionId` and reads its response. */
