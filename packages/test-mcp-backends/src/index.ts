@@ -51,3 +51,8 @@ export type {
 } from './whoamiServer';
 export { DEFAULT_TASK_TTL_MS, startTasksServer, TASK_POLL_INTERVAL_MS } from './tasksServer';
 export type { DeployJob, RecordedTaskRequest, TasksServer } from './tasksServer';
+export { startModernTasksServer, TASKS_EXTENSION } from './modernTasksServer';
+export type { ModernTasksServer } from './modernTasksServer';
+export { MODERN_TASK_POLL_INTERVAL_MS, MODERN_TASK_TTL_MS } from './modernTaskJobs';
+export { validateTaskMessages } from './validateTaskMessages';
+export type { RecordedTaskMessage } from './validateTaskMessages';

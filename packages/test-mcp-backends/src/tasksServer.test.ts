@@ -11,6 +11,11 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
+import { validateTaskMessages } from './validateTaskMessages';
+
+// validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
+// under load): the steps that use it need more than Jest's default 5 s.
+jest.setTimeout(60_000);
 
 describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
   let server: TasksServer;
@@ -61,20 +66,32 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
 
   it('answers a deploy with a working task that the test completes, and its result', async () => {
     const client = await connect('Bearer alice');
-    const { task } = await startDeploy(client, 'web', 30_000);
+    const created = await startDeploy(client, 'web', 30_000);
+    const { task } = created;
     expect(task).toMatchObject({ status: 'working', ttl: 30_000 });
     expect(task.pollInterval).toBe(TASK_POLL_INTERVAL_MS);
     const job = await server.started('web');
     expect(job).toMatchObject({ target: 'web', taskId: task.taskId, credential: 'Bearer alice' });
 
-    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    const working = await client.experimental.tasks.getTask(task.taskId);
+    expect(working.status).toBe('working');
     await server.finish('web', 'completed');
-    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    const completed = await client.experimental.tasks.getTask(task.taskId);
+    expect(completed.status).toBe('completed');
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'deployed web' }]);
-    expect((await client.experimental.tasks.listTasks()).tasks.map(t => t.taskId)).toEqual([
-      task.taskId,
-    ]);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.map(t => t.taskId)).toEqual([task.taskId]);
+
+    // The messages as the SDK client received them fit the official 2025-11-25 task schemas.
+    expect(
+      await validateTaskMessages([
+        { schema: 'CreateTaskResultV1Schema', message: created },
+        { schema: 'GetTaskResultV1Schema', message: working },
+        { schema: 'GetTaskResultV1Schema', message: completed },
+        { schema: 'ListTasksResultV1Schema', message: listed },
+      ]),
+    ).toEqual([]);
   });
 
   it('fails a deploy as the test says, with an isError result', async () => {

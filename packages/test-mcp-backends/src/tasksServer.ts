@@ -42,13 +42,17 @@ export interface RecordedTaskRequest {
   credential?: string;
   /** The session it named (`Mcp-Session-Id`). */
   session?: string;
+  /** The `Mcp-Name` header (2026-07-28 half). */
+  mcpName?: string;
+  /** `params._meta` (2026-07-28 half: client capabilities, trace context). */
+  meta?: Record<string, unknown>;
 }
 
 /** A `deploy` job: one task. */
 export interface DeployJob {
   target: string;
   taskId: string;
-  /** The session that created it. */
+  /** The session that created it ('' in the stateless 2026-07-28 half). */
   session: string;
   /** The credential that created it. */
   credential: string | undefined;

@@ -4,7 +4,8 @@
  * without a token counts as a signed-in user), the two official example app servers (both with
  * `get-time`: the vanilla one answers with `structuredContent`, the react one without) and the
  * UI-negotiating app server (the only one with `refresh-board`, app-only), the official SDK 1.x
- * client as a host; the auditor is a test double that records the events. An app's read of its
+ * client as a host; the auditor is a test double that records the events, the OpenTelemetry SDK
+ * runs in memory. An app's read of its
  * server's own UI URI (`ui://get-time/mcp-app.html`) resolves the same way.
  */
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { MetricName } from './telemetry/BrokerMetrics';
+import { InMemoryTelemetry } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { waitFor } from './testing/waitFor';
 
 const UI_CAPABILITIES = {
@@ -28,6 +31,7 @@ const hint = (resourceUri: string) => ({ ui: { resourceUri } });
 
 describe('an MCP App calling its server’s own tool through the broker (startTestBackend, real app servers)', () => {
   const { factory: auditorFactory, events: audit } = recordingAuditor();
+  const sdk = new InMemoryTelemetry();
   let vanilla: ExampleAppServer;
   let react: ExampleAppServer;
   let board: UiNegotiatingAppServer;
@@ -43,6 +47,7 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
   }
 
   beforeAll(async () => {
+    sdk.install();
     // Each kept as soon as it runs, so that afterAll stops it even when another fails to start.
     await Promise.all([
       startExampleAppServer('vanillajs').then(started => (vanilla = started)),
@@ -84,6 +89,7 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
     await Promise.all(clients.map(client => client.close()));
     await stop?.();
     await Promise.all([vanilla?.kill(), react?.kill(), board?.close()]);
+    await sdk.uninstall();
   }, 30_000);
 
   it('routes a hinted call to the server whose UI the hint names, and audits how', async () => {
@@ -124,9 +130,13 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
   it('routes an unhinted call that one server can serve there, without the hint reaching it', async () => {
     const host = await connect(UI_CAPABILITIES);
     const unique = await host.callTool({ name: 'refresh-board', arguments: {} });
+    // The server echoes the _meta it got: only the broker's trace context (contract §4).
     expect(unique.content).toEqual([
       { type: 'text', text: 'board refreshed' },
-      { type: 'text', text: 'null' },
+      {
+        type: 'text',
+        text: expect.stringMatching(/^\{"traceparent":"00-[0-9a-f]{32}-[0-9a-f]{16}-01"\}$/),
+      },
     ]);
     expect(audit.at(-1)?.meta).toMatchObject({
       server: 'board',
@@ -141,6 +151,7 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
     });
     expect(JSON.parse((hinted.content as Array<{ text: string }>)[1].text)).toEqual({
       keep: 'me',
+      traceparent: expect.any(String),
     });
   }, 30_000);
 
@@ -188,5 +199,44 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
     await expect(
       agent.readResource({ uri: own, _meta: hint('ui://react/get-time/mcp-app.html') }),
     ).rejects.toThrow(`unknown resource "${own}"`);
+  }, 30_000);
+
+  it('counts each resolution in mcp_broker.app_calls, with the server when one was found', async () => {
+    const counts = async () =>
+      new Map(
+        (await sdk.points(MetricName.appCalls)).map(point => [
+          `${point.attributes['mcp_broker.app_call.resolution']}/${point.attributes['mcp_broker.server'] ?? ''}`,
+          point.value,
+        ]),
+      );
+    const before = await counts();
+    const host = await connect(UI_CAPABILITIES);
+    await host.callTool({
+      name: 'get-time',
+      arguments: {},
+      _meta: hint('ui://react/get-time/mcp-app.html'),
+    });
+    await host.callTool({ name: 'refresh-board', arguments: {} });
+    await expect(host.callTool({ name: 'get-time', arguments: {} })).rejects.toThrow(/ambiguous/);
+    await expect(host.callTool({ name: 'no-such-tool', arguments: {} })).rejects.toThrow(
+      /unknown tool/,
+    );
+    // A plain agent's unknown name is no app call.
+    const agent = await connect({});
+    await expect(agent.callTool({ name: 'get-time', arguments: {} })).rejects.toThrow(
+      /unknown tool/,
+    );
+    const after = await counts();
+    const added = Object.fromEntries(
+      [...after]
+        .map(([key, value]) => [key, value - (before.get(key) ?? 0)])
+        .filter(([, d]) => d !== 0),
+    );
+    expect(added).toEqual({
+      'hint/react': 1,
+      'unique/board': 1,
+      'ambiguous/': 1,
+      'unknown/': 1,
+    });
   }, 30_000);
 });

@@ -136,8 +136,77 @@ describe('broker telemetry and rate limits (startTestBackend, the OpenTelemetry 
     expect(clientSpan).toBeDefined();
     const seen = scripted.toolCallTraceparents();
     expect(seen).toContain(`00-${CLIENT_TRACE}-${clientSpan.spanContext().spanId}-01`);
+    // The same context in `params._meta` (contract tasks-and-apps §4), nothing else of the client's.
+    const metaOfCall =
+      scripted.toolCallMetas()[
+        seen.indexOf(`00-${CLIENT_TRACE}-${clientSpan.spanContext().spanId}-01`)
+      ];
+    expect(metaOfCall).toEqual({
+      traceparent: `00-${CLIENT_TRACE}-${clientSpan.spanContext().spanId}-01`,
+    });
     expect(audit.find(e => e.meta.tool === 'echo')?.meta.traceId).toBe(CLIENT_TRACE);
     await client.close();
+  });
+
+  it("prefers the client's _meta trace context to its header (linking the header's), and passes the broker's on in both carriers, never the client's baggage", async () => {
+    const META_TRACE = '0af7651916cd43dd8448eb211c80319c';
+    const META_SPAN = 'b7ad6b7169203331';
+    const headers = {
+      Authorization: mockCredentials.user.header('user:default/alice'),
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    };
+    const init = await fetch(endpoint, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(initializeRequest()),
+    });
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const before = scripted.toolCallMetas().length;
+    const call = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'Mcp-Session-Id': sessionId,
+        'MCP-Protocol-Version': '2025-11-25',
+        traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+        baggage: 'user=alice',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'scripted_echo',
+          arguments: { message: 'meta' },
+          _meta: {
+            traceparent: `00-${META_TRACE}-${META_SPAN}-01`,
+            tracestate: 'vendor=meta,vendor=twice',
+            baggage: 'user=alice',
+            progressToken: 'p-1',
+          },
+        },
+      }),
+    });
+    expect(call.status).toBe(200);
+    await call.text();
+
+    const serverSpan = sdk
+      .spans()
+      .find(s => s.name === 'tools/call echo' && s.parentSpanContext?.spanId === META_SPAN)!;
+    expect(serverSpan.spanContext().traceId).toBe(META_TRACE);
+    expect(serverSpan.links.map(link => link.context.spanId)).toEqual([CLIENT_SPAN]);
+    const clientSpan = sdk
+      .spans()
+      .find(s => s.parentSpanContext?.spanId === serverSpan.spanContext().spanId)!;
+    const sent = `00-${META_TRACE}-${clientSpan.spanContext().spanId}-01`;
+    // Both carriers hold the broker's CLIENT span; the tracestate with a repeated key was
+    // discarded whole; the client's baggage went nowhere; its progress token passed.
+    expect(scripted.toolCallTraceparents().slice(before)).toEqual([sent]);
+    expect(scripted.toolCallMetas().slice(before)).toEqual([
+      { progressToken: 'p-1', traceparent: sent },
+    ]);
   });
 
   /** A raw 2025-11-25 session of `user` (for the HTTP status and headers of refusals). */

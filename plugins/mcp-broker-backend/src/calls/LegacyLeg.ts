@@ -22,6 +22,7 @@ import { isPlainObject } from '../protocol/jsonRpc';
 import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import { untilAborted } from './AnswerRouter';
 import { readCallReply } from './callReply';
+import { withTraceMeta } from '../telemetry/traceContext';
 import { observedBackendRequest } from './observedBackendRequest';
 import type { CallLeg, ToolCall } from './ToolCall';
 import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
@@ -79,7 +80,12 @@ export class LegacyLeg implements CallLeg {
     return observedBackendRequest(call, 'legacy', session.protocolVersion, async traceContext => {
       const reply = await channel.call(
         session,
-        { jsonrpc: '2.0', id: backendRequestId, method: call.method, params: request.params },
+        {
+          jsonrpc: '2.0',
+          id: backendRequestId,
+          method: call.method,
+          params: withTraceMeta(request.params, traceContext),
+        },
         call.signal,
         traceContext,
       );

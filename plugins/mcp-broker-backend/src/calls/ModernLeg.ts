@@ -28,6 +28,7 @@ import { clientRequestMethod } from '../protocol/mcpMethods';
 import { withoutTasks } from '../protocol/modernResults';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { readCallReply } from './callReply';
+import { withTraceMeta } from '../telemetry/traceContext';
 import { observedBackendRequest } from './observedBackendRequest';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { CallLeg, ToolCall } from './ToolCall';
@@ -145,7 +146,12 @@ export class ModernLeg implements CallLeg {
     const backendRequestId = this.nextRequestId++;
     return observedBackendRequest(call, 'modern', MODERN_PROTOCOL_VERSION, async traceContext => {
       const reply = await request.backend.modern.call(
-        { jsonrpc: '2.0', id: backendRequestId, method: call.method, params },
+        {
+          jsonrpc: '2.0',
+          id: backendRequestId,
+          method: call.method,
+          params: withTraceMeta(params, traceContext),
+        },
         withoutTasks({ ...call.client.capabilities }),
         {
           signal: call.signal,

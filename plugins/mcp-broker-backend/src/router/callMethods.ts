@@ -96,6 +96,9 @@ export function callTool(
       return;
     }
     const ambiguity = route === undefined ? appToolAmbiguity(request, name) : undefined;
+    if (route?.appCall !== undefined) telemetry?.appCall(route.appCall.resolution, route.backend);
+    else if (ambiguity !== undefined) telemetry?.appCall('ambiguous');
+    else if (route === undefined && declaresUi(request)) telemetry?.appCall('unknown');
     if (ambiguity !== undefined) {
       // An app's call that several servers' tools could serve: never guessed (contract §3.6).
       await auditor.refused(

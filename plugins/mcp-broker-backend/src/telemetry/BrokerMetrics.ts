@@ -24,7 +24,7 @@ import {
   type ObservableUpDownCounter,
   type BatchObservableCallback,
 } from '@opentelemetry/api';
-import { Attr, type Era } from './telemetryAttributes';
+import { Attr, type AppCallResolution, type Era } from './telemetryAttributes';
 
 /** The instrumentation scope of every instrument (the package's name). */
 export const METER_NAME = '@devportal/plugin-mcp-broker-backend';
@@ -40,6 +40,7 @@ export const MetricName = {
   denials: 'mcp_broker.denials',
   rateLimitRefusals: 'mcp_broker.rate_limit.refusals',
   relayedCancellations: 'mcp_broker.cancellations.relayed',
+  appCalls: 'mcp_broker.app_calls',
 } as const;
 
 /** Bucket boundaries (seconds) the semantic conventions advise for MCP operation durations. */
@@ -80,6 +81,7 @@ export class BrokerMetrics {
   readonly #denials: Counter;
   readonly #rateLimitRefusals: Counter;
   readonly #relayedCancellations: Counter;
+  readonly #appCalls: Counter;
   readonly #meter: Meter;
   readonly #gauges: {
     sessions: ObservableUpDownCounter;
@@ -122,6 +124,11 @@ export class BrokerMetrics {
     this.#relayedCancellations = meter.createCounter(MetricName.relayedCancellations, {
       unit: '{cancellation}',
       description: "Clients' cancellations the broker passed on to a backend",
+    });
+    this.#appCalls = meter.createCounter(MetricName.appCalls, {
+      unit: '{call}',
+      description:
+        "MCP Apps' tool calls by their server's own tool name, by how the broker resolved them",
     });
     this.#gauges = {
       sessions: meter.createObservableUpDownCounter(MetricName.sessions, {
@@ -227,6 +234,17 @@ export class BrokerMetrics {
       [Attr.server]: server,
       [Attr.era]: era,
       [Attr.limitSource]: limitSource,
+    });
+  }
+
+  /**
+   * An app called a tool by its server's own name (contract tasks-and-apps §3.6), resolved as
+   * `resolution`; `server` when one was found.
+   */
+  appCall(resolution: AppCallResolution, server?: string): void {
+    this.#appCalls.add(1, {
+      [Attr.appCallResolution]: resolution,
+      ...(server === undefined ? {} : { [Attr.server]: server }),
     });
   }
 

@@ -8,7 +8,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BrokerTelemetry, MAX_SPAN_REQUEST_ID_LENGTH } from './BrokerTelemetry';
-import { MAX_TRACESTATE_LENGTH, MAX_TRACESTATE_MEMBERS } from './BrokerTracer';
+import { MAX_TRACESTATE_LENGTH, MAX_TRACESTATE_MEMBERS } from './traceContext';
 import { MetricName } from './BrokerMetrics';
 import { resultOfFinalMessage, SUCCEEDED } from './requestResult';
 import { InMemoryTelemetry, pointWith } from './__testUtils__/inMemoryTelemetry';

@@ -23,9 +23,10 @@ import {
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
-import { BrokerTracer, endSpan, traceIdOf, type TraceCarrier } from './BrokerTracer';
+import { BrokerTracer, endSpan, traceIdOf } from './BrokerTracer';
+import type { TraceCarrier } from './traceContext';
 import { resultOfFinalMessage, type RequestResult } from './requestResult';
-import { Attr, boundedMethod, type Era } from './telemetryAttributes';
+import { Attr, boundedMethod, type AppCallResolution, type Era } from './telemetryAttributes';
 
 /** Options of {@link BrokerTelemetry.create}; every default is the global OpenTelemetry one. */
 export interface BrokerTelemetryOptions {
@@ -105,6 +106,8 @@ export interface ClientRequestTelemetry {
    * from), and it ends `rate-limited`.
    */
   rateLimited(server: string, code: number, reason: string, limitSource: 'config' | 'plan'): void;
+  /** An app's call by a tool's own name was resolved as `resolution` (to `server`): counted. */
+  appCall(resolution: AppCallResolution, server?: string): void;
   /**
    * Runs `fn` with the request's context active, so that what it does (log lines, backend
    * requests) belongs to the request's trace (with the SDK's async context manager).
@@ -303,6 +306,10 @@ class ClientRequestObservation implements ClientRequestTelemetry {
     if (this.#ended) return;
     this.#metrics.rateLimited(server, this.era, limitSource);
     this.end({ outcome: 'rate-limited', errorType: String(code), code, reason });
+  }
+
+  appCall(resolution: AppCallResolution, server?: string): void {
+    this.#metrics.appCall(resolution, server);
   }
 
   end(result: RequestResult): void {

@@ -4,19 +4,17 @@
  * call here is a no-op).
  *
  * - A client request's span is a SERVER span whose parent is the W3C trace context the client
- *   sent: the `traceparent`/`tracestate` HTTP headers, or, without those, the same fields in the
- *   request's `params._meta` (where the semantic conventions for MCP carry it over transports
- *   without headers). No context → a new trace.
+ *   sent: `params._meta.traceparent`/`tracestate` (where the semantic conventions for MCP carry
+ *   it), else the same HTTP headers, validated as traceContext.ts says; a differing valid header
+ *   context becomes a span link. No valid context → a new trace.
  * - A backend request's span is a CLIENT span, child of the client request's span (or a root span
  *   for the broker's own requests: lists, the event connection). Its context goes to the backend
- *   as HTTP headers (`propagationFields`): the trace fields only, never the client's `baggage`
- *   (data the client chose, which the broker does not pass on to backends, as it passes none of
- *   the client's headers).
- * - The client's `tracestate` is bounded before any propagator reads it, as W3C Trace Context
- *   allows (§3.3.1.1): at most 32 list-members (the first ones are kept) and 512 characters
- *   (members are dropped from the end until it fits); empty members are dropped. So whatever
- *   propagator the deployment registers, a client cannot make the broker carry an unbounded
- *   header to every backend.
+ *   as HTTP headers and in `params._meta` (`propagationFields`, see `withTraceMeta`): the trace
+ *   fields only, never the client's `baggage` (data the client chose, which the broker does not
+ *   pass on to backends, as it passes none of the client's headers).
+ * - The client's `tracestate` is validated and bounded before any propagator reads it
+ *   (traceContext.ts), so whatever propagator the deployment registers, a client cannot make the
+ *   broker carry a malformed or unbounded value to every backend.
  */
 import {
   propagation,
@@ -31,21 +29,10 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { isPlainObject } from '../protocol/jsonRpc';
+import { clientTraceContext, type TraceCarrier } from './traceContext';
 
 /** The instrumentation scope of the broker's spans (the package's name). */
 export const TRACER_NAME = '@devportal/plugin-mcp-broker-backend';
-
-/** Header-like carrier (Node's incoming headers: lower-case names, a value or several). */
-export type TraceCarrier = Readonly<Record<string, string | string[] | undefined>>;
-
-/** The W3C trace context fields, in headers and in `_meta` alike. */
-const TRACE_FIELDS = ['traceparent', 'tracestate'] as const;
-
-/** W3C Trace Context: the most list-members a `tracestate` may carry. */
-export const MAX_TRACESTATE_MEMBERS = 32;
-/** W3C Trace Context: the longest `tracestate` a vendor must propagate. */
-export const MAX_TRACESTATE_LENGTH = 512;
 
 /** Fields a propagator may inject that the broker never passes on to a backend. */
 const WITHHELD_FIELDS = new Set(['baggage']);
@@ -85,8 +72,9 @@ export class BrokerTracer {
   }
 
   /**
-   * The SERVER span of a client request, continuing the client's trace from `headers`, or from
-   * `meta` (the request's `params._meta`) when the headers carry none.
+   * The SERVER span of a client request, continuing the client's trace from `meta` (the
+   * request's `params._meta`) or `headers` as traceContext.ts chooses, with a link to the
+   * header's context when the two differ.
    */
   startClientRequest(
     name: string,
@@ -94,8 +82,21 @@ export class BrokerTracer {
     headers: TraceCarrier,
     meta?: unknown,
   ): StartedSpan {
-    const parent = this.#propagator.extract(ROOT_CONTEXT, carrierOf(headers, meta), getter);
-    const span = this.#tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    const chosen = clientTraceContext(headers, meta);
+    const parent = this.#propagator.extract(ROOT_CONTEXT, chosen.carrier, getter);
+    const linked =
+      chosen.link === undefined
+        ? undefined
+        : trace.getSpanContext(this.#propagator.extract(ROOT_CONTEXT, chosen.link, getter));
+    const span = this.#tracer.startSpan(
+      name,
+      {
+        kind: SpanKind.SERVER,
+        attributes,
+        ...(linked !== undefined && { links: [{ context: linked }] }),
+      },
+      parent,
+    );
     return { span, context: trace.setSpan(parent, span) };
   }
 
@@ -119,56 +120,6 @@ export class BrokerTracer {
     });
     return fields;
   }
-}
-
-/**
- * The carrier to extract from: the headers when they hold a `traceparent`; else `_meta`'s trace
- * fields when it holds one (as strings); else the headers (the propagator finds nothing).
- */
-function carrierOf(headers: TraceCarrier, meta: unknown): TraceCarrier {
-  if (
-    headers.traceparent !== undefined ||
-    !isPlainObject(meta) ||
-    typeof meta.traceparent !== 'string'
-  ) {
-    return headers.tracestate === undefined
-      ? headers
-      : withTracestate(headers, [headers.tracestate].flat().join(','));
-  }
-  const carrier: Record<string, string> = {};
-  for (const field of TRACE_FIELDS) {
-    const value = meta[field];
-    if (typeof value === 'string') carrier[field] = value;
-  }
-  return carrier.tracestate === undefined ? carrier : withTracestate(carrier, carrier.tracestate);
-}
-
-/** `carrier` with its `tracestate` bounded (see the file comment); without it when empty. */
-function withTracestate(carrier: TraceCarrier, tracestate: string): TraceCarrier {
-  const { tracestate: _unbounded, ...rest } = carrier;
-  const bounded = boundedTracestate(tracestate);
-  return bounded === '' ? rest : { ...rest, tracestate: bounded };
-}
-
-/**
- * A `tracestate` within W3C's bounds: its first {@link MAX_TRACESTATE_MEMBERS} non-empty
- * list-members, fewer while longer than {@link MAX_TRACESTATE_LENGTH} characters ('' when none
- * fits).
- */
-export function boundedTracestate(tracestate: string): string {
-  // A value far beyond the bound is not split whole: 33 members of 512 characters at most.
-  const head = tracestate.slice(0, (MAX_TRACESTATE_LENGTH + 1) * (MAX_TRACESTATE_MEMBERS + 1));
-  const members = head
-    .split(',')
-    .map(member => member.trim())
-    .filter(member => member !== '')
-    .slice(0, MAX_TRACESTATE_MEMBERS);
-  let joined = members.join(',');
-  while (joined.length > MAX_TRACESTATE_LENGTH) {
-    members.pop();
-    joined = members.join(',');
-  }
-  return joined;
 }
 
 /** The trace id of `span` when it is a real (recorded or propagated) span, else undefined. */

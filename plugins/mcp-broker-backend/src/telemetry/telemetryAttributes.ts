@@ -34,7 +34,12 @@ export const Attr = {
   cancellationSource: 'mcp_broker.cancellation.source',
   /** What refused a call: `config` (`mcpBroker.rateLimits`) or `plan` (an access grant's). */
   limitSource: 'mcp_broker.limit_source',
+  /** How an MCP App's call by its server's own tool name was resolved (contract tasks-and-apps §3.6). */
+  appCallResolution: 'mcp_broker.app_call.resolution',
 } as const;
+
+/** How an app's call by a tool's own name was resolved: by its hint, by uniqueness, or not. */
+export type AppCallResolution = 'hint' | 'unique' | 'ambiguous' | 'unknown';
 
 /** The protocol era of a client request or of a backend (2025-xx sessions, or 2026-07-28). */
 export type Era = 'legacy' | 'modern';

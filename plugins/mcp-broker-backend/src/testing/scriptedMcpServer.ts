@@ -54,6 +54,8 @@ export interface ScriptedMcpServer {
   authorizationHeaders(): Array<string | undefined>;
   /** The `traceparent` header of every `tools/call`, in order (undefined: none sent). */
   toolCallTraceparents(): Array<string | undefined>;
+  /** The `params._meta` of every `tools/call`, in order (undefined: none sent). */
+  toolCallMetas(): Array<Record<string, unknown> | undefined>;
   /** Writes a raw SSE frame (e.g. `data: {...}\n\n`) to every open event stream. */
   sendRaw(frame: string): void;
   /** Sends a well-formed `notifications/<kind>/list_changed` to every open event stream. */
@@ -73,6 +75,7 @@ export async function startScriptedMcpServer(
   let eventStreamsHeld = 0;
   const authorizations: Array<string | undefined> = [];
   const toolCallTraceparents: Array<string | undefined> = [];
+  const toolCallMetas: Array<Record<string, unknown> | undefined> = [];
   let initializeCount = 0;
   let eventStreamsOpened = 0;
   const state = {
@@ -140,7 +143,11 @@ export async function startScriptedMcpServer(
       let message: {
         id?: string | number;
         method?: string;
-        params?: { name?: string; arguments?: { message?: string } };
+        params?: {
+          name?: string;
+          arguments?: { message?: string };
+          _meta?: Record<string, unknown>;
+        };
       };
       try {
         message = JSON.parse(raw);
@@ -197,6 +204,7 @@ export async function startScriptedMcpServer(
           return;
         case 'tools/call':
           toolCallTraceparents.push([req.headers.traceparent].flat()[0]);
+          toolCallMetas.push(message.params?._meta);
           result({
             content: [
               {
@@ -252,6 +260,7 @@ export async function startScriptedMcpServer(
     openEventStreams: () => streams.size,
     authorizationHeaders: () => [...authorizations],
     toolCallTraceparents: () => [...toolCallTraceparents],
+    toolCallMetas: () => [...toolCallMetas],
     sendRaw(frame: string) {
       for (const stream of streams) stream.write(frame);
     },
