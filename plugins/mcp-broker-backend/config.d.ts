@@ -424,6 +424,31 @@ export interface Config {
       perReplica?: number;
     };
     /**
+     * Long-running tasks relayed through the broker (docs/contracts/tasks-and-apps.md §2, §5): a
+     * person's task outlives the client's connection and session, is reachable through any
+     * replica (with `sessionStore: database`) and is kept under a broker task id bound to that
+     * person.
+     */
+    tasks?: {
+      /**
+       * Relay tasks (default true). false: the tasks capability and extension are removed from
+       * what is relayed and `tasks/*` methods are not found.
+       */
+      enabled?: boolean;
+      /**
+       * Open tasks (pending, working, input_required) one person may have, across all replicas;
+       * default 64. A task-augmented call beyond it is refused with HTTP 429, JSON-RPC -32000.
+       * At most 4 × this many tasks are kept per person (the oldest finished ones are forgotten).
+       */
+      perPerson?: number;
+      /** Cap on a task's lifetime at the broker (the backend's ttl, at most this); default 24 h. */
+      maxTtl?: HumanDuration | string;
+      /** Floor of the broker's own polling of a backend's task; default 1 s. */
+      minPollInterval?: HumanDuration | string;
+      /** Largest result the broker holds for a task it made itself, in bytes; default 1 MiB. */
+      maxStoredResultBytes?: number;
+    };
+    /**
      * On shutdown (SIGTERM), how long tool calls in flight may still finish. Meanwhile new
      * requests and GET streams get HTTP 503 (JSON-RPC error -32000, retry elsewhere); at the
      * deadline each remaining call is answered with a JSON-RPC error (-32000, `data.reason`

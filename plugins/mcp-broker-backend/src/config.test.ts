@@ -24,6 +24,28 @@ describe('readBrokerConfig', () => {
     expect(config.requestBodyTimeoutMs).toBe(30_000);
   });
 
+  it('reads mcpBroker.tasks with its defaults and names the key of a bad value', () => {
+    expect(read({ servers: [] }).tasks).toEqual({
+      enabled: true,
+      perPerson: 64,
+      maxTtlMs: 24 * 3_600_000,
+      minPollIntervalMs: 1000,
+      maxStoredResultBytes: 1024 * 1024,
+    });
+    expect(
+      read({
+        servers: [],
+        tasks: { enabled: false, perPerson: 3, maxTtl: { minutes: 5 }, minPollInterval: '2s' },
+      }).tasks,
+    ).toMatchObject({ enabled: false, perPerson: 3, maxTtlMs: 300_000, minPollIntervalMs: 2000 });
+    expect(() => read({ servers: [], tasks: { perPerson: 0 } })).toThrow(
+      'Invalid mcpBroker.tasks.perPerson: must be a positive integer',
+    );
+    expect(() => read({ servers: [], tasks: { maxTtl: 'soon' } })).toThrow(
+      /mcpBroker\.tasks\.maxTtl/,
+    );
+  });
+
   it('reads the request body limits', () => {
     const config = read({ servers: [], maxRequestBodyBytes: 65_536, requestBodyTimeout: '5s' });
     expect(config.maxRequestBodyBytes).toBe(65_536);

@@ -68,6 +68,20 @@ export interface BackendLimitsConfig {
   readonly maxListPages: number;
 }
 
+/** Long-running tasks relayed through the broker (`mcpBroker.tasks`, contract tasks-and-apps §5). */
+export interface TasksConfig {
+  /** false: tasks are not relayed (the tasks capability and extension are removed). */
+  readonly enabled: boolean;
+  /** Most open tasks per person, across all replicas. */
+  readonly perPerson: number;
+  /** Cap on a task's lifetime at the broker. */
+  readonly maxTtlMs: number;
+  /** Floor of the broker's own polling of a backend's task. */
+  readonly minPollIntervalMs: number;
+  /** Largest result held for a task the broker made itself. */
+  readonly maxStoredResultBytes: number;
+}
+
 /** The broker's whole configuration, with defaults applied. Durations are in milliseconds. */
 export interface BrokerConfig {
   readonly servers: readonly BrokerServerConfig[];
@@ -110,6 +124,7 @@ export interface BrokerConfig {
   /** Bounds of what the broker accepts from one backend server. */
   readonly backendLimits: BackendLimitsConfig;
   readonly dnsRebindingProtection: DnsRebindingProtectionConfig;
+  readonly tasks: TasksConfig;
 }
 
 /** Defaults, with their units in the names. */
@@ -133,6 +148,10 @@ export const DEFAULT_REQUEST_BODY_TIMEOUT_MS = 30_000;
 export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 32;
 export const DEFAULT_MAX_SESSIONS_PER_REPLICA = 5_000;
+export const DEFAULT_TASKS_PER_PERSON = 64;
+export const DEFAULT_TASK_MAX_TTL_MS = 24 * 60 * 60_000;
+export const DEFAULT_TASK_MIN_POLL_INTERVAL_MS = 1_000;
+export const DEFAULT_TASK_MAX_STORED_RESULT_BYTES = 1024 * 1024;
 /**
  * `ttlMs` of lists for 2026-07-28 clients: as long as a permission decision may be reused, so a
  * cached list is never staler than the decisions behind it (change events come over listen).
@@ -433,5 +452,15 @@ export function readBrokerConfig(root: Config): BrokerConfig {
       maxListPages: positiveInteger('backendLimits.maxListPages', DEFAULT_MAX_LIST_PAGES),
     },
     dnsRebindingProtection: readDnsRebindingProtection(root, broker),
+    tasks: {
+      enabled: broker?.getOptionalBoolean('tasks.enabled') ?? true,
+      perPerson: positiveInteger('tasks.perPerson', DEFAULT_TASKS_PER_PERSON),
+      maxTtlMs: duration('tasks.maxTtl', DEFAULT_TASK_MAX_TTL_MS, 1000),
+      minPollIntervalMs: duration('tasks.minPollInterval', DEFAULT_TASK_MIN_POLL_INTERVAL_MS, 10),
+      maxStoredResultBytes: positiveInteger(
+        'tasks.maxStoredResultBytes',
+        DEFAULT_TASK_MAX_STORED_RESULT_BYTES,
+      ),
+    },
   };
 }

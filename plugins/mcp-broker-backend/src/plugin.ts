@@ -4,6 +4,8 @@ import { prefixedName } from './broker/AggregatedCatalog';
 import { McpBroker } from './broker/McpBroker';
 import { createStreamingToolCallHandler, urlElicitationPolicy } from './calls';
 import { readBrokerConfig } from './config';
+import { MemoryTaskStore } from './tasks/MemoryTaskStore';
+import { TaskAuditor } from './tasks/TaskAuditor';
 import { startServerDiscovery } from './discovery/serverDiscovery';
 import { BrokerAccessControl } from './permissions/BrokerAccessControl';
 import { registerBrokerPermissions } from './permissions/registerBrokerPermissions';
@@ -120,6 +122,8 @@ export const mcpBrokerPlugin = createBackendPlugin({
           notifications,
         });
         const { sessionStore, elicitationStore, requestStateNonces } = stores;
+        // A person's tasks (contract tasks-and-apps §2.4): shared, or this replica's.
+        const tasks = stores.tasks ?? new MemoryTaskStore();
         // Marked present before anything is held, so no other replica takes this one's holds.
         await stores.presence?.start(logger);
         const identityStores = await createIdentityStores(database, {
@@ -197,6 +201,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
+          tasks: { store: tasks, auditor: new TaskAuditor(deps.auditor, logger) },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -207,6 +212,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               // A backend's URL elicitations: https only (loopback http in development), named
               // with their server, never the broker's own pages nor the app's credential page (spec §11.1).
               urlElicitations: urlElicitationPolicy(brokerBaseUrl, credentialPage.appPage),
+              tasks,
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.

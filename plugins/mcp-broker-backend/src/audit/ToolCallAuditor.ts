@@ -72,6 +72,10 @@ export interface AuditedToolCall {
   nameResolution?: 'hint' | 'unique';
   /** The server an app's origin hint named (with `nameResolution: "hint"`). */
   appOrigin?: string;
+  /**
+   * The call creates a task: the task's `taskRef` (never its id; contract tasks-and-apps §2.14).
+   */
+  taskRef?: string;
 }
 
 /** One tool call's audit event in progress. */
@@ -221,6 +225,7 @@ function metaOf(call: AuditedToolCall): JsonObject {
     ...(call.endpoint === undefined ? {} : { endpoint: call.endpoint }),
     ...(call.nameResolution === undefined ? {} : { nameResolution: call.nameResolution }),
     ...(call.appOrigin === undefined ? {} : { appOrigin: call.appOrigin }),
+    ...(call.taskRef === undefined ? {} : { taskRef: call.taskRef, resultType: 'task' }),
   };
 }
 

@@ -209,6 +209,11 @@ export class BackendConnection {
     return this.session?.capabilities;
   }
 
+  /** True when the backend's current session declared task-augmented `tools/call` (legacy). */
+  get supportsTaskCalls(): boolean {
+    return this.session?.era === 'legacy' && this.session.taskCalls === true;
+  }
+
   /** The last known lists (kept across disconnects). */
   get cachedLists(): BackendLists {
     return this.lists;

@@ -28,6 +28,7 @@ import {
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import { withoutTasks } from '../protocol/modernResults';
+import { supportsTaskCalls } from '../protocol/legacyTasks';
 import {
   BROKER_IMPLEMENTATION,
   isSupportedProtocolVersion,
@@ -53,6 +54,8 @@ export interface LegacySession {
   readonly protocolVersion: string;
   /** The backend's capabilities (without the tasks extension). */
   readonly capabilities: Record<string, unknown>;
+  /** The backend declared task-augmented `tools/call` (the 2025-11-25 `tasks` capability). */
+  readonly taskCalls?: boolean;
   /**
    * Where this session's messages go when it is a person's (their credential, spec §11): set
    * when it opens and renewed by `sessionFor` with their latest credential (an exchanged token
@@ -137,6 +140,8 @@ export class LegacyChannel extends BackendChannel {
       capabilities: isPlainObject(response.result.capabilities)
         ? withoutTasks(response.result.capabilities)
         : {},
+      ...(isPlainObject(response.result.capabilities) &&
+        supportsTaskCalls(response.result.capabilities) && { taskCalls: true }),
       ...(endpoint === undefined ? {} : { endpoint }),
     };
     await this.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, { signals });

@@ -41,6 +41,11 @@ import { ListenSubscriptions } from './ListenSubscriptions';
 import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from '../types';
 import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHandler';
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
+import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
+import type { TaskAuditor } from '../tasks/TaskAuditor';
+import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
+import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
+import type { TaskStore } from '../tasks/TaskStore';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -74,6 +79,11 @@ export interface McpBrokerOptions {
    * see them, and withheld where the pins say so. Without it every tool is served.
    */
   toolPins?: ToolPins;
+  /**
+   * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
+   * memory (one replica), no audit.
+   */
+  tasks?: { store: TaskStore; auditor?: TaskAuditor };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -101,6 +111,8 @@ export class McpBroker {
   readonly toolCalls: ToolCallHandler;
   /** The `subscriptions/listen` streams of this replica (2026-07-28 clients). */
   readonly listenStreams: ListenSubscriptions;
+  /** Long-running tasks of 2025-11-25 clients and backends (contract tasks-and-apps §2). */
+  readonly tasks: LegacyTaskRelay;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -141,6 +153,22 @@ export class McpBroker {
         all: () => this.connections.values(),
       },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
+    });
+    this.tasks = new LegacyTaskRelay({
+      store: options.tasks?.store ?? new MemoryTaskStore(),
+      config: options.config.tasks,
+      toolCallTimeoutMs: options.config.toolCallTimeoutMs,
+      backendOf: name => {
+        const connection = this.connections.get(name);
+        return (
+          connection && {
+            server: connection.backend,
+            channel: connection.legacy,
+            supportsTaskCalls: connection.supportsTaskCalls,
+          }
+        );
+      },
+      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -313,6 +341,7 @@ export class McpBroker {
   serverCapabilities(servers?: ReadonlySet<string>): Record<string, unknown> {
     const advertised = new Set<string>();
     let completions = false;
+    let tasks = false;
     let apps =
       servers === undefined
         ? this.catalogSnapshot.hasAppTools
@@ -321,6 +350,7 @@ export class McpBroker {
       if (servers !== undefined && !servers.has(name)) continue;
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
+      if (connection.supportsTaskCalls) tasks = this.config.tasks.enabled;
       if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
     }
     return {
@@ -330,6 +360,8 @@ export class McpBroker {
       prompts: { listChanged: advertised.has('prompts') },
       // completion/complete is routed to the owner of the prompt or resource template.
       ...(completions ? { completions: {} } : {}),
+      // Task-augmented tool calls are relayed to the backends that take them (contract §2.2).
+      ...(tasks ? { tasks: structuredClone(BROKER_TASKS_CAPABILITY) } : {}),
       // Informational (ext-apps defines no server capability): some backend serves MCP Apps.
       ...(apps ? { extensions: { [UI_EXTENSION_ID]: {} } } : {}),
     };

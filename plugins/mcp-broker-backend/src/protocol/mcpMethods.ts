@@ -75,8 +75,11 @@ export interface ClientRequestMethod {
    * `mcpBroker.rateLimits.methods` leaves it out.
    */
   readonly limited?: true;
-  /** `tool-call`: every request is one `mcp-broker.tool-call` audit event. */
-  readonly audit?: 'tool-call';
+  /**
+   * `tool-call`: every request is one `mcp-broker.tool-call` audit event; `task`: one
+   * `mcp-broker.task` event per operation (docs/contracts/tasks-and-apps.md §2.14).
+   */
+  readonly audit?: 'tool-call' | 'task';
   /**
    * How its answer may be given: `json`, one JSON document; `call`, streamed when the backend
    * sends more than its result (a session's audited call is always a stream, spec §4).
@@ -116,6 +119,25 @@ const A_COMPLETION_REF: ParamRule = {
     ((ref.type === 'ref/prompt' && typeof ref.name === 'string') ||
       (ref.type === 'ref/resource' && typeof ref.uri === 'string')),
 };
+
+/** A broker task id as a client may send it (docs/contracts/tasks-and-apps.md §2.7 step 2). */
+const A_TASK_ID: ParamRule = {
+  description: 'a string of at most 300 characters',
+  test: value => typeof value === 'string' && value.length <= 300,
+};
+
+/**
+ * A 2025-11-25 task operation on one task (contract tasks-and-apps §6): answered for the task's
+ * owner only, after `mcp-broker.tool.use` of the task's tool is checked again.
+ */
+const LEGACY_TASK_OPERATION = {
+  kind: 'client-request',
+  eras: SESSION_ERA,
+  params: { taskId: A_TASK_ID },
+  permission: mcpBrokerToolUsePermission,
+  audit: 'task',
+  answer: 'json',
+} as const satisfies ClientRequestMethod;
 
 const NOTIFICATION: NotificationMethod = { kind: 'notification' };
 
@@ -202,6 +224,18 @@ export const MCP_METHODS: Readonly<Record<string, McpMethod>> = Object.freeze({
     answer: 'json',
   },
   'subscriptions/listen': { kind: 'client-request', eras: MODERN_ERA, answer: 'json' },
+  // Long-running tasks, 2025-11-25 (docs/contracts/tasks-and-apps.md §2.7, §2.9); the
+  // 2026-07-28 extension's methods are not relayed yet.
+  'tasks/get': LEGACY_TASK_OPERATION,
+  'tasks/result': { ...LEGACY_TASK_OPERATION, answer: 'call' },
+  'tasks/cancel': LEGACY_TASK_OPERATION,
+  'tasks/list': {
+    kind: 'client-request',
+    eras: SESSION_ERA,
+    permission: mcpBrokerToolUsePermission,
+    audit: 'task',
+    answer: 'json',
+  },
   // Deliberately not served (the router answers them): the broker relays neither log levels
   // nor resource subscriptions.
   'logging/setLevel': { kind: 'client-request', eras: SESSION_ERA, answer: 'json' },

@@ -45,6 +45,7 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
+import { auditedTaskCall, createTask, isTaskCall } from './taskMethods';
 import {
   ambiguityOf,
   ambiguousAppTool,
@@ -160,6 +161,11 @@ export function callTool(
         writer.refuse(mismatch.httpStatus, mismatch.code, mismatch.message, id, mismatch.data);
         return;
       }
+    }
+    if (isTaskCall(broker, request, backend)) {
+      // A 2025-11-25 task-augmented call: relayed as a task (contract tasks-and-apps §2.7).
+      await createTask(broker, auditor, request, route, auditedTaskCall(request, route));
+      return;
     }
     const audit = auditor.begin(
       {
@@ -366,8 +372,10 @@ function routedParams(
     if (ref?.type === 'ref/prompt') return { ...params, ref: { ...ref, name: route.name } };
     return ref?.type === 'ref/resource' ? { ...params, ref: { ...ref, uri: route.name } } : params;
   }
-  // A tools/call: an app's origin hint holds a broker UI URI, which the backend does not know.
-  return { ...withoutAppOriginHint(params, isServer), name: route.name };
+  // A tools/call: an app's origin hint holds a broker UI URI, which the backend does not know;
+  // a `task` it does not relay as a task is removed (the call runs as a plain call).
+  const { task: _notRelayed, ...plain } = withoutAppOriginHint(params, isServer);
+  return { ...plain, name: route.name };
 }
 
 /** Who makes `request`, as the credential step needs to know. */

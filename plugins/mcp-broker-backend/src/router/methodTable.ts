@@ -34,6 +34,7 @@ import {
 import { serveListen } from './listenEndpoint';
 import type { McpRequest, McpRoute } from './mcpRequest';
 import { initialize, unsupported } from './sessionMethods';
+import { listTasks, taskOperation } from './taskMethods';
 
 /** How a method's answer may be given (see ResponseWriter). */
 export type AnswerKind = ClientRequestMethod['answer'];
@@ -110,6 +111,10 @@ export function createMethodTable(deps: {
       route: completionRoute,
     },
     'subscriptions/listen': { handler: serveListen(broker) },
+    'tasks/get': { handler: taskOperation(broker, 'get') },
+    'tasks/result': { handler: taskOperation(broker, 'result') },
+    'tasks/cancel': { handler: taskOperation(broker, 'cancel') },
+    'tasks/list': { handler: listTasks(broker) },
     // Deliberately not served: the broker relays neither log levels nor resource subscriptions.
     'logging/setLevel': { handler: unsupported },
     'resources/subscribe': { handler: unsupported },

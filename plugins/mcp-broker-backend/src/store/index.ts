@@ -5,6 +5,7 @@ export { DatabaseHeldCallStore, HELD_CALLS_TABLE } from './DatabaseHeldCallStore
 export { DatabaseSignalStore, SIGNALS_TABLE } from './DatabaseSignalStore';
 export { DatabaseQuotaStore, RATE_WINDOWS_TABLE } from './DatabaseQuotaStore';
 export { DatabaseReplicaPresenceStore, REPLICAS_TABLE } from './DatabaseReplicaPresenceStore';
+export { DatabaseTaskStore, TASKS_TABLE } from './DatabaseTaskStore';
 export { migrateBrokerDatabase, rollbackBrokerDatabase } from './migrations';
 export {
   readSessionStoreKind,

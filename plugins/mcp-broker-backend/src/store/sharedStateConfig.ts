@@ -21,6 +21,8 @@ import { DatabaseQuotaStore } from './DatabaseQuotaStore';
 import { migrateBrokerDatabase } from './migrations';
 import { ReplicaPresence } from '../replicas/ReplicaPresence';
 import { DatabaseReplicaPresenceStore } from './DatabaseReplicaPresenceStore';
+import type { TaskStore } from '../tasks/TaskStore';
+import { DatabaseTaskStore } from './DatabaseTaskStore';
 
 /** `memory`: one replica (the default); `database`: shared by every replica. */
 export type SessionStoreKind = 'memory' | 'database';
@@ -55,6 +57,8 @@ export interface SharedStateStores {
   quota?: QuotaStore;
   /** This replica's presence among the replicas (not started yet). */
   presence?: ReplicaPresence;
+  /** The task table: a person's tasks, reachable through every replica. */
+  tasks?: TaskStore;
 }
 
 /**
@@ -86,5 +90,6 @@ export async function createSharedStateStores(
     heldCalls: new DatabaseHeldCallStore(knex, { signals, replicaId: presence.id }),
     signals,
     quota: new DatabaseQuotaStore(knex),
+    tasks: new DatabaseTaskStore(knex),
   };
 }

@@ -1,0 +1,428 @@
+/*
+ * Long-running tasks, 2025-11-25 client × 2025-11-25 backend (docs/contracts/tasks-and-apps.md
+ * §2.7–§2.9, §2.11, §2.12.1, §2.13), through the whole plugin (startTestBackend) with the real
+ * tasks fixture (`deploy`, finished by the test; tasks bound to their backend session and
+ * credential) and the official SDK 1.x client's task API. Two plugin instances on one database
+ * are two replicas: a task started on one is collected on the other after its client session
+ * was DELETEd. Every response a client receives is scanned for the backend's own task ids.
+ */
+import type { AddressInfo } from 'node:net';
+import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { startTasksServer, type TasksServer } from '@internal/test-mcp-backends';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Knex } from 'knex';
+import { randomBytes } from 'node:crypto';
+import { mcpBrokerPlugin } from './plugin';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { revocablePermission } from './__testUtils__/switchablePermissions';
+import { memorySqlite } from './testing/memorySqlite';
+import { waitFor } from './testing/waitFor';
+import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
+
+const SHARED_KEY = randomBytes(32).toString('base64');
+const PER_PERSON = 16;
+const E1 = { code: -32602, message: 'Failed to retrieve task: Task not found' };
+
+/** Users whose `mcp-broker.tool.use` is taken away (the other four permissions stay). */
+const revoked = new Set<string>();
+
+/** Everything every broker answered to a POST, as text (scanned for backend ids). */
+const received: Array<Promise<string>> = [];
+const recordingFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  if (init?.method === 'POST') received.push(response.clone().text());
+  return response;
+};
+
+/** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
+async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex) {
+  const { server } = await startTestBackend({
+    features: [
+      mcpBrokerPlugin,
+      auditor as any,
+      revocablePermission('mcp-broker.tool.use', revoked),
+      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
+      mockServices.rootConfig.factory({
+        data: {
+          mcpBroker: {
+            servers: [{ name: 'jobs', url: fixture.url }],
+            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
+            permissionDecisionMaxAge: { milliseconds: 10 },
+            tasks: { perPerson: PER_PERSON },
+            ...(knex === undefined
+              ? {}
+              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
+          },
+        },
+      }),
+    ],
+  });
+  const url = new URL(
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+  );
+  return { url, stop: async () => server.stop?.() };
+}
+
+describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
+  const { factory: auditorFactory, events: audit } = recordingAuditor();
+  let fixture: TasksServer;
+  let broker: { url: URL; stop(): Promise<void> };
+  const clients: Client[] = [];
+
+  async function connect(user: string, url = broker.url): Promise<Client> {
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(url, {
+      requestInit: {
+        headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
+      },
+      fetch: recordingFetch,
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  const startDeploy = (client: Client, target: string, ttl?: number) =>
+    client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'jobs_deploy',
+          arguments: { target },
+          task: ttl === undefined ? {} : { ttl },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+
+  /** The raw text of one JSON-RPC request on `user`'s session `sessionId`. */
+  async function rawPost(user: string, sessionId: string, body: unknown) {
+    const response = await fetch(broker.url, {
+      method: 'POST',
+      headers: {
+        Authorization: mockCredentials.user.header(`user:default/${user}`),
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        'MCP-Protocol-Version': '2025-11-25',
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  beforeAll(async () => {
+    fixture = await startTasksServer();
+    broker = await startReplica(fixture, auditorFactory);
+    const probe = await connect('alice');
+    await waitFor(
+      async () => (await probe.listTools()).tools.some(tool => tool.name === 'jobs_deploy'),
+      'the tasks fixture to be listed',
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map(client => client.close()));
+    await broker?.stop();
+    await fixture?.close();
+  }, 30_000);
+
+  it('offers the tasks capability and keeps the tools’ task support', async () => {
+    const client = await connect('alice');
+    expect(client.getServerCapabilities()?.tasks).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await client.listTools();
+    expect(
+      tools.filter(t => t.name.startsWith('jobs_')).map(t => [t.name, t.execution?.taskSupport]),
+    ).toEqual([
+      ['jobs_deploy', 'required'],
+      ['jobs_nap', 'optional'],
+    ]);
+  });
+
+  it('creates a task under a broker id, then gets it and collects its result; the backend id never reaches the client', async () => {
+    const client = await connect('alice');
+    const { task } = await startDeploy(client, 'web', 600_000);
+    expect(task.taskId).toMatch(/^jobs:[A-Za-z0-9_-]{43}$/);
+    expect(task).toMatchObject({ status: 'working', ttl: 600_000 });
+    const job = await fixture.started('web');
+    expect(job.taskId).not.toBe(task.taskId);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    await fixture.finish('web', 'completed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'deployed web' }]);
+    expect(result._meta?.['io.modelcontextprotocol/related-task']).toEqual({
+      taskId: task.taskId,
+    });
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find(t => t.taskId === task.taskId)).toMatchObject({
+      status: 'completed',
+    });
+    // The fixture saw only its own id, on the session that created the task.
+    const sessions = fixture.requests
+      .filter(r => r.method.startsWith('tasks/') && r.taskId === job.taskId)
+      .map(r => r.session);
+    expect(sessions).toEqual([job.session, job.session, job.session]);
+    const texts = await Promise.all(received);
+    expect(texts.some(text => text.includes(task.taskId))).toBe(true);
+    for (const text of texts) expect(text).not.toContain(job.taskId);
+    // One tool-call event with the task's ref, and task events that never name the id.
+    expect(audit.filter(e => e.meta.taskRef !== undefined && e.meta.tool === 'deploy')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
+        expect.objectContaining({ meta: expect.objectContaining({ operation: 'get' }) }),
+        expect.objectContaining({ meta: expect.objectContaining({ operation: 'result' }) }),
+      ]),
+    );
+    expect(JSON.stringify(audit)).not.toContain(task.taskId);
+  });
+
+  it('answers another person’s id exactly like an unknown one, and never asks the backend', async () => {
+    const alice = await connect('alice');
+    const { task } = await startDeploy(alice, 'private');
+    const bob = await connect('bob');
+    const bobSession = (bob.transport as StreamableHTTPClientTransport).sessionId!;
+    const before = fixture.requests.length;
+    const foreign = await rawPost('bob', bobSession, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tasks/get',
+      params: { taskId: task.taskId },
+    });
+    const unknown = await rawPost('bob', bobSession, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tasks/get',
+      params: { taskId: `jobs:${'A'.repeat(43)}` },
+    });
+    expect(foreign).toEqual(unknown);
+    expect(JSON.parse(foreign.text)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { ...E1, data: { reason: 'task-not-found' } },
+    });
+    for (const method of ['tasks/result', 'tasks/cancel']) {
+      const refusal = await bob
+        .request({ method, params: { taskId: task.taskId } } as any, CallToolResultSchema)
+        .catch(e => e);
+      expect(refusal).toBeInstanceOf(McpError);
+      expect(refusal.code).toBe(E1.code);
+    }
+    expect(fixture.requests.slice(before).filter(r => r.method.startsWith('tasks/'))).toEqual([]);
+    expect(
+      audit.filter(e => e.meta.operation === 'get' && e.end?.outcome === 'foreign'),
+    ).toHaveLength(1);
+  });
+
+  it('answers E1 once tool.use is taken away, and lists the task no more', async () => {
+    const erin = await connect('erin');
+    const { task } = await startDeploy(erin, 'revocable');
+    expect((await erin.experimental.tasks.listTasks()).tasks.map(t => t.taskId)).toEqual([
+      task.taskId,
+    ]);
+    revoked.add('user:default/erin');
+    try {
+      const refusal = await waitFor(
+        () =>
+          erin.experimental.tasks.getTask(task.taskId).then(
+            () => undefined,
+            e => e,
+          ),
+        'the revocation to reach the decision cache',
+      );
+      expect(refusal).toBeInstanceOf(McpError);
+      expect(refusal.code).toBe(E1.code);
+      expect(refusal.message).toContain(E1.message);
+      expect((await erin.experimental.tasks.listTasks()).tasks).toEqual([]);
+      expect(audit.some(e => e.meta.operation === 'get' && e.end?.outcome === 'denied')).toBe(true);
+    } finally {
+      revoked.delete('user:default/erin');
+    }
+    // Revocation may be temporary: the task was not cancelled and is back.
+    const back = await waitFor(
+      () => erin.experimental.tasks.getTask(task.taskId).catch(() => undefined),
+      'the restored decision to reach the decision cache',
+    );
+    expect(back?.status).toBe('working');
+  });
+
+  it('tells the owner that an expired task expired (E2), and anybody else that it is not found', async () => {
+    const frank = await connect('frank');
+    const { task } = await startDeploy(frank, 'brief', 30);
+    const expired = await waitFor(
+      () =>
+        frank.experimental.tasks.getTask(task.taskId).then(
+          () => undefined,
+          e => e,
+        ),
+      'the task to expire at the broker',
+    );
+    expect(expired).toBeInstanceOf(McpError);
+    expect(expired.code).toBe(-32602);
+    expect(expired.message).toContain('Failed to retrieve task: Task has expired');
+    expect(expired.data).toEqual({ reason: 'task-expired' });
+    const bob = await connect('bob');
+    const foreign = await bob.experimental.tasks.getTask(task.taskId).catch(e => e);
+    expect(foreign.message).toContain(E1.message);
+  });
+
+  it('refuses the open task beyond mcpBroker.tasks.perPerson with HTTP 429, before the backend', async () => {
+    const carol = await connect('carol');
+    for (let i = 0; i < PER_PERSON; i += 1) await startDeploy(carol, `carol-${i}`);
+    const before = fixture.requests.length;
+    const sessionId = (carol.transport as StreamableHTTPClientTransport).sessionId!;
+    const refused = await rawPost('carol', sessionId, {
+      jsonrpc: '2.0',
+      id: 99,
+      method: 'tools/call',
+      params: { name: 'jobs_deploy', arguments: { target: 'carol-over' }, task: {} },
+    });
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.text).error).toEqual({
+      code: -32000,
+      message: `Open task limit reached: ${PER_PERSON} open tasks per person (mcpBroker.tasks.perPerson); wait for one to finish or cancel one with tasks/cancel`,
+      data: { reason: 'task-limit', limit: PER_PERSON },
+    });
+    expect(fixture.requests.slice(before)).toEqual([]);
+    // A cancelled task frees its slot.
+    const { tasks } = await carol.experimental.tasks.listTasks();
+    expect((await carol.experimental.tasks.cancelTask(tasks[0].taskId)).status).toBe('cancelled');
+    expect((await startDeploy(carol, 'carol-after')).task.status).toBe('working');
+  });
+
+  it('pages tasks/list with the broker’s cursors and refuses a cursor it did not make', async () => {
+    const dave = await connect('dave');
+    const made: string[] = [];
+    for (let i = 0; i < TASK_LIST_PAGE_SIZE + 5; i += 1) {
+      const { task } = await dave.request(
+        { method: 'tools/call', params: { name: 'jobs_nap', task: {} } },
+        CreateTaskResultSchema,
+      );
+      made.push(task.taskId);
+    }
+    const first = await dave.experimental.tasks.listTasks();
+    expect(first.tasks).toHaveLength(TASK_LIST_PAGE_SIZE);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await dave.experimental.tasks.listTasks(first.nextCursor);
+    expect(second.nextCursor).toBeUndefined();
+    expect([...first.tasks, ...second.tasks].map(t => t.taskId).sort()).toEqual(made.sort());
+    const refusal = await dave.experimental.tasks.listTasks('not-ours').catch(e => e);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect(refusal.code).toBe(-32602);
+    expect(refusal.message).toContain('Invalid cursor');
+  });
+});
+
+describe('tasks switched off (mcpBroker.tasks.enabled: false)', () => {
+  it('offers no tasks capability, runs a task-augmented call as a plain call and finds no tasks/* method', async () => {
+    const fixture = await startTasksServer();
+    const { factory } = recordingAuditor();
+    const { server } = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        factory,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [{ name: 'jobs', url: fixture.url }],
+              tasks: { enabled: false },
+            },
+          },
+        }),
+      ],
+    });
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(
+          new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`),
+        ),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_nap'),
+        'the tasks fixture to be listed',
+      );
+      expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      const plain = await client.request(
+        { method: 'tools/call', params: { name: 'jobs_nap', task: {} } },
+        CallToolResultSchema,
+      );
+      expect(plain.content).toEqual([{ type: 'text', text: 'napped' }]);
+      const missing = await client.experimental.tasks.getTask('jobs:x').catch(e => e);
+      expect(missing).toBeInstanceOf(McpError);
+      expect(missing.code).toBe(-32601);
+    } finally {
+      await client.close();
+      await server.stop?.();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('a task outlives its client session across replicas (two plugin instances, one database)', () => {
+  it('is started on A, its session DELETEd, and collected on B after the job finished', async () => {
+    const fixture = await startTasksServer();
+    const knex = memorySqlite();
+    const { factory } = recordingAuditor();
+    const a = await startReplica(fixture, factory, knex);
+    const b = await startReplica(fixture, factory, knex);
+    const clients: Client[] = [];
+    const connect = async (url: URL) => {
+      const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+      const transport = new StreamableHTTPClientTransport(url, {
+        requestInit: {
+          headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+        },
+      });
+      await client.connect(transport);
+      clients.push(client);
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      return { client, transport };
+    };
+    try {
+      const onA = await connect(a.url);
+      const { task } = await onA.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'shared' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const job = await fixture.started('shared');
+      await onA.transport.terminateSession();
+      await onA.client.close();
+
+      const onB = await connect(b.url);
+      expect((await onB.client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+      await fixture.finish('shared', 'completed');
+      expect((await onB.client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+      const result = await onB.client.experimental.tasks.getTaskResult(
+        task.taskId,
+        CallToolResultSchema,
+      );
+      expect(result.content).toEqual([{ type: 'text', text: 'deployed shared' }]);
+      // B reached the backend session that created the task (A's, pinned, never DELETEd).
+      const fromB = fixture.requests.filter(r => r.taskId === job.taskId);
+      expect(fromB.map(r => r.session)).toEqual(fromB.map(() => job.session));
+    } finally {
+      await Promise.all(clients.map(client => client.close()));
+      await a.stop();
+      await b.stop();
+      await fixture.close();
+      await knex.destroy();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,144 @@
+/*
+ * The router's side of long-running tasks (docs/contracts/tasks-and-apps.md §2.7–§2.9, §6):
+ * parse → call the broker's task relay → respond. `tasks/get`, `tasks/result`, `tasks/cancel`
+ * and `tasks/list` of 2025-11-25 sessions, and the task branch of a `tools/call` carrying
+ * `params.task`. The caller's `mcp-broker.tool.use` of a task's tool is read from the permitted
+ * catalog of this very request (the same decisions, cached at most 30 s, as `tools/call`).
+ * With `mcpBroker.tasks.enabled: false` the methods are not found (E5) and a `task` parameter is
+ * removed from calls (they run as plain calls).
+ */
+import type { AuditedToolCall, ToolCallAuditor } from '../audit/ToolCallAuditor';
+import { taskRefOf } from '../tasks/TaskAuditor';
+import { prefixedName } from '../broker/AggregatedCatalog';
+import type { McpBroker } from '../broker/McpBroker';
+import { authOf } from '../identity/BackendCredentialProvider';
+import type { BrokerServerConfig } from '../config';
+import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
+import type { TaskCaller, TaskReply } from '../tasks/LegacyTaskRelay';
+import { withoutAppOriginHint } from './appCallRoutes';
+import { callEndSignal } from './callEndSignal';
+import { methodNotFound } from './sessionMethods';
+import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
+
+/** The caller of a task operation, with the tool decisions of this request. */
+function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
+  const catalog = permittedCatalogOf(request);
+  const traceId = request.telemetry?.traceId;
+  return {
+    principal: request.principal,
+    mayUse: (server, tool) => {
+      const config = broker.server(server);
+      const route = config && catalog.routeTool(prefixedName(config, tool));
+      return route !== undefined && route.backend === server && route.originalName === tool;
+    },
+    ...(traceId === undefined ? {} : { traceId }),
+  };
+}
+
+/** The JSON-RPC message of a relay's reply to request `id`. */
+function messageOf(id: JsonRpcId, reply: TaskReply) {
+  return 'error' in reply
+    ? jsonRpcError(id, reply.error.code, reply.error.message, reply.error.data)
+    : jsonRpcResult(id, reply.result);
+}
+
+/**
+ * `tasks/get`, `tasks/result` or `tasks/cancel` of one task. A `tasks/result` waits for the
+ * task's end; its client going away aborts the wait, never the task.
+ */
+export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | 'cancel') {
+  return async (request: McpRequest): Promise<void> => {
+    if (!broker.config.tasks.enabled) {
+      await methodNotFound(request);
+      return;
+    }
+    const { writer } = request;
+    const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
+    if (operation === 'result') writer.holdForCall();
+    try {
+      const reply = await broker.tasks[operation](
+        callerOf(broker, request),
+        request.params.taskId,
+        ended.signal,
+      );
+      writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
+    } finally {
+      ended.release();
+    }
+  };
+}
+
+/** `tasks/list`: the caller's tasks, from the broker's table. */
+export function listTasks(broker: McpBroker) {
+  return async (request: McpRequest): Promise<void> => {
+    if (!broker.config.tasks.enabled) {
+      await methodNotFound(request);
+      return;
+    }
+    const reply = await broker.tasks.list(callerOf(broker, request), request.params.cursor);
+    request.writer.answer(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
+  };
+}
+
+/** True when `request`, a routed `tools/call` to `backend`, is relayed as a task. */
+export function isTaskCall(broker: McpBroker, request: McpRequest, backend: BrokerServerConfig) {
+  return (
+    request.era === 'legacy' &&
+    isPlainObject(request.params.task) &&
+    // A person's own credential (spec §11) is not carried to task operations yet.
+    authOf(backend).mode === 'broker' &&
+    broker.tasks.relays(backend.name)
+  );
+}
+
+/**
+ * The task branch of `tools/call` (contract §2.7 first row): one `mcp-broker.tool-call` event
+ * with the task's `taskRef`, the relay's answer, HTTP 429 at the per-person bound.
+ */
+export async function createTask(
+  broker: McpBroker,
+  auditor: ToolCallAuditor,
+  request: McpRequest,
+  route: McpRoute,
+  audited: AuditedToolCall,
+): Promise<void> {
+  const { params, writer } = request;
+  const id = request.id!;
+  const taskId = broker.tasks.newTaskId(route.backend);
+  const audit = auditor.begin({ ...audited, taskRef: taskRefOf(taskId) }, id);
+  const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
+  try {
+    const tool = broker.catalog().tools.find(item => item.name === params.name);
+    const reply = await broker.tasks.create(callerOf(broker, request), {
+      server: route.backend,
+      tool: route.name,
+      ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
+      params: {
+        ...withoutAppOriginHint(params, name => broker.server(name) !== undefined),
+        name: route.name,
+      },
+      taskId,
+      signal: ended.signal,
+    });
+    const message = messageOf(id, reply);
+    if ('error' in reply && reply.httpStatus !== 200) writer.answer(message, reply.httpStatus);
+    else audit.observe(writer).finish(message);
+  } finally {
+    ended.release();
+    await audit.finish();
+  }
+}
+
+/** The fields of a routed call's audit event (`endpoint` through a curated endpoint). */
+export function auditedTaskCall(request: McpRequest, route: McpRoute): AuditedToolCall {
+  const traceId = request.telemetry?.traceId;
+  return {
+    principal: request.principal,
+    server: route.backend,
+    tool: route.name,
+    credentialMode: 'broker',
+    ...(traceId === undefined ? {} : { traceId }),
+    ...(request.grant === undefined ? {} : { grant: request.grant }),
+    ...endpointFieldOf(request),
+  };
+}

@@ -1,0 +1,231 @@
+/*
+ * The shared TaskStore on the plugin's database (docs/contracts/tasks-and-apps.md §2.4–§2.6).
+ *
+ * Exactness of the per-person bound: the count of a person's open tasks and the insert of the new
+ * slot run in one transaction under the person's advisory lock on PostgreSQL
+ * (lockKeyOnPostgres.ts, as sessions are counted); SQLite has one writer at a time. The retention
+ * bound is applied in the same transaction. Observations are compare-and-set on `version`
+ * (`UPDATE … WHERE task_id = ? AND version = ?`): of two replicas that saw the same change, one
+ * writes it. Activating a slot is conditional on it still being `pending`, so a slot swept
+ * meanwhile never turns into an id the broker would hand out without a row.
+ */
+import type { Knex } from 'knex';
+import { isPostgres } from './isPostgres';
+import { lockKeyOnPostgres } from './lockKeyOnPostgres';
+import {
+  OPEN_TASK_STATUSES,
+  type StoredTask,
+  type StoredTaskStatus,
+  type TaskBounds,
+  type TaskListPosition,
+  type TaskSlot,
+  type TaskState,
+  type TaskStore,
+} from '../tasks/TaskStore';
+import { stateFields, trimRetained } from '../tasks/taskRows';
+
+/** Table of tasks (see migrations/). */
+export const TASKS_TABLE = 'mcp_broker_tasks';
+
+interface TaskRow {
+  task_id: string;
+  principal: string;
+  server: string;
+  server_identity: string;
+  tool: string;
+  tool_annotations: string | null;
+  credential_mode: string;
+  backend_era: string;
+  backend_task_id: string | null;
+  backend_session_id: string | null;
+  status: string;
+  status_message: string | null;
+  created_at: string | null;
+  last_updated_at: string | null;
+  ttl_ms: string | number | null;
+  poll_interval_ms: number | null;
+  recorded_at: string | number;
+  expires_at: string | number;
+  version: number;
+  creating_trace: string | null;
+}
+
+const optional = <T>(value: T | null): T | undefined => value ?? undefined;
+// PostgreSQL returns bigint columns as strings.
+const optionalNumber = (value: string | number | null) =>
+  value === null ? undefined : Number(value);
+
+function fromRow(row: TaskRow): StoredTask {
+  return {
+    taskId: row.task_id,
+    principal: row.principal,
+    server: row.server,
+    serverIdentity: row.server_identity,
+    tool: row.tool,
+    toolAnnotations: optional(row.tool_annotations),
+    credentialMode: row.credential_mode,
+    backendEra: row.backend_era === 'modern' ? 'modern' : 'legacy',
+    creatingTrace: optional(row.creating_trace),
+    status: row.status as StoredTaskStatus,
+    statusMessage: optional(row.status_message),
+    createdAt: optional(row.created_at),
+    lastUpdatedAt: optional(row.last_updated_at),
+    ttlMs: optionalNumber(row.ttl_ms),
+    pollIntervalMs: optionalNumber(row.poll_interval_ms),
+    backendTaskId: optional(row.backend_task_id),
+    backendSessionId: optional(row.backend_session_id),
+    recordedAt: Number(row.recorded_at),
+    expiresAt: Number(row.expires_at),
+    version: row.version,
+  };
+}
+
+/** The columns an observation writes. */
+function stateColumns(recordedAt: number, state: TaskState) {
+  const fields = stateFields(recordedAt, state);
+  return {
+    status: fields.status,
+    status_message: fields.statusMessage ?? null,
+    created_at: fields.createdAt ?? null,
+    last_updated_at: fields.lastUpdatedAt ?? null,
+    ttl_ms: fields.ttlMs,
+    poll_interval_ms: fields.pollIntervalMs ?? null,
+    expires_at: fields.expiresAt,
+  };
+}
+
+/** How many unexpired open tasks `principal` has at `now` (in a transaction, or not). */
+async function countOpenOf(db: Knex, principal: string, now: number): Promise<number> {
+  const [row] = await db(TASKS_TABLE)
+    .where('principal', principal)
+    .whereIn('status', OPEN_TASK_STATUSES)
+    .andWhere('expires_at', '>', now)
+    .count({ count: '*' });
+  return Number(row?.count ?? 0);
+}
+
+/** {@link TaskStore} shared by every replica through the plugin's database. */
+export class DatabaseTaskStore implements TaskStore {
+  constructor(private readonly knex: Knex) {}
+
+  async reserve(slot: TaskSlot, bounds: TaskBounds, now: number, expiresAt: number) {
+    return this.knex.transaction(async trx => {
+      // Serialises the count and the insert of one person's tasks across replicas.
+      await lockKeyOnPostgres(trx, `tasks:${slot.principal}`);
+      if ((await countOpenOf(trx, slot.principal, now)) >= bounds.perPerson) return false;
+      await trx(TASKS_TABLE).insert({
+        task_id: slot.taskId,
+        principal: slot.principal,
+        server: slot.server,
+        server_identity: slot.serverIdentity,
+        tool: slot.tool,
+        tool_annotations: slot.toolAnnotations ?? null,
+        credential_mode: slot.credentialMode,
+        backend_era: slot.backendEra,
+        creating_trace: slot.creatingTrace ?? null,
+        status: 'pending',
+        recorded_at: now,
+        expires_at: expiresAt,
+        version: 0,
+      });
+      const rows = await trx<TaskRow>(TASKS_TABLE)
+        .where('principal', slot.principal)
+        .select('task_id', 'status', 'recorded_at');
+      const drop = trimRetained(
+        rows.map(row => ({
+          taskId: row.task_id,
+          status: row.status as StoredTaskStatus,
+          recordedAt: Number(row.recorded_at),
+        })),
+        bounds.retained,
+      );
+      if (drop.length > 0) await trx(TASKS_TABLE).whereIn('task_id', drop).delete();
+      return true;
+    });
+  }
+
+  async activate(
+    taskId: string,
+    backend: { backendTaskId: string; backendSessionId?: string },
+    state: TaskState,
+  ) {
+    const slot = await this.get(taskId);
+    if (slot === undefined || slot.status !== 'pending') return undefined;
+    const updated = await this.knex(TASKS_TABLE)
+      .where({ task_id: taskId, status: 'pending', version: slot.version })
+      .update({
+        backend_task_id: backend.backendTaskId,
+        backend_session_id: backend.backendSessionId ?? null,
+        ...stateColumns(slot.recordedAt, state),
+        version: slot.version + 1,
+      });
+    return updated === 1 ? this.get(taskId) : undefined;
+  }
+
+  async release(taskId: string) {
+    await this.knex(TASKS_TABLE).where({ task_id: taskId, status: 'pending' }).delete();
+  }
+
+  async get(taskId: string) {
+    const row = await this.knex<TaskRow>(TASKS_TABLE).where('task_id', taskId).first();
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  async observe(taskId: string, version: number, state: TaskState) {
+    const task = await this.get(taskId);
+    if (task === undefined || task.version !== version || task.status === 'pending') return false;
+    const updated = await this.knex(TASKS_TABLE)
+      .where({ task_id: taskId, version })
+      .update({ ...stateColumns(task.recordedAt, state), version: version + 1 });
+    return updated === 1;
+  }
+
+  async listOf(
+    principal: string,
+    now: number,
+    options: { after?: TaskListPosition; limit?: number } = {},
+  ) {
+    const { after, limit } = options;
+    // Ids compare byte by byte on both engines (SQLite's default; PostgreSQL's "C" collation),
+    // so pages follow one order whatever the database's locale.
+    const taskIdColumn = isPostgres(this.knex) ? 'task_id collate "C"' : 'task_id';
+    const query = this.knex<TaskRow>(TASKS_TABLE)
+      .where('principal', principal)
+      .andWhereNot('status', 'pending')
+      .andWhere('expires_at', '>', now)
+      .orderByRaw(`recorded_at desc, ${taskIdColumn} desc`);
+    if (after !== undefined) {
+      query.andWhere(older =>
+        older
+          .where('recorded_at', '<', after.recordedAt)
+          .orWhere(same =>
+            same
+              .where('recorded_at', after.recordedAt)
+              .andWhereRaw(`${taskIdColumn} < ?`, [after.taskId]),
+          ),
+      );
+    }
+    if (limit !== undefined) query.limit(limit);
+    return (await query).map(fromRow);
+  }
+
+  async countOpen(principal: string, now: number) {
+    return countOpenOf(this.knex, principal, now);
+  }
+
+  async delete(taskId: string) {
+    await this.knex(TASKS_TABLE).where('task_id', taskId).delete();
+  }
+
+  async pinsBackendSession(backendSessionId: string, now: number) {
+    const row = await this.knex(TASKS_TABLE)
+      .where('backend_session_id', backendSessionId)
+      .andWhere('expires_at', '>', now)
+      .first('task_id');
+    return row !== undefined;
+  }
+
+  async deleteExpired(now: number) {
+    await this.knex(TASKS_TABLE).where('expires_at', '<=', now).delete();
+  }
+}

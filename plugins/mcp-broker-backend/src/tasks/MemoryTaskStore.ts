@@ -1,0 +1,121 @@
+/*
+ * The single-replica TaskStore (`mcpBroker.sessionStore: memory`): the same records and rules as
+ * the database's, in this process. Every method checks and changes in one synchronous step, which
+ * is atomic in one process.
+ */
+import {
+  OPEN_TASK_STATUSES,
+  type StoredTask,
+  type TaskBounds,
+  type TaskListPosition,
+  type TaskSlot,
+  type TaskState,
+  type TaskStore,
+} from './TaskStore';
+import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
+
+/** {@link TaskStore} of one replica. */
+export class MemoryTaskStore implements TaskStore {
+  private readonly tasks = new Map<string, StoredTask>();
+
+  async reserve(slot: TaskSlot, bounds: TaskBounds, now: number, expiresAt: number) {
+    if (this.openOf(slot.principal, now) >= bounds.perPerson) return false;
+    this.tasks.set(slot.taskId, {
+      ...slot,
+      status: 'pending',
+      recordedAt: now,
+      expiresAt,
+      version: 0,
+    });
+    const rows = [...this.tasks.values()].filter(task => task.principal === slot.principal);
+    for (const taskId of trimRetained(rows, bounds.retained)) this.tasks.delete(taskId);
+    return true;
+  }
+
+  async activate(
+    taskId: string,
+    backend: { backendTaskId: string; backendSessionId?: string },
+    state: TaskState,
+  ) {
+    const slot = this.tasks.get(taskId);
+    if (slot === undefined || slot.status !== 'pending') return undefined;
+    const task: StoredTask = {
+      ...slot,
+      ...backend,
+      ...stateFields(slot.recordedAt, state),
+      version: slot.version + 1,
+    };
+    this.tasks.set(taskId, task);
+    return task;
+  }
+
+  async release(taskId: string) {
+    if (this.tasks.get(taskId)?.status === 'pending') this.tasks.delete(taskId);
+  }
+
+  async get(taskId: string) {
+    return this.tasks.get(taskId);
+  }
+
+  async observe(taskId: string, version: number, state: TaskState) {
+    const task = this.tasks.get(taskId);
+    if (task === undefined || task.version !== version || task.status === 'pending') return false;
+    this.tasks.set(taskId, {
+      ...task,
+      ...stateFields(task.recordedAt, state),
+      version: version + 1,
+    });
+    return true;
+  }
+
+  async listOf(
+    principal: string,
+    now: number,
+    options: { after?: TaskListPosition; limit?: number } = {},
+  ) {
+    const { after, limit } = options;
+    const rows = [...this.tasks.values()]
+      .filter(
+        task =>
+          task.principal === principal &&
+          task.status !== 'pending' &&
+          task.expiresAt > now &&
+          (after === undefined || compareNewestFirst(task, after) > 0),
+      )
+      .sort(compareNewestFirst);
+    return limit === undefined ? rows : rows.slice(0, limit);
+  }
+
+  async countOpen(principal: string, now: number) {
+    return this.openOf(principal, now);
+  }
+
+  async delete(taskId: string) {
+    this.tasks.delete(taskId);
+  }
+
+  async pinsBackendSession(backendSessionId: string, now: number) {
+    for (const task of this.tasks.values()) {
+      if (task.backendSessionId === backendSessionId && task.expiresAt > now) return true;
+    }
+    return false;
+  }
+
+  async deleteExpired(now: number) {
+    for (const [taskId, task] of this.tasks) if (task.expiresAt <= now) this.tasks.delete(taskId);
+  }
+
+  private openOf(principal: string, now: number): number {
+    let open = 0;
+    for (const task of this.tasks.values()) {
+      if (
+        task.principal === principal &&
+        task.expiresAt > now &&
+        OPEN_TASK_STATUSES.includes(task.status)
+      ) {
+        open += 1;
+      }
+    }
+    return open;
+  }
+}

@@ -1,0 +1,143 @@
+/*
+ * The shared task table (docs/contracts/tasks-and-apps.md §2.4–§2.6, §2.9): what the broker
+ * remembers of every task a person started through it, so that any replica can answer for it
+ * after the client's connection and session are gone.
+ *
+ * Life of a row: `reserve` writes a `pending` slot under the person's bound of open tasks (the
+ * count and the insert are one step: exact across replicas); `activate` turns the slot into the
+ * task once the backend answered with one (or `release` deletes it when the backend answered
+ * otherwise); every later observation of the task's state is written with `observe`, a
+ * compare-and-set on `version`, so of two replicas that saw the same change exactly one writes
+ * (and later publishes) it. A person keeps at most `retained` rows: reserving beyond that deletes
+ * the person's oldest terminal rows. Rows expire at `recorded_at + ttl_ms`; a slot that never
+ * became a task expires at the `expiresAt` it was reserved with (its replica died meanwhile);
+ * `deleteExpired` sweeps both. An expired row is still returned by `get` (its owner is told
+ * "Task has expired" until the sweep) but is neither counted nor listed.
+ *
+ * Two implementations pass one contract suite (tasks.test.ts): `DatabaseTaskStore` (every
+ * replica, `mcpBroker.sessionStore: database`) and `MemoryTaskStore` (one replica).
+ */
+
+/** A task's status as last observed; `pending` while the slot awaits the backend's answer. */
+export type StoredTaskStatus =
+  'pending' | 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** Statuses of a task that has not ended (they count against the per-person bound). */
+export const OPEN_TASK_STATUSES: readonly StoredTaskStatus[] = [
+  'pending',
+  'working',
+  'input_required',
+];
+
+/** What is known of a task when its slot is reserved (before the backend is asked). */
+export interface TaskSlot {
+  /** The broker task id (`brokerTaskId.ts`). */
+  readonly taskId: string;
+  /** Owner: `user:<ref>` or `service:<subject>`. */
+  readonly principal: string;
+  /** Configured server name. */
+  readonly server: string;
+  /** Base64url SHA-256 of the server's identity (a new server under the old name differs). */
+  readonly serverIdentity: string;
+  /** The backend's own tool name. */
+  readonly tool: string;
+  /** The tool's `annotations` at creation, JSON (re-authorization once the tool is gone). */
+  readonly toolAnnotations?: string;
+  /** Credential mode of the creating call (spec §11). */
+  readonly credentialMode: string;
+  /** The backend's era at creation. */
+  readonly backendEra: 'legacy' | 'modern';
+  /** `traceparent` of the creating SERVER span. */
+  readonly creatingTrace?: string;
+}
+
+/** A task's observed state, as the backend last showed it (ttl already capped by the broker). */
+export interface TaskState {
+  readonly status: Exclude<StoredTaskStatus, 'pending'>;
+  readonly statusMessage?: string;
+  readonly createdAt?: string;
+  readonly lastUpdatedAt?: string;
+  /** Lifetime in ms shown to clients: the backend's, capped by `mcpBroker.tasks.maxTtl`. */
+  readonly ttlMs: number;
+  readonly pollIntervalMs?: number;
+}
+
+/** One row of the table. */
+export interface StoredTask extends TaskSlot {
+  readonly status: StoredTaskStatus;
+  readonly statusMessage?: string;
+  readonly createdAt?: string;
+  readonly lastUpdatedAt?: string;
+  readonly ttlMs?: number;
+  readonly pollIntervalMs?: number;
+  /** The backend's id, verbatim; absent while pending. */
+  readonly backendTaskId?: string;
+  /** Legacy backend: the backend session that created the task (pinned, §2.11). */
+  readonly backendSessionId?: string;
+  /** Epoch ms (broker clock) when the slot was reserved: ordering and cursors. */
+  readonly recordedAt: number;
+  /** Epoch ms after which the task is expired. */
+  readonly expiresAt: number;
+  /** Observation counter for {@link TaskStore.observe}. */
+  readonly version: number;
+}
+
+/** Position after which a page of a person's tasks continues (the last item of the page before). */
+export interface TaskListPosition {
+  readonly recordedAt: number;
+  readonly taskId: string;
+}
+
+/** Bounds applied when a slot is reserved. */
+export interface TaskBounds {
+  /** Most open tasks (pending, working, input_required) per person, all replicas. */
+  readonly perPerson: number;
+  /** Most rows kept per person (oldest terminal rows are deleted beyond it). */
+  readonly retained: number;
+}
+
+/** Storage of {@link StoredTask}s; see the file comment. */
+export interface TaskStore {
+  /**
+   * Inserts `slot` as `pending` unless its person already has `bounds.perPerson` unexpired open
+   * tasks at `now` (then `false`, nothing written); count and insert are atomic across replicas.
+   * The slot expires at `expiresAt` unless {@link TaskStore.activate}d before.
+   */
+  reserve(slot: TaskSlot, bounds: TaskBounds, now: number, expiresAt: number): Promise<boolean>;
+  /**
+   * Turns the pending slot `taskId` into the task the backend created; its expiry becomes
+   * `recordedAt + state.ttlMs`. Returns the row, or undefined when there is no pending slot of
+   * that id any more (swept: the caller must not hand the id out).
+   */
+  activate(
+    taskId: string,
+    backend: { backendTaskId: string; backendSessionId?: string },
+    state: TaskState,
+  ): Promise<StoredTask | undefined>;
+  /** Deletes the pending slot `taskId` (the backend answered without a task). */
+  release(taskId: string): Promise<void>;
+  /** The row of `taskId`, expired or not; undefined when there is none. */
+  get(taskId: string): Promise<StoredTask | undefined>;
+  /**
+   * Writes `state` over the row of `taskId` if its version is still `version` (then increments
+   * it and recomputes the expiry from the ttl); true when this call wrote.
+   */
+  observe(taskId: string, version: number, state: TaskState): Promise<boolean>;
+  /**
+   * The person's unexpired, non-pending tasks at `now`, newest first (`recordedAt` then
+   * `taskId`, both descending), after `after` when given, at most `limit` when given.
+   */
+  listOf(
+    principal: string,
+    now: number,
+    options?: { after?: TaskListPosition; limit?: number },
+  ): Promise<StoredTask[]>;
+  /** How many unexpired open tasks the person has at `now`. */
+  countOpen(principal: string, now: number): Promise<number>;
+  /** Deletes the row of `taskId`. */
+  delete(taskId: string): Promise<void>;
+  /** Whether an unexpired row at `now` references the backend session (it must not be ended). */
+  pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
+  /** Deletes rows that expired at or before `now`, slots that never became tasks included. */
+  deleteExpired(now: number): Promise<void>;
+}
