@@ -130,16 +130,14 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
     const endpoint = curatedEndpointOf(deps, req, res);
     if (endpoint === null) return;
     switch (req.method) {
+      // Each hands its promise on instead of awaiting it: a pass-through is not a hop.
       case 'POST':
-        await post(req, res, endpoint);
-        return;
+        return post(req, res, endpoint);
       case 'GET':
       case 'HEAD': // Express serves HEAD with a route's GET handler
-        await admission.run(sessionOperation(deps, req, res, endpoint, 'open-stream'), undefined);
-        return;
+        return admission.run(sessionOperation(deps, req, res, endpoint, 'open-stream'), undefined);
       case 'DELETE':
-        await admission.run(sessionOperation(deps, req, res, endpoint, 'end-session'), undefined);
-        return;
+        return admission.run(sessionOperation(deps, req, res, endpoint, 'end-session'), undefined);
       default:
         res.setHeader('Allow', 'GET, POST, DELETE');
         new ResponseWriter(res).refuse(
@@ -224,8 +222,9 @@ function postHandler(
       ...(telemetry === undefined ? {} : { telemetry }),
       ...(endpoint === undefined ? {} : { endpoint }),
     };
-    if (telemetry === undefined) await admission.run(request, entry);
-    else await telemetry.run(() => admission.run(request, entry));
+    return telemetry === undefined
+      ? admission.run(request, entry)
+      : telemetry.run(() => admission.run(request, entry));
   };
 }
 
@@ -262,14 +261,8 @@ async function serve(
 ): Promise<void> {
   const { broker } = deps;
   const { message, writer, session } = request;
-  if (message.kind === 'open-stream') {
-    await openSessionStream(broker, request);
-    return;
-  }
-  if (message.kind === 'end-session') {
-    await endClientSession(broker, request);
-    return;
-  }
+  if (message.kind === 'open-stream') return openSessionStream(broker, request);
+  if (message.kind === 'end-session') return endClientSession(broker, request);
   if (message.kind === 'response') {
     try {
       const answered = await broker.toolCalls.handleClientResponse({
@@ -308,7 +301,7 @@ async function serve(
     writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
     return;
   }
-  await entry.handler(request);
+  return entry.handler(request);
 }
 
 /**
