@@ -26,7 +26,7 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { loadAverage, machineFacts } from './lib/machine.mjs';
-import { count, markdownTable, ms, summarize } from './lib/stats.mjs';
+import { count, markdownTable, median, ms, summarize } from './lib/stats.mjs';
 import {
   startExampleServer,
   startPipeRelay,
@@ -87,12 +87,6 @@ async function startVariant(root, serverUrl) {
   stoppers.push(() => backend.stop());
   return { backend, pid: backend.pid, url: `${backend.baseUrl}/api/mcp-broker/mcp` };
 }
-
-const median = values => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 async function main() {
   const started = performance.now();
