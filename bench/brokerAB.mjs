@@ -32,8 +32,8 @@ import {
   startPipeRelay,
   startServerEverything,
 } from './lib/brokerProcesses.mjs';
-import { connectClient, connectModernClient, findTool } from './lib/mcpClients.mjs';
-import { measureCalls } from './lib/brokerCalls.mjs';
+import { connectClient, connectModernClient } from './lib/mcpClients.mjs';
+import { measureCalls, warmEchoTarget } from './lib/brokerCalls.mjs';
 import { processStoppers } from './lib/processStoppers.mjs';
 
 const require = createRequire(import.meta.url);
@@ -101,10 +101,7 @@ async function main() {
     const clients = [];
     const addTarget = async (name, client, tool, pids) => {
       clients.push(client);
-      const toolName = await findTool(client, tool);
-      const call = () => client.callTool({ name: toolName, arguments: { message: 'hello' } });
-      for (let i = 0; i < (smoke ? 5 : 200); i += 1) await call();
-      targets.push({ name, call, pids });
+      targets.push(await warmEchoTarget({ name, client, tool, pids, warmUp: smoke ? 5 : 200 }));
     };
     await addTarget('direct', await ERA.connect({ url: server.url }), 'echo', {
       server: server.pid,

@@ -30,8 +30,8 @@ import {
   startServerEverything,
   waitForBrokerBackends,
 } from './lib/brokerProcesses.mjs';
-import { connectClient, connectModernClient, findTool } from './lib/mcpClients.mjs';
-import { measureCalls } from './lib/brokerCalls.mjs';
+import { connectClient, connectModernClient } from './lib/mcpClients.mjs';
+import { measureCalls, warmEchoTarget } from './lib/brokerCalls.mjs';
 import { processStoppers } from './lib/processStoppers.mjs';
 
 const args = process.argv.slice(2);
@@ -87,42 +87,34 @@ async function main() {
       'example-modern',
     ]);
 
+    // Per era: its client, its server, the server's pipe and the echo tool's name through the
+    // broker; three targets each (direct, pipe, broker).
+    const eras = [
+      ['2025', connectClient, everything, everythingPipe, 'everything_echo'],
+      ['2026', connectModernClient, modern, modernPipe, 'example-modern_echo'],
+    ];
     const targets = [];
     const clients = [];
-    const addTarget = async (name, client, tool, pids) => {
-      clients.push(client);
-      const toolName = await findTool(client, tool);
-      const call = () => client.callTool({ name: toolName, arguments: { message: 'hello' } });
-      for (let i = 0; i < (smoke ? 5 : 200); i += 1) await call();
-      targets.push({ name, call, pids });
-    };
-    const server = { 2025: everything.pid, 2026: modern.pid };
-    await addTarget('2025 direct', await connectClient({ url: everything.url }), 'echo', {
-      server: server['2025'],
-    });
-    await addTarget('2025 pipe', await connectClient({ url: everythingPipe.url }), 'echo', {
-      server: server['2025'],
-      relay: everythingPipe.pid,
-    });
-    await addTarget(
-      '2025 broker',
-      await connectClient({ url: broker.url, token }),
-      'everything_echo',
-      { server: server['2025'], relay: broker.pid },
-    );
-    await addTarget('2026 direct', await connectModernClient({ url: modern.url }), 'echo', {
-      server: server['2026'],
-    });
-    await addTarget('2026 pipe', await connectModernClient({ url: modernPipe.url }), 'echo', {
-      server: server['2026'],
-      relay: modernPipe.pid,
-    });
-    await addTarget(
-      '2026 broker',
-      await connectModernClient({ url: broker.url, token }),
-      'example-modern_echo',
-      { server: server['2026'], relay: broker.pid },
-    );
+    for (const [era, connect, server, pipe, brokerTool] of eras) {
+      const ways = [
+        ['direct', { url: server.url }, 'echo', {}],
+        ['pipe', { url: pipe.url }, 'echo', { relay: pipe.pid }],
+        ['broker', { url: broker.url, token }, brokerTool, { relay: broker.pid }],
+      ];
+      for (const [way, connection, tool, relay] of ways) {
+        const client = await connect(connection);
+        clients.push(client);
+        targets.push(
+          await warmEchoTarget({
+            name: `${era} ${way}`,
+            client,
+            tool,
+            pids: { server: server.pid, ...relay },
+            warmUp: smoke ? 5 : 200,
+          }),
+        );
+      }
+    }
 
     const mode = { name: `${COUNTS.inFlight} in flight`, concurrency: COUNTS.inFlight };
     const totals = Object.fromEntries(
