@@ -32,7 +32,7 @@ import {
 } from './lib/brokerProcesses.mjs';
 import { connectClient, connectModernClient } from './lib/mcpClients.mjs';
 import { measureCalls, warmEchoTarget } from './lib/brokerCalls.mjs';
-import { processStoppers } from './lib/processStoppers.mjs';
+import { processStoppers, runBench } from './lib/processStoppers.mjs';
 
 const args = process.argv.slice(2);
 const argValue = name => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -56,151 +56,138 @@ async function main() {
   const started = performance.now();
   const loadBefore = loadAverage();
   const output = [];
-  try {
-    const [everything, modern] = await Promise.all([
-      startServerEverything(),
-      startExampleServer('src/modernMain.ts'),
-    ]);
-    stoppers.push(
-      () => everything.stop(),
-      () => modern.stop(),
-    );
-    const [everythingPipe, modernPipe] = await Promise.all([
-      startPipeRelay(everything.url),
-      startPipeRelay(modern.url),
-    ]);
-    stoppers.push(
-      () => everythingPipe.stop(),
-      () => modernPipe.stop(),
-    );
-    log('starting the development backend (RBAC, instrumentation, rate-limit stage)');
-    const broker = await startBrokerBackend(
-      { everything: everything.url, 'example-modern': modern.url },
-      cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
-      'warn',
-      DEVELOPMENT_CONFIGURATION,
-    );
-    stoppers.push(() => broker.backend.stop());
-    const token = await broker.backend.signIn('alice');
-    await waitForBrokerBackends(broker.backend, await broker.backend.signIn('carol'), [
-      'everything',
-      'example-modern',
-    ]);
+  const [everything, modern] = await Promise.all([
+    startServerEverything(),
+    startExampleServer('src/modernMain.ts'),
+  ]);
+  stoppers.push(
+    () => everything.stop(),
+    () => modern.stop(),
+  );
+  const [everythingPipe, modernPipe] = await Promise.all([
+    startPipeRelay(everything.url),
+    startPipeRelay(modern.url),
+  ]);
+  stoppers.push(
+    () => everythingPipe.stop(),
+    () => modernPipe.stop(),
+  );
+  log('starting the development backend (RBAC, instrumentation, rate-limit stage)');
+  const broker = await startBrokerBackend(
+    { everything: everything.url, 'example-modern': modern.url },
+    cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`],
+    'warn',
+    DEVELOPMENT_CONFIGURATION,
+  );
+  stoppers.push(() => broker.backend.stop());
+  const token = await broker.backend.signIn('alice');
+  await waitForBrokerBackends(broker.backend, await broker.backend.signIn('carol'), [
+    'everything',
+    'example-modern',
+  ]);
 
-    // Per era: its client, its server, the server's pipe and the echo tool's name through the
-    // broker; three targets each (direct, pipe, broker).
-    const eras = [
-      ['2025', connectClient, everything, everythingPipe, 'everything_echo'],
-      ['2026', connectModernClient, modern, modernPipe, 'example-modern_echo'],
+  // Per era: its client, its server, the server's pipe and the echo tool's name through the
+  // broker; three targets each (direct, pipe, broker).
+  const eras = [
+    ['2025', connectClient, everything, everythingPipe, 'everything_echo'],
+    ['2026', connectModernClient, modern, modernPipe, 'example-modern_echo'],
+  ];
+  const targets = [];
+  const clients = [];
+  for (const [era, connect, server, pipe, brokerTool] of eras) {
+    const ways = [
+      ['direct', { url: server.url }, 'echo', {}],
+      ['pipe', { url: pipe.url }, 'echo', { relay: pipe.pid }],
+      ['broker', { url: broker.url, token }, brokerTool, { relay: broker.pid }],
     ];
-    const targets = [];
-    const clients = [];
-    for (const [era, connect, server, pipe, brokerTool] of eras) {
-      const ways = [
-        ['direct', { url: server.url }, 'echo', {}],
-        ['pipe', { url: pipe.url }, 'echo', { relay: pipe.pid }],
-        ['broker', { url: broker.url, token }, brokerTool, { relay: broker.pid }],
-      ];
-      for (const [way, connection, tool, relay] of ways) {
-        const client = await connect(connection);
-        clients.push(client);
-        targets.push(
-          await warmEchoTarget({
-            name: `${era} ${way}`,
-            client,
-            tool,
-            pids: { server: server.pid, ...relay },
-            warmUp: smoke ? 5 : 200,
-          }),
-        );
-      }
-    }
-
-    const mode = { name: `${COUNTS.inFlight} in flight`, concurrency: COUNTS.inFlight };
-    const totals = Object.fromEntries(
-      targets.map(t => [t.name, { latencies: [], wallMs: 0, calls: 0, relayMs: 0 }]),
-    );
-    const perRound = Object.fromEntries(targets.map(t => [t.name, []]));
-    log(`${COUNTS.rounds} alternating rounds, ${COUNTS.calls} calls per target`);
-    for (let round = 0; round < COUNTS.rounds; round += 1) {
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
-      const one = await measureCalls({
-        targets: order,
-        modes: [{ ...mode, total: Math.ceil(COUNTS.calls / COUNTS.rounds) }],
-        rounds: 1,
-      });
-      for (const target of targets) {
-        const entry = one[mode.name][target.name];
-        const sum = totals[target.name];
-        sum.latencies.push(...entry.latencies);
-        sum.wallMs += entry.wallMs;
-        sum.calls += entry.calls;
-        sum.relayMs += entry.cpuMs.relay ?? 0;
-        perRound[target.name].push(entry.calls / entry.wallMs);
-      }
-      log(`round ${round + 1} done`);
-    }
-    for (const client of clients) await client.close();
-
-    /** Median over rounds of `a ÷ b` (calls/s) within each round. */
-    const paired = (a, b) => median(perRound[a].map((rate, i) => rate / perRound[b][i]));
-    /** Median over rounds of (a ÷ b) ÷ (c ÷ d) within each round. */
-    const pairedOf = (a, b, c, d) =>
-      median(
-        perRound[a].map((rate, i) => rate / perRound[b][i] / (perRound[c][i] / perRound[d][i])),
-      );
-    const x = value => `${value.toFixed(2)}×`;
-    const facts = machineFacts();
-    output.push(
-      `Machine: ${facts.nproc} cores, ${facts.cpuModel}; Node ${facts.node}. Load average before: ${loadBefore}.`,
-      `Command: \`node bench/brokerEras.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; the development backend with RBAC (alice), the development instrumentation and the rate-limit stage on; LOG_LEVEL=warn.`,
-      '',
-      markdownTable(
-        ['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'relay CPU ms/call'],
-        targets.map(({ name }) => {
-          const entry = totals[name];
-          const stats = summarize(entry.latencies);
-          return [
-            name,
-            count(entry.calls),
-            ((entry.calls / entry.wallMs) * 1000).toFixed(0),
-            ms(stats.p50),
-            ms(stats.p99),
-            name.endsWith('direct') ? '' : (entry.relayMs / entry.calls).toFixed(3),
-          ];
+    for (const [way, connection, tool, relay] of ways) {
+      const client = await connect(connection);
+      clients.push(client);
+      targets.push(
+        await warmEchoTarget({
+          name: `${era} ${way}`,
+          client,
+          tool,
+          pids: { server: server.pid, ...relay },
+          warmUp: smoke ? 5 : 200,
         }),
-      ),
-      '',
-      markdownTable(
-        ['measure (medians of within-round ratios)', 'value', 'target'],
-        [
-          ['2025 broker ÷ 2025 pipe', x(paired('2025 broker', '2025 pipe')), '≥ 0.85×'],
-          ['2026-07-28 broker ÷ 2026 pipe', x(paired('2026 broker', '2026 pipe')), '≥ 0.85×'],
-          [
-            '2026-07-28 broker ÷ 2025 broker (raw)',
-            x(paired('2026 broker', '2025 broker')),
-            '≥ 1×',
-          ],
-          [
-            '(2026 broker ÷ pipe) ÷ (2025 broker ÷ pipe)',
-            x(pairedOf('2026 broker', '2026 pipe', '2025 broker', '2025 pipe')),
-            '≥ 1×',
-          ],
-          ['2025 pipe ÷ direct', x(paired('2025 pipe', '2025 direct')), ''],
-          ['2026 pipe ÷ direct', x(paired('2026 pipe', '2026 direct')), ''],
-        ],
-      ),
-      '',
-      `Load average after: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
-      '',
-    );
-  } finally {
-    await stopAll();
+      );
+    }
   }
-  process.stdout.write(`${output.join('\n')}\n`);
+
+  const mode = { name: `${COUNTS.inFlight} in flight`, concurrency: COUNTS.inFlight };
+  const totals = Object.fromEntries(
+    targets.map(t => [t.name, { latencies: [], wallMs: 0, calls: 0, relayMs: 0 }]),
+  );
+  const perRound = Object.fromEntries(targets.map(t => [t.name, []]));
+  log(`${COUNTS.rounds} alternating rounds, ${COUNTS.calls} calls per target`);
+  for (let round = 0; round < COUNTS.rounds; round += 1) {
+    const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+    const one = await measureCalls({
+      targets: order,
+      modes: [{ ...mode, total: Math.ceil(COUNTS.calls / COUNTS.rounds) }],
+      rounds: 1,
+    });
+    for (const target of targets) {
+      const entry = one[mode.name][target.name];
+      const sum = totals[target.name];
+      sum.latencies.push(...entry.latencies);
+      sum.wallMs += entry.wallMs;
+      sum.calls += entry.calls;
+      sum.relayMs += entry.cpuMs.relay ?? 0;
+      perRound[target.name].push(entry.calls / entry.wallMs);
+    }
+    log(`round ${round + 1} done`);
+  }
+  for (const client of clients) await client.close();
+
+  /** Median over rounds of `a ÷ b` (calls/s) within each round. */
+  const paired = (a, b) => median(perRound[a].map((rate, i) => rate / perRound[b][i]));
+  /** Median over rounds of (a ÷ b) ÷ (c ÷ d) within each round. */
+  const pairedOf = (a, b, c, d) =>
+    median(perRound[a].map((rate, i) => rate / perRound[b][i] / (perRound[c][i] / perRound[d][i])));
+  const x = value => `${value.toFixed(2)}×`;
+  const facts = machineFacts();
+  output.push(
+    `Machine: ${facts.nproc} cores, ${facts.cpuModel}; Node ${facts.node}. Load average before: ${loadBefore}.`,
+    `Command: \`node bench/brokerEras.mjs${args.length ? ` ${args.join(' ')}` : ''}\`; the development backend with RBAC (alice), the development instrumentation and the rate-limit stage on; LOG_LEVEL=warn.`,
+    '',
+    markdownTable(
+      ['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'relay CPU ms/call'],
+      targets.map(({ name }) => {
+        const entry = totals[name];
+        const stats = summarize(entry.latencies);
+        return [
+          name,
+          count(entry.calls),
+          ((entry.calls / entry.wallMs) * 1000).toFixed(0),
+          ms(stats.p50),
+          ms(stats.p99),
+          name.endsWith('direct') ? '' : (entry.relayMs / entry.calls).toFixed(3),
+        ];
+      }),
+    ),
+    '',
+    markdownTable(
+      ['measure (medians of within-round ratios)', 'value', 'target'],
+      [
+        ['2025 broker ÷ 2025 pipe', x(paired('2025 broker', '2025 pipe')), '≥ 0.85×'],
+        ['2026-07-28 broker ÷ 2026 pipe', x(paired('2026 broker', '2026 pipe')), '≥ 0.85×'],
+        ['2026-07-28 broker ÷ 2025 broker (raw)', x(paired('2026 broker', '2025 broker')), '≥ 1×'],
+        [
+          '(2026 broker ÷ pipe) ÷ (2025 broker ÷ pipe)',
+          x(pairedOf('2026 broker', '2026 pipe', '2025 broker', '2025 pipe')),
+          '≥ 1×',
+        ],
+        ['2025 pipe ÷ direct', x(paired('2025 pipe', '2025 direct')), ''],
+        ['2026 pipe ÷ direct', x(paired('2026 pipe', '2026 direct')), ''],
+      ],
+    ),
+    '',
+    `Load average after: ${loadAverage()}; run took ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    '',
+  );
+  return output;
 }
 
-main().catch(error => {
-  process.stderr.write(`${error?.stack ?? error}\n`);
-  process.exitCode = 1;
-});
+runBench(main, stopAll);

@@ -32,6 +32,7 @@ import {
   isPlainObject,
   JsonRpcErrorCode,
   jsonRpcError,
+  type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../protocol/jsonRpc';
@@ -123,14 +124,13 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
     deps.limits,
   );
   const post = postHandler(deps, methods, admission);
-  return async (req: Request, res: Response): Promise<void> => {
-    if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) return;
-    if (!(await readBody(req, res, edge.bodyLimits))) return;
-    if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return;
-    const endpoint = curatedEndpointOf(deps, req, res);
-    if (endpoint === null) return;
+  // Each step hands its promise on instead of awaiting it: a pass-through is not a hop.
+  const dispatch = (
+    req: Request,
+    res: Response,
+    endpoint: CuratedEndpoint | undefined,
+  ): Promise<void> => {
     switch (req.method) {
-      // Each hands its promise on instead of awaiting it: a pass-through is not a hop.
       case 'POST':
         return post(req, res, endpoint);
       case 'GET':
@@ -145,8 +145,32 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
           JsonRpcErrorCode.InvalidRequest,
           'Use POST, GET or DELETE on /mcp',
         );
+        return Promise.resolve();
     }
   };
+  return (req: Request, res: Response): Promise<void> =>
+    passEdge(deps, edge, req, res).then(passed =>
+      passed === undefined ? undefined : dispatch(req, res, passed.endpoint),
+    );
+}
+
+/**
+ * The edge (see {@link mcpEndpoint}): the request's curated endpoint when it passed, undefined
+ * after answering it.
+ */
+async function passEdge(
+  deps: McpEndpointDeps,
+  edge: McpEndpointEdge,
+  req: Request,
+  res: Response,
+): Promise<{ endpoint: CuratedEndpoint | undefined } | undefined> {
+  if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) {
+    return undefined;
+  }
+  if (!(await readBody(req, res, edge.bodyLimits))) return undefined;
+  if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return undefined;
+  const endpoint = curatedEndpointOf(deps, req, res);
+  return endpoint === null ? undefined : { endpoint };
 }
 
 /**
@@ -177,12 +201,12 @@ function postHandler(
   admission: Admission,
 ) {
   const { broker } = deps;
-  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
+  return (req: Request, res: Response, endpoint: CuratedEndpoint | undefined): Promise<void> => {
     const read = readMcpMessage(typeof req.body === 'string' ? req.body : '');
     if ('refused' in read) {
       const { status, code, message, id } = read.refused;
       new ResponseWriter(res).refuse(status, code, message, id);
-      return;
+      return Promise.resolve();
     }
     const { body, message } = read;
     const era =
@@ -253,55 +277,75 @@ function telemetryStart(
   return start;
 }
 
-/** The admitted request: its method, a session's answer or notification, or a session operation. */
-async function serve(
+/**
+ * The admitted request: its method, a session's answer or notification, or a session operation.
+ * Each branch hands its promise on (no hop of its own on a call's stack).
+ */
+function serve(
   deps: McpEndpointDeps,
   request: McpRequest,
   entry: MethodEntry | undefined,
 ): Promise<void> {
   const { broker } = deps;
-  const { message, writer, session } = request;
-  if (message.kind === 'open-stream') return openSessionStream(broker, request);
-  if (message.kind === 'end-session') return endClientSession(broker, request);
-  if (message.kind === 'response') {
-    try {
-      const answered = await broker.toolCalls.handleClientResponse({
-        clientSession: session!,
-        message: message.message,
-        ...(deps.credentialStep === undefined
-          ? {}
-          : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
-      });
-      answerClientResponse(writer, answered);
-    } catch (error) {
-      // Claiming the id needs the (possibly shared) store; nothing was delivered.
-      if (!writer.answered) refuseStoreUnavailable(broker, writer, error);
-      else throw error;
-    }
-    return;
+  switch (request.message.kind) {
+    case 'open-stream':
+      return openSessionStream(broker, request);
+    case 'end-session':
+      return endClientSession(broker, request);
+    case 'response':
+      return takeClientResponse(deps, request, request.message.message);
+    case 'notification':
+      return takeClientNotification(broker, request, request.message.message);
+    default:
   }
-  if (message.kind === 'notification') {
-    if (message.message.method === 'notifications/cancelled') {
-      await broker.toolCalls.handleClientNotification({
-        clientSession: session!,
-        notification: message.message,
-      });
-    }
-    writer.res.status(202).end();
-    return;
-  }
-  if (entry === undefined) {
-    await methodNotFound(request);
-    return;
-  }
+  if (entry === undefined) return methodNotFound(request);
   // Every method's params are checked here, against its entry in the method table, and worded
   // the same way; its handler sees params that hold what the table requires.
   const invalid = invalidParamsOf(request.method!, request.params);
   if (invalid !== undefined) {
-    writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
-    return;
+    request.writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
+    return Promise.resolve();
   }
   return entry.handler(request);
+}
+
+/** A session's client answer (to an elicitation or sampling request), routed to the backend. */
+async function takeClientResponse(
+  deps: McpEndpointDeps,
+  request: McpRequest,
+  message: JsonRpcResponse,
+): Promise<void> {
+  const { broker } = deps;
+  const { writer } = request;
+  try {
+    const answered = await broker.toolCalls.handleClientResponse({
+      clientSession: request.session!,
+      message,
+      ...(deps.credentialStep === undefined
+        ? {}
+        : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
+    });
+    answerClientResponse(writer, answered);
+  } catch (error) {
+    // Claiming the id needs the (possibly shared) store; nothing was delivered.
+    if (!writer.answered) refuseStoreUnavailable(broker, writer, error);
+    else throw error;
+  }
+}
+
+/** A session's notification: a cancellation goes to the calls; every notification is 202. */
+async function takeClientNotification(
+  broker: McpBroker,
+  request: McpRequest,
+  notification: JsonRpcNotification,
+): Promise<void> {
+  if (notification.method === 'notifications/cancelled') {
+    await broker.toolCalls.handleClientNotification({
+      clientSession: request.session!,
+      notification,
+    });
+  }
+  request.writer.res.status(202).end();
 }
 
 /**
