@@ -6,6 +6,18 @@
  * around each target's own run, and from process.cpuUsage() for the load generator.
  */
 import { cpuMillis } from './brokerProcesses.mjs';
+import { findTool } from './mcpClients.mjs';
+
+/**
+ * A target for {@link measureCalls}: `tools/call` of the echo tool whose name ends in `tool` on
+ * `client`, after `warmUp` calls; `pids` are the processes whose CPU it counts ({ label: pid }).
+ */
+export async function warmEchoTarget({ name, client, tool, pids, warmUp }) {
+  const toolName = await findTool(client, tool);
+  const call = () => client.callTool({ name: toolName, arguments: { message: 'hello' } });
+  for (let i = 0; i < warmUp; i += 1) await call();
+  return { name, call, pids };
+}
 
 /** Runs `total` calls with `concurrency` in flight; returns latencies (ms) and wall time (ms). */
 async function runCalls(call, total, concurrency) {

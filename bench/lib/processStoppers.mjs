@@ -27,3 +27,18 @@ export function processStoppers(log) {
   }
   return { stoppers, stopAll };
 }
+
+/**
+ * Runs a bench script's `main` (which resolves with its Markdown lines), stops every process
+ * it started however it ends (`stopAll` of {@link processStoppers}), then prints the lines; a
+ * failure goes to stderr with exit code 1.
+ */
+export function runBench(main, stopAll) {
+  main()
+    .finally(stopAll)
+    .then(output => process.stdout.write(`${output.join('\n')}\n`))
+    .catch(error => {
+      process.stderr.write(`${error?.stack ?? error}\n`);
+      process.exitCode = 1;
+    });
+}

@@ -12,6 +12,13 @@ export function percentile(samples, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/** The median of `values` (the mean of the two middle ones for an even count). */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** min, p50, p99 and max of a sample array (milliseconds in, milliseconds out). */
 export function summarize(samples) {
   return {

@@ -27,9 +27,9 @@ export class SessionClient implements CallClient {
     private readonly cancellations: SessionCancellations | undefined,
   ) {}
 
-  async open(call: ToolCall, sink: ClientMessageSink, run: () => Promise<void>): Promise<void> {
+  open(call: ToolCall, sink: ClientMessageSink, run: () => Promise<void>): Promise<void> {
     call.attach(sink);
-    await run();
+    return run();
   }
 
   watch(call: ToolCall): (() => void) | undefined {

@@ -44,14 +44,14 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     this.calls = parts.calls;
   }
 
-  async handleToolCall(context: ToolCallContext): Promise<void> {
+  handleToolCall(context: ToolCallContext): Promise<void> {
     const { clientSession } = context;
     const client = () =>
       this.calls.sessionClient(
         clientSession.id,
         relayedCapabilities(clientSession.clientCapabilities),
       );
-    await this.parts.routed.forward(context, client, responseSink(context));
+    return this.parts.routed.forward(context, client, responseSink(context));
   }
 
   handleModernToolCall(context: ModernToolCallContext): Promise<void> {

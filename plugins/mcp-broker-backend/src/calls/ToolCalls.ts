@@ -174,7 +174,8 @@ export class ToolCalls {
    */
   async forward(request: ForwardedToolCall, sink: ClientMessageSink): Promise<void> {
     const call = new ToolCall(request, this.legOf(request), this.options.toolCallTimeoutMs);
-    await call.client.open(call, sink, () => this.run(call));
+    // The promise is handed on, and `run` bound rather than wrapped: no pass-through frames.
+    return call.client.open(call, sink, this.run.bind(this, call));
   }
 
   /** The backend half of a call: the leg of its backend's era. */

@@ -1,5 +1,6 @@
 /*
- * The admission chain on its own: its order (drain → authentication → access → limits), a
+ * The admission chain on its own: its order (era checks → drain → authentication → access →
+ * limits), a session's GET and DELETE through the same chain, a
  * `limits` step that answers a request (the hook per-person rate limits and per-server
  * credentials use), and the session's count of running requests, balanced however the chain
  * ends.
@@ -38,7 +39,11 @@ function setUp(options: { draining?: boolean; limits?: AdmissionStep[] } = {}) {
   const admission = new Admission(
     deps,
     async request => {
-      served.push(`${request.method} ${JSON.stringify(request.route)}`);
+      served.push(
+        request.method === undefined
+          ? `${request.message.kind} ${request.session?.id}`
+          : `${request.method} ${JSON.stringify(request.route)}`,
+      );
     },
     options.limits,
   );
@@ -70,7 +75,26 @@ function setUp(options: { draining?: boolean; limits?: AdmissionStep[] } = {}) {
     handler: async () => undefined,
     route: (c: typeof catalog, params: { name: string }) => c.routeTool(params.name),
   } as unknown as MethodEntry;
-  return { admission, request, entry, served, refusals };
+  /** A GET (`open-stream`) or DELETE (`end-session`) of the session `sessionId` names. */
+  const operation = (
+    kind: 'open-stream' | 'end-session',
+    sessionId: string | undefined,
+    headers: Record<string, string> = {},
+  ): McpRequest => {
+    const base = request(sessionId);
+    return {
+      ...base,
+      message: { kind },
+      method: undefined,
+      id: null,
+      params: {},
+      req: {
+        method: kind === 'open-stream' ? 'GET' : 'DELETE',
+        headers: { ...base.req.headers, ...headers },
+      },
+    } as unknown as McpRequest;
+  };
+  return { admission, request, operation, entry, served, refusals };
 }
 
 describe('Admission', () => {
@@ -135,5 +159,47 @@ describe('Admission', () => {
     expect(served).toEqual([]);
     // The session's request was counted and released although a step answered it.
     expect(SESSION.openRequests).toBe(0);
+  });
+
+  it('serves a session’s GET and DELETE through the same chain: bound to the session, no permission asked, counted while they run', async () => {
+    const { admission, operation, served, refusals } = setUp();
+    const asked: string[] = [];
+    const counted: number[] = [];
+    const limits: AdmissionStep[] = [
+      request => {
+        asked.push(`${request.message.kind}: access ${request.access !== undefined}`);
+        counted.push(SESSION.openRequests);
+        return true;
+      },
+    ];
+    const chained = setUp({ limits });
+    await chained.admission.run(operation('open-stream', SESSION.id), undefined);
+    await chained.admission.run(operation('end-session', SESSION.id), undefined);
+    expect(chained.served).toEqual(['open-stream session-1', 'end-session session-1']);
+    expect(asked).toEqual(['open-stream: access false', 'end-session: access false']);
+    expect(counted).toEqual([1, 1]);
+    expect(SESSION.openRequests).toBe(0);
+    // Without a session, or with an unknown one: 400 and 404, as for a session's POST.
+    await admission.run(operation('open-stream', undefined), undefined);
+    await admission.run(operation('end-session', 'unknown-session'), undefined);
+    expect(refusals.map(r => r.status)).toEqual([400, 404]);
+    expect(served).toEqual([]);
+  });
+
+  it('refuses a new event stream while draining, but lets a session end', async () => {
+    const { admission, operation, served, refusals } = setUp({ draining: true });
+    await admission.run(operation('open-stream', SESSION.id), undefined);
+    await admission.run(operation('end-session', SESSION.id), undefined);
+    expect(refusals).toEqual([expect.objectContaining({ status: 503 })]);
+    expect(served).toEqual(['end-session session-1']);
+  });
+
+  it('refuses a GET or DELETE of a 2026-07-28 client without a session with 405 before anything else', async () => {
+    const { admission, operation, served, refusals } = setUp({ draining: true });
+    const modern = { 'mcp-protocol-version': '2026-07-28' };
+    await admission.run(operation('open-stream', undefined, modern), undefined);
+    await admission.run(operation('end-session', undefined, modern), undefined);
+    expect(refusals.map(r => r.status)).toEqual([405, 405]);
+    expect(served).toEqual([]);
   });
 });

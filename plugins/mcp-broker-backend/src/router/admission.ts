@@ -1,25 +1,34 @@
 /*
- * The admission chain every MCP request passes before its method runs, in both eras:
+ * The admission chain every request to the MCP endpoint passes before it is served, in both
+ * eras and for every HTTP method: a POSTed message (request, notification or a client's answer),
+ * a GET (the session's event stream) and a DELETE (the session's end) alike:
  *
- *   drain → authentication → access → limits → the method
+ *   era checks → drain → authentication → access → limits → the request is served
  *
- * - drain: while the broker shuts down, new requests are refused with 503 (Retry-After); a
- *   client's answers and notifications still go through (the calls in flight may need them).
+ * - era checks (eraChecks.ts): a 2026-07-28 POST's own checks (metadata 400s, unknown method
+ *   404 -32601, notifications taken with 202), and 405 for a GET or DELETE of a 2026-07-28
+ *   client without a session.
+ * - drain: while the broker shuts down, new work is refused with 503 (Retry-After): a request,
+ *   or a GET for a new event stream; a client's answers and notifications still go through (the
+ *   calls in flight may need them), and so does a DELETE (ending a session is clean-up).
  * - authentication: the principal was verified at the edge (requirePrincipal: 401/403 before
- *   anything else); here the request binds to its session — a session-era request to the
- *   session its `Mcp-Session-Id` names, owned by that principal and made on the same path
- *   (main or curated endpoint; 400 without one, 404 for an unknown or foreign one), `initialize` to none; a 2026-07-28 request is sessionless. A
- *   session's request runs as one of its requests (it keeps the session alive meanwhile).
- * - access: the principal's permission decision (one round trip per principal and catalog
- *   version; 503 when the permission backend cannot be asked, fail closed), narrowed to the
- *   request's curated endpoint if it came through one (spec §13);
- *   `mcp-broker.session.create` for `initialize` and every 2026-07-28 request (403 naming it);
- *   then the request's route in the permitted catalog (the request's telemetry learns its server
- *   and tool or prompt; a refused `mcp-broker.session.create` counts as a denial).
+ *   anything else); here the request binds to its session — a session-era request, GET or
+ *   DELETE to the session its `Mcp-Session-Id` names, owned by that principal and made on the
+ *   same path (main or curated endpoint; 400 without one, 404 for an unknown or foreign one,
+ *   400 for an MCP-Protocol-Version the session era does not have), `initialize` to none; a
+ *   2026-07-28 request is sessionless. A session's request runs as one of its requests (it keeps
+ *   the session alive meanwhile).
+ * - access (JSON-RPC requests only; a GET or DELETE asks no permission, spec §2): the principal's
+ *   permission decision (one round trip per principal and catalog version; 503 when the
+ *   permission backend cannot be asked, fail closed), narrowed to the request's curated endpoint
+ *   if it came through one (spec §13); `mcp-broker.session.create` for `initialize` and every
+ *   2026-07-28 request (403 naming it); then the request's route in the permitted catalog (the
+ *   request's telemetry learns its server and tool or prompt; a refused
+ *   `mcp-broker.session.create` counts as a denial).
  * - limits: what bounds a request's use of the broker: the drain is checked again (from here to
  *   the call's registration nothing waits, so a drain that began meanwhile refuses the request
  *   or sees its call); then the steps given to the chain: the per-person rate limit
- *   (rateLimitStep.ts) and per-server credential steps.
+ *   (rateLimitStep.ts), which counts only routed requests of methods the table marks `limited`.
  * Each step either passes the request on (true) or answers it through its writer (false); the
  * chain is a flat loop, so a request's stack does not grow with its steps. A session's request
  * counts as one of the session's running requests from authentication to its end.
@@ -28,6 +37,7 @@ import { mcpBrokerSessionCreatePermission } from '@devportal/plugin-mcp-broker-c
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { PROTOCOL_VERSIONS } from '../protocol/versions';
 import { ClientSession, SessionLimitError } from '../sessions/ClientSessionRegistry';
+import { eraChecks } from './eraChecks';
 import type { MethodEntry } from './methodTable';
 import type { McpRequest } from './mcpRequest';
 import { requestTargetOf } from '../telemetry/BrokerTelemetry';
@@ -38,7 +48,6 @@ import {
   refuseShuttingDown,
   refuseStoreUnavailable,
 } from './protocol';
-import type { ResponseWriter } from './ResponseWriter';
 
 /**
  * One step of the chain: true (or a promise of true) passes the request on; false means the step
@@ -50,7 +59,10 @@ export type AdmissionStep = (
   entry: MethodEntry | undefined,
 ) => boolean | Promise<boolean>;
 
-/** What an admitted request runs: its method, or a session's answer or notification. */
+/**
+ * What an admitted request runs: its method, a session's answer or notification, or a session
+ * operation (GET, DELETE).
+ */
 export type AdmittedRequestHandler = (
   request: McpRequest,
   entry: MethodEntry | undefined,
@@ -67,7 +79,14 @@ export class Admission {
     /** Steps of the `limits` stage (per-person rate limits, per-server credentials). */
     limits: readonly AdmissionStep[] = [],
   ) {
-    this.steps = [this.drain, this.authenticate, this.decideAccess, this.drain, ...limits];
+    this.steps = [
+      eraChecks,
+      this.drain,
+      this.authenticate,
+      this.decideAccess,
+      this.drain,
+      ...limits,
+    ];
   }
 
   /**
@@ -91,9 +110,7 @@ export class Admission {
    * answering 400 (none, or an unsupported protocol version header), 404 (unknown, ended or
    * another principal's), 429 (the replica's session limit) or 503 (the store failed).
    */
-  async sessionOf(
-    request: Pick<McpRequest, 'req' | 'principal' | 'writer' | 'endpoint'>,
-  ): Promise<ClientSession | undefined> {
+  private async sessionOf(request: McpRequest): Promise<ClientSession | undefined> {
     const { req, writer, principal } = request;
     const id = headerValue(req, 'mcp-session-id');
     if (id === undefined || id === '') {
@@ -133,18 +150,13 @@ export class Admission {
     return session;
   }
 
-  /** Refuses with 503 while the broker drains; true when it did. */
-  refuseWhileDraining(writer: ResponseWriter, id: McpRequest['id'] = null): boolean {
-    if (!this.deps.broker.draining) return false;
-    refuseShuttingDown(writer, id);
-    return true;
-  }
-
   private readonly drain = (request: McpRequest): boolean => {
-    // Answers and notifications still go through: the calls in flight are draining.
-    return !(
-      request.message.kind === 'request' && this.refuseWhileDraining(request.writer, request.id)
-    );
+    // Answers, notifications and a session's end still go through: the calls in flight are
+    // draining.
+    const { kind } = request.message;
+    if (!this.deps.broker.draining || (kind !== 'request' && kind !== 'open-stream')) return true;
+    refuseShuttingDown(request.writer, request.id);
+    return false;
   };
 
   private readonly authenticate = (

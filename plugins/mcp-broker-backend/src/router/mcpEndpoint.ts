@@ -1,11 +1,13 @@
 /*
  * The client-facing MCP endpoint (streamable HTTP): POST for messages, GET for a session's
- * event stream, DELETE to end the session. A POST is the request pipeline:
+ * event stream, DELETE to end the session. Every request is the same pipeline:
  *
- *   the edge (principal, body, Host/Origin) → one McpRequest (era, principal, method, params) → the era's own checks →
- *   the method's entry (methodTable.ts) → the admission chain (admission.ts: drain →
- *   authentication → access → limits) → the params the method table requires (-32602, one
- *   wording) → the entry's handler, answering through the request's ResponseWriter.
+ *   the edge (principal, body, Host/Origin) → one McpRequest (era, principal, what it asks:
+ *   a POSTed message with its method and params, or a session operation) → the method's entry
+ *   (methodTable.ts) → the admission chain (admission.ts: era checks → drain → authentication →
+ *   access → limits) → the params the method table requires (-32602, one wording) → the
+ *   entry's handler, or the session operation (sessionOperations.ts), answering through the
+ *   request's ResponseWriter.
  *
  * A request (not a client's answer or notification) is measured and traced from the moment its
  * McpRequest exists to the end of its answer (spec §12): its telemetry continues the client's
@@ -16,14 +18,12 @@
  * request carries its endpoint, the access step narrows the person's view to it, and a session is
  * found only on the path that made it; a name no endpoint has is 404.
  *
- * The era is chosen per request (spec §9): a request with the 2026-07-28 `_meta` envelope (or a
- * modern `MCP-Protocol-Version` header) is served statelessly, everything else in its session.
- * A 2026-07-28 request first passes that revision's own checks: a notification is taken (202)
- * and dropped, the request metadata is validated (400 -32602 / -32020 / -32022 with the
- * specification's `data`), and a method the revision does not have is 404 -32601 — all before a
- * permission is asked. A session's client answers (JSON-RPC responses) and notifications go to
- * the ToolCallHandler once authenticated; a session-era method the broker does not have is
- * -32601 in band.
+ * The era is chosen per request (spec §9): a POST with the 2026-07-28 `_meta` envelope (or a
+ * modern `MCP-Protocol-Version` header) is served statelessly, everything else in its session;
+ * GET and DELETE belong to sessions. Each era's own checks are the chain's first step
+ * (eraChecks.ts), before a permission is asked. A session's client answers (JSON-RPC responses)
+ * and notifications go to the ToolCallHandler once authenticated; a session-era method the
+ * broker does not have is -32601 in band.
  */
 import type { Request, Response } from 'express';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
@@ -32,6 +32,7 @@ import {
   isPlainObject,
   JsonRpcErrorCode,
   jsonRpcError,
+  type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../protocol/jsonRpc';
@@ -42,27 +43,25 @@ import {
   withoutRequestEnvelope,
 } from '../protocol/modernEra';
 import { invalidParamsOf } from '../protocol/mcpMethods';
-import { unknownModernMethodError, validateRequestMetadata } from '../protocol/requestMetadata';
-import { ALL_PROTOCOL_VERSIONS, isModernProtocolVersion } from '../protocol/versions';
+import { ALL_PROTOCOL_VERSIONS } from '../protocol/versions';
 import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
-import type { ClientEventStream, ClientResponseContext, ClientResponseOutcome } from '../types';
+import type { ClientResponseContext, ClientResponseOutcome } from '../types';
 import { Admission, type AdmissionStep } from './admission';
 import { checkLimitedMethods, createMethodTable, methodOf, type MethodEntry } from './methodTable';
-import { type McpRequest, readMcpMessage } from './mcpRequest';
+import { type McpRequest, readMcpMessage, type SessionOperation } from './mcpRequest';
 import type { DnsRebindingProtectionConfig } from '../config';
 import { checkHostOrigin } from './hostOriginGuard';
-import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
+import type { PrincipalAccessDeps } from './principalAccess';
 import { readBody, type RequestBodyLimits } from './requestBody';
 import type { VerifiedPrincipalCache } from './VerifiedPrincipalCache';
 import { headerValue, refuseStoreUnavailable } from './protocol';
 import { authenticateRequest, principalOf } from './requirePrincipal';
 import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter';
 import { methodNotFound } from './sessionMethods';
-import { openBrokerEventStream } from './SseClientStream';
+import { endClientSession, openSessionStream } from './sessionOperations';
 import type { CredentialStep } from './credentialStep';
 import type { CuratedEndpoint } from '../endpoints/CuratedEndpoint';
 import type { EndpointLookup } from '../endpoints/CuratedEndpoints';
-import { endpointViewer } from '../endpoints/EndpointListViews';
 
 /**
  * Dependencies of the endpoint handlers. The edge has authenticated every request before a
@@ -125,25 +124,20 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
     deps.limits,
   );
   const post = postHandler(deps, methods, admission);
-  const get = getHandler(deps, admission);
-  const remove = deleteHandler(deps, admission);
-  return async (req: Request, res: Response): Promise<void> => {
-    if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) return;
-    if (!(await readBody(req, res, edge.bodyLimits))) return;
-    if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return;
-    const endpoint = curatedEndpointOf(deps, req, res);
-    if (endpoint === null) return;
+  // Each step hands its promise on instead of awaiting it: a pass-through is not a hop.
+  const dispatch = (
+    req: Request,
+    res: Response,
+    endpoint: CuratedEndpoint | undefined,
+  ): Promise<void> => {
     switch (req.method) {
       case 'POST':
-        await post(req, res, endpoint);
-        return;
+        return post(req, res, endpoint);
       case 'GET':
       case 'HEAD': // Express serves HEAD with a route's GET handler
-        await get(req, res, endpoint);
-        return;
+        return admission.run(sessionOperation(deps, req, res, endpoint, 'open-stream'), undefined);
       case 'DELETE':
-        await remove(req, res, endpoint);
-        return;
+        return admission.run(sessionOperation(deps, req, res, endpoint, 'end-session'), undefined);
       default:
         res.setHeader('Allow', 'GET, POST, DELETE');
         new ResponseWriter(res).refuse(
@@ -151,8 +145,32 @@ export function mcpEndpoint(deps: McpEndpointDeps, edge: McpEndpointEdge) {
           JsonRpcErrorCode.InvalidRequest,
           'Use POST, GET or DELETE on /mcp',
         );
+        return Promise.resolve();
     }
   };
+  return (req: Request, res: Response): Promise<void> =>
+    passEdge(deps, edge, req, res).then(passed =>
+      passed === undefined ? undefined : dispatch(req, res, passed.endpoint),
+    );
+}
+
+/**
+ * The edge (see {@link mcpEndpoint}): the request's curated endpoint when it passed, undefined
+ * after answering it.
+ */
+async function passEdge(
+  deps: McpEndpointDeps,
+  edge: McpEndpointEdge,
+  req: Request,
+  res: Response,
+): Promise<{ endpoint: CuratedEndpoint | undefined } | undefined> {
+  if (!(await authenticateRequest(edge.principals, req, res, edge.onUnauthenticated))) {
+    return undefined;
+  }
+  if (!(await readBody(req, res, edge.bodyLimits))) return undefined;
+  if (!checkHostOrigin(edge.dnsRebindingProtection, req, res)) return undefined;
+  const endpoint = curatedEndpointOf(deps, req, res);
+  return endpoint === null ? undefined : { endpoint };
 }
 
 /**
@@ -183,12 +201,12 @@ function postHandler(
   admission: Admission,
 ) {
   const { broker } = deps;
-  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
+  return (req: Request, res: Response, endpoint: CuratedEndpoint | undefined): Promise<void> => {
     const read = readMcpMessage(typeof req.body === 'string' ? req.body : '');
     if ('refused' in read) {
       const { status, code, message, id } = read.refused;
       new ResponseWriter(res).refuse(status, code, message, id);
-      return;
+      return Promise.resolve();
     }
     const { body, message } = read;
     const era =
@@ -228,9 +246,9 @@ function postHandler(
       ...(telemetry === undefined ? {} : { telemetry }),
       ...(endpoint === undefined ? {} : { endpoint }),
     };
-    if (era === 'modern' && !admitModern(request, entry)) return;
-    if (telemetry === undefined) await admission.run(request, entry);
-    else await telemetry.run(() => admission.run(request, entry));
+    return telemetry === undefined
+      ? admission.run(request, entry)
+      : telemetry.run(() => admission.run(request, entry));
   };
 }
 
@@ -260,80 +278,74 @@ function telemetryStart(
 }
 
 /**
- * The 2026-07-28 revision's own checks, before anything else (see the file comment); false when
- * the request was answered.
+ * The admitted request: its method, a session's answer or notification, or a session operation.
+ * Each branch hands its promise on (no hop of its own on a call's stack).
  */
-function admitModern(request: McpRequest, entry: MethodEntry | undefined): boolean {
-  const { writer, req } = request;
-  if (request.message.kind !== 'request') {
-    writer.res.status(202).end();
-    return false;
-  }
-  const { method, params, id } = request.message.message;
-  const validated = validateRequestMetadata(method, params, {
-    protocolVersion: headerValue(req, ModernHeader.protocolVersion),
-    method: headerValue(req, ModernHeader.method),
-    name: headerValue(req, ModernHeader.name),
-  });
-  let error = validated.ok ? undefined : validated.error;
-  if (error === undefined && entry === undefined) {
-    error = unknownModernMethodError(method.slice(0, 100));
-  }
-  if (error !== undefined) {
-    writer.answer(jsonRpcError(id, error.code, error.message, error.data), error.httpStatus);
-    return false;
-  }
-  if (validated.ok) request.context = validated.context;
-  return true;
-}
-
-/** The admitted request: its method, or a session's answer or notification. */
-async function serve(
+function serve(
   deps: McpEndpointDeps,
   request: McpRequest,
   entry: MethodEntry | undefined,
 ): Promise<void> {
   const { broker } = deps;
-  const { message, writer, session } = request;
-  if (message.kind === 'response') {
-    try {
-      const answered = await broker.toolCalls.handleClientResponse({
-        clientSession: session!,
-        message: message.message,
-        ...(deps.credentialStep === undefined
-          ? {}
-          : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
-      });
-      answerClientResponse(writer, answered);
-    } catch (error) {
-      // Claiming the id needs the (possibly shared) store; nothing was delivered.
-      if (!writer.answered) refuseStoreUnavailable(broker, writer, error);
-      else throw error;
-    }
-    return;
+  switch (request.message.kind) {
+    case 'open-stream':
+      return openSessionStream(broker, request);
+    case 'end-session':
+      return endClientSession(broker, request);
+    case 'response':
+      return takeClientResponse(deps, request, request.message.message);
+    case 'notification':
+      return takeClientNotification(broker, request, request.message.message);
+    default:
   }
-  if (message.kind === 'notification') {
-    if (message.message.method === 'notifications/cancelled') {
-      await broker.toolCalls.handleClientNotification({
-        clientSession: session!,
-        notification: message.message,
-      });
-    }
-    writer.res.status(202).end();
-    return;
-  }
-  if (entry === undefined) {
-    await methodNotFound(request);
-    return;
-  }
+  if (entry === undefined) return methodNotFound(request);
   // Every method's params are checked here, against its entry in the method table, and worded
   // the same way; its handler sees params that hold what the table requires.
   const invalid = invalidParamsOf(request.method!, request.params);
   if (invalid !== undefined) {
-    writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
-    return;
+    request.writer.answer(jsonRpcError(request.id!, JsonRpcErrorCode.InvalidParams, invalid));
+    return Promise.resolve();
   }
-  await entry.handler(request);
+  return entry.handler(request);
+}
+
+/** A session's client answer (to an elicitation or sampling request), routed to the backend. */
+async function takeClientResponse(
+  deps: McpEndpointDeps,
+  request: McpRequest,
+  message: JsonRpcResponse,
+): Promise<void> {
+  const { broker } = deps;
+  const { writer } = request;
+  try {
+    const answered = await broker.toolCalls.handleClientResponse({
+      clientSession: request.session!,
+      message,
+      ...(deps.credentialStep === undefined
+        ? {}
+        : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
+    });
+    answerClientResponse(writer, answered);
+  } catch (error) {
+    // Claiming the id needs the (possibly shared) store; nothing was delivered.
+    if (!writer.answered) refuseStoreUnavailable(broker, writer, error);
+    else throw error;
+  }
+}
+
+/** A session's notification: a cancellation goes to the calls; every notification is 202. */
+async function takeClientNotification(
+  broker: McpBroker,
+  request: McpRequest,
+  notification: JsonRpcNotification,
+): Promise<void> {
+  if (notification.method === 'notifications/cancelled') {
+    await broker.toolCalls.handleClientNotification({
+      clientSession: request.session!,
+      notification,
+    });
+  }
+  request.writer.res.status(202).end();
 }
 
 /**
@@ -392,82 +404,25 @@ function answerClientResponse(writer: ResponseWriter, answered: ClientResponseOu
 }
 
 /**
- * GET and DELETE belong to sessions. A 2026-07-28 client (a modern MCP-Protocol-Version header
- * and no session id) gets what a server of that revision answers them: 405, POST only
- * (`streamable-http.mdx` §Earlier Streamable HTTP Revisions). True when it answered.
+ * GET or DELETE /mcp as a request of the pipeline: the session operation, in the session era
+ * (a 2026-07-28 client without a session is refused by the era checks).
  */
-function refuseModernWithoutSession(req: Request, writer: ResponseWriter): boolean {
-  const version = headerValue(req, ModernHeader.protocolVersion)?.trim();
-  if (version === undefined || !isModernProtocolVersion(version)) return false;
-  if (headerValue(req, 'mcp-session-id') !== undefined) return false;
-  writer.res.setHeader('Allow', 'POST');
-  writer.refuse(
-    405,
-    JsonRpcErrorCode.InvalidRequest,
-    `MCP ${version.slice(0, 40)} has no ${req.method} on this endpoint: send requests with POST ` +
-      '(change notifications come over a subscriptions/listen request)',
-  );
-  return true;
-}
-
-/** GET /mcp: the session's event stream (one per session). */
-function getHandler(deps: McpEndpointDeps, admission: Admission) {
-  const { broker } = deps;
-  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
-    const writer = new ResponseWriter(res, broker);
-    if (refuseModernWithoutSession(req, writer)) return;
-    if (admission.refuseWhileDraining(writer)) return;
-    const principal = principalOf(res);
-    const session = await admission.sessionOf({ req, writer, principal, endpoint });
-    if (!session) return;
-    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      writer.refuse(406, JsonRpcErrorCode.InvalidRequest, 'GET needs Accept: text/event-stream');
-      return;
-    }
-    // The same rule on every replica: the stream lease lives in the (possibly shared) store.
-    let stream: ClientEventStream | 'already-open';
-    try {
-      stream = await broker.sessions.attachEventStream(
-        session,
-        () => openBrokerEventStream(broker, res, { 'Mcp-Session-Id': session.id }),
-        error =>
-          // Not fatal: an unreleased lease lapses by itself (STREAM_LEASE_MS).
-          broker.logger.warn(`MCP broker: could not release a client stream's lease: ${error}`),
-        endpointViewer(credentialKeyOf(req, principal), endpoint?.name),
-      );
-    } catch (error) {
-      refuseStoreUnavailable(broker, writer, error);
-      return;
-    }
-    if (stream === 'already-open') {
-      writer.refuse(
-        409,
-        JsonRpcErrorCode.InvalidRequest,
-        'This session already has an open GET stream; close it before opening another',
-      );
-      return;
-    }
-    // The stream may stay open for hours and nothing calls next() on it: drop Express's chain
-    // of routing closures (req.next → every router's restore state, ~5 KiB per stream).
-    req.next = undefined;
-    // The client may have gone while the lease was taken: then no close event will come.
-    if (res.destroyed) stream.close();
-  };
-}
-
-/** DELETE /mcp: ends the session (on every replica), its streams and its backend sessions. */
-function deleteHandler(deps: McpEndpointDeps, admission: Admission) {
-  return async (req: Request, res: Response, endpoint: CuratedEndpoint | undefined) => {
-    const writer = new ResponseWriter(res);
-    if (refuseModernWithoutSession(req, writer)) return;
-    const session = await admission.sessionOf({
-      req,
-      writer,
-      principal: principalOf(res),
-      endpoint,
-    });
-    if (!session) return;
-    await deps.broker.endSession(session);
-    res.status(204).end();
+function sessionOperation(
+  deps: McpEndpointDeps,
+  req: Request,
+  res: Response,
+  endpoint: CuratedEndpoint | undefined,
+  kind: SessionOperation['kind'],
+): McpRequest {
+  return {
+    era: 'legacy',
+    principal: principalOf(res),
+    message: { kind },
+    method: undefined,
+    id: null,
+    params: {},
+    req,
+    writer: new ResponseWriter(res, deps.broker),
+    ...(endpoint === undefined ? {} : { endpoint }),
   };
 }

@@ -1,9 +1,10 @@
 /*
- * One POSTed MCP message as the request pipeline carries it (mcpEndpoint.ts): what it is
- * (its kind, method, id and params), which protocol era serves it, who sent it, and — filled in
+ * One request to the MCP endpoint as the request pipeline carries it (mcpEndpoint.ts): a POSTed
+ * message (its kind, method, id and params) or one of a session's two transport operations (GET:
+ * its event stream; DELETE: its end), which protocol era serves it, who sent it, and — filled in
  * by the admission chain (admission.ts) — its session, what its principal may do, and where its
  * method's item lives (its route). Every step and every method handler reads this one object;
- * the answer goes out through its ResponseWriter, the only way a POST is answered.
+ * the answer goes out through its ResponseWriter, the only way a request is answered.
  *
  * Reading the body (`readMcpMessage`) is the edge's part: one JSON-RPC message as JSON (no
  * batches), nested no deeper than the limit, classified by its envelope; a message the broker
@@ -39,6 +40,12 @@ export type ClientMessage =
   | { kind: 'response'; message: JsonRpcResponse };
 
 /**
+ * A session's transport operation, which carries no JSON-RPC message: GET opens the session's
+ * event stream, DELETE ends the session.
+ */
+export type SessionOperation = { kind: 'open-stream' } | { kind: 'end-session' };
+
+/**
  * Where a method's item lives: the backend that owns the tool, prompt or resource, and the
  * item's own name there (the tool or prompt name without the prefix, or the resource URI).
  */
@@ -55,16 +62,17 @@ export interface McpRoute {
   readonly appCall?: { readonly resolution: 'hint' | 'unique'; readonly origin?: string };
 }
 
-/** One POSTed message on its way through the pipeline; see the file comment. */
+/** One request on its way through the pipeline; see the file comment. */
 export interface McpRequest {
   /** The protocol era that serves it (chosen per request, spec §9). */
   readonly era: ProtocolEra;
   /** The authenticated principal (`user:<entity ref>` or `service:<subject>`). */
   readonly principal: string;
-  readonly message: ClientMessage;
-  /** The request's or notification's method; undefined for a response. */
+  /** The POSTed message, or the session operation of a GET or DELETE. */
+  readonly message: ClientMessage | SessionOperation;
+  /** The request's or notification's method; undefined for a response or a session operation. */
   readonly method: string | undefined;
-  /** The request's id (null for notifications and responses). */
+  /** The request's id (null for notifications, responses and session operations). */
   readonly id: JsonRpcId | null;
   /** The params (a 2026-07-28 request's without its envelope, see withoutRequestEnvelope). */
   readonly params: Record<string, unknown>;
