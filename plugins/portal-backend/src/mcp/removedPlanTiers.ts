@@ -1,33 +1,17 @@
 /*
- * The 409 of contract mcp-access §3.3: a patch may not remove (or rename) a plan tier of an
- * MCP product that live access grants use, since the broker would then hold grants whose plan
- * no longer exists. The count is the store's (`countLiveGrants`), one per removed tier.
- *
- * This is a check before the write, not a compare-and-set: a request approved between the
- * count and the write keeps its tier name with no plan, and gets no quota beyond the admin's
- * rate limits until the product is patched again (the grant list then says `toolCalls: []`).
+ * The plan tiers a patch of an MCP product drops (removes or renames). Contract mcp-access
+ * §3.3 refuses the patch with 409 when live access grants use one of them, since the broker
+ * would then hold grants whose plan no longer exists; the store checks that in the same
+ * atomic step as the write (`PortalStore.replaceProduct`'s `unused` condition).
  */
-import { ConflictError } from '@backstage/errors';
-import { type ApiProductSpec, isMcpTarget, type ObjectRef } from '@devportal/plugin-portal-common';
-import type { PortalStore } from '../store/types';
+import { type ApiProductSpec, isMcpTarget } from '@devportal/plugin-portal-common';
 
-/** ConflictError naming the first removed tier that live grants of `product` use. */
-export async function assertRemovedTiersUnused(
-  store: Pick<PortalStore, 'countLiveGrants'>,
-  product: ObjectRef,
+/** The tiers of `current` that `next` no longer has; none unless the product is an MCP one. */
+export function removedPlanTiers(
   current: Pick<ApiProductSpec, 'targetRef' | 'plans'>,
   next: Pick<ApiProductSpec, 'plans'>,
-  now: Date,
-): Promise<void> {
-  if (!isMcpTarget(current.targetRef)) return;
+): string[] {
+  if (!isMcpTarget(current.targetRef)) return [];
   const kept = new Set((next.plans ?? []).map(plan => plan.tier));
-  for (const { tier } of current.plans ?? []) {
-    if (kept.has(tier)) continue;
-    const count = await store.countLiveGrants(product, tier, now);
-    if (count > 0) {
-      throw new ConflictError(
-        `plan "${tier}" is used by ${count} live access grant${count === 1 ? '' : 's'}; revoke them or keep the plan`,
-      );
-    }
-  }
+  return (current.plans ?? []).map(plan => plan.tier).filter(tier => !kept.has(tier));
 }
