@@ -7,7 +7,6 @@
  */
 import { useApi } from '@backstage/frontend-plugin-api';
 import { isMcpTarget, mcpTargetKey, type ApiProduct } from '@devportal/plugin-portal-common';
-import type { DependencyList } from 'react';
 import { portalApiRef } from '../apis/PortalApi';
 import { useAsyncData, type AsyncData } from './useAsyncData';
 
@@ -30,11 +29,10 @@ export async function mcpProductsByTarget(
   return byTarget;
 }
 
-/** Reads the MCP products by target; again whenever `deps` change. */
-export function useMcpProducts(deps: DependencyList = []): AsyncData<McpProductsByTarget> {
+/** Reads the MCP products by target; `reload()` reads them again. */
+export function useMcpProducts(): AsyncData<McpProductsByTarget> {
   const portal = useApi(portalApiRef);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  return useAsyncData(() => mcpProductsByTarget(portal.listApiProductsPages()), [portal, ...deps]);
+  return useAsyncData(() => mcpProductsByTarget(portal.listApiProductsPages()), [portal]);
 }
 
 /** Whether people may request access to a product now (Published). */
