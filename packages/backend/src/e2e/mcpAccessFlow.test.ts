@@ -29,7 +29,12 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerUsage, MyMcpUsage } from '@devportal/plugin-mcp-broker-common';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { apiEntityOfMcpServer } from '../testing/catalogEntities';
-import { createMcpProduct, decideRequest, requestAccess } from '../testing/mcpProducts';
+import {
+  createdMcpProduct,
+  decideRequest,
+  type McpPlan,
+  requestedAccess,
+} from '../testing/mcpProducts';
 import { notificationsOf } from '../testing/notifications';
 import { portalCall, STATIC_SERVICE_TOKEN, uniqueName } from '../testing/portalHttp';
 import {
@@ -87,6 +92,17 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
     }, 60_000);
 
     const aliceTools = () => alice.toolsOf('granted');
+    /** bob's new Published product on server `granted`: its namespace and name. */
+    const grantedProduct = async (prefix: string, displayName: string, plans: McpPlan[]) => {
+      const product = { namespace: NAMESPACE, name: uniqueName(prefix) };
+      await createdMcpProduct(portal(), tokens.bob, {
+        ...product,
+        displayName,
+        server: 'granted',
+        plans,
+      });
+      return product;
+    };
     /** Resolves once `client` got a `tools/list_changed` after its `seen`-th one. */
     const listChangedAfter = (client: FlowClient, seen: number, what: string) =>
       waitFor(() => client.listChangedAt.length > seen, CHANGE_TIMEOUT_MS, what);
@@ -109,24 +125,10 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       expect(readOnly).toContain('granted_echo');
       expect(readOnly).not.toContain('granted_add_tool');
 
-      const product = uniqueName('granted-tools');
-      const created = await createMcpProduct(portal(), tokens.bob, {
-        namespace: NAMESPACE,
-        name: product,
-        displayName: 'Granted tools',
-        server: 'granted',
-        plans: [{ tier: 'bronze', calls: 3, per: 'day' }],
-      });
-      expect(created.status).toBe(201);
-
-      const requested = await requestAccess(
-        portal(),
-        tokens.alice,
-        { namespace: NAMESPACE, name: product },
-        'bronze',
-      );
-      expect(requested.status).toBe(201);
-      const key = requested.body.metadata as { namespace: string; name: string };
+      const product = await grantedProduct('granted-tools', 'Granted tools', [
+        { tier: 'bronze', calls: 3, per: 'day' },
+      ]);
+      const { key } = await requestedAccess(portal(), tokens.alice, product, 'bronze');
       expect((await grantsAsCarol()).items).toEqual([]);
 
       const before = alice.listChangedAt.length;
@@ -219,23 +221,10 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
     }, 60_000);
 
     it('lets a call admitted before the revocation run to its end: deploy waits on its elicitation', async () => {
-      const product = uniqueName('deploy-tools');
-      const created = await createMcpProduct(portal(), tokens.bob, {
-        namespace: NAMESPACE,
-        name: product,
-        displayName: 'Deploy tools',
-        server: 'granted',
-        plans: [{ tier: 'gold', calls: 100, per: 'day' }],
-      });
-      expect(created.status).toBe(201);
-      const requested = await requestAccess(
-        portal(),
-        tokens.alice,
-        { namespace: NAMESPACE, name: product },
-        'gold',
-      );
-      expect(requested.status).toBe(201);
-      const key = requested.body.metadata as { namespace: string; name: string };
+      const product = await grantedProduct('deploy-tools', 'Deploy tools', [
+        { tier: 'gold', calls: 100, per: 'day' },
+      ]);
+      const { key } = await requestedAccess(portal(), tokens.alice, product, 'gold');
       const beforeApproval = alice.listChangedAt.length;
       const approved = await decideRequest(portal(), tokens.bob, key, 'approve', 'ship it');
       expect(approved.status).toBe(200);
@@ -288,27 +277,14 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
     }, 120_000);
 
     it('ends a grant at its expiresAt without a portal call; the expiry task announces it once', async () => {
-      const product = uniqueName('expiring-tools');
       const displayName = 'Expiring tools';
-      const created = await createMcpProduct(portal(), tokens.bob, {
-        namespace: NAMESPACE,
-        name: product,
-        displayName,
-        server: 'granted',
-        plans: [{ tier: 'gold', calls: 100, per: 'day' }],
-      });
-      expect(created.status).toBe(201);
+      const product = await grantedProduct('expiring-tools', displayName, [
+        { tier: 'gold', calls: 100, per: 'day' },
+      ]);
       const expiresAt = Date.now() + EXPIRES_AHEAD_MS;
-      const requested = await portalCall(portal(), 'POST', '/requests', {
-        token: tokens.alice,
-        body: {
-          apiProductRef: { namespace: NAMESPACE, name: product },
-          planTier: 'gold',
-          expiresAt: new Date(expiresAt).toISOString(),
-        },
+      const { key } = await requestedAccess(portal(), tokens.alice, product, 'gold', {
+        expiresAt: new Date(expiresAt).toISOString(),
       });
-      expect(requested.status).toBe(201);
-      const key = requested.body.metadata as { namespace: string; name: string };
       const beforeApproval = alice.listChangedAt.length;
       const approved = await decideRequest(portal(), tokens.bob, key, 'approve', 'for a while');
       expect(approved.status).toBe(200);
@@ -329,7 +305,7 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       // The portal's task (every 2 s here) announces it: one notification, however many runs.
       const expired = async () =>
         (
-          await notificationsOf(portal(), tokens.alice, `APIProduct ${NAMESPACE}/${product}`)
+          await notificationsOf(portal(), tokens.alice, `APIProduct ${NAMESPACE}/${product.name}`)
         ).filter(n => n.payload.title === `Your access to ${displayName} expired`);
       await waitFor(async () => (await expired()).length > 0, 60_000, 'the expiry notification');
       await keyExpiryRunsAfterNow(portal(), STATIC_SERVICE_TOKEN);
@@ -346,7 +322,7 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
     }, 120_000);
 
     /** dave's product (bronze and gold): rejected in bulk first, then in automatic mode. */
-    let teamProduct: string;
+    let teamProduct: { namespace: string; name: string };
     const teamDisplayName = 'Team tools';
 
     it('bulk-rejects dave’s two requests with one reason: input order, one notification, his tools unchanged', async () => {
@@ -355,28 +331,13 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       expect(before).toContain('granted_echo');
       expect(before).not.toContain('granted_add_tool');
 
-      teamProduct = uniqueName('team-tools');
-      const created = await createMcpProduct(portal(), tokens.bob, {
-        namespace: NAMESPACE,
-        name: teamProduct,
-        displayName: teamDisplayName,
-        server: 'granted',
-        plans: [
-          { tier: 'bronze', calls: 5, per: 'day' },
-          { tier: 'gold', calls: 100, per: 'day' },
-        ],
-      });
-      expect(created.status).toBe(201);
+      teamProduct = await grantedProduct('team-tools', teamDisplayName, [
+        { tier: 'bronze', calls: 5, per: 'day' },
+        { tier: 'gold', calls: 100, per: 'day' },
+      ]);
       const refs: Array<{ namespace: string; name: string }> = [];
       for (const tier of ['bronze', 'gold']) {
-        const requested = await requestAccess(
-          portal(),
-          tokens.dave,
-          { namespace: NAMESPACE, name: teamProduct },
-          tier,
-        );
-        expect(requested.status).toBe(201);
-        refs.push({ namespace: NAMESPACE, name: requested.body.metadata.name });
+        refs.push((await requestedAccess(portal(), tokens.dave, teamProduct, tier)).key);
       }
       // Gold first: the answer follows the input, not the order of creation.
       const inputOrder = [refs[1], refs[0]];
@@ -400,7 +361,11 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       // One notification for both (grouped per requester and call), with the reason.
       const rejections = async () =>
         (
-          await notificationsOf(portal(), tokens.dave, `APIProduct ${NAMESPACE}/${teamProduct}`)
+          await notificationsOf(
+            portal(),
+            tokens.dave,
+            `APIProduct ${NAMESPACE}/${teamProduct.name}`,
+          )
         ).filter(n => n.payload.title.includes('rejected'));
       await waitFor(
         async () => (await rejections()).length > 0,
@@ -422,7 +387,7 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       const patched = await portalCall(
         portal(),
         'PATCH',
-        `/apiproducts/${NAMESPACE}/${teamProduct}`,
+        `/apiproducts/${NAMESPACE}/${teamProduct.name}`,
         {
           token: tokens.bob,
           body: { spec: { approvalMode: 'automatic' } },
@@ -431,13 +396,7 @@ describe.each(flowRows().map(row => [row.name, row] as const))(
       );
       expect(patched.status).toBe(200);
       const seen = dave!.listChangedAt.length;
-      const requested = await requestAccess(
-        portal(),
-        tokens.dave,
-        { namespace: NAMESPACE, name: teamProduct },
-        'gold',
-      );
-      expect(requested.status).toBe(201);
+      const requested = await requestedAccess(portal(), tokens.dave, teamProduct, 'gold');
       expect(requested.body.status).toEqual(
         expect.objectContaining({ phase: 'Approved', reviewedBy: 'system:automatic-approval' }),
       );

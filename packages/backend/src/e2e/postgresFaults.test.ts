@@ -25,7 +25,7 @@ import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-s
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { connectionObject, PgClient, PgClientLike } from '../testing/backendDatabases';
 import { apiEntityOfMcpServer } from '../testing/catalogEntities';
-import { createMcpProduct, decideRequest, requestAccess } from '../testing/mcpProducts';
+import { createdMcpProduct, decideRequest, requestedAccess } from '../testing/mcpProducts';
 import { PostgresServer, startPostgresServer } from '../testing/postgresServer';
 import { productionKnexConfig } from '../testing/productionKnexConfig';
 import { BackendProcess } from '../testing/startBackendProcess';
@@ -482,23 +482,15 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
     const byPolicy = await daves[0].toolsOf('example');
     expect(byPolicy).toContain('example_echo');
 
-    const product = uniqueName('fail-closed');
-    const created = await createMcpProduct(a, tokens.bob, {
-      namespace: 'mcp-faults',
-      name: product,
+    const product = { namespace: 'mcp-faults', name: uniqueName('fail-closed') };
+    await createdMcpProduct(a, tokens.bob, {
+      ...product,
       displayName: 'Fail-closed tools',
       server: 'example',
       plans: [{ tier: 'gold', calls: 1000, per: 'day' }],
     });
-    expect(created.status).toBe(201);
-    const requested = await requestAccess(
-      a,
-      tokens.dave,
-      { namespace: 'mcp-faults', name: product },
-      'gold',
-    );
-    expect(requested.status).toBe(201);
-    const approved = await decideRequest(a, tokens.bob, requested.body.metadata, 'approve', 'ok');
+    const { key } = await requestedAccess(a, tokens.dave, product, 'gold');
+    const approved = await decideRequest(a, tokens.bob, key, 'approve', 'ok');
     expect(approved.status).toBe(200);
     const granted = await waitFor(
       async () => {
