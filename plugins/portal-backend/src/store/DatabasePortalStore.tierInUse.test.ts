@@ -13,14 +13,10 @@ import {
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { DatabasePortalStore } from './DatabasePortalStore';
+import { DATABASE_ENGINES, describeSkippedEngine } from './testing/databaseEngines';
 import type { PortalStore, StoredApiProduct } from './types';
 
-const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
 const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
-const ENGINES = [
-  { id: 'SQLITE_3', label: 'SQLite' },
-  { id: 'POSTGRES_15', label: 'PostgreSQL' },
-] as const;
 const OWNER = 'group:default/payments-team';
 const NOW = new Date('2030-06-01T12:00:00Z');
 /** Rounds of the race per test: each one a fresh request against a fresh product. */
@@ -52,13 +48,9 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
   );
 }
 
-for (const { id, label } of ENGINES) {
+for (const { id, label } of DATABASE_ENGINES) {
   if (!databases.supports(id)) {
-    describe(`${label}: skipped, ${POSTGRES_ENV} not set`, () => {
-      it('is skipped only because no PostgreSQL server is configured', () => {
-        expect(process.env[POSTGRES_ENV]).toBeFalsy();
-      });
-    });
+    describeSkippedEngine(label, 'DatabasePortalStore tier-in-use');
     continue;
   }
 
