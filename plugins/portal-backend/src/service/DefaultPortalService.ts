@@ -52,7 +52,7 @@ import {
   ownerOfMcpProduct,
   plansOfMcpProduct,
 } from '../mcp/mcpProductRules';
-import { assertRemovedTiersUnused } from '../mcp/assertRemovedTiersUnused';
+import { removedPlanTiers } from '../mcp/removedPlanTiers';
 import type { McpTargetDirectory, McpTargetEntry } from '../mcp/McpTargetDirectory';
 import { plansOfPolicies } from '../resources/plansForRoute';
 import type {
@@ -237,7 +237,6 @@ export class DefaultPortalService implements PortalService {
     spec.publishStatus = spec.publishStatus ?? 'Draft';
     assertTargetKept(current.spec, spec);
     assertPlansFitTarget(spec);
-    await assertRemovedTiersUnused(this.#store, ref, current.spec, spec, this.#now());
     if (!isMcpTarget(spec.targetRef) && spec.targetRef.name !== current.spec.targetRef.name) {
       await this.#assertRouteExists(current.metadata.namespace, spec.targetRef.name);
     }
@@ -249,11 +248,15 @@ export class DefaultPortalService implements PortalService {
       annotations[OWNER_ANNOTATION] = normalizeEntityRef(newOwner, 'owner');
     }
 
-    const replaced = await this.#store.replaceProduct({
-      ...current,
-      metadata: { ...current.metadata, labels: labels ?? {}, annotations },
-      spec,
-    });
+    // Dropping a tier that live grants use is refused by the store, atomically with the write.
+    const replaced = await this.#store.replaceProduct(
+      {
+        ...current,
+        metadata: { ...current.metadata, labels: labels ?? {}, annotations },
+        spec,
+      },
+      { tiers: removedPlanTiers(current.spec, spec), now: this.#now() },
+    );
     await this.#events?.productChanged('apiproduct.updated', replaced, actor.userRef);
     return this.#withPlans(replaced);
   }

@@ -19,6 +19,7 @@ import type {
   ProductFilter,
   StoredApiProduct,
   StoredMcpGrant,
+  UnusedTiersCondition,
 } from './types';
 
 /** The product methods of a {@link PortalStore}. */
@@ -91,8 +92,11 @@ export class ComposedPortalStore implements PortalStore {
     return this.#products.listProductsPage(filter, page);
   }
 
-  replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct> {
-    return this.#products.replaceProduct(product);
+  replaceProduct(
+    product: StoredApiProduct,
+    unused?: UnusedTiersCondition,
+  ): Promise<StoredApiProduct> {
+    return this.#products.replaceProduct(product, unused);
   }
 
   deleteProduct(ref: ObjectRef): Promise<void> {

@@ -7,7 +7,10 @@
  * Guarantees, each from a single statement or transaction rather than read-check-write:
  * - reviewKey / updatePendingKey: `UPDATE … WHERE phase = 'Pending'`; zero rows → read
  *   the phase for the ConflictError (or NotFoundError). An approval's secret is written
- *   in the same transaction.
+ *   in the same transaction. Approving an access request (a key with `mcp_target`), and
+ *   creating one approved, reads its product's plans FOR SHARE in the transaction and
+ *   refuses a tier the product no longer offers: the lock orders it with a replace that
+ *   drops the tier (DatabaseProductStore.ts), so a grant never outlives its plan.
  * - Duplicate Pending requests: the partial unique index, so concurrent creates race
  *   to the index, not to a prior SELECT.
  * - createKey copies the product's MCP target into `mcp_target` (read in the same
@@ -48,6 +51,7 @@ import {
 import { dueExpiryTextBound, isExpiryDue } from './expiryDue';
 import { generateKeyName } from './generateKeyName';
 import { cursorPosition, pageOf, pageQuery } from './keysetPages';
+import { offeredTiers, tierNotOfferedError } from './planTierConflicts';
 import { refText } from './productOwner';
 import type { KeyFilter, KeyReview, NewApiKey, Page, PageRequest, PendingKeyUpdate } from './types';
 
@@ -90,10 +94,12 @@ export class DatabaseKeyRequestStore {
       };
       try {
         await this.db.transaction(async trx => {
-          // The check gives a clear error; the foreign key makes it race-free.
+          // The check gives a clear error; the foreign key makes it race-free. Locked for
+          // an approved access request: its tier is checked against the plans below.
           const product = await trx<ProductRow>(PRODUCTS_TABLE)
             .where(productRef)
-            .first('target_kind', 'target_name');
+            .modify(query => (key.approval ? query.forShare() : query))
+            .first('target_kind', 'target_name', 'spec');
           if (!product) {
             throw new NotFoundError(missingProduct);
           }
@@ -102,6 +108,9 @@ export class DatabaseKeyRequestStore {
             kind: product.target_kind,
             name: product.target_name,
           });
+          if (key.approval && row.mcp_target !== null) {
+            assertTierOffered(product, productRef, row.plan_tier);
+          }
           await trx<KeyRow>(KEYS_TABLE).insert(row);
           if (key.approval?.secret !== undefined) {
             await this.secrets.insert(trx, row, key.approval.secret);
@@ -296,8 +305,9 @@ export class DatabaseKeyRequestStore {
             reason: review.reason ?? null,
             resource_version: trx.raw('resource_version + 1'),
           });
-        if (updated === 1 && review.phase === 'Approved' && review.secret !== undefined) {
-          await this.secrets.insert(trx, ref, review.secret);
+        if (updated === 1 && review.phase === 'Approved') {
+          await this.assertAccessRequestTierOffered(trx, ref);
+          if (review.secret !== undefined) await this.secrets.insert(trx, ref, review.secret);
         }
         const verb = review.phase === 'Approved' ? 'approved' : 'rejected';
         return this.readAfterTransition(trx, ref, updated, 'Pending', verb);
@@ -305,6 +315,29 @@ export class DatabaseKeyRequestStore {
     } catch (error) {
       throw mapDatabaseError(error);
     }
+  }
+
+  /**
+   * For an access request (ConflictError otherwise): its product still offers its tier, read
+   * under the product row's lock (see the comment at the top of this file). Called after the
+   * key's own update, so the key is locked first, as a product delete locks it.
+   */
+  private async assertAccessRequestTierOffered(
+    trx: Knex.Transaction,
+    ref: ObjectRef,
+  ): Promise<void> {
+    const key: Pick<KeyRow, 'product_name' | 'plan_tier' | 'mcp_target'> | undefined = await trx(
+      KEYS_TABLE,
+    )
+      .where({ namespace: ref.namespace, name: ref.name })
+      .first('product_name', 'plan_tier', 'mcp_target');
+    if (key === undefined || key.mcp_target === null) return;
+    const productRef = { namespace: ref.namespace, name: key.product_name };
+    const product: Pick<ProductRow, 'spec'> | undefined = await trx(PRODUCTS_TABLE)
+      .where(productRef)
+      .forShare()
+      .first('spec');
+    if (product !== undefined) assertTierOffered(product, productRef, key.plan_tier);
   }
 
   /** See `PortalStore.deleteKey`. */
@@ -377,5 +410,12 @@ export class DatabaseKeyRequestStore {
       );
     }
     return keyFromRow(row);
+  }
+}
+
+/** ConflictError unless the stored product's spec offers `tier`. */
+function assertTierOffered(product: Pick<ProductRow, 'spec'>, ref: ObjectRef, tier: string): void {
+  if (!offeredTiers(JSON.parse(product.spec)).includes(tier)) {
+    throw tierNotOfferedError(ref, tier);
   }
 }

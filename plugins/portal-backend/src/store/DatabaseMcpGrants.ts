@@ -123,20 +123,33 @@ export class DatabaseMcpGrants {
   /** See `PortalStore.countLiveGrants` and the comment at the top of this file. */
   async countLiveGrants(product: ObjectRef, tier: string, now: Date): Promise<number> {
     try {
-      const rows: Array<Pick<KeyRow, 'expires_at'>> = await this.db(KEYS_TABLE)
-        .select('expires_at')
-        .where({
-          namespace: product.namespace,
-          product_name: product.name,
-          plan_tier: tier,
-          phase: 'Approved',
-        })
-        .where(notExpiredBy('expires_at', now));
-      return rows.filter(row => !isExpiryDue(row.expires_at, now)).length;
+      return await countLiveGrantsIn(this.db, product, tier, now);
     } catch (error) {
       throw mapDatabaseError(error);
     }
   }
+}
+
+/**
+ * `PortalStore.countLiveGrants` on `db`, which may be a transaction (the tier check of
+ * `replaceProduct`, DatabaseProductStore.ts); database errors are the caller's to map.
+ */
+export async function countLiveGrantsIn(
+  db: Knex | Knex.Transaction,
+  product: ObjectRef,
+  tier: string,
+  now: Date,
+): Promise<number> {
+  const rows: Array<Pick<KeyRow, 'expires_at'>> = await db(KEYS_TABLE)
+    .select('expires_at')
+    .where({
+      namespace: product.namespace,
+      product_name: product.name,
+      plan_tier: tier,
+      phase: 'Approved',
+    })
+    .where(notExpiredBy('expires_at', now));
+  return rows.filter(row => !isExpiryDue(row.expires_at, now)).length;
 }
 
 /**

@@ -3,16 +3,12 @@ import { OWNER_ANNOTATION } from '@devportal/plugin-portal-common';
 import knexFactory, { type Knex } from 'knex';
 import { createServer } from 'node:net';
 import { DatabasePortalStore } from './DatabasePortalStore';
+import { DATABASE_ENGINES, describeSkippedEngine } from './testing/databaseEngines';
 import { migrateDown, migrateDownAll, migrateUp } from './databaseMigrations';
 import { runPortalStoreContract } from './testing/portalStoreContract';
 import { walkPages } from './testing/walkPages';
 
-const POSTGRES_ENV = 'BACKSTAGE_TEST_DATABASE_POSTGRES15_CONNECTION_STRING';
 const databases = TestDatabases.create({ ids: ['POSTGRES_15', 'SQLITE_3'] });
-const ENGINES = [
-  { id: 'SQLITE_3', label: 'SQLite' },
-  { id: 'POSTGRES_15', label: 'PostgreSQL' },
-] as const;
 
 function databaseService(knex: Knex, skipMigrations = false) {
   return {
@@ -39,7 +35,7 @@ async function closedPort(): Promise<number> {
  * because every DROP DATABASE at shutdown forces a ~1.5 s checkpoint.
  */
 let sharedPostgres: Knex | undefined;
-async function emptyDatabase(id: (typeof ENGINES)[number]['id']): Promise<Knex> {
+async function emptyDatabase(id: (typeof DATABASE_ENGINES)[number]['id']): Promise<Knex> {
   if (id === 'SQLITE_3') {
     return databases.init(id);
   }
@@ -54,16 +50,9 @@ async function emptyDatabase(id: (typeof ENGINES)[number]['id']): Promise<Knex> 
   return knex;
 }
 
-for (const { id, label } of ENGINES) {
+for (const { id, label } of DATABASE_ENGINES) {
   if (!databases.supports(id)) {
-    const reason = `${label}: skipped, ${POSTGRES_ENV} not set`;
-    // eslint-disable-next-line no-console
-    console.warn(`DatabasePortalStore tests — ${reason}`);
-    describe(`${label}: skipped, ${POSTGRES_ENV} not set`, () => {
-      it('is skipped only because no PostgreSQL server is configured', () => {
-        expect(process.env[POSTGRES_ENV]).toBeFalsy();
-      });
-    });
+    describeSkippedEngine(label, 'DatabasePortalStore');
     continue;
   }
 

@@ -3,7 +3,12 @@
  * index on owner; `target_kind`/`target_name` mirror `spec.targetRef` for the target filter).
  *
  * - replaceProduct: `UPDATE … WHERE resource_version = ?`; versions are per-record
- *   counters.
+ *   counters. Given tiers that must be unused, the same transaction then counts the live
+ *   grants of each and rolls back when one has any. The UPDATE holds the product row's lock
+ *   until the commit, and an approval of an access request takes that row's lock (FOR SHARE)
+ *   before it checks the tier (DatabaseKeyRequestStore.ts): so either the approval waits and
+ *   then finds the tier gone, or this count, a statement after the approval committed, sees
+ *   the grant. SQLite runs one write transaction at a time.
  * - deleteProduct: one transaction (the product's key secrets, its keys, the product),
  *   plus FK cascades for rows written by transactions that commit while the delete waits.
  * - Whole lists are ordered by namespace, then name (like Kubernetes); pages are keyset
@@ -25,9 +30,18 @@ import {
   type KeyRow,
   type ProductRow,
 } from './databaseRows';
+import { countLiveGrantsIn } from './DatabaseMcpGrants';
 import { cursorPosition, pageOf, pageQuery } from './keysetPages';
+import { tierInUseError } from './planTierConflicts';
 import { ownerOf, refText } from './productOwner';
-import type { NewApiProduct, Page, PageRequest, ProductFilter, StoredApiProduct } from './types';
+import type {
+  NewApiProduct,
+  Page,
+  PageRequest,
+  ProductFilter,
+  StoredApiProduct,
+  UnusedTiersCondition,
+} from './types';
 
 /** The largest resource version the integer column holds. */
 const MAX_RESOURCE_VERSION = 2_147_483_647;
@@ -128,8 +142,11 @@ export class DatabaseProductStore {
     return query;
   }
 
-  /** See `PortalStore.replaceProduct`. */
-  async replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct> {
+  /** See `PortalStore.replaceProduct` and the comment at the top of this file. */
+  async replaceProduct(
+    product: StoredApiProduct,
+    unused?: UnusedTiersCondition,
+  ): Promise<StoredApiProduct> {
     const { namespace, name, resourceVersion } = product.metadata;
     const ref = { namespace, name };
     const owner = ownerOf(product.metadata.annotations);
@@ -157,6 +174,12 @@ export class DatabaseProductStore {
           throw new ConflictError(
             `API product ${refText(ref)} was modified: resourceVersion ${resourceVersion} is not the current ${row.resource_version}; read it again and retry`,
           );
+        }
+        if (unused !== undefined) {
+          for (const tier of unused.tiers) {
+            const count = await countLiveGrantsIn(trx, ref, tier, unused.now);
+            if (count > 0) throw tierInUseError(tier, count);
+          }
         }
         return productFromRow(row);
       });

@@ -75,6 +75,15 @@ export type KeyReview =
   | ({ phase: 'Approved' } & KeyApproval)
   | { phase: 'Rejected'; reviewedBy: string; reason?: string };
 
+/**
+ * A condition of {@link PortalStore.replaceProduct}: no live access grant of the product (an
+ * Approved key, unexpired at `now`) has one of `tiers` (the plan tiers the new spec drops).
+ */
+export interface UnusedTiersCondition {
+  tiers: readonly string[];
+  now: Date;
+}
+
 /** Changes to a Pending key; `expiresAt: null` clears it. */
 export interface PendingKeyUpdate {
   planTier?: string;
@@ -167,9 +176,16 @@ export interface PortalStore {
   listProductsPage(filter: ProductFilter, page: PageRequest): Promise<Page<StoredApiProduct>>;
   /**
    * Replaces spec, labels and annotations of a product, only if its current
-   * resourceVersion equals `product.metadata.resourceVersion` (ConflictError otherwise).
+   * resourceVersion equals `product.metadata.resourceVersion` (ConflictError otherwise)
+   * and, given `unused`, only if no live grant has one of its tiers (ConflictError naming
+   * the tier and the count). The database store checks and writes in one transaction that
+   * an approval of the tier cannot interleave with (see `reviewKey`); the Kubernetes store
+   * counts, then writes (it has no transaction across objects).
    */
-  replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct>;
+  replaceProduct(
+    product: StoredApiProduct,
+    unused?: UnusedTiersCondition,
+  ): Promise<StoredApiProduct>;
   /**
    * Deletes a product's keys and their secrets (same namespace only), then the product.
    * NotFoundError when the product does not exist. If it fails part-way, a retry finishes.
@@ -188,7 +204,13 @@ export interface PortalStore {
   listKeysPage(filter: KeyFilter, page: PageRequest): Promise<Page<ApiKey>>;
   /** Edits a key only while it is Pending (ConflictError naming the phase otherwise). */
   updatePendingKey(ref: ObjectRef, update: PendingKeyUpdate): Promise<ApiKey>;
-  /** Moves a key from Pending to Approved or Rejected (ConflictError naming the phase otherwise). */
+  /**
+   * Moves a key from Pending to Approved or Rejected (ConflictError naming the phase
+   * otherwise). Database store: an access request (an MCP product's key) is approved only
+   * while its product still offers its tier, checked under the product row's lock, so a
+   * concurrent `replaceProduct` that drops the tier either sees the grant or refuses it
+   * (ConflictError). `createKey` with an approval checks the same way.
+   */
   reviewKey(ref: ObjectRef, review: KeyReview): Promise<ApiKey>;
   /**
    * Returns the secret of an Approved key the first time only and marks it revealed, in

@@ -13,7 +13,6 @@ import {
   type ApiProduct,
   type McpTarget,
 } from '@devportal/plugin-portal-common';
-import type { DependencyList } from 'react';
 import { portalApiRef } from '../apis/PortalApi';
 import { useAsyncData, type AsyncData } from './useAsyncData';
 
@@ -36,16 +35,12 @@ export async function mcpProductsByTarget(
   return byTarget;
 }
 
-/** Reads the products on targets of `kind`, by target; again whenever `deps` change. */
-export function useMcpProducts(
-  kind: McpTarget['kind'],
-  deps: DependencyList = [],
-): AsyncData<McpProductsByTarget> {
+/** Reads the products on targets of `kind`, by target; `reload()` reads them again. */
+export function useMcpProducts(kind: McpTarget['kind']): AsyncData<McpProductsByTarget> {
   const portal = useApi(portalApiRef);
   return useAsyncData(
     () => mcpProductsByTarget(portal.listApiProductsPages({ targetKind: kind })),
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [portal, kind, ...deps],
+    [portal, kind],
   );
 }
 

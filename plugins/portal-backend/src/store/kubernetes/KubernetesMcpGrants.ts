@@ -13,12 +13,12 @@
  *   expiry.
  */
 import type { ApiKeySpec, ObjectRef } from '@devportal/plugin-portal-common';
-import { isExpiryDue } from '../expiryDue';
 import { assertGrantFilterNamesNamespace } from '../mcpGrantFilter';
 import type { McpGrantFilter, Page, PageRequest, StoredApiProduct, StoredMcpGrant } from '../types';
-import { API_KEYS, keyFromObject, phaseOf } from './customResources';
+import { API_KEYS, keyFromObject } from './customResources';
 import type { KubeObject, KubernetesApi } from './kubernetesClient';
 import type { KubernetesKeyObjects } from './KubernetesKeyObjects';
+import { countLiveKeysOfTier, isLiveAt } from './liveGrants';
 import { namespaceSegments, pageSegments } from './kubernetesPaging';
 import type { KubernetesProductStore } from './KubernetesProductStore';
 import {
@@ -37,12 +37,6 @@ export interface KubernetesMcpGrantsParts {
   namespaces: ServedNamespaces;
   products: KubernetesProductStore;
   keys: KubernetesKeyObjects;
-}
-
-/** Whether an APIKey is a live grant at `now` (before the exact filter checks). */
-function isLiveAt(key: KubeObject, now: Date): boolean {
-  const spec = key.spec as ApiKeySpec | undefined;
-  return phaseOf(key) === 'Approved' && !isExpiryDue(spec?.expiresAt, now);
 }
 
 /** The access grant reads of the Kubernetes `PortalStore`. See the comment at the top of this file. */
@@ -113,7 +107,6 @@ export class KubernetesMcpGrants {
     if (this.#parts.namespaces.scope(product.namespace)?.length === 0) {
       return 0;
     }
-    const keys = await this.#parts.keys.ofProduct(product);
-    return keys.filter(key => key.spec?.planTier === tier && isLiveAt(key, now)).length;
+    return countLiveKeysOfTier(this.#parts.keys, product, tier, now);
   }
 }

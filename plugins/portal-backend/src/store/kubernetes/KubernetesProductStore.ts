@@ -7,6 +7,9 @@
  *   few objects selected.
  * - replaceProduct: PUT with the given resourceVersion (checked first against the
  *   current one, so an odd version string is a ConflictError, not a validation error).
+ *   Tiers that must be unused are counted before the PUT: the API server has no
+ *   transaction across a product and its keys, so an approval between the count and the
+ *   PUT keeps a tier the product no longer has (the database store closes that gap).
  * - deleteProduct first marks the product (annotation), then deletes its keys, then the
  *   product (uid precondition). A delete that fails part-way leaves the product marked;
  *   a retry completes it, and no key can be added meanwhile (the key request store
@@ -20,13 +23,22 @@ import {
   type ObjectRef,
 } from '@devportal/plugin-portal-common';
 import { ownerOf, refText } from '../productOwner';
-import type { NewApiProduct, Page, PageRequest, ProductFilter, StoredApiProduct } from '../types';
+import { tierInUseError } from '../planTierConflicts';
+import type {
+  NewApiProduct,
+  Page,
+  PageRequest,
+  ProductFilter,
+  StoredApiProduct,
+  UnusedTiersCondition,
+} from '../types';
 import { AlreadyExistsError } from './AlreadyExistsError';
 import { byNamespaceAndName } from './byNamespaceAndName';
 import { API_PRODUCTS, nowTimestamp, productFromObject } from './customResources';
 import { isConflict, isNotFound } from './errorChecks';
 import type { KubeObject, KubernetesApi } from './kubernetesClient';
 import type { KubernetesKeyObjects } from './KubernetesKeyObjects';
+import { countLiveKeysOfTier } from './liveGrants';
 import { namespaceSegments, pageSegments } from './kubernetesPaging';
 import {
   DELETING_ANNOTATION,
@@ -188,8 +200,11 @@ export class KubernetesProductStore {
     return objects.filter(matches);
   }
 
-  /** See `PortalStore.replaceProduct`. */
-  async replaceProduct(product: StoredApiProduct): Promise<StoredApiProduct> {
+  /** See `PortalStore.replaceProduct` and the comment at the top of this file. */
+  async replaceProduct(
+    product: StoredApiProduct,
+    unused?: UnusedTiersCondition,
+  ): Promise<StoredApiProduct> {
     const { namespace, name, resourceVersion } = product.metadata;
     const ref = { namespace, name };
     assertNoReservedKeys('labels', product.metadata.labels);
@@ -205,6 +220,12 @@ export class KubernetesProductStore {
       );
     if (current.metadata.resourceVersion !== resourceVersion) {
       throw stale();
+    }
+    if (unused !== undefined) {
+      for (const tier of unused.tiers) {
+        const count = await countLiveKeysOfTier(this.keys, ref, tier, unused.now);
+        if (count > 0) throw tierInUseError(tier, count);
+      }
     }
     try {
       const replaced = await this.api.replaceCustom(API_PRODUCTS, namespace, name, {

@@ -5,7 +5,9 @@ import {
 import { notificationsApiRef } from '@backstage/plugin-notifications';
 import { signalApiRef } from '@backstage/plugin-signals-react';
 import { act, screen, waitFor, within } from '@testing-library/react';
+import type { ApiProduct } from '@devportal/plugin-portal-common';
 import { mcpBrokerApiRef, type McpBrokerApi } from '../../apis/McpBrokerApi';
+import { portalApiRef } from '../../apis/PortalApi';
 import { permissions, rejecting, serverError } from '../../__testUtils__/fakes';
 import { renderPortal } from '../../__testUtils__/renderPortal';
 import { catalogAndProducts, noOtherServers } from '../../__testUtils__/mcpCatalog';
@@ -315,8 +317,11 @@ describe('McpToolsPage: ?server= and live updates (fake broker, fake signal and 
     expect(scrollIntoView.mock.contexts).toEqual([item]);
   });
 
-  it("reloads the person's tools when a portal notification reaches them, and only then", async () => {
+  it("reloads the person's tools and the products on offer when a portal notification reaches them, and only then", async () => {
     const signals = new FakeSignalApi();
+    // deploybot: in the catalog, nothing of it is the person's, and no product offers it yet.
+    const offers: ApiProduct[] = [];
+    const [catalog, [, portal]] = catalogAndProducts([mcpServerEntity('deploybot')], offers);
     const notifications = fakeNotificationsApi([
       { id: 'n-catalog', origin: 'plugin:catalog' },
       { id: 'n-portal', origin: 'plugin:portal' },
@@ -339,7 +344,8 @@ describe('McpToolsPage: ?server= and live updates (fake broker, fake signal and 
     });
     await renderPortal(<McpToolsPage />, {
       apis: [
-        ...noOtherServers(),
+        catalog,
+        [portalApiRef, portal],
         [mcpBrokerApiRef, broker],
         [signalApiRef, signals],
         [notificationsApiRef, notifications],
@@ -347,6 +353,7 @@ describe('McpToolsPage: ?server= and live updates (fake broker, fake signal and 
       ],
     });
     expect(await screen.findByText('No MCP tools for you yet')).toBeInTheDocument();
+    expect(await screen.findByText('No product offers it yet')).toBeInTheDocument();
     expect(signals.subscribers('notifications')).toBe(1);
 
     // Another plugin's notification changes nothing the page shows.
@@ -358,12 +365,20 @@ describe('McpToolsPage: ?server= and live updates (fake broker, fake signal and 
     );
     await waitFor(() => expect(notifications.getNotification).toHaveBeenCalledWith('n-catalog'));
     expect(broker.getCatalog).toHaveBeenCalledTimes(1);
+    expect(portal.listApiProductsPages).toHaveBeenCalledTimes(1);
 
     granted = true;
+    offers.push(
+      mcpProduct({ name: 'deploy-tools', server: 'deploybot', displayName: 'Deploy tools' }),
+    );
     act(() =>
       signals.publish('notifications', { action: 'new_notification', notification_id: 'n-portal' }),
     );
     expect(await screen.findByText('example_deploy')).toBeInTheDocument();
+    expect(
+      await screen.findByRole('link', { name: 'Request access to deploybot through Deploy tools' }),
+    ).toHaveAttribute('href', '/portal/products/mcp/deploy-tools');
     expect(broker.getCatalog).toHaveBeenCalledTimes(2);
+    expect(portal.listApiProductsPages).toHaveBeenCalledTimes(2);
   });
 });

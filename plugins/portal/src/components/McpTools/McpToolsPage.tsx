@@ -27,11 +27,11 @@ import {
   mcpBrokerToolApprovePermission,
   type McpServerCatalog,
 } from '@devportal/plugin-mcp-broker-common';
-import { useState } from 'react';
 import { mcpBrokerApiRef, type McpBackendStatus } from '../../apis/McpBrokerApi';
 import { useAppLinks } from '../../hooks/useAppLinks';
 import { useAsyncData } from '../../hooks/useAsyncData';
 import { useHighlight, useHighlightedServer } from '../../hooks/useHighlight';
+import { useMcpProducts } from '../../hooks/useMcpProducts';
 import { useDecision } from '../../hooks/usePermissions';
 import { usePortalNotificationSignal } from '../../hooks/usePortalNotificationSignal';
 import { statusOf } from '../shared/errors';
@@ -128,11 +128,11 @@ function ConnectCard() {
 function ServerCatalog() {
   const broker = useApi(mcpBrokerApiRef);
   const catalog = useAsyncData(() => broker.getCatalog(), [broker]);
+  const products = useMcpProducts('MCPServer');
   // The person's access changed: what they may use, and the offers of the others, again.
-  const [notified, setNotified] = useState(0);
   usePortalNotificationSignal(() => {
     catalog.reload();
-    setNotified(n => n + 1);
+    products.reload();
   });
   const highlighted = useHighlightedServer();
   if (catalog.value === undefined && catalog.loading) return <LoadingState what="MCP tools" />;
@@ -162,7 +162,7 @@ function ServerCatalog() {
         ))
       )}
       <CuratedEndpoints endpoints={catalog.value?.endpoints ?? []} />
-      <RequestableServers held={held} highlighted={highlighted} refreshKey={notified} />
+      <RequestableServers held={held} highlighted={highlighted} products={products} />
     </Flex>
   );
 }

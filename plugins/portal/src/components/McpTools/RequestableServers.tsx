@@ -2,13 +2,15 @@
  * On the MCP tools page (contract mcp-access §8): the MCP servers the person may see in the
  * catalog but holds nothing of (the broker's catalog lists none of their items for them), each
  * with "Request access" links to the Published products that offer it (the products on MCP
- * servers, asked of the portal with `targetKind=MCPServer`, useMcpProducts).
+ * servers, asked of the portal with `targetKind=MCPServer`, useMcpProducts; the page loads them,
+ * and reloads them with what the person may use when a portal notification reaches them).
  */
 import { Card, CardBody, CardHeader, Flex, Link, Text } from '@backstage/ui';
 import type { ReactNode } from 'react';
 import { mcpTargetKey } from '@devportal/plugin-portal-common';
 import { useAppLinks } from '../../hooks/useAppLinks';
-import { isRequestable, useMcpProducts } from '../../hooks/useMcpProducts';
+import type { AsyncData } from '../../hooks/useAsyncData';
+import { isRequestable, type McpProductsByTarget } from '../../hooks/useMcpProducts';
 import { useMcpServerChoices } from '../../hooks/useMcpServerEntity';
 import { useHighlight } from '../../hooks/useHighlight';
 import { ErrorState } from '../shared/StateViews';
@@ -18,12 +20,12 @@ export function RequestableServers(props: {
   held: ReadonlySet<string>;
   /** The server `?server=` asks for. */
   highlighted?: string;
-  /** A change reads the products again (a portal notification arrived). */
-  refreshKey?: number;
+  /** The MCP products by target (useMcpProducts), loaded and reloaded by the page. */
+  products: AsyncData<McpProductsByTarget>;
 }) {
   const links = useAppLinks();
   const choices = useMcpServerChoices();
-  const products = useMcpProducts('MCPServer', [props.refreshKey]);
+  const { products } = props;
   const error = choices.error ?? products.error;
   if (error !== undefined) {
     return <ErrorState title="Could not find more MCP servers to request" error={error} />;
