@@ -207,6 +207,16 @@ describe('mcpBrokerPlugin access grant sources (startTestBackend)', () => {
       // A grant on another server shows nothing of this one.
       await w.upsert([{ ...grant, id: 'key-uid-2', target: { kind: 'server', name: 'other' } }]);
       expect(await toolNames(sessionId)).toEqual([]);
+      // /status counts them (mcp-access §6.7): one live grant now, no subject, no product.
+      const status = (await request(backend.server).get('/api/mcp-broker/status')).body;
+      expect(status.accessGrants).toMatchObject({
+        sources: ['portal'],
+        live: 1,
+        stale: false,
+        freshAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      });
+      expect(status.accessGrants.revision).toBeGreaterThanOrEqual(3);
+      expect(JSON.stringify(status.accessGrants)).not.toMatch(/alice|key-uid/i);
     } finally {
       await backend.stop();
       await example.close();

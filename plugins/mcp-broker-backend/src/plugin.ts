@@ -47,6 +47,8 @@ import { ServerChangePublisher } from './broker/ServerChangePublisher';
 import { createServersRouter } from './router/serversRouter';
 import { mcpAccessGrantsExtensionPoint } from '@devportal/plugin-mcp-broker-node';
 import { AccessGrantFullSync, readAccessGrantSyncSchedule } from './grants/AccessGrantFullSync';
+import { accessGrantsStatus } from './grants/accessGrantsStatus';
+import type { AccessGrantsStatus } from '@devportal/plugin-mcp-broker-common';
 import { AccessGrantSources } from './grants/AccessGrantSources';
 import { GrantIndex } from './grants/GrantIndex';
 import { DatabaseAccessGrantStore } from './store/DatabaseAccessGrantStore';
@@ -298,6 +300,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           },
         });
         // A grant that came or went changes people's lists: list_changed to their streams.
+        let grantsStatus: (() => AccessGrantsStatus) | undefined;
         if (grants !== undefined) {
           grants.onChange(change => {
             const audience = access.grantAudience(change);
@@ -317,6 +320,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             ...readAccessGrantSyncSchedule(config),
             fn: signal => fullSync.run(signal),
           });
+          grantsStatus = () => accessGrantsStatus(grantSources, grants, fullSync);
         }
         const toolCallAuditor = ToolCallAuditor.create({ auditor: deps.auditor, logger, usage });
         // MCP clients sign in through Backstage's auth backend (spec §10): the discovery documents
@@ -355,6 +359,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               return server && identity.provider.statusOf(server);
             },
             refusedRegistrations: () => discovery.refusedRegistrations(),
+            accessGrants: grantsStatus,
             endpoints,
           }),
         );

@@ -63,6 +63,36 @@ const endpointStatusSchema = z.object({
   sessions: z.number().int(),
 });
 
+/**
+ * The access grants this replica follows (mcp-access §6.7): counts only, no subject, no product.
+ * @public
+ */
+export const accessGrantsStatusSchema = z.object({
+  /** The ids of the grant sources (e.g. `portal`). */
+  sources: z.array(z.string()),
+  /** The last feed revision this replica applied. */
+  revision: z.number().int(),
+  /** Live grants in this replica's index. */
+  live: z.number().int(),
+  /** When the feed was last read (ISO 8601); absent before the first read. */
+  freshAt: z.string().optional(),
+  /** True when the feed was not read for longer than `staleAfter`: no grant applies then. */
+  stale: z.boolean(),
+  /** This replica's last full sync of the sources; absent before the first. */
+  lastFullSync: z
+    .object({
+      at: z.string(),
+      /** False when a source could not be synced (the next run tries again). */
+      ok: z.boolean(),
+      /** How many sources' grants the sync had to repair in the feed. */
+      changed: z.number().int(),
+    })
+    .optional(),
+});
+
+/** The access grants on `/status` (mcp-access §6.7). @public */
+export type AccessGrantsStatus = z.infer<typeof accessGrantsStatusSchema>;
+
 /** The body of `GET /api/mcp-broker/status`. @public */
 export const mcpBrokerStatusSchema = z
   .object({
@@ -84,6 +114,8 @@ export const mcpBrokerStatusSchema = z
     permissions: z.object({ authorizeCalls: z.number().int() }),
     /** The curated endpoints (spec §13). */
     endpoints: z.array(endpointStatusSchema),
+    /** The access grants (mcp-access §6.7); absent without a grant source. */
+    accessGrants: accessGrantsStatusSchema.optional(),
   })
   .passthrough();
 

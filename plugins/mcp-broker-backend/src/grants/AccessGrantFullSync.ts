@@ -51,8 +51,19 @@ export interface AccessGrantFullSyncOptions {
 }
 
 /** Runs the full sync of every source; see the file comment. */
+/** What one full sync did. */
+export interface FullSyncOutcome {
+  /** When it ended (ISO 8601). */
+  at: string;
+  /** False when a source failed. */
+  ok: boolean;
+  /** Sources whose grants it repaired in the feed. */
+  changed: number;
+}
+
 export class AccessGrantFullSync {
   readonly #options: AccessGrantFullSyncOptions;
+  #lastRun: FullSyncOutcome | undefined;
 
   constructor(options: AccessGrantFullSyncOptions) {
     this.#options = options;
@@ -60,6 +71,8 @@ export class AccessGrantFullSync {
 
   /** One sync of every source, one after the other; `signal` aborts it (nothing is applied). */
   async run(signal: AbortSignal): Promise<void> {
+    let ok = true;
+    let changed = 0;
     for (const source of this.#options.sources.list()) {
       if (signal.aborted) return;
       try {
@@ -77,13 +90,21 @@ export class AccessGrantFullSync {
           this.#options.logger.info(
             `MCP access grant full sync of source "${source.id}" repaired the feed (revision ${result.revision}; ${grants.length} live grants listed)`,
           );
+          changed += 1;
           await this.#options.onWritten();
         }
       } catch (error) {
+        ok = false;
         this.#options.logger.warn(
           `MCP access grant full sync of source "${source.id}" failed; nothing was changed, the next run tries again: ${error}`,
         );
       }
     }
+    this.#lastRun = { at: new Date().toISOString(), ok, changed };
+  }
+
+  /** The last complete run (for `/status`): when, whether every source synced, how many changed. */
+  lastRun(): FullSyncOutcome | undefined {
+    return this.#lastRun;
   }
 }

@@ -168,12 +168,20 @@ export class GrantIndex implements GrantLookup {
   }
 
   /** How many live grants and subjects the index holds (for `/status`: counts only). */
-  counts(): { grants: number; subjects: number; revision: number; fresh: boolean } {
+  counts(): {
+    grants: number;
+    subjects: number;
+    revision: number;
+    fresh: boolean;
+    /** Epoch ms of the last successful read (0: none yet). */
+    freshAt: number;
+  } {
     return {
       grants: this.#grants.size,
       subjects: this.#bySubject.size,
       revision: this.#revision,
       fresh: this.isFresh(),
+      freshAt: this.#freshAt,
     };
   }
 

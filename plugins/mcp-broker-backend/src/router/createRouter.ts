@@ -60,6 +60,8 @@ export interface RouterOptions {
   identityStatusOf?: StatusHandlerDeps['identityStatusOf'];
   /** Kubernetes registrations that serve nothing, and why, on `/status` (spec §11.1). */
   refusedRegistrations?: StatusHandlerDeps['refusedRegistrations'];
+  /** The access grants on `/status` (mcp-access §6.7). */
+  accessGrants?: StatusHandlerDeps['accessGrants'];
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
   /** The curated endpoints (spec §13); none by default. */
@@ -117,6 +119,7 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       ...deps,
       identityStatusOf: options.identityStatusOf,
       refusedRegistrations: options.refusedRegistrations,
+      accessGrants: options.accessGrants,
       endpoints: () => endpointStatuses(options.broker, options.endpoints),
     }),
   );

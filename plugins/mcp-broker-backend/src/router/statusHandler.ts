@@ -3,7 +3,10 @@
  * backend is reachable and current.
  */
 import { NotAllowedError } from '@backstage/errors';
-import { mcpBrokerStatusReadPermission } from '@devportal/plugin-mcp-broker-common';
+import {
+  mcpBrokerStatusReadPermission,
+  type AccessGrantsStatus,
+} from '@devportal/plugin-mcp-broker-common';
 import type { CuratedEndpointStatus } from '../endpoints/CuratedEndpoint';
 import type { ServerIdentityStatus } from '../identity/BackendCredentialProvider';
 import { accessOf, PrincipalAccessDeps } from './principalAccess';
@@ -20,6 +23,8 @@ export interface StatusHandlerDeps extends PrincipalAccessDeps {
   refusedRegistrations?: () => ReadonlyArray<RefusedRegistrationStatus>;
   /** The curated endpoints (spec §13): `endpoints[]`. */
   endpoints?: () => ReadonlyArray<CuratedEndpointStatus>;
+  /** The access grants this replica follows (mcp-access §6.7); absent without a source. */
+  accessGrants?: () => AccessGrantsStatus;
 }
 
 /** One refused Kubernetes resource on `/status`: `registrations.refused[]`. */
@@ -56,6 +61,14 @@ export function statusHandler(deps: StatusHandlerDeps): OperationHandler<'getSta
     }));
     const registrations = { refused: [...(deps.refusedRegistrations?.() ?? [])] };
     const endpoints = [...(deps.endpoints?.() ?? [])];
-    return { ...status, backends, registrations, permissions, endpoints };
+    const accessGrants = deps.accessGrants?.();
+    return {
+      ...status,
+      backends,
+      registrations,
+      permissions,
+      endpoints,
+      ...(accessGrants === undefined ? {} : { accessGrants }),
+    };
   };
 }
