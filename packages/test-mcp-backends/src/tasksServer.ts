@@ -61,8 +61,14 @@ export interface TasksServer {
   close(): Promise<void>;
 }
 
+/** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
+export interface LegacyTasksServer extends TasksServer {
+  /** Ends every session (later requests naming one get 404); their tasks go with them. */
+  forgetSessions(): Promise<void>;
+}
+
 /** Starts the fixture on a free loopback port. */
-export async function startTasksServer(): Promise<TasksServer> {
+export async function startTasksServer(): Promise<LegacyTasksServer> {
   const store = new InMemoryTaskStore();
   const requests: RecordedTaskRequest[] = [];
   const jobs = new DeployJobs();
@@ -135,6 +141,7 @@ export async function startTasksServer(): Promise<TasksServer> {
           ...(taskId !== undefined && { taskId }),
           ...(credential !== undefined && { credential }),
           ...(typeof session === 'string' && { session }),
+          ...(isRecord(params?._meta) && { meta: params._meta }),
         });
       }
       // A task is its creator's: another credential meets it as an unknown task.
@@ -175,6 +182,7 @@ export async function startTasksServer(): Promise<TasksServer> {
           : { content: [{ type: 'text', text: `deploying ${target} failed` }], isError: true };
       await store.storeTaskResult(job.taskId, outcome, result, job.session);
     },
+    forgetSessions: () => sessions.close(),
     async close() {
       store.cleanup();
       await listening.close();

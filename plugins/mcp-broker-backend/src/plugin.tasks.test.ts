@@ -8,7 +8,11 @@
  */
 import type { AddressInfo } from 'node:net';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import { startTasksServer, type TasksServer } from '@internal/test-mcp-backends';
+import {
+  startTasksServer,
+  type LegacyTasksServer,
+  type TasksServer,
+} from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -71,7 +75,7 @@ async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex)
 
 describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
   const { factory: auditorFactory, events: audit } = recordingAuditor();
-  let fixture: TasksServer;
+  let fixture: LegacyTasksServer;
   let broker: { url: URL; stop(): Promise<void> };
   const clients: Client[] = [];
 
@@ -168,11 +172,12 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(listed.tasks.find(t => t.taskId === task.taskId)).toMatchObject({
       status: 'completed',
     });
-    // The fixture saw only its own id, on the session that created the task.
+    // The fixture saw only its own id, on the session that created the task: get, get, result
+    // and the get that records the ended task's state after its result.
     const sessions = fixture.requests
       .filter(r => r.method.startsWith('tasks/') && r.taskId === job.taskId)
       .map(r => r.session);
-    expect(sessions).toEqual([job.session, job.session, job.session]);
+    expect(sessions).toEqual([job.session, job.session, job.session, job.session]);
     const texts = await Promise.all(received);
     expect(texts.some(text => text.includes(task.taskId))).toBe(true);
     for (const text of texts) expect(text).not.toContain(job.taskId);
@@ -185,6 +190,43 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       ]),
     );
     expect(JSON.stringify(audit)).not.toContain(task.taskId);
+  });
+
+  it('records a task as ended when its client only waited on tasks/result, so it stops counting as open', async () => {
+    const client = await connect('heidi');
+    const { task } = await startDeploy(client, 'quiet');
+    await fixture.started('quiet');
+    await fixture.finish('quiet', 'completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'deployed quiet' }]);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+  });
+
+  it('passes neither the client’s _meta trace context nor its baggage to the backend with a task call', async () => {
+    const client = await connect('frank');
+    await client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'jobs_deploy',
+          arguments: { target: 'meta' },
+          task: {},
+          _meta: {
+            baggage: 'user=frank',
+            traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+            progressToken: 'p-9',
+          },
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    const job = await fixture.started('meta');
+    const call = fixture.requests.find(
+      r =>
+        r.method === 'tools/call' && r.session === job.session && r.meta?.progressToken === 'p-9',
+    );
+    expect(call?.meta).toEqual({ progressToken: 'p-9' });
   });
 
   it('answers another person’s id exactly like an unknown one, and never asks the backend', async () => {
@@ -320,6 +362,23 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(refusal).toBeInstanceOf(McpError);
     expect(refusal.code).toBe(-32602);
     expect(refusal.message).toContain('Invalid cursor');
+  });
+
+  it('answers E3 for a task whose backend session the backend forgot, and forgets the task', async () => {
+    const client = await connect('grace');
+    const { task } = await startDeploy(client, 'lost');
+    await fixture.started('lost');
+    // Last in this block: every session ends, the broker's own catalog session too.
+    await fixture.forgetSessions();
+    const refusal = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect(refusal).toMatchObject({
+      code: -32602,
+      data: { reason: 'task-lost', server: 'jobs' },
+    });
+    // The row went with it: the id is unknown now.
+    const again = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
+    expect(again).toMatchObject({ code: -32602, data: { reason: 'task-not-found' } });
   });
 });
 

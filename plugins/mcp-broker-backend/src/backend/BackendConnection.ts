@@ -120,10 +120,7 @@ export interface BackendConnectionOptions {
 export interface BackendConnectionRequestOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
-  /**
-   * The client capabilities a modern backend is told (the end client's); `{}` when absent.
-   * Legacy backends get the broker's session capabilities instead.
-   */
+  /** What a modern backend is told of the client (`{}`: none); legacy: the broker's session's. */
   clientCapabilities?: Record<string, unknown>;
 }
 

@@ -50,7 +50,6 @@ export interface AccessGrantFullSyncOptions {
   onWritten: () => Promise<void>;
 }
 
-/** Runs the full sync of every source; see the file comment. */
 /** What one full sync did. */
 export interface FullSyncOutcome {
   /** When it ended (ISO 8601). */
@@ -61,6 +60,7 @@ export interface FullSyncOutcome {
   changed: number;
 }
 
+/** Runs the full sync of every source; see the file comment. */
 export class AccessGrantFullSync {
   readonly #options: AccessGrantFullSyncOptions;
   #lastRun: FullSyncOutcome | undefined;

@@ -13,7 +13,13 @@ import { prefixedName } from '../broker/AggregatedCatalog';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
-import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  jsonRpcError,
+  jsonRpcResult,
+  type JsonRpcId,
+} from '../protocol/jsonRpc';
 import type { TaskCaller, TaskReply } from '../tasks/LegacyTaskRelay';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
@@ -62,10 +68,33 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
         ended.signal,
       );
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
+    } catch (error) {
+      storeUnavailable(broker, writer, error, request.id!);
     } finally {
       ended.release();
     }
   };
+}
+
+/**
+ * The task table could not be read or written (the shared database is down): 503, retry shortly,
+ * as every other store failure of the broker; the cause goes to the log only.
+ */
+function storeUnavailable(
+  broker: McpBroker,
+  writer: McpRequest['writer'],
+  error: unknown,
+  id: JsonRpcId,
+): void {
+  broker.logger.warn(`MCP broker: the task table is unavailable: ${error}`);
+  writer.finish(
+    jsonRpcError(
+      id,
+      JsonRpcErrorCode.InternalError,
+      'The MCP broker cannot reach its session store right now; retry shortly',
+    ),
+    503,
+  );
 }
 
 /** `tasks/list`: the caller's tasks, from the broker's table. */
@@ -75,7 +104,13 @@ export function listTasks(broker: McpBroker) {
       await methodNotFound(request);
       return;
     }
-    const reply = await broker.tasks.list(callerOf(broker, request), request.params.cursor);
+    let reply: TaskReply;
+    try {
+      reply = await broker.tasks.list(callerOf(broker, request), request.params.cursor);
+    } catch (error) {
+      storeUnavailable(broker, request.writer, error, request.id!);
+      return;
+    }
     request.writer.answer(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
   };
 }
@@ -123,6 +158,8 @@ export async function createTask(
     const message = messageOf(id, reply);
     if ('error' in reply && reply.httpStatus !== 200) writer.answer(message, reply.httpStatus);
     else audit.observe(writer).finish(message);
+  } catch (error) {
+    storeUnavailable(broker, writer, error, id);
   } finally {
     ended.release();
     await audit.finish();

@@ -26,7 +26,8 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
-import { toClientError } from '../backend/backendErrors';
+import { BackendError, toClientError } from '../backend/backendErrors';
+import { withTraceMeta } from '../telemetry/traceContext';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import {
   isPlainObject,
@@ -70,6 +71,9 @@ export interface TaskCaller {
   readonly mayUse: (server: string, tool: string) => boolean;
   readonly traceId?: string;
 }
+
+/** The largest poll interval kept (the column is a 32-bit integer). */
+const MAX_POLL_INTERVAL_MS = 2_147_483_647;
 
 /** What an operation answers: a result, or an error with its HTTP status. */
 export type TaskReply =
@@ -155,22 +159,16 @@ export class LegacyTaskRelay {
       await audit('limited');
       return refusal(taskLimitReached(config.perPerson));
     }
-    let session: LegacySession;
-    let response: JsonRpcResponse;
+    // The client's own trace context and baggage never reach a backend (contract §4).
+    const params = withTraceMeta(withCappedTtl(input.params, config.maxTtlMs), undefined);
+    let sent: { session: LegacySession; response: JsonRpcResponse };
     try {
-      session = await this.sessionOf(backend, caller.principal);
-      response = await this.send(
-        backend,
-        session.id,
-        'tools/call',
-        withCappedTtl(input.params, config.maxTtlMs),
-        input.signal,
-        this.options.toolCallTimeoutMs,
-      );
+      sent = await this.sendCall(backend, caller.principal, params, input.signal);
     } catch (error) {
       await store.release(input.taskId);
       return { error: toClientError(error), httpStatus: 200 };
     }
+    const { session, response } = sent;
     const task = 'result' in response ? legacyTaskOf(response.result.task) : undefined;
     if (task === undefined || !('result' in response)) {
       // Answered without a task (an error, or at once): the slot goes, the answer passes.
@@ -229,8 +227,13 @@ export class LegacyTaskRelay {
         signal,
         Math.max(1, task.expiresAt - this.now()),
       );
-      if ('error' in response) return this.backendError(task, response.error);
-      return { result: withRelatedTask(response.result, task) };
+      const answer =
+        'error' in response
+          ? await this.backendError(task, response.error)
+          : { result: withRelatedTask(response.result, task) };
+      // The task has ended: its row must stop counting as open (no watcher reads it yet).
+      if (!isLost(answer)) await this.refresh(task, backend, signal);
+      return answer;
     });
   }
 
@@ -239,6 +242,7 @@ export class LegacyTaskRelay {
     return this.operate(caller, taskId, 'cancel', async (task, backend) => {
       const response = await this.sendOnTask(backend, task, 'tasks/cancel', signal);
       if ('error' in response && /terminal/i.test(response.error.message)) {
+        await this.refresh(task, backend, signal);
         return { error: response.error, httpStatus: 200 };
       }
       return this.taskAnswer(task, response);
@@ -295,7 +299,13 @@ export class LegacyTaskRelay {
     try {
       reply = await run(task, backend);
     } catch (error) {
-      reply = { error: toClientError(error), httpStatus: 200 };
+      if (isSessionLost(error)) {
+        // The pinned session is gone, and the backend's tasks with it (contract §2.13 E3).
+        await this.options.store.delete(task.taskId).catch(() => undefined);
+        reply = refusal(taskLost(task.server));
+      } else {
+        reply = { error: toClientError(error), httpStatus: 200 };
+      }
     }
     await this.audit(
       caller,
@@ -357,6 +367,53 @@ export class LegacyTaskRelay {
     return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
   }
 
+  /**
+   * The task-augmented `tools/call` on the person's pinned session. A session the backend forgot
+   * before reading the call is replaced once: nothing ran, so one retry is safe (as tool calls do).
+   */
+  private async sendCall(
+    backend: TaskBackend,
+    principal: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ session: LegacySession; response: JsonRpcResponse }> {
+    for (let attempt = 1; ; attempt += 1) {
+      const session = await this.sessionOf(backend, principal);
+      try {
+        const response = await this.send(
+          backend,
+          session.id,
+          'tools/call',
+          params,
+          signal,
+          this.options.toolCallTimeoutMs,
+        );
+        return { session, response };
+      } catch (error) {
+        if (attempt > 1 || !isSessionLost(error)) throw error;
+        await this.forgetSession(backend, principal, session);
+      }
+    }
+  }
+
+  /** Reads the task's state from the backend into its row (best effort). */
+  private async refresh(task: StoredTask, backend: TaskBackend, signal: AbortSignal) {
+    try {
+      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
+      if ('result' in response) await this.taskAnswer(task, response);
+    } catch {
+      // The next operation or the sweep sees it again.
+    }
+  }
+
+  /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
+  private async forgetSession(backend: TaskBackend, principal: string, session: LegacySession) {
+    const key = `${serverIdentityOf(backend.server)}\u0000${principal}`;
+    const cached = this.sessions.get(key);
+    const current = await cached?.catch(() => undefined);
+    if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
+  }
+
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
   private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
     if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
@@ -369,13 +426,20 @@ export class LegacyTaskRelay {
   /** The row's state from a backend `Task`, its ttl capped by `maxTtl`. */
   private stateOf(task: LegacyTask): TaskState {
     const { maxTtlMs } = this.options.config;
+    // Whole milliseconds within the columns' types (a backend may send 1500.5 or 2^40).
+    const ttlMs =
+      task.ttl === undefined || task.ttl === null
+        ? maxTtlMs
+        : Math.floor(Math.min(task.ttl, maxTtlMs));
     return {
       status: task.status,
       ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      ...(task.createdAt === undefined ? {} : { createdAt: task.createdAt }),
-      ...(task.lastUpdatedAt === undefined ? {} : { lastUpdatedAt: task.lastUpdatedAt }),
-      ttlMs: task.ttl === undefined || task.ttl === null ? maxTtlMs : Math.min(task.ttl, maxTtlMs),
-      ...(task.pollInterval === undefined ? {} : { pollIntervalMs: task.pollInterval }),
+      ...(timestampFits(task.createdAt) ? { createdAt: task.createdAt } : {}),
+      ...(timestampFits(task.lastUpdatedAt) ? { lastUpdatedAt: task.lastUpdatedAt } : {}),
+      ttlMs,
+      ...(task.pollInterval === undefined
+        ? {}
+        : { pollIntervalMs: Math.floor(Math.min(task.pollInterval, MAX_POLL_INTERVAL_MS)) }),
     };
   }
 
@@ -488,4 +552,21 @@ function withRelatedTask(
     ...result,
     _meta: { ...meta, [RELATED_TASK_META]: { ...meta[RELATED_TASK_META], taskId: task.taskId } },
   };
+}
+
+/** Whether a backend timestamp fits its column (40 characters; ISO 8601 needs 24 to 35). */
+function timestampFits(value: string | undefined): value is string {
+  return value !== undefined && value.length <= 40;
+}
+
+/** The backend forgot the broker's session (restart, expiry). */
+function isSessionLost(error: unknown): boolean {
+  return error instanceof BackendError && error.reason === 'session-lost';
+}
+
+/** Whether an answer is E3 (the backend lost the task; its row is gone). */
+function isLost(reply: TaskReply): boolean {
+  return (
+    'error' in reply && isPlainObject(reply.error.data) && reply.error.data.reason === 'task-lost'
+  );
 }

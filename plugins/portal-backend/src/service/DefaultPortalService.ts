@@ -213,10 +213,7 @@ export class DefaultPortalService implements PortalService {
     return this.#withPlans(created);
   }
 
-  /**
-   * Applies a merge patch. The write is a compare-and-set on the patch's `resourceVersion`
-   * (or the one read), so the check's decision holds for what is written.
-   */
+  /** A merge patch, written as a compare-and-set on its (or the read) `resourceVersion`. */
   async updateProduct(
     credentials: BackstageCredentials,
     ref: ObjectRef,
@@ -248,7 +245,7 @@ export class DefaultPortalService implements PortalService {
       annotations[OWNER_ANNOTATION] = normalizeEntityRef(newOwner, 'owner');
     }
 
-    // Dropping a tier that live grants use is refused by the store, atomically with the write.
+    // The store refuses dropping a tier live grants use, atomically with the write.
     const replaced = await this.#store.replaceProduct(
       {
         ...current,
