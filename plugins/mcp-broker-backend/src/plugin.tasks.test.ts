@@ -367,7 +367,15 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
   it('answers E3 for a task whose backend session the backend forgot, and forgets the task', async () => {
     const client = await connect('grace');
     const { task } = await startDeploy(client, 'lost');
-    await fixture.started('lost');
+    const lost = await fixture.started('lost');
+    const connectedAt = async () => {
+      const response = await fetch(new URL('/api/mcp-broker/status', broker.url), {
+        headers: { Authorization: mockCredentials.user.header('user:default/grace') },
+      });
+      const backend = (await response.json()).backends?.[0];
+      return backend?.state === 'connected' ? String(backend.lastConnectedAt) : undefined;
+    };
+    const before = await connectedAt();
     // Last in this block: every session ends, the broker's own catalog session too.
     await fixture.forgetSessions();
     const refusal = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
@@ -379,6 +387,15 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     // The row went with it: the id is unknown now.
     const again = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
     expect(again).toMatchObject({ code: -32602, data: { reason: 'task-not-found' } });
+    // Once the broker has its own session again (it relays tasks to backends that declared
+    // them), a new task call replaces the forgotten pinned session: one retry, nothing ran.
+    await waitFor(async () => {
+      const now = await connectedAt();
+      return now !== undefined && now !== before;
+    }, 'the broker to reconnect to the fixture');
+    const next = await startDeploy(client, 'found');
+    expect(next.task.status).toBe('working');
+    expect((await fixture.started('found')).session).not.toBe(lost.session);
   });
 });
 
