@@ -437,6 +437,11 @@ describe('tasks switched off (mcpBroker.tasks.enabled: false)', () => {
       const missing = await client.experimental.tasks.getTask('jobs:x').catch(e => e);
       expect(missing).toBeInstanceOf(McpError);
       expect(missing.code).toBe(-32601);
+      // E5 for any tasks/*, a malformed one too: the method is not there to check params for.
+      const malformed = await client
+        .request({ method: 'tasks/get', params: { taskId: 42 } } as any, CallToolResultSchema)
+        .catch(e => e);
+      expect(malformed).toMatchObject({ code: -32601 });
     } finally {
       await client.close();
       await server.stop?.();

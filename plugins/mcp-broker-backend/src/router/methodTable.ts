@@ -54,6 +54,14 @@ export interface MethodEntry extends ClientRequestMethod {
 /** What the router adds to a method of the table. */
 type MethodHandler = Pick<MethodEntry, 'handler' | 'route'>;
 
+/** The methods of the 2025-11-25 tasks capability (absent from the table with tasks off). */
+const TASK_METHODS: ReadonlySet<string> = new Set([
+  'tasks/get',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/list',
+]);
+
 /** The broker's method table (handlers bound to the broker and its auditor). */
 export function createMethodTable(deps: {
   broker: McpBroker;
@@ -120,8 +128,13 @@ export function createMethodTable(deps: {
     'resources/subscribe': { handler: unsupported },
     'resources/unsubscribe': { handler: unsupported },
   };
+  // With tasks switched off the tasks/* methods do not exist (contract tasks-and-apps §2.13 E5):
+  // method not found for any of them, before their params are looked at.
+  const served = clientRequestMethods().filter(
+    ([name]) => broker.config.tasks.enabled || !TASK_METHODS.has(name),
+  );
   return new Map(
-    clientRequestMethods().map(([name, method]) => {
+    served.map(([name, method]) => {
       const bound = handlers[name];
       if (bound === undefined) throw new Error(`no handler for the MCP method ${name}`);
       return [name, { ...method, ...bound }];

@@ -23,7 +23,6 @@ import {
 import type { TaskCaller, TaskReply } from '../tasks/LegacyTaskRelay';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
-import { methodNotFound } from './sessionMethods';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** The caller of a task operation, with the tool decisions of this request. */
@@ -54,10 +53,6 @@ function messageOf(id: JsonRpcId, reply: TaskReply) {
  */
 export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | 'cancel') {
   return async (request: McpRequest): Promise<void> => {
-    if (!broker.config.tasks.enabled) {
-      await methodNotFound(request);
-      return;
-    }
     const { writer } = request;
     const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
     if (operation === 'result') writer.holdForCall();
@@ -100,10 +95,6 @@ function storeUnavailable(
 /** `tasks/list`: the caller's tasks, from the broker's table. */
 export function listTasks(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
-    if (!broker.config.tasks.enabled) {
-      await methodNotFound(request);
-      return;
-    }
     let reply: TaskReply;
     try {
       reply = await broker.tasks.list(callerOf(broker, request), request.params.cursor);
