@@ -131,7 +131,7 @@ export function createMethodTable(deps: {
   // With tasks switched off the tasks/* methods do not exist (contract tasks-and-apps §2.13 E5):
   // method not found for any of them, before their params are looked at.
   const served = clientRequestMethods().filter(
-    ([name]) => broker.config.tasks.enabled || !TASK_METHODS.has(name),
+    ([name]) => broker.config?.tasks?.enabled !== false || !TASK_METHODS.has(name),
   );
   return new Map(
     served.map(([name, method]) => {
