@@ -334,8 +334,8 @@ export class LegacyTaskRelay {
     // Someone else's task answers exactly like one that does not exist.
     if (task.principal !== caller.principal) return { refusal: TASK_NOT_FOUND, outcome: 'foreign' };
     if (task.expiresAt <= this.now()) return { refusal: TASK_EXPIRED, outcome: 'expired', task };
-    const backend = this.options.backendOf(task.server);
-    if (backend === undefined || serverIdentityOf(backend.server) !== task.serverIdentity) {
+    const backend = this.backendOfTask(task);
+    if (backend === undefined) {
       // The server was removed or replaced: a new server never inherits tasks.
       await this.options.store.delete(task.taskId);
       return { refusal: TASK_NOT_FOUND, outcome: 'not-found', task };
@@ -348,12 +348,15 @@ export class LegacyTaskRelay {
 
   /** Whether a row may be listed to the caller (same rules as an operation, without writes). */
   private usable(caller: TaskCaller, task: StoredTask): boolean {
+    return this.backendOfTask(task) !== undefined && caller.mayUse(task.server, task.tool);
+  }
+
+  /** The task's server, if it is still configured with the identity the task was made on. */
+  private backendOfTask(task: StoredTask): TaskBackend | undefined {
     const backend = this.options.backendOf(task.server);
-    return (
-      backend !== undefined &&
-      serverIdentityOf(backend.server) === task.serverIdentity &&
-      caller.mayUse(task.server, task.tool)
-    );
+    return backend !== undefined && serverIdentityOf(backend.server) === task.serverIdentity
+      ? backend
+      : undefined;
   }
 
   /** A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. */
@@ -408,7 +411,7 @@ export class LegacyTaskRelay {
 
   /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
   private async forgetSession(backend: TaskBackend, principal: string, session: LegacySession) {
-    const key = `${serverIdentityOf(backend.server)}\u0000${principal}`;
+    const key = pinnedSessionKey(backend, principal);
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
     if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
@@ -459,7 +462,7 @@ export class LegacyTaskRelay {
 
   /** The pinned session of `principal` at `backend` on this replica (opened on first use). */
   private sessionOf(backend: TaskBackend, principal: string): Promise<LegacySession> {
-    const key = `${serverIdentityOf(backend.server)}\u0000${principal}`;
+    const key = pinnedSessionKey(backend, principal);
     let session = this.sessions.get(key);
     if (session === undefined) {
       // Declares nothing: input during a task is not relayed yet (contract Status).
@@ -569,4 +572,9 @@ function isLost(reply: TaskReply): boolean {
   return (
     'error' in reply && isPlainObject(reply.error.data) && reply.error.data.reason === 'task-lost'
   );
+}
+
+/** The key of a person's pinned session at a server (its identity: a new server gets new ones). */
+function pinnedSessionKey(backend: TaskBackend, principal: string): string {
+  return `${serverIdentityOf(backend.server)}\u0000${principal}`;
 }
