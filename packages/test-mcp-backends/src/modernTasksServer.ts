@@ -214,9 +214,7 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
       throw new RpcError(-32602, `Unknown tool: ${String(name).slice(0, 100)}`);
     }
     if (!declared && TASK_REQUIRED.has(name)) {
-      throw new RpcError(-32021, 'Missing required client capability', 400, {
-        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      });
+      throw missingTasksCapability();
     }
     if (name === 'test_tool_with_task') {
       const answer = isRecord(params.inputResponses) ? params.inputResponses.user_name : undefined;
@@ -250,9 +248,7 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
     request: Json,
   ): Json {
     if (!declared) {
-      throw new RpcError(-32021, 'Missing required client capability', 400, {
-        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      });
+      throw missingTasksCapability();
     }
     taskMessages.push({ schema: REQUEST_SCHEMAS[method], message: request });
     const task =
@@ -287,11 +283,10 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
     const credential = req.headers.authorization;
     const asked = Array.isArray(wanted.taskIds) ? wanted.taskIds : undefined;
     if (asked !== undefined && !declaresTasks(params)) {
+      const refusal = missingTasksCapability();
       send(
-        res.writeHead(400, { 'content-type': 'application/json' }),
-        rpcError(body.id, -32021, 'Missing required client capability', {
-          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-        }),
+        res.writeHead(refusal.httpStatus, { 'content-type': 'application/json' }),
+        rpcError(body.id, refusal.code, refusal.message, refusal.data),
         true,
       );
       return;
@@ -391,12 +386,24 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
   };
 }
 
+/** The 2026-07-28 refusal of a request that needs the tasks extension it did not declare. */
+function missingTasksCapability(): RpcError {
+  return new RpcError(-32021, 'Missing required client capability', 400, {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  });
+}
+
+/** `slow_compute`'s result. */
+function computed(args: Json): ToolResult {
+  return textResult(`computed ${String(args.label ?? '')}`.trim());
+}
+
 /** What a tool answers at once even to a client that takes tasks (undefined: it makes a task). */
 function immediateResult(name: string, args: Json): ToolResult | undefined {
   if (name === 'greet') return textResult(`Hello, ${String(args.name ?? 'World')}!`);
   if (name === 'nap') return textResult('napped');
   if (name === 'slow_compute' && Number(args.seconds ?? 0) <= 0) {
-    return textResult(`computed ${String(args.label ?? '')}`.trim());
+    return computed(args);
   }
   return undefined;
 }
@@ -407,13 +414,11 @@ async function synchronousResult(name: string, args: Json): Promise<ToolResult> 
   if (immediate !== undefined) return immediate;
   if (name === 'slow_compute') {
     await new Promise(resolve => setTimeout(resolve, Number(args.seconds) * 1000));
-    return textResult(`computed ${String(args.label ?? '')}`.trim());
+    return computed(args);
   }
   if (name === 'protocol_error_job') throw new RpcError(-32603, 'Internal error: the job crashed');
   if (name === 'confirm_delete' || name === 'multi_input') {
-    throw new RpcError(-32021, 'Missing required client capability', 400, {
-      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-    });
+    throw missingTasksCapability();
   }
   throw new RpcError(-32603, `Tool ${name} has no synchronous form`);
 }
@@ -423,7 +428,7 @@ function startJob(jobs: ModernTaskJobs, task: ModernTask, args: Json): void {
   switch (task.tool) {
     case 'slow_compute':
       task.timer = setTimeout(
-        () => jobs.complete(task, textResult(`computed ${String(args.label ?? '')}`.trim())),
+        () => jobs.complete(task, computed(args)),
         Number(args.seconds) * 1000,
       );
       return;
