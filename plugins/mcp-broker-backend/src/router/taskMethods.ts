@@ -13,16 +13,11 @@ import { prefixedName } from '../broker/AggregatedCatalog';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
-import {
-  isPlainObject,
-  JsonRpcErrorCode,
-  jsonRpcError,
-  jsonRpcResult,
-  type JsonRpcId,
-} from '../protocol/jsonRpc';
+import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
 import type { TaskCaller, TaskReply } from '../tasks/LegacyTaskRelay';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
+import { refuseStoreUnavailable } from './protocol';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** The caller of a task operation, with the tool decisions of this request. */
@@ -64,32 +59,11 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
       );
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
     } catch (error) {
-      storeUnavailable(broker, writer, error, request.id!);
+      refuseStoreUnavailable(broker, writer, error, request.id!);
     } finally {
       ended.release();
     }
   };
-}
-
-/**
- * The task table could not be read or written (the shared database is down): 503, retry shortly,
- * as every other store failure of the broker; the cause goes to the log only.
- */
-function storeUnavailable(
-  broker: McpBroker,
-  writer: McpRequest['writer'],
-  error: unknown,
-  id: JsonRpcId,
-): void {
-  broker.logger.warn(`MCP broker: the task table is unavailable: ${error}`);
-  writer.finish(
-    jsonRpcError(
-      id,
-      JsonRpcErrorCode.InternalError,
-      'The MCP broker cannot reach its session store right now; retry shortly',
-    ),
-    503,
-  );
 }
 
 /** `tasks/list`: the caller's tasks, from the broker's table. */
@@ -99,7 +73,7 @@ export function listTasks(broker: McpBroker) {
     try {
       reply = await broker.tasks.list(callerOf(broker, request), request.params.cursor);
     } catch (error) {
-      storeUnavailable(broker, request.writer, error, request.id!);
+      refuseStoreUnavailable(broker, request.writer, error, request.id!);
       return;
     }
     request.writer.answer(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
@@ -150,7 +124,7 @@ export async function createTask(
     if ('error' in reply && reply.httpStatus !== 200) writer.answer(message, reply.httpStatus);
     else audit.observe(writer).finish(message);
   } catch (error) {
-    storeUnavailable(broker, writer, error, id);
+    refuseStoreUnavailable(broker, writer, error, id);
   } finally {
     ended.release();
     await audit.finish();
