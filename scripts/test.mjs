@@ -129,8 +129,19 @@ const counts = { passed: 0, failed: jestStatus === 0 ? 0 : 1, skipped: 0 };
 // The failing tests and suites, named again in the closing lines: a long run's log is often read
 // from its end only.
 const failures = [];
+/** The 15 test files that ran longest, as lines `  <seconds>  <file>`. */
+let slowest = [];
 if (fs.existsSync(reportFile)) {
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+  slowest = (report.testResults ?? [])
+    .filter(suite => suite.startTime > 0 && suite.endTime >= suite.startTime)
+    .map(suite => ({
+      file: path.relative(process.cwd(), suite.name),
+      seconds: (suite.endTime - suite.startTime) / 1000,
+    }))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, 15)
+    .map(({ file, seconds }) => `  ${seconds.toFixed(0).padStart(5)}  ${file}\n`);
   counts.passed = report.numPassedTests;
   counts.failed = Math.max(report.numFailedTests, jestStatus === 0 ? 0 : 1);
   counts.skipped = report.numPendingTests + report.numTodoTests;
@@ -144,6 +155,10 @@ if (fs.existsSync(reportFile)) {
   }
 }
 fs.rmSync(reportDir, { recursive: true, force: true });
+if (slowest.length > 0) {
+  // Where the run's time goes, for whoever works on its length.
+  process.stdout.write(`\nslowest test files (seconds):\n${slowest.join('')}`);
+}
 
 let packStatus = 0;
 if (jestArgs.length === 0 && env[POSTGRES_ENV]) {

@@ -196,8 +196,9 @@ describe('mcpBrokerPlugin with a reloaded configuration (startTestBackend, mocke
       await waitFor(
         async () => JSON.stringify(await states()) === JSON.stringify({ second: 'connected' }),
       );
-      await waitFor(async () => first.openEventStreams() === 0);
-      expect(second.openEventStreams()).toBe(1);
+      await waitFor(async () => first.openEventStreams() === 0, "first's event stream closed");
+      // "connected" is reported once initialize has answered; the event stream opens after it.
+      await waitFor(() => second.openEventStreams() === 1, "second's event stream");
 
       // Subscribers run inside update(): when it returns, the reload has been refused or applied
       // (an applied one would already have dropped "second" from the set).

@@ -139,32 +139,59 @@ export async function waitForSettledAnimations(page: Page): Promise<void> {
   );
 }
 
+/** How many times an axe run is repeated when the page changed while it ran. */
+const AXE_RUNS = 4;
+
 /**
- * The serious and critical axe violations of the page once it has settled (empty when none;
- * see {@link waitForSettledAnimations}, and no table dimmed while it loads): a row fading in is
- * measured at its final colours, not halfway (axe would report the half-transparent text's
- * contrast).
+ * The serious and critical axe violations of the page at rest (empty when none). Before each
+ * axe run the page settles (see {@link waitForSettledAnimations}, and no table dimmed while it
+ * loads), so that a row fading in is measured at its final colours, not halfway (axe would
+ * report the half-transparent text's contrast). A run during which something started to change
+ * — a transition or animation began, or a table went stale because a filter's debounced reload
+ * fired only then — is thrown away and run again on the settled page.
  */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
-  await waitForSettledAnimations(page);
-  // A table that is loading its next rows shows the old ones dimmed (@backstage/ui's
-  // data-stale / data-ispending, opacity 0.6) until they arrive: measured at rest, not then.
-  await page.waitForFunction(
-    () => document.querySelector('[data-stale="true"], [data-ispending="true"]') === null,
-  );
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-  const loaded = await page.evaluate(() => 'axe' in window);
-  if (!loaded) await page.addScriptTag({ content: axeSource });
-  const violations: AxeViolation[] = await page.evaluate(async () => {
-    // react-aria's live announcer (a visually hidden log for screen readers) keeps a pending
-    // button's announcement — an aria-labelledby pointing at the button — for 7 s, also after
-    // the button is gone; axe then reports a nameless img there. Everything else is checked.
-    const result = await (window as any).axe.run({ exclude: [['[data-live-announcer]']] });
-    return result.violations;
-  });
-  return violations
-    .filter(violation => violation.impact === 'serious' || violation.impact === 'critical')
-    .map(describe);
+  for (let run = 1; ; run++) {
+    await waitForSettledAnimations(page);
+    // A table that is loading its next rows shows the old ones dimmed (@backstage/ui's
+    // data-stale / data-ispending, opacity 0.6) until they arrive: measured at rest, not then.
+    await page.waitForFunction(
+      () => document.querySelector('[data-stale="true"], [data-ispending="true"]') === null,
+    );
+    const loaded = await page.evaluate(() => 'axe' in window);
+    if (!loaded) await page.addScriptTag({ content: axeSource });
+    const { violations, changed } = await page.evaluate(async () => {
+      let moved = false;
+      const mark = () => {
+        moved = true;
+      };
+      document.addEventListener('transitionrun', mark, true);
+      document.addEventListener('animationstart', mark, true);
+      const observer = new MutationObserver(mark);
+      observer.observe(document.documentElement, {
+        subtree: true,
+        attributes: true,
+        attributeFilter: ['data-stale', 'data-ispending'],
+      });
+      try {
+        // react-aria's live announcer (a visually hidden log for screen readers) keeps a pending
+        // button's announcement — an aria-labelledby pointing at the button — for 7 s, also after
+        // the button is gone; axe then reports a nameless img there. Everything else is checked.
+        const result = await (window as any).axe.run({ exclude: [['[data-live-announcer]']] });
+        return { violations: result.violations as AxeViolation[], changed: moved };
+      } finally {
+        observer.disconnect();
+        document.removeEventListener('transitionrun', mark, true);
+        document.removeEventListener('animationstart', mark, true);
+      }
+    });
+    if (!changed || run === AXE_RUNS) {
+      return violations
+        .filter(violation => violation.impact === 'serious' || violation.impact === 'critical')
+        .map(describe);
+    }
+  }
 }
 
 /**

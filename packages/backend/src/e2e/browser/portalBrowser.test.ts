@@ -508,8 +508,16 @@ describe('the portal in a real browser (Chromium, development backend and app)',
       await page.getByRole('button', { name: /Phase/ }).click();
       await page.getByRole('option', { name: 'Approved' }).click();
       await row(keys, goldKey).getByText('Approved', { exact: true }).waitFor();
-      // bob made the product for himself (the create page's default owner).
+      // bob made the product for himself (the create page's default owner). The table reloads
+      // 200 ms after the last keystroke (@backstage/ui's debounce), and the gold key was
+      // already listed: what shows the filter applied is its answer.
+      const ownerFiltered = page.waitForResponse(
+        response =>
+          response.url().includes('/api/portal/requests?') &&
+          new URL(response.url()).searchParams.get('owner') === 'user:default/bob',
+      );
       await page.getByRole('textbox', { name: /^Product owner/ }).fill('bob');
+      expect((await ownerFiltered).status()).toBe(200);
       await row(keys, goldKey).waitFor();
       // The page at rest: the pointer left over a row (from the Phase option) draws it hovered,
       // where @backstage/ui's secondary text has 4.39:1 contrast (a known finding, not ours).
