@@ -17,7 +17,12 @@ export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
 export { startExampleAppServer } from './exampleAppServer';
 export type { ExampleAppKind, ExampleAppServer } from './exampleAppServer';
-export { BOARD_UI_HTML, BOARD_UI_URI, startUiNegotiatingAppServer } from './uiNegotiatingAppServer';
+export {
+  BOARD_UI_HTML,
+  BOARD_UI_URI,
+  BOARD_VIEWS_TEMPLATE,
+  startUiNegotiatingAppServer,
+} from './uiNegotiatingAppServer';
 export type { UiNegotiatingAppServer } from './uiNegotiatingAppServer';
 export { startConformanceBackend } from './conformanceBackend';
 export type { ConformanceBackend } from './conformanceBackend';

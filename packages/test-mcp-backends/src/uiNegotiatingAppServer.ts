@@ -10,14 +10,20 @@
  *   is the call's `_meta` as JSON text (`null` without one): what reached the server;
  * - `link-board` answers with a `resource_link` to its UI (every client);
  * - `ui-capability` answers, as JSON text, the `io.modelcontextprotocol/ui` declaration of the
- *   session that called it (`null` without one): what the broker relayed for that caller.
+ *   session that called it (`null` without one): what the broker relayed for that caller;
+ * - the resource template `ui://board-views/{view}` (a view per period) completes its `view`
+ *   argument (`completion/complete`) from `daily`, `weekly` and `monthly`.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { legacySessions, listenLegacySessions } from './legacySessions';
 
 const UI_EXTENSION_ID = 'io.modelcontextprotocol/ui';
 /** The server's UI resource, as it knows it. */
 export const BOARD_UI_URI = 'ui://board/view.html';
+/** The server's resource template of UI views, as it knows it; its `view` completes. */
+export const BOARD_VIEWS_TEMPLATE = 'ui://board-views/{view}';
+/** The views {@link BOARD_VIEWS_TEMPLATE} offers. */
+const BOARD_VIEWS = ['daily', 'weekly', 'monthly'];
 /** The HTML its UI resource serves. */
 export const BOARD_UI_HTML = '<!doctype html><title>Board</title><p>board app</p>';
 
@@ -78,6 +84,23 @@ export async function startUiNegotiatingAppServer(): Promise<UiNegotiatingAppSer
       async () => ({
         contents: [
           { uri: BOARD_UI_URI, mimeType: 'text/html;profile=mcp-app', text: BOARD_UI_HTML },
+        ],
+      }),
+    );
+    server.registerResource(
+      'board-views',
+      new ResourceTemplate(BOARD_VIEWS_TEMPLATE, {
+        list: undefined,
+        complete: { view: value => BOARD_VIEWS.filter(view => view.startsWith(value)) },
+      }),
+      { mimeType: 'text/html;profile=mcp-app' },
+      async (uri, { view }) => ({
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: 'text/html;profile=mcp-app',
+            text: `<!doctype html><title>Board: ${String(view)}</title>`,
+          },
         ],
       }),
     );

@@ -6,11 +6,13 @@
  * UI-negotiating app server (the only one with `refresh-board`, app-only), the official SDK 1.x
  * client as a host; the auditor is a test double that records the events, the OpenTelemetry SDK
  * runs in memory. An app's read of its
- * server's own UI URI (`ui://get-time/mcp-app.html`) resolves the same way.
+ * server's own UI URI (`ui://get-time/mcp-app.html`) resolves the same way, and so does a
+ * completion of an argument of its server's own UI template (`ui://board-views/{view}`).
  */
 import type { AddressInfo } from 'node:net';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
+  BOARD_VIEWS_TEMPLATE,
   ExampleAppServer,
   startExampleAppServer,
   startUiNegotiatingAppServer,
@@ -18,6 +20,7 @@ import {
 } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CompleteResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { MetricName } from './telemetry/BrokerMetrics';
@@ -199,6 +202,41 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
     await expect(
       agent.readResource({ uri: own, _meta: hint('ui://react/get-time/mcp-app.html') }),
     ).rejects.toThrow(`unknown resource "${own}"`);
+  }, 30_000);
+
+  it('completes an argument of an app’s own UI template at the one server that has it, and refuses to guess between two', async () => {
+    // Raw requests: the SDK client's complete() checks the server's capabilities first.
+    const complete = (client: Client, uri: string, _meta?: Record<string, unknown>) =>
+      client.request(
+        {
+          method: 'completion/complete',
+          params: {
+            ref: { type: 'ref/resource', uri },
+            argument: { name: 'view', value: 'w' },
+            ...(_meta && { _meta }),
+          },
+        },
+        CompleteResultSchema,
+      );
+    const host = await connect(UI_CAPABILITIES);
+    // Only the board server has the template: resolved without a hint, by its broker URI too.
+    expect((await complete(host, BOARD_VIEWS_TEMPLATE)).completion.values).toEqual(['weekly']);
+    expect((await complete(host, 'ui://board/board-views/{view}')).completion.values).toEqual([
+      'weekly',
+    ]);
+    // Both example servers serve ui://get-time/…: without a hint the broker does not guess.
+    await expect(complete(host, 'ui://get-time/mcp-app.html')).rejects.toMatchObject({
+      code: -32602,
+      data: {
+        reason: 'ambiguous-app-resource',
+        candidates: ['ui://react/get-time/mcp-app.html', 'ui://vanilla/get-time/mcp-app.html'],
+      },
+    });
+    // A client that is no host gets no resolution: the URI names no server.
+    const agent = await connect({});
+    await expect(complete(agent, BOARD_VIEWS_TEMPLATE)).rejects.toThrow(
+      `unknown resource "${BOARD_VIEWS_TEMPLATE}"`,
+    );
   }, 30_000);
 
   it('counts each resolution in mcp_broker.app_calls, with the server when one was found', async () => {

@@ -30,6 +30,7 @@ import {
   ambiguityOf,
   ambiguousAppResource,
   resolveAppResource,
+  routeOf,
   withoutAppOriginHint,
 } from './appCallRoutes';
 import { declaresUi } from './declaresUi';
@@ -135,16 +136,7 @@ export function readResource(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {
     const { params, route } = request;
     if (route === undefined) {
-      // An app's read of its server's own UI URI that several servers serve (contract §3.6).
-      const ambiguity = declaresUi(request)
-        ? ambiguityOf(resolveAppResource(permittedCatalogOf(request), String(params.uri), params))
-        : undefined;
-      sendAnswer(
-        request,
-        ambiguity === undefined
-          ? invalidParams(`unknown resource "${String(params.uri)}"`)
-          : { error: ambiguousAppResource(String(params.uri), ambiguity) },
-      );
+      sendAnswer(request, unknownResource(request, String(params.uri)));
       return;
     }
     const answer = await forward(broker, route, 'resources/read', {
@@ -168,11 +160,9 @@ export function complete(broker: McpBroker) {
     const ref = params.ref as { type: string; name?: string; uri?: string };
     const answer: SharedAnswer =
       route === undefined
-        ? invalidParams(
-            ref.type === 'ref/prompt'
-              ? `unknown prompt "${String(ref.name).slice(0, 200)}"`
-              : `unknown resource "${String(ref.uri).slice(0, 200)}"`,
-          )
+        ? ref.type === 'ref/prompt'
+          ? invalidParams(`unknown prompt "${String(ref.name).slice(0, 200)}"`)
+          : unknownResource(request, String(ref.uri))
         : await forward(broker, route, 'completion/complete', {
             ...params,
             ref:
@@ -207,15 +197,52 @@ export function resourceRoute(
   return route && { backend: route.backend, name: route.uri };
 }
 
-/** Where `completion/complete` points: the referenced prompt's or resource template's backend. */
+/**
+ * Where a resource URI of a request points (`resources/read`, a completion's `ref/resource`): the
+ * catalog's route; else, for a client that declared the UI extension (only hosts proxy an app's
+ * requests), an app's own unqualified `ui://` URI resolved to its one server (contract §3.6).
+ */
+export function resourceOrAppRoute(
+  catalog: PermittedCatalog,
+  uri: unknown,
+  params: Record<string, unknown>,
+  request: McpRequest,
+): McpRoute | undefined {
+  return (
+    resourceRoute(catalog, { uri }) ??
+    (typeof uri === 'string' && declaresUi(request)
+      ? routeOf(resolveAppResource(catalog, uri, params))
+      : undefined)
+  );
+}
+
+/**
+ * Where `completion/complete` points: the referenced prompt's backend, or the resource (template)
+ * URI's, resolved as `resources/read` resolves it (an app's unqualified UI URI included).
+ */
 export function completionRoute(
   catalog: PermittedCatalog,
   params: Record<string, unknown>,
+  request: McpRequest,
 ): McpRoute | undefined {
   const ref = params.ref as Record<string, unknown> | undefined;
   if (ref?.type === 'ref/prompt') return promptRoute(catalog, { name: ref.name });
-  if (ref?.type === 'ref/resource') return resourceRoute(catalog, { uri: ref.uri });
+  if (ref?.type === 'ref/resource') return resourceOrAppRoute(catalog, ref.uri, params, request);
   return undefined;
+}
+
+/**
+ * The answer for a resource URI that routes nowhere: the ambiguity error when it is an app's own
+ * UI URI that several servers serve (contract §3.6), otherwise unknown (the URI cut at 200
+ * characters in the message).
+ */
+function unknownResource(request: McpRequest, uri: string): SharedAnswer {
+  const ambiguity = declaresUi(request)
+    ? ambiguityOf(resolveAppResource(permittedCatalogOf(request), uri, request.params))
+    : undefined;
+  return ambiguity === undefined
+    ? invalidParams(`unknown resource "${uri.slice(0, 200)}"`)
+    : { error: ambiguousAppResource(uri, ambiguity) };
 }
 
 /** A backend's answer with its UI URIs in the broker's form (errors as they are). */

@@ -16,7 +16,7 @@ import {
   clientRequestMethods,
 } from '../protocol/mcpMethods';
 import type { ProtocolEra } from '../protocol/modernEra';
-import { resolveAppResource, resolveAppTool, routeOf } from './appCallRoutes';
+import { resolveAppTool, routeOf } from './appCallRoutes';
 import { callTool, viaInputCapableBackend, viaPersonalCredential } from './callMethods';
 import type { CredentialStep } from './credentialStep';
 import { declaresUi } from './declaresUi';
@@ -29,7 +29,7 @@ import {
   ping,
   promptRoute,
   readResource,
-  resourceRoute,
+  resourceOrAppRoute,
 } from './catalogMethods';
 import { serveListen } from './listenEndpoint';
 import type { McpRequest, McpRoute } from './mcpRequest';
@@ -107,12 +107,7 @@ export function createMethodTable(deps: {
     },
     'resources/read': {
       handler: viaInputCapableBackend(broker, readResource(broker), stepOf('resources/read')),
-      route: (catalog, params, request) =>
-        resourceRoute(catalog, params) ??
-        // An app's read of its server's own UI URI; only hosts proxy app reads (contract §3.6).
-        (typeof params.uri === 'string' && declaresUi(request)
-          ? routeOf(resolveAppResource(catalog, params.uri, params))
-          : undefined),
+      route: (catalog, params, request) => resourceOrAppRoute(catalog, params.uri, params, request),
     },
     'completion/complete': {
       handler: viaPersonalCredential(broker, complete(broker), stepOf('completion/complete')),
