@@ -158,18 +158,20 @@ export function complete(broker: McpBroker) {
     const { params, route } = request;
     // The table's params rule holds: a prompt reference by name or a resource one by URI.
     const ref = params.ref as { type: string; name?: string; uri?: string };
-    const answer: SharedAnswer =
-      route === undefined
-        ? ref.type === 'ref/prompt'
+    const prompt = ref.type === 'ref/prompt';
+    if (route === undefined) {
+      sendAnswer(
+        request,
+        prompt
           ? invalidParams(`unknown prompt "${String(ref.name).slice(0, 200)}"`)
-          : unknownResource(request, String(ref.uri))
-        : await forward(broker, route, 'completion/complete', {
-            ...params,
-            ref:
-              ref.type === 'ref/prompt'
-                ? { ...ref, name: route.name }
-                : { ...ref, uri: route.name },
-          });
+          : unknownResource(request, String(ref.uri)),
+      );
+      return;
+    }
+    const answer = await forward(broker, route, 'completion/complete', {
+      ...params,
+      ref: prompt ? { ...ref, name: route.name } : { ...ref, uri: route.name },
+    });
     sendAnswer(request, answer);
   };
 }
