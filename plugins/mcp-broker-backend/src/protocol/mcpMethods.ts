@@ -38,6 +38,9 @@ export interface ParamRule {
   readonly test: (value: unknown) => boolean;
 }
 
+/** The body members an `Mcp-Name` header may mirror. */
+export type McpNameSource = 'name' | 'uri' | 'taskId';
+
 /** How telemetry names a method's requests (OpenTelemetry semantic conventions for MCP). */
 export interface MethodTelemetry {
   /** `gen_ai.operation.name`; `execute_tool` requests also count as calls in flight. */
@@ -51,8 +54,11 @@ export interface ClientRequestMethod {
   readonly eras: readonly ProtocolEra[];
   /** The members its params must hold, checked before its handler runs ({@link invalidParamsOf}). */
   readonly params?: Readonly<Record<string, ParamRule>>;
-  /** The body member its `Mcp-Name` header mirrors (2026-07-28 `streamable-http.mdx`). */
-  readonly mcpName?: 'name' | 'uri';
+  /**
+   * The body member its `Mcp-Name` header mirrors (2026-07-28 `streamable-http.mdx`; the tasks
+   * extension's `tasks/get`, `tasks/update` and `tasks/cancel` mirror `taskId`).
+   */
+  readonly mcpName?: McpNameSource;
   /**
    * The kind of item it addresses by `params.name` / `params.uri`: telemetry records a tool's or
    * prompt's own name (never a resource's URI), rate limits may name a tool, and only tools
@@ -139,6 +145,23 @@ const LEGACY_TASK_OPERATION = {
   answer: 'json',
 } as const satisfies ClientRequestMethod;
 
+/**
+ * A task operation of both eras (`tasks/get`, `tasks/cancel`): a 2026-07-28 request's `Mcp-Name`
+ * mirrors `params.taskId` (contract tasks-and-apps §2.7, E6).
+ */
+const TASK_OPERATION = {
+  ...LEGACY_TASK_OPERATION,
+  eras: BOTH,
+  mcpName: 'taskId',
+} as const satisfies ClientRequestMethod;
+
+/** `tasks/update`'s answers: each input request key of the task mapped to its result object. */
+const AN_INPUT_RESPONSES_MAP: ParamRule = {
+  description: 'an object mapping each input request key to its result object',
+  test: value =>
+    isPlainObject(value) && Object.values(value).every(answer => isPlainObject(answer)),
+};
+
 const NOTIFICATION: NotificationMethod = { kind: 'notification' };
 
 /** Every method the broker knows (see the file comment). */
@@ -224,11 +247,16 @@ export const MCP_METHODS: Readonly<Record<string, McpMethod>> = Object.freeze({
     answer: 'json',
   },
   'subscriptions/listen': { kind: 'client-request', eras: MODERN_ERA, answer: 'json' },
-  // Long-running tasks, 2025-11-25 (docs/contracts/tasks-and-apps.md §2.7, §2.9); the
-  // 2026-07-28 extension's methods are not relayed yet.
-  'tasks/get': LEGACY_TASK_OPERATION,
+  // Long-running tasks (docs/contracts/tasks-and-apps.md §2.7, §2.9): the 2025-11-25 capability
+  // and the 2026-07-28 extension `io.modelcontextprotocol/tasks` (no tasks/result, tasks/list).
+  'tasks/get': TASK_OPERATION,
   'tasks/result': { ...LEGACY_TASK_OPERATION, answer: 'call' },
-  'tasks/cancel': LEGACY_TASK_OPERATION,
+  'tasks/update': {
+    ...TASK_OPERATION,
+    eras: MODERN_ERA,
+    params: { taskId: A_TASK_ID, inputResponses: AN_INPUT_RESPONSES_MAP },
+  },
+  'tasks/cancel': TASK_OPERATION,
   'tasks/list': {
     kind: 'client-request',
     eras: SESSION_ERA,
@@ -276,7 +304,7 @@ export function clientRequestMethods(): Array<[string, ClientRequestMethod]> {
 }
 
 /** The body member `method`'s `Mcp-Name` header mirrors, if it has one. */
-export function mcpNameSource(method: string): 'name' | 'uri' | undefined {
+export function mcpNameSource(method: string): McpNameSource | undefined {
   return clientRequestMethod(method)?.mcpName;
 }
 

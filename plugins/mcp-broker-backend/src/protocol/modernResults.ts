@@ -15,6 +15,7 @@ import {
 import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
 import { isInputRequestMethod } from './mcpMethods';
 import { ModernMetaKey } from './modernEra';
+import { TASKS_EXTENSION, withTasksExtension } from './modernTasks';
 import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
 
 /** Who may cache a result: any cache (`public`) or only the same authorization (`private`). */
@@ -77,9 +78,6 @@ export function aggregatedTtlMs(backendTtls: Iterable<unknown>, fallbackMs: numb
   return normaliseTtl(smallest ?? fallbackMs);
 }
 
-/** The tasks extension's capability key (not relayed by the broker, spec §9). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
 /**
  * A copy of a capabilities object without the tasks extension (`extensions[TASKS_EXTENSION]`)
  * and without the 2025 `tasks` capability; an `extensions` object left empty is dropped.
@@ -97,6 +95,8 @@ export function withoutTasks(
 export interface DiscoverInput extends CacheHints {
   /** The aggregated server capabilities (the tasks extension is removed here). */
   capabilities: Record<string, unknown>;
+  /** The broker relays the tasks extension (docs/contracts/tasks-and-apps.md §2.2): declared. */
+  tasks?: boolean;
   instructions?: string;
 }
 
@@ -105,7 +105,9 @@ export function discoverResult(input: DiscoverInput): Record<string, unknown> {
   return cacheableResult(
     {
       supportedVersions: [...ALL_PROTOCOL_VERSIONS],
-      capabilities: withoutTasks(input.capabilities),
+      capabilities: input.tasks
+        ? withTasksExtension(withoutTasks(input.capabilities))
+        : withoutTasks(input.capabilities),
       ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
     },
     input,
