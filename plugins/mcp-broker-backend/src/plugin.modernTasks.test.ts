@@ -30,6 +30,7 @@ const E1 = {
   data: { reason: 'task-not-found' },
 };
 const BROKER_TASK_ID = /^jobs:[A-Za-z0-9_-]{43}$/;
+const PER_PERSON = 8;
 
 /** Users whose `mcp-broker.tool.use` is taken away (the other four permissions stay). */
 const revoked = new Set<string>();
@@ -41,9 +42,9 @@ const received: string[] = [];
 async function startReplica(
   fixture: ModernTasksServer,
   auditor: unknown,
-  options: { knex?: Knex; maxTtlSeconds?: number } = {},
+  options: { knex?: Knex; maxTtlSeconds?: number; perPerson?: number } = {},
 ) {
-  const { knex, maxTtlSeconds } = options;
+  const { knex, maxTtlSeconds, perPerson } = options;
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
@@ -56,9 +57,10 @@ async function startReplica(
             servers: [{ name: 'jobs', url: fixture.url }],
             reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
             permissionDecisionMaxAge: { milliseconds: 10 },
-            ...(maxTtlSeconds === undefined
-              ? {}
-              : { tasks: { maxTtl: { seconds: maxTtlSeconds } } }),
+            tasks: {
+              ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
+              ...(perPerson === undefined ? {} : { perPerson }),
+            },
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -149,7 +151,7 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
 
   beforeAll(async () => {
     fixture = await startModernTasksServer();
-    broker = await startReplica(fixture, auditorFactory);
+    broker = await startReplica(fixture, auditorFactory, { perPerson: PER_PERSON });
     await waitFor(async () => {
       const { message } = await modern(broker.url, 'alice', 'tools/list', {});
       return message?.result?.tools?.some((tool: any) => tool.name === 'jobs_deploy');
@@ -408,6 +410,37 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
       code: -32602,
       message: expect.stringContaining('params.inputResponses'),
     });
+  });
+
+  it('at mcpBroker.tasks.perPerson runs calls without the extension, and refuses one that needs a task with HTTP 429 (E7)', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < PER_PERSON; i += 1) {
+      made.push((await call('carol', 'deploy', { target: `carol-${i}` })).message.result.taskId);
+    }
+    const before = fixture.requests.length;
+    const refused = await call('carol', 'deploy', { target: 'carol-over' });
+    expect(refused.status).toBe(429);
+    expect(refused.message.error).toEqual({
+      code: -32000,
+      message: `Open task limit reached: ${PER_PERSON} open tasks per person (mcpBroker.tasks.perPerson); wait for one to finish or cancel one with tasks/cancel`,
+      data: { reason: 'task-limit', limit: PER_PERSON },
+    });
+    // The backend was asked without the extension (it refused: the tool needs a task).
+    const [asked] = fixture.requests.slice(before);
+    expect(asked.method).toBe('tools/call');
+    expect(asked.meta?.['io.modelcontextprotocol/clientCapabilities']).toEqual({});
+    // A call that can run at once still does.
+    expect((await call('carol', 'nap')).message.result.content).toEqual([
+      { type: 'text', text: 'napped' },
+    ]);
+    expect(audit.some(e => e.meta.operation === 'create' && e.end?.outcome === 'limited')).toBe(
+      true,
+    );
+    // A cancelled task frees its slot.
+    await modern(broker.url, 'carol', 'tasks/cancel', { taskId: made[0] });
+    expect((await call('carol', 'deploy', { target: 'carol-after' })).message.result).toMatchObject(
+      { resultType: 'task', status: 'working' },
+    );
   });
 
   it('runs a call at once when the backend answers at once (no task)', async () => {

@@ -315,8 +315,20 @@ export function modernBackendError(
  * (transport spec: errors go in-band with 200, except those the revision maps to a status).
  * Only -32021 is the client's to fix here (its declared capabilities; `schema.ts`:
  * "For HTTP, the response status code MUST be 400"): a backend's -32020 / -32022 / -32601 judge
- * the request the broker built, whose metadata the broker validated on the way in.
+ * the request the broker built, whose metadata the broker validated on the way in. The broker's
+ * own bound of open tasks per person (`data.reason: "task-limit"`, docs/contracts/tasks-and-apps.md
+ * §2.6, E7) is 429, as for a 2025-11-25 client.
  */
-export function modernErrorHttpStatus(error: { readonly code?: unknown }): number {
+export function modernErrorHttpStatus(error: {
+  readonly code?: unknown;
+  readonly data?: unknown;
+}): number {
+  if (
+    error.code === JsonRpcErrorCode.ServerError &&
+    isPlainObject(error.data) &&
+    error.data.reason === 'task-limit'
+  ) {
+    return 429;
+  }
   return error.code === JsonRpcErrorCode.MissingRequiredClientCapability ? 400 : 200;
 }
