@@ -300,6 +300,16 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
         data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
       });
     }
+    // Before its params are looked at: a malformed tasks/update gets E4 too.
+    const malformed = await modern(
+      broker.url,
+      'alice',
+      'tasks/update',
+      { taskId: task.taskId, inputResponses: 'yes' },
+      { capabilities: {} },
+    );
+    expect(malformed.status).toBe(400);
+    expect(malformed.message.error.code).toBe(-32021);
     expect(fixture.requests.slice(before)).toEqual([]);
     // Modern clients have no tasks/result and no tasks/list (E5).
     for (const method of ['tasks/result', 'tasks/list']) {

@@ -29,6 +29,7 @@ import {
 } from '@devportal/plugin-mcp-broker-common';
 import { isPlainObject } from './jsonRpc';
 import { LIST_CHANGED_METHOD } from './listKinds';
+import { declaresExtension, TASKS_EXTENSION } from './modernTasks';
 import type { ProtocolEra } from './modernEra';
 
 /** One member a method's params must hold: what it must be, in words, and the test of it. */
@@ -70,6 +71,12 @@ export interface ClientRequestMethod {
    * refused) is answered as a result with `isError: true`, not as a JSON-RPC error.
    */
   readonly toolResult?: true;
+  /**
+   * The client extension a 2026-07-28 request of it must declare in its `_meta` client
+   * capabilities (the tasks extension's `tasks/*`): else -32021, HTTP 400, before its params are
+   * checked ({@link missingExtensionOf}). Session-era requests have no extensions to declare.
+   */
+  readonly extension?: string;
   /** A backend may answer it with `input_required` (`mrtr.mdx` §Supported Requests). */
   readonly inputRequired?: true;
   /** The permission that guards it (see the file comment). */
@@ -153,6 +160,7 @@ const TASK_OPERATION = {
   ...LEGACY_TASK_OPERATION,
   eras: BOTH,
   mcpName: 'taskId',
+  extension: TASKS_EXTENSION,
 } as const satisfies ClientRequestMethod;
 
 /** `tasks/update`'s answers: each input request key of the task mapped to its result object. */
@@ -306,6 +314,19 @@ export function clientRequestMethods(): Array<[string, ClientRequestMethod]> {
 /** The body member `method`'s `Mcp-Name` header mirrors, if it has one. */
 export function mcpNameSource(method: string): McpNameSource | undefined {
   return clientRequestMethod(method)?.mcpName;
+}
+
+/**
+ * The extension a 2026-07-28 request of `method` must declare and did not (`declared`: its
+ * `_meta` client capabilities), or undefined when it needs none or declared it.
+ */
+export function missingExtensionOf(
+  method: string,
+  declared: Readonly<Record<string, unknown>> | undefined,
+): string | undefined {
+  const extension = clientRequestMethod(method, 'modern')?.extension;
+  if (extension === undefined) return undefined;
+  return declaresExtension(declared, extension) ? undefined : extension;
 }
 
 /** True for a server-to-client request that may be carried in an `input_required` result. */

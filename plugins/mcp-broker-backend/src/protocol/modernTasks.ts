@@ -10,12 +10,20 @@ import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from './json
 /** The tasks extension's id (its key in `capabilities.extensions`). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/** True when `capabilities` (a client's or a server's) declare `extension` (an object). */
+export function declaresExtension(
+  capabilities: Readonly<Record<string, unknown>> | undefined,
+  extension: string,
+): boolean {
+  const extensions = capabilities?.extensions;
+  return isPlainObject(extensions) && isPlainObject(extensions[extension]);
+}
+
 /** True when `capabilities` (a client's or a server's) declare the tasks extension. */
 export function declaresTasksExtension(
   capabilities: Readonly<Record<string, unknown>> | undefined,
 ): boolean {
-  const extensions = capabilities?.extensions;
-  return isPlainObject(extensions) && isPlainObject(extensions[TASKS_EXTENSION]);
+  return declaresExtension(capabilities, TASKS_EXTENSION);
 }
 
 /** A copy of `capabilities` that declares the tasks extension (`{}`, as the extension says). */

@@ -8,8 +8,8 @@
  * removed from calls (they run as plain calls).
  *
  * 2026-07-28 (the extension `io.modelcontextprotocol/tasks`, §2.12.2): `tasks/get`,
- * `tasks/update` and `tasks/cancel` of a client that declared the extension (else E4, before
- * anything else), answered as `complete` results; a `tools/call` of such a client to a backend
+ * `tasks/update` and `tasks/cancel` of a client that declared the extension (the endpoint
+ * refuses the others with E4 before their params are checked), answered as `complete` results; a `tools/call` of such a client to a backend
  * that declared it too carries the relay's task creation into the call machinery.
  */
 import type { AuditedToolCall, ToolCallAuditor } from '../audit/ToolCallAuditor';
@@ -20,8 +20,6 @@ import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
 import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
 import { completeResult } from '../protocol/modernResults';
-import { declaresTasksExtension } from '../protocol/modernTasks';
-import { TASKS_EXTENSION_NOT_DECLARED } from '../tasks/taskErrors';
 import type { TaskCreation } from '../types';
 import type { TaskCaller } from '../tasks/findOwnTask';
 import type { TaskReply } from '../tasks/TaskReply';
@@ -77,18 +75,13 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
 }
 
 /**
- * `tasks/get`, `tasks/update` or `tasks/cancel` of a 2026-07-28 client: E4 when it did not
- * declare the tasks extension; the relay's reply as a `complete` result otherwise.
+ * `tasks/get`, `tasks/update` or `tasks/cancel` of a 2026-07-28 client (which declared the tasks
+ * extension: the method table requires it, E4): the relay's reply as a `complete` result.
  */
 export function modernTaskOperation(broker: McpBroker, operation: 'get' | 'update' | 'cancel') {
   return async (request: McpRequest): Promise<void> => {
     const { writer, params } = request;
     const id = request.id!;
-    if (!declaresTasksExtension(request.context?.clientCapabilities)) {
-      const { error, httpStatus } = TASKS_EXTENSION_NOT_DECLARED;
-      writer.answer(jsonRpcError(id, error.code, error.message, error.data), httpStatus);
-      return;
-    }
     const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
     try {
       const caller = callerOf(broker, request);

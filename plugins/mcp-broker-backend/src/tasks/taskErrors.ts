@@ -4,7 +4,6 @@
  * must not tell them apart. Each error names what the client can do.
  */
 import { JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
-import { withTasksExtension } from '../protocol/modernTasks';
 
 /** A task error and the HTTP status it goes with (200: in band). */
 export interface TaskError {
@@ -36,19 +35,6 @@ export function taskLost(server: string): TaskError {
     data: { reason: 'task-lost', server },
   });
 }
-
-/**
- * E4: a 2026-07-28 task operation of a client that did not declare the tasks extension on it
- * (HTTP 400; `data` names what to declare, as the extension's own refusal does).
- */
-export const TASKS_EXTENSION_NOT_DECLARED: TaskError = {
-  httpStatus: 400,
-  error: {
-    code: JsonRpcErrorCode.MissingRequiredClientCapability,
-    message: 'Missing required client capability',
-    data: { requiredCapabilities: withTasksExtension({}) },
-  },
-};
 
 /** E7: the per-person bound of open tasks (HTTP 429, no Retry-After). */
 export function taskLimitReached(limit: number): TaskError {
