@@ -268,6 +268,39 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
     expect(update?.mcpName).toBe(update?.taskId);
   });
 
+  it('screens a task’s URL elicitations as every elicitation: named with their server, https only', async () => {
+    const task = (await call('alice', 'sign_in', { url: 'https://idp.example.com/login' })).message
+      .result;
+    const waiting = await settled(
+      'alice',
+      task.taskId,
+      result => result?.status === 'input_required',
+    );
+    expect(Object.values(waiting.inputRequests)).toEqual([
+      {
+        method: 'elicitation/create',
+        params: expect.objectContaining({
+          mode: 'url',
+          url: 'https://idp.example.com/login',
+          message: 'MCP server "jobs" asks you to open a link: Sign in to continue',
+        }),
+      },
+    ]);
+    const unsafe = (await call('alice', 'sign_in', { url: 'http://idp.example.com/login' })).message
+      .result;
+    const refused = await waitFor(async () => {
+      const { message } = await get('alice', unsafe.taskId);
+      return message.error;
+    }, 'the task to ask for its link');
+    expect(refused).toMatchObject({
+      code: -32603,
+      message: expect.stringContaining(
+        'MCP server "jobs" asked for input the broker does not relay. The MCP broker does not relay this URL elicitation to the person',
+      ),
+    });
+    expect(JSON.stringify(refused)).not.toContain('http://idp.example.com');
+  });
+
   it('cancels a task with tasks/cancel', async () => {
     const task = (await call('alice', 'deploy', { target: 'cancelled' })).message.result;
     await fixture.started('cancelled');
