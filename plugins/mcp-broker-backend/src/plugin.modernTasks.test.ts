@@ -11,7 +11,12 @@
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import { startModernTasksServer, type ModernTasksServer } from '@internal/test-mcp-backends';
+import {
+  MODERN_TASK_TTL_MS,
+  startModernTasksServer,
+  TASKS_EXTENSION,
+  type ModernTasksServer,
+} from '@internal/test-mcp-backends';
 import type { Knex } from 'knex';
 import { withModernEnvelope } from './backend/ModernChannel';
 import { mcpBrokerPlugin } from './plugin';
@@ -22,7 +27,6 @@ import { taskRefOf } from './tasks/TaskAuditor';
 import { waitFor } from './testing/waitFor';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const DECLARING = { extensions: { [TASKS_EXTENSION]: {} } };
 const E1 = {
   code: -32602,
@@ -175,7 +179,11 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
     const created = await call('alice', 'deploy', { target: 'web' });
     expect(created.status).toBe(200);
     const task = created.message.result;
-    expect(task).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 60_000 });
+    expect(task).toMatchObject({
+      resultType: 'task',
+      status: 'working',
+      ttlMs: MODERN_TASK_TTL_MS,
+    });
     expect(task.taskId).toMatch(BROKER_TASK_ID);
     const job = await fixture.started('web');
     expect(job.taskId).not.toBe(task.taskId);

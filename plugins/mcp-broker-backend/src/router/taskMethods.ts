@@ -9,8 +9,9 @@
  *
  * 2026-07-28 (the extension `io.modelcontextprotocol/tasks`, §2.12.2): `tasks/get`,
  * `tasks/update` and `tasks/cancel` of a client that declared the extension (the endpoint
- * refuses the others with E4 before their params are checked), answered as `complete` results; a `tools/call` of such a client to a backend
- * that declared it too carries the relay's task creation into the call machinery.
+ * refuses the others with E4 before their params are checked), answered as `complete` results;
+ * a `tools/call` of such a client to a backend that declared it too carries the relay's task
+ * creation into the call machinery.
  */
 import type { AuditedToolCall, ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { taskRefOf } from '../tasks/TaskAuditor';
@@ -95,9 +96,7 @@ export function modernTaskOperation(broker: McpBroker, operation: 'get' | 'updat
             )
           : await broker.modernTasks[operation](caller, params.taskId, ended.signal);
       writer.answer(
-        'error' in reply
-          ? jsonRpcError(id, reply.error.code, reply.error.message, reply.error.data)
-          : jsonRpcResult(id, completeResult(reply.result)),
+        messageOf(id, 'error' in reply ? reply : { result: completeResult(reply.result) }),
         'error' in reply ? reply.httpStatus : 200,
       );
     } catch (error) {
