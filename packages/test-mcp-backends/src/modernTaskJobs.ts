@@ -215,6 +215,12 @@ export class ModernTaskJobs {
     for (const task of this.tasks.values()) clearTimeout(task.timer);
   }
 
+  /** Forgets every task, as a restarted server would (later requests meet them as unknown). */
+  forget(): void {
+    this.close();
+    this.tasks.clear();
+  }
+
   private settle(
     task: ModernTask,
     status: TaskStatus,

@@ -49,6 +49,8 @@ const MODERN_VERSION = '2026-07-28';
 export interface ModernTasksServer extends TasksServer {
   /** Every task message sent or received, with the ext-tasks schema it must satisfy. */
   readonly taskMessages: readonly RecordedTaskMessage[];
+  /** Forgets every task, as a restarted server would (their ids become unknown). */
+  forgetTasks(): void;
 }
 
 type Json = Record<string, any>;
@@ -389,6 +391,9 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
           ? textResult(`deployed ${target}`)
           : textResult(`deploying ${target} failed`, true),
       );
+    },
+    forgetTasks() {
+      jobs.forget();
     },
     async close() {
       jobs.close();

@@ -502,6 +502,21 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
     });
   });
 
+  it('answers E3 for a task the backend no longer knows, and forgets the task (forgets every task: last but one)', async () => {
+    const task = (await call('grace', 'deploy', { target: 'lost' })).message.result;
+    await fixture.started('lost');
+    fixture.forgetTasks();
+    expect((await get('grace', task.taskId)).message.error).toEqual({
+      code: -32602,
+      message: 'Failed to retrieve task: Task not found (MCP server "jobs" no longer has it)',
+      data: { reason: 'task-lost', server: 'jobs' },
+    });
+    // The row went with it: the id is unknown now, and the backend is not asked again.
+    const before = fixture.requests.length;
+    expect((await get('grace', task.taskId)).message.error).toEqual(E1);
+    expect(fixture.requests.slice(before)).toEqual([]);
+  });
+
   it('never showed a client the backend’s own task ids (runs last: every answer of this block)', () => {
     expect(received.length).toBeGreaterThan(20);
     for (const text of received) expect(text).not.toContain('fixture-');
