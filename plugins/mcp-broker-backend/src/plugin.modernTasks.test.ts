@@ -46,9 +46,9 @@ const received: string[] = [];
 async function startReplica(
   fixture: ModernTasksServer,
   auditor: unknown,
-  options: { knex?: Knex; maxTtlSeconds?: number; perPerson?: number } = {},
+  options: { knex?: Knex; maxTtlSeconds?: number; perPerson?: number; enabled?: boolean } = {},
 ) {
-  const { knex, maxTtlSeconds, perPerson } = options;
+  const { knex, maxTtlSeconds, perPerson, enabled } = options;
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
@@ -64,6 +64,7 @@ async function startReplica(
             tasks: {
               ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
               ...(perPerson === undefined ? {} : { perPerson }),
+              ...(enabled === undefined ? {} : { enabled }),
             },
             ...(knex === undefined
               ? {}
@@ -546,6 +547,36 @@ describe('an expired task (mcpBroker.tasks.maxTtl: 1 s)', () => {
         data: { reason: 'task-expired' },
       });
       expect((await get('bob', task.taskId)).message.error).toEqual(E1);
+    } finally {
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('tasks switched off (mcpBroker.tasks.enabled: false), 2026-07-28', () => {
+  it('declares no extension, never tells the backend a client takes tasks, and finds no tasks/* method', async () => {
+    const fixture = await startModernTasksServer();
+    const { factory } = recordingAuditor();
+    const broker = await startReplica(fixture, factory, { enabled: false });
+    const { call, get } = clientOf(() => broker.url);
+    try {
+      await waitFor(async () => {
+        const { message } = await modern(broker.url, 'alice', 'tools/list', {});
+        return message?.result?.tools?.some((tool: any) => tool.name === 'jobs_deploy');
+      }, 'the modern tasks fixture to be listed');
+      const discovered = await modern(broker.url, 'alice', 'server/discover', {});
+      expect(discovered.message.result.capabilities.extensions?.[TASKS_EXTENSION]).toBeUndefined();
+      // The backend was not told: a tool that needs a task is refused by the backend itself.
+      const refused = await call('alice', 'deploy', { target: 'off' });
+      expect(refused.status).toBe(400);
+      expect(refused.message.error.code).toBe(-32021);
+      expect((await call('alice', 'nap')).message.result.content).toEqual([
+        { type: 'text', text: 'napped' },
+      ]);
+      const missing = await get('alice', `jobs:${'A'.repeat(43)}`);
+      expect(missing.status).toBe(404);
+      expect(missing.message.error.code).toBe(-32601);
     } finally {
       await broker.stop();
       await fixture.close();
