@@ -26,7 +26,11 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { ModernChannel } from '../backend/ModernChannel';
-import { backendReturnedTask, toClientError } from '../backend/backendErrors';
+import {
+  backendMalformedResponse,
+  backendReturnedTask,
+  toClientError,
+} from '../backend/backendErrors';
 import { screenInputRequests, type UrlElicitationPolicy } from '../calls/urlElicitations';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import {
@@ -159,8 +163,13 @@ export class ModernTaskRelay {
       const answer = isPlainObject(response.result) ? response.result : undefined;
       const task = answer?.resultType === 'task' ? modernTaskOf(answer) : undefined;
       if (answer === undefined || task === undefined) {
-        // Answered without a task (an error, at once, or an input round): the slot goes.
-        await store.release(taskId);
+        // Answered without a task (an error, at once, or an input round): the slot goes (or
+        // lapses with the sweep when the table is unreachable now).
+        await store.release(taskId).catch(() => undefined);
+        if (answer?.resultType === 'task') {
+          // Its id cannot be read: nothing of it may reach the client.
+          throw backendMalformedResponse(input.server, 'a task result without a valid task');
+        }
         return response;
       }
       let recorded: StoredTask | undefined;
