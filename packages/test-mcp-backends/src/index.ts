@@ -61,4 +61,6 @@ export { startModernTasksServer, TASKS_EXTENSION } from './modernTasksServer';
 export type { ModernTasksServer } from './modernTasksServer';
 export { MODERN_TASK_POLL_INTERVAL_MS, MODERN_TASK_TTL_MS } from './modernTaskJobs';
 export { validateTaskMessages } from './validateTaskMessages';
+export { runTaskScenario, TASK_NOTIFICATIONS_SCENARIO, TASK_SCENARIOS } from './taskConformance';
+export type { ConformanceCheck } from './taskConformance';
 export type { RecordedTaskMessage } from './validateTaskMessages';

@@ -21,10 +21,12 @@ export interface TaskError {
   message: string;
 }
 
-/** An input request of a task (`elicitation/create` in form mode, the only kind used here). */
+/** An input request of a task (`elicitation/create`, in form or URL mode). */
 export interface TaskInputRequest {
   method: 'elicitation/create';
-  params: { mode: 'form'; message: string; requestedSchema: Record<string, unknown> };
+  params:
+    | { mode: 'form'; message: string; requestedSchema: Record<string, unknown> }
+    | { mode: 'url'; message: string; url: string; elicitationId: string };
 }
 
 /** The answer to an elicitation, as `tasks/update` carries it. */
@@ -95,6 +97,14 @@ export function formRequest(
         required: [property],
       },
     },
+  };
+}
+
+/** A URL-mode elicitation asking the person to open `url`. */
+export function urlRequest(message: string, url: string): TaskInputRequest {
+  return {
+    method: 'elicitation/create',
+    params: { mode: 'url', message, url, elicitationId: `link-${randomUUID()}` },
   };
 }
 
@@ -203,6 +213,12 @@ export class ModernTaskJobs {
   /** Stops every job's timer. */
   close(): void {
     for (const task of this.tasks.values()) clearTimeout(task.timer);
+  }
+
+  /** Forgets every task, as a restarted server would (later requests meet them as unknown). */
+  forget(): void {
+    this.close();
+    this.tasks.clear();
   }
 
   private settle(

@@ -141,6 +141,24 @@ describe('tasks fixture (2026-07-28 half, raw HTTP)', () => {
     expect(await validateTaskMessages(server.taskMessages)).toEqual([]);
   });
 
+  it('parks sign_in on a URL elicitation, and finishes once it is accepted', async () => {
+    const created = (await call('sign_in', { url: 'https://idp.example.com/login' })).body.result;
+    const parked = (await rpc('tasks/get', { taskId: created.taskId })).body.result;
+    const keys = Object.keys(parked.inputRequests);
+    expect(keys).toEqual([expect.stringMatching(/^link-\d+$/)]);
+    expect(parked.inputRequests[keys[0]]).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'url', url: 'https://idp.example.com/login', message: 'Sign in to continue' },
+    });
+    await rpc('tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [keys[0]]: { action: 'accept' } },
+    });
+    const done = (await rpc('tasks/get', { taskId: created.taskId })).body.result;
+    expect(done.result).toEqual({ content: [{ type: 'text', text: 'signed in' }] });
+    expect(await validateTaskMessages(server.taskMessages)).toEqual([]);
+  });
+
   it('meets a task with another credential as an unknown task', async () => {
     const created = (await call('deploy', { target: 'web' })).body.result;
     const foreign = await rpc(

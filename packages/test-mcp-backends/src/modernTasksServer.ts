@@ -11,8 +11,9 @@
  * Tools: the ones the official conformance task scenarios require (`greet`, `slow_compute`,
  * `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task`)
  * and the broker tests' own: `deploy {target}` (a task the test ends with `finish`), `approve
- * {target}` (a task that asks one question) and `nap` (answers at once even to a declaring
- * client, so a broker must make its own task for a 2025-11-25 caller). Tools whose task support
+ * {target}` (a task that asks one question), `sign_in {url}` (a task that asks the person to
+ * open `url`: a URL-mode elicitation) and `nap` (answers at once even to a declaring client, so a
+ * broker must make its own task for a 2025-11-25 caller). Tools whose task support
  * is "required" answer a client that did not declare the extension with -32021.
  *
  * Checks as SEP-2243 and SEP-2663 ask: `Mcp-Method` must equal the body's method, and `Mcp-Name`
@@ -32,6 +33,7 @@ import {
   ModernTaskJobs,
   textResult,
   type ToolResult,
+  urlRequest,
 } from './modernTaskJobs';
 import type { RecordedTaskMessage } from './validateTaskMessages';
 import { DeployJobs } from './deployJobs';
@@ -47,6 +49,8 @@ const MODERN_VERSION = '2026-07-28';
 export interface ModernTasksServer extends TasksServer {
   /** Every task message sent or received, with the ext-tasks schema it must satisfy. */
   readonly taskMessages: readonly RecordedTaskMessage[];
+  /** Forgets every task, as a restarted server would (their ids become unknown). */
+  forgetTasks(): void;
 }
 
 type Json = Record<string, any>;
@@ -93,6 +97,11 @@ const TOOLS: Array<{ name: string; description: string; properties?: Json }> = [
     description: 'Asks whether to approve a target; a task (required)',
     properties: { target: { type: 'string' } },
   },
+  {
+    name: 'sign_in',
+    description: 'Asks the person to open `url` (a URL elicitation); a task (required)',
+    properties: { url: { type: 'string' } },
+  },
   { name: 'nap', description: 'Answers at once, even to a client that takes tasks' },
 ];
 
@@ -104,7 +113,13 @@ const REQUEST_SCHEMAS: Record<string, string> = {
 };
 
 /** Tools that cannot run without a task: -32021 for a client that did not declare the extension. */
-const TASK_REQUIRED = new Set(['failing_job', 'test_tool_with_task', 'deploy', 'approve']);
+const TASK_REQUIRED = new Set([
+  'failing_job',
+  'test_tool_with_task',
+  'deploy',
+  'approve',
+  'sign_in',
+]);
 
 /** Starts the fixture's 2026-07-28 half on a free loopback port. */
 export async function startModernTasksServer(): Promise<ModernTasksServer> {
@@ -377,6 +392,9 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
           : textResult(`deploying ${target} failed`, true),
       );
     },
+    forgetTasks() {
+      jobs.forget();
+    },
     async close() {
       jobs.close();
       for (const res of listens) res.end();
@@ -479,6 +497,14 @@ function startJob(jobs: ModernTaskJobs, task: ModernTask, args: Json): void {
               `${accepted(answers.approval, 'approve') ? 'approved' : 'not approved'} ${String(args.target)}`,
             ),
           ),
+      );
+      return;
+    case 'sign_in':
+      jobs.ask(task, { link: urlRequest('Sign in to continue', String(args.url)) }, answers =>
+        jobs.complete(
+          task,
+          textResult(answers.link?.action === 'accept' ? 'signed in' : 'not signed in'),
+        ),
       );
       return;
     default:

@@ -195,6 +195,9 @@ export const mcpBrokerPlugin = createBackendPlugin({
           defaultMode: pinning.mode,
           refreshMs: pinning.refreshMs,
         });
+        // A backend's URL elicitations: https only (loopback http in development), named with
+        // their server, never the broker's own pages nor the app's credential page (spec §11.1).
+        const urlElicitations = urlElicitationPolicy(brokerBaseUrl, credentialPage.appPage);
         const broker = McpBroker.create({
           config: brokerConfig,
           // Log lines written while a request is served carry its trace id.
@@ -203,7 +206,11 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
-          tasks: { store: tasks, auditor: new TaskAuditor(deps.auditor, logger) },
+          tasks: {
+            store: tasks,
+            auditor: new TaskAuditor(deps.auditor, logger),
+            urlElicitations,
+          },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,
@@ -211,9 +218,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
               shared: stores.heldCalls &&
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
-              // A backend's URL elicitations: https only (loopback http in development), named
-              // with their server, never the broker's own pages nor the app's credential page (spec §11.1).
-              urlElicitations: urlElicitationPolicy(brokerBaseUrl, credentialPage.appPage),
+              urlElicitations,
               tasks,
             }),
         });

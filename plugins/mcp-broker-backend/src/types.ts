@@ -96,6 +96,14 @@ export interface ClientResponseWriter {
   readonly answered: boolean;
 }
 
+/**
+ * Sends one backend request of a call that may create a task (`declareTasks`: the request
+ * declares the tasks extension) and resolves with its response as the client is to see it.
+ */
+export type TaskCreation = (
+  send: (declareTasks: boolean) => Promise<Record<string, unknown>>,
+) => Promise<Record<string, unknown>>;
+
 /** Arguments of {@link ToolCallHandler.handleToolCall}. */
 export interface ToolCallContext {
   readonly clientSession: ClientSessionInfo;
@@ -121,6 +129,11 @@ export interface ToolCallContext {
    * of the broker's own); absent: the server's static headers (`broker` mode).
    */
   readonly personalHeaders?: Readonly<Record<string, string>>;
+  /**
+   * A 2026-07-28 `tools/call` of a client that declared the tasks extension, to a 2026-07-28
+   * backend that did too: how a task answer is recorded and shown (ForwardedToolCall).
+   */
+  readonly taskCreation?: TaskCreation;
 }
 
 /**

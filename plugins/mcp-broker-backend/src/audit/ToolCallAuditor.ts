@@ -32,6 +32,7 @@ import type { AuditorService, LoggerService } from '@backstage/backend-plugin-ap
 import type { JsonObject } from '@backstage/types';
 import { isPlainObject, type JsonRpcMessage } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
+import { taskRefOf } from '../tasks/TaskAuditor';
 import { resultOfFinalMessage } from '../telemetry/requestResult';
 import type { ClientResponseWriter } from '../types';
 import { subjectOfPrincipal } from '../rateLimits/RateLimitRules';
@@ -174,9 +175,11 @@ export class ToolCallAuditor {
         const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
+        // A 2026-07-28 call learns that it created a task from its answer (the broker's id).
+        const created = call.taskRef === undefined ? createdTaskMeta(final) : {};
         await this.#guard(() =>
           failure === undefined
-            ? event.success({ meta: { outcome: 'succeeded', durationMs } })
+            ? event.success({ meta: { outcome: 'succeeded', durationMs, ...created } })
             : event.fail({ error: auditError(failure), meta: { outcome: 'failed', durationMs } }),
         );
       },
@@ -210,6 +213,14 @@ function isToolCall(call: AuditedToolCall): boolean {
 function isInputRequired(final: JsonRpcMessage | undefined): boolean {
   const result = final && 'result' in final ? final.result : undefined;
   return isPlainObject(result) && result.resultType === 'input_required';
+}
+
+/** `taskRef` and `resultType` of a final answer that is a task (`resultType: "task"`), or `{}`. */
+function createdTaskMeta(final: JsonRpcMessage | undefined): JsonObject {
+  const result = final && 'result' in final ? final.result : undefined;
+  return isPlainObject(result) && result.resultType === 'task' && typeof result.taskId === 'string'
+    ? { taskRef: taskRefOf(result.taskId), resultType: 'task' }
+    : {};
 }
 
 function metaOf(call: AuditedToolCall): JsonObject {

@@ -73,6 +73,7 @@ import type { ListKind } from '../protocol/listKinds';
 import { BROKER_CLIENT_CAPABILITIES } from '../protocol/capabilities';
 import type { ProtocolEra } from '../protocol/modernEra';
 import { withoutTasks } from '../protocol/modernResults';
+import { declaresTasksExtension } from '../protocol/modernTasks';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { BackendEndpoint, BackendTransport } from './backendTransport';
 import { HttpBackendTransport, redactUrl } from './HttpBackendTransport';
@@ -209,6 +210,11 @@ export class BackendConnection {
   /** True when the backend's current session declared task-augmented `tools/call` (legacy). */
   get supportsTaskCalls(): boolean {
     return this.session?.era === 'legacy' && this.session.taskCalls === true;
+  }
+
+  /** True when the backend's last `server/discover` declared the tasks extension (modern). */
+  get supportsTaskExtension(): boolean {
+    return this.session?.era === 'modern' && this.session.tasksExtension === true;
   }
 
   /** The last known lists (kept across disconnects). */
@@ -434,6 +440,7 @@ export class BackendConnection {
         era: 'modern',
         protocolVersion: MODERN_PROTOCOL_VERSION,
         capabilities: withoutTasks(probe.discovery.capabilities),
+        ...(declaresTasksExtension(probe.discovery.capabilities) && { tasksExtension: true }),
       };
     }
     if (previous?.era === 'legacy') return previous;

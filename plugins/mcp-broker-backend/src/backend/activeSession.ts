@@ -15,4 +15,6 @@ export type ActiveSession =
       readonly era: 'modern';
       readonly protocolVersion: string;
       readonly capabilities: Record<string, unknown>;
+      /** Its `server/discover` declared the tasks extension (removed from `capabilities`). */
+      readonly tasksExtension?: boolean;
     };

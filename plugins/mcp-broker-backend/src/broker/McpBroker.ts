@@ -44,6 +44,8 @@ import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
 import type { TaskAuditor } from '../tasks/TaskAuditor';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
+import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
+import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import type { TaskStore } from '../tasks/TaskStore';
 
@@ -83,7 +85,7 @@ export interface McpBrokerOptions {
    * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
    * memory (one replica), no audit.
    */
-  tasks?: { store: TaskStore; auditor?: TaskAuditor };
+  tasks?: { store: TaskStore; auditor?: TaskAuditor; urlElicitations?: UrlElicitationPolicy };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -113,6 +115,8 @@ export class McpBroker {
   readonly listenStreams: ListenSubscriptions;
   /** Long-running tasks of 2025-11-25 clients and backends (contract tasks-and-apps §2). */
   readonly tasks: LegacyTaskRelay;
+  /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
+  readonly modernTasks: ModernTaskRelay;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -154,8 +158,9 @@ export class McpBroker {
       },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
+    const taskStore = options.tasks?.store ?? new MemoryTaskStore();
     this.tasks = new LegacyTaskRelay({
-      store: options.tasks?.store ?? new MemoryTaskStore(),
+      store: taskStore,
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
       backendOf: name => {
@@ -169,6 +174,25 @@ export class McpBroker {
         );
       },
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+    });
+    this.modernTasks = new ModernTaskRelay({
+      store: taskStore,
+      config: options.config.tasks,
+      toolCallTimeoutMs: options.config.toolCallTimeoutMs,
+      backendOf: name => {
+        const connection = this.connections.get(name);
+        return (
+          connection && {
+            server: connection.backend,
+            channel: connection.modern,
+            supportsTasks: connection.supportsTaskExtension,
+          }
+        );
+      },
+      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+      ...(options.tasks?.urlElicitations === undefined
+        ? {}
+        : { urlElicitations: options.tasks.urlElicitations }),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -365,6 +389,18 @@ export class McpBroker {
       // Informational (ext-apps defines no server capability): some backend serves MCP Apps.
       ...(apps ? { extensions: { [UI_EXTENSION_ID]: {} } } : {}),
     };
+  }
+
+  /**
+   * True when 2026-07-28 clients are offered the tasks extension (contract tasks-and-apps §2.2):
+   * tasks are on and a backend (through a curated endpoint: one of its `servers`) declared it.
+   */
+  offersModernTasks(servers?: ReadonlySet<string>): boolean {
+    if (!this.config.tasks.enabled) return false;
+    return [...this.connections].some(
+      ([name, connection]) =>
+        (servers === undefined || servers.has(name)) && connection.supportsTaskExtension,
+    );
   }
 
   /**

@@ -13,7 +13,9 @@
  *     {@link MAX_STATELESS_INPUT_ROUNDS} rounds — or the call's final response: a 2026-07-28
  *     client gets the round with the backend's `requestState` sealed in the broker's own (its
  *     retry is a new stateless call), a client that cannot be asked gets an error;
- *   - a task result (tasks extension) ends the call with an error naming the backend;
+ *   - a task result (tasks extension) ends the call with an error naming the backend, unless
+ *     the call may create a task (`taskCreation`, ModernTaskRelay): that decides whether the
+ *     backend is told the client takes tasks, and answers the task under the broker's id;
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  * The backend's requests on the stream are dropped: this revision asks through input_required.
  */
@@ -26,13 +28,14 @@ import {
 import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import { withoutTasks } from '../protocol/modernResults';
+import { withTasksExtension } from '../protocol/modernTasks';
 import type { ParamHeaderDeclaration } from '../protocol/paramHeaders';
 import { readCallReply } from './callReply';
 import { withTraceMeta } from '../telemetry/traceContext';
 import { observedBackendRequest } from './observedBackendRequest';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { CallLeg, ToolCall } from './ToolCall';
-import { screenServerRequest, type UrlElicitationPolicy } from './urlElicitations';
+import { screenInputRequests, type UrlElicitationPolicy } from './urlElicitations';
 
 /** Most `input_required` rounds a 2026-07-28 backend gets for a 2025 client's call (as the SDK). */
 export const MAX_STATELESS_INPUT_ROUNDS = 8;
@@ -65,14 +68,19 @@ export class ModernLeg implements CallLeg {
       const final = await this.once(call, params);
       const result = final.result;
       if (!isPlainObject(result)) return final;
-      if (isTaskResult(result)) throw backendReturnedTask(backend);
+      if (isTaskResult(result)) {
+        // Only a task its creation recorded (and shows under the broker's id) reaches the client.
+        if (call.request.taskCreation !== undefined) return final;
+        throw backendReturnedTask(backend);
+      }
       const { resultType, ...rest } = result;
       if (resultType !== 'input_required') return { ...final, result: rest };
       const requestState =
         typeof result.requestState === 'string' ? result.requestState : undefined;
-      const screened = this.screen(
+      const screened = screenInputRequests(
         backend,
         isPlainObject(result.inputRequests) ? result.inputRequests : undefined,
+        this.options.urlElicitations,
       );
       if ('refusal' in screened) {
         // A stateless backend has no request to answer with an error: the call ends here.
@@ -108,41 +116,20 @@ export class ModernLeg implements CallLeg {
     }
   }
 
-  /**
-   * The input requests as they may reach the client: each URL elicitation screened
-   * (urlElicitations.ts), or the first refusal.
-   */
-  private screen(
-    backend: string,
-    inputRequests: Record<string, unknown> | undefined,
-  ):
-    | { inputRequests: Record<string, unknown> | undefined }
-    | { refusal: { code: number; message: string } } {
-    if (inputRequests === undefined) return { inputRequests };
-    const screened: Record<string, unknown> = {};
-    for (const [key, input] of Object.entries(inputRequests)) {
-      if (!isPlainObject(input)) {
-        screened[key] = input;
-        continue;
-      }
-      const params = isPlainObject(input.params) ? input.params : undefined;
-      const outcome = screenServerRequest(
-        backend,
-        String(input.method),
-        params,
-        this.options.urlElicitations,
-      );
-      if ('refusal' in outcome) return outcome;
-      screened[key] = outcome.params === params ? input : { ...input, params: outcome.params };
-    }
-    return { inputRequests: screened };
+  /** One backend request of the call, through its task creation when it may create a task. */
+  private once(call: ToolCall, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const send = (declareTasks: boolean) => this.send(call, params, declareTasks);
+    const creation = call.request.taskCreation;
+    return creation === undefined ? send(false) : creation(send);
   }
 
-  private async once(
+  private async send(
     call: ToolCall,
     params: Record<string, unknown>,
+    declareTasks: boolean,
   ): Promise<Record<string, unknown>> {
     const { request } = call;
+    const capabilities = withoutTasks({ ...call.client.capabilities });
     const backendRequestId = this.nextRequestId++;
     return observedBackendRequest(call, 'modern', MODERN_PROTOCOL_VERSION, async traceContext => {
       const reply = await request.backend.modern.call(
@@ -152,7 +139,7 @@ export class ModernLeg implements CallLeg {
           method: call.method,
           params: withTraceMeta(params, traceContext),
         },
-        withoutTasks({ ...call.client.capabilities }),
+        declareTasks ? withTasksExtension(capabilities) : capabilities,
         {
           signal: call.signal,
           mirroredParams: this.paramDeclarations(call),

@@ -64,6 +64,7 @@ export class RoutedCalls {
         clientRequestId: request.id,
         params: options.params ?? request.params ?? {},
         ...(context.telemetry === undefined ? {} : { telemetry: context.telemetry }),
+        ...(context.taskCreation === undefined ? {} : { taskCreation: context.taskCreation }),
       },
       sink,
     );

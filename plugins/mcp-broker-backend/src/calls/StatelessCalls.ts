@@ -193,7 +193,10 @@ function asCompleteResponse(
     return { ...message, error: modernBackendError(request.method, request.params ?? {}, error) };
   }
   if (!isPlainObject(message.result)) return message;
-  if (message.result.resultType === 'input_required') return message;
+  // An input round and a task (shown by its creation, ModernTaskRelay) are not final results.
+  if (message.result.resultType === 'input_required' || message.result.resultType === 'task') {
+    return message;
+  }
   return { ...message, result: shape(message.result) };
 }
 

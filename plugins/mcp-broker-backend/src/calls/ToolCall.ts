@@ -28,6 +28,7 @@ import type { JsonRpcErrorObject, JsonRpcId } from '../protocol/jsonRpc';
 import type { ParsedJsonRpcMessage } from '../protocol/jsonRpcMessage';
 import type { ProtocolEra } from '../protocol/modernEra';
 import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import type { TaskCreation } from '../types';
 import type { ClientMessageSink } from './callTypes';
 
 /** What a call asks of its backend: a client's request, already routed; see the file comment. */
@@ -64,6 +65,12 @@ export interface ForwardedToolCall {
    * traced as its child (the trace context goes with it). Absent: not measured.
    */
   telemetry?: ClientRequestTelemetry;
+  /**
+   * A 2026-07-28 backend may answer with a task (docs/contracts/tasks-and-apps.md §2.12.2): the
+   * backend request goes through it (ModernLeg), which decides whether the tasks extension is
+   * declared to the backend and turns a task answer into the client's. Absent: no task.
+   */
+  taskCreation?: TaskCreation;
 }
 
 /** A 2026-07-28 backend's `input_required` answer during a call, as the client half gets it. */

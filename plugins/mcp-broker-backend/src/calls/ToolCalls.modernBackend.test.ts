@@ -20,6 +20,8 @@ import { scanParamHeaders } from '../protocol/paramHeaders';
 import { BrokerTelemetry } from '../telemetry/BrokerTelemetry';
 import { MetricName } from '../telemetry/BrokerMetrics';
 import { InMemoryTelemetry } from '../telemetry/__testUtils__/inMemoryTelemetry';
+import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
+import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 
 const KEY = Buffer.alloc(32, 7);
 const binding = { principal: 'user:default/ada', method: 'tools/call', name: 'modern/confirm' };
@@ -297,6 +299,63 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
       'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
       'io.modelcontextprotocol/clientInfo': expect.objectContaining({ name: expect.any(String) }),
     });
+    await forwarder.close();
+    await double.close();
+  });
+
+  it('keeps a task answer it cannot read from the client, and its slot from the table (task creation, scripted double)', async () => {
+    const double = await startDouble(body => ({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { resultType: 'task', taskId: 'backend-task-1', status: 'sleeping' },
+      },
+    }));
+    const { forwarder } = build(double.endpoint);
+    const store = new MemoryTaskStore();
+    const relay = new ModernTaskRelay({
+      store,
+      config: {
+        enabled: true,
+        perPerson: 4,
+        maxTtlMs: 60_000,
+        minPollIntervalMs: 1000,
+        maxStoredResultBytes: 1024,
+      },
+      toolCallTimeoutMs: 20_000,
+      backendOf: () => ({
+        server: { ...double.endpoint, toolPrefix: '', headers: {} },
+        channel: channelsOf(double.endpoint).modern,
+        supportsTasks: true,
+      }),
+    });
+    const sink = collectingSink();
+    await forwarder.forward(
+      {
+        ...legacyCall(double.endpoint, forwarder),
+        taskCreation: relay.creation(
+          { principal: 'user:default/ada', mayUse: () => true },
+          { server: 'double', tool: 'slow' },
+        ),
+      },
+      sink,
+    );
+    expect(sink.messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'r1',
+        error: expect.objectContaining({
+          message: 'MCP server "double" sent a task result without a valid task',
+        }),
+      },
+    ]);
+    expect(JSON.stringify(sink.messages)).not.toContain('backend-task-1');
+    // The backend was told the client takes tasks; the slot reserved for it is gone.
+    expect(
+      double.bodies[0].params._meta['io.modelcontextprotocol/clientCapabilities'].extensions,
+    ).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    expect(await store.countOpen('user:default/ada', Date.now())).toBe(0);
     await forwarder.close();
     await double.close();
   });

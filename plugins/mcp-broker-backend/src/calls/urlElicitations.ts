@@ -116,3 +116,30 @@ export function screenServerRequest(
   const message = typeof params.message === 'string' ? params.message : '';
   return { params: { ...params, message: `${askingServerPrefix(server)}${message}` } };
 }
+
+/**
+ * A 2026-07-28 backend's `inputRequests` (of an `input_required` round, or of a task's
+ * `DetailedTask`) as they may reach the client: each URL elicitation screened
+ * ({@link screenServerRequest}), or the first refusal.
+ */
+export function screenInputRequests(
+  server: string,
+  inputRequests: Record<string, unknown> | undefined,
+  policy: UrlElicitationPolicy | undefined,
+):
+  | { readonly inputRequests: Record<string, unknown> | undefined }
+  | { readonly refusal: { code: number; message: string } } {
+  if (inputRequests === undefined) return { inputRequests };
+  const screened: Record<string, unknown> = {};
+  for (const [key, input] of Object.entries(inputRequests)) {
+    if (!isPlainObject(input)) {
+      screened[key] = input;
+      continue;
+    }
+    const params = isPlainObject(input.params) ? input.params : undefined;
+    const outcome = screenServerRequest(server, String(input.method), params, policy);
+    if ('refusal' in outcome) return outcome;
+    screened[key] = outcome.params === params ? input : { ...input, params: outcome.params };
+  }
+  return { inputRequests: screened };
+}

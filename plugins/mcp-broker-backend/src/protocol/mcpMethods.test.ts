@@ -4,6 +4,7 @@ import {
   isInputRequestMethod,
   mcpMethod,
   mcpNameSource,
+  missingExtensionOf,
 } from './mcpMethods';
 
 describe('the method table', () => {
@@ -42,5 +43,23 @@ describe('the method table', () => {
     ).toBeUndefined();
     expect(invalidParamsOf('tools/call', { name: 'x' })).toBeUndefined();
     expect(invalidParamsOf('tools/list', {})).toBeUndefined();
+  });
+
+  it('serves the tasks extension’s methods to 2026-07-28 clients that declared it, mirrored by taskId', () => {
+    const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+      expect(clientRequestMethod(method, 'modern')).toBeDefined();
+      expect(mcpNameSource(method)).toBe('taskId');
+      expect(missingExtensionOf(method, {})).toBe('io.modelcontextprotocol/tasks');
+      expect(missingExtensionOf(method, undefined)).toBe('io.modelcontextprotocol/tasks');
+      expect(missingExtensionOf(method, tasks)).toBeUndefined();
+    }
+    expect(clientRequestMethod('tasks/update', 'legacy')).toBeUndefined();
+    expect(clientRequestMethod('tasks/result', 'modern')).toBeUndefined();
+    expect(clientRequestMethod('tasks/list', 'modern')).toBeUndefined();
+    expect(missingExtensionOf('tools/call', {})).toBeUndefined();
+    expect(invalidParamsOf('tasks/update', { taskId: 'x', inputResponses: { k: 'yes' } })).toBe(
+      'tasks/update needs params.inputResponses (an object mapping each input request key to its result object)',
+    );
   });
 });

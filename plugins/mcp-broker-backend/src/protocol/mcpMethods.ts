@@ -29,6 +29,7 @@ import {
 } from '@devportal/plugin-mcp-broker-common';
 import { isPlainObject } from './jsonRpc';
 import { LIST_CHANGED_METHOD } from './listKinds';
+import { declaresExtension, TASKS_EXTENSION } from './modernTasks';
 import type { ProtocolEra } from './modernEra';
 
 /** One member a method's params must hold: what it must be, in words, and the test of it. */
@@ -37,6 +38,9 @@ export interface ParamRule {
   readonly description: string;
   readonly test: (value: unknown) => boolean;
 }
+
+/** The body members an `Mcp-Name` header may mirror. */
+export type McpNameSource = 'name' | 'uri' | 'taskId';
 
 /** How telemetry names a method's requests (OpenTelemetry semantic conventions for MCP). */
 export interface MethodTelemetry {
@@ -51,8 +55,11 @@ export interface ClientRequestMethod {
   readonly eras: readonly ProtocolEra[];
   /** The members its params must hold, checked before its handler runs ({@link invalidParamsOf}). */
   readonly params?: Readonly<Record<string, ParamRule>>;
-  /** The body member its `Mcp-Name` header mirrors (2026-07-28 `streamable-http.mdx`). */
-  readonly mcpName?: 'name' | 'uri';
+  /**
+   * The body member its `Mcp-Name` header mirrors (2026-07-28 `streamable-http.mdx`; the tasks
+   * extension's `tasks/get`, `tasks/update` and `tasks/cancel` mirror `taskId`).
+   */
+  readonly mcpName?: McpNameSource;
   /**
    * The kind of item it addresses by `params.name` / `params.uri`: telemetry records a tool's or
    * prompt's own name (never a resource's URI), rate limits may name a tool, and only tools
@@ -64,6 +71,12 @@ export interface ClientRequestMethod {
    * refused) is answered as a result with `isError: true`, not as a JSON-RPC error.
    */
   readonly toolResult?: true;
+  /**
+   * The client extension a 2026-07-28 request of it must declare in its `_meta` client
+   * capabilities (the tasks extension's `tasks/*`): else -32021, HTTP 400, before its params are
+   * checked ({@link missingExtensionOf}). Session-era requests have no extensions to declare.
+   */
+  readonly extension?: string;
   /** A backend may answer it with `input_required` (`mrtr.mdx` §Supported Requests). */
   readonly inputRequired?: true;
   /** The permission that guards it (see the file comment). */
@@ -138,6 +151,24 @@ const LEGACY_TASK_OPERATION = {
   audit: 'task',
   answer: 'json',
 } as const satisfies ClientRequestMethod;
+
+/**
+ * A task operation of both eras (`tasks/get`, `tasks/cancel`): a 2026-07-28 request's `Mcp-Name`
+ * mirrors `params.taskId` (contract tasks-and-apps §2.7, E6).
+ */
+const TASK_OPERATION = {
+  ...LEGACY_TASK_OPERATION,
+  eras: BOTH,
+  mcpName: 'taskId',
+  extension: TASKS_EXTENSION,
+} as const satisfies ClientRequestMethod;
+
+/** `tasks/update`'s answers: each input request key of the task mapped to its result object. */
+const AN_INPUT_RESPONSES_MAP: ParamRule = {
+  description: 'an object mapping each input request key to its result object',
+  test: value =>
+    isPlainObject(value) && Object.values(value).every(answer => isPlainObject(answer)),
+};
 
 const NOTIFICATION: NotificationMethod = { kind: 'notification' };
 
@@ -224,11 +255,16 @@ export const MCP_METHODS: Readonly<Record<string, McpMethod>> = Object.freeze({
     answer: 'json',
   },
   'subscriptions/listen': { kind: 'client-request', eras: MODERN_ERA, answer: 'json' },
-  // Long-running tasks, 2025-11-25 (docs/contracts/tasks-and-apps.md §2.7, §2.9); the
-  // 2026-07-28 extension's methods are not relayed yet.
-  'tasks/get': LEGACY_TASK_OPERATION,
+  // Long-running tasks (docs/contracts/tasks-and-apps.md §2.7, §2.9): the 2025-11-25 capability
+  // and the 2026-07-28 extension `io.modelcontextprotocol/tasks` (no tasks/result, tasks/list).
+  'tasks/get': TASK_OPERATION,
   'tasks/result': { ...LEGACY_TASK_OPERATION, answer: 'call' },
-  'tasks/cancel': LEGACY_TASK_OPERATION,
+  'tasks/update': {
+    ...TASK_OPERATION,
+    eras: MODERN_ERA,
+    params: { taskId: A_TASK_ID, inputResponses: AN_INPUT_RESPONSES_MAP },
+  },
+  'tasks/cancel': TASK_OPERATION,
   'tasks/list': {
     kind: 'client-request',
     eras: SESSION_ERA,
@@ -276,8 +312,21 @@ export function clientRequestMethods(): Array<[string, ClientRequestMethod]> {
 }
 
 /** The body member `method`'s `Mcp-Name` header mirrors, if it has one. */
-export function mcpNameSource(method: string): 'name' | 'uri' | undefined {
+export function mcpNameSource(method: string): McpNameSource | undefined {
   return clientRequestMethod(method)?.mcpName;
+}
+
+/**
+ * The extension a 2026-07-28 request of `method` must declare and did not (`declared`: its
+ * `_meta` client capabilities), or undefined when it needs none or declared it.
+ */
+export function missingExtensionOf(
+  method: string,
+  declared: Readonly<Record<string, unknown>> | undefined,
+): string | undefined {
+  const extension = clientRequestMethod(method, 'modern')?.extension;
+  if (extension === undefined) return undefined;
+  return declaresExtension(declared, extension) ? undefined : extension;
 }
 
 /** True for a server-to-client request that may be carried in an `input_required` result. */

@@ -6,6 +6,7 @@ import {
   inputRequestFromServerRequest,
   inputRequiredResult,
   modernBackendError,
+  modernErrorHttpStatus,
   readInputRetry,
   readSubscriptionFilter,
   subscriptionAcknowledged,
@@ -174,5 +175,25 @@ describe('modernBackendError', () => {
     expect(modernBackendError('prompts/get', { name: 'p' }, error)).toBe(error);
     const other = { code: -32603, message: 'broken' };
     expect(modernBackendError('resources/read', { uri: 'u' }, other)).toBe(other);
+  });
+
+  it('gives -32021 HTTP 400 and the broker’s open task limit 429; other errors stay in band', () => {
+    expect(modernErrorHttpStatus({ code: -32021 })).toBe(400);
+    expect(modernErrorHttpStatus({ code: -32000, data: { reason: 'task-limit', limit: 8 } })).toBe(
+      429,
+    );
+    expect(modernErrorHttpStatus({ code: -32000, data: { reason: 'other' } })).toBe(200);
+    expect(modernErrorHttpStatus({ code: -32602, data: { reason: 'task-limit' } })).toBe(200);
+  });
+
+  it('declares the tasks extension in discover when the broker relays it', () => {
+    expect(
+      discoverResult({
+        capabilities: { tools: {}, tasks: { list: {} } },
+        tasks: true,
+        ttlMs: 0,
+        cacheScope: 'public',
+      }).capabilities,
+    ).toEqual({ tools: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
   });
 });

@@ -15,6 +15,7 @@ import {
 import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
 import { isInputRequestMethod } from './mcpMethods';
 import { ModernMetaKey } from './modernEra';
+import { TASKS_EXTENSION, withTasksExtension } from './modernTasks';
 import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
 
 /** Who may cache a result: any cache (`public`) or only the same authorization (`private`). */
@@ -77,9 +78,6 @@ export function aggregatedTtlMs(backendTtls: Iterable<unknown>, fallbackMs: numb
   return normaliseTtl(smallest ?? fallbackMs);
 }
 
-/** The tasks extension's capability key (not relayed by the broker, spec §9). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
 /**
  * A copy of a capabilities object without the tasks extension (`extensions[TASKS_EXTENSION]`)
  * and without the 2025 `tasks` capability; an `extensions` object left empty is dropped.
@@ -97,6 +95,8 @@ export function withoutTasks(
 export interface DiscoverInput extends CacheHints {
   /** The aggregated server capabilities (the tasks extension is removed here). */
   capabilities: Record<string, unknown>;
+  /** The broker relays the tasks extension (docs/contracts/tasks-and-apps.md §2.2): declared. */
+  tasks?: boolean;
   instructions?: string;
 }
 
@@ -105,7 +105,9 @@ export function discoverResult(input: DiscoverInput): Record<string, unknown> {
   return cacheableResult(
     {
       supportedVersions: [...ALL_PROTOCOL_VERSIONS],
-      capabilities: withoutTasks(input.capabilities),
+      capabilities: input.tasks
+        ? withTasksExtension(withoutTasks(input.capabilities))
+        : withoutTasks(input.capabilities),
       ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
     },
     input,
@@ -313,8 +315,20 @@ export function modernBackendError(
  * (transport spec: errors go in-band with 200, except those the revision maps to a status).
  * Only -32021 is the client's to fix here (its declared capabilities; `schema.ts`:
  * "For HTTP, the response status code MUST be 400"): a backend's -32020 / -32022 / -32601 judge
- * the request the broker built, whose metadata the broker validated on the way in.
+ * the request the broker built, whose metadata the broker validated on the way in. The broker's
+ * own bound of open tasks per person (`data.reason: "task-limit"`, docs/contracts/tasks-and-apps.md
+ * §2.6, E7) is 429, as for a 2025-11-25 client.
  */
-export function modernErrorHttpStatus(error: { readonly code?: unknown }): number {
+export function modernErrorHttpStatus(error: {
+  readonly code?: unknown;
+  readonly data?: unknown;
+}): number {
+  if (
+    error.code === JsonRpcErrorCode.ServerError &&
+    isPlainObject(error.data) &&
+    error.data.reason === 'task-limit'
+  ) {
+    return 429;
+  }
   return error.code === JsonRpcErrorCode.MissingRequiredClientCapability ? 400 : 200;
 }

@@ -384,6 +384,19 @@ export function missingCapabilityError(
   };
 }
 
+/**
+ * The -32021 refusal (HTTP 400) of a request that needs a client extension it did not declare
+ * (the tasks extension's own wording and `data`, docs/contracts/tasks-and-apps.md §2.13 E4).
+ */
+export function missingExtensionError(extension: string): ModernRequestError {
+  return {
+    httpStatus: 400,
+    code: JsonRpcErrorCode.MissingRequiredClientCapability,
+    message: 'Missing required client capability',
+    data: { requiredCapabilities: { extensions: { [extension]: {} } } },
+  };
+}
+
 /** The 404 / -32601 answer for a method the 2026-07-28 revision does not have. */
 export function unknownModernMethodError(method: string): ModernRequestError {
   return {

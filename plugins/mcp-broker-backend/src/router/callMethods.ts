@@ -45,7 +45,7 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
-import { auditedTaskCall, createTask, isTaskCall } from './taskMethods';
+import { auditedTaskCall, createTask, isTaskCall, modernTaskCreationOf } from './taskMethods';
 import {
   ambiguityOf,
   ambiguousAppTool,
@@ -324,6 +324,7 @@ async function handOff(
         )
       : { request: routed, guard: (w: typeof response) => w };
     if (prepared === undefined) return;
+    const taskCreation = modernTaskCreationOf(broker, request, route, backend);
     const call: Omit<ToolCallContext, 'clientSession'> = {
       backend,
       request: prepared.request,
@@ -333,6 +334,7 @@ async function handOff(
       ...('personalHeaders' in prepared && prepared.personalHeaders !== undefined
         ? { personalHeaders: prepared.personalHeaders }
         : {}),
+      ...(taskCreation === undefined ? {} : { taskCreation }),
     };
     if (session !== undefined) {
       await broker.toolCalls.handleToolCall({ ...call, clientSession: session });

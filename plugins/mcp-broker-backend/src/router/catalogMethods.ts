@@ -89,6 +89,7 @@ export function discover(broker: McpBroker) {
     const { endpoint } = request;
     const result = discoverResult({
       capabilities: broker.serverCapabilities(endpoint?.servers),
+      tasks: broker.offersModernTasks(endpoint?.servers),
       instructions: endpoint === undefined ? BROKER_INSTRUCTIONS : endpoint.instructions,
       // The same for every permitted caller: nothing in it depends on who asks.
       ...listCacheHints(broker, 'public', ALL_LIST_KEYS),

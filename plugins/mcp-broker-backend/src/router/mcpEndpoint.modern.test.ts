@@ -38,6 +38,10 @@ const MODERN_CLIENT_METHODS = [
   'resources/read',
   'completion/complete',
   'subscriptions/listen',
+  // The tasks extension (docs/contracts/tasks-and-apps.md §2.12.2); no tasks/result, tasks/list.
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
 ];
 
 describe('the method table: the 2026-07-28 era', () => {
@@ -51,7 +55,15 @@ describe('the method table: the 2026-07-28 era', () => {
   it('serves every 2026-07-28 client method, and no other', () => {
     const served = [...table.keys()].filter(isServedModernMethod).sort();
     expect(served).toEqual([...MODERN_CLIENT_METHODS].sort());
-    for (const method of ['ping', 'initialize', 'logging/setLevel', 'toString', '__proto__']) {
+    for (const method of [
+      'ping',
+      'initialize',
+      'logging/setLevel',
+      'tasks/result',
+      'tasks/list',
+      'toString',
+      '__proto__',
+    ]) {
       expect(isServedModernMethod(method)).toBe(false);
     }
   });

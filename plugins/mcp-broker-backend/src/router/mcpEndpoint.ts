@@ -42,7 +42,8 @@ import {
   requestEra,
   withoutRequestEnvelope,
 } from '../protocol/modernEra';
-import { invalidParamsOf } from '../protocol/mcpMethods';
+import { invalidParamsOf, missingExtensionOf } from '../protocol/mcpMethods';
+import { missingExtensionError } from '../protocol/requestMetadata';
 import { ALL_PROTOCOL_VERSIONS } from '../protocol/versions';
 import type { BrokerTelemetry, ClientRequestStart } from '../telemetry/BrokerTelemetry';
 import type { ClientResponseContext, ClientResponseOutcome } from '../types';
@@ -299,6 +300,17 @@ function serve(
     default:
   }
   if (entry === undefined) return methodNotFound(request);
+  // A 2026-07-28 method of an extension is the client's only once it declared the extension.
+  const extension =
+    request.era === 'modern'
+      ? missingExtensionOf(request.method!, request.context?.clientCapabilities)
+      : undefined;
+  if (extension !== undefined) {
+    const refusal = missingExtensionError(extension);
+    const { writer } = request;
+    writer.refuse(refusal.httpStatus, refusal.code, refusal.message, request.id, refusal.data);
+    return Promise.resolve();
+  }
   // Every method's params are checked here, against its entry in the method table, and worded
   // the same way; its handler sees params that hold what the table requires.
   const invalid = invalidParamsOf(request.method!, request.params);

@@ -34,7 +34,7 @@ import {
 import { serveListen } from './listenEndpoint';
 import type { McpRequest, McpRoute } from './mcpRequest';
 import { initialize, unsupported } from './sessionMethods';
-import { listTasks, taskOperation } from './taskMethods';
+import { byClientEra, listTasks, modernTaskOperation, taskOperation } from './taskMethods';
 
 /** How a method's answer may be given (see ResponseWriter). */
 export type AnswerKind = ClientRequestMethod['answer'];
@@ -54,10 +54,11 @@ export interface MethodEntry extends ClientRequestMethod {
 /** What the router adds to a method of the table. */
 type MethodHandler = Pick<MethodEntry, 'handler' | 'route'>;
 
-/** The methods of the 2025-11-25 tasks capability (absent from the table with tasks off). */
+/** The methods of both eras' tasks (absent from the table with tasks off). */
 const TASK_METHODS: ReadonlySet<string> = new Set([
   'tasks/get',
   'tasks/result',
+  'tasks/update',
   'tasks/cancel',
   'tasks/list',
 ]);
@@ -114,9 +115,14 @@ export function createMethodTable(deps: {
       route: completionRoute,
     },
     'subscriptions/listen': { handler: serveListen(broker) },
-    'tasks/get': { handler: taskOperation(broker, 'get') },
+    'tasks/get': {
+      handler: byClientEra(taskOperation(broker, 'get'), modernTaskOperation(broker, 'get')),
+    },
     'tasks/result': { handler: taskOperation(broker, 'result') },
-    'tasks/cancel': { handler: taskOperation(broker, 'cancel') },
+    'tasks/update': { handler: modernTaskOperation(broker, 'update') },
+    'tasks/cancel': {
+      handler: byClientEra(taskOperation(broker, 'cancel'), modernTaskOperation(broker, 'cancel')),
+    },
     'tasks/list': { handler: listTasks(broker) },
     // Deliberately not served: the broker relays neither log levels nor resource subscriptions.
     'logging/setLevel': { handler: unsupported },

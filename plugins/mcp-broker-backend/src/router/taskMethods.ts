@@ -6,6 +6,12 @@
  * catalog of this very request (the same decisions, cached at most 30 s, as `tools/call`).
  * With `mcpBroker.tasks.enabled: false` the methods are not found (E5) and a `task` parameter is
  * removed from calls (they run as plain calls).
+ *
+ * 2026-07-28 (the extension `io.modelcontextprotocol/tasks`, §2.12.2): `tasks/get`,
+ * `tasks/update` and `tasks/cancel` of a client that declared the extension (the endpoint
+ * refuses the others with E4 before their params are checked), answered as `complete` results;
+ * a `tools/call` of such a client to a backend that declared it too carries the relay's task
+ * creation into the call machinery.
  */
 import type { AuditedToolCall, ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { taskRefOf } from '../tasks/TaskAuditor';
@@ -14,7 +20,10 @@ import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
 import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
-import type { TaskCaller, TaskReply } from '../tasks/LegacyTaskRelay';
+import { completeResult } from '../protocol/modernResults';
+import type { TaskCreation } from '../types';
+import type { TaskCaller } from '../tasks/findOwnTask';
+import type { TaskReply } from '../tasks/TaskReply';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
 import { refuseStoreUnavailable } from './protocol';
@@ -64,6 +73,74 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
       ended.release();
     }
   };
+}
+
+/**
+ * `tasks/get`, `tasks/update` or `tasks/cancel` of a 2026-07-28 client (which declared the tasks
+ * extension: the method table requires it, E4): the relay's reply as a `complete` result.
+ */
+export function modernTaskOperation(broker: McpBroker, operation: 'get' | 'update' | 'cancel') {
+  return async (request: McpRequest): Promise<void> => {
+    const { writer, params } = request;
+    const id = request.id!;
+    const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
+    try {
+      const caller = callerOf(broker, request);
+      const reply =
+        operation === 'update'
+          ? await broker.modernTasks.update(
+              caller,
+              params.taskId,
+              params.inputResponses as Record<string, unknown>,
+              ended.signal,
+            )
+          : await broker.modernTasks[operation](caller, params.taskId, ended.signal);
+      writer.answer(
+        messageOf(id, 'error' in reply ? reply : { result: completeResult(reply.result) }),
+        'error' in reply ? reply.httpStatus : 200,
+      );
+    } catch (error) {
+      refuseStoreUnavailable(broker, writer, error, id);
+    } finally {
+      ended.release();
+    }
+  };
+}
+
+/** A task method served in both eras: `legacy` for a session's request, `modern` otherwise. */
+export function byClientEra(
+  legacy: (request: McpRequest) => Promise<void>,
+  modern: (request: McpRequest) => Promise<void>,
+) {
+  return (request: McpRequest): Promise<void> =>
+    request.era === 'modern' ? modern(request) : legacy(request);
+}
+
+/**
+ * The task creation of a 2026-07-28 `tools/call` routed to `route` (contract §2.12.2), when the
+ * client declared the extension and the backend did too; undefined otherwise (a plain call).
+ */
+export function modernTaskCreationOf(
+  broker: McpBroker,
+  request: McpRequest,
+  route: McpRoute,
+  backend: BrokerServerConfig,
+): TaskCreation | undefined {
+  if (
+    request.era !== 'modern' ||
+    request.method !== 'tools/call' ||
+    // A person's own credential (spec §11) is not carried to task operations yet.
+    authOf(backend).mode !== 'broker' ||
+    !broker.modernTasks.relays(backend.name, request.context?.clientCapabilities ?? {})
+  ) {
+    return undefined;
+  }
+  const tool = broker.catalog().tools.find(item => item.name === request.params.name);
+  return broker.modernTasks.creation(callerOf(broker, request), {
+    server: route.backend,
+    tool: route.name,
+    ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
+  });
 }
 
 /** `tasks/list`: the caller's tasks, from the broker's table. */

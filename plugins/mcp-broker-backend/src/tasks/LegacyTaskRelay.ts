@@ -40,21 +40,16 @@ import { LATEST_PROTOCOL_VERSION } from '../protocol/versions';
 import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
-import {
-  INVALID_TASK_CURSOR,
-  TASK_EXPIRED,
-  TASK_NOT_FOUND,
-  taskLimitReached,
-  taskLost,
-  taskNotRecorded,
-  type TaskError,
-} from './taskErrors';
+import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
 import type { StoredTask, TaskState, TaskStore } from './TaskStore';
+import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './findOwnTask';
+import { observedTaskState } from './observedTaskState';
+import { taskRefusal as refusal, type TaskReply } from './TaskReply';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
 /** Extra life of a pending slot beyond the tool call timeout (its replica died meanwhile). */
-const PENDING_SLOT_GRACE_MS = 60_000;
+export const PENDING_SLOT_GRACE_MS = 60_000;
 
 /** A backend as the relay reaches it. */
 export interface TaskBackend {
@@ -63,22 +58,6 @@ export interface TaskBackend {
   /** Its session declared task-augmented `tools/call`. */
   readonly supportsTaskCalls: boolean;
 }
-
-/** Who asks, and whether they may use a task's tool now. */
-export interface TaskCaller {
-  readonly principal: string;
-  /** `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now. */
-  readonly mayUse: (server: string, tool: string) => boolean;
-  readonly traceId?: string;
-}
-
-/** The largest poll interval kept (the column is a 32-bit integer). */
-const MAX_POLL_INTERVAL_MS = 2_147_483_647;
-
-/** What an operation answers: a result, or an error with its HTTP status. */
-export type TaskReply =
-  | { readonly result: Record<string, unknown> }
-  | { readonly error: JsonRpcErrorObject; readonly httpStatus: number };
 
 /** Options of {@link LegacyTaskRelay}. */
 export interface LegacyTaskRelayOptions {
@@ -320,30 +299,9 @@ export class LegacyTaskRelay {
   }
 
   /** The caller's usable task `taskId`, or the refusal and why (contract §2.7 steps 3–6). */
-  private async find(
-    caller: TaskCaller,
-    taskId: unknown,
-  ): Promise<
-    | { task: StoredTask; backend: TaskBackend }
-    | { refusal: TaskError; outcome: TaskOutcome; task?: StoredTask }
-  > {
-    const task = typeof taskId === 'string' ? await this.options.store.get(taskId) : undefined;
-    if (task === undefined || task.status === 'pending' || task.backendTaskId === undefined) {
-      return { refusal: TASK_NOT_FOUND, outcome: 'not-found' };
-    }
-    // Someone else's task answers exactly like one that does not exist.
-    if (task.principal !== caller.principal) return { refusal: TASK_NOT_FOUND, outcome: 'foreign' };
-    if (task.expiresAt <= this.now()) return { refusal: TASK_EXPIRED, outcome: 'expired', task };
-    const backend = this.backendOfTask(task);
-    if (backend === undefined) {
-      // The server was removed or replaced: a new server never inherits tasks.
-      await this.options.store.delete(task.taskId);
-      return { refusal: TASK_NOT_FOUND, outcome: 'not-found', task };
-    }
-    if (!caller.mayUse(task.server, task.tool)) {
-      return { refusal: TASK_NOT_FOUND, outcome: 'denied', task };
-    }
-    return { task, backend };
+  private find(caller: TaskCaller, taskId: unknown): Promise<FoundTask<TaskBackend>> {
+    const { store, backendOf } = this.options;
+    return findOwnTask(store, backendOf, 'legacy', caller, taskId, this.now());
   }
 
   /** Whether a row may be listed to the caller (same rules as an operation, without writes). */
@@ -353,10 +311,7 @@ export class LegacyTaskRelay {
 
   /** The task's server, if it is still configured with the identity the task was made on. */
   private backendOfTask(task: StoredTask): TaskBackend | undefined {
-    const backend = this.options.backendOf(task.server);
-    return backend !== undefined && serverIdentityOf(backend.server) === task.serverIdentity
-      ? backend
-      : undefined;
+    return backendOfTask(this.options.backendOf, task);
   }
 
   /** A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. */
@@ -428,22 +383,11 @@ export class LegacyTaskRelay {
 
   /** The row's state from a backend `Task`, its ttl capped by `maxTtl`. */
   private stateOf(task: LegacyTask): TaskState {
-    const { maxTtlMs } = this.options.config;
-    // Whole milliseconds within the columns' types (a backend may send 1500.5 or 2^40).
-    const ttlMs =
-      task.ttl === undefined || task.ttl === null
-        ? maxTtlMs
-        : Math.floor(Math.min(task.ttl, maxTtlMs));
-    return {
-      status: task.status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      ...(timestampFits(task.createdAt) ? { createdAt: task.createdAt } : {}),
-      ...(timestampFits(task.lastUpdatedAt) ? { lastUpdatedAt: task.lastUpdatedAt } : {}),
-      ttlMs,
-      ...(task.pollInterval === undefined
-        ? {}
-        : { pollIntervalMs: Math.floor(Math.min(task.pollInterval, MAX_POLL_INTERVAL_MS)) }),
-    };
+    const { ttl, pollInterval, ...fields } = task;
+    return observedTaskState(
+      { ...fields, ttlMs: ttl, pollIntervalMs: pollInterval },
+      this.options.config.maxTtlMs,
+    );
   }
 
   /** A 2025-11-25 `Task` for a client: the broker id, the row's state (`seen` adds the rest). */
@@ -532,10 +476,6 @@ export class LegacyTaskRelay {
   }
 }
 
-function refusal(error: TaskError): TaskReply {
-  return { error: error.error, httpStatus: error.httpStatus };
-}
-
 /** `params` with `task.ttl` at most `maxTtlMs`. */
 function withCappedTtl(params: Record<string, unknown>, maxTtlMs: number): Record<string, unknown> {
   const task = isPlainObject(params.task) ? params.task : {};
@@ -555,11 +495,6 @@ function withRelatedTask(
     ...result,
     _meta: { ...meta, [RELATED_TASK_META]: { ...meta[RELATED_TASK_META], taskId: task.taskId } },
   };
-}
-
-/** Whether a backend timestamp fits its column (40 characters; ISO 8601 needs 24 to 35). */
-function timestampFits(value: string | undefined): value is string {
-  return value !== undefined && value.length <= 40;
 }
 
 /** The backend forgot the broker's session (restart, expiry). */

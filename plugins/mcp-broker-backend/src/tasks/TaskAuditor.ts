@@ -14,7 +14,7 @@ import type { JsonObject } from '@backstage/types';
 export const TASK_EVENT_ID = 'task';
 
 /** What a task operation was. */
-export type TaskOperation = 'create' | 'get' | 'result' | 'cancel' | 'list';
+export type TaskOperation = 'create' | 'get' | 'result' | 'update' | 'cancel' | 'list';
 
 /** How a task operation ended. */
 export type TaskOutcome =
@@ -32,6 +32,9 @@ export interface AuditedTaskOperation {
   taskId?: string;
   durationMs: number;
   traceId?: string;
+  /** The eras of the client and of the task's backend (default `legacy`, both). */
+  clientEra?: 'legacy' | 'modern';
+  backendEra?: 'legacy' | 'modern';
 }
 
 /** `taskRef`: base64url of the first 96 bits of the SHA-256 of a task id. */
@@ -52,8 +55,8 @@ export class TaskAuditor {
     const meta: JsonObject = {
       principal: operation.principal.replace(/^user:/, ''),
       operation: operation.operation,
-      clientEra: 'legacy',
-      backendEra: 'legacy',
+      clientEra: operation.clientEra ?? 'legacy',
+      backendEra: operation.backendEra ?? 'legacy',
       ...(operation.server === undefined ? {} : { server: operation.server }),
       ...(operation.tool === undefined ? {} : { tool: operation.tool.slice(0, 200) }),
       ...(operation.taskId === undefined ? {} : { taskRef: taskRefOf(operation.taskId) }),

@@ -1,0 +1,82 @@
+/*
+ * The 2026-07-28 tasks extension's wire shapes the broker reads and writes
+ * (`io.modelcontextprotocol/tasks`, SEP-2663; docs/contracts/tasks-and-apps.md §2.1.2, §2.2):
+ * whether a client declared the extension on a request or a server in its `server/discover`,
+ * the declaration the broker relays, a backend's `-32021` that asks for it, and the flat `Task`
+ * of a `CreateTaskResult` / `DetailedTask`. No HTTP, no state: plain data and pure functions.
+ */
+import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from './jsonRpc';
+
+/** The tasks extension's id (its key in `capabilities.extensions`). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** True when `capabilities` (a client's or a server's) declare `extension` (an object). */
+export function declaresExtension(
+  capabilities: Readonly<Record<string, unknown>> | undefined,
+  extension: string,
+): boolean {
+  const extensions = capabilities?.extensions;
+  return isPlainObject(extensions) && isPlainObject(extensions[extension]);
+}
+
+/** True when `capabilities` (a client's or a server's) declare the tasks extension. */
+export function declaresTasksExtension(
+  capabilities: Readonly<Record<string, unknown>> | undefined,
+): boolean {
+  return declaresExtension(capabilities, TASKS_EXTENSION);
+}
+
+/** A copy of `capabilities` that declares the tasks extension (`{}`, as the extension says). */
+export function withTasksExtension(
+  capabilities: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const extensions = isPlainObject(capabilities.extensions) ? capabilities.extensions : {};
+  return { ...capabilities, extensions: { ...extensions, [TASKS_EXTENSION]: {} } };
+}
+
+/** True for a backend's `-32021` that names the tasks extension among what it requires. */
+export function requiresTasksExtension(error: JsonRpcErrorObject): boolean {
+  if (error.code !== JsonRpcErrorCode.MissingRequiredClientCapability) return false;
+  const data = isPlainObject(error.data) ? error.data : undefined;
+  const required = isPlainObject(data?.requiredCapabilities) ? data.requiredCapabilities : {};
+  return declaresTasksExtension(required);
+}
+
+/** The statuses of a SEP-2663 task. */
+export const MODERN_TASK_STATUSES = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+
+/** A 2026-07-28 `Task` as a server sent it (the fields the broker reads). */
+export interface ModernTask {
+  taskId: string;
+  status: (typeof MODERN_TASK_STATUSES)[number];
+  statusMessage?: string;
+  createdAt?: string;
+  lastUpdatedAt?: string;
+  ttlMs?: number | null;
+  pollIntervalMs?: number;
+}
+
+/** `value` (a `CreateTaskResult` or `DetailedTask`) as a 2026-07-28 `Task`, or undefined. */
+export function modernTaskOf(value: unknown): ModernTask | undefined {
+  if (!isPlainObject(value) || typeof value.taskId !== 'string') return undefined;
+  const status = value.status;
+  if (!MODERN_TASK_STATUSES.includes(status as ModernTask['status'])) return undefined;
+  const text = (field: unknown) => (typeof field === 'string' ? field : undefined);
+  const count = (field: unknown) =>
+    typeof field === 'number' && Number.isFinite(field) && field >= 0 ? field : undefined;
+  return {
+    taskId: value.taskId,
+    status: status as ModernTask['status'],
+    statusMessage: text(value.statusMessage),
+    createdAt: text(value.createdAt),
+    lastUpdatedAt: text(value.lastUpdatedAt),
+    ttlMs: value.ttlMs === null ? null : count(value.ttlMs),
+    pollIntervalMs: count(value.pollIntervalMs),
+  };
+}

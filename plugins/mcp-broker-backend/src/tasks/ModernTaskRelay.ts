@@ -1,0 +1,440 @@
+/*
+ * Long-running tasks between 2026-07-28 clients and 2026-07-28 backends: the tasks extension
+ * `io.modelcontextprotocol/tasks` (SEP-2663) end to end (docs/contracts/tasks-and-apps.md §2.5–
+ * §2.8, §2.11, §2.12.2, §2.13). Knows no HTTP: the call machinery hands it a call's backend
+ * request ({@link ModernTaskRelay.creation}), the router a task operation.
+ *
+ * - Create: a `tools/call` of a client that declared the extension, to a backend that declared
+ *   it, reserves a slot under the person's bound and declares the extension to the backend on
+ *   that one request; at the bound it goes on without the declaration (so it can still run at
+ *   once), and a backend that then insists on a task (`-32021` naming the extension) gets the
+ *   client E7. A `resultType: "task"` answer leaves with the broker id only once the row is
+ *   written (E9 and a best-effort `tasks/cancel` when it cannot be); any other answer releases
+ *   the slot and passes (an `input_required` round keeps its sealed `requestState`: the call
+ *   machinery's, spec §9).
+ * - Modern backends have no session: any replica sends `tasks/get`, `tasks/update` and
+ *   `tasks/cancel` stateless, with the broker's credential, the backend's id in the params and
+ *   in `Mcp-Name` (the transport mirrors it), and the extension declared.
+ * - Every operation finds the caller's row first (findOwnTask: E1, E2), then asks the backend.
+ *   Answers come back with the broker id, `related-task` meta removed, UI URIs of an inlined
+ *   result in the broker's form, and URL elicitations among `inputRequests` screened as every
+ *   elicitation is (spec §11.1); `tasks/update` keys pass verbatim (a modern backend's keys are
+ *   scoped to its task). A `tasks/get` answer is an observation of the row (compare-and-set);
+ *   so is the `tasks/get` after a cancel, so a cancelled task stops counting as open. A backend
+ *   that no longer knows the task: E3, the row is deleted.
+ * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
+ */
+import type { BrokerServerConfig, TasksConfig } from '../config';
+import type { ModernChannel } from '../backend/ModernChannel';
+import {
+  backendMalformedResponse,
+  backendReturnedTask,
+  toClientError,
+} from '../backend/backendErrors';
+import { screenInputRequests, type UrlElicitationPolicy } from '../calls/urlElicitations';
+import { serverIdentityOf } from '../identity/serverIdentity';
+import {
+  isPlainObject,
+  JsonRpcErrorCode,
+  type JsonRpcErrorObject,
+  type JsonRpcResponse,
+} from '../protocol/jsonRpc';
+import { RELATED_TASK_META } from '../protocol/legacyTasks';
+import { serverInfoMeta } from '../protocol/modernResults';
+import {
+  declaresTasksExtension,
+  modernTaskOf,
+  requiresTasksExtension,
+  withTasksExtension,
+  type ModernTask,
+} from '../protocol/modernTasks';
+import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
+import type { TaskCreation } from '../types';
+import { newBrokerTaskId } from './brokerTaskId';
+import { findOwnTask, type TaskCaller } from './findOwnTask';
+import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
+import { observedTaskState } from './observedTaskState';
+import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
+import { taskRefusal, type TaskReply } from './TaskReply';
+import type { StoredTask, TaskStore } from './TaskStore';
+
+/** A 2026-07-28 backend as the relay reaches it. */
+export interface ModernTaskBackend {
+  readonly server: BrokerServerConfig;
+  readonly channel: ModernChannel;
+  /** Its `server/discover` declared the tasks extension. */
+  readonly supportsTasks: boolean;
+}
+
+/** Options of {@link ModernTaskRelay}. */
+export interface ModernTaskRelayOptions {
+  store: TaskStore;
+  config: TasksConfig;
+  /** A `tools/call` that creates a task answers within this (then the slot lapses). */
+  toolCallTimeoutMs: number;
+  /** The live 2026-07-28 backend of a server name (servers come and go at runtime). */
+  backendOf: (server: string) => ModernTaskBackend | undefined;
+  auditor?: TaskAuditor;
+  /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
+  now?: () => number;
+}
+
+/** The client capabilities every task request to a backend declares: the extension only. */
+const TASK_REQUEST_CAPABILITIES = withTasksExtension({});
+
+/** See the file comment. */
+export class ModernTaskRelay {
+  private nextRequestId = 1;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ModernTaskRelayOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * True when a `tools/call` to `server` from a client with `clientCapabilities` may create a
+   * task: tasks are on, the client declared the extension, and so did the backend.
+   */
+  relays(server: string, clientCapabilities: Readonly<Record<string, unknown>>): boolean {
+    return (
+      this.options.config.enabled &&
+      declaresTasksExtension(clientCapabilities) &&
+      this.options.backendOf(server)?.supportsTasks === true
+    );
+  }
+
+  /**
+   * The task creation of a `tools/call` of `tool` (the server's own name) on `server` by
+   * `caller` (see the file comment; the call machinery runs it around the backend request).
+   */
+  creation(
+    caller: TaskCaller,
+    input: { server: string; tool: string; toolAnnotations?: Record<string, unknown> },
+  ): TaskCreation {
+    return async send => {
+      const started = performance.now();
+      const backend = this.options.backendOf(input.server);
+      if (backend === undefined) return send(false);
+      const { store, config } = this.options;
+      const taskId = newBrokerTaskId(input.server);
+      const audit = (outcome: TaskOutcome) =>
+        this.audit(caller, 'create', outcome, started, input.server, input.tool, taskId);
+      const now = this.now();
+      const annotations =
+        input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
+      const reserved = await store.reserve(
+        {
+          taskId,
+          principal: caller.principal,
+          server: input.server,
+          serverIdentity: serverIdentityOf(backend.server),
+          tool: input.tool,
+          ...(annotations !== undefined && annotations.length <= 1024
+            ? { toolAnnotations: annotations }
+            : {}),
+          credentialMode: 'broker',
+          backendEra: 'modern',
+        },
+        { perPerson: config.perPerson, retained: 4 * config.perPerson },
+        now,
+        now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+      );
+      if (!reserved) {
+        // At the bound the call goes on without a task; one that cannot run without: E7.
+        const response = await send(false);
+        if (isPlainObject(response.result) && response.result.resultType === 'task') {
+          throw backendReturnedTask(input.server);
+        }
+        if (!isPlainObject(response.error) || !requiresTasksExtension(errorOf(response))) {
+          return response;
+        }
+        await audit('limited');
+        return errorResponse(response, taskLimitReached(config.perPerson).error);
+      }
+      let response: Record<string, unknown>;
+      try {
+        response = await send(true);
+      } catch (error) {
+        await store.release(taskId).catch(() => undefined);
+        throw error;
+      }
+      const answer = isPlainObject(response.result) ? response.result : undefined;
+      const task = answer?.resultType === 'task' ? modernTaskOf(answer) : undefined;
+      if (answer === undefined || task === undefined) {
+        // Answered without a task (an error, at once, or an input round): the slot goes (or
+        // lapses with the sweep when the table is unreachable now).
+        await store.release(taskId).catch(() => undefined);
+        if (answer?.resultType === 'task') {
+          // Its id cannot be read: nothing of it may reach the client.
+          throw backendMalformedResponse(input.server, 'a task result without a valid task');
+        }
+        return response;
+      }
+      let recorded: StoredTask | undefined;
+      try {
+        recorded = await store.activate(
+          taskId,
+          { backendTaskId: task.taskId },
+          observedTaskState(task, config.maxTtlMs),
+        );
+      } catch {
+        recorded = undefined;
+      }
+      if (recorded === undefined) {
+        // The client must never get an id the broker cannot find.
+        await this.send(backend, 'tasks/cancel', task.taskId, {}, new AbortController().signal)
+          .then(() => undefined)
+          .catch(() => undefined);
+        return errorResponse(response, taskNotRecorded(input.server).error);
+      }
+      return {
+        ...response,
+        result: { ...this.shown(recorded, answer, task), resultType: 'task' },
+      };
+    };
+  }
+
+  /** `tasks/get`: the `DetailedTask` as the backend shows it now. */
+  get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+    return this.operate(caller, taskId, 'get', async (task, backend) => {
+      const response = await this.send(backend, 'tasks/get', task.backendTaskId!, {}, signal);
+      if ('error' in response) return this.backendError(task, response.error);
+      const seen = modernTaskOf(response.result);
+      if (seen === undefined) {
+        return {
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${task.server}" answered tasks/get with something that is not a task`,
+            data: { reason: 'malformed-response', backend: task.server },
+          },
+          httpStatus: 200,
+        };
+      }
+      const observed = await this.observe(task, seen);
+      const screened = screenInputRequests(
+        task.server,
+        isPlainObject(response.result.inputRequests) ? response.result.inputRequests : undefined,
+        this.options.urlElicitations,
+      );
+      if ('refusal' in screened) {
+        return {
+          error: {
+            code: JsonRpcErrorCode.InternalError,
+            message: `MCP server "${task.server}" asked for input the broker does not relay. ${screened.refusal.message}`,
+            data: { backend: task.server },
+          },
+          httpStatus: 200,
+        };
+      }
+      const inlined = response.result.result;
+      return {
+        result: {
+          ...this.shown(observed, response.result, seen),
+          ...(screened.inputRequests === undefined
+            ? {}
+            : { inputRequests: screened.inputRequests }),
+          ...(isPlainObject(inlined)
+            ? { result: resultWithBrokerUiUris(task.server, inlined) }
+            : {}),
+        },
+      };
+    });
+  }
+
+  /** `tasks/update`: the client's input answers, keys verbatim; the backend's ack. */
+  update(
+    caller: TaskCaller,
+    taskId: unknown,
+    inputResponses: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<TaskReply> {
+    return this.operate(caller, taskId, 'update', async (task, backend) => {
+      const response = await this.send(
+        backend,
+        'tasks/update',
+        task.backendTaskId!,
+        { inputResponses },
+        signal,
+      );
+      if ('error' in response) return this.backendError(task, response.error);
+      return { result: withoutRelatedTask(response.result) };
+    });
+  }
+
+  /** `tasks/cancel`: the backend's ack (cancellation is cooperative: eventual). */
+  cancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+    return this.operate(caller, taskId, 'cancel', async (task, backend) => {
+      const response = await this.send(backend, 'tasks/cancel', task.backendTaskId!, {}, signal);
+      if ('error' in response) return this.backendError(task, response.error);
+      // The task may have ended: its row must stop counting as open (no watcher reads it yet).
+      await this.refresh(task, backend, signal);
+      return { result: withoutRelatedTask(response.result) };
+    });
+  }
+
+  /** Steps 3–7 of contract §2.7 around one backend operation, audited. */
+  private async operate(
+    caller: TaskCaller,
+    taskId: unknown,
+    operation: TaskOperation,
+    run: (task: StoredTask, backend: ModernTaskBackend) => Promise<TaskReply>,
+  ): Promise<TaskReply> {
+    const started = performance.now();
+    const { store, backendOf } = this.options;
+    const found = await findOwnTask(store, backendOf, 'modern', caller, taskId, this.now());
+    if ('refusal' in found) {
+      const { task } = found;
+      await this.audit(
+        caller,
+        operation,
+        found.outcome,
+        started,
+        task?.server,
+        task?.tool,
+        task?.taskId,
+      );
+      return taskRefusal(found.refusal);
+    }
+    const { task, backend } = found;
+    let reply: TaskReply;
+    try {
+      reply = await run(task, backend);
+    } catch (error) {
+      reply = { error: toClientError(error), httpStatus: 200 };
+    }
+    await this.audit(
+      caller,
+      operation,
+      'error' in reply ? 'failed' : 'succeeded',
+      started,
+      task.server,
+      task.tool,
+      task.taskId,
+    );
+    return reply;
+  }
+
+  /** Writes what `seen` shows of the task into its row (compare-and-set); the row as observed. */
+  private async observe(task: StoredTask, seen: ModernTask): Promise<StoredTask> {
+    const state = observedTaskState(seen, this.options.config.maxTtlMs);
+    await this.options.store.observe(task.taskId, task.version, state).catch(() => false);
+    return { ...task, ...state };
+  }
+
+  /** Reads the task's state from the backend into its row (best effort). */
+  private async refresh(task: StoredTask, backend: ModernTaskBackend, signal: AbortSignal) {
+    try {
+      const response = await this.send(backend, 'tasks/get', task.backendTaskId!, {}, signal);
+      const seen = 'result' in response ? modernTaskOf(response.result) : undefined;
+      if (seen !== undefined) await this.observe(task, seen);
+    } catch {
+      // The next operation sees it again.
+    }
+  }
+
+  /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
+  private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
+    if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
+      await this.options.store.delete(task.taskId);
+      return taskRefusal(taskLost(task.server));
+    }
+    return { error, httpStatus: 200 };
+  }
+
+  /**
+   * A 2026-07-28 `Task` for a client: the backend's other members (`_meta` without
+   * `related-task`), the broker id and the row's state (`seen` adds what the row lacks).
+   */
+  private shown(
+    task: StoredTask,
+    answer: Record<string, unknown>,
+    seen: ModernTask,
+  ): Record<string, unknown> {
+    const {
+      inputRequests: _screenedApart,
+      result: _rewrittenApart,
+      ttl: _legacyTtl,
+      pollInterval: _legacyPollInterval,
+      ...rest
+    } = withoutRelatedTask(answer);
+    const meta = isPlainObject(rest._meta) ? rest._meta : {};
+    return {
+      ...rest,
+      taskId: task.taskId,
+      status: task.status,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      createdAt: task.createdAt ?? seen.createdAt ?? new Date(task.recordedAt).toISOString(),
+      lastUpdatedAt:
+        task.lastUpdatedAt ?? seen.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
+      ttlMs: task.ttlMs ?? null,
+      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+      _meta: { ...serverInfoMeta(), ...meta },
+    };
+  }
+
+  /** Sends `method` about the backend's task `backendTaskId` (stateless; any replica). */
+  private send(
+    backend: ModernTaskBackend,
+    method: 'tasks/get' | 'tasks/update' | 'tasks/cancel',
+    backendTaskId: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    return backend.channel.request(
+      {
+        jsonrpc: '2.0',
+        id: `task-${this.nextRequestId++}`,
+        method,
+        params: { ...params, taskId: backendTaskId },
+      },
+      TASK_REQUEST_CAPABILITIES,
+      { signals: [signal] },
+    );
+  }
+
+  private async audit(
+    caller: TaskCaller,
+    operation: TaskOperation,
+    outcome: TaskOutcome,
+    started: number,
+    server?: string,
+    tool?: string,
+    taskId?: string,
+  ): Promise<void> {
+    await this.options.auditor?.record({
+      principal: caller.principal,
+      operation,
+      outcome,
+      durationMs: performance.now() - started,
+      clientEra: 'modern',
+      backendEra: 'modern',
+      ...(server === undefined ? {} : { server }),
+      ...(tool === undefined ? {} : { tool }),
+      ...(taskId === undefined ? {} : { taskId }),
+      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
+    });
+  }
+}
+
+/** The error `error` in place of what `response` (to the same request) carried. */
+function errorResponse(
+  response: Record<string, unknown>,
+  error: JsonRpcErrorObject,
+): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: response.id, error };
+}
+
+/** A response's error object (the caller checked that it has one). */
+function errorOf(response: Record<string, unknown>): JsonRpcErrorObject {
+  return response.error as JsonRpcErrorObject;
+}
+
+/** `result` without the 2025-11-25 `related-task` meta (never shown to a 2026-07-28 client). */
+function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = isPlainObject(result._meta) ? result._meta : undefined;
+  if (meta === undefined || !(RELATED_TASK_META in meta)) return result;
+  const { [RELATED_TASK_META]: _legacy, ...rest } = meta;
+  return { ...result, _meta: rest };
+}
