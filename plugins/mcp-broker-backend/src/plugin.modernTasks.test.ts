@@ -127,7 +127,12 @@ async function modern(
   });
   const text = await response.text();
   received.push(text);
-  return { status: response.status, text, message: messageOf(text) };
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    text,
+    message: messageOf(text),
+  };
 }
 
 /** The client's calls of one broker. */
@@ -620,6 +625,46 @@ describe.each(engines)(
       } finally {
         await a.stop();
         await b.stop();
+        await fixture.close();
+      }
+    }, 60_000);
+
+    it('answers a call that would create a task with 503 and Retry-After while the task table is out of reach, sending nothing', async () => {
+      const fixture = await startModernTasksServer();
+      const { factory } = recordingAuditor();
+      const replica = await startReplica(fixture, factory, { knex: knexes[0] });
+      const knex = knexes[0];
+      try {
+        await waitFor(async () => {
+          const { message } = await modern(replica.url, 'alice', 'tools/list', {});
+          return message?.result?.tools?.some((tool: any) => tool.name === 'jobs_deploy');
+        }, 'the modern tasks fixture to be listed');
+        const sent = fixture.requests.length;
+        // The table is gone for a moment: every query of it fails, as with a database outage.
+        await knex.schema.renameTable('mcp_broker_tasks', 'mcp_broker_tasks_away');
+        let answer: Awaited<ReturnType<typeof modern>>;
+        try {
+          answer = await modern(replica.url, 'alice', 'tools/call', {
+            name: 'jobs_deploy',
+            arguments: { target: 'outage' },
+          });
+        } finally {
+          await knex.schema.renameTable('mcp_broker_tasks_away', 'mcp_broker_tasks');
+        }
+        expect(answer.status).toBe(503);
+        expect(answer.retryAfter).toMatch(/^[1-9][0-9]*$/);
+        expect(answer.message.error).toEqual({
+          code: -32603,
+          message: 'The MCP broker cannot reach its session store right now; retry shortly',
+          data: { reason: 'store-unavailable' },
+        });
+        expect(fixture.requests.slice(sent).map(request => request.method)).toEqual([]);
+        // Back: the same call creates its task.
+        const task = (await clientOf(() => replica.url).call('alice', 'deploy', { target: 'back' }))
+          .message.result;
+        expect(task.taskId).toMatch(BROKER_TASK_ID);
+      } finally {
+        await replica.stop();
         await fixture.close();
       }
     }, 60_000);

@@ -8,6 +8,7 @@
 import type { BrokerServerConfig } from './config';
 import type {
   JsonRpcErrorObject,
+  JsonRpcId,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
@@ -98,10 +99,12 @@ export interface ClientResponseWriter {
 
 /**
  * Sends one backend request of a call that may create a task (`declareTasks`: the request
- * declares the tasks extension) and resolves with its response as the client is to see it.
+ * declares the tasks extension) and resolves with its response as the client is to see it
+ * (`requestId`: the client's id, for an answer the creation gives without the backend).
  */
 export type TaskCreation = (
   send: (declareTasks: boolean) => Promise<Record<string, unknown>>,
+  requestId: JsonRpcId,
 ) => Promise<Record<string, unknown>>;
 
 /** Arguments of {@link ToolCallHandler.handleToolCall}. */

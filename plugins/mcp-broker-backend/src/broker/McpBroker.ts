@@ -179,6 +179,7 @@ export class McpBroker {
       store: taskStore,
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
+      logger: options.logger,
       backendOf: name => {
         const connection = this.connections.get(name);
         return (

@@ -120,7 +120,7 @@ export class ModernLeg implements CallLeg {
   private once(call: ToolCall, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const send = (declareTasks: boolean) => this.send(call, params, declareTasks);
     const creation = call.request.taskCreation;
-    return creation === undefined ? send(false) : creation(send);
+    return creation === undefined ? send(false) : creation(send, call.request.clientRequestId);
   }
 
   private async send(

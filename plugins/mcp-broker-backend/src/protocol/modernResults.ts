@@ -16,6 +16,7 @@ import { ListKind, LIST_CHANGED_METHOD } from './listKinds';
 import { isInputRequestMethod } from './mcpMethods';
 import { ModernMetaKey } from './modernEra';
 import { TASKS_EXTENSION, withTasksExtension } from './modernTasks';
+import { STORE_UNAVAILABLE_REASON } from './storeUnavailable';
 import { ALL_PROTOCOL_VERSIONS, BROKER_IMPLEMENTATION } from './versions';
 
 /** Who may cache a result: any cache (`public`) or only the same authorization (`private`). */
@@ -317,7 +318,8 @@ export function modernBackendError(
  * "For HTTP, the response status code MUST be 400"): a backend's -32020 / -32022 / -32601 judge
  * the request the broker built, whose metadata the broker validated on the way in. The broker's
  * own bound of open tasks per person (`data.reason: "task-limit"`, docs/contracts/tasks-and-apps.md
- * §2.6, E7) is 429, as for a 2025-11-25 client.
+ * §2.6, E7) is 429, as for a 2025-11-25 client; its store out of reach (`"store-unavailable"`,
+ * e.g. the task table when a call reserves its task) is 503, as everywhere.
  */
 export function modernErrorHttpStatus(error: {
   readonly code?: unknown;
@@ -329,6 +331,13 @@ export function modernErrorHttpStatus(error: {
     error.data.reason === 'task-limit'
   ) {
     return 429;
+  }
+  if (
+    error.code === JsonRpcErrorCode.InternalError &&
+    isPlainObject(error.data) &&
+    error.data.reason === STORE_UNAVAILABLE_REASON
+  ) {
+    return 503;
   }
   return error.code === JsonRpcErrorCode.MissingRequiredClientCapability ? 400 : 200;
 }

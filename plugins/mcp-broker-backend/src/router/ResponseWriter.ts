@@ -111,6 +111,7 @@ export class ResponseWriter implements ClientResponseWriter {
       return sent;
     }
     if (this.res.headersSent || this.res.destroyed) return false;
+    this.retryAfterWhenUnavailable(httpStatus);
     const text = JSON.stringify(message);
     if (this.shape.finalAlone === 'json') {
       this.res.status(httpStatus).type('application/json').send(text);
@@ -138,7 +139,7 @@ export class ResponseWriter implements ClientResponseWriter {
   /**
    * The router's own answer to the request (never a stream): `message` as JSON with `httpStatus`.
    * Every 503 says when to retry (`Retry-After`; {@link UNAVAILABLE_RETRY_AFTER_SECONDS} unless
-   * set already). False when the answer had begun already or the client is gone.
+   * set already), here and in {@link ResponseWriter.finish}. False when the answer had begun already or the client is gone.
    */
   answer(message: JsonRpcMessage, httpStatus = 200): boolean {
     if (this.finished) return false;
@@ -146,9 +147,7 @@ export class ResponseWriter implements ClientResponseWriter {
     clearTimeout(this.silence);
     this.ended(message);
     if (this.res.headersSent || this.res.destroyed) return false;
-    if (httpStatus === 503 && !this.res.hasHeader('Retry-After')) {
-      this.res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    }
+    this.retryAfterWhenUnavailable(httpStatus);
     this.res.status(httpStatus).json(message);
     return true;
   }
@@ -165,6 +164,13 @@ export class ResponseWriter implements ClientResponseWriter {
     data?: unknown,
   ): void {
     this.answer(jsonRpcError(id, code, message, data), status);
+  }
+
+  /** Every 503 says when to retry: `Retry-After`, unless a step set it already. */
+  private retryAfterWhenUnavailable(httpStatus: number): void {
+    if (httpStatus === 503 && !this.res.hasHeader('Retry-After')) {
+      this.res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    }
   }
 
   /** Tells the observer (once) how the answer ended. */

@@ -5,6 +5,7 @@
 import type { Request } from 'express';
 import type { McpBroker } from '../broker/McpBroker';
 import { JsonRpcErrorCode, jsonRpcError, type JsonRpcId } from '../protocol/jsonRpc';
+import { STORE_UNAVAILABLE_ERROR } from '../protocol/storeUnavailable';
 import type { SessionLimitError } from '../sessions/ClientSessionRegistry';
 import type { ResponseWriter } from './ResponseWriter';
 
@@ -25,8 +26,6 @@ export function refuseShuttingDown(writer: ResponseWriter, id: JsonRpcId | null 
   );
 }
 
-const STORE_UNAVAILABLE = 'The MCP broker cannot reach its session store right now; retry shortly';
-
 /**
  * The session store (the shared database with several replicas) failed: the client may retry,
  * so 503 with a JSON-RPC body; the cause goes to the log, not to the client.
@@ -38,7 +37,8 @@ export function refuseStoreUnavailable(
   id: JsonRpcId | null = null,
 ): void {
   broker.logger.warn(`MCP broker: the session store is unavailable: ${error}`);
-  const refusal = jsonRpcError(id, JsonRpcErrorCode.InternalError, STORE_UNAVAILABLE);
+  const { code, message, data } = STORE_UNAVAILABLE_ERROR;
+  const refusal = jsonRpcError(id, code, message, data);
   // A call's stream may be open already (a waiting tasks/result): the error goes into it.
   if (writer.answered) writer.finish(refusal);
   else writer.answer(refusal, 503);

@@ -24,6 +24,7 @@
  *   that no longer knows the task: E3, the row is deleted.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  */
+import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { ModernChannel } from '../backend/ModernChannel';
 import {
@@ -48,6 +49,7 @@ import {
   withTasksExtension,
   type ModernTask,
 } from '../protocol/modernTasks';
+import { STORE_UNAVAILABLE_ERROR } from '../protocol/storeUnavailable';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
@@ -76,6 +78,8 @@ export interface ModernTaskRelayOptions {
   /** The live 2026-07-28 backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => ModernTaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** Where a store failure is told (never to the client). */
+  logger?: Pick<LoggerService, 'warn'>;
   /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
   urlElicitations?: UrlElicitationPolicy;
   now?: () => number;
@@ -113,7 +117,7 @@ export class ModernTaskRelay {
     caller: TaskCaller,
     input: { server: string; tool: string; toolAnnotations?: Record<string, unknown> },
   ): TaskCreation {
-    return async send => {
+    return async (send, requestId) => {
       const started = performance.now();
       const backend = this.options.backendOf(input.server);
       if (backend === undefined) return send(false);
@@ -124,23 +128,30 @@ export class ModernTaskRelay {
       const now = this.now();
       const annotations =
         input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
-      const reserved = await store.reserve(
-        {
-          taskId,
-          principal: caller.principal,
-          server: input.server,
-          serverIdentity: serverIdentityOf(backend.server),
-          tool: input.tool,
-          ...(annotations !== undefined && annotations.length <= 1024
-            ? { toolAnnotations: annotations }
-            : {}),
-          credentialMode: 'broker',
-          backendEra: 'modern',
-        },
-        { perPerson: config.perPerson, retained: 4 * config.perPerson },
-        now,
-        now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
-      );
+      let reserved: boolean;
+      try {
+        reserved = await store.reserve(
+          {
+            taskId,
+            principal: caller.principal,
+            server: input.server,
+            serverIdentity: serverIdentityOf(backend.server),
+            tool: input.tool,
+            ...(annotations !== undefined && annotations.length <= 1024
+              ? { toolAnnotations: annotations }
+              : {}),
+            credentialMode: 'broker',
+            backendEra: 'modern',
+          },
+          { perPerson: config.perPerson, retained: 4 * config.perPerson },
+          now,
+          now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+        );
+      } catch (error) {
+        // The task table is out of reach: nothing is sent, the client may retry (503).
+        this.options.logger?.warn(`MCP broker: the task table is unavailable: ${error}`);
+        return { jsonrpc: '2.0', id: requestId, error: STORE_UNAVAILABLE_ERROR };
+      }
       if (!reserved) {
         // At the bound the call goes on without a task; one that cannot run without: E7.
         const response = await send(false);
