@@ -6,7 +6,8 @@
  * (lockKeyOnPostgres.ts, as sessions are counted); SQLite has one writer at a time. The retention
  * bound is applied in the same transaction. Observations are compare-and-set on `version`
  * (`UPDATE … WHERE task_id = ? AND version = ?`): of two replicas that saw the same change, one
- * writes it. Activating a slot is conditional on it still being `pending`, so a slot swept
+ * writes it. The watcher's lease is the same kind of conditional write (contract §2.10): one
+ * `UPDATE` that succeeds only while the lease is free, the caller's, or lapsed. Activating a slot is conditional on it still being `pending`, so a slot swept
  * meanwhile never turns into an id the broker would hand out without a row.
  */
 import type { Knex } from 'knex';
@@ -227,5 +228,24 @@ export class DatabaseTaskStore implements TaskStore {
 
   async deleteExpired(now: number) {
     await this.knex(TASKS_TABLE).where('expires_at', '<=', now).delete();
+  }
+
+  async takeLease(taskId: string, holder: string, now: number, until: number) {
+    const updated = await this.knex(TASKS_TABLE)
+      .where('task_id', taskId)
+      .andWhere(free =>
+        free
+          .whereNull('lease_holder')
+          .orWhere('lease_holder', holder)
+          .orWhere('lease_until', '<', now),
+      )
+      .update({ lease_holder: holder, lease_until: until });
+    return updated === 1;
+  }
+
+  async releaseLease(taskId: string, holder: string) {
+    await this.knex(TASKS_TABLE)
+      .where({ task_id: taskId, lease_holder: holder })
+      .update({ lease_holder: null, lease_until: null });
   }
 }

@@ -185,6 +185,29 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.observe('deploys:none', 0, working())).toBe(false);
   });
 
+  it('gives the watcher’s lease to one replica at a time, until it lapses or is given up', async () => {
+    const [a, b] = replicas();
+    const taskId = await started(a, person('ivan'));
+    const before = (await a.get(taskId))!;
+    const takes = await Promise.all([
+      a.takeLease(taskId, 'replica-a', NOW, NOW + 30_000),
+      b.takeLease(taskId, 'replica-b', NOW, NOW + 30_000),
+    ]);
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    const [holder, other] = takes[0] ? ['replica-a', 'replica-b'] : ['replica-b', 'replica-a'];
+    // The holder renews it; the other gets it neither now nor by releasing it.
+    expect(await b.takeLease(taskId, holder, NOW + 10_000, NOW + 40_000)).toBe(true);
+    await a.releaseLease(taskId, other);
+    expect(await a.takeLease(taskId, other, NOW + 39_000, NOW + 69_000)).toBe(false);
+    // Lapsed: the other takes it over; released: anybody may take it.
+    expect(await a.takeLease(taskId, other, NOW + 40_001, NOW + 70_001)).toBe(true);
+    await b.releaseLease(taskId, other);
+    expect(await a.takeLease(taskId, holder, NOW + 40_002, NOW + 70_002)).toBe(true);
+    expect(await a.takeLease('deploys:none', holder, NOW, NOW + 30_000)).toBe(false);
+    // The lease is not the task's state: the row's version is untouched.
+    expect((await b.get(taskId))!.version).toBe(before.version);
+  });
+
   it('lists a person’s unexpired tasks newest first, page by page', async () => {
     const [a, b] = replicas();
     const erin = person('erin');

@@ -17,6 +17,8 @@ import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
 /** {@link TaskStore} of one replica. */
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, StoredTask>();
+  /** The watchers' leases, by task id (kept apart from the rows: they are not the task's state). */
+  private readonly leases = new Map<string, { holder: string; until: number }>();
 
   async reserve(slot: TaskSlot, bounds: TaskBounds, now: number, expiresAt: number) {
     if (this.openOf(slot.principal, now) >= bounds.perPerson) return false;
@@ -92,6 +94,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async delete(taskId: string) {
     this.tasks.delete(taskId);
+    this.leases.delete(taskId);
   }
 
   async pinsBackendSession(backendSessionId: string, now: number) {
@@ -102,7 +105,21 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
-    for (const [taskId, task] of this.tasks) if (task.expiresAt <= now) this.tasks.delete(taskId);
+    for (const [taskId, task] of this.tasks) {
+      if (task.expiresAt <= now) await this.delete(taskId);
+    }
+  }
+
+  async takeLease(taskId: string, holder: string, now: number, until: number) {
+    if (!this.tasks.has(taskId)) return false;
+    const lease = this.leases.get(taskId);
+    if (lease !== undefined && lease.holder !== holder && lease.until >= now) return false;
+    this.leases.set(taskId, { holder, until });
+    return true;
+  }
+
+  async releaseLease(taskId: string, holder: string) {
+    if (this.leases.get(taskId)?.holder === holder) this.leases.delete(taskId);
   }
 
   private openOf(principal: string, now: number): number {

@@ -14,6 +14,9 @@
  * `deleteExpired` sweeps both. An expired row is still returned by `get` (its owner is told
  * "Task has expired" until the sweep) but is neither counted nor listed.
  *
+ * The watcher's lease (`takeLease`, `releaseLease`) makes one replica poll a task for its
+ * subscribers (contract §2.10); it never changes the row's state or version.
+ *
  * Two implementations pass one contract suite (tasks.test.ts): `DatabaseTaskStore` (every
  * replica, `mcpBroker.sessionStore: database`) and `MemoryTaskStore` (one replica).
  */
@@ -140,4 +143,13 @@ export interface TaskStore {
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
   /** Deletes rows that expired at or before `now`, slots that never became tasks included. */
   deleteExpired(now: number): Promise<void>;
+  /**
+   * Takes or renews the watcher's lease of `taskId` for `holder` until `until` (contract §2.10):
+   * only when nobody holds it, `holder` already does, or the holder's lease ran out by `now`
+   * (one conditional write: of two replicas asking at once, one gets it). True when `holder`
+   * holds it now.
+   */
+  takeLease(taskId: string, holder: string, now: number, until: number): Promise<boolean>;
+  /** Gives up the lease of `taskId` if `holder` holds it (another replica's lease stays). */
+  releaseLease(taskId: string, holder: string): Promise<void>;
 }
