@@ -203,7 +203,13 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
-          tasks: { store: tasks, auditor: new TaskAuditor(deps.auditor, logger) },
+          // Task status changes travel to every replica on the signal bus (contract §2.10).
+          tasks: {
+            store: tasks,
+            auditor: new TaskAuditor(deps.auditor, logger),
+            signals: stores.signals,
+            replicaId: stores.presence?.id,
+          },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,

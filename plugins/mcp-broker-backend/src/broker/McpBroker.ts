@@ -46,6 +46,12 @@ import type { TaskAuditor } from '../tasks/TaskAuditor';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import type { TaskStore } from '../tasks/TaskStore';
+import { TaskNotifications } from '../tasks/TaskNotifications';
+import { TaskWatcher } from '../tasks/TaskWatcher';
+import { isTerminalStatus, type ObservedChange } from '../tasks/observeTaskState';
+import { SignalBus, type SignalStore } from '../replicas/SignalBus';
+import { serverIdentityOf } from '../identity/serverIdentity';
+import { randomUUID } from 'node:crypto';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -81,9 +87,11 @@ export interface McpBrokerOptions {
   toolPins?: ToolPins;
   /**
    * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
-   * memory (one replica), no audit.
+   * memory (one replica), no audit. `signals` (the bus's table, `sessionStore: database`) carries
+   * task status changes to every replica, and `replicaId` names this replica as a task's watcher;
+   * without them the changes stay in this process and the watcher's id is random.
    */
-  tasks?: { store: TaskStore; auditor?: TaskAuditor };
+  tasks?: { store: TaskStore; auditor?: TaskAuditor; signals?: SignalStore; replicaId?: string };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -113,6 +121,10 @@ export class McpBroker {
   readonly listenStreams: ListenSubscriptions;
   /** Long-running tasks of 2025-11-25 clients and backends (contract tasks-and-apps §2). */
   readonly tasks: LegacyTaskRelay;
+  /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
+  readonly taskNotifications: TaskNotifications;
+  /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
+  readonly taskWatcher: TaskWatcher;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -154,8 +166,10 @@ export class McpBroker {
       },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
+    const taskStore = options.tasks?.store ?? new MemoryTaskStore();
     this.tasks = new LegacyTaskRelay({
-      store: options.tasks?.store ?? new MemoryTaskStore(),
+      store: taskStore,
+      onObserved: change => this.taskObserved(change),
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
       backendOf: name => {
@@ -169,6 +183,30 @@ export class McpBroker {
         );
       },
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+    });
+    this.taskWatcher = new TaskWatcher({
+      store: taskStore,
+      poll: (taskId, signal) => this.tasks.poll(taskId, signal),
+      holder: options.tasks?.replicaId ?? randomUUID(),
+      minPollIntervalMs: options.config.tasks.minPollIntervalMs,
+      logger: options.logger,
+    });
+    const signals = options.tasks?.signals;
+    this.taskNotifications = new TaskNotifications({
+      bus: signals && new SignalBus({ store: signals, logger: options.logger }),
+      identityOf: name => {
+        const connection = this.connections.get(name);
+        return connection && serverIdentityOf(connection.backend);
+      },
+      logger: options.logger,
+      onListening: principal => this.taskWatcher.subscribe(principal),
+      onSignal: (principal, signal) =>
+        this.taskWatcher.changed(
+          principal,
+          signal.task.taskId,
+          signal.legacyStatus,
+          signal.task.pollIntervalMs,
+        ),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -422,12 +460,35 @@ export class McpBroker {
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();
+    this.taskNotifications.close();
+    await this.taskWatcher.close();
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
     this.options.toolPins?.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
     await Promise.all([...this.closing]);
+  }
+
+  /**
+   * A task change this replica wrote: audited `ended` when it is the task's end (once: only the
+   * compare-and-set winner gets here), and published to the owner's streams on every replica.
+   */
+  private async taskObserved({ before, after }: ObservedChange): Promise<void> {
+    if (!isTerminalStatus(before.status) && isTerminalStatus(after.status)) {
+      await this.options.tasks?.auditor?.record({
+        principal: after.principal,
+        operation: 'ended',
+        outcome: 'succeeded',
+        server: after.server,
+        tool: after.tool,
+        taskId: after.taskId,
+        status: after.status,
+        ageMs: Date.now() - after.recordedAt,
+        durationMs: 0,
+      });
+    }
+    await this.taskNotifications.publish(after);
   }
 
   /** Extends sessions in use here, ends those gone from the store, removes expired records. */

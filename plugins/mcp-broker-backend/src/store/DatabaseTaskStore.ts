@@ -22,6 +22,7 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  WATCHED_TASK_STATUSES,
 } from '../tasks/TaskStore';
 import { stateFields, trimRetained } from '../tasks/taskRows';
 
@@ -233,6 +234,7 @@ export class DatabaseTaskStore implements TaskStore {
   async takeLease(taskId: string, holder: string, now: number, until: number) {
     const updated = await this.knex(TASKS_TABLE)
       .where('task_id', taskId)
+      .whereIn('status', WATCHED_TASK_STATUSES)
       .andWhere(free =>
         free
           .whereNull('lease_holder')

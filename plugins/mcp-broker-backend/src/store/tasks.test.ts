@@ -204,8 +204,15 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     await b.releaseLease(taskId, other);
     expect(await a.takeLease(taskId, holder, NOW + 40_002, NOW + 70_002)).toBe(true);
     expect(await a.takeLease('deploys:none', holder, NOW, NOW + 30_000)).toBe(false);
-    // The lease is not the task's state: the row's version is untouched.
-    expect((await b.get(taskId))!.version).toBe(before.version);
+    // Neither a pending slot nor an ended task is watched.
+    const pending = slot(person('ivan'));
+    await a.reserve(pending, BOUNDS, NOW, NOW + 60_000);
+    expect(await b.takeLease(pending.taskId, holder, NOW, NOW + 30_000)).toBe(false);
+    const { version } = (await a.get(taskId))!;
+    expect(await a.observe(taskId, version, working(HOUR, { status: 'completed' }))).toBe(true);
+    expect(await b.takeLease(taskId, other, NOW + 80_000, NOW + 110_000)).toBe(false);
+    // The lease is not the task's state: only the observation moved the row's version.
+    expect((await b.get(taskId))!.version).toBe(before.version + 1);
   });
 
   it('lists a person’s unexpired tasks newest first, page by page', async () => {

@@ -11,6 +11,7 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  WATCHED_TASK_STATUSES,
 } from './TaskStore';
 import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
 
@@ -111,7 +112,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async takeLease(taskId: string, holder: string, now: number, until: number) {
-    if (!this.tasks.has(taskId)) return false;
+    const task = this.tasks.get(taskId);
+    if (task === undefined || !WATCHED_TASK_STATUSES.includes(task.status)) return false;
     const lease = this.leases.get(taskId);
     if (lease !== undefined && lease.holder !== holder && lease.until >= now) return false;
     this.leases.set(taskId, { holder, until });

@@ -32,6 +32,9 @@ export const OPEN_TASK_STATUSES: readonly StoredTaskStatus[] = [
   'input_required',
 ];
 
+/** Statuses of a task that is watched (open and no longer a pending slot). */
+export const WATCHED_TASK_STATUSES: readonly StoredTaskStatus[] = ['working', 'input_required'];
+
 /** What is known of a task when its slot is reserved (before the backend is asked). */
 export interface TaskSlot {
   /** The broker task id (`brokerTaskId.ts`). */
@@ -145,9 +148,10 @@ export interface TaskStore {
   deleteExpired(now: number): Promise<void>;
   /**
    * Takes or renews the watcher's lease of `taskId` for `holder` until `until` (contract §2.10):
-   * only when nobody holds it, `holder` already does, or the holder's lease ran out by `now`
-   * (one conditional write: of two replicas asking at once, one gets it). True when `holder`
-   * holds it now.
+   * only while the task is open (`working`, `input_required`: an ended task is not watched) and
+   * nobody holds the lease, `holder` already does, or the holder's lease ran out by `now` (one
+   * conditional write: of two replicas asking at once, one gets it). True when `holder` holds it
+   * now.
    */
   takeLease(taskId: string, holder: string, now: number, until: number): Promise<boolean>;
   /** Gives up the lease of `taskId` if `holder` holds it (another replica's lease stays). */
