@@ -74,8 +74,8 @@ export async function openSessionStream(
 
 /**
  * The GET stream `stream` as a listener of its person's tasks: a notification is sent only when
- * the person may use the task's tool through the stream's endpoint, by the same decision (cached
- * per credential) a `tools/call` of theirs would get now.
+ * the person may still open sessions and use the task's tool through the stream's endpoint, by
+ * the same decision (cached per credential) a `tools/call` of theirs would get now (§2.8).
  */
 function taskStatusStreamOf(
   deps: PrincipalAccessDeps,
@@ -95,7 +95,7 @@ function taskStatusStreamOf(
         deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
       );
       const seen = endpoint?.narrowAccess(access) ?? access;
-      return mayUseTaskTool(broker, seen.catalog, server, tool);
+      return seen.mayCreateSession && mayUseTaskTool(broker, seen.catalog, server, tool);
     },
   };
 }
