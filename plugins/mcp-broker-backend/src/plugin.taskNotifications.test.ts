@@ -25,6 +25,7 @@ import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { taskRefOf } from './tasks/TaskAuditor';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
+import { TASK_LEASE_RENEW_MS } from './tasks/TaskWatcher';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
@@ -271,6 +272,45 @@ describe.each(engines)('task status notifications across two replicas on $label'
       expect((await knexes[1](TASKS_TABLE).where({ task_id: open.taskId }).first())?.status).toBe(
         'working',
       );
+    } finally {
+      await Promise.all(clients.splice(0).map(client => client.close()));
+      await a.stop();
+      await b.stop();
+      await fixture.close();
+    }
+  }, 60_000);
+
+  it('lets another replica with the person’s stream take the task over when the watching one lets it go', async () => {
+    const fixture = await startTasksServer();
+    const { factory } = recordingAuditor();
+    const a = await startReplica(`${fixture.url}?replica=a`, factory, knexes[0]);
+    const b = await startReplica(`${fixture.url}?replica=b`, factory, knexes[1]);
+    const leaseOf = async (taskId: string) =>
+      (await knexes[1](TASKS_TABLE).where({ task_id: taskId }).first('lease_holder'))?.lease_holder;
+    try {
+      const onA = await listen('alice', a.url);
+      const task = await startDeploy(onA.client, 'handed-over');
+      const job = await fixture.started('handed-over');
+      const fromA = await waitFor(() => leaseOf(task.taskId), 'A to take the lease');
+      const onB = await listen('alice', b.url);
+      // Alice's stream on A ends: A gives the lease up; B looks for unheld tasks of the people
+      // listening there at its next lease renewal (TASK_LEASE_RENEW_MS).
+      await onA.client.close();
+      const fromB = await waitFor(
+        async () => {
+          const holder = await leaseOf(task.taskId);
+          return holder !== null && holder !== fromA ? holder : undefined;
+        },
+        'B to take the lease over',
+        TASK_LEASE_RENEW_MS + 5_000,
+      );
+      expect(fromB).toEqual(expect.any(String));
+      await fixture.finish('handed-over', 'completed');
+      await onB.heard(task.taskId, 'completed');
+      const polledByB = fixture.requests.filter(
+        r => r.method === 'tasks/get' && r.taskId === job.taskId && r.path === '/mcp?replica=b',
+      );
+      expect(polledByB.length).toBeGreaterThan(0);
     } finally {
       await Promise.all(clients.splice(0).map(client => client.close()));
       await a.stop();
