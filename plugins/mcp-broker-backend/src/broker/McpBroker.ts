@@ -125,6 +125,8 @@ export class McpBroker {
   readonly taskNotifications: TaskNotifications;
   /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
   readonly taskWatcher: TaskWatcher;
+  /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
+  private readonly taskBus: SignalBus | undefined;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -192,8 +194,9 @@ export class McpBroker {
       logger: options.logger,
     });
     const signals = options.tasks?.signals;
+    this.taskBus = signals && new SignalBus({ store: signals, logger: options.logger });
     this.taskNotifications = new TaskNotifications({
-      bus: signals && new SignalBus({ store: signals, logger: options.logger }),
+      bus: this.taskBus,
       identityOf: name => {
         const connection = this.connections.get(name);
         return connection && serverIdentityOf(connection.backend);
@@ -462,6 +465,7 @@ export class McpBroker {
     this.notifier.close();
     this.taskNotifications.close();
     await this.taskWatcher.close();
+    await this.taskBus?.stop();
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
