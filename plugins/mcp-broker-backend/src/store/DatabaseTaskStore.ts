@@ -29,6 +29,9 @@ import { stateFields, trimRetained } from '../tasks/taskRows';
 /** Table of tasks (see migrations/). */
 export const TASKS_TABLE = 'mcp_broker_tasks';
 
+/** Most people named in one query for unwatched tasks. */
+const PRINCIPALS_PER_QUERY = 500;
+
 interface TaskRow {
   task_id: string;
   principal: string;
@@ -243,6 +246,20 @@ export class DatabaseTaskStore implements TaskStore {
       )
       .update({ lease_holder: holder, lease_until: until });
     return updated === 1;
+  }
+
+  async unwatchedOf(principals: readonly string[], now: number) {
+    const found: StoredTask[] = [];
+    // Bounded statements whatever the number of people listening.
+    for (let at = 0; at < principals.length; at += PRINCIPALS_PER_QUERY) {
+      const rows = await this.knex<TaskRow>(TASKS_TABLE)
+        .whereIn('principal', principals.slice(at, at + PRINCIPALS_PER_QUERY))
+        .whereIn('status', WATCHED_TASK_STATUSES)
+        .andWhere('expires_at', '>', now)
+        .andWhere(free => free.whereNull('lease_holder').orWhere('lease_until', '<', now));
+      found.push(...rows.map(fromRow));
+    }
+    return found;
   }
 
   async releaseLease(taskId: string, holder: string) {

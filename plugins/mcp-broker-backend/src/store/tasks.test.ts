@@ -212,7 +212,33 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.observe(taskId, version, working(HOUR, { status: 'completed' }))).toBe(true);
     expect(await b.takeLease(taskId, other, NOW + 80_000, NOW + 110_000)).toBe(false);
     // The lease is not the task's state: only the observation moved the row's version.
+    expect(await a.unwatchedOf([person('nobody')], NOW)).toEqual([]);
     expect((await b.get(taskId))!.version).toBe(before.version + 1);
+  });
+
+  it('finds the open tasks of the people listening that nobody watches, in one query', async () => {
+    const [a, b] = replicas();
+    const judy = person('judy');
+    const kim = person('kim');
+    const held = await started(a, judy);
+    const lapsed = await started(a, judy);
+    const free = await started(b, kim);
+    // Expired at NOW + 1000: not looked for.
+    await started(b, kim, NOW, working(1000));
+    const ended = await started(a, kim);
+    const { version } = (await a.get(ended))!;
+    await a.observe(ended, version, working(HOUR, { status: 'failed' }));
+    await started(a, person('someone-else'));
+    await a.takeLease(held, 'replica-a', NOW, NOW + 30_000);
+    await a.takeLease(lapsed, 'replica-a', NOW - 40_000, NOW - 10_000);
+    const found = await b.unwatchedOf([judy, kim], NOW + 2000);
+    expect(found.map(task => task.taskId).sort()).toEqual([free, lapsed].sort());
+    expect(found.find(task => task.taskId === free)).toMatchObject({
+      principal: kim,
+      status: 'working',
+      pollIntervalMs: 500,
+    });
+    expect(await b.unwatchedOf([], NOW)).toEqual([]);
   });
 
   it('lists a person’s unexpired tasks newest first, page by page', async () => {

@@ -124,6 +124,19 @@ export class MemoryTaskStore implements TaskStore {
     if (this.leases.get(taskId)?.holder === holder) this.leases.delete(taskId);
   }
 
+  async unwatchedOf(principals: readonly string[], now: number) {
+    const people = new Set(principals);
+    return [...this.tasks.values()].filter(task => {
+      const lease = this.leases.get(task.taskId);
+      return (
+        people.has(task.principal) &&
+        WATCHED_TASK_STATUSES.includes(task.status) &&
+        task.expiresAt > now &&
+        (lease === undefined || lease.until < now)
+      );
+    });
+  }
+
   private openOf(principal: string, now: number): number {
     let open = 0;
     for (const task of this.tasks.values()) {

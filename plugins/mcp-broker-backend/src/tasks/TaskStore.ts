@@ -156,4 +156,10 @@ export interface TaskStore {
   takeLease(taskId: string, holder: string, now: number, until: number): Promise<boolean>;
   /** Gives up the lease of `taskId` if `holder` holds it (another replica's lease stays). */
   releaseLease(taskId: string, holder: string): Promise<void>;
+  /**
+   * The open (`working`, `input_required`), unexpired tasks of these people whose lease nobody
+   * holds at `now` (free, or lapsed): what a replica where they listen may take up. One query
+   * for all of them.
+   */
+  unwatchedOf(principals: readonly string[], now: number): Promise<StoredTask[]>;
 }

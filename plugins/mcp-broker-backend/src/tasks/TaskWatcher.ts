@@ -19,7 +19,7 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import { isTerminalStatus } from './observeTaskState';
-import { OPEN_TASK_STATUSES, type StoredTask, type TaskStore } from './TaskStore';
+import type { StoredTask, TaskStore } from './TaskStore';
 
 /** How long a lease lasts unrenewed (a stopped holder's tasks are taken over after this). */
 export const TASK_LEASE_MS = 30_000;
@@ -79,7 +79,7 @@ export class TaskWatcher {
   subscribe(principal: string): () => void {
     const count = this.subscribers.get(principal) ?? 0;
     this.subscribers.set(principal, count + 1);
-    if (count === 0) void this.scan(principal);
+    if (count === 0) void this.scan([principal]);
     this.scheduleRenewal();
     let gone = false;
     return () => {
@@ -148,22 +148,21 @@ export class TaskWatcher {
       // Another replica took it over (this one counted as gone), or the row went.
       if (!held) this.stopPolling(watched);
     }
-    for (const principal of [...this.subscribers.keys()]) await this.scan(principal);
+    await this.scan([...this.subscribers.keys()]);
   }
 
-  /** Watches every open task of `principal` that nobody else watches. */
-  private async scan(principal: string): Promise<void> {
+  /** Watches every open task of `principals` that nobody watches (one query for them all). */
+  private async scan(principals: readonly string[]): Promise<void> {
+    if (principals.length === 0) return;
     let tasks: StoredTask[];
     try {
-      tasks = await this.options.store.listOf(principal, this.now());
+      tasks = await this.options.store.unwatchedOf(principals, this.now());
     } catch (error) {
-      this.options.logger.warn(`MCP broker: could not read a person's tasks to watch: ${error}`);
+      this.options.logger.warn(`MCP broker: could not read the tasks to watch: ${error}`);
       return;
     }
     await Promise.all(
-      tasks
-        .filter(task => OPEN_TASK_STATUSES.includes(task.status))
-        .map(task => this.watch(principal, task.taskId, task.pollIntervalMs)),
+      tasks.map(task => this.watch(task.principal, task.taskId, task.pollIntervalMs)),
     );
   }
 
