@@ -3,7 +3,9 @@
  *
  * It owns one BackendConnection per configured backend, the aggregated catalog built from
  * their lists, the client sessions of this replica, the 2026-07-28 listen streams of this
- * replica, and the notifier that fans list changes out to both kinds of client stream.
+ * replica, and the notifier that fans list changes out to both kinds of client stream; the
+ * task relay, the watcher of its tasks and their status notifications (TaskWatcher,
+ * TaskNotifications), whose changes it audits (`ended`) and publishes.
  * Guarantees: a backend's list change is refreshed before clients hear of it; clients hear of a change only through streams open at the moment of sending;
  * after a reconnect clients are told only when their view actually changed; `close()` first
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
@@ -124,7 +126,7 @@ export class McpBroker {
   /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
   readonly taskNotifications: TaskNotifications;
   /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
-  readonly taskWatcher: TaskWatcher;
+  private readonly taskWatcher: TaskWatcher;
   /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
   private readonly taskBus: SignalBus | undefined;
   private readonly connections = new Map<string, BackendConnection>();

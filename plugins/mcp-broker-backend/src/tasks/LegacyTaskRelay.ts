@@ -244,7 +244,8 @@ export class LegacyTaskRelay {
         'error' in response
           ? await this.backendError(task, response.error)
           : { result: withRelatedTask(response.result, task) };
-      // The task has ended: its row must stop counting as open (no watcher reads it yet).
+      // The task has ended: its row must stop counting as open (the watcher reads it only while
+      // its person listens).
       if (!isLost(answer)) await this.refresh(task, backend, signal);
       return answer;
     });
