@@ -26,6 +26,8 @@ import { waitFor } from './testing/waitFor';
 import { taskRefOf } from './tasks/TaskAuditor';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
 import { TASK_LEASE_RENEW_MS } from './tasks/TaskWatcher';
+import { MetricName } from './telemetry/BrokerMetrics';
+import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
@@ -127,10 +129,15 @@ const startDeploy = async (client: Client, target: string) =>
 
 describe('task status notifications on one replica (sessionStore: memory)', () => {
   const { factory: auditorFactory, events: audit } = recordingAuditor();
+  // The OpenTelemetry SDK in memory: the watched-tasks gauge and the notifications counter.
+  const sdk = new InMemoryTelemetry();
   let fixture: LegacyTasksServer;
   let broker: Replica;
+  const metricOf = async (name: string) =>
+    (await sdk.points(name)).reduce((sum, point) => sum + point.value, 0);
 
   beforeAll(async () => {
+    sdk.install();
     fixture = await startTasksServer();
     broker = await startReplica(fixture.url, auditorFactory);
   }, 60_000);
@@ -144,14 +151,18 @@ describe('task status notifications on one replica (sessionStore: memory)', () =
   afterAll(async () => {
     await broker?.stop();
     await fixture?.close();
+    await sdk.uninstall();
   }, 30_000);
 
   it('tells the owner’s GET stream that its task finished, once, under the broker id; another person hears nothing of it', async () => {
     const alice = await listen('alice', broker.url);
     const bob = await listen('bob', broker.url);
+    const sentBefore = await metricOf(MetricName.taskNotificationsSent);
     const task = await startDeploy(alice.client, 'noted');
     const job = await fixture.started('noted');
     await alice.heard(task.taskId, 'working');
+    // The replica watches it while alice listens.
+    await waitFor(async () => (await metricOf(MetricName.tasksWatched)) === 1, 'a watched task');
     await fixture.finish('noted', 'completed');
     const done = await alice.heard(task.taskId, 'completed');
     expect(done).toEqual({
@@ -173,6 +184,12 @@ describe('task status notifications on one replica (sessionStore: memory)', () =
     await fixture.finish('bobs', 'completed');
     await bob.heard(own.taskId, 'completed');
     expect(new Set(bob.notes.map(note => note.taskId))).toEqual(new Set([own.taskId]));
+    // Alice's two notifications and bob's two, each counted once.
+    expect((await metricOf(MetricName.taskNotificationsSent)) - sentBefore).toBe(4);
+    expect(pointWith(await sdk.points(MetricName.taskNotificationsSent), {}).attributes).toEqual({
+      'mcp_broker.era': 'legacy',
+    });
+    await waitFor(async () => (await metricOf(MetricName.tasksWatched)) === 0, 'no watched task');
     expect(alice.notes.filter(note => note.taskId === own.taskId)).toEqual([]);
     // Each change once per stream; `ended` audited once, with the status and the task's age.
     expect(alice.notes.filter(note => note.taskId === task.taskId).map(n => n.status)).toEqual([

@@ -209,6 +209,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             auditor: new TaskAuditor(deps.auditor, logger),
             signals: stores.signals,
             replicaId: stores.presence?.id,
+            onNotificationSent: () => telemetry.metrics.taskNotificationSent('legacy'),
           },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
@@ -271,7 +272,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
-        telemetry.observe(() => gaugeSnapshotOf(broker.status()));
+        telemetry.observe(() => gaugeSnapshotOf(broker.status(), broker.tasksWatched));
         lifecycle.addShutdownHook(async () => {
           serverChanges.close();
           endpointWatch.stop();

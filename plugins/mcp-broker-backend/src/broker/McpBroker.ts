@@ -93,7 +93,14 @@ export interface McpBrokerOptions {
    * task status changes to every replica, and `replicaId` names this replica as a task's watcher;
    * without them the changes stay in this process and the watcher's id is random.
    */
-  tasks?: { store: TaskStore; auditor?: TaskAuditor; signals?: SignalStore; replicaId?: string };
+  tasks?: {
+    store: TaskStore;
+    auditor?: TaskAuditor;
+    signals?: SignalStore;
+    replicaId?: string;
+    /** A task status notification was sent to a client stream (a metric). */
+    onNotificationSent?: () => void;
+  };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -204,6 +211,7 @@ export class McpBroker {
         return connection && serverIdentityOf(connection.backend);
       },
       logger: options.logger,
+      onSent: options.tasks?.onNotificationSent,
       onListening: principal => this.taskWatcher.subscribe(principal),
       onSignal: (principal, signal) =>
         this.taskWatcher.changed(
@@ -277,6 +285,11 @@ export class McpBroker {
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
     ]).then(() => undefined);
     return this.drained;
+  }
+
+  /** How many tasks this replica watches (holds the lease of, contract tasks-and-apps §2.10). */
+  get tasksWatched(): number {
+    return this.taskWatcher.size;
   }
 
   /** Aborted when the broker shuts down (after the drain). */
