@@ -47,6 +47,8 @@ export interface RecordedTaskRequest {
   mcpName?: string;
   /** `params._meta` (2026-07-28 half: client capabilities, trace context). */
   meta?: Record<string, unknown>;
+  /** The request's path and query (every path answers: a test can tell its gateways apart). */
+  path?: string;
 }
 
 /** A running tasks fixture. */
@@ -142,6 +144,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
           ...(credential !== undefined && { credential }),
           ...(typeof session === 'string' && { session }),
           ...(isRecord(params?._meta) && { meta: params._meta }),
+          ...(req.url !== undefined && { path: req.url }),
         });
       }
       // A task is its creator's: another credential meets it as an unknown task.

@@ -206,10 +206,14 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
+          // Task status changes travel to every replica on the signal bus (contract §2.10).
           tasks: {
             store: tasks,
             auditor: new TaskAuditor(deps.auditor, logger),
             urlElicitations,
+            signals: stores.signals,
+            replicaId: stores.presence?.id,
+            onNotificationSent: () => telemetry.metrics.taskNotificationSent('legacy'),
           },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
@@ -270,7 +274,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
         // Drain before the plugins' shutdown hooks run: from then on Backstage answers every
         // request to the plugin 503 itself, and draining calls may still need client answers.
         rootLifecycle.addBeforeShutdownHook(() => broker.drain());
-        telemetry.observe(() => gaugeSnapshotOf(broker.status()));
+        telemetry.observe(() => gaugeSnapshotOf(broker.status(), broker.tasksWatched));
         lifecycle.addShutdownHook(async () => {
           serverChanges.close();
           endpointWatch.stop();

@@ -3,7 +3,9 @@
  *
  * It owns one BackendConnection per configured backend, the aggregated catalog built from
  * their lists, the client sessions of this replica, the 2026-07-28 listen streams of this
- * replica, and the notifier that fans list changes out to both kinds of client stream.
+ * replica, and the notifier that fans list changes out to both kinds of client stream; the
+ * task relay, the watcher of its tasks and their status notifications (TaskWatcher,
+ * TaskNotifications), whose changes it audits (`ended`) and publishes.
  * Guarantees: a backend's list change is refreshed before clients hear of it; clients hear of a change only through streams open at the moment of sending;
  * after a reconnect clients are told only when their view actually changed; `close()` first
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
@@ -48,6 +50,12 @@ import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import type { TaskStore } from '../tasks/TaskStore';
+import { TaskNotifications } from '../tasks/TaskNotifications';
+import { TaskWatcher } from '../tasks/TaskWatcher';
+import { isTerminalStatus, type ObservedChange } from '../tasks/observeTaskState';
+import { SignalBus, type SignalStore } from '../replicas/SignalBus';
+import { serverIdentityOf } from '../identity/serverIdentity';
+import { randomUUID } from 'node:crypto';
 
 /** One backend on the status endpoint: its connection status and where its entry came from. */
 export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
@@ -83,9 +91,19 @@ export interface McpBrokerOptions {
   toolPins?: ToolPins;
   /**
    * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
-   * memory (one replica), no audit.
+   * memory (one replica), no audit. `signals` (the bus's table, `sessionStore: database`) carries
+   * task status changes to every replica, and `replicaId` names this replica as a task's watcher;
+   * without them the changes stay in this process and the watcher's id is random.
    */
-  tasks?: { store: TaskStore; auditor?: TaskAuditor; urlElicitations?: UrlElicitationPolicy };
+  tasks?: {
+    store: TaskStore;
+    auditor?: TaskAuditor;
+    urlElicitations?: UrlElicitationPolicy;
+    signals?: SignalStore;
+    replicaId?: string;
+    /** A task status notification was sent to a client stream (a metric). */
+    onNotificationSent?: () => void;
+  };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -117,6 +135,12 @@ export class McpBroker {
   readonly tasks: LegacyTaskRelay;
   /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
   readonly modernTasks: ModernTaskRelay;
+  /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
+  readonly taskNotifications: TaskNotifications;
+  /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
+  private readonly taskWatcher: TaskWatcher;
+  /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
+  private readonly taskBus: SignalBus | undefined;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -161,6 +185,7 @@ export class McpBroker {
     const taskStore = options.tasks?.store ?? new MemoryTaskStore();
     this.tasks = new LegacyTaskRelay({
       store: taskStore,
+      onObserved: change => this.taskObserved(change),
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
       backendOf: name => {
@@ -194,6 +219,32 @@ export class McpBroker {
       ...(options.tasks?.urlElicitations === undefined
         ? {}
         : { urlElicitations: options.tasks.urlElicitations }),
+    });
+    this.taskWatcher = new TaskWatcher({
+      store: taskStore,
+      poll: (taskId, signal) => this.tasks.poll(taskId, signal),
+      holder: options.tasks?.replicaId ?? randomUUID(),
+      minPollIntervalMs: options.config.tasks.minPollIntervalMs,
+      logger: options.logger,
+    });
+    const signals = options.tasks?.signals;
+    this.taskBus = signals && new SignalBus({ store: signals, logger: options.logger });
+    this.taskNotifications = new TaskNotifications({
+      bus: this.taskBus,
+      identityOf: name => {
+        const connection = this.connections.get(name);
+        return connection && serverIdentityOf(connection.backend);
+      },
+      logger: options.logger,
+      onSent: options.tasks?.onNotificationSent,
+      onListening: principal => this.taskWatcher.subscribe(principal),
+      onSignal: (principal, signal) =>
+        this.taskWatcher.changed(
+          principal,
+          signal.task.taskId,
+          signal.legacyStatus,
+          signal.task.pollIntervalMs,
+        ),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -259,6 +310,11 @@ export class McpBroker {
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
     ]).then(() => undefined);
     return this.drained;
+  }
+
+  /** How many tasks this replica watches (holds the lease of, contract tasks-and-apps §2.10). */
+  get tasksWatched(): number {
+    return this.taskWatcher.size;
   }
 
   /** Aborted when the broker shuts down (after the drain). */
@@ -459,12 +515,36 @@ export class McpBroker {
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();
+    this.taskNotifications.close();
+    await this.taskWatcher.close();
+    await this.taskBus?.stop();
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
     this.options.toolPins?.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
     await Promise.all([...this.closing]);
+  }
+
+  /**
+   * A task change this replica wrote: audited `ended` when it is the task's end (once: only the
+   * compare-and-set winner gets here), and published to the owner's streams on every replica.
+   */
+  private async taskObserved({ before, after }: ObservedChange): Promise<void> {
+    if (!isTerminalStatus(before.status) && isTerminalStatus(after.status)) {
+      await this.options.tasks?.auditor?.record({
+        principal: after.principal,
+        operation: 'ended',
+        outcome: 'succeeded',
+        server: after.server,
+        tool: after.tool,
+        taskId: after.taskId,
+        status: after.status,
+        ageMs: Date.now() - after.recordedAt,
+        durationMs: 0,
+      });
+    }
+    await this.taskNotifications.publish(after);
   }
 
   /** Extends sessions in use here, ends those gone from the store, removes expired records. */

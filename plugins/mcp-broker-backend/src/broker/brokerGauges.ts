@@ -2,9 +2,10 @@
 import type { BrokerStatus } from './McpBroker';
 import type { BrokerGaugeSnapshot } from '../telemetry/BrokerMetrics';
 
-/** The gauge readings of a broker status. */
-export function gaugeSnapshotOf(status: BrokerStatus): BrokerGaugeSnapshot {
+/** The gauge readings of a broker status, and the number of tasks the replica watches. */
+export function gaugeSnapshotOf(status: BrokerStatus, tasksWatched?: number): BrokerGaugeSnapshot {
   return {
+    ...(tasksWatched === undefined ? {} : { tasksWatched }),
     sessions: status.clients.sessions,
     eventStreams: status.clients.eventStreams,
     listenStreams: status.clients.listenStreams,

@@ -290,7 +290,7 @@ function serve(
   const { broker } = deps;
   switch (request.message.kind) {
     case 'open-stream':
-      return openSessionStream(broker, request);
+      return openSessionStream(deps, request);
     case 'end-session':
       return endClientSession(broker, request);
     case 'response':

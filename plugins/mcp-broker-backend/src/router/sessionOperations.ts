@@ -4,20 +4,28 @@
  *
  * - GET: the session's event stream, one per session on every replica (the stream lease lives in
  *   the possibly shared store): 406 without `Accept: text/event-stream`, 409 while the session
- *   has a stream open here or elsewhere, 503 when the store fails.
+ *   has a stream open here or elsewhere, 503 when the store fails. While it is open it hears of
+ *   its person's tasks (`notifications/tasks/status`, contract tasks-and-apps §2.10), each
+ *   checked against the person's current permission decision at delivery.
  * - DELETE: ends the session (on every replica), its streams and its backend sessions: 204.
  */
 import type { McpBroker } from '../broker/McpBroker';
+import type { TaskStatusStream } from '../tasks/TaskNotifications';
 import { endpointViewer } from '../endpoints/EndpointListViews';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { ClientEventStream } from '../types';
 import type { McpRequest } from './mcpRequest';
-import { credentialKeyOf } from './principalAccess';
+import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
 import { refuseStoreUnavailable } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
+import { mayUseTaskTool } from './taskToolUse';
 
 /** GET /mcp: opens the admitted request's session's event stream; see the file comment. */
-export async function openSessionStream(broker: McpBroker, request: McpRequest): Promise<void> {
+export async function openSessionStream(
+  deps: PrincipalAccessDeps,
+  request: McpRequest,
+): Promise<void> {
+  const { broker } = deps;
   const { req, writer, principal, endpoint } = request;
   const { res } = writer;
   const session = request.session!;
@@ -52,7 +60,44 @@ export async function openSessionStream(broker: McpBroker, request: McpRequest):
   // of routing closures (req.next → every router's restore state, ~5 KiB per stream).
   req.next = undefined;
   // The client may have gone while the lease was taken: then no close event will come.
-  if (res.destroyed) stream.close();
+  if (res.destroyed) {
+    stream.close();
+    return;
+  }
+  const open = stream;
+  const stopListening = broker.taskNotifications.listen(
+    principal,
+    taskStatusStreamOf(deps, request, open),
+  );
+  open.signal.addEventListener('abort', stopListening, { once: true });
+}
+
+/**
+ * The GET stream `stream` as a listener of its person's tasks: a notification is sent only when
+ * the person may still open sessions and use the task's tool through the stream's endpoint, by
+ * the same decision (cached per credential) a `tools/call` of theirs would get now (§2.8).
+ */
+function taskStatusStreamOf(
+  deps: PrincipalAccessDeps,
+  request: McpRequest,
+  stream: ClientEventStream,
+): TaskStatusStream {
+  const { broker } = deps;
+  const { req, principal, endpoint } = request;
+  const credential = credentialKeyOf(req, principal);
+  return {
+    send: message => stream.send(message),
+    get closed() {
+      return stream.closed;
+    },
+    mayUse: async (server, tool) => {
+      const access = await deps.access.forCredential(credential, broker.catalog(), () =>
+        deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
+      );
+      const seen = endpoint?.narrowAccess(access) ?? access;
+      return seen.mayCreateSession && mayUseTaskTool(broker, seen.catalog, server, tool);
+    },
+  };
 }
 
 /** DELETE /mcp: ends the admitted request's session; see the file comment. */

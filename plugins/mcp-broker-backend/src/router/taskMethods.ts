@@ -15,7 +15,6 @@
  */
 import type { AuditedToolCall, ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { taskRefOf } from '../tasks/TaskAuditor';
-import { prefixedName } from '../broker/AggregatedCatalog';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
@@ -27,6 +26,7 @@ import type { TaskReply } from '../tasks/TaskReply';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
 import { refuseStoreUnavailable } from './protocol';
+import { mayUseTaskTool } from './taskToolUse';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** The caller of a task operation, with the tool decisions of this request. */
@@ -35,11 +35,7 @@ function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
   const traceId = request.telemetry?.traceId;
   return {
     principal: request.principal,
-    mayUse: (server, tool) => {
-      const config = broker.server(server);
-      const route = config && catalog.routeTool(prefixedName(config, tool));
-      return route !== undefined && route.backend === server && route.originalName === tool;
-    },
+    mayUse: (server, tool) => mayUseTaskTool(broker, catalog, server, tool),
     ...(traceId === undefined ? {} : { traceId }),
   };
 }

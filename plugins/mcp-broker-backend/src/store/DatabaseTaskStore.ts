@@ -6,7 +6,8 @@
  * (lockKeyOnPostgres.ts, as sessions are counted); SQLite has one writer at a time. The retention
  * bound is applied in the same transaction. Observations are compare-and-set on `version`
  * (`UPDATE … WHERE task_id = ? AND version = ?`): of two replicas that saw the same change, one
- * writes it. Activating a slot is conditional on it still being `pending`, so a slot swept
+ * writes it. The watcher's lease is the same kind of conditional write (contract §2.10): one
+ * `UPDATE` that succeeds only while the lease is free, the caller's, or lapsed. Activating a slot is conditional on it still being `pending`, so a slot swept
  * meanwhile never turns into an id the broker would hand out without a row.
  */
 import type { Knex } from 'knex';
@@ -21,11 +22,15 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  WATCHED_TASK_STATUSES,
 } from '../tasks/TaskStore';
 import { stateFields, trimRetained } from '../tasks/taskRows';
 
 /** Table of tasks (see migrations/). */
 export const TASKS_TABLE = 'mcp_broker_tasks';
+
+/** Most people named in one query for unwatched tasks. */
+const PRINCIPALS_PER_QUERY = 500;
 
 interface TaskRow {
   task_id: string;
@@ -227,5 +232,39 @@ export class DatabaseTaskStore implements TaskStore {
 
   async deleteExpired(now: number) {
     await this.knex(TASKS_TABLE).where('expires_at', '<=', now).delete();
+  }
+
+  async takeLease(taskId: string, holder: string, now: number, until: number) {
+    const updated = await this.knex(TASKS_TABLE)
+      .where('task_id', taskId)
+      .whereIn('status', WATCHED_TASK_STATUSES)
+      .andWhere(free =>
+        free
+          .whereNull('lease_holder')
+          .orWhere('lease_holder', holder)
+          .orWhere('lease_until', '<', now),
+      )
+      .update({ lease_holder: holder, lease_until: until });
+    return updated === 1;
+  }
+
+  async unwatchedOf(principals: readonly string[], now: number) {
+    const found: StoredTask[] = [];
+    // Bounded statements whatever the number of people listening.
+    for (let at = 0; at < principals.length; at += PRINCIPALS_PER_QUERY) {
+      const rows = await this.knex<TaskRow>(TASKS_TABLE)
+        .whereIn('principal', principals.slice(at, at + PRINCIPALS_PER_QUERY))
+        .whereIn('status', WATCHED_TASK_STATUSES)
+        .andWhere('expires_at', '>', now)
+        .andWhere(free => free.whereNull('lease_holder').orWhere('lease_until', '<', now));
+      found.push(...rows.map(fromRow));
+    }
+    return found;
+  }
+
+  async releaseLease(taskId: string, holder: string) {
+    await this.knex(TASKS_TABLE)
+      .where({ task_id: taskId, lease_holder: holder })
+      .update({ lease_holder: null, lease_until: null });
   }
 }

@@ -185,6 +185,62 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.observe('deploys:none', 0, working())).toBe(false);
   });
 
+  it('gives the watcher’s lease to one replica at a time, until it lapses or is given up', async () => {
+    const [a, b] = replicas();
+    const taskId = await started(a, person('ivan'));
+    const before = (await a.get(taskId))!;
+    const takes = await Promise.all([
+      a.takeLease(taskId, 'replica-a', NOW, NOW + 30_000),
+      b.takeLease(taskId, 'replica-b', NOW, NOW + 30_000),
+    ]);
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    const [holder, other] = takes[0] ? ['replica-a', 'replica-b'] : ['replica-b', 'replica-a'];
+    // The holder renews it; the other gets it neither now nor by releasing it.
+    expect(await b.takeLease(taskId, holder, NOW + 10_000, NOW + 40_000)).toBe(true);
+    await a.releaseLease(taskId, other);
+    expect(await a.takeLease(taskId, other, NOW + 39_000, NOW + 69_000)).toBe(false);
+    // Lapsed: the other takes it over; released: anybody may take it.
+    expect(await a.takeLease(taskId, other, NOW + 40_001, NOW + 70_001)).toBe(true);
+    await b.releaseLease(taskId, other);
+    expect(await a.takeLease(taskId, holder, NOW + 40_002, NOW + 70_002)).toBe(true);
+    expect(await a.takeLease('deploys:none', holder, NOW, NOW + 30_000)).toBe(false);
+    // Neither a pending slot nor an ended task is watched.
+    const pending = slot(person('ivan'));
+    await a.reserve(pending, BOUNDS, NOW, NOW + 60_000);
+    expect(await b.takeLease(pending.taskId, holder, NOW, NOW + 30_000)).toBe(false);
+    const { version } = (await a.get(taskId))!;
+    expect(await a.observe(taskId, version, working(HOUR, { status: 'completed' }))).toBe(true);
+    expect(await b.takeLease(taskId, other, NOW + 80_000, NOW + 110_000)).toBe(false);
+    // The lease is not the task's state: only the observation moved the row's version.
+    expect(await a.unwatchedOf([person('nobody')], NOW)).toEqual([]);
+    expect((await b.get(taskId))!.version).toBe(before.version + 1);
+  });
+
+  it('finds the open tasks of the people listening that nobody watches, in one query', async () => {
+    const [a, b] = replicas();
+    const judy = person('judy');
+    const kim = person('kim');
+    const held = await started(a, judy);
+    const lapsed = await started(a, judy);
+    const free = await started(b, kim);
+    // Expired at NOW + 1000: not looked for.
+    await started(b, kim, NOW, working(1000));
+    const ended = await started(a, kim);
+    const { version } = (await a.get(ended))!;
+    await a.observe(ended, version, working(HOUR, { status: 'failed' }));
+    await started(a, person('someone-else'));
+    await a.takeLease(held, 'replica-a', NOW, NOW + 30_000);
+    await a.takeLease(lapsed, 'replica-a', NOW - 40_000, NOW - 10_000);
+    const found = await b.unwatchedOf([judy, kim], NOW + 2000);
+    expect(found.map(task => task.taskId).sort()).toEqual([free, lapsed].sort());
+    expect(found.find(task => task.taskId === free)).toMatchObject({
+      principal: kim,
+      status: 'working',
+      pollIntervalMs: 500,
+    });
+    expect(await b.unwatchedOf([], NOW)).toEqual([]);
+  });
+
   it('lists a person’s unexpired tasks newest first, page by page', async () => {
     const [a, b] = replicas();
     const erin = person('erin');

@@ -20,8 +20,11 @@
  * - `tasks/list` is answered from the table, per person, with the broker's cursors.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
- * Not here yet (contract Status): the 2026-07-28 extension and the era mixes, the watcher and
- * `notifications/tasks/status`, a pinned session's DELETE after its last task, the replacement
+ * Every change of a task's state this replica writes (creation, observations that won the
+ * compare-and-set) goes to `onObserved`, which publishes it (TaskNotifications); the watcher
+ * (TaskWatcher) polls through `poll`.
+ *
+ * Not here yet (contract Status): the 2026-07-28 extension and the era mixes, a pinned session's DELETE after its last task, the replacement
  * of a pinned session the backend forgot, and servers that act with each person's credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
@@ -45,6 +48,7 @@ import type { StoredTask, TaskState, TaskStore } from './TaskStore';
 import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
+import { observeTaskState, type ObservedChange } from './observeTaskState';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -69,6 +73,11 @@ export interface LegacyTaskRelayOptions {
   backendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
   now?: () => number;
+  /**
+   * Called with each change of a task this replica wrote (a creation, or an observation that
+   * won the compare-and-set, contract §2.10): publish it. Must not throw.
+   */
+  onObserved?: (change: ObservedChange) => Promise<void>;
 }
 
 /** See the file comment. */
@@ -180,6 +189,10 @@ export class LegacyTaskRelay {
       ).catch(() => undefined);
       return refusal(taskNotRecorded(input.server));
     }
+    await this.options.onObserved?.({
+      before: { ...recorded, status: 'pending', version: recorded.version - 1 },
+      after: recorded,
+    });
     return {
       result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
     };
@@ -210,7 +223,8 @@ export class LegacyTaskRelay {
         'error' in response
           ? await this.backendError(task, response.error)
           : { result: withRelatedTask(response.result, task) };
-      // The task has ended: its row must stop counting as open (no watcher reads it yet).
+      // The task has ended: its row must stop counting as open (the watcher reads it only while
+      // its person listens).
       if (!isLost(answer)) await this.refresh(task, backend, signal);
       return answer;
     });
@@ -226,6 +240,31 @@ export class LegacyTaskRelay {
       }
       return this.taskAnswer(task, response);
     });
+  }
+
+  /**
+   * A watcher's poll (contract §2.10): reads task `taskId`'s state from its backend on its pinned
+   * session into its row, as an observation (no caller: the watcher polls for the task's owner;
+   * not audited). The row afterwards; undefined when the task is gone — no row, expired, its
+   * server removed or replaced, or lost by the backend (its row deleted, as an operation does).
+   * Throws when the backend fails otherwise.
+   */
+  async poll(taskId: string, signal: AbortSignal): Promise<StoredTask | undefined> {
+    const { store } = this.options;
+    const task = await store.get(taskId);
+    if (task === undefined || task.backendTaskId === undefined || task.expiresAt <= this.now()) {
+      return undefined;
+    }
+    const backend = this.backendOfTask(task);
+    if (backend === undefined) return undefined;
+    try {
+      await this.taskAnswer(task, await this.sendOnTask(backend, task, 'tasks/get', signal));
+    } catch (error) {
+      if (!isSessionLost(error)) throw error;
+      await store.delete(task.taskId);
+      return undefined;
+    }
+    return store.get(taskId);
   }
 
   /** `tasks/list`: the caller's tasks from the table, newest first, a page at a time. */
@@ -320,7 +359,8 @@ export class LegacyTaskRelay {
     const seen = legacyTaskOf(response.result);
     if (seen === undefined) return { result: withRelatedTask(response.result, task) };
     const state = this.stateOf(seen);
-    await this.options.store.observe(task.taskId, task.version, state).catch(() => false);
+    const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
+    if (change !== undefined) await this.options.onObserved?.(change);
     const observed: StoredTask = { ...task, ...state };
     return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
   }

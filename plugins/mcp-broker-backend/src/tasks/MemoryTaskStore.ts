@@ -11,12 +11,15 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  WATCHED_TASK_STATUSES,
 } from './TaskStore';
 import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
 
 /** {@link TaskStore} of one replica. */
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, StoredTask>();
+  /** The watchers' leases, by task id (kept apart from the rows: they are not the task's state). */
+  private readonly leases = new Map<string, { holder: string; until: number }>();
 
   async reserve(slot: TaskSlot, bounds: TaskBounds, now: number, expiresAt: number) {
     if (this.openOf(slot.principal, now) >= bounds.perPerson) return false;
@@ -92,6 +95,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async delete(taskId: string) {
     this.tasks.delete(taskId);
+    this.leases.delete(taskId);
   }
 
   async pinsBackendSession(backendSessionId: string, now: number) {
@@ -102,7 +106,35 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
-    for (const [taskId, task] of this.tasks) if (task.expiresAt <= now) this.tasks.delete(taskId);
+    for (const [taskId, task] of this.tasks) {
+      if (task.expiresAt <= now) await this.delete(taskId);
+    }
+  }
+
+  async takeLease(taskId: string, holder: string, now: number, until: number) {
+    const task = this.tasks.get(taskId);
+    if (task === undefined || !WATCHED_TASK_STATUSES.includes(task.status)) return false;
+    const lease = this.leases.get(taskId);
+    if (lease !== undefined && lease.holder !== holder && lease.until >= now) return false;
+    this.leases.set(taskId, { holder, until });
+    return true;
+  }
+
+  async releaseLease(taskId: string, holder: string) {
+    if (this.leases.get(taskId)?.holder === holder) this.leases.delete(taskId);
+  }
+
+  async unwatchedOf(principals: readonly string[], now: number) {
+    const people = new Set(principals);
+    return [...this.tasks.values()].filter(task => {
+      const lease = this.leases.get(task.taskId);
+      return (
+        people.has(task.principal) &&
+        WATCHED_TASK_STATUSES.includes(task.status) &&
+        task.expiresAt > now &&
+        (lease === undefined || lease.until < now)
+      );
+    });
   }
 
   private openOf(principal: string, now: number): number {

@@ -3,7 +3,8 @@
  * `mcp-broker.task` event per operation — who, which server and tool, the operation, how it
  * ended and how long it took — naming the task by its `taskRef` (a digest that lets an admin
  * follow one task without holding a usable handle), never by its id. Polling operations (`get`,
- * `result`, `list`) are `low` severity: they repeat. Arguments, inputs and results are never
+ * `result`, `list`) are `low` severity: they repeat. `ended` is written once per task, by the
+ * replica whose observation first saw it end, with the status and the task's age. Arguments, inputs and results are never
  * recorded. A failing auditor is logged and never fails the operation.
  */
 import { createHash } from 'node:crypto';
@@ -14,7 +15,7 @@ import type { JsonObject } from '@backstage/types';
 export const TASK_EVENT_ID = 'task';
 
 /** What a task operation was. */
-export type TaskOperation = 'create' | 'get' | 'result' | 'update' | 'cancel' | 'list';
+export type TaskOperation = 'create' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'ended';
 
 /** How a task operation ended. */
 export type TaskOutcome =
@@ -35,6 +36,9 @@ export interface AuditedTaskOperation {
   /** The eras of the client and of the task's backend (default `legacy`, both). */
   clientEra?: 'legacy' | 'modern';
   backendEra?: 'legacy' | 'modern';
+  /** `ended`: the status the task ended with, and its age at the broker (ms). */
+  status?: string;
+  ageMs?: number;
 }
 
 /** `taskRef`: base64url of the first 96 bits of the SHA-256 of a task id. */
@@ -61,6 +65,8 @@ export class TaskAuditor {
       ...(operation.tool === undefined ? {} : { tool: operation.tool.slice(0, 200) }),
       ...(operation.taskId === undefined ? {} : { taskRef: taskRefOf(operation.taskId) }),
       ...(operation.traceId === undefined ? {} : { traceId: operation.traceId }),
+      ...(operation.status === undefined ? {} : { status: operation.status }),
+      ...(operation.ageMs === undefined ? {} : { ageMs: Math.round(operation.ageMs) }),
     };
     try {
       const event = await this.auditor.createEvent({

@@ -14,6 +14,9 @@
  * `deleteExpired` sweeps both. An expired row is still returned by `get` (its owner is told
  * "Task has expired" until the sweep) but is neither counted nor listed.
  *
+ * The watcher's lease (`takeLease`, `releaseLease`) makes one replica poll a task for its
+ * subscribers (contract §2.10); it never changes the row's state or version.
+ *
  * Two implementations pass one contract suite (tasks.test.ts): `DatabaseTaskStore` (every
  * replica, `mcpBroker.sessionStore: database`) and `MemoryTaskStore` (one replica).
  */
@@ -28,6 +31,9 @@ export const OPEN_TASK_STATUSES: readonly StoredTaskStatus[] = [
   'working',
   'input_required',
 ];
+
+/** Statuses of a task that is watched (open and no longer a pending slot). */
+export const WATCHED_TASK_STATUSES: readonly StoredTaskStatus[] = ['working', 'input_required'];
 
 /** What is known of a task when its slot is reserved (before the backend is asked). */
 export interface TaskSlot {
@@ -140,4 +146,20 @@ export interface TaskStore {
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
   /** Deletes rows that expired at or before `now`, slots that never became tasks included. */
   deleteExpired(now: number): Promise<void>;
+  /**
+   * Takes or renews the watcher's lease of `taskId` for `holder` until `until` (contract §2.10):
+   * only while the task is open (`working`, `input_required`: an ended task is not watched) and
+   * nobody holds the lease, `holder` already does, or the holder's lease ran out by `now` (one
+   * conditional write: of two replicas asking at once, one gets it). True when `holder` holds it
+   * now.
+   */
+  takeLease(taskId: string, holder: string, now: number, until: number): Promise<boolean>;
+  /** Gives up the lease of `taskId` if `holder` holds it (another replica's lease stays). */
+  releaseLease(taskId: string, holder: string): Promise<void>;
+  /**
+   * The open (`working`, `input_required`), unexpired tasks of these people whose lease nobody
+   * holds at `now` (free, or lapsed): what a replica where they listen may take up. One query
+   * for all of them.
+   */
+  unwatchedOf(principals: readonly string[], now: number): Promise<StoredTask[]>;
 }

@@ -8,8 +8,10 @@
  *   requests to backends, with the conventions' bucket boundaries.
  * - Gauges, read when a reader collects (nothing on the request path): client sessions, open
  *   client streams (session GET and 2026-07-28 listen), each backend's connection state (1 for
- *   its current state, 0 for the others, so a dashboard sees a state end), calls in flight.
- * - Counters: denials (by permission), rate-limit refusals, relayed cancellations.
+ *   its current state, 0 for the others, so a dashboard sees a state end), calls in flight,
+ *   tasks this replica watches (holds the lease of, contract tasks-and-apps §2.10).
+ * - Counters: denials (by permission), rate-limit refusals, relayed cancellations, task status
+ *   notifications sent to clients (by the client's era).
  *
  * Attribute values are bounded (telemetryAttributes.ts); callers pass them ready-made.
  */
@@ -41,6 +43,8 @@ export const MetricName = {
   rateLimitRefusals: 'mcp_broker.rate_limit.refusals',
   relayedCancellations: 'mcp_broker.cancellations.relayed',
   appCalls: 'mcp_broker.app_calls',
+  tasksWatched: 'mcp_broker.tasks.watched',
+  taskNotificationsSent: 'mcp_broker.task_notifications.sent',
 } as const;
 
 /** Bucket boundaries (seconds) the semantic conventions advise for MCP operation durations. */
@@ -67,6 +71,8 @@ export interface BrokerGaugeSnapshot {
   listenStreams: number;
   /** Each configured backend and its connection state. */
   backends: ReadonlyArray<{ name: string; state: string }>;
+  /** Tasks this replica holds the watcher's lease of (absent: not reported). */
+  tasksWatched?: number;
 }
 
 const ERAS: readonly Era[] = ['legacy', 'modern'];
@@ -82,12 +88,14 @@ export class BrokerMetrics {
   readonly #rateLimitRefusals: Counter;
   readonly #relayedCancellations: Counter;
   readonly #appCalls: Counter;
+  readonly #taskNotificationsSent: Counter;
   readonly #meter: Meter;
   readonly #gauges: {
     sessions: ObservableUpDownCounter;
     streams: ObservableUpDownCounter;
     backendState: ObservableGauge;
     callsInFlight: ObservableUpDownCounter;
+    tasksWatched: ObservableUpDownCounter;
   };
   readonly #inFlight = new Map<InFlightKey, number>();
   #snapshot: (() => BrokerGaugeSnapshot) | undefined;
@@ -130,6 +138,10 @@ export class BrokerMetrics {
       description:
         "MCP Apps' tool calls by their server's own tool name, by how the broker resolved them",
     });
+    this.#taskNotificationsSent = meter.createCounter(MetricName.taskNotificationsSent, {
+      unit: '{notification}',
+      description: 'Task status notifications sent to client streams',
+    });
     this.#gauges = {
       sessions: meter.createObservableUpDownCounter(MetricName.sessions, {
         unit: '{session}',
@@ -146,6 +158,10 @@ export class BrokerMetrics {
       callsInFlight: meter.createObservableUpDownCounter(MetricName.callsInFlight, {
         unit: '{call}',
         description: 'Tool calls in flight on this replica',
+      }),
+      tasksWatched: meter.createObservableUpDownCounter(MetricName.tasksWatched, {
+        unit: '{task}',
+        description: 'Tasks this replica watches (polls for the people listening to them)',
       }),
     };
     this.#collect = observer => {
@@ -169,6 +185,9 @@ export class BrokerMetrics {
       }
       if (snapshot === undefined) return;
       observer.observe(this.#gauges.sessions, snapshot.sessions);
+      if (snapshot.tasksWatched !== undefined) {
+        observer.observe(this.#gauges.tasksWatched, snapshot.tasksWatched);
+      }
       observer.observe(this.#gauges.streams, snapshot.eventStreams, {
         [Attr.streamKind]: 'session-get',
       });
@@ -246,6 +265,11 @@ export class BrokerMetrics {
       [Attr.appCallResolution]: resolution,
       ...(server === undefined ? {} : { [Attr.server]: server }),
     });
+  }
+
+  /** A task status notification was sent to a client stream of era `era`. */
+  taskNotificationSent(era: Era): void {
+    this.#taskNotificationsSent.add(1, { [Attr.era]: era });
   }
 
   /**

@@ -1,0 +1,191 @@
+/*
+ * Task status notifications of one replica (docs/contracts/tasks-and-apps.md §2.10 "Fan-out"):
+ * publishing a task's change to every replica, and delivering it to this replica's streams of
+ * the task's owner.
+ *
+ * - `publish`: the replica that wrote a change (the compare-and-set winner) sends it once, as a
+ *   signal to the owner's address (taskStatusSignal.ts) on the bus between replicas
+ *   (replicas/SignalBus.ts); not consumed, so every replica with the owner's streams reads it.
+ *   With `sessionStore: memory` there is no bus: it is delivered in this process.
+ * - `listen`: a stream of a person (legacy: a session's GET stream) hears of their tasks from
+ *   now on. While a person has streams here, this replica waits on their address; it reads each
+ *   signal once (the bus hands an unconsumed signal to every read while it lives: the last
+ *   sequence number read per address is remembered) and delivers it once per local stream, in
+ *   order per stream, as `notifications/tasks/status` (a 2025-11-25 `Task` with the broker id,
+ *   no result), after checking again that the task's server still has the task's identity and
+ *   that the stream's person may use the task's tool (`mayUse`: the same cached decision as a
+ *   `tools/call`; a decision that cannot be taken sends nothing). A stream opened after a change
+ *   was published does not hear of it; a payload over MAX_TASK_NOTIFICATION_BYTES is not sent
+ *   (clients see the task with `tasks/get`). A modern `subscriptions/listen` delivery reads the
+ *   same signals (their `task` is a 2026-07-28 `DetailedTask`); it is not built yet.
+ *
+ * Failure modes: a signal that cannot be sent is logged, and the change is seen again by the
+ * next observation of the task (nothing half-written: the row already holds it).
+ */
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import type { Signal, SignalBus } from '../replicas/SignalBus';
+import type { StoredTask } from './TaskStore';
+import {
+  legacyTaskStatusNotification,
+  MAX_TASK_NOTIFICATION_BYTES,
+  parseTaskStatusSignal,
+  TASK_SIGNAL_TTL_MS,
+  taskSignalAddress,
+  taskStatusSignalOf,
+  type TaskStatusSignal,
+} from './taskStatusSignal';
+
+/** A client stream that hears of its person's tasks. */
+export interface TaskStatusStream {
+  /** Sends one message; false when the stream is closed. */
+  send(message: JsonRpcMessage): boolean;
+  readonly closed: boolean;
+  /** Whether the stream's person may use `tool` (the server's own name) of `server` now. */
+  mayUse(server: string, tool: string): Promise<boolean>;
+}
+
+/** Options of {@link TaskNotifications}. */
+export interface TaskNotificationsOptions {
+  /** The bus between replicas; absent with `sessionStore: memory` (one replica). */
+  bus?: SignalBus;
+  /** The identity digest of the server configured under `name` now, if any. */
+  identityOf: (name: string) => string | undefined;
+  logger: LoggerService;
+  /** A person's first stream came here; returns the function called when their last one goes. */
+  onListening?: (principal: string) => () => void;
+  /** A signal of `principal`'s task was read here (before delivery). */
+  onSignal?: (principal: string, signal: TaskStatusSignal) => void;
+  /** A notification was sent to a stream (`mcp_broker.task_notifications.sent`). */
+  onSent?: () => void;
+  /** Clock, for tests; default `Date.now`. */
+  now?: () => number;
+}
+
+/** A stream registered with {@link TaskNotifications.listen}. */
+interface Listening {
+  readonly stream: TaskStatusStream;
+  /** When it began to listen (changes published before are not delivered). */
+  readonly since: number;
+  /** Deliveries to this stream, one after the other (order per task). */
+  queue: Promise<void>;
+}
+
+/** A person's streams on this replica. */
+interface Listener {
+  readonly streams: Set<Listening>;
+  /** The last signal sequence number read (each signal is delivered once). */
+  lastSeq: number;
+  readonly stop: () => void;
+}
+
+/** See the file comment. */
+export class TaskNotifications {
+  private readonly listeners = new Map<string, Listener>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: TaskNotificationsOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Publishes `task`'s state as its row now holds it (see the file comment). */
+  async publish(task: StoredTask): Promise<void> {
+    const signal = taskStatusSignalOf(task, this.now());
+    const payload = JSON.stringify(signal);
+    const { bus } = this.options;
+    if (bus === undefined) {
+      this.receive(task.principal, signal, Buffer.byteLength(payload));
+      return;
+    }
+    try {
+      await bus.send(
+        { address: taskSignalAddress(task.principal), kind: 'message', payload },
+        TASK_SIGNAL_TTL_MS,
+      );
+    } catch (error) {
+      this.options.logger.warn(`MCP broker: could not publish a task's status change: ${error}`);
+    }
+  }
+
+  /**
+   * `stream` of `principal` hears of their tasks' changes from now on, until the returned
+   * function is called (call it when the stream closes).
+   */
+  listen(principal: string, stream: TaskStatusStream): () => void {
+    let listener = this.listeners.get(principal);
+    if (listener === undefined) {
+      const stopWatching = this.options.bus?.watch(taskSignalAddress(principal), signal => {
+        this.read(principal, signal);
+        return false; // every replica with the person's streams reads it
+      });
+      const notListening = this.options.onListening?.(principal);
+      listener = {
+        streams: new Set(),
+        lastSeq: 0,
+        stop: () => {
+          stopWatching?.();
+          notListening?.();
+        },
+      };
+      this.listeners.set(principal, listener);
+    }
+    const listening: Listening = { stream, since: this.now(), queue: Promise.resolve() };
+    listener.streams.add(listening);
+    const own = listener;
+    return () => {
+      if (!own.streams.delete(listening) || own.streams.size > 0) return;
+      if (this.listeners.get(principal) === own) this.listeners.delete(principal);
+      own.stop();
+    };
+  }
+
+  /** Stops listening everywhere (shutdown). */
+  close(): void {
+    for (const listener of this.listeners.values()) listener.stop();
+    this.listeners.clear();
+  }
+
+  /** A bus signal to `principal`'s address: read once, then delivered. */
+  private read(principal: string, signal: Signal): void {
+    const listener = this.listeners.get(principal);
+    if (listener === undefined || signal.seq <= listener.lastSeq) return;
+    listener.lastSeq = signal.seq;
+    const parsed = parseTaskStatusSignal(signal.payload);
+    if (parsed !== undefined) {
+      this.receive(principal, parsed, Buffer.byteLength(signal.payload ?? ''));
+    }
+  }
+
+  /** Delivers one change to each of `principal`'s streams here (see the file comment). */
+  private receive(principal: string, signal: TaskStatusSignal, bytes: number): void {
+    this.options.onSignal?.(principal, signal);
+    const listener = this.listeners.get(principal);
+    if (listener === undefined || bytes > MAX_TASK_NOTIFICATION_BYTES) return;
+    const message = legacyTaskStatusNotification(signal);
+    for (const listening of listener.streams) {
+      if (listening.since > signal.publishedAt) continue;
+      listening.queue = listening.queue.then(() => this.deliver(listening, signal, message));
+    }
+  }
+
+  private async deliver(
+    listening: Listening,
+    signal: TaskStatusSignal,
+    message: JsonRpcMessage,
+  ): Promise<void> {
+    const { stream } = listening;
+    if (stream.closed) return;
+    // A new server under the task's name never inherits it (§2.8).
+    if (this.options.identityOf(signal.server) !== signal.serverIdentity) return;
+    let permitted: boolean;
+    try {
+      permitted = await stream.mayUse(signal.server, signal.tool);
+    } catch (error) {
+      this.options.logger.warn(
+        `MCP broker: no task notification sent, the permission decision failed: ${error}`,
+      );
+      return;
+    }
+    if (permitted && stream.send(message)) this.options.onSent?.();
+  }
+}

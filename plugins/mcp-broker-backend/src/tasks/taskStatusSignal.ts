@@ -1,0 +1,113 @@
+/*
+ * What travels between replicas when a task changed (docs/contracts/tasks-and-apps.md §2.10
+ * "Fan-out"): one `message` signal to the owner's address `tasks:<base64url SHA-256 of
+ * principal>`, not consumed (every replica with the owner's streams reads it), expiring after
+ * 60 s. Its payload is the task as a 2026-07-28 `DetailedTask` with the broker's id — what a
+ * modern `notifications/tasks` carries — beside what delivery needs: the row's own (2025-11-25)
+ * status, which a legacy stream is told, and the server, its identity and the tool, which
+ * delivery checks again (§2.8). No backend id, no credential. A terminal task's `result` or
+ * `error` is not inlined yet (contract Status).
+ */
+import { createHash } from 'node:crypto';
+import { isPlainObject } from '../protocol/jsonRpc';
+import type { StoredTask } from './TaskStore';
+
+/** How long a task's signal is kept for the replicas that read it. */
+export const TASK_SIGNAL_TTL_MS = 60_000;
+
+/** Largest notification payload sent to a client (bytes of the signal's JSON). */
+export const MAX_TASK_NOTIFICATION_BYTES = 1024 * 1024;
+
+/** The 2026-07-28 `DetailedTask` of a signal (broker id; no `result` or `error` yet). */
+export interface SignalledDetailedTask {
+  readonly taskId: string;
+  readonly status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  readonly statusMessage?: string;
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+  readonly ttlMs: number | null;
+  readonly pollIntervalMs?: number;
+}
+
+/** The payload of a task's signal; see the file comment. */
+export interface TaskStatusSignal {
+  /** The task for a 2026-07-28 stream. */
+  readonly task: SignalledDetailedTask;
+  /** The row's status (2025-11-25 vocabulary: a tool error is `failed`). */
+  readonly legacyStatus: SignalledDetailedTask['status'];
+  readonly server: string;
+  /** The identity the task was made on (a new server under the name never inherits it). */
+  readonly serverIdentity: string;
+  /** The backend's own tool name. */
+  readonly tool: string;
+  /** Epoch ms (publisher's clock): streams opened later do not hear of it. */
+  readonly publishedAt: number;
+}
+
+/** The bus address of a person's task signals. */
+export function taskSignalAddress(principal: string): string {
+  return `tasks:${createHash('sha256').update(principal).digest('base64url')}`;
+}
+
+/** The signal of `task`'s state as its row now says (a row past `pending`). */
+export function taskStatusSignalOf(task: StoredTask, publishedAt: number): TaskStatusSignal {
+  const status = task.status === 'pending' ? 'working' : task.status;
+  const recorded = new Date(task.recordedAt).toISOString();
+  return {
+    task: {
+      taskId: task.taskId,
+      status,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      createdAt: task.createdAt ?? recorded,
+      lastUpdatedAt: task.lastUpdatedAt ?? recorded,
+      ttlMs: task.ttlMs ?? null,
+      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+    },
+    legacyStatus: status,
+    server: task.server,
+    serverIdentity: task.serverIdentity,
+    tool: task.tool,
+    publishedAt,
+  };
+}
+
+/** The payload of a signal as read back, or undefined when it is not one of ours. */
+export function parseTaskStatusSignal(payload: string | undefined): TaskStatusSignal | undefined {
+  if (payload === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(payload);
+    if (
+      !isPlainObject(parsed) ||
+      !isPlainObject(parsed.task) ||
+      typeof parsed.task.taskId !== 'string' ||
+      typeof parsed.legacyStatus !== 'string' ||
+      typeof parsed.server !== 'string' ||
+      typeof parsed.serverIdentity !== 'string' ||
+      typeof parsed.tool !== 'string' ||
+      typeof parsed.publishedAt !== 'number'
+    ) {
+      return undefined;
+    }
+    return parsed as unknown as TaskStatusSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The 2025-11-25 `notifications/tasks/status` of a signal (a `Task`, no result). */
+export function legacyTaskStatusNotification(signal: TaskStatusSignal) {
+  const { task } = signal;
+  return {
+    jsonrpc: '2.0' as const,
+    method: 'notifications/tasks/status',
+    params: {
+      taskId: task.taskId,
+      status: signal.legacyStatus,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      createdAt: task.createdAt,
+      lastUpdatedAt: task.lastUpdatedAt,
+      ttl: task.ttlMs,
+      ...(task.pollIntervalMs === undefined ? {} : { pollInterval: task.pollIntervalMs }),
+    },
+  };
+}
