@@ -148,7 +148,8 @@ const AXE_RUNS = 4;
  * loads), so that a row fading in is measured at its final colours, not halfway (axe would
  * report the half-transparent text's contrast). A run during which something started to change
  * — a transition or animation began, or a table went stale because a filter's debounced reload
- * fired only then — is thrown away and run again on the settled page.
+ * fired only then — is thrown away and run again on the settled page; so is one the page's
+ * reload cut short.
  */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -159,39 +160,60 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
     await page.waitForFunction(
       () => document.querySelector('[data-stale="true"], [data-ispending="true"]') === null,
     );
-    const loaded = await page.evaluate(() => 'axe' in window);
-    if (!loaded) await page.addScriptTag({ content: axeSource });
-    const { violations, changed } = await page.evaluate(async () => {
-      let moved = false;
-      const mark = () => {
-        moved = true;
-      };
-      document.addEventListener('transitionrun', mark, true);
-      document.addEventListener('animationstart', mark, true);
-      const observer = new MutationObserver(mark);
-      observer.observe(document.documentElement, {
-        subtree: true,
-        attributes: true,
-        attributeFilter: ['data-stale', 'data-ispending'],
-      });
-      try {
-        // react-aria's live announcer (a visually hidden log for screen readers) keeps a pending
-        // button's announcement — an aria-labelledby pointing at the button — for 7 s, also after
-        // the button is gone; axe then reports a nameless img there. Everything else is checked.
-        const result = await (window as any).axe.run({ exclude: [['[data-live-announcer]']] });
-        return { violations: result.violations as AxeViolation[], changed: moved };
-      } finally {
-        observer.disconnect();
-        document.removeEventListener('transitionrun', mark, true);
-        document.removeEventListener('animationstart', mark, true);
-      }
-    });
+    let measured: { violations: AxeViolation[]; changed: boolean };
+    try {
+      measured = await runAxe(page, axeSource);
+    } catch (error) {
+      // The page was loaded anew under the run (the development server reloads it when its
+      // build changes): measured again once it has loaded.
+      if (run === AXE_RUNS || !/Execution context was destroyed/.test(String(error))) throw error;
+      await page.waitForLoadState('load');
+      continue;
+    }
+    const { violations, changed } = measured;
     if (!changed || run === AXE_RUNS) {
       return violations
         .filter(violation => violation.impact === 'serious' || violation.impact === 'critical')
         .map(describe);
     }
   }
+}
+
+/**
+ * One axe run on `page` (axe added first where the page lacks it), and whether something started
+ * to change while it ran (see {@link seriousA11yViolations}).
+ */
+async function runAxe(
+  page: Page,
+  source: string,
+): Promise<{ violations: AxeViolation[]; changed: boolean }> {
+  const loaded = await page.evaluate(() => 'axe' in window);
+  if (!loaded) await page.addScriptTag({ content: source });
+  return page.evaluate(async () => {
+    let moved = false;
+    const mark = () => {
+      moved = true;
+    };
+    document.addEventListener('transitionrun', mark, true);
+    document.addEventListener('animationstart', mark, true);
+    const observer = new MutationObserver(mark);
+    observer.observe(document.documentElement, {
+      subtree: true,
+      attributes: true,
+      attributeFilter: ['data-stale', 'data-ispending'],
+    });
+    try {
+      // react-aria's live announcer (a visually hidden log for screen readers) keeps a pending
+      // button's announcement — an aria-labelledby pointing at the button — for 7 s, also after
+      // the button is gone; axe then reports a nameless img there. Everything else is checked.
+      const result = await (window as any).axe.run({ exclude: [['[data-live-announcer]']] });
+      return { violations: result.violations as AxeViolation[], changed: moved };
+    } finally {
+      observer.disconnect();
+      document.removeEventListener('transitionrun', mark, true);
+      document.removeEventListener('animationstart', mark, true);
+    }
+  });
 }
 
 /**
