@@ -52,7 +52,12 @@ const recordingFetch: typeof fetch = async (input, init) => {
 };
 
 /** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex) {
+async function startReplica(
+  fixture: TasksServer,
+  auditor: unknown,
+  knex?: Knex,
+  maxTtlSeconds?: number,
+) {
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
@@ -67,7 +72,11 @@ async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex)
             permissionDecisionMaxAge: { milliseconds: 10 },
             // These tests count the backend's requests: the watcher, which the clients' GET
             // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
-            tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
+            tasks: {
+              perPerson: PER_PERSON,
+              minPollInterval: { hours: 1 },
+              ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
+            },
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -307,26 +316,6 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(back?.status).toBe('working');
   });
 
-  it('tells the owner that an expired task expired (E2), and anybody else that it is not found', async () => {
-    const frank = await connect('frank');
-    const { task } = await startDeploy(frank, 'brief', 30);
-    const expired = await waitFor(
-      () =>
-        frank.experimental.tasks.getTask(task.taskId).then(
-          () => undefined,
-          e => e,
-        ),
-      'the task to expire at the broker',
-    );
-    expect(expired).toBeInstanceOf(McpError);
-    expect(expired.code).toBe(-32602);
-    expect(expired.message).toContain('Failed to retrieve task: Task has expired');
-    expect(expired.data).toEqual({ reason: 'task-expired' });
-    const bob = await connect('bob');
-    const foreign = await bob.experimental.tasks.getTask(task.taskId).catch(e => e);
-    expect(foreign.message).toContain(E1.message);
-  });
-
   it('refuses the open task beyond mcpBroker.tasks.perPerson with HTTP 429, before the backend', async () => {
     const carol = await connect('carol');
     for (let i = 0; i < PER_PERSON; i += 1) await startDeploy(carol, `carol-${i}`);
@@ -406,6 +395,63 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(next.task.status).toBe('working');
     expect((await fixture.started('found')).session).not.toBe(lost.session);
   });
+});
+
+describe('an expired task (mcpBroker.tasks.maxTtl: 1 s, the backend keeps it 10 minutes)', () => {
+  // The broker's cap ends the task first, so the backend still has it: what the owner hears is
+  // the broker's own E2 (a backend ttl as short would race it to E3, "no longer has it").
+  it('tells the owner that it expired (E2), and anybody else that it is not found', async () => {
+    const fixture = await startTasksServer();
+    const { factory } = recordingAuditor();
+    const broker = await startReplica(fixture, factory, undefined, 1);
+    const clients: Client[] = [];
+    const connect = async (user: string) => {
+      const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(broker.url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
+          },
+        }),
+      );
+      clients.push(client);
+      return client;
+    };
+    try {
+      const frank = await connect('frank');
+      await waitFor(
+        async () => (await frank.listTools()).tools.some(tool => tool.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      const { task } = await frank.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'brief' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      expect(task.ttl).toBe(1000);
+      const expired = await waitFor(
+        () =>
+          frank.experimental.tasks.getTask(task.taskId).then(
+            () => undefined,
+            e => e,
+          ),
+        'the task to expire at the broker',
+      );
+      expect(expired).toBeInstanceOf(McpError);
+      expect(expired.code).toBe(-32602);
+      expect(expired.message).toContain('Failed to retrieve task: Task has expired');
+      expect(expired.data).toEqual({ reason: 'task-expired' });
+      const bob = await connect('bob');
+      const foreign = await bob.experimental.tasks.getTask(task.taskId).catch(e => e);
+      expect(foreign.message).toContain(E1.message);
+    } finally {
+      await Promise.all(clients.map(client => client.close()));
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
 });
 
 describe('tasks switched off (mcpBroker.tasks.enabled: false)', () => {
