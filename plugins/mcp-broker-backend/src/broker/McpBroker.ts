@@ -515,8 +515,10 @@ export class McpBroker {
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();
-    this.taskNotifications.close();
+    // The watcher first: it awaits giving up its leases (another replica may take the tasks
+    // at once); closing the notifications would drop them without waiting.
     await this.taskWatcher.close();
+    this.taskNotifications.close();
     await this.taskBus?.stop();
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();

@@ -1,8 +1,12 @@
+import { RELATED_TASK_META } from './legacyTasks';
 import {
   declaresTasksExtension,
+  inputRequestsWithoutRelatedTask,
   modernTaskOf,
   requiresTasksExtension,
+  taskAckOf,
   TASKS_EXTENSION,
+  withoutRelatedTask,
   withTasksExtension,
 } from './modernTasks';
 
@@ -62,5 +66,33 @@ describe('the 2026-07-28 tasks extension’s wire shapes', () => {
     });
     expect(modernTaskOf({ taskId: 't-1', status: 'done' })).toBeUndefined();
     expect(modernTaskOf({ task: { taskId: 't-1', status: 'working' } })).toBeUndefined();
+  });
+
+  it('removes the 2025-11-25 related-task meta, which names the backend’s task, wherever a modern client would get it', () => {
+    const related = { [RELATED_TASK_META]: { taskId: 'backend-7' }, trace: 'kept' };
+    expect(
+      withoutRelatedTask({ content: [{ type: 'text', text: 'done' }], _meta: related }),
+    ).toEqual({ content: [{ type: 'text', text: 'done' }], _meta: { trace: 'kept' } });
+    expect(
+      inputRequestsWithoutRelatedTask({
+        name: { method: 'elicitation/create', params: { message: 'Name?', _meta: related } },
+        odd: 'not a request',
+      }),
+    ).toEqual({
+      name: {
+        method: 'elicitation/create',
+        params: { message: 'Name?', _meta: { trace: 'kept' } },
+      },
+      odd: 'not a request',
+    });
+    // An ack is its result type and meta: a member echoing the task goes.
+    expect(
+      taskAckOf({
+        resultType: 'complete',
+        taskId: 'backend-7',
+        _meta: { [RELATED_TASK_META]: {} },
+      }),
+    ).toEqual({ resultType: 'complete' });
+    expect(taskAckOf({ _meta: related })).toEqual({ _meta: { trace: 'kept' } });
   });
 });

@@ -6,6 +6,7 @@
  * of a `CreateTaskResult` / `DetailedTask`. No HTTP, no state: plain data and pure functions.
  */
 import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from './jsonRpc';
+import { RELATED_TASK_META } from './legacyTasks';
 
 /** The tasks extension's id (its key in `capabilities.extensions`). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -79,4 +80,39 @@ export function modernTaskOf(value: unknown): ModernTask | undefined {
     ttlMs: value.ttlMs === null ? null : count(value.ttlMs),
     pollIntervalMs: count(value.pollIntervalMs),
   };
+}
+
+/**
+ * A backend's acknowledgement of `tasks/update` or `tasks/cancel` as the client gets it: its
+ * `resultType` and `_meta` (without `related-task`) only — an ack carries nothing else, and a
+ * member echoing the task would carry the backend's id.
+ */
+export function taskAckOf(result: Record<string, unknown>): Record<string, unknown> {
+  const { _meta: meta } = withoutRelatedTask(result);
+  return {
+    ...(result.resultType === undefined ? {} : { resultType: result.resultType }),
+    ...(isPlainObject(meta) && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+  };
+}
+
+/** A task's input requests without the 2025-11-25 `related-task` meta in their params. */
+export function inputRequestsWithoutRelatedTask(
+  requests: Record<string, unknown>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(requests).map(([key, request]) => [
+      key,
+      isPlainObject(request) && isPlainObject(request.params)
+        ? { ...request, params: withoutRelatedTask(request.params) }
+        : request,
+    ]),
+  );
+}
+
+/** `result` without the 2025-11-25 `related-task` meta (never shown to a 2026-07-28 client). */
+export function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = isPlainObject(result._meta) ? result._meta : undefined;
+  if (meta === undefined || !(RELATED_TASK_META in meta)) return result;
+  const { [RELATED_TASK_META]: _legacy, ...rest } = meta;
+  return { ...result, _meta: rest };
 }

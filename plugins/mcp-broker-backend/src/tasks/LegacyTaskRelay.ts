@@ -246,13 +246,19 @@ export class LegacyTaskRelay {
    * A watcher's poll (contract §2.10): reads task `taskId`'s state from its backend on its pinned
    * session into its row, as an observation (no caller: the watcher polls for the task's owner;
    * not audited). The row afterwards; undefined when the task is gone — no row, expired, its
-   * server removed or replaced, or lost by the backend (its row deleted, as an operation does).
+   * server removed or replaced, or lost by the backend (its row deleted, as an operation does) —
+   * or is not this relay's (a 2026-07-28 backend's task is never sent a 2025-11-25 request).
    * Throws when the backend fails otherwise.
    */
   async poll(taskId: string, signal: AbortSignal): Promise<StoredTask | undefined> {
     const { store } = this.options;
     const task = await store.get(taskId);
-    if (task === undefined || task.backendTaskId === undefined || task.expiresAt <= this.now()) {
+    if (
+      task === undefined ||
+      task.backendEra !== 'legacy' ||
+      task.backendTaskId === undefined ||
+      task.expiresAt <= this.now()
+    ) {
       return undefined;
     }
     const backend = this.backendOfTask(task);

@@ -40,12 +40,14 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcResponse,
 } from '../protocol/jsonRpc';
-import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import { serverInfoMeta } from '../protocol/modernResults';
 import {
   declaresTasksExtension,
+  inputRequestsWithoutRelatedTask,
   modernTaskOf,
   requiresTasksExtension,
+  taskAckOf,
+  withoutRelatedTask,
   withTasksExtension,
   type ModernTask,
 } from '../protocol/modernTasks';
@@ -245,9 +247,9 @@ export class ModernTaskRelay {
           ...this.shown(observed, response.result, seen),
           ...(screened.inputRequests === undefined
             ? {}
-            : { inputRequests: screened.inputRequests }),
+            : { inputRequests: inputRequestsWithoutRelatedTask(screened.inputRequests) }),
           ...(isPlainObject(inlined)
-            ? { result: resultWithBrokerUiUris(task.server, inlined) }
+            ? { result: resultWithBrokerUiUris(task.server, withoutRelatedTask(inlined)) }
             : {}),
         },
       };
@@ -270,7 +272,7 @@ export class ModernTaskRelay {
         signal,
       );
       if ('error' in response) return this.backendError(task, response.error);
-      return { result: withoutRelatedTask(response.result) };
+      return { result: taskAckOf(response.result) };
     });
   }
 
@@ -281,7 +283,7 @@ export class ModernTaskRelay {
       if ('error' in response) return this.backendError(task, response.error);
       // The task may have ended: its row must stop counting as open (no watcher reads it yet).
       await this.refresh(task, backend, signal);
-      return { result: withoutRelatedTask(response.result) };
+      return { result: taskAckOf(response.result) };
     });
   }
 
@@ -440,12 +442,4 @@ function errorResponse(
 /** A response's error object (the caller checked that it has one). */
 function errorOf(response: Record<string, unknown>): JsonRpcErrorObject {
   return response.error as JsonRpcErrorObject;
-}
-
-/** `result` without the 2025-11-25 `related-task` meta (never shown to a 2026-07-28 client). */
-function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
-  const meta = isPlainObject(result._meta) ? result._meta : undefined;
-  if (meta === undefined || !(RELATED_TASK_META in meta)) return result;
-  const { [RELATED_TASK_META]: _legacy, ...rest } = meta;
-  return { ...result, _meta: rest };
 }
