@@ -65,12 +65,15 @@ export interface TasksServer {
 export interface LegacyTasksServer extends TasksServer {
   /** Ends every session (later requests naming one get 404); their tasks go with them. */
   forgetSessions(): Promise<void>;
+  /** The sessions a client ended with HTTP DELETE, in order. */
+  readonly deletedSessions: readonly string[];
 }
 
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<LegacyTasksServer> {
   const store = new InMemoryTaskStore();
   const requests: RecordedTaskRequest[] = [];
+  const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
   const current = new Map<string | number, { session: string; credential?: string }>();
@@ -135,6 +138,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       const method = typeof message?.method === 'string' ? message.method : undefined;
       const params = isRecord(message?.params) ? message.params : undefined;
       const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
+      if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
       if (method !== undefined) {
         requests.push({
           method,
@@ -173,6 +177,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   return {
     url: listening.url,
     requests,
+    deletedSessions,
     started: target => jobs.started(target),
     async finish(target, outcome) {
       const job = jobs.get(target);

@@ -214,7 +214,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
               // A backend's URL elicitations: https only (loopback http in development), named
               // with their server, never the broker's own pages nor the app's credential page (spec §11.1).
               urlElicitations: urlElicitationPolicy(brokerBaseUrl, credentialPage.appPage),
-              tasks,
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.

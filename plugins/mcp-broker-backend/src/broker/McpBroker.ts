@@ -44,6 +44,7 @@ import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
 import type { TaskAuditor } from '../tasks/TaskAuditor';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
+import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import type { TaskStore } from '../tasks/TaskStore';
 
@@ -122,6 +123,8 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
+  /** Expired task rows, and the DELETE of pinned backend sessions they were the last users of. */
+  private readonly taskSweep: ExpirySweeper;
   private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
   private drained: Promise<void> | undefined;
@@ -170,6 +173,10 @@ export class McpBroker {
       },
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
     });
+    this.taskSweep = new ExpirySweeper([this.tasks], error =>
+      options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),
+    );
+    this.taskSweep.start();
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
@@ -418,6 +425,7 @@ export class McpBroker {
     await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
+    this.taskSweep.stop();
     clearInterval(this.leaseRenewal);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;

@@ -21,6 +21,7 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  type UnpinnedBackendSession,
 } from '../tasks/TaskStore';
 import { stateFields, trimRetained } from '../tasks/taskRows';
 
@@ -226,6 +227,30 @@ export class DatabaseTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
+    const pinned = await this.knex<TaskRow>(TASKS_TABLE)
+      .where('expires_at', '<=', now)
+      .whereNotNull('backend_session_id')
+      .distinct('server', 'server_identity', 'backend_session_id');
+    const unpinned: UnpinnedBackendSession[] = [];
+    // Per session: whether this call deleted some of its rows, then whether any row is left.
+    for (const row of pinned) {
+      const deleted = await this.knex(TASKS_TABLE)
+        .where({ backend_session_id: row.backend_session_id })
+        .andWhere('expires_at', '<=', now)
+        .delete();
+      if (deleted === 0) continue;
+      const left = await this.knex(TASKS_TABLE)
+        .where({ backend_session_id: row.backend_session_id })
+        .first('task_id');
+      if (left === undefined) {
+        unpinned.push({
+          server: row.server,
+          serverIdentity: row.server_identity,
+          backendSessionId: row.backend_session_id!,
+        });
+      }
+    }
     await this.knex(TASKS_TABLE).where('expires_at', '<=', now).delete();
+    return unpinned;
   }
 }

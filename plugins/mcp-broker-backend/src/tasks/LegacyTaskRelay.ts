@@ -18,10 +18,13 @@
  *   observations of the row (compare-and-set). A backend that no longer knows the task: E3,
  *   the row is deleted.
  * - `tasks/list` is answered from the table, per person, with the broker's cursors.
+ * - The sweep of expired rows (`deleteExpired`, run by the broker's ExpirySweeper) DELETEs each
+ *   pinned backend session whose last row it deleted (best effort, §2.11); a session an
+ *   unexpired row references is never ended.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
  * Not here yet (contract Status): the 2026-07-28 extension and the era mixes, the watcher and
- * `notifications/tasks/status`, a pinned session's DELETE after its last task, the replacement
+ * `notifications/tasks/status`, the replacement
  * of a pinned session the backend forgot, and servers that act with each person's credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
@@ -271,6 +274,30 @@ export class LegacyTaskRelay {
           : {}),
       },
     };
+  }
+
+  /**
+   * Deletes the expired rows; ends each pinned backend session whose last row this sweep deleted
+   * (contract §2.11, best effort: a backend that is gone expires the session itself).
+   */
+  async deleteExpired(now: number): Promise<void> {
+    const unpinned = await this.options.store.deleteExpired(now);
+    await Promise.all(
+      unpinned.map(async ({ server, serverIdentity, backendSessionId }) => {
+        const backend = this.options.backendOf(server);
+        if (backend === undefined || serverIdentityOf(backend.server) !== serverIdentity) return;
+        // This replica's own task calls must not use the session any more.
+        for (const [key, cached] of this.sessions) {
+          if ((await cached.catch(() => undefined))?.id === backendSessionId) {
+            if (this.sessions.get(key) === cached) this.sessions.delete(key);
+          }
+        }
+        await backend.channel.endSession({
+          id: backendSessionId,
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+        });
+      }),
+    );
   }
 
   /** Steps 2–7 of contract §2.7 around one backend operation, audited. */

@@ -11,6 +11,7 @@ import {
   type TaskSlot,
   type TaskState,
   type TaskStore,
+  type UnpinnedBackendSession,
 } from './TaskStore';
 import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
 
@@ -102,7 +103,19 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
-    for (const [taskId, task] of this.tasks) if (task.expiresAt <= now) this.tasks.delete(taskId);
+    const freed = new Map<string, UnpinnedBackendSession>();
+    for (const [taskId, task] of this.tasks) {
+      if (task.expiresAt > now) continue;
+      this.tasks.delete(taskId);
+      const { server, serverIdentity, backendSessionId } = task;
+      if (backendSessionId !== undefined) {
+        freed.set(backendSessionId, { server, serverIdentity, backendSessionId });
+      }
+    }
+    for (const task of this.tasks.values()) {
+      if (task.backendSessionId !== undefined) freed.delete(task.backendSessionId);
+    }
+    return [...freed.values()];
   }
 
   private openOf(principal: string, now: number): number {
