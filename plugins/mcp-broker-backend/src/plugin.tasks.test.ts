@@ -112,6 +112,19 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       CreateTaskResultSchema,
     );
 
+  /** `user`'s `mcp-broker.tool-call` events of `deploy`, once each has ended. */
+  async function toolCallEventsOf(user: string) {
+    const events = () =>
+      audit.filter(
+        e =>
+          e.meta.principal === `user:default/${user}` &&
+          e.meta.tool === 'deploy' &&
+          e.meta.operation === undefined,
+      );
+    await waitFor(() => events().every(e => e.end !== undefined), 'the call events to end');
+    return events();
+  }
+
   /** The raw text of one JSON-RPC request on `user`'s session `sessionId`. */
   async function rawPost(user: string, sessionId: string, body: unknown) {
     const response = await fetch(broker.url, {
@@ -188,13 +201,21 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     const texts = await Promise.all(received);
     expect(texts.some(text => text.includes(task.taskId))).toBe(true);
     for (const text of texts) expect(text).not.toContain(job.taskId);
-    // One tool-call event with the task's ref, and task events that never name the id.
-    expect(audit.filter(e => e.meta.taskRef !== undefined && e.meta.tool === 'deploy')).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
-        expect.objectContaining({ meta: expect.objectContaining({ operation: 'get' }) }),
-        expect.objectContaining({ meta: expect.objectContaining({ operation: 'result' }) }),
-      ]),
+    // One tool-call event ending with the task's ref, and task events that never name the id.
+    const taskRef = audit.find(e => e.meta.operation === 'get' && e.meta.tool === 'deploy')?.meta
+      .taskRef;
+    expect(taskRef).toEqual(expect.any(String));
+    expect(audit.filter(e => e.end?.meta.taskRef === taskRef)).toEqual([
+      expect.objectContaining({
+        meta: expect.not.objectContaining({ operation: expect.anything() }),
+        end: expect.objectContaining({
+          outcome: 'succeeded',
+          meta: expect.objectContaining({ resultType: 'task' }),
+        }),
+      }),
+    ]);
+    expect(audit.filter(e => e.meta.taskRef === taskRef).map(e => e.meta.operation)).toEqual(
+      expect.arrayContaining(['get', 'result']),
     );
     expect(JSON.stringify(audit)).not.toContain(task.taskId);
   });
@@ -208,6 +229,22 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(result.content).toEqual([{ type: 'text', text: 'deployed quiet' }]);
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+  });
+
+  it('gives a task-augmented call’s tool-call event no taskRef when the backend answered without a task', async () => {
+    const client = await connect('ivan');
+    // The fixture refuses a deploy without its target: an answer, not a task.
+    const answer = await client
+      .request(
+        { method: 'tools/call', params: { name: 'jobs_deploy', arguments: {}, task: {} } },
+        CallToolResultSchema,
+      )
+      .catch(e => e);
+    expect(answer).not.toHaveProperty('task');
+    const [call] = await toolCallEventsOf('ivan');
+    expect(call.end).toBeDefined();
+    expect(JSON.stringify(call)).not.toMatch(/taskRef|resultType/);
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
   });
 
   it('passes neither the client’s _meta trace context nor its baggage to the backend with a task call', async () => {
@@ -343,6 +380,13 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       data: { reason: 'task-limit', limit: PER_PERSON },
     });
     expect(fixture.requests.slice(before)).toEqual([]);
+    // No task was created: the refused call's tool-call event names none.
+    const calls = await toolCallEventsOf('carol');
+    expect(calls).toHaveLength(PER_PERSON + 1);
+    expect(calls.filter(e => e.end?.meta.resultType === 'task')).toHaveLength(PER_PERSON);
+    const refusedCall = calls.filter(e => e.end?.outcome === 'failed');
+    expect(refusedCall).toHaveLength(1);
+    expect(JSON.stringify(refusedCall[0])).not.toMatch(/taskRef|resultType/);
     // A cancelled task frees its slot.
     const { tasks } = await carol.experimental.tasks.listTasks();
     expect((await carol.experimental.tasks.cancelTask(tasks[0].taskId)).status).toBe('cancelled');
