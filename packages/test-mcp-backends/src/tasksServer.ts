@@ -47,6 +47,8 @@ export interface RecordedTaskRequest {
   mcpName?: string;
   /** `params._meta` (2026-07-28 half: client capabilities, trace context). */
   meta?: Record<string, unknown>;
+  /** The `traceparent` HTTP header (2025-11-25 half). */
+  traceparent?: string;
 }
 
 /** A running tasks fixture. */
@@ -146,6 +148,9 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
           ...(credential !== undefined && { credential }),
           ...(typeof session === 'string' && { session }),
           ...(isRecord(params?._meta) && { meta: params._meta }),
+          ...(typeof req.headers.traceparent === 'string' && {
+            traceparent: req.headers.traceparent,
+          }),
         });
       }
       // A task is its creator's: another credential meets it as an unknown task.

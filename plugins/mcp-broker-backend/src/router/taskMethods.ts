@@ -32,6 +32,7 @@ function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
       return route !== undefined && route.backend === server && route.originalName === tool;
     },
     ...(traceId === undefined ? {} : { traceId }),
+    ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
   };
 }
 

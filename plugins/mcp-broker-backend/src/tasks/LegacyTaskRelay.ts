@@ -31,6 +31,8 @@ import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import { BackendError, toClientError } from '../backend/backendErrors';
 import { withTraceMeta } from '../telemetry/traceContext';
+import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import {
   isPlainObject,
@@ -73,6 +75,8 @@ export interface TaskCaller {
   /** `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now. */
   readonly mayUse: (server: string, tool: string) => boolean;
   readonly traceId?: string;
+  /** The client request's telemetry: the task's backend requests are its CLIENT spans. */
+  readonly telemetry?: ClientRequestTelemetry;
 }
 
 /** The largest poll interval kept (the column is a 32-bit integer). */
@@ -162,11 +166,10 @@ export class LegacyTaskRelay {
       await audit('limited');
       return refusal(taskLimitReached(config.perPerson));
     }
-    // The client's own trace context and baggage never reach a backend (contract §4).
-    const params = withTraceMeta(withCappedTtl(input.params, config.maxTtlMs), undefined);
+    const params = withCappedTtl(input.params, config.maxTtlMs);
     let sent: { session: LegacySession; response: JsonRpcResponse };
     try {
-      sent = await this.sendCall(backend, caller.principal, params, input.signal);
+      sent = await this.sendCall(backend, caller, input.tool, params, input.signal);
     } catch (error) {
       await store.release(input.taskId);
       return { error: toClientError(error), httpStatus: 200 };
@@ -196,7 +199,7 @@ export class LegacyTaskRelay {
     if (recorded === undefined) {
       // The client must never get an id the broker cannot find.
       await this.send(
-        backend,
+        { backend, caller, tool: input.tool },
         session.id,
         'tasks/cancel',
         { taskId: task.taskId },
@@ -212,7 +215,7 @@ export class LegacyTaskRelay {
   /** `tasks/get`: the task as the backend shows it now. */
   get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'get', async (task, backend) => {
-      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       return this.taskAnswer(task, response);
     });
   }
@@ -224,6 +227,7 @@ export class LegacyTaskRelay {
   result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'result', async (task, backend) => {
       const response = await this.sendOnTask(
+        caller,
         backend,
         task,
         'tasks/result',
@@ -235,7 +239,7 @@ export class LegacyTaskRelay {
           ? await this.backendError(task, response.error)
           : { result: withRelatedTask(response.result, task) };
       // The task has ended: its row must stop counting as open (no watcher reads it yet).
-      if (!isLost(answer)) await this.refresh(task, backend, signal);
+      if (!isLost(answer)) await this.refresh(caller, task, backend, signal);
       return answer;
     });
   }
@@ -243,9 +247,9 @@ export class LegacyTaskRelay {
   /** `tasks/cancel`: the backend cancels; a terminal task's refusal passes unchanged. */
   cancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'cancel', async (task, backend) => {
-      const response = await this.sendOnTask(backend, task, 'tasks/cancel', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/cancel', signal);
       if ('error' in response && /terminal/i.test(response.error.message)) {
-        await this.refresh(task, backend, signal);
+        await this.refresh(caller, task, backend, signal);
         return { error: response.error, httpStatus: 200 };
       }
       return this.taskAnswer(task, response);
@@ -403,15 +407,17 @@ export class LegacyTaskRelay {
    */
   private async sendCall(
     backend: TaskBackend,
-    principal: string,
+    caller: TaskCaller,
+    tool: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<{ session: LegacySession; response: JsonRpcResponse }> {
+    const { principal } = caller;
     for (let attempt = 1; ; attempt += 1) {
       const session = await this.sessionOf(backend, principal);
       try {
         const response = await this.send(
-          backend,
+          { backend, caller, tool },
           session.id,
           'tools/call',
           params,
@@ -427,9 +433,14 @@ export class LegacyTaskRelay {
   }
 
   /** Reads the task's state from the backend into its row (best effort). */
-  private async refresh(task: StoredTask, backend: TaskBackend, signal: AbortSignal) {
+  private async refresh(
+    caller: TaskCaller,
+    task: StoredTask,
+    backend: TaskBackend,
+    signal: AbortSignal,
+  ) {
     try {
-      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       if ('result' in response) await this.taskAnswer(task, response);
     } catch {
       // The next operation or the sweep sees it again.
@@ -504,6 +515,7 @@ export class LegacyTaskRelay {
 
   /** Sends `method` about `task` (the backend's id) on the task's pinned backend session. */
   private sendOnTask(
+    caller: TaskCaller,
     backend: TaskBackend,
     task: StoredTask,
     method: string,
@@ -511,7 +523,7 @@ export class LegacyTaskRelay {
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
     return this.send(
-      backend,
+      { backend, caller, tool: task.tool },
       task.backendSessionId,
       method,
       { taskId: task.backendTaskId },
@@ -520,21 +532,52 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** Sends `method` with `params` on the backend session `sessionId` and reads its response. */
+  /**
+   * Sends `method` with `params` on the backend session `sessionId` and reads its response: a
+   * CLIENT span of the caller's request, whose context goes in both carriers (HTTP headers and
+   * `params._meta`) instead of the client's trace keys and baggage (contract §4).
+   */
   private async send(
-    backend: TaskBackend,
+    on: { backend: TaskBackend; caller: TaskCaller; tool: string },
     sessionId: string | undefined,
     method: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
-    const { response } = await backend.channel.request(
-      { jsonrpc: '2.0', id: `task-${this.nextRequestId++}`, method, params },
-      { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
-      { signals: [signal], ...(timeoutMs === undefined ? {} : { timeoutMs }) },
-    );
-    return response;
+    const observed = on.caller.telemetry?.backendRequest({
+      server: on.backend.server.name,
+      tool: on.tool,
+      method,
+      era: 'legacy',
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+    });
+    const traceContext = observed?.propagationFields;
+    try {
+      const { response } = await on.backend.channel.request(
+        {
+          jsonrpc: '2.0',
+          id: `task-${this.nextRequestId++}`,
+          method,
+          params: withTraceMeta(params, traceContext),
+        },
+        { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
+        {
+          signals: [signal],
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+          ...(traceContext === undefined ? {} : { traceContext }),
+        },
+      );
+      observed?.end(resultOfFinalMessage(response));
+      return response;
+    } catch (error) {
+      observed?.end({
+        outcome: 'failed',
+        errorType: errorTypeOfException(error),
+        exception: error,
+      });
+      throw error;
+    }
   }
 
   private async audit(
