@@ -16,11 +16,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { SpanKind } from '@opentelemetry/api';
 import { mcpBrokerPlugin } from './plugin';
-import { InMemoryTelemetry } from './telemetry/__testUtils__/inMemoryTelemetry';
+import { MetricName } from './telemetry/BrokerMetrics';
+import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { waitFor } from './testing/waitFor';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
+const PER_PERSON = 2;
 
 describe('tasks in telemetry (startTestBackend, the real tasks fixture, the OpenTelemetry SDK in memory)', () => {
   const sdk = new InMemoryTelemetry();
@@ -36,7 +38,12 @@ describe('tasks in telemetry (startTestBackend, the real tasks fixture, the Open
       features: [
         mcpBrokerPlugin,
         mockServices.rootConfig.factory({
-          data: { mcpBroker: { servers: [{ name: 'jobs', url: fixture.url }] } },
+          data: {
+            mcpBroker: {
+              servers: [{ name: 'jobs', url: fixture.url }],
+              tasks: { perPerson: PER_PERSON },
+            },
+          },
         }),
       ],
     });
@@ -53,15 +60,18 @@ describe('tasks in telemetry (startTestBackend, the real tasks fixture, the Open
     await sdk.uninstall();
   }, 30_000);
 
-  /** A client of `user` whose every request carries the client's trace context as a header. */
-  async function connect(user: string): Promise<Client> {
+  /**
+   * A client of `user`; `traced`: every request carries the client's trace context as a header
+   * (else each request starts a trace of its own).
+   */
+  async function connect(user: string, traced = true): Promise<Client> {
     const client = new Client({ name: 'tasks-telemetry-test', version: '1.0.0' });
     await client.connect(
       new StreamableHTTPClientTransport(endpoint, {
         requestInit: {
           headers: {
             Authorization: mockCredentials.user.header(`user:default/${user}`),
-            traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+            ...(traced ? { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } : {}),
           },
         },
       }),
@@ -130,5 +140,118 @@ describe('tasks in telemetry (startTestBackend, the real tasks fixture, the Open
     }
     expect(sent[0].meta).toEqual({ progressToken: 'p-1', traceparent: sent[0].traceparent });
     expect(new Set(sent.map(r => r.traceparent)).size).toBe(sent.length);
+  });
+
+  /** The value of counter `name` at the point with `attributes` (0 when there is none). */
+  async function count(name: string, attributes: Record<string, string>): Promise<number> {
+    const points = await sdk.points(name);
+    const point = points.find(p =>
+      Object.entries(attributes).every(([key, value]) => p.attributes[key] === value),
+    );
+    return point?.value ?? 0;
+  }
+
+  it('measures task methods with their tool, counts tasks created, ended (once) and refused, and links each task request’s span to the creating one', async () => {
+    const created = {
+      'mcp_broker.server': 'jobs',
+      'mcp_broker.era': 'legacy',
+      'mcp_broker.backend.era': 'legacy',
+    };
+    const completed = { 'mcp_broker.server': 'jobs', 'mcp_broker.task.status': 'completed' };
+    const refused = { 'mcp_broker.server': 'jobs' };
+    const before = {
+      created: await count(MetricName.tasksCreated, created),
+      completed: await count(MetricName.tasksEnded, completed),
+      refused: await count(MetricName.taskLimitRefusals, refused),
+    };
+    const client = await connect('bob', false);
+    const { task } = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'jobs_deploy', arguments: { target: 'metered' }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    const job = await fixture.started('metered');
+    await client.experimental.tasks.getTask(task.taskId);
+    await fixture.finish('metered', 'completed');
+    // Three observations of the ended task: it is counted as ended once.
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(await count(MetricName.tasksCreated, created)).toBe(before.created + 1);
+    expect(await count(MetricName.tasksEnded, completed)).toBe(before.completed + 1);
+
+    // The creating call's SERVER span is the parent of the CLIENT span the fixture saw.
+    const createRequest = fixture.requests.find(
+      r => r.method === 'tools/call' && r.session === job.session,
+    )!;
+    const creatingClient = sdk
+      .spans()
+      .find(s => createRequest.traceparent?.includes(s.spanContext().spanId))!;
+    const creating = creatingClient.parentSpanContext!;
+    const linked = await waitFor(() => {
+      const spans = sdk
+        .spans()
+        .filter(
+          s =>
+            s.kind === SpanKind.SERVER &&
+            s.name.startsWith('tasks/') &&
+            s.links.some(link => link.context.spanId === creating.spanId),
+        );
+      return spans.length === 4 ? spans : undefined;
+    }, 'the task requests’ SERVER spans');
+    const taskSpans = linked!;
+    expect(taskSpans.map(s => s.name).sort()).toEqual([
+      'tasks/get deploy',
+      'tasks/get deploy',
+      'tasks/get deploy',
+      'tasks/result deploy',
+    ]);
+    for (const span of taskSpans) {
+      // Each request is a trace of its own, linked to the creating one.
+      expect(span.spanContext().traceId).not.toBe(creating.traceId);
+      expect(span.links.map(link => link.context.traceId)).toEqual([creating.traceId]);
+      expect(span.attributes).toMatchObject({
+        'mcp_broker.server': 'jobs',
+        'gen_ai.tool.name': 'deploy',
+      });
+    }
+
+    // The operation-duration histograms name the task methods, with the task's tool.
+    const served = await sdk.histogram(MetricName.serverOperationDuration);
+    const sent = await sdk.histogram(MetricName.clientOperationDuration);
+    for (const method of ['tasks/get', 'tasks/result']) {
+      const match = {
+        'mcp.method.name': method,
+        'gen_ai.tool.name': 'deploy',
+        'mcp_broker.server': 'jobs',
+        'mcp_broker.outcome': 'succeeded',
+      };
+      expect(
+        pointWith(served, { ...match, 'mcp_broker.era': 'legacy' }).value.count,
+      ).toBeGreaterThan(0);
+      expect(pointWith(sent, match).value.count).toBeGreaterThan(0);
+    }
+
+    // Beyond the bound: refused and counted, not created.
+    for (const target of ['bob-1', 'bob-2']) {
+      await client.request(
+        { method: 'tools/call', params: { name: 'jobs_deploy', arguments: { target }, task: {} } },
+        CreateTaskResultSchema,
+      );
+    }
+    const over = await client
+      .request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'bob-3' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      )
+      .catch(e => e);
+    expect(String(over)).toContain('Open task limit reached');
+    expect(await count(MetricName.taskLimitRefusals, refused)).toBe(before.refused + 1);
+    expect(await count(MetricName.tasksCreated, created)).toBe(before.created + PER_PERSON + 1);
   });
 });

@@ -203,7 +203,11 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // list_changed only to clients whose permitted view (through their endpoint) can have changed.
           listViews: new EndpointListViews(access, endpoints),
           toolPins,
-          tasks: { store: tasks, auditor: new TaskAuditor(deps.auditor, logger) },
+          tasks: {
+            store: tasks,
+            auditor: new TaskAuditor(deps.auditor, logger),
+            metrics: telemetry.metrics,
+          },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {
               store: elicitationStore,

@@ -43,6 +43,7 @@ import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHan
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
 import type { TaskAuditor } from '../tasks/TaskAuditor';
+import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
@@ -81,10 +82,10 @@ export interface McpBrokerOptions {
    */
   toolPins?: ToolPins;
   /**
-   * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
-   * memory (one replica), no audit.
+   * The task table, the task audit and the task counters (docs/contracts/tasks-and-apps.md §2);
+   * default: a table in memory (one replica), no audit, no counters.
    */
-  tasks?: { store: TaskStore; auditor?: TaskAuditor };
+  tasks?: { store: TaskStore; auditor?: TaskAuditor; metrics?: BrokerMetrics };
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -172,6 +173,7 @@ export class McpBroker {
         );
       },
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+      ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
     });
     this.taskSweep = new ExpirySweeper([this.tasks], error =>
       options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),

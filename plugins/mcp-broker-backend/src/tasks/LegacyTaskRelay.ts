@@ -32,6 +32,7 @@ import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import { BackendError, toClientError } from '../backend/backendErrors';
 import { withTraceMeta } from '../telemetry/traceContext';
 import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import {
@@ -54,7 +55,13 @@ import {
   taskNotRecorded,
   type TaskError,
 } from './taskErrors';
-import type { StoredTask, TaskState, TaskStore } from './TaskStore';
+import {
+  OPEN_TASK_STATUSES,
+  type StoredTask,
+  type StoredTaskStatus,
+  type TaskState,
+  type TaskStore,
+} from './TaskStore';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -96,6 +103,8 @@ export interface LegacyTaskRelayOptions {
   /** The live backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** Counts tasks created, ended and refused at the bound (contract §2.14). */
+  metrics?: Pick<BrokerMetrics, 'taskCreated' | 'taskEnded' | 'taskLimitRefused'>;
   now?: () => number;
 }
 
@@ -155,6 +164,10 @@ export class LegacyTaskRelay {
           : {}),
         credentialMode: 'broker',
         backendEra: 'legacy',
+        // The creating SERVER span: every later operation's span links to it.
+        ...(caller.telemetry?.traceparent === undefined
+          ? {}
+          : { creatingTrace: caller.telemetry.traceparent }),
       },
       { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
@@ -163,6 +176,7 @@ export class LegacyTaskRelay {
     const audit = (outcome: TaskOutcome) =>
       this.audit(caller, 'create', outcome, started, input.server, input.tool, input.taskId);
     if (!reserved) {
+      this.options.metrics?.taskLimitRefused(input.server);
       await audit('limited');
       return refusal(taskLimitReached(config.perPerson));
     }
@@ -207,6 +221,8 @@ export class LegacyTaskRelay {
       ).catch(() => undefined);
       return refusal(taskNotRecorded(input.server));
     }
+    this.options.metrics?.taskCreated(input.server, 'legacy', 'legacy');
+    if (isTerminal(recorded.status)) this.options.metrics?.taskEnded(input.server, recorded.status);
     return {
       result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
     };
@@ -326,6 +342,9 @@ export class LegacyTaskRelay {
       return refusal(found.refusal);
     }
     const { task, backend } = found;
+    // The request's SERVER span becomes `tasks/get <tool>`, linked to the creating trace.
+    caller.telemetry?.routed({ server: task.server, tool: task.tool });
+    if (task.creatingTrace !== undefined) caller.telemetry?.linkTo(task.creatingTrace);
     let reply: TaskReply;
     try {
       reply = await run(task, backend);
@@ -396,7 +415,13 @@ export class LegacyTaskRelay {
     const seen = legacyTaskOf(response.result);
     if (seen === undefined) return { result: withRelatedTask(response.result, task) };
     const state = this.stateOf(seen);
-    await this.options.store.observe(task.taskId, task.version, state).catch(() => false);
+    const wrote = await this.options.store
+      .observe(task.taskId, task.version, state)
+      .catch(() => false);
+    // Counted by the observation that wrote the change to a terminal status: once per task.
+    if (wrote && isTerminal(state.status) && !isTerminal(task.status)) {
+      this.options.metrics?.taskEnded(task.server, state.status);
+    }
     const observed: StoredTask = { ...task, ...state };
     return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
   }
@@ -635,6 +660,11 @@ function timestampFits(value: string | undefined): value is string {
 /** The backend forgot the broker's session (restart, expiry). */
 function isSessionLost(error: unknown): boolean {
   return error instanceof BackendError && error.reason === 'session-lost';
+}
+
+/** Whether a task has ended. */
+function isTerminal(status: StoredTaskStatus): boolean {
+  return !OPEN_TASK_STATUSES.includes(status);
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

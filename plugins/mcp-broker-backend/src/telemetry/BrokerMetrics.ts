@@ -41,6 +41,9 @@ export const MetricName = {
   rateLimitRefusals: 'mcp_broker.rate_limit.refusals',
   relayedCancellations: 'mcp_broker.cancellations.relayed',
   appCalls: 'mcp_broker.app_calls',
+  tasksCreated: 'mcp_broker.tasks.created',
+  tasksEnded: 'mcp_broker.tasks.ended',
+  taskLimitRefusals: 'mcp_broker.task_limit.refusals',
 } as const;
 
 /** Bucket boundaries (seconds) the semantic conventions advise for MCP operation durations. */
@@ -82,6 +85,9 @@ export class BrokerMetrics {
   readonly #rateLimitRefusals: Counter;
   readonly #relayedCancellations: Counter;
   readonly #appCalls: Counter;
+  readonly #tasksCreated: Counter;
+  readonly #tasksEnded: Counter;
+  readonly #taskLimitRefusals: Counter;
   readonly #meter: Meter;
   readonly #gauges: {
     sessions: ObservableUpDownCounter;
@@ -129,6 +135,18 @@ export class BrokerMetrics {
       unit: '{call}',
       description:
         "MCP Apps' tool calls by their server's own tool name, by how the broker resolved them",
+    });
+    this.#tasksCreated = meter.createCounter(MetricName.tasksCreated, {
+      unit: '{task}',
+      description: 'Tasks created through the broker (contract tasks-and-apps §2.14)',
+    });
+    this.#tasksEnded = meter.createCounter(MetricName.tasksEnded, {
+      unit: '{task}',
+      description: 'Tasks seen ending, once each, by the terminal status they ended with',
+    });
+    this.#taskLimitRefusals = meter.createCounter(MetricName.taskLimitRefusals, {
+      unit: '{call}',
+      description: 'Task-creating calls refused by mcpBroker.tasks.perPerson',
     });
     this.#gauges = {
       sessions: meter.createObservableUpDownCounter(MetricName.sessions, {
@@ -246,6 +264,25 @@ export class BrokerMetrics {
       [Attr.appCallResolution]: resolution,
       ...(server === undefined ? {} : { [Attr.server]: server }),
     });
+  }
+
+  /** A task was created at `server` (of `backendEra`) for a client of `era`. */
+  taskCreated(server: string, era: Era, backendEra: Era): void {
+    this.#tasksCreated.add(1, {
+      [Attr.server]: server,
+      [Attr.era]: era,
+      [Attr.backendEra]: backendEra,
+    });
+  }
+
+  /** A task of `server` was first seen in the terminal `status` (counted once per task). */
+  taskEnded(server: string, status: string): void {
+    this.#tasksEnded.add(1, { [Attr.server]: server, [Attr.taskStatus]: status });
+  }
+
+  /** A task-creating call to `server` was refused by the per-person bound of open tasks. */
+  taskLimitRefused(server: string): void {
+    this.#taskLimitRefusals.add(1, { [Attr.server]: server });
   }
 
   /**
