@@ -51,9 +51,17 @@ const recordingFetch: typeof fetch = async (input, init) => {
   return response;
 };
 
-/** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex) {
-  const { server } = await startTestBackend({
+/**
+ * A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`; `extra`:
+ * more `mcpBroker` keys.
+ */
+async function startReplica(
+  fixture: TasksServer,
+  auditor: unknown,
+  knex?: Knex,
+  extra: Record<string, unknown> = {},
+) {
+  const backend = await startTestBackend({
     features: [
       mcpBrokerPlugin,
       auditor as any,
@@ -66,6 +74,7 @@ async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex)
             reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
             permissionDecisionMaxAge: { milliseconds: 10 },
             tasks: { perPerson: PER_PERSON },
+            ...extra,
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -75,9 +84,10 @@ async function startReplica(fixture: TasksServer, auditor: unknown, knex?: Knex)
     ],
   });
   const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+    `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
   );
-  return { url, stop: async () => server.stop?.() };
+  // The whole backend stops (the broker drains first), as a replica's shutdown does.
+  return { url, stop: () => backend.stop() };
 }
 
 describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
@@ -555,6 +565,62 @@ describe('a task outlives its client session across replicas (two plugin instanc
       await b.stop();
       await fixture.close();
       await knex.destroy();
+    }
+  }, 60_000);
+});
+
+describe('a tasks/result cut by the shutdown', () => {
+  it('answers -32000 shutting-down, retryable, naming the server, once the drain deadline passed', async () => {
+    const fixture = await startTasksServer();
+    const { factory } = recordingAuditor();
+    const replica = await startReplica(fixture, factory, undefined, {
+      shutdownDrainTimeout: { milliseconds: 200 },
+    });
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    let stopped: Promise<void> | undefined;
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(replica.url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+          },
+        }),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      const { task } = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'draining' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const job = await fixture.started('draining');
+      // The job never finishes: the client's wait is cut by the broker's shutdown.
+      const outcome = client.experimental.tasks
+        .getTaskResult(task.taskId, CallToolResultSchema, { timeout: 120_000 })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      await waitFor(
+        () => fixture.requests.some(r => r.method === 'tasks/result' && r.taskId === job.taskId),
+        'the tasks/result at the backend',
+      );
+      stopped = replica.stop();
+      const error = await outcome;
+      expect(error).toBeInstanceOf(McpError);
+      expect(error).toMatchObject({
+        code: -32000,
+        message: expect.stringMatching(/shutting down .*MCP server "jobs".*may be retried/),
+        data: { backend: 'jobs', reason: 'shutting-down', retryable: true },
+      });
+    } finally {
+      await stopped;
+      await client.close();
+      await fixture.close();
     }
   }, 60_000);
 });

@@ -241,6 +241,7 @@ export class McpBroker {
         ),
       ),
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
+      this.tasks.drain(this.options.config.shutdownDrainTimeoutMs),
     ]).then(() => undefined);
     return this.drained;
   }

@@ -29,7 +29,7 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
-import { BackendError, toClientError } from '../backend/backendErrors';
+import { BackendError, brokerShuttingDown, toClientError } from '../backend/backendErrors';
 import { withTraceMeta } from '../telemetry/traceContext';
 import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
@@ -114,6 +114,10 @@ export class LegacyTaskRelay {
   private readonly sessions = new Map<string, Promise<LegacySession>>();
   private nextRequestId = 1;
   private readonly now: () => number;
+  /** Backend requests in flight (a drain waits for them until its deadline). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Aborted at the drain deadline: what is still in flight is cut (`shutting-down`). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: LegacyTaskRelayOptions) {
     this.now = options.now ?? Date.now;
@@ -186,7 +190,7 @@ export class LegacyTaskRelay {
       sent = await this.sendCall(backend, caller, input.tool, params, input.signal);
     } catch (error) {
       await store.release(input.taskId);
-      return { error: toClientError(error), httpStatus: 200 };
+      return this.failed(error, input.server);
     }
     const { session, response } = sent;
     const task = 'result' in response ? legacyTaskOf(response.result.task) : undefined;
@@ -320,6 +324,20 @@ export class LegacyTaskRelay {
     );
   }
 
+  /**
+   * The broker is shutting down: lets the task requests in flight finish until `timeoutMs` has
+   * passed, then cuts them — a long `tasks/result` above all —, each answering `-32000`
+   * `shutting-down`, retryable (contract §2.7). Resolves once none is left.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = setTimeout(() => this.stopping.abort(), timeoutMs);
+    try {
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
   /** Steps 2–7 of contract §2.7 around one backend operation, audited. */
   private async operate(
     caller: TaskCaller,
@@ -354,7 +372,7 @@ export class LegacyTaskRelay {
         await this.options.store.delete(task.taskId).catch(() => undefined);
         reply = refusal(taskLost(task.server));
       } else {
-        reply = { error: toClientError(error), httpStatus: 200 };
+        reply = this.failed(error, task.server);
       }
     }
     await this.audit(
@@ -480,6 +498,12 @@ export class LegacyTaskRelay {
     if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
   }
 
+  /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
+  private failed(error: unknown, server: string): TaskReply {
+    const failure = this.stopping.signal.aborted ? brokerShuttingDown(server) : error;
+    return { error: toClientError(failure), httpStatus: 200 };
+  }
+
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
   private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
     if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
@@ -578,21 +602,23 @@ export class LegacyTaskRelay {
       protocolVersion: LATEST_PROTOCOL_VERSION,
     });
     const traceContext = observed?.propagationFields;
+    const sent = on.backend.channel.request(
+      {
+        jsonrpc: '2.0',
+        id: `task-${this.nextRequestId++}`,
+        method,
+        params: withTraceMeta(params, traceContext),
+      },
+      { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
+      {
+        signals: [signal, this.stopping.signal],
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(traceContext === undefined ? {} : { traceContext }),
+      },
+    );
+    this.inFlight.add(sent);
     try {
-      const { response } = await on.backend.channel.request(
-        {
-          jsonrpc: '2.0',
-          id: `task-${this.nextRequestId++}`,
-          method,
-          params: withTraceMeta(params, traceContext),
-        },
-        { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
-        {
-          signals: [signal],
-          ...(timeoutMs === undefined ? {} : { timeoutMs }),
-          ...(traceContext === undefined ? {} : { traceContext }),
-        },
-      );
+      const { response } = await sent;
       observed?.end(resultOfFinalMessage(response));
       return response;
     } catch (error) {
@@ -602,6 +628,8 @@ export class LegacyTaskRelay {
         exception: error,
       });
       throw error;
+    } finally {
+      this.inFlight.delete(sent);
     }
   }
 
