@@ -26,6 +26,7 @@ import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { memorySqlite } from './testing/memorySqlite';
+import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
 
@@ -180,6 +181,13 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     ).toEqual([
       ['jobs_deploy', 'required'],
       ['jobs_nap', 'optional'],
+    ]);
+    // The operator sees that the server supports tasks.
+    const status = await fetch(new URL('/api/mcp-broker/status', broker.url), {
+      headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+    });
+    expect((await status.json()).backends).toEqual([
+      expect.objectContaining({ name: 'jobs', tasks: { supported: true } }),
     ]);
   });
 
@@ -490,6 +498,8 @@ describe('tasks switched off (mcpBroker.tasks.enabled: false)', () => {
         'the tasks fixture to be listed',
       );
       expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      // No tool offers what the broker does not relay.
+      for (const tool of (await client.listTools()).tools) expect(tool.execution).toBeUndefined();
       const plain = await client.request(
         { method: 'tools/call', params: { name: 'jobs_nap', task: {} } },
         CallToolResultSchema,
@@ -620,6 +630,76 @@ describe('a tasks/result cut by the shutdown', () => {
     } finally {
       await stopped;
       await client.close();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('a backend without the tasks capability beside one with it', () => {
+  it('lists its tools without execution.taskSupport, shows it on /status, and runs a task-augmented call plain', async () => {
+    const fixture = await startTasksServer();
+    const plain = await startScriptedMcpServer({
+      tools: ['build'],
+      toolFields: { build: { execution: { taskSupport: 'optional' } } },
+    });
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [
+                { name: 'jobs', url: fixture.url },
+                { name: 'plain', url: plain.url },
+              ],
+            },
+          },
+        }),
+      ],
+    });
+    const url = new URL(
+      `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+    );
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+          },
+        }),
+      );
+      const tools = await waitFor(async () => {
+        const listed = (await client.listTools()).tools;
+        const names = listed.map(t => t.name);
+        return names.includes('plain_build') && names.includes('jobs_nap') ? listed : undefined;
+      }, 'both servers to be listed');
+      expect(tools!.find(t => t.name === 'plain_build')).not.toHaveProperty('execution');
+      expect(tools!.find(t => t.name === 'jobs_nap')?.execution).toEqual({
+        taskSupport: 'optional',
+      });
+      const status = await fetch(new URL('/api/mcp-broker/status', url), {
+        headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+      });
+      expect(
+        (await status.json()).backends.map((b: { name: string; tasks: unknown }) => [
+          b.name,
+          b.tasks,
+        ]),
+      ).toEqual([
+        ['jobs', { supported: true }],
+        ['plain', { supported: false }],
+      ]);
+      const answer = await client.request(
+        { method: 'tools/call', params: { name: 'plain_build', arguments: {}, task: {} } },
+        CallToolResultSchema,
+      );
+      expect(answer).not.toHaveProperty('task');
+      expect(plain.toolCallMetas()).toHaveLength(1);
+    } finally {
+      await client.close();
+      await backend.stop();
+      await plain.close();
       await fixture.close();
     }
   }, 60_000);

@@ -24,6 +24,7 @@ import { advertisedListKinds } from '../protocol/listKinds';
 import { BackendConnection } from '../backend/BackendConnection';
 import type {
   BackendConnectionStatus,
+  BackendLists,
   BackendListTtls,
   ListsUpdate,
 } from '../backend/backendConnectionTypes';
@@ -47,10 +48,17 @@ import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
+import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
 import type { TaskStore } from '../tasks/TaskStore';
 
-/** One backend on the status endpoint: its connection status and where its entry came from. */
-export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
+/**
+ * One backend on the status endpoint: its connection status, where its entry came from, and
+ * whether it supports tasks (contract tasks-and-apps §5).
+ */
+export type BackendStatus = BackendConnectionStatus & {
+  source: ServerSource;
+  tasks: { supported: boolean };
+};
 
 /** The status endpoint's body. */
 export interface BrokerStatus {
@@ -405,10 +413,14 @@ export class McpBroker {
   /** A snapshot for the status endpoint (no credentials). */
   status(): BrokerStatus {
     return {
-      backends: this.servers.map(s => ({
-        ...this.connections.get(s.name)!.status(),
-        source: s.source ?? { type: 'config' },
-      })),
+      backends: this.servers.map(s => {
+        const connection = this.connections.get(s.name)!;
+        return {
+          ...connection.status(),
+          source: s.source ?? { type: 'config' },
+          tasks: { supported: connection.supportsTaskCalls },
+        };
+      }),
       clashes: [...this.catalogSnapshot.clashes],
       rejectedTools: [...this.catalogSnapshot.rejectedTools],
       withheldTools: [...this.catalogSnapshot.withheldTools],
@@ -521,7 +533,7 @@ export class McpBroker {
     this.catalogSnapshot = AggregatedCatalog.build(
       this.servers.map(server => ({
         backend: server,
-        lists: this.connections.get(server.name)!.cachedLists,
+        lists: this.listsShown(server.name),
       })),
       this.options.toolPins && {
         admitTool: (backend, tool) => this.options.toolPins!.admits(backend, tool),
@@ -539,6 +551,14 @@ export class McpBroker {
       return;
     }
     this.notifyChanges(previous, eventKinds);
+  }
+
+  /** A server's lists as clients see them: no task support where no task is relayed (§2.2). */
+  private listsShown(name: string): BackendLists {
+    const lists = this.connections.get(name)!.cachedLists;
+    return this.tasks.relays(name)
+      ? lists
+      : { ...lists, tools: lists.tools.map(withoutTaskSupport) };
   }
 
   /** Logs each rejected tool once: when it first appears (or its reason changes). */
