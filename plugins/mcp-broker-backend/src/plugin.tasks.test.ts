@@ -7,6 +7,7 @@
  * was DELETEd. Every response a client receives is scanned for the backend's own task ids.
  */
 import type { AddressInfo } from 'node:net';
+import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
   startTasksServer,
@@ -29,6 +30,7 @@ import { memorySqlite } from './testing/memorySqlite';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
+import { TASKS_TABLE } from './store/DatabaseTaskStore';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
 const PER_PERSON = 16;
@@ -701,6 +703,79 @@ describe('a backend without the tasks capability beside one with it', () => {
       await backend.stop();
       await plain.close();
       await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('a removed server’s tasks', () => {
+  it('are deleted when the server is removed, not at their next use', async () => {
+    const fixture = await startTasksServer();
+    const knex = memorySqlite();
+    const rootConfig = mockServices.rootConfig({ data: {} });
+    const setServers = (servers: Array<{ name: string; url: string }>) =>
+      rootConfig.update({
+        data: {
+          mcpBroker: {
+            servers,
+            sessionStore: 'database',
+            credentialEncryptionKey: SHARED_KEY,
+          },
+        },
+      });
+    setServers([{ name: 'jobs', url: fixture.url }]);
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.database.factory({ knex }),
+        createServiceFactory({
+          service: coreServices.rootConfig,
+          deps: {},
+          factory: () => rootConfig,
+        }),
+      ],
+    });
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(
+          new URL(
+            `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+          ),
+          {
+            requestInit: {
+              headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+            },
+          },
+        ),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      const { task } = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'removed' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const rowOf = () => knex(TASKS_TABLE).where('task_id', task.taskId).first();
+      expect(await rowOf()).toBeDefined();
+      setServers([]);
+      await waitFor(async () => (await rowOf()) === undefined, 'the removed server’s rows to go');
+      // Back under the same name and URL: the id stays unknown.
+      setServers([{ name: 'jobs', url: fixture.url }]);
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed again',
+      );
+      const refusal = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
+      expect(refusal).toMatchObject({ code: -32602, data: { reason: 'task-not-found' } });
+    } finally {
+      await client.close();
+      await backend.stop();
+      await fixture.close();
+      await knex.destroy();
     }
   }, 60_000);
 });

@@ -49,6 +49,7 @@ import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
+import { serverIdentityOf } from '../identity/serverIdentity';
 import type { TaskStore } from '../tasks/TaskStore';
 
 /**
@@ -322,6 +323,17 @@ export class McpBroker {
       this.closing.add(closed);
       void this.toolCalls.removeBackend(name);
       if (!wanted) this.options.toolPins?.forget(name);
+      // Its tasks go with a removed server, and with one replaced under its name (contract
+      // tasks-and-apps §2.5); a change that keeps its identity (headers) keeps them.
+      if (!wanted || serverIdentityOf(wanted) !== serverIdentityOf(connection.backend)) {
+        this.tasks
+          .forgetServer(connection.backend)
+          .catch(error =>
+            this.options.logger.warn(
+              `Could not delete the tasks of MCP server "${name}": ${error}`,
+            ),
+          );
+      }
     }
     this.servers = [...servers];
     for (const server of servers) {

@@ -218,6 +218,10 @@ export class DatabaseTaskStore implements TaskStore {
     await this.knex(TASKS_TABLE).where('task_id', taskId).delete();
   }
 
+  async deleteOfServer(server: string, serverIdentity: string) {
+    await this.knex(TASKS_TABLE).where({ server, server_identity: serverIdentity }).delete();
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     const row = await this.knex(TASKS_TABLE)
       .where('backend_session_id', backendSessionId)

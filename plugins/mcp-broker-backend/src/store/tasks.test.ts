@@ -267,6 +267,20 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.get(kept)).toBeUndefined();
   });
 
+  it('deletes the rows of a server made under one identity, and only those', async () => {
+    const [a, b] = replicas();
+    const jane = person('jane');
+    const gone = await started(a, jane);
+    const other = slot(jane);
+    await a.reserve({ ...other, serverIdentity: 'identity-2' }, BOUNDS, NOW, NOW + 60_000);
+    const elsewhere = slot(jane);
+    await a.reserve({ ...elsewhere, server: 'builds' }, BOUNDS, NOW, NOW + 60_000);
+    await b.deleteOfServer('deploys', 'identity-1');
+    expect(await a.get(gone)).toBeUndefined();
+    expect(await a.get(other.taskId)).toBeDefined();
+    expect(await a.get(elsewhere.taskId)).toBeDefined();
+  });
+
   it('names a pinned backend session to the sweep that deletes its last row, and only then', async () => {
     const [a, b] = replicas();
     const ivan = person('ivan');

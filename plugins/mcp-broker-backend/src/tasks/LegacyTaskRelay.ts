@@ -325,6 +325,18 @@ export class LegacyTaskRelay {
   }
 
   /**
+   * `server` was removed, or replaced under its name by another server (another identity): its
+   * tasks go — their rows, and this replica's pinned sessions there (contract §2.5).
+   */
+  async forgetServer(server: BrokerServerConfig): Promise<void> {
+    const identity = serverIdentityOf(server);
+    for (const key of [...this.sessions.keys()]) {
+      if (key.startsWith(`${identity}\u0000`)) this.sessions.delete(key);
+    }
+    await this.options.store.deleteOfServer(server.name, identity);
+  }
+
+  /**
    * The broker is shutting down: lets the task requests in flight finish until `timeoutMs` has
    * passed, then cuts them — a long `tasks/result` above all —, each answering `-32000`
    * `shutting-down`, retryable (contract §2.7). Resolves once none is left.

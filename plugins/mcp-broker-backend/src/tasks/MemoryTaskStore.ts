@@ -95,6 +95,13 @@ export class MemoryTaskStore implements TaskStore {
     this.tasks.delete(taskId);
   }
 
+  async deleteOfServer(server: string, serverIdentity: string) {
+    for (const [taskId, task] of this.tasks) {
+      if (task.server === server && task.serverIdentity === serverIdentity)
+        this.tasks.delete(taskId);
+    }
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     for (const task of this.tasks.values()) {
       if (task.backendSessionId === backendSessionId && task.expiresAt > now) return true;

@@ -147,6 +147,11 @@ export interface TaskStore {
   countOpen(principal: string, now: number): Promise<number>;
   /** Deletes the row of `taskId`. */
   delete(taskId: string): Promise<void>;
+  /**
+   * Deletes every row of the server `server` made under `serverIdentity` (the server was removed,
+   * or replaced by another under its name: its ids answer "Task not found" from now on).
+   */
+  deleteOfServer(server: string, serverIdentity: string): Promise<void>;
   /** Whether an unexpired row at `now` references the backend session (it must not be ended). */
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
   /**
