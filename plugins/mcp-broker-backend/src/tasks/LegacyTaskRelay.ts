@@ -21,11 +21,16 @@
  * - The sweep of expired rows (`deleteExpired`, run by the broker's ExpirySweeper) DELETEs each
  *   pinned backend session whose last row it deleted (best effort, §2.11); a session an
  *   unexpired row references is never ended.
+ * - Every backend request is a CLIENT span of the client's request, its context in `_meta` and
+ *   the headers (§4); the operation's SERVER span is named after the task's tool and linked to
+ *   the creating request's span; tasks created, ended (once) and refused at the bound are
+ *   counted (§2.14). The broker's drain waits for the requests in flight until its deadline,
+ *   then cuts them with `shutting-down`. A removed server's rows go at its removal.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
  * Not here yet (contract Status): the 2026-07-28 extension and the era mixes, the watcher and
- * `notifications/tasks/status`, the replacement
- * of a pinned session the backend forgot, and servers that act with each person's credential.
+ * `notifications/tasks/status`, the replacement of a pinned session the backend forgot, and
+ * servers that act with each person's credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
