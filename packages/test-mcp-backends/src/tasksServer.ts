@@ -49,6 +49,8 @@ export interface RecordedTaskRequest {
   meta?: Record<string, unknown>;
   /** The request's path and query (every path answers: a test can tell its gateways apart). */
   path?: string;
+  /** The `traceparent` HTTP header (2025-11-25 half). */
+  traceparent?: string;
 }
 
 /** A running tasks fixture. */
@@ -67,12 +69,15 @@ export interface TasksServer {
 export interface LegacyTasksServer extends TasksServer {
   /** Ends every session (later requests naming one get 404); their tasks go with them. */
   forgetSessions(): Promise<void>;
+  /** The sessions a client ended with HTTP DELETE, in order. */
+  readonly deletedSessions: readonly string[];
 }
 
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<LegacyTasksServer> {
   const store = new InMemoryTaskStore();
   const requests: RecordedTaskRequest[] = [];
+  const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
   const current = new Map<string | number, { session: string; credential?: string }>();
@@ -137,6 +142,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       const method = typeof message?.method === 'string' ? message.method : undefined;
       const params = isRecord(message?.params) ? message.params : undefined;
       const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
+      if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
       if (method !== undefined) {
         requests.push({
           method,
@@ -145,6 +151,9 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
           ...(typeof session === 'string' && { session }),
           ...(isRecord(params?._meta) && { meta: params._meta }),
           ...(req.url !== undefined && { path: req.url }),
+          ...(typeof req.headers.traceparent === 'string' && {
+            traceparent: req.headers.traceparent,
+          }),
         });
       }
       // A task is its creator's: another credential meets it as an unknown task.
@@ -176,6 +185,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   return {
     url: listening.url,
     requests,
+    deletedSessions,
     started: target => jobs.started(target),
     async finish(target, outcome) {
       const job = jobs.get(target);

@@ -7,6 +7,7 @@
  * was DELETEd. Every response a client receives is scanned for the backend's own task ids.
  */
 import type { AddressInfo } from 'node:net';
+import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
   startTasksServer,
@@ -26,8 +27,10 @@ import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { memorySqlite } from './testing/memorySqlite';
+import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
+import { TASKS_TABLE } from './store/DatabaseTaskStore';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
 const PER_PERSON = 16;
@@ -51,14 +54,17 @@ const recordingFetch: typeof fetch = async (input, init) => {
   return response;
 };
 
-/** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
+/**
+ * A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`; `extra`:
+ * more `mcpBroker` keys.
+ */
 async function startReplica(
   fixture: TasksServer,
   auditor: unknown,
   knex?: Knex,
-  maxTtlSeconds?: number,
+  extra: Record<string, unknown> = {},
 ) {
-  const { server } = await startTestBackend({
+  const backend = await startTestBackend({
     features: [
       mcpBrokerPlugin,
       auditor as any,
@@ -72,11 +78,8 @@ async function startReplica(
             permissionDecisionMaxAge: { milliseconds: 10 },
             // These tests count the backend's requests: the watcher, which the clients' GET
             // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
-            tasks: {
-              perPerson: PER_PERSON,
-              minPollInterval: { hours: 1 },
-              ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
-            },
+            tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
+            ...extra,
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -86,9 +89,10 @@ async function startReplica(
     ],
   });
   const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+    `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
   );
-  return { url, stop: async () => server.stop?.() };
+  // The whole backend stops (the broker drains first), as a replica's shutdown does.
+  return { url, stop: () => backend.stop() };
 }
 
 describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
@@ -122,6 +126,19 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       },
       CreateTaskResultSchema,
     );
+
+  /** `user`'s `mcp-broker.tool-call` events of `deploy`, once each has ended. */
+  async function toolCallEventsOf(user: string) {
+    const events = () =>
+      audit.filter(
+        e =>
+          e.meta.principal === `user:default/${user}` &&
+          e.meta.tool === 'deploy' &&
+          e.meta.operation === undefined,
+      );
+    await waitFor(() => events().every(e => e.end !== undefined), 'the call events to end');
+    return events();
+  }
 
   /** The raw text of one JSON-RPC request on `user`'s session `sessionId`. */
   async function rawPost(user: string, sessionId: string, body: unknown) {
@@ -169,6 +186,13 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       ['jobs_deploy', 'required'],
       ['jobs_nap', 'optional'],
     ]);
+    // The operator sees that the server supports tasks.
+    const status = await fetch(new URL('/api/mcp-broker/status', broker.url), {
+      headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+    });
+    expect((await status.json()).backends).toEqual([
+      expect.objectContaining({ name: 'jobs', tasks: { supported: true } }),
+    ]);
   });
 
   it('creates a task under a broker id, then gets it and collects its result; the backend id never reaches the client', async () => {
@@ -199,13 +223,21 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     const texts = await Promise.all(received);
     expect(texts.some(text => text.includes(task.taskId))).toBe(true);
     for (const text of texts) expect(text).not.toContain(job.taskId);
-    // One tool-call event with the task's ref, and task events that never name the id.
-    expect(audit.filter(e => e.meta.taskRef !== undefined && e.meta.tool === 'deploy')).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
-        expect.objectContaining({ meta: expect.objectContaining({ operation: 'get' }) }),
-        expect.objectContaining({ meta: expect.objectContaining({ operation: 'result' }) }),
-      ]),
+    // One tool-call event ending with the task's ref, and task events that never name the id.
+    const taskRef = audit.find(e => e.meta.operation === 'get' && e.meta.tool === 'deploy')?.meta
+      .taskRef;
+    expect(taskRef).toEqual(expect.any(String));
+    expect(audit.filter(e => e.end?.meta.taskRef === taskRef)).toEqual([
+      expect.objectContaining({
+        meta: expect.not.objectContaining({ operation: expect.anything() }),
+        end: expect.objectContaining({
+          outcome: 'succeeded',
+          meta: expect.objectContaining({ resultType: 'task' }),
+        }),
+      }),
+    ]);
+    expect(audit.filter(e => e.meta.taskRef === taskRef).map(e => e.meta.operation)).toEqual(
+      expect.arrayContaining(['get', 'result']),
     );
     expect(JSON.stringify(audit)).not.toContain(task.taskId);
   });
@@ -219,6 +251,22 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(result.content).toEqual([{ type: 'text', text: 'deployed quiet' }]);
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+  });
+
+  it('gives a task-augmented call’s tool-call event no taskRef when the backend answered without a task', async () => {
+    const client = await connect('ivan');
+    // The fixture refuses a deploy without its target: an answer, not a task.
+    const answer = await client
+      .request(
+        { method: 'tools/call', params: { name: 'jobs_deploy', arguments: {}, task: {} } },
+        CallToolResultSchema,
+      )
+      .catch(e => e);
+    expect(answer).not.toHaveProperty('task');
+    const [call] = await toolCallEventsOf('ivan');
+    expect(call.end).toBeDefined();
+    expect(JSON.stringify(call)).not.toMatch(/taskRef|resultType/);
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
   });
 
   it('passes neither the client’s _meta trace context nor its baggage to the backend with a task call', async () => {
@@ -334,6 +382,13 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       data: { reason: 'task-limit', limit: PER_PERSON },
     });
     expect(fixture.requests.slice(before)).toEqual([]);
+    // No task was created: the refused call's tool-call event names none.
+    const calls = await toolCallEventsOf('carol');
+    expect(calls).toHaveLength(PER_PERSON + 1);
+    expect(calls.filter(e => e.end?.meta.resultType === 'task')).toHaveLength(PER_PERSON);
+    const refusedCall = calls.filter(e => e.end?.outcome === 'failed');
+    expect(refusedCall).toHaveLength(1);
+    expect(JSON.stringify(refusedCall[0])).not.toMatch(/taskRef|resultType/);
     // A cancelled task frees its slot.
     const { tasks } = await carol.experimental.tasks.listTasks();
     expect((await carol.experimental.tasks.cancelTask(tasks[0].taskId)).status).toBe('cancelled');
@@ -403,7 +458,9 @@ describe('an expired task (mcpBroker.tasks.maxTtl: 1 s, the backend keeps it 10 
   it('tells the owner that it expired (E2), and anybody else that it is not found', async () => {
     const fixture = await startTasksServer();
     const { factory } = recordingAuditor();
-    const broker = await startReplica(fixture, factory, undefined, 1);
+    const broker = await startReplica(fixture, factory, undefined, {
+      tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 }, maxTtl: { seconds: 1 } },
+    });
     const clients: Client[] = [];
     const connect = async (user: string) => {
       const client = new Client({ name: 'tasks-test', version: '1.0.0' });
@@ -484,6 +541,8 @@ describe('tasks switched off (mcpBroker.tasks.enabled: false)', () => {
         'the tasks fixture to be listed',
       );
       expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      // No tool offers what the broker does not relay.
+      for (const tool of (await client.listTools()).tools) expect(tool.execution).toBeUndefined();
       const plain = await client.request(
         { method: 'tools/call', params: { name: 'jobs_nap', task: {} } },
         CallToolResultSchema,
@@ -557,6 +616,205 @@ describe('a task outlives its client session across replicas (two plugin instanc
       await Promise.all(clients.map(client => client.close()));
       await a.stop();
       await b.stop();
+      await fixture.close();
+      await knex.destroy();
+    }
+  }, 60_000);
+});
+
+describe('a tasks/result cut by the shutdown', () => {
+  it('answers -32000 shutting-down, retryable, naming the server, once the drain deadline passed', async () => {
+    const fixture = await startTasksServer();
+    const { factory } = recordingAuditor();
+    const replica = await startReplica(fixture, factory, undefined, {
+      shutdownDrainTimeout: { milliseconds: 200 },
+    });
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    let stopped: Promise<void> | undefined;
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(replica.url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+          },
+        }),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      const { task } = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'draining' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const job = await fixture.started('draining');
+      // The job never finishes: the client's wait is cut by the broker's shutdown.
+      const outcome = client.experimental.tasks
+        .getTaskResult(task.taskId, CallToolResultSchema, { timeout: 120_000 })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      await waitFor(
+        () => fixture.requests.some(r => r.method === 'tasks/result' && r.taskId === job.taskId),
+        'the tasks/result at the backend',
+      );
+      stopped = replica.stop();
+      const error = await outcome;
+      expect(error).toBeInstanceOf(McpError);
+      expect(error).toMatchObject({
+        code: -32000,
+        message: expect.stringMatching(/shutting down .*MCP server "jobs".*may be retried/),
+        data: { backend: 'jobs', reason: 'shutting-down', retryable: true },
+      });
+    } finally {
+      await stopped;
+      await client.close();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('a backend without the tasks capability beside one with it', () => {
+  it('lists its tools without execution.taskSupport, shows it on /status, and runs a task-augmented call plain', async () => {
+    const fixture = await startTasksServer();
+    const plain = await startScriptedMcpServer({
+      tools: ['build'],
+      toolFields: { build: { execution: { taskSupport: 'optional' } } },
+    });
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.rootConfig.factory({
+          data: {
+            mcpBroker: {
+              servers: [
+                { name: 'jobs', url: fixture.url },
+                { name: 'plain', url: plain.url },
+              ],
+            },
+          },
+        }),
+      ],
+    });
+    const url = new URL(
+      `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+    );
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+          },
+        }),
+      );
+      const tools = await waitFor(async () => {
+        const listed = (await client.listTools()).tools;
+        const names = listed.map(t => t.name);
+        return names.includes('plain_build') && names.includes('jobs_nap') ? listed : undefined;
+      }, 'both servers to be listed');
+      expect(tools!.find(t => t.name === 'plain_build')).not.toHaveProperty('execution');
+      expect(tools!.find(t => t.name === 'jobs_nap')?.execution).toEqual({
+        taskSupport: 'optional',
+      });
+      const status = await fetch(new URL('/api/mcp-broker/status', url), {
+        headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+      });
+      expect(
+        (await status.json()).backends.map((b: { name: string; tasks: unknown }) => [
+          b.name,
+          b.tasks,
+        ]),
+      ).toEqual([
+        ['jobs', { supported: true }],
+        ['plain', { supported: false }],
+      ]);
+      const answer = await client.request(
+        { method: 'tools/call', params: { name: 'plain_build', arguments: {}, task: {} } },
+        CallToolResultSchema,
+      );
+      expect(answer).not.toHaveProperty('task');
+      expect(plain.toolCallMetas()).toHaveLength(1);
+    } finally {
+      await client.close();
+      await backend.stop();
+      await plain.close();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('a removed server’s tasks', () => {
+  it('are deleted when the server is removed, not at their next use', async () => {
+    const fixture = await startTasksServer();
+    const knex = memorySqlite();
+    const rootConfig = mockServices.rootConfig({ data: {} });
+    const setServers = (servers: Array<{ name: string; url: string }>) =>
+      rootConfig.update({
+        data: {
+          mcpBroker: {
+            servers,
+            sessionStore: 'database',
+            credentialEncryptionKey: SHARED_KEY,
+          },
+        },
+      });
+    setServers([{ name: 'jobs', url: fixture.url }]);
+    const backend = await startTestBackend({
+      features: [
+        mcpBrokerPlugin,
+        mockServices.database.factory({ knex }),
+        createServiceFactory({
+          service: coreServices.rootConfig,
+          deps: {},
+          factory: () => rootConfig,
+        }),
+      ],
+    });
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(
+          new URL(
+            `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
+          ),
+          {
+            requestInit: {
+              headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+            },
+          },
+        ),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed',
+      );
+      const { task } = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'removed' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      const rowOf = () => knex(TASKS_TABLE).where('task_id', task.taskId).first();
+      expect(await rowOf()).toBeDefined();
+      setServers([]);
+      await waitFor(async () => (await rowOf()) === undefined, 'the removed server’s rows to go');
+      // Back under the same name and URL: the id stays unknown.
+      setServers([{ name: 'jobs', url: fixture.url }]);
+      await waitFor(
+        async () => (await client.listTools()).tools.some(t => t.name === 'jobs_deploy'),
+        'the tasks fixture to be listed again',
+      );
+      const refusal = await client.experimental.tasks.getTask(task.taskId).catch(e => e);
+      expect(refusal).toMatchObject({ code: -32602, data: { reason: 'task-not-found' } });
+    } finally {
+      await client.close();
+      await backend.stop();
       await fixture.close();
       await knex.destroy();
     }

@@ -210,6 +210,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           tasks: {
             store: tasks,
             auditor: new TaskAuditor(deps.auditor, logger),
+            metrics: telemetry.metrics,
             urlElicitations,
             signals: stores.signals,
             replicaId: stores.presence?.id,
@@ -223,7 +224,6 @@ export const mcpBrokerPlugin = createBackendPlugin({
                 stores.signals && { heldCalls: stores.heldCalls, signals: stores.signals },
               telemetry,
               urlElicitations,
-              tasks,
             }),
         });
         // Each person's own identity at the backends (spec §11); a wrong credential key fails here.

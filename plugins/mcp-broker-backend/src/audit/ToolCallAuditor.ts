@@ -73,8 +73,13 @@ export interface AuditedToolCall {
   nameResolution?: 'hint' | 'unique';
   /** The server an app's origin hint named (with `nameResolution: "hint"`). */
   appOrigin?: string;
+}
+
+/** What a call's end adds to its event. */
+export interface AuditedCallEnd {
   /**
-   * The call creates a task: the task's `taskRef` (never its id; contract tasks-and-apps §2.14).
+   * The call created a task: the task's `taskRef` (never its id), recorded with
+   * `resultType: "task"` (contract tasks-and-apps §2.14).
    */
   taskRef?: string;
 }
@@ -83,8 +88,11 @@ export interface AuditedToolCall {
 export interface ToolCallAuditRecord {
   /** Wraps the call's answer to see how the call ends (the final response). */
   observe(response: ClientResponseWriter): ClientResponseWriter;
-  /** Records the end: from the final response seen on the stream, or `failed` without one. */
-  finish(): Promise<void>;
+  /**
+   * Records the end: from the final response seen on the stream, or `failed` without one, with
+   * what `ended` adds.
+   */
+  finish(ended?: AuditedCallEnd): Promise<void>;
 }
 
 /** Records tool calls through the auditor service. */
@@ -168,19 +176,26 @@ export class ToolCallAuditor {
           return response.answered;
         },
       }),
-      finish: async () => {
+      finish: async (ended = {}) => {
         const failure = resultOfFinalMessage(final).reason;
         if (!isInputRequired(final))
           this.#count(call, failure === undefined ? 'succeeded' : 'failed');
         const event = await begun;
         if (event === undefined) return;
         const durationMs = Math.round(performance.now() - started);
-        // A 2026-07-28 call learns that it created a task from its answer (the broker's id).
-        const created = call.taskRef === undefined ? createdTaskMeta(final) : {};
+        // A 2025-11-25 task's relay names the task it created; a 2026-07-28 call learns it
+        // from its answer (the broker's id).
+        const task =
+          ended.taskRef === undefined
+            ? createdTaskMeta(final)
+            : { taskRef: ended.taskRef, resultType: 'task' };
         await this.#guard(() =>
           failure === undefined
-            ? event.success({ meta: { outcome: 'succeeded', durationMs, ...created } })
-            : event.fail({ error: auditError(failure), meta: { outcome: 'failed', durationMs } }),
+            ? event.success({ meta: { outcome: 'succeeded', durationMs, ...task } })
+            : event.fail({
+                error: auditError(failure),
+                meta: { outcome: 'failed', durationMs, ...task },
+              }),
         );
       },
     };
@@ -236,7 +251,6 @@ function metaOf(call: AuditedToolCall): JsonObject {
     ...(call.endpoint === undefined ? {} : { endpoint: call.endpoint }),
     ...(call.nameResolution === undefined ? {} : { nameResolution: call.nameResolution }),
     ...(call.appOrigin === undefined ? {} : { appOrigin: call.appOrigin }),
-    ...(call.taskRef === undefined ? {} : { taskRef: call.taskRef, resultType: 'task' }),
   };
 }
 

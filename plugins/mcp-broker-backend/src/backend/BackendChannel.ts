@@ -37,6 +37,8 @@ export interface ChannelRequestOptions {
   timeoutMs?: number;
   /** Called for every other message the backend sends on this request's stream. */
   onServerMessage?: (message: JsonRpcMessage) => void;
+  /** The request's trace context, sent as HTTP headers (`traceparent`, `tracestate`). */
+  traceContext?: Readonly<Record<string, string>>;
 }
 
 /** A request's answer and the session the backend opened with it (an `initialize`). */
@@ -91,7 +93,10 @@ export abstract class BackendChannel {
     try {
       let reply: BackendReply;
       try {
-        reply = await this.transport.send(route, outgoingOf(message), { signal: scope.signal });
+        reply = await this.transport.send(route, outgoingOf(message), {
+          signal: scope.signal,
+          ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
+        });
       } catch (error) {
         throw this.failure(error, scope, 'timed out', false);
       }

@@ -26,6 +26,7 @@ import { advertisedListKinds } from '../protocol/listKinds';
 import { BackendConnection } from '../backend/BackendConnection';
 import type {
   BackendConnectionStatus,
+  BackendLists,
   BackendListTtls,
   ListsUpdate,
 } from '../backend/backendConnectionTypes';
@@ -45,20 +46,29 @@ import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHan
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
 import type { TaskAuditor } from '../tasks/TaskAuditor';
+import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
+import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
+import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
+import { serverIdentityOf } from '../identity/serverIdentity';
 import type { TaskStore } from '../tasks/TaskStore';
 import { TaskNotifications } from '../tasks/TaskNotifications';
 import { TaskWatcher } from '../tasks/TaskWatcher';
 import { isTerminalStatus, type ObservedChange } from '../tasks/observeTaskState';
 import { SignalBus, type SignalStore } from '../replicas/SignalBus';
-import { serverIdentityOf } from '../identity/serverIdentity';
 import { randomUUID } from 'node:crypto';
 
-/** One backend on the status endpoint: its connection status and where its entry came from. */
-export type BackendStatus = BackendConnectionStatus & { source: ServerSource };
+/**
+ * One backend on the status endpoint: its connection status, where its entry came from, and
+ * whether it supports tasks (contract tasks-and-apps §5).
+ */
+export type BackendStatus = BackendConnectionStatus & {
+  source: ServerSource;
+  tasks: { supported: boolean };
+};
 
 /** The status endpoint's body. */
 export interface BrokerStatus {
@@ -90,14 +100,16 @@ export interface McpBrokerOptions {
    */
   toolPins?: ToolPins;
   /**
-   * The task table and the task audit (docs/contracts/tasks-and-apps.md §2); default: a table in
-   * memory (one replica), no audit. `signals` (the bus's table, `sessionStore: database`) carries
-   * task status changes to every replica, and `replicaId` names this replica as a task's watcher;
-   * without them the changes stay in this process and the watcher's id is random.
+   * The task table, the task audit and the task counters (docs/contracts/tasks-and-apps.md §2);
+   * default: a table in memory (one replica), no audit, no counters. `signals` (the bus's table,
+   * `sessionStore: database`) carries task status changes to every replica, and `replicaId`
+   * names this replica as a task's watcher; without them the changes stay in this process and
+   * the watcher's id is random.
    */
   tasks?: {
     store: TaskStore;
     auditor?: TaskAuditor;
+    metrics?: BrokerMetrics;
     urlElicitations?: UrlElicitationPolicy;
     signals?: SignalStore;
     replicaId?: string;
@@ -150,6 +162,8 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
+  /** Expired task rows, and the DELETE of pinned backend sessions they were the last users of. */
+  private readonly taskSweep: ExpirySweeper;
   private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
   private drained: Promise<void> | undefined;
@@ -199,6 +213,7 @@ export class McpBroker {
         );
       },
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+      ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
     });
     this.modernTasks = new ModernTaskRelay({
       store: taskStore,
@@ -246,6 +261,10 @@ export class McpBroker {
           signal.task.pollIntervalMs,
         ),
     });
+    this.taskSweep = new ExpirySweeper([this.tasks], error =>
+      options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),
+    );
+    this.taskSweep.start();
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
@@ -308,6 +327,7 @@ export class McpBroker {
         ),
       ),
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
+      this.tasks.drain(this.options.config.shutdownDrainTimeoutMs),
     ]).then(() => undefined);
     return this.drained;
   }
@@ -385,6 +405,17 @@ export class McpBroker {
       this.closing.add(closed);
       void this.toolCalls.removeBackend(name);
       if (!wanted) this.options.toolPins?.forget(name);
+      // Its tasks go with a removed server, and with one replaced under its name (contract
+      // tasks-and-apps §2.5); a change that keeps its identity (headers) keeps them.
+      if (!wanted || serverIdentityOf(wanted) !== serverIdentityOf(connection.backend)) {
+        this.tasks
+          .forgetServer(connection.backend)
+          .catch(error =>
+            this.options.logger.warn(
+              `Could not delete the tasks of MCP server "${name}": ${error}`,
+            ),
+          );
+      }
     }
     this.servers = [...servers];
     for (const server of servers) {
@@ -488,10 +519,14 @@ export class McpBroker {
   /** A snapshot for the status endpoint (no credentials). */
   status(): BrokerStatus {
     return {
-      backends: this.servers.map(s => ({
-        ...this.connections.get(s.name)!.status(),
-        source: s.source ?? { type: 'config' },
-      })),
+      backends: this.servers.map(s => {
+        const connection = this.connections.get(s.name)!;
+        return {
+          ...connection.status(),
+          source: s.source ?? { type: 'config' },
+          tasks: { supported: connection.supportsTaskCalls },
+        };
+      }),
       clashes: [...this.catalogSnapshot.clashes],
       rejectedTools: [...this.catalogSnapshot.rejectedTools],
       withheldTools: [...this.catalogSnapshot.withheldTools],
@@ -511,6 +546,7 @@ export class McpBroker {
     await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
+    this.taskSweep.stop();
     clearInterval(this.leaseRenewal);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
@@ -629,7 +665,7 @@ export class McpBroker {
     this.catalogSnapshot = AggregatedCatalog.build(
       this.servers.map(server => ({
         backend: server,
-        lists: this.connections.get(server.name)!.cachedLists,
+        lists: this.listsShown(server.name),
       })),
       this.options.toolPins && {
         admitTool: (backend, tool) => this.options.toolPins!.admits(backend, tool),
@@ -647,6 +683,14 @@ export class McpBroker {
       return;
     }
     this.notifyChanges(previous, eventKinds);
+  }
+
+  /** A server's lists as clients see them: no task support where no task is relayed (§2.2). */
+  private listsShown(name: string): BackendLists {
+    const lists = this.connections.get(name)!.cachedLists;
+    return this.tasks.relays(name)
+      ? lists
+      : { ...lists, tools: lists.tools.map(withoutTaskSupport) };
   }
 
   /** Logs each rejected tool once: when it first appears (or its reason changes). */

@@ -90,8 +90,6 @@ export function createStreamingToolCallHandler(
     telemetry?: BrokerTelemetry;
     /** What a backend's URL elicitation may point at; absent: unchecked (tests of other things). */
     urlElicitations?: UrlElicitationPolicy;
-    /** The task table (shared by the replicas, or this replica's); swept with the rest. */
-    tasks?: ExpiringRecords;
   } = {},
 ): StreamingToolCallHandler {
   const { config, logger } = deps;
@@ -123,13 +121,12 @@ export function createStreamingToolCallHandler(
     nonces,
     shared?.heldCalls,
     shared?.signals,
-    options.tasks,
   ];
   const sweeper = new ExpirySweeper(
     expiring.filter((store): store is ExpiringRecords => store !== undefined),
     error =>
       logger.warn(
-        `Could not sweep expired elicitation ids, requestState nonces, held rounds, signals or tasks: ${error}`,
+        `Could not sweep expired elicitation ids, requestState nonces, held rounds or signals: ${error}`,
       ),
   );
   sweeper.start();

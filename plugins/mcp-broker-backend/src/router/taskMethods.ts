@@ -37,6 +37,7 @@ function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
     principal: request.principal,
     mayUse: (server, tool) => mayUseTaskTool(broker, catalog, server, tool),
     ...(traceId === undefined ? {} : { traceId }),
+    ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
   };
 }
 
@@ -165,8 +166,9 @@ export function isTaskCall(broker: McpBroker, request: McpRequest, backend: Brok
 }
 
 /**
- * The task branch of `tools/call` (contract §2.7 first row): one `mcp-broker.tool-call` event
- * with the task's `taskRef`, the relay's answer, HTTP 429 at the per-person bound.
+ * The task branch of `tools/call` (contract §2.7 first row): one `mcp-broker.tool-call` event,
+ * with the task's `taskRef` when a task was created (not when the backend answered at once or
+ * with an error, nor at the bound), the relay's answer, HTTP 429 at the per-person bound.
  */
 export async function createTask(
   broker: McpBroker,
@@ -178,8 +180,9 @@ export async function createTask(
   const { params, writer } = request;
   const id = request.id!;
   const taskId = broker.tasks.newTaskId(route.backend);
-  const audit = auditor.begin({ ...audited, taskRef: taskRefOf(taskId) }, id);
+  const audit = auditor.begin(audited, id);
   const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
+  let created = false;
   try {
     const tool = broker.catalog().tools.find(item => item.name === params.name);
     const reply = await broker.tasks.create(callerOf(broker, request), {
@@ -193,6 +196,8 @@ export async function createTask(
       taskId,
       signal: ended.signal,
     });
+    created =
+      'result' in reply && isPlainObject(reply.result.task) && reply.result.task.taskId === taskId;
     const message = messageOf(id, reply);
     if ('error' in reply && reply.httpStatus !== 200) writer.answer(message, reply.httpStatus);
     else audit.observe(writer).finish(message);
@@ -200,7 +205,7 @@ export async function createTask(
     refuseStoreUnavailable(broker, writer, error, id);
   } finally {
     ended.release();
-    await audit.finish();
+    await audit.finish(created ? { taskRef: taskRefOf(taskId) } : {});
   }
 }
 

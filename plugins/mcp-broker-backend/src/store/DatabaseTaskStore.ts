@@ -23,6 +23,7 @@ import {
   type TaskState,
   type TaskStore,
   WATCHED_TASK_STATUSES,
+  type UnpinnedBackendSession,
 } from '../tasks/TaskStore';
 import { stateFields, trimRetained } from '../tasks/taskRows';
 
@@ -222,6 +223,10 @@ export class DatabaseTaskStore implements TaskStore {
     await this.knex(TASKS_TABLE).where('task_id', taskId).delete();
   }
 
+  async deleteOfServer(server: string, serverIdentity: string) {
+    await this.knex(TASKS_TABLE).where({ server, server_identity: serverIdentity }).delete();
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     const row = await this.knex(TASKS_TABLE)
       .where('backend_session_id', backendSessionId)
@@ -231,7 +236,31 @@ export class DatabaseTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
+    const pinned = await this.knex<TaskRow>(TASKS_TABLE)
+      .where('expires_at', '<=', now)
+      .whereNotNull('backend_session_id')
+      .distinct('server', 'server_identity', 'backend_session_id');
+    const unpinned: UnpinnedBackendSession[] = [];
+    // Per session: whether this call deleted some of its rows, then whether any row is left.
+    for (const row of pinned) {
+      const deleted = await this.knex(TASKS_TABLE)
+        .where({ backend_session_id: row.backend_session_id })
+        .andWhere('expires_at', '<=', now)
+        .delete();
+      if (deleted === 0) continue;
+      const left = await this.knex(TASKS_TABLE)
+        .where({ backend_session_id: row.backend_session_id })
+        .first('task_id');
+      if (left === undefined) {
+        unpinned.push({
+          server: row.server,
+          serverIdentity: row.server_identity,
+          backendSessionId: row.backend_session_id!,
+        });
+      }
+    }
     await this.knex(TASKS_TABLE).where('expires_at', '<=', now).delete();
+    return unpinned;
   }
 
   async takeLease(taskId: string, holder: string, now: number, until: number) {

@@ -326,6 +326,51 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     await b.delete(kept);
     expect(await a.get(kept)).toBeUndefined();
   });
+
+  it('deletes the rows of a server made under one identity, and only those', async () => {
+    const [a, b] = replicas();
+    const jane = person('jane');
+    const gone = await started(a, jane);
+    const other = slot(jane);
+    await a.reserve({ ...other, serverIdentity: 'identity-2' }, BOUNDS, NOW, NOW + 60_000);
+    const elsewhere = slot(jane);
+    await a.reserve({ ...elsewhere, server: 'builds' }, BOUNDS, NOW, NOW + 60_000);
+    await b.deleteOfServer('deploys', 'identity-1');
+    expect(await a.get(gone)).toBeUndefined();
+    expect(await a.get(other.taskId)).toBeDefined();
+    expect(await a.get(elsewhere.taskId)).toBeDefined();
+  });
+
+  it('names a pinned backend session to the sweep that deletes its last row, and only then', async () => {
+    const [a, b] = replicas();
+    const ivan = person('ivan');
+    const session = `pinned-${(counter += 1)}`;
+    const pinnedTask = async (ttlMs: number) => {
+      const task = slot(ivan);
+      await a.reserve(task, BOUNDS, NOW, NOW + 60_000);
+      await a.activate(
+        task.taskId,
+        { backendTaskId: task.taskId, backendSessionId: session },
+        working(ttlMs),
+      );
+      return task.taskId;
+    };
+    const first = await pinnedTask(1000);
+    const second = await pinnedTask(2000);
+    const unpinned = {
+      server: 'deploys',
+      serverIdentity: 'identity-1',
+      backendSessionId: session,
+    };
+    // The first row goes, the second still pins the session: nobody may end it.
+    expect(await b.deleteExpired(NOW + 1000)).not.toContainEqual(unpinned);
+    expect(await a.get(first)).toBeUndefined();
+    expect(await b.pinsBackendSession(session, NOW + 1000)).toBe(true);
+    // The sweep that deletes the last row names it, once; a later sweep has nothing to name.
+    expect(await a.deleteExpired(NOW + 2000)).toContainEqual(unpinned);
+    expect(await a.get(second)).toBeUndefined();
+    expect(await b.deleteExpired(NOW + 2000)).not.toContainEqual(unpinned);
+  });
 });
 
 describe('the mcp_broker_tasks migration', () => {

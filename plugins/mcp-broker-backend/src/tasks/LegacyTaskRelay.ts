@@ -18,19 +18,29 @@
  *   observations of the row (compare-and-set). A backend that no longer knows the task: E3,
  *   the row is deleted.
  * - `tasks/list` is answered from the table, per person, with the broker's cursors.
+ * - The sweep of expired rows (`deleteExpired`, run by the broker's ExpirySweeper) DELETEs each
+ *   pinned backend session whose last row it deleted (best effort, §2.11); a session an
+ *   unexpired row references is never ended.
+ * - Every backend request is a CLIENT span of the client's request, its context in `_meta` and
+ *   the headers (§4); the operation's SERVER span is named after the task's tool and linked to
+ *   the creating request's span; tasks created, ended (once) and refused at the bound are
+ *   counted (§2.14). The broker's drain waits for the requests in flight until its deadline,
+ *   then cuts them with `shutting-down`. A removed server's rows go at its removal.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
  * Every change of a task's state this replica writes (creation, observations that won the
  * compare-and-set) goes to `onObserved`, which publishes it (TaskNotifications); the watcher
  * (TaskWatcher) polls through `poll`.
  *
- * Not here yet (contract Status): the 2026-07-28 extension and the era mixes, a pinned session's DELETE after its last task, the replacement
- * of a pinned session the backend forgot, and servers that act with each person's credential.
+ * Not here yet (contract Status): the era mixes, the replacement of a pinned session the backend
+ * forgot, and servers that act with each person's credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
-import { BackendError, toClientError } from '../backend/backendErrors';
+import { BackendError, brokerShuttingDown, toClientError } from '../backend/backendErrors';
 import { withTraceMeta } from '../telemetry/traceContext';
+import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
+import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import {
   isPlainObject,
@@ -44,7 +54,13 @@ import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
-import type { StoredTask, TaskState, TaskStore } from './TaskStore';
+import {
+  OPEN_TASK_STATUSES,
+  type StoredTask,
+  type StoredTaskStatus,
+  type TaskState,
+  type TaskStore,
+} from './TaskStore';
 import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
@@ -72,6 +88,8 @@ export interface LegacyTaskRelayOptions {
   /** The live backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** Counts tasks created, ended and refused at the bound (contract §2.14). */
+  metrics?: Pick<BrokerMetrics, 'taskCreated' | 'taskEnded' | 'taskLimitRefused'>;
   now?: () => number;
   /**
    * Called with each change of a task this replica wrote (a creation, or an observation that
@@ -86,6 +104,10 @@ export class LegacyTaskRelay {
   private readonly sessions = new Map<string, Promise<LegacySession>>();
   private nextRequestId = 1;
   private readonly now: () => number;
+  /** Backend requests in flight (a drain waits for them until its deadline). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Aborted at the drain deadline: what is still in flight is cut (`shutting-down`). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: LegacyTaskRelayOptions) {
     this.now = options.now ?? Date.now;
@@ -136,6 +158,10 @@ export class LegacyTaskRelay {
           : {}),
         credentialMode: 'broker',
         backendEra: 'legacy',
+        // The creating SERVER span: every later operation's span links to it.
+        ...(caller.telemetry?.traceparent === undefined
+          ? {}
+          : { creatingTrace: caller.telemetry.traceparent }),
       },
       { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
@@ -144,17 +170,17 @@ export class LegacyTaskRelay {
     const audit = (outcome: TaskOutcome) =>
       this.audit(caller, 'create', outcome, started, input.server, input.tool, input.taskId);
     if (!reserved) {
+      this.options.metrics?.taskLimitRefused(input.server);
       await audit('limited');
       return refusal(taskLimitReached(config.perPerson));
     }
-    // The client's own trace context and baggage never reach a backend (contract §4).
-    const params = withTraceMeta(withCappedTtl(input.params, config.maxTtlMs), undefined);
+    const params = withCappedTtl(input.params, config.maxTtlMs);
     let sent: { session: LegacySession; response: JsonRpcResponse };
     try {
-      sent = await this.sendCall(backend, caller.principal, params, input.signal);
+      sent = await this.sendCall(backend, caller, input.tool, params, input.signal);
     } catch (error) {
       await store.release(input.taskId);
-      return { error: toClientError(error), httpStatus: 200 };
+      return this.failed(error, input.server);
     }
     const { session, response } = sent;
     const task = 'result' in response ? legacyTaskOf(response.result.task) : undefined;
@@ -181,7 +207,7 @@ export class LegacyTaskRelay {
     if (recorded === undefined) {
       // The client must never get an id the broker cannot find.
       await this.send(
-        backend,
+        { backend, caller, tool: input.tool },
         session.id,
         'tasks/cancel',
         { taskId: task.taskId },
@@ -193,6 +219,8 @@ export class LegacyTaskRelay {
       before: { ...recorded, status: 'pending', version: recorded.version - 1 },
       after: recorded,
     });
+    this.options.metrics?.taskCreated(input.server, 'legacy', 'legacy');
+    if (isTerminal(recorded.status)) this.options.metrics?.taskEnded(input.server, recorded.status);
     return {
       result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
     };
@@ -201,7 +229,7 @@ export class LegacyTaskRelay {
   /** `tasks/get`: the task as the backend shows it now. */
   get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'get', async (task, backend) => {
-      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       return this.taskAnswer(task, response);
     });
   }
@@ -213,6 +241,7 @@ export class LegacyTaskRelay {
   result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'result', async (task, backend) => {
       const response = await this.sendOnTask(
+        caller,
         backend,
         task,
         'tasks/result',
@@ -225,7 +254,7 @@ export class LegacyTaskRelay {
           : { result: withRelatedTask(response.result, task) };
       // The task has ended: its row must stop counting as open (the watcher reads it only while
       // its person listens).
-      if (!isLost(answer)) await this.refresh(task, backend, signal);
+      if (!isLost(answer)) await this.refresh(caller, task, backend, signal);
       return answer;
     });
   }
@@ -233,9 +262,9 @@ export class LegacyTaskRelay {
   /** `tasks/cancel`: the backend cancels; a terminal task's refusal passes unchanged. */
   cancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'cancel', async (task, backend) => {
-      const response = await this.sendOnTask(backend, task, 'tasks/cancel', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/cancel', signal);
       if ('error' in response && /terminal/i.test(response.error.message)) {
-        await this.refresh(task, backend, signal);
+        await this.refresh(caller, task, backend, signal);
         return { error: response.error, httpStatus: 200 };
       }
       return this.taskAnswer(task, response);
@@ -264,7 +293,9 @@ export class LegacyTaskRelay {
     const backend = this.backendOfTask(task);
     if (backend === undefined) return undefined;
     try {
-      await this.taskAnswer(task, await this.sendOnTask(backend, task, 'tasks/get', signal));
+      // The watcher polls for the task's owner; no client request to trace.
+      const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+      await this.taskAnswer(task, await this.sendOnTask(owner, backend, task, 'tasks/get', signal));
     } catch (error) {
       if (!isSessionLost(error)) throw error;
       await store.delete(task.taskId);
@@ -297,6 +328,56 @@ export class LegacyTaskRelay {
     };
   }
 
+  /**
+   * Deletes the expired rows; ends each pinned backend session whose last row this sweep deleted
+   * (contract §2.11, best effort: a backend that is gone expires the session itself).
+   */
+  async deleteExpired(now: number): Promise<void> {
+    const unpinned = await this.options.store.deleteExpired(now);
+    await Promise.all(
+      unpinned.map(async ({ server, serverIdentity, backendSessionId }) => {
+        const backend = this.options.backendOf(server);
+        if (backend === undefined || serverIdentityOf(backend.server) !== serverIdentity) return;
+        // This replica's own task calls must not use the session any more.
+        for (const [key, cached] of this.sessions) {
+          if ((await cached.catch(() => undefined))?.id === backendSessionId) {
+            if (this.sessions.get(key) === cached) this.sessions.delete(key);
+          }
+        }
+        await backend.channel.endSession({
+          id: backendSessionId,
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+        });
+      }),
+    );
+  }
+
+  /**
+   * `server` was removed, or replaced under its name by another server (another identity): its
+   * tasks go — their rows, and this replica's pinned sessions there (contract §2.5).
+   */
+  async forgetServer(server: BrokerServerConfig): Promise<void> {
+    const identity = serverIdentityOf(server);
+    for (const key of [...this.sessions.keys()]) {
+      if (key.startsWith(`${identity}\u0000`)) this.sessions.delete(key);
+    }
+    await this.options.store.deleteOfServer(server.name, identity);
+  }
+
+  /**
+   * The broker is shutting down: lets the task requests in flight finish until `timeoutMs` has
+   * passed, then cuts them — a long `tasks/result` above all —, each answering `-32000`
+   * `shutting-down`, retryable (contract §2.7). Resolves once none is left.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = setTimeout(() => this.stopping.abort(), timeoutMs);
+    try {
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
   /** Steps 2–7 of contract §2.7 around one backend operation, audited. */
   private async operate(
     caller: TaskCaller,
@@ -319,6 +400,9 @@ export class LegacyTaskRelay {
       return refusal(found.refusal);
     }
     const { task, backend } = found;
+    // The request's SERVER span becomes `tasks/get <tool>`, linked to the creating trace.
+    caller.telemetry?.routed({ server: task.server, tool: task.tool });
+    if (task.creatingTrace !== undefined) caller.telemetry?.linkTo(task.creatingTrace);
     let reply: TaskReply;
     try {
       reply = await run(task, backend);
@@ -328,7 +412,7 @@ export class LegacyTaskRelay {
         await this.options.store.delete(task.taskId).catch(() => undefined);
         reply = refusal(taskLost(task.server));
       } else {
-        reply = { error: toClientError(error), httpStatus: 200 };
+        reply = this.failed(error, task.server);
       }
     }
     await this.audit(
@@ -366,7 +450,13 @@ export class LegacyTaskRelay {
     if (seen === undefined) return { result: withRelatedTask(response.result, task) };
     const state = this.stateOf(seen);
     const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
-    if (change !== undefined) await this.options.onObserved?.(change);
+    if (change !== undefined) {
+      // Counted by the observation that wrote the change to a terminal status: once per task.
+      if (isTerminal(change.after.status) && !isTerminal(change.before.status)) {
+        this.options.metrics?.taskEnded(task.server, change.after.status);
+      }
+      await this.options.onObserved?.(change);
+    }
     const observed: StoredTask = { ...task, ...state };
     return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
   }
@@ -377,15 +467,17 @@ export class LegacyTaskRelay {
    */
   private async sendCall(
     backend: TaskBackend,
-    principal: string,
+    caller: TaskCaller,
+    tool: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<{ session: LegacySession; response: JsonRpcResponse }> {
+    const { principal } = caller;
     for (let attempt = 1; ; attempt += 1) {
       const session = await this.sessionOf(backend, principal);
       try {
         const response = await this.send(
-          backend,
+          { backend, caller, tool },
           session.id,
           'tools/call',
           params,
@@ -401,9 +493,14 @@ export class LegacyTaskRelay {
   }
 
   /** Reads the task's state from the backend into its row (best effort). */
-  private async refresh(task: StoredTask, backend: TaskBackend, signal: AbortSignal) {
+  private async refresh(
+    caller: TaskCaller,
+    task: StoredTask,
+    backend: TaskBackend,
+    signal: AbortSignal,
+  ) {
     try {
-      const response = await this.sendOnTask(backend, task, 'tasks/get', signal);
+      const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       if ('result' in response) await this.taskAnswer(task, response);
     } catch {
       // The next operation or the sweep sees it again.
@@ -416,6 +513,12 @@ export class LegacyTaskRelay {
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
     if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
+  }
+
+  /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
+  private failed(error: unknown, server: string): TaskReply {
+    const failure = this.stopping.signal.aborted ? brokerShuttingDown(server) : error;
+    return { error: toClientError(failure), httpStatus: 200 };
   }
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
@@ -467,6 +570,7 @@ export class LegacyTaskRelay {
 
   /** Sends `method` about `task` (the backend's id) on the task's pinned backend session. */
   private sendOnTask(
+    caller: TaskCaller,
     backend: TaskBackend,
     task: StoredTask,
     method: string,
@@ -474,7 +578,7 @@ export class LegacyTaskRelay {
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
     return this.send(
-      backend,
+      { backend, caller, tool: task.tool },
       task.backendSessionId,
       method,
       { taskId: task.backendTaskId },
@@ -483,21 +587,56 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** Sends `method` with `params` on the backend session `sessionId` and reads its response. */
+  /**
+   * Sends `method` with `params` on the backend session `sessionId` and reads its response: a
+   * CLIENT span of the caller's request, whose context goes in both carriers (HTTP headers and
+   * `params._meta`) instead of the client's trace keys and baggage (contract §4).
+   */
   private async send(
-    backend: TaskBackend,
+    on: { backend: TaskBackend; caller: TaskCaller; tool: string },
     sessionId: string | undefined,
     method: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
-    const { response } = await backend.channel.request(
-      { jsonrpc: '2.0', id: `task-${this.nextRequestId++}`, method, params },
+    const observed = on.caller.telemetry?.backendRequest({
+      server: on.backend.server.name,
+      tool: on.tool,
+      method,
+      era: 'legacy',
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+    });
+    const traceContext = observed?.propagationFields;
+    const sent = on.backend.channel.request(
+      {
+        jsonrpc: '2.0',
+        id: `task-${this.nextRequestId++}`,
+        method,
+        params: withTraceMeta(params, traceContext),
+      },
       { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
-      { signals: [signal], ...(timeoutMs === undefined ? {} : { timeoutMs }) },
+      {
+        signals: [signal, this.stopping.signal],
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(traceContext === undefined ? {} : { traceContext }),
+      },
     );
-    return response;
+    this.inFlight.add(sent);
+    try {
+      const { response } = await sent;
+      observed?.end(resultOfFinalMessage(response));
+      return response;
+    } catch (error) {
+      observed?.end({
+        outcome: 'failed',
+        errorType: errorTypeOfException(error),
+        exception: error,
+      });
+      throw error;
+    } finally {
+      this.inFlight.delete(sent);
+    }
   }
 
   private async audit(
@@ -546,6 +685,11 @@ function withRelatedTask(
 /** The backend forgot the broker's session (restart, expiry). */
 function isSessionLost(error: unknown): boolean {
   return error instanceof BackendError && error.reason === 'session-lost';
+}
+
+/** Whether a task has ended. */
+function isTerminal(status: StoredTaskStatus): boolean {
+  return !OPEN_TASK_STATUSES.includes(status);
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

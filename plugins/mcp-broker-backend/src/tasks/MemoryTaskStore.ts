@@ -12,6 +12,7 @@ import {
   type TaskState,
   type TaskStore,
   WATCHED_TASK_STATUSES,
+  type UnpinnedBackendSession,
 } from './TaskStore';
 import { compareNewestFirst, stateFields, trimRetained } from './taskRows';
 
@@ -98,6 +99,13 @@ export class MemoryTaskStore implements TaskStore {
     this.leases.delete(taskId);
   }
 
+  async deleteOfServer(server: string, serverIdentity: string) {
+    for (const [taskId, task] of this.tasks) {
+      if (task.server === server && task.serverIdentity === serverIdentity)
+        this.tasks.delete(taskId);
+    }
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     for (const task of this.tasks.values()) {
       if (task.backendSessionId === backendSessionId && task.expiresAt > now) return true;
@@ -106,9 +114,20 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async deleteExpired(now: number) {
+    const freed = new Map<string, UnpinnedBackendSession>();
     for (const [taskId, task] of this.tasks) {
-      if (task.expiresAt <= now) await this.delete(taskId);
+      if (task.expiresAt > now) continue;
+      this.tasks.delete(taskId);
+      this.leases.delete(taskId);
+      const { server, serverIdentity, backendSessionId } = task;
+      if (backendSessionId !== undefined) {
+        freed.set(backendSessionId, { server, serverIdentity, backendSessionId });
+      }
     }
+    for (const task of this.tasks.values()) {
+      if (task.backendSessionId !== undefined) freed.delete(task.backendSessionId);
+    }
+    return [...freed.values()];
   }
 
   async takeLease(taskId: string, holder: string, now: number, until: number) {

@@ -11,8 +11,10 @@
  * (and later publishes) it. A person keeps at most `retained` rows: reserving beyond that deletes
  * the person's oldest terminal rows. Rows expire at `recorded_at + ttl_ms`; a slot that never
  * became a task expires at the `expiresAt` it was reserved with (its replica died meanwhile);
- * `deleteExpired` sweeps both. An expired row is still returned by `get` (its owner is told
- * "Task has expired" until the sweep) but is neither counted nor listed.
+ * `deleteExpired` sweeps both, and names the pinned backend sessions whose last rows its own
+ * deletes removed (their DELETE is then that replica's to send, §2.11). An expired row is still
+ * returned by `get` (its owner is told "Task has expired" until the sweep) but is neither counted
+ * nor listed.
  *
  * The watcher's lease (`takeLease`, `releaseLease`) makes one replica poll a task for its
  * subscribers (contract §2.10); it never changes the row's state or version.
@@ -102,6 +104,15 @@ export interface TaskBounds {
   readonly retained: number;
 }
 
+/** A pinned backend session (§2.11) that no row references any more. */
+export interface UnpinnedBackendSession {
+  /** The server and the identity the session was opened with. */
+  readonly server: string;
+  readonly serverIdentity: string;
+  /** The backend's `Mcp-Session-Id`. */
+  readonly backendSessionId: string;
+}
+
 /** Storage of {@link StoredTask}s; see the file comment. */
 export interface TaskStore {
   /**
@@ -142,10 +153,20 @@ export interface TaskStore {
   countOpen(principal: string, now: number): Promise<number>;
   /** Deletes the row of `taskId`. */
   delete(taskId: string): Promise<void>;
+  /**
+   * Deletes every row of the server `server` made under `serverIdentity` (the server was removed,
+   * or replaced by another under its name: its ids answer "Task not found" from now on).
+   */
+  deleteOfServer(server: string, serverIdentity: string): Promise<void>;
   /** Whether an unexpired row at `now` references the backend session (it must not be ended). */
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
-  /** Deletes rows that expired at or before `now`, slots that never became tasks included. */
-  deleteExpired(now: number): Promise<void>;
+  /**
+   * Deletes rows that expired at or before `now`, slots that never became tasks included. Returns
+   * the backend sessions that rows deleted by this very call referenced and that no row (expired
+   * or not) references afterwards: of replicas sweeping at once, the last to delete such a
+   * session's rows sees it unreferenced (two may both see it: its DELETE is best effort).
+   */
+  deleteExpired(now: number): Promise<UnpinnedBackendSession[]>;
   /**
    * Takes or renews the watcher's lease of `taskId` for `holder` until `until` (contract §2.10):
    * only while the task is open (`working`, `input_required`: an ended task is not watched) and

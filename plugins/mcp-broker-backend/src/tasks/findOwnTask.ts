@@ -12,6 +12,7 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { TaskOutcome } from './TaskAuditor';
 import { TASK_EXPIRED, TASK_NOT_FOUND, type TaskError } from './taskErrors';
 import type { StoredTask, TaskStore } from './TaskStore';
+import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
 
 /** Who asks, and whether they may use a task's tool now. */
 export interface TaskCaller {
@@ -19,6 +20,8 @@ export interface TaskCaller {
   /** `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now. */
   readonly mayUse: (server: string, tool: string) => boolean;
   readonly traceId?: string;
+  /** The client request's telemetry: the task's backend requests are its CLIENT spans. */
+  readonly telemetry?: ClientRequestTelemetry;
 }
 
 /** The caller's usable task and its backend, or the refusal and the audit outcome. */

@@ -45,6 +45,9 @@ export const MetricName = {
   appCalls: 'mcp_broker.app_calls',
   tasksWatched: 'mcp_broker.tasks.watched',
   taskNotificationsSent: 'mcp_broker.task_notifications.sent',
+  tasksCreated: 'mcp_broker.tasks.created',
+  tasksEnded: 'mcp_broker.tasks.ended',
+  taskLimitRefusals: 'mcp_broker.task_limit.refusals',
 } as const;
 
 /** Bucket boundaries (seconds) the semantic conventions advise for MCP operation durations. */
@@ -89,6 +92,9 @@ export class BrokerMetrics {
   readonly #relayedCancellations: Counter;
   readonly #appCalls: Counter;
   readonly #taskNotificationsSent: Counter;
+  readonly #tasksCreated: Counter;
+  readonly #tasksEnded: Counter;
+  readonly #taskLimitRefusals: Counter;
   readonly #meter: Meter;
   readonly #gauges: {
     sessions: ObservableUpDownCounter;
@@ -141,6 +147,18 @@ export class BrokerMetrics {
     this.#taskNotificationsSent = meter.createCounter(MetricName.taskNotificationsSent, {
       unit: '{notification}',
       description: 'Task status notifications sent to client streams',
+    });
+    this.#tasksCreated = meter.createCounter(MetricName.tasksCreated, {
+      unit: '{task}',
+      description: 'Tasks created through the broker (contract tasks-and-apps §2.14)',
+    });
+    this.#tasksEnded = meter.createCounter(MetricName.tasksEnded, {
+      unit: '{task}',
+      description: 'Tasks seen ending, once each, by the terminal status they ended with',
+    });
+    this.#taskLimitRefusals = meter.createCounter(MetricName.taskLimitRefusals, {
+      unit: '{call}',
+      description: 'Task-creating calls refused by mcpBroker.tasks.perPerson',
     });
     this.#gauges = {
       sessions: meter.createObservableUpDownCounter(MetricName.sessions, {
@@ -270,6 +288,25 @@ export class BrokerMetrics {
   /** A task status notification was sent to a client stream of era `era`. */
   taskNotificationSent(era: Era): void {
     this.#taskNotificationsSent.add(1, { [Attr.era]: era });
+  }
+
+  /** A task was created at `server` (of `backendEra`) for a client of `era`. */
+  taskCreated(server: string, era: Era, backendEra: Era): void {
+    this.#tasksCreated.add(1, {
+      [Attr.server]: server,
+      [Attr.era]: era,
+      [Attr.backendEra]: backendEra,
+    });
+  }
+
+  /** A task of `server` was first seen in the terminal `status` (counted once per task). */
+  taskEnded(server: string, status: string): void {
+    this.#tasksEnded.add(1, { [Attr.server]: server, [Attr.taskStatus]: status });
+  }
+
+  /** A task-creating call to `server` was refused by the per-person bound of open tasks. */
+  taskLimitRefused(server: string): void {
+    this.#taskLimitRefusals.add(1, { [Attr.server]: server });
   }
 
   /**

@@ -23,7 +23,7 @@ import {
 import type { JsonRpcId } from '../protocol/jsonRpc';
 import { clientRequestMethod } from '../protocol/mcpMethods';
 import { BrokerMetrics, type BrokerGaugeSnapshot } from './BrokerMetrics';
-import { BrokerTracer, endSpan, traceIdOf } from './BrokerTracer';
+import { BrokerTracer, endSpan, spanContextOf, traceIdOf, traceparentOf } from './BrokerTracer';
 import type { TraceCarrier } from './traceContext';
 import { resultOfFinalMessage, type RequestResult } from './requestResult';
 import { Attr, boundedMethod, type AppCallResolution, type Era } from './telemetryAttributes';
@@ -88,6 +88,8 @@ export interface ClientRequestTelemetry {
   readonly traceId: string | undefined;
   /** The request's context (the parent of its backend requests' spans). */
   readonly context: Context;
+  /** The request's SERVER span as a W3C `traceparent` (undefined when tracing is off). */
+  readonly traceparent: string | undefined;
   /** The request resolved to `target` (sets attributes; a `tools/call` counts as in flight). */
   routed(target: RequestTarget): void;
   /** A request to a backend made for this client request. */
@@ -108,6 +110,11 @@ export interface ClientRequestTelemetry {
   rateLimited(server: string, code: number, reason: string, limitSource: 'config' | 'plan'): void;
   /** An app's call by a tool's own name was resolved as `resolution` (to `server`): counted. */
   appCall(resolution: AppCallResolution, server?: string): void;
+  /**
+   * Links the request's span to the span `traceparent` names (a task's creating request,
+   * contract tasks-and-apps §2.14); an invalid value is ignored.
+   */
+  linkTo(traceparent: string): void;
   /**
    * Runs `fn` with the request's context active, so that what it does (log lines, backend
    * requests) belongs to the request's trace (with the SDK's async context manager).
@@ -238,6 +245,7 @@ class ClientRequestObservation implements ClientRequestTelemetry {
   readonly era: Era;
   readonly traceId: string | undefined;
   readonly context: Context;
+  readonly traceparent: string | undefined;
   readonly #metrics: BrokerMetrics;
   readonly #tracer: BrokerTracer;
   readonly #span: Span;
@@ -267,6 +275,7 @@ class ClientRequestObservation implements ClientRequestTelemetry {
     this.#span = started.span;
     this.context = started.context;
     this.traceId = traceIdOf(started.span);
+    this.traceparent = traceparentOf(started.span);
   }
 
   routed(target: RequestTarget): void {
@@ -310,6 +319,11 @@ class ClientRequestObservation implements ClientRequestTelemetry {
 
   appCall(resolution: AppCallResolution, server?: string): void {
     this.#metrics.appCall(resolution, server);
+  }
+
+  linkTo(traceparent: string): void {
+    const context = spanContextOf(traceparent);
+    if (context !== undefined && this.#span.isRecording()) this.#span.addLink({ context });
   }
 
   end(result: RequestResult): void {

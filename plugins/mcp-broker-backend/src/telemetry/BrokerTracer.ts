@@ -25,11 +25,12 @@ import {
   type Attributes,
   type Context,
   type Span,
+  type SpanContext,
   type TextMapPropagator,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { clientTraceContext, type TraceCarrier } from './traceContext';
+import { clientTraceContext, validTraceparent, type TraceCarrier } from './traceContext';
 
 /** The instrumentation scope of the broker's spans (the package's name). */
 export const TRACER_NAME = '@devportal/plugin-mcp-broker-backend';
@@ -126,6 +127,22 @@ export class BrokerTracer {
 export function traceIdOf(span: Span): string | undefined {
   const spanContext = span.spanContext();
   return trace.isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
+}
+
+/** `span`'s context as a W3C `traceparent` (version 00), or undefined when it is not valid. */
+export function traceparentOf(span: Span): string | undefined {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return trace.isSpanContextValid(span.spanContext())
+    ? `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`
+    : undefined;
+}
+
+/** The remote span context a valid `traceparent` names (traceContext.ts), else undefined. */
+export function spanContextOf(traceparent: string): SpanContext | undefined {
+  const valid = validTraceparent(traceparent);
+  if (valid === undefined) return undefined;
+  const [, traceId, spanId, flags] = valid.split('-');
+  return { traceId, spanId, traceFlags: parseInt(flags, 16), isRemote: true };
 }
 
 /**

@@ -36,6 +36,10 @@ export const Attr = {
   limitSource: 'mcp_broker.limit_source',
   /** How an MCP App's call by its server's own tool name was resolved (contract tasks-and-apps §3.6). */
   appCallResolution: 'mcp_broker.app_call.resolution',
+  /** The era of the backend a task lives at (contract tasks-and-apps §2.14). */
+  backendEra: 'mcp_broker.backend.era',
+  /** The terminal status a task ended with. */
+  taskStatus: 'mcp_broker.task.status',
 } as const;
 
 /** How an app's call by a tool's own name was resolved: by its hint, by uniqueness, or not. */

@@ -18,6 +18,8 @@ export interface ScriptedMcpServerOptions {
   tools?: string[];
   /** The `inputSchema` of some tools by name; others get `{ type: 'object' }`. */
   inputSchemas?: Record<string, Record<string, unknown>>;
+  /** More fields of some tools by name (e.g. `execution`), listed as given. */
+  toolFields?: Record<string, Record<string, unknown>>;
   /** Answer GET with 405 (no event stream) instead of opening one. */
   noEventStream?: boolean;
   /** End every GET event stream right after opening it (the session stays valid). */
@@ -187,6 +189,7 @@ export async function startScriptedMcpServer(
               name,
               description: `scripted ${name}`,
               inputSchema: options.inputSchemas?.[name] ?? { type: 'object' },
+              ...options.toolFields?.[name],
             })),
           });
           return;
