@@ -275,6 +275,12 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
       if (!isRecord(params.inputResponses)) {
         throw new RpcError(-32602, 'tasks/update needs params.inputResponses (an object)');
       }
+      // As a strict backend may: an input key named `refused-…` is refused as not found (the
+      // extension says SHOULD ignore unknown keys; a backend may still refuse them).
+      const unknown = Object.keys(params.inputResponses).find(key => key.startsWith('refused-'));
+      if (unknown !== undefined) {
+        throw new RpcError(-32602, `Input request "${unknown}" not found`);
+      }
       jobs.answer(task, params.inputResponses);
       const ack = { resultType: 'complete' };
       taskMessages.push({ schema: 'UpdateTaskResultV2Schema', message: ack });

@@ -233,6 +233,12 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
       }),
       expect.objectContaining({ end: expect.objectContaining({ outcome: 'succeeded' }) }),
     ]);
+    // Its end, once: written by the get that first saw it completed.
+    expect(audit.filter(e => e.meta.taskRef === ref && e.meta.operation === 'ended')).toEqual([
+      expect.objectContaining({
+        meta: expect.objectContaining({ status: 'completed', ageMs: expect.any(Number) }),
+      }),
+    ]);
     expect(JSON.stringify(audit)).not.toContain(task.taskId);
   });
 
@@ -266,6 +272,16 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
       method: 'elicitation/create',
       params: { mode: 'form', message: 'Approve prod?' },
     });
+    // A key the backend refuses as "not found": its answer passes, the task stays.
+    const refused = await modern(broker.url, 'alice', 'tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { 'refused-key': { action: 'accept', content: {} } },
+    });
+    expect(refused.message.error).toEqual({
+      code: -32602,
+      message: 'Input request "refused-key" not found',
+    });
+    expect((await get('alice', task.taskId)).message.result.status).toBe('input_required');
     const updated = await modern(broker.url, 'alice', 'tasks/update', {
       taskId: task.taskId,
       inputResponses: { [keys[0]]: { action: 'accept', content: { approve: true } } },
@@ -277,7 +293,7 @@ describe('tasks through the broker (2026-07-28 client and backend, real modern t
       result: { content: [{ type: 'text', text: 'approved prod' }] },
     });
     // The backend got its own key and the backend id, in the body and in Mcp-Name.
-    const update = fixture.requests.find(r => r.method === 'tasks/update');
+    const update = fixture.requests.findLast(r => r.method === 'tasks/update');
     expect(update?.taskId).toMatch(/^fixture-/);
     expect(update?.mcpName).toBe(update?.taskId);
   });

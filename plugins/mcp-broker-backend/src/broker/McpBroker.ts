@@ -217,6 +217,14 @@ export class McpBroker {
     });
     this.modernTasks = new ModernTaskRelay({
       store: taskStore,
+      // A 2026-07-28 task's end is audited and counted; its changes are not published yet (the
+      // listen route of §2.10 is not built).
+      onObserved: async change => {
+        if (!isTerminalStatus(change.before.status) && isTerminalStatus(change.after.status)) {
+          options.tasks?.metrics?.taskEnded(change.after.server, change.after.status);
+        }
+        await this.auditTaskEnd(change);
+      },
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
       logger: options.logger,
@@ -568,7 +576,13 @@ export class McpBroker {
    * A task change this replica wrote: audited `ended` when it is the task's end (once: only the
    * compare-and-set winner gets here), and published to the owner's streams on every replica.
    */
-  private async taskObserved({ before, after }: ObservedChange): Promise<void> {
+  private async taskObserved(change: ObservedChange): Promise<void> {
+    await this.auditTaskEnd(change);
+    await this.taskNotifications.publish(change.after);
+  }
+
+  /** A task's end, audited once: by the replica whose observation wrote it (§2.14 `ended`). */
+  private async auditTaskEnd({ before, after }: ObservedChange): Promise<void> {
     if (!isTerminalStatus(before.status) && isTerminalStatus(after.status)) {
       await this.options.tasks?.auditor?.record({
         principal: after.principal,
@@ -582,7 +596,6 @@ export class McpBroker {
         durationMs: 0,
       });
     }
-    await this.taskNotifications.publish(after);
   }
 
   /** Extends sessions in use here, ends those gone from the store, removes expired records. */

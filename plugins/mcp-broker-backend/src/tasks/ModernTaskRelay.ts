@@ -58,6 +58,7 @@ import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
 import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
 import { observedTaskState } from './observedTaskState';
+import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
 import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
@@ -80,6 +81,11 @@ export interface ModernTaskRelayOptions {
   /** The live 2026-07-28 backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => ModernTaskBackend | undefined;
   auditor?: TaskAuditor;
+  /**
+   * A change of a task's state this replica wrote (the compare-and-set winner): the broker audits
+   * a task's end once.
+   */
+  onObserved?: (change: ObservedChange) => Promise<void>;
   /** Where a store failure is told (never to the client). */
   logger?: Pick<LoggerService, 'warn'>;
   /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
@@ -271,7 +277,15 @@ export class ModernTaskRelay {
         { inputResponses },
         signal,
       );
-      if ('error' in response) return this.backendError(task, response.error);
+      if ('error' in response) {
+        // An update's "not found" may name an input key: the task is lost only if a read of it
+        // says so too (otherwise the backend's answer passes, and the task stays).
+        if (!saysNotFound(response.error)) return { error: response.error, httpStatus: 200 };
+        const read = await this.send(backend, 'tasks/get', task.backendTaskId!, {}, signal);
+        return 'error' in read
+          ? this.backendError(task, read.error)
+          : { error: response.error, httpStatus: 200 };
+      }
       return { result: taskAckOf(response.result) };
     });
   }
@@ -332,7 +346,10 @@ export class ModernTaskRelay {
   /** Writes what `seen` shows of the task into its row (compare-and-set); the row as observed. */
   private async observe(task: StoredTask, seen: ModernTask): Promise<StoredTask> {
     const state = observedTaskState(seen, this.options.config.maxTtlMs);
-    await this.options.store.observe(task.taskId, task.version, state).catch(() => false);
+    // Written only when it is news, retried once after a lost compare-and-set (a cancel's
+    // follow-up read must not leave the row open); the writer tells the broker.
+    const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
+    if (change !== undefined) await this.options.onObserved?.(change);
     return { ...task, ...state };
   }
 
@@ -349,7 +366,7 @@ export class ModernTaskRelay {
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
   private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
-    if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
+    if (saysNotFound(error)) {
       await this.options.store.delete(task.taskId);
       return taskRefusal(taskLost(task.server));
     }
@@ -437,6 +454,11 @@ function errorResponse(
   error: JsonRpcErrorObject,
 ): Record<string, unknown> {
   return { jsonrpc: '2.0', id: response.id, error };
+}
+
+/** Whether a backend's error says that what the request named is unknown (`-32602` "not found"). */
+function saysNotFound(error: JsonRpcErrorObject): boolean {
+  return error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message);
 }
 
 /** A response's error object (the caller checked that it has one). */
