@@ -45,6 +45,7 @@ import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
 import type { TaskAuditor } from '../tasks/TaskAuditor';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
+import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import type { TaskStore } from '../tasks/TaskStore';
@@ -117,6 +118,11 @@ export class McpBroker {
   readonly tasks: LegacyTaskRelay;
   /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
   readonly modernTasks: ModernTaskRelay;
+  /**
+   * Tasks of 2026-07-28 clients whatever their backend's era (contract tasks-and-apps §2.12.4;
+   * a modern backend's tasks go on to {@link McpBroker.modernTasks}).
+   */
+  readonly crossEraTasks: CrossEraTaskRelay;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -159,20 +165,21 @@ export class McpBroker {
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
     const taskStore = options.tasks?.store ?? new MemoryTaskStore();
+    const legacyTaskBackendOf = (name: string) => {
+      const connection = this.connections.get(name);
+      return (
+        connection && {
+          server: connection.backend,
+          channel: connection.legacy,
+          supportsTaskCalls: connection.supportsTaskCalls,
+        }
+      );
+    };
     this.tasks = new LegacyTaskRelay({
       store: taskStore,
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
-      backendOf: name => {
-        const connection = this.connections.get(name);
-        return (
-          connection && {
-            server: connection.backend,
-            channel: connection.legacy,
-            supportsTaskCalls: connection.supportsTaskCalls,
-          }
-        );
-      },
+      backendOf: legacyTaskBackendOf,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
     });
     this.modernTasks = new ModernTaskRelay({
@@ -193,6 +200,14 @@ export class McpBroker {
       ...(options.tasks?.urlElicitations === undefined
         ? {}
         : { urlElicitations: options.tasks.urlElicitations }),
+    });
+    this.crossEraTasks = new CrossEraTaskRelay({
+      store: taskStore,
+      config: options.config.tasks,
+      legacy: this.tasks,
+      modern: this.modernTasks,
+      legacyBackendOf: legacyTaskBackendOf,
+      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -393,13 +408,16 @@ export class McpBroker {
 
   /**
    * True when 2026-07-28 clients are offered the tasks extension (contract tasks-and-apps §2.2):
-   * tasks are on and a backend (through a curated endpoint: one of its `servers`) declared it.
+   * tasks are on and a backend (through a curated endpoint: one of its `servers`) supports tasks
+   * in either era (a 2025-11-25 backend's are translated, §2.12.4).
    */
   offersModernTasks(servers?: ReadonlySet<string>): boolean {
     if (!this.config.tasks.enabled) return false;
     return [...this.connections].some(
       ([name, connection]) =>
-        (servers === undefined || servers.has(name)) && connection.supportsTaskExtension,
+        (servers === undefined || servers.has(name)) &&
+        // A 2025-11-25 backend's tasks are translated (§2.12.4).
+        (connection.supportsTaskExtension || connection.supportsTaskCalls),
     );
   }
 

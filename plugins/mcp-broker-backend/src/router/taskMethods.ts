@@ -9,7 +9,8 @@
  *
  * 2026-07-28 (the extension `io.modelcontextprotocol/tasks`, §2.12.2): `tasks/get`,
  * `tasks/update` and `tasks/cancel` of a client that declared the extension (the endpoint
- * refuses the others with E4 before their params are checked), answered as `complete` results;
+ * refuses the others with E4 before their params are checked), answered as `complete` results,
+ * whichever era the task's backend speaks (§2.12.4: CrossEraTaskRelay);
  * a `tools/call` of such a client to a backend that declared it too carries the relay's task
  * creation into the call machinery.
  */
@@ -30,7 +31,7 @@ import { refuseStoreUnavailable } from './protocol';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** The caller of a task operation, with the tool decisions of this request. */
-function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
+export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
   const catalog = permittedCatalogOf(request);
   const traceId = request.telemetry?.traceId;
   return {
@@ -88,13 +89,13 @@ export function modernTaskOperation(broker: McpBroker, operation: 'get' | 'updat
       const caller = callerOf(broker, request);
       const reply =
         operation === 'update'
-          ? await broker.modernTasks.update(
+          ? await broker.crossEraTasks.update(
               caller,
               params.taskId,
               params.inputResponses as Record<string, unknown>,
               ended.signal,
             )
-          : await broker.modernTasks[operation](caller, params.taskId, ended.signal);
+          : await broker.crossEraTasks[operation](caller, params.taskId, ended.signal);
       writer.answer(
         messageOf(id, 'error' in reply ? reply : { result: completeResult(reply.result) }),
         'error' in reply ? reply.httpStatus : 200,

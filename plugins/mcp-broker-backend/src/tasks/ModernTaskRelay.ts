@@ -39,7 +39,6 @@ import {
   type JsonRpcErrorObject,
   type JsonRpcResponse,
 } from '../protocol/jsonRpc';
-import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import { serverInfoMeta } from '../protocol/modernResults';
 import {
   declaresTasksExtension,
@@ -48,6 +47,7 @@ import {
   withTasksExtension,
   type ModernTask,
 } from '../protocol/modernTasks';
+import { withoutRelatedTask } from '../protocol/taskEraMapping';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
@@ -429,12 +429,4 @@ function errorResponse(
 /** A response's error object (the caller checked that it has one). */
 function errorOf(response: Record<string, unknown>): JsonRpcErrorObject {
   return response.error as JsonRpcErrorObject;
-}
-
-/** `result` without the 2025-11-25 `related-task` meta (never shown to a 2026-07-28 client). */
-function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
-  const meta = isPlainObject(result._meta) ? result._meta : undefined;
-  if (meta === undefined || !(RELATED_TASK_META in meta)) return result;
-  const { [RELATED_TASK_META]: _legacy, ...rest } = meta;
-  return { ...result, _meta: rest };
 }
