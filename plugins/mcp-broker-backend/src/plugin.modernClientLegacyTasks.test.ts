@@ -215,6 +215,14 @@ describe('tasks through the broker (2026-07-28 client, 2025-11-25 backend, real 
         end: expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
       }),
     ]);
+    // Its operations are audited with both eras.
+    const gotten = audit.filter(e => e.meta.taskRef === ref && e.meta.operation === 'get');
+    expect(gotten.length).toBeGreaterThan(0);
+    for (const event of gotten) {
+      expect(event.meta).toEqual(
+        expect.objectContaining({ clientEra: 'modern', backendEra: 'legacy' }),
+      );
+    }
   });
 
   it('shows a failed legacy task whose result is a tool error as completed with isError (status mapping)', async () => {

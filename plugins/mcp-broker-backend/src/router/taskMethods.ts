@@ -42,6 +42,7 @@ export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
       return route !== undefined && route.backend === server && route.originalName === tool;
     },
     ...(traceId === undefined ? {} : { traceId }),
+    era: request.era,
   };
 }
 

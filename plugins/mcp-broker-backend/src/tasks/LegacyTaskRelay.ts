@@ -468,6 +468,7 @@ export class LegacyTaskRelay {
       operation,
       outcome,
       durationMs: performance.now() - started,
+      ...(caller.era === undefined ? {} : { clientEra: caller.era }),
       ...(server === undefined ? {} : { server }),
       ...(tool === undefined ? {} : { tool }),
       ...(taskId === undefined ? {} : { taskId }),

@@ -19,6 +19,8 @@ export interface TaskCaller {
   /** `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now. */
   readonly mayUse: (server: string, tool: string) => boolean;
   readonly traceId?: string;
+  /** The era the caller speaks (audited as `clientEra`); absent: legacy. */
+  readonly era?: 'legacy' | 'modern';
 }
 
 /** The caller's usable task and its backend, or the refusal and the audit outcome. */
