@@ -299,8 +299,14 @@ describe('tasks through the broker (2026-07-28 client, 2025-11-25 backend, real 
     const task = (await call('carol', 'nap')).message.result;
     revoked.add('user:default/carol');
     try {
+      const refusal = await waitFor(async () => {
+        const { message } = await get('carol', task.taskId);
+        return message.error;
+      }, 'the revocation to reach the decision cache');
+      expect(refusal).toEqual(E1);
       const before = fixture.requests.length;
       expect((await get('carol', task.taskId)).message.error).toEqual(E1);
+      expect((await cancel('carol', task.taskId)).message.error).toEqual(E1);
       expect(fixture.requests.length).toBe(before);
     } finally {
       revoked.delete('user:default/carol');

@@ -389,7 +389,10 @@ export class McpBroker {
       if (servers !== undefined && !servers.has(name)) continue;
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
-      if (connection.supportsTaskCalls) tasks = this.config.tasks.enabled;
+      // Either era's tasks (a 2026-07-28 backend's are translated, §2.12.3).
+      if (connection.supportsTaskCalls || connection.supportsTaskExtension) {
+        tasks = this.config.tasks.enabled;
+      }
       if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
     }
     return {

@@ -1,5 +1,6 @@
 import {
   detailedTaskFromLegacyPayload,
+  legacyTaskFromModern,
   legacyTaskSupportOf,
   modernTaskFromLegacy,
   withoutRelatedTask,
@@ -65,5 +66,35 @@ describe('taskEraMapping', () => {
       error,
     });
     expect(detailedTaskFromLegacyPayload(task, { error })).not.toHaveProperty('result');
+  });
+
+  it('shows a modern task as a legacy Task: names back, isError completed as failed, inlined members left out', () => {
+    const modern = {
+      taskId: 'jobs:abc',
+      status: 'completed',
+      createdAt: '2026-11-29T00:00:00Z',
+      lastUpdatedAt: '2026-11-29T00:00:01Z',
+      ttlMs: 60_000,
+      pollIntervalMs: 100,
+      resultType: 'complete',
+      result: { content: [], isError: true },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'broker' }, kept: 1 },
+    };
+    expect(legacyTaskFromModern(modern)).toEqual({
+      taskId: 'jobs:abc',
+      status: 'failed',
+      createdAt: '2026-11-29T00:00:00Z',
+      lastUpdatedAt: '2026-11-29T00:00:01Z',
+      ttl: 60_000,
+      pollInterval: 100,
+      _meta: { kept: 1 },
+    });
+    const ok = legacyTaskFromModern({ ...modern, result: { content: [] }, _meta: undefined });
+    expect(ok.status).toBe('completed');
+    expect(ok).not.toHaveProperty('_meta');
+    expect(legacyTaskFromModern({ ...modern, status: 'failed', error: { code: 1 } })).toEqual(
+      expect.objectContaining({ status: 'failed' }),
+    );
+    expect(legacyTaskFromModern({ taskId: 'x', status: 'working', ttlMs: null }).ttl).toBeNull();
   });
 });

@@ -7,6 +7,7 @@
  */
 import { isPlainObject, type JsonRpcErrorObject } from './jsonRpc';
 import { RELATED_TASK_META } from './legacyTasks';
+import { ModernMetaKey } from './modernEra';
 
 /** A tool's 2025-11-25 `execution.taskSupport` (absent or unknown: `forbidden`). */
 export type LegacyTaskSupport = 'forbidden' | 'optional' | 'required';
@@ -55,4 +56,32 @@ export function detailedTaskFromLegacyPayload(
 ): Record<string, unknown> {
   if ('error' in payload) return { ...task, status: 'failed', error: payload.error };
   return { ...task, status: 'completed', result: withoutRelatedTask(payload.result) };
+}
+
+/**
+ * A 2026-07-28 `Task` or `DetailedTask` (already carrying the broker id) as a 2025-11-25 `Task`:
+ * `ttlMs`/`pollIntervalMs` renamed back, `completed` with an `isError: true` result shown as
+ * `failed` (the status mapping), the inlined `result`/`error`/`inputRequests`, `resultType` and
+ * the broker's `serverInfo` meta left out; other `_meta` members pass.
+ */
+export function legacyTaskFromModern(task: Record<string, unknown>): Record<string, unknown> {
+  const {
+    ttlMs,
+    pollIntervalMs,
+    resultType: _resultType,
+    result,
+    error: _error,
+    inputRequests: _inputRequests,
+    _meta,
+    ...rest
+  } = task;
+  const { [ModernMetaKey.serverInfo]: _serverInfo, ...meta } = isPlainObject(_meta) ? _meta : {};
+  const toolError = isPlainObject(result) && result.isError === true;
+  return {
+    ...rest,
+    ...(rest.status === 'completed' && toolError ? { status: 'failed' } : {}),
+    ttl: typeof ttlMs === 'number' ? ttlMs : null,
+    ...(typeof pollIntervalMs === 'number' ? { pollInterval: pollIntervalMs } : {}),
+    ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
+  };
 }

@@ -22,6 +22,7 @@ import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
 import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
 import { completeResult } from '../protocol/modernResults';
+import { withTasksExtension } from '../protocol/modernTasks';
 import type { TaskCreation } from '../types';
 import type { TaskCaller } from '../tasks/findOwnTask';
 import type { TaskReply } from '../tasks/TaskReply';
@@ -63,11 +64,13 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
     const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
     if (operation === 'result') writer.holdForCall();
     try {
-      const reply = await broker.tasks[operation](
-        callerOf(broker, request),
-        request.params.taskId,
-        ended.signal,
-      );
+      // Whichever era the task's backend speaks (§2.12.3: CrossEraTaskRelay).
+      const relay = broker.crossEraTasks;
+      const reply = await {
+        get: relay.legacyGet,
+        result: relay.legacyResult,
+        cancel: relay.legacyCancel,
+      }[operation].call(relay, callerOf(broker, request), request.params.taskId, ended.signal);
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error, request.id!);
@@ -119,8 +122,10 @@ export function byClientEra(
 }
 
 /**
- * The task creation of a 2026-07-28 `tools/call` routed to `route` (contract §2.12.2), when the
- * client declared the extension and the backend did too; undefined otherwise (a plain call).
+ * The task creation of a `tools/call` routed to `route`, a backend that declared the tasks
+ * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), or of a 2025-11-25
+ * client's call with `params.task` (§2.12.3: answered as a legacy task); undefined otherwise (a
+ * plain call).
  */
 export function modernTaskCreationOf(
   broker: McpBroker,
@@ -128,21 +133,27 @@ export function modernTaskCreationOf(
   route: McpRoute,
   backend: BrokerServerConfig,
 ): TaskCreation | undefined {
+  const legacyClient = request.era === 'legacy' && isPlainObject(request.params.task);
+  const capabilities = legacyClient
+    ? withTasksExtension({})
+    : (request.context?.clientCapabilities ?? {});
   if (
-    request.era !== 'modern' ||
+    (request.era !== 'modern' && !legacyClient) ||
     request.method !== 'tools/call' ||
     // A person's own credential (spec §11) is not carried to task operations yet.
     authOf(backend).mode !== 'broker' ||
-    !broker.modernTasks.relays(backend.name, request.context?.clientCapabilities ?? {})
+    !broker.modernTasks.relays(backend.name, capabilities)
   ) {
     return undefined;
   }
   const tool = broker.catalog().tools.find(item => item.name === request.params.name);
-  return broker.modernTasks.creation(callerOf(broker, request), {
+  const input = {
     server: route.backend,
     tool: route.name,
     ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
-  });
+  };
+  if (legacyClient) return broker.crossEraTasks.legacyCreation(callerOf(broker, request), input);
+  return broker.modernTasks.creation(callerOf(broker, request), input);
 }
 
 /** `tasks/list`: the caller's tasks, from the broker's table. */

@@ -18,14 +18,30 @@
  * - `tasks/update`: no input is relayed from a legacy backend yet, so no key is one of the
  *   task's: acked after the task is found (the extension: unknown keys are ignored).
  * A task id of a modern backend's task goes to the modern relay unchanged.
+ *
+ * 2025-11-25 clients × 2026-07-28 backends (§2.12.3), on the modern relay the same way:
+ * - Create: a `tools/call` with `params.task` to a backend that declared the extension is that
+ *   relay's task creation (extension declared on that request, `task` dropped); its
+ *   `resultType: "task"` answer leaves as a legacy `CreateTaskResult` (`{ task }`); any other
+ *   answer passes (input rounds before the task are asked on the call's stream, spec §9).
+ * - `tasks/get`: the modern `tasks/get`, shown as a legacy `Task` (status mapping).
+ * - `tasks/result`: emulated by polling the modern `tasks/get` every
+ *   `max(pollIntervalMs, minPollInterval)` until the task ends: its `result` (with the
+ *   `related-task` meta), its `error`, or E12 for a cancelled task.
+ * - `tasks/cancel`: the modern `tasks/get` first (an ended task: E8), then `tasks/cancel` and
+ *   `tasks/get`, answered with the legacy `Task` as observed.
+ * A task id of a legacy backend's task goes to the legacy relay unchanged.
  */
+import { sleep } from '../backend/sleep';
 import type { TasksConfig } from '../config';
 import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
 import { serverInfoMeta } from '../protocol/modernResults';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../protocol/modernTasks';
 import { missingExtensionError } from '../protocol/requestMetadata';
+import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import {
   detailedTaskFromLegacyPayload,
+  legacyTaskFromModern,
   modernTaskFromLegacy,
   withoutRelatedTask,
   type LegacyTaskSupport,
@@ -35,7 +51,8 @@ import { findOwnTask, type TaskCaller } from './findOwnTask';
 import type { LegacyTaskRelay, TaskBackend } from './LegacyTaskRelay';
 import type { ModernTaskRelay } from './ModernTaskRelay';
 import type { TaskAuditor, TaskOutcome } from './TaskAuditor';
-import { taskLost } from './taskErrors';
+import type { TaskCreation } from '../types';
+import { TASK_CANCELLED, taskLost, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { TaskStore } from './TaskStore';
 
@@ -204,11 +221,89 @@ export class CrossEraTaskRelay {
     return taskRefusal(taskLost(server));
   }
 
+  /**
+   * The task creation of a 2025-11-25 client's task-augmented `tools/call` of `tool` on the
+   * 2026-07-28 backend `server` (see the file comment).
+   */
+  legacyCreation(
+    caller: TaskCaller,
+    input: { server: string; tool: string; toolAnnotations?: Record<string, unknown> },
+  ): TaskCreation {
+    const creation = this.options.modern.creation(caller, input);
+    return async send => {
+      const response = await creation(send);
+      const result = response.result;
+      if (!isPlainObject(result) || result.resultType !== 'task') return response;
+      const { _meta, ...task } = legacyTaskFromModern(result);
+      return { ...response, result: { task, ...(_meta === undefined ? {} : { _meta }) } };
+    };
+  }
+
+  /** `tasks/get` of a 2025-11-25 client, whichever era the task's backend speaks. */
+  async legacyGet(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+    if (!(await this.isModernTask(taskId))) return this.options.legacy.get(caller, taskId, signal);
+    const got = await this.options.modern.get(caller, taskId, signal);
+    return 'error' in got ? got : { result: legacyTaskFromModern(got.result) };
+  }
+
+  /**
+   * `tasks/result` of a 2025-11-25 client, whichever era the task's backend speaks; a modern
+   * backend's task is polled until it ends, the task expires or `signal` aborts.
+   */
+  async legacyResult(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+    if (!(await this.isModernTask(taskId))) {
+      return this.options.legacy.result(caller, taskId, signal);
+    }
+    const { modern, config } = this.options;
+    for (;;) {
+      const got = await modern.get(caller, taskId, signal);
+      if ('error' in got) return got;
+      const seen = got.result;
+      const related = { [RELATED_TASK_META]: { taskId: taskId as string } };
+      if (seen.status === 'completed' && isPlainObject(seen.result)) {
+        const result = withoutRelatedTask(seen.result);
+        const meta = isPlainObject(result._meta) ? result._meta : {};
+        return { result: { ...result, _meta: { ...meta, ...related } } };
+      }
+      if (seen.status === 'failed' && isPlainObject(seen.error)) {
+        return { error: seen.error as unknown as JsonRpcErrorObject, httpStatus: 200 };
+      }
+      if (seen.status === 'cancelled') return taskRefusal(TASK_CANCELLED);
+      const interval =
+        typeof seen.pollIntervalMs === 'number' ? seen.pollIntervalMs : config.minPollIntervalMs;
+      // An aborted wait ends at once; the next tasks/get then answers the abort.
+      await sleep(Math.max(interval, config.minPollIntervalMs), signal);
+    }
+  }
+
+  /** `tasks/cancel` of a 2025-11-25 client, whichever era the task's backend speaks. */
+  async legacyCancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+    if (!(await this.isModernTask(taskId))) {
+      return this.options.legacy.cancel(caller, taskId, signal);
+    }
+    const { modern } = this.options;
+    const before = await modern.get(caller, taskId, signal);
+    if ('error' in before) return before;
+    const shown = legacyTaskFromModern(before.result);
+    if (TERMINAL.has(String(shown.status))) return taskRefusal(taskTerminal(String(shown.status)));
+    const cancelled = await modern.cancel(caller, taskId, signal);
+    if ('error' in cancelled) return cancelled;
+    // The backend cancels eventually: the task as observed, never a `cancelled` not seen.
+    return this.legacyGet(caller, taskId, signal);
+  }
+
   /** The server of `taskId` when its row was made through a 2025-11-25 backend. */
   private async legacyServerOf(taskId: unknown): Promise<string | undefined> {
     if (typeof taskId !== 'string') return undefined;
     const row = await this.options.store.get(taskId);
     return row?.backendEra === 'legacy' ? row.server : undefined;
+  }
+
+  /** Whether `taskId`'s row was made through a 2026-07-28 backend. */
+  private async isModernTask(taskId: unknown): Promise<boolean> {
+    if (typeof taskId !== 'string') return false;
+    const row = await this.options.store.get(taskId);
+    return row?.backendEra === 'modern';
   }
 }
 
