@@ -25,6 +25,7 @@ import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
+import { taskRefOf } from './tasks/TaskAuditor';
 import { waitFor } from './testing/waitFor';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
@@ -106,7 +107,7 @@ const startTask = (client: Client, tool: string, args: Record<string, unknown> =
   );
 
 describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real modern tasks fixture)', () => {
-  const { factory: auditorFactory } = recordingAuditor();
+  const { factory: auditorFactory, events: audit } = recordingAuditor();
   let fixture: ModernTasksServer;
   let broker: { url: URL; stop(): Promise<void> };
 
@@ -157,6 +158,21 @@ describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real 
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+    // One tool-call event naming the task by its ref; task events with both eras.
+    const ref = taskRefOf(task.taskId);
+    expect(audit.filter(e => e.end?.meta.taskRef === ref)).toEqual([
+      expect.objectContaining({
+        meta: expect.objectContaining({ tool: 'deploy' }),
+        end: expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
+      }),
+    ]);
+    const gotten = audit.filter(e => e.meta.taskRef === ref && e.meta.operation === 'get');
+    expect(gotten.length).toBeGreaterThan(0);
+    for (const event of gotten) {
+      expect(event.meta).toEqual(
+        expect.objectContaining({ clientEra: 'legacy', backendEra: 'modern' }),
+      );
+    }
   });
 
   it('shows a tool error as failed with its result, and a protocol error as failed with its error', async () => {
