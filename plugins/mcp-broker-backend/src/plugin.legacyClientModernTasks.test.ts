@@ -124,13 +124,18 @@ describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real 
     await fixture?.close();
   }, 30_000);
 
-  it('offers the tasks capability for a backend that declares the extension', async () => {
+  it('offers the tasks capability and optional task support for a backend that declares the extension', async () => {
     const client = await connect('alice', broker.url);
     expect(client.getServerCapabilities()?.tasks).toEqual({
       list: {},
       cancel: {},
       requests: { tools: { call: {} } },
     });
+    // The backend decides per call: every tool may run as a task.
+    const { tools } = await client.listTools();
+    const deploy = tools.find(tool => tool.name === 'jobs_deploy');
+    expect(deploy?.execution?.taskSupport).toBe('optional');
+    expect(tools.every(tool => tool.execution?.taskSupport === 'optional')).toBe(true);
   });
 
   it('creates a task with the extension declared, gets it as a legacy Task and collects its result', async () => {

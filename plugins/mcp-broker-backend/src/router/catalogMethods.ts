@@ -34,6 +34,7 @@ import {
   withoutAppOriginHint,
 } from './appCallRoutes';
 import { declaresUi } from './declaresUi';
+import { withLegacyTaskSupport } from './legacyTaskSupport';
 import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
 
 /** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
@@ -109,7 +110,13 @@ export function discover(broker: McpBroker) {
 export function list(broker: McpBroker, key: ListKey) {
   return async (request: McpRequest): Promise<void> => {
     const catalog = permittedCatalogOf(request);
-    const items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    const tools = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : undefined;
+    const items =
+      tools === undefined
+        ? catalog[key]
+        : request.era === 'legacy'
+          ? withLegacyTaskSupport(broker, catalog, tools)
+          : tools;
     sendAnswer(request, { result: { [key]: items } }, result =>
       cacheableResult(result, listCacheHints(broker, 'private', [key])),
     );
