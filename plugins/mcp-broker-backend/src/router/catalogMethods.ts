@@ -110,13 +110,11 @@ export function discover(broker: McpBroker) {
 export function list(broker: McpBroker, key: ListKey) {
   return async (request: McpRequest): Promise<void> => {
     const catalog = permittedCatalogOf(request);
-    const tools = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : undefined;
-    const items =
-      tools === undefined
-        ? catalog[key]
-        : request.era === 'legacy'
-          ? withLegacyTaskSupport(broker, catalog, tools)
-          : tools;
+    let items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    // A 2025-11-25 client is shown which tools may run as tasks (contract tasks-and-apps §2.2).
+    if (key === 'tools' && request.era === 'legacy') {
+      items = withLegacyTaskSupport(broker, catalog, items);
+    }
     sendAnswer(request, { result: { [key]: items } }, result =>
       cacheableResult(result, listCacheHints(broker, 'private', [key])),
     );
