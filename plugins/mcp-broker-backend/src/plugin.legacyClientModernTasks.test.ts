@@ -21,6 +21,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Knex } from 'knex';
+import { withModernEnvelope } from './backend/ModernChannel';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { revocablePermission } from './__testUtils__/switchablePermissions';
@@ -51,7 +52,12 @@ const recordingFetch: typeof fetch = async (input, init) => {
 };
 
 /** A broker replica with the modern fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(fixture: ModernTasksServer, auditor: unknown, knex?: Knex) {
+async function startReplica(
+  fixture: ModernTasksServer,
+  auditor: unknown,
+  knex?: Knex,
+  maxStoredResultBytes?: number,
+) {
   const { server } = await startTestBackend({
     features: [
       mcpBrokerPlugin,
@@ -64,7 +70,10 @@ async function startReplica(fixture: ModernTasksServer, auditor: unknown, knex?:
             servers: [{ name: 'jobs', url: fixture.url }],
             reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
             permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: { minPollInterval: { milliseconds: 20 } },
+            tasks: {
+              minPollInterval: { milliseconds: 20 },
+              ...(maxStoredResultBytes === undefined ? {} : { maxStoredResultBytes }),
+            },
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -100,9 +109,21 @@ async function connect(user: string, url: URL): Promise<Client> {
 }
 
 /** A task-augmented call of `tool`. */
-const startTask = (client: Client, tool: string, args: Record<string, unknown> = {}) =>
+const startTask = (
+  client: Client,
+  tool: string,
+  args: Record<string, unknown> = {},
+  ttl?: number,
+) =>
   client.request(
-    { method: 'tools/call', params: { name: `jobs_${tool}`, arguments: args, task: {} } },
+    {
+      method: 'tools/call',
+      params: {
+        name: `jobs_${tool}`,
+        arguments: args,
+        task: ttl === undefined ? {} : { ttl },
+      },
+    },
     CreateTaskResultSchema,
   );
 
@@ -222,6 +243,67 @@ describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real 
     });
   });
 
+  it('holds an immediate answer as a completed task the broker made, answered from its row', async () => {
+    const client = await connect('alice', broker.url);
+    const calls = fixture.requests.filter(r => r.method === 'tools/call').length;
+    const { task } = await startTask(client, 'nap', {}, 5_000);
+    expect(task.taskId).toMatch(BROKER_TASK_ID);
+    expect(task).toMatchObject({ status: 'completed', ttl: 5_000 });
+    const asked = fixture.requests.length;
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({
+      taskId: task.taskId,
+      status: 'completed',
+    });
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'napped' }]);
+    expect(result._meta?.[RELATED_TASK]).toEqual({ taskId: task.taskId });
+    await expect(client.experimental.tasks.cancelTask(task.taskId)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining(
+        "Cannot cancel task: already in terminal status 'completed'",
+      ),
+      data: { reason: 'task-terminal' },
+    });
+    // A 2026-07-28 client of the same person sees it completed with the result inlined.
+    const modernGet = async (method: string) => {
+      const response = await fetch(broker.url, {
+        method: 'POST',
+        headers: {
+          Authorization: mockCredentials.user.header('user:default/alice'),
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': method,
+          'Mcp-Name': task.taskId,
+        },
+        body: JSON.stringify(
+          withModernEnvelope(
+            { jsonrpc: '2.0', id: 1, method, params: { taskId: task.taskId } },
+            { extensions: { [TASKS_EXTENSION]: {} } },
+          ),
+        ),
+      });
+      return response.json();
+    };
+    expect((await modernGet('tasks/get')).result).toMatchObject({
+      resultType: 'complete',
+      taskId: task.taskId,
+      status: 'completed',
+      ttlMs: 5_000,
+      result: { content: [{ type: 'text', text: 'napped' }] },
+    });
+    expect((await modernGet('tasks/cancel')).result).toMatchObject({ resultType: 'complete' });
+    // One call reached the backend; nothing else did.
+    expect(fixture.requests.filter(r => r.method === 'tools/call').length).toBe(calls + 1);
+    expect(fixture.requests.length).toBe(asked);
+    // Another person: unknown.
+    const bob = await connect('bob', broker.url);
+    await expect(bob.experimental.tasks.getTask(task.taskId)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Task not found'),
+    });
+  });
+
   it('answers another person’s id like an unknown one', async () => {
     const alice = await connect('alice', broker.url);
     const bob = await connect('bob', broker.url);
@@ -239,6 +321,29 @@ describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real 
     expect(texts.length).toBeGreaterThan(0);
     for (const text of texts) expect(text).not.toContain('fixture-');
   });
+});
+
+describe('an immediate answer too large to hold (mcpBroker.tasks.maxStoredResultBytes: 10)', () => {
+  it('answers E10 and keeps no task', async () => {
+    const fixture = await startModernTasksServer();
+    const { factory } = recordingAuditor();
+    const broker = await startReplica(fixture, factory, undefined, 10);
+    try {
+      const client = await connect('alice', broker.url);
+      await expect(startTask(client, 'nap')).rejects.toMatchObject({
+        code: -32603,
+        message: expect.stringMatching(
+          /MCP server "jobs" answered at once with \d+ bytes, more than a task can hold \(mcpBroker\.tasks\.maxStoredResultBytes\); call the tool without a task$/,
+        ),
+        data: { reason: 'task-result-too-large' },
+      });
+      expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
+    } finally {
+      await Promise.all(clients.splice(0).map(client => client.close()));
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
 });
 
 const { engines } = replicaDatabases('legacy client × modern backend tasks across replicas');

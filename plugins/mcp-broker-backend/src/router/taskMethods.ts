@@ -152,7 +152,13 @@ export function modernTaskCreationOf(
     tool: route.name,
     ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
   };
-  if (legacyClient) return broker.crossEraTasks.legacyCreation(callerOf(broker, request), input);
+  if (legacyClient) {
+    const { ttl } = request.params.task as Record<string, unknown>;
+    return broker.crossEraTasks.legacyCreation(callerOf(broker, request), {
+      ...input,
+      ...(typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? { ttl } : {}),
+    });
+  }
   return broker.modernTasks.creation(callerOf(broker, request), input);
 }
 

@@ -54,7 +54,8 @@ import type { TaskAuditor, TaskOutcome } from './TaskAuditor';
 import type { TaskCreation } from '../types';
 import { TASK_CANCELLED, taskLost, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import type { TaskStore } from './TaskStore';
+import type { StoredTask, TaskStore } from './TaskStore';
+import { HeldTasks } from './HeldTasks';
 
 /** Options of {@link CrossEraTaskRelay}. */
 export interface CrossEraTaskRelayOptions {
@@ -85,9 +86,17 @@ const BROKER_FAILURE_MESSAGES = new Set(['request aborted', 'internal error in t
 /** See the file comment. */
 export class CrossEraTaskRelay {
   private readonly now: () => number;
+  private readonly held: HeldTasks;
 
   constructor(private readonly options: CrossEraTaskRelayOptions) {
     this.now = options.now ?? Date.now;
+    this.held = new HeldTasks({
+      store: options.store,
+      config: options.config,
+      serverOf: options.legacyBackendOf,
+      ...(options.auditor === undefined ? {} : { auditor: options.auditor }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
   }
 
   /**
@@ -157,8 +166,10 @@ export class CrossEraTaskRelay {
 
   /** `tasks/get` of a 2026-07-28 client, whichever era the task's backend speaks. */
   async get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    const server = await this.legacyServerOf(taskId);
-    if (server === undefined) return this.options.modern.get(caller, taskId, signal);
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'get');
+    if (row?.backendEra !== 'legacy') return this.options.modern.get(caller, taskId, signal);
+    const { server } = row;
     const { legacy } = this.options;
     const got = await legacy.get(caller, taskId, signal);
     if ('error' in got) return got;
@@ -181,8 +192,9 @@ export class CrossEraTaskRelay {
     inputResponses: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<TaskReply> {
-    const server = await this.legacyServerOf(taskId);
-    if (server === undefined) {
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'update');
+    if (row?.backendEra !== 'legacy') {
       return this.options.modern.update(caller, taskId, inputResponses, signal);
     }
     const started = performance.now();
@@ -206,8 +218,10 @@ export class CrossEraTaskRelay {
 
   /** `tasks/cancel` of a 2026-07-28 client, whichever era the task's backend speaks. */
   async cancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    const server = await this.legacyServerOf(taskId);
-    if (server === undefined) return this.options.modern.cancel(caller, taskId, signal);
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'cancel');
+    if (row?.backendEra !== 'legacy') return this.options.modern.cancel(caller, taskId, signal);
+    const { server } = row;
     const { legacy } = this.options;
     const cancelled = await legacy.cancel(caller, taskId, signal);
     if (!('error' in cancelled)) return { result: {} };
@@ -227,13 +241,31 @@ export class CrossEraTaskRelay {
    */
   legacyCreation(
     caller: TaskCaller,
-    input: { server: string; tool: string; toolAnnotations?: Record<string, unknown> },
+    input: {
+      server: string;
+      tool: string;
+      toolAnnotations?: Record<string, unknown>;
+      /** The client's requested `params.task.ttl` (a held task's lifetime). */
+      ttl?: number;
+    },
   ): TaskCreation {
-    const creation = this.options.modern.creation(caller, input);
+    const { ttl, ...created } = input;
+    const creation = this.options.modern.creation(caller, created);
     return async send => {
       const response = await creation(send);
       const result = response.result;
-      if (!isPlainObject(result) || result.resultType !== 'task') return response;
+      if (!isPlainObject(result) || result.resultType === 'input_required') return response;
+      if (result.resultType !== 'task') {
+        // Answered at once: a task the broker makes itself, holding the result (or E10).
+        const held = await this.held.hold(caller, {
+          ...created,
+          ...(ttl === undefined ? {} : { ttl }),
+          result,
+        });
+        return 'error' in held
+          ? { jsonrpc: '2.0', id: response.id, error: held.error }
+          : { ...response, result: held.result };
+      }
       const { _meta, ...task } = legacyTaskFromModern(result);
       return { ...response, result: { task, ...(_meta === undefined ? {} : { _meta }) } };
     };
@@ -241,7 +273,9 @@ export class CrossEraTaskRelay {
 
   /** `tasks/get` of a 2025-11-25 client, whichever era the task's backend speaks. */
   async legacyGet(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    if (!(await this.isModernTask(taskId))) return this.options.legacy.get(caller, taskId, signal);
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'legacy-get');
+    if (row?.backendEra !== 'modern') return this.options.legacy.get(caller, taskId, signal);
     const got = await this.options.modern.get(caller, taskId, signal);
     return 'error' in got ? got : { result: legacyTaskFromModern(got.result) };
   }
@@ -251,9 +285,9 @@ export class CrossEraTaskRelay {
    * backend's task is polled until it ends, the task expires or `signal` aborts.
    */
   async legacyResult(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    if (!(await this.isModernTask(taskId))) {
-      return this.options.legacy.result(caller, taskId, signal);
-    }
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'legacy-result');
+    if (row?.backendEra !== 'modern') return this.options.legacy.result(caller, taskId, signal);
     const { modern, config } = this.options;
     for (;;) {
       const got = await modern.get(caller, taskId, signal);
@@ -278,9 +312,9 @@ export class CrossEraTaskRelay {
 
   /** `tasks/cancel` of a 2025-11-25 client, whichever era the task's backend speaks. */
   async legacyCancel(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    if (!(await this.isModernTask(taskId))) {
-      return this.options.legacy.cancel(caller, taskId, signal);
-    }
+    const row = await this.rowOf(taskId);
+    if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'legacy-cancel');
+    if (row?.backendEra !== 'modern') return this.options.legacy.cancel(caller, taskId, signal);
     const { modern } = this.options;
     const before = await modern.get(caller, taskId, signal);
     if ('error' in before) return before;
@@ -292,18 +326,9 @@ export class CrossEraTaskRelay {
     return this.legacyGet(caller, taskId, signal);
   }
 
-  /** The server of `taskId` when its row was made through a 2025-11-25 backend. */
-  private async legacyServerOf(taskId: unknown): Promise<string | undefined> {
-    if (typeof taskId !== 'string') return undefined;
-    const row = await this.options.store.get(taskId);
-    return row?.backendEra === 'legacy' ? row.server : undefined;
-  }
-
-  /** Whether `taskId`'s row was made through a 2026-07-28 backend. */
-  private async isModernTask(taskId: unknown): Promise<boolean> {
-    if (typeof taskId !== 'string') return false;
-    const row = await this.options.store.get(taskId);
-    return row?.backendEra === 'modern';
+  /** The row of `taskId` (whoever owns it: the relays check), to pick the relay. */
+  private rowOf(taskId: unknown): Promise<StoredTask | undefined> {
+    return typeof taskId === 'string' ? this.options.store.get(taskId) : Promise.resolve(undefined);
   }
 }
 

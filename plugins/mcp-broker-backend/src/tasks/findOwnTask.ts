@@ -50,7 +50,11 @@ export async function findOwnTask<B extends { readonly server: BrokerServerConfi
   now: number,
 ): Promise<FoundTask<B>> {
   const task = typeof taskId === 'string' ? await store.get(taskId) : undefined;
-  if (task === undefined || task.status === 'pending' || task.backendTaskId === undefined) {
+  if (
+    task === undefined ||
+    task.status === 'pending' ||
+    (task.backendTaskId === undefined && task.heldResult === undefined)
+  ) {
     return { refusal: TASK_NOT_FOUND, outcome: 'not-found' };
   }
   // Someone else's task answers exactly like one that does not exist.
