@@ -56,7 +56,7 @@ async function startReplica(
   fixture: ModernTasksServer,
   auditor: unknown,
   knex?: Knex,
-  maxStoredResultBytes?: number,
+  tasks: Record<string, unknown> = {},
 ) {
   const { server } = await startTestBackend({
     features: [
@@ -70,10 +70,7 @@ async function startReplica(
             servers: [{ name: 'jobs', url: fixture.url }],
             reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
             permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: {
-              minPollInterval: { milliseconds: 20 },
-              ...(maxStoredResultBytes === undefined ? {} : { maxStoredResultBytes }),
-            },
+            tasks: { minPollInterval: { milliseconds: 20 }, ...tasks },
             ...(knex === undefined
               ? {}
               : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
@@ -327,7 +324,9 @@ describe('an immediate answer too large to hold (mcpBroker.tasks.maxStoredResult
   it('answers E10 and keeps no task', async () => {
     const fixture = await startModernTasksServer();
     const { factory } = recordingAuditor();
-    const broker = await startReplica(fixture, factory, undefined, 10);
+    const broker = await startReplica(fixture, factory, undefined, {
+      maxStoredResultBytes: 10,
+    });
     try {
       const client = await connect('alice', broker.url);
       await expect(startTask(client, 'nap')).rejects.toMatchObject({
@@ -338,6 +337,49 @@ describe('an immediate answer too large to hold (mcpBroker.tasks.maxStoredResult
         data: { reason: 'task-result-too-large' },
       });
       expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
+    } finally {
+      await Promise.all(clients.splice(0).map(client => client.close()));
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
+describe('the per-person bound (mcpBroker.tasks.perPerson: 1)', () => {
+  it('refuses a task call beyond it with HTTP 429 (E7) before anything reaches the backend', async () => {
+    const fixture = await startModernTasksServer();
+    const { factory } = recordingAuditor();
+    const broker = await startReplica(fixture, factory, undefined, { perPerson: 1 });
+    try {
+      const client = await connect('alice', broker.url);
+      await startTask(client, 'deploy', { target: 'first' });
+      await fixture.started('first');
+      const calls = fixture.requests.filter(r => r.method === 'tools/call').length;
+      const response = await fetch(broker.url, {
+        method: 'POST',
+        headers: {
+          Authorization: mockCredentials.user.header('user:default/alice'),
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': (client.transport as StreamableHTTPClientTransport).sessionId!,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'jobs_deploy', arguments: { target: 'second' }, task: {} },
+        }),
+      });
+      expect(response.status).toBe(429);
+      expect((await response.json()).error).toEqual({
+        code: -32000,
+        message:
+          'Open task limit reached: 1 open tasks per person (mcpBroker.tasks.perPerson); wait for one to finish or cancel one with tasks/cancel',
+        data: { reason: 'task-limit', limit: 1 },
+      });
+      expect(fixture.requests.filter(r => r.method === 'tools/call').length).toBe(calls);
+      await fixture.finish('first', 'completed');
     } finally {
       await Promise.all(clients.splice(0).map(client => client.close()));
       await broker.stop();

@@ -45,7 +45,13 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
-import { auditedTaskCall, createTask, isTaskCall, modernTaskCreationOf } from './taskMethods';
+import {
+  auditedTaskCall,
+  createTask,
+  isTaskCall,
+  modernTaskCreationOf,
+  refusedLegacyTaskAtBound,
+} from './taskMethods';
 import { legacyTaskCallOf, relayLegacyTaskCall } from './legacyTaskCalls';
 import {
   ambiguityOf,
@@ -175,6 +181,7 @@ export function callTool(
       writer.refuse(legacyTaskCall.httpStatus, error.code, error.message, id, error.data);
       return;
     }
+    if (await refusedLegacyTaskAtBound(broker, request, route, backend)) return;
     if (isTaskCall(broker, request, backend)) {
       // A 2025-11-25 task-augmented call: relayed as a task (contract tasks-and-apps §2.7).
       await createTask(broker, auditor, request, route, auditedTaskCall(request, route));

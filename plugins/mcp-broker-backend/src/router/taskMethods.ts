@@ -162,6 +162,28 @@ export function modernTaskCreationOf(
   return broker.modernTasks.creation(callerOf(broker, request), input);
 }
 
+/**
+ * True when `request`, a 2025-11-25 task-augmented `tools/call` to a 2026-07-28 backend, was
+ * refused with E7 (HTTP 429) because its caller's open tasks are at the bound (§2.6, §2.12.3).
+ */
+export async function refusedLegacyTaskAtBound(
+  broker: McpBroker,
+  request: McpRequest,
+  route: McpRoute,
+  backend: BrokerServerConfig,
+): Promise<boolean> {
+  if (request.era !== 'legacy' || !modernTaskCreationOf(broker, request, route, backend)) {
+    return false;
+  }
+  const refusal = await broker.crossEraTasks.legacyCallRefusal(
+    callerOf(broker, request),
+    route.backend,
+  );
+  if (refusal === undefined || !('error' in refusal)) return false;
+  request.writer.answer(messageOf(request.id!, refusal), refusal.httpStatus);
+  return true;
+}
+
 /** `tasks/list`: the caller's tasks, from the broker's table. */
 export function listTasks(broker: McpBroker) {
   return async (request: McpRequest): Promise<void> => {

@@ -52,7 +52,7 @@ import type { LegacyTaskRelay, TaskBackend } from './LegacyTaskRelay';
 import type { ModernTaskRelay } from './ModernTaskRelay';
 import type { TaskAuditor, TaskOutcome } from './TaskAuditor';
 import type { TaskCreation } from '../types';
-import { TASK_CANCELLED, taskLost, taskTerminal } from './taskErrors';
+import { TASK_CANCELLED, taskLimitReached, taskLost, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
 import { HeldTasks } from './HeldTasks';
@@ -269,6 +269,27 @@ export class CrossEraTaskRelay {
       const { _meta, ...task } = legacyTaskFromModern(result);
       return { ...response, result: { task, ...(_meta === undefined ? {} : { _meta }) } };
     };
+  }
+
+  /**
+   * E7 for a 2025-11-25 client's task-augmented call to a 2026-07-28 backend when the caller's
+   * open tasks are at the bound (refused before anything is sent, §2.6); undefined otherwise.
+   * A reservation lost to a concurrent one later still never exceeds the bound.
+   */
+  async legacyCallRefusal(caller: TaskCaller, server: string): Promise<TaskReply | undefined> {
+    const { store, config, auditor } = this.options;
+    if ((await store.countOpen(caller.principal, this.now())) < config.perPerson) return undefined;
+    await auditor?.record({
+      principal: caller.principal,
+      operation: 'create',
+      outcome: 'limited',
+      durationMs: 0,
+      clientEra: 'legacy',
+      backendEra: 'modern',
+      server,
+      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
+    });
+    return taskRefusal(taskLimitReached(config.perPerson));
   }
 
   /** `tasks/get` of a 2025-11-25 client, whichever era the task's backend speaks. */
