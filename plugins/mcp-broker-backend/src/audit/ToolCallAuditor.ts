@@ -230,11 +230,16 @@ function isInputRequired(final: JsonRpcMessage | undefined): boolean {
   return isPlainObject(result) && result.resultType === 'input_required';
 }
 
-/** `taskRef` and `resultType` of a final answer that is a task (`resultType: "task"`), or `{}`. */
+/**
+ * `taskRef` and `resultType` of a final answer that is a task — 2026-07-28 `resultType: "task"`,
+ * or a 2025-11-25 `CreateTaskResult` the broker made from one (tasks-and-apps §2.12.3) — or `{}`.
+ */
 function createdTaskMeta(final: JsonRpcMessage | undefined): JsonObject {
   const result = final && 'result' in final ? final.result : undefined;
-  return isPlainObject(result) && result.resultType === 'task' && typeof result.taskId === 'string'
-    ? { taskRef: taskRefOf(result.taskId), resultType: 'task' }
+  if (!isPlainObject(result)) return {};
+  const task = result.resultType === 'task' ? result : result.task;
+  return isPlainObject(task) && typeof task.taskId === 'string'
+    ? { taskRef: taskRefOf(task.taskId), resultType: 'task' }
     : {};
 }
 

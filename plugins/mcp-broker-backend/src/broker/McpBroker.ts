@@ -49,6 +49,7 @@ import type { TaskAuditor } from '../tasks/TaskAuditor';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
+import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
@@ -153,6 +154,11 @@ export class McpBroker {
   private readonly taskWatcher: TaskWatcher;
   /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
   private readonly taskBus: SignalBus | undefined;
+  /**
+   * Tasks of 2026-07-28 clients whatever their backend's era (contract tasks-and-apps §2.12.4;
+   * a modern backend's tasks go on to {@link McpBroker.modernTasks}).
+   */
+  readonly crossEraTasks: CrossEraTaskRelay;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -197,21 +203,22 @@ export class McpBroker {
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
     const taskStore = options.tasks?.store ?? new MemoryTaskStore();
+    const legacyTaskBackendOf = (name: string) => {
+      const connection = this.connections.get(name);
+      return (
+        connection && {
+          server: connection.backend,
+          channel: connection.legacy,
+          supportsTaskCalls: connection.supportsTaskCalls,
+        }
+      );
+    };
     this.tasks = new LegacyTaskRelay({
       store: taskStore,
       onObserved: change => this.taskObserved(change),
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
-      backendOf: name => {
-        const connection = this.connections.get(name);
-        return (
-          connection && {
-            server: connection.backend,
-            channel: connection.legacy,
-            supportsTaskCalls: connection.supportsTaskCalls,
-          }
-        );
-      },
+      backendOf: legacyTaskBackendOf,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
       ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
     });
@@ -273,6 +280,14 @@ export class McpBroker {
       options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),
     );
     this.taskSweep.start();
+    this.crossEraTasks = new CrossEraTaskRelay({
+      store: taskStore,
+      config: options.config.tasks,
+      legacy: this.tasks,
+      modern: this.modernTasks,
+      legacyBackendOf: legacyTaskBackendOf,
+      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+    });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
     this.idleSweep = setInterval(() => this.sweepSessions(), this.sessions.sweepIntervalMs);
@@ -470,7 +485,10 @@ export class McpBroker {
       if (servers !== undefined && !servers.has(name)) continue;
       for (const kind of advertisedListKinds(connection.capabilities ?? {})) advertised.add(kind);
       if (connection.capabilities?.completions !== undefined) completions = true;
-      if (connection.supportsTaskCalls) tasks = this.config.tasks.enabled;
+      // Either era's tasks (a 2026-07-28 backend's are translated, §2.12.3).
+      if (connection.supportsTaskCalls || connection.supportsTaskExtension) {
+        tasks = this.config.tasks.enabled;
+      }
       if (declaredUiExtension(connection.capabilities) !== undefined) apps = true;
     }
     return {
@@ -489,13 +507,16 @@ export class McpBroker {
 
   /**
    * True when 2026-07-28 clients are offered the tasks extension (contract tasks-and-apps §2.2):
-   * tasks are on and a backend (through a curated endpoint: one of its `servers`) declared it.
+   * tasks are on and a backend (through a curated endpoint: one of its `servers`) supports tasks
+   * in either era (a 2025-11-25 backend's are translated, §2.12.4).
    */
   offersModernTasks(servers?: ReadonlySet<string>): boolean {
     if (!this.config.tasks.enabled) return false;
     return [...this.connections].some(
       ([name, connection]) =>
-        (servers === undefined || servers.has(name)) && connection.supportsTaskExtension,
+        (servers === undefined || servers.has(name)) &&
+        // A 2025-11-25 backend's tasks are translated (§2.12.4).
+        (connection.supportsTaskExtension || connection.supportsTaskCalls),
     );
   }
 

@@ -45,7 +45,14 @@ import { headerValue } from './protocol';
 import { authOf } from '../identity/BackendCredentialProvider';
 import { CredentialStep, type StepCaller } from './credentialStep';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
-import { auditedTaskCall, createTask, isTaskCall, modernTaskCreationOf } from './taskMethods';
+import {
+  auditedTaskCall,
+  createTask,
+  isTaskCall,
+  modernTaskCreationOf,
+  refusedLegacyTaskAtBound,
+} from './taskMethods';
+import { legacyTaskCallOf, relayLegacyTaskCall } from './legacyTaskCalls';
 import {
   ambiguityOf,
   ambiguousAppTool,
@@ -162,6 +169,19 @@ export function callTool(
         return;
       }
     }
+    const legacyTaskCall = legacyTaskCallOf(broker, request, route, backend);
+    if (legacyTaskCall.kind === 'refused') {
+      // A 2025-11-25 tool that runs only as a task, called without the tasks extension (§2.12.4).
+      await auditor.refused(
+        auditedTaskCall(request, route),
+        'failed',
+        legacyTaskCall.error.message,
+      );
+      const { error } = legacyTaskCall;
+      writer.refuse(legacyTaskCall.httpStatus, error.code, error.message, id, error.data);
+      return;
+    }
+    if (await refusedLegacyTaskAtBound(broker, request, route, backend)) return;
     if (isTaskCall(broker, request, backend)) {
       // A 2025-11-25 task-augmented call: relayed as a task (contract tasks-and-apps §2.7).
       await createTask(broker, auditor, request, route, auditedTaskCall(request, route));
@@ -186,6 +206,13 @@ export function callTool(
       id,
     );
     try {
+      // A 2026-07-28 call relayed as a 2025-11-25 task (§2.12.4), unless it is to run plain.
+      if (
+        legacyTaskCall.kind === 'task' &&
+        (await relayLegacyTaskCall(broker, request, route, audit))
+      ) {
+        return;
+      }
       await handOff(broker, request, route, credentialStep, audit);
     } finally {
       await audit.finish();

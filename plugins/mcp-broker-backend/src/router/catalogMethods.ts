@@ -34,6 +34,7 @@ import {
   withoutAppOriginHint,
 } from './appCallRoutes';
 import { declaresUi } from './declaresUi';
+import { withLegacyTaskSupport } from './legacyTaskSupport';
 import { type McpRequest, type McpRoute, permittedCatalogOf } from './mcpRequest';
 
 /** A request's answer before it is shaped for its era: a result body or a JSON-RPC error. */
@@ -109,7 +110,11 @@ export function discover(broker: McpBroker) {
 export function list(broker: McpBroker, key: ListKey) {
   return async (request: McpRequest): Promise<void> => {
     const catalog = permittedCatalogOf(request);
-    const items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    let items = key === 'tools' ? catalog.visibleTools(declaresUi(request)) : catalog[key];
+    // A 2025-11-25 client is shown which tools may run as tasks (contract tasks-and-apps §2.2).
+    if (key === 'tools' && request.era === 'legacy') {
+      items = withLegacyTaskSupport(broker, catalog, items);
+    }
     sendAnswer(request, { result: { [key]: items } }, result =>
       cacheableResult(result, listCacheHints(broker, 'private', [key])),
     );

@@ -9,7 +9,8 @@
  *
  * 2026-07-28 (the extension `io.modelcontextprotocol/tasks`, §2.12.2): `tasks/get`,
  * `tasks/update` and `tasks/cancel` of a client that declared the extension (the endpoint
- * refuses the others with E4 before their params are checked), answered as `complete` results;
+ * refuses the others with E4 before their params are checked), answered as `complete` results,
+ * whichever era the task's backend speaks (§2.12.4: CrossEraTaskRelay);
  * a `tools/call` of such a client to a backend that declared it too carries the relay's task
  * creation into the call machinery.
  */
@@ -20,6 +21,7 @@ import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
 import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
 import { completeResult } from '../protocol/modernResults';
+import { withTasksExtension } from '../protocol/modernTasks';
 import type { TaskCreation } from '../types';
 import type { TaskCaller } from '../tasks/findOwnTask';
 import type { TaskReply } from '../tasks/TaskReply';
@@ -30,7 +32,7 @@ import { mayUseTaskTool } from './taskToolUse';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
 /** The caller of a task operation, with the tool decisions of this request. */
-function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
+export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
   const catalog = permittedCatalogOf(request);
   const traceId = request.telemetry?.traceId;
   return {
@@ -38,6 +40,7 @@ function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
     mayUse: (server, tool) => mayUseTaskTool(broker, catalog, server, tool),
     ...(traceId === undefined ? {} : { traceId }),
     ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
+    era: request.era,
   };
 }
 
@@ -58,11 +61,13 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
     const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
     if (operation === 'result') writer.holdForCall();
     try {
-      const reply = await broker.tasks[operation](
-        callerOf(broker, request),
-        request.params.taskId,
-        ended.signal,
-      );
+      // Whichever era the task's backend speaks (§2.12.3: CrossEraTaskRelay).
+      const relay = broker.crossEraTasks;
+      const reply = await {
+        get: relay.legacyGet,
+        result: relay.legacyResult,
+        cancel: relay.legacyCancel,
+      }[operation].call(relay, callerOf(broker, request), request.params.taskId, ended.signal);
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error, request.id!);
@@ -85,13 +90,13 @@ export function modernTaskOperation(broker: McpBroker, operation: 'get' | 'updat
       const caller = callerOf(broker, request);
       const reply =
         operation === 'update'
-          ? await broker.modernTasks.update(
+          ? await broker.crossEraTasks.update(
               caller,
               params.taskId,
               params.inputResponses as Record<string, unknown>,
               ended.signal,
             )
-          : await broker.modernTasks[operation](caller, params.taskId, ended.signal);
+          : await broker.crossEraTasks[operation](caller, params.taskId, ended.signal);
       writer.answer(
         messageOf(id, 'error' in reply ? reply : { result: completeResult(reply.result) }),
         'error' in reply ? reply.httpStatus : 200,
@@ -114,8 +119,10 @@ export function byClientEra(
 }
 
 /**
- * The task creation of a 2026-07-28 `tools/call` routed to `route` (contract §2.12.2), when the
- * client declared the extension and the backend did too; undefined otherwise (a plain call).
+ * The task creation of a `tools/call` routed to `route`, a backend that declared the tasks
+ * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), or of a 2025-11-25
+ * client's call with `params.task` (§2.12.3: answered as a legacy task); undefined otherwise (a
+ * plain call).
  */
 export function modernTaskCreationOf(
   broker: McpBroker,
@@ -123,21 +130,55 @@ export function modernTaskCreationOf(
   route: McpRoute,
   backend: BrokerServerConfig,
 ): TaskCreation | undefined {
+  const legacyClient = request.era === 'legacy' && isPlainObject(request.params.task);
+  const capabilities = legacyClient
+    ? withTasksExtension({})
+    : (request.context?.clientCapabilities ?? {});
   if (
-    request.era !== 'modern' ||
+    (request.era !== 'modern' && !legacyClient) ||
     request.method !== 'tools/call' ||
     // A person's own credential (spec §11) is not carried to task operations yet.
     authOf(backend).mode !== 'broker' ||
-    !broker.modernTasks.relays(backend.name, request.context?.clientCapabilities ?? {})
+    !broker.modernTasks.relays(backend.name, capabilities)
   ) {
     return undefined;
   }
   const tool = broker.catalog().tools.find(item => item.name === request.params.name);
-  return broker.modernTasks.creation(callerOf(broker, request), {
+  const input = {
     server: route.backend,
     tool: route.name,
     ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
-  });
+  };
+  if (legacyClient) {
+    const { ttl } = request.params.task as Record<string, unknown>;
+    return broker.crossEraTasks.legacyCreation(callerOf(broker, request), {
+      ...input,
+      ...(typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? { ttl } : {}),
+    });
+  }
+  return broker.modernTasks.creation(callerOf(broker, request), input);
+}
+
+/**
+ * True when `request`, a 2025-11-25 task-augmented `tools/call` to a 2026-07-28 backend, was
+ * refused with E7 (HTTP 429) because its caller's open tasks are at the bound (§2.6, §2.12.3).
+ */
+export async function refusedLegacyTaskAtBound(
+  broker: McpBroker,
+  request: McpRequest,
+  route: McpRoute,
+  backend: BrokerServerConfig,
+): Promise<boolean> {
+  if (request.era !== 'legacy' || !modernTaskCreationOf(broker, request, route, backend)) {
+    return false;
+  }
+  const refusal = await broker.crossEraTasks.legacyCallRefusal(
+    callerOf(broker, request),
+    route.backend,
+  );
+  if (refusal === undefined || !('error' in refusal)) return false;
+  request.writer.answer(messageOf(request.id!, refusal), refusal.httpStatus);
+  return true;
 }
 
 /** `tasks/list`: the caller's tasks, from the broker's table. */

@@ -20,6 +20,7 @@ import {
   type TaskBounds,
   type TaskListPosition,
   type TaskSlot,
+  type TaskActivation,
   type TaskState,
   type TaskStore,
   WATCHED_TASK_STATUSES,
@@ -54,6 +55,7 @@ interface TaskRow {
   expires_at: string | number;
   version: number;
   creating_trace: string | null;
+  held_result: string | null;
 }
 
 const optional = <T>(value: T | null): T | undefined => value ?? undefined;
@@ -80,6 +82,7 @@ function fromRow(row: TaskRow): StoredTask {
     pollIntervalMs: optionalNumber(row.poll_interval_ms),
     backendTaskId: optional(row.backend_task_id),
     backendSessionId: optional(row.backend_session_id),
+    heldResult: optional(row.held_result),
     recordedAt: Number(row.recorded_at),
     expiresAt: Number(row.expires_at),
     version: row.version,
@@ -150,18 +153,18 @@ export class DatabaseTaskStore implements TaskStore {
     });
   }
 
-  async activate(
-    taskId: string,
-    backend: { backendTaskId: string; backendSessionId?: string },
-    state: TaskState,
-  ) {
+  async activate(taskId: string, backend: TaskActivation, state: TaskState) {
     const slot = await this.get(taskId);
     if (slot === undefined || slot.status !== 'pending') return undefined;
     const updated = await this.knex(TASKS_TABLE)
       .where({ task_id: taskId, status: 'pending', version: slot.version })
       .update({
-        backend_task_id: backend.backendTaskId,
-        backend_session_id: backend.backendSessionId ?? null,
+        ...('heldResult' in backend
+          ? { held_result: backend.heldResult }
+          : {
+              backend_task_id: backend.backendTaskId,
+              backend_session_id: backend.backendSessionId ?? null,
+            }),
         ...stateColumns(slot.recordedAt, state),
         version: slot.version + 1,
       });

@@ -117,6 +117,19 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.activate('deploys:none', { backendTaskId: 'x' }, working())).toBeUndefined();
   });
 
+  it('keeps the result of a task the broker made itself, with no backend id', async () => {
+    const [a, b] = replicas();
+    const task = slot(person('hank'));
+    expect(await a.reserve(task, BOUNDS, NOW, NOW + 60_000)).toBe(true);
+    const held = JSON.stringify({ content: [{ type: 'text', text: 'napped' }] });
+    const active = await a.activate(task.taskId, { heldResult: held }, working(HOUR));
+    expect(active).toMatchObject({ heldResult: held, expiresAt: NOW + HOUR });
+    const read = await b.get(task.taskId);
+    expect(read?.heldResult).toBe(held);
+    expect(read?.backendTaskId).toBeUndefined();
+    expect(read?.backendSessionId).toBeUndefined();
+  });
+
   it('releases only a pending slot', async () => {
     const [a, b] = replicas();
     const alice = person('alice');

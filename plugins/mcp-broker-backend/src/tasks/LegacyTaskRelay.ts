@@ -32,8 +32,9 @@
  * compare-and-set) goes to `onObserved`, which publishes it (TaskNotifications); the watcher
  * (TaskWatcher) polls through `poll`.
  *
- * Not here yet (contract Status): the era mixes, the replacement of a pinned session the backend
- * forgot, and servers that act with each person's credential.
+ * The era mixes build on this relay (CrossEraTaskRelay). Not here yet (contract Status): the
+ * replacement of a pinned session the backend forgot, and servers that act with each person's
+ * credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
@@ -653,6 +654,7 @@ export class LegacyTaskRelay {
       operation,
       outcome,
       durationMs: performance.now() - started,
+      ...(caller.era === undefined ? {} : { clientEra: caller.era }),
       ...(server === undefined ? {} : { server }),
       ...(tool === undefined ? {} : { tool }),
       ...(taskId === undefined ? {} : { taskId }),

@@ -9,6 +9,7 @@ import {
   type TaskBounds,
   type TaskListPosition,
   type TaskSlot,
+  type TaskActivation,
   type TaskState,
   type TaskStore,
   WATCHED_TASK_STATUSES,
@@ -36,11 +37,7 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async activate(
-    taskId: string,
-    backend: { backendTaskId: string; backendSessionId?: string },
-    state: TaskState,
-  ) {
+  async activate(taskId: string, backend: TaskActivation, state: TaskState) {
     const slot = this.tasks.get(taskId);
     if (slot === undefined || slot.status !== 'pending') return undefined;
     const task: StoredTask = {

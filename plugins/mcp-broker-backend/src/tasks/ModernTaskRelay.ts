@@ -438,7 +438,7 @@ export class ModernTaskRelay {
       operation,
       outcome,
       durationMs: performance.now() - started,
-      clientEra: 'modern',
+      clientEra: caller.era ?? 'modern',
       backendEra: 'modern',
       ...(server === undefined ? {} : { server }),
       ...(tool === undefined ? {} : { tool }),

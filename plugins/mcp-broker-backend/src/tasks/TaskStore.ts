@@ -82,6 +82,11 @@ export interface StoredTask extends TaskSlot {
   readonly backendTaskId?: string;
   /** Legacy backend: the backend session that created the task (pinned, §2.11). */
   readonly backendSessionId?: string;
+  /**
+   * A task the broker made itself from a backend's immediate answer (§2.12.3): the result JSON;
+   * such a task has no backend id.
+   */
+  readonly heldResult?: string;
   /** Epoch ms (broker clock) when the slot was reserved: ordering and cursors. */
   readonly recordedAt: number;
   /** Epoch ms after which the task is expired. */
@@ -114,6 +119,14 @@ export interface UnpinnedBackendSession {
 }
 
 /** Storage of {@link StoredTask}s; see the file comment. */
+/**
+ * What a pending slot becomes: the backend's task (its id, and a legacy backend's session), or a
+ * task the broker made itself holding the backend's immediate result (§2.12.3).
+ */
+export type TaskActivation =
+  | { readonly backendTaskId: string; readonly backendSessionId?: string }
+  | { readonly heldResult: string };
+
 export interface TaskStore {
   /**
    * Inserts `slot` as `pending` unless its person already has `bounds.perPerson` unexpired open
@@ -128,7 +141,7 @@ export interface TaskStore {
    */
   activate(
     taskId: string,
-    backend: { backendTaskId: string; backendSessionId?: string },
+    backend: TaskActivation,
     state: TaskState,
   ): Promise<StoredTask | undefined>;
   /** Deletes the pending slot `taskId` (the backend answered without a task). */

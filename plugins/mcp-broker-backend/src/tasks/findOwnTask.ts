@@ -4,7 +4,8 @@
  * has not expired (E2, the owner only), its server is still configured with the identity it was
  * made on (else E1, and the row goes: a new server never inherits tasks), and the caller may use
  * its tool now (else E1). A row made through a backend of the other era is refused with a clear
- * error: the era mixes (§2.12.3, §2.12.4) are not relayed yet.
+ * error, never reached through the router: a row's era is fixed at creation and the
+ * CrossEraTaskRelay sends every row to the relay of its backend's era.
  */
 import type { BrokerServerConfig } from '../config';
 import { serverIdentityOf } from '../identity/serverIdentity';
@@ -22,6 +23,8 @@ export interface TaskCaller {
   readonly traceId?: string;
   /** The client request's telemetry: the task's backend requests are its CLIENT spans. */
   readonly telemetry?: ClientRequestTelemetry;
+  /** The era the caller speaks (audited as `clientEra`); absent: legacy. */
+  readonly era?: 'legacy' | 'modern';
 }
 
 /** The caller's usable task and its backend, or the refusal and the audit outcome. */
@@ -50,7 +53,11 @@ export async function findOwnTask<B extends { readonly server: BrokerServerConfi
   now: number,
 ): Promise<FoundTask<B>> {
   const task = typeof taskId === 'string' ? await store.get(taskId) : undefined;
-  if (task === undefined || task.status === 'pending' || task.backendTaskId === undefined) {
+  if (
+    task === undefined ||
+    task.status === 'pending' ||
+    (task.backendTaskId === undefined && task.heldResult === undefined)
+  ) {
     return { refusal: TASK_NOT_FOUND, outcome: 'not-found' };
   }
   // Someone else's task answers exactly like one that does not exist.
@@ -71,14 +78,14 @@ export async function findOwnTask<B extends { readonly server: BrokerServerConfi
   return { task, backend };
 }
 
-/** A task of a backend of the other era, asked in this era: not relayed yet (contract Status). */
+/** A task of a backend of the other era, asked of this era's relay (see the file comment). */
 function eraMixNotRelayed(task: StoredTask): TaskError {
   const revision = task.backendEra === 'legacy' ? '2025-11-25' : '2026-07-28';
   return {
     httpStatus: 200,
     error: {
       code: JsonRpcErrorCode.InvalidParams,
-      message: `Failed to retrieve task: it runs on MCP server "${task.server}", which speaks ${revision}; ask for it with ${revision} requests (the broker does not translate tasks between protocol revisions yet)`,
+      message: `Failed to retrieve task: it runs on MCP server "${task.server}", which speaks ${revision}; ask for it with ${revision} requests`,
       data: { reason: 'task-era-not-relayed', server: task.server },
     },
   };

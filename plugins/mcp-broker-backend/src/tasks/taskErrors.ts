@@ -63,3 +63,19 @@ export const INVALID_TASK_CURSOR: TaskError = inBand({
   message: 'Invalid cursor',
   data: { reason: 'invalid-cursor' },
 });
+
+/** E8: a legacy `tasks/cancel` of a terminal task of a 2026-07-28 backend. */
+export function taskTerminal(status: string): TaskError {
+  return inBand({
+    code: JsonRpcErrorCode.InvalidParams,
+    message: `Cannot cancel task: already in terminal status '${status}'`,
+    data: { reason: 'task-terminal' },
+  });
+}
+
+/** E12: a legacy `tasks/result` of a cancelled task of a 2026-07-28 backend. */
+export const TASK_CANCELLED: TaskError = inBand({
+  code: JsonRpcErrorCode.InternalError,
+  message: 'Task was cancelled',
+  data: { status: 'cancelled' },
+});
