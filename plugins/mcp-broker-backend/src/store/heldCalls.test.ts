@@ -23,6 +23,10 @@ import { DatabaseReplicaPresenceStore } from './DatabaseReplicaPresenceStore';
 import { SignalBus } from '../replicas/SignalBus';
 import { replicaDatabaseForSuite, replicaDatabases } from './__testUtils__/replicaDatabases';
 
+// Two replicas relaying through PostgreSQL: on a loaded machine a test takes longer than Jest's
+// 5 s default (a full run saw one cancellation test pass its bound). The tests wait for events.
+jest.setTimeout(30_000);
+
 const { engines } = replicaDatabases('held call store tests');
 const NOW = 1_800_000_000_000;
 
