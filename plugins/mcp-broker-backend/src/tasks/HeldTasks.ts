@@ -12,11 +12,10 @@ import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
-import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { type TaskError, taskLimitReached, taskNotRecorded, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import type { StoredTask, TaskStore } from './TaskStore';
+import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
 
 /** Options of {@link HeldTasks}. */
 export interface HeldTasksOptions {

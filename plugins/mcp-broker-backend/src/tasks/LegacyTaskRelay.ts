@@ -56,9 +56,9 @@ import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
 import {
-  OPEN_TASK_STATUSES,
+  isTerminalStatus,
+  PENDING_SLOT_GRACE_MS,
   type StoredTask,
-  type StoredTaskStatus,
   type TaskState,
   type TaskStore,
 } from './TaskStore';
@@ -69,8 +69,6 @@ import { observeTaskState, type ObservedChange } from './observeTaskState';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
-/** Extra life of a pending slot beyond the tool call timeout (its replica died meanwhile). */
-export const PENDING_SLOT_GRACE_MS = 60_000;
 
 /** A backend as the relay reaches it. */
 export interface TaskBackend {
@@ -221,7 +219,8 @@ export class LegacyTaskRelay {
       after: recorded,
     });
     this.options.metrics?.taskCreated(input.server, 'legacy', 'legacy');
-    if (isTerminal(recorded.status)) this.options.metrics?.taskEnded(input.server, recorded.status);
+    if (isTerminalStatus(recorded.status))
+      this.options.metrics?.taskEnded(input.server, recorded.status);
     return {
       result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
     };
@@ -453,7 +452,7 @@ export class LegacyTaskRelay {
     const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
     if (change !== undefined) {
       // Counted by the observation that wrote the change to a terminal status: once per task.
-      if (isTerminal(change.after.status) && !isTerminal(change.before.status)) {
+      if (isTerminalStatus(change.after.status) && !isTerminalStatus(change.before.status)) {
         this.options.metrics?.taskEnded(task.server, change.after.status);
       }
       await this.options.onObserved?.(change);
@@ -687,11 +686,6 @@ function withRelatedTask(
 /** The backend forgot the broker's session (restart, expiry). */
 function isSessionLost(error: unknown): boolean {
   return error instanceof BackendError && error.reason === 'session-lost';
-}
-
-/** Whether a task has ended. */
-function isTerminal(status: StoredTaskStatus): boolean {
-  return !OPEN_TASK_STATUSES.includes(status);
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

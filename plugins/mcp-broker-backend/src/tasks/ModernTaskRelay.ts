@@ -56,13 +56,12 @@ import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
-import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
 import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
 import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import type { StoredTask, TaskStore } from './TaskStore';
+import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
 
 /** A 2026-07-28 backend as the relay reaches it. */
 export interface ModernTaskBackend {
