@@ -221,14 +221,8 @@ export class ModernTaskRelay {
       if ('error' in response) return this.backendError(task, response.error);
       const seen = modernTaskOf(response.result);
       if (seen === undefined) {
-        return {
-          error: {
-            code: JsonRpcErrorCode.InternalError,
-            message: `MCP server "${task.server}" answered tasks/get with something that is not a task`,
-            data: { reason: 'malformed-response', backend: task.server },
-          },
-          httpStatus: 200,
-        };
+        // `operate` answers it as every backend failure (toClientError).
+        throw backendMalformedResponse(task.server, 'a tasks/get answer that is not a task');
       }
       const observed = await this.observe(task, seen);
       const screened = screenInputRequests(
