@@ -12,7 +12,8 @@ import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
-import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import { auditTaskOperation } from './auditTaskOperation';
 import { type TaskError, taskLimitReached, taskNotRecorded, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
@@ -152,22 +153,15 @@ export class HeldTasks {
     }
   }
 
-  private async audit(
+  /** Audits `caller`'s operation on a held task (answered from the row at once: 0 ms). */
+  private audit(
     caller: TaskCaller,
     operation: TaskOperation,
-    outcome: Parameters<TaskAuditor['record']>[0]['outcome'],
+    outcome: TaskOutcome,
     task?: StoredTask,
   ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: 0,
-      clientEra: caller.era ?? 'legacy',
-      backendEra: 'modern',
-      ...(task === undefined ? {} : { server: task.server, tool: task.tool, taskId: task.taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+    const eras = { client: caller.era ?? 'legacy', backend: 'modern' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { operation, outcome, eras, task });
   }
 }
 

@@ -51,7 +51,8 @@ import {
 } from '../protocol/jsonRpc';
 import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/legacyTasks';
 import { LATEST_PROTOCOL_VERSION } from '../protocol/versions';
-import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
@@ -166,11 +167,9 @@ export class LegacyTaskRelay {
       now,
       now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
     );
-    const audit = (outcome: TaskOutcome) =>
-      this.audit(caller, 'create', outcome, started, input.server, input.tool, input.taskId);
     if (!reserved) {
       this.options.metrics?.taskLimitRefused(input.server);
-      await audit('limited');
+      await this.audit(caller, { operation: 'create', outcome: 'limited', started, task: input });
       return refusal(taskLimitReached(config.perPerson));
     }
     const params = withCappedTtl(input.params, config.maxTtlMs);
@@ -309,7 +308,7 @@ export class LegacyTaskRelay {
     const started = performance.now();
     const after = cursor === undefined ? undefined : decodeTaskListCursor(cursor);
     if (cursor !== undefined && after === undefined) {
-      await this.audit(caller, 'list', 'failed', started);
+      await this.audit(caller, { operation: 'list', outcome: 'failed', started });
       return refusal(INVALID_TASK_CURSOR);
     }
     const now = this.now();
@@ -317,7 +316,7 @@ export class LegacyTaskRelay {
     const shown = rows.filter(row => this.usable(caller, row));
     const page = shown.slice(0, TASK_LIST_PAGE_SIZE);
     const last = page[page.length - 1];
-    await this.audit(caller, 'list', 'succeeded', started);
+    await this.audit(caller, { operation: 'list', outcome: 'succeeded', started });
     return {
       result: {
         tasks: page.map(row => this.shown(row)),
@@ -388,15 +387,7 @@ export class LegacyTaskRelay {
     const started = performance.now();
     const found = await this.find(caller, taskId);
     if ('refusal' in found) {
-      await this.audit(
-        caller,
-        operation,
-        found.outcome,
-        started,
-        found.task?.server,
-        found.task?.tool,
-        found.task?.taskId,
-      );
+      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
       return refusal(found.refusal);
     }
     const { task, backend } = found;
@@ -415,15 +406,8 @@ export class LegacyTaskRelay {
         reply = this.failed(error, task.server);
       }
     }
-    await this.audit(
-      caller,
-      operation,
-      'error' in reply ? 'failed' : 'succeeded',
-      started,
-      task.server,
-      task.tool,
-      task.taskId,
-    );
+    const outcome = 'error' in reply ? 'failed' : 'succeeded';
+    await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
@@ -639,26 +623,10 @@ export class LegacyTaskRelay {
     }
   }
 
-  private async audit(
-    caller: TaskCaller,
-    operation: TaskOperation,
-    outcome: TaskOutcome,
-    started: number,
-    server?: string,
-    tool?: string,
-    taskId?: string,
-  ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: performance.now() - started,
-      ...(caller.era === undefined ? {} : { clientEra: caller.era }),
-      ...(server === undefined ? {} : { server }),
-      ...(tool === undefined ? {} : { tool }),
-      ...(taskId === undefined ? {} : { taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+  /** Audits `caller`'s operation on a 2025-11-25 backend's task. */
+  private audit(caller: TaskCaller, operation: Omit<CallerTaskOperation, 'eras'>): Promise<void> {
+    const eras = { client: caller.era ?? 'legacy', backend: 'legacy' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { ...operation, eras });
   }
 }
 

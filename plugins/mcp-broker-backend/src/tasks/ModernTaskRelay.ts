@@ -58,7 +58,8 @@ import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
-import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
 import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
@@ -130,8 +131,6 @@ export class ModernTaskRelay {
       if (backend === undefined) return send(false);
       const { store, config } = this.options;
       const taskId = newBrokerTaskId(input.server);
-      const audit = (outcome: TaskOutcome) =>
-        this.audit(caller, 'create', outcome, started, input.server, input.tool, taskId);
       const now = this.now();
       const annotations =
         input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
@@ -168,7 +167,8 @@ export class ModernTaskRelay {
         if (!isPlainObject(response.error) || !requiresTasksExtension(errorOf(response))) {
           return response;
         }
-        await audit('limited');
+        const task = { server: input.server, tool: input.tool, taskId };
+        await this.audit(caller, { operation: 'create', outcome: 'limited', started, task });
         return errorResponse(response, taskLimitReached(config.perPerson).error);
       }
       let response: Record<string, unknown>;
@@ -305,16 +305,7 @@ export class ModernTaskRelay {
     const { store, backendOf } = this.options;
     const found = await findOwnTask(store, backendOf, 'modern', caller, taskId, this.now());
     if ('refusal' in found) {
-      const { task } = found;
-      await this.audit(
-        caller,
-        operation,
-        found.outcome,
-        started,
-        task?.server,
-        task?.tool,
-        task?.taskId,
-      );
+      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
       return taskRefusal(found.refusal);
     }
     const { task, backend } = found;
@@ -324,15 +315,8 @@ export class ModernTaskRelay {
     } catch (error) {
       reply = { error: toClientError(error), httpStatus: 200 };
     }
-    await this.audit(
-      caller,
-      operation,
-      'error' in reply ? 'failed' : 'succeeded',
-      started,
-      task.server,
-      task.tool,
-      task.taskId,
-    );
+    const outcome = 'error' in reply ? 'failed' : 'succeeded';
+    await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
@@ -417,27 +401,10 @@ export class ModernTaskRelay {
     );
   }
 
-  private async audit(
-    caller: TaskCaller,
-    operation: TaskOperation,
-    outcome: TaskOutcome,
-    started: number,
-    server?: string,
-    tool?: string,
-    taskId?: string,
-  ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: performance.now() - started,
-      clientEra: caller.era ?? 'modern',
-      backendEra: 'modern',
-      ...(server === undefined ? {} : { server }),
-      ...(tool === undefined ? {} : { tool }),
-      ...(taskId === undefined ? {} : { taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+  /** Audits `caller`'s operation on a 2026-07-28 backend's task. */
+  private audit(caller: TaskCaller, operation: Omit<CallerTaskOperation, 'eras'>): Promise<void> {
+    const eras = { client: caller.era ?? 'modern', backend: 'modern' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { ...operation, eras });
   }
 }
 
