@@ -16,7 +16,8 @@ import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
 import { auditTaskOperation } from './auditTaskOperation';
 import { type TaskError, taskLimitReached, taskNotRecorded, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
+import type { StoredTask, TaskStore } from './TaskStore';
+import { reserveTaskSlot } from './reserveTaskSlot';
 
 /** Options of {@link HeldTasks}. */
 export interface HeldTasksOptions {
@@ -76,24 +77,21 @@ export class HeldTasks {
     if (backend === undefined) return taskRefusal(taskNotRecorded(input.server));
     const taskId = newBrokerTaskId(input.server);
     const now = this.now();
-    const annotations =
-      input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
-    const reserved = await store.reserve(
+    // Nothing is asked of the backend: the slot is activated at once.
+    const reserved = await reserveTaskSlot(
+      store,
+      config,
       {
         taskId,
         principal: caller.principal,
         server: input.server,
         serverIdentity: serverIdentityOf(backend.server),
         tool: input.tool,
-        ...(annotations !== undefined && annotations.length <= 1024
-          ? { toolAnnotations: annotations }
-          : {}),
-        credentialMode: 'broker',
+        toolAnnotations: input.toolAnnotations,
         backendEra: 'modern',
       },
-      { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
-      now + PENDING_SLOT_GRACE_MS,
+      0,
     );
     if (!reserved) return taskRefusal(taskLimitReached(config.perPerson));
     const at = new Date(now).toISOString();

@@ -43,26 +43,17 @@ import { withTraceMeta } from '../telemetry/traceContext';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
-import {
-  isPlainObject,
-  JsonRpcErrorCode,
-  type JsonRpcErrorObject,
-  type JsonRpcResponse,
-} from '../protocol/jsonRpc';
+import { isPlainObject, type JsonRpcErrorObject, type JsonRpcResponse } from '../protocol/jsonRpc';
 import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/legacyTasks';
 import { LATEST_PROTOCOL_VERSION } from '../protocol/versions';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
+import { backendTaskError } from './backendTaskError';
+import { reserveTaskSlot } from './reserveTaskSlot';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
-import {
-  isTerminalStatus,
-  PENDING_SLOT_GRACE_MS,
-  type StoredTask,
-  type TaskState,
-  type TaskStore,
-} from './TaskStore';
+import { isTerminalStatus, type StoredTask, type TaskState, type TaskStore } from './TaskStore';
 import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
@@ -144,28 +135,24 @@ export class LegacyTaskRelay {
     const backend = this.options.backendOf(input.server)!;
     const { store, config } = this.options;
     const now = this.now();
-    const annotations =
-      input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
-    const reserved = await store.reserve(
+    const reserved = await reserveTaskSlot(
+      store,
+      config,
       {
         taskId: input.taskId,
         principal: caller.principal,
         server: input.server,
         serverIdentity: serverIdentityOf(backend.server),
         tool: input.tool,
-        ...(annotations !== undefined && annotations.length <= 1024
-          ? { toolAnnotations: annotations }
-          : {}),
-        credentialMode: 'broker',
+        toolAnnotations: input.toolAnnotations,
         backendEra: 'legacy',
         // The creating SERVER span: every later operation's span links to it.
         ...(caller.telemetry?.traceparent === undefined
           ? {}
           : { creatingTrace: caller.telemetry.traceparent }),
       },
-      { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
-      now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+      this.options.toolCallTimeoutMs,
     );
     if (!reserved) {
       this.options.metrics?.taskLimitRefused(input.server);
@@ -506,12 +493,8 @@ export class LegacyTaskRelay {
   }
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
-  private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
-    if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
-      await this.options.store.delete(task.taskId);
-      return refusal(taskLost(task.server));
-    }
-    return { error, httpStatus: 200 };
+  private backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
+    return backendTaskError(this.options.store, task, error);
   }
 
   /** The row's state from a backend `Task`, its ttl capped by `maxTtl`. */

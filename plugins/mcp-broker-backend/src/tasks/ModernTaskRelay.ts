@@ -60,9 +60,11 @@ import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
-import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
+import { backendTaskError, saysNotFound } from './backendTaskError';
+import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskLimitReached, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import { PENDING_SLOT_GRACE_MS, type StoredTask, type TaskStore } from './TaskStore';
+import type { StoredTask, TaskStore } from './TaskStore';
 
 /** A 2026-07-28 backend as the relay reaches it. */
 export interface ModernTaskBackend {
@@ -132,26 +134,22 @@ export class ModernTaskRelay {
       const { store, config } = this.options;
       const taskId = newBrokerTaskId(input.server);
       const now = this.now();
-      const annotations =
-        input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
       let reserved: boolean;
       try {
-        reserved = await store.reserve(
+        reserved = await reserveTaskSlot(
+          store,
+          config,
           {
             taskId,
             principal: caller.principal,
             server: input.server,
             serverIdentity: serverIdentityOf(backend.server),
             tool: input.tool,
-            ...(annotations !== undefined && annotations.length <= 1024
-              ? { toolAnnotations: annotations }
-              : {}),
-            credentialMode: 'broker',
+            toolAnnotations: input.toolAnnotations,
             backendEra: 'modern',
           },
-          { perPerson: config.perPerson, retained: 4 * config.perPerson },
           now,
-          now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+          this.options.toolCallTimeoutMs,
         );
       } catch (error) {
         // The task table is out of reach: nothing is sent, the client may retry (503).
@@ -342,12 +340,8 @@ export class ModernTaskRelay {
   }
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
-  private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
-    if (saysNotFound(error)) {
-      await this.options.store.delete(task.taskId);
-      return taskRefusal(taskLost(task.server));
-    }
-    return { error, httpStatus: 200 };
+  private backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
+    return backendTaskError(this.options.store, task, error);
   }
 
   /**
@@ -414,11 +408,6 @@ function errorResponse(
   error: JsonRpcErrorObject,
 ): Record<string, unknown> {
   return { jsonrpc: '2.0', id: response.id, error };
-}
-
-/** Whether a backend's error says that what the request named is unknown (`-32602` "not found"). */
-function saysNotFound(error: JsonRpcErrorObject): boolean {
-  return error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message);
 }
 
 /** A response's error object (the caller checked that it has one). */
