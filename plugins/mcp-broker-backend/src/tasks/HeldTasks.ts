@@ -18,6 +18,7 @@ import { type TaskError, taskLimitReached, taskNotRecorded, taskTerminal } from 
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
 import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
 
 /** Options of {@link HeldTasks}. */
 export interface HeldTasksOptions {
@@ -109,7 +110,7 @@ export class HeldTasks {
       .catch(() => undefined);
     if (recorded === undefined) return taskRefusal(taskNotRecorded(input.server));
     await this.audit(caller, 'create', 'succeeded', recorded);
-    return { result: { task: legacyTaskOfRow(recorded) } };
+    return { result: { task: taskOfRow(recorded, 'legacy') } };
   }
 
   /** `operation` on the held task `row` (the caller's or not: checked here). */
@@ -132,7 +133,7 @@ export class HeldTasks {
     const result = JSON.parse(task.heldResult!) as Record<string, unknown>;
     switch (operation) {
       case 'legacy-get':
-        return { result: legacyTaskOfRow(task) };
+        return { result: taskOfRow(task, 'legacy') };
       case 'legacy-result': {
         const meta = isPlainObject(result._meta) ? result._meta : {};
         return {
@@ -143,8 +144,7 @@ export class HeldTasks {
         return taskRefusal(taskTerminal(task.status));
       case 'get': {
         // The status mapping: a held tool error is a completed task with its isError result.
-        const { ttl, ...shown } = legacyTaskOfRow(task);
-        return { result: { ...shown, status: 'completed', ttlMs: ttl, result } };
+        return { result: { ...taskOfRow(task, 'modern'), status: 'completed', result } };
       }
       default:
         return { result: {} };
@@ -161,15 +161,4 @@ export class HeldTasks {
     const eras = { client: caller.era ?? 'legacy', backend: 'modern' } as const;
     return auditTaskOperation(this.options.auditor, caller, { operation, outcome, eras, task });
   }
-}
-
-/** A held task's 2025-11-25 `Task`, from its row. */
-function legacyTaskOfRow(task: StoredTask): Record<string, unknown> {
-  return {
-    taskId: task.taskId,
-    status: task.status,
-    createdAt: task.createdAt ?? new Date(task.recordedAt).toISOString(),
-    lastUpdatedAt: task.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-    ttl: task.ttlMs ?? null,
-  };
 }

@@ -50,6 +50,7 @@ import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
 import { backendTaskError } from './backendTaskError';
 import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
@@ -208,7 +209,10 @@ export class LegacyTaskRelay {
     if (isTerminalStatus(recorded.status))
       this.options.metrics?.taskEnded(input.server, recorded.status);
     return {
-      result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
+      result: {
+        ...withRelatedTask(response.result, recorded),
+        task: taskOfRow(recorded, 'legacy', task),
+      },
     };
   }
 
@@ -306,7 +310,7 @@ export class LegacyTaskRelay {
     await this.audit(caller, { operation: 'list', outcome: 'succeeded', started });
     return {
       result: {
-        tasks: page.map(row => this.shown(row)),
+        tasks: page.map(row => taskOfRow(row, 'legacy')),
         ...(shown.length > page.length && last !== undefined
           ? { nextCursor: encodeTaskListCursor(last) }
           : {}),
@@ -429,7 +433,9 @@ export class LegacyTaskRelay {
       await this.options.onObserved?.(change);
     }
     const observed: StoredTask = { ...task, ...state };
-    return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
+    return {
+      result: { ...withRelatedTask(response.result, task), ...taskOfRow(observed, 'legacy', seen) },
+    };
   }
 
   /**
@@ -504,20 +510,6 @@ export class LegacyTaskRelay {
       { ...fields, ttlMs: ttl, pollIntervalMs: pollInterval },
       this.options.config.maxTtlMs,
     );
-  }
-
-  /** A 2025-11-25 `Task` for a client: the broker id, the row's state (`seen` adds the rest). */
-  private shown(task: StoredTask, seen?: LegacyTask): Record<string, unknown> {
-    return {
-      taskId: task.taskId,
-      status: task.status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      createdAt: task.createdAt ?? seen?.createdAt ?? new Date(task.recordedAt).toISOString(),
-      lastUpdatedAt:
-        task.lastUpdatedAt ?? seen?.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-      ttl: task.ttlMs ?? null,
-      ...(task.pollIntervalMs === undefined ? {} : { pollInterval: task.pollIntervalMs }),
-    };
   }
 
   /** The pinned session of `principal` at `backend` on this replica (opened on first use). */

@@ -62,6 +62,7 @@ import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
 import { backendTaskError, saysNotFound } from './backendTaskError';
 import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
 import { taskLimitReached, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
@@ -361,18 +362,7 @@ export class ModernTaskRelay {
       ...rest
     } = withoutRelatedTask(answer);
     const meta = isPlainObject(rest._meta) ? rest._meta : {};
-    return {
-      ...rest,
-      taskId: task.taskId,
-      status: task.status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      createdAt: task.createdAt ?? seen.createdAt ?? new Date(task.recordedAt).toISOString(),
-      lastUpdatedAt:
-        task.lastUpdatedAt ?? seen.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-      ttlMs: task.ttlMs ?? null,
-      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
-      _meta: { ...serverInfoMeta(), ...meta },
-    };
+    return { ...rest, ...taskOfRow(task, 'modern', seen), _meta: { ...serverInfoMeta(), ...meta } };
   }
 
   /** Sends `method` about the backend's task `backendTaskId` (stateless; any replica). */
