@@ -55,10 +55,10 @@ import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
 import { serverIdentityOf } from '../identity/serverIdentity';
-import type { TaskStore } from '../tasks/TaskStore';
+import { isTerminalStatus, type TaskStore } from '../tasks/TaskStore';
 import { TaskNotifications } from '../tasks/TaskNotifications';
 import { TaskWatcher } from '../tasks/TaskWatcher';
-import { isTerminalStatus, type ObservedChange } from '../tasks/observeTaskState';
+import type { ObservedChange } from '../tasks/observeTaskState';
 import { SignalBus, type SignalStore } from '../replicas/SignalBus';
 import { randomUUID } from 'node:crypto';
 

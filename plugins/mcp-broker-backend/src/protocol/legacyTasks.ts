@@ -5,6 +5,7 @@
  * `Task` object in a result. No HTTP, no state: plain data and pure functions.
  */
 import { isPlainObject } from './jsonRpc';
+import { taskObjectOf } from './taskObjectOf';
 
 /** `_meta` key naming the task a message relates to. */
 export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
@@ -46,19 +47,5 @@ export interface LegacyTask {
 
 /** `value` as a 2025-11-25 `Task`, or undefined when it is not one. */
 export function legacyTaskOf(value: unknown): LegacyTask | undefined {
-  if (!isPlainObject(value) || typeof value.taskId !== 'string') return undefined;
-  const status = value.status;
-  if (!LEGACY_TASK_STATUSES.includes(status as LegacyTask['status'])) return undefined;
-  const text = (field: unknown) => (typeof field === 'string' ? field : undefined);
-  const count = (field: unknown) =>
-    typeof field === 'number' && Number.isFinite(field) && field >= 0 ? field : undefined;
-  return {
-    taskId: value.taskId,
-    status: status as LegacyTask['status'],
-    statusMessage: text(value.statusMessage),
-    createdAt: text(value.createdAt),
-    lastUpdatedAt: text(value.lastUpdatedAt),
-    ttl: value.ttl === null ? null : count(value.ttl),
-    pollInterval: count(value.pollInterval),
-  };
+  return taskObjectOf(value, LEGACY_TASK_STATUSES, { ttl: 'ttl', pollInterval: 'pollInterval' });
 }

@@ -7,6 +7,7 @@
  */
 import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from './jsonRpc';
 import { RELATED_TASK_META } from './legacyTasks';
+import { taskObjectOf } from './taskObjectOf';
 
 /** The tasks extension's id (its key in `capabilities.extensions`). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -65,21 +66,11 @@ export interface ModernTask {
 
 /** `value` (a `CreateTaskResult` or `DetailedTask`) as a 2026-07-28 `Task`, or undefined. */
 export function modernTaskOf(value: unknown): ModernTask | undefined {
-  if (!isPlainObject(value) || typeof value.taskId !== 'string') return undefined;
-  const status = value.status;
-  if (!MODERN_TASK_STATUSES.includes(status as ModernTask['status'])) return undefined;
-  const text = (field: unknown) => (typeof field === 'string' ? field : undefined);
-  const count = (field: unknown) =>
-    typeof field === 'number' && Number.isFinite(field) && field >= 0 ? field : undefined;
-  return {
-    taskId: value.taskId,
-    status: status as ModernTask['status'],
-    statusMessage: text(value.statusMessage),
-    createdAt: text(value.createdAt),
-    lastUpdatedAt: text(value.lastUpdatedAt),
-    ttlMs: value.ttlMs === null ? null : count(value.ttlMs),
-    pollIntervalMs: count(value.pollIntervalMs),
-  };
+  const names = { ttl: 'ttlMs', pollInterval: 'pollIntervalMs' };
+  const task = taskObjectOf(value, MODERN_TASK_STATUSES, names);
+  if (task === undefined) return undefined;
+  const { ttl, pollInterval, ...shared } = task;
+  return { ...shared, ttlMs: ttl, pollIntervalMs: pollInterval };
 }
 
 /**

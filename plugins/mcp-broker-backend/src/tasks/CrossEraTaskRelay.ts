@@ -50,7 +50,8 @@ import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
 import type { LegacyTaskRelay, TaskBackend } from './LegacyTaskRelay';
 import type { ModernTaskRelay } from './ModernTaskRelay';
-import type { TaskAuditor, TaskOutcome } from './TaskAuditor';
+import type { TaskAuditor } from './TaskAuditor';
+import { auditTaskOperation } from './auditTaskOperation';
 import type { TaskCreation } from '../types';
 import { TASK_CANCELLED, taskLimitReached, taskLost, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
@@ -200,18 +201,12 @@ export class CrossEraTaskRelay {
     const started = performance.now();
     const { store, legacyBackendOf } = this.options;
     const found = await findOwnTask(store, legacyBackendOf, 'legacy', caller, taskId, this.now());
-    const outcome: TaskOutcome = 'refusal' in found ? found.outcome : 'succeeded';
-    await this.options.auditor?.record({
-      principal: caller.principal,
+    await auditTaskOperation(this.options.auditor, caller, {
       operation: 'update',
-      outcome,
-      durationMs: performance.now() - started,
-      clientEra: 'modern',
-      backendEra: 'legacy',
-      ...('task' in found && found.task !== undefined
-        ? { server: found.task.server, tool: found.task.tool, taskId: found.task.taskId }
-        : {}),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
+      outcome: 'refusal' in found ? found.outcome : 'succeeded',
+      eras: { client: 'modern', backend: 'legacy' },
+      started,
+      task: found.task,
     });
     return 'refusal' in found ? taskRefusal(found.refusal) : { result: {} };
   }
@@ -279,15 +274,11 @@ export class CrossEraTaskRelay {
   async legacyCallRefusal(caller: TaskCaller, server: string): Promise<TaskReply | undefined> {
     const { store, config, auditor } = this.options;
     if ((await store.countOpen(caller.principal, this.now())) < config.perPerson) return undefined;
-    await auditor?.record({
-      principal: caller.principal,
+    await auditTaskOperation(auditor, caller, {
       operation: 'create',
       outcome: 'limited',
-      durationMs: 0,
-      clientEra: 'legacy',
-      backendEra: 'modern',
-      server,
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
+      eras: { client: 'legacy', backend: 'modern' },
+      task: { server },
     });
     return taskRefusal(taskLimitReached(config.perPerson));
   }

@@ -12,11 +12,13 @@ import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
-import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
-import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import { auditTaskOperation } from './auditTaskOperation';
 import { type TaskError, taskLimitReached, taskNotRecorded, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
+import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
 
 /** Options of {@link HeldTasks}. */
 export interface HeldTasksOptions {
@@ -76,24 +78,21 @@ export class HeldTasks {
     if (backend === undefined) return taskRefusal(taskNotRecorded(input.server));
     const taskId = newBrokerTaskId(input.server);
     const now = this.now();
-    const annotations =
-      input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
-    const reserved = await store.reserve(
+    // Nothing is asked of the backend: the slot is activated at once.
+    const reserved = await reserveTaskSlot(
+      store,
+      config,
       {
         taskId,
         principal: caller.principal,
         server: input.server,
         serverIdentity: serverIdentityOf(backend.server),
         tool: input.tool,
-        ...(annotations !== undefined && annotations.length <= 1024
-          ? { toolAnnotations: annotations }
-          : {}),
-        credentialMode: 'broker',
+        toolAnnotations: input.toolAnnotations,
         backendEra: 'modern',
       },
-      { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
-      now + PENDING_SLOT_GRACE_MS,
+      0,
     );
     if (!reserved) return taskRefusal(taskLimitReached(config.perPerson));
     const at = new Date(now).toISOString();
@@ -111,7 +110,7 @@ export class HeldTasks {
       .catch(() => undefined);
     if (recorded === undefined) return taskRefusal(taskNotRecorded(input.server));
     await this.audit(caller, 'create', 'succeeded', recorded);
-    return { result: { task: legacyTaskOfRow(recorded) } };
+    return { result: { task: taskOfRow(recorded, 'legacy') } };
   }
 
   /** `operation` on the held task `row` (the caller's or not: checked here). */
@@ -134,7 +133,7 @@ export class HeldTasks {
     const result = JSON.parse(task.heldResult!) as Record<string, unknown>;
     switch (operation) {
       case 'legacy-get':
-        return { result: legacyTaskOfRow(task) };
+        return { result: taskOfRow(task, 'legacy') };
       case 'legacy-result': {
         const meta = isPlainObject(result._meta) ? result._meta : {};
         return {
@@ -145,40 +144,21 @@ export class HeldTasks {
         return taskRefusal(taskTerminal(task.status));
       case 'get': {
         // The status mapping: a held tool error is a completed task with its isError result.
-        const { ttl, ...shown } = legacyTaskOfRow(task);
-        return { result: { ...shown, status: 'completed', ttlMs: ttl, result } };
+        return { result: { ...taskOfRow(task, 'modern'), status: 'completed', result } };
       }
       default:
         return { result: {} };
     }
   }
 
-  private async audit(
+  /** Audits `caller`'s operation on a held task (answered from the row at once: 0 ms). */
+  private audit(
     caller: TaskCaller,
     operation: TaskOperation,
-    outcome: Parameters<TaskAuditor['record']>[0]['outcome'],
+    outcome: TaskOutcome,
     task?: StoredTask,
   ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: 0,
-      clientEra: caller.era ?? 'legacy',
-      backendEra: 'modern',
-      ...(task === undefined ? {} : { server: task.server, tool: task.tool, taskId: task.taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+    const eras = { client: caller.era ?? 'legacy', backend: 'modern' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { operation, outcome, eras, task });
   }
-}
-
-/** A held task's 2025-11-25 `Task`, from its row. */
-function legacyTaskOfRow(task: StoredTask): Record<string, unknown> {
-  return {
-    taskId: task.taskId,
-    status: task.status,
-    createdAt: task.createdAt ?? new Date(task.recordedAt).toISOString(),
-    lastUpdatedAt: task.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-    ttl: task.ttlMs ?? null,
-  };
 }

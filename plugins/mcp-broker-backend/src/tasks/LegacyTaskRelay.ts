@@ -43,25 +43,18 @@ import { withTraceMeta } from '../telemetry/traceContext';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
-import {
-  isPlainObject,
-  JsonRpcErrorCode,
-  type JsonRpcErrorObject,
-  type JsonRpcResponse,
-} from '../protocol/jsonRpc';
+import { isPlainObject, type JsonRpcErrorObject, type JsonRpcResponse } from '../protocol/jsonRpc';
 import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/legacyTasks';
 import { LATEST_PROTOCOL_VERSION } from '../protocol/versions';
-import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
+import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
+import { backendTaskError } from './backendTaskError';
+import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
 import { newBrokerTaskId } from './brokerTaskId';
 import { decodeTaskListCursor, encodeTaskListCursor } from './taskListCursor';
 import { INVALID_TASK_CURSOR, taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
-import {
-  OPEN_TASK_STATUSES,
-  type StoredTask,
-  type StoredTaskStatus,
-  type TaskState,
-  type TaskStore,
-} from './TaskStore';
+import { isTerminalStatus, type StoredTask, type TaskState, type TaskStore } from './TaskStore';
 import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
@@ -69,8 +62,6 @@ import { observeTaskState, type ObservedChange } from './observeTaskState';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
-/** Extra life of a pending slot beyond the tool call timeout (its replica died meanwhile). */
-export const PENDING_SLOT_GRACE_MS = 60_000;
 
 /** A backend as the relay reaches it. */
 export interface TaskBackend {
@@ -145,34 +136,28 @@ export class LegacyTaskRelay {
     const backend = this.options.backendOf(input.server)!;
     const { store, config } = this.options;
     const now = this.now();
-    const annotations =
-      input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
-    const reserved = await store.reserve(
+    const reserved = await reserveTaskSlot(
+      store,
+      config,
       {
         taskId: input.taskId,
         principal: caller.principal,
         server: input.server,
         serverIdentity: serverIdentityOf(backend.server),
         tool: input.tool,
-        ...(annotations !== undefined && annotations.length <= 1024
-          ? { toolAnnotations: annotations }
-          : {}),
-        credentialMode: 'broker',
+        toolAnnotations: input.toolAnnotations,
         backendEra: 'legacy',
         // The creating SERVER span: every later operation's span links to it.
         ...(caller.telemetry?.traceparent === undefined
           ? {}
           : { creatingTrace: caller.telemetry.traceparent }),
       },
-      { perPerson: config.perPerson, retained: 4 * config.perPerson },
       now,
-      now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+      this.options.toolCallTimeoutMs,
     );
-    const audit = (outcome: TaskOutcome) =>
-      this.audit(caller, 'create', outcome, started, input.server, input.tool, input.taskId);
     if (!reserved) {
       this.options.metrics?.taskLimitRefused(input.server);
-      await audit('limited');
+      await this.audit(caller, { operation: 'create', outcome: 'limited', started, task: input });
       return refusal(taskLimitReached(config.perPerson));
     }
     const params = withCappedTtl(input.params, config.maxTtlMs);
@@ -221,9 +206,13 @@ export class LegacyTaskRelay {
       after: recorded,
     });
     this.options.metrics?.taskCreated(input.server, 'legacy', 'legacy');
-    if (isTerminal(recorded.status)) this.options.metrics?.taskEnded(input.server, recorded.status);
+    if (isTerminalStatus(recorded.status))
+      this.options.metrics?.taskEnded(input.server, recorded.status);
     return {
-      result: { ...withRelatedTask(response.result, recorded), task: this.shown(recorded, task) },
+      result: {
+        ...withRelatedTask(response.result, recorded),
+        task: taskOfRow(recorded, 'legacy', task),
+      },
     };
   }
 
@@ -310,7 +299,7 @@ export class LegacyTaskRelay {
     const started = performance.now();
     const after = cursor === undefined ? undefined : decodeTaskListCursor(cursor);
     if (cursor !== undefined && after === undefined) {
-      await this.audit(caller, 'list', 'failed', started);
+      await this.audit(caller, { operation: 'list', outcome: 'failed', started });
       return refusal(INVALID_TASK_CURSOR);
     }
     const now = this.now();
@@ -318,10 +307,10 @@ export class LegacyTaskRelay {
     const shown = rows.filter(row => this.usable(caller, row));
     const page = shown.slice(0, TASK_LIST_PAGE_SIZE);
     const last = page[page.length - 1];
-    await this.audit(caller, 'list', 'succeeded', started);
+    await this.audit(caller, { operation: 'list', outcome: 'succeeded', started });
     return {
       result: {
-        tasks: page.map(row => this.shown(row)),
+        tasks: page.map(row => taskOfRow(row, 'legacy')),
         ...(shown.length > page.length && last !== undefined
           ? { nextCursor: encodeTaskListCursor(last) }
           : {}),
@@ -389,15 +378,7 @@ export class LegacyTaskRelay {
     const started = performance.now();
     const found = await this.find(caller, taskId);
     if ('refusal' in found) {
-      await this.audit(
-        caller,
-        operation,
-        found.outcome,
-        started,
-        found.task?.server,
-        found.task?.tool,
-        found.task?.taskId,
-      );
+      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
       return refusal(found.refusal);
     }
     const { task, backend } = found;
@@ -416,15 +397,8 @@ export class LegacyTaskRelay {
         reply = this.failed(error, task.server);
       }
     }
-    await this.audit(
-      caller,
-      operation,
-      'error' in reply ? 'failed' : 'succeeded',
-      started,
-      task.server,
-      task.tool,
-      task.taskId,
-    );
+    const outcome = 'error' in reply ? 'failed' : 'succeeded';
+    await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
@@ -453,13 +427,15 @@ export class LegacyTaskRelay {
     const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
     if (change !== undefined) {
       // Counted by the observation that wrote the change to a terminal status: once per task.
-      if (isTerminal(change.after.status) && !isTerminal(change.before.status)) {
+      if (isTerminalStatus(change.after.status) && !isTerminalStatus(change.before.status)) {
         this.options.metrics?.taskEnded(task.server, change.after.status);
       }
       await this.options.onObserved?.(change);
     }
     const observed: StoredTask = { ...task, ...state };
-    return { result: { ...withRelatedTask(response.result, task), ...this.shown(observed, seen) } };
+    return {
+      result: { ...withRelatedTask(response.result, task), ...taskOfRow(observed, 'legacy', seen) },
+    };
   }
 
   /**
@@ -523,12 +499,8 @@ export class LegacyTaskRelay {
   }
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
-  private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
-    if (error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message)) {
-      await this.options.store.delete(task.taskId);
-      return refusal(taskLost(task.server));
-    }
-    return { error, httpStatus: 200 };
+  private backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
+    return backendTaskError(this.options.store, task, error);
   }
 
   /** The row's state from a backend `Task`, its ttl capped by `maxTtl`. */
@@ -538,20 +510,6 @@ export class LegacyTaskRelay {
       { ...fields, ttlMs: ttl, pollIntervalMs: pollInterval },
       this.options.config.maxTtlMs,
     );
-  }
-
-  /** A 2025-11-25 `Task` for a client: the broker id, the row's state (`seen` adds the rest). */
-  private shown(task: StoredTask, seen?: LegacyTask): Record<string, unknown> {
-    return {
-      taskId: task.taskId,
-      status: task.status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      createdAt: task.createdAt ?? seen?.createdAt ?? new Date(task.recordedAt).toISOString(),
-      lastUpdatedAt:
-        task.lastUpdatedAt ?? seen?.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-      ttl: task.ttlMs ?? null,
-      ...(task.pollIntervalMs === undefined ? {} : { pollInterval: task.pollIntervalMs }),
-    };
   }
 
   /** The pinned session of `principal` at `backend` on this replica (opened on first use). */
@@ -640,26 +598,10 @@ export class LegacyTaskRelay {
     }
   }
 
-  private async audit(
-    caller: TaskCaller,
-    operation: TaskOperation,
-    outcome: TaskOutcome,
-    started: number,
-    server?: string,
-    tool?: string,
-    taskId?: string,
-  ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: performance.now() - started,
-      ...(caller.era === undefined ? {} : { clientEra: caller.era }),
-      ...(server === undefined ? {} : { server }),
-      ...(tool === undefined ? {} : { tool }),
-      ...(taskId === undefined ? {} : { taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+  /** Audits `caller`'s operation on a 2025-11-25 backend's task. */
+  private audit(caller: TaskCaller, operation: Omit<CallerTaskOperation, 'eras'>): Promise<void> {
+    const eras = { client: caller.era ?? 'legacy', backend: 'legacy' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { ...operation, eras });
   }
 }
 
@@ -687,11 +629,6 @@ function withRelatedTask(
 /** The backend forgot the broker's session (restart, expiry). */
 function isSessionLost(error: unknown): boolean {
   return error instanceof BackendError && error.reason === 'session-lost';
-}
-
-/** Whether a task has ended. */
-function isTerminal(status: StoredTaskStatus): boolean {
-  return !OPEN_TASK_STATUSES.includes(status);
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

@@ -56,11 +56,14 @@ import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
 import { findOwnTask, type TaskCaller } from './findOwnTask';
-import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
 import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
-import type { TaskAuditor, TaskOperation, TaskOutcome } from './TaskAuditor';
-import { taskLimitReached, taskLost, taskNotRecorded } from './taskErrors';
+import type { TaskAuditor, TaskOperation } from './TaskAuditor';
+import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
+import { backendTaskError, saysNotFound } from './backendTaskError';
+import { reserveTaskSlot } from './reserveTaskSlot';
+import { taskOfRow } from './taskOfRow';
+import { taskLimitReached, taskNotRecorded } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
 
@@ -131,29 +134,23 @@ export class ModernTaskRelay {
       if (backend === undefined) return send(false);
       const { store, config } = this.options;
       const taskId = newBrokerTaskId(input.server);
-      const audit = (outcome: TaskOutcome) =>
-        this.audit(caller, 'create', outcome, started, input.server, input.tool, taskId);
       const now = this.now();
-      const annotations =
-        input.toolAnnotations === undefined ? undefined : JSON.stringify(input.toolAnnotations);
       let reserved: boolean;
       try {
-        reserved = await store.reserve(
+        reserved = await reserveTaskSlot(
+          store,
+          config,
           {
             taskId,
             principal: caller.principal,
             server: input.server,
             serverIdentity: serverIdentityOf(backend.server),
             tool: input.tool,
-            ...(annotations !== undefined && annotations.length <= 1024
-              ? { toolAnnotations: annotations }
-              : {}),
-            credentialMode: 'broker',
+            toolAnnotations: input.toolAnnotations,
             backendEra: 'modern',
           },
-          { perPerson: config.perPerson, retained: 4 * config.perPerson },
           now,
-          now + this.options.toolCallTimeoutMs + PENDING_SLOT_GRACE_MS,
+          this.options.toolCallTimeoutMs,
         );
       } catch (error) {
         // The task table is out of reach: nothing is sent, the client may retry (503).
@@ -169,7 +166,8 @@ export class ModernTaskRelay {
         if (!isPlainObject(response.error) || !requiresTasksExtension(errorOf(response))) {
           return response;
         }
-        await audit('limited');
+        const task = { server: input.server, tool: input.tool, taskId };
+        await this.audit(caller, { operation: 'create', outcome: 'limited', started, task });
         return errorResponse(response, taskLimitReached(config.perPerson).error);
       }
       let response: Record<string, unknown>;
@@ -222,14 +220,8 @@ export class ModernTaskRelay {
       if ('error' in response) return this.backendError(task, response.error);
       const seen = modernTaskOf(response.result);
       if (seen === undefined) {
-        return {
-          error: {
-            code: JsonRpcErrorCode.InternalError,
-            message: `MCP server "${task.server}" answered tasks/get with something that is not a task`,
-            data: { reason: 'malformed-response', backend: task.server },
-          },
-          httpStatus: 200,
-        };
+        // `operate` answers it as every backend failure (toClientError).
+        throw backendMalformedResponse(task.server, 'a tasks/get answer that is not a task');
       }
       const observed = await this.observe(task, seen);
       const screened = screenInputRequests(
@@ -312,16 +304,7 @@ export class ModernTaskRelay {
     const { store, backendOf } = this.options;
     const found = await findOwnTask(store, backendOf, 'modern', caller, taskId, this.now());
     if ('refusal' in found) {
-      const { task } = found;
-      await this.audit(
-        caller,
-        operation,
-        found.outcome,
-        started,
-        task?.server,
-        task?.tool,
-        task?.taskId,
-      );
+      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
       return taskRefusal(found.refusal);
     }
     const { task, backend } = found;
@@ -331,15 +314,8 @@ export class ModernTaskRelay {
     } catch (error) {
       reply = { error: toClientError(error), httpStatus: 200 };
     }
-    await this.audit(
-      caller,
-      operation,
-      'error' in reply ? 'failed' : 'succeeded',
-      started,
-      task.server,
-      task.tool,
-      task.taskId,
-    );
+    const outcome = 'error' in reply ? 'failed' : 'succeeded';
+    await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
@@ -365,12 +341,8 @@ export class ModernTaskRelay {
   }
 
   /** A backend error on a task: "not found" means it lost the task (E3, row deleted). */
-  private async backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
-    if (saysNotFound(error)) {
-      await this.options.store.delete(task.taskId);
-      return taskRefusal(taskLost(task.server));
-    }
-    return { error, httpStatus: 200 };
+  private backendError(task: StoredTask, error: JsonRpcErrorObject): Promise<TaskReply> {
+    return backendTaskError(this.options.store, task, error);
   }
 
   /**
@@ -390,18 +362,7 @@ export class ModernTaskRelay {
       ...rest
     } = withoutRelatedTask(answer);
     const meta = isPlainObject(rest._meta) ? rest._meta : {};
-    return {
-      ...rest,
-      taskId: task.taskId,
-      status: task.status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      createdAt: task.createdAt ?? seen.createdAt ?? new Date(task.recordedAt).toISOString(),
-      lastUpdatedAt:
-        task.lastUpdatedAt ?? seen.lastUpdatedAt ?? new Date(task.recordedAt).toISOString(),
-      ttlMs: task.ttlMs ?? null,
-      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
-      _meta: { ...serverInfoMeta(), ...meta },
-    };
+    return { ...rest, ...taskOfRow(task, 'modern', seen), _meta: { ...serverInfoMeta(), ...meta } };
   }
 
   /** Sends `method` about the backend's task `backendTaskId` (stateless; any replica). */
@@ -424,27 +385,10 @@ export class ModernTaskRelay {
     );
   }
 
-  private async audit(
-    caller: TaskCaller,
-    operation: TaskOperation,
-    outcome: TaskOutcome,
-    started: number,
-    server?: string,
-    tool?: string,
-    taskId?: string,
-  ): Promise<void> {
-    await this.options.auditor?.record({
-      principal: caller.principal,
-      operation,
-      outcome,
-      durationMs: performance.now() - started,
-      clientEra: caller.era ?? 'modern',
-      backendEra: 'modern',
-      ...(server === undefined ? {} : { server }),
-      ...(tool === undefined ? {} : { tool }),
-      ...(taskId === undefined ? {} : { taskId }),
-      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
-    });
+  /** Audits `caller`'s operation on a 2026-07-28 backend's task. */
+  private audit(caller: TaskCaller, operation: Omit<CallerTaskOperation, 'eras'>): Promise<void> {
+    const eras = { client: caller.era ?? 'modern', backend: 'modern' } as const;
+    return auditTaskOperation(this.options.auditor, caller, { ...operation, eras });
   }
 }
 
@@ -454,11 +398,6 @@ function errorResponse(
   error: JsonRpcErrorObject,
 ): Record<string, unknown> {
   return { jsonrpc: '2.0', id: response.id, error };
-}
-
-/** Whether a backend's error says that what the request named is unknown (`-32602` "not found"). */
-function saysNotFound(error: JsonRpcErrorObject): boolean {
-  return error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message);
 }
 
 /** A response's error object (the caller checked that it has one). */

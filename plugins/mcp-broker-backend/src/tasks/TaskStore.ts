@@ -34,6 +34,14 @@ export const OPEN_TASK_STATUSES: readonly StoredTaskStatus[] = [
   'input_required',
 ];
 
+/** Whether `status` is one a task never leaves. */
+export function isTerminalStatus(status: StoredTaskStatus): boolean {
+  return !OPEN_TASK_STATUSES.includes(status);
+}
+
+/** Extra life of a pending slot beyond the tool call timeout (its replica died meanwhile). */
+export const PENDING_SLOT_GRACE_MS = 60_000;
+
 /** Statuses of a task that is watched (open and no longer a pending slot). */
 export const WATCHED_TASK_STATUSES: readonly StoredTaskStatus[] = ['working', 'input_required'];
 

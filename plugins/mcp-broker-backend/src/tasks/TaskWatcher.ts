@@ -18,8 +18,7 @@
  * at the next renewal (the lease lapses meanwhile, and another replica may take it).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { isTerminalStatus } from './observeTaskState';
-import type { StoredTask, TaskStore } from './TaskStore';
+import { isTerminalStatus, type StoredTask, type TaskStore } from './TaskStore';
 
 /** How long a lease lasts unrenewed (a stopped holder's tasks are taken over after this). */
 export const TASK_LEASE_MS = 30_000;

@@ -7,18 +7,13 @@
  * earlier) or one that would reopen an ended task changes nothing. A writer that lost the race
  * reads the row again and writes once more if its observation still says something new.
  */
-import { OPEN_TASK_STATUSES, type StoredTask, type TaskState, type TaskStore } from './TaskStore';
+import { isTerminalStatus, type StoredTask, type TaskState, type TaskStore } from './TaskStore';
 import { stateFields } from './taskRows';
 
 /** A change this replica wrote: the row before and after it. */
 export interface ObservedChange {
   readonly before: StoredTask;
   readonly after: StoredTask;
-}
-
-/** Whether `status` is one a task never leaves. */
-export function isTerminalStatus(status: StoredTask['status']): boolean {
-  return !OPEN_TASK_STATUSES.includes(status);
 }
 
 /**

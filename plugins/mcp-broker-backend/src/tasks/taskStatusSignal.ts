@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isPlainObject } from '../protocol/jsonRpc';
+import { taskOfRow } from './taskOfRow';
 import type { StoredTask } from './TaskStore';
 
 /** How long a task's signal is kept for the replicas that read it. */
@@ -52,17 +53,9 @@ export function taskSignalAddress(principal: string): string {
 /** The signal of `task`'s state as its row now says (a row past `pending`). */
 export function taskStatusSignalOf(task: StoredTask, publishedAt: number): TaskStatusSignal {
   const status = task.status === 'pending' ? 'working' : task.status;
-  const recorded = new Date(task.recordedAt).toISOString();
   return {
-    task: {
-      taskId: task.taskId,
-      status,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      createdAt: task.createdAt ?? recorded,
-      lastUpdatedAt: task.lastUpdatedAt ?? recorded,
-      ttlMs: task.ttlMs ?? null,
-      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
-    },
+    // `status` keeps its place among the members.
+    task: { ...taskOfRow(task, 'modern'), status },
     legacyStatus: status,
     server: task.server,
     serverIdentity: task.serverIdentity,

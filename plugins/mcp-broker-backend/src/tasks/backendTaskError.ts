@@ -1,0 +1,27 @@
+/*
+ * A backend's JSON-RPC error about one of the broker's tasks, as the same-era relays answer it
+ * (docs/contracts/tasks-and-apps.md §2.13): `-32602` "not found" means the backend lost the task
+ * (E3, and its row is deleted); any other error passes unchanged.
+ */
+import { JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
+import { taskLost } from './taskErrors';
+import { taskRefusal, type TaskReply } from './TaskReply';
+import type { StoredTask, TaskStore } from './TaskStore';
+
+/** Whether a backend's error says that what the request named is unknown (`-32602` "not found"). */
+export function saysNotFound(error: JsonRpcErrorObject): boolean {
+  return error.code === JsonRpcErrorCode.InvalidParams && /not found/i.test(error.message);
+}
+
+/** The answer to the backend's `error` about `task` (see the file comment). */
+export async function backendTaskError(
+  store: TaskStore,
+  task: StoredTask,
+  error: JsonRpcErrorObject,
+): Promise<TaskReply> {
+  if (saysNotFound(error)) {
+    await store.delete(task.taskId);
+    return taskRefusal(taskLost(task.server));
+  }
+  return { error, httpStatus: 200 };
+}
