@@ -55,7 +55,7 @@ import { STORE_UNAVAILABLE_ERROR } from '../protocol/storeUnavailable';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
-import { findOwnTask, type TaskCaller } from './findOwnTask';
+import { backendOfTask, findOwnTask, type TaskCaller } from './findOwnTask';
 import { PENDING_SLOT_GRACE_MS } from './LegacyTaskRelay';
 import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
@@ -299,6 +299,44 @@ export class ModernTaskRelay {
       await this.refresh(task, backend, signal);
       return { result: taskAckOf(response.result) };
     });
+  }
+
+  /**
+   * The watcher's poll of a 2026-07-28 backend's task (contract §2.10): one stateless
+   * `tasks/get` with the broker's credential, observed into the row (a change is written and
+   * published by `onObserved`). The row afterwards; undefined when the task is not this relay's,
+   * expired, its server is gone or replaced, or the backend no longer has it (the row is
+   * deleted, as E3 does). Throws when the backend failed (the watcher polls again later).
+   */
+  async poll(taskId: string, signal: AbortSignal): Promise<StoredTask | undefined> {
+    const { store } = this.options;
+    const task = await store.get(taskId);
+    if (
+      task === undefined ||
+      task.backendEra !== 'modern' ||
+      task.backendTaskId === undefined ||
+      task.expiresAt <= this.now()
+    ) {
+      return undefined;
+    }
+    const backend = backendOfTask(this.options.backendOf, task);
+    if (backend === undefined) return undefined;
+    const response = await this.send(backend, 'tasks/get', task.backendTaskId, {}, signal);
+    if ('error' in response) {
+      if (!saysNotFound(response.error)) {
+        throw new Error(
+          `MCP server "${task.server}" answered tasks/get: ${response.error.message}`,
+        );
+      }
+      await store.delete(task.taskId);
+      return undefined;
+    }
+    const seen = modernTaskOf(response.result);
+    if (seen === undefined) {
+      throw new Error(`MCP server "${task.server}" answered tasks/get with something not a task`);
+    }
+    await this.observe(task, seen);
+    return store.get(taskId);
   }
 
   /** Steps 3–7 of contract §2.7 around one backend operation, audited. */
