@@ -82,8 +82,8 @@ export interface ModernTaskRelayOptions {
   backendOf: (server: string) => ModernTaskBackend | undefined;
   auditor?: TaskAuditor;
   /**
-   * A change of a task's state this replica wrote (the compare-and-set winner): the broker audits
-   * a task's end once.
+   * A change of a task's state this replica wrote (the compare-and-set winner), its creation
+   * included: the broker audits a task's end once and publishes every change.
    */
   onObserved?: (change: ObservedChange) => Promise<void>;
   /** Where a store failure is told (never to the client). */
@@ -208,6 +208,12 @@ export class ModernTaskRelay {
           .catch(() => undefined);
         return errorResponse(response, taskNotRecorded(input.server).error);
       }
+      // The creation is the task's first observation: published (and a task born ended is
+      // counted and audited as ended) like every later change.
+      await this.options.onObserved?.({
+        before: { ...recorded, status: 'pending', version: recorded.version - 1 },
+        after: recorded,
+      });
       return {
         ...response,
         result: { ...this.shown(recorded, answer, task), resultType: 'task' },
