@@ -227,6 +227,21 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
         notifications: { taskIds: [first, second] },
       },
     });
+    // One low-severity `listen` event per id, with the outcome of its check; never an id.
+    const listened = audit.filter(e => e.meta.operation === 'listen');
+    expect(listened.map(e => [e.meta.taskRef, e.end?.outcome])).toEqual([
+      [taskRefOf(first), 'succeeded'],
+      [undefined, 'foreign'],
+      [undefined, 'not-found'],
+      [taskRefOf(second), 'succeeded'],
+    ]);
+    expect(listened[0].meta).toMatchObject({
+      clientEra: 'modern',
+      backendEra: 'modern',
+      server: 'jobs',
+      tool: 'deploy',
+    });
+    expect(JSON.stringify(listened)).not.toContain(first);
     await fixture.finish('first', 'completed');
     const firstDone = await stream.next!();
     expect(firstDone).toEqual(taskNote(stream.id, first, 'completed'));

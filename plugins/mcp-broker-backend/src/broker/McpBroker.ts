@@ -45,7 +45,7 @@ import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from
 import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHandler';
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
-import type { TaskAuditor } from '../tasks/TaskAuditor';
+import type { AuditedTaskOperation, TaskAuditor } from '../tasks/TaskAuditor';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
@@ -608,6 +608,11 @@ export class McpBroker {
   private async taskObserved(change: ObservedChange): Promise<void> {
     await this.auditTaskEnd(change);
     await this.taskNotifications.publish(change.after);
+  }
+
+  /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */
+  async auditTaskOperation(operation: AuditedTaskOperation): Promise<void> {
+    await this.options.tasks?.auditor?.record(operation);
   }
 
   /** A task's end, audited once: by the replica whose observation wrote it (§2.14 `ended`). */

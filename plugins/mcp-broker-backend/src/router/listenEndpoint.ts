@@ -32,6 +32,7 @@ type ListenBroker = Pick<
   | 'taskStore'
   | 'server'
   | 'config'
+  | 'auditTaskOperation'
 >;
 
 /**

@@ -3,7 +3,8 @@
  * `params.notifications.taskIds` is the client's only with the tasks extension declared (E4),
  * holds at most 4 × `mcpBroker.tasks.perPerson` ids, and the acknowledgement agrees to those ids
  * that pass §2.7 steps 3–6 for the caller (own, unexpired, permitted); the others are left out
- * silently, so a listen tells nothing of tasks that are not the caller's.
+ * silently, so a listen tells nothing of tasks that are not the caller's. Each id checked is one
+ * `mcp-broker.task` audit event, operation `listen` (§2.14), with the outcome of its check.
  */
 import type { McpBroker } from '../broker/McpBroker';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
@@ -19,7 +20,7 @@ export const LISTEN_TASK_IDS_PER_OPEN_TASK = 4;
  * error that refuses the listen before anything is opened.
  */
 export async function agreedTaskIds(
-  broker: Pick<McpBroker, 'taskStore' | 'server' | 'config'>,
+  broker: Pick<McpBroker, 'taskStore' | 'server' | 'config' | 'auditTaskOperation'>,
   caller: TaskCaller,
   clientCapabilities: Readonly<Record<string, unknown>> | undefined,
   taskIds: readonly string[],
@@ -48,8 +49,26 @@ export async function agreedTaskIds(
   const now = Date.now();
   const agreed: string[] = [];
   for (const taskId of new Set(taskIds)) {
+    const started = performance.now();
     const found = await findOwnTask(broker.taskStore, backendOf, undefined, caller, taskId, now);
+    const { task } = found;
     if (!('refusal' in found)) agreed.push(taskId);
+    await broker.auditTaskOperation({
+      principal: caller.principal,
+      operation: 'listen',
+      outcome: 'refusal' in found ? found.outcome : 'succeeded',
+      durationMs: performance.now() - started,
+      clientEra: 'modern',
+      ...(task === undefined
+        ? {}
+        : {
+            server: task.server,
+            tool: task.tool,
+            taskId: task.taskId,
+            backendEra: task.backendEra,
+          }),
+      ...(caller.traceId === undefined ? {} : { traceId: caller.traceId }),
+    });
   }
   return { agreed };
 }
