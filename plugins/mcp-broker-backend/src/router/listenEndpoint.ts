@@ -14,13 +14,12 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
 import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
 import type { McpRequest } from './mcpRequest';
-import { credentialKeyOf } from './principalAccess';
+import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
 import { refuseShuttingDown, refuseStoreUnavailable } from './protocol';
 import { agreedTaskIds } from './listenTaskIds';
 import { callerOf } from './taskMethods';
 import { taskStatusStreamOf } from './taskStatusStream';
 import { openBrokerEventStream } from './SseClientStream';
-import type { PrincipalAccessDeps } from './principalAccess';
 
 /** What the listen handler needs of the broker. */
 type ListenBroker = Pick<

@@ -10,9 +10,10 @@ import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
 import { mayUseTaskTool } from './taskToolUse';
 
 /**
- * A client stream (a session's GET stream, a listen stream) as a listener of its person's tasks: a notification is sent only when
- * the person may still open sessions and use the task's tool through the stream's endpoint, by
- * the same decision (cached per credential) a `tools/call` of theirs would get now (§2.8).
+ * A client stream (a session's GET stream, a listen stream) as a listener of its person's tasks:
+ * a notification is sent only when the person may still open sessions and use the task's tool
+ * through the stream's endpoint, by the same decision (cached per credential) a `tools/call` of
+ * theirs would get now (§2.8).
  */
 export function taskStatusStreamOf(
   deps: PrincipalAccessDeps,

@@ -3,8 +3,8 @@
  * open tasks of the people who listen here, one replica per task.
  *
  * A person listens here while they have a subscriber on this replica (a legacy GET stream of any
- * of their sessions: `subscribe`); a 2026-07-28 listen stream subscribes to the tasks its
- * acknowledgement agreed to only (`subscribeTo`). For each of their open tasks the replica takes the task's
+ * of their sessions: `subscribe`); a 2026-07-28 listen stream subscribes only to the tasks its
+ * acknowledgement agreed to (`subscribeTo`). For each task wanted the replica takes the task's
  * lease in the shared row (TaskStore.takeLease: free, its own, or lapsed) and, while it holds
  * it, polls the backend with `tasks/get` every max(the task's pollInterval,
  * `mcpBroker.tasks.minPollInterval`); a replica that finds the lease held leaves the task to its
@@ -31,8 +31,8 @@ export const TASK_LEASE_RENEW_MS = 10_000;
 export interface TaskWatcherOptions {
   store: TaskStore;
   /**
-   * Reads the task's state from its backend into its row (the relay of its backend's era): the row
-   * afterwards, undefined when the task is gone. May throw (the backend failed).
+   * Reads the task's state from its backend into its row (through the relay of its backend's
+   * era): the row afterwards, undefined when the task is gone. May throw (the backend failed).
    */
   poll: (taskId: string, signal: AbortSignal) => Promise<StoredTask | undefined>;
   /** This replica's id, the lease holder it writes. */
@@ -139,7 +139,7 @@ export class TaskWatcher {
     status: StoredTask['status'],
     pollIntervalMs?: number,
   ): void {
-    if (isTerminalStatus(status)) void this.drop(taskId);
+    if (isTerminalStatus(status)) void this.ended(taskId);
     else void this.watch(principal, taskId, pollIntervalMs);
   }
 
@@ -265,7 +265,7 @@ export class TaskWatcher {
       return;
     }
     if (row === undefined || isTerminalStatus(row.status)) {
-      await this.drop(watched.taskId);
+      await this.ended(watched.taskId);
       return;
     }
     this.next(watched, row.pollIntervalMs);
@@ -276,6 +276,16 @@ export class TaskWatcher {
     const delay = Math.max(pollIntervalMs ?? 0, this.options.minPollIntervalMs);
     watched.timer = setTimeout(() => void this.poll(watched), delay);
     watched.timer.unref();
+  }
+
+  /**
+   * `taskId` ended or is gone: no longer polled here, and no longer looked for at each renewal
+   * for the listen streams that agreed to it (nothing of it will change again).
+   */
+  private async ended(taskId: string): Promise<void> {
+    this.taskSubscribers.delete(taskId);
+    this.stopRenewalIfIdle();
+    await this.drop(taskId);
   }
 
   /** Stops polling `taskId` here and gives up its lease. */
