@@ -180,6 +180,14 @@ async function listen(
 
 const closeStreams = () => Promise.all(readers.splice(0).map(reader => reader.cancel()));
 
+/** How many listen streams the replica at `url` holds open (its /status). */
+async function listenStreamsOf(url: URL): Promise<number> {
+  const response = await fetch(new URL('/api/mcp-broker/status', url), {
+    headers: { Authorization: mockCredentials.user.header('user:default/admin') },
+  });
+  return (await response.json()).clients.listenStreams;
+}
+
 /** A `notifications/tasks` as the stream `id` carries it. */
 const taskNote = (id: string, taskId: string, status: string) =>
   expect.objectContaining({
@@ -263,6 +271,7 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
   it('refuses task ids without the tasks extension (E4) and too many ids, opening nothing', async () => {
     const own = await startDeploy(broker.url, 'carol', 'carols');
     await fixture.started('carols');
+    await waitFor(async () => (await listenStreamsOf(broker.url)) === 0, 'no listen stream');
     const undeclared = await listen(broker.url, 'carol', [own], {});
     expect(undeclared).toMatchObject({
       status: 400,
@@ -278,9 +287,11 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
     expect(tooMany.error.code).toBe(-32602);
     expect(tooMany.error.message).toContain('params.notifications.taskIds');
     expect(tooMany.error.message).toContain(`at most ${4 * PER_PERSON}`);
+    expect(await listenStreamsOf(broker.url)).toBe(0);
     // At the bound it is taken.
     const atBound = await listen(broker.url, 'carol', [own, ...many.slice(2)]);
     expect(atBound.acknowledged.params.notifications).toEqual({ taskIds: [own] });
+    expect(await listenStreamsOf(broker.url)).toBe(1);
     await fixture.finish('carols', 'completed');
     expect(await atBound.next!()).toEqual(taskNote(atBound.id, own, 'completed'));
   }, 30_000);
