@@ -167,6 +167,7 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
       ...(credential !== undefined && { credential }),
       ...(mcpName !== undefined && { mcpName }),
       ...(isRecord(params._meta) && { meta: params._meta }),
+      ...(req.url !== undefined && { path: req.url }),
     });
     if (id === undefined) return { status: 202, body: {} };
     try {
@@ -364,6 +365,7 @@ export async function startModernTasksServer(): Promise<ModernTasksServer> {
         requests.push({
           method: body.method,
           ...(req.headers.authorization !== undefined && { credential: req.headers.authorization }),
+          ...(req.url !== undefined && { path: req.url }),
         });
         listen(req, res, body);
         return;

@@ -4,7 +4,8 @@
  * modern tasks fixture (`deploy` finished by the test, `failing_job`, `protocol_error_job`) and
  * the official SDK 1.x client's task API. The broker declares the extension on the task call,
  * answers the legacy `CreateTaskResult`, maps the modern `tasks/get`, emulates `tasks/result` by
- * polling and refuses to cancel an ended task (E8). Two plugin instances on one database (SQLite
+ * polling and refuses to cancel an ended task (E8); the client's GET stream hears of the task's
+ * end (§2.10: the watcher polls the modern backend). Two plugin instances on one database (SQLite
  * and PostgreSQL) are two replicas: a task created on one is collected on the other. Every answer
  * a client receives is scanned for the backend's own task ids (the fixture's start `fixture-`).
  */
@@ -19,7 +20,12 @@ import {
 } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
+  type TaskStatusNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Knex } from 'knex';
 import { withModernEnvelope } from './backend/ModernChannel';
 import { mcpBrokerPlugin } from './plugin';
@@ -318,6 +324,61 @@ describe('tasks through the broker (2025-11-25 client, 2026-07-28 backend, real 
     expect(texts.length).toBeGreaterThan(0);
     for (const text of texts) expect(text).not.toContain('fixture-');
   });
+});
+
+describe('status notifications of a 2026-07-28 backend’s task on a 2025-11-25 GET stream', () => {
+  it('tells the owner’s GET stream of the task’s end once: the watcher polls the modern backend', async () => {
+    const fixture = await startModernTasksServer();
+    const broker = await startReplica(fixture, recordingAuditor().factory);
+    const openStreams = async () => {
+      const response = await fetch(new URL('/api/mcp-broker/status', broker.url), {
+        headers: { Authorization: mockCredentials.user.header('user:default/admin') },
+      });
+      return (await response.json()).clients.eventStreams;
+    };
+    const notes: TaskStatusNotification['params'][] = [];
+    const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+    client.setNotificationHandler(TaskStatusNotificationSchema, async notification => {
+      notes.push(notification.params);
+    });
+    const heard = (taskId: string, status: string) =>
+      waitFor(
+        () => notes.find(note => note.taskId === taskId && note.status === status),
+        `the GET stream to hear that ${taskId} is ${status}`,
+      );
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(broker.url, {
+          requestInit: {
+            headers: { Authorization: mockCredentials.user.header('user:default/gina') },
+          },
+        }),
+      );
+      await waitFor(
+        async () => (await client.listTools()).tools.some(tool => tool.name === 'jobs_deploy'),
+        'the modern tasks fixture to be listed',
+      );
+      await waitFor(async () => (await openStreams()) === 1, 'the GET stream to open');
+      const { task } = await startTask(client, 'deploy', { target: 'noticed' });
+      expect(task.taskId).toMatch(BROKER_TASK_ID);
+      await fixture.started('noticed');
+      await fixture.finish('noticed', 'completed');
+      expect(await heard(task.taskId, 'completed')).toMatchObject({ taskId: task.taskId });
+      // A later task's end comes behind anything more of the first one.
+      const later = (await startTask(client, 'deploy', { target: 'later' })).task;
+      await fixture.started('later');
+      await fixture.finish('later', 'completed');
+      await heard(later.taskId, 'completed');
+      expect(
+        notes.filter(note => note.taskId === task.taskId && note.status === 'completed'),
+      ).toHaveLength(1);
+      expect(JSON.stringify(notes)).not.toContain('fixture-');
+    } finally {
+      await client.close();
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
 });
 
 describe('an immediate answer too large to hold (mcpBroker.tasks.maxStoredResultBytes: 10)', () => {

@@ -214,7 +214,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             urlElicitations,
             signals: stores.signals,
             replicaId: stores.presence?.id,
-            onNotificationSent: () => telemetry.metrics.taskNotificationSent('legacy'),
+            onNotificationSent: era => telemetry.metrics.taskNotificationSent(era),
           },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {

@@ -45,7 +45,7 @@ import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from
 import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHandler';
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
-import type { TaskAuditor } from '../tasks/TaskAuditor';
+import type { AuditedTaskOperation, TaskAuditor } from '../tasks/TaskAuditor';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
@@ -115,7 +115,7 @@ export interface McpBrokerOptions {
     signals?: SignalStore;
     replicaId?: string;
     /** A task status notification was sent to a client stream (a metric). */
-    onNotificationSent?: () => void;
+    onNotificationSent?: (era: 'legacy' | 'modern') => void;
   };
 }
 
@@ -148,6 +148,8 @@ export class McpBroker {
   readonly tasks: LegacyTaskRelay;
   /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
   readonly modernTasks: ModernTaskRelay;
+  /** The shared task table (contract §2.4). */
+  readonly taskStore: TaskStore;
   /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
   readonly taskNotifications: TaskNotifications;
   /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
@@ -203,6 +205,7 @@ export class McpBroker {
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
     const taskStore = options.tasks?.store ?? new MemoryTaskStore();
+    this.taskStore = taskStore;
     const legacyTaskBackendOf = (name: string) => {
       const connection = this.connections.get(name);
       return (
@@ -224,13 +227,13 @@ export class McpBroker {
     });
     this.modernTasks = new ModernTaskRelay({
       store: taskStore,
-      // A 2026-07-28 task's end is audited and counted; its changes are not published yet (the
-      // listen route of §2.10 is not built).
+      // A 2026-07-28 task's end is counted here (the legacy relay counts its own), audited and
+      // published like a legacy task's changes.
       onObserved: async change => {
         if (!isTerminalStatus(change.before.status) && isTerminalStatus(change.after.status)) {
           options.tasks?.metrics?.taskEnded(change.after.server, change.after.status);
         }
-        await this.auditTaskEnd(change);
+        await this.taskObserved(change);
       },
       config: options.config.tasks,
       toolCallTimeoutMs: options.config.toolCallTimeoutMs,
@@ -252,7 +255,11 @@ export class McpBroker {
     });
     this.taskWatcher = new TaskWatcher({
       store: taskStore,
-      poll: (taskId, signal) => this.tasks.poll(taskId, signal),
+      // Through the relay of the task's backend era (no 2025 request to a 2026 backend).
+      poll: async (taskId, signal) =>
+        (await taskStore.get(taskId))?.backendEra === 'modern'
+          ? this.modernTasks.poll(taskId, signal)
+          : this.tasks.poll(taskId, signal),
       holder: options.tasks?.replicaId ?? randomUUID(),
       minPollIntervalMs: options.config.tasks.minPollIntervalMs,
       logger: options.logger,
@@ -268,6 +275,7 @@ export class McpBroker {
       logger: options.logger,
       onSent: options.tasks?.onNotificationSent,
       onListening: principal => this.taskWatcher.subscribe(principal),
+      onListeningTo: (principal, taskIds) => this.taskWatcher.subscribeTo(principal, taskIds),
       onSignal: (principal, signal) =>
         this.taskWatcher.changed(
           principal,
@@ -600,6 +608,11 @@ export class McpBroker {
   private async taskObserved(change: ObservedChange): Promise<void> {
     await this.auditTaskEnd(change);
     await this.taskNotifications.publish(change.after);
+  }
+
+  /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */
+  async auditTaskOperation(operation: AuditedTaskOperation): Promise<void> {
+    await this.options.tasks?.auditor?.record(operation);
   }
 
   /** A task's end, audited once: by the replica whose observation wrote it (§2.14 `ended`). */

@@ -140,6 +140,18 @@ describe('subscriptions/listen', () => {
     expect(
       readSubscriptionFilter({ notifications: { resourceSubscriptions: [1] } }),
     ).toHaveProperty('invalid');
+    expect(readSubscriptionFilter({ notifications: { taskIds: 'jobs:a' } })).toEqual({
+      invalid: 'params.notifications.taskIds must be an array of task ids',
+    });
+    expect(readSubscriptionFilter({ notifications: { taskIds: ['jobs:a', 2] } })).toHaveProperty(
+      'invalid',
+    );
+  });
+
+  it('reads the task ids a listen names (tasks extension, contract §2.10)', () => {
+    expect(readSubscriptionFilter({ notifications: { taskIds: ['jobs:a', 'jobs:b'] } })).toEqual({
+      taskIds: ['jobs:a', 'jobs:b'],
+    });
   });
 
   it('tags change notifications and the closing result with the subscription id', () => {

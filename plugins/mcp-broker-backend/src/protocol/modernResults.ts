@@ -200,6 +200,8 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** Task ids whose `notifications/tasks` the stream asks for (tasks extension, contract §2.10). */
+  taskIds?: string[];
 }
 
 const FILTER_KIND: ReadonlyArray<[keyof SubscriptionFilter, ListKind]> = [
@@ -229,6 +231,13 @@ export function readSubscriptionFilter(params: unknown): SubscriptionFilter | { 
       return { invalid: 'params.notifications.resourceSubscriptions must be an array of URIs' };
     }
     filter.resourceSubscriptions = uris;
+  }
+  const taskIds = notifications.taskIds;
+  if (taskIds !== undefined) {
+    if (!Array.isArray(taskIds) || !taskIds.every(taskId => typeof taskId === 'string')) {
+      return { invalid: 'params.notifications.taskIds must be an array of task ids' };
+    }
+    filter.taskIds = taskIds;
   }
   return filter;
 }

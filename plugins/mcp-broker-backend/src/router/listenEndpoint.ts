@@ -4,7 +4,9 @@
  * it after the request metadata and the permission gate passed, like every other method. What
  * the stream carries, and when it ends, is ListenSubscriptions' business; this file only maps
  * the outcomes to HTTP (400 for a malformed filter, 429 at a limit, 503 while the broker shuts
- * down) and hands the response over as a ClientEventStream.
+ * down) and hands the response over as a ClientEventStream. A filter naming `taskIds` (contract
+ * §2.10, listenTaskIds.ts) is checked before anything is opened; the stream then hears of the
+ * agreed tasks through TaskNotifications, until it closes.
  */
 import { endpointViewer } from '../endpoints/EndpointListViews';
 import type { McpBroker } from '../broker/McpBroker';
@@ -12,24 +14,36 @@ import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import { advertisedListKinds } from '../protocol/listKinds';
 import { honouredFilter, readSubscriptionFilter } from '../protocol/modernResults';
 import type { McpRequest } from './mcpRequest';
-import { credentialKeyOf } from './principalAccess';
-import { refuseShuttingDown } from './protocol';
+import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
+import { refuseShuttingDown, refuseStoreUnavailable } from './protocol';
+import { agreedTaskIds } from './listenTaskIds';
+import { callerOf } from './taskMethods';
+import { taskStatusStreamOf } from './taskStatusStream';
 import { openBrokerEventStream } from './SseClientStream';
+
+/** What the listen handler needs of the broker. */
+type ListenBroker = Pick<
+  McpBroker,
+  | 'listenStreams'
+  | 'serverCapabilities'
+  | 'openEventStream'
+  | 'taskNotifications'
+  | 'taskStore'
+  | 'server'
+  | 'config'
+  | 'auditTaskOperation'
+>;
 
 /**
  * The `subscriptions/listen` handler: answers with the request's stream, or with an error that
  * says what to fix. Resolves once the stream is open (it lives on after that).
  */
-export function serveListen(
-  broker: Pick<McpBroker, 'listenStreams' | 'serverCapabilities' | 'openEventStream'>,
-) {
-  return (request: McpRequest) => listen(broker, request);
+export function serveListen(deps: PrincipalAccessDeps) {
+  return (request: McpRequest) => listen(deps, request);
 }
 
-async function listen(
-  broker: Pick<McpBroker, 'listenStreams' | 'serverCapabilities' | 'openEventStream'>,
-  request: McpRequest,
-): Promise<void> {
+async function listen(deps: PrincipalAccessDeps, request: McpRequest): Promise<void> {
+  const broker: ListenBroker = deps.broker;
   const { principal, writer, req } = request;
   const id = request.id!;
   const res = writer.res;
@@ -43,6 +57,28 @@ async function listen(
     requested,
     advertisedListKinds(broker.serverCapabilities(request.endpoint?.servers)),
   );
+  let taskIds: ReadonlySet<string> | undefined;
+  if (requested.taskIds !== undefined) {
+    let checked: Awaited<ReturnType<typeof agreedTaskIds>>;
+    try {
+      checked = await agreedTaskIds(
+        broker,
+        callerOf(deps.broker, request),
+        request.context?.clientCapabilities,
+        requested.taskIds,
+      );
+    } catch (error) {
+      refuseStoreUnavailable(deps.broker, writer, error, id);
+      return;
+    }
+    if ('refusal' in checked) {
+      const { refusal } = checked;
+      writer.refuse(refusal.httpStatus, refusal.code, refusal.message, id, refusal.data);
+      return;
+    }
+    honoured.filter.taskIds = checked.agreed;
+    taskIds = new Set(checked.agreed);
+  }
   const opened = broker.listenStreams.open({
     principal,
     viewer: endpointViewer(credentialKeyOf(req, principal), request.endpoint?.name),
@@ -60,5 +96,16 @@ async function listen(
   // routing closures, as for the session GET streams.
   req.next = undefined;
   // The client may have gone before the stream opened: then no close event will come.
-  if (res.destroyed) opened.stream.close();
+  if (res.destroyed) {
+    opened.stream.close();
+    return;
+  }
+  if (taskIds !== undefined && taskIds.size > 0 && !opened.stream.closed) {
+    const stopListening = broker.taskNotifications.listen(
+      principal,
+      taskStatusStreamOf(deps, request, opened.stream),
+      { subscriptionId: id, taskIds },
+    );
+    opened.stream.signal.addEventListener('abort', stopListening, { once: true });
+  }
 }

@@ -15,6 +15,7 @@ import type { McpBroker } from '../broker/McpBroker';
 import type { ToolCallAuditor } from '../audit/ToolCallAuditor';
 import { modernCallerOf } from './callMethods';
 import { createMethodTable, methodOf } from './methodTable';
+import type { PrincipalAccessDeps } from './principalAccess';
 import { withModernEnvelope } from '../backend/ModernChannel';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 
@@ -48,6 +49,8 @@ describe('the method table: the 2026-07-28 era', () => {
   // Handlers are bound to these but not run here.
   const table = createMethodTable({
     broker: {} as McpBroker,
+    access: {} as PrincipalAccessDeps['access'],
+    httpAuth: {} as PrincipalAccessDeps['httpAuth'],
     toolCallAuditor: {} as ToolCallAuditor,
   });
   const isServedModernMethod = (method: string) => methodOf(table, method, 'modern') !== undefined;

@@ -33,6 +33,7 @@ import {
 } from './catalogMethods';
 import { serveListen } from './listenEndpoint';
 import type { McpRequest, McpRoute } from './mcpRequest';
+import type { PrincipalAccessDeps } from './principalAccess';
 import { initialize, unsupported } from './sessionMethods';
 import { byClientEra, listTasks, modernTaskOperation, taskOperation } from './taskMethods';
 
@@ -66,6 +67,9 @@ const TASK_METHODS: ReadonlySet<string> = new Set([
 /** The broker's method table (handlers bound to the broker and its auditor). */
 export function createMethodTable(deps: {
   broker: McpBroker;
+  /** The permission decisions of a listen stream's task notifications (contract §2.10). */
+  access: PrincipalAccessDeps['access'];
+  httpAuth: PrincipalAccessDeps['httpAuth'];
   toolCallAuditor: ToolCallAuditor;
   /** The credential step of a person's requests (spec §11). */
   credentialStep?: CredentialStep;
@@ -114,7 +118,7 @@ export function createMethodTable(deps: {
       handler: viaPersonalCredential(broker, complete(broker), stepOf('completion/complete')),
       route: completionRoute,
     },
-    'subscriptions/listen': { handler: serveListen(broker) },
+    'subscriptions/listen': { handler: serveListen(deps) },
     'tasks/get': {
       handler: byClientEra(taskOperation(broker, 'get'), modernTaskOperation(broker, 'get')),
     },

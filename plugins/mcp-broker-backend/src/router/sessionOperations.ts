@@ -10,7 +10,6 @@
  * - DELETE: ends the session (on every replica), its streams and its backend sessions: 204.
  */
 import type { McpBroker } from '../broker/McpBroker';
-import type { TaskStatusStream } from '../tasks/TaskNotifications';
 import { endpointViewer } from '../endpoints/EndpointListViews';
 import { JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { ClientEventStream } from '../types';
@@ -18,7 +17,7 @@ import type { McpRequest } from './mcpRequest';
 import { credentialKeyOf, type PrincipalAccessDeps } from './principalAccess';
 import { refuseStoreUnavailable } from './protocol';
 import { openBrokerEventStream } from './SseClientStream';
-import { mayUseTaskTool } from './taskToolUse';
+import { taskStatusStreamOf } from './taskStatusStream';
 
 /** GET /mcp: opens the admitted request's session's event stream; see the file comment. */
 export async function openSessionStream(
@@ -70,34 +69,6 @@ export async function openSessionStream(
     taskStatusStreamOf(deps, request, open),
   );
   open.signal.addEventListener('abort', stopListening, { once: true });
-}
-
-/**
- * The GET stream `stream` as a listener of its person's tasks: a notification is sent only when
- * the person may still open sessions and use the task's tool through the stream's endpoint, by
- * the same decision (cached per credential) a `tools/call` of theirs would get now (§2.8).
- */
-function taskStatusStreamOf(
-  deps: PrincipalAccessDeps,
-  request: McpRequest,
-  stream: ClientEventStream,
-): TaskStatusStream {
-  const { broker } = deps;
-  const { req, principal, endpoint } = request;
-  const credential = credentialKeyOf(req, principal);
-  return {
-    send: message => stream.send(message),
-    get closed() {
-      return stream.closed;
-    },
-    mayUse: async (server, tool) => {
-      const access = await deps.access.forCredential(credential, broker.catalog(), () =>
-        deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
-      );
-      const seen = endpoint?.narrowAccess(access) ?? access;
-      return seen.mayCreateSession && mayUseTaskTool(broker, seen.catalog, server, tool);
-    },
-  };
 }
 
 /** DELETE /mcp: ends the admitted request's session; see the file comment. */

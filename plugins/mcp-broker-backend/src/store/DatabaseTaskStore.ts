@@ -287,7 +287,6 @@ export class DatabaseTaskStore implements TaskStore {
       const rows = await this.knex<TaskRow>(TASKS_TABLE)
         .whereIn('principal', principals.slice(at, at + PRINCIPALS_PER_QUERY))
         .whereIn('status', WATCHED_TASK_STATUSES)
-        .andWhere('backend_era', 'legacy')
         .andWhere('expires_at', '>', now)
         .andWhere(free => free.whereNull('lease_holder').orWhere('lease_until', '<', now));
       found.push(...rows.map(fromRow));

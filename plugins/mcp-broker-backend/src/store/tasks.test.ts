@@ -242,14 +242,14 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     const { version } = (await a.get(ended))!;
     await a.observe(ended, version, working(HOUR, { status: 'failed' }));
     await started(a, person('someone-else'));
-    // A 2026-07-28 backend's task: the watcher (a 2025-11-25 poller) never takes it up.
+    // A 2026-07-28 backend's task is taken up too (polled through the modern relay).
     const modern = { ...slot(kim), backendEra: 'modern' as const };
     expect(await b.reserve(modern, BOUNDS, NOW, NOW + 60_000)).toBe(true);
     await b.activate(modern.taskId, { backendTaskId: `backend-${modern.taskId}` }, working());
     await a.takeLease(held, 'replica-a', NOW, NOW + 30_000);
     await a.takeLease(lapsed, 'replica-a', NOW - 40_000, NOW - 10_000);
     const found = await b.unwatchedOf([judy, kim], NOW + 2000);
-    expect(found.map(task => task.taskId).sort()).toEqual([free, lapsed].sort());
+    expect(found.map(task => task.taskId).sort()).toEqual([free, lapsed, modern.taskId].sort());
     expect(found.find(task => task.taskId === free)).toMatchObject({
       principal: kim,
       status: 'working',

@@ -147,7 +147,6 @@ export class MemoryTaskStore implements TaskStore {
       return (
         people.has(task.principal) &&
         WATCHED_TASK_STATUSES.includes(task.status) &&
-        task.backendEra === 'legacy' &&
         task.expiresAt > now &&
         (lease === undefined || lease.until < now)
       );

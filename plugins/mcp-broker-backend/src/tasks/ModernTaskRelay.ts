@@ -55,7 +55,7 @@ import { STORE_UNAVAILABLE_ERROR } from '../protocol/storeUnavailable';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
-import { findOwnTask, type TaskCaller } from './findOwnTask';
+import { backendOfTask, findOwnTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
@@ -85,8 +85,8 @@ export interface ModernTaskRelayOptions {
   backendOf: (server: string) => ModernTaskBackend | undefined;
   auditor?: TaskAuditor;
   /**
-   * A change of a task's state this replica wrote (the compare-and-set winner): the broker audits
-   * a task's end once.
+   * A change of a task's state this replica wrote (the compare-and-set winner), its creation
+   * included: the broker audits a task's end once and publishes every change.
    */
   onObserved?: (change: ObservedChange) => Promise<void>;
   /** Where a store failure is told (never to the client). */
@@ -206,6 +206,12 @@ export class ModernTaskRelay {
           .catch(() => undefined);
         return errorResponse(response, taskNotRecorded(input.server).error);
       }
+      // The creation is the task's first observation: published (and a task born ended is
+      // counted and audited as ended) like every later change.
+      await this.options.onObserved?.({
+        before: { ...recorded, status: 'pending', version: recorded.version - 1 },
+        after: recorded,
+      });
       return {
         ...response,
         result: { ...this.shown(recorded, answer, task), resultType: 'task' },
@@ -291,6 +297,44 @@ export class ModernTaskRelay {
       await this.refresh(task, backend, signal);
       return { result: taskAckOf(response.result) };
     });
+  }
+
+  /**
+   * The watcher's poll of a 2026-07-28 backend's task (contract §2.10): one stateless
+   * `tasks/get` with the broker's credential, observed into the row (a change is written and
+   * published by `onObserved`). The row afterwards; undefined when the task is not this relay's,
+   * expired, its server is gone or replaced, or the backend no longer has it (the row is
+   * deleted, as E3 does). Throws when the backend failed (the watcher polls again later).
+   */
+  async poll(taskId: string, signal: AbortSignal): Promise<StoredTask | undefined> {
+    const { store } = this.options;
+    const task = await store.get(taskId);
+    if (
+      task === undefined ||
+      task.backendEra !== 'modern' ||
+      task.backendTaskId === undefined ||
+      task.expiresAt <= this.now()
+    ) {
+      return undefined;
+    }
+    const backend = backendOfTask(this.options.backendOf, task);
+    if (backend === undefined) return undefined;
+    const response = await this.send(backend, 'tasks/get', task.backendTaskId, {}, signal);
+    if ('error' in response) {
+      if (!saysNotFound(response.error)) {
+        throw new Error(
+          `MCP server "${task.server}" answered tasks/get: ${response.error.message}`,
+        );
+      }
+      await store.delete(task.taskId);
+      return undefined;
+    }
+    const seen = modernTaskOf(response.result);
+    if (seen === undefined) {
+      throw new Error(`MCP server "${task.server}" answered tasks/get with something not a task`);
+    }
+    await this.observe(task, seen);
+    return store.get(taskId);
   }
 
   /** Steps 3–7 of contract §2.7 around one backend operation, audited. */

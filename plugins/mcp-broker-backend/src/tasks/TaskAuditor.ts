@@ -3,7 +3,8 @@
  * `mcp-broker.task` event per operation — who, which server and tool, the operation, how it
  * ended and how long it took — naming the task by its `taskRef` (a digest that lets an admin
  * follow one task without holding a usable handle), never by its id. Polling operations (`get`,
- * `result`, `list`) are `low` severity: they repeat. `ended` is written once per task, by the
+ * `result`, `list`, and `listen`: one event per task id a listen names) are `low` severity:
+ * they repeat. `ended` is written once per task, by the
  * replica whose observation first saw it end, with the status and the task's age. Arguments, inputs and results are never
  * recorded. A failing auditor is logged and never fails the operation.
  */
@@ -15,7 +16,8 @@ import type { JsonObject } from '@backstage/types';
 export const TASK_EVENT_ID = 'task';
 
 /** What a task operation was. */
-export type TaskOperation = 'create' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'ended';
+export type TaskOperation =
+  'create' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'listen' | 'ended';
 
 /** How a task operation ended. */
 export type TaskOutcome =
@@ -55,7 +57,7 @@ export class TaskAuditor {
 
   /** Records one operation (never throws). */
   async record(operation: AuditedTaskOperation): Promise<void> {
-    const polling = ['get', 'result', 'list'].includes(operation.operation);
+    const polling = ['get', 'result', 'list', 'listen'].includes(operation.operation);
     const meta: JsonObject = {
       principal: operation.principal.replace(/^user:/, ''),
       operation: operation.operation,

@@ -16,19 +16,22 @@
  *   that the stream's person may use the task's tool (`mayUse`: the same cached decision as a
  *   `tools/call`; a decision that cannot be taken sends nothing). A stream opened after a change
  *   was published does not hear of it; a payload over MAX_TASK_NOTIFICATION_BYTES is not sent
- *   (clients see the task with `tasks/get`). A modern `subscriptions/listen` delivery reads the
- *   same signals (their `task` is a 2026-07-28 `DetailedTask`); it is not built yet.
+ *   (clients see the task with `tasks/get`). A 2026-07-28 `subscriptions/listen` stream hears
+ *   only of the task ids its acknowledgement agreed to, as `notifications/tasks` (the signal's
+ *   `DetailedTask`, tagged with its subscription id), after the same checks; it subscribes to
+ *   those tasks only (`onListeningTo`), not to all of its person's tasks.
  *
  * Failure modes: a signal that cannot be sent is logged, and the change is seen again by the
  * next observation of the task (nothing half-written: the row already holds it).
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import type { JsonRpcMessage } from '../protocol/jsonRpc';
+import type { JsonRpcId, JsonRpcMessage } from '../protocol/jsonRpc';
 import type { Signal, SignalBus } from '../replicas/SignalBus';
 import type { StoredTask } from './TaskStore';
 import {
   legacyTaskStatusNotification,
   MAX_TASK_NOTIFICATION_BYTES,
+  modernTaskNotification,
   parseTaskStatusSignal,
   TASK_SIGNAL_TTL_MS,
   taskSignalAddress,
@@ -45,6 +48,14 @@ export interface TaskStatusStream {
   mayUse(server: string, tool: string): Promise<boolean>;
 }
 
+/** What a 2026-07-28 listen stream agreed to hear (contract §2.10 "Listen filter"). */
+export interface ListenTaskFilter {
+  /** The listen request's JSON-RPC id, which tags every notification of the stream. */
+  readonly subscriptionId: JsonRpcId;
+  /** The task ids its acknowledgement agreed to. */
+  readonly taskIds: ReadonlySet<string>;
+}
+
 /** Options of {@link TaskNotifications}. */
 export interface TaskNotificationsOptions {
   /** The bus between replicas; absent with `sessionStore: memory` (one replica). */
@@ -52,12 +63,20 @@ export interface TaskNotificationsOptions {
   /** The identity digest of the server configured under `name` now, if any. */
   identityOf: (name: string) => string | undefined;
   logger: LoggerService;
-  /** A person's first stream came here; returns the function called when their last one goes. */
+  /**
+   * A person's first legacy stream came here (it subscribes to all their tasks); returns the
+   * function called when their last one goes.
+   */
   onListening?: (principal: string) => () => void;
+  /**
+   * A listen stream agreed to these tasks of `principal`; returns the function called when it
+   * goes.
+   */
+  onListeningTo?: (principal: string, taskIds: ReadonlySet<string>) => () => void;
   /** A signal of `principal`'s task was read here (before delivery). */
   onSignal?: (principal: string, signal: TaskStatusSignal) => void;
-  /** A notification was sent to a stream (`mcp_broker.task_notifications.sent`). */
-  onSent?: () => void;
+  /** A notification was sent to a stream of `era` (`mcp_broker.task_notifications.sent`). */
+  onSent?: (era: 'legacy' | 'modern') => void;
   /** Clock, for tests; default `Date.now`. */
   now?: () => number;
 }
@@ -65,6 +84,8 @@ export interface TaskNotificationsOptions {
 /** A stream registered with {@link TaskNotifications.listen}. */
 interface Listening {
   readonly stream: TaskStatusStream;
+  /** A 2026-07-28 listen stream's filter; absent for a legacy GET stream. */
+  readonly modern?: ListenTaskFilter;
   /** When it began to listen (changes published before are not delivered). */
   readonly since: number;
   /** Deliveries to this stream, one after the other (order per task). */
@@ -76,7 +97,10 @@ interface Listener {
   readonly streams: Set<Listening>;
   /** The last signal sequence number read (each signal is delivered once). */
   lastSeq: number;
-  readonly stop: () => void;
+  readonly stopWatching: () => void;
+  /** The person's legacy streams here, and the end of their subscription to all tasks. */
+  legacy: number;
+  notListening?: () => void;
 }
 
 /** See the file comment. */
@@ -108,40 +132,62 @@ export class TaskNotifications {
   }
 
   /**
-   * `stream` of `principal` hears of their tasks' changes from now on, until the returned
-   * function is called (call it when the stream closes).
+   * `stream` of `principal` hears of their tasks' changes from now on (a listen stream: of the
+   * tasks `modern` names), until the returned function is called (call it when the stream
+   * closes).
    */
-  listen(principal: string, stream: TaskStatusStream): () => void {
+  listen(principal: string, stream: TaskStatusStream, modern?: ListenTaskFilter): () => void {
     let listener = this.listeners.get(principal);
     if (listener === undefined) {
       const stopWatching = this.options.bus?.watch(taskSignalAddress(principal), signal => {
         this.read(principal, signal);
         return false; // every replica with the person's streams reads it
       });
-      const notListening = this.options.onListening?.(principal);
       listener = {
         streams: new Set(),
         lastSeq: 0,
-        stop: () => {
-          stopWatching?.();
-          notListening?.();
-        },
+        stopWatching: () => stopWatching?.(),
+        legacy: 0,
       };
       this.listeners.set(principal, listener);
     }
-    const listening: Listening = { stream, since: this.now(), queue: Promise.resolve() };
+    const listening: Listening = {
+      stream,
+      ...(modern === undefined ? {} : { modern }),
+      since: this.now(),
+      queue: Promise.resolve(),
+    };
     listener.streams.add(listening);
     const own = listener;
+    let notListeningTo: (() => void) | undefined;
+    if (modern === undefined) {
+      own.legacy += 1;
+      if (own.legacy === 1) own.notListening = this.options.onListening?.(principal);
+    } else {
+      notListeningTo = this.options.onListeningTo?.(principal, modern.taskIds);
+    }
     return () => {
-      if (!own.streams.delete(listening) || own.streams.size > 0) return;
+      if (!own.streams.delete(listening)) return;
+      notListeningTo?.();
+      if (modern === undefined) {
+        own.legacy -= 1;
+        if (own.legacy === 0) {
+          own.notListening?.();
+          own.notListening = undefined;
+        }
+      }
+      if (own.streams.size > 0) return;
       if (this.listeners.get(principal) === own) this.listeners.delete(principal);
-      own.stop();
+      own.stopWatching();
     };
   }
 
   /** Stops listening everywhere (shutdown). */
   close(): void {
-    for (const listener of this.listeners.values()) listener.stop();
+    for (const listener of this.listeners.values()) {
+      listener.stopWatching();
+      listener.notListening?.();
+    }
     this.listeners.clear();
   }
 
@@ -161,9 +207,13 @@ export class TaskNotifications {
     this.options.onSignal?.(principal, signal);
     const listener = this.listeners.get(principal);
     if (listener === undefined || bytes > MAX_TASK_NOTIFICATION_BYTES) return;
-    const message = legacyTaskStatusNotification(signal);
+    const legacy = legacyTaskStatusNotification(signal);
     for (const listening of listener.streams) {
       if (listening.since > signal.publishedAt) continue;
+      const { modern } = listening;
+      if (modern !== undefined && !modern.taskIds.has(signal.task.taskId)) continue;
+      const message =
+        modern === undefined ? legacy : modernTaskNotification(signal, modern.subscriptionId);
       listening.queue = listening.queue.then(() => this.deliver(listening, signal, message));
     }
   }
@@ -186,6 +236,8 @@ export class TaskNotifications {
       );
       return;
     }
-    if (permitted && stream.send(message)) this.options.onSent?.();
+    if (permitted && stream.send(message)) {
+      this.options.onSent?.(listening.modern === undefined ? 'legacy' : 'modern');
+    }
   }
 }

@@ -199,9 +199,10 @@ export interface TaskStore {
   /** Gives up the lease of `taskId` if `holder` holds it (another replica's lease stays). */
   releaseLease(taskId: string, holder: string): Promise<void>;
   /**
-   * The open (`working`, `input_required`), unexpired tasks of 2025-11-25 backends of these
-   * people whose lease nobody holds at `now` (free, or lapsed): what a replica where they listen
-   * may take up (the watcher polls through the 2025-11-25 relay only). One query for all of them.
+   * The open (`working`, `input_required`), unexpired tasks of these people (of backends of
+   * either era) whose lease nobody holds at `now` (free, or lapsed): what a replica where they
+   * listen may take up (the watcher polls each through the relay of its backend's era). One
+   * query for all of them.
    */
   unwatchedOf(principals: readonly string[], now: number): Promise<StoredTask[]>;
 }

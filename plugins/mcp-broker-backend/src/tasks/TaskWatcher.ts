@@ -3,7 +3,8 @@
  * open tasks of the people who listen here, one replica per task.
  *
  * A person listens here while they have a subscriber on this replica (a legacy GET stream of any
- * of their sessions: `subscribe`). For each of their open tasks the replica takes the task's
+ * of their sessions: `subscribe`); a 2026-07-28 listen stream subscribes only to the tasks its
+ * acknowledgement agreed to (`subscribeTo`). For each task wanted the replica takes the task's
  * lease in the shared row (TaskStore.takeLease: free, its own, or lapsed) and, while it holds
  * it, polls the backend with `tasks/get` every max(the task's pollInterval,
  * `mcpBroker.tasks.minPollInterval`); a replica that finds the lease held leaves the task to its
@@ -29,8 +30,8 @@ export const TASK_LEASE_RENEW_MS = 10_000;
 export interface TaskWatcherOptions {
   store: TaskStore;
   /**
-   * Reads the task's state from its backend into its row (LegacyTaskRelay.poll): the row
-   * afterwards, undefined when the task is gone. May throw (the backend failed).
+   * Reads the task's state from its backend into its row (through the relay of its backend's
+   * era): the row afterwards, undefined when the task is gone. May throw (the backend failed).
    */
   poll: (taskId: string, signal: AbortSignal) => Promise<StoredTask | undefined>;
   /** This replica's id, the lease holder it writes. */
@@ -55,6 +56,8 @@ interface Watched {
 export class TaskWatcher {
   /** Local subscribers per person. */
   private readonly subscribers = new Map<string, number>();
+  /** Local subscribers per task (listen streams), with the task's person. */
+  private readonly taskSubscribers = new Map<string, { principal: string; count: number }>();
   private readonly watched = new Map<string, Watched>();
   /** Tasks whose lease is being taken here (a second attempt waits for none). */
   private readonly taking = new Set<string>();
@@ -91,12 +94,37 @@ export class TaskWatcher {
       }
       this.subscribers.delete(principal);
       for (const watched of [...this.watched.values()]) {
-        if (watched.principal === principal) void this.drop(watched.taskId);
+        if (!this.wanted(watched.principal, watched.taskId)) void this.drop(watched.taskId);
       }
-      if (this.subscribers.size === 0) {
-        clearInterval(this.renewal);
-        this.renewal = undefined;
+      this.stopRenewalIfIdle();
+    };
+  }
+
+  /**
+   * A listen stream of `principal` agreed to `taskIds`: those of them open are watched (if
+   * nobody else watches them). Returns the function that says it went (call it once).
+   */
+  subscribeTo(principal: string, taskIds: ReadonlySet<string>): () => void {
+    for (const taskId of taskIds) {
+      const subscribed = this.taskSubscribers.get(taskId);
+      if (subscribed === undefined) this.taskSubscribers.set(taskId, { principal, count: 1 });
+      else subscribed.count += 1;
+      void this.watch(principal, taskId, undefined);
+    }
+    if (taskIds.size > 0) this.scheduleRenewal();
+    let gone = false;
+    return () => {
+      if (gone) return;
+      gone = true;
+      for (const taskId of taskIds) {
+        const subscribed = this.taskSubscribers.get(taskId);
+        if (subscribed === undefined) continue;
+        subscribed.count -= 1;
+        if (subscribed.count > 0) continue;
+        this.taskSubscribers.delete(taskId);
+        if (this.watched.has(taskId) && !this.wanted(principal, taskId)) void this.drop(taskId);
       }
+      this.stopRenewalIfIdle();
     };
   }
 
@@ -110,7 +138,7 @@ export class TaskWatcher {
     status: StoredTask['status'],
     pollIntervalMs?: number,
   ): void {
-    if (isTerminalStatus(status)) void this.drop(taskId);
+    if (isTerminalStatus(status)) void this.ended(taskId);
     else void this.watch(principal, taskId, pollIntervalMs);
   }
 
@@ -120,6 +148,17 @@ export class TaskWatcher {
     clearInterval(this.renewal);
     this.renewal = undefined;
     await Promise.all([...this.watched.keys()].map(taskId => this.drop(taskId)));
+  }
+
+  /** Whether a local subscriber wants `taskId` of `principal` watched. */
+  private wanted(principal: string, taskId: string): boolean {
+    return this.subscribers.has(principal) || this.taskSubscribers.has(taskId);
+  }
+
+  private stopRenewalIfIdle(): void {
+    if (this.subscribers.size > 0 || this.taskSubscribers.size > 0) return;
+    clearInterval(this.renewal);
+    this.renewal = undefined;
   }
 
   private scheduleRenewal(): void {
@@ -148,6 +187,12 @@ export class TaskWatcher {
       if (!held) this.stopPolling(watched);
     }
     await this.scan([...this.subscribers.keys()]);
+    // The listen streams' tasks nobody here watches (held elsewhere, or taken over now).
+    await Promise.all(
+      [...this.taskSubscribers].map(([taskId, { principal }]) =>
+        this.watch(principal, taskId, undefined),
+      ),
+    );
   }
 
   /** Watches every open task of `principals` that nobody watches (one query for them all). */
@@ -172,7 +217,7 @@ export class TaskWatcher {
   private async watch(principal: string, taskId: string, pollIntervalMs?: number): Promise<void> {
     if (
       this.closed ||
-      !this.subscribers.has(principal) ||
+      !this.wanted(principal, taskId) ||
       this.watched.has(taskId) ||
       this.taking.has(taskId)
     ) {
@@ -183,7 +228,7 @@ export class TaskWatcher {
     try {
       const now = this.now();
       if (!(await store.takeLease(taskId, holder, now, now + TASK_LEASE_MS))) return;
-      if (this.closed || !this.subscribers.has(principal)) {
+      if (this.closed || !this.wanted(principal, taskId)) {
         // The last subscriber went meanwhile.
         await store.releaseLease(taskId, holder);
         return;
@@ -219,7 +264,7 @@ export class TaskWatcher {
       return;
     }
     if (row === undefined || isTerminalStatus(row.status)) {
-      await this.drop(watched.taskId);
+      await this.ended(watched.taskId);
       return;
     }
     this.next(watched, row.pollIntervalMs);
@@ -230,6 +275,16 @@ export class TaskWatcher {
     const delay = Math.max(pollIntervalMs ?? 0, this.options.minPollIntervalMs);
     watched.timer = setTimeout(() => void this.poll(watched), delay);
     watched.timer.unref();
+  }
+
+  /**
+   * `taskId` ended or is gone: no longer polled here, and no longer looked for at each renewal
+   * for the listen streams that agreed to it (nothing of it will change again).
+   */
+  private async ended(taskId: string): Promise<void> {
+    this.taskSubscribers.delete(taskId);
+    this.stopRenewalIfIdle();
+    await this.drop(taskId);
   }
 
   /** Stops polling `taskId` here and gives up its lease. */

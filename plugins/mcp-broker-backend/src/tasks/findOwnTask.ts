@@ -43,11 +43,14 @@ export function backendOfTask<B extends { readonly server: BrokerServerConfig }>
     : undefined;
 }
 
-/** See the file comment; `backendEra` is the era the asking relay speaks to backends. */
+/**
+ * See the file comment; `backendEra` is the era the asking relay speaks to backends (undefined:
+ * either, for a caller that relays nothing to the backend, such as a listen filter).
+ */
 export async function findOwnTask<B extends { readonly server: BrokerServerConfig }>(
   store: TaskStore,
   backendOf: (server: string) => B | undefined,
-  backendEra: StoredTask['backendEra'],
+  backendEra: StoredTask['backendEra'] | undefined,
   caller: TaskCaller,
   taskId: unknown,
   now: number,
@@ -72,7 +75,7 @@ export async function findOwnTask<B extends { readonly server: BrokerServerConfi
   if (!caller.mayUse(task.server, task.tool)) {
     return { refusal: TASK_NOT_FOUND, outcome: 'denied', task };
   }
-  if (task.backendEra !== backendEra) {
+  if (backendEra !== undefined && task.backendEra !== backendEra) {
     return { refusal: eraMixNotRelayed(task), outcome: 'failed', task };
   }
   return { task, backend };

@@ -9,7 +9,8 @@
  * `error` is not inlined yet (contract Status).
  */
 import { createHash } from 'node:crypto';
-import { isPlainObject } from '../protocol/jsonRpc';
+import { isPlainObject, type JsonRpcId } from '../protocol/jsonRpc';
+import { ModernMetaKey } from '../protocol/modernEra';
 import { taskOfRow } from './taskOfRow';
 import type { StoredTask } from './TaskStore';
 
@@ -102,5 +103,17 @@ export function legacyTaskStatusNotification(signal: TaskStatusSignal) {
       ttl: task.ttlMs,
       ...(task.pollIntervalMs === undefined ? {} : { pollInterval: task.pollIntervalMs }),
     },
+  };
+}
+
+/**
+ * The 2026-07-28 `notifications/tasks` of a signal on a listen stream: the `DetailedTask`,
+ * tagged with the stream's subscription id (the listen request's JSON-RPC id).
+ */
+export function modernTaskNotification(signal: TaskStatusSignal, subscriptionId: JsonRpcId) {
+  return {
+    jsonrpc: '2.0' as const,
+    method: 'notifications/tasks',
+    params: { ...signal.task, _meta: { [ModernMetaKey.subscriptionId]: subscriptionId } },
   };
 }
