@@ -227,12 +227,15 @@ export function backendRequestTimedOut(backend: string, what: string): BackendEr
   });
 }
 
-/** A 2026-07-28 backend answered a call with a task (the tasks extension, not relayed). */
+/**
+ * A 2026-07-28 backend answered a call with a task although the broker did not declare the tasks
+ * extension on it (the client did not ask for one, tasks are off, or the person's bound is reached).
+ */
 export function backendReturnedTask(backend: string): BackendError {
   return new BackendError(
     backend,
     'task-result',
-    `MCP server "${backend}" returned a task; the broker does not relay the tasks extension`,
+    `MCP server "${backend}" returned a task to a call that did not declare the tasks extension; call the tool with the extension declared (2026-07-28) or params.task (2025-11-25)`,
   );
 }
 

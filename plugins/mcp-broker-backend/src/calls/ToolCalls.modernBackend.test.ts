@@ -281,7 +281,7 @@ describe('ToolCalls with a scripted 2026-07-28 backend double', () => {
         id: 'r1',
         error: expect.objectContaining({
           message:
-            'MCP server "double" returned a task; the broker does not relay the tasks extension',
+            'MCP server "double" returned a task to a call that did not declare the tasks extension; call the tool with the extension declared (2026-07-28) or params.task (2025-11-25)',
           data: expect.objectContaining({ backend: 'double', reason: 'task-result' }),
         }),
       },
