@@ -8,10 +8,11 @@
  *   (replicas/SignalBus.ts); not consumed, so every replica with the owner's streams reads it.
  *   With `sessionStore: memory` there is no bus: it is delivered in this process.
  * - `listen`: a stream of a person (legacy: a session's GET stream) hears of their tasks from
- *   now on. While a person has streams here, this replica waits on their address; it reads each
- *   signal once (the bus hands an unconsumed signal to every read while it lives: the last
- *   sequence number read per address is remembered) and delivers it once per local stream, in
- *   order per stream, as `notifications/tasks/status` (a 2025-11-25 `Task` with the broker id,
+ *   now on. While a person has streams here, this replica waits on their address; it takes each
+ *   change of a task once and in version order (the bus hands an unconsumed signal to every read
+ *   while it lives, and two writers' signals may be read in either order: the newest version
+ *   delivered per task is remembered, an older or repeated one dropped) and delivers it once per
+ *   local stream, in order per stream, as `notifications/tasks/status` (a 2025-11-25 `Task` with the broker id,
  *   no result), after checking again that the task's server still has the task's identity and
  *   that the stream's person may use the task's tool (`mayUse`: the same cached decision as a
  *   `tools/call`; a decision that cannot be taken sends nothing). A stream opened after a change
@@ -95,8 +96,11 @@ interface Listening {
 /** A person's streams on this replica. */
 interface Listener {
   readonly streams: Set<Listening>;
-  /** The last signal sequence number read (each signal is delivered once). */
-  lastSeq: number;
+  /**
+   * The newest version of each task delivered here, and when (each change is delivered once, in
+   * version order; an older or repeated signal is dropped). Forgotten after signals expire.
+   */
+  readonly delivered: Map<string, { version: number; at: number }>;
   readonly stopWatching: () => void;
   /** The person's legacy streams here, and the end of their subscription to all tasks. */
   legacy: number;
@@ -145,7 +149,7 @@ export class TaskNotifications {
       });
       listener = {
         streams: new Set(),
-        lastSeq: 0,
+        delivered: new Map(),
         stopWatching: () => stopWatching?.(),
         legacy: 0,
       };
@@ -191,11 +195,9 @@ export class TaskNotifications {
     this.listeners.clear();
   }
 
-  /** A bus signal to `principal`'s address: read once, then delivered. */
+  /** A bus signal to `principal`'s address (every live one, at every read). */
   private read(principal: string, signal: Signal): void {
-    const listener = this.listeners.get(principal);
-    if (listener === undefined || signal.seq <= listener.lastSeq) return;
-    listener.lastSeq = signal.seq;
+    if (!this.listeners.has(principal)) return;
     const parsed = parseTaskStatusSignal(signal.payload);
     if (parsed !== undefined) {
       this.receive(principal, parsed, Buffer.byteLength(signal.payload ?? ''));
@@ -204,8 +206,9 @@ export class TaskNotifications {
 
   /** Delivers one change to each of `principal`'s streams here (see the file comment). */
   private receive(principal: string, signal: TaskStatusSignal, bytes: number): void {
-    this.options.onSignal?.(principal, signal);
     const listener = this.listeners.get(principal);
+    if (listener !== undefined && !this.isNews(listener, signal)) return;
+    this.options.onSignal?.(principal, signal);
     if (listener === undefined || bytes > MAX_TASK_NOTIFICATION_BYTES) return;
     const legacy = legacyTaskStatusNotification(signal);
     for (const listening of listener.streams) {
@@ -216,6 +219,23 @@ export class TaskNotifications {
         modern === undefined ? legacy : modernTaskNotification(signal, modern.subscriptionId);
       listening.queue = listening.queue.then(() => this.deliver(listening, signal, message));
     }
+  }
+
+  /**
+   * Whether `signal` is newer than what this replica delivered of its task (and records it): a
+   * repeated read and an older change that came second are dropped.
+   */
+  private isNews(listener: Listener, signal: TaskStatusSignal): boolean {
+    const now = this.now();
+    const { taskId } = signal.task;
+    const seen = listener.delivered.get(taskId);
+    if (seen !== undefined && seen.version >= signal.version) return false;
+    listener.delivered.set(taskId, { version: signal.version, at: now });
+    for (const [id, delivered] of listener.delivered) {
+      // A task not heard of for longer than its signals live cannot be shown one again.
+      if (now - delivered.at > 2 * TASK_SIGNAL_TTL_MS) listener.delivered.delete(id);
+    }
+    return true;
   }
 
   private async deliver(

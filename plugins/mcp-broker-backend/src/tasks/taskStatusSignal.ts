@@ -44,6 +44,12 @@ export interface TaskStatusSignal {
   readonly tool: string;
   /** Epoch ms (publisher's clock): streams opened later do not hear of it. */
   readonly publishedAt: number;
+  /**
+   * The row's version after the change: a replica delivers a task's changes in version order and
+   * each once (signals of two writers may be read in either order, and the bus shows a live
+   * signal at every read).
+   */
+  readonly version: number;
 }
 
 /** The bus address of a person's task signals. */
@@ -62,6 +68,7 @@ export function taskStatusSignalOf(task: StoredTask, publishedAt: number): TaskS
     serverIdentity: task.serverIdentity,
     tool: task.tool,
     publishedAt,
+    version: task.version,
   };
 }
 
@@ -78,7 +85,8 @@ export function parseTaskStatusSignal(payload: string | undefined): TaskStatusSi
       typeof parsed.server !== 'string' ||
       typeof parsed.serverIdentity !== 'string' ||
       typeof parsed.tool !== 'string' ||
-      typeof parsed.publishedAt !== 'number'
+      typeof parsed.publishedAt !== 'number' ||
+      typeof parsed.version !== 'number'
     ) {
       return undefined;
     }
