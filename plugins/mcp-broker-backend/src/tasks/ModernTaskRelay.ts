@@ -161,6 +161,8 @@ export class ModernTaskRelay {
         // At the bound the call goes on without a task; one that cannot run without: E7.
         const response = await send(false);
         if (isPlainObject(response.result) && response.result.resultType === 'task') {
+          // A task nobody can reach (no row, and the client never sees its id): cancelled.
+          await this.cancelUnrecorded(backend, modernTaskOf(response.result)?.taskId);
           throw backendReturnedTask(input.server);
         }
         if (!isPlainObject(response.error) || !requiresTasksExtension(errorOf(response))) {
@@ -201,9 +203,7 @@ export class ModernTaskRelay {
       }
       if (recorded === undefined) {
         // The client must never get an id the broker cannot find.
-        await this.send(backend, 'tasks/cancel', task.taskId, {}, new AbortController().signal)
-          .then(() => undefined)
-          .catch(() => undefined);
+        await this.cancelUnrecorded(backend, task.taskId);
         return errorResponse(response, taskNotRecorded(input.server).error);
       }
       // The creation is the task's first observation: published (and a task born ended is
@@ -286,6 +286,17 @@ export class ModernTaskRelay {
       }
       return { result: taskAckOf(response.result) };
     });
+  }
+
+  /** Best effort: cancels a backend task the broker holds no row of (nobody could reach it). */
+  private async cancelUnrecorded(
+    backend: ModernTaskBackend,
+    backendTaskId: string | undefined,
+  ): Promise<void> {
+    if (backendTaskId === undefined) return;
+    await this.send(backend, 'tasks/cancel', backendTaskId, {}, new AbortController().signal)
+      .then(() => undefined)
+      .catch(() => undefined);
   }
 
   /** `tasks/cancel`: the backend's ack (cancellation is cooperative: eventual). */
