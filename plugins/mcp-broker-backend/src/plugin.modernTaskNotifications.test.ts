@@ -7,9 +7,7 @@
  * and the tests wait for what the stream carries, never for a time. Two plugin instances on one
  * database (SQLite and PostgreSQL) are two replicas: a stream on B hears of a task A polls.
  */
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   startModernTasksServer,
   TASKS_EXTENSION,
@@ -17,17 +15,16 @@ import {
 } from '@internal/test-mcp-backends';
 import type { Knex } from 'knex';
 import { withModernEnvelope } from './backend/ModernChannel';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { messageOf } from './tasks/__testUtils__/modernRequest';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { MetricName } from './telemetry/BrokerMetrics';
 import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { waitFor } from './testing/waitFor';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
 const DECLARING = { extensions: { [TASKS_EXTENSION]: {} } };
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const PER_PERSON = 2;
@@ -37,35 +34,18 @@ const revoked = new Set<string>();
 
 /** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
 async function startReplica(url: string, auditor: unknown, knex?: Knex) {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: { perPerson: PER_PERSON, minPollInterval: { milliseconds: 20 } },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  const broker = await startTaskBroker({
+    fixtureUrl: url,
+    auditor,
+    revoked,
+    knex,
+    tasks: { perPerson: PER_PERSON, minPollInterval: { milliseconds: 20 } },
   });
-  const brokerUrl = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
   await waitFor(
-    async () => (await toolNames(brokerUrl, 'alice')).includes('jobs_deploy'),
+    async () => (await toolNames(broker.url, 'alice')).includes('jobs_deploy'),
     'the modern tasks fixture to be listed',
   );
-  return { url: brokerUrl, stop: async () => server.stop?.() };
+  return broker;
 }
 
 let nextId = 1;
@@ -91,16 +71,6 @@ function requestInit(
     },
     body: JSON.stringify(withModernEnvelope({ jsonrpc: '2.0', id, method, params }, capabilities)),
   };
-}
-
-/** The JSON-RPC message of a plain JSON answer, or the last one of an SSE answer. */
-function messageOf(text: string): any {
-  if (text.trimStart().startsWith('{')) return JSON.parse(text);
-  const data = text
-    .split('\n')
-    .filter(line => line.startsWith('data: '))
-    .map(line => line.slice('data: '.length));
-  return data.length === 0 ? undefined : JSON.parse(data[data.length - 1]);
 }
 
 async function toolNames(url: URL, user: string): Promise<string[]> {

@@ -21,16 +21,17 @@ import {
   CreateTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject } from '@backstage/types';
 import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { memorySqlite } from './testing/memorySqlite';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
 const PER_PERSON = 16;
@@ -56,44 +57,26 @@ const recordingFetch: typeof fetch = async (input, init) => {
 
 /**
  * A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`; `extra`:
- * more `mcpBroker` keys.
+ * more `mcpBroker` keys. The whole backend stops (the broker drains first), as a replica's
+ * shutdown does.
  */
-async function startReplica(
+const startReplica = (
   fixture: TasksServer,
   auditor: unknown,
   knex?: Knex,
-  extra: Record<string, unknown> = {},
-) {
-  const backend = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixture.url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            // These tests count the backend's requests: the watcher, which the clients' GET
-            // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
-            tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
-            ...extra,
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  extra: JsonObject = {},
+) =>
+  startTaskBroker({
+    fixtureUrl: fixture.url,
+    auditor,
+    revoked,
+    knex,
+    // These tests count the backend's requests: the watcher, which the clients' GET
+    // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
+    tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
+    extra,
+    stopsBackend: true,
   });
-  const url = new URL(
-    `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  // The whole backend stops (the broker drains first), as a replica's shutdown does.
-  return { url, stop: () => backend.stop() };
-}
 
 describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
   const { factory: auditorFactory, events: audit } = recordingAuditor();
