@@ -30,6 +30,7 @@ import { withModernEnvelope } from './backend/ModernChannel';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { recordingFetch } from './tasks/__testUtils__/recordingFetch';
 import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { waitFor } from './testing/waitFor';
 
@@ -41,18 +42,6 @@ const revoked = new Set<string>();
 
 /** Everything every broker answered to a POST, as text (scanned for backend ids). */
 const received: Array<Promise<string>> = [];
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  if (init?.method === 'POST') {
-    received.push(
-      response
-        .clone()
-        .text()
-        .catch(() => ''),
-    );
-  }
-  return response;
-};
 
 /** A broker replica with the modern fixture as `jobs`; on `knex` with `sessionStore: database`. */
 const startReplica = (
@@ -78,7 +67,7 @@ async function connect(user: string, url: URL): Promise<Client> {
     requestInit: {
       headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
     },
-    fetch: recordingFetch,
+    fetch: recordingFetch(received),
   });
   await client.connect(transport);
   clients.push(client);

@@ -31,6 +31,7 @@ import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
+import { recordingFetch } from './tasks/__testUtils__/recordingFetch';
 import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
@@ -42,18 +43,6 @@ const revoked = new Set<string>();
 
 /** Everything every broker answered to a POST, as text (scanned for backend ids). */
 const received: Array<Promise<string>> = [];
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  // A stream cut by its client's close reads as '' (never an unhandled rejection).
-  if (init?.method === 'POST')
-    received.push(
-      response
-        .clone()
-        .text()
-        .catch(() => ''),
-    );
-  return response;
-};
 
 /**
  * A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`; `extra`:
@@ -90,7 +79,7 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       requestInit: {
         headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
       },
-      fetch: recordingFetch,
+      fetch: recordingFetch(received),
     });
     await client.connect(transport);
     clients.push(client);

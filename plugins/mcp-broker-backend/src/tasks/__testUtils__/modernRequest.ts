@@ -19,6 +19,32 @@ export function messageOf(text: string): any {
   return JSON.parse(text);
 }
 
+/**
+ * The headers and body of one 2026-07-28 request of `user`: the tasks extension declared unless
+ * `capabilities` says otherwise, `Mcp-Name` only when `name` is given.
+ */
+export function modernRequestInit(
+  user: string,
+  method: string,
+  params: Record<string, unknown>,
+  id: number | string,
+  capabilities: Record<string, unknown> = DECLARING_TASKS,
+  name?: string,
+): RequestInit {
+  return {
+    method: 'POST',
+    headers: {
+      Authorization: mockCredentials.user.header(`user:default/${user}`),
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(name === undefined ? {} : { 'Mcp-Name': name }),
+    },
+    body: JSON.stringify(withModernEnvelope({ jsonrpc: '2.0', id, method, params }, capabilities)),
+  };
+}
+
 /** How {@link modernRequest} sends. */
 export interface ModernRequestOptions {
   /** The client capabilities of the envelope; the tasks extension declared when not given. */
@@ -48,23 +74,17 @@ export async function modernRequest(
 ): Promise<ModernAnswer> {
   const mirrored = method === 'tools/call' ? params.name : params.taskId;
   const name = options.name === undefined ? mirrored : options.name;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      Authorization: mockCredentials.user.header(`user:default/${user}`),
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify(
-      withModernEnvelope(
-        { jsonrpc: '2.0', id: nextId++, method, params },
-        options.capabilities ?? DECLARING_TASKS,
-      ),
+  const response = await fetch(
+    url,
+    modernRequestInit(
+      user,
+      method,
+      params,
+      nextId++,
+      options.capabilities,
+      typeof name === 'string' ? name : undefined,
     ),
-  });
+  );
   const text = await response.text();
   options.received?.push(text);
   return {
