@@ -13,6 +13,7 @@ export type {
   RecordedRequest,
 } from './rawBackend';
 export { jsonIdType, rawTopLevelMember } from './rawJson';
+export { sseMessages } from './sseMessages';
 export { startEverythingServer } from './everythingServer';
 export type { EverythingServer } from './everythingServer';
 export { startExampleAppServer } from './exampleAppServer';

@@ -9,6 +9,7 @@ import {
   TASKS_EXTENSION,
   type ModernTasksServer,
 } from './modernTasksServer';
+import { sseMessages } from './sseMessages';
 import { validateTaskMessages } from './validateTaskMessages';
 
 const DECLARING = {
@@ -239,26 +240,3 @@ describe('tasks fixture (2026-07-28 half, raw HTTP)', () => {
     expect(problems[0]).toMatch(/^#0 CreateTaskResultV2Schema: /);
   });
 });
-
-/** The JSON messages of an SSE body, one per `data:` event. */
-async function* sseMessages(reader: ReadableStreamDefaultReader<Uint8Array>) {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const end = buffered.indexOf('\n\n');
-    if (end >= 0) {
-      const event = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const data = event
-        .split('\n')
-        .filter(line => line.startsWith('data: '))
-        .map(line => line.slice(6))
-        .join('\n');
-      if (data !== '') yield JSON.parse(data);
-      continue;
-    }
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffered += decoder.decode(value, { stream: true });
-  }
-}

@@ -9,9 +9,7 @@
  * and PostgreSQL) are two replicas: a task created on one is collected on the other. Every answer
  * a client receives is scanned for the backend's own task ids (the fixture's start `fixture-`).
  */
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   MODERN_TASK_TTL_MS,
   startModernTasksServer,
@@ -26,16 +24,16 @@ import {
   TaskStatusNotificationSchema,
   type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject } from '@backstage/types';
 import type { Knex } from 'knex';
 import { withModernEnvelope } from './backend/ModernChannel';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { recordingFetch } from './tasks/__testUtils__/recordingFetch';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { waitFor } from './testing/waitFor';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
 const BROKER_TASK_ID = /^jobs:[A-Za-z0-9_-]{43}$/;
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
@@ -44,52 +42,21 @@ const revoked = new Set<string>();
 
 /** Everything every broker answered to a POST, as text (scanned for backend ids). */
 const received: Array<Promise<string>> = [];
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  if (init?.method === 'POST') {
-    received.push(
-      response
-        .clone()
-        .text()
-        .catch(() => ''),
-    );
-  }
-  return response;
-};
 
 /** A broker replica with the modern fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(
+const startReplica = (
   fixture: ModernTasksServer,
   auditor: unknown,
   knex?: Knex,
-  tasks: Record<string, unknown> = {},
-) {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixture.url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: { minPollInterval: { milliseconds: 20 }, ...tasks },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  tasks: JsonObject = {},
+) =>
+  startTaskBroker({
+    fixtureUrl: fixture.url,
+    auditor,
+    revoked,
+    knex,
+    tasks: { minPollInterval: { milliseconds: 20 }, ...tasks },
   });
-  const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  return { url, stop: async () => server.stop?.() };
-}
 
 const clients: Client[] = [];
 
@@ -100,7 +67,7 @@ async function connect(user: string, url: URL): Promise<Client> {
     requestInit: {
       headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
     },
-    fetch: recordingFetch,
+    fetch: recordingFetch(received),
   });
   await client.connect(transport);
   clients.push(client);

@@ -9,9 +9,6 @@
  * PostgreSQL) are two replicas: a task created on one is collected on the other. Every answer a
  * client receives is scanned for the backend's own task ids.
  */
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
   DEFAULT_TASK_TTL_MS,
   startTasksServer,
@@ -20,16 +17,13 @@ import {
   type LegacyTasksServer,
 } from '@internal/test-mcp-backends';
 import type { Knex } from 'knex';
-import { withModernEnvelope } from './backend/ModernChannel';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { taskRefOf } from './tasks/TaskAuditor';
 import { waitFor } from './testing/waitFor';
+import { modernRequest } from './tasks/__testUtils__/modernRequest';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
-const DECLARING = { extensions: { [TASKS_EXTENSION]: {} } };
 const E1 = {
   code: -32602,
   message: 'Failed to retrieve task: Task not found',
@@ -45,74 +39,20 @@ const revoked = new Set<string>();
 const received: string[] = [];
 
 /** A broker replica with the legacy fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(fixture: LegacyTasksServer, auditor: unknown, knex?: Knex) {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixture.url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
-  });
-  const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  return { url, stop: async () => server.stop?.() };
-}
+const startReplica = (fixture: LegacyTasksServer, auditor: unknown, knex?: Knex) =>
+  startTaskBroker({ fixtureUrl: fixture.url, auditor, revoked, knex });
 
-let nextId = 1;
-
-/** The JSON-RPC message of an answer (plain JSON, or the last message of an SSE stream). */
-function messageOf(text: string): any {
-  if (!text.trimStart().startsWith('{')) {
-    const data = text
-      .split('\n')
-      .filter(line => line.startsWith('data: '))
-      .map(line => line.slice('data: '.length));
-    return data.length === 0 ? undefined : JSON.parse(data[data.length - 1]);
-  }
-  return JSON.parse(text);
-}
-
-/** One 2026-07-28 request of `user` to `url`, the extension declared unless `capabilities` say otherwise. */
-async function modern(
+/**
+ * One 2026-07-28 request of `user` to `url`, the extension declared unless `capabilities` say
+ * otherwise; its answer goes to `received` too.
+ */
+const modern = (
   url: URL,
   user: string,
   method: string,
   params: Record<string, unknown>,
-  capabilities: Record<string, unknown> = DECLARING,
-) {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      Authorization: mockCredentials.user.header(`user:default/${user}`),
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify(
-      withModernEnvelope({ jsonrpc: '2.0', id: nextId++, method, params }, capabilities),
-    ),
-  });
-  const text = await response.text();
-  received.push(text);
-  return { status: response.status, text, message: messageOf(text) };
-}
+  capabilities?: Record<string, unknown>,
+) => modernRequest(url, user, method, params, { capabilities, received });
 
 /** The client's calls of one broker. */
 function clientOf(url: () => URL) {

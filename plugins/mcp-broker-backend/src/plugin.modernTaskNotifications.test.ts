@@ -7,28 +7,24 @@
  * and the tests wait for what the stream carries, never for a time. Two plugin instances on one
  * database (SQLite and PostgreSQL) are two replicas: a stream on B hears of a task A polls.
  */
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import {
+  sseMessages,
   startModernTasksServer,
   TASKS_EXTENSION,
   type ModernTasksServer,
 } from '@internal/test-mcp-backends';
 import type { Knex } from 'knex';
-import { withModernEnvelope } from './backend/ModernChannel';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { DECLARING_TASKS, messageOf, modernRequestInit } from './tasks/__testUtils__/modernRequest';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { MetricName } from './telemetry/BrokerMetrics';
 import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { waitFor } from './testing/waitFor';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
-const DECLARING = { extensions: { [TASKS_EXTENSION]: {} } };
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const PER_PERSON = 2;
 
@@ -37,74 +33,24 @@ const revoked = new Set<string>();
 
 /** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
 async function startReplica(url: string, auditor: unknown, knex?: Knex) {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: { perPerson: PER_PERSON, minPollInterval: { milliseconds: 20 } },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  const broker = await startTaskBroker({
+    fixtureUrl: url,
+    auditor,
+    revoked,
+    knex,
+    tasks: { perPerson: PER_PERSON, minPollInterval: { milliseconds: 20 } },
   });
-  const brokerUrl = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
   await waitFor(
-    async () => (await toolNames(brokerUrl, 'alice')).includes('jobs_deploy'),
+    async () => (await toolNames(broker.url, 'alice')).includes('jobs_deploy'),
     'the modern tasks fixture to be listed',
   );
-  return { url: brokerUrl, stop: async () => server.stop?.() };
+  return broker;
 }
 
 let nextId = 1;
 
-/** The headers and body of one 2026-07-28 request of `user`. */
-function requestInit(
-  user: string,
-  method: string,
-  params: Record<string, unknown>,
-  id: number | string,
-  capabilities: Record<string, unknown> = DECLARING,
-  name?: string,
-): RequestInit {
-  return {
-    method: 'POST',
-    headers: {
-      Authorization: mockCredentials.user.header(`user:default/${user}`),
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(name === undefined ? {} : { 'Mcp-Name': name }),
-    },
-    body: JSON.stringify(withModernEnvelope({ jsonrpc: '2.0', id, method, params }, capabilities)),
-  };
-}
-
-/** The JSON-RPC message of a plain JSON answer, or the last one of an SSE answer. */
-function messageOf(text: string): any {
-  if (text.trimStart().startsWith('{')) return JSON.parse(text);
-  const data = text
-    .split('\n')
-    .filter(line => line.startsWith('data: '))
-    .map(line => line.slice('data: '.length));
-  return data.length === 0 ? undefined : JSON.parse(data[data.length - 1]);
-}
-
 async function toolNames(url: URL, user: string): Promise<string[]> {
-  const response = await fetch(url, requestInit(user, 'tools/list', {}, nextId++));
+  const response = await fetch(url, modernRequestInit(user, 'tools/list', {}, nextId++));
   const message = messageOf(await response.text());
   return (message?.result?.tools ?? []).map((tool: any) => tool.name);
 }
@@ -113,41 +59,18 @@ async function toolNames(url: URL, user: string): Promise<string[]> {
 async function startDeploy(url: URL, user: string, target: string): Promise<string> {
   const response = await fetch(
     url,
-    requestInit(
+    modernRequestInit(
       user,
       'tools/call',
       { name: 'jobs_deploy', arguments: { target } },
       nextId++,
-      DECLARING,
+      DECLARING_TASKS,
       'jobs_deploy',
     ),
   );
   const task = messageOf(await response.text()).result;
   expect(task).toMatchObject({ resultType: 'task', status: 'working' });
   return task.taskId;
-}
-
-/** The JSON messages of an SSE body, one per `data:` event. */
-async function* sseMessages(reader: ReadableStreamDefaultReader<Uint8Array>) {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const end = buffered.indexOf('\n\n');
-    if (end >= 0) {
-      const event = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const data = event
-        .split('\n')
-        .filter(line => line.startsWith('data: '))
-        .map(line => line.slice(6))
-        .join('\n');
-      if (data !== '') yield JSON.parse(data);
-      continue;
-    }
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffered += decoder.decode(value, { stream: true });
-  }
 }
 
 /** Open listen streams, closed after each test. */
@@ -161,12 +84,18 @@ async function listen(
   url: URL,
   user: string,
   taskIds: string[],
-  capabilities: Record<string, unknown> = DECLARING,
+  capabilities: Record<string, unknown> = DECLARING_TASKS,
 ) {
   const id = `listen-${nextId++}`;
   const response = await fetch(
     url,
-    requestInit(user, 'subscriptions/listen', { notifications: { taskIds } }, id, capabilities),
+    modernRequestInit(
+      user,
+      'subscriptions/listen',
+      { notifications: { taskIds } },
+      id,
+      capabilities,
+    ),
   );
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     return { id, status: response.status, error: messageOf(await response.text())?.error };

@@ -8,9 +8,6 @@
  * one is collected on the other. Every answer a client receives is scanned for the backend's
  * own task ids (the fixture's all start with `fixture-`).
  */
-import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import {
   MODERN_TASK_TTL_MS,
   startModernTasksServer,
@@ -18,16 +15,13 @@ import {
   type ModernTasksServer,
 } from '@internal/test-mcp-backends';
 import type { Knex } from 'knex';
-import { withModernEnvelope } from './backend/ModernChannel';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { modernRequest, type ModernRequestOptions } from './tasks/__testUtils__/modernRequest';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { waitFor } from './testing/waitFor';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
-const DECLARING = { extensions: { [TASKS_EXTENSION]: {} } };
 const E1 = {
   code: -32602,
   message: 'Failed to retrieve task: Task not found',
@@ -43,97 +37,37 @@ const revoked = new Set<string>();
 const received: string[] = [];
 
 /** A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`. */
-async function startReplica(
+function startReplica(
   fixture: ModernTasksServer,
   auditor: unknown,
   options: { knex?: Knex; maxTtlSeconds?: number; perPerson?: number; enabled?: boolean } = {},
 ) {
   const { knex, maxTtlSeconds, perPerson, enabled } = options;
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixture.url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: {
-              ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
-              ...(perPerson === undefined ? {} : { perPerson }),
-              ...(enabled === undefined ? {} : { enabled }),
-            },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  return startTaskBroker({
+    fixtureUrl: fixture.url,
+    auditor,
+    revoked,
+    knex,
+    tasks: {
+      ...(maxTtlSeconds === undefined ? {} : { maxTtl: { seconds: maxTtlSeconds } }),
+      ...(perPerson === undefined ? {} : { perPerson }),
+      ...(enabled === undefined ? {} : { enabled }),
+    },
   });
-  const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  return { url, stop: async () => server.stop?.() };
-}
-
-let nextId = 1;
-
-/** The JSON-RPC message of an answer (plain JSON, or the last message of an SSE stream). */
-function messageOf(text: string): any {
-  if (!text.trimStart().startsWith('{')) {
-    const data = text
-      .split('\n')
-      .filter(line => line.startsWith('data: '))
-      .map(line => line.slice('data: '.length));
-    return data.length === 0 ? undefined : JSON.parse(data[data.length - 1]);
-  }
-  return JSON.parse(text);
 }
 
 /**
  * One 2026-07-28 request of `user` to `url`: the extension declared unless `capabilities` says
  * otherwise, `Mcp-Name` mirroring the tool name or task id unless `name` says otherwise (null:
- * absent).
+ * absent). Its answer goes to `received` too.
  */
-async function modern(
+const modern = (
   url: URL,
   user: string,
   method: string,
   params: Record<string, unknown>,
-  options: { capabilities?: Record<string, unknown>; name?: string | null } = {},
-) {
-  const mirrored = method === 'tools/call' ? params.name : params.taskId;
-  const name = options.name === undefined ? mirrored : options.name;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      Authorization: mockCredentials.user.header(`user:default/${user}`),
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': method,
-      ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify(
-      withModernEnvelope(
-        { jsonrpc: '2.0', id: nextId++, method, params },
-        options.capabilities ?? DECLARING,
-      ),
-    ),
-  });
-  const text = await response.text();
-  received.push(text);
-  return {
-    status: response.status,
-    retryAfter: response.headers.get('retry-after'),
-    text,
-    message: messageOf(text),
-  };
-}
+  options: Omit<ModernRequestOptions, 'received'> = {},
+) => modernRequest(url, user, method, params, { ...options, received });
 
 /** The client's calls of one broker. */
 function clientOf(url: () => URL) {

@@ -7,8 +7,7 @@
  * fixture under its own query string so the fixture's record tells which replica polled.
  * Tests wait for notifications and states, never for a time: the poll interval is 20 ms.
  */
-import type { AddressInfo } from 'node:net';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import { startTasksServer, type LegacyTasksServer } from '@internal/test-mcp-backends';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -18,56 +17,28 @@ import {
   type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Knex } from 'knex';
-import { randomBytes } from 'node:crypto';
-import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { waitFor } from './testing/waitFor';
 import { taskRefOf } from './tasks/TaskAuditor';
+import { startTaskBroker, type TaskBroker } from './tasks/__testUtils__/startTaskBroker';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
 import { TASK_LEASE_RENEW_MS } from './tasks/TaskWatcher';
 import { MetricName } from './telemetry/BrokerMetrics';
 import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemoryTelemetry';
 import { replicaDatabaseForSuite, replicaDatabases } from './store/__testUtils__/replicaDatabases';
 
-const SHARED_KEY = randomBytes(32).toString('base64');
-
 /** Users whose `mcp-broker.tool.use` is taken away (the other four permissions stay). */
 const revoked = new Set<string>();
 
-interface Replica {
-  url: URL;
-  stop(): Promise<void>;
-}
-
 /** A broker replica with the fixture as `jobs` at `fixtureUrl`; on `knex` when given. */
-async function startReplica(fixtureUrl: string, auditor: unknown, knex?: Knex): Promise<Replica> {
-  const { server } = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixtureUrl }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            tasks: { minPollInterval: { milliseconds: 20 } },
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+const startReplica = (fixtureUrl: string, auditor: unknown, knex?: Knex): Promise<TaskBroker> =>
+  startTaskBroker({
+    fixtureUrl,
+    auditor,
+    revoked,
+    knex,
+    tasks: { minPollInterval: { milliseconds: 20 } },
   });
-  const url = new URL(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  return { url, stop: async () => server.stop?.() };
-}
 
 /** A client of `user` whose GET stream is open, with the task notifications it received. */
 interface Listening {
@@ -132,7 +103,7 @@ describe('task status notifications on one replica (sessionStore: memory)', () =
   // The OpenTelemetry SDK in memory: the watched-tasks gauge and the notifications counter.
   const sdk = new InMemoryTelemetry();
   let fixture: LegacyTasksServer;
-  let broker: Replica;
+  let broker: TaskBroker;
   const metricOf = async (name: string) =>
     (await sdk.points(name)).reduce((sum, point) => sum + point.value, 0);
 

@@ -21,16 +21,18 @@ import {
   CreateTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject } from '@backstage/types';
 import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import { mcpBrokerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
-import { revocablePermission } from './__testUtils__/switchablePermissions';
 import { memorySqlite } from './testing/memorySqlite';
 import { startScriptedMcpServer } from './testing/scriptedMcpServer';
 import { waitFor } from './testing/waitFor';
 import { TASK_LIST_PAGE_SIZE } from './tasks/LegacyTaskRelay';
 import { TASKS_TABLE } from './store/DatabaseTaskStore';
+import { recordingFetch } from './tasks/__testUtils__/recordingFetch';
+import { startTaskBroker } from './tasks/__testUtils__/startTaskBroker';
 
 const SHARED_KEY = randomBytes(32).toString('base64');
 const PER_PERSON = 16;
@@ -41,59 +43,29 @@ const revoked = new Set<string>();
 
 /** Everything every broker answered to a POST, as text (scanned for backend ids). */
 const received: Array<Promise<string>> = [];
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  // A stream cut by its client's close reads as '' (never an unhandled rejection).
-  if (init?.method === 'POST')
-    received.push(
-      response
-        .clone()
-        .text()
-        .catch(() => ''),
-    );
-  return response;
-};
 
 /**
  * A broker replica with the fixture as `jobs`; on `knex` with `sessionStore: database`; `extra`:
- * more `mcpBroker` keys.
+ * more `mcpBroker` keys. The whole backend stops (the broker drains first), as a replica's
+ * shutdown does.
  */
-async function startReplica(
+const startReplica = (
   fixture: TasksServer,
   auditor: unknown,
   knex?: Knex,
-  extra: Record<string, unknown> = {},
-) {
-  const backend = await startTestBackend({
-    features: [
-      mcpBrokerPlugin,
-      auditor as any,
-      revocablePermission('mcp-broker.tool.use', revoked),
-      ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
-      mockServices.rootConfig.factory({
-        data: {
-          mcpBroker: {
-            servers: [{ name: 'jobs', url: fixture.url }],
-            reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
-            permissionDecisionMaxAge: { milliseconds: 10 },
-            // These tests count the backend's requests: the watcher, which the clients' GET
-            // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
-            tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
-            ...extra,
-            ...(knex === undefined
-              ? {}
-              : { sessionStore: 'database', credentialEncryptionKey: SHARED_KEY }),
-          },
-        },
-      }),
-    ],
+  extra: JsonObject = {},
+) =>
+  startTaskBroker({
+    fixtureUrl: fixture.url,
+    auditor,
+    revoked,
+    knex,
+    // These tests count the backend's requests: the watcher, which the clients' GET
+    // streams start (plugin.taskNotifications.test.ts), polls nothing while they run.
+    tasks: { perPerson: PER_PERSON, minPollInterval: { hours: 1 } },
+    extra,
+    stopsBackend: true,
   });
-  const url = new URL(
-    `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}/api/mcp-broker/mcp`,
-  );
-  // The whole backend stops (the broker drains first), as a replica's shutdown does.
-  return { url, stop: () => backend.stop() };
-}
 
 describe('tasks through the broker (2025-11-25 client and backend, real tasks fixture)', () => {
   const { factory: auditorFactory, events: audit } = recordingAuditor();
@@ -107,7 +79,7 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
       requestInit: {
         headers: { Authorization: mockCredentials.user.header(`user:default/${user}`) },
       },
-      fetch: recordingFetch,
+      fetch: recordingFetch(received),
     });
     await client.connect(transport);
     clients.push(client);
