@@ -8,7 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Locator,
+  type Page,
+} from 'playwright-core';
 
 /** Where a machine without Chromium is told to get it from. */
 export const CHROMIUM_INSTALL_COMMAND = 'apt-get install -y chromium';
@@ -23,6 +30,35 @@ export function chromiumPath(): string {
     );
   }
   return candidate;
+}
+
+/**
+ * How long one wait for the page may take: the development bundle is large, and on a shared
+ * two-core machine under load a first page load can take over a minute.
+ */
+const PAGE_TIMEOUT_MS = 120_000;
+
+/**
+ * A browser window of its own (fresh cookies and storage) for the development app, deaf to the
+ * development server's reload channel (its `/ws` WebSocket, answered here and never connected).
+ * Every dev server of a test run rewrites the app's shared
+ * `node_modules/__backstage-autodetected-plugins__.js` when it starts, and the others, which
+ * watch that file, rebuild and reload their open pages: a page reloaded under a test lost what
+ * the test had just done (two full runs saw it). The app itself uses no WebSocket on its origin.
+ */
+export async function newAppContext(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+  await context.routeWebSocket(
+    url => url.pathname === '/ws',
+    () => {
+      // Not connected to the dev server: it never hears the reload messages.
+    },
+  );
+  return context;
 }
 
 /** Launches headless Chromium with the flags a shared CI machine needs. */

@@ -10,17 +10,11 @@
  */
 import type { Browser, Locator, Page } from 'playwright-core';
 import { BackendProcess, startBackendProcess } from '../../testing/startBackendProcess';
-import { launchChromium } from './browser';
+import { launchChromium, newAppContext } from './browser';
 import { DevApp, startDevApp } from './startDevApp';
 
 /** The window the issue-42 walk used (a laptop). */
 export const BROWSER_VIEWPORT = { width: 1280, height: 800 };
-
-/**
- * How long one wait for the page may take: the development bundle is large, and on a shared
- * two-core machine under load a first page load can take over a minute.
- */
-export const PAGE_TIMEOUT_MS = 120_000;
 
 /** A test step's own bound (`jest.setTimeout`); each wait inside is for something the page shows. */
 export const STEP_TIMEOUT_MS = 180_000;
@@ -104,8 +98,7 @@ export async function startBrowserStack(
     ...started,
     stop,
     async signIn(user, { viewport = BROWSER_VIEWPORT, theme } = {}) {
-      const context = await started.browser.newContext({ viewport });
-      context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+      const context = await newAppContext(started.browser, { viewport });
       if (theme !== undefined) {
         await context.addInitScript(([key, value]) => window.localStorage.setItem(key, value), [
           THEME_STORAGE_KEY,

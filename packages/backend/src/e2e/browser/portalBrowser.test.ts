@@ -24,6 +24,7 @@ import {
   clearScreenshots,
   layoutProblems,
   looksOf,
+  newAppContext,
   screenshot,
   seriousA11yViolations,
 } from '../__testUtils__/browser';
@@ -35,7 +36,6 @@ import {
   BROWSER_STACK_START_TIMEOUT_MS,
   BROWSER_VIEWPORT,
   BrowserStack,
-  PAGE_TIMEOUT_MS,
   sidebarLink,
   startBrowserStack,
   STEP_TIMEOUT_MS,
@@ -115,8 +115,7 @@ describe('the portal in a real browser (Chromium, development backend and app)',
   it(
     'offers the fixture users on the development sign-in page',
     step('sign-in-page', async () => {
-      const context = await browser.newContext();
-      context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+      const context = await newAppContext(browser);
       const page = await context.newPage();
       await page.goto(app.baseUrl);
       for (const user of ['alice', 'bob', 'carol', 'dave', 'erin']) {

@@ -26,6 +26,7 @@ import { startExampleMcpServer, type ExampleMcpServer } from '@internal/example-
 import type { Locator, Page } from 'playwright-core';
 import {
   layoutProblems,
+  newAppContext,
   screenshot,
   seriousA11yViolations,
   waitForSettledAnimations,
@@ -35,7 +36,6 @@ import {
   BROWSER_STACK_START_TIMEOUT_MS,
   BROWSER_VIEWPORT,
   BrowserStack,
-  PAGE_TIMEOUT_MS,
   startBrowserStack,
   STEP_TIMEOUT_MS,
 } from '../__testUtils__/browserStack';
@@ -326,8 +326,7 @@ describe('the portal by keyboard and in narrow windows (Chromium, development ba
    * by keyboard (Tab to the user's button, Enter).
    */
   async function signInByKeyboard(user: string, path: string): Promise<Page> {
-    const context = await stack.browser.newContext({ viewport: BROWSER_VIEWPORT });
-    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    const context = await newAppContext(stack.browser, { viewport: BROWSER_VIEWPORT });
     const page = await context.newPage();
     pages[user] = page;
     await page.goto(`${stack.app.baseUrl}${path}`);
