@@ -118,9 +118,13 @@ export class ModernLeg implements CallLeg {
 
   /** One backend request of the call, through its task creation when it may create a task. */
   private once(call: ToolCall, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const send = (declareTasks: boolean) => this.send(call, params, declareTasks);
     const creation = call.request.taskCreation;
-    return creation === undefined ? send(false) : creation(send, call.request.clientRequestId);
+    // A plain call goes straight to the backend (no closure on the common path).
+    if (creation === undefined) return this.send(call, params, false);
+    return creation(
+      declareTasks => this.send(call, params, declareTasks),
+      call.request.clientRequestId,
+    );
   }
 
   private async send(

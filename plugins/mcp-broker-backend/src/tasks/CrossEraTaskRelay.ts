@@ -32,6 +32,7 @@
  *   `tasks/get`, answered with the legacy `Task` as observed.
  * A task id of a legacy backend's task goes to the legacy relay unchanged.
  */
+import { backendMalformedResponse, toClientError } from '../backend/backendErrors';
 import { sleep } from '../backend/sleep';
 import type { TasksConfig } from '../config';
 import { isPlainObject, JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
@@ -315,6 +316,15 @@ export class CrossEraTaskRelay {
         return { error: seen.error as unknown as JsonRpcErrorObject, httpStatus: 200 };
       }
       if (seen.status === 'cancelled') return taskRefusal(TASK_CANCELLED);
+      if (seen.status === 'completed' || seen.status === 'failed') {
+        // Ended without what its status promises: nothing to wait for, nothing to pass on.
+        const missing = seen.status === 'completed' ? 'result' : 'error';
+        const failure = backendMalformedResponse(
+          row.server,
+          `a ${seen.status} task without its ${missing}`,
+        );
+        return { error: toClientError(failure), httpStatus: 200 };
+      }
       const interval =
         typeof seen.pollIntervalMs === 'number' ? seen.pollIntervalMs : config.minPollIntervalMs;
       // An aborted wait ends at once; the next tasks/get then answers the abort.

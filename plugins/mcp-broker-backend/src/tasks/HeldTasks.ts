@@ -19,6 +19,7 @@ import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
 import { reserveTaskSlot } from './reserveTaskSlot';
 import { taskOfRow } from './taskOfRow';
+import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 
 /** Options of {@link HeldTasks}. */
 export interface HeldTasksOptions {
@@ -108,7 +109,11 @@ export class HeldTasks {
         },
       )
       .catch(() => undefined);
-    if (recorded === undefined) return taskRefusal(taskNotRecorded(input.server));
+    if (recorded === undefined) {
+      // The slot goes at once (it would count against the person's bound until swept).
+      await store.release(taskId).catch(() => undefined);
+      return taskRefusal(taskNotRecorded(input.server));
+    }
     await this.audit(caller, 'create', 'succeeded', recorded);
     return { result: { task: taskOfRow(recorded, 'legacy') } };
   }
@@ -130,7 +135,11 @@ export class HeldTasks {
     }
     const { task } = found;
     await this.audit(caller, audited, 'succeeded', task);
-    const result = JSON.parse(task.heldResult!) as Record<string, unknown>;
+    // Held as the backend answered: its `ui://` URIs in the broker's form, as every result.
+    const result = resultWithBrokerUiUris(
+      task.server,
+      JSON.parse(task.heldResult!) as Record<string, unknown>,
+    );
     switch (operation) {
       case 'legacy-get':
         return { result: taskOfRow(task, 'legacy') };

@@ -38,7 +38,12 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
-import { BackendError, brokerShuttingDown, toClientError } from '../backend/backendErrors';
+import {
+  BackendError,
+  backendMalformedResponse,
+  brokerShuttingDown,
+  toClientError,
+} from '../backend/backendErrors';
 import { withTraceMeta } from '../telemetry/traceContext';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
@@ -169,7 +174,33 @@ export class LegacyTaskRelay {
       return this.failed(error, input.server);
     }
     const { session, response } = sent;
-    const task = 'result' in response ? legacyTaskOf(response.result.task) : undefined;
+    const answered = 'result' in response ? response.result.task : undefined;
+    const task = legacyTaskOf(answered);
+    if (task === undefined && answered !== undefined) {
+      // A task it cannot read: nothing of it (its id above all) may reach the client, and
+      // nobody could reach it, so it is cancelled (best effort) and its slot goes.
+      await store.release(input.taskId).catch(() => undefined);
+      const backendTaskId =
+        isPlainObject(answered) && typeof answered.taskId === 'string'
+          ? answered.taskId
+          : undefined;
+      if (backendTaskId !== undefined) {
+        await this.send(
+          { backend, caller, tool: input.tool },
+          session.id,
+          'tasks/cancel',
+          { taskId: backendTaskId },
+          input.signal,
+        ).catch(() => undefined);
+      }
+      return this.failed(
+        backendMalformedResponse(
+          input.server,
+          'a task-augmented call with a task it could not read',
+        ),
+        input.server,
+      );
+    }
     if (task === undefined || !('result' in response)) {
       // Answered without a task (an error, or at once): the slot goes, the answer passes.
       await store.release(input.taskId);
@@ -191,7 +222,8 @@ export class LegacyTaskRelay {
       recorded = undefined;
     }
     if (recorded === undefined) {
-      // The client must never get an id the broker cannot find.
+      // The client must never get an id the broker cannot find; the slot goes at once.
+      await store.release(input.taskId).catch(() => undefined);
       await this.send(
         { backend, caller, tool: input.tool },
         session.id,

@@ -202,7 +202,8 @@ export class ModernTaskRelay {
         recorded = undefined;
       }
       if (recorded === undefined) {
-        // The client must never get an id the broker cannot find.
+        // The client must never get an id the broker cannot find; the slot goes at once.
+        await store.release(taskId).catch(() => undefined);
         await this.cancelUnrecorded(backend, task.taskId);
         return errorResponse(response, taskNotRecorded(input.server).error);
       }

@@ -227,7 +227,10 @@ export class TaskWatcher {
     const { store, holder } = this.options;
     try {
       const now = this.now();
-      if (!(await store.takeLease(taskId, holder, now, now + TASK_LEASE_MS))) return;
+      if (!(await store.takeLease(taskId, holder, now, now + TASK_LEASE_MS))) {
+        await this.forgetIfEnded(taskId);
+        return;
+      }
       if (this.closed || !this.wanted(principal, taskId)) {
         // The last subscriber went meanwhile.
         await store.releaseLease(taskId, holder);
@@ -241,6 +244,16 @@ export class TaskWatcher {
     } finally {
       this.taking.delete(taskId);
     }
+  }
+
+  /**
+   * A listen stream's task whose lease cannot be taken because it has ended or is gone (a listen
+   * may agree to an ended task) is not tried again at every renewal.
+   */
+  private async forgetIfEnded(taskId: string): Promise<void> {
+    if (!this.taskSubscribers.has(taskId)) return;
+    const row = await this.options.store.get(taskId);
+    if (row === undefined || isTerminalStatus(row.status)) this.taskSubscribers.delete(taskId);
   }
 
   /** One poll, then the next one after the task's interval (or the end of the watch). */
