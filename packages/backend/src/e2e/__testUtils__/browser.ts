@@ -226,7 +226,19 @@ async function runAxe(
   const loaded = await page.evaluate(() => 'axe' in window);
   if (!loaded) await page.addScriptTag({ content: source });
   return page.evaluate(async () => {
-    let moved = false;
+    // Something moving or loading now (it may have begun after the settle checks, while axe was
+    // being added): as good as a change during the run.
+    const busy = () =>
+      document.querySelector('[data-stale="true"], [data-ispending="true"]') !== null ||
+      document
+        .getAnimations()
+        .some(
+          animation =>
+            animation.playState === 'running' &&
+            animation.timeline === document.timeline &&
+            animation.effect?.getTiming().iterations !== Infinity,
+        );
+    let moved = busy();
     const mark = () => {
       moved = true;
     };
@@ -243,7 +255,7 @@ async function runAxe(
       // button's announcement — an aria-labelledby pointing at the button — for 7 s, also after
       // the button is gone; axe then reports a nameless img there. Everything else is checked.
       const result = await (window as any).axe.run({ exclude: [['[data-live-announcer]']] });
-      return { violations: result.violations as AxeViolation[], changed: moved };
+      return { violations: result.violations as AxeViolation[], changed: moved || busy() };
     } finally {
       observer.disconnect();
       document.removeEventListener('transitionrun', mark, true);
