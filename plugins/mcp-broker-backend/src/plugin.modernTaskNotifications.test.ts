@@ -150,7 +150,9 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
     const first = await startDeploy(broker.url, 'alice', 'first');
     const second = await startDeploy(broker.url, 'alice', 'second');
     const bobs = await startDeploy(broker.url, 'bob', 'bobs');
-    await Promise.all(['first', 'second', 'bobs'].map(target => fixture.started(target)));
+    const [, , bobsJob] = await Promise.all(
+      ['first', 'second', 'bobs'].map(target => fixture.started(target)),
+    );
     const sentBefore = await metricOf(MetricName.taskNotificationsSent);
 
     const stream = await listen(broker.url, 'alice', [first, bobs, 'jobs:unknown', second]);
@@ -192,9 +194,12 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
       pointWith(await sdk.points(MetricName.taskNotificationsSent), { 'mcp_broker.era': 'modern' })
         .value,
     ).toBe(2);
-    // Bob's task is still his own and open: nobody here listens to it.
+    // Alice named bob's task, which was left out: the watcher polled her two tasks (their ends
+    // arrived) and never bob's, which is still open.
+    expect(
+      fixture.requests.filter(r => r.method === 'tasks/get' && r.taskId === bobsJob.taskId),
+    ).toEqual([]);
     await fixture.finish('bobs', 'completed');
-    await waitFor(async () => (await metricOf(MetricName.tasksWatched)) === 0, 'no watched task');
   }, 30_000);
 
   it('refuses task ids without the tasks extension (E4) and too many ids, opening nothing', async () => {
