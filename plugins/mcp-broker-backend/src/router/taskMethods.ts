@@ -19,12 +19,19 @@ import { taskRefOf } from '../tasks/TaskAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
-import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
+import {
+  isPlainObject,
+  jsonRpcError,
+  jsonRpcResult,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from '../protocol/jsonRpc';
 import { completeResult } from '../protocol/modernResults';
 import { withTasksExtension } from '../protocol/modernTasks';
 import type { TaskCreation } from '../types';
 import type { TaskCaller } from '../tasks/findOwnTask';
 import type { TaskReply } from '../tasks/TaskReply';
+import type { TaskInputClient } from '../tasks/EmulatedTaskInput';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
 import { refuseStoreUnavailable } from './protocol';
@@ -41,6 +48,17 @@ export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
     ...(traceId === undefined ? {} : { traceId }),
     ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
     era: request.era,
+  };
+}
+
+/** The session of `request` as the client of its `tasks/result` stream's questions. */
+function taskInputClientOf(request: McpRequest): TaskInputClient | undefined {
+  const { session, writer } = request;
+  if (session === undefined) return undefined;
+  return {
+    sessionId: session.id,
+    capabilities: session.clientCapabilities,
+    send: message => writer.send(message as JsonRpcMessage),
   };
 }
 
@@ -63,11 +81,18 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
     try {
       // Whichever era the task's backend speaks (§2.12.3: CrossEraTaskRelay).
       const relay = broker.crossEraTasks;
-      const reply = await {
-        get: relay.legacyGet,
-        result: relay.legacyResult,
-        cancel: relay.legacyCancel,
-      }[operation].call(relay, callerOf(broker, request), request.params.taskId, ended.signal);
+      const caller = callerOf(broker, request);
+      const { taskId } = request.params;
+      const reply =
+        operation === 'result'
+          ? // A modern backend's input is asked on this stream (§2.12.3).
+            await relay.legacyResult(caller, taskId, ended.signal, taskInputClientOf(request))
+          : await { get: relay.legacyGet, cancel: relay.legacyCancel }[operation].call(
+              relay,
+              caller,
+              taskId,
+              ended.signal,
+            );
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error, request.id!);
