@@ -124,6 +124,17 @@ export class ModernLeg implements CallLeg {
     return creation(
       declareTasks => this.send(call, params, declareTasks),
       call.request.clientRequestId,
+      {
+        signal: call.signal,
+        clientCapabilities: { ...call.client.capabilities },
+        askInputs: (inputRequests, number) =>
+          call.client.answerInputs(call, {
+            number,
+            inputRequests,
+            requestState: undefined,
+            response: { jsonrpc: '2.0', id: call.request.clientRequestId },
+          }),
+      },
     );
   }
 

@@ -145,9 +145,10 @@ export function byClientEra(
 
 /**
  * The task creation of a `tools/call` routed to `route`, a backend that declared the tasks
- * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), or of a 2025-11-25
- * client's call with `params.task` (§2.12.3: answered as a legacy task); undefined otherwise (a
- * plain call).
+ * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), of a 2025-11-25
+ * client's call with `params.task` (§2.12.3: answered as a legacy task), or of a 2025-11-25
+ * client's plain call (§2.12.3: the `-32021` fallback, the broker's own polled task); undefined
+ * otherwise (a plain call).
  */
 export function modernTaskCreationOf(
   broker: McpBroker,
@@ -156,17 +157,19 @@ export function modernTaskCreationOf(
   backend: BrokerServerConfig,
 ): TaskCreation | undefined {
   const legacyClient = request.era === 'legacy' && isPlainObject(request.params.task);
-  const capabilities = legacyClient
-    ? withTasksExtension({})
-    : (request.context?.clientCapabilities ?? {});
+  const capabilities =
+    request.era === 'legacy' ? withTasksExtension({}) : (request.context?.clientCapabilities ?? {});
   if (
-    (request.era !== 'modern' && !legacyClient) ||
     request.method !== 'tools/call' ||
     // A person's own credential (spec §11) is not carried to task operations yet.
     authOf(backend).mode !== 'broker' ||
     !broker.modernTasks.relays(backend.name, capabilities)
   ) {
     return undefined;
+  }
+  if (request.era === 'legacy' && !legacyClient) {
+    // A plain call the backend may insist on running as a task (§2.12.3's -32021 fallback).
+    return broker.modernTasks.plainCallCreation(backend.name);
   }
   const tool = broker.catalog().tools.find(item => item.name === request.params.name);
   const input = {
@@ -194,7 +197,11 @@ export async function refusedLegacyTaskAtBound(
   route: McpRoute,
   backend: BrokerServerConfig,
 ): Promise<boolean> {
-  if (request.era !== 'legacy' || !modernTaskCreationOf(broker, request, route, backend)) {
+  if (
+    request.era !== 'legacy' ||
+    !isPlainObject(request.params.task) ||
+    !modernTaskCreationOf(broker, request, route, backend)
+  ) {
     return false;
   }
   const refusal = await broker.crossEraTasks.legacyCallRefusal(

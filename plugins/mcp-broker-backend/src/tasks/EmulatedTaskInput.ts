@@ -22,10 +22,7 @@ import { isGatewayId, type ElicitationIdMap } from '../calls/ElicitationIdMap';
 import type { ClientAnswer } from '../calls/callTypes';
 import { isPlainObject } from '../protocol/jsonRpc';
 import { RELATED_TASK_META } from '../protocol/legacyTasks';
-import {
-  missingClientCapabilities,
-  requiredCapabilitiesForInputRequest,
-} from '../protocol/requestMetadata';
+import { isAskableInputRequest } from '../protocol/askableInputRequest';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { ClientResponseOutcome } from '../types';
 import type { TaskCaller } from './findOwnTask';
@@ -88,17 +85,9 @@ export class EmulatedTaskInput {
     const stream: TaskInputStream = {
       async ask(inputRequests) {
         for (const [key, request] of Object.entries(inputRequests ?? {})) {
-          if (asked.has(key) || !isPlainObject(request) || typeof request.method !== 'string') {
-            continue;
-          }
+          // Not askable of this client: the task waits.
+          if (asked.has(key) || !isAskableInputRequest(request, client.capabilities)) continue;
           const params = isPlainObject(request.params) ? request.params : {};
-          const required = requiredCapabilitiesForInputRequest(request.method, params);
-          if (
-            required === undefined ||
-            missingClientCapabilities(required, client.capabilities) !== undefined
-          ) {
-            continue; // not askable of this client: the task waits
-          }
           asked.add(key);
           registered = true;
           const mapping = await elicitations.register({
