@@ -32,6 +32,9 @@ const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** The fixture's own ids: task ids `fixture-…`, input keys `<name>-<n>`. */
 const BACKEND_IDS = /fixture-|"(confirm|first|second)-\d+"/;
 
+/** Users whose `mcp-broker.tool.use` is taken away (the other four permissions stay). */
+const revoked = new Set<string>();
+
 /** Everything every broker answered to a POST, as text (scanned for backend ids). */
 const received: Array<Promise<string>> = [];
 const clients: Client[] = [];
@@ -125,7 +128,7 @@ describe('input during the emulated tasks/result (2025-11-25 client, 2026-07-28 
     broker = await startTaskBroker({
       fixtureUrl: fixture.url,
       auditor: factory,
-      revoked: new Set(),
+      revoked,
       tasks: { minPollInterval: { milliseconds: 20 } },
     });
   }, 60_000);
@@ -213,6 +216,47 @@ describe('input during the emulated tasks/result (2025-11-25 client, 2026-07-28 
     const sent = updatesOf(fixture).slice(updates);
     expect(sent).toHaveLength(1);
     expect(Object.values(sent[0])).toEqual([{ action: 'accept', content: { confirm: false } }]);
+  });
+
+  it('refuses the answer of a person whose use of the tool was taken away since the question', async () => {
+    let refused: { status: number; body: any } | undefined;
+    let session = '';
+    const updates = updatesOf(fixture).length;
+    const client = await connect('frank', broker.url, async ({ id }) => {
+      revoked.add('user:default/frank');
+      try {
+        const response = await postAnswer(broker.url, 'frank', session, {
+          id,
+          result: { action: 'accept', content: { confirm: true } },
+        });
+        refused = { status: response.status, body: await response.json() };
+      } finally {
+        revoked.delete('user:default/frank');
+      }
+      return { action: 'decline' };
+    });
+    session = sessionOf(client);
+    const { task } = await startTask(client, 'confirm_delete');
+    const closing = new AbortController();
+    const collected = client.experimental.tasks
+      .getTaskResult(task.taskId, CallToolResultSchema, { signal: closing.signal })
+      .catch(() => 'closed');
+    await waitFor(() => refused, 'the answer after the revocation');
+    closing.abort();
+    await collected;
+    expect(refused).toEqual({
+      status: 404,
+      body: expect.objectContaining({
+        error: expect.objectContaining({
+          message:
+            'This response answers an input of a task that is no longer available: Failed to retrieve task: Task not found',
+        }),
+      }),
+    });
+    // Nothing reached the backend; the task still waits for its input.
+    expect(updatesOf(fixture).length).toBe(updates);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
+    await client.experimental.tasks.cancelTask(task.taskId);
   });
 
   it('asks again on a later tasks/result what is still unanswered, and retires the ended stream’s id', async () => {
