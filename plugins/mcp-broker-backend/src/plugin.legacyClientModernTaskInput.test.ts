@@ -225,11 +225,18 @@ describe('input during the emulated tasks/result (2025-11-25 client, 2026-07-28 
     const client = await connect('frank', broker.url, async ({ id }) => {
       revoked.add('user:default/frank');
       try {
+        // The revocation is in force once the tool has left frank's list (decisions are cached).
+        await waitFor(
+          async () =>
+            !(await client.listTools()).tools.some(tool => tool.name === 'jobs_confirm_delete'),
+          'the revocation to take effect',
+        );
         const response = await postAnswer(broker.url, 'frank', session, {
           id,
           result: { action: 'accept', content: { confirm: true } },
         });
-        refused = { status: response.status, body: await response.json() };
+        const text = await response.text();
+        refused = { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
       } finally {
         revoked.delete('user:default/frank');
       }
@@ -302,6 +309,53 @@ describe('input during the emulated tasks/result (2025-11-25 client, 2026-07-28 
     expect(asked).toHaveLength(2);
     expect(asked[1].id).not.toBe(asked[0].id);
     expect(asked[1].request.params.message).toBe('Delete the file?');
+  });
+
+  it('screens a URL-mode elicitation as every one: an https link named with its server, an http one refused', async () => {
+    const asked: Asked[] = [];
+    const client = new Client(
+      { name: 'task-input-test', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {}, url: {} } } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      asked.push({ id: extra.requestId, request });
+      return { action: 'accept' };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(broker.url, {
+        requestInit: {
+          headers: { Authorization: mockCredentials.user.header('user:default/alice') },
+        },
+        fetch: recordingFetch(received),
+      }),
+    );
+    clients.push(client);
+    const signIn = (url: string) =>
+      client.request(
+        { method: 'tools/call', params: { name: 'jobs_sign_in', arguments: { url }, task: {} } },
+        CreateTaskResultSchema,
+      );
+    const safe = (await signIn('https://idp.example.com/login')).task;
+    const result = await client.experimental.tasks.getTaskResult(safe.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'signed in' }]);
+    expect(asked.map(a => a.request.params)).toEqual([
+      expect.objectContaining({
+        mode: 'url',
+        url: 'https://idp.example.com/login',
+        message: 'MCP server "jobs" asks you to open a link: Sign in to continue',
+      }),
+    ]);
+    const unsafe = (await signIn('http://idp.example.com/login')).task;
+    await expect(
+      client.experimental.tasks.getTaskResult(unsafe.taskId, CallToolResultSchema),
+    ).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining(
+        'MCP server "jobs" asked for input the broker does not relay',
+      ),
+    });
+    expect(asked).toHaveLength(1);
+    expect(JSON.stringify(asked)).not.toContain('http://idp.example.com');
   });
 
   it('asks nothing of a client without the elicitation capability: the task waits', async () => {
