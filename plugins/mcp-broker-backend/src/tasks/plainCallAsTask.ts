@@ -45,7 +45,9 @@ export interface PlainCallAsTaskOptions {
   server: string;
   /** `mcpBroker.tasks.minPollInterval` in ms. */
   minPollIntervalMs: number;
+  /** Sends a request about the backend's task (stateless, the extension declared). */
   request: BackendTaskRequest;
+  /** What a backend's URL elicitation may point at (urlElicitations.ts); absent: unchecked. */
   urlElicitations?: UrlElicitationPolicy;
 }
 
