@@ -215,6 +215,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
             signals: stores.signals,
             replicaId: stores.presence?.id,
             onNotificationSent: era => telemetry.metrics.taskNotificationSent(era),
+            elicitations: elicitationStore,
           },
           toolCallHandlerFactory: handlerDeps =>
             createStreamingToolCallHandler(handlerDeps, {

@@ -100,12 +100,34 @@ export interface ClientResponseWriter {
 /**
  * Sends one backend request of a call that may create a task (`declareTasks`: the request
  * declares the tasks extension) and resolves with its response as the client is to see it
- * (`requestId`: the client's id, for an answer the creation gives without the backend).
+ * (`requestId`: the client's id, for an answer the creation gives without the backend;
+ * `call`: the call it runs in, for a creation that waits for the task itself).
  */
 export type TaskCreation = (
   send: (declareTasks: boolean) => Promise<Record<string, unknown>>,
   requestId: JsonRpcId,
+  call?: TaskCreationCall,
 ) => Promise<Record<string, unknown>>;
+
+/** The call a {@link TaskCreation} runs in (see there). */
+export interface TaskCreationCall {
+  /** Aborts when the call ends (`toolCallTimeout`, the client going away, shutdown). */
+  readonly signal: AbortSignal;
+  /** What the call's client declared that the broker relays (which inputs it can be asked). */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /**
+   * Asks the call's client the inputs of a 2026-07-28 backend (on the call's stream, under
+   * gateway ids) and resolves with their answers by the backend's keys; `{ final }` when the
+   * client cannot be asked (the call's response then).
+   */
+  askInputs(
+    inputRequests: Record<string, unknown>,
+    round: number,
+  ): Promise<
+    | { readonly inputResponses: Record<string, unknown> }
+    | { readonly final: Record<string, unknown> }
+  >;
+}
 
 /** Arguments of {@link ToolCallHandler.handleToolCall}. */
 export interface ToolCallContext {

@@ -50,6 +50,7 @@ import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
+import { ElicitationIdMap, type ElicitationIdStore } from '../calls/ElicitationIdMap';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
@@ -116,6 +117,8 @@ export interface McpBrokerOptions {
     replicaId?: string;
     /** A task status notification was sent to a client stream (a metric). */
     onNotificationSent?: (era: 'legacy' | 'modern') => void;
+    /** Where the gateway ids of task inputs live (shared by the replicas); default: memory. */
+    elicitations?: ElicitationIdStore;
   };
 }
 
@@ -295,6 +298,13 @@ export class McpBroker {
       modern: this.modernTasks,
       legacyBackendOf: legacyTaskBackendOf,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
+      inputs: {
+        elicitations: new ElicitationIdMap({
+          store: options.tasks?.elicitations,
+          ttlMs: options.config.elicitationTtlMs,
+        }),
+        requestTimeoutMs: options.config.requestTimeoutMs,
+      },
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));

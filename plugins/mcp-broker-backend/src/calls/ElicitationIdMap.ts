@@ -33,6 +33,12 @@ export interface ElicitationMapping {
   callId: string;
   /** Epoch milliseconds after which the id is no longer answerable. */
   expiresAt: number;
+  /**
+   * An input of a task the broker carries between eras (docs/contracts/tasks-and-apps.md
+   * §2.12.3): the broker task id, the backend's `inputRequests` key and who was asked. Absent
+   * for a call's request.
+   */
+  task?: { taskId: string; backendInputKey: string; principal: string };
 }
 
 /**

@@ -15,7 +15,9 @@
  *     retry is a new stateless call), a client that cannot be asked gets an error;
  *   - a task result (tasks extension) ends the call with an error naming the backend, unless
  *     the call may create a task (`taskCreation`, ModernTaskRelay): that decides whether the
- *     backend is told the client takes tasks, and answers the task under the broker's id;
+ *     backend is told the client takes tasks, and answers the task under the broker's id (it
+ *     gets the call — its signal, its client's capabilities, a way to ask the client inputs —
+ *     for a creation that waits for the task itself: a 2025 client's plain call, §2.12.3);
  *   - the result loses `resultType` (a 2026-07-28 client's sink puts `complete` back).
  * The backend's requests on the stream are dropped: this revision asks through input_required.
  */
@@ -124,6 +126,17 @@ export class ModernLeg implements CallLeg {
     return creation(
       declareTasks => this.send(call, params, declareTasks),
       call.request.clientRequestId,
+      {
+        signal: call.signal,
+        clientCapabilities: { ...call.client.capabilities },
+        askInputs: (inputRequests, number) =>
+          call.client.answerInputs(call, {
+            number,
+            inputRequests,
+            requestState: undefined,
+            response: { jsonrpc: '2.0', id: call.request.clientRequestId },
+          }),
+      },
     );
   }
 

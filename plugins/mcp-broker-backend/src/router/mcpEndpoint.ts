@@ -60,6 +60,7 @@ import { authenticateRequest, principalOf } from './requirePrincipal';
 import { type AnswerShape, JSON_ANSWER, ResponseWriter } from './ResponseWriter';
 import { methodNotFound } from './sessionMethods';
 import { endClientSession, openSessionStream } from './sessionOperations';
+import { answerTaskInput } from './taskInputAnswers';
 import type { CredentialStep } from './credentialStep';
 import type { CuratedEndpoint } from '../endpoints/CuratedEndpoint';
 import type { EndpointLookup } from '../endpoints/CuratedEndpoints';
@@ -330,13 +331,16 @@ async function takeClientResponse(
   const { broker } = deps;
   const { writer } = request;
   try {
-    const answered = await broker.toolCalls.handleClientResponse({
-      clientSession: request.session!,
-      message,
-      ...(deps.credentialStep === undefined
-        ? {}
-        : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
-    });
+    // A task's input asked on a tasks/result stream, else a call's request.
+    const answered =
+      (await answerTaskInput(deps, request, message)) ??
+      (await broker.toolCalls.handleClientResponse({
+        clientSession: request.session!,
+        message,
+        ...(deps.credentialStep === undefined
+          ? {}
+          : { personalHeaders: answerCredentialOf(deps.credentialStep, broker, request) }),
+      }));
     answerClientResponse(writer, answered);
   } catch (error) {
     // Claiming the id needs the (possibly shared) store; nothing was delivered.

@@ -19,12 +19,19 @@ import { taskRefOf } from '../tasks/TaskAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
-import { isPlainObject, jsonRpcError, jsonRpcResult, type JsonRpcId } from '../protocol/jsonRpc';
+import {
+  isPlainObject,
+  jsonRpcError,
+  jsonRpcResult,
+  type JsonRpcId,
+  type JsonRpcMessage,
+} from '../protocol/jsonRpc';
 import { completeResult } from '../protocol/modernResults';
 import { withTasksExtension } from '../protocol/modernTasks';
 import type { TaskCreation } from '../types';
 import type { TaskCaller } from '../tasks/findOwnTask';
 import type { TaskReply } from '../tasks/TaskReply';
+import type { TaskInputClient } from '../tasks/EmulatedTaskInput';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { callEndSignal } from './callEndSignal';
 import { refuseStoreUnavailable } from './protocol';
@@ -41,6 +48,17 @@ export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
     ...(traceId === undefined ? {} : { traceId }),
     ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
     era: request.era,
+  };
+}
+
+/** The session of `request` as the client of its `tasks/result` stream's questions. */
+function taskInputClientOf(request: McpRequest): TaskInputClient | undefined {
+  const { session, writer } = request;
+  if (session === undefined) return undefined;
+  return {
+    sessionId: session.id,
+    capabilities: session.clientCapabilities,
+    send: message => writer.send(message as JsonRpcMessage),
   };
 }
 
@@ -63,11 +81,18 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
     try {
       // Whichever era the task's backend speaks (§2.12.3: CrossEraTaskRelay).
       const relay = broker.crossEraTasks;
-      const reply = await {
-        get: relay.legacyGet,
-        result: relay.legacyResult,
-        cancel: relay.legacyCancel,
-      }[operation].call(relay, callerOf(broker, request), request.params.taskId, ended.signal);
+      const caller = callerOf(broker, request);
+      const { taskId } = request.params;
+      const reply =
+        operation === 'result'
+          ? // A modern backend's input is asked on this stream (§2.12.3).
+            await relay.legacyResult(caller, taskId, ended.signal, taskInputClientOf(request))
+          : await { get: relay.legacyGet, cancel: relay.legacyCancel }[operation].call(
+              relay,
+              caller,
+              taskId,
+              ended.signal,
+            );
       writer.finish(messageOf(request.id!, reply), 'error' in reply ? reply.httpStatus : 200);
     } catch (error) {
       refuseStoreUnavailable(broker, writer, error, request.id!);
@@ -120,9 +145,10 @@ export function byClientEra(
 
 /**
  * The task creation of a `tools/call` routed to `route`, a backend that declared the tasks
- * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), or of a 2025-11-25
- * client's call with `params.task` (§2.12.3: answered as a legacy task); undefined otherwise (a
- * plain call).
+ * extension: of a 2026-07-28 client that declared it too (contract §2.12.2), of a 2025-11-25
+ * client's call with `params.task` (§2.12.3: answered as a legacy task), or of a 2025-11-25
+ * client's plain call (§2.12.3: the `-32021` fallback, the broker's own polled task); undefined
+ * otherwise (a plain call).
  */
 export function modernTaskCreationOf(
   broker: McpBroker,
@@ -131,17 +157,19 @@ export function modernTaskCreationOf(
   backend: BrokerServerConfig,
 ): TaskCreation | undefined {
   const legacyClient = request.era === 'legacy' && isPlainObject(request.params.task);
-  const capabilities = legacyClient
-    ? withTasksExtension({})
-    : (request.context?.clientCapabilities ?? {});
+  const capabilities =
+    request.era === 'legacy' ? withTasksExtension({}) : (request.context?.clientCapabilities ?? {});
   if (
-    (request.era !== 'modern' && !legacyClient) ||
     request.method !== 'tools/call' ||
     // A person's own credential (spec §11) is not carried to task operations yet.
     authOf(backend).mode !== 'broker' ||
     !broker.modernTasks.relays(backend.name, capabilities)
   ) {
     return undefined;
+  }
+  if (request.era === 'legacy' && !legacyClient) {
+    // A plain call the backend may insist on running as a task (§2.12.3's -32021 fallback).
+    return broker.modernTasks.plainCallCreation(backend.name);
   }
   const tool = broker.catalog().tools.find(item => item.name === request.params.name);
   const input = {
@@ -169,7 +197,11 @@ export async function refusedLegacyTaskAtBound(
   route: McpRoute,
   backend: BrokerServerConfig,
 ): Promise<boolean> {
-  if (request.era !== 'legacy' || !modernTaskCreationOf(broker, request, route, backend)) {
+  if (
+    request.era !== 'legacy' ||
+    !isPlainObject(request.params.task) ||
+    !modernTaskCreationOf(broker, request, route, backend)
+  ) {
     return false;
   }
   const refusal = await broker.crossEraTasks.legacyCallRefusal(

@@ -23,6 +23,9 @@ interface MappingRow {
   client_session_id: string;
   call_id: string;
   expires_at: string | number;
+  principal?: string | null;
+  task_id?: string | null;
+  backend_input_key?: string | null;
 }
 
 function toRow(mapping: ElicitationMapping): MappingRow {
@@ -35,6 +38,13 @@ function toRow(mapping: ElicitationMapping): MappingRow {
     client_session_id: mapping.clientSessionId,
     call_id: mapping.callId,
     expires_at: mapping.expiresAt,
+    ...(mapping.task === undefined
+      ? {}
+      : {
+          principal: mapping.task.principal,
+          task_id: mapping.task.taskId,
+          backend_input_key: mapping.task.backendInputKey,
+        }),
   };
 }
 
@@ -49,6 +59,15 @@ function fromRow(row: MappingRow): ElicitationMapping {
     callId: row.call_id,
     // PostgreSQL returns bigint columns as strings.
     expiresAt: Number(row.expires_at),
+    ...(typeof row.task_id === 'string' && typeof row.backend_input_key === 'string'
+      ? {
+          task: {
+            taskId: row.task_id,
+            backendInputKey: row.backend_input_key,
+            principal: row.principal ?? '',
+          },
+        }
+      : {}),
   };
 }
 

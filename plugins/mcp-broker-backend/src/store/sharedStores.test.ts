@@ -234,6 +234,14 @@ describe.each(engines)('broker shared stores on $label', engine => {
     expect(await a().elicitations.claim(m.gatewayId, 'client-1', NOW)).toBeUndefined();
   });
 
+  it('keeps the task, backend input key and person of a task input through a claim on another replica', async () => {
+    const m = mapping({
+      task: { taskId: `jobs:${'t'.repeat(43)}`, backendInputKey: 'confirm-7', principal: 'user:x' },
+    });
+    await a().elicitations.insert(m);
+    expect(await b().elicitations.claim(m.gatewayId, 'client-1', NOW)).toEqual(m);
+  });
+
   it('lets exactly one of many concurrent claims on two replicas win', async () => {
     const m = mapping();
     await a().elicitations.insert(m);
@@ -323,6 +331,27 @@ describe('broker migrations', () => {
       expect(await knex.schema.hasTable('mcp_broker_replicas')).toBe(false);
       await migrateBrokerDatabase(knex);
       expect(await knex.schema.hasTable('mcp_broker_elicitations')).toBe(true);
+    },
+    60_000,
+  );
+
+  it.each(databases.eachSupportedId())(
+    'widen the gateway ids with the task input columns, and back, on %p',
+    async id => {
+      const knex = await databases.init(id);
+      const columns = async () =>
+        Promise.all(
+          ['principal', 'task_id', 'backend_input_key', 'request_json'].map(column =>
+            knex.schema.hasColumn('mcp_broker_elicitations', column),
+          ),
+        );
+      await migrateBrokerDatabase(knex);
+      expect(await columns()).toEqual([true, true, true, true]);
+      const taskInputs = { ...BROKER_MIGRATIONS, name: '20261212000000_task_inputs.js' };
+      await knex.migrate.down(taskInputs);
+      expect(await columns()).toEqual([false, false, false, false]);
+      await knex.migrate.up(taskInputs);
+      expect(await columns()).toEqual([true, true, true, true]);
     },
     60_000,
   );

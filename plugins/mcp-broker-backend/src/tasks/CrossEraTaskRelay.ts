@@ -27,7 +27,9 @@
  * - `tasks/get`: the modern `tasks/get`, shown as a legacy `Task` (status mapping).
  * - `tasks/result`: emulated by polling the modern `tasks/get` every
  *   `max(pollIntervalMs, minPollInterval)` until the task ends: its `result` (with the
- *   `related-task` meta), its `error`, or E12 for a cancelled task.
+ *   `related-task` meta), its `error`, or E12 for a cancelled task. Each poll is the relay's
+ *   `tasks/get`, audited as one `get`. While the task is `input_required` its inputs are asked
+ *   on the stream (EmulatedTaskInput).
  * - `tasks/cancel`: the modern `tasks/get` first (an ended task: E8), then `tasks/cancel` and
  *   `tasks/get`, answered with the legacy `Task` as observed.
  * A task id of a legacy backend's task goes to the legacy relay unchanged.
@@ -58,6 +60,8 @@ import { TASK_CANCELLED, taskLimitReached, taskLost, taskTerminal } from './task
 import { taskRefusal, type TaskReply } from './TaskReply';
 import type { StoredTask, TaskStore } from './TaskStore';
 import { HeldTasks } from './HeldTasks';
+import { EmulatedTaskInput, type TaskInputClient, type TaskInputStream } from './EmulatedTaskInput';
+import type { ElicitationIdMap } from '../calls/ElicitationIdMap';
 
 /** Options of {@link CrossEraTaskRelay}. */
 export interface CrossEraTaskRelayOptions {
@@ -68,6 +72,8 @@ export interface CrossEraTaskRelayOptions {
   /** The live 2025-11-25 backend of a server name (the legacy relay's). */
   legacyBackendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** The gateway ids of task inputs (§2.12.3) and the time limit of their `tasks/update`. */
+  inputs: { elicitations: ElicitationIdMap; requestTimeoutMs: number };
   now?: () => number;
 }
 
@@ -89,9 +95,16 @@ const BROKER_FAILURE_MESSAGES = new Set(['request aborted', 'internal error in t
 export class CrossEraTaskRelay {
   private readonly now: () => number;
   private readonly held: HeldTasks;
+  /** Input during the emulated `tasks/result`; a session's answer to it (see the file comment). */
+  readonly input: EmulatedTaskInput;
 
   constructor(private readonly options: CrossEraTaskRelayOptions) {
     this.now = options.now ?? Date.now;
+    this.input = new EmulatedTaskInput({
+      ...options.inputs,
+      update: (caller, taskId, inputResponses, signal) =>
+        options.modern.update(caller, taskId, inputResponses, signal),
+    });
     this.held = new HeldTasks({
       store: options.store,
       config: options.config,
@@ -295,18 +308,41 @@ export class CrossEraTaskRelay {
 
   /**
    * `tasks/result` of a 2025-11-25 client, whichever era the task's backend speaks; a modern
-   * backend's task is polled until it ends, the task expires or `signal` aborts.
+   * backend's task is polled until it ends, the task expires or `signal` aborts, its input
+   * asked of `client` on the way (none without it).
    */
-  async legacyResult(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
+  async legacyResult(
+    caller: TaskCaller,
+    taskId: unknown,
+    signal: AbortSignal,
+    client?: TaskInputClient,
+  ): Promise<TaskReply> {
     const row = await this.rowOf(taskId);
     if (row?.heldResult !== undefined) return this.held.answer(caller, row, 'legacy-result');
     if (row?.backendEra !== 'modern') return this.options.legacy.result(caller, taskId, signal);
+    const input =
+      client === undefined ? undefined : this.input.open(caller, row.taskId, row.server, client);
+    try {
+      return await this.pollModernResult(caller, row, signal, input);
+    } finally {
+      await input?.close();
+    }
+  }
+
+  /** The emulated `tasks/result` of the modern backend's task `row` (see legacyResult). */
+  private async pollModernResult(
+    caller: TaskCaller,
+    row: StoredTask,
+    signal: AbortSignal,
+    input: TaskInputStream | undefined,
+  ): Promise<TaskReply> {
     const { modern, config } = this.options;
+    const { taskId } = row;
     for (;;) {
       const got = await modern.get(caller, taskId, signal);
       if ('error' in got) return got;
       const seen = got.result;
-      const related = { [RELATED_TASK_META]: { taskId: taskId as string } };
+      const related = { [RELATED_TASK_META]: { taskId } };
       if (seen.status === 'completed' && isPlainObject(seen.result)) {
         const result = withoutRelatedTask(seen.result);
         const meta = isPlainObject(result._meta) ? result._meta : {};
@@ -316,6 +352,9 @@ export class CrossEraTaskRelay {
         return { error: seen.error as unknown as JsonRpcErrorObject, httpStatus: 200 };
       }
       if (seen.status === 'cancelled') return taskRefusal(TASK_CANCELLED);
+      if (seen.status === 'input_required' && input !== undefined) {
+        await input.ask(isPlainObject(seen.inputRequests) ? seen.inputRequests : undefined);
+      }
       if (seen.status === 'completed' || seen.status === 'failed') {
         // Ended without what its status promises: nothing to wait for, nothing to pass on.
         const missing = seen.status === 'completed' ? 'result' : 'error';

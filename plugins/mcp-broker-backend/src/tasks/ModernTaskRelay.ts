@@ -57,6 +57,7 @@ import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
 import { backendOfTask, findOwnTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
+import { plainCallAsTask } from './plainCallAsTask';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
@@ -218,6 +219,24 @@ export class ModernTaskRelay {
         result: { ...this.shown(recorded, answer, task), resultType: 'task' },
       };
     };
+  }
+
+  /**
+   * The task creation of a 2025-11-25 client's plain `tools/call` to `server`: the `-32021`
+   * fallback of contract §2.12.3 (plainCallAsTask.ts); undefined when the backend is gone.
+   */
+  plainCallCreation(server: string): TaskCreation | undefined {
+    const backend = this.options.backendOf(server);
+    if (backend === undefined) return undefined;
+    return plainCallAsTask({
+      server,
+      minPollIntervalMs: this.options.config.minPollIntervalMs,
+      request: (method, backendTaskId, params, signal) =>
+        this.send(backend, method, backendTaskId, params, signal),
+      ...(this.options.urlElicitations === undefined
+        ? {}
+        : { urlElicitations: this.options.urlElicitations }),
+    });
   }
 
   /** `tasks/get`: the `DetailedTask` as the backend shows it now. */
