@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103), the
-// backend (7007) and the development app (packages/app, http://localhost:3000) side by side;
+// `jobs` server of long-running tasks (3104) and the two official MCP Apps example servers (3105,
+// 3106; the last three from packages/test-mcp-backends, whose fixtures they are), the backend
+// (7007) and the development app (packages/app, http://localhost:3000) side by side;
 // Ctrl-C stops them all. Once the fixture users can sign in and the broker has connected the
 // example servers, it prints one line that starts with `Ready:` (the README's walkthroughs work
 // from then on).
@@ -16,6 +18,8 @@ const READY_DEADLINE_MS = 5 * 60_000;
 const children = [
   ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
   ['modern-example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start:modern']],
+  ['jobs-mcp-server', ['workspace', '@internal/test-mcp-backends', 'start:jobs']],
+  ['mcp-app-servers', ['workspace', '@internal/test-mcp-backends', 'start:apps']],
   ['backend', ['workspace', 'backend', 'start']],
   ['app', ['workspace', 'app', 'start']],
 ].map(([name, args]) => {
@@ -62,8 +66,8 @@ untilReady(DEV_BACKEND_URL, readyBy)
       if (stopping) return;
       process.stdout.write(
         `Ready: open ${DEV_APP_URL} and sign in as alice, bob, carol, dave or erin; the ` +
-          'development backend is up on http://localhost:7007 with the example MCP servers ' +
-          'connected (README: "Sign in as a fixture user").\n',
+          'development backend is up on http://localhost:7007 with the example, jobs and MCP ' +
+          'App servers connected (README: "Sign in as a fixture user").\n',
       );
     },
     error => {
