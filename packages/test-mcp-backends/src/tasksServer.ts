@@ -9,8 +9,8 @@
  * - `deploy {target}` (`taskSupport: required`): a job that runs until the test ends it with
  *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
  *   completed, an `isError` result when failed. Run as the development `jobs` server (`yarn
- *   start`, jobsMain.ts), where no test finishes it, each deploy completes on its own after
- *   `deployDurationMs`.
+ *   start`, developmentServersMain.ts), where no test finishes it, each deploy completes on its
+ *   own after `deployDurationMs`.
  * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
  *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
@@ -77,7 +77,7 @@ export interface LegacyTasksServer extends TasksServer {
 
 /**
  * How long a `deploy` of the development `jobs` server runs before it completes (ms): `yarn
- * start` (jobsMain.ts) and the README walkthroughs' environment.
+ * start` (developmentServersMain.ts) and the README walkthroughs' environment.
  */
 export const DEVELOPMENT_DEPLOY_DURATION_MS = 15_000;
 
