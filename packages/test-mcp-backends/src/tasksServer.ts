@@ -29,7 +29,7 @@ import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
-import { legacySessions, listenLegacySessions } from './legacySessions';
+import { type LegacySessions, legacySessions, listenLegacySessions } from './legacySessions';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
 export const DEFAULT_TASK_TTL_MS = 60_000;
@@ -178,56 +178,54 @@ export async function startTasksServer(
   };
 
   const sessions = legacySessions(newServer);
-  const listening = await listenLegacySessions(
-    {
-      async serve(req, res, body) {
-        const credential = req.headers.authorization;
-        const session = req.headers['mcp-session-id'];
-        const message = isRecord(body) ? body : undefined;
-        const method = typeof message?.method === 'string' ? message.method : undefined;
-        const params = isRecord(message?.params) ? message.params : undefined;
-        const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
-        if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
-        if (method !== undefined) {
-          requests.push({
-            method,
-            ...(taskId !== undefined && { taskId }),
-            ...(credential !== undefined && { credential }),
-            ...(typeof session === 'string' && { session }),
-            ...(isRecord(params?._meta) && { meta: params._meta }),
-            ...(req.url !== undefined && { path: req.url }),
-            ...(typeof req.headers.traceparent === 'string' && {
-              traceparent: req.headers.traceparent,
-            }),
-          });
-        }
-        // A task is its creator's: another credential meets it as an unknown task.
-        const job = taskId === undefined ? undefined : jobs.ofTask(taskId);
-        if (job !== undefined && job.credential !== credential && message?.id !== undefined) {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: message.id,
-              error: { code: -32602, message: 'Failed to retrieve task: Task not found' },
-            }),
-          );
-          return;
-        }
-        const id = message?.id;
-        if ((typeof id === 'string' || typeof id === 'number') && typeof session === 'string') {
-          current.set(id, { session, credential });
-        }
-        try {
-          await sessions.serve(req, res, body);
-        } finally {
-          if (typeof id === 'string' || typeof id === 'number') current.delete(id);
-        }
-      },
-      close: () => sessions.close(),
+  const serving: LegacySessions = {
+    async serve(req, res, body) {
+      const credential = req.headers.authorization;
+      const session = req.headers['mcp-session-id'];
+      const message = isRecord(body) ? body : undefined;
+      const method = typeof message?.method === 'string' ? message.method : undefined;
+      const params = isRecord(message?.params) ? message.params : undefined;
+      const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
+      if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
+      if (method !== undefined) {
+        requests.push({
+          method,
+          ...(taskId !== undefined && { taskId }),
+          ...(credential !== undefined && { credential }),
+          ...(typeof session === 'string' && { session }),
+          ...(isRecord(params?._meta) && { meta: params._meta }),
+          ...(req.url !== undefined && { path: req.url }),
+          ...(typeof req.headers.traceparent === 'string' && {
+            traceparent: req.headers.traceparent,
+          }),
+        });
+      }
+      // A task is its creator's: another credential meets it as an unknown task.
+      const job = taskId === undefined ? undefined : jobs.ofTask(taskId);
+      if (job !== undefined && job.credential !== credential && message?.id !== undefined) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: -32602, message: 'Failed to retrieve task: Task not found' },
+          }),
+        );
+        return;
+      }
+      const id = message?.id;
+      if ((typeof id === 'string' || typeof id === 'number') && typeof session === 'string') {
+        current.set(id, { session, credential });
+      }
+      try {
+        await sessions.serve(req, res, body);
+      } finally {
+        if (typeof id === 'string' || typeof id === 'number') current.delete(id);
+      }
     },
-    options.port,
-  );
+    close: () => sessions.close(),
+  };
+  const listening = await listenLegacySessions(serving, options.port);
 
   return {
     url: listening.url,
