@@ -1,11 +1,18 @@
 #!/usr/bin/env node
 // `yarn start`: the example MCP servers (2025-11-25 on port 3101, 2026-07-28 on 3103), the
-// backend (7007) and the development app (packages/app, http://localhost:3000) side by side;
+// `jobs` server of long-running tasks (3104) and the two official MCP Apps example servers (3105,
+// 3106; these three are fixtures of packages/test-mcp-backends, run in one process started with
+// node itself: each extra process, a `yarn` above all, slows the backend's start), the backend
+// (7007) and the development app (packages/app, http://localhost:3000) side by side;
 // Ctrl-C stops them all. Once the fixture users can sign in and the broker has connected the
 // example servers, it prints one line that starts with `Ready:` (the README's walkthroughs work
 // from then on).
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { DEV_BACKEND_URL, untilDeadline, untilReady } from './lib/devBackend.mjs';
+
+/** The repository's root: where the children run, whatever directory this was started from. */
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The development app (packages/app, `app.baseUrl` in app-config.yaml). */
 const DEV_APP_URL = 'http://localhost:3000';
@@ -14,12 +21,29 @@ const DEV_APP_URL = 'http://localhost:3000';
 const READY_DEADLINE_MS = 5 * 60_000;
 
 const children = [
-  ['example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start']],
-  ['modern-example-mcp-server', ['workspace', '@internal/example-mcp-server', 'start:modern']],
-  ['backend', ['workspace', 'backend', 'start']],
-  ['app', ['workspace', 'app', 'start']],
-].map(([name, args]) => {
-  const child = spawn('yarn', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  ['example-mcp-server', 'yarn', ['workspace', '@internal/example-mcp-server', 'start']],
+  [
+    'modern-example-mcp-server',
+    'yarn',
+    ['workspace', '@internal/example-mcp-server', 'start:modern'],
+  ],
+  [
+    'jobs-and-app-servers',
+    process.execPath,
+    [
+      '--require',
+      '@backstage/cli/config/nodeTransform.cjs',
+      'packages/test-mcp-backends/src/developmentServersMain.ts',
+    ],
+  ],
+  ['backend', 'yarn', ['workspace', 'backend', 'start']],
+  ['app', 'yarn', ['workspace', 'app', 'start']],
+].map(([name, command, args]) => {
+  const child = spawn(command, args, {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+  });
   for (const stream of [child.stdout, child.stderr]) {
     let partial = '';
     stream.on('data', chunk => {
@@ -62,8 +86,8 @@ untilReady(DEV_BACKEND_URL, readyBy)
       if (stopping) return;
       process.stdout.write(
         `Ready: open ${DEV_APP_URL} and sign in as alice, bob, carol, dave or erin; the ` +
-          'development backend is up on http://localhost:7007 with the example MCP servers ' +
-          'connected (README: "Sign in as a fixture user").\n',
+          'development backend is up on http://localhost:7007 with the example, jobs and MCP ' +
+          'App servers connected (README: "Sign in as a fixture user").\n',
       );
     },
     error => {

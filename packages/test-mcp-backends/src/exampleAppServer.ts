@@ -19,13 +19,20 @@ export interface ExampleAppServer extends ChildServer {
   readonly appHtml: string;
 }
 
-/** Starts one of the official example app servers and waits until it answers HTTP. */
-export async function startExampleAppServer(kind: ExampleAppKind): Promise<ExampleAppServer> {
+/**
+ * Starts one of the official example app servers on 127.0.0.1 — on a free port unless `port`
+ * names one — and waits until it answers HTTP.
+ */
+export async function startExampleAppServer(
+  kind: ExampleAppKind,
+  port?: number,
+): Promise<ExampleAppServer> {
   // The package exports only its server module (`dist/server.js`), not package.json.
   const distDir = path.dirname(require.resolve(`@modelcontextprotocol/server-basic-${kind}`));
   const server = await startChildServer({
     name: `server-basic-${kind}`,
     args: [path.join(distDir, 'index.js')],
+    port,
   });
   const appHtml = readFileSync(path.join(distDir, 'mcp-app.html'), 'utf8');
   return { ...server, kind, appHtml };

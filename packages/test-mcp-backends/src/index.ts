@@ -55,8 +55,18 @@ export type {
   WhoamiServer,
   WhoamiServerOptions,
 } from './whoamiServer';
-export { DEFAULT_TASK_TTL_MS, startTasksServer, TASK_POLL_INTERVAL_MS } from './tasksServer';
-export type { LegacyTasksServer, RecordedTaskRequest, TasksServer } from './tasksServer';
+export {
+  DEFAULT_TASK_TTL_MS,
+  DEVELOPMENT_DEPLOY_DURATION_MS,
+  startTasksServer,
+  TASK_POLL_INTERVAL_MS,
+} from './tasksServer';
+export type {
+  LegacyTasksServer,
+  RecordedTaskRequest,
+  TasksServer,
+  TasksServerOptions,
+} from './tasksServer';
 export type { DeployJob } from './deployJobs';
 export { startModernTasksServer, TASKS_EXTENSION } from './modernTasksServer';
 export type { ModernTasksServer } from './modernTasksServer';

@@ -79,12 +79,14 @@ export function legacySessions(
 }
 
 /**
- * Serves `sessions` at `http://127.0.0.1:<free port>/mcp` (every path answers; a failing request
- * gets a 500 with the error); `close` ends the sessions, then the server.
+ * Serves `sessions` at `http://127.0.0.1:<port>/mcp` — a free port unless `port` is given (every
+ * path answers; a failing request gets a 500 with the error); `close` ends the sessions, then the
+ * server.
  */
 export async function listenLegacySessions(
   sessions: LegacySessions,
-): Promise<{ url: string; close(): Promise<void> }> {
+  port = 0,
+): Promise<{ url: string; port: number; close(): Promise<void> }> {
   const httpServer = http.createServer((req, res) => {
     (async () => {
       await sessions.serve(req, res, await readJsonBody(req));
@@ -93,10 +95,14 @@ export async function listenLegacySessions(
       res.end(JSON.stringify({ error: String(error) }));
     });
   });
-  await new Promise<void>(resolve => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (httpServer.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${bound}/mcp`,
+    port: bound,
     async close() {
       await sessions.close();
       httpServer.closeAllConnections();

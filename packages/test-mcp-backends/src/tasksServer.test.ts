@@ -1,7 +1,8 @@
 /*
  * The tasks fixture's 2025-11-25 half, driven by the official SDK 1.x client's task API: what
- * the broker's task tests rely on (a task per deploy, finished by the test; bound to its session
- * and its credential; nap answering with or without a task).
+ * the broker's task tests rely on (a task per deploy, finished by the test — or, as the
+ * development `jobs` server, on its own after `deployDurationMs`; bound to its session and its
+ * credential; nap answering with or without a task).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -136,6 +137,38 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
       { method: 'tools/call', params: { name: 'nap', task: {} } },
       CreateTaskResultSchema,
     );
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+});
+
+describe('tasks fixture as the development jobs server (deployDurationMs)', () => {
+  let server: TasksServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startTasksServer({ deployDurationMs: 2_000 });
+    client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  it('says how long a deploy takes, and completes one on its own, no test finishing it', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.find(tool => tool.name === 'deploy')?.description).toBe(
+      'Deploys a target; takes 2 s',
+    );
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'deploy', arguments: { target: 'web' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect(task.status).toBe('working');
+    // tasks/result waits until the task ends: here when the duration has passed.
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'deployed web' }]);
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
   });
 });

@@ -8,7 +8,9 @@
  * Tools:
  * - `deploy {target}` (`taskSupport: required`): a job that runs until the test ends it with
  *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
- *   completed, an `isError` result when failed.
+ *   completed, an `isError` result when failed. Run as the development `jobs` server (`yarn
+ *   start`, developmentServersMain.ts), where no test finishes it, each deploy completes on its
+ *   own after `deployDurationMs`.
  * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
  *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
@@ -27,7 +29,7 @@ import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
-import { legacySessions, listenLegacySessions } from './legacySessions';
+import { type LegacySessions, legacySessions, listenLegacySessions } from './legacySessions';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
 export const DEFAULT_TASK_TTL_MS = 60_000;
@@ -73,14 +75,52 @@ export interface LegacyTasksServer extends TasksServer {
   readonly deletedSessions: readonly string[];
 }
 
-/** Starts the fixture on a free loopback port. */
-export async function startTasksServer(): Promise<LegacyTasksServer> {
+/**
+ * How long a `deploy` of the development `jobs` server runs before it completes (ms): `yarn
+ * start` (developmentServersMain.ts) and the README walkthroughs' environment.
+ */
+export const DEVELOPMENT_DEPLOY_DURATION_MS = 15_000;
+
+/** Options of {@link startTasksServer}. */
+export interface TasksServerOptions {
+  /** The port on 127.0.0.1; default a free one. */
+  port?: number;
+  /**
+   * When set, each `deploy` completes on its own this many milliseconds after its task was
+   * created (the development server, where no test calls `finish`); default: only `finish` ends
+   * a deploy.
+   */
+  deployDurationMs?: number;
+}
+
+/** Starts the fixture on a loopback port (a free one unless `options.port` names one). */
+export async function startTasksServer(
+  options: TasksServerOptions = {},
+): Promise<LegacyTasksServer> {
   const store = new InMemoryTaskStore();
   const requests: RecordedTaskRequest[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
   const current = new Map<string | number, { session: string; credential?: string }>();
+  // Deploys that end on their own (options.deployDurationMs), cleared on close.
+  const timers = new Set<NodeJS.Timeout>();
+
+  const endJob = async (job: DeployJob, outcome: 'completed' | 'failed') => {
+    const result: CallToolResult =
+      outcome === 'completed'
+        ? { content: [{ type: 'text', text: `deployed ${job.target}` }] }
+        : { content: [{ type: 'text', text: `deploying ${job.target} failed` }], isError: true };
+    await store.storeTaskResult(job.taskId, outcome, result, job.session);
+  };
+  const endLater = (job: DeployJob, delayMs: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      // A task cancelled (or expired) meanwhile keeps its end: the store refuses a second one.
+      endJob(job, 'completed').catch(() => {});
+    }, delayMs);
+    timers.add(timer);
+  };
 
   const newServer = () => {
     const server = new McpServer(
@@ -93,7 +133,10 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
     server.experimental.tasks.registerToolTask(
       'deploy',
       {
-        description: 'Deploys a target; runs until the test finishes it',
+        description:
+          options.deployDurationMs === undefined
+            ? 'Deploys a target; runs until the test finishes it'
+            : `Deploys a target; takes ${options.deployDurationMs / 1000} s`,
         inputSchema: { target: z.string() },
         execution: { taskSupport: 'required' },
       },
@@ -108,6 +151,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
             credential: caller?.credential,
           };
           jobs.add(job);
+          if (options.deployDurationMs !== undefined) endLater(job, options.deployDurationMs);
           return { task };
         },
         getTask: (_args, extra) => storedTask(extra),
@@ -134,7 +178,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   };
 
   const sessions = legacySessions(newServer);
-  const listening = await listenLegacySessions({
+  const serving: LegacySessions = {
     async serve(req, res, body) {
       const credential = req.headers.authorization;
       const session = req.headers['mcp-session-id'];
@@ -180,23 +224,19 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       }
     },
     close: () => sessions.close(),
-  });
+  };
+  const listening = await listenLegacySessions(serving, options.port);
 
   return {
     url: listening.url,
     requests,
     deletedSessions,
     started: target => jobs.started(target),
-    async finish(target, outcome) {
-      const job = jobs.get(target);
-      const result: CallToolResult =
-        outcome === 'completed'
-          ? { content: [{ type: 'text', text: `deployed ${target}` }] }
-          : { content: [{ type: 'text', text: `deploying ${target} failed` }], isError: true };
-      await store.storeTaskResult(job.taskId, outcome, result, job.session);
-    },
+    finish: (target, outcome) => endJob(jobs.get(target), outcome),
     forgetSessions: () => sessions.close(),
     async close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
       store.cleanup();
       await listening.close();
     },

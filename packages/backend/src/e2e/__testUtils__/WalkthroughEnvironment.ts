@@ -1,20 +1,21 @@
 /*
  * Where the README walkthroughs run (e2e/readmeWalkthroughs.test.ts): what a reader has after
  * `yarn start` printed its "Ready:" line — the real development backend process with the
- * development config and a fresh in-memory database, the two example MCP servers and Backstage's
- * own (mcp-actions) behind the broker, all connected — and one bash with nothing but HOME and PATH
- * in its environment. The README's addresses (localhost:7007, the example servers' 3101 and
- * 3103, and the telemetry page's 9464) are replaced by the ports this run got, in the code and in
- * the promised output alike.
+ * development config and a fresh in-memory database, the two example MCP servers, the `jobs`
+ * server of long-running tasks, the two MCP Apps example servers and Backstage's own (mcp-actions)
+ * behind the broker, all connected — and one bash with nothing but HOME and PATH in its
+ * environment. The README's addresses (localhost:7007, the example servers' 3101 and 3103, jobs'
+ * 3104, the app servers' 3105 and 3106, and the telemetry page's 9464) are replaced by the ports
+ * this run got, in the code and in the promised output alike.
  */
 import path from 'node:path';
 import { resolvePackagePath } from '@backstage/backend-plugin-api';
+import { startExampleMcpServer, startModernExampleMcpServer } from '@internal/example-mcp-server';
 import {
-  ExampleMcpServer,
-  ModernExampleMcpServer,
-  startExampleMcpServer,
-  startModernExampleMcpServer,
-} from '@internal/example-mcp-server';
+  DEVELOPMENT_DEPLOY_DURATION_MS,
+  startExampleAppServer,
+  startTasksServer,
+} from '@internal/test-mcp-backends';
 import { brokerStatus, waitFor } from '../brokerTestKit';
 import { BashSession } from '../../testing/BashSession';
 import { matchesExpectation, WalkthroughStep } from '../../testing/readmeWalkthrough';
@@ -34,12 +35,21 @@ export class WalkthroughEnvironment {
 
   /** Starts the example servers and the backend, and waits until the broker connected both. */
   static async start(): Promise<WalkthroughEnvironment> {
-    const servers: Array<ExampleMcpServer | ModernExampleMcpServer> = [];
+    const servers: Array<{ close(): Promise<void> }> = [];
     try {
       const example = await startExampleMcpServer({ port: 0 });
       servers.push(example);
       const modern = await startModernExampleMcpServer({ port: 0 });
       servers.push(modern);
+      const jobs = await startTasksServer({ deployDurationMs: DEVELOPMENT_DEPLOY_DURATION_MS });
+      servers.push(jobs);
+      const [vanilla, react] = await Promise.all(
+        (['vanillajs', 'react'] as const).map(async kind => {
+          const app = await startExampleAppServer(kind);
+          servers.push({ close: () => app.kill() });
+          return app;
+        }),
+      );
       // app-config.yaml's servers at this run's addresses (Backstage's own MCP server included).
       const backend = await startBackendProcess({
         // As `yarn start`: the OpenTelemetry SDK and its page (README: "Telemetry").
@@ -55,6 +65,9 @@ export class WalkthroughEnvironment {
                 headers: { Authorization: 'Bearer dev-only-static-token-0123456789' },
                 auth: { mode: 'backstage', targetPluginId: 'mcp-actions' },
               },
+              { name: 'jobs', url: jobs.url },
+              { name: 'vanilla', url: vanilla.url },
+              { name: 'react', url: react.url },
             ],
           },
         }),
@@ -75,6 +88,9 @@ export class WalkthroughEnvironment {
         ['7007', backend.port],
         ['3101', example.port],
         ['3103', modern.port],
+        ['3104', Number(new URL(jobs.url).port)],
+        ['3105', vanilla.port],
+        ['3106', react.port],
         ['9464', Number(new URL(telemetry).port)],
       ]);
     } catch (error) {
