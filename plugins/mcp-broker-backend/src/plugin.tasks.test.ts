@@ -367,6 +367,24 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect((await startDeploy(carol, 'carol-after')).task.status).toBe('working');
   });
 
+  it('names a task by its broker id where the backend’s error names its own (a cancelled task’s tasks/result)', async () => {
+    const judy = await connect('judy');
+    const { task } = await startDeploy(judy, 'judy-cancelled');
+    const job = await fixture.started('judy-cancelled');
+    expect((await judy.experimental.tasks.cancelTask(task.taskId)).status).toBe('cancelled');
+    const sessionId = (judy.transport as StreamableHTTPClientTransport).sessionId!;
+    const answer = await rawPost('judy', sessionId, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tasks/result',
+      params: { taskId: task.taskId },
+    });
+    // The backend's own words, with the id the client knows in place of the backend's.
+    expect(answer.text).toContain(task.taskId);
+    expect(answer.text).not.toContain(job.taskId);
+    expect(answer.text).toMatch(/-32603/);
+  });
+
   it('pages tasks/list with the broker’s cursors and refuses a cursor it did not make', async () => {
     const dave = await connect('dave');
     const made: string[] = [];

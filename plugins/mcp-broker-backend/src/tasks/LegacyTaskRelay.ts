@@ -53,7 +53,7 @@ import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/le
 import { LATEST_PROTOCOL_VERSION } from '../protocol/versions';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
-import { backendTaskError } from './backendTaskError';
+import { backendTaskError, withBrokerTaskId } from './backendTaskError';
 import { reserveTaskSlot } from './reserveTaskSlot';
 import { taskOfRow } from './taskOfRow';
 import { newBrokerTaskId } from './brokerTaskId';
@@ -287,7 +287,7 @@ export class LegacyTaskRelay {
       const response = await this.sendOnTask(caller, backend, task, 'tasks/cancel', signal);
       if ('error' in response && /terminal/i.test(response.error.message)) {
         await this.refresh(caller, task, backend, signal);
-        return { error: response.error, httpStatus: 200 };
+        return { error: withBrokerTaskId(response.error, task), httpStatus: 200 };
       }
       return this.taskAnswer(task, response);
     });

@@ -61,7 +61,7 @@ import { plainCallAsTask } from './plainCallAsTask';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import type { TaskAuditor, TaskOperation } from './TaskAuditor';
 import { auditTaskOperation, type CallerTaskOperation } from './auditTaskOperation';
-import { backendTaskError, saysNotFound } from './backendTaskError';
+import { backendTaskError, saysNotFound, withBrokerTaskId } from './backendTaskError';
 import { reserveTaskSlot } from './reserveTaskSlot';
 import { taskOfRow } from './taskOfRow';
 import { taskLimitReached, taskNotRecorded } from './taskErrors';
@@ -298,11 +298,10 @@ export class ModernTaskRelay {
       if ('error' in response) {
         // An update's "not found" may name an input key: the task is lost only if a read of it
         // says so too (otherwise the backend's answer passes, and the task stays).
-        if (!saysNotFound(response.error)) return { error: response.error, httpStatus: 200 };
+        const refused = { error: withBrokerTaskId(response.error, task), httpStatus: 200 };
+        if (!saysNotFound(response.error)) return refused;
         const read = await this.send(backend, 'tasks/get', task.backendTaskId!, {}, signal);
-        return 'error' in read
-          ? this.backendError(task, read.error)
-          : { error: response.error, httpStatus: 200 };
+        return 'error' in read ? this.backendError(task, read.error) : refused;
       }
       return { result: taskAckOf(response.result) };
     });

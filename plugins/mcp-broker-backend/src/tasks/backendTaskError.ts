@@ -1,7 +1,9 @@
 /*
  * A backend's JSON-RPC error about one of the broker's tasks, as the same-era relays answer it
  * (docs/contracts/tasks-and-apps.md §2.13): `-32602` "not found" means the backend lost the task
- * (E3, and its row is deleted); any other error passes unchanged.
+ * (E3, and its row is deleted); any other error passes with the backend's task id, wherever its
+ * message or data names it, replaced by the broker's (§2.3: the backend's id never reaches a
+ * client — an SDK backend says "Task <its id> has no result stored" of a cancelled task).
  */
 import { JsonRpcErrorCode, type JsonRpcErrorObject } from '../protocol/jsonRpc';
 import { taskLost } from './taskErrors';
@@ -23,5 +25,22 @@ export async function backendTaskError(
     await store.delete(task.taskId);
     return taskRefusal(taskLost(task.server));
   }
-  return { error, httpStatus: 200 };
+  return { error: withBrokerTaskId(error, task), httpStatus: 200 };
+}
+
+/** `error` with every mention of `task`'s backend id, in its message or data, made the broker's. */
+export function withBrokerTaskId(
+  error: JsonRpcErrorObject,
+  task: Pick<StoredTask, 'taskId' | 'backendTaskId'>,
+): JsonRpcErrorObject {
+  const backendId = task.backendTaskId;
+  if (backendId === undefined || backendId === '') return error;
+  const replace = (text: string) => text.split(backendId).join(task.taskId);
+  const data =
+    error.data === undefined ? undefined : JSON.parse(replace(JSON.stringify(error.data)));
+  return {
+    ...error,
+    message: replace(error.message),
+    ...(data === undefined ? {} : { data }),
+  };
 }
