@@ -607,7 +607,7 @@ export class McpBroker {
    */
   private async taskObserved(change: ObservedChange): Promise<void> {
     await this.auditTaskEnd(change);
-    await this.taskNotifications.publish(change.after);
+    await this.taskNotifications.publish(change.after, change.finalPayload);
   }
 
   /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */

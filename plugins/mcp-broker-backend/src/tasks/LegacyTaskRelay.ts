@@ -64,6 +64,8 @@ import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './f
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
+import { withLegacyFinalPayload } from './finalPayload';
+import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -276,7 +278,7 @@ export class LegacyTaskRelay {
           : { result: withRelatedTask(response.result, task) };
       // The task has ended: its row must stop counting as open (the watcher reads it only while
       // its person listens).
-      if (!isLost(answer)) await this.refresh(caller, task, backend, signal);
+      if (!isLost(answer)) await this.refresh(caller, task, backend, signal, payloadOf(response));
       return answer;
     });
   }
@@ -450,8 +452,16 @@ export class LegacyTaskRelay {
     return backendOfTask(this.options.backendOf, task);
   }
 
-  /** A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. */
-  private async taskAnswer(task: StoredTask, response: JsonRpcResponse): Promise<TaskReply> {
+  /**
+   * A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. A
+   * change that ends the task is published with its final payload (`finalPayload` when the
+   * caller read it already, else read now: finalPayload.ts).
+   */
+  private async taskAnswer(
+    task: StoredTask,
+    response: JsonRpcResponse,
+    finalPayload?: LegacyTaskPayload,
+  ): Promise<TaskReply> {
     if ('error' in response) return this.backendError(task, response.error);
     const seen = legacyTaskOf(response.result);
     if (seen === undefined) return { result: withRelatedTask(response.result, task) };
@@ -462,7 +472,11 @@ export class LegacyTaskRelay {
       if (isTerminalStatus(change.after.status) && !isTerminalStatus(change.before.status)) {
         this.options.metrics?.taskEnded(task.server, change.after.status);
       }
-      await this.options.onObserved?.(change);
+      await this.options.onObserved?.(
+        await this.withFinalPayload(
+          finalPayload === undefined ? change : { ...change, finalPayload },
+        ),
+      );
     }
     const observed: StoredTask = { ...task, ...state };
     return {
@@ -507,13 +521,26 @@ export class LegacyTaskRelay {
     task: StoredTask,
     backend: TaskBackend,
     signal: AbortSignal,
+    finalPayload?: LegacyTaskPayload,
   ) {
     try {
       const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
-      if ('result' in response) await this.taskAnswer(task, response);
+      if ('result' in response) await this.taskAnswer(task, response, finalPayload);
     } catch {
       // The next operation or the sweep sees it again.
     }
+  }
+
+  /** `change` with an ended task's final payload, read on its pinned session (finalPayload.ts). */
+  private withFinalPayload(change: ObservedChange): Promise<ObservedChange> {
+    const task = change.after;
+    const backend = this.backendOfTask(task);
+    if (backend === undefined) return Promise.resolve(change);
+    // Read for the task's owner, like a watcher's poll; no client request to trace.
+    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    return withLegacyFinalPayload(change, () =>
+      this.sendOnTask(owner, backend, task, 'tasks/result', this.stopping.signal),
+    );
   }
 
   /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
@@ -656,6 +683,11 @@ function withRelatedTask(
     ...result,
     _meta: { ...meta, [RELATED_TASK_META]: { ...meta[RELATED_TASK_META], taskId: task.taskId } },
   };
+}
+
+/** What a legacy `tasks/result` answered: the task's final payload. */
+function payloadOf(response: JsonRpcResponse): LegacyTaskPayload {
+  return 'error' in response ? { error: response.error } : { result: response.result };
 }
 
 /** The backend forgot the broker's session (restart, expiry). */
