@@ -10,7 +10,7 @@ import {
   CreateTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
+import { startTasksServer, TASK_POLL_INTERVAL_MS, type LegacyTasksServer } from './tasksServer';
 import { validateTaskMessages } from './validateTaskMessages';
 
 // validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
@@ -18,7 +18,7 @@ import { validateTaskMessages } from './validateTaskMessages';
 jest.setTimeout(60_000);
 
 describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
-  let server: TasksServer;
+  let server: LegacyTasksServer;
   const clients: Client[] = [];
 
   beforeEach(async () => {
@@ -126,6 +126,18 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
       'Bearer alice',
       'Bearer mallory',
     ]);
+  });
+
+  it('retires a tool from the list of every session, open and new, and keeps its tasks', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'web');
+    server.retireTool('deploy');
+    expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    const later = await connect('Bearer alice');
+    expect((await later.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    await server.finish('web', 'completed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
   });
 
   it('answers nap at once, with a task when asked for one and without', async () => {

@@ -16,9 +16,10 @@
  * session for the task's life; and to the credential (`Authorization`) that created them — a
  * `tasks/*` request with another credential is answered as for an unknown task, proving the
  * gateway presents the owner's credential. Every request is recorded (method, task id,
- * credential) for assertions.
+ * credential) for assertions. `retireTool` takes a tool off the list (as a server update would)
+ * while its tasks stay reachable.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type {
   CreateTaskRequestHandlerExtra,
   TaskRequestHandlerExtra,
@@ -69,6 +70,11 @@ export interface TasksServer {
 export interface LegacyTasksServer extends TasksServer {
   /** Ends every session (later requests naming one get 404); their tasks go with them. */
   forgetSessions(): Promise<void>;
+  /**
+   * Takes `tool` off the tools list of every session, open and future (each open one is told
+   * with `notifications/tools/list_changed`); its tasks stay reachable with `tasks/*`.
+   */
+  retireTool(tool: 'deploy' | 'nap'): void;
   /** The sessions a client ended with HTTP DELETE, in order. */
   readonly deletedSessions: readonly string[];
 }
@@ -81,6 +87,9 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
   const current = new Map<string | number, { session: string; credential?: string }>();
+  // Each session's tools, and the tools taken off the list (retireTool).
+  const registered: Array<Map<string, RegisteredTool>> = [];
+  const retired = new Set<string>();
 
   const newServer = () => {
     const server = new McpServer(
@@ -90,7 +99,8 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
         taskStore: store,
       },
     );
-    server.experimental.tasks.registerToolTask(
+    const tools = new Map<string, RegisteredTool>();
+    const deploy = server.experimental.tasks.registerToolTask(
       'deploy',
       {
         description: 'Deploys a target; runs until the test finishes it',
@@ -114,7 +124,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
         getTaskResult: (_args, extra) => storedResult(extra),
       },
     );
-    server.experimental.tasks.registerToolTask(
+    const nap = server.experimental.tasks.registerToolTask(
       'nap',
       {
         description: 'Answers at once, with or without a task',
@@ -130,7 +140,14 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
         getTaskResult: extra => storedResult(extra),
       },
     );
-    return { server };
+    tools.set('deploy', deploy).set('nap', nap);
+    for (const name of retired) tools.get(name)!.disable();
+    registered.push(tools);
+    const onClosed = () => {
+      const index = registered.indexOf(tools);
+      if (index >= 0) registered.splice(index, 1);
+    };
+    return { server, onClosed };
   };
 
   const sessions = legacySessions(newServer);
@@ -196,6 +213,10 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       await store.storeTaskResult(job.taskId, outcome, result, job.session);
     },
     forgetSessions: () => sessions.close(),
+    retireTool(tool) {
+      retired.add(tool);
+      for (const tools of registered) tools.get(tool)!.disable();
+    },
     async close() {
       store.cleanup();
       await listening.close();

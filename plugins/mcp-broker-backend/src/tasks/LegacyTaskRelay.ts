@@ -444,7 +444,10 @@ export class LegacyTaskRelay {
 
   /** Whether a row may be listed to the caller (same rules as an operation, without writes). */
   private usable(caller: TaskCaller, task: StoredTask): boolean {
-    return this.backendOfTask(task) !== undefined && caller.mayUse(task.server, task.tool);
+    return (
+      this.backendOfTask(task) !== undefined &&
+      caller.mayUse(task.server, task.tool, task.toolAnnotations)
+    );
   }
 
   /** The task's server, if it is still configured with the identity the task was made on. */

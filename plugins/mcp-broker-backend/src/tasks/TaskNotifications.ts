@@ -47,8 +47,11 @@ export interface TaskStatusStream {
   /** Sends one message; false when the stream is closed. */
   send(message: JsonRpcMessage): boolean;
   readonly closed: boolean;
-  /** Whether the stream's person may use `tool` (the server's own name) of `server` now. */
-  mayUse(server: string, tool: string): Promise<boolean>;
+  /**
+   * Whether the stream's person may use `tool` (the server's own name) of `server` now;
+   * `toolAnnotations` (the task row's JSON) decide a tool the server no longer lists.
+   */
+  mayUse(server: string, tool: string, toolAnnotations?: string): Promise<boolean>;
 }
 
 /** What a 2026-07-28 listen stream agreed to hear (contract §2.10 "Listen filter"). */
@@ -256,7 +259,7 @@ export class TaskNotifications {
     if (this.options.identityOf(signal.server) !== signal.serverIdentity) return;
     let permitted: boolean;
     try {
-      permitted = await stream.mayUse(signal.server, signal.tool);
+      permitted = await stream.mayUse(signal.server, signal.tool, signal.toolAnnotations);
     } catch (error) {
       this.options.logger.warn(
         `MCP broker: no task notification sent, the permission decision failed: ${error}`,

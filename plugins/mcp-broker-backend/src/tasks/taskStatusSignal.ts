@@ -4,8 +4,8 @@
  * principal>`, not consumed (every replica with the owner's streams reads it), expiring after
  * 60 s. Its payload is the task as a 2026-07-28 `DetailedTask` with the broker's id — what a
  * modern `notifications/tasks` carries — beside what delivery needs: the row's own (2025-11-25)
- * status, which a legacy stream is told, and the server, its identity and the tool, which
- * delivery checks again (§2.8). No backend id, no credential. A task that ended with its final
+ * status, which a legacy stream is told, and the server, its identity and the tool (with its
+ * annotations at creation), which delivery checks again (§2.8). No backend id, no credential. A task that ended with its final
  * payload read (finalPayload.ts) carries it by the §2.12 status mapping: a result (`isError` or
  * not) is a `completed` task with that `result`, a JSON-RPC error a `failed` one with that
  * `error`; the legacy status follows the same mapping back (a tool error is `failed`). The
@@ -52,6 +52,8 @@ export interface TaskStatusSignal {
   readonly serverIdentity: string;
   /** The backend's own tool name. */
   readonly tool: string;
+  /** The tool's annotations at the task's creation (JSON): delivery decides on them when the tool left its server's list. */
+  readonly toolAnnotations?: string;
   /** Epoch ms (publisher's clock): streams opened later do not hear of it. */
   readonly publishedAt: number;
   /**
@@ -100,6 +102,7 @@ export function taskStatusSignalOf(
     server: task.server,
     serverIdentity: task.serverIdentity,
     tool: task.tool,
+    ...(task.toolAnnotations === undefined ? {} : { toolAnnotations: task.toolAnnotations }),
     publishedAt,
     version: task.version,
   };
@@ -118,6 +121,7 @@ export function parseTaskStatusSignal(payload: string | undefined): TaskStatusSi
       typeof parsed.server !== 'string' ||
       typeof parsed.serverIdentity !== 'string' ||
       typeof parsed.tool !== 'string' ||
+      (parsed.toolAnnotations !== undefined && typeof parsed.toolAnnotations !== 'string') ||
       typeof parsed.publishedAt !== 'number' ||
       typeof parsed.version !== 'number'
     ) {
