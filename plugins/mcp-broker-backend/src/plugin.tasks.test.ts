@@ -233,6 +233,19 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
   });
 
+  it('records a task as ended when its client’s cancel came after its end, so it stops counting as open', async () => {
+    const client = await connect('judy');
+    const { task } = await startDeploy(client, 'late');
+    await fixture.started('late');
+    await fixture.finish('late', 'completed');
+    // The backend's refusal passes unchanged; the broker reads the task once more.
+    const refusal = await client.experimental.tasks.cancelTask(task.taskId).catch(e => e);
+    expect(refusal).toMatchObject({ code: -32602 });
+    expect(refusal.message).toMatch(/terminal status: completed/);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+  });
+
   it('gives a task-augmented call’s tool-call event no taskRef when the backend answered without a task', async () => {
     const client = await connect('ivan');
     // The fixture refuses a deploy without its target: an answer, not a task.
