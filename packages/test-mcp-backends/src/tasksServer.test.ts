@@ -140,6 +140,33 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
   });
 
+  it('forgets its sessions with their tasks, or (keepTasks) keeps the tasks for the same credential', async () => {
+    const alice = await connect('Bearer alice');
+    const { task: lost } = await startDeploy(alice, 'lost');
+    await server.forgetSessions();
+    expect(await alice.listTools().catch(e => e)).toBeInstanceOf(Error);
+    const again = await connect('Bearer alice');
+    expect((await again.experimental.tasks.getTask(lost.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+    const { task: kept } = await startDeploy(again, 'kept');
+    await server.forgetSessions({ keepTasks: true });
+    const restarted = await connect('Bearer alice');
+    expect((await restarted.experimental.tasks.getTask(kept.taskId)).status).toBe('working');
+    const mallory = await connect('Bearer mallory');
+    expect((await mallory.experimental.tasks.getTask(kept.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+    await server.finish('kept', 'completed');
+    expect((await restarted.experimental.tasks.getTask(kept.taskId)).status).toBe('completed');
+    // A restart without its tasks loses those that survived the one before too.
+    await server.forgetSessions();
+    const fresh = await connect('Bearer alice');
+    expect((await fresh.experimental.tasks.getTask(kept.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+  });
+
   it('answers nap at once, with a task when asked for one and without', async () => {
     const client = await connect('Bearer alice');
     const plain = await client.callTool({ name: 'nap' });

@@ -24,11 +24,11 @@ import type {
   CreateTaskRequestHandlerExtra,
   TaskRequestHandlerExtra,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
 import { legacySessions, listenLegacySessions } from './legacySessions';
+import { SurvivingTaskStore } from './survivingTaskStore';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
 export const DEFAULT_TASK_TTL_MS = 60_000;
@@ -68,8 +68,12 @@ export interface TasksServer {
 
 /** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
 export interface LegacyTasksServer extends TasksServer {
-  /** Ends every session (later requests naming one get 404); their tasks go with them. */
-  forgetSessions(): Promise<void>;
+  /**
+   * Ends every session (later requests naming one get 404); their tasks go with them, unless
+   * `keepTasks` (a server with durable tasks restarted): then any new session of the task's
+   * credential reaches them.
+   */
+  forgetSessions(options?: { keepTasks?: boolean }): Promise<void>;
   /**
    * Takes `tool` off the tools list of every session, open and future (each open one is told
    * with `notifications/tools/list_changed`); its tasks stay reachable with `tasks/*`.
@@ -81,7 +85,7 @@ export interface LegacyTasksServer extends TasksServer {
 
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<LegacyTasksServer> {
-  const store = new InMemoryTaskStore();
+  const store = new SurvivingTaskStore();
   const requests: RecordedTaskRequest[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
@@ -212,7 +216,11 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
           : { content: [{ type: 'text', text: `deploying ${target} failed` }], isError: true };
       await store.storeTaskResult(job.taskId, outcome, result, job.session);
     },
-    forgetSessions: () => sessions.close(),
+    async forgetSessions(options) {
+      if (options?.keepTasks) store.survive();
+      else store.lose();
+      await sessions.close();
+    },
     retireTool(tool) {
       retired.add(tool);
       for (const tools of registered) tools.get(tool)!.disable();

@@ -32,14 +32,13 @@
  * compare-and-set) goes to `onObserved`, which publishes it (TaskNotifications); the watcher
  * (TaskWatcher) polls through `poll`.
  *
- * The era mixes build on this relay (CrossEraTaskRelay). Not here yet (contract Status): the
- * replacement of a pinned session the backend forgot, and servers that act with each person's
- * credential.
+ * The era mixes build on this relay (CrossEraTaskRelay). A pinned session the backend forgot is
+ * replaced once per request (replacePinnedSession.ts); lost there too, the task answers E3. Not
+ * here yet (contract Status): servers that act with each person's credential.
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import {
-  BackendError,
   backendMalformedResponse,
   brokerShuttingDown,
   toClientError,
@@ -65,6 +64,7 @@ import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
 import { withLegacyFinalPayload } from './finalPayload';
+import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSession';
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 
 /** Items per `tasks/list` page. */
@@ -424,7 +424,7 @@ export class LegacyTaskRelay {
       reply = await run(task, backend);
     } catch (error) {
       if (isSessionLost(error)) {
-        // The pinned session is gone, and the backend's tasks with it (contract §2.13 E3).
+        // The pinned session is gone, and so was its replacement (contract §2.11, §2.13 E3).
         await this.options.store.delete(task.taskId).catch(() => undefined);
         reply = refusal(taskLost(task.server));
       } else {
@@ -547,11 +547,15 @@ export class LegacyTaskRelay {
   }
 
   /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
-  private async forgetSession(backend: TaskBackend, principal: string, session: LegacySession) {
+  private async forgetSession(
+    backend: TaskBackend,
+    principal: string,
+    session: Pick<LegacySession, 'id'>,
+  ) {
     const key = pinnedSessionKey(backend, principal);
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
-    if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
+    if (current?.id === session.id && this.sessions.get(key) === cached) this.sessions.delete(key);
   }
 
   /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
@@ -589,7 +593,10 @@ export class LegacyTaskRelay {
     return session;
   }
 
-  /** Sends `method` about `task` (the backend's id) on the task's pinned backend session. */
+  /**
+   * Sends `method` about `task` (the backend's id) on the task's pinned backend session, replaced
+   * once when the backend forgot it (replacePinnedSession.ts).
+   */
   private sendOnTask(
     caller: TaskCaller,
     backend: TaskBackend,
@@ -598,14 +605,23 @@ export class LegacyTaskRelay {
     signal: AbortSignal,
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
-    return this.send(
-      { backend, caller, tool: task.tool },
-      task.backendSessionId,
-      method,
-      { taskId: task.backendTaskId },
-      signal,
-      timeoutMs,
-    );
+    const params = { taskId: task.backendTaskId };
+    return sendReplacingForgottenSession(task, {
+      send: sessionId =>
+        this.send(
+          { backend, caller, tool: task.tool },
+          sessionId,
+          method,
+          params,
+          signal,
+          timeoutMs,
+        ),
+      newSession: async () => {
+        await this.forgetSession(backend, task.principal, { id: task.backendSessionId });
+        return this.sessionOf(backend, task.principal);
+      },
+      store: this.options.store,
+    });
   }
 
   /**
@@ -691,11 +707,6 @@ function withRelatedTask(
 /** What a legacy `tasks/result` answered: the task's final payload. */
 function payloadOf(response: JsonRpcResponse): LegacyTaskPayload {
   return 'error' in response ? { error: response.error } : { result: response.result };
-}
-
-/** The backend forgot the broker's session (restart, expiry). */
-function isSessionLost(error: unknown): boolean {
-  return error instanceof BackendError && error.reason === 'session-lost';
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */
