@@ -33,8 +33,9 @@
  * (TaskWatcher) polls through `poll`.
  *
  * The era mixes build on this relay (CrossEraTaskRelay). A pinned session the backend forgot is
- * replaced once per request (replacePinnedSession.ts); lost there too, the task answers E3. Not
- * here yet (contract Status): servers that act with each person's credential.
+ * replaced once per request (replacePinnedSession.ts); lost there too, the task answers E3.
+ * Servers that act with each person's credential get no task (the router runs their calls
+ * plain, contract §11).
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';

@@ -6,7 +6,8 @@
  * "not found"), every row of the forgotten session is moved to the new one, so every replica
  * sends later requests there. When it does not know the task there, its answer passes (the relay
  * answers E3 and deletes the row, as for any lost task); a second loss is the caller's too. Only
- * once per request: never a loop.
+ * once per request: never a loop. When the rows cannot be written, the answer still passes: the
+ * rows keep the forgotten session, which is replaced again at their next use.
  */
 import { BackendError } from '../backend/backendErrors';
 import type { LegacySession } from '../backend/LegacyChannel';
@@ -42,7 +43,8 @@ export async function sendReplacingForgottenSession(
   const session = await replacement.newSession();
   const response = await replacement.send(session.id);
   if (session.id !== undefined && !('error' in response && saysNotFound(response.error))) {
-    await replacement.store.replaceBackendSession(forgotten, session.id);
+    // Best effort: rows still naming the forgotten session are replaced again at their next use.
+    await replacement.store.replaceBackendSession(forgotten, session.id).catch(() => undefined);
   }
   return response;
 }
