@@ -28,7 +28,17 @@ describe.each(engines)('a pinned session the backend forgot, two replicas on $la
     const { factory } = recordingAuditor();
     const replicas = await Promise.all(
       knexes.map(knex =>
-        startTaskBroker({ fixtureUrl: fixture.url, auditor: factory, revoked: new Set(), knex }),
+        // Each stopped before the database is closed.
+        startTaskBroker({
+          fixtureUrl: fixture.url,
+          auditor: factory,
+          revoked: new Set(),
+          knex,
+          // The test counts the backend's requests: the watcher, which the clients' GET
+          // streams start, polls nothing while it runs.
+          tasks: { minPollInterval: { hours: 1 } },
+          stopsBackend: true,
+        }),
       ),
     );
     const clients: Client[] = [];

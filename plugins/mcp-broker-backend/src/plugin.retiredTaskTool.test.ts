@@ -45,6 +45,8 @@ describe.each(stores)('a task whose tool left the list ($label)', ({ engine }) =
       revoked,
       knex: knexes[0],
       tasks: { minPollInterval: { milliseconds: 20 } },
+      // Stopped before its database is closed.
+      stopsBackend: true,
     });
     const client = new Client({ name: 'retired-tool-test', version: '1.0.0' });
     const notes: TaskStatusNotification['params'][] = [];
