@@ -11,7 +11,7 @@ import {
   CreateTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
+import { startTasksServer, TASK_POLL_INTERVAL_MS, type LegacyTasksServer } from './tasksServer';
 import { validateTaskMessages } from './validateTaskMessages';
 
 // validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
@@ -19,7 +19,7 @@ import { validateTaskMessages } from './validateTaskMessages';
 jest.setTimeout(60_000);
 
 describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
-  let server: TasksServer;
+  let server: LegacyTasksServer;
   const clients: Client[] = [];
 
   beforeEach(async () => {
@@ -129,6 +129,45 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     ]);
   });
 
+  it('retires a tool from the list of every session, open and new, and keeps its tasks', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'web');
+    server.retireTool('deploy');
+    expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    const later = await connect('Bearer alice');
+    expect((await later.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    await server.finish('web', 'completed');
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+
+  it('forgets its sessions with their tasks, or (keepTasks) keeps the tasks for the same credential', async () => {
+    const alice = await connect('Bearer alice');
+    const { task: lost } = await startDeploy(alice, 'lost');
+    await server.forgetSessions();
+    expect(await alice.listTools().catch(e => e)).toBeInstanceOf(Error);
+    const again = await connect('Bearer alice');
+    expect((await again.experimental.tasks.getTask(lost.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+    const { task: kept } = await startDeploy(again, 'kept');
+    await server.forgetSessions({ keepTasks: true });
+    const restarted = await connect('Bearer alice');
+    expect((await restarted.experimental.tasks.getTask(kept.taskId)).status).toBe('working');
+    const mallory = await connect('Bearer mallory');
+    expect((await mallory.experimental.tasks.getTask(kept.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+    await server.finish('kept', 'completed');
+    expect((await restarted.experimental.tasks.getTask(kept.taskId)).status).toBe('completed');
+    // A restart without its tasks loses those that survived the one before too.
+    await server.forgetSessions();
+    const fresh = await connect('Bearer alice');
+    expect((await fresh.experimental.tasks.getTask(kept.taskId).catch(e => e)).message).toMatch(
+      /Task not found/,
+    );
+  });
+
   it('answers nap at once, with a task when asked for one and without', async () => {
     const client = await connect('Bearer alice');
     const plain = await client.callTool({ name: 'nap' });
@@ -142,7 +181,7 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
 });
 
 describe('tasks fixture as the development jobs server (deployDurationMs)', () => {
-  let server: TasksServer;
+  let server: LegacyTasksServer;
   let client: Client;
 
   beforeAll(async () => {

@@ -18,18 +18,19 @@
  * session for the task's life; and to the credential (`Authorization`) that created them — a
  * `tasks/*` request with another credential is answered as for an unknown task, proving the
  * gateway presents the owner's credential. Every request is recorded (method, task id,
- * credential) for assertions.
+ * credential) for assertions. `retireTool` takes a tool off the list (as a server update would)
+ * while its tasks stay reachable.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type {
   CreateTaskRequestHandlerExtra,
   TaskRequestHandlerExtra,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
 import { type LegacySessions, legacySessions, listenLegacySessions } from './legacySessions';
+import { SurvivingTaskStore } from './survivingTaskStore';
 
 /** How long a task lives when the requestor asks for no `ttl` (ms). */
 export const DEFAULT_TASK_TTL_MS = 60_000;
@@ -69,8 +70,17 @@ export interface TasksServer {
 
 /** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
 export interface LegacyTasksServer extends TasksServer {
-  /** Ends every session (later requests naming one get 404); their tasks go with them. */
-  forgetSessions(): Promise<void>;
+  /**
+   * Ends every session (later requests naming one get 404); their tasks go with them, unless
+   * `keepTasks` (a server with durable tasks restarted): then any new session of the task's
+   * credential reaches them.
+   */
+  forgetSessions(options?: { keepTasks?: boolean }): Promise<void>;
+  /**
+   * Takes `tool` off the tools list of every session, open and future (each open one is told
+   * with `notifications/tools/list_changed`); its tasks stay reachable with `tasks/*`.
+   */
+  retireTool(tool: 'deploy' | 'nap'): void;
   /** The sessions a client ended with HTTP DELETE, in order. */
   readonly deletedSessions: readonly string[];
 }
@@ -97,7 +107,7 @@ export interface TasksServerOptions {
 export async function startTasksServer(
   options: TasksServerOptions = {},
 ): Promise<LegacyTasksServer> {
-  const store = new InMemoryTaskStore();
+  const store = new SurvivingTaskStore();
   const requests: RecordedTaskRequest[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
@@ -121,6 +131,9 @@ export async function startTasksServer(
     }, delayMs);
     timers.add(timer);
   };
+  // Each session's tools, and the tools taken off the list (retireTool).
+  const registered: Array<Map<string, RegisteredTool>> = [];
+  const retired = new Set<string>();
 
   const newServer = () => {
     const server = new McpServer(
@@ -130,7 +143,8 @@ export async function startTasksServer(
         taskStore: store,
       },
     );
-    server.experimental.tasks.registerToolTask(
+    const tools = new Map<string, RegisteredTool>();
+    const deploy = server.experimental.tasks.registerToolTask(
       'deploy',
       {
         description:
@@ -158,7 +172,7 @@ export async function startTasksServer(
         getTaskResult: (_args, extra) => storedResult(extra),
       },
     );
-    server.experimental.tasks.registerToolTask(
+    const nap = server.experimental.tasks.registerToolTask(
       'nap',
       {
         description: 'Answers at once, with or without a task',
@@ -174,7 +188,14 @@ export async function startTasksServer(
         getTaskResult: extra => storedResult(extra),
       },
     );
-    return { server };
+    tools.set('deploy', deploy).set('nap', nap);
+    for (const name of retired) tools.get(name)!.disable();
+    registered.push(tools);
+    const onClosed = () => {
+      const index = registered.indexOf(tools);
+      if (index >= 0) registered.splice(index, 1);
+    };
+    return { server, onClosed };
   };
 
   const sessions = legacySessions(newServer);
@@ -233,7 +254,15 @@ export async function startTasksServer(
     deletedSessions,
     started: target => jobs.started(target),
     finish: (target, outcome) => endJob(jobs.get(target), outcome),
-    forgetSessions: () => sessions.close(),
+    async forgetSessions(options) {
+      if (options?.keepTasks) store.survive();
+      else store.lose();
+      await sessions.close();
+    },
+    retireTool(tool) {
+      retired.add(tool);
+      for (const tools of registered) tools.get(tool)!.disable();
+    },
     async close() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();

@@ -95,6 +95,18 @@ describe('an MCP App calling its server’s own tool through the broker (startTe
     await sdk.uninstall();
   }, 30_000);
 
+  it('shows each app server’s UI resources on /status', async () => {
+    const status = await (await fetch(new URL('/api/mcp-broker/status', endpoint))).json();
+    // Each serves one UI (listed, and linked by its tools); the board's template is not one.
+    expect(status.backends.map((backend: any) => [backend.name, backend.apps.uiResources])).toEqual(
+      [
+        ['vanilla', 1],
+        ['react', 1],
+        ['board', 1],
+      ],
+    );
+  });
+
   it('routes a hinted call to the server whose UI the hint names, and audits how', async () => {
     const host = await connect(UI_CAPABILITIES);
     const fromVanilla = await host.callTool({

@@ -331,11 +331,16 @@ describe('status notifications of a 2026-07-28 backend’s task on a 2025-11-25 
       await fixture.started('noticed');
       await fixture.finish('noticed', 'completed');
       expect(await heard(task.taskId, 'completed')).toMatchObject({ taskId: task.taskId });
-      // A later task's end comes behind anything more of the first one.
+      // A later task's end comes behind anything more of the first one; it ends with a tool
+      // error, `completed` with `isError` at the modern backend: `failed` to a 2025-11-25 stream.
       const later = (await startTask(client, 'deploy', { target: 'later' })).task;
       await fixture.started('later');
-      await fixture.finish('later', 'completed');
-      await heard(later.taskId, 'completed');
+      await fixture.finish('later', 'failed');
+      await heard(later.taskId, 'failed');
+      // Its end was told once, and never as `completed`.
+      expect(
+        notes.filter(note => note.taskId === later.taskId && note.status !== 'working'),
+      ).toEqual([expect.objectContaining({ status: 'failed' })]);
       expect(
         notes.filter(note => note.taskId === task.taskId && note.status === 'completed'),
       ).toHaveLength(1);

@@ -11,6 +11,7 @@ import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   sseMessages,
   startModernTasksServer,
+  startTasksServer,
   TASKS_EXTENSION,
   type ModernTasksServer,
 } from '@internal/test-mcp-backends';
@@ -26,6 +27,7 @@ import { InMemoryTelemetry, pointWith } from './telemetry/__testUtils__/inMemory
 import { waitFor } from './testing/waitFor';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const PER_PERSON = 2;
 
 /** Users whose `mcp-broker.tool.use` is taken away (the other four permissions stay). */
@@ -185,6 +187,11 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
     const firstDone = await stream.next!();
     expect(firstDone).toEqual(taskNote(stream.id, first, 'completed'));
     expect(firstDone.params.ttlMs).toEqual(expect.any(Number));
+    // An ended task's result is inlined, as `tasks/get` shows it.
+    expect(firstDone.params.result).toMatchObject({
+      content: [{ type: 'text', text: 'deployed first' }],
+    });
+    expect(firstDone.params.error).toBeUndefined();
     expect(JSON.stringify(firstDone)).not.toContain('fixture-');
     // Nothing more of the first task: the next message is the second task's end.
     await fixture.finish('second', 'completed');
@@ -263,6 +270,45 @@ describe('notifications/tasks on a 2026-07-28 listen stream (sessionStore: memor
   }, 30_000);
 });
 
+describe('notifications/tasks of a 2025-11-25 backend’s tasks (the legacy tasks fixture)', () => {
+  afterEach(closeStreams);
+
+  it('inline the task’s final payload by the status mapping: a tool error is completed with isError', async () => {
+    const fixture = await startTasksServer();
+    const broker = await startReplica(fixture.url, recordingAuditor().factory);
+    try {
+      const good = await startDeploy(broker.url, 'alice', 'good');
+      const bad = await startDeploy(broker.url, 'alice', 'bad');
+      const jobs = await Promise.all(['good', 'bad'].map(target => fixture.started(target)));
+      const stream = await listen(broker.url, 'alice', [good, bad]);
+      expect(stream.acknowledged.params.notifications.taskIds).toEqual([good, bad]);
+      await fixture.finish('bad', 'failed');
+      const badDone = await stream.next!();
+      expect(badDone).toEqual(taskNote(stream.id, bad, 'completed'));
+      expect(badDone.params.result).toMatchObject({
+        content: [{ type: 'text', text: 'deploying bad failed' }],
+        isError: true,
+      });
+      expect(badDone.params.result._meta?.[RELATED_TASK]).toBeUndefined();
+      await fixture.finish('good', 'completed');
+      const goodDone = await stream.next!();
+      expect(goodDone).toEqual(taskNote(stream.id, good, 'completed'));
+      expect(goodDone.params.result).toMatchObject({
+        content: [{ type: 'text', text: 'deployed good' }],
+      });
+      expect(goodDone.params.result.isError).toBeUndefined();
+      // Each final payload was read once, on the task's pinned session, by the change's writer.
+      const results = fixture.requests.filter(r => r.method === 'tasks/result');
+      expect(results).toHaveLength(2);
+      for (const job of jobs) expect(JSON.stringify([badDone, goodDone])).not.toContain(job.taskId);
+    } finally {
+      await closeStreams();
+      await broker.stop();
+      await fixture.close();
+    }
+  }, 60_000);
+});
+
 const { engines } = replicaDatabases('modern task notification tests');
 
 describe.each(engines)('notifications/tasks across two replicas on $label', engine => {
@@ -286,7 +332,12 @@ describe.each(engines)('notifications/tasks across two replicas on $label', engi
       const onB = await listen(b.url, 'alice', [taskId]);
       expect(onB.acknowledged.params.notifications.taskIds).toEqual([taskId]);
       await fixture.finish('replicated', 'completed');
-      expect(await onB.next!()).toEqual(taskNote(onB.id, taskId, 'completed'));
+      const heardOnB = await onB.next!();
+      expect(heardOnB).toEqual(taskNote(onB.id, taskId, 'completed'));
+      // The result crossed the database with the change.
+      expect(heardOnB.params.result).toMatchObject({
+        content: [{ type: 'text', text: 'deployed replicated' }],
+      });
       expect(await onA.next!()).toEqual(taskNote(onA.id, taskId, 'completed'));
       const polls = fixture.requests.filter(
         r => r.method === 'tasks/get' && r.taskId === job.taskId,

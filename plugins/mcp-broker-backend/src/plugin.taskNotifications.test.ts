@@ -50,12 +50,17 @@ interface Listening {
 
 const clients: Client[] = [];
 
-/** How many GET streams the replica at `url` holds open (its /status). */
-async function eventStreamsOf(url: URL): Promise<number> {
+/** The `clients` of the replica at `url` (its /status). */
+async function clientsOf(url: URL): Promise<{ eventStreams: number; tasksWatched: number }> {
   const response = await fetch(new URL('/api/mcp-broker/status', url), {
     headers: { Authorization: mockCredentials.user.header('user:default/admin') },
   });
-  return (await response.json()).clients.eventStreams;
+  return (await response.json()).clients;
+}
+
+/** How many GET streams the replica at `url` holds open (its /status). */
+async function eventStreamsOf(url: URL): Promise<number> {
+  return (await clientsOf(url)).eventStreams;
 }
 
 /** Connects `user` to the replica at `url` and waits until the client's GET stream is open. */
@@ -236,6 +241,9 @@ describe.each(engines)('task status notifications across two replicas on $label'
       const task = await startDeploy(onA.client, 'replicated');
       const job = await fixture.started('replicated');
       await waitFor(async () => (await leaseOf(task.taskId)) !== null, 'A to take the lease');
+      // The operator sees which replica watches it.
+      await waitFor(async () => (await clientsOf(a.url)).tasksWatched === 1, 'A to watch it');
+      expect((await clientsOf(b.url)).tasksWatched).toBe(0);
       const onB = await listen('alice', b.url);
       await fixture.finish('replicated', 'completed');
       // B's stream hears of the change A observed, through the signal bus.
@@ -249,6 +257,7 @@ describe.each(engines)('task status notifications across two replicas on $label'
       expect(new Set(polls.map(r => r.path))).toEqual(new Set(['/mcp?replica=a']));
       // Ended: the lease is given up.
       await waitFor(async () => (await leaseOf(task.taskId)) === null, 'the lease to go');
+      await waitFor(async () => (await clientsOf(a.url)).tasksWatched === 0, 'A to watch nothing');
 
       // An open task's lease goes when its person's last stream here closes.
       const open = await startDeploy(onA.client, 'held');

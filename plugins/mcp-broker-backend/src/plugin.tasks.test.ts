@@ -186,12 +186,20 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     expect(listed.tasks.find(t => t.taskId === task.taskId)).toMatchObject({
       status: 'completed',
     });
-    // The fixture saw only its own id, on the session that created the task: get, get, result
-    // and the get that records the ended task's state after its result.
-    const sessions = fixture.requests
-      .filter(r => r.method.startsWith('tasks/') && r.taskId === job.taskId)
-      .map(r => r.session);
-    expect(sessions).toEqual([job.session, job.session, job.session, job.session]);
+    // The fixture saw only its own id, on the session that created the task: get, get (which
+    // saw the end: its final payload is read for the published change), result and the get
+    // that records the ended task's state after its result.
+    const sent = fixture.requests.filter(
+      r => r.method.startsWith('tasks/') && r.taskId === job.taskId,
+    );
+    expect(sent.map(r => r.method)).toEqual([
+      'tasks/get',
+      'tasks/get',
+      'tasks/result',
+      'tasks/result',
+      'tasks/get',
+    ]);
+    expect(new Set(sent.map(r => r.session))).toEqual(new Set([job.session]));
     const texts = await Promise.all(received);
     expect(texts.some(text => text.includes(task.taskId))).toBe(true);
     for (const text of texts) expect(text).not.toContain(job.taskId);
@@ -221,6 +229,19 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     await fixture.finish('quiet', 'completed');
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'deployed quiet' }]);
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
+  });
+
+  it('records a task as ended when its client’s cancel came after its end, so it stops counting as open', async () => {
+    const client = await connect('judy');
+    const { task } = await startDeploy(client, 'late');
+    await fixture.started('late');
+    await fixture.finish('late', 'completed');
+    // The backend's refusal passes unchanged; the broker reads the task once more.
+    const refusal = await client.experimental.tasks.cancelTask(task.taskId).catch(e => e);
+    expect(refusal).toMatchObject({ code: -32602 });
+    expect(refusal.message).toMatch(/terminal status: completed/);
     const listed = await client.experimental.tasks.listTasks();
     expect(listed.tasks.find(t => t.taskId === task.taskId)?.status).toBe('completed');
   });

@@ -55,6 +55,7 @@ import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
+import { uiResourceCount } from './uiResourceCount';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { isTerminalStatus, type TaskStore } from '../tasks/TaskStore';
 import { TaskNotifications } from '../tasks/TaskNotifications';
@@ -64,12 +65,13 @@ import { SignalBus, type SignalStore } from '../replicas/SignalBus';
 import { randomUUID } from 'node:crypto';
 
 /**
- * One backend on the status endpoint: its connection status, where its entry came from, and
- * whether it supports tasks (contract tasks-and-apps §5).
+ * One backend on the status endpoint: its connection status, where its entry came from, whether
+ * it supports tasks and how many MCP Apps UI resources it serves (contract tasks-and-apps §5).
  */
 export type BackendStatus = BackendConnectionStatus & {
   source: ServerSource;
   tasks: { supported: boolean };
+  apps: { uiResources: number };
 };
 
 /** The status endpoint's body. */
@@ -80,8 +82,11 @@ export interface BrokerStatus {
   rejectedTools: RejectedTool[];
   /** Backend tools withheld until their changed definition is approved (spec §13). */
   withheldTools: WithheldTool[];
-  /** `listenStreams`: open 2026-07-28 `subscriptions/listen` streams on this replica. */
-  clients: { sessions: number; eventStreams: number; listenStreams: number };
+  /**
+   * `listenStreams`: open 2026-07-28 `subscriptions/listen` streams on this replica;
+   * `tasksWatched`: the tasks whose lease this replica holds (contract tasks-and-apps §2.10, §5).
+   */
+  clients: { sessions: number; eventStreams: number; listenStreams: number; tasksWatched: number };
 }
 
 /** Options of {@link McpBroker.create}. */
@@ -572,6 +577,7 @@ export class McpBroker {
           ...connection.status(),
           source: s.source ?? { type: 'config' },
           tasks: { supported: connection.supportsTaskCalls },
+          apps: { uiResources: uiResourceCount(connection.cachedLists) },
         };
       }),
       clashes: [...this.catalogSnapshot.clashes],
@@ -581,6 +587,7 @@ export class McpBroker {
         sessions: this.sessions.size,
         eventStreams: this.sessions.openEventStreams().length,
         listenStreams: this.listenStreams.size,
+        tasksWatched: this.tasksWatched,
       },
     };
   }
@@ -617,7 +624,7 @@ export class McpBroker {
    */
   private async taskObserved(change: ObservedChange): Promise<void> {
     await this.auditTaskEnd(change);
-    await this.taskNotifications.publish(change.after);
+    await this.taskNotifications.publish(change.after, change.finalPayload);
   }
 
   /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */

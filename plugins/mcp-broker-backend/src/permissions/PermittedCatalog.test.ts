@@ -79,6 +79,45 @@ describe('PermittedCatalog', () => {
     expect(permitted.routeTool('db_query')).toEqual({ backend: 'db', originalName: 'query' });
   });
 
+  it('decides a tool no longer listed (a task’s) on the entry it had, with the same conditions', () => {
+    const readOnly = PermittedCatalog.of(catalog, {
+      tool: conditional('mcp-broker-tool', {
+        rule: 'HAS_TOOL_ANNOTATION',
+        resourceType: 'mcp-broker-tool',
+        params: { annotation: 'readOnlyHint', value: true },
+      }),
+      prompt: allow,
+      resource: allow,
+    });
+    const gone = { server: 'docs', name: 'export' };
+    expect(
+      readOnly.mayUseUnlistedTool('docs_export', { ...gone, annotations: { readOnlyHint: true } }),
+    ).toBe(true);
+    expect(readOnly.mayUseUnlistedTool('docs_export', gone)).toBe(false);
+    const everything = PermittedCatalog.of(catalog, {
+      tool: allow,
+      prompt: allow,
+      resource: allow,
+    });
+    expect(everything.mayUseUnlistedTool('docs_export', gone)).toBe(true);
+    const nothing = PermittedCatalog.of(catalog, { tool: deny, prompt: allow, resource: allow });
+    expect(nothing.mayUseUnlistedTool('docs_export', gone)).toBe(false);
+    // A narrowed view (a curated endpoint) decides it on its servers and its selection too.
+    const onlyDb = everything.narrowed({
+      servers: new Set(['db']),
+      admitsTool: () => true,
+      presentTool: tool => tool,
+    });
+    expect(onlyDb.mayUseUnlistedTool('docs_export', gone)).toBe(false);
+    const noExports = everything.narrowed({
+      servers: new Set(['docs', 'db']),
+      admitsTool: (_route, tool) => tool.name !== 'docs_export',
+      presentTool: tool => tool,
+    });
+    expect(noExports.mayUseUnlistedTool('docs_export', gone)).toBe(false);
+    expect(noExports.mayUseUnlistedTool('docs_archive', { ...gone, name: 'archive' })).toBe(true);
+  });
+
   it('decides resources on the listed URI, and unlisted URIs on the template that covers them', () => {
     const permitted = PermittedCatalog.of(catalog, {
       tool: allow,

@@ -85,6 +85,8 @@ export class PermittedCatalog {
     private readonly promptNames: ReadonlySet<string> | 'all',
     /** The servers a narrowed view is limited to (see {@link PermittedCatalog.narrowed}). */
     private readonly servers?: ReadonlySet<string>,
+    /** The selections this view was narrowed by, in order. */
+    private readonly selections: readonly CatalogSelection[] = [],
   ) {}
 
   /** Applies `decisions` to every item of `catalog`, conditions through `authorizers`. */
@@ -198,6 +200,24 @@ export class PermittedCatalog {
       this.servers === undefined
         ? servers
         : new Set([...servers].filter(server => this.servers!.has(server))),
+      [...this.selections, selection],
+    );
+  }
+
+  /**
+   * Whether the principal may use a tool its server no longer lists — a task's tool, decided on
+   * the entry the task's row keeps (docs/contracts/tasks-and-apps.md §2.8): `tool` (the server's
+   * own name and the annotations it had) under the broker name `brokerName`, with the same
+   * decision and conditions as a listed tool, and in a narrowed view only if its servers and
+   * selections would show such a tool.
+   */
+  mayUseUnlistedTool(brokerName: string, tool: BrokerToolResource): boolean {
+    if (this.#inServers(tool.server) === undefined) return false;
+    const route: Route = { backend: tool.server, originalName: tool.name };
+    const listed = { name: brokerName, ...(tool.annotations && { annotations: tool.annotations }) };
+    return (
+      this.selections.every(selection => selection.admitsTool(route, listed)) &&
+      isAllowed(this.decisions.tool, this.authorizers.tool, tool)
     );
   }
 

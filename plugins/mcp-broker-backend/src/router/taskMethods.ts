@@ -44,7 +44,8 @@ export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
   const traceId = request.telemetry?.traceId;
   return {
     principal: request.principal,
-    mayUse: (server, tool) => mayUseTaskTool(broker, catalog, server, tool),
+    mayUse: (server, tool, toolAnnotations) =>
+      mayUseTaskTool(broker, catalog, server, tool, toolAnnotations),
     ...(traceId === undefined ? {} : { traceId }),
     ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
     era: request.era,

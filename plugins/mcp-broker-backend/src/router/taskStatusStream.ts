@@ -28,12 +28,14 @@ export function taskStatusStreamOf(
     get closed() {
       return stream.closed;
     },
-    mayUse: async (server, tool) => {
+    mayUse: async (server, tool, toolAnnotations) => {
       const access = await deps.access.forCredential(credential, broker.catalog(), () =>
         deps.httpAuth.credentials(req, { allow: ['user', 'service'] }),
       );
       const seen = endpoint?.narrowAccess(access) ?? access;
-      return seen.mayCreateSession && mayUseTaskTool(broker, seen.catalog, server, tool);
+      return (
+        seen.mayCreateSession && mayUseTaskTool(broker, seen.catalog, server, tool, toolAnnotations)
+      );
     },
   };
 }

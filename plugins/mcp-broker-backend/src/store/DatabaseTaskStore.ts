@@ -230,6 +230,12 @@ export class DatabaseTaskStore implements TaskStore {
     await this.knex(TASKS_TABLE).where({ server, server_identity: serverIdentity }).delete();
   }
 
+  async replaceBackendSession(forgotten: string, replacement: string) {
+    await this.knex(TASKS_TABLE)
+      .where('backend_session_id', forgotten)
+      .update({ backend_session_id: replacement });
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     const row = await this.knex(TASKS_TABLE)
       .where('backend_session_id', backendSessionId)

@@ -315,6 +315,26 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.get(second.taskId)).toBeDefined();
   });
 
+  it('moves every row of a forgotten backend session to its replacement, and no other', async () => {
+    const [a, b] = replicas();
+    const ivy = person('ivy');
+    const pinned = async (session: string) => {
+      const task = slot(ivy);
+      await a.reserve(task, BOUNDS, NOW, NOW + 60_000);
+      await a.activate(task.taskId, { backendTaskId: 'x', backendSessionId: session }, working());
+      return task.taskId;
+    };
+    const first = await pinned('forgotten-1');
+    const second = await pinned('forgotten-1');
+    const other = await pinned('alive-1');
+    await b.replaceBackendSession('forgotten-1', 'replacement-1');
+    expect((await a.get(first))?.backendSessionId).toBe('replacement-1');
+    expect((await a.get(second))?.backendSessionId).toBe('replacement-1');
+    expect((await a.get(other))?.backendSessionId).toBe('alive-1');
+    expect(await a.pinsBackendSession('forgotten-1', NOW)).toBe(false);
+    expect(await a.pinsBackendSession('replacement-1', NOW)).toBe(true);
+  });
+
   it('sweeps expired tasks and slots that never became tasks, and tells which backend sessions are pinned', async () => {
     const [a, b] = replicas();
     const hank = person('hank');

@@ -32,14 +32,14 @@
  * compare-and-set) goes to `onObserved`, which publishes it (TaskNotifications); the watcher
  * (TaskWatcher) polls through `poll`.
  *
- * The era mixes build on this relay (CrossEraTaskRelay). Not here yet (contract Status): the
- * replacement of a pinned session the backend forgot, and servers that act with each person's
- * credential.
+ * The era mixes build on this relay (CrossEraTaskRelay). A pinned session the backend forgot is
+ * replaced once per request (replacePinnedSession.ts); lost there too, the task answers E3.
+ * Servers that act with each person's credential get no task (the router runs their calls
+ * plain, contract §11).
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import {
-  BackendError,
   backendMalformedResponse,
   brokerShuttingDown,
   toClientError,
@@ -64,6 +64,9 @@ import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './f
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
+import { withLegacyFinalPayload } from './finalPayload';
+import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSession';
+import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -276,7 +279,7 @@ export class LegacyTaskRelay {
           : { result: withRelatedTask(response.result, task) };
       // The task has ended: its row must stop counting as open (the watcher reads it only while
       // its person listens).
-      if (!isLost(answer)) await this.refresh(caller, task, backend, signal);
+      if (!isLost(answer)) await this.refresh(caller, task, backend, signal, payloadOf(response));
       return answer;
     });
   }
@@ -422,7 +425,7 @@ export class LegacyTaskRelay {
       reply = await run(task, backend);
     } catch (error) {
       if (isSessionLost(error)) {
-        // The pinned session is gone, and the backend's tasks with it (contract §2.13 E3).
+        // The pinned session is gone, and so was its replacement (contract §2.11, §2.13 E3).
         await this.options.store.delete(task.taskId).catch(() => undefined);
         reply = refusal(taskLost(task.server));
       } else {
@@ -442,7 +445,10 @@ export class LegacyTaskRelay {
 
   /** Whether a row may be listed to the caller (same rules as an operation, without writes). */
   private usable(caller: TaskCaller, task: StoredTask): boolean {
-    return this.backendOfTask(task) !== undefined && caller.mayUse(task.server, task.tool);
+    return (
+      this.backendOfTask(task) !== undefined &&
+      caller.mayUse(task.server, task.tool, task.toolAnnotations)
+    );
   }
 
   /** The task's server, if it is still configured with the identity the task was made on. */
@@ -450,8 +456,16 @@ export class LegacyTaskRelay {
     return backendOfTask(this.options.backendOf, task);
   }
 
-  /** A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. */
-  private async taskAnswer(task: StoredTask, response: JsonRpcResponse): Promise<TaskReply> {
+  /**
+   * A backend answer that is a `Task` (tasks/get, tasks/cancel): observed, shown with our id. A
+   * change that ends the task is published with its final payload (`finalPayload` when the
+   * caller read it already, else read now: finalPayload.ts).
+   */
+  private async taskAnswer(
+    task: StoredTask,
+    response: JsonRpcResponse,
+    finalPayload?: LegacyTaskPayload,
+  ): Promise<TaskReply> {
     if ('error' in response) return this.backendError(task, response.error);
     const seen = legacyTaskOf(response.result);
     if (seen === undefined) return { result: withRelatedTask(response.result, task) };
@@ -462,7 +476,11 @@ export class LegacyTaskRelay {
       if (isTerminalStatus(change.after.status) && !isTerminalStatus(change.before.status)) {
         this.options.metrics?.taskEnded(task.server, change.after.status);
       }
-      await this.options.onObserved?.(change);
+      await this.options.onObserved?.(
+        await this.withFinalPayload(
+          finalPayload === undefined ? change : { ...change, finalPayload },
+        ),
+      );
     }
     const observed: StoredTask = { ...task, ...state };
     return {
@@ -507,21 +525,38 @@ export class LegacyTaskRelay {
     task: StoredTask,
     backend: TaskBackend,
     signal: AbortSignal,
+    finalPayload?: LegacyTaskPayload,
   ) {
     try {
       const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
-      if ('result' in response) await this.taskAnswer(task, response);
+      if ('result' in response) await this.taskAnswer(task, response, finalPayload);
     } catch {
       // The next operation or the sweep sees it again.
     }
   }
 
+  /** `change` with an ended task's final payload, read on its pinned session (finalPayload.ts). */
+  private withFinalPayload(change: ObservedChange): Promise<ObservedChange> {
+    const task = change.after;
+    const backend = this.backendOfTask(task);
+    if (backend === undefined) return Promise.resolve(change);
+    // Read for the task's owner, like a watcher's poll; no client request to trace.
+    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    return withLegacyFinalPayload(change, () =>
+      this.sendOnTask(owner, backend, task, 'tasks/result', this.stopping.signal),
+    );
+  }
+
   /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
-  private async forgetSession(backend: TaskBackend, principal: string, session: LegacySession) {
+  private async forgetSession(
+    backend: TaskBackend,
+    principal: string,
+    session: Pick<LegacySession, 'id'>,
+  ) {
     const key = pinnedSessionKey(backend, principal);
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
-    if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
+    if (current?.id === session.id && this.sessions.get(key) === cached) this.sessions.delete(key);
   }
 
   /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
@@ -559,7 +594,10 @@ export class LegacyTaskRelay {
     return session;
   }
 
-  /** Sends `method` about `task` (the backend's id) on the task's pinned backend session. */
+  /**
+   * Sends `method` about `task` (the backend's id) on the task's pinned backend session, replaced
+   * once when the backend forgot it (replacePinnedSession.ts).
+   */
   private sendOnTask(
     caller: TaskCaller,
     backend: TaskBackend,
@@ -568,14 +606,23 @@ export class LegacyTaskRelay {
     signal: AbortSignal,
     timeoutMs?: number,
   ): Promise<JsonRpcResponse> {
-    return this.send(
-      { backend, caller, tool: task.tool },
-      task.backendSessionId,
-      method,
-      { taskId: task.backendTaskId },
-      signal,
-      timeoutMs,
-    );
+    const params = { taskId: task.backendTaskId };
+    return sendReplacingForgottenSession(task, {
+      send: sessionId =>
+        this.send(
+          { backend, caller, tool: task.tool },
+          sessionId,
+          method,
+          params,
+          signal,
+          timeoutMs,
+        ),
+      newSession: async () => {
+        await this.forgetSession(backend, task.principal, { id: task.backendSessionId });
+        return this.sessionOf(backend, task.principal);
+      },
+      store: this.options.store,
+    });
   }
 
   /**
@@ -658,9 +705,9 @@ function withRelatedTask(
   };
 }
 
-/** The backend forgot the broker's session (restart, expiry). */
-function isSessionLost(error: unknown): boolean {
-  return error instanceof BackendError && error.reason === 'session-lost';
+/** What a legacy `tasks/result` answered: the task's final payload. */
+function payloadOf(response: JsonRpcResponse): LegacyTaskPayload {
+  return 'error' in response ? { error: response.error } : { result: response.result };
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

@@ -103,6 +103,14 @@ export class MemoryTaskStore implements TaskStore {
     }
   }
 
+  async replaceBackendSession(forgotten: string, replacement: string) {
+    for (const [taskId, task] of this.tasks) {
+      if (task.backendSessionId === forgotten) {
+        this.tasks.set(taskId, { ...task, backendSessionId: replacement });
+      }
+    }
+  }
+
   async pinsBackendSession(backendSessionId: string, now: number) {
     for (const task of this.tasks.values()) {
       if (task.backendSessionId === backendSessionId && task.expiresAt > now) return true;

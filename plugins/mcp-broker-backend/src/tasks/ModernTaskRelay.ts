@@ -55,6 +55,7 @@ import { STORE_UNAVAILABLE_ERROR } from '../protocol/storeUnavailable';
 import { resultWithBrokerUiUris } from '../protocol/uiResourceUris';
 import type { TaskCreation } from '../types';
 import { newBrokerTaskId } from './brokerTaskId';
+import { finalPayloadOfDetailedTask } from './finalPayload';
 import { backendOfTask, findOwnTask, type TaskCaller } from './findOwnTask';
 import { observedTaskState } from './observedTaskState';
 import { plainCallAsTask } from './plainCallAsTask';
@@ -249,7 +250,7 @@ export class ModernTaskRelay {
         // `operate` answers it as every backend failure (toClientError).
         throw backendMalformedResponse(task.server, 'a tasks/get answer that is not a task');
       }
-      const observed = await this.observe(task, seen);
+      const observed = await this.observe(task, seen, response.result);
       const screened = screenInputRequests(
         task.server,
         isPlainObject(response.result.inputRequests) ? response.result.inputRequests : undefined,
@@ -363,7 +364,7 @@ export class ModernTaskRelay {
     if (seen === undefined) {
       throw new Error(`MCP server "${task.server}" answered tasks/get with something not a task`);
     }
-    await this.observe(task, seen);
+    await this.observe(task, seen, response.result);
     return store.get(taskId);
   }
 
@@ -393,13 +394,26 @@ export class ModernTaskRelay {
     return reply;
   }
 
-  /** Writes what `seen` shows of the task into its row (compare-and-set); the row as observed. */
-  private async observe(task: StoredTask, seen: ModernTask): Promise<StoredTask> {
+  /**
+   * Writes what `seen` shows of the task into its row (compare-and-set); the row as observed.
+   * `answer` is the `tasks/get` result `seen` was read from: an ended task's payload is
+   * published with the change.
+   */
+  private async observe(
+    task: StoredTask,
+    seen: ModernTask,
+    answer: Record<string, unknown>,
+  ): Promise<StoredTask> {
     const state = observedTaskState(seen, this.options.config.maxTtlMs);
     // Written only when it is news, retried once after a lost compare-and-set (a cancel's
     // follow-up read must not leave the row open); the writer tells the broker.
     const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
-    if (change !== undefined) await this.options.onObserved?.(change);
+    if (change !== undefined) {
+      const finalPayload = finalPayloadOfDetailedTask(answer);
+      await this.options.onObserved?.(
+        finalPayload === undefined ? change : { ...change, finalPayload },
+      );
+    }
     return { ...task, ...state };
   }
 
@@ -408,7 +422,9 @@ export class ModernTaskRelay {
     try {
       const response = await this.send(backend, 'tasks/get', task.backendTaskId!, {}, signal);
       const seen = 'result' in response ? modernTaskOf(response.result) : undefined;
-      if (seen !== undefined) await this.observe(task, seen);
+      if (seen !== undefined && 'result' in response) {
+        await this.observe(task, seen, response.result);
+      }
     } catch {
       // The next operation sees it again.
     }

@@ -13,13 +13,14 @@
  *   while it lives, and two writers' signals may be read in either order: the newest version
  *   delivered per task is remembered, an older or repeated one dropped) and delivers it once per
  *   local stream, in order per stream, as `notifications/tasks/status` (a 2025-11-25 `Task` with the broker id,
- *   no result), after checking again that the task's server still has the task's identity and
+ *   no result; a tool error is `failed`), after checking again that the task's server still has the task's identity and
  *   that the stream's person may use the task's tool (`mayUse`: the same cached decision as a
  *   `tools/call`; a decision that cannot be taken sends nothing). A stream opened after a change
- *   was published does not hear of it; a payload over MAX_TASK_NOTIFICATION_BYTES is not sent
- *   (clients see the task with `tasks/get`). A 2026-07-28 `subscriptions/listen` stream hears
+ *   was published does not hear of it. A 2026-07-28 `subscriptions/listen` stream hears
  *   only of the task ids its acknowledgement agreed to, as `notifications/tasks` (the signal's
- *   `DetailedTask`, tagged with its subscription id), after the same checks; it subscribes to
+ *   `DetailedTask` — an ended task's `result` or `error` inlined —, tagged with its subscription
+ *   id), after the same checks, unless the signal is over MAX_TASK_NOTIFICATION_BYTES (a large
+ *   result: clients see the task with `tasks/get`); it subscribes to
  *   those tasks only (`onListeningTo`), not to all of its person's tasks.
  *
  * Failure modes: a signal that cannot be sent is logged, and the change is seen again by the
@@ -27,6 +28,7 @@
  */
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { JsonRpcId, JsonRpcMessage } from '../protocol/jsonRpc';
+import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 import type { Signal, SignalBus } from '../replicas/SignalBus';
 import type { StoredTask } from './TaskStore';
 import {
@@ -45,8 +47,11 @@ export interface TaskStatusStream {
   /** Sends one message; false when the stream is closed. */
   send(message: JsonRpcMessage): boolean;
   readonly closed: boolean;
-  /** Whether the stream's person may use `tool` (the server's own name) of `server` now. */
-  mayUse(server: string, tool: string): Promise<boolean>;
+  /**
+   * Whether the stream's person may use `tool` (the server's own name) of `server` now;
+   * `toolAnnotations` (the task row's JSON) decide a tool the server no longer lists.
+   */
+  mayUse(server: string, tool: string, toolAnnotations?: string): Promise<boolean>;
 }
 
 /** What a 2026-07-28 listen stream agreed to hear (contract §2.10 "Listen filter"). */
@@ -116,9 +121,12 @@ export class TaskNotifications {
     this.now = options.now ?? Date.now;
   }
 
-  /** Publishes `task`'s state as its row now holds it (see the file comment). */
-  async publish(task: StoredTask): Promise<void> {
-    const signal = taskStatusSignalOf(task, this.now());
+  /**
+   * Publishes `task`'s state as its row now holds it, with the final payload of a task that
+   * ended when it was read (see the file comment).
+   */
+  async publish(task: StoredTask, finalPayload?: LegacyTaskPayload): Promise<void> {
+    const signal = taskStatusSignalOf(task, this.now(), finalPayload);
     const payload = JSON.stringify(signal);
     const { bus } = this.options;
     if (bus === undefined) {
@@ -209,12 +217,14 @@ export class TaskNotifications {
     const listener = this.listeners.get(principal);
     if (listener !== undefined && !this.isNews(listener, signal)) return;
     this.options.onSignal?.(principal, signal);
-    if (listener === undefined || bytes > MAX_TASK_NOTIFICATION_BYTES) return;
+    if (listener === undefined) return;
     const legacy = legacyTaskStatusNotification(signal);
     for (const listening of listener.streams) {
       if (listening.since > signal.publishedAt) continue;
       const { modern } = listening;
       if (modern !== undefined && !modern.taskIds.has(signal.task.taskId)) continue;
+      // Only a 2026-07-28 notification carries the (possibly large) inlined payload.
+      if (modern !== undefined && bytes > MAX_TASK_NOTIFICATION_BYTES) continue;
       const message =
         modern === undefined ? legacy : modernTaskNotification(signal, modern.subscriptionId);
       listening.queue = listening.queue.then(() => this.deliver(listening, signal, message));
@@ -249,7 +259,7 @@ export class TaskNotifications {
     if (this.options.identityOf(signal.server) !== signal.serverIdentity) return;
     let permitted: boolean;
     try {
-      permitted = await stream.mayUse(signal.server, signal.tool);
+      permitted = await stream.mayUse(signal.server, signal.tool, signal.toolAnnotations);
     } catch (error) {
       this.options.logger.warn(
         `MCP broker: no task notification sent, the permission decision failed: ${error}`,

@@ -179,6 +179,11 @@ export interface TaskStore {
    * or replaced by another under its name: its ids answer "Task not found" from now on).
    */
   deleteOfServer(server: string, serverIdentity: string): Promise<void>;
+  /**
+   * Records `replacement` as the backend session of every row that names `forgotten` (a pinned
+   * session the backend forgot, replaced, contract §2.11).
+   */
+  replaceBackendSession(forgotten: string, replacement: string): Promise<void>;
   /** Whether an unexpired row at `now` references the backend session (it must not be ended). */
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
   /**

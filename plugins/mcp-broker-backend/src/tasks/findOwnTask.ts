@@ -18,8 +18,11 @@ import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
 /** Who asks, and whether they may use a task's tool now. */
 export interface TaskCaller {
   readonly principal: string;
-  /** `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now. */
-  readonly mayUse: (server: string, tool: string) => boolean;
+  /**
+   * `mcp-broker.tool.use` of `tool` (the server's own name) on `server`, decided now;
+   * `toolAnnotations` (the row's JSON) decide a tool the server no longer lists (§2.8).
+   */
+  readonly mayUse: (server: string, tool: string, toolAnnotations?: string) => boolean;
   readonly traceId?: string;
   /** The client request's telemetry: the task's backend requests are its CLIENT spans. */
   readonly telemetry?: ClientRequestTelemetry;
@@ -72,7 +75,7 @@ export async function findOwnTask<B extends { readonly server: BrokerServerConfi
     await store.delete(task.taskId);
     return { refusal: TASK_NOT_FOUND, outcome: 'not-found', task };
   }
-  if (!caller.mayUse(task.server, task.tool)) {
+  if (!caller.mayUse(task.server, task.tool, task.toolAnnotations)) {
     return { refusal: TASK_NOT_FOUND, outcome: 'denied', task };
   }
   if (backendEra !== undefined && task.backendEra !== backendEra) {

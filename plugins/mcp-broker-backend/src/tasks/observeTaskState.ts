@@ -7,13 +7,18 @@
  * earlier) or one that would reopen an ended task changes nothing. A writer that lost the race
  * reads the row again and writes once more if its observation still says something new.
  */
+import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 import { isTerminalStatus, type StoredTask, type TaskState, type TaskStore } from './TaskStore';
 import { stateFields } from './taskRows';
 
-/** A change this replica wrote: the row before and after it. */
+/**
+ * A change this replica wrote: the row before and after it, and, when the change ended the task
+ * (`completed`, `failed`), its final payload if the observation read it (finalPayload.ts).
+ */
 export interface ObservedChange {
   readonly before: StoredTask;
   readonly after: StoredTask;
+  readonly finalPayload?: LegacyTaskPayload;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface TaskBrokerOptions {
   tasks?: JsonObject;
   /** More `mcpBroker` keys, applied after `tasks` (so a `tasks` here replaces it). */
   extra?: JsonObject;
+  /** Other root config keys (`backend.baseUrl`, say). */
+  rootConfig?: JsonObject;
   /**
    * Whether `stop` stops the whole backend (the broker drains first, as a replica's shutdown
    * does) instead of only its HTTP server.
@@ -44,6 +46,7 @@ export interface TaskBrokerOptions {
  */
 export async function startTaskBroker(options: TaskBrokerOptions): Promise<TaskBroker> {
   const { fixtureUrl, auditor, revoked, knex, tasks, extra = {}, stopsBackend = false } = options;
+  const { rootConfig = {} } = options;
   const backend = await startTestBackend({
     features: [
       mcpBrokerPlugin,
@@ -52,6 +55,7 @@ export async function startTaskBroker(options: TaskBrokerOptions): Promise<TaskB
       ...(knex === undefined ? [] : [mockServices.database.factory({ knex })]),
       mockServices.rootConfig.factory({
         data: {
+          ...rootConfig,
           mcpBroker: {
             servers: [{ name: 'jobs', url: fixtureUrl }],
             reconnect: { initialDelay: { milliseconds: 50 }, maxDelay: { milliseconds: 200 } },
