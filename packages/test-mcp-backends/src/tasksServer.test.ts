@@ -8,9 +8,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   McpError,
+  type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startTasksServer, TASK_POLL_INTERVAL_MS, type TasksServer } from './tasksServer';
+import { startTasksServer, TASK_POLL_INTERVAL_MS, type LegacyTasksServer } from './tasksServer';
 import { validateTaskMessages } from './validateTaskMessages';
 
 // validateTaskMessages starts a Node process that loads zod 4 (1–3 s on an idle machine, more
@@ -18,7 +20,7 @@ import { validateTaskMessages } from './validateTaskMessages';
 jest.setTimeout(60_000);
 
 describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
-  let server: TasksServer;
+  let server: LegacyTasksServer;
   const clients: Client[] = [];
 
   beforeEach(async () => {
@@ -30,8 +32,11 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     await server.close();
   });
 
-  async function connect(credential: string): Promise<Client> {
-    const client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' });
+  async function connect(
+    credential: string,
+    capabilities: Record<string, unknown> = {},
+  ): Promise<Client> {
+    const client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' }, { capabilities });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(server.url), {
         requestInit: { headers: { Authorization: credential } },
@@ -61,6 +66,7 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     expect(tools.map(tool => [tool.name, tool.execution?.taskSupport])).toEqual([
       ['deploy', 'required'],
       ['nap', 'optional'],
+      ['approve', 'required'],
     ]);
   });
 
@@ -137,5 +143,42 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
       CreateTaskResultSchema,
     );
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+
+  it("asks approve's question on the tasks/result stream, related to the task, and completes with the answer", async () => {
+    const client = await connect('Bearer alice', { elicitation: { form: {} } });
+    const asked: ElicitRequest[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request);
+      return { action: 'accept', content: { approved: true } };
+    });
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'approve', arguments: { target: 'web' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
+
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'approved web' }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0].params).toMatchObject({
+      mode: 'form',
+      message: 'Approve deploying web?',
+      _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } },
+    });
+    expect(server.answers).toEqual([
+      expect.objectContaining({ result: { action: 'accept', content: { approved: true } } }),
+    ]);
+  });
+
+  it('fails approve when its client declared no form elicitation', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'approve', arguments: { target: 'db' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result).toMatchObject({ isError: true });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
   });
 });

@@ -10,6 +10,12 @@
  *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
  *   completed, an `isError` result when failed.
  * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
+ * - `approve {target}` (`taskSupport: required`): a task that goes `input_required` at once and
+ *   asks its client, as the 2025-11-25 tasks specification says, with a form `elicitation/create`
+ *   related to the task (`_meta["io.modelcontextprotocol/related-task"]`), queued by the SDK and
+ *   sent on the next `tasks/result` stream of its session; `approved <target>` when the answer
+ *   accepts with `approved: true`, `declined <target>` otherwise, a failed task when the request
+ *   fails (the client declared no form elicitation, or answered with an error).
  *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
  * SDK's store: another session sees "Task not found"), so a gateway must keep that backend
@@ -23,7 +29,10 @@ import type {
   CreateTaskRequestHandlerExtra,
   TaskRequestHandlerExtra,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import {
+  InMemoryTaskMessageQueue,
+  InMemoryTaskStore,
+} from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
@@ -53,6 +62,16 @@ export interface RecordedTaskRequest {
   traceparent?: string;
 }
 
+/** A JSON-RPC response a client sent the fixture (an answer to its `elicitation/create`). */
+export interface RecordedAnswer {
+  /** The response's `id` as it arrived. */
+  id: unknown;
+  /** The session it named (`Mcp-Session-Id`). */
+  session?: string;
+  result?: unknown;
+  error?: unknown;
+}
+
 /** A running tasks fixture. */
 export interface TasksServer {
   url: string;
@@ -67,6 +86,8 @@ export interface TasksServer {
 
 /** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
 export interface LegacyTasksServer extends TasksServer {
+  /** The JSON-RPC responses clients sent (answers to `approve`'s questions), in order. */
+  readonly answers: readonly RecordedAnswer[];
   /** Ends every session (later requests naming one get 404); their tasks go with them. */
   forgetSessions(): Promise<void>;
   /** The sessions a client ended with HTTP DELETE, in order. */
@@ -76,7 +97,10 @@ export interface LegacyTasksServer extends TasksServer {
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<LegacyTasksServer> {
   const store = new InMemoryTaskStore();
+  // Where the SDK keeps a task's requests until a `tasks/result` of its session sends them.
+  const queue = new InMemoryTaskMessageQueue();
   const requests: RecordedTaskRequest[] = [];
+  const answers: RecordedAnswer[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
@@ -88,6 +112,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       {
         capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
         taskStore: store,
+        taskMessageQueue: queue,
       },
     );
     server.experimental.tasks.registerToolTask(
@@ -130,6 +155,62 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
         getTaskResult: extra => storedResult(extra),
       },
     );
+    server.experimental.tasks.registerToolTask(
+      'approve',
+      {
+        description: 'Asks its client to approve deploying a target, during the task',
+        inputSchema: { target: z.string() },
+        execution: { taskSupport: 'required' },
+      },
+      {
+        createTask: async ({ target }, extra) => {
+          const task = await newTask(extra);
+          const session = extra.sessionId;
+          await store.updateTaskStatus(task.taskId, 'input_required', undefined, session);
+          // The question waits in the SDK's queue for the next `tasks/result` of this session.
+          server.server
+            .elicitInput(
+              {
+                mode: 'form',
+                message: `Approve deploying ${target}?`,
+                requestedSchema: {
+                  type: 'object',
+                  properties: { approved: { type: 'boolean' } },
+                  required: ['approved'],
+                },
+              },
+              { relatedTask: { taskId: task.taskId } },
+            )
+            .then(
+              async answer => {
+                const approved = answer.action === 'accept' && answer.content?.approved === true;
+                await store.storeTaskResult(
+                  task.taskId,
+                  'completed',
+                  {
+                    content: [
+                      { type: 'text', text: `${approved ? 'approved' : 'declined'} ${target}` },
+                    ],
+                  },
+                  session,
+                );
+              },
+              async (error: unknown) => {
+                await store.storeTaskResult(
+                  task.taskId,
+                  'failed',
+                  { content: [{ type: 'text', text: `asking failed: ${error}` }], isError: true },
+                  session,
+                );
+              },
+            )
+            .catch(() => undefined);
+          return { task };
+        },
+        getTask: (_args, extra) => storedTask(extra),
+        getTaskResult: (_args, extra) => storedResult(extra),
+      },
+    );
     return { server };
   };
 
@@ -143,6 +224,14 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
       const params = isRecord(message?.params) ? message.params : undefined;
       const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
       if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
+      if (method === undefined && message !== undefined && 'id' in message) {
+        answers.push({
+          id: message.id,
+          ...(typeof session === 'string' && { session }),
+          ...('result' in message && { result: message.result }),
+          ...('error' in message && { error: message.error }),
+        });
+      }
       if (method !== undefined) {
         requests.push({
           method,
@@ -185,6 +274,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   return {
     url: listening.url,
     requests,
+    answers,
     deletedSessions,
     started: target => jobs.started(target),
     async finish(target, outcome) {
