@@ -224,6 +224,7 @@ export class McpBroker {
       backendOf: legacyTaskBackendOf,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
       ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
+      urlElicitations: options.tasks?.urlElicitations,
     });
     this.modernTasks = new ModernTaskRelay({
       store: taskStore,

@@ -8,9 +8,13 @@
  *   `CreateTaskResult` leaves with the broker id only once the row is written (E9 and a
  *   best-effort `tasks/cancel` when it cannot be). A plain answer releases the slot and passes.
  * - The backend session a task is created on is pinned: this relay opens its own sessions (one
- *   per server and person on each replica), apart from the clients' session pools, so ending a
- *   client session — or this replica — never DELETEs one; the row names it, and any replica
- *   sends `tasks/get`, `tasks/result` and `tasks/cancel` there with the backend's id.
+ *   per server, person and declared client capabilities on each replica — a session declares
+ *   the relayable capabilities of the client that creates a task on it), apart from the
+ *   clients' session pools, so ending a client session — or this replica — never DELETEs one;
+ *   the row names it, and any replica sends `tasks/get`, `tasks/result` and `tasks/cancel`
+ *   there with the backend's id.
+ * - Input (§2.12.1): the backend's requests on a `tasks/result` stream go to the client reading
+ *   the result, on its own stream (LegacyTaskInput), and its answers back to the pinned session.
  * - Every operation finds the row (E1 for unknown and foreign ids alike, E2 for the owner's
  *   expired one), checks the server's identity and the caller's `mcp-broker.tool.use` of the
  *   task's tool again (E1), and only then reaches the backend. The backend's answers come back
@@ -38,6 +42,9 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
+import type { ChannelRequestOptions } from '../backend/BackendChannel';
+import type { UrlElicitationPolicy } from '../calls/urlElicitations';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import {
   BackendError,
   backendMalformedResponse,
@@ -64,6 +71,7 @@ import { backendOfTask, findOwnTask, type FoundTask, type TaskCaller } from './f
 import { observedTaskState } from './observedTaskState';
 import { taskRefusal as refusal, type TaskReply } from './TaskReply';
 import { observeTaskState, type ObservedChange } from './observeTaskState';
+import { LegacyTaskInput } from './LegacyTaskInput';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -85,6 +93,8 @@ export interface LegacyTaskRelayOptions {
   /** The live backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** What a backend's URL elicitation during a task may point at; absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
   /** Counts tasks created, ended and refused at the bound (contract §2.14). */
   metrics?: Pick<BrokerMetrics, 'taskCreated' | 'taskEnded' | 'taskLimitRefused'>;
   now?: () => number;
@@ -97,7 +107,7 @@ export interface LegacyTaskRelayOptions {
 
 /** See the file comment. */
 export class LegacyTaskRelay {
-  /** This replica's pinned task sessions, by server identity and person. */
+  /** This replica's pinned task sessions, by server identity, person and declared capabilities. */
   private readonly sessions = new Map<string, Promise<LegacySession>>();
   private nextRequestId = 1;
   private readonly now: () => number;
@@ -168,7 +178,7 @@ export class LegacyTaskRelay {
     const params = withCappedTtl(input.params, config.maxTtlMs);
     let sent: { session: LegacySession; response: JsonRpcResponse };
     try {
-      sent = await this.sendCall(backend, caller, input.tool, params, input.signal);
+      sent = await this.sendCall(backend, caller, input.tool, params, input.signal, input.taskId);
     } catch (error) {
       await store.release(input.taskId);
       return this.failed(error, input.server);
@@ -262,14 +272,25 @@ export class LegacyTaskRelay {
    */
   result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
     return this.operate(caller, taskId, 'result', async (task, backend) => {
-      const response = await this.sendOnTask(
-        caller,
-        backend,
-        task,
-        'tasks/result',
-        signal,
-        Math.max(1, task.expiresAt - this.now()),
-      );
+      // The backend's requests on the stream go to the caller's own stream (§2.12.1).
+      const input = this.inputOf(caller, backend, task.taskId, {
+        id: task.backendSessionId,
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+      });
+      let response: JsonRpcResponse;
+      try {
+        response = await this.sendOnTask(
+          caller,
+          backend,
+          task,
+          'tasks/result',
+          signal,
+          Math.max(1, task.expiresAt - this.now()),
+          input.onServerMessage,
+        );
+      } finally {
+        await input.end();
+      }
       const answer =
         'error' in response
           ? await this.backendError(task, response.error)
@@ -480,10 +501,14 @@ export class LegacyTaskRelay {
     tool: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
+    taskId: string,
   ): Promise<{ session: LegacySession; response: JsonRpcResponse }> {
     const { principal } = caller;
+    const capabilities = caller.capabilities ?? {};
     for (let attempt = 1; ; attempt += 1) {
-      const session = await this.sessionOf(backend, principal);
+      const session = await this.sessionOf(backend, principal, capabilities);
+      // What the backend asks before its answer goes to the caller's stream, as during a task.
+      const input = this.inputOf(caller, backend, taskId, session);
       try {
         const response = await this.send(
           { backend, caller, tool },
@@ -492,13 +517,40 @@ export class LegacyTaskRelay {
           params,
           signal,
           this.options.toolCallTimeoutMs,
+          input.onServerMessage,
         );
         return { session, response };
       } catch (error) {
         if (attempt > 1 || !isSessionLost(error)) throw error;
-        await this.forgetSession(backend, principal, session);
+        await this.forgetSession(pinnedSessionKey(backend, principal, capabilities), session);
+      } finally {
+        await input.end();
       }
     }
+  }
+
+  /**
+   * The relay of what `backend` asks on `session` during an exchange about task `taskId`: to the
+   * caller's stream when it has one for the server, else refused (LegacyTaskInput).
+   */
+  private inputOf(
+    caller: TaskCaller,
+    backend: TaskBackend,
+    taskId: string,
+    session: Pick<LegacySession, 'id' | 'protocolVersion'>,
+  ): LegacyTaskInput {
+    const server = backend.server.name;
+    return new LegacyTaskInput({
+      server,
+      taskId,
+      channel: backend.channel,
+      session: { id: session.id, protocolVersion: session.protocolVersion },
+      asker: caller.askOn?.(server),
+      capabilities: caller.capabilities,
+      ...(this.options.urlElicitations === undefined
+        ? {}
+        : { urlElicitations: this.options.urlElicitations }),
+    });
   }
 
   /** Reads the task's state from the backend into its row (best effort). */
@@ -516,9 +568,8 @@ export class LegacyTaskRelay {
     }
   }
 
-  /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
-  private async forgetSession(backend: TaskBackend, principal: string, session: LegacySession) {
-    const key = pinnedSessionKey(backend, principal);
+  /** Drops the cached pinned session under `key` if it is still `session`. */
+  private async forgetSession(key: string, session: LegacySession) {
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
     if (current === session && this.sessions.get(key) === cached) this.sessions.delete(key);
@@ -544,13 +595,19 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** The pinned session of `principal` at `backend` on this replica (opened on first use). */
-  private sessionOf(backend: TaskBackend, principal: string): Promise<LegacySession> {
-    const key = pinnedSessionKey(backend, principal);
+  /**
+   * The pinned session of `principal` at `backend` declaring `capabilities` on this replica
+   * (opened on first use): the backend asks a task's creator only what its client can answer.
+   */
+  private sessionOf(
+    backend: TaskBackend,
+    principal: string,
+    capabilities: RelayedClientCapabilities,
+  ): Promise<LegacySession> {
+    const key = pinnedSessionKey(backend, principal, capabilities);
     let session = this.sessions.get(key);
     if (session === undefined) {
-      // Declares nothing: input during a task is not relayed yet (contract Status).
-      session = backend.channel.open({});
+      session = backend.channel.open({ ...capabilities });
       this.sessions.set(key, session);
       session.catch(() => {
         if (this.sessions.get(key) === session) this.sessions.delete(key);
@@ -567,6 +624,7 @@ export class LegacyTaskRelay {
     method: string,
     signal: AbortSignal,
     timeoutMs?: number,
+    onServerMessage?: ChannelRequestOptions['onServerMessage'],
   ): Promise<JsonRpcResponse> {
     return this.send(
       { backend, caller, tool: task.tool },
@@ -575,6 +633,7 @@ export class LegacyTaskRelay {
       { taskId: task.backendTaskId },
       signal,
       timeoutMs,
+      onServerMessage,
     );
   }
 
@@ -590,6 +649,7 @@ export class LegacyTaskRelay {
     params: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs?: number,
+    onServerMessage?: ChannelRequestOptions['onServerMessage'],
   ): Promise<JsonRpcResponse> {
     const observed = on.caller.telemetry?.backendRequest({
       server: on.backend.server.name,
@@ -611,6 +671,7 @@ export class LegacyTaskRelay {
         signals: [signal, this.stopping.signal],
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(traceContext === undefined ? {} : { traceContext }),
+        ...(onServerMessage === undefined ? {} : { onServerMessage }),
       },
     );
     this.inFlight.add(sent);
@@ -670,7 +731,17 @@ function isLost(reply: TaskReply): boolean {
   );
 }
 
-/** The key of a person's pinned session at a server (its identity: a new server gets new ones). */
-function pinnedSessionKey(backend: TaskBackend, principal: string): string {
-  return `${serverIdentityOf(backend.server)}\u0000${principal}`;
+/**
+ * The key of a person's pinned session at a server (its identity: a new server gets new ones)
+ * declaring `capabilities` (their members in a fixed order).
+ */
+function pinnedSessionKey(
+  backend: TaskBackend,
+  principal: string,
+  capabilities: RelayedClientCapabilities,
+): string {
+  const declared = JSON.stringify(
+    (['elicitation', 'sampling', 'roots', 'extensions'] as const).map(name => capabilities[name]),
+  );
+  return `${serverIdentityOf(backend.server)}\u0000${principal}\u0000${declared}`;
 }
