@@ -347,6 +347,30 @@ export class LegacyTaskRelay {
     return store.get(taskId);
   }
 
+  /**
+   * Reads task `task`'s `tasks/result` on its pinned session for the broker itself (the input
+   * relay of a 2026-07-28 client's task, LegacyInputRelay), each other message of the stream to
+   * `onServerMessage`; resolves with the final answer. For the task's owner; not audited.
+   */
+  readResult(
+    task: StoredTask,
+    backend: TaskBackend,
+    onServerMessage: NonNullable<ChannelRequestOptions['onServerMessage']>,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    const timeoutMs = Math.max(1, task.expiresAt - this.now());
+    return this.sendOnTask(
+      owner,
+      backend,
+      task,
+      'tasks/result',
+      signal,
+      timeoutMs,
+      onServerMessage,
+    );
+  }
+
   /** `tasks/list`: the caller's tasks from the table, newest first, a page at a time. */
   async list(caller: TaskCaller, cursor: unknown): Promise<TaskReply> {
     const started = performance.now();
