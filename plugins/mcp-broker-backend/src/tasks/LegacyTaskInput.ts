@@ -84,10 +84,17 @@ export class LegacyTaskInput {
       await this.refuse(rawId, `${method} is not a request the broker relays during a task`);
       return;
     }
-    if (asker === undefined || capabilities?.[capability] === undefined) {
+    if (asker === undefined) {
       await this.refuse(
         rawId,
-        `${method} is not available: the client reading this task's result did not declare the ${capability} capability`,
+        `${method} is not available: the broker cannot ask the client of this request (a 2026-07-28 client is asked through tasks/get once the task exists)`,
+      );
+      return;
+    }
+    if (capabilities?.[capability] === undefined) {
+      await this.refuse(
+        rawId,
+        `${method} is not available: the client of this request did not declare the ${capability} capability`,
       );
       return;
     }
