@@ -184,7 +184,8 @@ export class CrossEraTaskRelay {
     if (task.status === 'input_required')
       return { result: await this.withInput(row, task, signal) };
     if (task.status !== 'completed' && task.status !== 'failed') return { result: task };
-    const payload = await legacy.result(caller, taskId, signal);
+    // Part of this `get`: one audit event per operation (§2.14).
+    const payload = await legacy.result(caller, taskId, signal, { audited: false });
     if ('error' in payload && isBrokerAnswer(payload.error)) return payload;
     const detailed = detailedTaskFromLegacyPayload(task, payload);
     return {
@@ -260,7 +261,7 @@ export class CrossEraTaskRelay {
     if (cancelled.error.code !== JsonRpcErrorCode.InvalidParams) return cancelled;
     if (isBrokerAnswer(cancelled.error)) return cancelled;
     // The backend refused: acked when it still lists the task as ended, else it lost it (E3).
-    const seen = await legacy.get(caller, taskId, signal);
+    const seen = await legacy.get(caller, taskId, signal, { audited: false });
     if ('error' in seen) return seen;
     if (TERMINAL.has(String(seen.result.status))) return { result: {} };
     await this.options.store.delete(taskId as string).catch(() => undefined);

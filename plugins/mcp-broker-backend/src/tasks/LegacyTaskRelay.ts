@@ -76,6 +76,12 @@ import { LegacyTaskInput } from './LegacyTaskInput';
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
 
+/** How an operation of {@link LegacyTaskRelay} is recorded. */
+export interface OperationOptions {
+  /** Whether it is its own `mcp-broker.task` event (default true). */
+  readonly audited?: boolean;
+}
+
 /** A backend as the relay reaches it. */
 export interface TaskBackend {
   readonly server: BrokerServerConfig;
@@ -258,9 +264,17 @@ export class LegacyTaskRelay {
     };
   }
 
-  /** `tasks/get`: the task as the backend shows it now. */
-  get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    return this.operate(caller, taskId, 'get', async (task, backend) => {
+  /**
+   * `tasks/get`: the task as the backend shows it now. `audited: false` for a step of an
+   * operation its caller audits (§2.14: one event per operation).
+   */
+  get(
+    caller: TaskCaller,
+    taskId: unknown,
+    signal: AbortSignal,
+    { audited = true }: OperationOptions = {},
+  ): Promise<TaskReply> {
+    return this.operate(caller, taskId, audited ? 'get' : undefined, async (task, backend) => {
       const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       return this.taskAnswer(task, response);
     });
@@ -268,10 +282,16 @@ export class LegacyTaskRelay {
 
   /**
    * `tasks/result`: waits for the backend's final answer of the task (no tool call timeout: until
-   * the task expires or `signal` aborts — the client going away cancels nothing).
+   * the task expires or `signal` aborts — the client going away cancels nothing). `audited`: as
+   * for {@link LegacyTaskRelay.get}.
    */
-  result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    return this.operate(caller, taskId, 'result', async (task, backend) => {
+  result(
+    caller: TaskCaller,
+    taskId: unknown,
+    signal: AbortSignal,
+    { audited = true }: OperationOptions = {},
+  ): Promise<TaskReply> {
+    return this.operate(caller, taskId, audited ? 'result' : undefined, async (task, backend) => {
       // The backend's requests on the stream go to the caller's own stream (§2.12.1).
       const input = this.inputOf(caller, backend, task.taskId, {
         id: task.backendSessionId,
@@ -445,17 +465,22 @@ export class LegacyTaskRelay {
     }
   }
 
-  /** Steps 2–7 of contract §2.7 around one backend operation, audited. */
+  /**
+   * Steps 2–7 of contract §2.7 around one backend operation, audited as `operation` (undefined:
+   * a step of an operation audited by its caller).
+   */
   private async operate(
     caller: TaskCaller,
     taskId: unknown,
-    operation: TaskOperation,
+    operation: TaskOperation | undefined,
     run: (task: StoredTask, backend: TaskBackend) => Promise<TaskReply>,
   ): Promise<TaskReply> {
     const started = performance.now();
     const found = await this.find(caller, taskId);
     if ('refusal' in found) {
-      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
+      if (operation !== undefined) {
+        await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
+      }
       return refusal(found.refusal);
     }
     const { task, backend } = found;
@@ -475,7 +500,7 @@ export class LegacyTaskRelay {
       }
     }
     const outcome = 'error' in reply ? 'failed' : 'succeeded';
-    await this.audit(caller, { operation, outcome, started, task });
+    if (operation !== undefined) await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
