@@ -67,6 +67,7 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
       ['deploy', 'required'],
       ['nap', 'optional'],
       ['approve', 'required'],
+      ['confirm_deploy', 'required'],
     ]);
   });
 
@@ -180,5 +181,26 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result).toMatchObject({ isError: true });
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+  });
+
+  it("asks confirm_deploy's question on the call's stream before its task, then answers with a completed task", async () => {
+    const client = await connect('Bearer alice', { elicitation: { form: {} } });
+    const asked: ElicitRequest[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request);
+      return { action: 'accept', content: { confirmed: true } };
+    });
+    const { task } = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'confirm_deploy', arguments: { target: 'web' }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    expect(asked).toHaveLength(1);
+    expect(asked[0].params).toMatchObject({ mode: 'form', message: 'Deploy web?' });
+    expect(asked[0].params._meta?.['io.modelcontextprotocol/related-task']).toBeUndefined();
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'confirmed web' }]);
   });
 });

@@ -16,6 +16,9 @@
  *   sent on the next `tasks/result` stream of its session; `approved <target>` when the answer
  *   accepts with `approved: true`, `declined <target>` otherwise, a failed task when the request
  *   fails (the client declared no form elicitation, or answered with an error).
+ * - `confirm_deploy {target}` (`taskSupport: required`): asks first, on the call's own stream
+ *   before any task exists (a form `elicitation/create` without `related-task`), then answers
+ *   with a task already `completed`: `confirmed <target>` or `not confirmed <target>`.
  *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
  * SDK's store: another session sees "Task not found"), so a gateway must keep that backend
@@ -33,7 +36,7 @@ import {
   InMemoryTaskMessageQueue,
   InMemoryTaskStore,
 } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
 import { legacySessions, listenLegacySessions } from './legacySessions';
@@ -205,6 +208,43 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
               },
             )
             .catch(() => undefined);
+          return { task };
+        },
+        getTask: (_args, extra) => storedTask(extra),
+        getTaskResult: (_args, extra) => storedResult(extra),
+      },
+    );
+    server.experimental.tasks.registerToolTask(
+      'confirm_deploy',
+      {
+        description: 'Asks to confirm deploying a target, then answers with a finished task',
+        inputSchema: { target: z.string() },
+        execution: { taskSupport: 'required' },
+      },
+      {
+        createTask: async ({ target }, extra) => {
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message: `Deploy ${target}?`,
+                requestedSchema: {
+                  type: 'object',
+                  properties: { confirmed: { type: 'boolean' } },
+                  required: ['confirmed'],
+                },
+              },
+            },
+            ElicitResultSchema,
+          );
+          const confirmed = answer.action === 'accept' && answer.content?.confirmed === true;
+          const task = await newTask(extra);
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+            content: [
+              { type: 'text', text: `${confirmed ? 'confirmed' : 'not confirmed'} ${target}` },
+            ],
+          });
           return { task };
         },
         getTask: (_args, extra) => storedTask(extra),

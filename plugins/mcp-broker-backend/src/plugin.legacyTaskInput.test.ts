@@ -249,5 +249,41 @@ describe.each(engines)(
       });
       expect(asked).toBe(0);
     }, 60_000);
+
+    it('asks what the backend asks before its CreateTaskResult on the call’s stream, the answer given on the other replica', async () => {
+      const creator = await connect('alice', a.url, ELICITING, () => b.url);
+      const asked: Array<{ id: unknown; request: ElicitRequest }> = [];
+      creator.client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        asked.push({ id: extra.requestId, request });
+        return { action: 'accept', content: { confirmed: true } } satisfies ElicitResult;
+      });
+      const answersBefore = fixture.answers.length;
+      const { task } = await creator.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'jobs_confirm_deploy', arguments: { target: 'docs' }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      expect(asked).toEqual([
+        {
+          id: expect.stringMatching(GATEWAY_ID),
+          request: expect.objectContaining({
+            params: expect.objectContaining({ mode: 'form', message: 'Deploy docs?' }),
+          }),
+        },
+      ]);
+      expect(fixture.answers.slice(answersBefore)).toEqual([
+        expect.objectContaining({
+          id: expect.any(Number),
+          result: { action: 'accept', content: { confirmed: true } },
+        }),
+      ]);
+      const result = await creator.client.experimental.tasks.getTaskResult(
+        task.taskId,
+        CallToolResultSchema,
+      );
+      expect(result.content).toEqual([{ type: 'text', text: 'confirmed docs' }]);
+    }, 60_000);
   },
 );

@@ -160,5 +160,25 @@ describe.each(engines)(
 
       for (const text of received) expect(text).not.toContain(backendTaskId);
     }, 60_000);
+
+    it('refuses towards the backend what it asks before its task exists, saying the client cannot be asked there', async () => {
+      const answersBefore = fixture.answers.length;
+      const called = await modern(a.url, 'alice', 'tools/call', {
+        name: 'jobs_confirm_deploy',
+        arguments: { target: 'docs' },
+      });
+      // The backend's tool failed on the refusal: its error reaches the client.
+      expect(called.message.error).toBeDefined();
+      expect(fixture.answers.slice(answersBefore)).toEqual([
+        expect.objectContaining({
+          error: {
+            code: -32601,
+            message: expect.stringMatching(
+              /^elicitation\/create is not available: the broker cannot ask the client of this request/,
+            ),
+          },
+        }),
+      ]);
+    }, 60_000);
   },
 );
