@@ -203,4 +203,20 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'confirmed web' }]);
   });
+
+  it('fails a deploy with a JSON-RPC error as its tasks/result when the test says so', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'proto');
+    await server.started('proto');
+    await server.failWithError('proto', { code: -32603, message: 'the deploy broke the protocol' });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    const refusal = await client.experimental.tasks
+      .getTaskResult(task.taskId, CallToolResultSchema)
+      .catch(e => e);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect(refusal).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/broke the protocol/),
+    });
+  });
 });

@@ -8,7 +8,8 @@
  * Tools:
  * - `deploy {target}` (`taskSupport: required`): a job that runs until the test ends it with
  *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
- *   completed, an `isError` result when failed.
+ *   completed, an `isError` result when failed, or a `tasks/result` that is a JSON-RPC error
+ *   (`failWithError`).
  * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
  * - `approve {target}` (`taskSupport: required`): a task that goes `input_required` at once and
  *   asks its client, as the 2025-11-25 tasks specification says, with a form `elicitation/create`
@@ -36,7 +37,11 @@ import {
   InMemoryTaskMessageQueue,
   InMemoryTaskStore,
 } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
-import { ElicitResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitResultSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
 import { legacySessions, listenLegacySessions } from './legacySessions';
@@ -95,11 +100,30 @@ export interface LegacyTasksServer extends TasksServer {
   forgetSessions(): Promise<void>;
   /** The sessions a client ended with HTTP DELETE, in order. */
   readonly deletedSessions: readonly string[];
+  /**
+   * Ends the running `deploy` of `target` as `failed` whose `tasks/result` is the JSON-RPC error
+   * `error` (a protocol error, not a tool error).
+   */
+  failWithError(target: string, error: { code: number; message: string }): Promise<void>;
+}
+
+/**
+ * The SDK's task store, whose `tasks/result` of a task in `errors` is that JSON-RPC error (the
+ * SDK answers `tasks/result` from the store: a thrown McpError is its error response).
+ */
+class ErringTaskStore extends InMemoryTaskStore {
+  readonly errors = new Map<string, { code: number; message: string }>();
+
+  async getTaskResult(taskId: string, sessionId?: string) {
+    const error = this.errors.get(taskId);
+    if (error !== undefined) throw new McpError(error.code, error.message);
+    return super.getTaskResult(taskId, sessionId);
+  }
 }
 
 /** Starts the fixture on a free loopback port. */
 export async function startTasksServer(): Promise<LegacyTasksServer> {
-  const store = new InMemoryTaskStore();
+  const store = new ErringTaskStore();
   // Where the SDK keeps a task's requests until a `tasks/result` of its session sends them.
   const queue = new InMemoryTaskMessageQueue();
   const requests: RecordedTaskRequest[] = [];
@@ -324,6 +348,11 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
           ? { content: [{ type: 'text', text: `deployed ${target}` }] }
           : { content: [{ type: 'text', text: `deploying ${target} failed` }], isError: true };
       await store.storeTaskResult(job.taskId, outcome, result, job.session);
+    },
+    async failWithError(target, error) {
+      const job = jobs.get(target);
+      store.errors.set(job.taskId, error);
+      await store.storeTaskResult(job.taskId, 'failed', { content: [] }, job.session);
     },
     forgetSessions: () => sessions.close(),
     async close() {

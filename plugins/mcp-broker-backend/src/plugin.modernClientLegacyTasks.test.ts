@@ -180,6 +180,25 @@ describe('tasks through the broker (2026-07-28 client, 2025-11-25 backend, real 
     expect(done).not.toHaveProperty('error');
   });
 
+  it('shows a failed legacy task whose result is a JSON-RPC error as failed with that error (status mapping)', async () => {
+    const task = (await call('alice', 'deploy', { target: 'protocol' })).message.result;
+    backendIds.push((await fixture.started('protocol')).taskId);
+    await fixture.failWithError('protocol', {
+      code: -32603,
+      message: 'the deploy broke the protocol',
+    });
+    const done = await waitFor(async () => {
+      const { message } = await get('alice', task.taskId);
+      return message.result?.status === 'working' ? undefined : message.result;
+    }, 'the task to end');
+    // The backend's JSON-RPC error as it sent it (the SDK prefixes its messages).
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: -32603, message: 'MCP error -32603: the deploy broke the protocol' },
+    });
+    expect(done).not.toHaveProperty('result');
+  });
+
   it('runs an optional tool as a task that is already completed', async () => {
     const task = (await call('alice', 'nap')).message.result;
     expect(task).toMatchObject({ resultType: 'task' });
