@@ -29,6 +29,7 @@ export class TaskStreamAsking implements AskingCall, TaskStreamAsker {
     private readonly router: AnswerRouter,
   ) {}
 
+  /** {@inheritDoc AskingCall.addExpiry} */
   addExpiry(timer: NodeJS.Timeout): void {
     if (this.ended) clearTimeout(timer);
     else this.expiryTimers.push(timer);
