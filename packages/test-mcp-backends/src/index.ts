@@ -56,7 +56,12 @@ export type {
   WhoamiServerOptions,
 } from './whoamiServer';
 export { DEFAULT_TASK_TTL_MS, startTasksServer, TASK_POLL_INTERVAL_MS } from './tasksServer';
-export type { LegacyTasksServer, RecordedTaskRequest, TasksServer } from './tasksServer';
+export type {
+  LegacyTasksServer,
+  RecordedTaskAnswer,
+  RecordedTaskRequest,
+  TasksServer,
+} from './tasksServer';
 export type { DeployJob } from './deployJobs';
 export { startModernTasksServer, TASKS_EXTENSION } from './modernTasksServer';
 export type { ModernTasksServer } from './modernTasksServer';

@@ -71,7 +71,7 @@ export interface RecordedTaskRequest {
 }
 
 /** A JSON-RPC response a client sent the fixture (an answer to its `elicitation/create`). */
-export interface RecordedAnswer {
+export interface RecordedTaskAnswer {
   /** The response's `id` as it arrived. */
   id: unknown;
   /** The session it named (`Mcp-Session-Id`). */
@@ -95,7 +95,7 @@ export interface TasksServer {
 /** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
 export interface LegacyTasksServer extends TasksServer {
   /** The JSON-RPC responses clients sent (answers to `approve`'s questions), in order. */
-  readonly answers: readonly RecordedAnswer[];
+  readonly answers: readonly RecordedTaskAnswer[];
   /** Ends every session (later requests naming one get 404); their tasks go with them. */
   forgetSessions(): Promise<void>;
   /** The sessions a client ended with HTTP DELETE, in order. */
@@ -127,7 +127,7 @@ export async function startTasksServer(): Promise<LegacyTasksServer> {
   // Where the SDK keeps a task's requests until a `tasks/result` of its session sends them.
   const queue = new InMemoryTaskMessageQueue();
   const requests: RecordedTaskRequest[] = [];
-  const answers: RecordedAnswer[] = [];
+  const answers: RecordedTaskAnswer[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
