@@ -63,6 +63,7 @@ export {
 } from './tasksServer';
 export type {
   LegacyTasksServer,
+  RecordedTaskAnswer,
   RecordedTaskRequest,
   TasksServer,
   TasksServerOptions,

@@ -9,7 +9,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   McpError,
+  type ElicitRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startTasksServer, TASK_POLL_INTERVAL_MS, type LegacyTasksServer } from './tasksServer';
 import { validateTaskMessages } from './validateTaskMessages';
@@ -31,8 +33,11 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     await server.close();
   });
 
-  async function connect(credential: string): Promise<Client> {
-    const client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' });
+  async function connect(
+    credential: string,
+    capabilities: Record<string, unknown> = {},
+  ): Promise<Client> {
+    const client = new Client({ name: 'tasks-fixture-test', version: '1.0.0' }, { capabilities });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(server.url), {
         requestInit: { headers: { Authorization: credential } },
@@ -62,6 +67,8 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     expect(tools.map(tool => [tool.name, tool.execution?.taskSupport])).toEqual([
       ['deploy', 'required'],
       ['nap', 'optional'],
+      ['approve', 'required'],
+      ['confirm_deploy', 'required'],
     ]);
   });
 
@@ -133,9 +140,10 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
     const client = await connect('Bearer alice');
     const { task } = await startDeploy(client, 'web');
     server.retireTool('deploy');
-    expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    const rest = ['nap', 'approve', 'confirm_deploy'];
+    expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(rest);
     const later = await connect('Bearer alice');
-    expect((await later.listTools()).tools.map(tool => tool.name)).toEqual(['nap']);
+    expect((await later.listTools()).tools.map(tool => tool.name)).toEqual(rest);
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
     await server.finish('web', 'completed');
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
@@ -177,6 +185,80 @@ describe('tasks fixture (2025-11-25 half, SDK 1.x client)', () => {
       CreateTaskResultSchema,
     );
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+
+  it("asks approve's question on the tasks/result stream, related to the task, and completes with the answer", async () => {
+    const client = await connect('Bearer alice', { elicitation: { form: {} } });
+    const asked: ElicitRequest[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request);
+      return { action: 'accept', content: { approved: true } };
+    });
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'approve', arguments: { target: 'web' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
+
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'approved web' }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0].params).toMatchObject({
+      mode: 'form',
+      message: 'Approve deploying web?',
+      _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } },
+    });
+    expect(server.answers).toEqual([
+      expect.objectContaining({ result: { action: 'accept', content: { approved: true } } }),
+    ]);
+  });
+
+  it('fails approve when its client declared no form elicitation', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'approve', arguments: { target: 'db' }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result).toMatchObject({ isError: true });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+  });
+
+  it("asks confirm_deploy's question on the call's stream before its task, then answers with a completed task", async () => {
+    const client = await connect('Bearer alice', { elicitation: { form: {} } });
+    const asked: ElicitRequest[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async request => {
+      asked.push(request);
+      return { action: 'accept', content: { confirmed: true } };
+    });
+    const { task } = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'confirm_deploy', arguments: { target: 'web' }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    expect(asked).toHaveLength(1);
+    expect(asked[0].params).toMatchObject({ mode: 'form', message: 'Deploy web?' });
+    expect(asked[0].params._meta?.['io.modelcontextprotocol/related-task']).toBeUndefined();
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'confirmed web' }]);
+  });
+
+  it('fails a deploy with a JSON-RPC error as its tasks/result when the test says so', async () => {
+    const client = await connect('Bearer alice');
+    const { task } = await startDeploy(client, 'proto');
+    await server.started('proto');
+    await server.failWithError('proto', { code: -32603, message: 'the deploy broke the protocol' });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('failed');
+    const refusal = await client.experimental.tasks
+      .getTaskResult(task.taskId, CallToolResultSchema)
+      .catch(e => e);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect(refusal).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/broke the protocol/),
+    });
   });
 });
 

@@ -8,10 +8,20 @@
  * Tools:
  * - `deploy {target}` (`taskSupport: required`): a job that runs until the test ends it with
  *   `finish(target, outcome)` — tests wait for states, never for time; `deployed <target>` when
- *   completed, an `isError` result when failed. Run as the development `jobs` server (`yarn
- *   start`, developmentServersMain.ts), where no test finishes it, each deploy completes on its
- *   own after `deployDurationMs`.
+ *   completed, an `isError` result when failed, or a `tasks/result` that is a JSON-RPC error
+ *   (`failWithError`). Run as the development `jobs` server (`yarn start`,
+ *   developmentServersMain.ts), where no test finishes it, each deploy completes on its own after
+ *   `deployDurationMs`.
  * - `nap` (`taskSupport: optional`): answers at once (`napped`), with or without a task.
+ * - `approve {target}` (`taskSupport: required`): a task that goes `input_required` at once and
+ *   asks its client, as the 2025-11-25 tasks specification says, with a form `elicitation/create`
+ *   related to the task (`_meta["io.modelcontextprotocol/related-task"]`), queued by the SDK and
+ *   sent on the next `tasks/result` stream of its session; `approved <target>` when the answer
+ *   accepts with `approved: true`, `declined <target>` otherwise, a failed task when the request
+ *   fails (the client declared no form elicitation, or answered with an error).
+ * - `confirm_deploy {target}` (`taskSupport: required`): asks first, on the call's own stream
+ *   before any task exists (a form `elicitation/create` without `related-task`), then answers
+ *   with a task already `completed`: `confirmed <target>` or `not confirmed <target>`.
  *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
  * SDK's store: another session sees "Task not found"), so a gateway must keep that backend
@@ -26,7 +36,12 @@ import type {
   CreateTaskRequestHandlerExtra,
   TaskRequestHandlerExtra,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import {
+  ElicitResultSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
 import { type LegacySessions, legacySessions, listenLegacySessions } from './legacySessions';
@@ -56,6 +71,16 @@ export interface RecordedTaskRequest {
   traceparent?: string;
 }
 
+/** A JSON-RPC response a client sent the fixture (an answer to its `elicitation/create`). */
+export interface RecordedTaskAnswer {
+  /** The response's `id` as it arrived. */
+  id: unknown;
+  /** The session it named (`Mcp-Session-Id`). */
+  session?: string;
+  result?: unknown;
+  error?: unknown;
+}
+
 /** A running tasks fixture. */
 export interface TasksServer {
   url: string;
@@ -70,6 +95,8 @@ export interface TasksServer {
 
 /** The 2025-11-25 half, which can also forget its sessions as a restarted server would. */
 export interface LegacyTasksServer extends TasksServer {
+  /** The JSON-RPC responses clients sent (answers to `approve`'s questions), in order. */
+  readonly answers: readonly RecordedTaskAnswer[];
   /**
    * Ends every session (later requests naming one get 404); their tasks go with them, unless
    * `keepTasks` (a server with durable tasks restarted): then any new session of the task's
@@ -83,6 +110,25 @@ export interface LegacyTasksServer extends TasksServer {
   retireTool(tool: 'deploy' | 'nap'): void;
   /** The sessions a client ended with HTTP DELETE, in order. */
   readonly deletedSessions: readonly string[];
+  /**
+   * Ends the running `deploy` of `target` as `failed` whose `tasks/result` is the JSON-RPC error
+   * `error` (a protocol error, not a tool error).
+   */
+  failWithError(target: string, error: { code: number; message: string }): Promise<void>;
+}
+
+/**
+ * The SDK's task store, whose `tasks/result` of a task in `errors` is that JSON-RPC error (the
+ * SDK answers `tasks/result` from the store: a thrown McpError is its error response).
+ */
+class ErringTaskStore extends SurvivingTaskStore {
+  readonly errors = new Map<string, { code: number; message: string }>();
+
+  async getTaskResult(taskId: string, sessionId?: string) {
+    const error = this.errors.get(taskId);
+    if (error !== undefined) throw new McpError(error.code, error.message);
+    return super.getTaskResult(taskId, sessionId);
+  }
 }
 
 /**
@@ -107,8 +153,11 @@ export interface TasksServerOptions {
 export async function startTasksServer(
   options: TasksServerOptions = {},
 ): Promise<LegacyTasksServer> {
-  const store = new SurvivingTaskStore();
+  const store = new ErringTaskStore();
+  // Where the SDK keeps a task's requests until a `tasks/result` of its session sends them.
+  const queue = new InMemoryTaskMessageQueue();
   const requests: RecordedTaskRequest[] = [];
+  const answers: RecordedTaskAnswer[] = [];
   const deletedSessions: string[] = [];
   const jobs = new DeployJobs();
   // The request being handled, so a tool can see its session and credential.
@@ -141,6 +190,7 @@ export async function startTasksServer(
       {
         capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
         taskStore: store,
+        taskMessageQueue: queue,
       },
     );
     const tools = new Map<string, RegisteredTool>();
@@ -188,6 +238,99 @@ export async function startTasksServer(
         getTaskResult: extra => storedResult(extra),
       },
     );
+    server.experimental.tasks.registerToolTask(
+      'approve',
+      {
+        description: 'Asks its client to approve deploying a target, during the task',
+        inputSchema: { target: z.string() },
+        execution: { taskSupport: 'required' },
+      },
+      {
+        createTask: async ({ target }, extra) => {
+          const task = await newTask(extra);
+          const session = extra.sessionId;
+          await store.updateTaskStatus(task.taskId, 'input_required', undefined, session);
+          // The question waits in the SDK's queue for the next `tasks/result` of this session.
+          server.server
+            .elicitInput(
+              {
+                mode: 'form',
+                message: `Approve deploying ${target}?`,
+                requestedSchema: {
+                  type: 'object',
+                  properties: { approved: { type: 'boolean' } },
+                  required: ['approved'],
+                },
+              },
+              { relatedTask: { taskId: task.taskId } },
+            )
+            .then(
+              async answer => {
+                const approved = answer.action === 'accept' && answer.content?.approved === true;
+                await store.storeTaskResult(
+                  task.taskId,
+                  'completed',
+                  {
+                    content: [
+                      { type: 'text', text: `${approved ? 'approved' : 'declined'} ${target}` },
+                    ],
+                  },
+                  session,
+                );
+              },
+              async (error: unknown) => {
+                await store.storeTaskResult(
+                  task.taskId,
+                  'failed',
+                  { content: [{ type: 'text', text: `asking failed: ${error}` }], isError: true },
+                  session,
+                );
+              },
+            )
+            .catch(() => undefined);
+          return { task };
+        },
+        getTask: (_args, extra) => storedTask(extra),
+        getTaskResult: (_args, extra) => storedResult(extra),
+      },
+    );
+    server.experimental.tasks.registerToolTask(
+      'confirm_deploy',
+      {
+        description: 'Asks to confirm deploying a target, then answers with a finished task',
+        inputSchema: { target: z.string() },
+        execution: { taskSupport: 'required' },
+      },
+      {
+        createTask: async ({ target }, extra) => {
+          const answer = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message: `Deploy ${target}?`,
+                requestedSchema: {
+                  type: 'object',
+                  properties: { confirmed: { type: 'boolean' } },
+                  required: ['confirmed'],
+                },
+              },
+            },
+            ElicitResultSchema,
+          );
+          const confirmed = answer.action === 'accept' && answer.content?.confirmed === true;
+          const task = await newTask(extra);
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+            content: [
+              { type: 'text', text: `${confirmed ? 'confirmed' : 'not confirmed'} ${target}` },
+            ],
+          });
+          return { task };
+        },
+        getTask: (_args, extra) => storedTask(extra),
+        getTaskResult: (_args, extra) => storedResult(extra),
+      },
+    );
     tools.set('deploy', deploy).set('nap', nap);
     for (const name of retired) tools.get(name)!.disable();
     registered.push(tools);
@@ -208,6 +351,14 @@ export async function startTasksServer(
       const params = isRecord(message?.params) ? message.params : undefined;
       const taskId = typeof params?.taskId === 'string' ? params.taskId : undefined;
       if (req.method === 'DELETE' && typeof session === 'string') deletedSessions.push(session);
+      if (method === undefined && message !== undefined && 'id' in message) {
+        answers.push({
+          id: message.id,
+          ...(typeof session === 'string' && { session }),
+          ...('result' in message && { result: message.result }),
+          ...('error' in message && { error: message.error }),
+        });
+      }
       if (method !== undefined) {
         requests.push({
           method,
@@ -251,6 +402,7 @@ export async function startTasksServer(
   return {
     url: listening.url,
     requests,
+    answers,
     deletedSessions,
     started: target => jobs.started(target),
     finish: (target, outcome) => endJob(jobs.get(target), outcome),
@@ -262,6 +414,11 @@ export async function startTasksServer(
     retireTool(tool) {
       retired.add(tool);
       for (const tools of registered) tools.get(tool)!.disable();
+    },
+    async failWithError(target, error) {
+      const job = jobs.get(target);
+      store.errors.set(job.taskId, error);
+      await store.storeTaskResult(job.taskId, 'failed', { content: [] }, job.session);
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

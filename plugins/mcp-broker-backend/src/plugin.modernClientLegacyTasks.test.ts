@@ -155,7 +155,10 @@ describe('tasks through the broker (2026-07-28 client, 2025-11-25 backend, real 
         end: expect.objectContaining({ meta: expect.objectContaining({ resultType: 'task' }) }),
       }),
     ]);
-    // Its operations are audited with both eras.
+    // Its operations are audited with both eras, one event each: a get that inlined the legacy
+    // tasks/result is no `result` operation.
+    const operations = audit.filter(e => e.meta.taskRef === ref && e.meta.operation !== undefined);
+    expect(operations.filter(e => e.meta.operation === 'result')).toEqual([]);
     const gotten = audit.filter(e => e.meta.taskRef === ref && e.meta.operation === 'get');
     expect(gotten.length).toBeGreaterThan(0);
     for (const event of gotten) {
@@ -175,6 +178,25 @@ describe('tasks through the broker (2026-07-28 client, 2025-11-25 backend, real 
     }, 'the task to end');
     expect(done).toMatchObject({ status: 'completed', result: { isError: true } });
     expect(done).not.toHaveProperty('error');
+  });
+
+  it('shows a failed legacy task whose result is a JSON-RPC error as failed with that error (status mapping)', async () => {
+    const task = (await call('alice', 'deploy', { target: 'protocol' })).message.result;
+    backendIds.push((await fixture.started('protocol')).taskId);
+    await fixture.failWithError('protocol', {
+      code: -32603,
+      message: 'the deploy broke the protocol',
+    });
+    const done = await waitFor(async () => {
+      const { message } = await get('alice', task.taskId);
+      return message.result?.status === 'working' ? undefined : message.result;
+    }, 'the task to end');
+    // The backend's JSON-RPC error as it sent it (the SDK prefixes its messages).
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: -32603, message: 'MCP error -32603: the deploy broke the protocol' },
+    });
+    expect(done).not.toHaveProperty('result');
   });
 
   it('runs an optional tool as a task that is already completed', async () => {

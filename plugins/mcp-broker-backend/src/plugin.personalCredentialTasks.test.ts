@@ -71,6 +71,8 @@ describe('tasks and a server in a person’s credential mode', () => {
       ).toEqual([
         ['jobs_deploy', 'required'],
         ['jobs_nap', 'optional'],
+        ['jobs_approve', 'required'],
+        ['jobs_confirm_deploy', 'required'],
       ]);
       // With `task` the fixture would answer a task: without it, at once.
       const plain = await client.request(

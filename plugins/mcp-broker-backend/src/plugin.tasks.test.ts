@@ -157,6 +157,8 @@ describe('tasks through the broker (2025-11-25 client and backend, real tasks fi
     ).toEqual([
       ['jobs_deploy', 'required'],
       ['jobs_nap', 'optional'],
+      ['jobs_approve', 'required'],
+      ['jobs_confirm_deploy', 'required'],
     ]);
     // The operator sees that the server supports tasks.
     const status = await fetch(new URL('/api/mcp-broker/status', broker.url), {

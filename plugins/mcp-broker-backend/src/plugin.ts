@@ -209,6 +209,7 @@ export const mcpBrokerPlugin = createBackendPlugin({
           // Task status changes travel to every replica on the signal bus (contract §2.10).
           tasks: {
             store: tasks,
+            inputs: stores.taskInputs,
             auditor: new TaskAuditor(deps.auditor, logger),
             metrics: telemetry.metrics,
             urlElicitations,

@@ -297,6 +297,45 @@ export interface ToolCallHandler {
    * is in flight. Optional: a handler without it has its calls ended by `close`.
    */
   drain?(deadlineMs: number): Promise<void>;
+  /**
+   * Opens the asking of `context.backend`'s requests on a 2025-11-25 client's `tasks/result`
+   * stream (contract tasks-and-apps §2.12.1): each goes to the client under a gateway id, as a
+   * call's do, and the client's answer — on any replica, once — reaches the backend session that
+   * asked. Optional: without it such requests are refused towards the backend.
+   */
+  askOnTaskStream?(context: TaskStreamContext): TaskStreamAsker;
   /** The broker is shutting down. */
   close(): Promise<void>;
+}
+
+/** The client stream a task's backend requests are asked on (a legacy `tasks/result`). */
+export interface TaskStreamContext {
+  /** The client session whose `tasks/result` it is: only it may answer. */
+  readonly clientSessionId: string;
+  /** The configured name of the task's server. */
+  readonly backend: string;
+  /** The answer to the client's `tasks/result`. */
+  readonly response: ClientResponseWriter;
+  /** Aborted when the client's POST connection closes or the broker stops. */
+  readonly signal: AbortSignal;
+}
+
+/** A backend session's server-to-client request, to put to a client. */
+export interface BackendSessionRequest {
+  /** The `Mcp-Session-Id` of the backend session that asked (where the answer goes). */
+  readonly sessionId: string | undefined;
+  /** That session's protocol version. */
+  readonly protocolVersion: string;
+  /** The backend's request id, as its exact JSON token. */
+  readonly rawId: string;
+  /** The request as the client is to see it (its `id` is replaced by a gateway id). */
+  readonly message: Record<string, unknown>;
+}
+
+/** Asks one client stream a task's backend requests; see `ToolCallHandler.askOnTaskStream`. */
+export interface TaskStreamAsker {
+  /** Sends `request` to the client under a fresh gateway id (resolves once it is recorded). */
+  ask(request: BackendSessionRequest): Promise<void>;
+  /** The stream ended: its gateway ids unanswered so far are retired. */
+  end(): Promise<void>;
 }

@@ -15,6 +15,7 @@ import {
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../protocol/jsonRpc';
+import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import { mcpNameSource } from '../protocol/mcpMethods';
 import { abortError } from './abortError';
 import { BackendError, backendFailure, backendRequestTimedOut } from './backendErrors';
@@ -35,8 +36,11 @@ export interface ChannelRequestOptions {
   signals?: ReadonlyArray<AbortSignal | undefined>;
   /** Time limit (default: the channel's request timeout). */
   timeoutMs?: number;
-  /** Called for every other message the backend sends on this request's stream. */
-  onServerMessage?: (message: JsonRpcMessage) => void;
+  /**
+   * Called for every other message the backend sends on this request's stream, with its `id`'s
+   * raw JSON token when it has one (to answer a request with its id as written).
+   */
+  onServerMessage?: (message: JsonRpcMessage, rawId: RawJsonRpcId | undefined) => void;
   /** The request's trace context, sent as HTTP headers (`traceparent`, `tracestate`). */
   traceContext?: Readonly<Record<string, string>>;
 }
@@ -151,7 +155,7 @@ export abstract class BackendChannel {
           this.misbehaviours.record('mismatchedIds');
         }
         if (reply.single) break;
-        if (parsed) options.onServerMessage?.(parsed.message);
+        if (parsed) options.onServerMessage?.(parsed.message, item.parsed.rawId);
       }
     } catch (error) {
       if (error instanceof BackendError) throw error;

@@ -51,6 +51,8 @@ import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
 import { ElicitationIdMap, type ElicitationIdStore } from '../calls/ElicitationIdMap';
+import { LegacyInputRelay } from '../tasks/LegacyInputRelay';
+import { MemoryTaskInputStore, type TaskInputStore } from '../tasks/TaskInputStore';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
 import { ExpirySweeper } from '../replicas/ExpirySweeper';
 import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
@@ -115,6 +117,8 @@ export interface McpBrokerOptions {
    */
   tasks?: {
     store: TaskStore;
+    /** The open inputs of tasks carried across eras (§2.12.4); default in memory. */
+    inputs?: TaskInputStore;
     auditor?: TaskAuditor;
     metrics?: BrokerMetrics;
     urlElicitations?: UrlElicitationPolicy;
@@ -162,6 +166,8 @@ export class McpBroker {
   readonly taskNotifications: TaskNotifications;
   /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
   private readonly taskWatcher: TaskWatcher;
+  /** Reads a legacy backend's task input for 2026-07-28 clients (§2.12.4); stopped at the drain. */
+  private readonly taskInput: LegacyInputRelay;
   /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
   private readonly taskBus: SignalBus | undefined;
   /**
@@ -232,6 +238,7 @@ export class McpBroker {
       backendOf: legacyTaskBackendOf,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
       ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
+      urlElicitations: options.tasks?.urlElicitations,
     });
     this.modernTasks = new ModernTaskRelay({
       store: taskStore,
@@ -261,6 +268,16 @@ export class McpBroker {
         ? {}
         : { urlElicitations: options.tasks.urlElicitations }),
     });
+    const taskInputs = options.tasks?.inputs ?? new MemoryTaskInputStore();
+    const holder = options.tasks?.replicaId ?? randomUUID();
+    this.taskInput = new LegacyInputRelay({
+      store: taskStore,
+      inputs: taskInputs,
+      legacy: this.tasks,
+      holder,
+      logger: options.logger,
+      urlElicitations: options.tasks?.urlElicitations,
+    });
     this.taskWatcher = new TaskWatcher({
       store: taskStore,
       // Through the relay of the task's backend era (no 2025 request to a 2026 backend).
@@ -268,7 +285,7 @@ export class McpBroker {
         (await taskStore.get(taskId))?.backendEra === 'modern'
           ? this.modernTasks.poll(taskId, signal)
           : this.tasks.poll(taskId, signal),
-      holder: options.tasks?.replicaId ?? randomUUID(),
+      holder,
       minPollIntervalMs: options.config.tasks.minPollIntervalMs,
       logger: options.logger,
     });
@@ -292,7 +309,7 @@ export class McpBroker {
           signal.task.pollIntervalMs,
         ),
     });
-    this.taskSweep = new ExpirySweeper([this.tasks], error =>
+    this.taskSweep = new ExpirySweeper([this.tasks, taskInputs], error =>
       options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),
     );
     this.taskSweep.start();
@@ -302,6 +319,7 @@ export class McpBroker {
       legacy: this.tasks,
       modern: this.modernTasks,
       legacyBackendOf: legacyTaskBackendOf,
+      input: this.taskInput,
       ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
       inputs: {
         elicitations: new ElicitationIdMap({
@@ -364,6 +382,7 @@ export class McpBroker {
    */
   drain(): Promise<void> {
     this.listenStreams.closeAll();
+    this.taskInput.stop();
     this.drained ??= Promise.all([
       // GET streams end now, their leases given up first: their clients open them again on
       // another replica at once, while the calls here drain.

@@ -33,7 +33,7 @@ import { isPlainObject, JsonRpcErrorCode } from '../protocol/jsonRpc';
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
 import { MODERN_PROTOCOL_VERSION } from '../protocol/versions';
 import type { ClientResponseContext, ClientResponseOutcome } from '../types';
-import type { BackendResponder, ClientAnswer } from './callTypes';
+import type { AskingCall, BackendResponder, ClientAnswer } from './callTypes';
 import type { ElicitationIdMap, ElicitationMapping } from './ElicitationIdMap';
 import type { StatelessInputAnswers } from './StatelessInputAnswers';
 import type { ToolCall } from './ToolCall';
@@ -86,12 +86,12 @@ export class AnswerRouter implements BackendResponder {
   }
 
   /**
-   * A 2025-era backend's server-to-client request during a session's call: the client gets it on
-   * the call's stream under a gateway id (retired when the call ends, or answered with an error
-   * for the client at its expiry).
+   * A 2025-era backend's server-to-client request during a session's call (or a task's
+   * `tasks/result` stream): the client gets it on that stream under a gateway id (retired when
+   * the call ends, or answered with an error for the client at its expiry).
    */
   async relayRequest(
-    call: ToolCall,
+    call: AskingCall,
     session: LegacySessionRef,
     rawId: RawJsonRpcId,
     message: Record<string, unknown>,
@@ -230,14 +230,14 @@ export class AnswerRouter implements BackendResponder {
    * on another replica learns that the call ended). Failures are logged. Undefined when the call
    * left nothing to retire (most calls): no promise.
    */
-  callEnded(call: ToolCall): Promise<void> | undefined {
+  callEnded(call: AskingCall): Promise<void> | undefined {
     const published = this.options.statelessInputs.callEnded(call.id);
     // Most calls never ask the client anything; they cost the (possibly shared) store nothing.
     if (published === undefined && !call.registeredIds) return undefined;
     return this.retire(call, published);
   }
 
-  private async retire(call: ToolCall, published: Promise<void> | undefined): Promise<void> {
+  private async retire(call: AskingCall, published: Promise<void> | undefined): Promise<void> {
     await published?.catch(error =>
       this.options.logger.warn(`Could not remove a call's published input requests: ${error}`),
     );

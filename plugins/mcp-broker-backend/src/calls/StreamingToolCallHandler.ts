@@ -2,7 +2,8 @@
  * The broker's ToolCallHandler: adapts the router's seam (src/types.ts) to the call machinery.
  * An adapter only: a session's call is handed to the calls in flight with a session's client
  * half (RoutedCalls, ToolCalls.sessionClient), a stateless (2026-07-28) caller's to the era that
- * knows it (StatelessCalls), and everything else — a client's answer, its cancellation, a
+ * knows it (StatelessCalls), a task's requests on a `tasks/result` stream to the answer router
+ * (TaskStreamAsking), and everything else — a client's answer, its cancellation, a
  * session's or a backend's end, drain and close — to ToolCalls. A client's response ends in a
  * domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
  * What it is made of is built in one place, createStreamingToolCallHandler.ts.
@@ -12,6 +13,8 @@ import type {
   ModernToolCallContext,
   ClientResponseContext,
   ClientResponseOutcome,
+  TaskStreamAsker,
+  TaskStreamContext,
   ToolCallContext,
   ToolCallHandler,
 } from '../types';
@@ -68,6 +71,14 @@ export class StreamingToolCallHandler implements ToolCallHandler {
     if (this.calls.cancel(context.clientSession.id, params)) return;
     // Not in flight here: with a shared store, maybe on another replica.
     await this.calls.cancelElsewhere(context.clientSession.id, params);
+  }
+
+  askOnTaskStream(context: TaskStreamContext): TaskStreamAsker {
+    return this.parts.calls.taskStreamAsking(
+      context.clientSessionId,
+      context.backend,
+      responseSink(context),
+    );
   }
 
   closeClientSession(sessionId: string): Promise<void> {

@@ -43,6 +43,7 @@ import { InputRequiredClient } from './InputRequiredClient';
 import { LegacyLeg } from './LegacyLeg';
 import { ModernLeg } from './ModernLeg';
 import { SessionClient } from './SessionClient';
+import { TaskStreamAsking } from './TaskStreamAsking';
 import { StatelessInputAnswers } from './StatelessInputAnswers';
 import { type CallClient, type CallLeg, type ForwardedToolCall, ToolCall } from './ToolCall';
 import { UnaskableClient } from './UnaskableClient';
@@ -138,6 +139,14 @@ export class ToolCalls {
    */
   sessionClient(sessionId: string, capabilities: RelayedClientCapabilities): CallClient {
     return new SessionClient(sessionId, capabilities, this.router, this.sessionCancellations);
+  }
+
+  /**
+   * Asks client session `sessionId`, on `sink` (its `tasks/result` stream), the requests of
+   * `backend`'s task session, under gateway ids answered as a call's are (TaskStreamAsking).
+   */
+  taskStreamAsking(sessionId: string, backend: string, sink: ClientMessageSink): TaskStreamAsking {
+    return new TaskStreamAsking(backend, sessionId, sink, this.router);
   }
 
   /**

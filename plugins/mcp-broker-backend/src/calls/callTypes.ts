@@ -26,6 +26,25 @@ export interface ClientMessageSink {
   readonly clientGone: AbortSignal;
 }
 
+/**
+ * What the requests a backend puts to a 2025-11-25 client are bound to: a call (ToolCall), or a
+ * task's `tasks/result` stream (TaskStreamAsking). Its gateway ids are retired together, by `id`.
+ */
+export interface AskingCall {
+  /** Keys the gateway ids issued for it. */
+  readonly id: string;
+  /** The backend's configured name (the gateway ids' prefix). */
+  readonly backend: string;
+  /** The client session asked: only it may answer. */
+  readonly owner: string;
+  /** Where the requests go. */
+  readonly sink: ClientMessageSink;
+  /** Set before its first gateway id is registered: only then are there ids to retire. */
+  registeredIds: boolean;
+  /** A timer that retires one of its gateway ids at its expiry (cleared at its end). */
+  addExpiry(timer: NodeJS.Timeout): void;
+}
+
 /** A client's JSON-RPC response to a request the broker forwarded (elicitation, sampling). */
 export interface ClientAnswer {
   id: unknown;

@@ -19,6 +19,7 @@ import { taskRefOf } from '../tasks/TaskAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import { authOf } from '../identity/BackendCredentialProvider';
 import type { BrokerServerConfig } from '../config';
+import { relayedCapabilities } from '../protocol/capabilities';
 import {
   isPlainObject,
   jsonRpcError,
@@ -38,10 +39,14 @@ import { refuseStoreUnavailable } from './protocol';
 import { mayUseTaskTool } from './taskToolUse';
 import { endpointFieldOf, permittedCatalogOf, type McpRequest, type McpRoute } from './mcpRequest';
 
-/** The caller of a task operation, with the tool decisions of this request. */
+/**
+ * The caller of a task operation, with the tool decisions of this request and the client
+ * capabilities it declared (its session's, or its `_meta`'s).
+ */
 export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
   const catalog = permittedCatalogOf(request);
   const traceId = request.telemetry?.traceId;
+  const declared = request.session?.clientCapabilities ?? request.context?.clientCapabilities;
   return {
     principal: request.principal,
     mayUse: (server, tool, toolAnnotations) =>
@@ -49,6 +54,27 @@ export function callerOf(broker: McpBroker, request: McpRequest): TaskCaller {
     ...(traceId === undefined ? {} : { traceId }),
     ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
     era: request.era,
+    capabilities: relayedCapabilities(declared ?? {}),
+  };
+}
+
+/**
+ * {@link callerOf}, for a 2025-11-25 session's request whose answer stream a task's backend may
+ * ask on (a `tasks/result`, a task-creating `tools/call`; contract §2.12.1) until `signal` aborts.
+ */
+function askingCallerOf(broker: McpBroker, request: McpRequest, signal: AbortSignal): TaskCaller {
+  const caller = callerOf(broker, request);
+  const session = request.session;
+  if (session === undefined) return caller;
+  return {
+    ...caller,
+    askOn: backend =>
+      broker.toolCalls.askOnTaskStream?.({
+        clientSessionId: session.id,
+        backend,
+        response: request.writer,
+        signal,
+      }),
   };
 }
 
@@ -72,7 +98,8 @@ function messageOf(id: JsonRpcId, reply: TaskReply) {
 
 /**
  * `tasks/get`, `tasks/result` or `tasks/cancel` of one task. A `tasks/result` waits for the
- * task's end; its client going away aborts the wait, never the task.
+ * task's end, asking its client on its stream what the task's backend asks meanwhile
+ * (§2.12.1); its client going away aborts the wait, never the task.
  */
 export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | 'cancel') {
   return async (request: McpRequest): Promise<void> => {
@@ -82,7 +109,10 @@ export function taskOperation(broker: McpBroker, operation: 'get' | 'result' | '
     try {
       // Whichever era the task's backend speaks (§2.12.3: CrossEraTaskRelay).
       const relay = broker.crossEraTasks;
-      const caller = callerOf(broker, request);
+      const caller =
+        operation === 'result'
+          ? askingCallerOf(broker, request, ended.signal)
+          : callerOf(broker, request);
       const { taskId } = request.params;
       const reply =
         operation === 'result'
@@ -259,7 +289,7 @@ export async function createTask(
   let created = false;
   try {
     const tool = broker.catalog().tools.find(item => item.name === params.name);
-    const reply = await broker.tasks.create(callerOf(broker, request), {
+    const reply = await broker.tasks.create(askingCallerOf(broker, request, ended.signal), {
       server: route.backend,
       tool: route.name,
       ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),

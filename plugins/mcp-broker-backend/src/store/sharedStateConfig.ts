@@ -9,6 +9,8 @@ import type { ElicitationIdStore } from '../calls/ElicitationIdMap';
 import type { ClientSessionStore } from '../sessions/ClientSessionStore';
 import { DatabaseClientSessionStore } from './DatabaseClientSessionStore';
 import { DatabaseElicitationIdStore } from './DatabaseElicitationIdStore';
+import { DatabaseTaskInputStore } from './DatabaseTaskInputStore';
+import type { TaskInputStore } from '../tasks/TaskInputStore';
 import { DatabaseRequestStateNonceStore } from './DatabaseRequestStateNonceStore';
 import type { RequestStateNonceStore } from '../inputRequests/requestStateNonces';
 import type { HeldCallStore } from '../inputRequests/HeldCallStore';
@@ -59,6 +61,8 @@ export interface SharedStateStores {
   presence?: ReplicaPresence;
   /** The task table: a person's tasks, reachable through every replica. */
   tasks?: TaskStore;
+  /** The open inputs of tasks carried across eras (in the elicitations table). */
+  taskInputs?: TaskInputStore;
 }
 
 /**
@@ -91,5 +95,6 @@ export async function createSharedStateStores(
     signals,
     quota: new DatabaseQuotaStore(knex),
     tasks: new DatabaseTaskStore(knex),
+    taskInputs: new DatabaseTaskInputStore(knex),
   };
 }

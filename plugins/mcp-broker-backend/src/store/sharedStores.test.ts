@@ -347,7 +347,7 @@ describe('broker migrations', () => {
         );
       await migrateBrokerDatabase(knex);
       expect(await columns()).toEqual([true, true, true, true]);
-      const taskInputs = { ...BROKER_MIGRATIONS, name: '20261212000000_task_inputs.js' };
+      const taskInputs = { ...BROKER_MIGRATIONS, name: '20261212000000_task_input.js' };
       await knex.migrate.down(taskInputs);
       expect(await columns()).toEqual([false, false, false, false]);
       await knex.migrate.up(taskInputs);

@@ -15,8 +15,10 @@
  *   blocks) is inlined as `result` (`completed`, also for `isError: true`) or `error` (`failed`).
  * - `tasks/cancel`: the legacy `tasks/cancel` acked; the backend's refusal of a task it still
  *   lists as terminal is acked as the extension says, any other `-32602` is E3.
- * - `tasks/update`: no input is relayed from a legacy backend yet, so no key is one of the
- *   task's: acked after the task is found (the extension: unknown keys are ignored).
+ * - Input: an `input_required` task's `inputRequests` are what the backend asked on the
+ *   `tasks/result` stream the lease holder reads (LegacyInputRelay); until one is recorded the
+ *   task shows as `working`. `tasks/update` posts each answer to one of them to the backend;
+ *   unknown, foreign or used keys are ignored, and the ack follows the posts.
  * A task id of a modern backend's task goes to the modern relay unchanged.
  *
  * 2025-11-25 clients × 2026-07-28 backends (§2.12.3), on the modern relay the same way:
@@ -62,6 +64,7 @@ import type { StoredTask, TaskStore } from './TaskStore';
 import { HeldTasks } from './HeldTasks';
 import { EmulatedTaskInput, type TaskInputClient, type TaskInputStream } from './EmulatedTaskInput';
 import type { ElicitationIdMap } from '../calls/ElicitationIdMap';
+import type { LegacyInputRelay } from './LegacyInputRelay';
 
 /** Options of {@link CrossEraTaskRelay}. */
 export interface CrossEraTaskRelayOptions {
@@ -71,6 +74,8 @@ export interface CrossEraTaskRelayOptions {
   modern: ModernTaskRelay;
   /** The live 2025-11-25 backend of a server name (the legacy relay's). */
   legacyBackendOf: (server: string) => TaskBackend | undefined;
+  /** The input of a legacy backend's tasks (§2.12.4); absent: shown and answered as none. */
+  input?: LegacyInputRelay;
   auditor?: TaskAuditor;
   /** The gateway ids of task inputs (§2.12.3) and the time limit of their `tasks/update`. */
   inputs: { elicitations: ElicitationIdMap; requestTimeoutMs: number };
@@ -189,8 +194,11 @@ export class CrossEraTaskRelay {
     const got = await legacy.get(caller, taskId, signal);
     if ('error' in got) return got;
     const task = modernTaskFromLegacy(got.result);
+    if (task.status === 'input_required')
+      return { result: await this.withInput(row, task, signal) };
     if (task.status !== 'completed' && task.status !== 'failed') return { result: task };
-    const payload = await legacy.result(caller, taskId, signal);
+    // Part of this `get`: one audit event per operation (§2.14).
+    const payload = await legacy.result(caller, taskId, signal, { audited: false });
     if ('error' in payload && isBrokerAnswer(payload.error)) return payload;
     const detailed = detailedTaskFromLegacyPayload(task, payload);
     return {
@@ -215,14 +223,43 @@ export class CrossEraTaskRelay {
     const started = performance.now();
     const { store, legacyBackendOf } = this.options;
     const found = await findOwnTask(store, legacyBackendOf, 'legacy', caller, taskId, this.now());
+    const failed =
+      'refusal' in found || this.options.input === undefined || !isPlainObject(inputResponses)
+        ? undefined
+        : await this.options.input.answer(
+            found.task,
+            found.backend,
+            caller.principal,
+            inputResponses,
+          );
     await auditTaskOperation(this.options.auditor, caller, {
       operation: 'update',
-      outcome: 'refusal' in found ? found.outcome : 'succeeded',
+      outcome: 'refusal' in found ? found.outcome : outcomeOf(failed),
       eras: { client: 'modern', backend: 'legacy' },
       started,
       task: found.task,
     });
-    return 'refusal' in found ? taskRefusal(found.refusal) : { result: {} };
+    if ('refusal' in found) return taskRefusal(found.refusal);
+    return failed === undefined ? { result: {} } : { error: failed, httpStatus: 200 };
+  }
+
+  /**
+   * A legacy task seen `input_required` (`task`, modern-shaped) with its `inputRequests`, or
+   * as `working` while none is recorded (§2.12.4).
+   */
+  private async withInput(
+    row: StoredTask,
+    task: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const backend = this.options.legacyBackendOf(row.server);
+    const inputRequests =
+      backend === undefined || this.options.input === undefined
+        ? undefined
+        : await this.options.input.inputRequestsOf(row, backend, signal);
+    return inputRequests === undefined
+      ? { ...task, status: 'working' }
+      : { ...task, inputRequests };
   }
 
   /** `tasks/cancel` of a 2026-07-28 client, whichever era the task's backend speaks. */
@@ -237,7 +274,7 @@ export class CrossEraTaskRelay {
     if (cancelled.error.code !== JsonRpcErrorCode.InvalidParams) return cancelled;
     if (isBrokerAnswer(cancelled.error)) return cancelled;
     // The backend refused: acked when it still lists the task as ended, else it lost it (E3).
-    const seen = await legacy.get(caller, taskId, signal);
+    const seen = await legacy.get(caller, taskId, signal, { audited: false });
     if ('error' in seen) return seen;
     if (TERMINAL.has(String(seen.result.status))) return { result: {} };
     await this.options.store.delete(taskId as string).catch(() => undefined);
@@ -406,4 +443,9 @@ function isBrokerAnswer(error: JsonRpcErrorObject): boolean {
     data === undefined &&
     BROKER_FAILURE_MESSAGES.has(error.message)
   );
+}
+
+/** The audit outcome of an operation that failed with `error`, or succeeded. */
+function outcomeOf(error: JsonRpcErrorObject | undefined): 'succeeded' | 'failed' {
+  return error === undefined ? 'succeeded' : 'failed';
 }

@@ -8,9 +8,13 @@
  *   `CreateTaskResult` leaves with the broker id only once the row is written (E9 and a
  *   best-effort `tasks/cancel` when it cannot be). A plain answer releases the slot and passes.
  * - The backend session a task is created on is pinned: this relay opens its own sessions (one
- *   per server and person on each replica), apart from the clients' session pools, so ending a
- *   client session — or this replica — never DELETEs one; the row names it, and any replica
- *   sends `tasks/get`, `tasks/result` and `tasks/cancel` there with the backend's id.
+ *   per server, person and declared client capabilities on each replica — a session declares
+ *   the relayable capabilities of the client that creates a task on it), apart from the
+ *   clients' session pools, so ending a client session — or this replica — never DELETEs one;
+ *   the row names it, and any replica sends `tasks/get`, `tasks/result` and `tasks/cancel`
+ *   there with the backend's id.
+ * - Input (§2.12.1): the backend's requests on a `tasks/result` stream go to the client reading
+ *   the result, on its own stream (LegacyTaskInput), and its answers back to the pinned session.
  * - Every operation finds the row (E1 for unknown and foreign ids alike, E2 for the owner's
  *   expired one), checks the server's identity and the caller's `mcp-broker.tool.use` of the
  *   task's tool again (E1), and only then reaches the backend. The backend's answers come back
@@ -39,6 +43,9 @@
  */
 import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
+import type { ChannelRequestOptions } from '../backend/BackendChannel';
+import type { UrlElicitationPolicy } from '../calls/urlElicitations';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import {
   backendMalformedResponse,
   brokerShuttingDown,
@@ -67,9 +74,16 @@ import { observeTaskState, type ObservedChange } from './observeTaskState';
 import { withLegacyFinalPayload } from './finalPayload';
 import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSession';
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
+import { LegacyTaskInput } from './LegacyTaskInput';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
+
+/** How an operation of {@link LegacyTaskRelay} is recorded. */
+export interface OperationOptions {
+  /** Whether it is its own `mcp-broker.task` event (default true). */
+  readonly audited?: boolean;
+}
 
 /** A backend as the relay reaches it. */
 export interface TaskBackend {
@@ -88,6 +102,8 @@ export interface LegacyTaskRelayOptions {
   /** The live backend of a server name (servers come and go at runtime). */
   backendOf: (server: string) => TaskBackend | undefined;
   auditor?: TaskAuditor;
+  /** What a backend's URL elicitation during a task may point at; absent: unchecked. */
+  urlElicitations?: UrlElicitationPolicy;
   /** Counts tasks created, ended and refused at the bound (contract §2.14). */
   metrics?: Pick<BrokerMetrics, 'taskCreated' | 'taskEnded' | 'taskLimitRefused'>;
   now?: () => number;
@@ -100,7 +116,7 @@ export interface LegacyTaskRelayOptions {
 
 /** See the file comment. */
 export class LegacyTaskRelay {
-  /** This replica's pinned task sessions, by server identity and person. */
+  /** This replica's pinned task sessions, by server identity, person and declared capabilities. */
   private readonly sessions = new Map<string, Promise<LegacySession>>();
   private nextRequestId = 1;
   private readonly now: () => number;
@@ -171,7 +187,7 @@ export class LegacyTaskRelay {
     const params = withCappedTtl(input.params, config.maxTtlMs);
     let sent: { session: LegacySession; response: JsonRpcResponse };
     try {
-      sent = await this.sendCall(backend, caller, input.tool, params, input.signal);
+      sent = await this.sendCall(backend, caller, input.tool, params, input.signal, input.taskId);
     } catch (error) {
       await store.release(input.taskId);
       return this.failed(error, input.server);
@@ -251,9 +267,17 @@ export class LegacyTaskRelay {
     };
   }
 
-  /** `tasks/get`: the task as the backend shows it now. */
-  get(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    return this.operate(caller, taskId, 'get', async (task, backend) => {
+  /**
+   * `tasks/get`: the task as the backend shows it now. `audited: false` for a step of an
+   * operation its caller audits (§2.14: one event per operation).
+   */
+  get(
+    caller: TaskCaller,
+    taskId: unknown,
+    signal: AbortSignal,
+    { audited = true }: OperationOptions = {},
+  ): Promise<TaskReply> {
+    return this.operate(caller, taskId, audited ? 'get' : undefined, async (task, backend) => {
       const response = await this.sendOnTask(caller, backend, task, 'tasks/get', signal);
       return this.taskAnswer(task, response);
     });
@@ -261,18 +285,35 @@ export class LegacyTaskRelay {
 
   /**
    * `tasks/result`: waits for the backend's final answer of the task (no tool call timeout: until
-   * the task expires or `signal` aborts — the client going away cancels nothing).
+   * the task expires or `signal` aborts — the client going away cancels nothing). `audited`: as
+   * for {@link LegacyTaskRelay.get}.
    */
-  result(caller: TaskCaller, taskId: unknown, signal: AbortSignal): Promise<TaskReply> {
-    return this.operate(caller, taskId, 'result', async (task, backend) => {
-      const response = await this.sendOnTask(
-        caller,
-        backend,
-        task,
-        'tasks/result',
-        signal,
-        Math.max(1, task.expiresAt - this.now()),
-      );
+  result(
+    caller: TaskCaller,
+    taskId: unknown,
+    signal: AbortSignal,
+    { audited = true }: OperationOptions = {},
+  ): Promise<TaskReply> {
+    return this.operate(caller, taskId, audited ? 'result' : undefined, async (task, backend) => {
+      // The backend's requests on the stream go to the caller's own stream (§2.12.1).
+      const input = this.inputOf(caller, backend, task.taskId, {
+        id: task.backendSessionId,
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+      });
+      let response: JsonRpcResponse;
+      try {
+        response = await this.sendOnTask(
+          caller,
+          backend,
+          task,
+          'tasks/result',
+          signal,
+          Math.max(1, task.expiresAt - this.now()),
+          input.onServerMessage,
+        );
+      } finally {
+        await input.end();
+      }
       const answer =
         'error' in response
           ? await this.backendError(task, response.error)
@@ -327,6 +368,30 @@ export class LegacyTaskRelay {
       return undefined;
     }
     return store.get(taskId);
+  }
+
+  /**
+   * Reads task `task`'s `tasks/result` on its pinned session for the broker itself (the input
+   * relay of a 2026-07-28 client's task, LegacyInputRelay), each other message of the stream to
+   * `onServerMessage`; resolves with the final answer. For the task's owner; not audited.
+   */
+  readResult(
+    task: StoredTask,
+    backend: TaskBackend,
+    onServerMessage: NonNullable<ChannelRequestOptions['onServerMessage']>,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    const timeoutMs = Math.max(1, task.expiresAt - this.now());
+    return this.sendOnTask(
+      owner,
+      backend,
+      task,
+      'tasks/result',
+      signal,
+      timeoutMs,
+      onServerMessage,
+    );
   }
 
   /** `tasks/list`: the caller's tasks from the table, newest first, a page at a time. */
@@ -403,17 +468,22 @@ export class LegacyTaskRelay {
     }
   }
 
-  /** Steps 2–7 of contract §2.7 around one backend operation, audited. */
+  /**
+   * Steps 2–7 of contract §2.7 around one backend operation, audited as `operation` (undefined:
+   * a step of an operation audited by its caller).
+   */
   private async operate(
     caller: TaskCaller,
     taskId: unknown,
-    operation: TaskOperation,
+    operation: TaskOperation | undefined,
     run: (task: StoredTask, backend: TaskBackend) => Promise<TaskReply>,
   ): Promise<TaskReply> {
     const started = performance.now();
     const found = await this.find(caller, taskId);
     if ('refusal' in found) {
-      await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
+      if (operation !== undefined) {
+        await this.audit(caller, { operation, outcome: found.outcome, started, task: found.task });
+      }
       return refusal(found.refusal);
     }
     const { task, backend } = found;
@@ -433,7 +503,7 @@ export class LegacyTaskRelay {
       }
     }
     const outcome = 'error' in reply ? 'failed' : 'succeeded';
-    await this.audit(caller, { operation, outcome, started, task });
+    if (operation !== undefined) await this.audit(caller, { operation, outcome, started, task });
     return reply;
   }
 
@@ -498,10 +568,14 @@ export class LegacyTaskRelay {
     tool: string,
     params: Record<string, unknown>,
     signal: AbortSignal,
+    taskId: string,
   ): Promise<{ session: LegacySession; response: JsonRpcResponse }> {
     const { principal } = caller;
+    const capabilities = caller.capabilities ?? {};
     for (let attempt = 1; ; attempt += 1) {
-      const session = await this.sessionOf(backend, principal);
+      const session = await this.sessionOf(backend, principal, capabilities);
+      // What the backend asks before its answer goes to the caller's stream, as during a task.
+      const input = this.inputOf(caller, backend, taskId, session);
       try {
         const response = await this.send(
           { backend, caller, tool },
@@ -510,13 +584,40 @@ export class LegacyTaskRelay {
           params,
           signal,
           this.options.toolCallTimeoutMs,
+          input.onServerMessage,
         );
         return { session, response };
       } catch (error) {
         if (attempt > 1 || !isSessionLost(error)) throw error;
-        await this.forgetSession(backend, principal, session);
+        await this.forgetSession(pinnedSessionKey(backend, principal, capabilities), session);
+      } finally {
+        await input.end();
       }
     }
+  }
+
+  /**
+   * The relay of what `backend` asks on `session` during an exchange about task `taskId`: to the
+   * caller's stream when it has one for the server, else refused (LegacyTaskInput).
+   */
+  private inputOf(
+    caller: TaskCaller,
+    backend: TaskBackend,
+    taskId: string,
+    session: Pick<LegacySession, 'id' | 'protocolVersion'>,
+  ): LegacyTaskInput {
+    const server = backend.server.name;
+    return new LegacyTaskInput({
+      server,
+      taskId,
+      channel: backend.channel,
+      session: { id: session.id, protocolVersion: session.protocolVersion },
+      asker: caller.askOn?.(server),
+      capabilities: caller.capabilities,
+      ...(this.options.urlElicitations === undefined
+        ? {}
+        : { urlElicitations: this.options.urlElicitations }),
+    });
   }
 
   /** Reads the task's state from the backend into its row (best effort). */
@@ -547,13 +648,8 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** Drops the cached pinned session of `principal` at `backend` if it is still `session`. */
-  private async forgetSession(
-    backend: TaskBackend,
-    principal: string,
-    session: Pick<LegacySession, 'id'>,
-  ) {
-    const key = pinnedSessionKey(backend, principal);
+  /** Drops the cached pinned session under `key` if it is still `session`. */
+  private async forgetSession(key: string, session: Pick<LegacySession, 'id'>) {
     const cached = this.sessions.get(key);
     const current = await cached?.catch(() => undefined);
     if (current?.id === session.id && this.sessions.get(key) === cached) this.sessions.delete(key);
@@ -579,13 +675,19 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** The pinned session of `principal` at `backend` on this replica (opened on first use). */
-  private sessionOf(backend: TaskBackend, principal: string): Promise<LegacySession> {
-    const key = pinnedSessionKey(backend, principal);
+  /**
+   * The pinned session of `principal` at `backend` declaring `capabilities` on this replica
+   * (opened on first use): the backend asks a task's creator only what its client can answer.
+   */
+  private sessionOf(
+    backend: TaskBackend,
+    principal: string,
+    capabilities: RelayedClientCapabilities,
+  ): Promise<LegacySession> {
+    const key = pinnedSessionKey(backend, principal, capabilities);
     let session = this.sessions.get(key);
     if (session === undefined) {
-      // Declares nothing: input during a task is not relayed yet (contract Status).
-      session = backend.channel.open({});
+      session = backend.channel.open({ ...capabilities });
       this.sessions.set(key, session);
       session.catch(() => {
         if (this.sessions.get(key) === session) this.sessions.delete(key);
@@ -605,8 +707,11 @@ export class LegacyTaskRelay {
     method: string,
     signal: AbortSignal,
     timeoutMs?: number,
+    onServerMessage?: ChannelRequestOptions['onServerMessage'],
   ): Promise<JsonRpcResponse> {
     const params = { taskId: task.backendTaskId };
+    // A replacement declares the capabilities of the client asking now (§2.11, §2.12.1).
+    const capabilities = caller.capabilities ?? {};
     return sendReplacingForgottenSession(task, {
       send: sessionId =>
         this.send(
@@ -616,10 +721,12 @@ export class LegacyTaskRelay {
           params,
           signal,
           timeoutMs,
+          onServerMessage,
         ),
       newSession: async () => {
-        await this.forgetSession(backend, task.principal, { id: task.backendSessionId });
-        return this.sessionOf(backend, task.principal);
+        const key = pinnedSessionKey(backend, task.principal, capabilities);
+        await this.forgetSession(key, { id: task.backendSessionId });
+        return this.sessionOf(backend, task.principal, capabilities);
       },
       store: this.options.store,
     });
@@ -637,6 +744,7 @@ export class LegacyTaskRelay {
     params: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs?: number,
+    onServerMessage?: ChannelRequestOptions['onServerMessage'],
   ): Promise<JsonRpcResponse> {
     const observed = on.caller.telemetry?.backendRequest({
       server: on.backend.server.name,
@@ -658,6 +766,7 @@ export class LegacyTaskRelay {
         signals: [signal, this.stopping.signal],
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(traceContext === undefined ? {} : { traceContext }),
+        ...(onServerMessage === undefined ? {} : { onServerMessage }),
       },
     );
     this.inFlight.add(sent);
@@ -717,7 +826,17 @@ function isLost(reply: TaskReply): boolean {
   );
 }
 
-/** The key of a person's pinned session at a server (its identity: a new server gets new ones). */
-function pinnedSessionKey(backend: TaskBackend, principal: string): string {
-  return `${serverIdentityOf(backend.server)}\u0000${principal}`;
+/**
+ * The key of a person's pinned session at a server (its identity: a new server gets new ones)
+ * declaring `capabilities` (their members in a fixed order).
+ */
+function pinnedSessionKey(
+  backend: TaskBackend,
+  principal: string,
+  capabilities: RelayedClientCapabilities,
+): string {
+  const declared = JSON.stringify(
+    (['elicitation', 'sampling', 'roots', 'extensions'] as const).map(name => capabilities[name]),
+  );
+  return `${serverIdentityOf(backend.server)}\u0000${principal}\u0000${declared}`;
 }

@@ -14,6 +14,8 @@ import type { TaskOutcome } from './TaskAuditor';
 import { TASK_EXPIRED, TASK_NOT_FOUND, type TaskError } from './taskErrors';
 import type { StoredTask, TaskStore } from './TaskStore';
 import type { ClientRequestTelemetry } from '../telemetry/BrokerTelemetry';
+import type { RelayedClientCapabilities } from '../protocol/capabilities';
+import type { TaskStreamAsker } from '../types';
 
 /** Who asks, and whether they may use a task's tool now. */
 export interface TaskCaller {
@@ -28,6 +30,17 @@ export interface TaskCaller {
   readonly telemetry?: ClientRequestTelemetry;
   /** The era the caller speaks (audited as `clientEra`); absent: legacy. */
   readonly era?: 'legacy' | 'modern';
+  /**
+   * The relayable client capabilities the request declared (its session's, or its `_meta`'s):
+   * the pinned backend session of a task it creates declares them (contract §2.12.1).
+   */
+  readonly capabilities?: RelayedClientCapabilities;
+  /**
+   * Where a task's backend may put its requests to the caller during this operation (a
+   * 2025-11-25 client's `tasks/result` stream; `server`: the task's); absent, or undefined
+   * for `server`: nowhere, they are refused towards the backend.
+   */
+  readonly askOn?: (server: string) => TaskStreamAsker | undefined;
 }
 
 /** The caller's usable task and its backend, or the refusal and the audit outcome. */
