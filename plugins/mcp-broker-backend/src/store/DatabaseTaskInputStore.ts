@@ -1,7 +1,7 @@
 /*
  * The shared TaskInputStore on the plugin's database: rows of `mcp_broker_elicitations` without
  * a client session, named by `task_id` and `principal`, the request in `request_json`
- * (migration 20261212000000_task_input.js). A claim is one `DELETE … WHERE gateway_id AND task_id
+ * (migrations 20261212000000_task_inputs.js and 20261213000000_task_input_sessions.js). A claim is one `DELETE … WHERE gateway_id AND task_id
  * AND principal AND expires_at > now RETURNING *`, so of any number of concurrent claims on any
  * replica exactly one gets the row (as DatabaseElicitationIdStore's). A client session's claim
  * never matches such a row (its `client_session_id` is null), nor a task claim a session's row.

@@ -336,7 +336,7 @@ describe('broker migrations', () => {
   );
 
   it.each(databases.eachSupportedId())(
-    'widen the gateway ids with the task input columns, and back, on %p',
+    'widen the gateway ids with the task input columns and let a task input go without a client session, and back, on %p',
     async id => {
       const knex = await databases.init(id);
       const columns = async () =>
@@ -345,13 +345,36 @@ describe('broker migrations', () => {
             knex.schema.hasColumn('mcp_broker_elicitations', column),
           ),
         );
+      /** A task input's row: no client session. */
+      const taskInput = (gatewayId: string) =>
+        knex('mcp_broker_elicitations').insert({
+          gateway_id: gatewayId,
+          backend_request_id: '1',
+          backend: 'jobs',
+          protocol_version: '2025-11-25',
+          client_session_id: null,
+          call_id: 'task-input',
+          task_id: 'jobs:t',
+          principal: 'user:default/alice',
+          expires_at: 1,
+        });
       await migrateBrokerDatabase(knex);
       expect(await columns()).toEqual([true, true, true, true]);
-      const taskInputs = { ...BROKER_MIGRATIONS, name: '20261212000000_task_input.js' };
+      await taskInput('g1');
+      // Each migration on its own (knex's `name`), the later one first.
+      const sessions = { ...BROKER_MIGRATIONS, name: '20261213000000_task_input_sessions.js' };
+      const taskInputs = { ...BROKER_MIGRATIONS, name: '20261212000000_task_inputs.js' };
+      await knex.migrate.down(sessions);
+      // The task input could not stay; a client session is required again.
+      expect(await knex('mcp_broker_elicitations').where('gateway_id', 'g1')).toEqual([]);
+      await expect(taskInput('g2')).rejects.toThrow();
       await knex.migrate.down(taskInputs);
       expect(await columns()).toEqual([false, false, false, false]);
       await knex.migrate.up(taskInputs);
+      await knex.migrate.up(sessions);
       expect(await columns()).toEqual([true, true, true, true]);
+      await taskInput('g3');
+      expect(await knex('mcp_broker_elicitations').where('gateway_id', 'g3')).toHaveLength(1);
     },
     60_000,
   );
