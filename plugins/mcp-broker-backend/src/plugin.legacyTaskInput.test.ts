@@ -221,7 +221,7 @@ describe.each(engines)(
           error: {
             code: -32601,
             message:
-              'elicitation/create is not available: the client of this request did not declare the elicitation capability',
+              'elicitation/create is not available: the client of this request did not declare the elicitation.form capability',
           },
         }),
       ]);

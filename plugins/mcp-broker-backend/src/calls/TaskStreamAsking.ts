@@ -16,6 +16,7 @@ import type { AskingCall, ClientMessageSink } from './callTypes';
 export class TaskStreamAsking implements AskingCall, TaskStreamAsker {
   /** Keys this stream's gateway ids. */
   readonly id = randomUUID();
+  /** {@inheritDoc AskingCall.registeredIds} */
   registeredIds = false;
   private readonly expiryTimers: NodeJS.Timeout[] = [];
   private ended = false;
@@ -38,7 +39,9 @@ export class TaskStreamAsking implements AskingCall, TaskStreamAsker {
   /** {@inheritDoc TaskStreamAsker.ask} */
   async ask(request: BackendSessionRequest): Promise<void> {
     const channels = this.router.backendOf(this.backend);
-    if (this.ended || channels === undefined) return;
+    // Thrown, so the backend is refused at once rather than left waiting for an answer.
+    if (this.ended) throw new Error('the client stream of this task has ended');
+    if (channels === undefined) throw new Error(`MCP server "${this.backend}" is gone`);
     await this.router.relayRequest(
       this,
       {

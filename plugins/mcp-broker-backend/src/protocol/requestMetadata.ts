@@ -364,16 +364,21 @@ export function requiredCapabilitiesForInputRequest(
   }
 }
 
+/** The capabilities of `capabilities` by name: `elicitation.url` for a member, `roots` for none. */
+export function capabilityNames(capabilities: Record<string, Record<string, unknown>>): string[] {
+  return Object.entries(capabilities).flatMap(([capability, members]) =>
+    Object.keys(members).length === 0
+      ? [capability]
+      : Object.keys(members).map(member => `${capability}.${member}`),
+  );
+}
+
 /** The -32021 refusal for capabilities a request needed and did not declare (HTTP 400). */
 export function missingCapabilityError(
   missing: Record<string, Record<string, unknown>>,
   why: string,
 ): ModernRequestError {
-  const names = Object.entries(missing).flatMap(([capability, members]) =>
-    Object.keys(members).length === 0
-      ? [capability]
-      : Object.keys(members).map(member => `${capability}.${member}`),
-  );
+  const names = capabilityNames(missing);
   return {
     httpStatus: 400,
     code: JsonRpcErrorCode.MissingRequiredClientCapability,

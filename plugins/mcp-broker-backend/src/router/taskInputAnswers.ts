@@ -28,7 +28,9 @@ export function answerTaskInput(
     const catalog = (request.endpoint?.narrowAccess(access) ?? access).catalog;
     return {
       principal: request.principal,
-      mayUse: (server, tool) => mayUseTaskTool(broker, catalog, server, tool),
+      // The row's annotations decide for a tool that has left its server's list (§2.8).
+      mayUse: (server, tool, toolAnnotations) =>
+        mayUseTaskTool(broker, catalog, server, tool, toolAnnotations),
       era: 'legacy',
       ...(request.telemetry === undefined ? {} : { telemetry: request.telemetry }),
     };

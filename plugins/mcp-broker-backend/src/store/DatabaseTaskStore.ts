@@ -230,9 +230,16 @@ export class DatabaseTaskStore implements TaskStore {
     await this.knex(TASKS_TABLE).where({ server, server_identity: serverIdentity }).delete();
   }
 
-  async replaceBackendSession(forgotten: string, replacement: string) {
+  async replaceBackendSession(
+    owner: Pick<StoredTask, 'principal' | 'server' | 'serverIdentity'>,
+    forgotten: string,
+    replacement: string,
+  ) {
     await this.knex(TASKS_TABLE)
       .where('backend_session_id', forgotten)
+      .andWhere('principal', owner.principal)
+      .andWhere('server', owner.server)
+      .andWhere('server_identity', owner.serverIdentity)
       .update({ backend_session_id: replacement });
   }
 

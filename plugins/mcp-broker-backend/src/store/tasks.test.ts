@@ -315,23 +315,29 @@ describe.each(suites)('task store ($label)', ({ replicas: declare }) => {
     expect(await a.get(second.taskId)).toBeDefined();
   });
 
-  it('moves every row of a forgotten backend session to its replacement, and no other', async () => {
+  it('moves every row of a forgotten backend session of one person at one server to its replacement, and no other', async () => {
     const [a, b] = replicas();
     const ivy = person('ivy');
-    const pinned = async (session: string) => {
-      const task = slot(ivy);
-      await a.reserve(task, BOUNDS, NOW, NOW + 60_000);
-      await a.activate(task.taskId, { backendTaskId: 'x', backendSessionId: session }, working());
-      return task.taskId;
+    const pinned = async (session: string, owner = slot(ivy)) => {
+      await a.reserve(owner, BOUNDS, NOW, NOW + 60_000);
+      await a.activate(owner.taskId, { backendTaskId: 'x', backendSessionId: session }, working());
+      return owner.taskId;
     };
     const first = await pinned('forgotten-1');
     const second = await pinned('forgotten-1');
-    const other = await pinned('alive-1');
-    await b.replaceBackendSession('forgotten-1', 'replacement-1');
+    // Another session (someone else's: ivy may hold three open tasks), and the same session id
+    // at another server and of another person — backends choose ids.
+    const other = await pinned('alive-1', slot(person('kit')));
+    const elsewhere = await pinned('forgotten-1', { ...slot(ivy), server: 'builds' });
+    const someoneElse = await pinned('forgotten-1', slot(person('jo')));
+    await b.replaceBackendSession(slot(ivy), 'forgotten-1', 'replacement-1');
     expect((await a.get(first))?.backendSessionId).toBe('replacement-1');
     expect((await a.get(second))?.backendSessionId).toBe('replacement-1');
     expect((await a.get(other))?.backendSessionId).toBe('alive-1');
-    expect(await a.pinsBackendSession('forgotten-1', NOW)).toBe(false);
+    expect((await a.get(elsewhere))?.backendSessionId).toBe('forgotten-1');
+    expect((await a.get(someoneElse))?.backendSessionId).toBe('forgotten-1');
+    // The other server's and the other person's rows still name it.
+    expect(await a.pinsBackendSession('forgotten-1', NOW)).toBe(true);
     expect(await a.pinsBackendSession('replacement-1', NOW)).toBe(true);
   });
 

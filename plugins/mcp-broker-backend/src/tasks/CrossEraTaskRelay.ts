@@ -60,7 +60,7 @@ import { auditTaskOperation } from './auditTaskOperation';
 import type { TaskCreation } from '../types';
 import { TASK_CANCELLED, taskLimitReached, taskLost, taskTerminal } from './taskErrors';
 import { taskRefusal, type TaskReply } from './TaskReply';
-import type { StoredTask, TaskStore } from './TaskStore';
+import { namesTerminalStatus, type StoredTask, type TaskStore } from './TaskStore';
 import { HeldTasks } from './HeldTasks';
 import { EmulatedTaskInput, type TaskInputClient, type TaskInputStream } from './EmulatedTaskInput';
 import type { ElicitationIdMap } from '../calls/ElicitationIdMap';
@@ -88,8 +88,6 @@ export type ModernCallToLegacy =
   | { readonly kind: 'plain' }
   | { readonly kind: 'refused'; readonly error: JsonRpcErrorObject; readonly httpStatus: number };
 
-/** The terminal statuses of either era. */
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** `data.reason` of the answers the broker itself gives about a task (not the task's outcome). */
 const BROKER_TASK_REASONS = new Set(['task-not-found', 'task-expired', 'task-lost']);
 
@@ -276,7 +274,7 @@ export class CrossEraTaskRelay {
     // The backend refused: acked when it still lists the task as ended, else it lost it (E3).
     const seen = await legacy.get(caller, taskId, signal, { audited: false });
     if ('error' in seen) return seen;
-    if (TERMINAL.has(String(seen.result.status))) return { result: {} };
+    if (namesTerminalStatus(seen.result.status)) return { result: {} };
     await this.options.store.delete(taskId as string).catch(() => undefined);
     return taskRefusal(taskLost(server));
   }
@@ -417,7 +415,7 @@ export class CrossEraTaskRelay {
     const before = await modern.get(caller, taskId, signal);
     if ('error' in before) return before;
     const shown = legacyTaskFromModern(before.result);
-    if (TERMINAL.has(String(shown.status))) return taskRefusal(taskTerminal(String(shown.status)));
+    if (namesTerminalStatus(shown.status)) return taskRefusal(taskTerminal(String(shown.status)));
     const cancelled = await modern.cancel(caller, taskId, signal);
     if ('error' in cancelled) return cancelled;
     // The backend cancels eventually: the task as observed, never a `cancelled` not seen.

@@ -29,15 +29,13 @@ import {
   type JsonRpcMessage,
 } from '../protocol/jsonRpc';
 import type { RawJsonRpcId } from '../protocol/jsonRpcMessage';
+import {
+  capabilityNames,
+  missingClientCapabilities,
+  requiredCapabilitiesForInputRequest,
+} from '../protocol/requestMetadata';
 import { RELATED_TASK_META } from '../protocol/legacyTasks';
 import type { TaskStreamAsker } from '../types';
-
-/** The client capability each input request needs (2025-11-25: the top-level member). */
-const CAPABILITY_OF: Readonly<Record<string, keyof RelayedClientCapabilities>> = {
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-};
 
 /** What a {@link LegacyTaskInput} relays between. */
 export interface LegacyTaskInputOptions {
@@ -79,8 +77,8 @@ export class LegacyTaskInput {
     const { server, taskId, asker, capabilities, session } = this.options;
     const method = String(message.method).slice(0, 100);
     const params = isPlainObject(message.params) ? message.params : undefined;
-    const capability = CAPABILITY_OF[method];
-    if (capability === undefined) {
+    const required = requiredCapabilitiesForInputRequest(method, params);
+    if (required === undefined) {
       await this.refuse(rawId, `${method} is not a request the broker relays during a task`);
       return;
     }
@@ -91,10 +89,13 @@ export class LegacyTaskInput {
       );
       return;
     }
-    if (capabilities?.[capability] === undefined) {
+    // The members count too: a URL elicitation needs `elicitation.url`, sampling with tools
+    // `sampling.tools` (as every other asking path decides).
+    const missing = missingClientCapabilities(required, { ...capabilities });
+    if (missing !== undefined) {
       await this.refuse(
         rawId,
-        `${method} is not available: the client of this request did not declare the ${capability} capability`,
+        `${method} is not available: the client of this request did not declare the ${capabilityNames(missing).join(' and ')} capability`,
       );
       return;
     }

@@ -320,7 +320,8 @@ export class LegacyTaskRelay {
           : { result: withRelatedTask(response.result, task) };
       // The task has ended: its row must stop counting as open (the watcher reads it only while
       // its person listens).
-      if (!isLost(answer)) await this.refresh(caller, task, backend, signal, payloadOf(response));
+      if (!isLost(answer))
+        await this.refresh(caller, task, backend, signal, payloadOf(response, task));
       return answer;
     });
   }
@@ -814,9 +815,11 @@ function withRelatedTask(
   };
 }
 
-/** What a legacy `tasks/result` answered: the task's final payload. */
-function payloadOf(response: JsonRpcResponse): LegacyTaskPayload {
-  return 'error' in response ? { error: response.error } : { result: response.result };
+/** What a legacy `tasks/result` answered: the task's final payload, as clients may see it (our id). */
+function payloadOf(response: JsonRpcResponse, task: StoredTask): LegacyTaskPayload {
+  return 'error' in response
+    ? { error: withBrokerTaskId(response.error, task) }
+    : { result: response.result };
 }
 
 /** Whether an answer is E3 (the backend lost the task; its row is gone). */

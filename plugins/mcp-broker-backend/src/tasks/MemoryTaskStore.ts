@@ -103,9 +103,18 @@ export class MemoryTaskStore implements TaskStore {
     }
   }
 
-  async replaceBackendSession(forgotten: string, replacement: string) {
+  async replaceBackendSession(
+    owner: Pick<StoredTask, 'principal' | 'server' | 'serverIdentity'>,
+    forgotten: string,
+    replacement: string,
+  ) {
     for (const [taskId, task] of this.tasks) {
-      if (task.backendSessionId === forgotten) {
+      if (
+        task.backendSessionId === forgotten &&
+        task.principal === owner.principal &&
+        task.server === owner.server &&
+        task.serverIdentity === owner.serverIdentity
+      ) {
         this.tasks.set(taskId, { ...task, backendSessionId: replacement });
       }
     }

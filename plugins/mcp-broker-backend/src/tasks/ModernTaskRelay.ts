@@ -409,7 +409,12 @@ export class ModernTaskRelay {
     // follow-up read must not leave the row open); the writer tells the broker.
     const change = await observeTaskState(this.options.store, task, state).catch(() => undefined);
     if (change !== undefined) {
-      const finalPayload = finalPayloadOfDetailedTask(answer);
+      const payload = finalPayloadOfDetailedTask(answer);
+      // Published to clients: the backend's id never in it (§2.3).
+      const finalPayload =
+        payload !== undefined && 'error' in payload
+          ? { error: withBrokerTaskId(payload.error, task) }
+          : payload;
       await this.options.onObserved?.(
         finalPayload === undefined ? change : { ...change, finalPayload },
       );

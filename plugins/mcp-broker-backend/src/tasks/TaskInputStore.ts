@@ -36,6 +36,7 @@ export interface TaskInput {
 
 /** Storage of {@link TaskInput}s; see the file comment. */
 export interface TaskInputStore {
+  /** Records an input the backend asked; its gateway id is new (the caller made it). */
   insert(input: TaskInput): Promise<void>;
   /** The task's unanswered, unexpired inputs at `now`. */
   openOf(taskId: string, now: number): Promise<TaskInput[]>;

@@ -39,6 +39,11 @@ export function isTerminalStatus(status: StoredTaskStatus): boolean {
   return !OPEN_TASK_STATUSES.includes(status);
 }
 
+/** Whether a backend's `status`, whatever it holds, names an end (`completed`, `failed`, `cancelled`). */
+export function namesTerminalStatus(status: unknown): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
 /** Extra life of a pending slot beyond the tool call timeout (its replica died meanwhile). */
 export const PENDING_SLOT_GRACE_MS = 60_000;
 
@@ -180,10 +185,15 @@ export interface TaskStore {
    */
   deleteOfServer(server: string, serverIdentity: string): Promise<void>;
   /**
-   * Records `replacement` as the backend session of every row that names `forgotten` (a pinned
-   * session the backend forgot, replaced, contract §2.11).
+   * Records `replacement` as the backend session of every row of `owner`'s person at `owner`'s
+   * server that names `forgotten` (a pinned session the backend forgot, replaced, contract
+   * §2.11). Backends choose session ids: another server's, or another person's, rows never move.
    */
-  replaceBackendSession(forgotten: string, replacement: string): Promise<void>;
+  replaceBackendSession(
+    owner: Pick<StoredTask, 'principal' | 'server' | 'serverIdentity'>,
+    forgotten: string,
+    replacement: string,
+  ): Promise<void>;
   /** Whether an unexpired row at `now` references the backend session (it must not be ended). */
   pinsBackendSession(backendSessionId: string, now: number): Promise<boolean>;
   /**

@@ -9,7 +9,7 @@
  */
 import { isPlainObject, type JsonRpcErrorObject, type JsonRpcResponse } from '../protocol/jsonRpc';
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
-import { saysNotFound } from './backendTaskError';
+import { saysNotFound, withBrokerTaskId } from './backendTaskError';
 import type { ObservedChange } from './observeTaskState';
 
 /** Whether `change` ended its task with a payload to fetch (`completed` or `failed`). */
@@ -49,7 +49,7 @@ export async function withLegacyFinalPayload(
     if ('result' in response) return { ...change, finalPayload: { result: response.result } };
     return saysNotFound(response.error)
       ? change
-      : { ...change, finalPayload: { error: response.error } };
+      : { ...change, finalPayload: { error: withBrokerTaskId(response.error, change.after) } };
   } catch {
     return change;
   }

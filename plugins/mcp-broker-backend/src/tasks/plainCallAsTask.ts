@@ -26,10 +26,9 @@ import {
 import { isAskableInputRequest } from '../protocol/askableInputRequest';
 import { modernTaskOf, requiresTasksExtension, withoutRelatedTask } from '../protocol/modernTasks';
 import type { TaskCreation, TaskCreationCall } from '../types';
+import { withBrokerTaskId } from './backendTaskError';
 import { TASK_CANCELLED } from './taskErrors';
-
-/** The statuses after which a task has nothing left to cancel. */
-const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+import { namesTerminalStatus } from './TaskStore';
 
 /** A request about the backend's task `backendTaskId` (the modern relay's stateless send). */
 export type BackendTaskRequest = (
@@ -105,17 +104,19 @@ async function awaitTask(
   for (;;) {
     if (call.signal.aborted) throw call.signal.reason;
     const got = await request('tasks/get', backendTaskId, {}, call.signal);
-    if ('error' in got) return { error: got.error };
+    if ('error' in got) return { error: hidingTaskId(got.error, backendTaskId) };
     const seen = modernTaskOf(got.result);
     if (seen === undefined) {
       throw backendMalformedResponse(server, 'a tasks/get answer that is not a task');
     }
     const shown = got.result as Record<string, unknown>;
-    state.ended = TERMINAL.has(seen.status);
+    state.ended = namesTerminalStatus(seen.status);
     if (seen.status === 'completed' && isPlainObject(shown.result)) {
       return { result: withoutRelatedTask(shown.result) };
     }
-    if (seen.status === 'failed' && isPlainObject(shown.error)) return { error: shown.error };
+    if (seen.status === 'failed' && isPlainObject(shown.error)) {
+      return { error: hidingTaskId(shown.error, backendTaskId) };
+    }
     if (seen.status === 'cancelled') return { error: TASK_CANCELLED.error };
     if (seen.status === 'completed' || seen.status === 'failed') {
       const missing = seen.status === 'completed' ? 'result' : 'error';
@@ -179,7 +180,25 @@ async function relayInput(
     { inputResponses: outcome.inputResponses },
     call.signal,
   );
-  if ('error' in update) return { error: update.error };
+  if ('error' in update) return { error: hidingTaskId(update.error, backendTaskId) };
   for (const key of Object.keys(pending)) answered.keys.add(key);
   return undefined;
+}
+
+/**
+ * A backend's JSON-RPC error about its task with the task's id, wherever it is named, replaced
+ * by `<task>`: the client made no task and must not learn the backend's id (§2.3).
+ */
+function hidingTaskId(error: unknown, backendTaskId: string): unknown {
+  if (
+    !isPlainObject(error) ||
+    typeof error.message !== 'string' ||
+    typeof error.code !== 'number'
+  ) {
+    return error;
+  }
+  return withBrokerTaskId(error as unknown as JsonRpcErrorObject, {
+    taskId: '<task>',
+    backendTaskId,
+  });
 }

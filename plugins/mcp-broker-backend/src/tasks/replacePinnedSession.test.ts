@@ -33,7 +33,7 @@ function sender(answers: Record<string, JsonRpcResponse | Error>) {
 function storeRecording(fails = false) {
   const moved: Array<[string, string]> = [];
   const store = {
-    replaceBackendSession: async (forgotten: string, replacement: string) => {
+    replaceBackendSession: async (_owner: unknown, forgotten: string, replacement: string) => {
       if (fails) throw new Error('database down');
       moved.push([forgotten, replacement]);
     },
@@ -41,7 +41,12 @@ function storeRecording(fails = false) {
   return { store, moved };
 }
 
-const task = { backendSessionId: 'old' };
+const task = {
+  backendSessionId: 'old',
+  principal: 'user:default/alice',
+  server: 'jobs',
+  serverIdentity: 'identity-1',
+};
 const newSession = async () => ({ id: 'new', protocolVersion: '2025-11-25', capabilities: {} });
 
 describe('sendReplacingForgottenSession', () => {

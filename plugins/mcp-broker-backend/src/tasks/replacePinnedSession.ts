@@ -31,7 +31,7 @@ export function isSessionLost(error: unknown): boolean {
 
 /** Sends `task`'s request on its pinned session, replacing it once if forgotten (file comment). */
 export async function sendReplacingForgottenSession(
-  task: Pick<StoredTask, 'backendSessionId'>,
+  task: Pick<StoredTask, 'backendSessionId' | 'principal' | 'server' | 'serverIdentity'>,
   replacement: PinnedSessionReplacement,
 ): Promise<JsonRpcResponse> {
   const forgotten = task.backendSessionId;
@@ -44,7 +44,9 @@ export async function sendReplacingForgottenSession(
   const response = await replacement.send(session.id);
   if (session.id !== undefined && !('error' in response && saysNotFound(response.error))) {
     // Best effort: rows still naming the forgotten session are replaced again at their next use.
-    await replacement.store.replaceBackendSession(forgotten, session.id).catch(() => undefined);
+    await replacement.store
+      .replaceBackendSession(task, forgotten, session.id)
+      .catch(() => undefined);
   }
   return response;
 }
