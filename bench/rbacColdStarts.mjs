@@ -84,6 +84,8 @@ async function coldStart() {
           ? ['--require', path.resolve('packages/backend/src/testing/lateRouteRegistration.cjs')]
           : [],
         env: hold ? { LATE_ROUTE_PLUGIN: hold } : {},
+        // Every start as `yarn start` makes it: the config schema compiled anew, not kept.
+        cachedConfigSchema: false,
         // Generous: on a loaded 2-core machine a cold start on PostgreSQL took up to 3 minutes.
         startTimeoutMs: 400_000,
       });
