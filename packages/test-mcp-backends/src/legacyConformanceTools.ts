@@ -50,7 +50,10 @@ export interface LegacyConformanceToolsContext {
 }
 
 /** The JSON-RPC error `protocol_error_job`'s `tasks/result` answers. */
-export const PROTOCOL_ERROR_JOB_ERROR = { code: -32603, message: 'Internal error: the job crashed' };
+export const PROTOCOL_ERROR_JOB_ERROR = {
+  code: -32603,
+  message: 'Internal error: the job crashed',
+};
 
 /** Registers the conformance tools on `server` (one session's server of the fixture). */
 export function registerLegacyConformanceTools(

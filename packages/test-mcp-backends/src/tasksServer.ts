@@ -429,8 +429,8 @@ export async function startTasksServer(
     deletedSessions,
     started: target => jobs.started(target),
     finish: (target, outcome) => endJob(jobs.get(target), outcome),
-    async forgetSessions(options) {
-      if (options?.keepTasks) store.survive();
+    async forgetSessions(forgetting) {
+      if (forgetting?.keepTasks) store.survive();
       else store.lose();
       await sessions.close();
     },
