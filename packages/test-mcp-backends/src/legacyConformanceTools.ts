@@ -5,7 +5,7 @@
  * behaviour of the 2026-07-28 half's tools of the same names (modernTasksServer.ts), told the
  * 2025-11-25 way:
  *
- * - `greet {name}`: a plain tool (no task support), `Hello, <name>!`.
+ * - `greet {name}`: a plain tool (`taskSupport: forbidden`, the SDK's default), `Hello, <name>!`.
  * - `slow_compute {seconds, label}` (`optional`): a task completed after `seconds` with
  *   `computed <label>`.
  * - `failing_job` (`required`): a task `failed` whose `tasks/result` is a tool error
