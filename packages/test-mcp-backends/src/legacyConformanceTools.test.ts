@@ -32,8 +32,10 @@ describe('the conformance task tools of the tasks fixture (2025-11-25 half, SDK 
     const names = ['Ada', 'Lovelace'];
     client.setRequestHandler(ElicitRequestSchema, async request => {
       asked.push(request);
-      const properties = Object.keys(request.params.requestedSchema?.properties ?? {});
-      return properties.includes('confirm')
+      const { params } = request;
+      const asksConfirm =
+        'requestedSchema' in params && 'confirm' in params.requestedSchema.properties;
+      return asksConfirm
         ? { action: 'accept', content: { confirm: true } }
         : { action: 'accept', content: { name: names[(asked.length - 1) % 2] } };
     });
