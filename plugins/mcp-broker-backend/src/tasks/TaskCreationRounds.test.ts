@@ -40,7 +40,7 @@ function drivenCreation() {
   const driven: {
     asker?: TaskStreamAsker;
     signal?: AbortSignal;
-    finish?: (reply: TaskReply) => void;
+    finish?: (reply: TaskReply | undefined) => void;
     askOnGiven?: boolean;
   } = {};
   const run: TaskCreationRun = (askOn, signal) => {
@@ -134,12 +134,18 @@ describe('TaskCreationRounds', () => {
     ).rejects.toMatchObject({ reason: 'replayed' });
   });
 
-  it('gives the creation’s answer as it is when the backend asks nothing', async () => {
+  it('gives the creation’s answer as it is when the backend asks nothing, no answer too', async () => {
     const { rounds } = roundsWith();
     const { driven, run } = drivenCreation();
     const answer = rounds.start('jobs', BINDING, new AbortController().signal, run);
     driven.finish!(TASK);
     expect(await answer).toEqual(TASK);
+
+    // Nothing sent (the person's bound, an optional tool): the call is to run plain.
+    const plain = drivenCreation();
+    const none = rounds.start('jobs', BINDING, new AbortController().signal, plain.run);
+    plain.driven.finish!(undefined);
+    expect(await none).toBeUndefined();
   });
 
   it('cancels the creation when its client goes away while waiting, not when it leaves after a round', async () => {

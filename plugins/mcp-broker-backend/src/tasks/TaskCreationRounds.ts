@@ -155,7 +155,10 @@ export class TaskCreationRounds {
   }
 
   /** Waits for the creation's answer or its next round, while the client waits. */
-  private async next(creation: HeldCreation, clientGone: AbortSignal): Promise<TaskReply> {
+  private async next(
+    creation: HeldCreation,
+    clientGone: AbortSignal,
+  ): Promise<TaskReply | undefined> {
     const onGone = () => creation.abort.abort();
     clientGone.addEventListener('abort', onGone);
     if (clientGone.aborted) onGone();
@@ -168,7 +171,7 @@ export class TaskCreationRounds {
       creation.wake = undefined;
       if (outcome !== 'round') {
         if ('error' in outcome) throw outcome.error;
-        return outcome.reply ?? { result: {} };
+        return outcome.reply;
       }
       creation.asked = [...creation.asked, ...creation.pending];
       creation.pending = [];
