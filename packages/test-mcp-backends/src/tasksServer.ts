@@ -23,6 +23,9 @@
  *   before any task exists (a form `elicitation/create` without `related-task`), then answers
  *   with a task already `completed`: `confirmed <target>` or `not confirmed <target>`.
  *
+ * With `conformanceTools`, also the tools the official conformance task scenarios call
+ * (legacyConformanceTools.ts).
+ *
  * Tasks are bound twice, as a real server's would be: to the session that created them (the
  * SDK's store: another session sees "Task not found"), so a gateway must keep that backend
  * session for the task's life; and to the credential (`Authorization`) that created them — a
@@ -44,6 +47,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type DeployJob, DeployJobs } from './deployJobs';
+import { registerLegacyConformanceTools } from './legacyConformanceTools';
 import { type LegacySessions, legacySessions, listenLegacySessions } from './legacySessions';
 import { SurvivingTaskStore } from './survivingTaskStore';
 
@@ -147,6 +151,11 @@ export interface TasksServerOptions {
    * a deploy.
    */
   deployDurationMs?: number;
+  /**
+   * Also serve the tools the official conformance task scenarios call (legacyConformanceTools.ts;
+   * §7 configuration 2); default: only the broker tests' own tools.
+   */
+  conformanceTools?: boolean;
 }
 
 /** Starts the fixture on a loopback port (a free one unless `options.port` names one). */
@@ -172,13 +181,24 @@ export async function startTasksServer(
         : { content: [{ type: 'text', text: `deploying ${job.target} failed` }], isError: true };
     await store.storeTaskResult(job.taskId, outcome, result, job.session);
   };
-  const endLater = (job: DeployJob, delayMs: number) => {
+  // Runs `run` after `delayMs` unless the fixture closes first; a failure is dropped (a task
+  // cancelled or expired meanwhile keeps its end: the store refuses a second one).
+  const later = (delayMs: number, run: () => Promise<void>) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
-      // A task cancelled (or expired) meanwhile keeps its end: the store refuses a second one.
-      endJob(job, 'completed').catch(() => {});
+      run().catch(() => {});
     }, delayMs);
     timers.add(timer);
+  };
+  const endLater = (job: DeployJob, delayMs: number) =>
+    later(delayMs, () => endJob(job, 'completed'));
+  const failWithError = async (
+    taskId: string,
+    session: string | undefined,
+    error: { code: number; message: string },
+  ) => {
+    store.errors.set(taskId, error);
+    await store.storeTaskResult(taskId, 'failed', { content: [] }, session);
   };
   // Each session's tools, and the tools taken off the list (retireTool).
   const registered: Array<Map<string, RegisteredTool>> = [];
@@ -331,6 +351,9 @@ export async function startTasksServer(
         getTaskResult: (_args, extra) => storedResult(extra),
       },
     );
+    if (options.conformanceTools) {
+      registerLegacyConformanceTools(server, { store, newTask, later, failWithError });
+    }
     tools.set('deploy', deploy).set('nap', nap);
     for (const name of retired) tools.get(name)!.disable();
     registered.push(tools);
@@ -417,8 +440,7 @@ export async function startTasksServer(
     },
     async failWithError(target, error) {
       const job = jobs.get(target);
-      store.errors.set(job.taskId, error);
-      await store.storeTaskResult(job.taskId, 'failed', { content: [] }, job.session);
+      await failWithError(job.taskId, job.session, error);
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

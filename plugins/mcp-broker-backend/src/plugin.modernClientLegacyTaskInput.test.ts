@@ -161,24 +161,72 @@ describe.each(engines)(
       for (const text of received) expect(text).not.toContain(backendTaskId);
     }, 60_000);
 
-    it('refuses towards the backend what it asks before its task exists, saying the client cannot be asked there', async () => {
+    it('asks what the backend asks before its task exists as an input_required round; the retry answers it and gets the task', async () => {
       const answersBefore = fixture.answers.length;
-      const called = await modern(a.url, 'alice', 'tools/call', {
-        name: 'jobs_confirm_deploy',
-        arguments: { target: 'docs' },
+      const params = { name: 'jobs_confirm_deploy', arguments: { target: 'docs' } };
+      const round = await modern(a.url, 'alice', 'tools/call', params);
+      expect(round.status).toBe(200);
+      const { inputRequests, requestState } = round.message.result;
+      expect(round.message.result).toMatchObject({ resultType: 'input_required' });
+      expect(round.message.result.taskId).toBeUndefined();
+      expect(typeof requestState).toBe('string');
+      const [key] = Object.keys(inputRequests);
+      expect(Object.keys(inputRequests)).toEqual([key]);
+      expect(inputRequests[key]).toEqual({
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: 'Deploy docs?',
+          requestedSchema: {
+            type: 'object',
+            properties: { confirmed: { type: 'boolean' } },
+            required: ['confirmed'],
+          },
+        },
       });
-      // The backend's tool failed on the refusal: its error reaches the client.
-      expect(called.message.error).toBeDefined();
+      // Nothing answered the backend yet: its call is held.
+      expect(fixture.answers.slice(answersBefore)).toEqual([]);
+
+      // Another person's retry with the state is refused, and nothing reaches the backend.
+      const foreign = await modern(a.url, 'bob', 'tools/call', {
+        ...params,
+        inputResponses: { [key]: { action: 'accept', content: { confirmed: true } } },
+        requestState,
+      });
+      expect(foreign.status).toBe(400);
+      expect(foreign.message.error).toMatchObject({
+        code: -32602,
+        data: { reason: 'foreign-principal' },
+      });
+      expect(fixture.answers.slice(answersBefore)).toEqual([]);
+
+      const retried = await modern(a.url, 'alice', 'tools/call', {
+        ...params,
+        inputResponses: { [key]: { action: 'accept', content: { confirmed: true } } },
+        requestState,
+      });
+      // confirm_deploy answers with a task that has already completed.
+      expect(retried.message.result).toMatchObject({ resultType: 'task', status: 'completed' });
+      expect(retried.message.result.requestState).toBeUndefined();
+      expect(retried.message.result.inputRequests).toBeUndefined();
+      // The answer went to the session that asked, with the backend's own id.
       expect(fixture.answers.slice(answersBefore)).toEqual([
         expect.objectContaining({
-          error: {
-            code: -32601,
-            message: expect.stringMatching(
-              /^elicitation\/create is not available: the broker cannot ask the client of this request/,
-            ),
-          },
+          id: expect.any(Number),
+          result: { action: 'accept', content: { confirmed: true } },
         }),
       ]);
+      const done = await seen(a.url, retried.message.result.taskId, 'completed');
+      expect(done.result.content).toEqual([{ type: 'text', text: 'confirmed docs' }]);
+
+      // The state answered one retry.
+      const replayed = await modern(a.url, 'alice', 'tools/call', {
+        ...params,
+        inputResponses: { [key]: { action: 'accept', content: { confirmed: true } } },
+        requestState,
+      });
+      expect(replayed.status).toBe(400);
+      expect(replayed.message.error.data).toEqual({ reason: 'replayed' });
     }, 60_000);
   },
 );

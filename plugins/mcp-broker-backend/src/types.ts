@@ -6,6 +6,7 @@
  * replaced without touching the router.
  */
 import type { BrokerServerConfig } from './config';
+import type { RequestStateSealer } from './inputRequests/RequestStateSealer';
 import type {
   JsonRpcErrorObject,
   JsonRpcId,
@@ -304,6 +305,11 @@ export interface ToolCallHandler {
    * asked. Optional: without it such requests are refused towards the backend.
    */
   askOnTaskStream?(context: TaskStreamContext): TaskStreamAsker;
+  /**
+   * What seals and opens the `requestState` of 2026-07-28 callers (spec §9); absent: no
+   * `input_required` rounds.
+   */
+  readonly requestStates?: RequestStateSealer;
   /** The broker is shutting down. */
   close(): Promise<void>;
 }

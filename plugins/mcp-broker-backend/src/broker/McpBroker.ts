@@ -50,6 +50,7 @@ import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
 import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
 import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
 import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
+import { TaskCreationRounds } from '../tasks/TaskCreationRounds';
 import { ElicitationIdMap, type ElicitationIdStore } from '../calls/ElicitationIdMap';
 import { LegacyInputRelay } from '../tasks/LegacyInputRelay';
 import { MemoryTaskInputStore, type TaskInputStore } from '../tasks/TaskInputStore';
@@ -175,6 +176,8 @@ export class McpBroker {
    * a modern backend's tasks go on to {@link McpBroker.modernTasks}).
    */
   readonly crossEraTasks: CrossEraTaskRelay;
+  /** Input before a 2025-11-25 backend's task exists, for 2026-07-28 clients (§2.12.4). */
+  readonly taskCreationRounds: TaskCreationRounds;
   private readonly connections = new Map<string, BackendConnection>();
   private servers: BrokerServerConfig[] = [];
   private catalogSnapshot = AggregatedCatalog.empty();
@@ -328,6 +331,12 @@ export class McpBroker {
         }),
         requestTimeoutMs: options.config.requestTimeoutMs,
       },
+    });
+    this.taskCreationRounds = new TaskCreationRounds({
+      sealer: this.toolCalls.requestStates,
+      ttlMs: options.config.elicitationTtlMs,
+      respond: async (server, session, rawId, answer) =>
+        legacyTaskBackendOf(server)?.channel.respond(session, rawId, answer),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));

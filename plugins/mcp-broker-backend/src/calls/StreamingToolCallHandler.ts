@@ -8,6 +8,7 @@
  * domain outcome (delivered, unknown id, backend failed); the router decides the HTTP answer.
  * What it is made of is built in one place, createStreamingToolCallHandler.ts.
  */
+import type { RequestStateSealer } from '../inputRequests/RequestStateSealer';
 import type {
   ClientNotificationContext,
   ModernToolCallContext,
@@ -34,6 +35,8 @@ export interface StreamingToolCallHandlerParts {
   stateless: StatelessCalls;
   /** Ends the backend sessions of a client session (or stateless caller) with every backend. */
   closeSessionsOf: (owner: string) => Promise<void>;
+  /** What seals and opens the `requestState` of 2026-07-28 callers; absent: no rounds. */
+  requestStates?: RequestStateSealer;
   /** What runs in the background for the calls and is stopped on close (sweeper, idle sessions). */
   stoppables: ReadonlyArray<{ stop(): void }>;
 }
@@ -43,8 +46,12 @@ export class StreamingToolCallHandler implements ToolCallHandler {
   /** The calls in flight (status and tests). */
   readonly calls: ToolCalls;
 
+  /** See `ToolCallHandler.requestStates`. */
+  readonly requestStates: RequestStateSealer | undefined;
+
   constructor(private readonly parts: StreamingToolCallHandlerParts) {
     this.calls = parts.calls;
+    this.requestStates = parts.requestStates;
   }
 
   handleToolCall(context: ToolCallContext): Promise<void> {

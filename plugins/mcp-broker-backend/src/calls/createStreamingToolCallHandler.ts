@@ -157,6 +157,7 @@ export function createStreamingToolCallHandler(
     routed,
     stateless: new StatelessCalls({ calls, routed, statelessSessions, backendOf }),
     closeSessionsOf,
+    ...(requestStates === undefined ? {} : { requestStates }),
     stoppables: [statelessSessions, sweeper],
   });
 }

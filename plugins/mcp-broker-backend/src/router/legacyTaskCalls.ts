@@ -10,14 +10,17 @@ import type { ToolCallAuditRecord } from '../audit/ToolCallAuditor';
 import type { McpBroker } from '../broker/McpBroker';
 import type { BrokerServerConfig } from '../config';
 import { authOf } from '../identity/BackendCredentialProvider';
-import { isPlainObject, jsonRpcError, jsonRpcResult } from '../protocol/jsonRpc';
-import { completeResult } from '../protocol/modernResults';
+import { isPlainObject, jsonRpcError, JsonRpcErrorCode, jsonRpcResult } from '../protocol/jsonRpc';
+import { completeResult, readInputRetry } from '../protocol/modernResults';
+import { type RequestStateBinding, RequestStateRefusal } from '../inputRequests/RequestStateSealer';
 import { legacyTaskSupportOf } from '../protocol/taskEraMapping';
 import type { ModernCallToLegacy } from '../tasks/CrossEraTaskRelay';
+import type { TaskCreationRun } from '../tasks/TaskCreationRounds';
+import type { TaskReply } from '../tasks/TaskReply';
 import { withoutAppOriginHint } from './appCallRoutes';
 import { brokerUiUriWriter } from './brokerUiUriWriter';
 import { callEndSignal } from './callEndSignal';
-import type { McpRequest, McpRoute } from './mcpRequest';
+import { endpointFieldOf, type McpRequest, type McpRoute } from './mcpRequest';
 import { refuseStoreUnavailable } from './protocol';
 import { callerOf } from './taskMethods';
 
@@ -57,22 +60,54 @@ export async function relayLegacyTaskCall(
 ): Promise<boolean> {
   const { params, writer } = request;
   const id = request.id!;
+  const retry = readInputRetry(params);
+  if ('invalid' in retry) {
+    writer.refuse(400, JsonRpcErrorCode.InvalidParams, retry.invalid, id);
+    return true;
+  }
   const ended = callEndSignal(writer.res, [broker.shutdownSignal]);
   try {
     const tool = broker.catalog().tools.find(item => item.name === params.name);
-    const { task: _ignored, ...routed } = withoutAppOriginHint(
-      params,
-      name => broker.server(name) !== undefined,
-    );
-    const reply = await broker.crossEraTasks.create(callerOf(broker, request), {
-      server: route.backend,
-      tool: route.name,
-      taskSupport: legacyTaskSupportOf(tool),
-      ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
-      params: { ...routed, name: route.name },
-      taskId: broker.tasks.newTaskId(route.backend),
-      signal: ended.signal,
-    });
+    const {
+      task: _ignored,
+      inputResponses: _responses,
+      requestState: _state,
+      ...routed
+    } = withoutAppOriginHint(params, name => broker.server(name) !== undefined);
+    // What the backend asks before its task exists becomes input rounds (TaskCreationRounds).
+    const binding: RequestStateBinding = {
+      principal: request.principal,
+      method: 'tools/call',
+      name: `${route.backend}/${route.name}`,
+      arguments: params.arguments,
+      ...endpointFieldOf(request),
+    };
+    const create: TaskCreationRun = (askOn, signal) =>
+      broker.crossEraTasks.create(
+        { ...callerOf(broker, request), ...(askOn === undefined ? {} : { askOn }) },
+        {
+          server: route.backend,
+          tool: route.name,
+          taskSupport: legacyTaskSupportOf(tool),
+          ...(isPlainObject(tool?.annotations) ? { toolAnnotations: tool.annotations } : {}),
+          params: { ...routed, name: route.name },
+          taskId: broker.tasks.newTaskId(route.backend),
+          signal,
+        },
+      );
+    const rounds = broker.taskCreationRounds;
+    let reply: TaskReply | undefined;
+    try {
+      reply =
+        retry.requestState === undefined
+          ? await rounds.start(route.backend, binding, ended.signal, create)
+          : await rounds.resume(binding, retry, ended.signal);
+    } catch (error) {
+      if (!(error instanceof RequestStateRefusal)) throw error;
+      const refusal = error.toModernError();
+      writer.refuse(refusal.httpStatus, refusal.code, refusal.message, id, refusal.data);
+      return true;
+    }
     if (reply === undefined) return false;
     if ('error' in reply) {
       const message = jsonRpcError(id, reply.error.code, reply.error.message, reply.error.data);
@@ -81,8 +116,9 @@ export async function relayLegacyTaskCall(
       else audit.observe(writer).finish(message);
     } else {
       const { result } = reply;
+      const final = result.resultType === 'task' || result.resultType === 'input_required';
       brokerUiUriWriter(route.backend, audit.observe(writer)).finish(
-        jsonRpcResult(id, result.resultType === 'task' ? result : completeResult(result)),
+        jsonRpcResult(id, final ? result : completeResult(result)),
       );
     }
   } catch (error) {

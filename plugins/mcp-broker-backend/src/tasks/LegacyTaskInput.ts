@@ -6,7 +6,8 @@
  * `tasks/result` stream (TaskStreamAsker: a gateway id, answered once from any replica, the answer
  * posted to the pinned backend session with the backend's own id). What the backend asks on the
  * task-creating `tools/call` stream, before its `CreateTaskResult`, goes the same way to the
- * creating client's call stream.
+ * creating client's call stream (a 2026-07-28 client's: as `input_required` rounds,
+ * TaskCreationRounds).
  *
  * - A request's `_meta["io.modelcontextprotocol/related-task"]` names the broker's task id,
  *   never the backend's; the backend's request id never reaches the client.
