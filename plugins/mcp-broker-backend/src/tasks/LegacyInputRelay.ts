@@ -57,6 +57,11 @@ export interface LegacyInputRelayOptions {
   legacy: LegacyTaskRelay;
   /** This replica's id as a lease holder (the watcher's). */
   holder: string;
+  /**
+   * Whether this replica's watcher holds task `taskId`'s lease (the same holder id): a reading
+   * that ends then leaves the lease to it instead of releasing it.
+   */
+  watching?: (taskId: string) => boolean;
   logger: LoggerService;
   urlElicitations?: UrlElicitationPolicy;
   now?: () => number;
@@ -143,9 +148,17 @@ export class LegacyInputRelay {
     if (this.reading.has(task.taskId)) return;
     const run = { recorded: new Set<() => void>() };
     this.reading.set(task.taskId, run);
+    // Another replica took the lease (this one's renewals failed for longer than a lease): it
+    // reads from now on, and this reading stops.
+    const leaseLost = new AbortController();
     const renewal = setInterval(() => {
       const at = this.now();
-      store.takeLease(task.taskId, holder, at, at + TASK_LEASE_MS).catch(() => undefined);
+      store
+        .takeLease(task.taskId, holder, at, at + TASK_LEASE_MS)
+        .then(kept => {
+          if (!kept) leaseLost.abort();
+        })
+        .catch(() => undefined);
     }, TASK_LEASE_RENEW_MS);
     renewal.unref();
     let recording: Promise<void> = Promise.resolve();
@@ -161,7 +174,12 @@ export class LegacyInputRelay {
         );
     };
     void this.options.legacy
-      .readResult(task, backend, onServerMessage, this.stopping.signal)
+      .readResult(
+        task,
+        backend,
+        onServerMessage,
+        AbortSignal.any([this.stopping.signal, leaseLost.signal]),
+      )
       .catch(error => {
         if (!this.stopping.signal.aborted) {
           this.options.logger.info(
@@ -173,7 +191,9 @@ export class LegacyInputRelay {
         clearInterval(renewal);
         await recording;
         this.reading.delete(task.taskId);
-        await store.releaseLease(task.taskId, holder).catch(() => undefined);
+        if (!leaseLost.signal.aborted && !this.options.watching?.(task.taskId)) {
+          await store.releaseLease(task.taskId, holder).catch(() => undefined);
+        }
       });
   }
 

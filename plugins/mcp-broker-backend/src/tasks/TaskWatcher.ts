@@ -69,6 +69,11 @@ export class TaskWatcher {
     this.now = options.now ?? Date.now;
   }
 
+  /** Whether this replica watches task `taskId` now (it holds the task's lease for that). */
+  watches(taskId: string): boolean {
+    return this.watched.has(taskId);
+  }
+
   /** How many tasks this replica holds the lease of (`mcp_broker.tasks.watched`). */
   get size(): number {
     return this.watched.size;
