@@ -8,11 +8,10 @@
  *   `CreateTaskResult` leaves with the broker id only once the row is written (E9 and a
  *   best-effort `tasks/cancel` when it cannot be). A plain answer releases the slot and passes.
  * - The backend session a task is created on is pinned: this relay opens its own sessions (one
- *   per server, person and declared client capabilities on each replica — a session declares
- *   the relayable capabilities of the client that creates a task on it), apart from the
- *   clients' session pools, so ending a client session — or this replica — never DELETEs one;
- *   the row names it, and any replica sends `tasks/get`, `tasks/result` and `tasks/cancel`
- *   there with the backend's id.
+ *   per server, person and declared client capabilities on each replica, PinnedSessions.ts),
+ *   apart from the clients' session pools, so ending a client session — or this replica — never
+ *   DELETEs one; the row names it, and any replica sends `tasks/get`, `tasks/result` and
+ *   `tasks/cancel` there with the backend's id.
  * - Input (§2.12.1): the backend's requests on a `tasks/result` stream go to the client reading
  *   the result, on its own stream (LegacyTaskInput), and its answers back to the pinned session.
  * - Every operation finds the row (E1 for unknown and foreign ids alike, E2 for the owner's
@@ -23,8 +22,8 @@
  *   the row is deleted.
  * - `tasks/list` is answered from the table, per person, with the broker's cursors.
  * - The sweep of expired rows (`deleteExpired`, run by the broker's ExpirySweeper) DELETEs each
- *   pinned backend session whose last row it deleted (best effort, §2.11); a session an
- *   unexpired row references is never ended.
+ *   pinned backend session whose last row it deleted (best effort, §2.11, PinnedSessions.ts); a
+ *   session an unexpired row references is never ended.
  * - Every backend request is a CLIENT span of the client's request, its context in `_meta` and
  *   the headers (§4); the operation's SERVER span is named after the task's tool and linked to
  *   the creating request's span; tasks created, ended (once) and refused at the bound are
@@ -45,7 +44,6 @@ import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import type { ChannelRequestOptions } from '../backend/BackendChannel';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
-import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import {
   backendMalformedResponse,
   brokerShuttingDown,
@@ -75,6 +73,7 @@ import { withLegacyFinalPayload } from './finalPayload';
 import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSession';
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 import { LegacyTaskInput } from './LegacyTaskInput';
+import { PinnedSessions, pinnedSessionKey } from './PinnedSessions';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -116,8 +115,8 @@ export interface LegacyTaskRelayOptions {
 
 /** See the file comment. */
 export class LegacyTaskRelay {
-  /** This replica's pinned task sessions, by server identity, person and declared capabilities. */
-  private readonly sessions = new Map<string, Promise<LegacySession>>();
+  /** This replica's pinned task sessions (PinnedSessions.ts). */
+  private readonly pinned: PinnedSessions;
   private nextRequestId = 1;
   private readonly now: () => number;
   /** Backend requests in flight (a drain waits for them until its deadline). */
@@ -127,6 +126,7 @@ export class LegacyTaskRelay {
 
   constructor(private readonly options: LegacyTaskRelayOptions) {
     this.now = options.now ?? Date.now;
+    this.pinned = new PinnedSessions(options.backendOf);
   }
 
   /** True when a task-augmented call of `server`'s tools is relayed as a task. */
@@ -424,22 +424,7 @@ export class LegacyTaskRelay {
    */
   async deleteExpired(now: number): Promise<void> {
     const unpinned = await this.options.store.deleteExpired(now);
-    await Promise.all(
-      unpinned.map(async ({ server, serverIdentity, backendSessionId }) => {
-        const backend = this.options.backendOf(server);
-        if (backend === undefined || serverIdentityOf(backend.server) !== serverIdentity) return;
-        // This replica's own task calls must not use the session any more.
-        for (const [key, cached] of this.sessions) {
-          if ((await cached.catch(() => undefined))?.id === backendSessionId) {
-            if (this.sessions.get(key) === cached) this.sessions.delete(key);
-          }
-        }
-        await backend.channel.endSession({
-          id: backendSessionId,
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-        });
-      }),
-    );
+    await this.pinned.endUnpinned(unpinned);
   }
 
   /**
@@ -448,9 +433,7 @@ export class LegacyTaskRelay {
    */
   async forgetServer(server: BrokerServerConfig): Promise<void> {
     const identity = serverIdentityOf(server);
-    for (const key of [...this.sessions.keys()]) {
-      if (key.startsWith(`${identity}\u0000`)) this.sessions.delete(key);
-    }
+    this.pinned.forgetServer(server);
     await this.options.store.deleteOfServer(server.name, identity);
   }
 
@@ -573,7 +556,7 @@ export class LegacyTaskRelay {
     const { principal } = caller;
     const capabilities = caller.capabilities ?? {};
     for (let attempt = 1; ; attempt += 1) {
-      const session = await this.sessionOf(backend, principal, capabilities);
+      const session = await this.pinned.sessionOf(backend, principal, capabilities);
       // What the backend asks before its answer goes to the caller's stream, as during a task.
       const input = this.inputOf(caller, backend, taskId, session);
       try {
@@ -589,7 +572,10 @@ export class LegacyTaskRelay {
         return { session, response };
       } catch (error) {
         if (attempt > 1 || !isSessionLost(error)) throw error;
-        await this.forgetSession(pinnedSessionKey(backend, principal, capabilities), session);
+        await this.pinned.forgetSession(
+          pinnedSessionKey(backend, principal, capabilities),
+          session,
+        );
       } finally {
         await input.end();
       }
@@ -648,13 +634,6 @@ export class LegacyTaskRelay {
     );
   }
 
-  /** Drops the cached pinned session under `key` if it is still `session`. */
-  private async forgetSession(key: string, session: Pick<LegacySession, 'id'>) {
-    const cached = this.sessions.get(key);
-    const current = await cached?.catch(() => undefined);
-    if (current?.id === session.id && this.sessions.get(key) === cached) this.sessions.delete(key);
-  }
-
   /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
   private failed(error: unknown, server: string): TaskReply {
     const failure = this.stopping.signal.aborted ? brokerShuttingDown(server) : error;
@@ -673,27 +652,6 @@ export class LegacyTaskRelay {
       { ...fields, ttlMs: ttl, pollIntervalMs: pollInterval },
       this.options.config.maxTtlMs,
     );
-  }
-
-  /**
-   * The pinned session of `principal` at `backend` declaring `capabilities` on this replica
-   * (opened on first use): the backend asks a task's creator only what its client can answer.
-   */
-  private sessionOf(
-    backend: TaskBackend,
-    principal: string,
-    capabilities: RelayedClientCapabilities,
-  ): Promise<LegacySession> {
-    const key = pinnedSessionKey(backend, principal, capabilities);
-    let session = this.sessions.get(key);
-    if (session === undefined) {
-      session = backend.channel.open({ ...capabilities });
-      this.sessions.set(key, session);
-      session.catch(() => {
-        if (this.sessions.get(key) === session) this.sessions.delete(key);
-      });
-    }
-    return session;
   }
 
   /**
@@ -725,8 +683,8 @@ export class LegacyTaskRelay {
         ),
       newSession: async () => {
         const key = pinnedSessionKey(backend, task.principal, capabilities);
-        await this.forgetSession(key, { id: task.backendSessionId });
-        return this.sessionOf(backend, task.principal, capabilities);
+        await this.pinned.forgetSession(key, { id: task.backendSessionId });
+        return this.pinned.sessionOf(backend, task.principal, capabilities);
       },
       store: this.options.store,
     });
@@ -824,19 +782,4 @@ function isLost(reply: TaskReply): boolean {
   return (
     'error' in reply && isPlainObject(reply.error.data) && reply.error.data.reason === 'task-lost'
   );
-}
-
-/**
- * The key of a person's pinned session at a server (its identity: a new server gets new ones)
- * declaring `capabilities` (their members in a fixed order).
- */
-function pinnedSessionKey(
-  backend: TaskBackend,
-  principal: string,
-  capabilities: RelayedClientCapabilities,
-): string {
-  const declared = JSON.stringify(
-    (['elicitation', 'sampling', 'roots', 'extensions'] as const).map(name => capabilities[name]),
-  );
-  return `${serverIdentityOf(backend.server)}\u0000${principal}\u0000${declared}`;
 }
