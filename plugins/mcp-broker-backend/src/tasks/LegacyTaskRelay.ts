@@ -28,7 +28,8 @@
  *   the headers (§4); the operation's SERVER span is named after the task's tool and linked to
  *   the creating request's span; tasks created, ended (once) and refused at the bound are
  *   counted (§2.14). The broker's drain waits for the requests in flight until its deadline,
- *   then cuts them with `shutting-down`. A removed server's rows go at its removal.
+ *   then cuts them with `shutting-down` (LegacyTaskRequests.ts). A removed server's rows go at
+ *   its removal.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
  * Every change of a task's state this replica writes (creation, observations that won the
@@ -49,9 +50,7 @@ import {
   brokerShuttingDown,
   toClientError,
 } from '../backend/backendErrors';
-import { withTraceMeta } from '../telemetry/traceContext';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
-import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { isPlainObject, type JsonRpcErrorObject, type JsonRpcResponse } from '../protocol/jsonRpc';
 import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/legacyTasks';
@@ -74,6 +73,7 @@ import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSes
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 import { LegacyTaskInput } from './LegacyTaskInput';
 import { PinnedSessions, pinnedSessionKey } from './PinnedSessions';
+import { LegacyTaskRequests } from './LegacyTaskRequests';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -117,12 +117,9 @@ export interface LegacyTaskRelayOptions {
 export class LegacyTaskRelay {
   /** This replica's pinned task sessions (PinnedSessions.ts). */
   private readonly pinned: PinnedSessions;
-  private nextRequestId = 1;
   private readonly now: () => number;
-  /** Backend requests in flight (a drain waits for them until its deadline). */
-  private readonly inFlight = new Set<Promise<unknown>>();
-  /** Aborted at the drain deadline: what is still in flight is cut (`shutting-down`). */
-  private readonly stopping = new AbortController();
+  /** The backend requests: traced, waited for by the drain, cut at its deadline. */
+  private readonly requests = new LegacyTaskRequests();
 
   constructor(private readonly options: LegacyTaskRelayOptions) {
     this.now = options.now ?? Date.now;
@@ -204,13 +201,15 @@ export class LegacyTaskRelay {
           ? answered.taskId
           : undefined;
       if (backendTaskId !== undefined) {
-        await this.send(
-          { backend, caller, tool: input.tool },
-          session.id,
-          'tasks/cancel',
-          { taskId: backendTaskId },
-          input.signal,
-        ).catch(() => undefined);
+        await this.requests
+          .send(
+            { backend, caller, tool: input.tool },
+            session.id,
+            'tasks/cancel',
+            { taskId: backendTaskId },
+            input.signal,
+          )
+          .catch(() => undefined);
       }
       return this.failed(
         backendMalformedResponse(
@@ -243,13 +242,15 @@ export class LegacyTaskRelay {
     if (recorded === undefined) {
       // The client must never get an id the broker cannot find; the slot goes at once.
       await store.release(input.taskId).catch(() => undefined);
-      await this.send(
-        { backend, caller, tool: input.tool },
-        session.id,
-        'tasks/cancel',
-        { taskId: task.taskId },
-        input.signal,
-      ).catch(() => undefined);
+      await this.requests
+        .send(
+          { backend, caller, tool: input.tool },
+          session.id,
+          'tasks/cancel',
+          { taskId: task.taskId },
+          input.signal,
+        )
+        .catch(() => undefined);
       return refusal(taskNotRecorded(input.server));
     }
     await this.options.onObserved?.({
@@ -442,13 +443,8 @@ export class LegacyTaskRelay {
    * passed, then cuts them — a long `tasks/result` above all —, each answering `-32000`
    * `shutting-down`, retryable (contract §2.7). Resolves once none is left.
    */
-  async drain(timeoutMs: number): Promise<void> {
-    const deadline = setTimeout(() => this.stopping.abort(), timeoutMs);
-    try {
-      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    } finally {
-      clearTimeout(deadline);
-    }
+  drain(timeoutMs: number): Promise<void> {
+    return this.requests.drain(timeoutMs);
   }
 
   /**
@@ -560,7 +556,7 @@ export class LegacyTaskRelay {
       // What the backend asks before its answer goes to the caller's stream, as during a task.
       const input = this.inputOf(caller, backend, taskId, session);
       try {
-        const response = await this.send(
+        const response = await this.requests.send(
           { backend, caller, tool },
           session.id,
           'tools/call',
@@ -630,13 +626,13 @@ export class LegacyTaskRelay {
     // Read for the task's owner, like a watcher's poll; no client request to trace.
     const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
     return withLegacyFinalPayload(change, () =>
-      this.sendOnTask(owner, backend, task, 'tasks/result', this.stopping.signal),
+      this.sendOnTask(owner, backend, task, 'tasks/result', this.requests.stoppingSignal),
     );
   }
 
   /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
   private failed(error: unknown, server: string): TaskReply {
-    const failure = this.stopping.signal.aborted ? brokerShuttingDown(server) : error;
+    const failure = this.requests.stoppingSignal.aborted ? brokerShuttingDown(server) : error;
     return { error: toClientError(failure), httpStatus: 200 };
   }
 
@@ -672,7 +668,7 @@ export class LegacyTaskRelay {
     const capabilities = caller.capabilities ?? {};
     return sendReplacingForgottenSession(task, {
       send: sessionId =>
-        this.send(
+        this.requests.send(
           { backend, caller, tool: task.tool },
           sessionId,
           method,
@@ -688,60 +684,6 @@ export class LegacyTaskRelay {
       },
       store: this.options.store,
     });
-  }
-
-  /**
-   * Sends `method` with `params` on the backend session `sessionId` and reads its response: a
-   * CLIENT span of the caller's request, whose context goes in both carriers (HTTP headers and
-   * `params._meta`) instead of the client's trace keys and baggage (contract §4).
-   */
-  private async send(
-    on: { backend: TaskBackend; caller: TaskCaller; tool: string },
-    sessionId: string | undefined,
-    method: string,
-    params: Record<string, unknown>,
-    signal: AbortSignal,
-    timeoutMs?: number,
-    onServerMessage?: ChannelRequestOptions['onServerMessage'],
-  ): Promise<JsonRpcResponse> {
-    const observed = on.caller.telemetry?.backendRequest({
-      server: on.backend.server.name,
-      tool: on.tool,
-      method,
-      era: 'legacy',
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-    });
-    const traceContext = observed?.propagationFields;
-    const sent = on.backend.channel.request(
-      {
-        jsonrpc: '2.0',
-        id: `task-${this.nextRequestId++}`,
-        method,
-        params: withTraceMeta(params, traceContext),
-      },
-      { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
-      {
-        signals: [signal, this.stopping.signal],
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        ...(traceContext === undefined ? {} : { traceContext }),
-        ...(onServerMessage === undefined ? {} : { onServerMessage }),
-      },
-    );
-    this.inFlight.add(sent);
-    try {
-      const { response } = await sent;
-      observed?.end(resultOfFinalMessage(response));
-      return response;
-    } catch (error) {
-      observed?.end({
-        outcome: 'failed',
-        errorType: errorTypeOfException(error),
-        exception: error,
-      });
-      throw error;
-    } finally {
-      this.inFlight.delete(sent);
-    }
   }
 
   /** Audits `caller`'s operation on a 2025-11-25 backend's task. */
