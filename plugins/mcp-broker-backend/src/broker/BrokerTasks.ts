@@ -207,7 +207,7 @@ export class BrokerTasks {
     this.taskInput.stop();
   }
 
-  /** The task requests in flight finish until `timeoutMs`, then are cut (`LegacyTaskRelay.drain`). */
+  /** The task requests in flight may finish until `timeoutMs`, then are cut (§2.7). */
   drain(timeoutMs: number): Promise<void> {
     return this.tasks.drain(timeoutMs);
   }
