@@ -4,8 +4,8 @@
  * It owns one BackendConnection per configured backend, the aggregated catalog built from
  * their lists, the client sessions of this replica, the 2026-07-28 listen streams of this
  * replica, and the notifier that fans list changes out to both kinds of client stream; the
- * task relay, the watcher of its tasks and their status notifications (TaskWatcher,
- * TaskNotifications), whose changes it audits (`ended`) and publishes.
+ * task machinery (BrokerTasks: the task relays, the watcher of their tasks and their status
+ * notifications), which reaches the backends through its connections.
  * Guarantees: a backend's list change is refreshed before clients hear of it; clients hear of a change only through streams open at the moment of sending;
  * after a reconnect clients are told only when their view actually changed; `close()` first
  * drains (new requests are refused, calls in flight may finish until `shutdownDrainTimeout`,
@@ -45,27 +45,17 @@ import type { ClientEventStream, ClientEventStreamOpener, ToolCallHandler } from
 import type { ToolCallHandlerFactory } from '../calls/createStreamingToolCallHandler';
 import { declaredUiExtension, UI_EXTENSION_ID } from '../protocol/uiExtension';
 import { BROKER_TASKS_CAPABILITY } from '../protocol/legacyTasks';
-import type { AuditedTaskOperation, TaskAuditor } from '../tasks/TaskAuditor';
-import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
-import { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
-import { ModernTaskRelay } from '../tasks/ModernTaskRelay';
-import { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
+import type { AuditedTaskOperation } from '../tasks/TaskAuditor';
+import type { LegacyTaskRelay } from '../tasks/LegacyTaskRelay';
+import type { ModernTaskRelay } from '../tasks/ModernTaskRelay';
+import type { CrossEraTaskRelay } from '../tasks/CrossEraTaskRelay';
 import { TaskCreationRounds } from '../tasks/TaskCreationRounds';
-import { ElicitationIdMap, type ElicitationIdStore } from '../calls/ElicitationIdMap';
-import { LegacyInputRelay } from '../tasks/LegacyInputRelay';
-import { MemoryTaskInputStore, type TaskInputStore } from '../tasks/TaskInputStore';
-import type { UrlElicitationPolicy } from '../calls/urlElicitations';
-import { ExpirySweeper } from '../replicas/ExpirySweeper';
-import { MemoryTaskStore } from '../tasks/MemoryTaskStore';
 import { withoutTaskSupport } from '../tasks/withoutTaskSupport';
 import { uiResourceCount } from './uiResourceCount';
 import { serverIdentityOf } from '../identity/serverIdentity';
-import { isTerminalStatus, type TaskStore } from '../tasks/TaskStore';
-import { TaskNotifications } from '../tasks/TaskNotifications';
-import { TaskWatcher } from '../tasks/TaskWatcher';
-import type { ObservedChange } from '../tasks/observeTaskState';
-import { SignalBus, type SignalStore } from '../replicas/SignalBus';
-import { randomUUID } from 'node:crypto';
+import type { TaskStore } from '../tasks/TaskStore';
+import type { TaskNotifications } from '../tasks/TaskNotifications';
+import { BrokerTasks, type BrokerTaskOptions } from './BrokerTasks';
 
 /**
  * One backend on the status endpoint: its connection status, where its entry came from, whether
@@ -109,27 +99,8 @@ export interface McpBrokerOptions {
    * see them, and withheld where the pins say so. Without it every tool is served.
    */
   toolPins?: ToolPins;
-  /**
-   * The task table, the task audit and the task counters (docs/contracts/tasks-and-apps.md §2);
-   * default: a table in memory (one replica), no audit, no counters. `signals` (the bus's table,
-   * `sessionStore: database`) carries task status changes to every replica, and `replicaId`
-   * names this replica as a task's watcher; without them the changes stay in this process and
-   * the watcher's id is random.
-   */
-  tasks?: {
-    store: TaskStore;
-    /** The open inputs of tasks carried across eras (§2.12.4); default in memory. */
-    inputs?: TaskInputStore;
-    auditor?: TaskAuditor;
-    metrics?: BrokerMetrics;
-    urlElicitations?: UrlElicitationPolicy;
-    signals?: SignalStore;
-    replicaId?: string;
-    /** A task status notification was sent to a client stream (a metric). */
-    onNotificationSent?: (era: 'legacy' | 'modern') => void;
-    /** Where the gateway ids of task inputs live (shared by the replicas); default: memory. */
-    elicitations?: ElicitationIdStore;
-  };
+  /** The task table, the task audit and the task counters: see {@link BrokerTaskOptions}. */
+  tasks?: BrokerTaskOptions;
 }
 
 const VIEW_KINDS: readonly ViewKind[] = ['tools', 'resources', 'prompts'];
@@ -157,25 +128,8 @@ export class McpBroker {
   readonly toolCalls: ToolCallHandler;
   /** The `subscriptions/listen` streams of this replica (2026-07-28 clients). */
   readonly listenStreams: ListenSubscriptions;
-  /** Long-running tasks of 2025-11-25 clients and backends (contract tasks-and-apps §2). */
-  readonly tasks: LegacyTaskRelay;
-  /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
-  readonly modernTasks: ModernTaskRelay;
-  /** The shared task table (contract §2.4). */
-  readonly taskStore: TaskStore;
-  /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
-  readonly taskNotifications: TaskNotifications;
-  /** Polls the open tasks of the people listening here, one replica per task (§2.10). */
-  private readonly taskWatcher: TaskWatcher;
-  /** Reads a legacy backend's task input for 2026-07-28 clients (§2.12.4); stopped at the drain. */
-  private readonly taskInput: LegacyInputRelay;
-  /** The bus task status changes travel on (`sessionStore: database`), stopped on close. */
-  private readonly taskBus: SignalBus | undefined;
-  /**
-   * Tasks of 2026-07-28 clients whatever their backend's era (contract tasks-and-apps §2.12.4;
-   * a modern backend's tasks go on to {@link McpBroker.modernTasks}).
-   */
-  readonly crossEraTasks: CrossEraTaskRelay;
+  /** The task relays, their watcher, notifications and sweep (contract tasks-and-apps §2). */
+  private readonly brokerTasks: BrokerTasks;
   /** Input before a 2025-11-25 backend's task exists, for 2026-07-28 clients (§2.12.4). */
   readonly taskCreationRounds: TaskCreationRounds;
   private readonly connections = new Map<string, BackendConnection>();
@@ -187,8 +141,6 @@ export class McpBroker {
   private readonly closing = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
   private readonly idleSweep: NodeJS.Timeout;
-  /** Expired task rows, and the DELETE of pinned backend sessions they were the last users of. */
-  private readonly taskSweep: ExpirySweeper;
   private readonly leaseRenewal: NodeJS.Timeout;
   private pendingChange: PendingServerChange | undefined;
   private drained: Promise<void> | undefined;
@@ -221,122 +173,12 @@ export class McpBroker {
       },
       paramHeadersOf: (backend, tool) => this.catalogSnapshot.paramHeadersOf(backend, tool),
     });
-    const taskStore = options.tasks?.store ?? new MemoryTaskStore();
-    this.taskStore = taskStore;
-    const legacyTaskBackendOf = (name: string) => {
-      const connection = this.connections.get(name);
-      return (
-        connection && {
-          server: connection.backend,
-          channel: connection.legacy,
-          supportsTaskCalls: connection.supportsTaskCalls,
-        }
-      );
-    };
-    this.tasks = new LegacyTaskRelay({
-      store: taskStore,
-      onObserved: change => this.taskObserved(change),
-      config: options.config.tasks,
-      toolCallTimeoutMs: options.config.toolCallTimeoutMs,
-      backendOf: legacyTaskBackendOf,
-      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
-      ...(options.tasks?.metrics === undefined ? {} : { metrics: options.tasks.metrics }),
-      urlElicitations: options.tasks?.urlElicitations,
-    });
-    this.modernTasks = new ModernTaskRelay({
-      store: taskStore,
-      // A 2026-07-28 task's end is counted here (the legacy relay counts its own), audited and
-      // published like a legacy task's changes.
-      onObserved: async change => {
-        if (!isTerminalStatus(change.before.status) && isTerminalStatus(change.after.status)) {
-          options.tasks?.metrics?.taskEnded(change.after.server, change.after.status);
-        }
-        await this.taskObserved(change);
-      },
-      config: options.config.tasks,
-      toolCallTimeoutMs: options.config.toolCallTimeoutMs,
-      logger: options.logger,
-      backendOf: name => {
-        const connection = this.connections.get(name);
-        return (
-          connection && {
-            server: connection.backend,
-            channel: connection.modern,
-            supportsTasks: connection.supportsTaskExtension,
-          }
-        );
-      },
-      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
-      ...(options.tasks?.urlElicitations === undefined
-        ? {}
-        : { urlElicitations: options.tasks.urlElicitations }),
-    });
-    const taskInputs = options.tasks?.inputs ?? new MemoryTaskInputStore();
-    const holder = options.tasks?.replicaId ?? randomUUID();
-    this.taskInput = new LegacyInputRelay({
-      store: taskStore,
-      inputs: taskInputs,
-      legacy: this.tasks,
-      holder,
-      logger: options.logger,
-      urlElicitations: options.tasks?.urlElicitations,
-    });
-    this.taskWatcher = new TaskWatcher({
-      store: taskStore,
-      // Through the relay of the task's backend era (no 2025 request to a 2026 backend).
-      poll: async (taskId, signal) =>
-        (await taskStore.get(taskId))?.backendEra === 'modern'
-          ? this.modernTasks.poll(taskId, signal)
-          : this.tasks.poll(taskId, signal),
-      holder,
-      minPollIntervalMs: options.config.tasks.minPollIntervalMs,
-      logger: options.logger,
-    });
-    const signals = options.tasks?.signals;
-    this.taskBus = signals && new SignalBus({ store: signals, logger: options.logger });
-    this.taskNotifications = new TaskNotifications({
-      bus: this.taskBus,
-      identityOf: name => {
-        const connection = this.connections.get(name);
-        return connection && serverIdentityOf(connection.backend);
-      },
-      logger: options.logger,
-      onSent: options.tasks?.onNotificationSent,
-      onListening: principal => this.taskWatcher.subscribe(principal),
-      onListeningTo: (principal, taskIds) => this.taskWatcher.subscribeTo(principal, taskIds),
-      onSignal: (principal, signal) =>
-        this.taskWatcher.changed(
-          principal,
-          signal.task.taskId,
-          signal.legacyStatus,
-          signal.task.pollIntervalMs,
-        ),
-    });
-    this.taskSweep = new ExpirySweeper([this.tasks, taskInputs], error =>
-      options.logger.warn(`Could not sweep expired MCP tasks: ${error}`),
-    );
-    this.taskSweep.start();
-    this.crossEraTasks = new CrossEraTaskRelay({
-      store: taskStore,
-      config: options.config.tasks,
-      legacy: this.tasks,
-      modern: this.modernTasks,
-      legacyBackendOf: legacyTaskBackendOf,
-      input: this.taskInput,
-      ...(options.tasks?.auditor === undefined ? {} : { auditor: options.tasks.auditor }),
-      inputs: {
-        elicitations: new ElicitationIdMap({
-          store: options.tasks?.elicitations,
-          ttlMs: options.config.elicitationTtlMs,
-        }),
-        requestTimeoutMs: options.config.requestTimeoutMs,
-      },
-    });
+    this.brokerTasks = new BrokerTasks(options, this.connections);
     this.taskCreationRounds = new TaskCreationRounds({
       sealer: this.toolCalls.requestStates,
       ttlMs: options.config.elicitationTtlMs,
       respond: async (server, session, rawId, answer) =>
-        legacyTaskBackendOf(server)?.channel.respond(session, rawId, answer),
+        this.connections.get(server)?.legacy.respond(session, rawId, answer),
     });
     // An approval, a rejection or another replica's decision changes what is withheld.
     options.toolPins?.onChange(() => this.rebuildCatalog(new Map()));
@@ -391,7 +233,7 @@ export class McpBroker {
    */
   drain(): Promise<void> {
     this.listenStreams.closeAll();
-    this.taskInput.stop();
+    this.brokerTasks.stopInput();
     this.drained ??= Promise.all([
       // GET streams end now, their leases given up first: their clients open them again on
       // another replica at once, while the calls here drain.
@@ -401,14 +243,47 @@ export class McpBroker {
         ),
       ),
       this.toolCalls.drain?.(this.options.config.shutdownDrainTimeoutMs),
-      this.tasks.drain(this.options.config.shutdownDrainTimeoutMs),
+      this.brokerTasks.drain(this.options.config.shutdownDrainTimeoutMs),
     ]).then(() => undefined);
     return this.drained;
   }
 
   /** How many tasks this replica watches (holds the lease of, contract tasks-and-apps §2.10). */
   get tasksWatched(): number {
-    return this.taskWatcher.size;
+    return this.brokerTasks.tasksWatched;
+  }
+
+  /** Long-running tasks of 2025-11-25 clients and backends (contract tasks-and-apps §2). */
+  get tasks(): LegacyTaskRelay {
+    return this.brokerTasks.tasks;
+  }
+
+  /** Long-running tasks of 2026-07-28 clients and backends (contract tasks-and-apps §2.12.2). */
+  get modernTasks(): ModernTaskRelay {
+    return this.brokerTasks.modernTasks;
+  }
+
+  /**
+   * Tasks of 2026-07-28 clients whatever their backend's era (contract tasks-and-apps §2.12.4;
+   * a modern backend's tasks go on to {@link McpBroker.modernTasks}).
+   */
+  get crossEraTasks(): CrossEraTaskRelay {
+    return this.brokerTasks.crossEraTasks;
+  }
+
+  /** The shared task table (contract §2.4). */
+  get taskStore(): TaskStore {
+    return this.brokerTasks.taskStore;
+  }
+
+  /** Task status changes to this replica's client streams (contract tasks-and-apps §2.10). */
+  get taskNotifications(): TaskNotifications {
+    return this.brokerTasks.taskNotifications;
+  }
+
+  /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */
+  auditTaskOperation(operation: AuditedTaskOperation): Promise<void> {
+    return this.brokerTasks.auditTaskOperation(operation);
   }
 
   /** Aborted when the broker shuts down (after the drain). */
@@ -628,53 +503,17 @@ export class McpBroker {
     await this.drain();
     this.lifetime.abort();
     clearInterval(this.idleSweep);
-    this.taskSweep.stop();
     clearInterval(this.leaseRenewal);
     if (this.pendingChange) clearTimeout(this.pendingChange.timer);
     this.pendingChange = undefined;
     this.notifier.close();
-    // The watcher first: it awaits giving up its leases (another replica may take the tasks
-    // at once); closing the notifications would drop them without waiting.
-    await this.taskWatcher.close();
-    this.taskNotifications.close();
-    await this.taskBus?.stop();
+    await this.brokerTasks.close();
     this.sessions.closeLocal();
     for (const stream of [...this.streams]) stream.close();
     await this.toolCalls.close();
     this.options.toolPins?.close();
     await Promise.all([...this.connections.values()].map(c => c.close()));
     await Promise.all([...this.closing]);
-  }
-
-  /**
-   * A task change this replica wrote: audited `ended` when it is the task's end (once: only the
-   * compare-and-set winner gets here), and published to the owner's streams on every replica.
-   */
-  private async taskObserved(change: ObservedChange): Promise<void> {
-    await this.auditTaskEnd(change);
-    await this.taskNotifications.publish(change.after, change.finalPayload);
-  }
-
-  /** Records one `mcp-broker.task` audit event (§2.14), when task auditing is on. */
-  async auditTaskOperation(operation: AuditedTaskOperation): Promise<void> {
-    await this.options.tasks?.auditor?.record(operation);
-  }
-
-  /** A task's end, audited once: by the replica whose observation wrote it (§2.14 `ended`). */
-  private async auditTaskEnd({ before, after }: ObservedChange): Promise<void> {
-    if (!isTerminalStatus(before.status) && isTerminalStatus(after.status)) {
-      await this.options.tasks?.auditor?.record({
-        principal: after.principal,
-        operation: 'ended',
-        outcome: 'succeeded',
-        server: after.server,
-        tool: after.tool,
-        taskId: after.taskId,
-        status: after.status,
-        ageMs: Date.now() - after.recordedAt,
-        durationMs: 0,
-      });
-    }
   }
 
   /** Extends sessions in use here, ends those gone from the store, removes expired records. */

@@ -8,11 +8,10 @@
  *   `CreateTaskResult` leaves with the broker id only once the row is written (E9 and a
  *   best-effort `tasks/cancel` when it cannot be). A plain answer releases the slot and passes.
  * - The backend session a task is created on is pinned: this relay opens its own sessions (one
- *   per server, person and declared client capabilities on each replica — a session declares
- *   the relayable capabilities of the client that creates a task on it), apart from the
- *   clients' session pools, so ending a client session — or this replica — never DELETEs one;
- *   the row names it, and any replica sends `tasks/get`, `tasks/result` and `tasks/cancel`
- *   there with the backend's id.
+ *   per server, person and declared client capabilities on each replica, PinnedSessions.ts),
+ *   apart from the clients' session pools, so ending a client session — or this replica — never
+ *   DELETEs one; the row names it, and any replica sends `tasks/get`, `tasks/result` and
+ *   `tasks/cancel` there with the backend's id.
  * - Input (§2.12.1): the backend's requests on a `tasks/result` stream go to the client reading
  *   the result, on its own stream (LegacyTaskInput), and its answers back to the pinned session.
  * - Every operation finds the row (E1 for unknown and foreign ids alike, E2 for the owner's
@@ -23,13 +22,14 @@
  *   the row is deleted.
  * - `tasks/list` is answered from the table, per person, with the broker's cursors.
  * - The sweep of expired rows (`deleteExpired`, run by the broker's ExpirySweeper) DELETEs each
- *   pinned backend session whose last row it deleted (best effort, §2.11); a session an
- *   unexpired row references is never ended.
+ *   pinned backend session whose last row it deleted (best effort, §2.11, PinnedSessions.ts); a
+ *   session an unexpired row references is never ended.
  * - Every backend request is a CLIENT span of the client's request, its context in `_meta` and
  *   the headers (§4); the operation's SERVER span is named after the task's tool and linked to
  *   the creating request's span; tasks created, ended (once) and refused at the bound are
  *   counted (§2.14). The broker's drain waits for the requests in flight until its deadline,
- *   then cuts them with `shutting-down`. A removed server's rows go at its removal.
+ *   then cuts them with `shutting-down` (LegacyTaskRequests.ts). A removed server's rows go at
+ *   its removal.
  * Every operation is one `mcp-broker.task` audit event (TaskAuditor).
  *
  * Every change of a task's state this replica writes (creation, observations that won the
@@ -45,15 +45,12 @@ import type { BrokerServerConfig, TasksConfig } from '../config';
 import type { LegacyChannel, LegacySession } from '../backend/LegacyChannel';
 import type { ChannelRequestOptions } from '../backend/BackendChannel';
 import type { UrlElicitationPolicy } from '../calls/urlElicitations';
-import type { RelayedClientCapabilities } from '../protocol/capabilities';
 import {
   backendMalformedResponse,
   brokerShuttingDown,
   toClientError,
 } from '../backend/backendErrors';
-import { withTraceMeta } from '../telemetry/traceContext';
 import type { BrokerMetrics } from '../telemetry/BrokerMetrics';
-import { errorTypeOfException, resultOfFinalMessage } from '../telemetry/requestResult';
 import { serverIdentityOf } from '../identity/serverIdentity';
 import { isPlainObject, type JsonRpcErrorObject, type JsonRpcResponse } from '../protocol/jsonRpc';
 import { legacyTaskOf, RELATED_TASK_META, type LegacyTask } from '../protocol/legacyTasks';
@@ -75,6 +72,8 @@ import { withLegacyFinalPayload } from './finalPayload';
 import { isSessionLost, sendReplacingForgottenSession } from './replacePinnedSession';
 import type { LegacyTaskPayload } from '../protocol/taskEraMapping';
 import { LegacyTaskInput } from './LegacyTaskInput';
+import { PinnedSessions, pinnedSessionKey } from './PinnedSessions';
+import { LegacyTaskRequests } from './LegacyTaskRequests';
 
 /** Items per `tasks/list` page. */
 export const TASK_LIST_PAGE_SIZE = 50;
@@ -116,17 +115,15 @@ export interface LegacyTaskRelayOptions {
 
 /** See the file comment. */
 export class LegacyTaskRelay {
-  /** This replica's pinned task sessions, by server identity, person and declared capabilities. */
-  private readonly sessions = new Map<string, Promise<LegacySession>>();
-  private nextRequestId = 1;
+  /** This replica's pinned task sessions (PinnedSessions.ts). */
+  private readonly pinned: PinnedSessions;
   private readonly now: () => number;
-  /** Backend requests in flight (a drain waits for them until its deadline). */
-  private readonly inFlight = new Set<Promise<unknown>>();
-  /** Aborted at the drain deadline: what is still in flight is cut (`shutting-down`). */
-  private readonly stopping = new AbortController();
+  /** The backend requests: traced, waited for by the drain, cut at its deadline. */
+  private readonly requests = new LegacyTaskRequests();
 
   constructor(private readonly options: LegacyTaskRelayOptions) {
     this.now = options.now ?? Date.now;
+    this.pinned = new PinnedSessions(options.backendOf);
   }
 
   /** True when a task-augmented call of `server`'s tools is relayed as a task. */
@@ -204,13 +201,15 @@ export class LegacyTaskRelay {
           ? answered.taskId
           : undefined;
       if (backendTaskId !== undefined) {
-        await this.send(
-          { backend, caller, tool: input.tool },
-          session.id,
-          'tasks/cancel',
-          { taskId: backendTaskId },
-          input.signal,
-        ).catch(() => undefined);
+        await this.requests
+          .send(
+            { backend, caller, tool: input.tool },
+            session.id,
+            'tasks/cancel',
+            { taskId: backendTaskId },
+            input.signal,
+          )
+          .catch(() => undefined);
       }
       return this.failed(
         backendMalformedResponse(
@@ -243,13 +242,15 @@ export class LegacyTaskRelay {
     if (recorded === undefined) {
       // The client must never get an id the broker cannot find; the slot goes at once.
       await store.release(input.taskId).catch(() => undefined);
-      await this.send(
-        { backend, caller, tool: input.tool },
-        session.id,
-        'tasks/cancel',
-        { taskId: task.taskId },
-        input.signal,
-      ).catch(() => undefined);
+      await this.requests
+        .send(
+          { backend, caller, tool: input.tool },
+          session.id,
+          'tasks/cancel',
+          { taskId: task.taskId },
+          input.signal,
+        )
+        .catch(() => undefined);
       return refusal(taskNotRecorded(input.server));
     }
     await this.options.onObserved?.({
@@ -425,22 +426,7 @@ export class LegacyTaskRelay {
    */
   async deleteExpired(now: number): Promise<void> {
     const unpinned = await this.options.store.deleteExpired(now);
-    await Promise.all(
-      unpinned.map(async ({ server, serverIdentity, backendSessionId }) => {
-        const backend = this.options.backendOf(server);
-        if (backend === undefined || serverIdentityOf(backend.server) !== serverIdentity) return;
-        // This replica's own task calls must not use the session any more.
-        for (const [key, cached] of this.sessions) {
-          if ((await cached.catch(() => undefined))?.id === backendSessionId) {
-            if (this.sessions.get(key) === cached) this.sessions.delete(key);
-          }
-        }
-        await backend.channel.endSession({
-          id: backendSessionId,
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-        });
-      }),
-    );
+    await this.pinned.endUnpinned(unpinned);
   }
 
   /**
@@ -449,9 +435,7 @@ export class LegacyTaskRelay {
    */
   async forgetServer(server: BrokerServerConfig): Promise<void> {
     const identity = serverIdentityOf(server);
-    for (const key of [...this.sessions.keys()]) {
-      if (key.startsWith(`${identity}\u0000`)) this.sessions.delete(key);
-    }
+    this.pinned.forgetServer(server);
     await this.options.store.deleteOfServer(server.name, identity);
   }
 
@@ -460,13 +444,8 @@ export class LegacyTaskRelay {
    * passed, then cuts them — a long `tasks/result` above all —, each answering `-32000`
    * `shutting-down`, retryable (contract §2.7). Resolves once none is left.
    */
-  async drain(timeoutMs: number): Promise<void> {
-    const deadline = setTimeout(() => this.stopping.abort(), timeoutMs);
-    try {
-      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    } finally {
-      clearTimeout(deadline);
-    }
+  drain(timeoutMs: number): Promise<void> {
+    return this.requests.drain(timeoutMs);
   }
 
   /**
@@ -574,11 +553,11 @@ export class LegacyTaskRelay {
     const { principal } = caller;
     const capabilities = caller.capabilities ?? {};
     for (let attempt = 1; ; attempt += 1) {
-      const session = await this.sessionOf(backend, principal, capabilities);
+      const session = await this.pinned.sessionOf(backend, principal, capabilities);
       // What the backend asks before its answer goes to the caller's stream, as during a task.
       const input = this.inputOf(caller, backend, taskId, session);
       try {
-        const response = await this.send(
+        const response = await this.requests.send(
           { backend, caller, tool },
           session.id,
           'tools/call',
@@ -590,7 +569,10 @@ export class LegacyTaskRelay {
         return { session, response };
       } catch (error) {
         if (attempt > 1 || !isSessionLost(error)) throw error;
-        await this.forgetSession(pinnedSessionKey(backend, principal, capabilities), session);
+        await this.pinned.forgetSession(
+          pinnedSessionKey(backend, principal, capabilities),
+          session,
+        );
       } finally {
         await input.end();
       }
@@ -645,20 +627,13 @@ export class LegacyTaskRelay {
     // Read for the task's owner, like a watcher's poll; no client request to trace.
     const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
     return withLegacyFinalPayload(change, () =>
-      this.sendOnTask(owner, backend, task, 'tasks/result', this.stopping.signal),
+      this.sendOnTask(owner, backend, task, 'tasks/result', this.requests.stoppingSignal),
     );
-  }
-
-  /** Drops the cached pinned session under `key` if it is still `session`. */
-  private async forgetSession(key: string, session: Pick<LegacySession, 'id'>) {
-    const cached = this.sessions.get(key);
-    const current = await cached?.catch(() => undefined);
-    if (current?.id === session.id && this.sessions.get(key) === cached) this.sessions.delete(key);
   }
 
   /** The answer to a request to `server` that failed with `error` (cut by the shutdown, or not). */
   private failed(error: unknown, server: string): TaskReply {
-    const failure = this.stopping.signal.aborted ? brokerShuttingDown(server) : error;
+    const failure = this.requests.stoppingSignal.aborted ? brokerShuttingDown(server) : error;
     return { error: toClientError(failure), httpStatus: 200 };
   }
 
@@ -674,27 +649,6 @@ export class LegacyTaskRelay {
       { ...fields, ttlMs: ttl, pollIntervalMs: pollInterval },
       this.options.config.maxTtlMs,
     );
-  }
-
-  /**
-   * The pinned session of `principal` at `backend` declaring `capabilities` on this replica
-   * (opened on first use): the backend asks a task's creator only what its client can answer.
-   */
-  private sessionOf(
-    backend: TaskBackend,
-    principal: string,
-    capabilities: RelayedClientCapabilities,
-  ): Promise<LegacySession> {
-    const key = pinnedSessionKey(backend, principal, capabilities);
-    let session = this.sessions.get(key);
-    if (session === undefined) {
-      session = backend.channel.open({ ...capabilities });
-      this.sessions.set(key, session);
-      session.catch(() => {
-        if (this.sessions.get(key) === session) this.sessions.delete(key);
-      });
-    }
-    return session;
   }
 
   /**
@@ -715,7 +669,7 @@ export class LegacyTaskRelay {
     const capabilities = caller.capabilities ?? {};
     return sendReplacingForgottenSession(task, {
       send: sessionId =>
-        this.send(
+        this.requests.send(
           { backend, caller, tool: task.tool },
           sessionId,
           method,
@@ -726,65 +680,11 @@ export class LegacyTaskRelay {
         ),
       newSession: async () => {
         const key = pinnedSessionKey(backend, task.principal, capabilities);
-        await this.forgetSession(key, { id: task.backendSessionId });
-        return this.sessionOf(backend, task.principal, capabilities);
+        await this.pinned.forgetSession(key, { id: task.backendSessionId });
+        return this.pinned.sessionOf(backend, task.principal, capabilities);
       },
       store: this.options.store,
     });
-  }
-
-  /**
-   * Sends `method` with `params` on the backend session `sessionId` and reads its response: a
-   * CLIENT span of the caller's request, whose context goes in both carriers (HTTP headers and
-   * `params._meta`) instead of the client's trace keys and baggage (contract §4).
-   */
-  private async send(
-    on: { backend: TaskBackend; caller: TaskCaller; tool: string },
-    sessionId: string | undefined,
-    method: string,
-    params: Record<string, unknown>,
-    signal: AbortSignal,
-    timeoutMs?: number,
-    onServerMessage?: ChannelRequestOptions['onServerMessage'],
-  ): Promise<JsonRpcResponse> {
-    const observed = on.caller.telemetry?.backendRequest({
-      server: on.backend.server.name,
-      tool: on.tool,
-      method,
-      era: 'legacy',
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-    });
-    const traceContext = observed?.propagationFields;
-    const sent = on.backend.channel.request(
-      {
-        jsonrpc: '2.0',
-        id: `task-${this.nextRequestId++}`,
-        method,
-        params: withTraceMeta(params, traceContext),
-      },
-      { id: sessionId, protocolVersion: LATEST_PROTOCOL_VERSION },
-      {
-        signals: [signal, this.stopping.signal],
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        ...(traceContext === undefined ? {} : { traceContext }),
-        ...(onServerMessage === undefined ? {} : { onServerMessage }),
-      },
-    );
-    this.inFlight.add(sent);
-    try {
-      const { response } = await sent;
-      observed?.end(resultOfFinalMessage(response));
-      return response;
-    } catch (error) {
-      observed?.end({
-        outcome: 'failed',
-        errorType: errorTypeOfException(error),
-        exception: error,
-      });
-      throw error;
-    } finally {
-      this.inFlight.delete(sent);
-    }
   }
 
   /** Audits `caller`'s operation on a 2025-11-25 backend's task. */
@@ -827,19 +727,4 @@ function isLost(reply: TaskReply): boolean {
   return (
     'error' in reply && isPlainObject(reply.error.data) && reply.error.data.reason === 'task-lost'
   );
-}
-
-/**
- * The key of a person's pinned session at a server (its identity: a new server gets new ones)
- * declaring `capabilities` (their members in a fixed order).
- */
-function pinnedSessionKey(
-  backend: TaskBackend,
-  principal: string,
-  capabilities: RelayedClientCapabilities,
-): string {
-  const declared = JSON.stringify(
-    (['elicitation', 'sampling', 'roots', 'extensions'] as const).map(name => capabilities[name]),
-  );
-  return `${serverIdentityOf(backend.server)}\u0000${principal}\u0000${declared}`;
 }
