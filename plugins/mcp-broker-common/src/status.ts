@@ -107,6 +107,8 @@ export const mcpBrokerStatusSchema = z
       sessions: z.number().int(),
       eventStreams: z.number().int(),
       listenStreams: z.number().int(),
+      /** The tasks whose lease this replica holds, polling them for their owners' streams. */
+      tasksWatched: z.number().int(),
     }),
     /** Kubernetes resources that serve nothing, and why (spec §11.1). */
     registrations: z.object({ refused: z.array(refusedRegistrationSchema) }),
