@@ -362,7 +362,7 @@ export class LegacyTaskRelay {
     if (backend === undefined) return undefined;
     try {
       // The watcher polls for the task's owner; no client request to trace.
-      const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+      const owner = ownerOf(task);
       await this.taskAnswer(task, await this.sendOnTask(owner, backend, task, 'tasks/get', signal));
     } catch (error) {
       if (!isSessionLost(error)) throw error;
@@ -383,7 +383,7 @@ export class LegacyTaskRelay {
     onServerMessage: NonNullable<ChannelRequestOptions['onServerMessage']>,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
-    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    const owner = ownerOf(task);
     const timeoutMs = Math.max(1, task.expiresAt - this.now());
     return this.sendOnTask(
       owner,
@@ -625,7 +625,7 @@ export class LegacyTaskRelay {
     const backend = this.backendOfTask(task);
     if (backend === undefined) return Promise.resolve(change);
     // Read for the task's owner, like a watcher's poll; no client request to trace.
-    const owner: TaskCaller = { principal: task.principal, mayUse: () => true };
+    const owner = ownerOf(task);
     return withLegacyFinalPayload(change, () =>
       this.sendOnTask(owner, backend, task, 'tasks/result', this.requests.stoppingSignal),
     );
@@ -713,6 +713,14 @@ function withRelatedTask(
     ...result,
     _meta: { ...meta, [RELATED_TASK_META]: { ...meta[RELATED_TASK_META], taskId: task.taskId } },
   };
+}
+
+/**
+ * The task's owner as the caller of a request the broker makes for them (a watcher's poll, a
+ * final-payload or input read): no client request, so no tool decision to re-check.
+ */
+function ownerOf(task: StoredTask): TaskCaller {
+  return { principal: task.principal, mayUse: () => true };
 }
 
 /** What a legacy `tasks/result` answered: the task's final payload, as clients may see it (our id). */
