@@ -260,8 +260,14 @@ describe('input during the emulated tasks/result (2025-11-25 client, 2026-07-28 
         }),
       }),
     });
-    // Nothing reached the backend; the task still waits for its input.
+    // Nothing reached the backend; the task still waits for its input — once frank's use of the
+    // tool is back in force (the cached denial would answer E1 until then).
     expect(updatesOf(fixture).length).toBe(updates);
+    await waitFor(
+      async () =>
+        (await client.listTools()).tools.some(tool => tool.name === 'jobs_confirm_delete'),
+      'the revocation to be lifted',
+    );
     expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
     await client.experimental.tasks.cancelTask(task.taskId);
   });
